@@ -1,0 +1,1 @@
+"""Sign-in: PKCE, RFC 8252 loopback listener, token validation and refresh, keyring seam."""

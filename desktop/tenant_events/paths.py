@@ -1,0 +1,77 @@
+"""Where Tenant Events keeps its files: config, data, logs, and the bundled resources.
+
+Everything hangs off one data dir so tests (and `--data-dir`) isolate a whole profile; `TENANT_EVENTS_HOME`
+does the same from the environment. The resources dir differs between a dev checkout, an installed wheel and
+a PyInstaller bundle; `resource_path` hides that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP_DIR_NAME = "tenant-events"
+HOME_ENV = "TENANT_EVENTS_HOME"
+
+
+@dataclass(frozen=True)
+class AppPaths:
+    """The directories of one installation; `root` set means everything lives under it."""
+
+    config_dir: Path
+    data_dir: Path
+    log_dir: Path
+
+    @classmethod
+    def resolve(cls, data_dir: str | os.PathLike[str] | None = None) -> AppPaths:
+        """`--data-dir`, then `$TENANT_EVENTS_HOME`, then the platform's per-user dirs."""
+        root = data_dir or os.environ.get(HOME_ENV)
+        if root:
+            base = Path(root).expanduser().resolve()
+            return cls(config_dir=base, data_dir=base, log_dir=base / "logs")
+        return cls(
+            config_dir=Path(platformdirs.user_config_dir(APP_DIR_NAME, appauthor=False)),
+            data_dir=Path(platformdirs.user_data_dir(APP_DIR_NAME, appauthor=False)),
+            log_dir=Path(platformdirs.user_log_dir(APP_DIR_NAME, appauthor=False)),
+        )
+
+    def ensure(self) -> AppPaths:
+        """Create the dirs, readable by the user only (they hold event data)."""
+        for d in (self.config_dir, self.data_dir, self.log_dir):
+            d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self
+
+    @property
+    def settings_file(self) -> Path:
+        return self.config_dir / "settings.json"
+
+    @property
+    def databases_dir(self) -> Path:
+        return self.data_dir / "tenants"
+
+    def database_file(self, tenant: str) -> Path:
+        """One SQLite file per tenant profile."""
+        return self.databases_dir / f"{tenant}.sqlite3"
+
+    @property
+    def simulator_dir(self) -> Path:
+        return self.data_dir / "simulator"
+
+
+def resource_path(*parts: str) -> Path:
+    """A file under `resources/`, found in a dev checkout, an installed wheel or a frozen bundle."""
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    candidates = []
+    if frozen_root:
+        candidates.append(Path(frozen_root) / "resources")
+    candidates.append(Path(__file__).resolve().parent / "resources")  # installed wheel (package data)
+    candidates.append(Path(__file__).resolve().parents[2] / "resources")  # dev checkout
+    for base in candidates:
+        path = base.joinpath(*parts)
+        if path.exists():
+            return path
+    return candidates[-1].joinpath(*parts)

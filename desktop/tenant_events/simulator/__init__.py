@@ -1,0 +1,1 @@
+"""Bundled tenant simulator (Starlette/uvicorn), written from spec 000/001, not from the client."""

@@ -1,0 +1,1 @@
+"""SQLite store: schema and migrations, event insert and query, cursor, gaps, rejected messages."""

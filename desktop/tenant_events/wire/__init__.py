@@ -1,0 +1,32 @@
+"""Pydantic models of spec 000 (stream messages, envelope) and of the token replies; no I/O."""
+
+from tenant_events.wire.envelope import Envelope
+from tenant_events.wire.event_types import ALL_EVENT_TYPES, EVENT_TYPE_NAMES, EventType
+from tenant_events.wire.messages import (
+    ErrorDetail,
+    ErrorMessage,
+    EventMessage,
+    MessageRejected,
+    OffsetOnlyMessage,
+    StreamErrorCode,
+    decode_frame,
+    encode_message,
+)
+from tenant_events.wire.payloads import object_id, summarize
+
+__all__ = [
+    "ALL_EVENT_TYPES",
+    "EVENT_TYPE_NAMES",
+    "Envelope",
+    "ErrorDetail",
+    "ErrorMessage",
+    "EventMessage",
+    "EventType",
+    "MessageRejected",
+    "OffsetOnlyMessage",
+    "StreamErrorCode",
+    "decode_frame",
+    "encode_message",
+    "object_id",
+    "summarize",
+]
