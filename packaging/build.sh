@@ -9,6 +9,7 @@ arch="$(uname -m)"
 rm -rf build/pyinstaller dist/TenantEvents
 "$py" -m PyInstaller --noconfirm --clean --log-level WARN \
   --workpath build/pyinstaller --distpath dist packaging/tenant-events.spec
+cp packaging/linux/install.sh packaging/linux/uninstall.sh dist/TenantEvents/
 tarball="dist/TenantEvents-${version}-linux-${arch}.tar.gz"
 tar -C dist -czf "$tarball" TenantEvents
 echo "built dist/TenantEvents ($(du -sh dist/TenantEvents | cut -f1) unpacked) and $tarball ($(du -sh "$tarball" | cut -f1))"
