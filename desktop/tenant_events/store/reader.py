@@ -1,0 +1,185 @@
+"""Read API over one tenant database for the UI and the export (its own connection, never the writer's).
+
+Newest-first paging for a lazy table model: `page(filter, offset, limit)` for small offsets and the keyset
+variant `page_before(filter, before_seq, limit)` that stays fast at any depth of a 1M-row table. `seq` is the
+stored order (monotonic), so "newest" means "stored last". All methods are synchronous and cheap; call them
+from the UI thread or a worker, one reader per thread is best (calls are serialised by a lock).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from tenant_events.store.query import where_clause
+from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+from tenant_events.store.schema import connect
+
+_COLUMNS: Final = (
+    "seq, event_id, stream_offset, type, family, time, source, tenant, purpose, summary, received_at"
+)
+FAMILIES: Final = ("user", "organization", "group")
+ALL_EVENTS: Final = EventFilter()
+
+
+def _event(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:
+    return StoredEvent(*row[:11], raw=raw)  # type: ignore[arg-type, misc]
+
+
+class EventReader:
+    """Queries over stored events, rejected frames, gaps and the cursor."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = connect(path, readonly=True)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> EventReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _where(self, f: EventFilter) -> tuple[str, list[object]]:
+        upto = self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0]
+        return where_clause(f, int(upto))
+
+    def count(self, f: EventFilter = ALL_EVENTS) -> int:
+        """Number of stored events matching `f`."""
+        with self._lock:
+            where, params = self._where(f)
+            return int(self._conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])  # noqa: S608
+
+    def page(self, f: EventFilter = ALL_EVENTS, offset: int = 0, limit: int = 200) -> list[StoredEvent]:
+        """Rows `offset..offset+limit` of the matching events, newest first."""
+        with self._lock:
+            where, params = self._where(f)
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608
+                [*params, limit, offset],
+            ).fetchall()
+        return [_event(r) for r in rows]
+
+    def page_before(self, f: EventFilter, before_seq: int | None, limit: int = 200) -> list[StoredEvent]:
+        """Up to `limit` matching events stored before `before_seq` (None: the newest), newest first."""
+        with self._lock:
+            where, params = self._where(f)
+            if before_seq is not None:
+                where, params = f"seq < ? AND {where}", [before_seq, *params]
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY seq DESC LIMIT ?",  # noqa: S608
+                [*params, limit],
+            ).fetchall()
+        return [_event(r) for r in rows]
+
+    def newer_than(self, f: EventFilter, after_seq: int, limit: int = 10_000) -> list[StoredEvent]:
+        """Matching events stored after `after_seq`, oldest first (for appending a committed batch)."""
+        with self._lock:
+            where, params = self._where(f)
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? AND {where} ORDER BY seq LIMIT ?",  # noqa: S608
+                [after_seq, *params, limit],
+            ).fetchall()
+        return [_event(r) for r in rows]
+
+    def get(self, event_id: str) -> StoredEvent | None:
+        """One event with its raw JSON, or None."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {_COLUMNS}, raw FROM events WHERE event_id = ?",  # noqa: S608
+                (event_id,),
+            ).fetchone()
+        return _event(row[:-1], row[-1]) if row else None
+
+    def counts_by_type(self, f: EventFilter = ALL_EVENTS) -> dict[str, int]:
+        with self._lock:
+            where, params = self._where(f)
+            rows = self._conn.execute(
+                f"SELECT type, count(*) FROM events WHERE {where} GROUP BY type",  # noqa: S608
+                params,
+            ).fetchall()
+        return {str(t): int(n) for t, n in rows}
+
+    def histogram(self, f: EventFilter, bucket_seconds: int) -> list[tuple[int, dict[str, int]]]:
+        """Events per time bucket stacked by family: [(bucket start as unix seconds, {family: count})], by time."""
+        if bucket_seconds <= 0:
+            raise ValueError(f"bucket_seconds must be positive, got {bucket_seconds}")
+        size = bucket_seconds * 1000
+        with self._lock:
+            where, params = self._where(f)
+            rows = self._conn.execute(
+                f"SELECT (time_ms / ?) * ?, family, count(*) FROM events WHERE {where} GROUP BY 1, 2 ORDER BY 1",  # noqa: S608
+                [size, size, *params],
+            ).fetchall()
+        out: dict[int, dict[str, int]] = {}
+        for start, family, n in rows:
+            out.setdefault(int(start) // 1000, dict.fromkeys(FAMILIES, 0))[str(family)] = int(n)
+        return list(out.items())
+
+    def cursor(self) -> CursorState:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT stream_offset, last_event_time, updated_at FROM cursor"
+            ).fetchone()
+        return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
+
+    def rejected(self, limit: int = 1000) -> list[StoredRejected]:
+        """Rejected frames, newest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, received_at, event_name, stream_offset, reason, raw FROM rejected ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [StoredRejected(*r) for r in rows]
+
+    def rejected_count(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT count(*) FROM rejected").fetchone()[0])
+
+    def gaps(self) -> list[StoredGap]:
+        """Possible-gap markers, oldest first; `after_seq` is the last event stored before the gap."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, created_at, reason, resumed_from, lost_cursor, after_seq FROM gaps ORDER BY id"
+            ).fetchall()
+        return [StoredGap(*r) for r in rows]
+
+    def duplicates_dropped(self) -> int:
+        with self._lock:
+            return int(
+                self._conn.execute("SELECT value FROM counters WHERE name = 'duplicates'").fetchone()[0]
+            )
+
+    def export_iter(self, chunk: int = 5000) -> Iterator[tuple[StoredEvent, str]]:
+        """Every stored event with its raw JSON, in stored order; reads in chunks so memory stays flat."""
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT {_COLUMNS}, raw FROM events WHERE seq > ? ORDER BY seq LIMIT ?",  # noqa: S608
+                    (last, chunk),
+                ).fetchall()
+            if not rows:
+                return
+            for r in rows:
+                yield _event(r[:-1]), str(r[-1])
+            last = int(rows[-1][0])
+
+
+def open_reader(path: Path) -> EventReader:
+    """A reader over `path`; the database must exist (open it with a StoreWriter first)."""
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        return EventReader(path)
+    except sqlite3.OperationalError as exc:
+        from tenant_events.errors import StorageError
+
+        raise StorageError(f"cannot read the event database {path}: {exc}") from exc

@@ -1,0 +1,165 @@
+"""Plain records that cross the store's boundary: rows going in, rows and filters coming out.
+
+The engine turns each validated `EventMessage` into an `EventRow` (summary and family worked out once, raw
+JSON kept as received) and hands a `Batch` (events + the cursor after them) to the writer, which commits it
+in one transaction. The UI reads `StoredEvent`s through `EventReader` with an `EventFilter`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from tenant_events.wire import EventMessage, summarize
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One event ready to insert; `raw` is the `data:` JSON exactly as received (its kind is in `type`)."""
+
+    event_id: str
+    offset: str
+    type: str
+    family: str
+    time: str
+    time_ms: int
+    source: str
+    tenant: str
+    purpose: str | None
+    summary: str
+    raw: str
+    received_at: float
+
+    @classmethod
+    def from_message(cls, message: EventMessage, raw: str, received_at: float) -> EventRow:
+        """Build the row from a validated message and its `data:` text."""
+        env = message.event
+        return cls(
+            event_id=env.id,
+            offset=message.offset,
+            type=message.type.value,
+            family=message.type.family,
+            time=env.time.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            time_ms=int(env.time.timestamp() * 1000),
+            source=env.source,
+            tenant=env.xtenant,
+            purpose=env.xpurpose,
+            summary=summarize(message.type, env.data),
+            raw=raw,
+            received_at=received_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedRow:
+    """A frame that failed validation, kept raw (issue 5: never dropped silently)."""
+
+    event_name: str
+    offset: str | None
+    reason: str
+    raw: str
+    received_at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True, slots=True)
+class GapMarker:
+    """A place where events may be missing, e.g. the cursor expired (410) and we resumed by timestamp."""
+
+    reason: str
+    resumed_from: str | None = None
+    lost_cursor: str | None = None
+    created_at: float = field(default_factory=time.time)
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one transaction writes: events, rejected frames, an optional gap, and the cursor after them all."""
+
+    events: list[EventRow] = field(default_factory=list)
+    rejected: list[RejectedRow] = field(default_factory=list)
+    gap: GapMarker | None = None
+    cursor: str | None = None
+    last_event_time: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.events) + len(self.rejected)
+
+    @property
+    def empty(self) -> bool:
+        return not self.events and not self.rejected and self.gap is None and self.cursor is None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """What a committed batch changed; `first_seq..last_seq` are the stored-order ids of new rows."""
+
+    inserted: int
+    duplicates: int
+    rejected: int
+    cursor: str | None
+    first_seq: int | None = None
+    last_seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CursorState:
+    """The stored resume point and the newest stored event time (for the 410 fallback)."""
+
+    offset: str | None
+    last_event_time: str | None
+    updated_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """What the table shows. Empty `types` means all; `text` is a full-text search over id, summary and data."""
+
+    types: frozenset[str] = frozenset()
+    text: str = ""
+    since: datetime | None = None
+    until: datetime | None = None
+    include_test: bool = True
+    tenant: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One stored event as the UI shows it; `raw` only filled by `EventReader.get`."""
+
+    seq: int
+    event_id: str
+    offset: str
+    type: str
+    family: str
+    time: str
+    source: str
+    tenant: str
+    purpose: str | None
+    summary: str
+    received_at: float
+    raw: str | None = None
+
+    @property
+    def is_test(self) -> bool:
+        return self.purpose == "test"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRejected:
+    id: int
+    received_at: float
+    event_name: str
+    offset: str | None
+    reason: str
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGap:
+    id: int
+    created_at: float
+    reason: str
+    resumed_from: str | None
+    lost_cursor: str | None
+    after_seq: int | None

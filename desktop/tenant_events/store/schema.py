@@ -1,0 +1,188 @@
+"""The SQLite schema of one tenant's database, its migrations, and opening a file safely.
+
+Opening: WAL + synchronous=NORMAL (a crash loses at most the last transactions, never corrupts), schema
+migrations keyed on `PRAGMA user_version`, a newer database refused, and `quick_check` at open. A file that
+fails it is moved aside with a timestamp and a fresh one started; the caller gets an `OpenNotice` to show.
+
+Tables:
+  events      one row per event id; `seq` (AUTOINCREMENT, never reused) is the stored order
+  events_fts  FTS5 over event_id/summary/raw (external content); filled behind the writes, see writer.py
+  cursor      one row: the resume offset and the newest stored event time, written with each batch
+  gaps        "possible gap" markers (e.g. cursor expired, resumed by timestamp)
+  rejected    frames that failed validation, raw, with offset and reason
+  counters    cumulative numbers (duplicates dropped, FTS progress)
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from tenant_events.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION: Final = 1
+
+_V1: Final = """
+CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id    TEXT NOT NULL UNIQUE,
+    stream_offset TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    family      TEXT NOT NULL,
+    time        TEXT NOT NULL,
+    time_ms     INTEGER NOT NULL,
+    source      TEXT NOT NULL,
+    tenant      TEXT NOT NULL,
+    purpose     TEXT,
+    summary     TEXT NOT NULL,
+    raw         TEXT NOT NULL,
+    received_at REAL NOT NULL
+);
+CREATE INDEX events_type_seq ON events(type, seq);
+CREATE INDEX events_time ON events(time_ms);
+CREATE VIRTUAL TABLE events_fts USING fts5(
+    event_id, summary, raw, content='events', content_rowid='seq', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TABLE cursor (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    stream_offset   TEXT,
+    last_event_time TEXT,
+    updated_at      REAL
+);
+INSERT INTO cursor (id) VALUES (1);
+CREATE TABLE gaps (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at   REAL NOT NULL,
+    reason       TEXT NOT NULL,
+    resumed_from TEXT,
+    lost_cursor  TEXT,
+    after_seq    INTEGER
+);
+CREATE TABLE rejected (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    received_at REAL NOT NULL,
+    event_name  TEXT NOT NULL,
+    stream_offset TEXT,
+    reason      TEXT NOT NULL,
+    raw         TEXT NOT NULL
+);
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO counters (name, value) VALUES ('duplicates', 0), ('fts_upto', 0);
+"""
+
+# Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
+MIGRATIONS: Final[tuple[str, ...]] = (_V1,)
+assert len(MIGRATIONS) == SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class OpenNotice:
+    """Something the user must be told about opening the database (e.g. a corrupt file was moved aside)."""
+
+    message: str
+    moved_to: Path | None = None
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """A connection with the pragmas every user of the file needs. Autocommit; callers BEGIN explicitly."""
+    if readonly:
+        conn = sqlite3.connect(
+            f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 5000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(
+        "PRAGMA synchronous = NORMAL"
+    )  # WAL + NORMAL: durable across app crashes (sqlite.org/wal.html)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA cache_size = -32000")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to SCHEMA_VERSION; refuse a database written by a newer app."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
+            "update Tenant Events, or use another --data-dir",
+        )
+    for target in range(version, SCHEMA_VERSION):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _split(MIGRATIONS[target]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {target + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("database %s migrated to schema %d", path.name, target + 1)
+
+
+def _split(script: str) -> list[str]:
+    """Statements of a migration script (executescript would commit on its own, outside our transaction)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return [s for s in out if s]
+
+
+def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
+    """Open (creating or migrating) the database at `path`; move a corrupt file aside rather than fail."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    notice = None
+    try:
+        conn = _open_checked(path)
+    except sqlite3.DatabaseError as exc:
+        moved = _move_aside(path)
+        notice = OpenNotice(
+            f"The event database {path.name} was damaged ({exc}); it was moved to {moved.name} and a new one "
+            "started. Events from before are in the moved file.",
+            moved,
+        )
+        log.error("%s", notice.message)
+        conn = _open_checked(path)
+    return conn, notice
+
+
+def _open_checked(path: Path) -> sqlite3.Connection:
+    try:
+        conn = connect(path)
+    except sqlite3.OperationalError as exc:
+        if "unable to open" in str(exc):
+            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+        raise
+    try:
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if result != "ok":
+            raise sqlite3.DatabaseError(f"integrity check failed: {result}")
+        migrate(conn, path)
+        path.chmod(0o600)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.stem}.corrupt-{stamp}{path.suffix}")
+    path.rename(target)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            side.rename(target.with_name(target.name + suffix))
+    return target

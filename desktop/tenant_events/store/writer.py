@@ -1,0 +1,281 @@
+"""The one writer of a tenant database: a dedicated thread that owns the write connection.
+
+The engine hands it `Batch`es from asyncio (`await writer.commit(batch)`); each batch — events, rejected
+frames, an optional gap marker and the cursor after them — commits in ONE transaction (issue 5), so after a
+crash the stored cursor never points past a stored event nor before one that is missing. Duplicates (same
+event id) are dropped by the UNIQUE constraint and counted.
+
+Full-text indexing runs on the same thread whenever no batch has arrived for a short while, a few hundred rows
+per transaction, so it never slows ingest; `EventReader` searches the not-yet-indexed tail directly.
+Retention deletes in small chunks, each its own transaction, so a reader or the next batch never waits long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final, TypeVar
+
+from tenant_events.errors import StorageError
+from tenant_events.store.records import Batch, CommitResult, CursorState
+from tenant_events.store.schema import OpenNotice, open_database
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+FTS_CHUNK: Final = 500
+IDLE_BEFORE_INDEXING: Final = 0.05  # seconds without a batch before the indexer takes a chunk
+RETENTION_CHUNK: Final = 2000
+
+_INSERT_EVENT: Final = (
+    "INSERT INTO events (event_id, stream_offset, type, family, time, time_ms, source, tenant,"
+    " purpose, summary, raw, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (event_id) DO NOTHING"  # only a duplicate id is skipped; OR IGNORE would also hide NOT NULL
+)
+_INSERT_REJECTED: Final = (
+    "INSERT INTO rejected (received_at, event_name, stream_offset, reason, raw) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+class StoreWriter:
+    """Serialises every write to one database on its own thread; safe to call from any thread or loop."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._jobs: queue.SimpleQueue[
+            tuple[Callable[[], object], concurrent.futures.Future[object]] | None
+        ] = queue.SimpleQueue()
+        self._fts_pending = False
+        self._closed = False
+        self._conn: sqlite3.Connection | None = None
+        opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
+        self._thread = threading.Thread(
+            target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
+        )
+        self._thread.start()
+        self.notice: OpenNotice | None = opened.result()
+
+    # -- thread body -------------------------------------------------------------------------------------
+    def _run(self, opened: concurrent.futures.Future[OpenNotice | None]) -> None:
+        try:
+            self._conn, notice = open_database(self.path)
+            self._fts_pending = self._fts_backlog() > 0
+        except BaseException as exc:
+            opened.set_exception(exc)
+            return
+        opened.set_result(notice)
+        while True:
+            try:
+                job = self._jobs.get(timeout=IDLE_BEFORE_INDEXING) if self._fts_pending else self._jobs.get()
+            except queue.Empty:
+                self._index_chunk_safely()
+                continue
+            if job is None:
+                break
+            fn, future = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as exc:
+                future.set_exception(exc)
+        self._conn.close()
+
+    def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        if self._closed:
+            raise StorageError(f"the event database {self.path.name} is closed")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._jobs.put((fn, future))  # type: ignore[arg-type]
+        return future
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        assert self._conn is not None and threading.current_thread() is self._thread, "writer thread only"
+        return self._conn
+
+    # -- public API --------------------------------------------------------------------------------------
+    async def commit(self, batch: Batch) -> CommitResult:
+        """Commit `batch` in one transaction on the writer thread."""
+        return await asyncio.wrap_future(self._submit(lambda: self._commit(batch)))
+
+    def commit_sync(self, batch: Batch) -> CommitResult:
+        """Blocking variant for scripts and tests."""
+        return self._submit(lambda: self._commit(batch)).result()
+
+    def cursor_state(self) -> CursorState:
+        return self._submit(self._cursor_state).result()
+
+    def duplicates_total(self) -> int:
+        return self._submit(lambda: self._counter("duplicates")).result()
+
+    async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
+        """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
+        removed = 0
+        while True:
+            n = await asyncio.wrap_future(self._submit(lambda: self._retention_chunk(max_age_days, max_rows)))
+            removed += n
+            if n < RETENTION_CHUNK:
+                return removed
+
+    def index_all_sync(self) -> None:
+        """Finish full-text indexing now (tests, export tools)."""
+        self._submit(self._index_everything).result()
+
+    def close(self) -> None:
+        """Let queued batches commit, then close the connection (the shutdown flush)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._jobs.put(None)
+        self._thread.join()
+
+    # -- on the writer thread ----------------------------------------------------------------------------
+    def _commit(self, batch: Batch) -> CommitResult:
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                before_seq = self._max_seq()
+                before_changes = conn.total_changes
+                if batch.events:
+                    conn.executemany(
+                        _INSERT_EVENT,
+                        [
+                            (e.event_id, e.offset, e.type, e.family, e.time, e.time_ms, e.source, e.tenant,
+                             e.purpose, e.summary, e.raw, e.received_at)
+                            for e in batch.events
+                        ],
+                    )  # fmt: skip
+                inserted = conn.total_changes - before_changes
+                duplicates = len(batch.events) - inserted
+                if duplicates:
+                    conn.execute(
+                        "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
+                    )
+                if batch.rejected:
+                    conn.executemany(
+                        _INSERT_REJECTED,
+                        [(r.received_at, r.event_name, r.offset, r.reason, r.raw) for r in batch.rejected],
+                    )
+                if batch.gap is not None:
+                    g = batch.gap
+                    conn.execute(
+                        "INSERT INTO gaps (created_at, reason, resumed_from, lost_cursor, after_seq)"
+                        " VALUES (?, ?, ?, ?, ?)",
+                        (g.created_at, g.reason, g.resumed_from, g.lost_cursor, before_seq),
+                    )
+                if batch.cursor is not None:
+                    conn.execute(
+                        "UPDATE cursor SET stream_offset = ?, updated_at = ?,"
+                        " last_event_time = CASE WHEN ? IS NOT NULL AND (last_event_time IS NULL"
+                        " OR ? > last_event_time) THEN ? ELSE last_event_time END WHERE id = 1",
+                        (batch.cursor, time.time(), batch.last_event_time, batch.last_event_time,
+                         batch.last_event_time),
+                    )  # fmt: skip
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StorageError(
+                f"cannot write to {self.path}: {exc}", "free disk space or check the data dir"
+            ) from exc
+        if inserted:
+            self._fts_pending = True
+        return CommitResult(
+            inserted=inserted,
+            duplicates=duplicates,
+            rejected=len(batch.rejected),
+            cursor=batch.cursor,
+            first_seq=before_seq + 1 if inserted else None,
+            last_seq=before_seq + inserted if inserted else None,
+        )
+
+    def _max_seq(self) -> int:
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _cursor_state(self) -> CursorState:
+        row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
+        return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
+
+    def _counter(self, name: str) -> int:
+        return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+
+    def _fts_backlog(self) -> int:
+        return self._max_seq() - self._counter("fts_upto")
+
+    def _index_chunk(self) -> int:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            upto = self._counter("fts_upto")
+            rows = conn.execute(
+                "SELECT seq, event_id, summary, raw FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (upto, FTS_CHUNK),
+            ).fetchall()
+            if rows:
+                conn.executemany(
+                    "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)", rows
+                )
+                upto = rows[-1][0]
+            else:
+                upto = max(upto, self._max_seq())
+            conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._fts_pending = len(rows) == FTS_CHUNK
+        return len(rows)
+
+    def _index_chunk_safely(self) -> None:
+        try:
+            self._index_chunk()
+        except sqlite3.Error:
+            log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
+            self._fts_pending = False
+
+    def _index_everything(self) -> None:
+        while self._index_chunk() == FTS_CHUNK:
+            pass
+
+    def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
+        conn = self.conn
+        seqs: list[int] = []
+        if max_age_days is not None:
+            cutoff_ms = int((time.time() - max_age_days * 86400) * 1000)
+            seqs = [r[0] for r in conn.execute(
+                "SELECT seq FROM events WHERE time_ms < ? LIMIT ?", (cutoff_ms, RETENTION_CHUNK))]  # fmt: skip
+        if max_rows is not None and len(seqs) < RETENTION_CHUNK:
+            excess = int(conn.execute("SELECT count(*) FROM events").fetchone()[0]) - len(seqs) - max_rows
+            if excess > 0:
+                seqs += [r[0] for r in conn.execute(
+                    "SELECT seq FROM events WHERE seq NOT IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?",
+                    (str(seqs), min(excess, RETENTION_CHUNK - len(seqs))))]  # fmt: skip
+        if not seqs:
+            return 0
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            upto = self._counter("fts_upto")
+            ids = str(seqs)
+            conn.execute(
+                "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw)"
+                " SELECT 'delete', seq, event_id, summary, raw FROM events"
+                " WHERE seq IN (SELECT value FROM json_each(?)) AND seq <= ?",
+                (ids, upto),
+            )
+            conn.execute("DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?))", (ids,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("retention removed %d events from %s", len(seqs), self.path.name)
+        return len(seqs)

@@ -1,0 +1,129 @@
+"""Store: one transaction per batch, dedupe, search, paging, retention, corrupt and newer files."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+import pytest
+
+from helpers.events_factory import row
+from tenant_events.errors import StorageError
+from tenant_events.store import Batch, EventFilter, EventReader, GapMarker, RejectedRow, StoreWriter
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "tenants" / "demo.sqlite3"
+    writer = StoreWriter(path)
+    yield writer, path
+    writer.close()
+
+
+def test_batch_and_cursor_commit_together_and_duplicates_are_counted(db):
+    writer, path = db
+    first = writer.commit_sync(Batch(events=[row(i) for i in range(5)], cursor="off-4"))
+    assert (first.inserted, first.duplicates, first.first_seq, first.last_seq) == (5, 0, 1, 5)
+    again = writer.commit_sync(Batch(events=[row(3), row(4), row(5), row(5)], cursor="off-5"))
+    assert (again.inserted, again.duplicates, again.first_seq, again.last_seq) == (1, 3, 6, 6)
+    with EventReader(path) as reader:
+        assert reader.count() == 6
+        assert reader.cursor().offset == "off-5"
+        assert reader.duplicates_dropped() == 3
+        assert [e.offset for e in reader.page(limit=3)] == ["off-00000005", "off-00000004", "off-00000003"]
+        assert [e.event_id for e, _ in reader.export_iter(chunk=4)] == [row(i).event_id for i in range(6)]
+
+
+def test_a_failed_batch_leaves_neither_events_nor_cursor(db):
+    writer, path = db
+    writer.commit_sync(Batch(events=[row(0)], cursor="off-0"))
+    broken = row(1)
+    object.__setattr__(broken, "summary", None)  # NOT NULL violation inside the transaction
+    with pytest.raises(sqlite3.IntegrityError):
+        writer.commit_sync(Batch(events=[row(2), broken], cursor="off-2"))
+    with EventReader(path) as reader:
+        assert reader.count() == 1 and reader.cursor().offset == "off-0"
+
+
+def test_rejected_and_gaps_are_kept(db):
+    writer, path = db
+    writer.commit_sync(
+        Batch(
+            events=[row(0)], rejected=[RejectedRow("user.created", "off-x", "data: bad", "{")], cursor="off-x"
+        )
+    )
+    writer.commit_sync(
+        Batch(gap=GapMarker("cursor expired", resumed_from="2026-11-01T00:00:00Z", lost_cursor="off-x"))
+    )
+    with EventReader(path) as reader:
+        [rej] = reader.rejected()
+        assert (rej.offset, rej.reason, rej.raw) == ("off-x", "data: bad", "{")
+        [gap] = reader.gaps()
+        assert (gap.reason, gap.after_seq, gap.lost_cursor) == ("cursor expired", 1, "off-x")
+        assert reader.cursor().offset == "off-x"
+
+
+def test_filters_search_counts_and_histogram(db):
+    writer, path = db
+    rows = [row(i, type_="user.created" if i % 2 else "organization.created") for i in range(40)]
+    rows.append(row(40, email='o"brien*:AND-x_%@example.com', purpose="test"))
+    writer.commit_sync(Batch(events=rows[:20], cursor="a"))
+    writer.index_all_sync()
+    writer.commit_sync(Batch(events=rows[20:], cursor="b"))  # not indexed yet: found via the tail scan
+    with EventReader(path) as reader:
+        assert reader.count(EventFilter(types=frozenset({"user.created"}))) == 21
+        assert reader.count(EventFilter(include_test=False)) == 40
+        assert reader.count(EventFilter(text="user7@example")) == 1
+        assert reader.count(EventFilter(text="user3")) == 6  # prefix match: user3, user31, user33...
+        assert reader.count(EventFilter(text='o"brien*:AND-x_%')) == 1  # FTS syntax is plain text
+        assert reader.count(EventFilter(text="100%")) == 0
+        assert reader.count(EventFilter(since=datetime(2026, 11, 1, 0, 0, 10, tzinfo=UTC))) == 31
+        assert reader.counts_by_type() == {"user.created": 21, "organization.created": 20}
+        hist = reader.histogram(EventFilter(), 10)
+        assert sum(sum(v.values()) for _, v in hist) == 41 and hist[0][1] == {
+            "user": 5,
+            "organization": 5,
+            "group": 0,
+        }
+        newest = reader.page_before(EventFilter(), None, 5)
+        older = reader.page_before(EventFilter(), newest[-1].seq, 5)
+        assert [e.seq for e in newest + older] == list(range(41, 31, -1))
+        assert reader.get(rows[3].event_id).raw == rows[3].raw
+        writer.index_all_sync()
+        assert reader.count(EventFilter(text="user7@example")) == 1
+
+
+def test_retention_by_rows_and_age_keeps_search_consistent(db):
+    writer, path = db
+    import asyncio
+
+    writer.commit_sync(Batch(events=[row(i) for i in range(50)], cursor="c"))
+    writer.index_all_sync()
+    assert asyncio.run(writer.apply_retention(max_rows=30)) == 20
+    assert asyncio.run(writer.apply_retention(max_age_days=1)) == 30  # 2026-11-01 is older than a day
+    with EventReader(path) as reader:
+        assert reader.count() == 0 and reader.count(EventFilter(text="user45")) == 0
+    writer.commit_sync(Batch(events=[row(60)], cursor="d"))
+    with EventReader(path) as reader:
+        assert reader.page()[0].seq == 51  # stored order never reuses a number
+
+
+def test_corrupt_file_is_moved_aside_and_reported(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4096)
+    writer = StoreWriter(path)
+    try:
+        assert writer.notice is not None and writer.notice.moved_to is not None
+        assert writer.notice.moved_to.exists() and "corrupt-" in writer.notice.moved_to.name
+        writer.commit_sync(Batch(events=[row(1)], cursor="x"))
+    finally:
+        writer.close()
+
+
+def test_newer_schema_is_refused_with_the_version_named(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(StorageError, match="schema 99"):
+        StoreWriter(path)
