@@ -1,0 +1,65 @@
+"""Opening the system browser, with the host environment restored in a frozen app.
+
+PyInstaller's bootloader points LD_LIBRARY_PATH (and friends) at the bundle and keeps the host's value in
+`<NAME>_ORIG`; `xdg-open` and the browser it starts then load our bundled libraries and fail (login.md §2,
+pyinstaller#3668, #6334). `host_environment()` undoes that for child processes. The opener only reports
+that the OS accepted the request, so callers ALWAYS also show the URL (msal's `auth_uri_callback` pattern).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import webbrowser
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+_BUNDLE_VARS = (
+    "LD_LIBRARY_PATH",
+    "XDG_DATA_DIRS",
+    "QT_PLUGIN_PATH",
+    "QML2_IMPORT_PATH",
+    "GDK_PIXBUF_MODULE_FILE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "PYTHONPATH",
+    "PYTHONHOME",
+)
+
+
+def is_frozen() -> bool:
+    return bool(getattr(sys, "frozen", False))
+
+
+def host_environment(env: Mapping[str, str] | None = None, frozen: bool | None = None) -> dict[str, str]:
+    """`env` with each bundle-pointing variable put back to its `_ORIG` value (or removed if it had none)."""
+    env = dict(os.environ if env is None else env)
+    if not (is_frozen() if frozen is None else frozen):
+        return env
+    for name in _BUNDLE_VARS:
+        original = env.pop(f"{name}_ORIG", None)
+        if original is not None:
+            env[name] = original
+        elif name in ("LD_LIBRARY_PATH", "QT_PLUGIN_PATH", "QML2_IMPORT_PATH", "PYTHONPATH", "PYTHONHOME"):
+            env.pop(name, None)
+    return env
+
+
+@contextmanager
+def _host_env_applied() -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(host_environment(saved))
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def open_in_browser(url: str) -> bool:
+    """Ask the OS to open `url`; True only means the request was accepted, not that a page is showing."""
+    if not is_frozen():
+        return webbrowser.open(url, new=1, autoraise=True)
+    with _host_env_applied():
+        return webbrowser.open(url, new=1, autoraise=True)

@@ -1,0 +1,178 @@
+"""Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring.
+
+Only the refresh token is stored; access and ID tokens stay in memory (login.md §3: Windows caps a credential at
+2560 bytes, and JWTs are long). A keyring that is missing, locked or dismissed (keyring#569, #69, #77,
+poetry#6640) makes `open_secret_store()` return a session-only store plus a notice; a plaintext file backend is
+never used (keyrings.alt's are refused).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+SERVICE = "tenant-events"
+_CHUNK = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
+_CHUNK_MARK = "chunked:"
+
+
+class SecretStoreUnavailable(Exception):
+    """The keyring cannot be used right now; the message says why."""
+
+
+class SecretStore(Protocol):
+    """A per-tenant secret slot; `persistent` is False for the session-only fallback."""
+
+    persistent: bool
+    description: str
+
+    def get(self, tenant: str) -> str | None: ...
+
+    def set(self, tenant: str, secret: str) -> None: ...
+
+    def delete(self, tenant: str) -> None: ...
+
+
+class MemorySecretStore:
+    """Session-only storage (no usable keyring) and the fake for unit tests."""
+
+    def __init__(self, description: str = "memory (this session only)") -> None:
+        self.persistent = False
+        self.description = description
+        self._items: dict[str, str] = {}
+
+    def get(self, tenant: str) -> str | None:
+        return self._items.get(tenant)
+
+    def set(self, tenant: str, secret: str) -> None:
+        self._items[tenant] = secret
+
+    def delete(self, tenant: str) -> None:
+        self._items.pop(tenant, None)
+
+    def __repr__(self) -> str:
+        return f"MemorySecretStore({len(self._items)} item(s))"
+
+
+def _account(tenant: str) -> str:
+    return f"refresh-token:{tenant}"
+
+
+class KeyringSecretStore:
+    """The OS keyring through `keyring` (Secret Service, macOS Keychain, Windows Credential Manager)."""
+
+    def __init__(self) -> None:
+        import keyring
+
+        self._keyring = keyring
+        self.persistent = True
+        self.description = f"system keyring ({type(keyring.get_keyring()).__name__})"
+
+    def _call(self, what: str, fn: object, *args: str) -> object:
+        from keyring.errors import KeyringError
+
+        try:
+            return fn(*args)  # type: ignore[operator]
+        except KeyringError as exc:
+            raise SecretStoreUnavailable(f"the system keyring refused to {what}: {exc}") from exc
+        except Exception as exc:  # D-Bus/secretstorage errors are not all KeyringErrors (secretstorage#33)
+            raise SecretStoreUnavailable(
+                f"the system keyring failed to {what}: {exc.__class__.__name__}"
+            ) from exc
+
+    def get(self, tenant: str) -> str | None:
+        value = self._call("read the sign-in", self._keyring.get_password, SERVICE, _account(tenant))
+        if not isinstance(value, str):
+            return None
+        if not value.startswith(_CHUNK_MARK):
+            return value
+        count = int(value[len(_CHUNK_MARK) :])
+        parts = [
+            self._call("read the sign-in", self._keyring.get_password, SERVICE, f"{_account(tenant)}#{i}")
+            for i in range(count)
+        ]
+        if not all(isinstance(p, str) for p in parts):
+            return None
+        return "".join(str(p) for p in parts)
+
+    def set(self, tenant: str, secret: str) -> None:
+        if len(secret) <= _CHUNK:
+            self._call("save the sign-in", self._keyring.set_password, SERVICE, _account(tenant), secret)
+            return
+        chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
+        for i, chunk in enumerate(chunks):
+            self._call(
+                "save the sign-in", self._keyring.set_password, SERVICE, f"{_account(tenant)}#{i}", chunk
+            )
+        self._call(
+            "save the sign-in",
+            self._keyring.set_password,
+            SERVICE,
+            _account(tenant),
+            f"{_CHUNK_MARK}{len(chunks)}",
+        )
+
+    def delete(self, tenant: str) -> None:
+        from keyring.errors import PasswordDeleteError
+
+        current = self._call("read the sign-in", self._keyring.get_password, SERVICE, _account(tenant))
+        names = [_account(tenant)]
+        if isinstance(current, str) and current.startswith(_CHUNK_MARK):
+            names += [f"{_account(tenant)}#{i}" for i in range(int(current[len(_CHUNK_MARK) :]))]
+        for name in names:
+            try:
+                self._call("remove the sign-in", self._keyring.delete_password, SERVICE, name)
+            except SecretStoreUnavailable as exc:
+                if not isinstance(exc.__cause__, PasswordDeleteError):
+                    raise
+
+
+@dataclass(frozen=True)
+class OpenedStore:
+    store: SecretStore
+    notice: str | None  # set when sign-in will last only this session
+
+
+def _usable_backend_problem() -> str | None:
+    """Why the configured keyring backend must not be used, or None."""
+    try:
+        import keyring
+        from keyring.backends import fail, null
+    except Exception as exc:  # pragma: no cover - keyring is a dependency
+        return f"the keyring module cannot load ({exc.__class__.__name__})"
+    backend = keyring.get_keyring()
+    if isinstance(backend, fail.Keyring | null.Keyring):
+        return "no system keyring is available (no Secret Service on the session bus)"
+    module = type(backend).__module__
+    if module.startswith("keyrings.alt"):
+        return f"the configured keyring {type(backend).__name__} stores secrets in a plain file"
+    try:
+        priority = float(backend.priority)
+    except Exception:
+        priority = 0.0
+    if priority <= 0:
+        return f"the keyring backend {type(backend).__name__} is not usable here"
+    return None
+
+
+def open_secret_store(probe: bool = True) -> OpenedStore:
+    """The keyring if it works (a read proves it is unlocked), else session-only with a notice."""
+    problem = _usable_backend_problem()
+    if problem is None:
+        store = KeyringSecretStore()
+        if not probe:
+            return OpenedStore(store, None)
+        try:
+            store.get("__probe__")
+            return OpenedStore(store, None)
+        except SecretStoreUnavailable as exc:
+            problem = str(exc)
+    notice = (
+        f"Sign-in will last only while the app runs: {problem}. "
+        "Unlock or install a system keyring (e.g. GNOME Keyring, KWallet) to stay signed in."
+    )
+    log.warning("%s", notice)
+    return OpenedStore(MemorySecretStore(), notice)

@@ -1,0 +1,128 @@
+"""A signed-in tenant: hands access tokens to the stream engine and refreshes them (contract 2, TokenProvider).
+
+Refresh is single-flight: concurrent callers wait on one request, and a caller that queued behind a refresh that
+already finished takes its result instead of spending the (rotated, now dead) refresh token again, which the
+server would treat as reuse and revoke the whole family (login.md §1 "Refresh token rotation"). A rotated
+refresh token is saved to the secret store BEFORE the new access token is handed out. `invalid_grant` (Auth0
+answers 403) deletes the stored token and raises SignInRequired("signed out: sign in again"); events and
+cursor belong to the store and are untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from tenant_events.auth.errors import TokenEndpointError
+from tenant_events.auth.oauth_client import OAuthClient, TokenResponse
+from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, SecretStoreUnavailable
+from tenant_events.errors import SignInRequired
+
+log = logging.getLogger(__name__)
+
+EXPIRY_MARGIN = 30.0  # refresh this long before `expires_in` runs out
+
+
+def signed_out(tenant: str) -> SignInRequired:
+    return SignInRequired(
+        f"signed out of {tenant}: sign in again", f"run: tenant-events login --tenant {tenant}"
+    )
+
+
+class AuthSession:
+    """Implements `tenant_events.stream.tokens.TokenProvider` for one tenant profile."""
+
+    def __init__(
+        self,
+        tenant: str,
+        client: OAuthClient,
+        store: SecretStore,
+        *,
+        refresh_token: str | None = None,
+        tokens: TokenResponse | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.tenant = tenant
+        self.client = client
+        self.store = store
+        self.notice: str | None = None
+        self._clock = clock
+        self._refresh_token = refresh_token
+        self._access_token: str | None = None
+        self._expires_at = 0.0
+        self._generation = 0
+        self._lock = asyncio.Lock()
+        self.refreshes = 0
+        if tokens is not None:
+            self._take(tokens)
+
+    def __repr__(self) -> str:
+        return f"AuthSession({self.tenant!r}, store={self.store.description!r})"
+
+    def _take(self, tokens: TokenResponse) -> None:
+        self._access_token = tokens.access_token.get_secret_value()
+        self._expires_at = self._clock() + (tokens.expires_in if tokens.expires_in is not None else 3600)
+        self._generation += 1
+
+    async def _save_refresh_token(self, token: str) -> None:
+        """Persist first; if the keyring fails now, keep signing in for this session and say so."""
+        self._refresh_token = token
+        try:
+            await asyncio.to_thread(self.store.set, self.tenant, token)
+        except SecretStoreUnavailable as exc:
+            self.notice = f"Sign-in will last only while the app runs: {exc}"
+            log.warning("%s", self.notice)
+            self.store = MemorySecretStore()
+            self.store.set(self.tenant, token)
+
+    async def access_token(self) -> str:
+        if self._access_token is not None and self._clock() < self._expires_at - EXPIRY_MARGIN:
+            return self._access_token
+        return await self._refresh(self._generation)
+
+    async def refresh(self) -> str:
+        return await self._refresh(self._generation)
+
+    async def _refresh(self, seen_generation: int) -> str:
+        async with self._lock:
+            if self._generation != seen_generation and self._access_token is not None:
+                return self._access_token  # someone refreshed while we waited: single flight
+            refresh_token = self._refresh_token
+            if refresh_token is None:
+                refresh_token = await asyncio.to_thread(self.store.get, self.tenant)
+            if not refresh_token:
+                raise signed_out(self.tenant)
+            try:
+                tokens = await self.client.refresh(refresh_token)
+            except TokenEndpointError as exc:
+                if exc.error != "invalid_grant":
+                    raise
+                log.warning("the tenant refused the stored sign-in for %s (%s)", self.tenant, exc.error)
+                await self.forget()
+                raise signed_out(self.tenant) from exc
+            self.refreshes += 1
+            if tokens.refresh_token is not None:
+                await self._save_refresh_token(tokens.refresh_token.get_secret_value())
+            self._take(tokens)
+            assert self._access_token is not None
+            return self._access_token
+
+    async def forget(self) -> None:
+        """Drop every token of this session, the stored refresh token included."""
+        self._refresh_token = None
+        self._access_token = None
+        try:
+            await asyncio.to_thread(self.store.delete, self.tenant)
+        except SecretStoreUnavailable as exc:
+            log.warning("could not remove the stored sign-in of %s: %s", self.tenant, exc)
+
+    async def sign_out(self) -> None:
+        """Revoke the refresh token at the tenant (RFC 7009), then forget it locally whatever happens."""
+        token = self._refresh_token or await asyncio.to_thread(self.store.get, self.tenant)
+        try:
+            if token:
+                await self.client.revoke(token)
+        finally:
+            await self.forget()
