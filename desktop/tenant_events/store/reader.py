@@ -157,6 +157,15 @@ class EventReader:
                 self._conn.execute("SELECT value FROM counters WHERE name = 'duplicates'").fetchone()[0]
             )
 
+    def range_raw(self, first_seq: int, last_seq: int) -> list[tuple[StoredEvent, str]]:
+        """Events `first_seq..last_seq` (a CommitResult's range) with raw JSON, in stored order."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS}, raw FROM events WHERE seq BETWEEN ? AND ? ORDER BY seq",  # noqa: S608
+                (first_seq, last_seq),
+            ).fetchall()
+        return [(_event(r[:-1]), str(r[-1])) for r in rows]
+
     def export_iter(self, chunk: int = 5000) -> Iterator[tuple[StoredEvent, str]]:
         """Every stored event with its raw JSON, in stored order; reads in chunks so memory stays flat."""
         last = 0

@@ -100,6 +100,7 @@ class CommitResult:
     cursor: str | None
     first_seq: int | None = None
     last_seq: int | None = None
+    last_event_time: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,6 +105,10 @@ class StoreWriter:
         """Commit `batch` in one transaction on the writer thread."""
         return await asyncio.wrap_future(self._submit(lambda: self._commit(batch)))
 
+    def submit(self, batch: Batch) -> concurrent.futures.Future[CommitResult]:
+        """Queue `batch` now (batches commit in the order submitted); the future completes after COMMIT."""
+        return self._submit(lambda: self._commit(batch))
+
     def commit_sync(self, batch: Batch) -> CommitResult:
         """Blocking variant for scripts and tests."""
         return self._submit(lambda: self._commit(batch)).result()
@@ -196,6 +200,7 @@ class StoreWriter:
             cursor=batch.cursor,
             first_seq=before_seq + 1 if inserted else None,
             last_seq=before_seq + inserted if inserted else None,
+            last_event_time=batch.last_event_time,
         )
 
     def _max_seq(self) -> int:

@@ -1,0 +1,112 @@
+"""`tenant-events export`: every stored event of one tenant, in stored order, as JSONL or CSV (issue 5).
+
+JSONL lines are stream messages `{"type", "offset", "event"}` exactly as received; CSV has one row per event
+with the columns the table shows. Safe while `stream` or the app is writing (it reads a WAL snapshot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from tenant_events.errors import ConfigError, UserFixableError
+from tenant_events.paths import AppPaths
+from tenant_events.store import EventReader, StoredEvent
+
+CSV_COLUMNS = (
+    "seq",
+    "time",
+    "type",
+    "event_id",
+    "summary",
+    "source",
+    "tenant",
+    "purpose",
+    "offset",
+    "received_at",
+)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("export", help="write every stored event as JSONL or CSV", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where databases live (default: $TENANT_EVENTS_HOME or the user data dir)",
+    )
+    p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    fmt = p.add_mutually_exclusive_group(required=True)
+    fmt.add_argument("--jsonl", metavar="PATH|-", help="stream messages, one JSON object a line")
+    fmt.add_argument("--csv", metavar="PATH|-", help="one row per event")
+    p.set_defaults(run=run)
+
+
+def jsonl_line(event: StoredEvent, raw: str) -> str:
+    """`{"type", "offset", "event"}` from the stored raw `data:` JSON (which carries no `type` on the wire)."""
+    data = orjson.loads(raw)
+    message = {"type": event.type, "offset": data.get("offset", event.offset), "event": data.get("event")}
+    return orjson.dumps(message).decode() + "\n"
+
+
+def database_for(paths: AppPaths, tenant: str | None) -> Path:
+    if tenant:
+        path = paths.database_file(tenant)
+        if not path.exists():
+            known = sorted(p.stem for p in paths.databases_dir.glob("*.sqlite3"))
+            raise ConfigError("--tenant", f"no stored events for {tenant!r} in {paths.data_dir}",
+                              f"known: {', '.join(known) or 'none'}")  # fmt: skip
+        return path
+    found = sorted(paths.databases_dir.glob("*.sqlite3")) if paths.databases_dir.exists() else []
+    if not found:
+        raise UserFixableError(f"no stored events in {paths.data_dir}", "run tenant-events stream first")
+    if len(found) > 1:
+        raise ConfigError("--tenant", f"several tenants are stored ({', '.join(p.stem for p in found)})",
+                          "pick one with --tenant NAME")  # fmt: skip
+    return found[0]
+
+
+def _write(reader: EventReader, out: IO[str], as_csv: bool) -> int:
+    count = 0
+    if as_csv:
+        writer = csv.writer(out)
+        writer.writerow(CSV_COLUMNS)
+        for e, _raw in reader.export_iter():
+            writer.writerow((e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "",
+                             e.offset, f"{e.received_at:.3f}"))  # fmt: skip
+            count += 1
+    else:
+        for e, raw in reader.export_iter():
+            out.write(jsonl_line(e, raw))
+            count += 1
+    return count
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = AppPaths.resolve(args.data_dir)
+    database = database_for(paths, args.tenant)
+    target: str = args.jsonl or args.csv
+    with EventReader(database) as reader:
+        if target == "-":
+            count = _write(reader, sys.stdout, bool(args.csv))
+            sys.stdout.flush()
+        else:
+            dest = Path(target)
+            fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+                    count = _write(reader, out, bool(args.csv))
+                os.replace(tmp, dest)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
+    return 0

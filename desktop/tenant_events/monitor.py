@@ -1,0 +1,153 @@
+"""The Qt-free facade over one tenant: token provider + stream engine + store, started and stopped as one.
+
+    ui/ (Qt adapter) ─┐
+    cli/ (asyncio.run)┴─▶ TenantMonitor ─▶ StreamEngine ─▶ StoreWriter (writer thread) ─▶ <tenant>.sqlite3
+                                         └▶ TokenProvider (auth/ session, static env token, client credentials)
+
+One monitor per tenant profile; several run side by side on one loop. Observers are plain callbacks, called on
+the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`. The UI reads with `open_reader()`.
+Shutdown order (STYLE §6): cancel the stream task → commit what is pending → close the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tenant_events.paths import AppPaths
+from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter
+from tenant_events.stream.engine import EngineConfig, StreamEngine
+from tenant_events.stream.states import EngineStats, StateChange, StreamState
+from tenant_events.stream.tokens import TokenProvider
+
+log = logging.getLogger(__name__)
+
+RETENTION_INTERVAL = 600.0  # seconds between background retention passes
+
+
+@dataclass(frozen=True)
+class Retention:
+    max_age_days: float | None = None
+    max_rows: int | None = None
+
+
+class TenantMonitor:
+    """Follows one tenant into its own database; `start()` → running, `stop()` → flushed and closed."""
+
+    def __init__(
+        self,
+        name: str,
+        paths: AppPaths,
+        config: EngineConfig,
+        tokens: TokenProvider,
+        *,
+        retention: Retention | None = None,
+    ) -> None:
+        self.name = name
+        self.paths = paths
+        self.config = config
+        self.retention = retention
+        self.on_state: list[Callable[[StateChange], None]] = []
+        self.on_commit: list[Callable[[CommitResult], None]] = []
+        self._tokens = tokens
+        self._writer: StoreWriter | None = None
+        self._engine: StreamEngine | None = None
+        self._task: asyncio.Task[StateChange] | None = None
+        self._retention_task: asyncio.Task[None] | None = None
+        self.notice: OpenNotice | None = None
+
+    @property
+    def database_file(self) -> Path:
+        return self.paths.database_file(self.name)
+
+    @property
+    def state(self) -> StateChange:
+        return self._engine.state if self._engine else StateChange(StreamState.STOPPED, "not started")
+
+    @property
+    def stats(self) -> EngineStats:
+        return self._engine.stats if self._engine else EngineStats()
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        """Open the store (off the loop: the integrity check reads the file) and start following the stream."""
+        if self.running:
+            return
+        if self._writer is None:
+            self._writer = await asyncio.to_thread(StoreWriter, self.database_file)
+            self.notice = self._writer.notice
+        engine = StreamEngine(self.config, self._tokens, self._writer)
+        engine.on_state.append(self._forward_state)
+        engine.on_commit.append(self._forward_commit)
+        self._engine = engine
+        self._task = asyncio.create_task(engine.run(), name=f"monitor-{self.name}")
+        if self.retention and (self.retention.max_age_days or self.retention.max_rows):
+            self._retention_task = asyncio.create_task(self._retention_loop(), name=f"retention-{self.name}")
+
+    async def wait(self) -> StateChange:
+        """Until the engine ends by itself (terminal state) or is stopped; returns its last state."""
+        assert self._task is not None, "start() first"
+        return await self._task
+
+    def pause(self) -> None:
+        if self._engine:
+            self._engine.pause()
+
+    def resume(self) -> None:
+        if self._engine:
+            self._engine.resume()
+
+    def nudge(self) -> None:
+        if self._engine:
+            self._engine.nudge()
+
+    def stop_soon(self) -> None:
+        """Ask the engine to stop (safe from a signal handler); `wait()` then returns."""
+        if self._engine is not None:
+            self._engine.stop()
+
+    async def stop(self) -> None:
+        """Stop the stream, commit what was received, close the database."""
+        if self._retention_task is not None:
+            self._retention_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retention_task
+            self._retention_task = None
+        if self._engine is not None and self._task is not None:
+            self._engine.stop()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._writer is not None:
+            await asyncio.to_thread(self._writer.close)
+            self._writer = None
+
+    def open_reader(self) -> EventReader:
+        """A new read connection for the caller's thread (the UI's table model, an export)."""
+        return EventReader(self.database_file)
+
+    async def _retention_loop(self) -> None:
+        assert self.retention is not None
+        while True:
+            if self._writer is not None:
+                try:
+                    await self._writer.apply_retention(
+                        max_age_days=self.retention.max_age_days, max_rows=self.retention.max_rows
+                    )
+                except Exception:
+                    log.exception("%s: retention pass failed", self.name)
+            await asyncio.sleep(RETENTION_INTERVAL)
+
+    def _forward_state(self, change: StateChange) -> None:
+        for callback in list(self.on_state):
+            callback(change)
+
+    def _forward_commit(self, result: CommitResult) -> None:
+        for callback in list(self.on_commit):
+            callback(result)

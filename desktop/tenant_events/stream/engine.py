@@ -1,0 +1,475 @@
+"""The stream engine: follows one tenant's `GET {base_url}/events`, commits events + cursor, reconnects.
+
+One engine per tenant profile; several run side by side on one loop (each has its own HTTP client). The
+flow per connection: build the request from the stored cursor → read SSE frames (httpx-sse) → decode each
+with the wire models → add to the pending `Batch` → hand the batch to the store's writer thread when it holds
+1,000 events or is 100 ms old. The cursor only moves inside those batches, so a crash at any moment resumes
+from a cursor whose events are all stored. Every way a connection ends maps to a named state (states.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from tenant_events.errors import SignInRequired, StorageError
+from tenant_events.http import stream_client
+from tenant_events.store import Batch, CommitResult, EventRow, GapMarker, RejectedRow, StoreWriter
+from tenant_events.stream.backoff import Backoff
+from tenant_events.stream.request import (
+    bad_parameter,
+    error_text,
+    events_url,
+    query_params,
+    rate_limit_until,
+    request_headers,
+    resume_timestamp,
+)
+from tenant_events.stream.states import EngineStats, StateChange, StreamState
+from tenant_events.stream.tokens import TokenProvider
+from tenant_events.wire import ErrorMessage, EventMessage, MessageRejected, StreamErrorCode, decode_frame
+
+log = logging.getLogger(__name__)
+
+MAX_REJECTED_RAW: Final = 64 * 1024
+_IN_FLIGHT: Final = 2  # batches handed to the writer but not yet committed (pipelining, bounded)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How one engine follows one tenant; defaults suit the real service."""
+
+    base_url: str
+    event_types: tuple[str, ...] = ()
+    from_timestamp: str | None = None  # spec 000: initial query only, when no cursor exists
+    name: str = "tenant"
+    stall_timeout: float = 90.0  # no message for this long → reconnect (a few heartbeats)
+    batch_max_events: int = 1000
+    batch_max_delay: float = 0.1
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    too_many_connections_delay: float = 60.0
+    gap_margin: timedelta = timedelta(minutes=5)
+    max_data_bytes: int = 1024 * 1024
+
+
+@dataclass
+class _Outcome:
+    """How a connection ended and what to do next."""
+
+    state: StreamState
+    message: str
+    reason: str
+    delay: float = 0.0  # seconds before the next attempt; <0 means "use the backoff"
+    terminal: bool = False
+    progress: bool = False
+
+
+class StreamEngine:
+    """Follows one tenant's stream until stopped or a terminal state; observe with the `on_*` callback lists."""
+
+    def __init__(
+        self,
+        config: EngineConfig,
+        tokens: TokenProvider,
+        writer: StoreWriter,
+        *,
+        client_factory: Callable[[], httpx.AsyncClient] = stream_client,
+    ) -> None:
+        self.config = config
+        self._tokens = tokens
+        self._writer = writer
+        self._client_factory = client_factory
+        self.on_state: list[Callable[[StateChange], None]] = []
+        self.on_commit: list[Callable[[CommitResult], None]] = []
+        self.stats = EngineStats()
+        self.state = StateChange(StreamState.STOPPED, "not started")
+        self._backoff = Backoff(base=config.backoff_base, cap=config.backoff_cap)
+        self._cursor: str | None = None
+        self._last_event_time: str | None = None
+        self._from_timestamp = config.from_timestamp
+        self._pending = Batch()
+        self._pending_since: float | None = None
+        self._inflight: deque[asyncio.Future[CommitResult]] = deque()
+        self._wake = asyncio.Event()
+        self._paused = False
+        self._stopping = False
+        self._interrupt: str | None = None
+        self._conn_task: asyncio.Task[_Outcome] | None = None
+        self._refreshed = False
+        self._rate_window: deque[tuple[float, int]] = deque(maxlen=50)
+        self._storage_error: StorageError | None = None
+
+    # -- control (call from the engine's loop) ------------------------------------------------------------
+    def pause(self) -> None:
+        self._paused = True
+        self._interrupt_connection("paused")
+
+    def resume(self) -> None:
+        self._paused = False
+        self._wake.set()
+
+    def nudge(self) -> None:
+        """Reconnect now (resume from sleep, network back); skips any backoff wait."""
+        self._interrupt_connection("nudged")
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._interrupt_connection("stopped")
+
+    def _interrupt_connection(self, why: str) -> None:
+        self._interrupt = why
+        self._wake.set()
+        if self._conn_task is not None and not self._conn_task.done():
+            self._conn_task.cancel()
+
+    # -- main loop ----------------------------------------------------------------------------------------
+    async def run(self) -> StateChange:
+        """Follow the stream; returns the terminal state change (STOPPED, SIGNED_OUT or ERROR)."""
+        stored = await asyncio.to_thread(self._writer.cursor_state)
+        self._cursor, self._last_event_time = stored.offset, stored.last_event_time
+        self.stats.last_event_time, self.stats.cursor_updated_at = stored.last_event_time, stored.updated_at
+        self.stats.duplicates_dropped = await asyncio.to_thread(self._writer.duplicates_total)
+        flusher = asyncio.create_task(self._flush_timer(), name=f"flush-{self.config.name}")
+        try:
+            async with self._client_factory() as client:
+                return await self._loop(client)
+        finally:
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flusher
+            with contextlib.suppress(StorageError):
+                await self._drain()
+            if not self.state.state.terminal:
+                self._emit(StreamState.STOPPED, "stopped", "stopped")
+
+    async def _loop(self, client: httpx.AsyncClient) -> StateChange:
+        while True:
+            if self._stopping:
+                return self._emit(StreamState.STOPPED, "stopped", "stopped")
+            if self._paused:
+                self._emit(StreamState.PAUSED, "paused", "paused")
+                self._wake.clear()
+                while self._paused and not self._stopping:
+                    await self._wake.wait()
+                    self._wake.clear()
+                continue
+            self._interrupt = None
+            self._emit(StreamState.CONNECTING, f"connecting to {self.config.base_url}", "connecting")
+            self._conn_task = asyncio.create_task(
+                self._connect_once(client), name=f"stream-{self.config.name}"
+            )
+            try:
+                outcome = await self._conn_task
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                outcome = _Outcome(StreamState.CONNECTING, f"reconnecting ({self._interrupt})", "interrupted")
+            except StorageError as exc:
+                outcome = _Outcome(StreamState.ERROR, str(exc), "storage", terminal=True)
+            finally:
+                self._conn_task = None
+            try:
+                await self._drain()
+            except StorageError as exc:
+                outcome = _Outcome(StreamState.ERROR, str(exc), "storage", terminal=True)
+            if outcome.progress:
+                self._backoff.reset()
+            if outcome.terminal:
+                return self._emit(outcome.state, outcome.message, outcome.reason)
+            if outcome.reason == "interrupted":
+                continue
+            self.stats.reconnects += 1
+            delay = self._backoff.next_delay() if outcome.delay < 0 else outcome.delay
+            if delay <= 0:
+                self._emit(outcome.state, outcome.message, outcome.reason)
+                continue
+            retry_at = time.time() + delay
+            message = outcome.message
+            if outcome.state is StreamState.RECONNECTING:
+                message = f"{message}; reconnecting in {delay:.1f} s"
+            self._emit(outcome.state, message, outcome.reason, retry_at)
+            await self._sleep(delay)
+
+    async def _sleep(self, delay: float) -> None:
+        """Wait `delay` seconds unless nudged, paused or stopped."""
+        self._wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=delay)
+
+    # -- one connection ----------------------------------------------------------------------------------
+    async def _connect_once(self, client: httpx.AsyncClient) -> _Outcome:
+        try:
+            token = await self._tokens.access_token()
+        except SignInRequired as exc:
+            return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+        cursor = self._cursor
+        params = query_params(self.config.event_types, cursor, None if cursor else self._from_timestamp)
+        try:
+            async with client.stream(
+                "GET",
+                events_url(self.config.base_url),
+                params=httpx.QueryParams(params),
+                headers=request_headers(token, cursor),
+            ) as response:
+                if response.status_code != 200:
+                    body = await response.aread()
+                    return await self._http_error(response, body[:4096])
+                self._refreshed = False
+                return await self._read(response)
+        except (httpx.TransportError, SSEError) as exc:
+            return _Outcome(
+                StreamState.RECONNECTING,
+                f"network error: {type(exc).__name__}: {exc}".rstrip(": "),
+                "network",
+                -1,
+            )
+
+    async def _http_error(self, response: httpx.Response, body: bytes) -> _Outcome:
+        status, text = response.status_code, error_text(response, body)
+        if status == 401:
+            if self._refreshed:
+                return _Outcome(StreamState.SIGNED_OUT, f"signed out: the tenant rejected the token twice ({text})",
+                                "unauthorized", terminal=True)  # fmt: skip
+            self._refreshed = True
+            try:
+                await self._tokens.refresh()
+            except SignInRequired as exc:
+                return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+            return _Outcome(StreamState.CONNECTING, "access token refreshed after 401", "token_refreshed")
+        if status == 403:
+            lowered = text.lower()
+            if "concurrent" in lowered or "connections" in lowered:
+                return _Outcome(
+                    StreamState.TOO_MANY_CONNECTIONS,
+                    f"too many open event streams for this tenant ({text}); close other subscribers "
+                    "(other apps or CLI sessions) — retrying",
+                    "too_many_connections",
+                    self.config.too_many_connections_delay,
+                )
+            return _Outcome(StreamState.ERROR, f"access denied: the token lacks the read:events scope ({text})",
+                            "missing_scope", terminal=True)  # fmt: skip
+        if status == 429:
+            until = rate_limit_until(response)
+            shown = time.strftime("%H:%M:%S", time.localtime(until))
+            return _Outcome(StreamState.RATE_LIMITED, f"rate limited until {shown}", "rate_limited",
+                            max(0.0, until - time.time()))  # fmt: skip
+        if status == 410:
+            return await self._cursor_expired(text)
+        if status == 400:
+            return _Outcome(StreamState.ERROR, f"the tenant refused {bad_parameter(text)}: {text}", "bad_request",
+                            terminal=True)  # fmt: skip
+        if status == 404:
+            return _Outcome(
+                StreamState.ERROR,
+                f"not found: {events_url(self.config.base_url)} — check the tenant domain or base URL",
+                "not_found",
+                terminal=True,
+            )
+        if status >= 500:
+            return _Outcome(StreamState.RECONNECTING, f"server error {status}: {text}", "server_error", -1)
+        return _Outcome(StreamState.ERROR, f"unexpected HTTP {status}: {text}", "http_error", terminal=True)
+
+    async def _cursor_expired(self, detail: str) -> _Outcome:
+        """410 / cursor_expired: resume by time from the newest stored event, mark a possible gap."""
+        resume = resume_timestamp(self._last_event_time, self.config.gap_margin)
+        self._pending.gap = GapMarker(
+            f"cursor expired: {detail}", resumed_from=resume, lost_cursor=self._cursor
+        )
+        self._pending.cursor = None
+        self._cursor, self._from_timestamp = None, resume
+        await self._flush()
+        return _Outcome(
+            StreamState.CONNECTING,
+            f"the stored position expired; resuming from {resume} — some events may be missing",
+            "cursor_expired",
+        )
+
+    async def _read(self, response: httpx.Response) -> _Outcome:
+        loop = asyncio.get_running_loop()
+        progress = False
+        stall = self.config.stall_timeout
+        self._emit(StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", "connected")
+        try:
+            async with asyncio.timeout(stall) as watchdog:
+                last_kick = loop.time()
+                async for sse in EventSource(response).aiter_sse():
+                    now = loop.time()
+                    if now - last_kick > 0.25:
+                        watchdog.reschedule(now + stall)
+                        last_kick = now
+                    if sse.retry is not None:
+                        self._backoff.floor = min(sse.retry / 1000.0, self.config.backoff_cap)
+                    progress = True
+                    ended = await self._handle_frame(sse.event, sse.data, sse.id)
+                    if ended is not None:
+                        ended.progress = True
+                        return ended
+        except TimeoutError:
+            return _Outcome(
+                StreamState.RECONNECTING,
+                f"the stream went quiet for {stall:g} s (stalled)",
+                "stalled",
+                0.0,
+                progress=progress,
+            )
+        except httpx.TransportError as exc:
+            return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
+                            progress=progress)  # fmt: skip
+        if not progress:
+            return _Outcome(
+                StreamState.RECONNECTING, "the stream closed before sending anything", "empty_stream", -1
+            )
+        # EOF: the service rotates connections every few minutes (event-stream.md §2) — routine.
+        return _Outcome(
+            StreamState.CONNECTING, "the server rotated the connection", "rotation", progress=True
+        )
+
+    async def _handle_frame(self, name: str, data: str, sse_id: str) -> _Outcome | None:
+        received = time.time()
+        if len(data) > self.config.max_data_bytes:
+            self._reject(name, sse_id or None, f"data: {len(data)} bytes exceeds the {self.config.max_data_bytes}"
+                         " byte limit", data, received)  # fmt: skip
+            return None
+        try:
+            message = decode_frame(name, data)
+        except MessageRejected as exc:
+            self._reject(name, exc.offset or sse_id or None, exc.reason, data, received)
+            return None
+        pending = self._pending
+        if isinstance(message, EventMessage):
+            if self._pending_since is None:
+                self._pending_since = received
+            row = EventRow.from_message(message, data, received)
+            pending.events.append(row)
+            pending.cursor = message.offset
+            if pending.last_event_time is None or row.time > pending.last_event_time:
+                pending.last_event_time = row.time
+            if len(pending.events) >= self.config.batch_max_events:
+                self._set_live(catching_up=True)
+                await self._flush()
+            return None
+        if isinstance(message, ErrorMessage):
+            return await self._stream_error(message)
+        pending.cursor = message.offset  # offset-only heartbeat (spec 000): the cursor moves, nothing else
+        if self._pending_since is None:
+            self._pending_since = received
+        self._set_live(catching_up=False)
+        return None
+
+    async def _stream_error(self, message: ErrorMessage) -> _Outcome:
+        err = message.error
+        if err.offset:
+            self._pending.cursor = err.offset  # "can be used to resume" (event-stream.md §6)
+        await self._flush()
+        code = err.known_code
+        text = f"{err.code}: {err.message}" if err.message else err.code
+        if code is StreamErrorCode.CONNECTION_TIMEOUT:
+            return _Outcome(StreamState.CONNECTING, "the server rotated the connection", "rotation")
+        if code in (StreamErrorCode.CURSOR_EXPIRED, StreamErrorCode.INVALID_CURSOR):
+            return await self._cursor_expired(text)
+        return _Outcome(StreamState.RECONNECTING, f"the server ended the stream ({text})", "stream_error", -1)
+
+    def _reject(self, name: str, offset: str | None, reason: str, data: str, received: float) -> None:
+        log.warning("%s: rejected a frame at offset %s: %s; data starts %r", self.config.name, offset, reason,
+                    data[:120])  # fmt: skip
+        self._pending.rejected.append(
+            RejectedRow(name or "", offset, reason, data[:MAX_REJECTED_RAW], received)
+        )
+        if offset:
+            self._pending.cursor = offset  # kept in `rejected`, so the cursor may move past it
+        if self._pending_since is None:
+            self._pending_since = received
+
+    def _set_live(self, *, catching_up: bool) -> None:
+        want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE
+        if self.state.state is not want:
+            self._emit(want, "catching up on stored events" if catching_up else "live", want.name.lower())
+
+    # -- batches ------------------------------------------------------------------------------------------
+    async def _flush_timer(self) -> None:
+        """Commits a batch that is older than batch_max_delay even when no further frame arrives."""
+        delay = self.config.batch_max_delay
+        while True:
+            await asyncio.sleep(delay / 2)
+            if self._pending_since is not None and time.time() - self._pending_since >= delay:
+                try:
+                    await self._flush()
+                except StorageError as exc:
+                    self._storage_error = exc
+                    self._interrupt_connection("storage error")
+                    return
+
+    async def _flush(self) -> None:
+        """Hand the pending batch to the writer (in order) and keep at most _IN_FLIGHT uncommitted."""
+        batch, self._pending, self._pending_since = self._pending, Batch(), None
+        if batch.empty:
+            return
+        future = asyncio.wrap_future(self._writer.submit(batch))
+        future.add_done_callback(self._committed)
+        self._inflight.append(future)
+        while len(self._inflight) >= _IN_FLIGHT:
+            await self._inflight.popleft()
+        if self._storage_error is not None:
+            raise self._storage_error
+
+    async def _drain(self) -> None:
+        """Commit everything pending and wait for it (before reconnecting and at shutdown)."""
+        await self._flush()
+        while self._inflight:
+            await self._inflight.popleft()
+        if self._storage_error is not None:
+            raise self._storage_error
+
+    def _committed(self, future: asyncio.Future[CommitResult]) -> None:
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            self._storage_error = exc if isinstance(exc, StorageError) else StorageError(str(exc))
+            log.error("%s: could not store a batch: %s", self.config.name, exc)
+            return
+        result = future.result()
+        now = time.time()
+        stats = self.stats
+        stats.events_stored += result.inserted
+        stats.duplicates_dropped += result.duplicates
+        stats.rejected += result.rejected
+        if result.cursor is not None:
+            self._cursor = result.cursor
+            stats.cursor_updated_at = now
+        if result.last_event_time and (
+            not self._last_event_time or result.last_event_time > self._last_event_time
+        ):
+            self._last_event_time = stats.last_event_time = result.last_event_time
+        self._rate_window.append((now, result.inserted))
+        if len(self._rate_window) > 1:
+            span = now - self._rate_window[0][0]
+            count = sum(n for _, n in list(self._rate_window)[1:])
+            stats.events_per_second = count / span if span > 0 else 0.0
+        for callback in list(self.on_commit):
+            callback(result)
+
+    def _emit(
+        self, state: StreamState, message: str, reason: str, retry_at: float | None = None
+    ) -> StateChange:
+        change = StateChange(state, message, reason, retry_at)
+        self.state = change
+        log.info("%s: %s — %s", self.config.name, state.value, message)
+        for callback in list(self.on_state):
+            callback(change)
+        return change
+
+
+__all__ = ["EngineConfig", "StreamEngine"]

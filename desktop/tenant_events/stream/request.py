@@ -1,0 +1,103 @@
+"""The `GET {base_url}/events` request (spec 000 "Endpoints") and the reading of its error responses."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+import orjson
+
+from tenant_events.http import Response
+
+MAX_FROM_TIMESTAMP: Final = 20  # spec 000 Limits: `from_timestamp` is at most 20 characters
+
+
+def events_url(base_url: str) -> str:
+    return base_url.rstrip("/") + "/events"
+
+
+def query_params(
+    event_types: Sequence[str], cursor: str | None, from_timestamp: str | None
+) -> list[tuple[str, str | int | float | bool | None]]:
+    """`event_type` repeated (form style, exploded), then `from` or, with no cursor, `from_timestamp`."""
+    params: list[tuple[str, str | int | float | bool | None]] = [("event_type", t) for t in event_types]
+    if cursor:
+        params.append(("from", cursor))  # httpx percent-encodes it (offsets look like base64: + / =)
+    elif from_timestamp:
+        params.append(("from_timestamp", from_timestamp))
+    return params
+
+
+def request_headers(token: str, cursor: str | None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream", "Cache-Control": "no-store"}
+    if cursor:
+        headers["Last-Event-ID"] = cursor  # event-stream.md §2: the header wins when both are sent
+    return headers
+
+
+def format_from_timestamp(moment: datetime) -> str:
+    """RFC 3339 in the only form that fits 20 characters: `YYYY-MM-DDTHH:MM:SSZ` (event-stream.md §3)."""
+    text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert len(text) <= MAX_FROM_TIMESTAMP
+    return text
+
+
+def resume_timestamp(last_event_time: str | None, margin: timedelta, now: datetime | None = None) -> str:
+    """Where to resume after the cursor expired: the newest stored event time minus `margin` (dedupe absorbs it)."""
+    if last_event_time:
+        base = datetime.fromisoformat(last_event_time.replace("Z", "+00:00"))
+    else:
+        base = now or datetime.now(UTC)
+    return format_from_timestamp(base - margin)
+
+
+def error_text(response: Response, body: bytes) -> str:
+    """The server's message from an error body (`message`, `error_description` or `error`), else the body."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        for key in ("message", "error_description", "error"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value[:300]
+    text = body.decode("utf-8", "replace").strip()
+    return text[:300] or response.reason_phrase or f"HTTP {response.status_code}"
+
+
+def rate_limit_until(response: Response, now: float | None = None) -> float:
+    """Epoch seconds when a 429 lifts: `X-RateLimit-Reset` (epoch s), else `Retry-After` (s or HTTP date)."""
+    now = time.time() if now is None else now
+    reset = response.headers.get("X-RateLimit-Reset")
+    if reset:
+        try:
+            value = float(reset)
+            # Some services send seconds-to-wait rather than an epoch; a small number can only mean that.
+            return value if value > 1e9 else now + value
+        except ValueError:
+            pass
+    retry_after = response.headers.get("Retry-After")
+    if retry_after:
+        try:
+            return now + float(retry_after)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(retry_after)
+            if parsed is not None:
+                return parsed.timestamp()
+    return now + 60.0
+
+
+def bad_parameter(message: str) -> str:
+    """Which request parameter a 400 is about, from the server's message (spec 000 Errors)."""
+    lowered = message.lower()
+    if "cursor" in lowered:
+        return "from (the stored cursor)"
+    if "event type" in lowered or "event_type" in lowered:
+        return "event_type"
+    if "timestamp" in lowered:
+        return "from_timestamp"
+    return "the query string"
