@@ -155,7 +155,7 @@ def make_profile(**fields: Any) -> TenantProfile:
     if not fields.get("domain") and fields.get("auth_url"):
         fields["domain"] = urlsplit(str(fields["auth_url"])).netloc
     if not fields.get("domain"):
-        raise ConfigError("domain", "is required (the tenant's domain, e.g. acme.eu.auth0.com)")
+        raise ConfigError("profile domain", "is required (the tenant's domain, e.g. acme.eu.auth0.com)")
     if not fields.get("name"):
         fields["name"] = slugify(str(fields["domain"]))
     try:

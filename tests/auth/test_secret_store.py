@@ -1,0 +1,175 @@
+"""The secret store: the real Secret Service over D-Bus (gnome-keyring, unlocked by tests/harness/session.sh)
+and the no-keyring path (a subprocess with no session bus).
+
+Under `./run test` TENANT_EVENTS_REAL_KEYRING=1 is set, and then a keyring that does not work FAILS the test;
+outside that session the real-keyring tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from tenant_events.auth.secret_store import (
+    KeyringSecretStore,
+    MemorySecretStore,
+    SecretStoreUnavailable,
+    open_secret_store,
+)
+
+REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
+
+
+@pytest.fixture
+def real_store():
+    if not REAL:
+        pytest.skip(
+            "TENANT_EVENTS_REAL_KEYRING is not set: run via ./run test tests/auth (gnome-keyring on D-Bus)"
+        )
+    opened = open_secret_store()
+    assert opened.notice is None, f"the session's keyring must work here: {opened.notice}"
+    assert isinstance(opened.store, KeyringSecretStore) and opened.store.persistent
+    return opened.store
+
+
+def _secret_tool_lookup(account: str) -> str | None:
+    tool = shutil.which("secret-tool")
+    if tool is None:
+        return None
+    out = subprocess.run(
+        [tool, "lookup", "service", "tenant-events", "username", account],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    return out.stdout if out.returncode == 0 else ""
+
+
+@pytest.mark.dbus
+def test_real_keyring_round_trip_is_visible_to_the_secret_service(real_store):
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    secret = "rt-" + uuid.uuid4().hex
+    try:
+        assert real_store.get(tenant) is None
+        real_store.set(tenant, secret)
+        assert real_store.get(tenant) == secret
+        # Another process (libsecret's CLI) sees the same item: it really is in the Secret Service.
+        seen = _secret_tool_lookup(f"refresh-token:{tenant}")
+        if seen is not None:
+            assert seen == secret
+        real_store.set(tenant, secret + "-rotated")
+        assert real_store.get(tenant) == secret + "-rotated"
+    finally:
+        real_store.delete(tenant)
+    assert real_store.get(tenant) is None
+    real_store.delete(tenant)  # deleting what is gone is fine
+
+
+@pytest.mark.dbus
+def test_real_keyring_chunks_long_values(real_store):
+    """Windows caps a credential at 2560 bytes (keyring#355): long values are split; here they round-trip."""
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    secret = "x" * 2500 + uuid.uuid4().hex
+    try:
+        real_store.set(tenant, secret)
+        assert real_store.get(tenant) == secret
+    finally:
+        real_store.delete(tenant)
+    assert real_store.get(tenant) is None
+    assert _secret_tool_lookup(f"refresh-token:{tenant}#0") in (None, "")
+
+
+def test_no_session_bus_means_session_only_with_a_notice(tmp_path):
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "PYTHON_KEYRING_BACKEND")
+    }
+    env["XDG_CONFIG_HOME"] = str(tmp_path)  # no keyringrc.cfg choosing a backend
+    env["HOME"] = str(tmp_path)
+    code = (
+        "import json; from tenant_events.auth.secret_store import open_secret_store\n"
+        "o = open_secret_store(); o.store.set('t', 'secret-value')\n"
+        "print(json.dumps({'persistent': o.store.persistent, 'notice': o.notice, 'kind': type(o.store).__name__}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result == {
+        "persistent": False,
+        "kind": "MemorySecretStore",
+        "notice": result["notice"],
+    }
+    assert "Sign-in will last only while the app runs" in result["notice"]
+    assert "no system keyring is available" in result["notice"]
+    # never plaintext: nothing written anywhere under the fake home
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_plaintext_backend_is_refused(tmp_path):
+    """A keyring configured to a file backend is not used (never plaintext)."""
+    code = (
+        "import keyring, json\n"
+        "from keyring.backend import KeyringBackend\n"
+        "class PlainFile(KeyringBackend):\n"
+        "    priority = 1\n"
+        "    def get_password(self, s, u): return None\n"
+        "    def set_password(self, s, u, p): open('leak.txt', 'w').write(p)\n"
+        "    def delete_password(self, s, u): pass\n"
+        "PlainFile.__module__ = 'keyrings.alt.file'\n"
+        "keyring.set_keyring(PlainFile())\n"
+        "from tenant_events.auth.secret_store import open_secret_store\n"
+        "o = open_secret_store(); o.store.set('t', 'secret-value')\n"
+        "print(json.dumps({'persistent': o.store.persistent, 'notice': o.notice}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["persistent"] is False
+    assert "stores secrets in a plain file" in result["notice"]
+    assert not (tmp_path / "leak.txt").exists()
+
+
+def test_failing_keyring_write_raises_secret_store_unavailable():
+    import keyring
+    from keyring.backend import KeyringBackend
+    from keyring.errors import KeyringLocked
+
+    class Locked(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            return None  # a locked SecretService collection reads as empty (keyring#69)
+
+        def set_password(self, service, username, password):
+            raise KeyringLocked("Cannot create an item in a locked collection")
+
+        def delete_password(self, service, username):
+            raise KeyringLocked("locked")
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Locked())
+    try:
+        store = KeyringSecretStore()
+        with pytest.raises(
+            SecretStoreUnavailable, match="refused to save the sign-in: Cannot create an item in a locked"
+        ):
+            store.set("t", "v")
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_memory_store_is_the_unit_test_fake():
+    store = MemorySecretStore()
+    store.set("a", "1")
+    assert store.get("a") == "1" and not store.persistent
+    store.delete("a")
+    store.delete("a")
+    assert store.get("a") is None
+    assert "1" not in repr(store)
