@@ -148,7 +148,7 @@ def test_unknown_kid_refetches_the_key_set_once():
             jwks.keys = [KEY_A, KEY_B]  # the tenant rotated its signing key
             await validate_id_token(sign(claims(), KEY_B), cache, check())
             assert jwks.fetches == 2, "refetched once for kid b"
-            with pytest.raises(SignInFailed, match="unknown key .kid 'zzz'"):
+            with pytest.raises(SignInFailed, match=r"unknown key \(kid 'zzz'\)"):
                 await validate_id_token(
                     sign(claims(), RSAKey.generate_key(2048, parameters={"kid": "zzz"})), cache, check()
                 )

@@ -102,9 +102,9 @@ def test_timeout_is_a_clear_error_that_mentions_rejected_responses():
             await get(listener.redirect_uri + "?code=c&state=wrong")
             with pytest.raises(SignInFailed) as info:
                 await waiter
-            return info.value, listener
+            return info.value
 
-    error, listener = run(scenario())
+    error = run(scenario())
     assert error.code == "timeout"
     assert "no sign-in response arrived within 0.5 s" in str(error)
     assert "1 response(s) with a wrong state were rejected" in str(error)
@@ -174,7 +174,7 @@ def test_no_connection_is_accepted_on_a_non_loopback_address():
     async def scenario():
         async with LoopbackListener() as listener:
             with pytest.raises(OSError):
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(address, listener.port), 3)
+                _reader, writer = await asyncio.wait_for(asyncio.open_connection(address, listener.port), 3)
                 writer.close()
             # and the loopback side still works
             waiter = asyncio.create_task(listener.wait("s", 5))

@@ -108,7 +108,7 @@ def test_tenant_lookup_errors_name_the_choice(paths):
     s.upsert(make_profile(domain="b.example", client_id="abc"))
     with pytest.raises(ConfigError, match=r"several profiles exist \(a-example, b-example\)"):
         s.tenant(None)
-    with pytest.raises(ConfigError, match="no profile named 'c' .known: a-example, b-example"):
+    with pytest.raises(ConfigError, match=r"no profile named 'c' \(known: a-example, b-example\)"):
         s.tenant("c")
 
 
