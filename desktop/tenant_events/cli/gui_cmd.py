@@ -1,0 +1,36 @@
+"""`tenant-events [gui] [--demo] [--data-dir D] [--minimized]`: the desktop app (the default command).
+
+Qt is imported only when this command runs, so the CLI and `--version` stay Qt-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+from tenant_events.logs import setup_logging
+from tenant_events.paths import AppPaths
+
+
+def register(subparsers: Any) -> None:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "gui", help="start the desktop tray app (the default)", description="Start the desktop tray app."
+    )
+    p.add_argument("--demo", action="store_true", help="start on the bundled demo tenant (a local simulator)")
+    p.add_argument("--data-dir", metavar="DIR", help="keep settings, databases and logs under DIR")
+    p.add_argument("--minimized", action="store_true", help="start hidden in the tray (used by start at login)")
+    p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = AppPaths.resolve(args.data_dir).ensure()
+    setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
+    os.environ.setdefault("QT_API", "pyside6")
+    from tenant_events.ui.app import AppOptions, run_gui
+
+    options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized))
+    return run_gui(paths, options, sys.argv[:1])

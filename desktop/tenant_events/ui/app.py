@@ -1,0 +1,467 @@
+"""The composition root of the desktop app: QApplication + qasync loop, windows, tray, tenants, shutdown.
+
+    run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (STYLE.md §6, Python 3.11)
+                         └▶ DesktopApp.run(): settings → theme → window/tray/notifier/wake watcher
+                              → tenants (restore sign-ins) or the welcome window or the demo
+                              → await quit (an asyncio.Event: desktop.md §4 pitfall) → orderly shutdown
+
+Quit = set `quitting`; `run()` then stops every tenant (commits pending events), the demo simulator child,
+the notifier and the HTTP client, and returns; the Runner cancels leftovers and closes the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QApplication
+
+from tenant_events.auth.browser import open_in_browser
+from tenant_events.auth.secret_store import SecretStore, open_secret_store
+from tenant_events.errors import UserFixableError
+from tenant_events.http import api_client
+from tenant_events.monitor import Retention
+from tenant_events.paths import AppPaths
+from tenant_events.settings import Settings, TenantProfile, load_settings, make_profile, save_settings
+from tenant_events.store.records import EventFilter
+from tenant_events.ui import autostart
+from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
+from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.main_window import MainWindow
+from tenant_events.ui.notices import Notice, NoticeSink
+from tenant_events.ui.notifier import Notifier
+from tenant_events.ui.notify_policy import DEFAULT_TYPES, Candidate, NotifyPolicy
+from tenant_events.ui.simulator_child import DemoSimulator, start_demo_simulator
+from tenant_events.ui.status import tooltip, worst
+from tenant_events.ui.tenant_session import TenantSession
+from tenant_events.ui.theme import apply_theme
+from tenant_events.ui.tray import Tray
+from tenant_events.ui.wake_watcher import WakeWatcher
+
+log = logging.getLogger(__name__)
+Opener = Callable[[str], Awaitable[None] | None]
+DEMO_TENANT = "demo"
+MAX_NOTIFY_SCAN = 2000
+
+
+def system_opener(url: str) -> None:
+    if not open_in_browser(url):
+        raise UserFixableError("could not open the system browser", f"open this address yourself: {url}")
+
+
+@dataclass
+class AppOptions:
+    demo: bool = False
+    minimized: bool = False
+    simulator_args: list[str] = field(default_factory=list)
+    opener: Opener = system_opener
+    secret_store: SecretStore | None = None  # tests pass one; default: the system keyring
+    wake_tick_ms: int = 2000
+
+
+class DesktopApp(QObject):
+    """Owns every window and tenant; `run()` returns the exit code once the user quits."""
+
+    tenant_added = Signal(str)
+    demo_ready = Signal(str)  # base_url
+    notice_shown = Signal(object)
+
+    def __init__(self, qapp: QApplication, paths: AppPaths, options: AppOptions, sink: NoticeSink) -> None:
+        super().__init__()
+        self.qapp, self.paths, self.options, self.sink = qapp, paths, options, sink
+        self.quitting = asyncio.Event()
+        self.settings_notices: list[str] = []
+        self.settings: Settings = load_settings(paths, self.settings_notices)
+        self.dark = apply_theme(qapp, self.settings.theme)
+        self.sessions: dict[str, TenantSession] = {}
+        self.simulator: DemoSimulator | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.http: Any = None
+        self.secrets: SecretStore | None = options.secret_store
+        self.window = MainWindow(str(paths.config_dir / "window.ini"))
+        self.window.restore_filter()
+        self.welcome: WelcomeWindow | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.connect_dialog: ConnectTenantDialog | None = None
+        self.tray: Tray | None = Tray(panel="dark") if Tray.available() else None
+        types = set(self.settings.notifications.event_types) or set(DEFAULT_TYPES)
+        self.policy = NotifyPolicy(types=types)
+        self.policy.dnd_until = float("inf") if self.settings.notifications.do_not_disturb else 0.0
+        self.notifier = Notifier(self.policy, self)
+        self.notifier.attach_tray(self.tray.icon if self.tray else None)
+        self.wake = WakeWatcher(tick_ms=options.wake_tick_ms, parent=self)
+        self._status_timer = QTimer(self)
+        self._status_timer.setInterval(1000)
+        self._status_timer.timeout.connect(self._tick_status)
+        self._wire()
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    def _wire(self) -> None:
+        w = self.window
+        w.quit_requested.connect(self.quit)
+        w.pause_toggled.connect(self.set_paused)
+        w.settings_requested.connect(self.open_settings)
+        w.unread_changed.connect(lambda _n: self._update_tray())
+        w.closed_to_tray.connect(self._closed_to_tray)
+        self.notifier.show_requested.connect(self.show_event)
+        self.wake.woke.connect(self.nudge_all)
+        self.sink.subscribe(self._show_notice)
+        if self.tray is not None:
+            t = self.tray
+            t.open_requested.connect(w.bring_to_front)
+            t.toggle_requested.connect(self.toggle_window)
+            t.pause_toggled.connect(self.set_paused)
+            t.dnd_requested.connect(self.set_dnd)
+            t.notify_types_changed.connect(self.set_notify_types)
+            t.tenant_selected.connect(self.show_tenant)
+            t.sign_in_requested.connect(lambda name: self.spawn(self.sign_in(name)))
+            t.sign_out_requested.connect(lambda name: self.spawn(self.sign_out(name)))
+            t.quit_requested.connect(self.quit)
+            t.set_notify_types(self.policy.types)
+            w.keep_in_tray = True
+
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        """Run a coroutine in the background with a strong reference (the loop keeps weak ones)."""
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            assert exc is not None
+            self.sink.report_exception(exc, "background task")
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    async def run(self) -> int:
+        self.http = api_client()
+        if self.secrets is None:
+            opened = await asyncio.to_thread(open_secret_store)
+            self.secrets = opened.store
+            if opened.notice:
+                self.sink.report(Notice("warning", "Sign-in is not remembered", opened.notice))
+        for text in self.settings_notices:
+            self.sink.report(Notice("warning", "Settings were reset", text))
+        if self.tray is not None:
+            self.tray.show()
+        self.wake.start()
+        self._status_timer.start()
+        for profile in self.settings.tenants:
+            if profile.name == DEMO_TENANT and self.options.demo:
+                continue
+            session = self._add_session(profile)
+            self.spawn(session.restore())
+        if self.options.demo:
+            self.spawn(self.start_demo())
+        elif not self.settings.tenants:
+            self.show_welcome()
+        if not self.options.minimized or self.tray is None:
+            self.window.show()
+        if self.tray is None:
+            self.window.statusBar().showMessage(
+                "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
+            )
+        await self.quitting.wait()
+        await self.shutdown()
+        return 0
+
+    def quit(self) -> None:
+        self.quitting.set()
+
+    async def shutdown(self) -> None:
+        self.wake.stop()
+        self._status_timer.stop()
+        self.window.save_layout()
+        for session in list(self.sessions.values()):
+            await session.stop()
+            session.close_readers()
+        await self.notifier.close()
+        if self.simulator is not None:
+            await self.simulator.stop()
+            self.simulator = None
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.http is not None:
+            await self.http.aclose()
+        if self.tray is not None:
+            self.tray.hide()
+        for w in (self.welcome, self.settings_dialog, self.connect_dialog):
+            if w is not None:
+                w.close()
+        self.window.keep_in_tray = False
+        self.window.hide()
+
+    # -- tenants -----------------------------------------------------------------------------------------
+    def _add_session(self, profile: TenantProfile) -> TenantSession:
+        assert self.secrets is not None
+        r = self.settings.retention
+        retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
+        session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)
+        session.status_changed.connect(self._status_changed)
+        session.events_committed.connect(self._events_committed)
+        session.sign_in_failed.connect(
+            lambda name, text: self.sink.report(Notice("warning", f"Sign-in to {name} failed", text))
+        )
+        self.sessions[profile.name] = session
+        if session.open_existing() and session.pages is not None:
+            self.window.add_tenant(profile.name, session.pages, session.aggregates)
+        self._update_tray()
+        return session
+
+    def _ensure_in_window(self, session: TenantSession) -> None:
+        if session.pages is not None and session.name not in self.window._data:
+            self.window.add_tenant(session.name, session.pages, session.aggregates)
+            self.tenant_added.emit(session.name)
+
+    async def add_tenant(self, profile: TenantProfile, sign_in: bool = True) -> TenantSession:
+        old = self.sessions.pop(profile.name, None)
+        if old is not None:
+            await old.stop()
+            self.window.remove_tenant(profile.name)
+            old.close_readers()
+        self.settings.upsert(profile)
+        if self.settings.active_tenant is None:
+            self.settings.active_tenant = profile.name
+        await asyncio.to_thread(save_settings, self.paths, self.settings)
+        session = self._add_session(profile)
+        if sign_in and await session.sign_in(self.options.opener):
+            self._ensure_in_window(session)
+            self.window.show_tenant(profile.name)
+        return session
+
+    async def sign_in(self, name: str) -> None:
+        session = self.sessions[name]
+        if await session.sign_in(self.options.opener):
+            self._ensure_in_window(session)
+
+    async def sign_out(self, name: str) -> None:
+        await self.sessions[name].sign_out()
+        self._update_tray()
+
+    async def remove_tenant(self, name: str) -> None:
+        session = self.sessions.pop(name, None)
+        if session is not None:
+            await session.stop()
+            self.window.remove_tenant(name)
+            session.close_readers()
+        self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
+        await asyncio.to_thread(save_settings, self.paths, self.settings)
+        self._update_tray()
+
+    async def start_demo(self) -> TenantSession | None:
+        """Start the bundled simulator as a child, add it as the "demo" tenant and sign in through the browser."""
+        if self.welcome is not None:
+            self.welcome.set_busy("Starting the demo tenant…")
+        self.window.statusBar().showMessage("Starting the demo tenant…")
+        try:
+            if self.simulator is None or not self.simulator.alive():
+                self.simulator = await start_demo_simulator(
+                    self.paths.simulator_dir, self.options.simulator_args
+                )
+            sim = self.simulator
+            profile = make_profile(
+                name=DEMO_TENANT,
+                domain=urlsplit(sim.auth_url).netloc,
+                auth_url=sim.auth_url,
+                base_url=sim.base_url,
+                client_id=sim.demo_client_id,
+            )
+        except (RuntimeError, TimeoutError, UserFixableError, OSError) as exc:
+            text = f"The demo tenant did not start: {exc}"
+            self.sink.report(Notice("error", "Demo tenant", text))
+            if self.welcome is not None:
+                self.welcome.show_problem(text)
+            return None
+        self.demo_ready.emit(sim.base_url)
+        if self.welcome is not None:
+            self.welcome.set_busy("Sign in to the demo tenant in your browser…")
+        session = await self.add_tenant(profile)
+        if self.welcome is not None:
+            if session.is_signed_in:
+                self.welcome.close()
+                self.welcome = None
+            else:
+                self.welcome.show_problem("Sign-in did not finish. Try again.")
+        self.window.bring_to_front()
+        return session
+
+    def show_welcome(self) -> None:
+        if self.welcome is None:
+            self.welcome = WelcomeWindow()
+            self.welcome.demo_requested.connect(lambda: self.spawn(self.start_demo()))
+            self.welcome.connect_requested.connect(self.open_connect)
+        self.welcome.show()
+        self.welcome.raise_()
+
+    def open_connect(self, profile: TenantProfile | None = None) -> None:
+        dialog = ConnectTenantDialog(profile, self.window)
+        dialog.profile_ready.connect(lambda p: self.spawn(self._connected(p)))
+        self.connect_dialog = dialog
+        dialog.open()
+
+    async def _connected(self, profile: TenantProfile) -> None:
+        if self.welcome is not None:
+            self.welcome.close()
+            self.welcome = None
+        self.window.bring_to_front()
+        await self.add_tenant(profile)
+
+    # -- settings ----------------------------------------------------------------------------------------
+    def open_settings(self) -> None:
+        signed = {n for n, s in self.sessions.items() if s.is_signed_in}
+        dialog = SettingsDialog(self.settings, signed, self.window)
+        dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
+        dialog.add_tenant_requested.connect(lambda: self.open_connect())
+        dialog.edit_tenant_requested.connect(lambda n: self.open_connect(self.settings.tenant(n)))
+        dialog.remove_tenant_requested.connect(lambda n: self.spawn(self.remove_tenant(n)))
+        dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
+        dialog.sign_out_requested.connect(lambda n: self.spawn(self.sign_out(n)))
+        self.settings_dialog = dialog
+        dialog.open()
+
+    async def apply_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.dark = apply_theme(self.qapp, settings.theme)
+        self.window.model.layoutChanged.emit()
+        n = settings.notifications
+        self.set_notify_types(set(n.event_types) or set(DEFAULT_TYPES), save=False)
+        self.policy.dnd_until = float("inf") if n.do_not_disturb else 0.0
+        self.policy.paused = self.policy.paused or not n.enabled
+        await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
+        await asyncio.to_thread(save_settings, self.paths, settings)
+
+    # -- events, notifications, state --------------------------------------------------------------------
+    def _events_committed(self, tenant: str, first_seq: int, last_seq: int) -> None:
+        self.window.events_stored(tenant)
+        session = self.sessions.get(tenant)
+        if session is None or session.pages is None or not self.settings.notifications.enabled:
+            return
+        flt = EventFilter(types=frozenset(self.policy.types))
+        rows = session.pages.reader.newer_than(flt, first_seq - 1, limit=MAX_NOTIFY_SCAN)
+        self.notifier.offer(
+            [
+                Candidate(tenant, e.seq, e.event_id, e.type, e.time, e.summary)
+                for e in rows
+                if e.seq <= last_seq
+            ]
+        )
+
+    def show_tenant(self, name: str) -> None:
+        self.window.show_tenant(name)
+        self.window.bring_to_front()
+
+    def show_event(self, tenant: str, event_id: str) -> None:
+        self.window.select_event(tenant, event_id)
+
+    def _status_changed(self, status: Any) -> None:
+        self.window.set_status(status)
+        self._update_tray()
+
+    def _tick_status(self) -> None:
+        for session in self.sessions.values():
+            session.refresh_status()
+
+    def _update_tray(self) -> None:
+        if self.tray is None:
+            return
+        statuses = [s.status for s in self.sessions.values()]
+        self.tray.set_state(worst(statuses), tooltip(statuses, self.window.unread))
+        self.tray.set_tenants([(s.name, s.is_signed_in) for s in self.sessions.values()])
+
+    def set_paused(self, paused: bool) -> None:
+        self.policy.paused = paused
+        for session in self.sessions.values():
+            session.pause(paused)
+        self.window.set_paused(paused)
+        if self.tray is not None:
+            self.tray.set_paused(paused)
+
+    def set_dnd(self, seconds: float) -> None:
+        if seconds < 0:  # until tomorrow 08:00 local time
+            tomorrow = (datetime.now() + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
+            self.policy.dnd_until = tomorrow.timestamp()
+        else:
+            self.policy.dnd_until = time.time() + seconds if seconds else 0.0
+
+    def set_notify_types(self, types: set[str], save: bool = True) -> None:
+        self.policy.types = set(types)
+        if self.tray is not None:
+            self.tray.set_notify_types(self.policy.types)
+        if save:
+            self.settings.notifications.event_types = sorted(types)
+            self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
+
+    def nudge_all(self, reason: str) -> None:
+        log.info("nudging every tenant: %s", reason)
+        for session in self.sessions.values():
+            session.nudge()
+
+    def toggle_window(self) -> None:
+        if self.window.isVisible() and self.window.isActiveWindow():
+            self.window.hide()
+        else:
+            self.window.bring_to_front()
+
+    def _closed_to_tray(self) -> None:
+        if not self.window.tray_hint_shown and self.tray is not None:
+            self.window.tray_hint_shown = True
+            self.tray.icon.showMessage(
+                "Tenant Events is still running",
+                "It keeps following your tenants from the tray. Quit from its menu.",
+            )
+
+    def _show_notice(self, notice: Notice) -> None:
+        self.window.statusBar().showMessage(f"{notice.title}: {notice.text}", 15000)
+        self.notice_shown.emit(notice)
+
+
+def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
+    """Start the app; returns its exit code."""
+    import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
+
+    from tenant_events.ui.notices import install_hooks
+    from tenant_events.ui.qt_logging import install_qt_message_handler
+    from tenant_events.ui.single_instance import SingleInstance, hand_over, server_name
+
+    qapp = QApplication.instance() or QApplication(argv)
+    assert isinstance(qapp, QApplication)
+    qapp.setApplicationName("Tenant Events")
+    qapp.setOrganizationName("tenant-events")
+    qapp.setDesktopFileName("io.github.tenantevents.TenantEvents")
+    qapp.setQuitOnLastWindowClosed(False)
+    install_qt_message_handler()
+    name = server_name(paths.data_dir)
+    if hand_over(name, argv):
+        log.info("Tenant Events is already running for %s: asked it to show its window", paths.data_dir)
+        return 0
+    sink = NoticeSink()
+    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+        undo = install_hooks(sink, runner.get_loop())
+        instance = SingleInstance(name)
+        instance.listen()
+        try:
+
+            async def main() -> int:
+                app = DesktopApp(qapp, paths, options, sink)
+                instance.activated.connect(lambda _argv: app.window.bring_to_front())
+                return await app.run()
+
+            return runner.run(main())
+        finally:
+            instance.close()
+            undo()
+            with contextlib.suppress(Exception):
+                qapp.processEvents()

@@ -1,0 +1,102 @@
+"""The selected event: highlighted JSON, copy as JSON or as one JSONL line, and a dashboard link."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
+
+from tenant_events.store.records import StoredEvent
+from tenant_events.ui.theme import is_dark
+
+_TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
+
+
+def highlight_json(text: str, dark: bool) -> str:
+    """JSON as HTML with keys, strings and literals coloured; everything escaped."""
+    key, string, lit = ("#79c0ff", "#a5d6ff", "#ffa657") if dark else ("#0550ae", "#0a3069", "#953800")
+    out: list[str] = []
+    pos = 0
+    for m in _TOKEN.finditer(text):
+        out.append(html.escape(text[pos : m.start()]))
+        if m.group(1):
+            colour = key if m.group(2) else string
+            out.append(f'<span style="color:{colour}">{html.escape(m.group(1))}</span>{m.group(2) or ""}')
+        else:
+            out.append(f'<span style="color:{lit}">{html.escape(m.group(0))}</span>')
+        pos = m.end()
+    out.append(html.escape(text[pos:]))
+    return "<pre style='margin:0'>" + "".join(out) + "</pre>"
+
+
+class DetailPane(QWidget):
+    copied = Signal(str)  # "json" | "jsonl"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.shown: StoredEvent | None = None
+        self.pretty = ""
+        self.title = QLabel("Select an event to see its JSON.")
+        self.title.setWordWrap(True)
+        self.browser = QTextBrowser()
+        self.browser.setAccessibleName("Event JSON")
+        self.browser.setOpenExternalLinks(True)
+        self.link = QLabel()
+        self.link.setOpenExternalLinks(True)
+        self.copy_button = QPushButton("&Copy event")
+        self.copy_jsonl_button = QPushButton("Copy as JSON&L")
+        self.copy_button.clicked.connect(self.copy_json)
+        self.copy_jsonl_button.clicked.connect(self.copy_jsonl)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.copy_button)
+        buttons.addWidget(self.copy_jsonl_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.link)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.browser, 1)
+        layout.addLayout(buttons)
+        self.show_event(None)
+
+    def show_event(self, ev: StoredEvent | None, dashboard_url: str | None = None) -> None:
+        self.shown = ev
+        has = ev is not None and ev.raw is not None
+        self.copy_button.setEnabled(has)
+        self.copy_jsonl_button.setEnabled(has)
+        if ev is None or ev.raw is None:
+            self.pretty = ""
+            self.title.setText("Select an event to see its JSON.")
+            self.browser.clear()
+            self.link.clear()
+            return
+        self.pretty = json.dumps(self._message(ev), indent=2, ensure_ascii=False)
+        self.title.setText(f"<b>{html.escape(ev.type)}</b> — {html.escape(ev.summary)}")
+        self.browser.setHtml(highlight_json(self.pretty, is_dark()))
+        if dashboard_url:
+            self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
+        else:
+            self.link.clear()
+
+    @staticmethod
+    def _message(ev: StoredEvent) -> Any:
+        try:
+            return json.loads(ev.raw or "null")
+        except ValueError:
+            return ev.raw
+
+    def copy_json(self) -> None:
+        if self.pretty:
+            QGuiApplication.clipboard().setText(self.pretty)
+            self.copied.emit("json")
+
+    def copy_jsonl(self) -> None:
+        if self.shown is not None and self.shown.raw is not None:
+            line = json.dumps(self._message(self.shown), separators=(",", ":"), ensure_ascii=False)
+            QGuiApplication.clipboard().setText(line + "\n")
+            self.copied.emit("jsonl")

@@ -1,0 +1,1 @@
+"""Windows other than the main one: welcome, connect a tenant, settings."""

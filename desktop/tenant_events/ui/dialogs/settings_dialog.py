@@ -1,0 +1,172 @@
+"""Settings: tenants (add, edit, remove, sign in/out), notifications, retention, start at login, theme.
+
+Edits a copy of `Settings`; "Apply"/"OK" emit `settings_changed(copy)` and the app saves and applies it.
+Tenant actions that need the network (sign in/out) are signals handled by the app.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal, SignalInstance
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QListWidget,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.settings import Settings
+from tenant_events.ui.notify_policy import DEFAULT_TYPES
+from tenant_events.ui.theme import THEMES
+from tenant_events.wire import EventType
+
+
+class SettingsDialog(QDialog):
+    settings_changed = Signal(object)  # Settings
+    add_tenant_requested = Signal()
+    edit_tenant_requested = Signal(str)
+    remove_tenant_requested = Signal(str)
+    sign_in_requested = Signal(str)
+    sign_out_requested = Signal(str)
+
+    def __init__(self, settings: Settings, signed_in: set[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Tenant Events settings")
+        self.resize(620, 480)
+        self.settings = settings.model_copy(deep=True)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._tenants_tab(signed_in), "&Tenants")
+        self.tabs.addTab(self._notifications_tab(), "&Notifications")
+        self.tabs.addTab(self._general_tab(), "&General")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self._ok)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addWidget(buttons)
+
+    def _tenants_tab(self, signed_in: set[str]) -> QWidget:
+        page = QWidget()
+        self.tenant_list = QListWidget()
+        self.tenant_list.setAccessibleName("Tenants")
+        self.set_tenants(signed_in)
+        row = QHBoxLayout()
+        for text, slot in (
+            ("Add…", self.add_tenant_requested.emit),
+            ("Edit…", lambda: self._with_current(self.edit_tenant_requested)),
+            ("Remove", lambda: self._with_current(self.remove_tenant_requested)),
+            ("Sign in", lambda: self._with_current(self.sign_in_requested)),
+            ("Sign out", lambda: self._with_current(self.sign_out_requested)),
+        ):
+            button = QPushButton(text)
+            button.clicked.connect(slot)
+            row.addWidget(button)
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.tenant_list)
+        layout.addLayout(row)
+        return page
+
+    def set_tenants(self, signed_in: set[str]) -> None:
+        self.tenant_list.clear()
+        for t in self.settings.tenants:
+            state = "signed in" if t.name in signed_in else "signed out"
+            self.tenant_list.addItem(f"{t.name} — {t.domain} ({state})")
+
+    def _with_current(self, signal: SignalInstance) -> None:
+        row = self.tenant_list.currentRow()
+        if 0 <= row < len(self.settings.tenants):
+            signal.emit(self.settings.tenants[row].name)
+
+    def _notifications_tab(self) -> QWidget:
+        page = QWidget()
+        n = self.settings.notifications
+        self.notify_enabled = QCheckBox("Show desktop notifications")
+        self.notify_enabled.setChecked(n.enabled)
+        self.types_tree = QTreeWidget()
+        self.types_tree.setHeaderHidden(True)
+        self.types_tree.setAccessibleName("Event types that notify")
+        chosen = set(n.event_types) or set(DEFAULT_TYPES)
+        families: dict[str, QTreeWidgetItem] = {}
+        for t in EventType:
+            parent = families.get(t.family)
+            if parent is None:
+                parent = QTreeWidgetItem(self.types_tree, [t.family.capitalize()])
+                parent.setFlags(
+                    parent.flags() | Qt.ItemFlag.ItemIsAutoTristate | Qt.ItemFlag.ItemIsUserCheckable
+                )
+                families[t.family] = parent
+            item = QTreeWidgetItem(parent, [t.value])
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(0, Qt.CheckState.Checked if t.value in chosen else Qt.CheckState.Unchecked)
+        self.types_tree.expandAll()
+        self.dnd = QCheckBox("Do not disturb (events are still stored)")
+        self.dnd.setChecked(n.do_not_disturb)
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.notify_enabled)
+        layout.addWidget(self.types_tree)
+        layout.addWidget(self.dnd)
+        return page
+
+    def _general_tab(self) -> QWidget:
+        page = QWidget()
+        self.theme = QComboBox()
+        self.theme.addItems([t.capitalize() for t in THEMES])
+        self.theme.setCurrentIndex(THEMES.index(self.settings.theme))
+        self.start_at_login = QCheckBox("Start Tenant Events when I log in (in the tray)")
+        self.start_at_login.setChecked(self.settings.start_at_login)
+        r = self.settings.retention
+        self.max_age = QSpinBox()
+        self.max_age.setRange(0, 3650)
+        self.max_age.setSpecialValueText("keep forever")
+        self.max_age.setSuffix(" days")
+        self.max_age.setValue(r.max_age_days or 0)
+        self.max_events = QSpinBox()
+        self.max_events.setRange(0, 50_000_000)
+        self.max_events.setSingleStep(100_000)
+        self.max_events.setSpecialValueText("no limit")
+        self.max_events.setValue(r.max_events or 0)
+        form = QFormLayout(page)
+        form.addRow("T&heme", self.theme)
+        form.addRow("", self.start_at_login)
+        form.addRow("Keep events for", self.max_age)
+        form.addRow("Keep at most", self.max_events)
+        return page
+
+    def collect(self) -> Settings:
+        s = self.settings.model_copy(deep=True)
+        s.theme = THEMES[self.theme.currentIndex()]  # type: ignore[assignment]
+        s.start_at_login = self.start_at_login.isChecked()
+        age, count = self.max_age.value(), self.max_events.value()
+        s.retention.max_age_days = age or None
+        s.retention.max_events = max(count, 1000) if count else None
+        s.notifications.enabled = self.notify_enabled.isChecked()
+        s.notifications.do_not_disturb = self.dnd.isChecked()
+        chosen: list[str] = []
+        for i in range(self.types_tree.topLevelItemCount()):
+            fam = self.types_tree.topLevelItem(i)
+            children = [fam.child(j) for j in range(fam.childCount())] if fam else []
+            chosen += [c.text(0) for c in children if c and c.checkState(0) == Qt.CheckState.Checked]
+        s.notifications.event_types = chosen
+        return s
+
+    def apply(self) -> None:
+        self.settings = self.collect()
+        self.settings_changed.emit(self.settings)
+
+    def _ok(self) -> None:
+        self.apply()
+        self.accept()

@@ -1,0 +1,220 @@
+"""A lazy, virtual table over one tenant's stored events, newest first.
+
+Nothing per row is kept for the whole set: the model knows a row count and a `head` (the newest `seq`
+included), and fetches pages of `PAGE` rows from the store on demand, holding at most `MAX_PAGES` of them.
+Row r is the r-th newest event with `seq <= head` that matches the filter, so it is stable until `head` moves.
+New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
+persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
+Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import Any, Protocol
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+
+from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui.theme import family_color, is_dark
+
+log = logging.getLogger(__name__)
+PAGE = 256
+MAX_PAGES = 24
+Index = QModelIndex | QPersistentModelIndex
+
+
+class EventPages(Protocol):
+    """The store reads the table needs (adapted from the store's reader in store_port.py)."""
+
+    def head_seq(self) -> int: ...
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]: ...
+    def get(self, event_id: str) -> StoredEvent | None: ...
+
+
+class Col(IntEnum):
+    TIME = 0
+    TYPE = 1
+    SUMMARY = 2
+    TENANT = 3
+    PURPOSE = 4
+    ID = 5
+
+
+HEADERS = {
+    Col.TIME: "Time",
+    Col.TYPE: "Type",
+    Col.SUMMARY: "Summary",
+    Col.TENANT: "Tenant",
+    Col.PURPOSE: "Purpose",
+    Col.ID: "Event ID",
+}
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
+EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def local_time(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return iso
+
+
+def utc_tooltip(iso: str) -> str:
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return iso
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z") + " (UTC)"
+
+
+class EventTableModel(QAbstractTableModel):
+    rows_arrived = Signal(int)  # how many new rows were inserted at the top
+
+    def __init__(self, store: EventPages | None = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._store = store
+        self._filter = EventFilter()
+        self._head = 0
+        self._rows = 0
+        self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    # -- state -------------------------------------------------------------------------------------------
+    @property
+    def event_filter(self) -> EventFilter:
+        return self._filter
+
+    @property
+    def head(self) -> int:
+        return self._head
+
+    def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
+        self._store = store
+        if flt is not None:
+            self._filter = flt
+        self.reload()
+
+    def set_filter(self, flt: EventFilter) -> None:
+        if flt != self._filter:
+            self._filter = flt
+            self.reload()
+
+    def reload(self) -> None:
+        """Full reset: new filter or store (STYLE.md §7: reset only on full reload)."""
+        self.beginResetModel()
+        self._pages.clear()
+        if self._store is None:
+            self._head, self._rows = 0, 0
+        else:
+            self._head = self._store.head_seq()
+            self._rows = self._store.count(self._filter, self._head)
+        self.endResetModel()
+
+    def advance_head(self) -> int:
+        """Insert the events stored since the last call at the top; returns how many matched the filter."""
+        if self._store is None:
+            return 0
+        new_head = self._store.head_seq()
+        if new_head <= self._head:
+            return 0
+        added = self._store.count(self._filter, new_head, min_seq=self._head + 1)
+        if added == 0:
+            self._head = new_head
+            return 0
+        self.beginInsertRows(QModelIndex(), 0, added - 1)
+        self._head, self._rows = new_head, self._rows + added
+        self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
+        self.endInsertRows()
+        self.rows_arrived.emit(added)
+        return added
+
+    def event_at(self, row: int) -> StoredEvent | None:
+        if self._store is None or not 0 <= row < self._rows:
+            return None
+        number, within = divmod(row, PAGE)
+        page = self._pages.get(number)
+        if page is None:
+            page = self._store.page(self._filter, self._head, number * PAGE, PAGE)
+            self._pages[number] = page
+            while len(self._pages) > MAX_PAGES:
+                self._pages.popitem(last=False)
+        else:
+            self._pages.move_to_end(number)
+        return page[within] if within < len(page) else None
+
+    def row_of_seq(self, seq: int) -> int | None:
+        """The row showing event `seq` under the current filter, or None if it is filtered out."""
+        if self._store is None or seq > self._head:
+            return None
+        newer = self._store.count(self._filter, self._head, min_seq=seq + 1)
+        ev = self.event_at(newer)
+        return newer if ev is not None and ev.seq == seq else None
+
+    # -- Qt model API ------------------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Col)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        # Never `super().headerData`: PySide 6.12 on 3.11 leaks None on empty QVariants (desktop.md §0).
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(Col)
+        ):
+            return HEADERS[Col(section)]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.column() >= len(Col):
+            return None
+        ev = self.event_at(index.row())
+        if ev is None:
+            return None
+        col = Col(index.column())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(ev, col)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == Col.TIME:
+                return utc_tooltip(ev.time)
+            return self._display(ev, col)
+        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
+            return QColor(family_color(ev.family, is_dark()))
+        if (
+            role == Qt.ItemDataRole.FontRole
+            and col == Col.TYPE
+            and ev.type.endswith((".deleted", ".removed"))
+        ):
+            return self._bold
+        if role == SEQ_ROLE:
+            return ev.seq
+        if role == EVENT_ROLE:
+            return ev.event_id
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{self._display(ev, Col.TYPE)}, {ev.summary}, {local_time(ev.time)}"
+        return None
+
+    @staticmethod
+    def _display(ev: StoredEvent, col: Col) -> str:
+        if col == Col.TIME:
+            return local_time(ev.time)
+        if col == Col.TYPE:
+            return ev.type
+        if col == Col.SUMMARY:
+            return ev.summary
+        if col == Col.TENANT:
+            return ev.tenant
+        if col == Col.PURPOSE:
+            return ev.purpose or ""
+        return ev.event_id

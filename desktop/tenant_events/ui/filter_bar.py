@@ -1,0 +1,160 @@
+"""The filter bar: tenant, types grouped by family (with counts), free text (the store's FTS), time range,
+test events. It only builds an `EventFilter`; the store runs it (issue 7 "Filter bar")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QToolButton,
+    QWidget,
+)
+
+from tenant_events.store.records import EventFilter
+from tenant_events.wire import EventType
+
+RANGES: tuple[tuple[str, timedelta | None], ...] = (
+    ("Any time", None),
+    ("Last 15 min", timedelta(minutes=15)),
+    ("Last hour", timedelta(hours=1)),
+    ("Last 24 h", timedelta(hours=24)),
+    ("Custom", None),
+)
+CUSTOM = len(RANGES) - 1
+
+
+class FilterBar(QWidget):
+    filter_changed = Signal()
+    tenant_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.custom_range: tuple[datetime, datetime] | None = None
+        self.tenant_box = QComboBox()
+        self.tenant_box.setAccessibleName("Tenant")
+        self.tenant_box.currentTextChanged.connect(self._tenant_changed)
+        self.types_button = QToolButton()
+        self.types_button.setText("All types")
+        self.types_button.setAccessibleName("Event types")
+        self.types_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.types_menu = QMenu(self.types_button)
+        self.type_actions: dict[str, QAction] = {}
+        self.types_menu.addAction("Show all types", self.clear_types)
+        for family in ("user", "group", "organization"):
+            self.types_menu.addSection(family.capitalize())
+            for t in EventType:
+                if t.family == family:
+                    act = self.types_menu.addAction(t.value)
+                    act.setCheckable(True)
+                    act.toggled.connect(self._types_toggled)
+                    self.type_actions[t.value] = act
+        self.types_button.setMenu(self.types_menu)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search id, summary, data…  (Ctrl+F)")
+        self.search.setAccessibleName("Search events")
+        self.search.setClearButtonEnabled(True)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(250)
+        self._debounce.timeout.connect(self.filter_changed.emit)
+        self.search.textChanged.connect(lambda _t: self._debounce.start())
+        self.search.returnPressed.connect(self._apply_now)
+        self.range_box = QComboBox()
+        self.range_box.setAccessibleName("Time range")
+        self.range_box.addItems([label for label, _ in RANGES])
+        self.range_box.currentIndexChanged.connect(lambda _i: self.filter_changed.emit())
+        self.test_box = QCheckBox("Test events")
+        self.test_box.setChecked(True)
+        self.test_box.setToolTip("Include events whose purpose is 'test'")
+        self.test_box.toggled.connect(lambda _c: self.filter_changed.emit())
+        self.count_label = QLabel()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tenant_box)
+        layout.addWidget(self.types_button)
+        layout.addWidget(self.search, 1)
+        layout.addWidget(self.range_box)
+        layout.addWidget(self.test_box)
+        layout.addWidget(self.count_label)
+
+    def set_tenants(self, names: list[str], current: str | None = None) -> None:
+        self.tenant_box.blockSignals(True)
+        self.tenant_box.clear()
+        self.tenant_box.addItems(names)
+        if current in names:
+            self.tenant_box.setCurrentText(current)
+        self.tenant_box.blockSignals(False)
+
+    def selected_types(self) -> frozenset[str]:
+        return frozenset(n for n, a in self.type_actions.items() if a.isChecked())
+
+    def set_types(self, types: set[str] | frozenset[str]) -> None:
+        for name, act in self.type_actions.items():
+            act.blockSignals(True)
+            act.setChecked(name in types)
+            act.blockSignals(False)
+        self._types_toggled()
+
+    def clear_types(self) -> None:
+        self.set_types(set())
+
+    def set_custom_range(self, since: datetime, until: datetime) -> None:
+        self.custom_range = (since, until)
+        self.range_box.setItemText(CUSTOM, f"{since.astimezone():%H:%M:%S}–{until.astimezone():%H:%M:%S}")
+        if self.range_box.currentIndex() == CUSTOM:
+            self.filter_changed.emit()
+        else:
+            self.range_box.setCurrentIndex(CUSTOM)
+
+    def set_counts(self, total: int, by_type: Mapping[str, int]) -> None:
+        self.count_label.setText(f"{total:,} events")
+        for name, act in self.type_actions.items():
+            n = by_type.get(name, 0)
+            act.setText(f"{name}  ({n:,})" if n else name)
+
+    def current(self, now: datetime | None = None) -> EventFilter:
+        now = now or datetime.now(UTC)
+        since = until = None
+        idx = self.range_box.currentIndex()
+        if idx == CUSTOM and self.custom_range:
+            since, until = self.custom_range
+        elif RANGES[idx][1] is not None:
+            since = now - RANGES[idx][1]  # type: ignore[operator]
+        return EventFilter(
+            types=self.selected_types(),
+            text=self.search.text().strip(),
+            since=since,
+            until=until,
+            include_test=self.test_box.isChecked(),
+        )
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def _apply_now(self) -> None:
+        self._debounce.stop()
+        self.filter_changed.emit()
+
+    def _types_toggled(self) -> None:
+        chosen = self.selected_types()
+        if not chosen:
+            self.types_button.setText("All types")
+        elif len(chosen) == 1:
+            self.types_button.setText(next(iter(chosen)))
+        else:
+            self.types_button.setText(f"{len(chosen)} types")
+        self.filter_changed.emit()
+
+    def _tenant_changed(self, name: str) -> None:
+        if name:
+            self.tenant_changed.emit(name)

@@ -1,0 +1,415 @@
+"""The main window: filter bar, activity histogram, the event table, the detail pane and the status bar.
+
+It shows one tenant's store at a time (the tenant selector); every tenant keeps streaming in the background.
+Heavy aggregates (counts per type, histogram) run on a worker thread with their own reader, throttled, so the
+UI thread only runs indexed page reads (issue 7: a million events without a stutter).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+from tenant_events.ui.detail_pane import DetailPane
+from tenant_events.ui.event_table_model import Col, EventPages, EventTableModel
+from tenant_events.ui.filter_bar import FilterBar
+from tenant_events.ui.histogram import Histogram
+from tenant_events.ui.icons import app_icon
+from tenant_events.ui.rejected_dialog import RejectedDialog
+from tenant_events.ui.status import TenantStatus, age_text
+
+log = logging.getLogger(__name__)
+
+
+class TenantData(EventPages, Protocol):
+    def counts_by_type(self, flt: EventFilter) -> dict[str, int]: ...
+    def histogram(self, flt: EventFilter, bucket_s: int) -> list[tuple[int, dict[str, int]]]: ...
+    def rejected(self, limit: int = 500) -> list[StoredRejected]: ...
+    def rejected_count(self) -> int: ...
+    def gaps(self) -> list[StoredGap]: ...
+    def cursor(self) -> CursorState: ...
+
+
+def bucket_for(span_s: float) -> int:
+    """A bucket size giving roughly 60–120 bars over `span_s`."""
+    for size in (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400):
+        if span_s / size <= 120:
+            return size
+    return 7 * 86400
+
+
+class MainWindow(QMainWindow):
+    pause_toggled = Signal(bool)
+    quit_requested = Signal()
+    settings_requested = Signal()
+    closed_to_tray = Signal()
+    tenant_shown = Signal(str)
+    unread_changed = Signal(int)
+    aggregates_updated = Signal()
+
+    def __init__(self, state_file: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Tenant Events")
+        self.setWindowIcon(app_icon())
+        self.resize(1100, 700)
+        self.keep_in_tray = False
+        self.tray_hint_shown = False
+        self._state = QSettings(state_file, QSettings.Format.IniFormat)
+        self._data: dict[str, TenantData] = {}
+        self._aggregate_data: dict[str, TenantData] = {}
+        self._statuses: dict[str, TenantStatus] = {}
+        self.tenant: str | None = None
+        self.unread = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+        self.filter_bar = FilterBar()
+        self.histogram = Histogram()
+        self.model = EventTableModel()
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Events")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.table.horizontalHeader()
+        header.setSectionsMovable(True)
+        header.setStretchLastSection(False)
+        for col, width in (
+            (Col.TIME, 150),
+            (Col.TYPE, 230),
+            (Col.SUMMARY, 380),
+            (Col.TENANT, 110),
+            (Col.PURPOSE, 70),
+            (Col.ID, 170),
+        ):
+            self.table.setColumnWidth(col, width)
+        header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.detail = DetailPane()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 8, 8, 4)
+        layout.addWidget(self.filter_bar)
+        layout.addWidget(self.histogram)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+
+        self.state_label = QLabel("No tenant")
+        self.state_label.setAccessibleName("Stream state")
+        self.age_label = QLabel()
+        self.rate_label = QLabel()
+        self.gap_label = QLabel()
+        self.rejected_button = QPushButton("0 rejected")
+        self.rejected_button.setFlat(True)
+        self.rejected_button.setToolTip("Messages the app rejected; click to list them")
+        self.rejected_button.clicked.connect(self.show_rejected)
+        bar = self.statusBar()
+        bar.addWidget(self.state_label, 1)
+        for w in (self.age_label, self.rate_label, self.gap_label, self.rejected_button):
+            bar.addPermanentWidget(w)
+
+        self._build_actions()
+        self.filter_bar.filter_changed.connect(self.apply_filter)
+        self.filter_bar.tenant_changed.connect(self.show_tenant)
+        self.histogram.range_selected.connect(self.filter_bar.set_custom_range)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.model.rows_arrived.connect(self._rows_arrived)
+        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self._aggregate_timer = QTimer(self)
+        self._aggregate_timer.setSingleShot(True)
+        self._aggregate_timer.setInterval(700)
+        self._aggregate_timer.timeout.connect(self.refresh_aggregates)
+        self._restore_layout()
+
+    # -- setup -------------------------------------------------------------------------------------------
+    def _build_actions(self) -> None:
+        def add(
+            text: str, keys: str | QKeySequence.StandardKey, slot: Any, checkable: bool = False
+        ) -> QAction:
+            action = QAction(text, self, checkable=checkable)
+            action.setShortcut(QKeySequence(keys))
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            action.triggered.connect(slot)
+            self.addAction(action)
+            return action
+
+        add("Search", QKeySequence.StandardKey.Find, self.filter_bar.focus_search)
+        add("Next event", "J", lambda: self.step(1))
+        add("Previous event", "K", lambda: self.step(-1))
+        self.pause_action = add(
+            "Pause stream", "Ctrl+P", lambda c: self.pause_toggled.emit(c), checkable=True
+        )
+        add("Settings", QKeySequence.StandardKey.Preferences, self.settings_requested.emit)
+        add("Quit", QKeySequence.StandardKey.Quit, self.quit_requested.emit)
+        add("Copy event", "Ctrl+Shift+C", self.detail.copy_json)
+
+    def _restore_layout(self) -> None:
+        geometry = self._state.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        header_state = self._state.value("table/header")
+        if isinstance(header_state, QByteArray) and not header_state.isEmpty():
+            self.table.horizontalHeader().restoreState(header_state)
+        splitter = self._state.value("window/splitter")
+        if isinstance(splitter, QByteArray) and not splitter.isEmpty():
+            self.splitter.restoreState(splitter)
+        self.tray_hint_shown = self._state.value("window/tray_hint_shown") in (True, "true")
+
+    def save_layout(self) -> None:
+        self._state.setValue("window/geometry", self.saveGeometry())
+        self._state.setValue("window/splitter", self.splitter.saveState())
+        self._state.setValue("table/header", self.table.horizontalHeader().saveState())
+        self._state.setValue("window/tray_hint_shown", self.tray_hint_shown)
+        f = self.filter_bar
+        self._state.setValue("filter/types", ",".join(sorted(f.selected_types())))
+        self._state.setValue("filter/text", f.search.text())
+        self._state.setValue("filter/range", f.range_box.currentIndex())
+        self._state.setValue("filter/test", f.test_box.isChecked())
+        self._state.sync()
+
+    def restore_filter(self) -> None:
+        f = self.filter_bar
+        types = str(self._state.value("filter/types") or "")
+        f.blockSignals(True)
+        f.set_types({t for t in types.split(",") if t})
+        f.search.setText(str(self._state.value("filter/text") or ""))
+        rng = self._state.value("filter/range")
+        if rng is not None and str(rng).isdigit() and int(str(rng)) < f.range_box.count() - 1:
+            f.range_box.setCurrentIndex(int(str(rng)))
+        f.test_box.setChecked(self._state.value("filter/test") not in (False, "false"))
+        f.blockSignals(False)
+
+    # -- tenants -----------------------------------------------------------------------------------------
+    def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
+        self._data[name] = data
+        self._aggregate_data[name] = aggregates or data
+        self.filter_bar.set_tenants(list(self._data), self.tenant or name)
+        if self.tenant is None:
+            self.show_tenant(name)
+
+    def remove_tenant(self, name: str) -> None:
+        self._data.pop(name, None)
+        self._aggregate_data.pop(name, None)
+        self._statuses.pop(name, None)
+        if self.tenant == name:
+            self.tenant = None
+            self.model.set_store(None)
+            rest = list(self._data)
+            if rest:
+                self.show_tenant(rest[0])
+        self.filter_bar.set_tenants(list(self._data), self.tenant)
+
+    def show_tenant(self, name: str) -> None:
+        if name not in self._data or name == self.tenant:
+            return
+        self.tenant = name
+        self.filter_bar.set_tenants(list(self._data), name)
+        self.model.set_store(self._data[name], self.filter_bar.current())
+        self.detail.show_event(None)
+        self._show_status()
+        self.schedule_aggregates(now=True)
+        self.tenant_shown.emit(name)
+
+    # -- data flow ---------------------------------------------------------------------------------------
+    def apply_filter(self) -> None:
+        self.model.set_filter(self.filter_bar.current())
+        self.schedule_aggregates(now=True)
+        self._reselect_detail()
+
+    def events_stored(self, tenant: str) -> None:
+        """The engine committed a batch for `tenant`: show new rows, refresh the aggregates soon."""
+        if tenant == self.tenant:
+            self.model.advance_head()
+            self.schedule_aggregates()
+
+    def schedule_aggregates(self, now: bool = False) -> None:
+        if now:
+            self._aggregate_timer.start(0)
+        elif not self._aggregate_timer.isActive():
+            self._aggregate_timer.start()
+
+    def refresh_aggregates(self) -> None:
+        if self.tenant is None:
+            return
+        task = asyncio.ensure_future(self._aggregates(self.tenant, self.model.event_filter))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
+        data = self._aggregate_data[tenant]
+
+        def work() -> tuple[dict[str, int], list[tuple[int, dict[str, int]]], int, int, int, CursorState]:
+            counts = data.counts_by_type(flt)
+            buckets = data.histogram(flt, 60)
+            if buckets:
+                span = buckets[-1][0] - buckets[0][0] + 60
+                size = bucket_for(span)
+                if size != 60:
+                    buckets = data.histogram(flt, size)
+            else:
+                size = 60
+            return counts, buckets, size, data.rejected_count(), len(data.gaps()), data.cursor()
+
+        counts, buckets, size, rejected, gaps, _cursor = await asyncio.to_thread(work)
+        if tenant != self.tenant or flt != self.model.event_filter:
+            return  # the user moved on while this ran; a newer refresh is scheduled
+        self.filter_bar.set_counts(sum(counts.values()), counts)
+        self.histogram.set_data(buckets, size)
+        self.rejected_button.setText(f"{rejected:,} rejected")
+        self.gap_label.setText(f"{gaps} possible gap{'s' if gaps != 1 else ''}" if gaps else "")
+        self.gap_label.setToolTip("Events may be missing here (e.g. the cursor expired)" if gaps else "")
+        self.aggregates_updated.emit()
+
+    def set_status(self, status: TenantStatus) -> None:
+        self._statuses[status.tenant] = status
+        if status.tenant == self.tenant:
+            self._show_status()
+
+    def set_paused(self, paused: bool) -> None:
+        self.pause_action.blockSignals(True)
+        self.pause_action.setChecked(paused)
+        self.pause_action.blockSignals(False)
+
+    def _show_status(self) -> None:
+        status = self._statuses.get(self.tenant or "")
+        if status is None:
+            self.state_label.setText("No tenant" if self.tenant is None else f"{self.tenant}: starting")
+            return
+        self.state_label.setText(status.line())
+        self.age_label.setText(age_text(status.cursor_age_s))
+        self.rate_label.setText(f"{status.events_per_s:.1f} events/s")
+
+    # -- selection ---------------------------------------------------------------------------------------
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        ev = self.model.event_at(current.row()) if current.isValid() else None
+        self._show_detail(ev)
+
+    def _show_detail(self, ev: StoredEvent | None) -> None:
+        if ev is not None and self.tenant in self._data:
+            full = self._data[self.tenant].get(ev.event_id)
+            ev = full or ev
+        self.detail.show_event(ev)
+
+    def _reselect_detail(self) -> None:
+        shown = self.detail.shown
+        if shown is None:
+            return
+        row = self.model.row_of_seq(shown.seq)
+        if row is None:
+            self.detail.show_event(None)
+        else:
+            self._select_row(row)
+
+    def _select_row(self, row: int) -> None:
+        index = self.model.index(row, Col.TIME)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def select_event(self, tenant: str, event_id: str) -> bool:
+        """Open the window on one event (a notification was clicked); clears filters that hide it."""
+        self.bring_to_front()
+        if tenant and tenant in self._data:
+            self.show_tenant(tenant)
+        if not event_id or self.tenant is None:
+            return False
+        ev = self._data[self.tenant].get(event_id)
+        if ev is None:
+            return False
+        self.model.advance_head()
+        row = self.model.row_of_seq(ev.seq)
+        if row is None:
+            self.filter_bar.blockSignals(True)
+            self.filter_bar.clear_types()
+            self.filter_bar.search.clear()
+            self.filter_bar.range_box.setCurrentIndex(0)
+            self.filter_bar.test_box.setChecked(True)
+            self.filter_bar.blockSignals(False)
+            self.apply_filter()
+            row = self.model.row_of_seq(ev.seq)
+        if row is None:
+            return False
+        self._select_row(row)
+        return True
+
+    def step(self, delta: int) -> None:
+        rows = self.model.rowCount()
+        if rows == 0:
+            return
+        current = self.table.currentIndex().row()
+        self._select_row(min(max(0 if current < 0 else current + delta, 0), rows - 1))
+
+    # -- unread and keeping the reader's row in place ---------------------------------------------------
+    def _rows_arrived(self, n: int) -> None:
+        bar = self.table.verticalScrollBar()
+        reading = bar.value() > 0 or self.table.currentIndex().isValid()
+        if bar.value() > 0:
+            bar.setValue(bar.value() + n)  # ScrollPerItem: value counts rows; the row being read stays put
+        if reading or not self.isVisible() or not self.isActiveWindow():
+            self.unread += n
+            self._unread_updated()
+
+    def _scrolled(self, value: int) -> None:
+        if value == 0 and self.unread and self.isVisible():
+            self.mark_read()
+
+    def mark_read(self) -> None:
+        self.unread = 0
+        self._unread_updated()
+
+    def _unread_updated(self) -> None:
+        self.setWindowTitle(f"Tenant Events ({self.unread:,} new)" if self.unread else "Tenant Events")
+        self.unread_changed.emit(self.unread)
+
+    def show_rejected(self) -> None:
+        if self.tenant is None:
+            return
+        dialog = RejectedDialog(self.tenant, self._data[self.tenant].rejected(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    # -- window --------------------------------------------------------------------------------------------
+    def bring_to_front(self) -> None:
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.table.verticalScrollBar().value() == 0 and not self.table.currentIndex().isValid():
+            self.mark_read()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_layout()
+        if self.keep_in_tray:
+            event.ignore()
+            self.hide()
+            self.closed_to_tray.emit()
+        else:
+            event.accept()
+            self.quit_requested.emit()

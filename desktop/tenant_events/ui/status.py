@@ -1,0 +1,55 @@
+"""What the status bar and tray say about one tenant's stream (Qt-free; filled from the engine's state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tenant_events.ui.icons import SEVERITY, TrayState
+
+
+@dataclass(frozen=True, slots=True)
+class TenantStatus:
+    tenant: str
+    state: TrayState = TrayState.SIGNED_OUT
+    reason: str = "not signed in"
+    events_per_s: float = 0.0
+    cursor_age_s: float | None = None
+    last_event: str = ""
+    catch_up: str = ""  # "catching up — 2 h behind, 120,000 events"
+    signed_in: bool = False
+
+    def line(self) -> str:
+        parts = [f"{self.tenant}: {self.state.value.replace('-', ' ')}"]
+        if self.reason:
+            parts[0] += f" — {self.reason}"
+        if self.catch_up:
+            parts.append(self.catch_up)
+        return " · ".join(parts)
+
+
+def worst(statuses: list[TenantStatus]) -> TrayState:
+    """The tray shows the most severe state of all tenants (SEVERITY order)."""
+    if not statuses:
+        return TrayState.SIGNED_OUT
+    return min((s.state for s in statuses), key=SEVERITY.index)
+
+
+def tooltip(statuses: list[TenantStatus], unread: int) -> str:
+    if not statuses:
+        return "Tenant Events — no tenant yet"
+    lines = ["Tenant Events" + (f" — {unread:,} unread" if unread else "")]
+    for s in statuses:
+        lines.append(s.line())
+        if s.last_event:
+            lines.append(f"  last: {s.last_event} · {s.events_per_s:.1f}/s")
+    return "\n".join(lines)
+
+
+def age_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "no cursor yet"
+    if seconds < 60:
+        return f"cursor {seconds:.0f} s old"
+    if seconds < 3600:
+        return f"cursor {seconds / 60:.0f} min old"
+    return f"cursor {seconds / 3600:.1f} h old"

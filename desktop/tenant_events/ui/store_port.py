@@ -1,0 +1,64 @@
+"""Adapts the store's `EventReader` to the table model's `EventPages` (a snapshot bounded by `head`).
+
+The reader pages newest-first over everything stored; the model wants a stable snapshot `seq <= head` so row
+numbers do not move under the user between two `advance_head()` calls. Rows stored after `head` (the writer
+commits on its own thread) are counted and skipped here.
+"""
+
+from __future__ import annotations
+
+from tenant_events.store import EventReader
+from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+
+ALL = EventFilter()
+
+
+class ReaderPages:
+    """`EventPages` over one tenant's `EventReader`."""
+
+    def __init__(self, reader: EventReader) -> None:
+        self.reader = reader
+
+    def head_seq(self) -> int:
+        newest = self.reader.page_before(ALL, None, 1)
+        return newest[0].seq if newest else 0
+
+    def _newer(self, flt: EventFilter, after_seq: int) -> int:
+        return len(self.reader.newer_than(flt, after_seq, limit=1_000_000))
+
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
+        if min_seq > 0:
+            return sum(
+                1 for e in self.reader.newer_than(flt, min_seq - 1, limit=1_000_000) if e.seq <= max_seq
+            )
+        return self.reader.count(flt) - self._newer(flt, max_seq)
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
+        if offset == 0:
+            return self.reader.page_before(flt, max_seq + 1, limit)
+        skip = self._newer(flt, max_seq)
+        return self.reader.page(flt, offset + skip, limit)
+
+    def get(self, event_id: str) -> StoredEvent | None:
+        return self.reader.get(event_id)
+
+    def counts_by_type(self, flt: EventFilter) -> dict[str, int]:
+        return self.reader.counts_by_type(flt)
+
+    def histogram(self, flt: EventFilter, bucket_s: int) -> list[tuple[int, dict[str, int]]]:
+        return self.reader.histogram(flt, bucket_s)
+
+    def rejected(self, limit: int = 500) -> list[StoredRejected]:
+        return self.reader.rejected(limit)
+
+    def rejected_count(self) -> int:
+        return self.reader.rejected_count()
+
+    def gaps(self) -> list[StoredGap]:
+        return self.reader.gaps()
+
+    def cursor(self) -> CursorState:
+        return self.reader.cursor()
+
+    def close(self) -> None:
+        self.reader.close()

@@ -1,0 +1,201 @@
+"""Fixtures for the desktop app tests: a qasync loop, filled stores, the app itself, dunst and a tray host.
+
+The app runs in-process on one qasync loop per test; a test is a coroutine run with `run_async(loop, coro)`
+that waits on Qt signals (`signal_future`) or polls state with `until` — never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tenant_events.paths import AppPaths
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+
+
+@pytest.fixture
+def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync loop on the test's QApplication; errors in callbacks fail the test."""
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    errors: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _l, ctx: errors.append(ctx))
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)
+    assert not errors, f"errors on the loop: {errors}"
+
+
+def run_async(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any], timeout: float = 120) -> Any:
+    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+
+async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = "") -> Any:
+    """Await `predicate()` being truthy (the async twin of qtbot.waitUntil); returns its value."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {wait_s} s waiting for {what or predicate}")
+        await asyncio.sleep(0.02)
+
+
+async def signal_future(
+    signal: Any, wait_s: float = 20.0, check: Callable[..., bool] | None = None
+) -> tuple[Any, ...]:
+    """Await the next emission of a Qt signal (with args matching `check`)."""
+    fut: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+
+    def slot(*args: Any) -> None:
+        if not fut.done() and (check is None or check(*args)):
+            fut.set_result(args)
+
+    signal.connect(slot)
+    try:
+        return await asyncio.wait_for(fut, wait_s)
+    finally:
+        signal.disconnect(slot)
+
+
+def save_screenshot(widget: Any, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    pixmap = widget.grab()
+    assert not pixmap.isNull() and pixmap.width() > 50, f"empty screenshot of {widget}"
+    assert pixmap.save(str(path)), path
+    return path
+
+
+@pytest.fixture
+def ui_paths(tmp_path: Path) -> AppPaths:
+    return AppPaths.resolve(tmp_path / "data").ensure()
+
+
+@pytest.fixture
+def filled_store(tmp_path: Path) -> Callable[[int], Path]:
+    """Writes `n` synthetic events (types rotating over all 22) into a fresh tenant database."""
+    from helpers.events_factory import row
+    from tenant_events.store import Batch, StoreWriter
+    from tenant_events.wire import EventType
+
+    types = [t.value for t in EventType]
+
+    def make(n: int, name: str = "acme") -> Path:
+        path = tmp_path / f"{name}.sqlite3"
+        writer = StoreWriter(path)
+        try:
+            for start in range(0, n, 2000):
+                rows = [row(i, type_=types[i % len(types)]) for i in range(start, min(n, start + 2000))]
+                writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
+            writer.index_all_sync()
+        finally:
+            writer.close()
+        return path
+
+    return make
+
+
+def _have(*tools: str) -> bool:
+    return all(shutil.which(t) for t in tools)
+
+
+@pytest.fixture(scope="session")
+def dunst() -> Iterator[subprocess.Popen[bytes]]:
+    """A real dunst on this session's D-Bus (needs DISPLAY and DBUS_SESSION_BUS_ADDRESS: `./run test`)."""
+    if not (
+        os.environ.get("DISPLAY")
+        and os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+        and _have("dunst", "dunstctl")
+    ):
+        pytest.skip("needs X, a session bus and dunst (run under ./run test)")
+    proc = subprocess.Popen(["dunst"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while subprocess.run(["dunstctl", "count", "displayed"], capture_output=True).returncode != 0:
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("dunst did not come up on the session bus")
+        time.sleep(0.05)  # fixture set-up outside Qt: waiting for an external daemon
+    yield proc
+    proc.terminate()
+    proc.wait(10)
+
+
+def dunst_displayed() -> int:
+    out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True).stdout
+    return int(out.strip() or 0)
+
+
+@pytest.fixture(scope="session")
+def tray_host() -> Iterator[subprocess.Popen[bytes]]:
+    """trayer, a real XEmbed system tray on the Xvfb display (desktop.md §1)."""
+    if not (os.environ.get("DISPLAY") and _have("trayer")):
+        pytest.skip("needs X and trayer (run under ./run test)")
+    proc = subprocess.Popen(
+        [
+            "trayer",
+            "--edge",
+            "top",
+            "--align",
+            "right",
+            "--widthtype",
+            "request",
+            "--height",
+            "24",
+            "--SetDockType",
+            "true",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    deadline = time.monotonic() + 10
+    while not QSystemTrayIcon.isSystemTrayAvailable():
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail("trayer did not claim the system tray selection")
+        time.sleep(0.05)
+    yield proc
+    proc.terminate()
+    proc.wait(10)
+
+
+@contextlib.asynccontextmanager
+async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
+    """The real DesktopApp on the running qasync loop; quits it (and checks it ended) on exit."""
+    from PySide6.QtWidgets import QApplication
+
+    from tenant_events.ui.app import AppOptions, DesktopApp
+    from tenant_events.ui.notices import NoticeSink
+
+    sink = NoticeSink()
+    app = DesktopApp(QApplication.instance(), paths, AppOptions(**options), sink)  # type: ignore[arg-type]
+    task = asyncio.ensure_future(app.run())
+    try:
+        yield app
+    finally:
+        app.quit()
+        rc = await asyncio.wait_for(task, 60)
+        assert rc == 0
+        app.window.close()
+        app.window.deleteLater()
+        if app.tray is not None:
+            app.tray.menu.deleteLater()

@@ -1,0 +1,110 @@
+"""The lazy table model over a real store: qtmodeltester, paging, filters in SQL, new rows at the top."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt
+
+from helpers.events_factory import row
+from tenant_events.store import Batch, EventReader, StoreWriter
+from tenant_events.store.records import EventFilter
+from tenant_events.ui.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
+from tenant_events.ui.store_port import ReaderPages
+
+
+def test_model_passes_qtmodeltester(qtmodeltester, filled_store):
+    reader = EventReader(filled_store(600))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    assert model.rowCount() == 600
+    qtmodeltester.check(model, force_py=True)
+    model.set_filter(EventFilter(types=frozenset({"user.created"})))
+    qtmodeltester.check(model, force_py=True)
+    reader.close()
+
+
+def test_newest_first_and_cells(qapp, filled_store):
+    reader = EventReader(filled_store(100))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    top = model.event_at(0)
+    assert top is not None and top.seq == 100
+    assert model.data(model.index(0, Col.TYPE)) == top.type
+    assert model.data(model.index(0, Col.ID)) == top.event_id
+    assert model.data(model.index(0, Col.TIME), Qt.ItemDataRole.ToolTipRole).endswith("(UTC)")
+    assert model.headerData(Col.SUMMARY, Qt.Orientation.Horizontal) == "Summary"
+    assert model.data(model.index(0, Col.TYPE), Qt.ItemDataRole.ForegroundRole) is not None
+    reader.close()
+
+
+def test_pages_are_bounded_for_a_large_store(qapp, filled_store):
+    reader = EventReader(filled_store(20_000))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    assert model.rowCount() == 20_000
+    for r in range(0, 20_000, 397):
+        ev = model.event_at(r)
+        assert ev is not None and ev.seq == 20_000 - r
+    assert len(model._pages) <= MAX_PAGES
+    last = model.event_at(19_999)
+    assert last is not None and last.seq == 1
+    reader.close()
+
+
+def test_filters_run_in_the_store(qapp, filled_store):
+    reader = EventReader(filled_store(2200))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    model.set_filter(EventFilter(types=frozenset({"user.deleted", "group.deleted"})))
+    assert model.rowCount() == 200  # 22 types rotate: 100 each
+    assert {model.event_at(r).type for r in range(model.rowCount())} == {"user.deleted", "group.deleted"}
+    from tenant_events.wire import EventType
+
+    i = next(i for i in range(22) if list(EventType)[i].value.startswith("user."))
+    model.set_filter(EventFilter(text=f"user{i}@example.com"))
+    assert model.rowCount() == 1
+    assert f"user{i}@example.com" in reader.get(model.event_at(0).event_id).raw
+    reader.close()
+
+
+def test_new_rows_arrive_at_the_top_and_the_read_row_keeps_its_identity(qtbot, filled_store, tmp_path):
+    path = filled_store(PAGE * 3)
+    reader = EventReader(path)
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    reading = model.index(300, Col.ID)
+    reading_id = model.data(reading)
+    persistent = __import__("PySide6.QtCore", fromlist=["QPersistentModelIndex"]).QPersistentModelIndex(
+        reading
+    )
+    writer = StoreWriter(path)
+    # a row stored between two head advances is not shown until advance_head(): the snapshot is stable
+    writer.commit_sync(Batch(events=[row(10_000 + i) for i in range(5)], cursor="x"))
+    assert model.rowCount() == PAGE * 3
+    assert model.data(model.index(300, Col.ID)) == reading_id
+    with qtbot.waitSignal(model.rowsInserted) as blocker:
+        assert model.advance_head() == 5
+    assert blocker.args[1:] == [0, 4]
+    assert model.rowCount() == PAGE * 3 + 5
+    assert persistent.row() == 305 and model.data(model.index(305, Col.ID)) == reading_id
+    assert model.event_at(0).seq == PAGE * 3 + 5
+    # rows filtered out do not count as arrivals
+    model.set_filter(EventFilter(types=frozenset({"group.deleted"})))
+    before = model.rowCount()
+    writer.commit_sync(Batch(events=[row(20_000, type_="user.created")], cursor="y"))
+    assert model.advance_head() == 0 and model.rowCount() == before
+    writer.close()
+    reader.close()
+
+
+def test_row_of_seq(qapp, filled_store):
+    reader = EventReader(filled_store(1000))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    assert model.row_of_seq(1000) == 0
+    assert model.row_of_seq(1) == 999
+    model.set_filter(EventFilter(types=frozenset({"user.created"})))
+    target = model.event_at(7)
+    assert model.row_of_seq(target.seq) == 7
+    assert model.row_of_seq(target.seq + 1) is None  # another type: filtered out
+    assert model.rowCount(model.index(0, 0)) == 0 and model.rowCount(QModelIndex()) > 0
+    reader.close()
