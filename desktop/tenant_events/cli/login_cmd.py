@@ -1,0 +1,228 @@
+"""`tenant-events login` and `tenant-events logout`: browser sign-in from the terminal (issue 6).
+
+`login --auth-url URL --client-id ID` creates or updates a tenant profile in the data dir, then signs in; with
+`--tenant NAME` (or nothing, when the data dir holds one profile) it signs in to a saved profile. The refresh
+token goes to the system keyring; `tenant-events stream` then uses it. With `--no-browser` the FIRST stdout line
+is the authorization URL alone (for scripts and remote shells); otherwise the browser is opened and the URL is
+printed too. `logout` revokes the refresh token at the tenant and deletes it from the keyring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from tenant_events.errors import ConfigError
+from tenant_events.logs import setup_logging
+from tenant_events.paths import AppPaths
+from tenant_events.settings import (
+    Settings,
+    TenantProfile,
+    callback_urls,
+    load_settings,
+    make_profile,
+    save_settings,
+)
+
+EXIT_HELP = "Exit codes: 0 signed in/out · 2 usage · 3 bad profile value · 4 sign-in failed · 6 network"
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 1024 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a usable port (1024–65535)")
+    return port
+
+
+def register(subparsers: Any) -> None:
+    login = subparsers.add_parser(
+        "login",
+        help="sign in to a tenant in your browser",
+        description=__doc__,
+        epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    login.add_argument("--tenant", metavar="NAME", help="a saved tenant profile")
+    login.add_argument(
+        "--auth-url", metavar="URL", help="the tenant's https://<domain> (creates/updates a profile)"
+    )
+    login.add_argument(
+        "--client-id", metavar="ID", help="the native application's client ID (with --auth-url)"
+    )
+    login.add_argument("--audience", metavar="AUD", help="API audience (default {auth-url}/api/v2/)")
+    login.add_argument(
+        "--base-url", metavar="URL", help="where the event stream lives (default {auth-url}/api/v2)"
+    )
+    login.add_argument(
+        "--name", metavar="NAME", help="profile name for --auth-url (default: from the domain)"
+    )
+    login.add_argument(
+        "--port",
+        metavar="N",
+        type=_port,
+        action="append",
+        dest="ports",
+        help="a registered fixed callback port (repeatable; tried in order). Default: any free port",
+    )
+    login.add_argument("--data-dir", metavar="DIR", help="profiles, databases, logs (default: per-user dirs)")
+    login.add_argument(
+        "--no-browser", action="store_true", help="print the URL (first line) instead of opening it"
+    )
+    login.add_argument(
+        "--timeout", metavar="S", type=float, default=300.0, help="give up after S seconds (300)"
+    )
+    login.add_argument("--prompt", choices=["login", "consent", "none"], help="OIDC prompt (e.g. login)")
+    login.set_defaults(run=run_login)
+
+    logout = subparsers.add_parser(
+        "logout",
+        help="sign out: revoke the refresh token and remove it from the keyring",
+        epilog=EXIT_HELP,
+    )
+    logout.add_argument("--tenant", metavar="NAME", help="the tenant profile (default: the only one)")
+    logout.add_argument(
+        "--data-dir", metavar="DIR", help="profiles, databases, logs (default: per-user dirs)"
+    )
+    logout.add_argument("--browser", action="store_true", help="also end the tenant's browser session")
+    logout.set_defaults(run=run_logout)
+
+
+def _profile_for_login(args: argparse.Namespace, settings: Settings) -> tuple[TenantProfile, bool]:
+    """(profile, whether it is new or changed and must be saved)."""
+    if args.auth_url or args.client_id:
+        if args.tenant:
+            raise ConfigError(
+                "--tenant", "use either --tenant NAME or --auth-url URL --client-id ID, not both"
+            )
+        if not (args.auth_url and args.client_id):
+            missing = "--client-id" if args.auth_url else "--auth-url"
+            raise ConfigError(
+                missing, "is required with " + ("--auth-url" if args.auth_url else "--client-id")
+            )
+        fields: dict[str, Any] = {"auth_url": args.auth_url, "client_id": args.client_id}
+        if args.name:
+            fields["name"] = args.name
+        for key in ("audience", "base_url"):
+            if getattr(args, key):
+                fields[key] = getattr(args, key)
+        if args.ports:
+            fields["redirect_ports"] = args.ports
+        profile = make_profile(**fields)
+        existing = next((t for t in settings.tenants if t.name == profile.name), None)
+        if existing is not None:
+            # keep what the user set before and did not override now
+            merged = existing.model_dump() | {
+                k: v for k, v in profile.model_dump().items() if k in fields or k == "domain"
+            }
+            if "auth_url" in fields:
+                merged["auth_url"] = profile.auth_url
+                if "audience" not in fields:
+                    merged["audience"] = profile.audience
+                if "base_url" not in fields:
+                    merged["base_url"] = profile.base_url
+            profile = make_profile(**merged)
+        return profile, existing != profile
+    profile = settings.tenant(args.tenant)
+    if args.ports:
+        profile = make_profile(**(profile.model_dump() | {"redirect_ports": args.ports}))
+        return profile, True
+    return profile, False
+
+
+async def _login(args: argparse.Namespace, profile: TenantProfile) -> int:
+    from tenant_events.auth.browser import open_in_browser
+    from tenant_events.auth.secret_store import open_secret_store
+    from tenant_events.auth.sign_in import SignInOptions, sign_in
+    from tenant_events.http import api_client
+
+    opened = await asyncio.to_thread(open_secret_store)
+
+    def opener(url: str) -> None:
+        if args.no_browser:
+            print(url, flush=True)  # the first stdout line, alone (scripts read it)
+            print(
+                f"Open the URL above in a browser to sign in to {profile.name}.", file=sys.stderr, flush=True
+            )
+            return
+        print(f"Opening your browser to sign in to {profile.name}. If it does not open, visit:", flush=True)
+        print(url, flush=True)
+        if not open_in_browser(url):
+            print("Could not start a browser: open the URL above yourself.", file=sys.stderr, flush=True)
+
+    options = SignInOptions(timeout=args.timeout, prompt=args.prompt)
+    async with api_client() as http:
+        result = await sign_in(http, profile, opened.store, opener, options)
+    who = result.user.display_name
+    email = f" <{result.user.email}>" if result.user.email and result.user.email != who else ""
+    print(f"Signed in to {profile.name} as {who}{email}", flush=True)
+    notice = result.notice or opened.notice
+    if notice:
+        print(f"tenant-events: {notice}", file=sys.stderr, flush=True)
+    return 0
+
+
+def run_login(args: argparse.Namespace) -> int:
+    paths = AppPaths.resolve(args.data_dir).ensure()
+    setup_logging(paths.log_dir, stderr=False)
+    notices: list[str] = []
+    settings = load_settings(paths, notices)
+    for notice in notices:
+        print(f"tenant-events: {notice}", file=sys.stderr)
+    profile, changed = _profile_for_login(args, settings)
+    if changed:
+        settings.upsert(profile)
+        if settings.active_tenant is None:
+            settings.active_tenant = profile.name
+        save_settings(paths, settings)
+        print(
+            f"Saved tenant profile {profile.name!r}. Callback URL(s) to allow for client {profile.client_id}: "
+            + ", ".join(callback_urls(profile)),
+            file=sys.stderr,
+            flush=True,
+        )
+    return asyncio.run(_login(args, profile))
+
+
+async def _logout(profile: TenantProfile, browser: bool) -> None:
+    from tenant_events.auth.browser import open_in_browser
+    from tenant_events.auth.secret_store import open_secret_store
+    from tenant_events.auth.session import AuthSession
+    from tenant_events.auth.sign_in import logout_url
+    from tenant_events.errors import NetworkError
+    from tenant_events.http import api_client
+
+    store = (await asyncio.to_thread(open_secret_store)).store
+    async with api_client() as http:
+        from tenant_events.auth.discovery import fetch_metadata
+        from tenant_events.auth.errors import SignInFailed
+        from tenant_events.auth.oauth_client import OAuthClient
+
+        try:
+            meta = await fetch_metadata(http, profile.auth_url)
+        except (SignInFailed, NetworkError) as exc:
+            await asyncio.to_thread(store.delete, profile.name)
+            print(
+                f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {exc}",
+                file=sys.stderr,
+            )
+            return
+        session = AuthSession(profile.name, OAuthClient(http, meta, profile.client_id), store)
+        await session.sign_out()
+        if browser:
+            url = logout_url(meta, profile)
+            print(url, flush=True)
+            open_in_browser(url)
+
+
+def run_logout(args: argparse.Namespace) -> int:
+    paths = AppPaths.resolve(args.data_dir).ensure()
+    setup_logging(paths.log_dir, stderr=False)
+    profile = load_settings(paths).tenant(args.tenant)
+    asyncio.run(_logout(profile, args.browser))
+    print(f"Signed out of {profile.name}; events and cursor are kept.", flush=True)
+    return 0
