@@ -1,0 +1,79 @@
+"""Drives tenant life into the log: the pre-generated backlog, live events at `--rate` with bursts, and
+on-demand events for tests (`/_sim/emit`).
+
+Every event goes through `TenantLife` (consistency) and `EventLog.append` (ids, offsets, frames). About one
+event in `test_purpose_every` carries `xpurpose: "test"`, the only value the live service uses
+(event-stream.md §1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from tenant_events.simulator.config import SimulatorConfig
+from tenant_events.simulator.event_log import EventLog
+from tenant_events.simulator.generator import TenantLife
+
+log = logging.getLogger(__name__)
+BACKLOG_SPACING = 0.5  # mean seconds between backlog events, so from_timestamp has a past to search
+
+
+class Activity:
+    """The only writer of the event log once the server runs."""
+
+    def __init__(self, config: SimulatorConfig, event_log: EventLog) -> None:
+        self.config = config
+        self.log = event_log
+        # Seeded by (seed, log length) so a restarted simulator continues with fresh, non-colliding ids.
+        self.life = TenantLife(f"{config.seed}:{event_log.last_seq}", tenant_id="ten_" + "DemoTenant000001")
+        self._purpose_rng = self.life.rng
+        self.paused = False
+
+    def _purpose(self) -> str | None:
+        every = self.config.test_purpose_every
+        return "test" if every and self._purpose_rng.randrange(every) == 0 else None
+
+    def emit(self, n: int, types: tuple[str, ...] | None = None, *, at: float | None = None) -> int:
+        """Append n events now (or at `at`); returns the last sequence number."""
+        ts = time.time() if at is None else at
+        for _ in range(n):
+            name, data = self.life.next_event(ts, types)
+            self.log.append(name, data, ts, purpose=self._purpose())
+        self.log.flush()
+        return self.log.last_seq
+
+    def fill_backlog(self, n: int) -> int:
+        """Make sure at least n events exist, timed in the past and ending now; returns how many were added."""
+        missing = n - self.log.last_seq
+        if missing <= 0:
+            return 0
+        started = time.perf_counter()
+        rng = self.life.rng
+        ts = time.time() - missing * BACKLOG_SPACING
+        batch = 50_000
+        for done in range(0, missing, batch):
+            for _ in range(min(batch, missing - done)):
+                ts += rng.expovariate(1 / BACKLOG_SPACING)
+                name, data = self.life.next_event(ts)
+                self.log.append(name, data, ts, purpose=self._purpose())
+            self.log.flush()
+        log.info("backlog: %d events in %.1f s", missing, time.perf_counter() - started)
+        return missing
+
+    async def run_live(self) -> None:
+        """Append events at `rate` per second, with a burst every `burst_every` seconds."""
+        rate, cfg = self.config.rate, self.config
+        if rate <= 0:
+            return
+        next_burst = time.monotonic() + cfg.burst_every if cfg.burst_every else float("inf")
+        interval = 1 / rate
+        while True:
+            await asyncio.sleep(self.life.rng.expovariate(1 / interval))
+            if self.paused:
+                continue
+            n = 1
+            if time.monotonic() >= next_burst:
+                n, next_burst = cfg.burst_size, time.monotonic() + cfg.burst_every
+            self.emit(n)
