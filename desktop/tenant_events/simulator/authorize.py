@@ -20,6 +20,7 @@ from tenant_events.simulator.clients import READ_EVENTS
 from tenant_events.simulator.config import TENANT
 from tenant_events.simulator.grants import AuthRequest, CodeRecord, Grant
 from tenant_events.simulator.login_page import error_page, form_post_page, login_page
+from tenant_events.simulator.request_body import read_params
 from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import DEMO_USER
 
@@ -126,7 +127,7 @@ def _issue_code(state: SimState, req: AuthRequest, auth_time: int) -> Response:
 
 async def decision(request: Request) -> Response:
     state: SimState = request.app.state.sim
-    form = await request.form()
+    form = await read_params(request)
     txn = str(form.get("txn", ""))
     req = state.auth.txns.pop(txn, None)
     if req is None:

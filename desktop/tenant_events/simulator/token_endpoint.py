@@ -12,29 +12,17 @@ import hmac
 import time
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tenant_events.simulator.grants import Grant
+from tenant_events.simulator.request_body import read_params
 from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import DEMO_USER, TokenRejected
 
 
 def _error(status: int, error: str, description: str) -> JSONResponse:
     return JSONResponse({"error": error, "error_description": description}, status_code=status)
-
-
-async def _params(request: Request) -> dict[str, str]:
-    """Form-encoded or JSON body (spec 001: POST parameters as JSON; RFC 6749: form)."""
-    if request.headers.get("content-type", "").startswith("application/json"):
-        try:
-            data = orjson.loads(await request.body())
-        except orjson.JSONDecodeError:
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-    form = await request.form()
-    return {k: str(v) for k, v in form.items()}
 
 
 def _basic_auth(request: Request, params: dict[str, str]) -> None:
@@ -74,7 +62,7 @@ def _token_reply(state: SimState, grant: Grant, *, refresh: str | None, with_id_
 
 async def token(request: Request) -> Response:
     state: SimState = request.app.state.sim
-    params = await _params(request)
+    params = await read_params(request)
     _basic_auth(request, params)
     grant_type = params.get("grant_type", "")
     client = state.clients.get(params.get("client_id"))
@@ -157,7 +145,7 @@ def _client_credentials(
 async def revoke(request: Request) -> Response:
     """RFC 7009 / Auth0: 200 even for an unknown token; revoking kills the token's whole family."""
     state: SimState = request.app.state.sim
-    params = await _params(request)
+    params = await read_params(request)
     _basic_auth(request, params)
     client = state.clients.get(params.get("client_id"))
     if client is None:
