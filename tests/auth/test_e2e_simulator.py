@@ -246,3 +246,28 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
     assert "5 events stored" in text, text
     assert stored not in text + "".join(events)
     open_secret_store().store.delete(name)
+
+
+def test_keyring_that_fails_to_save_gives_session_only_sign_in_with_a_notice(simulator):
+    """A locked or dismissed keyring (keyring#77, poetry#6640): sign-in still works, for this session, and says so."""
+    from tenant_events.auth.secret_store import SecretStoreUnavailable
+
+    class LockedStore(MemorySecretStore):
+        persistent = True
+
+        def set(self, tenant, secret):
+            raise SecretStoreUnavailable(
+                "the system keyring refused to save the sign-in: collection is locked"
+            )
+
+    async def scenario():
+        async with api_client() as http:
+            result = await _sign_in(simulator, store=LockedStore(), http=http)
+            token = await result.session.refresh()  # the in-memory refresh token still works
+            return result, token
+
+    result, token = asyncio.run(scenario())
+    assert token
+    assert result.notice and "Sign-in will last only while the app runs" in result.notice
+    assert "collection is locked" in result.notice
+    assert not result.session.store.persistent

@@ -190,6 +190,9 @@ def run_login(args: argparse.Namespace) -> int:
 
 async def _logout(profile: TenantProfile, browser: bool) -> None:
     from tenant_events.auth.browser import open_in_browser
+    from tenant_events.auth.discovery import fetch_metadata
+    from tenant_events.auth.errors import SignInFailed
+    from tenant_events.auth.oauth_client import OAuthClient
     from tenant_events.auth.secret_store import open_secret_store
     from tenant_events.auth.session import AuthSession
     from tenant_events.auth.sign_in import logout_url
@@ -198,13 +201,10 @@ async def _logout(profile: TenantProfile, browser: bool) -> None:
 
     store = (await asyncio.to_thread(open_secret_store)).store
     async with api_client() as http:
-        from tenant_events.auth.discovery import fetch_metadata
-        from tenant_events.auth.errors import SignInFailed
-        from tenant_events.auth.oauth_client import OAuthClient
-
         try:
             meta = await fetch_metadata(http, profile.auth_url)
         except (SignInFailed, NetworkError) as exc:
+            # Offline: still forget the token locally; say that the tenant could not be told.
             await asyncio.to_thread(store.delete, profile.name)
             print(
                 f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {exc}",
@@ -212,7 +212,7 @@ async def _logout(profile: TenantProfile, browser: bool) -> None:
             )
             return
         session = AuthSession(profile.name, OAuthClient(http, meta, profile.client_id), store)
-        await session.sign_out()
+        await session.sign_out()  # RFC 7009 revoke, then delete the keyring entry whatever happens
         if browser:
             url = logout_url(meta, profile)
             print(url, flush=True)
