@@ -14,17 +14,13 @@ import threading
 
 import pytest
 
+from helpers.browser import act_as_browser  # contract 1
 from tenant_events.auth.errors import SignInFailed, TokenEndpointError
 from tenant_events.auth.secret_store import MemorySecretStore, open_secret_store
 from tenant_events.auth.sign_in import SignInOptions, sign_in
 from tenant_events.errors import SignInRequired
 from tenant_events.http import api_client
 from tenant_events.settings import make_profile
-
-try:  # contract 1: the simulator engineer's helper
-    from helpers.browser import act_as_browser
-except ModuleNotFoundError:  # until it lands
-    from helpers.fixtures_auth import act_as_simulator_browser as act_as_browser
 
 REAL_KEYRING = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 

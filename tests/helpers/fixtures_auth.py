@@ -149,23 +149,3 @@ def oidc_peer() -> Iterator[OidcPeer]:
 @pytest.fixture
 def memory_store() -> MemorySecretStore:
     return MemorySecretStore()
-
-
-def act_as_simulator_browser(authorize_url: str, action: str = "allow") -> str:
-    """Contract 1's login-page walk (used only until tests/helpers/browser.py lands): GET /authorize, POST the
-    decision form, GET the redirect against the app's listener; returns that final URL."""
-    with httpx.Client(follow_redirects=False, timeout=15) as browser:
-        page = browser.get(authorize_url)
-        page.raise_for_status()
-        txn = re.search(r'name="txn" value="([^"]+)"', page.text)
-        assert txn, f"no txn on the login page: {page.text[:300]}"
-        import html as _html
-
-        decision = browser.post(
-            urljoin(str(page.url), "/authorize/decision"),
-            data={"txn": _html.unescape(txn.group(1)), "action": action},
-        )
-        assert decision.status_code in (302, 303), decision.text[:300]
-        final = urljoin(str(decision.url), decision.headers["location"])
-        browser.get(final)
-        return final
