@@ -155,3 +155,17 @@ def test_cli_login_timeout_and_port_in_use(tmp_path):
         assert proc.returncode == 4, err
         assert f"the sign-in callback ports {port} on 127.0.0.1 are all in use" in err
         assert out == ""
+
+
+def test_cli_login_unreachable_tenant_is_a_network_error(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = cli("login", "--no-browser", "--auth-url", f"http://127.0.0.1:{port}", "--client-id", "abc",
+               "--data-dir", str(tmp_path))  # fmt: skip
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 6, err
+    assert f"cannot reach the tenant at http://127.0.0.1:{port}" in err
+    assert out == ""

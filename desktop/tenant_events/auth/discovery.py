@@ -16,6 +16,7 @@ from joserfc.jwk import KeySet
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tenant_events.auth.errors import SignInFailed
+from tenant_events.errors import NetworkError
 from tenant_events.http import InsecureURLError, check_url
 
 log = logging.getLogger(__name__)
@@ -47,9 +48,8 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
     try:
         response = await client.get(url)
     except httpx.HTTPError as exc:
-        raise SignInFailed(
-            "discovery_failed",
-            f"cannot reach the tenant at {auth_url}: {exc}",
+        raise NetworkError(
+            f"cannot reach the tenant at {auth_url}: {exc or exc.__class__.__name__}",
             "check the domain and your network",
         ) from exc
     if response.status_code != 200:
@@ -101,6 +101,9 @@ class JwksCache:
         self.fetches += 1
         try:
             response = await self._client.get(self._uri)
+        except httpx.TransportError as exc:
+            raise NetworkError(f"cannot reach the tenant's signing keys at {self._uri}: {exc}") from exc
+        try:
             response.raise_for_status()
             data: Any = response.json()
             keys = KeySet.import_key_set(data)

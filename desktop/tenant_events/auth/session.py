@@ -66,7 +66,7 @@ class AuthSession:
         self._expires_at = self._clock() + (tokens.expires_in if tokens.expires_in is not None else 3600)
         self._generation += 1
 
-    async def _save_refresh_token(self, token: str) -> None:
+    async def save_refresh_token(self, token: str) -> None:
         """Persist first; if the keyring fails now, keep signing in for this session and say so."""
         self._refresh_token = token
         try:
@@ -104,7 +104,7 @@ class AuthSession:
                 raise signed_out(self.tenant) from exc
             self.refreshes += 1
             if tokens.refresh_token is not None:
-                await self._save_refresh_token(tokens.refresh_token.get_secret_value())
+                await self.save_refresh_token(tokens.refresh_token.get_secret_value())
             self._take(tokens)
             assert self._access_token is not None
             return self._access_token

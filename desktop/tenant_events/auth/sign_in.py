@@ -146,7 +146,7 @@ async def sign_in(
     user = await _userinfo(client, tokens.access_token.get_secret_value(), claims)
     session = AuthSession(profile.name, client, store, tokens=tokens)
     if tokens.refresh_token is not None:
-        await session._save_refresh_token(tokens.refresh_token.get_secret_value())
+        await session.save_refresh_token(tokens.refresh_token.get_secret_value())
     else:
         session.notice = "The tenant issued no refresh token (is 'offline_access' allowed?): sign in again when it expires."
     notice = session.notice
