@@ -250,12 +250,12 @@ class EventsEndpoint:
                 raise DropConnection("simulated drop in the middle of a frame")
             # Errors and malformed messages carry the position *before* this frame: nothing is skipped.
             before = st.log.offset(st.log.resolve(_frame_offset(frame)) - 1)
-            if plan.error is not None and i >= faults.fault_after:
-                await write(frames.error(plan.error, before))
-                return True
             if plan.malformed is not None and i >= faults.fault_after:
                 await write(frames.malformed(plan.malformed, before, frame, faults.oversized_bytes))
                 plan.malformed = None
+            if plan.error is not None and i >= faults.fault_after:
+                await write(frames.error(plan.error, before))
+                return True
             if faults.slow_drip:
                 half = len(frame) // 2
                 await write(frame[:half])
