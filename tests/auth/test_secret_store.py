@@ -173,3 +173,36 @@ def test_memory_store_is_the_unit_test_fake():
     store.delete("a")
     assert store.get("a") is None
     assert "1" not in repr(store)
+
+
+def test_a_keyring_that_never_answers_falls_back_to_session_only():
+    """An unlock prompt nobody answers must not hang sign-in (secretstorage#33)."""
+    import threading
+
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    release = threading.Event()
+
+    class Hanging(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            release.wait(30)
+            return None
+
+        def set_password(self, service, username, password):
+            raise AssertionError("must not be used")
+
+        def delete_password(self, service, username):
+            pass
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Hanging())
+    try:
+        opened = open_secret_store(probe_wait=0.3)
+    finally:
+        release.set()
+        keyring.set_keyring(previous)
+    assert not opened.store.persistent
+    assert "did not answer within 0.3 s" in opened.notice

@@ -9,6 +9,7 @@ never used (keyrings.alt's are refused).
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -158,18 +159,35 @@ def _usable_backend_problem() -> str | None:
     return None
 
 
-def open_secret_store(probe: bool = True) -> OpenedStore:
-    """The keyring if it works (a read proves it is unlocked), else session-only with a notice."""
+def _probe(store: KeyringSecretStore, wait: float) -> str | None:
+    """Read once in a daemon thread: an unlock prompt may never be answered (secretstorage#33)."""
+    outcome: list[str | None] = []
+
+    def read() -> None:
+        try:
+            store.get("__probe__")
+            outcome.append(None)
+        except SecretStoreUnavailable as exc:
+            outcome.append(str(exc))
+
+    worker = threading.Thread(target=read, name="keyring-probe", daemon=True)
+    worker.start()
+    worker.join(wait)
+    if not outcome:
+        return f"the system keyring did not answer within {wait:g} s (an unlock prompt left open?)"
+    return outcome[0]
+
+
+def open_secret_store(probe: bool = True, probe_wait: float = 60.0) -> OpenedStore:
+    """The keyring if it works (a read proves it answers), else session-only with a notice."""
     problem = _usable_backend_problem()
     if problem is None:
         store = KeyringSecretStore()
         if not probe:
             return OpenedStore(store, None)
-        try:
-            store.get("__probe__")
+        problem = _probe(store, probe_wait)
+        if problem is None:
             return OpenedStore(store, None)
-        except SecretStoreUnavailable as exc:
-            problem = str(exc)
     notice = (
         f"Sign-in will last only while the app runs: {problem}. "
         "Unlock or install a system keyring (e.g. GNOME Keyring, KWallet) to stay signed in."
