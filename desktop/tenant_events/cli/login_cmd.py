@@ -115,17 +115,9 @@ def _profile_for_login(args: argparse.Namespace, settings: Settings) -> tuple[Te
         profile = make_profile(**fields)
         existing = next((t for t in settings.tenants if t.name == profile.name), None)
         if existing is not None:
-            # keep what the user set before and did not override now
-            merged = existing.model_dump() | {
-                k: v for k, v in profile.model_dump().items() if k in fields or k == "domain"
-            }
-            if "auth_url" in fields:
-                merged["auth_url"] = profile.auth_url
-                if "audience" not in fields:
-                    merged["audience"] = profile.audience
-                if "base_url" not in fields:
-                    merged["base_url"] = profile.base_url
-            profile = make_profile(**merged)
+            # URLs come from this command; what only the profile knows (scopes, types, ports) is kept.
+            keep = existing.model_dump(include={"scopes", "event_types", "redirect_ports"})
+            profile = make_profile(**(keep | fields | {"name": profile.name}))
         return profile, existing != profile
     profile = settings.tenant(args.tenant)
     if args.ports:
