@@ -311,6 +311,8 @@ class StreamEngine:
                         last_kick = now
                     if sse.retry is not None:
                         self._backoff.floor = min(sse.retry / 1000.0, self.config.backoff_cap)
+                    if not sse.data:
+                        continue  # WHATWG SSE "dispatch the event": an empty data buffer is not dispatched
                     progress = True
                     ended = await self._handle_frame(sse.event, sse.data, sse.id)
                     if ended is not None:

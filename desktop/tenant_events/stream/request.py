@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
 from collections.abc import Sequence
@@ -70,24 +71,22 @@ def error_text(response: Response, body: bytes) -> str:
 
 
 def rate_limit_until(response: Response, now: float | None = None) -> float:
-    """Epoch seconds when a 429 lifts: `X-RateLimit-Reset` (epoch s), else `Retry-After` (s or HTTP date)."""
+    """Epoch seconds when a 429 lifts: `Retry-After` (s or HTTP date, RFC 9110 §10.2.3) when sent, since it is
+    the server's own answer; else `X-RateLimit-Reset` (epoch s, spec 000 Errors); else a minute."""
     now = time.time() if now is None else now
-    reset = response.headers.get("X-RateLimit-Reset")
-    if reset:
-        try:
-            value = float(reset)
-            # Some services send seconds-to-wait rather than an epoch; a small number can only mean that.
-            return value if value > 1e9 else now + value
-        except ValueError:
-            pass
     retry_after = response.headers.get("Retry-After")
     if retry_after:
         try:
-            return now + float(retry_after)
+            return now + max(0.0, float(retry_after))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(retry_after)
-            if parsed is not None:
-                return parsed.timestamp()
+            with contextlib.suppress(TypeError, ValueError):
+                return email.utils.parsedate_to_datetime(retry_after).timestamp()
+    reset = response.headers.get("X-RateLimit-Reset")
+    if reset:
+        with contextlib.suppress(ValueError):
+            value = float(reset)
+            # Some services send seconds-to-wait rather than an epoch; a small number can only mean that.
+            return value if value > 1e9 else now + value
     return now + 60.0
 
 

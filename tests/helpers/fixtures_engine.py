@@ -1,0 +1,175 @@
+"""Fixtures and helpers for engine, store and CLI tests: run a real engine against the real simulator.
+
+`follow(sim, db, until=...)` runs one StreamEngine on a fresh asyncio loop against a running simulator,
+records every state change and committed batch, and stops when `until(recorder)` holds (or fails on timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from httpx_sse import connect_sse
+
+from tenant_events.store import CommitResult, EventReader, StoreWriter
+from tenant_events.stream.engine import EngineConfig, StreamEngine
+from tenant_events.stream.states import StateChange, StreamState
+from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+
+OLD = "2000-01-01T00:00:00Z"  # from_timestamp that replays the simulator's whole backlog
+
+
+@dataclass
+class Recorder:
+    engine: StreamEngine
+    db: Path
+    states: list[StateChange] = field(default_factory=list)
+    commits: list[CommitResult] = field(default_factory=list)
+
+    @property
+    def stored(self) -> int:
+        return sum(c.inserted for c in self.commits)
+
+    def reasons(self) -> list[str]:
+        return [s.reason for s in self.states]
+
+    def first(self, reason: str) -> StateChange:
+        for s in self.states:
+            if s.reason == reason:
+                return s
+        raise AssertionError(
+            f"no state with reason {reason!r}; saw {[(s.state.value, s.reason) for s in self.states]}"
+        )
+
+    def reached(self, state: StreamState) -> bool:
+        return any(s.state is state for s in self.states)
+
+
+async def _follow(
+    config: EngineConfig,
+    tokens: TokenProvider,
+    db: Path,
+    until: Callable[[Recorder], bool],
+    limit_s: float,
+    during: Callable[[Recorder], Any] | None,
+) -> Recorder:
+    writer = await asyncio.to_thread(StoreWriter, db)
+    engine = StreamEngine(config, tokens, writer)
+    rec = Recorder(engine, db)
+    engine.on_state.append(rec.states.append)
+    engine.on_commit.append(rec.commits.append)
+    task = asyncio.create_task(engine.run())
+    deadline = time.monotonic() + limit_s
+    try:
+        while not until(rec):
+            if task.done():
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out; states: {[(s.state.value, s.reason, s.message) for s in rec.states][-12:]}; "
+                    f"stored {rec.stored}"
+                )
+            if during is not None:
+                result = during(rec)
+                if asyncio.iscoroutine(result):
+                    await result
+            await asyncio.sleep(0.02)
+    finally:
+        engine.stop()
+        await asyncio.wait_for(task, 30)
+        await asyncio.to_thread(writer.close)
+    return rec
+
+
+def follow(
+    sim: Any,
+    db: Path,
+    *,
+    until: Callable[[Recorder], bool],
+    token: str | None = None,
+    tokens: TokenProvider | None = None,
+    timeout: float = 30.0,
+    during: Callable[[Recorder], Any] | None = None,
+    **config: Any,
+) -> Recorder:
+    """Run an engine against `sim` into `db` until `until(recorder)`; config fields as EngineConfig kwargs."""
+    cfg = EngineConfig(base_url=config.pop("base_url", sim.base_url), name=db.stem, **config)
+    provider = tokens or StaticTokenProvider(token or sim.mint_token())
+    return asyncio.run(_follow(cfg, provider, db, until, timeout, during))
+
+
+def stored_ids(db: Path) -> list[str]:
+    with EventReader(db) as reader:
+        return [e.event_id for e, _ in reader.export_iter()]
+
+
+def reference_ids(sim: Any, expected: int, timeout: float = 30.0) -> list[str]:
+    """The simulator's event ids in stream order, read with a bare SSE client (first occurrence of each id)."""
+    seen: dict[str, None] = {}
+    cursor: str | None = None
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=httpx.Timeout(10.0, read=5.0)) as client:
+        while len(seen) < expected and time.monotonic() < deadline:
+            params = {"from": cursor} if cursor else {"from_timestamp": OLD}
+            headers = {"Authorization": f"Bearer {sim.mint_token()}"}
+            try:
+                with connect_sse(
+                    client, "GET", sim.base_url + "/events", params=params, headers=headers
+                ) as src:
+                    for sse in src.iter_sse():
+                        try:
+                            data = orjson.loads(sse.data)
+                        except orjson.JSONDecodeError:
+                            continue
+                        if isinstance(data, dict) and isinstance(data.get("offset"), str):
+                            cursor = data["offset"]
+                        if isinstance(data, dict) and isinstance(data.get("event"), dict):
+                            seen.setdefault(str(data["event"].get("id")), None)
+                        if len(seen) >= expected:
+                            break
+            except (httpx.TransportError, httpx.HTTPStatusError):
+                time.sleep(0.1)
+    return list(seen)
+
+
+def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
+    """Start `tenant-events ARGS` as a subprocess (the installed console script's module)."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.Popen([sys.executable, "-m", "tenant_events", *args], env=full_env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # fmt: skip
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "tenants" / "demo.sqlite3"
+
+
+if not (Path(__file__).parent / "fixtures_simulator.py").exists():  # until the simulator's fixtures land
+
+    @pytest.fixture
+    def make_simulator():
+        from tenant_events.simulator.testing import start_simulator
+
+        sims = []
+
+        def make(**options):
+            sim = start_simulator(**options)
+            sims.append(sim)
+            return sim
+
+        yield make
+        for sim in sims:
+            sim.stop()
+
+
+__all__ = ["OLD", "Recorder", "cli", "db_path", "follow", "reference_ids", "replace", "stored_ids"]
