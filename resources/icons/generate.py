@@ -21,7 +21,10 @@ PULSE = "M6 36 H20 L26 18 L34 50 L40 30 L44 36 H58"
 STATES: dict[str, tuple[str, str]] = {
     "live": ("#22a45d", ""),
     "catching-up": ("#2f7de1", '<path d="M44 50 l6 -6 l6 6" fill="none" stroke="#fff" stroke-width="3"/>'),
-    "reconnecting": ("#e8a317", '<path d="M45 47 a5 5 0 1 0 5 -5" fill="none" stroke="#fff" stroke-width="3"/>'),
+    "reconnecting": (
+        "#e8a317",
+        '<path d="M45 47 a5 5 0 1 0 5 -5" fill="none" stroke="#fff" stroke-width="3"/>',
+    ),
     "paused": ("#7d8590", '<path d="M47 42 v10 M53 42 v10" stroke="#fff" stroke-width="3"/>'),
     "signed-out": ("none", ""),
     "error": ("#d73a49", '<path d="M50 41 v7 M50 51 v2" stroke="#fff" stroke-width="3"/>'),

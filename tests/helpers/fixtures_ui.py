@@ -20,6 +20,8 @@ import pytest
 
 from tenant_events.paths import AppPaths
 
+# Offscreen-platform chatter; none of it appears under Xvfb.
+QT_OFFSCREEN_NOISE = ("This plugin does not support", "QPlatformNativeInterface::systemTrayWindowChanged")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
@@ -42,8 +44,21 @@ def qloop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     assert not errors, f"errors on the loop: {errors}"
 
 
+_RUNNERS: set[asyncio.Future[Any]] = set()
+
+
 def run_async(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any], timeout: float = 120) -> Any:
-    return loop.run_until_complete(asyncio.wait_for(coro, timeout))
+    runner = asyncio.ensure_future(asyncio.wait_for(coro, timeout), loop=loop)
+    _RUNNERS.add(runner)
+    try:
+        return loop.run_until_complete(runner)
+    finally:
+        _RUNNERS.discard(runner)
+
+
+def other_tasks() -> list[asyncio.Task[Any]]:
+    """Tasks on the loop besides the test itself (and run_async's timeout wrapper)."""
+    return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and t not in _RUNNERS]
 
 
 async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = "") -> Any:
@@ -58,21 +73,25 @@ async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = 
         await asyncio.sleep(0.02)
 
 
-async def signal_future(
+def signal_future(
     signal: Any, wait_s: float = 20.0, check: Callable[..., bool] | None = None
-) -> tuple[Any, ...]:
-    """Await the next emission of a Qt signal (with args matching `check`)."""
-    fut: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+) -> Awaitable[tuple[Any, ...]]:
+    """Connect now, await later: the next emission of a Qt signal (with args matching `check`)."""
+    fut: asyncio.Future[tuple[Any, ...]] = asyncio.get_event_loop().create_future()
 
     def slot(*args: Any) -> None:
         if not fut.done() and (check is None or check(*args)):
             fut.set_result(args)
 
     signal.connect(slot)
-    try:
-        return await asyncio.wait_for(fut, wait_s)
-    finally:
-        signal.disconnect(slot)
+
+    async def wait() -> tuple[Any, ...]:
+        try:
+            return await asyncio.wait_for(fut, wait_s)
+        finally:
+            signal.disconnect(slot)
+
+    return wait()
 
 
 def save_screenshot(widget: Any, name: str) -> Path:
@@ -188,8 +207,10 @@ async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
 
     sink = NoticeSink()
     app = DesktopApp(QApplication.instance(), paths, AppOptions(**options), sink)  # type: ignore[arg-type]
+    started = signal_future(app.started, wait_s=30)
     task = asyncio.ensure_future(app.run())
     try:
+        await started
         yield app
     finally:
         app.quit()

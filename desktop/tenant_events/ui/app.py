@@ -74,6 +74,7 @@ class DesktopApp(QObject):
     tenant_added = Signal(str)
     demo_ready = Signal(str)  # base_url
     notice_shown = Signal(object)
+    started = Signal()
 
     def __init__(self, qapp: QApplication, paths: AppPaths, options: AppOptions, sink: NoticeSink) -> None:
         super().__init__()
@@ -172,6 +173,7 @@ class DesktopApp(QObject):
             self.window.statusBar().showMessage(
                 "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
             )
+        self.started.emit()
         await self.quitting.wait()
         await self.shutdown()
         return 0
@@ -347,6 +349,8 @@ class DesktopApp(QObject):
     def _events_committed(self, tenant: str, first_seq: int, last_seq: int) -> None:
         self.window.events_stored(tenant)
         session = self.sessions.get(tenant)
+        if session is not None:
+            session.refresh_status()
         if session is None or session.pages is None or not self.settings.notifications.enabled:
             return
         flt = EventFilter(types=frozenset(self.policy.types))

@@ -19,7 +19,7 @@ _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:
 
 def highlight_json(text: str, dark: bool) -> str:
     """JSON as HTML with keys, strings and literals coloured; everything escaped."""
-    key, string, lit = ("#79c0ff", "#a5d6ff", "#ffa657") if dark else ("#0550ae", "#0a3069", "#953800")
+    key, string, lit = ("#79c0ff", "#7ee787", "#ffa657") if dark else ("#0550ae", "#116329", "#953800")
     out: list[str] = []
     pos = 0
     for m in _TOKEN.finditer(text):

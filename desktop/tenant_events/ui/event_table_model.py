@@ -59,10 +59,14 @@ EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def local_time(iso: str) -> str:
+    """Local wall time; the date only when it is not today."""
     try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
     except ValueError:
         return iso
+    if when.date() == datetime.now().astimezone().date():
+        return when.strftime("%H:%M:%S")
+    return when.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def utc_tooltip(iso: str) -> str:

@@ -116,7 +116,7 @@ class FilterBar(QWidget):
             self.range_box.setCurrentIndex(CUSTOM)
 
     def set_counts(self, total: int, by_type: Mapping[str, int]) -> None:
-        self.count_label.setText(f"{total:,} events")
+        self.count_label.setText(f"{total:,} event{'' if total == 1 else 's'}")
         for name, act in self.type_actions.items():
             n = by_type.get(name, 0)
             act.setText(f"{name}  ({n:,})" if n else name)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from tenant_events.ui.theme import family_color, is_dark
 
+MIN_BARS = 60
 FAMILY_ORDER = ("user", "group", "organization")
 Buckets = list[tuple[int, dict[str, int]]]
 
@@ -22,14 +23,14 @@ class Histogram(QWidget):
         self.buckets: Buckets = []
         self.bucket_s = 60
         self._drag: tuple[float, float] | None = None
-        self.setMinimumHeight(56)
+        self.setMinimumHeight(64)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName("Activity histogram")
         self.setToolTip("Events per time bucket by family; drag to filter to a time range")
         self.setCursor(Qt.CursorShape.CrossCursor)
 
     def sizeHint(self) -> QSize:
-        return QSize(400, 64)
+        return QSize(400, 72)
 
     def set_data(self, buckets: Buckets, bucket_s: int) -> None:
         self.buckets, self.bucket_s = buckets, bucket_s
@@ -39,9 +40,11 @@ class Histogram(QWidget):
         self.update()
 
     def _span(self) -> tuple[int, int]:
+        """At least MIN_BARS buckets wide, so a handful of events draw thin bars at the right, not a slab."""
         if not self.buckets:
             return 0, 1
-        return self.buckets[0][0], self.buckets[-1][0] + self.bucket_s
+        end = self.buckets[-1][0] + self.bucket_s
+        return min(self.buckets[0][0], end - MIN_BARS * self.bucket_s), end
 
     def _time_at(self, x: float) -> datetime:
         start, end = self._span()
@@ -57,7 +60,7 @@ class Histogram(QWidget):
             return
         dark = is_dark()
         start, end = self._span()
-        width, height = self.width(), self.height() - 4
+        width, height = self.width(), self.height() - 16
         peak = max(sum(b.values()) for _, b in self.buckets) or 1
         bar_w = max(1.0, width * self.bucket_s / (end - start) - 1)
         for t0, by_family in self.buckets:
@@ -69,6 +72,11 @@ class Histogram(QWidget):
                     h = n / peak * (height - 2)
                     p.fillRect(QRectF(x, y - h, bar_w, h), family_color(fam, dark))
                     y -= h
+        p.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+        label_rect = self.rect().adjusted(4, 0, -4, 0)
+        fmt = "%H:%M" if end - start < 86400 else "%b %d %H:%M"
+        p.drawText(label_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignLeft, _local(start, fmt))
+        p.drawText(label_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignRight, _local(end, fmt))
         if self._drag is not None:
             a, b = sorted(self._drag)
             sel = QColor(self.palette().color(QPalette.ColorRole.Highlight))
@@ -94,3 +102,7 @@ class Histogram(QWidget):
         self.update()
         if b - a >= 3 and self.buckets:
             self.range_selected.emit(self._time_at(a), self._time_at(b))
+
+
+def _local(epoch: int, fmt: str) -> str:
+    return datetime.fromtimestamp(epoch).strftime(fmt)

@@ -46,6 +46,9 @@ class TenantData(EventPages, Protocol):
     def cursor(self) -> CursorState: ...
 
 
+WIDTHS = {Col.TIME: 140, Col.TYPE: 205, Col.SUMMARY: 260, Col.TENANT: 80, Col.PURPOSE: 64, Col.ID: 150}
+
+
 def bucket_for(span_s: float) -> int:
     """A bucket size giving roughly 60–120 bars over `span_s`."""
     for size in (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400):
@@ -67,7 +70,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("Tenant Events")
         self.setWindowIcon(app_icon())
-        self.resize(1100, 700)
+        self.resize(1280, 780)
         self.keep_in_tray = False
         self.tray_hint_shown = False
         self._state = QSettings(state_file, QSettings.Format.IniFormat)
@@ -94,22 +97,16 @@ class MainWindow(QMainWindow):
         header = self.table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setStretchLastSection(False)
-        for col, width in (
-            (Col.TIME, 150),
-            (Col.TYPE, 230),
-            (Col.SUMMARY, 380),
-            (Col.TENANT, 110),
-            (Col.PURPOSE, 70),
-            (Col.ID, 170),
-        ):
+        for col, width in WIDTHS.items():
             self.table.setColumnWidth(col, width)
         header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
         self.detail = DetailPane()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([900, 380])
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(8, 8, 8, 4)

@@ -25,7 +25,8 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 PR_SET_PDEATHSIG = 1
 READY = re.compile(r"Tenant simulator ready: base_url=(\S+) auth_url=(\S+)")
-DEMO_CLIENT = re.compile(r"demo[ _-]?client[ _-]?id[=:]\s*(\S+)", re.IGNORECASE)
+# "  demo client (public, PKCE, any-port loopback redirect to /callback): tenant-events-demo"
+DEMO_CLIENT = re.compile(r"^\s*demo client\b.*:\s*(\S+)\s*$", re.IGNORECASE)
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -93,7 +94,8 @@ def _drain(sim: DemoSimulator) -> None:
         return
     with contextlib.suppress(ValueError, OSError):
         for line in stream:
-            log.debug("simulator: %s", line.rstrip())
+            if "secret" not in line.lower():  # the service client's secret never reaches the log
+                log.debug("simulator: %s", line.rstrip())
 
 
 def spawn_simulator(data_dir: Path, extra: list[str] | None = None) -> DemoSimulator:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -29,6 +30,7 @@ from tenant_events.ui.status import TenantStatus
 from tenant_events.ui.store_port import ReaderPages
 
 log = logging.getLogger(__name__)
+FIRST_LOOKBACK = timedelta(hours=24)
 Opener = Callable[[str], Awaitable[None] | None]
 
 TRAY_STATE = {
@@ -126,8 +128,14 @@ class TenantSession(QObject):
 
     async def _start_monitor(self) -> None:
         assert self.auth is not None
+        # Spec 000: with no cursor the stream starts at the latest events; a first start looks back
+        # FIRST_LOOKBACK instead (`from_timestamp` is for the initial query only; the cursor wins after).
+        since = datetime.now(UTC) - FIRST_LOOKBACK
         config = EngineConfig(
-            base_url=self.profile.base_url, event_types=tuple(self.profile.event_types), name=self.name
+            base_url=self.profile.base_url,
+            event_types=tuple(self.profile.event_types),
+            name=self.name,
+            from_timestamp=since.strftime("%Y-%m-%dT%H:%M:%SZ"),  # RFC 3339, ≤ 20 chars (spec 000)
         )
         monitor = TenantMonitor(self.name, self.paths, config, self.auth, retention=self._retention)
         monitor.on_state.append(self._on_state)
@@ -206,8 +214,6 @@ class TenantSession(QObject):
 
 
 def _behind(iso: str) -> str:
-    from datetime import datetime
-
     try:
         lag = time.time() - datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
     except ValueError:

@@ -1,0 +1,125 @@
+"""Windows without a live tenant: welcome, connect-your-tenant validation, settings, light and dark themes.
+
+Screenshots go to artifacts/screenshots/ (they were looked at; see the report). Pixel checks make sure the
+theme really changed what is drawn, not just a flag.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
+from tenant_events.settings import Settings, make_profile
+from tenant_events.store import EventReader
+from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
+from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.main_window import MainWindow
+from tenant_events.ui.store_port import ReaderPages
+from tenant_events.ui.theme import apply_theme
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+@pytest.fixture(autouse=True)
+def light_again(qapp):
+    yield
+    apply_theme(qapp, "light")
+
+
+def test_welcome_window(qtbot):
+    w = WelcomeWindow()
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitSignal(w.demo_requested):
+        w.demo_button.click()
+    w.set_busy("Starting the demo tenant…")
+    assert not w.demo_button.isEnabled()
+    w.set_busy("")
+    save_screenshot(w, "welcome")
+
+
+def test_connect_dialog_validates_and_shows_callback_urls(qtbot):
+    d = ConnectTenantDialog()
+    qtbot.addWidget(d)
+    d.show()
+    ok = d.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert not ok.isEnabled()
+    d.domain.setText("acme.eu.auth0.com")
+    d.client_id.setText("bad id with spaces")
+    assert not ok.isEnabled() and "client_id" in d.error.text() and "bad id with spaces" in d.error.text()
+    d.client_id.setText("AbCdEf0123456789AbCdEf0123456789")
+    assert ok.isEnabled() and d.error.text() == ""
+    assert "http://127.0.0.1/callback" in d.callbacks.text()
+    d.copy_callbacks()
+    assert QGuiApplication.clipboard().text() == d.callbacks.text()
+    d.domain.setText("http://evil.example.com")  # plain http only for loopback
+    assert not ok.isEnabled() and d.error.text()
+    d.domain.setText("acme.eu.auth0.com")
+    with qtbot.waitSignal(d.profile_ready) as got:
+        ok.click()
+    assert got.args[0].domain == "acme.eu.auth0.com" and got.args[0].name == "acme-eu-auth0-com"
+    save_screenshot(d, "connect-tenant")
+
+
+def test_settings_dialog_round_trip(qtbot):
+    s = Settings(tenants=[make_profile(domain="acme.eu.auth0.com", client_id="abc123")])
+    d = SettingsDialog(s, {"acme-eu-auth0-com"})
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitExposed(d)
+    assert "signed in" in d.tenant_list.item(0).text()
+    d.tenant_list.setCurrentRow(0)
+    with qtbot.waitSignal(d.sign_out_requested) as got:
+        d._with_current(d.sign_out_requested)
+    assert got.args == ["acme-eu-auth0-com"]
+    d.theme.setCurrentIndex(2)
+    d.max_age.setValue(30)
+    fam = d.types_tree.topLevelItem(0)
+    fam.child(0).setCheckState(0, Qt.CheckState.Checked)
+    with qtbot.waitSignal(d.settings_changed) as changed:
+        d.apply()
+    new = changed.args[0]
+    assert new.theme == "dark" and new.retention.max_age_days == 30
+    assert fam.child(0).text(0) in new.notifications.event_types
+    d.tabs.setCurrentIndex(1)
+    save_screenshot(d, "settings-notifications")
+    d.tabs.setCurrentIndex(0)
+    save_screenshot(d, "settings-tenants")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_main_window_themes(qtbot, qapp, qloop, filled_store, tmp_path, theme):
+    dark = apply_theme(qapp, theme)
+    assert dark is (theme == "dark")
+    reader, stats = EventReader(filled_store(3000)), EventReader(tmp_path / "acme.sqlite3")
+    w = MainWindow(str(tmp_path / "window.ini"))
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+
+    async def fill() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        await updated
+
+    run_async(qloop, fill())
+    assert w.filter_bar.count_label.text() == "3,000 events"
+    assert sum(sum(b.values()) for _, b in w.histogram.buckets) == 3000
+    w.step(1)
+    assert w.detail.shown is not None
+    image = w.grab().toImage()
+    base = QApplication.palette().color(QPalette.ColorRole.Base)
+    assert (base.lightness() < 100) is dark
+    # the table's background really is the theme's base colour
+    table_pos = w.table.viewport().mapTo(w, w.table.viewport().rect().bottomRight()) - QPoint(5, 5)
+    pixel = image.pixelColor(table_pos)
+    assert abs(pixel.lightness() - base.lightness()) < 40, (pixel.name(), base.name())
+    save_screenshot(w, f"main-window-{theme}")
+    w.close()
+    reader.close()
+    stats.close()
