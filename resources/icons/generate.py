@@ -43,17 +43,24 @@ def app_svg() -> str:
 
 
 def tray_svg(panel: str, state: str) -> str:
+    """The glyph carries a halo in the opposite colour, so it reads on any panel, whatever `panel` says."""
     glyph = PANELS[panel]
+    halo = PANELS["dark" if panel == "light" else "light"]
     fill, mark = STATES[state]
     if state == "signed-out":
-        badge = f'<circle cx="50" cy="47" r="10" fill="none" stroke="{glyph}" stroke-width="3.5"/>'
+        badge = (
+            f'<circle cx="50" cy="47" r="10" fill="none" stroke="{halo}" stroke-width="7"/>'
+            f'<circle cx="50" cy="47" r="10" fill="none" stroke="{glyph}" stroke-width="3.5"/>'
+        )
     else:
-        ring = "#ffffff" if panel == "light" else "#1f2328"
-        badge = f'<circle cx="50" cy="47" r="12" fill="{fill}" stroke="{ring}" stroke-width="2.5"/>{mark}'
-    dim = ' opacity="0.55"' if state in ("paused", "signed-out") else ""
+        badge = f'<circle cx="50" cy="47" r="12" fill="{fill}" stroke="{halo}" stroke-width="2.5"/>{mark}'
+    dim = ' opacity="0.6"' if state in ("paused", "signed-out") else ""
+    pulse = "M4 30 H16 L22 10 L30 44 L36 22 L40 30 H44"
     return f"""<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">
-  <path d="M4 30 H16 L22 10 L30 44 L36 22 L40 30 H44"{dim} fill="none" stroke="{glyph}" stroke-width="6"
-        stroke-linecap="round" stroke-linejoin="round"/>
+  <g{dim} fill="none" stroke-linecap="round" stroke-linejoin="round">
+    <path d="{pulse}" stroke="{halo}" stroke-width="11"/>
+    <path d="{pulse}" stroke="{glyph}" stroke-width="6"/>
+  </g>
   {badge}
 </svg>
 """

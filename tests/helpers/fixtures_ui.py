@@ -142,12 +142,14 @@ def dunst() -> Iterator[subprocess.Popen[bytes]]:
     if not (
         os.environ.get("DISPLAY")
         and os.environ.get("DBUS_SESSION_BUS_ADDRESS")
-        and _have("dunst", "dunstctl")
+        and _have("dunst", "dunstctl", "gdbus")
     ):
         pytest.skip("needs X, a session bus and dunst (run under ./run test)")
+    if _notifications_owned():
+        pytest.fail("another notification daemon already owns org.freedesktop.Notifications on this bus")
     proc = subprocess.Popen(["dunst"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while subprocess.run(["dunstctl", "count", "displayed"], capture_output=True).returncode != 0:
+    while not _notifications_owned():  # asking dunstctl first would D-Bus-activate a second dunst
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
             pytest.fail("dunst did not come up on the session bus")
@@ -157,12 +159,21 @@ def dunst() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait(10)
 
 
+def _notifications_owned() -> bool:
+    out = subprocess.run(
+        ["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+         "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return "true" in out.stdout
+
+
 def dunst_displayed() -> int:
     out = subprocess.run(["dunstctl", "count", "displayed"], capture_output=True, text=True).stdout
     return int(out.strip() or 0)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def tray_host() -> Iterator[subprocess.Popen[bytes]]:
     """trayer, a real XEmbed system tray on the Xvfb display (desktop.md §1)."""
     if not (os.environ.get("DISPLAY") and _have("trayer")):

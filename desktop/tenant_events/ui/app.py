@@ -185,6 +185,7 @@ class DesktopApp(QObject):
         self.wake.stop()
         self._status_timer.stop()
         self.window.save_layout()
+        await self.window.shutdown()
         for session in list(self.sessions.values()):
             await session.stop()
             session.close_readers()
@@ -288,6 +289,7 @@ class DesktopApp(QObject):
                 self.welcome.show_problem(text)
             return None
         self.demo_ready.emit(sim.base_url)
+        self.window.statusBar().showMessage("Demo tenant started: sign in on its page in your browser", 8000)
         if self.welcome is not None:
             self.welcome.set_busy("Sign in to the demo tenant in your browser…")
         session = await self.add_tenant(profile)

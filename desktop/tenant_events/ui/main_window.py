@@ -256,8 +256,18 @@ class MainWindow(QMainWindow):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def shutdown(self) -> None:
+        """Stop background aggregate queries before the app closes the readers."""
+        self._aggregate_timer.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
-        data = self._aggregate_data[tenant]
+        data = self._aggregate_data.get(tenant)
+        if data is None:
+            return
 
         def work() -> tuple[dict[str, int], list[tuple[int, dict[str, int]]], int, int, int, CursorState]:
             counts = data.counts_by_type(flt)
@@ -271,7 +281,12 @@ class MainWindow(QMainWindow):
                 size = 60
             return counts, buckets, size, data.rejected_count(), len(data.gaps()), data.cursor()
 
-        counts, buckets, size, rejected, gaps, _cursor = await asyncio.to_thread(work)
+        try:
+            counts, buckets, size, rejected, gaps, _cursor = await asyncio.to_thread(work)
+        except Exception:
+            if self._aggregate_data.get(tenant) is not data:
+                return  # the tenant was removed (its reader closed) while this ran
+            raise
         if tenant != self.tenant or flt != self.model.event_filter:
             return  # the user moved on while this ran; a newer refresh is scheduled
         self.filter_bar.set_counts(sum(counts.values()), counts)

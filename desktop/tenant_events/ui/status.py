@@ -19,8 +19,9 @@ class TenantStatus:
     signed_in: bool = False
 
     def line(self) -> str:
-        parts = [f"{self.tenant}: {self.state.value.replace('-', ' ')}"]
-        if self.reason:
+        state = self.state.value.replace("-", " ")
+        parts = [f"{self.tenant}: {state}"]
+        if self.reason and self.reason != state:
             parts[0] += f" — {self.reason}"
         if self.catch_up:
             parts.append(self.catch_up)

@@ -1,0 +1,115 @@
+"""The "Must show" flow on a real desktop session (Xvfb + session D-Bus + dunst, via `./run test`):
+
+demo start (the simulator as a child process) → sign-in through its login page (the test is the browser) →
+events appear → a notification shown by a real dunst → invoking its action selects that event → the detail
+pane shows its JSON → quit leaves no task and no child process. Plus: the child dies with a killed app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    dunst_displayed,
+    other_tasks,
+    run_async,
+    running_app,
+    save_screenshot,
+    signal_future,
+    until,
+)
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.ui.event_table_model import Col
+from tenant_events.wire import EventType
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+DEMO_ARGS = ["--seed", "5", "--rate", "8", "--backlog", "200", "--heartbeat", "0.5", "--ephemeral"]
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    """The system browser: visits the login page and presses "Continue as demo admin" on its own time."""
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+@pytest.mark.dbus
+def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, dunst):
+    async def scenario() -> int:
+        async with running_app(
+            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
+        ) as app:
+            w = app.window
+            await until(lambda: app.simulator is not None, 30, "the demo simulator child")
+            pid = app.simulator.pid
+            assert psutil.Process(pid).ppid() == os.getpid()
+            await until(
+                lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "demo sign-in"
+            )
+            assert _visits and _visits[-1].done() and "code=" in _visits[-1].result()
+            await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 200, 30, "backlog rows")
+            rows = w.model.rowCount()
+            await until(lambda: w.model.rowCount() > rows, 30, "live events")
+
+            # every type notifies for this test; the next stored events raise a real notification
+            app.set_notify_types({t.value for t in EventType}, save=False)
+            before = dunst_displayed()
+            delivered = signal_future(app.notifier.delivered, 30, check=lambda _t, how: how == "native")
+            await delivered
+            await until(lambda: dunst_displayed() > before, 10, "dunst showing the notification")
+            save_screenshot(w, "demo-live")
+
+            # the user clicks it: dunst invokes the default action of the newest notification
+            w.hide()
+            shown = signal_future(app.notifier.show_requested, 15)
+            await asyncio.to_thread(subprocess.run, ["dunstctl", "action", "0"], check=True)
+            tenant, event_id = await shown
+            assert tenant == "demo" and event_id.startswith("evt_")
+            await until(
+                lambda: w.detail.shown is not None and w.detail.shown.event_id == event_id, 10, "detail"
+            )
+            assert w.isVisible()
+            current = w.table.currentIndex()
+            assert w.model.data(w.model.index(current.row(), Col.ID)) == event_id
+            assert event_id in w.detail.browser.toPlainText() and '"specversion"' in w.detail.pretty
+            save_screenshot(w, "demo-notification-opened-event")
+            sim = app.simulator
+        assert sim is not None and not sim.alive() and app.simulator is None
+        assert other_tasks() == []
+        return pid
+
+    pid = run_async(qloop, scenario(), timeout=200)
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_demo_simulator_dies_with_a_killed_app(tmp_path):
+    """SIGKILL the app: PR_SET_PDEATHSIG makes the kernel stop its simulator child."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BROWSER="true", TENANT_EVENTS_HOME=str(tmp_path))
+    app = subprocess.Popen(
+        [sys.executable, "-m", "tenant_events", "--demo", "--data-dir", str(tmp_path)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        child = None
+        while child is None:
+            kids = [p for p in psutil.Process(app.pid).children() if "simulator" in " ".join(p.cmdline())]
+            child = kids[0] if kids else None
+            assert time.monotonic() < deadline and app.poll() is None, "the demo simulator never started"
+            time.sleep(0.1)  # polling another process (no Qt loop in this test)
+        os.kill(app.pid, signal.SIGKILL)
+        app.wait(10)
+        gone, alive = psutil.wait_procs([child], timeout=15)
+        assert child in gone and not alive, "the simulator outlived the killed app"
+    finally:
+        if app.poll() is None:
+            app.kill()
