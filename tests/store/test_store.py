@@ -38,7 +38,7 @@ def test_a_failed_batch_leaves_neither_events_nor_cursor(db):
     writer, path = db
     writer.commit_sync(Batch(events=[row(0)], cursor="off-0"))
     broken = row(1)
-    object.__setattr__(broken, "summary", None)  # NOT NULL violation inside the transaction
+    object.__setattr__(broken, "type", None)  # NOT NULL violation inside the transaction
     with pytest.raises(sqlite3.IntegrityError):
         writer.commit_sync(Batch(events=[row(2), broken], cursor="off-2"))
     with EventReader(path) as reader:
@@ -66,7 +66,7 @@ def test_rejected_and_gaps_are_kept(db):
 def test_filters_search_counts_and_histogram(db):
     writer, path = db
     rows = [row(i, type_="user.created" if i % 2 else "organization.created") for i in range(40)]
-    rows.append(row(40, email='o"brien*:AND-x_%@example.com', purpose="test"))
+    rows.insert(0, row(40, email='o"brien*:AND-x_%@example.com', purpose="test"))
     writer.commit_sync(Batch(events=rows[:20], cursor="a"))
     writer.index_all_sync()
     writer.commit_sync(Batch(events=rows[20:], cursor="b"))  # not indexed yet: found via the tail scan

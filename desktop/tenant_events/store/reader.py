@@ -15,18 +15,30 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.store.query import where_clause
-from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+from tenant_events.store.records import (
+    CursorState,
+    EventFilter,
+    StoredEvent,
+    StoredGap,
+    StoredRejected,
+    summary_of,
+)
 from tenant_events.store.schema import connect
 
 _COLUMNS: Final = (
-    "seq, event_id, stream_offset, type, family, time, source, tenant, purpose, summary, received_at"
+    "seq, event_id, stream_offset, type, family, time, source, tenant, purpose, summary, received_at,"
+    " CASE WHEN summary IS NULL THEN raw END"
 )
 FAMILIES: Final = ("user", "organization", "group")
 ALL_EVENTS: Final = EventFilter()
 
 
 def _event(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:
-    return StoredEvent(*row[:11], raw=raw)  # type: ignore[arg-type, misc]
+    """A StoredEvent from a `_COLUMNS` row; a row the indexer has not reached yet gets its summary made here."""
+    values = list(row[:11])
+    if values[9] is None:
+        values[9] = summary_of(str(values[3]), str(row[11]))
+    return StoredEvent(*values, raw=raw)  # type: ignore[arg-type, misc]
 
 
 class EventReader:

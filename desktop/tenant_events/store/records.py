@@ -1,7 +1,7 @@
 """Plain records that cross the store's boundary: rows going in, rows and filters coming out.
 
-The engine turns each validated `EventMessage` into an `EventRow` (summary and family worked out once, raw
-JSON kept as received) and hands a `Batch` (events + the cursor after them) to the writer, which commits it
+The engine turns each validated `EventMessage` into an `EventRow` (raw JSON kept as received; the one-line
+summary is worked out later, off the ingest path, by the writer's indexer or by the reader — `summary_of`) and hands a `Batch` (events + the cursor after them) to the writer, which commits it
 in one transaction. The UI reads `StoredEvent`s through `EventReader` with an `EventFilter`.
 """
 
@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
-from tenant_events.wire import EventMessage, summarize
+import orjson
+
+from tenant_events.wire import EventMessage, EventType, summarize
+
+_ZERO: Final = timedelta(0)
+_NAME_FAMILY: Final = {t: (t.value, t.family) for t in EventType}
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +33,7 @@ class EventRow:
     source: str
     tenant: str
     purpose: str | None
-    summary: str
+    summary: str | None
     raw: str
     received_at: float
 
@@ -35,20 +41,33 @@ class EventRow:
     def from_message(cls, message: EventMessage, raw: str, received_at: float) -> EventRow:
         """Build the row from a validated message and its `data:` text."""
         env = message.event
+        moment = env.time
+        if moment.utcoffset() != _ZERO:
+            moment = moment.astimezone(UTC)
+        # Positional (hot path: once per event); UTC ISO text with milliseconds sorts like the time itself.
         return cls(
-            event_id=env.id,
-            offset=message.offset,
-            type=message.type.value,
-            family=message.type.family,
-            time=env.time.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            time_ms=int(env.time.timestamp() * 1000),
-            source=env.source,
-            tenant=env.xtenant,
-            purpose=env.xpurpose,
-            summary=summarize(message.type, env.data),
-            raw=raw,
-            received_at=received_at,
+            env.id,
+            message.offset,
+            *_NAME_FAMILY[message.type],
+            moment.isoformat(timespec="milliseconds")[:-6] + "Z",
+            int(moment.timestamp() * 1000),
+            env.source,
+            env.xtenant,
+            env.xpurpose,
+            None,  # summary: filled by the indexer (writer.py) off the ingest path; readers fall back to summary_of
+            raw,
+            received_at,
         )
+
+
+def summary_of(event_type: str, raw: str) -> str:
+    """The table's one-line summary of a stored event, from its raw `data:` JSON; never raises."""
+    try:
+        kind = EventType(event_type)
+        data = orjson.loads(raw)["event"]["data"]
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        return event_type
+    return summarize(kind, data) if isinstance(data, dict) else event_type
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ CREATE TABLE events (
     source      TEXT NOT NULL,
     tenant      TEXT NOT NULL,
     purpose     TEXT,
-    summary     TEXT NOT NULL,
+    summary     TEXT,  -- NULL until the indexer fills it (writer.py)
     raw         TEXT NOT NULL,
     received_at REAL NOT NULL
 );

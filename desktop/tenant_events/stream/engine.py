@@ -42,7 +42,7 @@ from tenant_events.wire import ErrorMessage, EventMessage, MessageRejected, Stre
 log = logging.getLogger(__name__)
 
 MAX_REJECTED_RAW: Final = 64 * 1024
-_IN_FLIGHT: Final = 2  # batches handed to the writer but not yet committed (pipelining, bounded)
+_IN_FLIGHT: Final = 4  # batches handed to the writer but not yet committed (pipelining, bounded)
 
 
 @dataclass(frozen=True)

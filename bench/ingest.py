@@ -1,0 +1,212 @@
+"""Durable ingest rate of the stream engine vs the vendor SDK and vs the floor (issue 5 "Must show").
+
+One simulator subprocess (`--real-names`, so the vendor SDK's models accept the events; our wire models take
+both prefixes) serves a backlog; each consumer runs in its OWN subprocess (clean RSS, no shared GIL with the
+simulator) and replays the backlog from `from_timestamp` far in the past:
+
+  engine   StreamEngine + StoreWriter: httpx-sse, wire-model validation, batches + cursor committed to SQLite
+  peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
+  floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
+
+Rates are medians over --runs (consumer order rotated each run, all in the same run of this script). Then one
+engine catch-up of --catchup events (1M by default) reports its time and peak RSS.
+
+    .venv/bin/python bench/ingest.py --events 200000 --runs 3 --catchup 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+
+OLD = "2000-01-01T00:00:00Z"
+EVENT_KINDS = ("offset-only", "error")
+
+
+def start_simulator(events: int) -> tuple[subprocess.Popen[str], str]:
+    exe = Path(sys.executable).with_name("tenant-events")
+    cmd = [str(exe), "simulator", "--ephemeral", "--real-names", "--port", "0", "--backlog", str(events), "--rate",
+           "0", "--burst-every", "0", "--rotate-after", "0", "--heartbeat", "1", "--max-connections", "8",
+           "--rate-limit", "100000"]  # fmt: skip
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"auth_url=(\S+)", line)
+        if found:
+            print(
+                f"simulator ready with {events:,} backlog events in {time.perf_counter() - started:.1f} s",
+                flush=True,
+            )
+            return proc, found.group(1)
+    raise SystemExit("simulator exited before it was ready")
+
+
+def get_token(auth_url: str) -> str:
+    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 3600})
+    reply.raise_for_status()
+    return str(reply.json()["access_token"])
+
+
+# -- consumers (each runs in a child process) ----------------------------------------------------------------
+def consume_engine(auth_url: str, token: str, n: int) -> float:
+    from tenant_events.store import StoreWriter
+    from tenant_events.stream.engine import EngineConfig, StreamEngine
+    from tenant_events.stream.tokens import StaticTokenProvider
+
+    async def go() -> float:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        writer = StoreWriter(tmp / "bench.sqlite3")
+        engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
+                              StaticTokenProvider(token), writer)  # fmt: skip
+        done = asyncio.Event()
+        engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
+        started = time.perf_counter()
+        task = asyncio.create_task(engine.run())
+        await done.wait()
+        elapsed = time.perf_counter() - started  # every event and its cursor committed (durable)
+        engine.stop()
+        await task
+        writer.close()
+        assert engine.stats.events_stored >= n and engine.stats.rejected == 0, engine.stats
+        return elapsed
+
+    return asyncio.run(go())
+
+
+def consume_peer(auth_url: str, token: str, n: int) -> float:
+    from auth0.management.client import Auth0
+
+    client = Auth0(base_url=auth_url + "/api/v2", token=token, timeout=60)
+    started = time.perf_counter()
+    seen = 0
+    for message in client.events.subscribe(from_timestamp=OLD):
+        if getattr(message, "type", None) not in EVENT_KINDS:
+            seen += 1
+            if seen >= n:
+                break
+    elapsed = time.perf_counter() - started
+    if seen < n:
+        raise SystemExit(f"the SDK yielded only {seen} of {n} events")
+    return elapsed
+
+
+def consume_floor(auth_url: str, token: str, n: int) -> float:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-floor-"))
+    db = sqlite3.connect(tmp / "floor.sqlite3", isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("CREATE TABLE e (id TEXT PRIMARY KEY, off TEXT, type TEXT, raw TEXT)")
+    rows: list[tuple[str, str, str, str]] = []
+    seen = 0
+    started = time.perf_counter()
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    with httpx.stream("GET", auth_url + "/api/v2/events", params={"from_timestamp": OLD}, headers=headers,
+                      timeout=httpx.Timeout(30, read=None)) as response:  # fmt: skip
+        buffer = b""
+        for chunk in response.iter_bytes():
+            buffer += chunk
+            *blocks, buffer = buffer.split(b"\n\n")
+            for block in blocks:
+                kind, data = "", b""
+                for line in block.split(b"\n"):
+                    if line.startswith(b"event:"):
+                        kind = line[6:].strip().decode()
+                    elif line.startswith(b"data:"):
+                        data = line[5:].strip()
+                if not data or kind in EVENT_KINDS:
+                    continue
+                message = orjson.loads(data)
+                rows.append((message["event"]["id"], message["offset"], kind, data.decode()))
+                if len(rows) >= 1000 or seen + len(rows) >= n:
+                    db.execute("BEGIN")
+                    db.executemany("INSERT OR IGNORE INTO e VALUES (?, ?, ?, ?)", rows)
+                    db.execute("COMMIT")
+                    seen += len(rows)
+                    rows.clear()
+            if seen >= n:
+                break
+    return time.perf_counter() - started
+
+
+CONSUMERS = {"engine": consume_engine, "peer": consume_peer, "floor": consume_floor}
+
+
+def child(kind: str, auth_url: str, n: int) -> None:
+    token = get_token(auth_url)
+    elapsed = CONSUMERS[kind](auth_url, token, n)
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb}))
+
+
+def run_child(kind: str, auth_url: str, n: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n)],
+                         capture_output=True, text=True, timeout=3600)  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"{kind} failed:\n{out.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=200_000, help="events per rate run")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--catchup", type=int, default=1_000_000, help="events for the catch-up figure (0 = skip)"
+    )
+    ap.add_argument("--only", nargs="*", default=list(CONSUMERS), choices=list(CONSUMERS))
+    ap.add_argument("--child", choices=list(CONSUMERS), help=argparse.SUPPRESS)
+    ap.add_argument("--auth-url", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.auth_url, args.events)
+        return 0
+    sim, auth_url = start_simulator(max(args.events, args.catchup))
+    try:
+        rates: dict[str, list[float]] = {k: [] for k in args.only}
+        for run in range(args.runs):
+            order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
+            for kind in order:
+                r = run_child(kind, auth_url, args.events)
+                rates[kind].append(r["events"] / r["seconds"])
+                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB",
+                      flush=True)  # fmt: skip
+        med = {k: statistics.median(v) for k, v in rates.items()}
+        print(
+            f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
+        )
+        print("| consumer | events/s (median) | vs engine |")
+        print("|---|---:|---:|")
+        for k, v in med.items():
+            ratio = med["engine"] / v if "engine" in med and v else float("nan")
+            print(f"| {k} | {v:,.0f} | engine is {ratio:.2f}× |")
+        if "engine" in med and "peer" in med:
+            print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
+        if "engine" in med and "floor" in med:
+            print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
+        if args.catchup:
+            r = run_child("engine", auth_url, args.catchup)
+            print(f"catch-up of {args.catchup:,} events: {r['seconds']:.1f} s "
+                  f"({args.catchup / r['seconds']:,.0f} events/s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
+    finally:
+        sim.terminate()
+        sim.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
