@@ -107,6 +107,7 @@ class StreamEngine:
         self._interrupt: str | None = None
         self._conn_task: asyncio.Task[_Outcome] | None = None
         self._refreshed = False
+        self._progress = False  # the current connection delivered at least one message
         self._rate_window: deque[tuple[float, int]] = deque(maxlen=50)
         self._storage_error: StorageError | None = None
 
@@ -216,18 +217,27 @@ class StreamEngine:
             return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
         cursor = self._cursor
         params = query_params(self.config.event_types, cursor, None if cursor else self._from_timestamp)
+        stall = self.config.stall_timeout
+        self._progress = False
         try:
-            async with client.stream(
-                "GET",
-                events_url(self.config.base_url),
-                params=httpx.QueryParams(params),
-                headers=request_headers(token, cursor),
-            ) as response:
+            # The watchdog covers the wait for response headers too: the stream client has no read timeout.
+            async with (
+                asyncio.timeout(stall) as watchdog,
+                client.stream(
+                    "GET",
+                    events_url(self.config.base_url),
+                    params=httpx.QueryParams(params),
+                    headers=request_headers(token, cursor),
+                ) as response,
+            ):
                 if response.status_code != 200:
                     body = await response.aread()
                     return await self._http_error(response, body[:4096])
                 self._refreshed = False
-                return await self._read(response)
+                return await self._read(response, watchdog)
+        except TimeoutError:
+            return _Outcome(StreamState.RECONNECTING, f"the stream went quiet for {stall:g} s (stalled)", "stalled",
+                            0.0, progress=self._progress)  # fmt: skip
         except (httpx.TransportError, SSEError) as exc:
             return _Outcome(
                 StreamState.RECONNECTING,
@@ -296,39 +306,36 @@ class StreamEngine:
             "cursor_expired",
         )
 
-    async def _read(self, response: httpx.Response) -> _Outcome:
+    async def _read(self, response: httpx.Response, watchdog: asyncio.Timeout) -> _Outcome:
         loop = asyncio.get_running_loop()
-        progress = False
         stall = self.config.stall_timeout
+        batch_max = self.config.batch_max_events
         self._emit(StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", "connected")
         try:
-            async with asyncio.timeout(stall) as watchdog:
-                last_kick = loop.time()
-                async for sse in EventSource(response).aiter_sse():
-                    now = loop.time()
-                    if now - last_kick > 0.25:
-                        watchdog.reschedule(now + stall)
-                        last_kick = now
-                    if sse.retry is not None:
-                        self._backoff.floor = min(sse.retry / 1000.0, self.config.backoff_cap)
-                    if not sse.data:
-                        continue  # WHATWG SSE "dispatch the event": an empty data buffer is not dispatched
-                    progress = True
-                    ended = await self._handle_frame(sse.event, sse.data, sse.id)
-                    if ended is not None:
-                        ended.progress = True
-                        return ended
-        except TimeoutError:
-            return _Outcome(
-                StreamState.RECONNECTING,
-                f"the stream went quiet for {stall:g} s (stalled)",
-                "stalled",
-                0.0,
-                progress=progress,
-            )
+            last_kick = loop.time()
+            watchdog.reschedule(last_kick + stall)
+            async for sse in EventSource(response).aiter_sse():
+                now = loop.time()
+                if now - last_kick > 0.25:  # rescheduling per frame would cost more than the frame
+                    watchdog.reschedule(now + stall)
+                    last_kick = now
+                if sse.retry is not None:
+                    self._backoff.floor = min(sse.retry / 1000.0, self.config.backoff_cap)
+                if not sse.data:
+                    continue  # WHATWG SSE "dispatch the event": an empty data buffer is not dispatched
+                self._progress = True
+                error = self._take_frame(sse.event, sse.data, sse.id)  # sync: no coroutine per frame
+                if error is not None:
+                    ended = await self._stream_error(error)
+                    ended.progress = True
+                    return ended
+                if len(self._pending.events) >= batch_max:
+                    self._set_live(catching_up=True)
+                    await self._flush()
         except httpx.TransportError as exc:
             return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
-                            progress=progress)  # fmt: skip
+                            progress=self._progress)  # fmt: skip
+        progress = self._progress
         if not progress:
             return _Outcome(
                 StreamState.RECONNECTING, "the stream closed before sending anything", "empty_stream", -1
@@ -338,7 +345,8 @@ class StreamEngine:
             StreamState.CONNECTING, "the server rotated the connection", "rotation", progress=True
         )
 
-    async def _handle_frame(self, name: str, data: str, sse_id: str) -> _Outcome | None:
+    def _take_frame(self, name: str, data: str, sse_id: str) -> ErrorMessage | None:
+        """Decode one frame into the pending batch (or its rejects); an in-stream error is returned to handle."""
         received = time.time()
         if len(data) > self.config.max_data_bytes:
             self._reject(name, sse_id or None, f"data: {len(data)} bytes exceeds the {self.config.max_data_bytes}"
@@ -358,12 +366,9 @@ class StreamEngine:
             pending.cursor = message.offset
             if pending.last_event_time is None or row.time > pending.last_event_time:
                 pending.last_event_time = row.time
-            if len(pending.events) >= self.config.batch_max_events:
-                self._set_live(catching_up=True)
-                await self._flush()
             return None
         if isinstance(message, ErrorMessage):
-            return await self._stream_error(message)
+            return message
         pending.cursor = message.offset  # offset-only heartbeat (spec 000): the cursor moves, nothing else
         if self._pending_since is None:
             self._pending_since = received
