@@ -9,6 +9,7 @@ them answers 410 (spec 000 "Errors").
 from __future__ import annotations
 
 import asyncio
+import base64
 import bisect
 import random
 import string
@@ -28,6 +29,7 @@ SOURCE = f"urn:sim:{TENANT_DOMAIN}"  # spec 000: `urn:<service>:<tenant>.<domain
 _REAL_NAMES = ((b',"xtenant":', b',"a0tenant":'), (b',"xstream":', b',"a0stream":'),
                (b',"xpurpose":', b',"a0purpose":'))  # fmt: skip
 _ALNUM = string.ascii_letters + string.digits
+_B64_TO_ALNUM = bytes.maketrans(b"+/=", b"xyz")  # base64 of random bytes, kept inside [a-zA-Z0-9]
 
 
 class CursorExpired(Exception):
@@ -94,7 +96,7 @@ class EventLog:
     def append(self, event_type: str, data: dict[str, Any], ts: float, *, purpose: str | None = None) -> int:
         """Append one event now; persist it at the next flush; wake waiting streams."""
         seq = self.last_seq + 1
-        event_id = "evt_" + "".join(self._rng.choices(_ALNUM, k=self.config.id_length))
+        event_id = self._new_id()
         env: dict[str, Any] = {"specversion": "1.0", "type": event_type, "source": SOURCE, "id": event_id,
                                "time": iso_ms(ts), "data": data, "xtenant": TENANT, "xstream": self.stream_id}  # fmt: skip
         if purpose is not None:
@@ -104,6 +106,12 @@ class EventLog:
         if self.store.persistent:
             self._pending_rows.append((seq, event_type, ts, envelope))
         return seq
+
+    def _new_id(self) -> str:
+        """`evt_` + id_length random characters of [a-zA-Z0-9] (spec 000 / event-stream.md §4)."""
+        n = self.config.id_length
+        raw = base64.b64encode(self._rng.randbytes((n * 3 + 3) // 4)).translate(_B64_TO_ALNUM)
+        return "evt_" + raw[:n].decode("ascii")
 
     def _add(self, seq: int, event_type: str, ts: float, envelope: bytes) -> None:
         if self.config.real_names:

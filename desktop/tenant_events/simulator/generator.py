@@ -2,20 +2,22 @@
 
 The world (users, organizations with members/connections/roles, groups with members/roles) is kept in memory
 so every event refers to things that exist: a member is only removed if it was added, a deleted user leaves
-every organization and group first, and so on. Payload shapes follow event-stream.md §5 (the Management API
-OAS) with `data.context` filled as the vendor SDK's models require (event-stream.md §11: `context.tenant.id`,
-`geo` inside `context.request`).
+every organization and group first, and so on. Populations are capped (creation turns into deletion past the
+cap) and every pick is O(1), so a million-event backlog takes seconds. Payload shapes follow
+event-stream.md §5 (the Management API OAS) with `data.context` filled as the vendor SDK's models require
+(event-stream.md §11: `context.tenant.id`, `geo` inside `context.request`).
 """
 
 from __future__ import annotations
 
 import random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tenant_events.simulator.bag import Bag
 from tenant_events.simulator.event_types import EVENT_TYPES
 
 _ALNUM = string.ascii_letters + string.digits
@@ -29,11 +31,20 @@ _CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2",
                 ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
 _GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",
         "latitude": 52.52, "longitude": 13.40, "time_zone": "Europe/Berlin"}  # fmt: skip
+CAPS = {"user": 2000, "organization": 60, "group": 120}  # past these, "created" becomes "deleted"
+_ORG_BRANDING = {"colors": {"primary": "#0059d6", "page_background": "#000000"}}
+
+
+_second_cache: list[Any] = [None, ""]
 
 
 def iso_ms(ts: float) -> str:
     """RFC 3339 UTC with milliseconds, as the live service writes `time` (event-stream.md §4)."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    second = int(ts)
+    if _second_cache[0] != second:  # strftime once per second: the backlog writes ~60k events a second
+        _second_cache[0] = second
+        _second_cache[1] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{_second_cache[1]}.{int((ts - second) * 1000):03d}Z"
 
 
 @dataclass
@@ -41,10 +52,10 @@ class _Org:
     id: str
     name: str
     display_name: str
-    members: set[str] = field(default_factory=set)
+    members: Bag[str] = field(default_factory=Bag)
     connections: set[str] = field(default_factory=set)
-    member_roles: set[tuple[str, str]] = field(default_factory=set)
-    group_roles: set[tuple[str, str]] = field(default_factory=set)
+    member_roles: dict[str, set[str]] = field(default_factory=dict)
+    groups: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -54,8 +65,12 @@ class _Group:
     kind: str  # tenant | organization | connection
     parent: str | None
     created_at: str
-    members: set[str] = field(default_factory=set)
+    members: Bag[str] = field(default_factory=Bag)
     roles: set[str] = field(default_factory=set)
+    org_roles: set[str] = field(default_factory=set)  # roles given to it inside its organization
+
+
+Action = Callable[[str], dict[str, Any] | None]
 
 
 class TenantLife:
@@ -65,16 +80,20 @@ class TenantLife:
         self.rng = random.Random(seed)
         self.tenant_id = tenant_id
         self.users: dict[str, dict[str, Any]] = {}
+        self.user_bag: Bag[str] = Bag()
+        self.user_orgs: dict[str, set[str]] = {}
+        self.user_groups: dict[str, set[str]] = {}
         self.orgs: dict[str, _Org] = {}
+        self.org_bag: Bag[str] = Bag()
         self.groups: dict[str, _Group] = {}
+        self.group_bag: Bag[str] = Bag()
         self.roles = [(f"rol_{self._chars(16)}", n) for n in _ROLE_NAMES]
+        self.role_names = dict(self.roles)
         self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in _CONNECTIONS]
-        self._actions: list[tuple[str, int, Callable[[str], dict[str, Any] | None]]] = [
-            ("user.created", 14, self._user_created),
-            ("user.updated", 12, self._user_updated),
+        table: list[tuple[str, int, Action]] = [
+            ("user.created", 14, self._user_created), ("user.updated", 12, self._user_updated),
             ("user.deleted", 3, self._user_deleted),
-            ("organization.created", 3, self._org_created),
-            ("organization.updated", 2, self._org_updated),
+            ("organization.created", 3, self._org_created), ("organization.updated", 2, self._org_updated),
             ("organization.deleted", 1, self._org_deleted),
             ("organization.member.added", 8, self._org_member_added),
             ("organization.member.deleted", 3, self._org_member_deleted),
@@ -85,78 +104,78 @@ class TenantLife:
             ("organization.connection.removed", 1, self._org_connection_removed),
             ("organization.group.role.assigned", 2, self._org_group_role_assigned),
             ("organization.group.role.deleted", 1, self._org_group_role_deleted),
-            ("group.created", 3, self._group_created),
-            ("group.updated", 2, self._group_updated),
+            ("group.created", 3, self._group_created), ("group.updated", 2, self._group_updated),
             ("group.deleted", 1, self._group_deleted),
             ("group.member.added", 6, self._group_member_added),
             ("group.member.deleted", 2, self._group_member_deleted),
             ("group.role.assigned", 3, self._group_role_assigned),
             ("group.role.deleted", 1, self._group_role_deleted),
-        ]
-        assert {a[0] for a in self._actions} == set(EVENT_TYPES)
-        self._weights = [a[1] for a in self._actions]
-        self._now = ""
+        ]  # fmt: skip
+        assert {a[0] for a in table} == set(EVENT_TYPES)
+        self._actions = {name: fn for name, _w, fn in table}
+        self._names = [name for name, _w, _f in table]
+        self._cum_weights = []
+        total = 0
+        for _name, weight, _fn in table:
+            total += weight
+            self._cum_weights.append(total)
+        self._populations: dict[str, Sized] = {"user": self.users, "organization": self.orgs, "group": self.groups}
 
     # ------------------------------------------------------------------ driving
     def next_event(self, now: float, types: tuple[str, ...] | None = None) -> tuple[str, dict[str, Any]]:
-        """The next event; with `types`, the next one of those types (making prerequisites happen silently)."""
-        self._now = iso_ms(now)
+        """The next event; with `types`, the next one of those types (creating prerequisites silently)."""
+        stamp = iso_ms(now)
         for _ in range(64):
             if types:
                 name = self.rng.choice(types)
-                action = next(a for a in self._actions if a[0] == name)
             else:
-                action = self.rng.choices(self._actions, self._weights)[0]
-            obj = action[2](self._now)
+                name = self.rng.choices(self._names, cum_weights=self._cum_weights)[0]
+                family, _, verb = name.rpartition(".")
+                if verb == "created" and len(self._populations[family]) >= CAPS[family]:
+                    name = family + ".deleted"
+            obj = self._actions[name](stamp)
             if obj is None and types:
-                self._make_possible(action[0])
-                obj = action[2](self._now)
+                self._make_possible(name, stamp)
+                obj = self._actions[name](stamp)
             if obj is not None:
-                return action[0], {"object": obj, "context": self._context()}
-        return "user.created", {"object": self._user_created(self._now), "context": self._context()}
+                return name, {"object": obj, "context": self._context()}
+        return "user.created", {"object": self._user_created(stamp), "context": self._context()}
 
-    def _make_possible(self, name: str) -> None:
-        """Silently create what `name` needs (used when a test asks for specific types)."""
+    def _make_possible(self, name: str, now: str) -> None:
+        """Silently create what `name` needs (only when a caller asks for specific types)."""
         if not self.users or name.startswith(("organization.member", "group.member")):
-            self._user_created(self._now)
+            self._user_created(now)
         if not self.orgs or name.startswith("organization."):
-            self._org_created(self._now)
-        if not self.groups or name.startswith(("group.", "organization.group")):
-            self._group_created(self._now)
-        if name.startswith("organization.member"):
-            self._org_member_added(self._now)
-        if name.startswith("organization.connection"):
-            self._org_connection_added(self._now)
-        if name.endswith("role.deleted"):
-            if name.startswith("organization.member"):
-                self._org_member_role_assigned(self._now)
-            elif name.startswith("organization.group"):
-                self._org_group_role_assigned(self._now)
-            else:
-                self._group_role_assigned(self._now)
-        if name == "group.member.deleted":
-            self._group_member_added(self._now)
+            self._org_created(now)
+        if len(self.groups) < 2 or name.startswith(("group.", "organization.group")):
+            self._group_created(now, kind="organization" if name.startswith("organization.group") else None)
+        prerequisite = {
+            "organization.member.deleted": self._org_member_added,
+            "organization.member.role.assigned": self._org_member_added,
+            "organization.member.role.deleted": self._org_member_role_assigned,
+            "organization.connection.updated": self._org_connection_added,
+            "organization.connection.removed": self._org_connection_added,
+            "organization.group.role.deleted": self._org_group_role_assigned,
+            "group.member.deleted": self._group_member_added,
+            "group.role.deleted": self._group_role_assigned,
+        }.get(name)
+        if name == "organization.member.role.deleted":
+            self._org_member_added(now)
+        if prerequisite is not None:
+            prerequisite(now)
 
     def _context(self) -> dict[str, Any]:
         ctx: dict[str, Any] = {"tenant": {"id": self.tenant_id, "tenant_id": self.tenant_id}}
         if self.rng.random() < 0.5:
-            ctx["request"] = {
-                "geo": _GEO,
-                "hostname": "demo-tenant.sim.local",
-                "ip": f"203.0.113.{self.rng.randrange(1, 255)}",
-                "method": "POST",
-                "user_agent": "tenant-simulator/1.0",
-            }
+            ctx["request"] = {"geo": _GEO, "hostname": "demo-tenant.sim.local",
+                              "ip": f"203.0.113.{self.rng.randrange(1, 255)}", "method": "POST",
+                              "user_agent": "tenant-simulator/1.0"}  # fmt: skip
             ctx["client"] = {"id": "tenant-events-service", "name": "Demo service", "metadata": {}}
         return ctx
 
     # ------------------------------------------------------------------ helpers
     def _chars(self, n: int, alphabet: str = _ALNUM) -> str:
         return "".join(self.rng.choices(alphabet, k=n))
-
-    def _pick(self, items: Any) -> Any:
-        seq = list(items)
-        return self.rng.choice(seq) if seq else None
 
     def _org_ref(self, org: _Org, *, with_name: bool = True) -> dict[str, Any]:
         return {"id": org.id, "name": org.name} if with_name else {"id": org.id}
@@ -170,36 +189,43 @@ class TenantLife:
         return ref
 
     def _role(self, role_id: str, *, with_name: bool = True) -> dict[str, Any]:
-        name = dict(self.roles)[role_id]
-        return {"id": role_id, "name": name} if with_name else {"id": role_id}
+        return {"id": role_id, "name": self.role_names[role_id]} if with_name else {"id": role_id}
+
+    def _any_org(self) -> _Org | None:
+        org_id = self.org_bag.pick(self.rng)
+        return None if org_id is None else self.orgs[org_id]
+
+    def _any_group(self) -> _Group | None:
+        group_id = self.group_bag.pick(self.rng)
+        return None if group_id is None else self.groups[group_id]
+
+    def _user_outside(self, members: Bag[str]) -> str | None:
+        for _ in range(4):
+            user_id = self.user_bag.pick(self.rng)
+            if user_id is not None and user_id not in members:
+                return user_id
+        return None
 
     # ------------------------------------------------------------------ users
     def _user_created(self, now: str) -> dict[str, Any]:
         first, last = self.rng.choice(_FIRST), self.rng.choice(_LAST)
         local = self._chars(24, "0123456789abcdef")
-        con_name = self.connections[0][1]
-        email = f"{first.lower()}.{last.lower()}.{local[:4]}@example.com"
         user: dict[str, Any] = {
             "user_id": f"auth0|{local}",
-            "email": email,
+            "email": f"{first.lower()}.{last.lower()}.{local[:4]}@example.com",
             "email_verified": self.rng.random() < 0.6,
-            "name": f"{first} {last}",
-            "nickname": first.lower(),
-            "given_name": first,
-            "family_name": last,
+            "name": f"{first} {last}", "nickname": first.lower(), "given_name": first, "family_name": last,
             "picture": f"https://example.com/avatars/{local[:8]}.png",
-            "identities": [
-                {"connection": con_name, "user_id": local, "provider": "auth0", "isSocial": False}
-            ],
-            "created_at": now,
-            "updated_at": now,
-            "logins_count": 0,
-        }
+            "identities": [{"connection": self.connections[0][1], "user_id": local, "provider": "auth0",
+                            "isSocial": False}],
+            "created_at": now, "updated_at": now, "logins_count": 0,
+        }  # fmt: skip
         self.users[user["user_id"]] = user
+        self.user_bag.add(user["user_id"])
         return dict(user)
 
     def _user_updated(self, now: str) -> dict[str, Any] | None:
-        user_id = self._pick(self.users)
+        user_id = self.user_bag.pick(self.rng)
         if user_id is None:
             return None
         user = self.users[user_id]
@@ -215,19 +241,27 @@ class TenantLife:
         return dict(user)
 
     def _user_deleted(self, now: str) -> dict[str, Any] | None:
-        user_id = self._pick(self.users)
+        user_id = self.user_bag.pick(self.rng)
         if user_id is None:
             return None
-        # Consistency: a deleted user leaves its organizations and groups (no events; the service cascades).
-        for org in self.orgs.values():
+        # A deleted user leaves its organizations and groups (the service cascades without events).
+        for org_id in self.user_orgs.pop(user_id, set()):
+            org = self.orgs[org_id]
             org.members.discard(user_id)
-            org.member_roles = {mr for mr in org.member_roles if mr[0] != user_id}
-        for g in self.groups.values():
-            g.members.discard(user_id)
-        user = self.users.pop(user_id)
-        return {**user, "deleted_at": now}
+            org.member_roles.pop(user_id, None)
+        for group_id in self.user_groups.pop(user_id, set()):
+            self.groups[group_id].members.discard(user_id)
+        self.user_bag.discard(user_id)
+        return {**self.users.pop(user_id), "deleted_at": now}
 
     # ------------------------------------------------------------------ organizations
+    def _org_object(self, org: _Org, *, branding: bool = True) -> dict[str, Any]:
+        obj: dict[str, Any] = {"id": org.id, "name": org.name, "display_name": org.display_name,
+                               "metadata": {"tier": "gold"}}  # fmt: skip
+        if branding:
+            obj["branding"] = _ORG_BRANDING
+        return obj
+
     def _org_created(self, now: str) -> dict[str, Any]:
         word = self.rng.choice(("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne"))
         suffix = self._chars(4, string.ascii_lowercase + string.digits)
@@ -235,120 +269,119 @@ class TenantLife:
             id=f"org_{self._chars(16)}", name=f"{word}-{suffix}", display_name=f"{word.title()} {suffix}"
         )
         self.orgs[org.id] = org
-        return {"id": org.id, "name": org.name, "display_name": org.display_name, "metadata": {"tier": "gold"},
-                "branding": {"colors": {"primary": "#0059d6", "page_background": "#000000"}}}  # fmt: skip
+        self.org_bag.add(org.id)
+        return self._org_object(org)
 
     def _org_updated(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(self.orgs.values())
+        org = self._any_org()
         if org is None:
             return None
         org.display_name = f"{org.display_name.split(' (')[0]} ({self._chars(3, string.digits)})"
-        return {"id": org.id, "name": org.name, "display_name": org.display_name, "metadata": {"tier": "gold"},
-                "branding": {"colors": {"primary": "#0059d6", "page_background": "#000000"}}}  # fmt: skip
+        return self._org_object(org)
 
     def _org_deleted(self, now: str) -> dict[str, Any] | None:
-        if len(self.orgs) < 2:
+        org = self._any_org()
+        if org is None or len(self.orgs) < 2:
             return None
-        org = self.orgs.pop(self._pick(self.orgs))
-        for g in [g for g in self.groups.values() if g.parent == org.id]:
-            del self.groups[g.id]
-        return {
-            "id": org.id,
-            "name": org.name,
-            "display_name": org.display_name,
-            "metadata": {"tier": "gold"},
-        }
+        for user_id in org.members:
+            self.user_orgs.get(user_id, set()).discard(org.id)
+        for group_id in list(org.groups):
+            self._drop_group(self.groups[group_id])
+        del self.orgs[org.id]
+        self.org_bag.discard(org.id)
+        return self._org_object(org, branding=False)  # event-stream.md §5: no branding on deleted
 
     def _org_member_added(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(self.orgs.values())
-        if org is None:
-            return None
-        user_id = self._pick(set(self.users) - org.members)
-        if user_id is None:
+        org = self._any_org()
+        user_id = None if org is None else self._user_outside(org.members)
+        if org is None or user_id is None:
             return None
         org.members.add(user_id)
+        self.user_orgs.setdefault(user_id, set()).add(org.id)
         return {"organization": self._org_ref(org), "user": {"user_id": user_id}}
 
     def _org_member_deleted(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.members)
-        if org is None:
+        org = self._any_org()
+        user_id = None if org is None else org.members.pick(self.rng)
+        if org is None or user_id is None:
             return None
-        user_id = self._pick(org.members)
         org.members.discard(user_id)
-        org.member_roles = {mr for mr in org.member_roles if mr[0] != user_id}
+        org.member_roles.pop(user_id, None)
+        self.user_orgs.get(user_id, set()).discard(org.id)
         return {"organization": self._org_ref(org), "user": {"user_id": user_id}}
 
     def _org_member_role_assigned(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.members)
-        if org is None:
+        org = self._any_org()
+        user_id = None if org is None else org.members.pick(self.rng)
+        if org is None or user_id is None:
             return None
-        user_id, (role_id, _n) = self._pick(org.members), self.rng.choice(self.roles)
-        if (user_id, role_id) in org.member_roles:
+        role_id = self.rng.choice(self.roles)[0]
+        held = org.member_roles.setdefault(user_id, set())
+        if role_id in held:
             return None
-        org.member_roles.add((user_id, role_id))
+        held.add(role_id)
         return {"organization": self._org_ref(org, with_name=False), "user": {"user_id": user_id},
                 "role": self._role(role_id)}  # fmt: skip
 
     def _org_member_role_deleted(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.member_roles)
-        if org is None:
+        org = self._any_org()
+        user_id = None if org is None else org.members.pick(self.rng)
+        held = org.member_roles.get(user_id or "") if org is not None else None
+        if org is None or user_id is None or not held:
             return None
-        user_id, role_id = self._pick(sorted(org.member_roles))
-        org.member_roles.discard((user_id, role_id))
+        role_id = self.rng.choice(sorted(held))
+        held.discard(role_id)
         return {"organization": self._org_ref(org, with_name=False), "user": {"user_id": user_id},
                 "role": self._role(role_id)}  # fmt: skip
 
     def _org_connection_added(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(self.orgs.values())
+        org = self._any_org()
         if org is None:
             return None
-        con = self._pick(c for c in self.connections if c[0] not in org.connections)
-        if con is None:
+        free = [c for c in self.connections if c[0] not in org.connections]
+        if not free:
             return None
-        org.connections.add(con[0])
-        return {"organization": self._org_ref(org), "connection": {"id": con[0]},
+        con_id = self.rng.choice(free)[0]
+        org.connections.add(con_id)
+        return {"organization": self._org_ref(org), "connection": {"id": con_id},
                 "assign_membership_on_login": self.rng.random() < 0.5, "show_as_button": True,
                 "is_signup_enabled": False}  # fmt: skip
 
     def _org_connection_updated(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.connections)
-        if org is None:
+        org = self._any_org()
+        if org is None or not org.connections:
             return None
-        return {"organization": self._org_ref(org), "connection": {"id": self._pick(sorted(org.connections))},
+        return {"organization": self._org_ref(org), "connection": {"id": self.rng.choice(sorted(org.connections))},
                 "assign_membership_on_login": self.rng.random() < 0.5, "show_as_button": self.rng.random() < 0.5,
                 "is_signup_enabled": self.rng.random() < 0.3}  # fmt: skip
 
     def _org_connection_removed(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.connections)
-        if org is None:
+        org = self._any_org()
+        if org is None or not org.connections:
             return None
-        con_id = self._pick(sorted(org.connections))
+        con_id = self.rng.choice(sorted(org.connections))
         org.connections.discard(con_id)
         return {"organization": self._org_ref(org), "connection": {"id": con_id}}
 
     def _org_group_role_assigned(self, now: str) -> dict[str, Any] | None:
-        g = self._pick(g for g in self.groups.values() if g.kind == "organization")
-        if g is None or g.parent not in self.orgs:
+        g = self._any_group()
+        if g is None or g.kind != "organization" or g.parent not in self.orgs:
             return None
-        org, (role_id, _n) = self.orgs[g.parent], self.rng.choice(self.roles)
-        if (g.id, role_id) in org.group_roles:
+        role_id = self.rng.choice(self.roles)[0]
+        if role_id in g.org_roles:
             return None
-        org.group_roles.add((g.id, role_id))
-        return {"organization": {"id": org.id}, "group": self._group_ref(g), "role": self._role(role_id),
+        g.org_roles.add(role_id)
+        return {"organization": {"id": g.parent}, "group": self._group_ref(g), "role": self._role(role_id),
                 "created_at": now}  # fmt: skip
 
     def _org_group_role_deleted(self, now: str) -> dict[str, Any] | None:
-        org = self._pick(o for o in self.orgs.values() if o.group_roles)
-        if org is None:
+        g = self._any_group()
+        if g is None or not g.org_roles:
             return None
-        group_id, role_id = self._pick(sorted(org.group_roles))
-        org.group_roles.discard((group_id, role_id))
-        g = self.groups.get(group_id)
-        group = (
-            self._group_ref(g) if g else {"id": group_id, "type": "organization", "organization_id": org.id}
-        )
-        return {"organization": {"id": org.id}, "group": group, "role": self._role(role_id, with_name=False),
-                "deleted_at": now}  # fmt: skip
+        role_id = self.rng.choice(sorted(g.org_roles))
+        g.org_roles.discard(role_id)
+        return {"organization": {"id": g.parent}, "group": self._group_ref(g),
+                "role": self._role(role_id, with_name=False), "deleted_at": now}  # fmt: skip
 
     # ------------------------------------------------------------------ groups
     def _group_obj(self, g: _Group, now: str | None) -> dict[str, Any]:
@@ -358,64 +391,74 @@ class TenantLife:
             obj["updated_at"] = now
         return obj
 
-    def _group_created(self, now: str) -> dict[str, Any]:
-        kind = self.rng.choice(("tenant", "organization", "connection"))
+    def _group_created(self, now: str, kind: str | None = None) -> dict[str, Any]:
+        kind = kind or self.rng.choice(("tenant", "organization", "connection"))
         parent: str | None = None
         if kind == "organization":
-            org = self._pick(self.orgs.values())
-            parent = org.id if org else None
-            kind = kind if org else "tenant"
+            org = self._any_org()
+            parent, kind = (org.id, kind) if org else (None, "tenant")
         elif kind == "connection":
             parent = self.rng.choice(self.connections)[0]
         name = f"{self.rng.choice(('eng', 'ops', 'sales', 'legal', 'hr'))}-{self._chars(4, string.digits)}"
         g = _Group(f"grp_{self._chars(self.rng.randrange(14, 23), _GROUP_ALPHABET)}", name, kind, parent, now)
         self.groups[g.id] = g
+        self.group_bag.add(g.id)
+        if kind == "organization" and parent is not None:
+            self.orgs[parent].groups.add(g.id)
         return self._group_obj(g, None)
 
     def _group_updated(self, now: str) -> dict[str, Any] | None:
-        g = self._pick(self.groups.values())
+        g = self._any_group()
         if g is None:
             return None
         g.name = f"{g.name.split('~')[0]}~{self._chars(2, string.digits)}"
         return self._group_obj(g, now)
 
+    def _drop_group(self, g: _Group) -> None:
+        for user_id in g.members:
+            self.user_groups.get(user_id, set()).discard(g.id)
+        if g.kind == "organization" and g.parent in self.orgs:
+            self.orgs[g.parent].groups.discard(g.id)
+        del self.groups[g.id]
+        self.group_bag.discard(g.id)
+
     def _group_deleted(self, now: str) -> dict[str, Any] | None:
-        if len(self.groups) < 2:
+        g = self._any_group()
+        if g is None or len(self.groups) < 2:
             return None
-        g = self.groups.pop(self._pick(self.groups))
-        for org in self.orgs.values():
-            org.group_roles = {gr for gr in org.group_roles if gr[0] != g.id}
+        self._drop_group(g)
         return self._group_obj(g, now)
 
     def _group_member_added(self, now: str) -> dict[str, Any] | None:
-        g = self._pick(self.groups.values())
-        if g is None:
-            return None
-        user_id = self._pick(set(self.users) - g.members)
-        if user_id is None:
+        g = self._any_group()
+        user_id = None if g is None else self._user_outside(g.members)
+        if g is None or user_id is None:
             return None
         g.members.add(user_id)
+        self.user_groups.setdefault(user_id, set()).add(g.id)
         return {"group": self._group_ref(g), "member": {"member_type": "user", "id": user_id}}
 
     def _group_member_deleted(self, now: str) -> dict[str, Any] | None:
-        g = self._pick(g for g in self.groups.values() if g.members)
-        if g is None:
+        g = self._any_group()
+        user_id = None if g is None else g.members.pick(self.rng)
+        if g is None or user_id is None:
             return None
-        user_id = self._pick(sorted(g.members))
         g.members.discard(user_id)
+        self.user_groups.get(user_id, set()).discard(g.id)
         return {"group": self._group_ref(g), "member": {"member_type": "user", "id": user_id}}
 
     def _group_role_assigned(self, now: str) -> dict[str, Any] | None:
-        g, (role_id, _n) = self._pick(self.groups.values()), self.rng.choice(self.roles)
+        g = self._any_group()
+        role_id = self.rng.choice(self.roles)[0]
         if g is None or role_id in g.roles:
             return None
         g.roles.add(role_id)
         return {"group": self._group_ref(g), "role": self._role(role_id), "created_at": now}
 
     def _group_role_deleted(self, now: str) -> dict[str, Any] | None:
-        g = self._pick(g for g in self.groups.values() if g.roles)
-        if g is None:
+        g = self._any_group()
+        if g is None or not g.roles:
             return None
-        role_id = self._pick(sorted(g.roles))
+        role_id = self.rng.choice(sorted(g.roles))
         g.roles.discard(role_id)
         return {"group": self._group_ref(g), "role": self._role(role_id, with_name=False), "deleted_at": now}
