@@ -108,3 +108,29 @@ def test_row_of_seq(qapp, filled_store):
     assert model.row_of_seq(target.seq + 1) is None  # another type: filtered out
     assert model.rowCount(model.index(0, 0)) == 0 and model.rowCount(QModelIndex()) > 0
     reader.close()
+
+
+def test_counting_new_rows_holds_with_duplicates_and_filters(qapp, tmp_path):
+    """The unfiltered count of new rows is arithmetic on seq; it must match the store's own count."""
+    path = tmp_path / "dups.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=[row(i) for i in range(100)], cursor="a"))
+    reader = EventReader(path)
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    typed = EventTableModel(ReaderPages(reader))
+    typed.set_filter(EventFilter(types=frozenset({"user.deleted"})))
+    for round_ in range(5):
+        fresh = [row(1000 + round_ * 10 + i) for i in range(10)]
+        dups = [row(i) for i in range(round_ * 7, round_ * 7 + 20)]  # already stored: ignored
+        deleted = [row(5000 + round_, type_="user.deleted")]
+        writer.commit_sync(Batch(events=dups[:10] + fresh + dups[10:] + deleted, cursor=f"c{round_}"))
+        model.advance_head()
+        typed.advance_head()
+        assert model.rowCount() == reader.count() == 100 + (round_ + 1) * 11
+        assert typed.rowCount() == reader.count(typed.event_filter) == round_ + 1
+        assert [model.event_at(r).seq for r in range(3)] == sorted(
+            (e.seq for e in reader.page(limit=3)), reverse=True
+        )
+    writer.close()
+    reader.close()

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
+import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -54,8 +57,19 @@ MAX_NOTIFY_SCAN = 2000
 
 
 def system_opener(url: str) -> None:
-    if not open_in_browser(url):
-        raise UserFixableError("could not open the system browser", f"open this address yourself: {url}")
+    """Open the system browser without waiting for it.
+
+    `webbrowser` may block until the browser exits ($BROWSER commands, a first Firefox window), and the
+    loopback listener must keep serving on this loop meanwhile, so the call runs on its own thread.
+    """
+
+    def go() -> None:
+        if not open_in_browser(url):
+            log.warning(
+                "could not open the system browser; open the sign-in page yourself (shown in the window)"
+            )
+
+    threading.Thread(target=go, name="open-browser", daemon=True).start()
 
 
 @dataclass
@@ -88,6 +102,7 @@ class DesktopApp(QObject):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
         self.secrets: SecretStore | None = options.secret_store
+        self.sign_in_url = ""
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
         self.window.restore_filter()
         self.welcome: WelcomeWindow | None = None
@@ -240,15 +255,25 @@ class DesktopApp(QObject):
             self.settings.active_tenant = profile.name
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         session = self._add_session(profile)
-        if sign_in and await session.sign_in(self.options.opener):
+        if sign_in and await session.sign_in(self._open_sign_in):
             self._ensure_in_window(session)
             self.window.show_tenant(profile.name)
         return session
 
     async def sign_in(self, name: str) -> None:
         session = self.sessions[name]
-        if await session.sign_in(self.options.opener):
+        if await session.sign_in(self._open_sign_in):
             self._ensure_in_window(session)
+
+    def _open_sign_in(self, url: str) -> Awaitable[None] | None:
+        """Open the browser, and show the address too in case no browser comes up."""
+        self.sign_in_url = url
+        link = f'<a href="{html.escape(url, quote=True)}">open the sign-in page</a>'
+        if self.welcome is not None:
+            self.welcome.status.setOpenExternalLinks(True)
+            self.welcome.status.setText(f"Finish signing in in your browser (or {link}).")
+        self.window.statusBar().showMessage("Finish signing in in your browser…", 30000)
+        return self.options.opener(url)
 
     async def sign_out(self, name: str) -> None:
         await self.sessions[name].sign_out()
@@ -463,7 +488,18 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
             async def main() -> int:
                 app = DesktopApp(qapp, paths, options, sink)
                 instance.activated.connect(lambda _argv: app.window.bring_to_front())
-                return await app.run()
+                # SIGTERM (logout, systemd, kill) and Ctrl+C quit cleanly: events committed, child stopped.
+                # Python runs signal handlers only when it gets control, so a timer lets it in now and then.
+                loop = asyncio.get_running_loop()
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    signal.signal(signum, lambda *_a: loop.call_soon_threadsafe(app.quit))
+                wake = QTimer()
+                wake.start(300)
+                wake.timeout.connect(lambda: None)
+                try:
+                    return await app.run()
+                finally:
+                    wake.stop()
 
             return runner.run(main())
         finally:

@@ -122,18 +122,26 @@ class EventTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def advance_head(self) -> int:
-        """Insert the events stored since the last call at the top; returns how many matched the filter."""
+        """Insert the events stored since the last call at the top; returns how many matched the filter.
+
+        The new row count is the store's count up to the new head (an index count, no rows built), so seq gaps
+        (duplicates consume seqs) do not matter; fewer rows than before means retention deleted old ones.
+        """
         if self._store is None:
             return 0
         new_head = self._store.head_seq()
         if new_head <= self._head:
             return 0
-        added = self._store.count(self._filter, new_head, min_seq=self._head + 1)
+        total = self._store.count(self._filter, new_head)
+        added = total - self._rows
+        if added < 0:
+            self.reload()
+            return 0
         if added == 0:
             self._head = new_head
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
-        self._head, self._rows = new_head, self._rows + added
+        self._head, self._rows = new_head, total
         self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
         self.endInsertRows()
         self.rows_arrived.emit(added)

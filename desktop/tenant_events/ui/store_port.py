@@ -24,14 +24,16 @@ class ReaderPages:
         return newest[0].seq if newest else 0
 
     def _newer(self, flt: EventFilter, after_seq: int) -> int:
+        """Matching rows stored after the snapshot (usually none: the model advances on every commit)."""
         return len(self.reader.newer_than(flt, after_seq, limit=1_000_000))
 
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
-        if min_seq > 0:
-            return sum(
-                1 for e in self.reader.newer_than(flt, min_seq - 1, limit=1_000_000) if e.seq <= max_seq
-            )
-        return self.reader.count(flt) - self._newer(flt, max_seq)
+        if min_seq <= 0:
+            return self.reader.count(flt) - self._newer(flt, max_seq)
+        if min_seq > max_seq:
+            return 0
+        rows = self.reader.newer_than(flt, min_seq - 1, limit=max_seq - min_seq + 1)
+        return sum(1 for e in rows if e.seq <= max_seq)
 
     def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
         if offset == 0:
