@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QDialogButtonBox
+from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QPlainTextEdit
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
 from tenant_events.settings import Settings, make_profile
@@ -120,6 +120,77 @@ def test_main_window_themes(qtbot, qapp, qloop, filled_store, tmp_path, theme):
     pixel = image.pixelColor(table_pos)
     assert abs(pixel.lightness() - base.lightness()) < 40, (pixel.name(), base.name())
     save_screenshot(w, f"main-window-{theme}")
+    d = SettingsDialog(Settings(tenants=[make_profile(domain="acme.eu.auth0.com", client_id="abc123")]), set())
+    qtbot.addWidget(d)
+    d.show()
+    d.tabs.setCurrentIndex(1)
+    save_screenshot(d, f"settings-{theme}")
     w.close()
+    reader.close()
+    stats.close()
+
+
+def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
+    """A gap the engine recorded marks the first row after it; saved filters come back; rejected frames list."""
+    from helpers.events_factory import row
+    from tenant_events.store import Batch, GapMarker, RejectedRow, StoreWriter
+    from tenant_events.store.records import EventFilter
+
+    path = tmp_path / "gaps.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=[row(i) for i in range(50)], cursor="a"))
+    gap = GapMarker(reason="cursor expired (410); resumed from 2026-11-01T00:00:50Z")
+    writer.commit_sync(
+        Batch(
+            events=[row(100 + i) for i in range(10)],
+            gap=gap,
+            rejected=[RejectedRow("user.created", "off-x", "event.id: bad pattern", '{"bad": true}')],
+            cursor="b",
+        )
+    )
+    writer.close()
+    reader, stats = EventReader(path), EventReader(path)
+    w = MainWindow(str(tmp_path / "window.ini"))
+    qtbot.addWidget(w)
+    w.show()
+
+    async def load() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        await updated
+
+    run_async(qloop, load())
+    [after_gap] = reader.gaps()
+    first_after = reader.newer_than(EventFilter(), after_gap.after_seq, limit=1)[0]
+    row_ = w.model.row_of_seq(first_after.seq)
+    assert row_ is not None
+    summary = w.model.data(w.model.index(row_, 2))
+    assert summary.startswith("⚠ possible gap before")
+    assert "cursor expired" in w.model.data(w.model.index(row_, 0), Qt.ItemDataRole.ToolTipRole)
+    assert w.gap_label.text() == "1 possible gap"
+    assert w.rejected_button.text() == "1 rejected"
+    w.show_rejected()
+    dialog = w.findChild(QDialog)
+    assert dialog is not None and "event.id: bad pattern" in dialog.findChild(QPlainTextEdit).toPlainText()
+    dialog.close()
+
+    # saved filters: save, change, re-apply; they survive a new window on the same state file
+    w.filter_bar.set_types({"user.created"})
+    w.filter_bar.search.setText("user1")
+    name = w.filter_bar.save_current()
+    assert name == "user.created · “user1”"
+    w.filter_bar.clear_types()
+    w.filter_bar.search.clear()
+    assert w.model.event_filter.types == frozenset()
+    saved_action = next(a for a in w.filter_bar.saved_menu.actions() if a.text() == name)
+    saved_action.trigger()
+    assert w.model.event_filter.types == frozenset({"user.created"}) and w.model.event_filter.text == "user1"
+    w.save_layout()
+    again = MainWindow(str(tmp_path / "window.ini"))
+    qtbot.addWidget(again)
+    again.restore_filter()
+    assert name in again.filter_bar.saved
+    assert again.filter_bar.selected_types() == {"user.created"}
+    run_async(qloop, w.shutdown())
     reader.close()
     stats.close()

@@ -87,6 +87,8 @@ class EventTableModel(QAbstractTableModel):
         self._head = 0
         self._rows = 0
         self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
+        self._gap_before: dict[int, str] = {}
+        self._gap_brush = QColor(232, 163, 23, 70)
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -147,6 +149,13 @@ class EventTableModel(QAbstractTableModel):
         self.rows_arrived.emit(added)
         return added
 
+    def set_gap_marks(self, marks: dict[int, str]) -> None:
+        """Rows whose event follows a possible gap (seq → reason) are tinted and say so."""
+        if marks != self._gap_before:
+            self._gap_before = dict(marks)
+            if self._rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(Col) - 1))
+
     def event_at(self, row: int) -> StoredEvent | None:
         if self._store is None or not 0 <= row < self._rows:
             return None
@@ -195,9 +204,16 @@ class EventTableModel(QAbstractTableModel):
         if ev is None:
             return None
         col = Col(index.column())
+        gap = self._gap_before.get(ev.seq)
         if role == Qt.ItemDataRole.DisplayRole:
+            if gap is not None and col == Col.SUMMARY:
+                return f"⚠ possible gap before — {ev.summary}"
             return self._display(ev, col)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._gap_brush if gap is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
+            if gap is not None:
+                return f"Events may be missing before this one: {gap}"
             if col == Col.TIME:
                 return utc_tooltip(ev.time)
             return self._display(ev, col)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -35,6 +37,7 @@ CUSTOM = len(RANGES) - 1
 class FilterBar(QWidget):
     filter_changed = Signal()
     tenant_changed = Signal(str)
+    saved_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,6 +80,14 @@ class FilterBar(QWidget):
         self.test_box.setToolTip("Include events whose purpose is 'test'")
         self.test_box.toggled.connect(lambda _c: self.filter_changed.emit())
         self.count_label = QLabel()
+        self.saved: dict[str, dict[str, Any]] = {}
+        self.saved_button = QToolButton()
+        self.saved_button.setText("Saved")
+        self.saved_button.setAccessibleName("Saved filters")
+        self.saved_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.saved_menu = QMenu(self.saved_button)
+        self.saved_button.setMenu(self.saved_menu)
+        self._rebuild_saved_menu()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tenant_box)
@@ -84,6 +95,7 @@ class FilterBar(QWidget):
         layout.addWidget(self.search, 1)
         layout.addWidget(self.range_box)
         layout.addWidget(self.test_box)
+        layout.addWidget(self.saved_button)
         layout.addWidget(self.count_label)
 
     def set_tenants(self, names: list[str], current: str | None = None) -> None:
@@ -120,6 +132,70 @@ class FilterBar(QWidget):
         for name, act in self.type_actions.items():
             n = by_type.get(name, 0)
             act.setText(f"{name}  ({n:,})" if n else name)
+
+    # -- saved filters (kept with the window state, not in settings: STYLE.md §8) ----------------------------
+    def state(self) -> dict[str, Any]:
+        """The filter as the user set it (relative ranges stay relative)."""
+        return {
+            "types": sorted(self.selected_types()),
+            "text": self.search.text(),
+            "range": self.range_box.currentIndex() if self.range_box.currentIndex() != CUSTOM else 0,
+            "test": self.test_box.isChecked(),
+        }
+
+    def apply_state(self, state: dict[str, Any]) -> None:
+        self.blockSignals(True)
+        self.set_types(set(state.get("types", [])))
+        self.search.setText(str(state.get("text", "")))
+        index = int(state.get("range", 0))
+        self.range_box.setCurrentIndex(index if 0 <= index < CUSTOM else 0)
+        self.test_box.setChecked(bool(state.get("test", True)))
+        self.blockSignals(False)
+        self._debounce.stop()
+        self.filter_changed.emit()
+
+    def describe(self) -> str:
+        st = self.state()
+        parts = (
+            [", ".join(st["types"]) if len(st["types"]) <= 2 else f"{len(st['types'])} types"]
+            if st["types"]
+            else []
+        )
+        if st["text"]:
+            parts.append(f"“{st['text']}”")
+        if st["range"]:
+            parts.append(RANGES[st["range"]][0].lower())
+        if not st["test"]:
+            parts.append("no test events")
+        return " · ".join(parts) or "all events"
+
+    def save_current(self, name: str | None = None) -> str:
+        name = name or self.describe()
+        self.saved[name] = self.state()
+        self._rebuild_saved_menu()
+        self.saved_changed.emit()
+        return name
+
+    def set_saved(self, saved: dict[str, dict[str, Any]]) -> None:
+        self.saved = dict(saved)
+        self._rebuild_saved_menu()
+
+    def _rebuild_saved_menu(self) -> None:
+        m = self.saved_menu
+        m.clear()
+        m.addAction("Save this filter", lambda: self.save_current())
+        if self.saved:
+            m.addSeparator()
+            for name, state in self.saved.items():
+                m.addAction(name, partial(self.apply_state, state))
+            forget = m.addMenu("Forget")
+            for name in self.saved:
+                forget.addAction(name, partial(self._forget, name))
+
+    def _forget(self, name: str) -> None:
+        self.saved.pop(name, None)
+        self._rebuild_saved_menu()
+        self.saved_changed.emit()
 
     def current(self, now: datetime | None = None) -> EventFilter:
         now = now or datetime.now(UTC)

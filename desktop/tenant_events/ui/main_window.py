@@ -8,6 +8,7 @@ UI thread only runs indexed page reads (issue 7: a million events without a stut
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from typing import Any, Protocol
@@ -45,6 +46,7 @@ class TenantData(EventPages, Protocol):
     def rejected_count(self) -> int: ...
     def gaps(self) -> list[StoredGap]: ...
     def cursor(self) -> CursorState: ...
+    def first_after(self, seq: int | None) -> int | None: ...
 
 
 HEAD_INTERVAL_MS = 200
@@ -193,6 +195,7 @@ class MainWindow(QMainWindow):
         self._state.setValue("filter/text", f.search.text())
         self._state.setValue("filter/range", f.range_box.currentIndex())
         self._state.setValue("filter/test", f.test_box.isChecked())
+        self._state.setValue("filter/saved", json.dumps(f.saved))
         self._state.sync()
 
     def restore_filter(self) -> None:
@@ -205,6 +208,12 @@ class MainWindow(QMainWindow):
         if rng is not None and str(rng).isdigit() and int(str(rng)) < f.range_box.count() - 1:
             f.range_box.setCurrentIndex(int(str(rng)))
         f.test_box.setChecked(self._state.value("filter/test") not in (False, "false"))
+        try:
+            saved = json.loads(str(self._state.value("filter/saved") or "{}"))
+        except ValueError:
+            saved = {}
+        if isinstance(saved, dict):
+            f.set_saved(saved)
         f.blockSignals(False)
 
     # -- tenants -----------------------------------------------------------------------------------------
@@ -265,6 +274,10 @@ class MainWindow(QMainWindow):
     def refresh_aggregates(self) -> None:
         if self.tenant is None:
             return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # Qt events processed outside the asyncio loop (tests between loop runs)
+            return
         task = asyncio.ensure_future(self._aggregates(self.tenant, self.model.event_filter))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -283,7 +296,9 @@ class MainWindow(QMainWindow):
         if data is None:
             return
 
-        def work() -> tuple[dict[str, int], list[tuple[int, dict[str, int]]], int, int, int, CursorState]:
+        def work() -> tuple[
+            dict[str, int], list[tuple[int, dict[str, int]]], int, int, dict[int, str], CursorState
+        ]:
             counts = data.counts_by_type(flt)
             buckets = data.histogram(flt, 60)
             if buckets:
@@ -293,7 +308,12 @@ class MainWindow(QMainWindow):
                     buckets = data.histogram(flt, size)
             else:
                 size = 60
-            return counts, buckets, size, data.rejected_count(), len(data.gaps()), data.cursor()
+            marks: dict[int, str] = {}
+            for gap in data.gaps():
+                first = data.first_after(gap.after_seq)
+                if first is not None:
+                    marks[first] = gap.reason
+            return counts, buckets, size, data.rejected_count(), marks, data.cursor()
 
         started = time.perf_counter()
         try:
@@ -310,8 +330,12 @@ class MainWindow(QMainWindow):
         self.filter_bar.set_counts(sum(counts.values()), counts)
         self.histogram.set_data(buckets, size)
         self.rejected_button.setText(f"{rejected:,} rejected")
-        self.gap_label.setText(f"{gaps} possible gap{'s' if gaps != 1 else ''}" if gaps else "")
-        self.gap_label.setToolTip("Events may be missing here (e.g. the cursor expired)" if gaps else "")
+        self.model.set_gap_marks(gaps)
+        n = len(gaps)
+        self.gap_label.setText(f"{n} possible gap{'s' if n != 1 else ''}" if n else "")
+        self.gap_label.setToolTip(
+            "Events may be missing before the marked rows (e.g. the cursor expired)" if n else ""
+        )
         self.aggregates_updated.emit()
 
     def set_status(self, status: TenantStatus) -> None:

@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 THEMES = ("system", "light", "dark")
 
@@ -75,11 +75,55 @@ def wants_dark(theme: str, app: QGuiApplication) -> bool:
     return app.styleHints().colorScheme() == Qt.ColorScheme.Dark
 
 
+class CheckboxStyle(QProxyStyle):
+    """Fusion, but check boxes keep a visible frame on dark palettes.
+
+    Fusion draws the box border a shade darker than the window colour, which vanishes on a dark base
+    (seen in the dark settings screenshot: unchecked types showed no box at all).
+    """
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        boxes = (
+            QStyle.PrimitiveElement.PE_IndicatorCheckBox,
+            QStyle.PrimitiveElement.PE_IndicatorItemViewItemCheck,
+        )
+        if element not in boxes or not is_dark():
+            super().drawPrimitive(element, option, painter, widget)
+            return
+        rect = option.rect.adjusted(1, 1, -1, -1)
+        side = min(rect.width(), rect.height(), 14)
+        box = QRectF(rect.x() + (rect.width() - side) / 2, rect.y() + (rect.height() - side) / 2, side, side)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor("#8b949e"), 1))
+        painter.setBrush(QColor("#1c2128"))
+        painter.drawRoundedRect(box, 2, 2)
+        state = option.state
+        mark = QPen(QColor("#e6edf3"), 2)
+        if state & QStyle.StateFlag.State_On:
+            painter.setPen(mark)
+            path = QPainterPath(QPointF(box.left() + side * 0.22, box.top() + side * 0.52))
+            path.lineTo(box.left() + side * 0.42, box.top() + side * 0.72)
+            path.lineTo(box.left() + side * 0.78, box.top() + side * 0.28)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(path)
+        elif state & QStyle.StateFlag.State_NoChange:
+            painter.fillRect(box.adjusted(3, side / 2 - 1, -3, -(side / 2 - 1)), QColor("#e6edf3"))
+        painter.restore()
+
+
 def apply_theme(app: QApplication, theme: str) -> bool:
     """Apply `theme` ("system" | "light" | "dark"); returns whether the result is dark."""
     if theme not in THEMES:
         raise ValueError(f"unknown theme {theme!r}: expected one of {', '.join(THEMES)}")
-    app.setStyle("Fusion")
+    if not isinstance(app.style(), CheckboxStyle):
+        app.setStyle(CheckboxStyle(QStyleFactory.create("Fusion")))
     dark = wants_dark(theme, app)
     app.setPalette(_dark_palette() if dark else _light_palette())
     return dark
