@@ -94,7 +94,12 @@ class TokenService:
         """Signature-checked claims; TokenRejected(401) with spec 000's messages otherwise."""
         try:
             decoded = jwt.decode(token, self.keyset, algorithms=["RS256"])
-        except jose_errors.BadSignatureError as exc:
+        except (
+            jose_errors.BadSignatureError,
+            jose_errors.InvalidKeyIdError,
+            jose_errors.MissingKeyError,
+        ) as exc:
+            # A wrong signature, or one made with a key this tenant never published.
             raise TokenRejected(401, "Invalid signature received for JSON Web Token validation.") from exc
         except (jose_errors.JoseError, ValueError, TypeError) as exc:
             raise TokenRejected(
