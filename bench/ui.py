@@ -21,6 +21,7 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -175,6 +176,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     window.close()
     reader.close()
     stats_reader.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     return results
 
 
@@ -204,7 +206,13 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
         engine = StreamEngine(EngineConfig(url + "/api/v2", name="live"),
                               StaticTokenProvider(token(url)), writer)  # fmt: skip
         if follow_ui:
-            engine.on_commit.append(lambda _r: window.events_stored("bench"))
+            engine.on_commit.append(
+                lambda r: (
+                    window.events_stored("bench", r.first_seq or 0, r.last_seq or 0, r.inserted)
+                    if r.first_seq is not None
+                    else None
+                )
+            )
         gaps: list[float] = []
         last = [time.perf_counter()]
         timer = QTimer()

@@ -134,3 +134,19 @@ def test_counting_new_rows_holds_with_duplicates_and_filters(qapp, tmp_path):
         )
     writer.close()
     reader.close()
+
+
+def test_keyset_neighbour_pages_match_offset_pages(qapp, filled_store):
+    reader = EventReader(filled_store(PAGE * 6 + 17))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    down = [model.event_at(r).seq for r in range(model.rowCount())]  # each page keyset from the one above
+    model._pages.clear()
+    model.event_at(model.rowCount() - 1)  # start at the bottom, then walk up: keyset from the page below
+    up = [model.event_at(r).seq for r in reversed(range(model.rowCount()))][::-1]
+    expected = [e.seq for e in reader.page(limit=PAGE * 7)]
+    assert down == up == expected
+    model.set_filter(EventFilter(types=frozenset({"user.created", "group.deleted"})))
+    walked = [model.event_at(r).seq for r in range(model.rowCount())]
+    assert walked == [e.seq for e in reader.page(model.event_filter, limit=PAGE * 7)]
+    reader.close()

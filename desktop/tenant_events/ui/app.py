@@ -373,8 +373,8 @@ class DesktopApp(QObject):
         await asyncio.to_thread(save_settings, self.paths, settings)
 
     # -- events, notifications, state --------------------------------------------------------------------
-    def _events_committed(self, tenant: str, first_seq: int, last_seq: int) -> None:
-        self.window.events_stored(tenant)
+    def _events_committed(self, tenant: str, first_seq: int, last_seq: int, inserted: int) -> None:
+        self.window.events_stored(tenant, first_seq, last_seq, inserted)
         session = self.sessions.get(tenant)
         if session is not None:
             session.refresh_status()

@@ -20,10 +20,11 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.ui.theme import family_color, is_dark
+from tenant_events.ui.theme import family_color, is_dark, tenant_color
 
 log = logging.getLogger(__name__)
 PAGE = 256
+ALL = EventFilter()
 MAX_PAGES = 24
 Index = QModelIndex | QPersistentModelIndex
 
@@ -35,6 +36,19 @@ class EventPages(Protocol):
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...
     def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]: ...
     def get(self, event_id: str) -> StoredEvent | None: ...
+    def older(self, flt: EventFilter, before_seq: int, limit: int) -> list[StoredEvent]: ...
+    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
+
+
+def count_new(store: EventPages, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
+    """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
+
+    Unfiltered: an index count of everything up to `new_head` minus the rows shown (seq has holes where
+    duplicates were dropped, so seq arithmetic would be wrong); filtered: the new matching rows only.
+    """
+    if flt == ALL:
+        return store.count(flt, new_head) - rows
+    return store.count(flt, new_head, min_seq=head + 1)
 
 
 class Col(IntEnum):
@@ -87,6 +101,7 @@ class EventTableModel(QAbstractTableModel):
         self._head = 0
         self._rows = 0
         self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
+        self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self._gap_before: dict[int, str] = {}
         self._gap_brush = QColor(232, 163, 23, 70)
         self._bold = QFont()
@@ -116,6 +131,7 @@ class EventTableModel(QAbstractTableModel):
         """Full reset: new filter or store (STYLE.md §7: reset only on full reload)."""
         self.beginResetModel()
         self._pages.clear()
+        self.generation += 1
         if self._store is None:
             self._head, self._rows = 0, 0
         else:
@@ -124,26 +140,27 @@ class EventTableModel(QAbstractTableModel):
         self.endResetModel()
 
     def advance_head(self) -> int:
-        """Insert the events stored since the last call at the top; returns how many matched the filter.
-
-        The new row count is the store's count up to the new head (an index count, no rows built), so seq gaps
-        (duplicates consume seqs) do not matter; fewer rows than before means retention deleted old ones.
-        """
+        """Synchronously insert the events stored since the last call at the top (rare paths; the live path
+        counts on a worker thread and calls `apply_advance`)."""
         if self._store is None:
             return 0
         new_head = self._store.head_seq()
         if new_head <= self._head:
             return 0
-        total = self._store.count(self._filter, new_head)
-        added = total - self._rows
+        return self.apply_advance(
+            new_head, count_new(self._store, self._filter, self._head, self._rows, new_head)
+        )
+
+    def apply_advance(self, new_head: int, added: int) -> int:
+        """Show `added` new rows at the top, up to `new_head`; negative means retention removed rows: reload."""
         if added < 0:
             self.reload()
             return 0
         if added == 0:
-            self._head = new_head
+            self._head = max(self._head, new_head)
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
-        self._head, self._rows = new_head, total
+        self._head, self._rows = new_head, self._rows + added
         self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
         self.endInsertRows()
         self.rows_arrived.emit(added)
@@ -162,13 +179,23 @@ class EventTableModel(QAbstractTableModel):
         number, within = divmod(row, PAGE)
         page = self._pages.get(number)
         if page is None:
-            page = self._store.page(self._filter, self._head, number * PAGE, PAGE)
+            page = self._fetch(number)
             self._pages[number] = page
             while len(self._pages) > MAX_PAGES:
                 self._pages.popitem(last=False)
         else:
             self._pages.move_to_end(number)
         return page[within] if within < len(page) else None
+
+    def _fetch(self, number: int) -> list[StoredEvent]:
+        """Page `number`; keyset from a cached neighbour (fast at any depth), else by offset."""
+        assert self._store is not None
+        before, after = self._pages.get(number - 1), self._pages.get(number + 1)
+        if before and len(before) == PAGE:
+            return self._store.older(self._filter, before[-1].seq, PAGE)
+        if after:
+            return self._store.newer(self._filter, after[0].seq, self._head, PAGE)
+        return self._store.page(self._filter, self._head, number * PAGE, PAGE)
 
     def row_of_seq(self, seq: int) -> int | None:
         """The row showing event `seq` under the current filter, or None if it is filtered out."""
@@ -219,6 +246,8 @@ class EventTableModel(QAbstractTableModel):
             return self._display(ev, col)
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
             return QColor(family_color(ev.family, is_dark()))
+        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
+            return tenant_color(ev.tenant)
         if (
             role == Qt.ItemDataRole.FontRole
             and col == Col.TYPE

@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.store.records import EventFilter
+from tenant_events.ui.theme import tenant_color
 from tenant_events.wire import EventType
 
 RANGES: tuple[tuple[str, timedelta | None], ...] = (
@@ -101,7 +102,10 @@ class FilterBar(QWidget):
     def set_tenants(self, names: list[str], current: str | None = None) -> None:
         self.tenant_box.blockSignals(True)
         self.tenant_box.clear()
-        self.tenant_box.addItems(names)
+        for name in names:
+            swatch = QPixmap(12, 12)
+            swatch.fill(tenant_color(name))
+            self.tenant_box.addItem(QIcon(swatch), name)
         if current in names:
             self.tenant_box.setCurrentText(current)
         self.tenant_box.blockSignals(False)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
 from tenant_events.ui.detail_pane import DetailPane
-from tenant_events.ui.event_table_model import Col, EventPages, EventTableModel
+from tenant_events.ui.event_table_model import Col, EventPages, EventTableModel, count_new
 from tenant_events.ui.filter_bar import FilterBar
 from tenant_events.ui.histogram import Histogram
 from tenant_events.ui.icons import app_icon
@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.model.rows_arrived.connect(self._rows_arrived)
         self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
+        self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)
         self._head_timer.setInterval(HEAD_INTERVAL_MS)
@@ -253,7 +254,7 @@ class MainWindow(QMainWindow):
         self.schedule_aggregates(now=True)
         self._reselect_detail()
 
-    def events_stored(self, tenant: str) -> None:
+    def events_stored(self, tenant: str, first_seq: int = 0, last_seq: int = 0, inserted: int = -1) -> None:
         """The engine committed a batch for `tenant`: new rows within HEAD_INTERVAL_MS, aggregates later.
 
         Commits can come 10-40 times a second while catching up; the table moves at most ~5 times a second.
@@ -262,7 +263,34 @@ class MainWindow(QMainWindow):
             self._head_timer.start()
 
     def _advance_head(self) -> None:
-        if self.model.advance_head():
+        if self._advance_task is not None and not self._advance_task.done():
+            self._head_timer.start()  # one count at a time; try again shortly
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._advance_task = asyncio.ensure_future(self._advance())
+        self._tasks.add(self._advance_task)
+        self._advance_task.add_done_callback(self._tasks.discard)
+
+    async def _advance(self) -> None:
+        """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
+        model, tenant = self.model, self.tenant
+        data = self._aggregate_data.get(tenant or "")
+        if data is None:
+            return
+        gen, flt, head, rows = model.generation, model.event_filter, model.head, model.rowCount()
+
+        def work() -> tuple[int, int]:
+            new_head = data.head_seq()
+            if new_head <= head:
+                return head, 0
+            return new_head, count_new(data, flt, head, rows, new_head)
+
+        new_head, added = await asyncio.to_thread(work)
+        current = model.generation == gen and model.head == head and self.tenant == tenant
+        if current and model.apply_advance(new_head, added):
             self.schedule_aggregates()
 
     def schedule_aggregates(self, now: bool = False) -> None:

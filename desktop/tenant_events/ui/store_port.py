@@ -41,6 +41,15 @@ class ReaderPages:
         skip = self._newer(flt, max_seq)
         return self.reader.page(flt, offset + skip, limit)
 
+    def older(self, flt: EventFilter, before_seq: int, limit: int) -> list[StoredEvent]:
+        return self.reader.page_before(flt, before_seq, limit)
+
+    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]:
+        """The `limit` matching rows just newer than `after_seq` (up to `max_seq`), newest first."""
+        rows = [e for e in self.reader.newer_than(flt, after_seq, limit) if e.seq <= max_seq]
+        rows.reverse()
+        return rows
+
     def first_after(self, seq: int | None) -> int | None:
         """The seq of the first event stored after `seq` (where a gap marker goes)."""
         rows = self.reader.newer_than(ALL, seq or 0, limit=1)

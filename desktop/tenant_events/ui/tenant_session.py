@@ -59,7 +59,7 @@ def reason_text(change: StateChange, now: float | None = None) -> str:
 
 class TenantSession(QObject):
     status_changed = Signal(object)  # TenantStatus
-    events_committed = Signal(str, int, int)  # tenant, first seq, last seq
+    events_committed = Signal(str, int, int, int)  # tenant, first seq, last seq, rows inserted
     signed_in = Signal(str, str)  # tenant, user display name
     sign_in_failed = Signal(str, str)  # tenant, message
 
@@ -210,7 +210,7 @@ class TenantSession(QObject):
 
     def _on_commit(self, result: CommitResult) -> None:
         if result.first_seq is not None and result.last_seq is not None:
-            self.events_committed.emit(self.name, result.first_seq, result.last_seq)
+            self.events_committed.emit(self.name, result.first_seq, result.last_seq, result.inserted)
 
 
 def _behind(iso: str) -> str:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
@@ -31,6 +33,11 @@ def is_dark(app: QGuiApplication | None = None) -> bool:
 def family_color(family: str, dark: bool) -> QColor:
     light_hex, dark_hex = FAMILY_COLORS.get(family, ("#57606a", "#8b949e"))
     return QColor(dark_hex if dark else light_hex)
+
+
+def tenant_color(tenant: str) -> QColor:
+    """A stable colour per tenant (the same every run: crc32, not Python's salted hash)."""
+    return QColor(TENANT_COLORS[zlib.crc32(tenant.encode()) % len(TENANT_COLORS)])
 
 
 def _dark_palette() -> QPalette:
