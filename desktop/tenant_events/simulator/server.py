@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Generator
 
 import uvicorn
 
@@ -37,6 +40,19 @@ class _Uvicorn(uvicorn.Server):
         await super().startup(sockets)
         if self.started:
             self.on_ready()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """SIGINT/SIGTERM stop the server gracefully and the CLI exits 0 (uvicorn would re-raise them)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.sim_state.end_streams()
