@@ -40,7 +40,7 @@ def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Pa
     key_path.write_bytes(
         key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )  # fmt: skip
+        )
     )
     return cert_path, key_path
 

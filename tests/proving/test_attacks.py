@@ -18,7 +18,7 @@ from simulator.oauth_client import authorize_url, exchange, pkce_pair, query
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.stream.states import StreamState
 
-TOKEN = "proving-token-7f3a9c"  # noqa: S105 - a marker searched for, not a credential
+TOKEN = "proving-token-7f3a9c"  # a marker searched for, not a credential
 
 
 class _Target:
