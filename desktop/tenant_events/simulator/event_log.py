@@ -22,8 +22,8 @@ import orjson
 from tenant_events.simulator import cursor
 from tenant_events.simulator.config import TENANT, TENANT_DOMAIN, SimulatorConfig
 from tenant_events.simulator.event_types import TYPE_INDEX
-from tenant_events.simulator.generator import iso_ms
 from tenant_events.simulator.storage import SimStore
+from tenant_events.simulator.world import iso_ms
 
 SOURCE = f"urn:sim:{TENANT_DOMAIN}"  # spec 000: `urn:<service>:<tenant>.<domain>`
 _REAL_NAMES = ((b',"xtenant":', b',"a0tenant":'), (b',"xstream":', b',"a0stream":'),

@@ -13,62 +13,24 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Callable, Sized
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from tenant_events.simulator.bag import Bag
 from tenant_events.simulator.event_types import EVENT_TYPES
-
-_ALNUM = string.ascii_letters + string.digits
-_GROUP_ALPHABET = (
-    "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"  # event-stream.md §5 grp_ pattern
+from tenant_events.simulator.world import (
+    ALNUM,
+    CAPS,
+    CONNECTIONS,
+    FIRST,
+    GEO,
+    GROUP_ALPHABET,
+    LAST,
+    ORG_BRANDING,
+    ROLE_NAMES,
+    Group,
+    Org,
+    iso_ms,
 )
-_FIRST = ("Ada", "Alan", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia", "Tim", "Frances")
-_LAST = ("Lovelace", "Turing", "Hopper", "Torvalds", "Liskov", "Thompson", "Hamilton", "Ritchie", "Perlman")
-_ROLE_NAMES = ("admin", "auditor", "billing", "developer", "support", "viewer")
-_CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2", "google-oauth2"),
-                ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
-_GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",
-        "latitude": 52.52, "longitude": 13.40, "time_zone": "Europe/Berlin"}  # fmt: skip
-CAPS = {"user": 2000, "organization": 60, "group": 120}  # past these, "created" becomes "deleted"
-_ORG_BRANDING = {"colors": {"primary": "#0059d6", "page_background": "#000000"}}
-
-
-_second_cache: list[Any] = [None, ""]
-
-
-def iso_ms(ts: float) -> str:
-    """RFC 3339 UTC with milliseconds, as the live service writes `time` (event-stream.md §4)."""
-    second = int(ts)
-    if _second_cache[0] != second:  # strftime once per second: the backlog writes ~60k events a second
-        _second_cache[0] = second
-        _second_cache[1] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{_second_cache[1]}.{int((ts - second) * 1000):03d}Z"
-
-
-@dataclass
-class _Org:
-    id: str
-    name: str
-    display_name: str
-    members: Bag[str] = field(default_factory=Bag)
-    connections: set[str] = field(default_factory=set)
-    member_roles: dict[str, set[str]] = field(default_factory=dict)
-    groups: set[str] = field(default_factory=set)
-
-
-@dataclass
-class _Group:
-    id: str
-    name: str
-    kind: str  # tenant | organization | connection
-    parent: str | None
-    created_at: str
-    members: Bag[str] = field(default_factory=Bag)
-    roles: set[str] = field(default_factory=set)
-    org_roles: set[str] = field(default_factory=set)  # roles given to it inside its organization
-
 
 Action = Callable[[str], dict[str, Any] | None]
 
@@ -83,13 +45,13 @@ class TenantLife:
         self.user_bag: Bag[str] = Bag()
         self.user_orgs: dict[str, set[str]] = {}
         self.user_groups: dict[str, set[str]] = {}
-        self.orgs: dict[str, _Org] = {}
+        self.orgs: dict[str, Org] = {}
         self.org_bag: Bag[str] = Bag()
-        self.groups: dict[str, _Group] = {}
+        self.groups: dict[str, Group] = {}
         self.group_bag: Bag[str] = Bag()
-        self.roles = [(f"rol_{self._chars(16)}", n) for n in _ROLE_NAMES]
+        self.roles = [(f"rol_{self._chars(16)}", n) for n in ROLE_NAMES]
         self.role_names = dict(self.roles)
-        self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in _CONNECTIONS]
+        self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in CONNECTIONS]
         table: list[tuple[str, int, Action]] = [
             ("user.created", 14, self._user_created), ("user.updated", 12, self._user_updated),
             ("user.deleted", 3, self._user_deleted),
@@ -119,7 +81,11 @@ class TenantLife:
         for _name, weight, _fn in table:
             total += weight
             self._cum_weights.append(total)
-        self._populations: dict[str, Sized] = {"user": self.users, "organization": self.orgs, "group": self.groups}
+        self._populations: dict[str, Sized] = {
+            "user": self.users,
+            "organization": self.orgs,
+            "group": self.groups,
+        }
 
     # ------------------------------------------------------------------ driving
     def next_event(self, now: float, types: tuple[str, ...] | None = None) -> tuple[str, dict[str, Any]]:
@@ -167,20 +133,20 @@ class TenantLife:
     def _context(self) -> dict[str, Any]:
         ctx: dict[str, Any] = {"tenant": {"id": self.tenant_id, "tenant_id": self.tenant_id}}
         if self.rng.random() < 0.5:
-            ctx["request"] = {"geo": _GEO, "hostname": "demo-tenant.sim.local",
+            ctx["request"] = {"geo": GEO, "hostname": "demo-tenant.sim.local",
                               "ip": f"203.0.113.{self.rng.randrange(1, 255)}", "method": "POST",
                               "user_agent": "tenant-simulator/1.0"}  # fmt: skip
             ctx["client"] = {"id": "tenant-events-service", "name": "Demo service", "metadata": {}}
         return ctx
 
     # ------------------------------------------------------------------ helpers
-    def _chars(self, n: int, alphabet: str = _ALNUM) -> str:
+    def _chars(self, n: int, alphabet: str = ALNUM) -> str:
         return "".join(self.rng.choices(alphabet, k=n))
 
-    def _org_ref(self, org: _Org, *, with_name: bool = True) -> dict[str, Any]:
+    def _org_ref(self, org: Org, *, with_name: bool = True) -> dict[str, Any]:
         return {"id": org.id, "name": org.name} if with_name else {"id": org.id}
 
-    def _group_ref(self, g: _Group) -> dict[str, Any]:
+    def _group_ref(self, g: Group) -> dict[str, Any]:
         ref: dict[str, Any] = {"id": g.id, "type": g.kind, "name": g.name}
         if g.kind == "organization":
             ref["organization_id"] = g.parent
@@ -191,11 +157,11 @@ class TenantLife:
     def _role(self, role_id: str, *, with_name: bool = True) -> dict[str, Any]:
         return {"id": role_id, "name": self.role_names[role_id]} if with_name else {"id": role_id}
 
-    def _any_org(self) -> _Org | None:
+    def _any_org(self) -> Org | None:
         org_id = self.org_bag.pick(self.rng)
         return None if org_id is None else self.orgs[org_id]
 
-    def _any_group(self) -> _Group | None:
+    def _any_group(self) -> Group | None:
         group_id = self.group_bag.pick(self.rng)
         return None if group_id is None else self.groups[group_id]
 
@@ -208,7 +174,7 @@ class TenantLife:
 
     # ------------------------------------------------------------------ users
     def _user_created(self, now: str) -> dict[str, Any]:
-        first, last = self.rng.choice(_FIRST), self.rng.choice(_LAST)
+        first, last = self.rng.choice(FIRST), self.rng.choice(LAST)
         local = self._chars(24, "0123456789abcdef")
         user: dict[str, Any] = {
             "user_id": f"auth0|{local}",
@@ -255,17 +221,17 @@ class TenantLife:
         return {**self.users.pop(user_id), "deleted_at": now}
 
     # ------------------------------------------------------------------ organizations
-    def _org_object(self, org: _Org, *, branding: bool = True) -> dict[str, Any]:
+    def _org_object(self, org: Org, *, branding: bool = True) -> dict[str, Any]:
         obj: dict[str, Any] = {"id": org.id, "name": org.name, "display_name": org.display_name,
                                "metadata": {"tier": "gold"}}  # fmt: skip
         if branding:
-            obj["branding"] = _ORG_BRANDING
+            obj["branding"] = ORG_BRANDING
         return obj
 
     def _org_created(self, now: str) -> dict[str, Any]:
         word = self.rng.choice(("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne"))
         suffix = self._chars(4, string.ascii_lowercase + string.digits)
-        org = _Org(
+        org = Org(
             id=f"org_{self._chars(16)}", name=f"{word}-{suffix}", display_name=f"{word.title()} {suffix}"
         )
         self.orgs[org.id] = org
@@ -384,7 +350,7 @@ class TenantLife:
                 "role": self._role(role_id, with_name=False), "deleted_at": now}  # fmt: skip
 
     # ------------------------------------------------------------------ groups
-    def _group_obj(self, g: _Group, now: str | None) -> dict[str, Any]:
+    def _group_obj(self, g: Group, now: str | None) -> dict[str, Any]:
         obj = self._group_ref(g)
         obj["created_at"] = g.created_at
         if now is not None:
@@ -400,7 +366,7 @@ class TenantLife:
         elif kind == "connection":
             parent = self.rng.choice(self.connections)[0]
         name = f"{self.rng.choice(('eng', 'ops', 'sales', 'legal', 'hr'))}-{self._chars(4, string.digits)}"
-        g = _Group(f"grp_{self._chars(self.rng.randrange(14, 23), _GROUP_ALPHABET)}", name, kind, parent, now)
+        g = Group(f"grp_{self._chars(self.rng.randrange(14, 23), GROUP_ALPHABET)}", name, kind, parent, now)
         self.groups[g.id] = g
         self.group_bag.add(g.id)
         if kind == "organization" and parent is not None:
@@ -414,7 +380,7 @@ class TenantLife:
         g.name = f"{g.name.split('~')[0]}~{self._chars(2, string.digits)}"
         return self._group_obj(g, now)
 
-    def _drop_group(self, g: _Group) -> None:
+    def _drop_group(self, g: Group) -> None:
         for user_id in g.members:
             self.user_groups.get(user_id, set()).discard(g.id)
         if g.kind == "organization" and g.parent in self.orgs:

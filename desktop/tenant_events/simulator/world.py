@@ -1,0 +1,60 @@
+"""The tenant's world for the generator: names, fixed roles/connections, organizations and groups with their
+members, and the RFC 3339 timestamps events carry (event-stream.md §4, §5)."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from tenant_events.simulator.bag import Bag
+
+ALNUM = string.ascii_letters + string.digits
+GROUP_ALPHABET = (
+    "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"  # event-stream.md §5 grp_ pattern
+)
+FIRST = ("Ada", "Alan", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia", "Tim", "Frances")
+LAST = ("Lovelace", "Turing", "Hopper", "Torvalds", "Liskov", "Thompson", "Hamilton", "Ritchie", "Perlman")
+ROLE_NAMES = ("admin", "auditor", "billing", "developer", "support", "viewer")
+CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2", "google-oauth2"),
+                ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
+GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",
+        "latitude": 52.52, "longitude": 13.40, "time_zone": "Europe/Berlin"}  # fmt: skip
+CAPS = {"user": 2000, "organization": 60, "group": 120}  # past these, "created" becomes "deleted"
+ORG_BRANDING = {"colors": {"primary": "#0059d6", "page_background": "#000000"}}
+
+
+_second_cache: list[Any] = [None, ""]
+
+
+def iso_ms(ts: float) -> str:
+    """RFC 3339 UTC with milliseconds, as the live service writes `time` (event-stream.md §4)."""
+    second = int(ts)
+    if _second_cache[0] != second:  # strftime once per second: the backlog writes ~60k events a second
+        _second_cache[0] = second
+        _second_cache[1] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{_second_cache[1]}.{int((ts - second) * 1000):03d}Z"
+
+
+@dataclass
+class Org:
+    id: str
+    name: str
+    display_name: str
+    members: Bag[str] = field(default_factory=Bag)
+    connections: set[str] = field(default_factory=set)
+    member_roles: dict[str, set[str]] = field(default_factory=dict)
+    groups: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Group:
+    id: str
+    name: str
+    kind: str  # tenant | organization | connection
+    parent: str | None
+    created_at: str
+    members: Bag[str] = field(default_factory=Bag)
+    roles: set[str] = field(default_factory=set)
+    org_roles: set[str] = field(default_factory=set)  # roles given to it inside its organization
