@@ -1,0 +1,169 @@
+"""No secret in logs, crash reports, exported files, process arguments or the settings file, and every file
+the app writes readable by the user only (issue 9, Security). The tests plant known secrets, run the real
+CLI against the real simulator, then search everything the app left behind for them."""
+
+from __future__ import annotations
+
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from helpers.fixtures_engine import OLD, cli
+from tenant_events.simulator.testing import start_simulator
+from tenant_events.store import EventReader
+from tenant_events.ui.notices import NoticeSink
+from tenant_events.ui.simulator_child import spawn_simulator
+
+
+def cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
+def everything_written(root: Path) -> str:
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file())
+
+
+def wait_stored(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 30) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        if db.exists():
+            try:
+                with EventReader(db) as reader:
+                    if reader.count() >= n:
+                        return
+            except Exception:  # the writer may be creating the schema right now
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {n} events stored in {limit} s")
+
+
+def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return out, err
+
+
+@dataclass
+class Run:
+    root: Path
+    console: str
+    token: str
+    secret: str
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    """Stream with an access token, then with client credentials, then export: what a service user runs."""
+    sim = start_simulator(backlog=300, rate=0, burst_every=0)
+    tmp_path = tmp_path_factory.mktemp("secrets")
+    try:
+        data = tmp_path / "data"
+        token = sim.mint_token(ttl=3600)
+        secret = sim.service_client_secret
+        runs = [
+            (["--name", "bytoken"], {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_LOG_JSON": "1"}),
+            (["--name", "byclient", "--client-id", sim.service_client_id],
+             {"TENANT_EVENTS_CLIENT_SECRET": secret, "TENANT_EVENTS_LOG_JSON": "1"}),
+        ]  # fmt: skip
+        said = []
+        for extra, env in runs:
+            proc = cli("stream", "--base-url", sim.base_url, "--data-dir", str(data), "--from-timestamp", OLD,
+                       "--jsonl", str(tmp_path / f"{extra[1]}.jsonl"), *extra, env=env)  # fmt: skip
+            wait_stored(data / "tenants" / f"{extra[1]}.sqlite3", 300, proc)
+            argv = cmdline(proc.pid)
+            assert sim.base_url in argv  # it is the right process
+            assert token not in argv and secret not in argv, "a secret is on the command line"
+            said.extend(stop(proc))
+        export = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data),
+                                 "--tenant", "bytoken", "--jsonl", str(tmp_path / "export.jsonl")],
+                                capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        said.extend((export.stdout, export.stderr))
+        assert (tmp_path / "export.jsonl").stat().st_size > 0
+        yield Run(tmp_path, "\n".join(said), token, secret)
+    finally:
+        sim.stop()
+
+
+def test_tokens_and_client_secrets_stay_out_of_argv_logs_exports_and_data(cli_run):
+    found = everything_written(cli_run.root) + cli_run.console
+    assert (cli_run.root / "data" / "logs").is_dir()
+    for name, value in (("access token", cli_run.token), ("client secret", cli_run.secret)):
+        assert value not in found, f"the {name} was written to a file, a log or the console"
+    assert not re.search(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ", found), "a JWT was written somewhere"
+
+
+def test_the_database_settings_and_logs_are_private(cli_run):
+    assert_private(cli_run.root / "data", skip=("-wal", "-shm"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defects D1/D2 (report): SQLite -wal/-shm and the stream's --jsonl "
+    "file are created 0644 (umask); store/stream are owned by the engine engineer",
+)
+def test_every_file_the_cli_writes_is_private_including_wal_and_jsonl(cli_run):
+    assert_private(cli_run.root)
+
+
+def assert_private(root: Path, skip: tuple[str, ...] = ()) -> None:
+    """Files 0600, directories 0700 (the data dir and below): other local users must not read events, logs
+    or settings. `root` itself is the test's tmp dir when it is not the data dir."""
+    loose = []
+    for path in root.rglob("*"):
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if path.name.endswith(skip):
+            continue
+        if mode & 0o077 and (path.is_dir() or path.is_file()):
+            loose.append(f"{path} {oct(mode)}")
+    assert not loose, "readable by others: " + ", ".join(loose)
+
+
+def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
+    sim = spawn_simulator(tmp_path / "sim")
+    try:
+        assert sim.process.stdout is not None
+        secret = ""
+        deadline = time.monotonic() + 30
+        while not secret and time.monotonic() < deadline:
+            line = sim.process.stdout.readline()
+            assert line, "the simulator exited before printing its service client"
+            if m := re.search(r"secret=(\S+)", line):
+                secret = m.group(1)
+        argv = cmdline(sim.process.pid)
+        assert "simulator" in argv and secret and secret not in argv
+        key = (tmp_path / "sim").rglob("*.pem")
+        for path in key:
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        sim.process.kill()
+        sim.process.wait(10)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect D3 (report): ui/notices.py puts str(exc) and the traceback in the "
+    "notice unredacted (the log copy is redacted); ui/ is owned by the desktop engineer",
+)
+def test_a_crash_report_does_not_carry_a_token():
+    """An uncaught exception whose text holds a bearer token (an httpx error echoing a header, a URL with
+    code=) becomes a notice with a traceback the user can copy: the token must not be in it, nor in the log."""
+    jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+    sink = NoticeSink()
+    try:
+        raise RuntimeError(f"request failed: Authorization: Bearer {jwt} url=/cb?code=SplxlOBeZQQYbYS6WxSbIA")
+    except RuntimeError as exc:
+        sink.report_exception(exc)
+    (notice,) = sink.history
+    shown = f"{notice.title}\n{notice.text}\n{notice.details}"
+    assert "request failed" in shown
+    assert jwt not in shown and "SplxlOBeZQQYbYS6WxSbIA" not in shown
