@@ -59,3 +59,17 @@ def events(frames: list[dict[str, str]]) -> list[dict[str, Any]]:
 
 def kinds(frames: list[dict[str, str]]) -> list[str]:
     return [f.get("event", ":" if ":" in f else "retry") for f in frames]
+
+
+def until_events(n: int) -> Any:
+    """An `until` for read_frames: true once n event messages arrived (counted incrementally, no JSON)."""
+    state = {"seen": 0, "checked": 0}
+
+    def check(frames: list[dict[str, str]]) -> bool:
+        for frame in frames[state["checked"] :]:
+            if frame.get("event") not in (None, "offset-only", "error"):
+                state["seen"] += 1
+        state["checked"] = len(frames)
+        return state["seen"] >= n
+
+    return check

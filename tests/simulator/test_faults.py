@@ -8,7 +8,7 @@ import httpx
 import orjson
 import pytest
 
-from simulator.sse import events, parse_frames, read_frames
+from simulator.sse import events, parse_frames, read_frames, until_events
 
 ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
 
@@ -87,7 +87,7 @@ def test_slow_drip_still_delivers_whole_frames(make_simulator):
     sim.faults(slow_drip=0.05)
     with httpx.Client(timeout=10) as client:
         _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=lambda fs: len(events(fs)) >= 3)  # fmt: skip
+                                 until=until_events(3))  # fmt: skip
     assert len(events(frames)) == 3
 
 

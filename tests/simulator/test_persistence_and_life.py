@@ -8,7 +8,7 @@ import httpx
 
 from helpers.browser import act_as_browser
 from simulator.oauth_client import authorize_url, exchange, pkce_pair, query, refresh
-from simulator.sse import events, read_frames
+from simulator.sse import events, read_frames, until_events
 
 ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
 
@@ -16,7 +16,7 @@ ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
 def replay(sim, n):
     with httpx.Client(timeout=20) as client:
         _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=lambda fs: len(events(fs)) >= n)  # fmt: skip
+                                 until=until_events(n))  # fmt: skip
     return events(frames)
 
 

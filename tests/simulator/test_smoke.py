@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from simulator.sse import events, read_frames
+from simulator.sse import events, read_frames, until_events
 
 
 def test_backlog_replay_from_the_start(make_simulator):
@@ -17,7 +17,7 @@ def test_backlog_replay_from_the_start(make_simulator):
             sim.events_url,
             token=sim.mint_token(),
             params={"from_timestamp": "2000-01-01T00:00:00Z"},
-            until=lambda fs: len(events(fs)) >= 50,
+            until=until_events(50),
         )
     assert response.status_code == 200
     got = events(frames)

@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 
-from simulator.sse import events, kinds, read_frames
+from simulator.sse import events, kinds, read_frames, until_events
 
 EVENT_TYPES_22 = 22
 
@@ -23,7 +23,7 @@ def stream(sim, until, **kw):
 
 
 def n_events(n):
-    return lambda fs: len(events(fs)) >= n
+    return until_events(n)
 
 
 def test_framing_follows_event_stream_reference(make_simulator):
