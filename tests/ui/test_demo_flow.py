@@ -62,7 +62,10 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
 
             # every type notifies for this test; the next stored events raise a real notification
             app.set_notify_types({t.value for t in EventType}, save=False)
-            before = dunst_displayed()
+            # earlier tests' notifications may still be up (dunst sorts critical ones first): start clean
+            await asyncio.to_thread(subprocess.run, ["dunstctl", "close-all"], check=True)
+            await until(lambda: dunst_displayed() == 0, 10, "dunst cleared")
+            before = 0
             delivered = signal_future(app.notifier.delivered, 30, check=lambda _t, how: how == "native")
             await delivered
             await until(lambda: dunst_displayed() > before, 10, "dunst showing the notification")
@@ -91,6 +94,13 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:  # exited meanwhile
+        return ""
+
+
 def test_demo_simulator_dies_with_a_killed_app(tmp_path):
     """SIGKILL the app: PR_SET_PDEATHSIG makes the kernel stop its simulator child."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BROWSER="true", TENANT_EVENTS_HOME=str(tmp_path))
@@ -102,7 +112,7 @@ def test_demo_simulator_dies_with_a_killed_app(tmp_path):
         deadline = time.monotonic() + 60
         child = None
         while child is None:
-            kids = [p for p in psutil.Process(app.pid).children() if "simulator" in " ".join(p.cmdline())]
+            kids = [p for p in psutil.Process(app.pid).children() if "simulator" in _cmdline(p)]
             child = kids[0] if kids else None
             assert time.monotonic() < deadline and app.poll() is None, "the demo simulator never started"
             time.sleep(0.1)  # polling another process (no Qt loop in this test)

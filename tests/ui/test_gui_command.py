@@ -20,6 +20,13 @@ pytestmark = pytest.mark.gui
 BROWSER = f"{sys.executable} {Path(__file__).with_name('browser_cmd.py')} %s"
 
 
+def _cmdline(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:  # exited meanwhile
+        return ""
+
+
 def test_demo_command_end_to_end(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BROWSER=BROWSER, TENANT_EVENTS_LOG_JSON="1")
     env.pop("TENANT_EVENTS_HOME", None)
@@ -36,7 +43,7 @@ def test_demo_command_end_to_end(tmp_path):
                 with EventReader(db) as reader:
                     stored = reader.count()
             time.sleep(0.2)  # polling another process's database
-        child = next(p for p in psutil.Process(app.pid).children() if "simulator" in " ".join(p.cmdline()))
+        child = next(p for p in psutil.Process(app.pid).children() if "simulator" in _cmdline(p))
         # a second start on the same data dir hands over to the first and exits at once
         second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
         assert second.returncode == 0

@@ -120,7 +120,9 @@ def test_main_window_themes(qtbot, qapp, qloop, filled_store, tmp_path, theme):
     pixel = image.pixelColor(table_pos)
     assert abs(pixel.lightness() - base.lightness()) < 40, (pixel.name(), base.name())
     save_screenshot(w, f"main-window-{theme}")
-    d = SettingsDialog(Settings(tenants=[make_profile(domain="acme.eu.auth0.com", client_id="abc123")]), set())
+    d = SettingsDialog(
+        Settings(tenants=[make_profile(domain="acme.eu.auth0.com", client_id="abc123")]), set()
+    )
     qtbot.addWidget(d)
     d.show()
     d.tabs.setCurrentIndex(1)
