@@ -38,6 +38,7 @@ class SimulatorHandle:
     _thread: threading.Thread = field(repr=False)
     demo_client_id: str = DEMO_CLIENT_ID
     service_client_id: str = SERVICE_CLIENT_ID
+    _client: httpx.Client | None = field(default=None, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -77,8 +78,9 @@ class SimulatorHandle:
         )
 
     def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        with httpx.Client(base_url=self.auth_url, timeout=30) as client:
-            response = client.request(method, path, json=body)
+        if self._client is None:  # one client per handle: building one costs ~50 ms (TLS context)
+            self._client = httpx.Client(base_url=self.auth_url, timeout=30)
+        response = self._client.request(method, path, json=body)
         if response.status_code != 200:
             raise ValueError(f"{path}: {response.status_code} {response.text}")
         return response.json()
@@ -103,6 +105,9 @@ class SimulatorHandle:
         return str(self.stats()["latest_offset"])
 
     def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
         self._server.request_stop()
         self._thread.join(timeout=15)
         if self._thread.is_alive():
