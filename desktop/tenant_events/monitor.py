@@ -31,8 +31,11 @@ RETENTION_INTERVAL = 600.0  # seconds between background retention passes
 
 @dataclass(frozen=True)
 class Retention:
+    """Settings' retention for one tenant; applied at start and then every `interval` seconds."""
+
     max_age_days: float | None = None
     max_rows: int | None = None
+    interval: float = RETENTION_INTERVAL
 
 
 class TenantMonitor:
@@ -142,7 +145,7 @@ class TenantMonitor:
                     )
                 except Exception:
                     log.exception("%s: retention pass failed", self.name)
-            await asyncio.sleep(RETENTION_INTERVAL)
+            await asyncio.sleep(self.retention.interval)
 
     def _forward_state(self, change: StateChange) -> None:
         for callback in list(self.on_state):

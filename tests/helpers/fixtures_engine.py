@@ -154,22 +154,4 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "tenants" / "demo.sqlite3"
 
 
-if not (Path(__file__).parent / "fixtures_simulator.py").exists():  # until the simulator's fixtures land
-
-    @pytest.fixture
-    def make_simulator():
-        from tenant_events.simulator.testing import start_simulator
-
-        sims = []
-
-        def make(**options):
-            sim = start_simulator(**options)
-            sims.append(sim)
-            return sim
-
-        yield make
-        for sim in sims:
-            sim.stop()
-
-
 __all__ = ["OLD", "Recorder", "cli", "db_path", "follow", "reference_ids", "replace", "stored_ids"]

@@ -127,3 +127,11 @@ def test_newer_schema_is_refused_with_the_version_named(tmp_path):
     conn.close()
     with pytest.raises(StorageError, match="schema 99"):
         StoreWriter(path)
+
+
+def test_a_database_that_cannot_be_opened_is_reported_not_moved_aside(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    path.mkdir()  # not a file: "unable to open database file" — an environment problem, not corruption
+    with pytest.raises(StorageError, match="cannot open the event database"):
+        StoreWriter(path)
+    assert path.is_dir() and not list(tmp_path.glob("*corrupt*"))

@@ -147,6 +147,9 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
     try:
         conn = _open_checked(path)
     except sqlite3.DatabaseError as exc:
+        if not _is_corruption(exc):
+            # Locked, read-only, disk full, I/O error: the file may be fine — never move it aside for these.
+            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
         moved = _move_aside(path)
         notice = OpenNotice(
             f"The event database {path.name} was damaged ({exc}); it was moved to {moved.name} and a new one "
@@ -156,6 +159,16 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
         log.error("%s", notice.message)
         conn = _open_checked(path)
     return conn, notice
+
+
+class _IntegrityCheckFailed(sqlite3.DatabaseError):
+    """`PRAGMA quick_check` found damage."""
+
+
+def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
+    """Damage we may recover from by starting afresh: SQLITE_CORRUPT, SQLITE_NOTADB or a failed quick_check."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return isinstance(exc, _IntegrityCheckFailed) or name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
 
 
 def _open_checked(path: Path) -> sqlite3.Connection:
@@ -168,7 +181,7 @@ def _open_checked(path: Path) -> sqlite3.Connection:
     try:
         result = conn.execute("PRAGMA quick_check").fetchone()[0]
         if result != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {result}")
+            raise _IntegrityCheckFailed(f"integrity check failed: {result}")
         migrate(conn, path)
         path.chmod(0o600)
     except BaseException:
