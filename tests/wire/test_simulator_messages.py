@@ -19,8 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simulator.sse import parse_frames
+from tenant_events.simulator.activity import Activity
+from tenant_events.simulator.config import SimulatorConfig
+from tenant_events.simulator.event_log import EventLog
+from tenant_events.simulator.storage import SimStore
 from tenant_events.simulator.testing import running_simulator
 from tenant_events.wire import decode_frame
+from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 from tenant_events.wire.messages import ErrorMessage, EventMessage, MessageRejected, OffsetOnlyMessage
 
 ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
@@ -183,3 +188,28 @@ def test_the_simulators_malformed_messages_are_rejected_naming_the_field(emitted
         if frame is not bad_json:
             assert info.value.offset == frame["id"], "the offset survives so the client can move on"
     assert copy.deepcopy(bad_envelope) == bad_envelope
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    types=st.none()
+    | st.lists(st.sampled_from(sorted(EVENT_TYPE_NAMES)), min_size=1, max_size=4, unique=True),
+    id_length=st.sampled_from([16, 22]),
+    real_names=st.booleans(),
+)
+def test_generated_events_validate_for_any_seed_and_type_request(seed, types, id_length, real_names):
+    """The frames the server sends, built in-process for many seeds and `emit(types=...)` requests."""
+    config = SimulatorConfig(seed=seed, id_length=id_length, real_names=real_names)
+    store = SimStore(None)
+    try:
+        log = EventLog(config, store)
+        Activity(config, log).emit(60, tuple(types) if types else None)
+        for raw in log.frames:
+            frame = parse_frames(raw)[0]
+            message = decode_frame(frame["event"], frame["data"])
+            assert isinstance(message, EventMessage) and message.offset == frame["id"]
+            if types:
+                assert message.type.value in types
+    finally:
+        store.close()
