@@ -136,15 +136,30 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
         }  # fmt: skip
         results["filter_ms"] = {}
         for name, flt in filters.items():
-            times = []
+            times, totals = [], []
             for _ in range(args.runs):
                 window.model.set_filter(EventFilter())
                 first_screen(window, app)
+                counted = asyncio.get_running_loop().create_future()
+
+                def done(*_a: Any, c: asyncio.Future[bool] = counted) -> None:
+                    if not c.done():
+                        c.set_result(True)
+
+                window.model.rowsInserted.connect(done)
                 t0 = time.perf_counter()
-                window.model.set_filter(flt)
+                window.apply_filter_now(flt)  # what the filter bar does: first page now, total on a worker
                 first_screen(window, app)
                 times.append((time.perf_counter() - t0) * 1000)
-            results["filter_ms"][name] = (statistics.median(times), window.model.rowCount())
+                if window.model.counting:
+                    await asyncio.wait_for(counted, 60)
+                totals.append((time.perf_counter() - t0) * 1000)
+                window.model.rowsInserted.disconnect(done)
+            results["filter_ms"][name] = (
+                statistics.median(times),
+                window.model.rowCount(),
+                statistics.median(totals),
+            )
         window.model.set_filter(EventFilter())
         first_screen(window, app)
 
@@ -278,8 +293,8 @@ def main() -> int:
     print(f"| UI loop stalls while ingesting {rate:,} events/s | p99 {p99:.1f} ms, max {worst:.1f} ms (median {median:.1f}; CPU {cpu:.0f} %) | p99 < 16, max < 50 ms |")  # fmt: skip
     p99, worst, median, rate, cpu = r["stalls_engine_only"]
     print(f"| … same, engine alone (table not following) | p99 {p99:.1f} ms, max {worst:.1f} ms at {rate:,} events/s | (attribution) |")  # fmt: skip
-    for name, (ms, rows) in r["filter_ms"].items():
-        print(f"| filter → first screen: {name} ({rows:,} rows) | {ms:.1f} ms | < 100 ms |")
+    for name, (ms, rows, total_ms) in r["filter_ms"].items():
+        print(f"| filter → first screen: {name} ({rows:,} rows) | {ms:.1f} ms (row count complete: {total_ms:.0f} ms) | < 100 ms |")  # fmt: skip
     for key, label in (("scroll_jump_ms", "random jumps"), ("scroll_page_ms", "page down")):
         m, p95, mx = r[key]
         print(f"| scroll {label}, screen painted | median {m:.1f} ms, p95 {p95:.1f}, max {mx:.1f} | |")

@@ -66,6 +66,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             # filter by type: every row shown has that type, and the count matches the store's
             target = w.model.event_at(0)
             w.filter_bar.set_types({target.type})
+            await until(lambda: not w.model.counting, 10, "the filtered total")
             assert {w.model.event_at(r).type for r in range(min(50, w.model.rowCount()))} == {target.type}
             assert w.model.rowCount() == session.pages.reader.count(w.model.event_filter)
             # and by text (FTS over id, summary and data): the event id finds exactly that event

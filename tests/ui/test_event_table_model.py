@@ -150,3 +150,28 @@ def test_keyset_neighbour_pages_match_offset_pages(qapp, filled_store):
     walked = [model.event_at(r).seq for r in range(model.rowCount())]
     assert walked == [e.seq for e in reader.page(model.event_filter, limit=PAGE * 7)]
     reader.close()
+
+
+def test_first_screen_first_then_the_total(qtbot, qtmodeltester, filled_store):
+    """A filter shows its newest page at once; the total arrives later (counted on a worker in the app)."""
+    reader = EventReader(filled_store(PAGE * 4))
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    with qtbot.waitSignal(model.count_needed) as needed:
+        model.set_filter(EventFilter(include_test=True, text="example"), count_later=True)
+    assert model.counting and model.rowCount() == PAGE
+    stale = needed.args[0] - 1
+    model.apply_total(stale, 10)  # a count for an older snapshot is dropped
+    assert model.rowCount() == PAGE
+    total = ReaderPages(reader).count(model.event_filter, model.head)
+    with qtbot.waitSignal(model.rowsInserted):
+        model.apply_total(needed.args[0], total)
+    assert not model.counting and model.rowCount() == total
+    assert [model.event_at(r).seq for r in range(total)] == [
+        e.seq for e in reader.page(model.event_filter, limit=total)
+    ]
+    qtmodeltester.check(model, force_py=True)
+    with qtbot.assertNotEmitted(model.count_needed):
+        model.set_filter(EventFilter(text="user1@example.com"), count_later=True)  # fewer than a page: exact
+    assert not model.counting and model.rowCount() == reader.count(model.event_filter)
+    reader.close()

@@ -93,6 +93,7 @@ def utc_tooltip(iso: str) -> str:
 
 class EventTableModel(QAbstractTableModel):
     rows_arrived = Signal(int)  # how many new rows were inserted at the top
+    count_needed = Signal(int)  # generation whose total is still to be counted (see reload)
 
     def __init__(self, store: EventPages | None = None, parent: Any = None) -> None:
         super().__init__(parent)
@@ -102,6 +103,7 @@ class EventTableModel(QAbstractTableModel):
         self._rows = 0
         self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
+        self.counting = False  # the row count is provisional (first page only) until apply_total
         self._gap_before: dict[int, str] = {}
         self._gap_brush = QColor(232, 163, 23, 70)
         self._bold = QFont()
@@ -122,22 +124,45 @@ class EventTableModel(QAbstractTableModel):
             self._filter = flt
         self.reload()
 
-    def set_filter(self, flt: EventFilter) -> None:
+    def set_filter(self, flt: EventFilter, count_later: bool = False) -> None:
         if flt != self._filter:
             self._filter = flt
-            self.reload()
+            self.reload(count_later)
 
-    def reload(self) -> None:
-        """Full reset: new filter or store (STYLE.md §7: reset only on full reload)."""
+    def reload(self, count_later: bool = False) -> None:
+        """Full reset: new filter or store (STYLE.md §7: reset only on full reload).
+
+        `count_later`: show the first page at once and leave the total to `apply_total` (the caller counts on
+        a worker thread; counting a million matches takes far longer than finding the newest 256).
+        """
         self.beginResetModel()
         self._pages.clear()
         self.generation += 1
+        self.counting = False
         if self._store is None:
             self._head, self._rows = 0, 0
         else:
             self._head = self._store.head_seq()
-            self._rows = self._store.count(self._filter, self._head)
+            if count_later:
+                first = self._store.page(self._filter, self._head, 0, PAGE)
+                self._pages[0] = first
+                self._rows = len(first)
+                self.counting = len(first) == PAGE
+            else:
+                self._rows = self._store.count(self._filter, self._head)
         self.endResetModel()
+        if self.counting:
+            self.count_needed.emit(self.generation)
+
+    def apply_total(self, generation: int, total: int) -> None:
+        """The full count for the snapshot of `generation` arrived: the rest of the rows appear below."""
+        if generation != self.generation or not self.counting:
+            return
+        self.counting = False
+        if total > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, total - 1)
+            self._rows = total
+            self.endInsertRows()
 
     def advance_head(self) -> int:
         """Synchronously insert the events stored since the last call at the top (rare paths; the live path

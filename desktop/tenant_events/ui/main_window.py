@@ -140,6 +140,7 @@ class MainWindow(QMainWindow):
         self.histogram.range_selected.connect(self.filter_bar.set_custom_range)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.model.rows_arrived.connect(self._rows_arrived)
+        self.model.count_needed.connect(self._count_total)
         self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
@@ -249,8 +250,13 @@ class MainWindow(QMainWindow):
         self.tenant_shown.emit(name)
 
     # -- data flow ---------------------------------------------------------------------------------------
+    def apply_filter_now(self, flt: EventFilter) -> None:
+        """Show `flt` as the filter bar would (first page now, the total counted on a worker thread)."""
+        self.model.set_filter(flt, count_later=self._has_loop())
+        self.schedule_aggregates(now=True)
+
     def apply_filter(self) -> None:
-        self.model.set_filter(self.filter_bar.current())
+        self.model.set_filter(self.filter_bar.current(), count_later=self._has_loop())
         self.schedule_aggregates(now=True)
         self._reselect_detail()
 
@@ -263,7 +269,7 @@ class MainWindow(QMainWindow):
             self._head_timer.start()
 
     def _advance_head(self) -> None:
-        if self._advance_task is not None and not self._advance_task.done():
+        if self.model.counting or (self._advance_task is not None and not self._advance_task.done()):
             self._head_timer.start()  # one count at a time; try again shortly
             return
         try:
@@ -273,6 +279,27 @@ class MainWindow(QMainWindow):
         self._advance_task = asyncio.ensure_future(self._advance())
         self._tasks.add(self._advance_task)
         self._advance_task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    def _has_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def _count_total(self, generation: int) -> None:
+        task = asyncio.ensure_future(self._count(generation))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _count(self, generation: int) -> None:
+        data = self._aggregate_data.get(self.tenant or "")
+        if data is None:
+            return
+        flt, head = self.model.event_filter, self.model.head
+        total = await asyncio.to_thread(data.count, flt, head)
+        self.model.apply_total(generation, total)
 
     async def _advance(self) -> None:
         """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
@@ -432,7 +459,8 @@ class MainWindow(QMainWindow):
             self.filter_bar.range_box.setCurrentIndex(0)
             self.filter_bar.test_box.setChecked(True)
             self.filter_bar.blockSignals(False)
-            self.apply_filter()
+            self.model.set_filter(self.filter_bar.current())  # counted now: the row number is needed at once
+            self.schedule_aggregates(now=True)
             row = self.model.row_of_seq(ev.seq)
         if row is None:
             return False
