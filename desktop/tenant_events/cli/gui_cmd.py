@@ -21,7 +21,9 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--demo", action="store_true", help="start on the bundled demo tenant (a local simulator)")
     p.add_argument("--data-dir", metavar="DIR", help="keep settings, databases and logs under DIR")
-    p.add_argument("--minimized", action="store_true", help="start hidden in the tray (used by start at login)")
+    p.add_argument(
+        "--minimized", action="store_true", help="start hidden in the tray (used by start at login)"
+    )
     p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
     p.set_defaults(run=run)
 
