@@ -53,12 +53,13 @@ class Activity:
         rng = self.life.rng
         ts = time.time() - missing * BACKLOG_SPACING
         batch = 50_000
-        for done in range(0, missing, batch):
-            for _ in range(min(batch, missing - done)):
-                ts += rng.expovariate(1 / BACKLOG_SPACING)
-                name, data = self.life.next_event(ts)
-                self.log.append(name, data, ts, purpose=self._purpose())
-            self.log.flush()
+        with self.log.store.bulk():
+            for done in range(0, missing, batch):
+                for _ in range(min(batch, missing - done)):
+                    ts += rng.expovariate(1 / BACKLOG_SPACING)
+                    name, data = self.life.next_event(ts)
+                    self.log.append(name, data, ts, purpose=self._purpose())
+                self.log.flush()
         log.info("backlog: %d events in %.1f s", missing, time.perf_counter() - started)
         return missing
 
