@@ -53,7 +53,7 @@ def test_stall_sends_headers_then_nothing(make_simulator):
     start = time.monotonic()
     buf, error = raw_stream(sim, read_timeout=0.8)
     assert isinstance(error, httpx.ReadTimeout)
-    assert buf.startswith(b":connected") and b"event:" not in buf and time.monotonic() - start < 3
+    assert buf.startswith(b":connected") and b"event:" not in buf and time.monotonic() - start < 10
 
 
 @pytest.mark.parametrize(

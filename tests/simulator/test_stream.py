@@ -124,7 +124,7 @@ def test_heartbeat_carries_the_latest_position(make_simulator):
     beats = [f for f in frames if f.get("event") == "offset-only"]
     assert all(orjson.loads(b["data"]) == {"offset": b["id"]} for b in beats)
     assert beats[-1]["id"] == sim.latest_offset(), "skipped (filtered) events still advance the cursor"
-    assert 0.5 <= elapsed < 3
+    assert 0.5 <= elapsed < 10  # two 0.3 s heartbeats; the bound only catches a missing heartbeat
 
 
 def test_keepalive_comments_when_idle(make_simulator):
@@ -137,7 +137,7 @@ def test_rotation_sends_connection_timeout_with_offset_then_closes(make_simulato
     sim = make_simulator(backlog=3, rotate_after=0.5)
     start = time.monotonic()
     frames = stream(sim, lambda fs: False)  # read until the server closes
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 10  # rotate_after=0.5, generous for a loaded CI machine
     last = frames[-1]
     assert last["event"] == "error" and last["id"] == sim.latest_offset()
     assert orjson.loads(last["data"])["error"]["code"] == "connection_timeout"
@@ -148,7 +148,7 @@ def test_live_events_flow_at_the_configured_rate(make_simulator):
     sim = make_simulator(rate=40, burst_every=0)
     start = time.monotonic()
     got = events(stream(sim, n_events(20)))
-    assert len(got) >= 20 and time.monotonic() - start < 5
+    assert len(got) >= 20 and time.monotonic() - start < 15
 
 
 @pytest.mark.parametrize("id_length", [16, 22])
