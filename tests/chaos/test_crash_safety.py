@@ -37,11 +37,10 @@ def export_ids(data_dir) -> list[str]:
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
 
 
-def start(sim, data_dir, first: bool) -> subprocess.Popen[str]:
+def start(sim, data_dir) -> subprocess.Popen[str]:
+    # --from-timestamp only applies while no cursor is stored (a round killed during start-up stored none).
     args = ["stream", "--base-url", sim.base_url, "--name", "chaos", "--data-dir", str(data_dir),
-            "--stall-timeout", "1.0"]  # fmt: skip
-    if first:
-        args += ["--from-timestamp", OLD]
+            "--stall-timeout", "1.0", "--from-timestamp", OLD]  # fmt: skip
     return cli(*args, env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600)})
 
 
@@ -54,7 +53,7 @@ def wait_connected(proc) -> None:
 
 
 def finish(sim, data_dir, db, total: int) -> None:
-    proc = start(sim, data_dir, first=False)
+    proc = start(sim, data_dir)
     wait_connected(proc)
     deadline = time.monotonic() + 60
     while stored_count(db) < total and time.monotonic() < deadline:
@@ -68,8 +67,8 @@ def finish(sim, data_dir, db, total: int) -> None:
 def run_kill_rounds(sim, tmp_path, rounds: int, seed: int) -> None:
     rng = random.Random(seed)
     db = tmp_path / "tenants" / "chaos.sqlite3"
-    for i in range(rounds):
-        proc = start(sim, tmp_path, first=(i == 0))
+    for _ in range(rounds):
+        proc = start(sim, tmp_path)
         sim.emit(rng.randint(20, 120))
         time.sleep(rng.uniform(0.4, 1.4))  # interpreter start ≈ 0.3 s: kills land in start-up, catch-up, live
         proc.send_signal(signal.SIGKILL)
@@ -104,7 +103,7 @@ def test_sigstop_longer_than_the_stall_timeout_then_sigcont(make_simulator, tmp_
     sim = make_simulator(**SIM)
     sim.faults(duplicate_every=9)
     db = tmp_path / "tenants" / "chaos.sqlite3"
-    proc = start(sim, tmp_path, first=True)
+    proc = start(sim, tmp_path)
     wait_connected(proc)
     try:
         deadline = time.monotonic() + 30
