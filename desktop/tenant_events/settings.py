@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
 from tenant_events.paths import AppPaths
+from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +35,23 @@ DEFAULT_SCOPES = ("openid", "profile", "email", "offline_access", "read:events")
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Auth0 client IDs are 32 alphanumerics; other OPs use dashes/dots/underscores. No spaces, quotes or slashes.
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
+# RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+_SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
+_REQUIRED_SCOPES = ("openid", "read:events")  # sign-in (OIDC) and the events API (spec 000)
+_HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$"
 )
+
+
+def known_event_types(names: list[str]) -> list[str]:
+    """`names` if each is one of spec 000's 22 event types; else ValueError naming the first unknown one."""
+    for name in names:
+        if name not in EVENT_TYPE_NAMES:
+            raise ValueError(
+                f"{name!r} is not an event type (spec 000 lists the 22 names, e.g. user.created)"
+            )
+    return names
 
 
 def slugify(text: str) -> str:
@@ -97,6 +112,31 @@ class TenantProfile(BaseModel):
         if not _HOST.match(v):
             raise ValueError(f"{v!r} is not a domain name")
         return v
+
+    @field_validator("audience")
+    @classmethod
+    def _audience(cls, v: str) -> str:
+        if any(c.isspace() or not c.isprintable() for c in v):
+            raise ValueError(f"{v!r} must not contain spaces or control characters")
+        return v
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, v: list[str]) -> list[str]:
+        for scope in v:
+            if not _SCOPE_TOKEN.match(scope):
+                raise ValueError(
+                    f"{scope!r} is not a scope (RFC 6749 §3.3: no spaces, quotes or backslashes)"
+                )
+        missing = [s for s in _REQUIRED_SCOPES if s not in v]
+        if missing:
+            raise ValueError(f"must include {' and '.join(missing)} (sign-in and the events API need them)")
+        return v
+
+    @field_validator("event_types")
+    @classmethod
+    def _event_types(cls, v: list[str]) -> list[str]:
+        return known_event_types(v)
 
     @field_validator("redirect_ports")
     @classmethod
@@ -183,6 +223,19 @@ class NotificationSettings(BaseModel):
     quiet_hours: tuple[str, str] | None = Field(
         None, description="('22:00', '07:00'): no notifications between"
     )
+
+    @field_validator("event_types")
+    @classmethod
+    def _event_types(cls, v: list[str]) -> list[str]:
+        return known_event_types(v)
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, v: tuple[str, str] | None) -> tuple[str, str] | None:
+        for t in v or ():
+            if not _HH_MM.match(t):
+                raise ValueError(f"{t!r} is not a time of day as HH:MM (00:00–23:59)")
+        return v
 
 
 class RetentionSettings(BaseModel):
