@@ -34,7 +34,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FTS_CHUNK: Final = 500
-IDLE_BEFORE_INDEXING: Final = 0.05  # seconds without a batch before the indexer takes a chunk
+# Seconds without a batch before the indexer starts; once started it goes on chunk after chunk until a batch
+# arrives. A catch-up delivers a batch every few ms, so indexing (summaries in Python, FTS in SQLite) waits
+# for it to end instead of taking the GIL from the ingest path.
+IDLE_BEFORE_INDEXING: Final = 0.5
 RETENTION_CHUNK: Final = 2000
 
 # A whole batch is ONE statement over a JSON array (json_each, SQLite ≥ 3.38 for ->>): SQLite parses and inserts
@@ -79,12 +82,20 @@ class StoreWriter:
             opened.set_exception(exc)
             return
         opened.set_result(notice)
+        indexing = False
         while True:
             try:
-                job = self._jobs.get(timeout=IDLE_BEFORE_INDEXING) if self._fts_pending else self._jobs.get()
+                if not self._fts_pending:
+                    job = self._jobs.get()
+                elif indexing:
+                    job = self._jobs.get_nowait()
+                else:
+                    job = self._jobs.get(timeout=IDLE_BEFORE_INDEXING)
             except queue.Empty:
                 self._index_chunk_safely()
+                indexing = True
                 continue
+            indexing = False
             if job is None:
                 break
             fn, future = job

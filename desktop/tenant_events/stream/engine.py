@@ -179,6 +179,10 @@ class StreamEngine:
                 outcome = _Outcome(StreamState.CONNECTING, f"reconnecting ({self._interrupt})", "interrupted")
             except StorageError as exc:
                 outcome = _Outcome(StreamState.ERROR, str(exc), "storage", terminal=True)
+            except Exception as exc:  # a bug: keep the traceback, keep following the stream (with backoff)
+                log.exception("%s: unexpected error while streaming", self.config.name)
+                outcome = _Outcome(StreamState.RECONNECTING, f"internal error: {type(exc).__name__}: {exc}",
+                                   "internal_error", -1)  # fmt: skip
             finally:
                 self._conn_task = None
             try:
@@ -238,7 +242,7 @@ class StreamEngine:
         except TimeoutError:
             return _Outcome(StreamState.RECONNECTING, f"the stream went quiet for {stall:g} s (stalled)", "stalled",
                             0.0, progress=self._progress)  # fmt: skip
-        except (httpx.TransportError, SSEError) as exc:
+        except (httpx.HTTPError, SSEError) as exc:
             return _Outcome(
                 StreamState.RECONNECTING,
                 f"network error: {type(exc).__name__}: {exc}".rstrip(": "),
@@ -332,7 +336,7 @@ class StreamEngine:
                 if len(self._pending.events) >= batch_max:
                     self._set_live(catching_up=True)
                     await self._flush()
-        except httpx.TransportError as exc:
+        except httpx.HTTPError as exc:
             return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
                             progress=self._progress)  # fmt: skip
         progress = self._progress
