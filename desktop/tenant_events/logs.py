@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 _SECRET_PATTERNS: Final = (
     re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),  # JWTs
@@ -74,6 +74,15 @@ class RingHandler(logging.Handler):
         self.records.append(self.format(record))
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Creates the log and each rotated successor 0600 from the start (a umask would leave them 0644)."""
+
+    def _open(self) -> Any:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.fchmod(fd, 0o600)  # also tightens a file an older version created with the umask
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+
+
 RING: Final = RingHandler()
 _FORMAT: Final = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
@@ -88,12 +97,16 @@ def setup_logging(log_dir: Path | None, level: int = logging.INFO, *, stderr: bo
     redactor = RedactingFilter()
     handlers: list[logging.Handler] = [RING]
     if log_dir is not None:
-        log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        file_handler = logging.handlers.RotatingFileHandler(
-            log_dir / "tenant-events.log", maxBytes=5_000_000, backupCount=5, encoding="utf-8"
-        )
-        os.chmod(log_dir / "tenant-events.log", 0o600)
-        handlers.append(file_handler)
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handlers.append(
+                PrivateRotatingFileHandler(
+                    log_dir / "tenant-events.log", maxBytes=5_000_000, backupCount=5, encoding="utf-8"
+                )
+            )
+        except OSError as exc:  # a read-only or full data dir must not stop the app before it can say so
+            print(f"tenant-events: cannot write the log in {log_dir} ({exc.strerror or exc}); not logging to a file",
+                  file=sys.stderr)  # fmt: skip
     if stderr:
         stream_handler = logging.StreamHandler(sys.stderr)
         if os.environ.get("TENANT_EVENTS_LOG_JSON") == "1":

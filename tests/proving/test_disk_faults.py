@@ -1,0 +1,165 @@
+"""Disk faults while streaming (issue 9, Faults): a full disk and a read-only data dir (a small tmpfs mounted
+for the test; needs root, skipped otherwise), and a corrupted database file. The real CLI against the real
+simulator: what was committed stays, the user gets one clear line, and the stream resumes once the disk is
+usable again — every event exactly once, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers.fixtures_engine import OLD, cli, reference_ids
+from tenant_events.store import EventReader
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs: big enough for the schema, too small for the simulator's backlog."""
+    mnt = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def remount(mnt: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(mnt)], check=True)
+
+
+def count(db: Path) -> int:
+    """Stored events, 0 while the file is missing, being created, or still the damaged one."""
+    try:
+        with EventReader(db) as reader:
+            return reader.count()
+    except Exception:
+        return 0
+
+
+def stream(sim, data: Path, *extra: str) -> subprocess.Popen[str]:
+    return cli("stream", "--base-url", sim.base_url, "--name", "disk", "--data-dir", str(data),
+               "--from-timestamp", OLD, "--stall-timeout", "2", *extra,
+               env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600)})  # fmt: skip
+
+
+def run_until_stored(sim, data: Path, db: Path, total: int, limit: float = 60) -> str:
+    proc = stream(sim, data)
+    deadline = time.monotonic() + limit
+    try:
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1]
+            if count(db) >= total:
+                break
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return err
+
+
+def export_ids(db: Path) -> list[str]:
+    with EventReader(db) as reader:
+        return [e.event_id for e, _ in reader.export_iter()]
+
+
+def test_a_full_disk_stops_with_a_clear_message_keeps_what_was_committed_and_resumes(
+    make_simulator, small_disk
+):
+    sim = make_simulator(backlog=20_000, rate=0, burst_every=0, heartbeat=0.2)
+    sim.faults(duplicate_every=13)
+    db = small_disk / "tenants" / "disk.sqlite3"
+    proc = stream(sim, small_disk)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, err  # StorageError (cli/main.py exit codes)
+    told = [line for line in err.splitlines() if "error:" in line]
+    assert told and str(db) in told[0] and "free disk space" in told[0], err
+
+    remount(small_disk, "size=200m")
+    kept = count(db)
+    assert kept > 0, "nothing was committed before the disk filled (make the tmpfs larger)"
+    with EventReader(db) as reader:
+        assert reader.cursor().offset, "the committed cursor survived"
+    total = int(sim.stats()["events"])
+    run_until_stored(sim, small_disk, db, total)
+    ids = export_ids(db)
+    assert len(ids) == len(set(ids)) == total
+    assert ids == reference_ids(sim, total)
+
+
+def test_a_read_only_data_dir_stops_with_a_clear_message_and_resumes_when_writable(
+    make_simulator, small_disk
+):
+    sim = make_simulator(backlog=500, rate=0, burst_every=0, heartbeat=0.2)
+    db = small_disk / "tenants" / "disk.sqlite3"
+    run_until_stored(sim, small_disk, db, 500)
+    remount(small_disk, "ro")
+    sim.emit(300)
+    proc = stream(sim, small_disk)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        remount(small_disk, "rw")
+    assert proc.returncode == 5, err
+    last = err.strip().splitlines()[-1]
+    assert str(db) in last and "check the data dir" in last, last  # SQLite only says "unable to open"
+    assert count(db) == 500
+    run_until_stored(sim, small_disk, db, 800)
+    ids = export_ids(db)
+    assert len(ids) == len(set(ids)) == 800 and ids == reference_ids(sim, 800)
+
+
+def test_a_corrupted_database_is_moved_aside_the_user_told_and_a_fresh_one_started(make_simulator, tmp_path):
+    sim = make_simulator(backlog=400, rate=0, burst_every=0, heartbeat=0.2)
+    db = tmp_path / "tenants" / "disk.sqlite3"
+    run_until_stored(sim, tmp_path, db, 400)
+    size = db.stat().st_size
+    with db.open("r+b") as f:  # keep the header, scramble the b-tree pages behind it
+        f.seek(4096)
+        f.write(os.urandom(max(size - 8192, 4096)))
+    err = run_until_stored(sim, tmp_path, db, 400)
+    aside = [p for p in db.parent.iterdir() if p.name.startswith("disk.") and "corrupt" in p.name]
+    assert aside, f"no moved-aside copy next to {db}: {sorted(p.name for p in db.parent.iterdir())}"
+    told = [line for line in err.splitlines() if str(aside[0].name) in line or "corrupt" in line.lower()]
+    assert told, f"the user was not told: {err}"
+    assert export_ids(db) == reference_ids(sim, 400), (
+        "the fresh database holds the stream again from the start"
+    )
+    shutil.rmtree(tmp_path / "tenants", ignore_errors=True)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect D6 (report): store/writer.py's explicit ROLLBACK after SQLITE_FULL "
+    "raises 'cannot rollback - no transaction is active', which replaces 'database or disk is "
+    "full' in the message the user sees; store/ is owned by the engine engineer",
+)
+def test_the_full_disk_message_says_the_disk_is_full(small_disk):
+    from helpers.events_factory import row
+    from tenant_events.errors import StorageError
+    from tenant_events.store import Batch, StoreWriter
+
+    writer = StoreWriter(small_disk / "full.sqlite3")
+    try:
+        with pytest.raises(StorageError) as info:
+            for n in range(0, 1_000_000, 100):  # small batches with pauses, as a live stream commits them
+                writer.commit_sync(Batch(events=[row(i) for i in range(n, n + 100)], cursor=f"off-{n}"))
+                time.sleep(0.02)
+    finally:
+        writer.close()
+    assert "disk is full" in str(info.value), str(info.value)
