@@ -85,9 +85,13 @@ async def fill(db: Path, auth_url: str, n: int) -> float:
 
 
 def first_screen(window: Any, app: Any) -> None:
-    """Paint what the user sees now (data() for every visible cell)."""
+    """Paint what the user sees now (data() for every visible cell), synchronously.
+
+    Not processEvents(): this runs inside a coroutine, and a nested event loop would step other tasks
+    re-entrantly (asyncio refuses that); the app itself paints from the Qt loop.
+    """
+    window.table.updateGeometries()
     window.table.viewport().repaint()
-    app.processEvents()
 
 
 async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:

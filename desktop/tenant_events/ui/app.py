@@ -256,6 +256,7 @@ class DesktopApp(QObject):
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         session = self._add_session(profile)
         if sign_in and await session.sign_in(self._open_sign_in):
+            self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
             self.window.show_tenant(profile.name)
         return session
@@ -263,6 +264,7 @@ class DesktopApp(QObject):
     async def sign_in(self, name: str) -> None:
         session = self.sessions[name]
         if await session.sign_in(self._open_sign_in):
+            self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
 
     def _open_sign_in(self, url: str) -> Awaitable[None] | None:

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
@@ -42,7 +42,8 @@ class DetailPane(QWidget):
         self.shown: StoredEvent | None = None
         self.pretty = ""
         self.title = QLabel("Select an event to see its JSON.")
-        self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setMinimumWidth(10)  # elided to the pane's width, never widening it
         self.browser = QTextBrowser()
         self.browser.setAccessibleName("Event JSON")
         self.browser.setOpenExternalLinks(True)
@@ -76,7 +77,11 @@ class DetailPane(QWidget):
             self.link.clear()
             return
         self.pretty = json.dumps(self._message(ev), indent=2, ensure_ascii=False)
-        self.title.setText(f"<b>{html.escape(ev.type)}</b> — {html.escape(ev.summary)}")
+        full = f"{ev.type} — {ev.summary}"
+        self.title.setToolTip(full)
+        self.title.setText(
+            self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
+        )
         self.browser.setHtml(highlight_json(self.pretty, is_dark()))
         if dashboard_url:
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
