@@ -127,7 +127,7 @@ def test_the_wall_clock_jumping_both_ways_under_the_cli(make_simulator, tmp_path
            "FAKETIME_NO_CACHE": "1", "DONT_FAKE_MONOTONIC": "1"}  # fmt: skip
     db = tmp_path / "tenants" / "net.sqlite3"
     proc = stream(sim, tmp_path, env)
-    lags = []
+    lags, skews = [], []
     try:
         wait_count(db, 500, proc)
         total = 500
@@ -137,7 +137,12 @@ def test_the_wall_clock_jumping_both_ways_under_the_cli(make_simulator, tmp_path
             sim.emit(100)
             total += 100
             lags.append(wait_count(db, total, proc, limit=20))
+            with EventReader(
+                db
+            ) as reader:  # the CLI really saw the jump: it stamps received_at with its clock
+                skews.append(round((reader.page(limit=1)[0].received_at - time.time()) / 3600))
     finally:
         err = finish(proc)
+    assert skews == [3, -5, 0], skews
     assert max(lags) < 2.0, (lags, err[-2000:])
     exactly_once_in_order(db, sim, total)
