@@ -8,8 +8,10 @@ UI thread only runs indexed page reads (issue 7: a million events without a stut
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import logging
+import sys
 import time
 from typing import Any, Protocol
 
@@ -52,6 +54,24 @@ class TenantData(EventPages, Protocol):
 HEAD_INTERVAL_MS = 200
 AGGREGATE_MIN_MS = 1000
 WIDTHS = {Col.TIME: 140, Col.TYPE: 205, Col.SUMMARY: 260, Col.TENANT: 80, Col.PURPOSE: 64, Col.ID: 150}
+
+
+def release_freed_memory() -> None:
+    """Hand freed heap back to the OS after big aggregate queries (glibc keeps it otherwise; RSS grows)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _load_libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()
 
 
 def bucket_for(span_s: float) -> int:
@@ -251,13 +271,14 @@ class MainWindow(QMainWindow):
 
     # -- data flow ---------------------------------------------------------------------------------------
     def apply_filter_now(self, flt: EventFilter) -> None:
-        """Show `flt` as the filter bar would (first page now, the total counted on a worker thread)."""
+        """Show `flt` as the filter bar would (first page now, the total counted on a worker thread, then the
+        aggregates: both use the same reader, and the row count matters more)."""
         self.model.set_filter(flt, count_later=self._has_loop())
-        self.schedule_aggregates(now=True)
+        if not self.model.counting:
+            self.schedule_aggregates(now=True)
 
     def apply_filter(self) -> None:
-        self.model.set_filter(self.filter_bar.current(), count_later=self._has_loop())
-        self.schedule_aggregates(now=True)
+        self.apply_filter_now(self.filter_bar.current())
         self._reselect_detail()
 
     def events_stored(self, tenant: str, first_seq: int = 0, last_seq: int = 0, inserted: int = -1) -> None:
@@ -300,6 +321,7 @@ class MainWindow(QMainWindow):
         flt, head = self.model.event_filter, self.model.head
         total = await asyncio.to_thread(data.count, flt, head)
         self.model.apply_total(generation, total)
+        self.schedule_aggregates(now=True)
 
     async def _advance(self) -> None:
         """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
@@ -363,6 +385,7 @@ class MainWindow(QMainWindow):
                     buckets = data.histogram(flt, size)
             else:
                 size = 60
+            release_freed_memory()
             marks: dict[int, str] = {}
             for gap in data.gaps():
                 first = data.first_after(gap.after_seq)
