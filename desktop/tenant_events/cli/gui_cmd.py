@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
     os.environ.setdefault("QT_API", "pyside6")
-    from tenant_events.ui.app import AppOptions, run_gui
+    from tenant_events.ui.app import AppOptions
+    from tenant_events.ui.launch import run_gui
 
     options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized))
     return run_gui(paths, options, sys.argv[:1])

@@ -1,6 +1,6 @@
 """The composition root of the desktop app: QApplication + qasync loop, windows, tray, tenants, shutdown.
 
-    run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (STYLE.md §6, Python 3.11)
+    launch.run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (STYLE.md §6, Python 3.11)
                          └▶ DesktopApp.run(): settings → theme → window/tray/notifier/wake watcher
                               → tenants (restore sign-ins) or the welcome window or the demo
                               → await quit (an asyncio.Event: desktop.md §4 pitfall) → orderly shutdown
@@ -12,10 +12,8 @@ the notifier and the HTTP client, and returns; the Runner cancels leftovers and 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import html
 import logging
-import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -459,53 +457,3 @@ class DesktopApp(QObject):
     def _show_notice(self, notice: Notice) -> None:
         self.window.statusBar().showMessage(f"{notice.title}: {notice.text}", 15000)
         self.notice_shown.emit(notice)
-
-
-def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
-    """Start the app; returns its exit code."""
-    import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
-
-    from tenant_events.ui.notices import install_hooks
-    from tenant_events.ui.qt_logging import install_qt_message_handler
-    from tenant_events.ui.single_instance import SingleInstance, hand_over, server_name
-
-    qapp = QApplication.instance() or QApplication(argv)
-    assert isinstance(qapp, QApplication)
-    qapp.setApplicationName("Tenant Events")
-    qapp.setOrganizationName("tenant-events")
-    qapp.setDesktopFileName("io.github.tenantevents.TenantEvents")
-    qapp.setQuitOnLastWindowClosed(False)
-    install_qt_message_handler()
-    name = server_name(paths.data_dir)
-    if hand_over(name, argv):
-        log.info("Tenant Events is already running for %s: asked it to show its window", paths.data_dir)
-        return 0
-    sink = NoticeSink()
-    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
-        undo = install_hooks(sink, runner.get_loop())
-        instance = SingleInstance(name)
-        instance.listen()
-        try:
-
-            async def main() -> int:
-                app = DesktopApp(qapp, paths, options, sink)
-                instance.activated.connect(lambda _argv: app.window.bring_to_front())
-                # SIGTERM (logout, systemd, kill) and Ctrl+C quit cleanly: events committed, child stopped.
-                # Python runs signal handlers only when it gets control, so a timer lets it in now and then.
-                loop = asyncio.get_running_loop()
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    signal.signal(signum, lambda *_a: loop.call_soon_threadsafe(app.quit))
-                wake = QTimer()
-                wake.start(300)
-                wake.timeout.connect(lambda: None)
-                try:
-                    return await app.run()
-                finally:
-                    wake.stop()
-
-            return runner.run(main())
-        finally:
-            instance.close()
-            undo()
-            with contextlib.suppress(Exception):
-                qapp.processEvents()
