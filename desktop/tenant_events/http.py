@@ -94,6 +94,24 @@ def api_client() -> httpx.AsyncClient:
     )
 
 
+def untrusted_certificate(exc: BaseException) -> str | None:
+    """The verifier's reason when `exc` (or what caused it) is a failed TLS certificate check, else None.
+
+    Such a failure is not a flaky network: retrying cannot fix it, and the user needs to hear that the server's
+    identity could not be proven (a wrong domain, a TLS-inspecting proxy, an attack), not "check your network".
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return str(current.verify_message or current.reason or current)
+        if "CERTIFICATE_VERIFY_FAILED" in str(current):  # httpx/httpcore re-raise it as text
+            return str(current).split("certificate verify failed:", 1)[-1].split("(_ssl", 1)[0].strip()
+        current = current.__cause__ or current.__context__
+    return None
+
+
 # Re-exported so callers name errors without importing httpx themselves.
 HTTPError = httpx.HTTPError
 TransportError = httpx.TransportError

@@ -138,5 +138,8 @@ def test_sign_in_to_a_self_signed_tenant_fails_with_a_clear_message(tmp_path):
             capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
     assert proc.returncode == 6, proc.stderr  # NetworkError (cli/main.py exit codes)
     line = proc.stderr.strip().splitlines()[-1]
-    assert evil.url in line and "certificate verify failed: self-signed certificate" in line, line
+    assert (
+        f"refused to talk to {evil.url}: its TLS certificate is not trusted (self-signed certificate)" in line
+    )
+    assert "SSL_CERT_FILE" in line, line
     assert evil.requests == []

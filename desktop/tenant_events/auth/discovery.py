@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tenant_events.auth.errors import SignInFailed
 from tenant_events.errors import NetworkError
-from tenant_events.http import InsecureURLError, check_url
+from tenant_events.http import InsecureURLError, check_url, untrusted_certificate
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,11 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
     try:
         response = await client.get(url)
     except httpx.HTTPError as exc:
+        if (reason := untrusted_certificate(exc)) is not None:
+            raise NetworkError(
+                f"refused to talk to {auth_url}: its TLS certificate is not trusted ({reason})",
+                "check the domain; behind a TLS-inspecting proxy, set SSL_CERT_FILE to your organisation's CA file",
+            ) from exc
         raise NetworkError(
             f"cannot reach the tenant at {auth_url}: {exc or exc.__class__.__name__}",
             "check the domain and your network",
