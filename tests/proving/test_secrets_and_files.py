@@ -167,3 +167,47 @@ def test_a_crash_report_does_not_carry_a_token():
     shown = f"{notice.title}\n{notice.text}\n{notice.details}"
     assert "request failed" in shown
     assert jwt not in shown and "SplxlOBeZQQYbYS6WxSbIA" not in shown
+
+
+def test_sign_in_leaves_no_token_in_the_settings_file_logs_or_output(simulator, tmp_path):
+    """`tenant-events login` as a user runs it (the test is the browser): the refresh token goes to the keyring
+    or nowhere; the settings file, the logs and the console hold no token, and the data dir stays private."""
+    import os
+    import threading
+
+    from helpers.browser import act_as_browser
+    from tenant_events.auth.secret_store import open_secret_store
+
+    data = tmp_path / "data"
+    env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"}
+    login = subprocess.Popen([sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url",
+                              simulator.auth_url, "--client-id", simulator.demo_client_id, "--data-dir", str(data),
+                              "--name", "proving"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)  # fmt: skip
+    assert login.stdout is not None
+    timer = threading.Timer(60, login.kill)
+    timer.start()
+    try:
+        url = login.stdout.readline().strip()
+        final = act_as_browser(url, "allow")
+        out, err = login.communicate(timeout=60)
+    finally:
+        timer.cancel()
+    assert login.returncode == 0, err
+    code = re.search(r"[?&]code=([^&]+)", final)
+    assert code
+    written = everything_written(data) + out + err + url
+    stored = open_secret_store().store.get("proving")
+    try:
+        assert "Signed in to proving" in out
+        assert code.group(1) not in everything_written(data) + out + err, "the authorization code was written"
+        assert not re.search(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ", written), "a JWT was written"
+        assert not re.search(r"v1\.[A-Za-z0-9_-]{40,}", written), "a refresh token was written"
+        if stored:
+            assert stored not in written
+        settings = (data / "settings.json").read_text()
+        assert not re.search(r"(?i)token|secret|verifier", settings), settings
+        assert_private(data)
+    finally:
+        if stored:
+            open_secret_store().store.delete("proving")
