@@ -23,7 +23,7 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from tenant_events.errors import SignInRequired, StorageError
-from tenant_events.http import stream_client
+from tenant_events.http import stream_client, untrusted_certificate
 from tenant_events.store import Batch, CommitResult, EventRow, GapMarker, RejectedRow, StoreWriter
 from tenant_events.stream.backoff import Backoff
 from tenant_events.stream.request import (
@@ -243,6 +243,15 @@ class StreamEngine:
             return _Outcome(StreamState.RECONNECTING, f"the stream went quiet for {stall:g} s (stalled)", "stalled",
                             0.0, progress=self._progress)  # fmt: skip
         except (httpx.HTTPError, SSEError) as exc:
+            reason = untrusted_certificate(exc)
+            if reason is not None:  # not a flaky network: retrying cannot prove the server's identity
+                return _Outcome(
+                    StreamState.ERROR,
+                    f"the tenant's TLS certificate is not trusted ({reason}) — check the domain, or set "
+                    "SSL_CERT_FILE to your organisation's CA bundle",
+                    "untrusted_certificate",
+                    terminal=True,
+                )
             return _Outcome(
                 StreamState.RECONNECTING,
                 f"network error: {type(exc).__name__}: {exc}".rstrip(": "),
