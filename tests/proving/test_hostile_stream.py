@@ -212,3 +212,17 @@ def test_a_huge_line_keeps_memory_bounded(tmp_path, eol):
         sampler.join()
     growth = (peak[0] - base) / 1e6
     assert growth < 40, f"RSS grew {growth:.0f} MB for a 48 MiB line: the line is buffered whole"
+
+
+@pytest.mark.parametrize(("depth", "kept_as"), [(300, "event"), (5000, "rejected")])
+def test_a_deeply_nested_event_is_stored_or_rejected_never_a_crash(tmp_path, depth, kept_as):
+    """Nesting inside an otherwise valid event: stored while orjson can parse it, rejected beyond its limit."""
+    name, data = frame(1, eid="evt_deep000000000000")
+    nested = '{"x":' * depth + "{}" + "}" * depth
+    text = data.replace('"identities":[]', f'"identities":[],"deep":{nested}', 1)
+    body = f"event: {name}\ndata: {text}\n\n".encode()
+    stored, rejected = follow([chunks_of(body, []), sentinel_body()], tmp_path / "d.sqlite3")
+    if kept_as == "event":
+        assert stored == ["evt_deep000000000000", "evt_sentinel00000000"] and rejected == 0
+    else:
+        assert stored == ["evt_sentinel00000000"] and rejected == 1
