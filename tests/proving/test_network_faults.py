@@ -144,5 +144,5 @@ def test_the_wall_clock_jumping_both_ways_under_the_cli(make_simulator, tmp_path
     finally:
         err = finish(proc)
     assert skews == [3, -5, 0], skews
-    assert max(lags) < 2.0, (lags, err[-2000:])
+    assert max(lags) < 5.0, (lags, err[-2000:])  # no timer waits out the jump (a 3 h wait would time out)
     exactly_once_in_order(db, sim, total)
