@@ -266,7 +266,10 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
         cpu = (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / (t1 - t0) * 100
         return gaps, int(stored / (t1 - t0)), cpu
 
-    # idle first: after the stall phase the store's background indexer is still busy with its events
+    # idle first: after the stall phase the store's background indexer is still busy with its events.
+    # Idle means the user stopped: let the window's last background counts/aggregates finish first.
+    while window._tasks:
+        await asyncio.gather(*list(window._tasks), return_exceptions=True)
     _gaps, _rate, cpu = await follow(args.idle_seconds, False)
     out["idle_cpu_pct"] = cpu
     set_paused(url, False)
