@@ -193,14 +193,9 @@ def test_a_huge_line_is_rejected_and_the_stream_goes_on(tmp_path, eol):
     assert rejected == (1 if eol else 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect D4 (report): httpx-sse's aiter_sse buffers a whole line before "
-    "the engine's max_data_bytes check, so memory grows with the line (unbounded for a line that "
-    "never ends); stream/ is owned by the engine engineer",
-)
 @EOLS
 def test_a_huge_line_keeps_memory_bounded(tmp_path, eol):
+    """D4 (fixed by stream/sse_decoder.py): the decoder keeps only a prefix of a frame past its size cap."""
     stop, peak = threading.Event(), [0]
     base = psutil.Process().memory_info().rss
     sampler = threading.Thread(target=rss_sampler, args=(stop, peak), daemon=True)

@@ -1,7 +1,7 @@
 """The stream engine: follows one tenant's `GET {base_url}/events`, commits events + cursor, reconnects.
 
 One engine per tenant profile; several run side by side on one loop (each has its own HTTP client). The
-flow per connection: build the request from the stored cursor → read SSE frames (httpx-sse) → decode each
+flow per connection: build the request from the stored cursor → read SSE frames (sse_decoder.py) → decode each
 with the wire models → add to the pending `Batch` → hand the batch to the store's writer thread when it holds
 1,000 events or is 100 ms old. The cursor only moves inside those batches, so a crash at any moment resumes
 from a cursor whose events are all stored. Every way a connection ends maps to a named state (states.py).
@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Final
 
 import httpx
-from httpx_sse import EventSource, SSEError
+from httpx_sse import SSEError
 
 from tenant_events.errors import SignInRequired, StorageError
 from tenant_events.http import stream_client, untrusted_certificate
@@ -35,6 +35,7 @@ from tenant_events.stream.request import (
     request_headers,
     resume_timestamp,
 )
+from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
 from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.wire import ErrorMessage, EventMessage, MessageRejected, StreamErrorCode, decode_frame
@@ -320,31 +321,43 @@ class StreamEngine:
         )
 
     async def _read(self, response: httpx.Response, watchdog: asyncio.Timeout) -> _Outcome:
+        content_type = response.headers.get("content-type", "").partition(";")[0]
+        if "text/event-stream" not in content_type:  # the check httpx-sse's EventSource makes
+            raise SSEError(
+                f"Expected response header Content-Type to contain 'text/event-stream', got {content_type!r}"
+            )
         loop = asyncio.get_running_loop()
         stall = self.config.stall_timeout
         batch_max = self.config.batch_max_events
+        # Frame size cap: the data limit plus room for the `event:`/`id:` lines around it (D4: memory bounded).
+        decoder = SSEDecoder(self.config.max_data_bytes + 4096)
+        retry = decoder.retry
         self._emit(StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", "connected")
         try:
             last_kick = loop.time()
             watchdog.reschedule(last_kick + stall)
-            async for sse in EventSource(response).aiter_sse():
-                now = loop.time()
-                if now - last_kick > 0.25:  # rescheduling per frame would cost more than the frame
+            async for chunk in response.aiter_bytes():
+                now = loop.time()  # any byte, comment keep-alives included, proves the stream alive (issue 5)
+                if now - last_kick > 0.25:  # rescheduling per chunk would cost more than it saves
                     watchdog.reschedule(now + stall)
                     last_kick = now
-                if sse.retry is not None:
-                    self._backoff.floor = min(sse.retry / 1000.0, self.config.backoff_cap)
-                if not sse.data:
-                    continue  # WHATWG SSE "dispatch the event": an empty data buffer is not dispatched
-                self._progress = True
-                error = self._take_frame(sse.event, sse.data, sse.id)  # sync: no coroutine per frame
-                if error is not None:
-                    ended = await self._stream_error(error)
-                    ended.progress = True
-                    return ended
-                if len(self._pending.events) >= batch_max:
-                    self._set_live(catching_up=True)
-                    await self._flush()
+                frames = decoder.feed(chunk)
+                if decoder.retry != retry:
+                    retry = decoder.retry
+                    if retry is not None:
+                        self._backoff.floor = min(retry / 1000.0, self.config.backoff_cap)
+                for sse in frames:
+                    self._progress = True
+                    if not sse.data and not sse.oversized:
+                        continue  # `data:` with nothing after it: no message to decode (as with httpx-sse)
+                    error = self._take_frame(sse)  # sync: no coroutine per frame
+                    if error is not None:
+                        ended = await self._stream_error(error)
+                        ended.progress = True
+                        return ended
+                    if len(self._pending.events) >= batch_max:
+                        self._set_live(catching_up=True)
+                        await self._flush()
         except httpx.HTTPError as exc:
             return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
                             progress=self._progress)  # fmt: skip
@@ -358,12 +371,16 @@ class StreamEngine:
             StreamState.CONNECTING, "the server rotated the connection", "rotation", progress=True
         )
 
-    def _take_frame(self, name: str, data: str, sse_id: str) -> ErrorMessage | None:
+    def _take_frame(self, sse: SSEFrame) -> ErrorMessage | None:
         """Decode one frame into the pending batch (or its rejects); an in-stream error is returned to handle."""
         received = time.time()
-        if len(data) > self.config.max_data_bytes:
-            self._reject(name, sse_id or None, f"data: {len(data)} bytes exceeds the {self.config.max_data_bytes}"
-                         " byte limit", data, received)  # fmt: skip
+        name, data, sse_id = sse.event, sse.data, sse.id
+        size = sse.oversized or len(data)
+        if size > self.config.max_data_bytes:  # `data` is then only the frame's start (sse_decoder.py)
+            self._reject(name, sse_id or None, f"data: {size} bytes exceeds the {self.config.max_data_bytes}"
+                         " byte limit (frame discarded, its start kept)" if sse.oversized else
+                         f"data: {size} bytes exceeds the {self.config.max_data_bytes} byte limit",
+                         data, received)  # fmt: skip
             return None
         try:
             message = decode_frame(name, data)
