@@ -88,7 +88,7 @@ def test_a_full_disk_stops_with_a_clear_message_keeps_what_was_committed_and_res
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 5, err  # StorageError (cli/main.py exit codes)
     told = [line for line in err.splitlines() if "error:" in line]
-    assert told and str(db) in told[0] and "free disk space" in told[0], err
+    assert told and str(db) in told[0] and "disk is full" in told[0] and "free disk space" in told[0], err
 
     remount(small_disk, "size=200m")
     kept = count(db)
@@ -143,13 +143,8 @@ def test_a_corrupted_database_is_moved_aside_the_user_told_and_a_fresh_one_start
     shutil.rmtree(tmp_path / "tenants", ignore_errors=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect D6 (report): store/writer.py's explicit ROLLBACK after SQLITE_FULL "
-    "raises 'cannot rollback - no transaction is active', which replaces 'database or disk is "
-    "full' in the message the user sees; store/ is owned by the engine engineer",
-)
 def test_the_full_disk_message_says_the_disk_is_full(small_disk):
+    """D6: the writer's ROLLBACK after SQLITE_FULL used to replace the real error with "cannot rollback"."""
     from helpers.events_factory import row
     from tenant_events.errors import StorageError
     from tenant_events.store import Batch, StoreWriter

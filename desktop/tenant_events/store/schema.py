@@ -15,6 +15,7 @@ Tables:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import time
@@ -124,9 +125,18 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             conn.execute(f"PRAGMA user_version = {target + 1}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         log.info("database %s migrated to schema %d", path.name, target + 1)
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if any. After SQLITE_FULL or an I/O error SQLite has already rolled back, and a
+    second ROLLBACK would raise "no transaction is active" and hide the real error ("disk is full") from the user.
+    """
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
 
 
 def _split(script: str) -> list[str]:

@@ -28,7 +28,7 @@ import orjson
 
 from tenant_events.errors import StorageError
 from tenant_events.store.records import Batch, CommitResult, CursorState, summary_of
-from tenant_events.store.schema import OpenNotice, open_database
+from tenant_events.store.schema import OpenNotice, open_database, rollback
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -204,7 +204,7 @@ class StoreWriter:
                     )  # fmt: skip
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback(conn)
                 raise
         except sqlite3.OperationalError as exc:
             raise StorageError(
@@ -263,7 +263,7 @@ class StoreWriter:
             conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         self._fts_pending = len(rows) == FTS_CHUNK
         return len(rows)
@@ -307,7 +307,7 @@ class StoreWriter:
             conn.execute("DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?))", (ids,))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            rollback(conn)
             raise
         log.info("retention removed %d events from %s", len(seqs), self.path.name)
         return len(seqs)
