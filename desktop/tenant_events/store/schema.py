@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -90,6 +91,17 @@ class OpenNotice:
     moved_to: Path | None = None
 
 
+def _make_private(path: Path) -> None:
+    """Create the file 0600 before SQLite does: its unix VFS gives -wal and -shm the database file's mode, so a
+    file born with the umask (0644) would leave events readable by other users in all three. Files from an
+    older version are tightened. Failures (read-only dir) are left for sqlite3.connect to report."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for name in (path.name, path.name + "-wal", path.name + "-shm"):
+        with contextlib.suppress(OSError):
+            os.chmod(path.with_name(name), 0o600)
+
+
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection with the pragmas every user of the file needs. Autocommit; callers BEGIN explicitly."""
     if readonly:
@@ -97,6 +109,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
             f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
         )
     else:
+        _make_private(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 5000")
     if not readonly:
