@@ -103,15 +103,11 @@ def test_tokens_and_client_secrets_stay_out_of_argv_logs_exports_and_data(cli_ru
 
 
 def test_the_database_settings_and_logs_are_private(cli_run):
-    assert_private(cli_run.root / "data", skip=("-wal", "-shm"))
+    assert_private(cli_run.root / "data")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defects D1/D2 (report): SQLite -wal/-shm and the stream's --jsonl "
-    "file are created 0644 (umask); store/stream are owned by the engine engineer",
-)
 def test_every_file_the_cli_writes_is_private_including_wal_and_jsonl(cli_run):
+    """D1/D2: SQLite's -wal/-shm took the database's umask-born 0644, and `stream --jsonl` created 0644."""
     assert_private(cli_run.root)
 
 

@@ -134,7 +134,14 @@ class _JsonlSink:
 
     def __init__(self, target: str, reader: EventReader) -> None:
         self._reader = reader
-        self._out: IO[str] = sys.stdout if target == "-" else open(target, "a", encoding="utf-8")  # noqa: SIM115
+        # Events can hold personal data: a new file is the user's alone (0600), like the export (mkstemp).
+        self._out: IO[str] = (
+            sys.stdout
+            if target == "-"
+            else os.fdopen(
+                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8"
+            )
+        )
 
     def __call__(self, result: CommitResult) -> None:
         from tenant_events.cli.export_cmd import jsonl_line
