@@ -65,6 +65,7 @@ class StoreWriter:
         ] = queue.SimpleQueue()
         self._fts_pending = False
         self._closed = False
+        self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
@@ -159,8 +160,30 @@ class StoreWriter:
         self._jobs.put(None)
         self._thread.join()
 
+    def resume_after_failure(self) -> CursorState:
+        """Accept batches again after a failed commit; returns the stored cursor to resume the stream from."""
+        return self._submit(self._resume_after_failure).result()
+
     # -- on the writer thread ----------------------------------------------------------------------------
+    def _resume_after_failure(self) -> CursorState:
+        self._failed = None
+        return self._cursor_state()
+
     def _commit(self, batch: Batch) -> CommitResult:
+        # After a failed commit the batches queued behind it must fail too: one of them (a heartbeat's cursor
+        # needs only a page, where the failed batch needed hundreds) could commit a cursor past the events that
+        # were never stored — lost for good. The engine resumes from the stored cursor instead.
+        if self._failed is not None:
+            raise self._failed
+        try:
+            return self._commit_batch(batch)
+        except Exception as exc:
+            self._failed = (
+                exc if isinstance(exc, StorageError) else StorageError(f"cannot write to {self.path}: {exc}")
+            )
+            raise
+
+    def _commit_batch(self, batch: Batch) -> CommitResult:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")

@@ -62,6 +62,7 @@ class EngineConfig:
     too_many_connections_delay: float = 60.0
     gap_margin: timedelta = timedelta(minutes=5)
     max_data_bytes: int = 1024 * 1024
+    storage_retry: float = 5.0  # seconds between attempts while the database cannot be written
 
 
 @dataclass
@@ -179,7 +180,7 @@ class StreamEngine:
                     raise
                 outcome = _Outcome(StreamState.CONNECTING, f"reconnecting ({self._interrupt})", "interrupted")
             except StorageError as exc:
-                outcome = _Outcome(StreamState.ERROR, str(exc), "storage", terminal=True)
+                outcome = _Outcome(StreamState.PAUSED, str(exc), "storage")
             except Exception as exc:  # a bug: keep the traceback, keep following the stream (with backoff)
                 log.exception("%s: unexpected error while streaming", self.config.name)
                 outcome = _Outcome(StreamState.RECONNECTING, f"internal error: {type(exc).__name__}: {exc}",
@@ -189,7 +190,10 @@ class StreamEngine:
             try:
                 await self._drain()
             except StorageError as exc:
-                outcome = _Outcome(StreamState.ERROR, str(exc), "storage", terminal=True)
+                outcome = _Outcome(StreamState.PAUSED, str(exc), "storage")
+            if outcome.reason == "storage":
+                await self._wait_for_storage(outcome.message)
+                continue
             if outcome.progress:
                 self._backoff.reset()
             if outcome.terminal:
@@ -207,6 +211,25 @@ class StreamEngine:
                 message = f"{message}; reconnecting in {delay:.1f} s"
             self._emit(outcome.state, message, outcome.reason, retry_at)
             await self._sleep(delay)
+
+    async def _wait_for_storage(self, why: str) -> None:
+        """A commit failed (disk full, read-only, I/O error): pause, then resume from the STORED cursor — the
+        batches after the failed one were refused by the writer, so nothing past that cursor is stored — and
+        let the server send the rest again (issue 9: the stream pauses and resumes when space returns)."""
+        for future in self._inflight:
+            with contextlib.suppress(Exception):
+                await future
+        self._inflight.clear()
+        self._pending, self._pending_since, self._storage_error = Batch(), None, None
+        delay = self.config.storage_retry
+        self._emit(StreamState.PAUSED, f"{why}; retrying in {delay:.0f} s", "storage", time.time() + delay)
+        await self._sleep(delay)
+        try:
+            stored = await asyncio.to_thread(self._writer.resume_after_failure)
+        except StorageError as exc:  # the database cannot even be read: the next round says so again
+            self._storage_error = exc
+            return
+        self._cursor, self._last_event_time = stored.offset, stored.last_event_time
 
     async def _sleep(self, delay: float) -> None:
         """Wait `delay` seconds unless nudged, paused or stopped."""
@@ -445,8 +468,7 @@ class StreamEngine:
                     await self._flush()
                 except StorageError as exc:
                     self._storage_error = exc
-                    self._interrupt_connection("storage error")
-                    return
+                    self._interrupt_connection("storage error")  # the loop pauses; keep ticking for after
 
     async def _flush(self) -> None:
         """Hand the pending batch to the writer (in order) and keep at most _IN_FLIGHT uncommitted."""
