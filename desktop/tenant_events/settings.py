@@ -223,6 +223,9 @@ class NotificationSettings(BaseModel):
     quiet_hours: tuple[str, str] | None = Field(
         None, description="('22:00', '07:00'): no notifications between"
     )
+    do_not_disturb_until: float | None = Field(
+        None, description="unix time when a timed do-not-disturb (1 h / until tomorrow) ends; None = off"
+    )
 
     @field_validator("event_types")
     @classmethod

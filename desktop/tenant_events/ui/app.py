@@ -109,7 +109,7 @@ class DesktopApp(QObject):
         self.tray: Tray | None = Tray(panel="dark") if Tray.available() else None
         types = set(self.settings.notifications.event_types) or set(DEFAULT_TYPES)
         self.policy = NotifyPolicy(types=types)
-        self.policy.dnd_until = float("inf") if self.settings.notifications.do_not_disturb else 0.0
+        self._apply_mute_settings()
         self.notifier = Notifier(self.policy, self)
         self.notifier.attach_tray(self.tray.icon if self.tray else None)
         self.wake = WakeWatcher(tick_ms=options.wake_tick_ms, parent=self)
@@ -367,7 +367,7 @@ class DesktopApp(QObject):
         self.window.model.layoutChanged.emit()
         n = settings.notifications
         self.set_notify_types(set(n.event_types) or set(DEFAULT_TYPES), save=False)
-        self.policy.dnd_until = float("inf") if n.do_not_disturb else 0.0
+        self._apply_mute_settings()
         self.policy.paused = self.policy.paused or not n.enabled
         await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
         await asyncio.to_thread(save_settings, self.paths, settings)
@@ -420,12 +420,25 @@ class DesktopApp(QObject):
         if self.tray is not None:
             self.tray.set_paused(paused)
 
+    def _apply_mute_settings(self) -> None:
+        """Do-not-disturb (always, or until a time) and quiet hours from the settings into the policy."""
+        n = self.settings.notifications
+        self.policy.dnd_until = float("inf") if n.do_not_disturb else (n.do_not_disturb_until or 0.0)
+        self.policy.quiet_hours = n.quiet_hours
+
     def set_dnd(self, seconds: float) -> None:
-        if seconds < 0:  # until tomorrow 08:00 local time
+        """Tray "Do not disturb" (seconds from now; -1: until tomorrow 08:00; 0: off), kept across restarts."""
+        if seconds < 0:
             tomorrow = (datetime.now() + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
-            self.policy.dnd_until = tomorrow.timestamp()
+            until: float | None = tomorrow.timestamp()
         else:
-            self.policy.dnd_until = time.time() + seconds if seconds else 0.0
+            until = time.time() + seconds if seconds else None
+        n = self.settings.notifications
+        n.do_not_disturb_until = until
+        if until is None:
+            n.do_not_disturb = False
+        self._apply_mute_settings()
+        self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
 
     def set_notify_types(self, types: set[str], save: bool = True) -> None:
         self.policy.types = set(types)

@@ -2,7 +2,8 @@
 
 Rules (issue 7 "Notifications"):
   * only the chosen types notify (default: deletions and role changes, `DEFAULT_TYPES`);
-  * nothing while paused or during do-not-disturb (DND expires by wall clock);
+  * nothing while paused, during do-not-disturb (DND expires by wall clock) or in the quiet hours (local
+    wall time, e.g. 22:00–07:00 spans midnight; settings.NotificationSettings.quiet_hours);
   * events collect for `window_s`; one event gives one notification that can open it, several give
     "23 × user.created in 10 s" (or a per-type tally when mixed);
   * events older than `backlog_age_s` when they arrive (catching up after sleep) give one summary
@@ -16,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from datetime import time as wall_time
 
 from tenant_events.wire import EventType
 
@@ -53,6 +55,7 @@ class NotifyPolicy:
     backlog_age_s: float = 300.0
     dnd_until: float = 0.0
     paused: bool = False
+    quiet_hours: tuple[str, str] | None = None  # ("22:00", "07:00"), local wall time; start == end: never
     clock: Callable[[], float] = time.time
     _pending: list[Candidate] = field(default_factory=list)
     _backlog: Counter[str] = field(default_factory=Counter)
@@ -62,9 +65,25 @@ class NotifyPolicy:
     def dnd_active(self) -> bool:
         return self.clock() < self.dnd_until
 
+    @property
+    def quiet_now(self) -> bool:
+        """Inside the quiet hours at `clock()` (local time); the start is inside, the end is not."""
+        if self.quiet_hours is None:
+            return False
+        start, end = (wall_time.fromisoformat(t) for t in self.quiet_hours)
+        now = datetime.fromtimestamp(self.clock()).time()
+        if start <= end:
+            return start <= now < end
+        return now >= start or now < end  # spans midnight
+
+    @property
+    def muted(self) -> bool:
+        """Nothing notifies now: paused, do-not-disturb or quiet hours (events are still stored)."""
+        return self.paused or self.dnd_active or self.quiet_now
+
     def offer(self, events: Iterable[Candidate]) -> bool:
         """Queue the events that should notify; True when a flush is now due within `window_s`."""
-        if self.paused or self.dnd_active:
+        if self.muted:
             return False
         now = self.clock()
         for ev in events:

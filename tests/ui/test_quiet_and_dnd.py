@@ -1,0 +1,96 @@
+"""Quiet hours and a timed do-not-disturb: the policy stays silent inside them, and the tray's DND (1 h /
+until tomorrow) is written to the settings file and honoured by the next start of the app."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+import pytest
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app
+from tenant_events.settings import load_settings, save_settings
+from tenant_events.ui.notify_policy import Candidate, NotifyPolicy
+
+
+def at(hh: int, mm: int = 0) -> float:
+    """A local wall time today as unix seconds (quiet hours are local time)."""
+    return datetime.now().replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
+
+
+def fresh(clock: float) -> Candidate:
+    when = datetime.fromtimestamp(clock - 1).astimezone().isoformat()
+    return Candidate("acme", 1, "evt_0000000000000001", "user.deleted", when, "someone@example.com")
+
+
+@pytest.mark.parametrize(
+    ("quiet", "hh", "mm", "silent"),
+    [
+        (("22:00", "07:00"), 23, 30, True),  # spans midnight: late evening
+        (("22:00", "07:00"), 3, 0, True),  # … and early morning
+        (("22:00", "07:00"), 22, 0, True),  # the start is inside
+        (("22:00", "07:00"), 7, 0, False),  # the end is not
+        (("22:00", "07:00"), 12, 0, False),
+        (("12:00", "13:30"), 12, 45, True),  # same-day range
+        (("12:00", "13:30"), 13, 30, False),
+        (("09:00", "09:00"), 9, 0, False),  # empty range: never quiet
+        (None, 3, 0, False),
+    ],
+)
+def test_quiet_hours_silence_notifications(quiet, hh, mm, silent):
+    now = at(hh, mm)
+    p = NotifyPolicy(quiet_hours=quiet, clock=lambda: now)
+    assert p.quiet_now is silent
+    assert p.offer([fresh(now)]) is (not silent)
+    assert bool(p.flush()) is (not silent)  # nothing queued during quiet hours shows up later either
+
+
+def test_quiet_hours_end_and_notifications_return():
+    clock = [at(6, 59)]
+    p = NotifyPolicy(quiet_hours=("22:00", "07:00"), clock=lambda: clock[0])
+    assert p.offer([fresh(clock[0])]) is False
+    clock[0] = at(7, 1)
+    assert p.offer([fresh(clock[0])]) is True
+    [out] = p.flush()
+    assert out.target is not None
+
+
+@pytest.mark.gui
+@pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)
+def test_timed_dnd_is_saved_and_survives_a_restart(qloop, ui_paths):
+    settings = load_settings(ui_paths)
+    settings.notifications.quiet_hours = ("22:00", "07:00")
+    save_settings(ui_paths, settings)
+
+    async def first_run() -> None:
+        async with running_app(ui_paths) as app:
+            assert app.policy.quiet_hours == ("22:00", "07:00")  # quiet hours reach the policy
+            app.set_dnd(3600.0)
+            assert app.policy.dnd_active
+            await asyncio.gather(*app.tasks)  # the settings file is written in the background
+
+    run_async(qloop, first_run())
+    saved = load_settings(ui_paths).notifications.do_not_disturb_until
+    assert saved is not None
+    assert abs(saved - (datetime.now() + timedelta(hours=1)).timestamp()) < 60
+
+    async def second_run(seconds: float) -> None:
+        async with running_app(ui_paths) as app:
+            assert app.policy.dnd_active  # still muted after the restart
+            app.set_dnd(seconds)
+            await asyncio.gather(*app.tasks)
+
+    run_async(qloop, second_run(-1.0))  # "until tomorrow": 08:00 tomorrow, local time
+    tomorrow = load_settings(ui_paths).notifications.do_not_disturb_until
+    assert tomorrow is not None
+    when = datetime.fromtimestamp(tomorrow)
+    assert (when.date() - datetime.now().date()).days == 1 and (when.hour, when.minute) == (8, 0)
+
+    run_async(qloop, second_run(0.0))  # "Notifications back on"
+    assert load_settings(ui_paths).notifications.do_not_disturb_until is None
+
+    async def third_run() -> None:
+        async with running_app(ui_paths) as app:
+            assert not app.policy.dnd_active
+
+    run_async(qloop, third_run())
