@@ -134,8 +134,9 @@ def account(row: Row, sim: SimulatorHandle, db: Path) -> Row:
     row.stored = len(ids)
     row.duplicated = len(ids) - len(set(ids))
     reference = reference_ids(sim, row.sent, timeout=120)
-    row.lost = len(set(reference) - set(ids))
-    row.out_of_order = [i for i in ids if i in set(reference)] != reference
+    known = set(reference)
+    row.lost = len(known - set(ids))
+    row.out_of_order = [i for i in ids if i in known] != reference
     return row
 
 
