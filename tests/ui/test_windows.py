@@ -17,6 +17,7 @@ from tenant_events.store import EventReader
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.event_table_model import Col
 from tenant_events.ui.main_window import MainWindow
 from tenant_events.ui.store_port import ReaderPages
 from tenant_events.ui.theme import apply_theme
@@ -164,11 +165,26 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
     run_async(qloop, load())
     [after_gap] = reader.gaps()
     first_after = reader.newer_than(EventFilter(), after_gap.after_seq, limit=1)[0]
-    row_ = w.model.row_of_seq(first_after.seq)
-    assert row_ is not None
-    summary = w.model.data(w.model.index(row_, 2))
-    assert summary.startswith("⚠ possible gap before")
-    assert "cursor expired" in w.model.data(w.model.index(row_, 0), Qt.ItemDataRole.ToolTipRole)
+    above = w.model.row_of_seq(first_after.seq)  # the oldest event after the gap, just above the gap row
+    below = w.model.row_of_seq(after_gap.after_seq)  # the newest event before it, just below
+    assert (above, below) == (9, 11)
+    assert w.model.rowCount() == 61 and w.model.event_rows == 60  # the gap is a row of its own
+    assert w.model.event_at(10) is None and w.model.gap_at(10) is not None
+    assert w.model.data(w.model.index(10, Col.TYPE)) == "⚠ possible gap"
+    assert w.model.data(w.model.index(10, Col.SUMMARY)).startswith(
+        "Events may be missing here: cursor expired"
+    )
+    assert "cursor expired" in w.model.data(w.model.index(10, 0), Qt.ItemDataRole.ToolTipRole)
+    assert not w.model.data(w.model.index(above, Col.SUMMARY)).startswith("⚠")  # events are not tinted
+    assert (
+        w.model.event_at(above).seq == first_after.seq and w.model.event_at(below).seq == after_gap.after_seq
+    )
+    save_screenshot(w, "main-window-gap-row")
+    more = StoreWriter(path)  # new events arrive above the gap row; it moves down with its neighbours
+    more.commit_sync(Batch(events=[row(200 + i) for i in range(5)], cursor="c"))
+    more.close()
+    assert w.model.advance_head() == 5
+    assert w.model.gap_at(15) is not None and w.model.event_at(16).seq == after_gap.after_seq
     assert w.gap_label.text() == "1 possible gap"
     assert w.rejected_button.text() == "1 rejected"
     w.show_rejected()

@@ -63,10 +63,19 @@ class EventReader:
         upto = self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0]
         return where_clause(f, int(upto))
 
-    def count(self, f: EventFilter = ALL_EVENTS) -> int:
-        """Number of stored events matching `f`."""
+    def count(
+        self, f: EventFilter = ALL_EVENTS, min_seq: int | None = None, max_seq: int | None = None
+    ) -> int:
+        """Number of stored events matching `f` with `min_seq <= seq <= max_seq` (either bound optional).
+
+        Count by seq range, never by seq arithmetic: seq has holes where a batch's duplicates used numbers up.
+        """
         with self._lock:
             where, params = self._where(f)
+            if min_seq is not None:
+                where, params = f"seq >= ? AND {where}", [min_seq, *params]
+            if max_seq is not None:
+                where, params = f"seq <= ? AND {where}", [max_seq, *params]
             return int(self._conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])  # noqa: S608
 
     def page(self, f: EventFilter = ALL_EVENTS, offset: int = 0, limit: int = 200) -> list[StoredEvent]:

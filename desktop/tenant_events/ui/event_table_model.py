@@ -3,6 +3,8 @@
 Nothing per row is kept for the whole set: the model knows a row count and a `head` (the newest `seq`
 included), and fetches pages of `PAGE` rows from the store on demand, holding at most `MAX_PAGES` of them.
 Row r is the r-th newest event with `seq <= head` that matches the filter, so it is stable until `head` moves.
+Possible-gap markers from the engine are rows of their own (issue 7 "Gap markers ... show as rows"): a short
+sorted list of (matching events newer than the gap, reason); display rows are event rows with them interleaved.
 New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
 persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
 Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7).
@@ -104,7 +106,7 @@ class EventTableModel(QAbstractTableModel):
         self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self.counting = False  # the row count is provisional (first page only) until apply_total
-        self._gap_before: dict[int, str] = {}
+        self._gaps: list[tuple[int, str]] = []  # (matching events above the gap, reason), sorted
         self._gap_brush = QColor(232, 163, 23, 70)
         self._bold = QFont()
         self._bold.setBold(True)
@@ -137,6 +139,7 @@ class EventTableModel(QAbstractTableModel):
         """
         self.beginResetModel()
         self._pages.clear()
+        self._gaps = []
         self.generation += 1
         self.counting = False
         if self._store is None:
@@ -160,7 +163,8 @@ class EventTableModel(QAbstractTableModel):
             return
         self.counting = False
         if total > self._rows:
-            self.beginInsertRows(QModelIndex(), self._rows, total - 1)
+            shown = self.rowCount()
+            self.beginInsertRows(QModelIndex(), shown, shown + total - self._rows - 1)
             self._rows = total
             self.endInsertRows()
 
@@ -186,19 +190,72 @@ class EventTableModel(QAbstractTableModel):
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
         self._head, self._rows = new_head, self._rows + added
+        self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
         self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
         self.endInsertRows()
         self.rows_arrived.emit(added)
         return added
 
-    def set_gap_marks(self, marks: dict[int, str]) -> None:
-        """Rows whose event follows a possible gap (seq → reason) are tinted and say so."""
-        if marks != self._gap_before:
-            self._gap_before = dict(marks)
-            if self._rows:
-                self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, len(Col) - 1))
+    @property
+    def event_rows(self) -> int:
+        """Rows that are events (rowCount() less the gap rows)."""
+        return self._rows
+
+    def set_gaps(self, head: int, gaps: list[tuple[int, str]]) -> bool:
+        """Show possible-gap rows: `gaps` = (matching events stored after the gap up to `head`, reason).
+
+        Counted on a worker for the snapshot `head`; dropped if the table moved on meanwhile (the next pass
+        redoes it); True when the gap rows changed. Old gap rows are removed and new ones inserted (rarely changes), so event rows and the
+        selection keep their identity.
+        """
+        if head != self._head or self.counting:
+            return False
+        new = sorted((p, reason) for p, reason in gaps if 0 <= p <= self._rows)
+        if new == self._gaps:
+            return False
+        for k in range(len(self._gaps) - 1, -1, -1):
+            row = self._gaps[k][0] + k
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self._gaps[k]
+            self.endRemoveRows()
+        for k, gap in enumerate(new):
+            row = gap[0] + k
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._gaps.append(gap)
+            self.endInsertRows()
+        return True
+
+    def gap_rows(self) -> list[int]:
+        """Display rows of the possible-gap rows, top to bottom."""
+        return [above + k for k, (above, _) in enumerate(self._gaps)]
+
+    def gap_at(self, row: int) -> str | None:
+        """The reason if display `row` is a possible-gap row."""
+        return self._locate(row)[1]
+
+    def _locate(self, row: int) -> tuple[int, str | None]:
+        """Display row → (event row, None) or (-1, gap reason)."""
+        for k, (above, reason) in enumerate(self._gaps):
+            at = above + k
+            if row == at:
+                return -1, reason
+            if row < at:
+                return row - k, None
+        return row - len(self._gaps), None
+
+    def display_row(self, event_row: int) -> int:
+        """Event row → display row (a gap with `above` == n sits just above event row n)."""
+        return event_row + sum(1 for above, _ in self._gaps if above <= event_row)
 
     def event_at(self, row: int) -> StoredEvent | None:
+        """The event shown at display `row` (None for a gap row or out of range)."""
+        if self._gaps:
+            row, gap = self._locate(row)
+            if gap is not None:
+                return None
+        return self._event_at(row)
+
+    def _event_at(self, row: int) -> StoredEvent | None:
         if self._store is None or not 0 <= row < self._rows:
             return None
         number, within = divmod(row, PAGE)
@@ -227,12 +284,12 @@ class EventTableModel(QAbstractTableModel):
         if self._store is None or seq > self._head:
             return None
         newer = self._store.count(self._filter, self._head, min_seq=seq + 1)
-        ev = self.event_at(newer)
-        return newer if ev is not None and ev.seq == seq else None
+        ev = self._event_at(newer)
+        return self.display_row(newer) if ev is not None and ev.seq == seq else None
 
     # -- Qt model API ------------------------------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
-        return 0 if parent.isValid() else self._rows
+        return 0 if parent.isValid() else self._rows + len(self._gaps)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(Col)
@@ -252,20 +309,16 @@ class EventTableModel(QAbstractTableModel):
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.column() >= len(Col):
             return None
-        ev = self.event_at(index.row())
+        col = Col(index.column())
+        row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
+        if gap is not None:
+            return self._gap_data(gap, col, role)
+        ev = self._event_at(row)
         if ev is None:
             return None
-        col = Col(index.column())
-        gap = self._gap_before.get(ev.seq)
         if role == Qt.ItemDataRole.DisplayRole:
-            if gap is not None and col == Col.SUMMARY:
-                return f"⚠ possible gap before — {ev.summary}"
             return self._display(ev, col)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return self._gap_brush if gap is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            if gap is not None:
-                return f"Events may be missing before this one: {gap}"
             if col == Col.TIME:
                 return utc_tooltip(ev.time)
             return self._display(ev, col)
@@ -285,6 +338,20 @@ class EventTableModel(QAbstractTableModel):
             return ev.event_id
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{self._display(ev, Col.TYPE)}, {ev.summary}, {local_time(ev.time)}"
+        return None
+
+    def _gap_data(self, reason: str, col: Col, role: int) -> Any:
+        """A possible-gap row: tinted, says what happened in the summary column."""
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == Col.TYPE:
+                return "⚠ possible gap"
+            return f"Events may be missing here: {reason}" if col == Col.SUMMARY else ""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._gap_brush
+        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
+            return f"Possible gap: events may be missing between the rows above and below ({reason})"
+        if role == Qt.ItemDataRole.FontRole:
+            return self._bold
         return None
 
     @staticmethod

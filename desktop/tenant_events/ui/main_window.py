@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.model = EventTableModel()
         self.table = QTableView()
         self.table.setModel(self.model)
+        self.model.modelReset.connect(self.table.clearSpans)  # gap rows (and their spans) go with a reload
         self.table.setAccessibleName("Events")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -329,7 +330,7 @@ class MainWindow(QMainWindow):
         data = self._aggregate_data.get(tenant or "")
         if data is None:
             return
-        gen, flt, head, rows = model.generation, model.event_filter, model.head, model.rowCount()
+        gen, flt, head, rows = model.generation, model.event_filter, model.head, model.event_rows
 
         def work() -> tuple[int, int]:
             new_head = data.head_seq()
@@ -373,8 +374,10 @@ class MainWindow(QMainWindow):
         if data is None:
             return
 
+        head = self.model.head
+
         def work() -> tuple[
-            dict[str, int], list[tuple[int, dict[str, int]]], int, int, dict[int, str], CursorState
+            dict[str, int], list[tuple[int, dict[str, int]]], int, int, list[tuple[int, str]], CursorState
         ]:
             counts = data.counts_by_type(flt)
             buckets = data.histogram(flt, 60)
@@ -386,11 +389,11 @@ class MainWindow(QMainWindow):
             else:
                 size = 60
             release_freed_memory()
-            marks: dict[int, str] = {}
+            marks: list[tuple[int, str]] = []  # (matching events newer than the gap, reason): its row
             for gap in data.gaps():
-                first = data.first_after(gap.after_seq)
-                if first is not None:
-                    marks[first] = gap.reason
+                after = gap.after_seq or 0
+                if after < head:
+                    marks.append((data.count(flt, head, min_seq=after + 1), gap.reason))
             return counts, buckets, size, data.rejected_count(), marks, data.cursor()
 
         started = time.perf_counter()
@@ -408,11 +411,16 @@ class MainWindow(QMainWindow):
         self.filter_bar.set_counts(sum(counts.values()), counts)
         self.histogram.set_data(buckets, size)
         self.rejected_button.setText(f"{rejected:,} rejected")
-        self.model.set_gap_marks(gaps)
+        if self.model.set_gaps(head, gaps):
+            self.table.clearSpans()  # Qt moves spans with inserted/removed rows; reset only when gaps change
+            for row in self.model.gap_rows():
+                self.table.setSpan(row, Col.SUMMARY, 1, len(Col) - Col.SUMMARY)  # the reason, readable
         n = len(gaps)
         self.gap_label.setText(f"{n} possible gap{'s' if n != 1 else ''}" if n else "")
         self.gap_label.setToolTip(
-            "Events may be missing before the marked rows (e.g. the cursor expired)" if n else ""
+            "Events may be missing where the table shows a possible-gap row (e.g. the cursor expired)"
+            if n
+            else ""
         )
         self.aggregates_updated.emit()
 

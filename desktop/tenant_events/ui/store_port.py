@@ -25,15 +25,13 @@ class ReaderPages:
 
     def _newer(self, flt: EventFilter, after_seq: int) -> int:
         """Matching rows stored after the snapshot (usually none: the model advances on every commit)."""
-        return len(self.reader.newer_than(flt, after_seq, limit=1_000_000))
+        return self.reader.count(flt, min_seq=after_seq + 1)
 
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
-        if min_seq <= 0:
-            return self.reader.count(flt) - self._newer(flt, max_seq)
+        """Matching rows with `min_seq <= seq <= max_seq`: one COUNT in the store, no rows read into Python."""
         if min_seq > max_seq:
             return 0
-        rows = self.reader.newer_than(flt, min_seq - 1, limit=max_seq - min_seq + 1)
-        return sum(1 for e in rows if e.seq <= max_seq)
+        return self.reader.count(flt, min_seq=min_seq if min_seq > 0 else None, max_seq=max_seq)
 
     def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
         if offset == 0:
