@@ -34,6 +34,19 @@ def test_batch_and_cursor_commit_together_and_duplicates_are_counted(db):
         assert [e.event_id for e, _ in reader.export_iter(chunk=4)] == [row(i).event_id for i in range(6)]
 
 
+def test_a_large_batch_keeps_stream_order_and_drops_duplicates_across_its_statements(db):
+    """The writer splits a batch into multi-row INSERTs of 500/100/20/5/1 rows: order and dedupe span them."""
+    writer, path = db
+    writer.commit_sync(Batch(events=[row(i) for i in range(0, 1300, 100)], cursor="a"))  # 13 stored before
+    order = [*range(0, 700), 3, 650, 499, 500, 1200, *range(700, 1233)]  # repeats inside and across chunks
+    result = writer.commit_sync(Batch(events=[row(i) for i in order], cursor="b"))
+    unique_new = [i for i in dict.fromkeys(order) if i % 100 != 0]
+    assert (result.inserted, result.duplicates) == (len(unique_new), len(order) - len(unique_new))
+    with EventReader(path) as reader:
+        stored = [e.event_id for e, _ in reader.export_iter()]
+    assert stored == [row(i).event_id for i in range(0, 1300, 100)] + [row(i).event_id for i in unique_new]
+
+
 def test_a_failed_batch_leaves_neither_events_nor_cursor(db):
     writer, path = db
     writer.commit_sync(Batch(events=[row(0)], cursor="off-0"))
