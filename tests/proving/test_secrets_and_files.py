@@ -145,14 +145,9 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
         sim.process.wait(10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect D3 (report): ui/notices.py puts str(exc) and the traceback in the "
-    "notice unredacted (the log copy is redacted); ui/ is owned by the desktop engineer",
-)
 def test_a_crash_report_does_not_carry_a_token():
     """An uncaught exception whose text holds a bearer token (an httpx error echoing a header, a URL with
-    code=) becomes a notice with a traceback the user can copy: the token must not be in it, nor in the log."""
+    code=) becomes a notice with a traceback the user can copy: the token must not be in it (D3)."""
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
     sink = NoticeSink()
     try:

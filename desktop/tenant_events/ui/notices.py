@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Any
 
 from tenant_events.errors import UserFixableError
+from tenant_events.logs import redact
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +74,12 @@ class NoticeSink:
     def report_exception(self, exc: BaseException, context: str = "") -> None:
         if isinstance(exc, UserFixableError):
             log.warning("%s%s", f"{context}: " if context else "", exc)
-            self.report(Notice("warning", exc.message, exc.hint))
+            self.report(Notice("warning", redact(exc.message), redact(exc.hint)))
             return
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        # The crash report is shown with a copy button and pasted into bug reports: mask tokens as the log does.
+        tb = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         log.error("unexpected error%s\n%s", f" in {context}" if context else "", tb)
-        self.report(Notice("error", "Something went wrong", f"{type(exc).__name__}: {exc}", tb))
+        self.report(Notice("error", "Something went wrong", redact(f"{type(exc).__name__}: {exc}"), tb))
 
 
 def install_hooks(sink: NoticeSink, loop: asyncio.AbstractEventLoop | None = None) -> Callable[[], None]:
