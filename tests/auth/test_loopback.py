@@ -188,3 +188,41 @@ def test_no_connection_is_accepted_on_a_non_loopback_address():
 def test_refuses_a_non_loopback_host():
     with pytest.raises(ValueError, match="not a loopback address"):
         LoopbackListener(host="0.0.0.0")
+
+
+def test_a_callback_that_beats_wait_is_still_accepted():
+    # An opener that blocks until the page has loaded delivers the callback before wait() runs (the desktop
+    # engineer hit this: it used to get 409 "already handled" and the sign-in hung until the timeout).
+    async def scenario():
+        async with LoopbackListener() as listener:
+            listener.expect("early")
+            early = await get(listener.redirect_uri + "?code=fast&state=early")
+            result = await listener.wait("early", 5)
+            return early, result
+
+    early, result = run(scenario())
+    assert early.status_code == 200 and "Signed in" in early.text
+    assert result.code == "fast"
+
+
+def test_sign_in_with_an_opener_that_completes_the_redirect_itself(simulator):
+    # End to end: the opener is awaited and finishes the whole redirect (the callback included) before wait().
+    from helpers.browser import act_as_browser
+    from tenant_events import http
+    from tenant_events.auth.secret_store import MemorySecretStore
+    from tenant_events.auth.sign_in import sign_in
+    from tenant_events.settings import make_profile
+
+    profile = make_profile(name="fast", auth_url=simulator.auth_url, client_id=simulator.demo_client_id)
+
+    async def scenario():
+        async with http.api_client() as client:
+            return await sign_in(
+                client,
+                profile,
+                MemorySecretStore(),
+                opener=lambda url: asyncio.to_thread(act_as_browser, url),
+            )
+
+    result = run(scenario())
+    assert result.id_claims["sub"] and result.user.sub == result.id_claims["sub"]

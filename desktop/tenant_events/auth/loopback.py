@@ -142,12 +142,22 @@ class LoopbackListener:
     def redirect_uri(self) -> str:
         return f"http://{self._host}:{self.port}{CALLBACK_PATH}"
 
-    async def wait(self, state: str, seconds: float = DEFAULT_TIMEOUT) -> CallbackResult:
-        """Serve until the callback with `state` arrives; raise SignInFailed for its error, timeout or cancel."""
+    def expect(self, state: str) -> None:
+        """Accept the callback for `state` from now on.
+
+        Call it before opening the browser: a fast browser (or an opener that blocks until the page loaded) can
+        deliver the callback before `wait()` runs, and it must not be answered "already handled".
+        """
         if self._server is None:
             raise RuntimeError("bind() first")
         self._expected_state = state
-        self._result = asyncio.get_running_loop().create_future()
+        if self._result is None:
+            self._result = asyncio.get_running_loop().create_future()
+
+    async def wait(self, state: str, seconds: float = DEFAULT_TIMEOUT) -> CallbackResult:
+        """Serve until the callback with `state` arrives; raise SignInFailed for its error, timeout or cancel."""
+        self.expect(state)
+        assert self._result is not None
         try:
             return await asyncio.wait_for(asyncio.shield(self._result), seconds)
         except TimeoutError:

@@ -117,6 +117,7 @@ async def sign_in(
             on_listener(listener)  # lets the GUI wire its Cancel button to listener.cancel()
         url = authorization_url(meta, profile, redirect_uri, secrets, options)
         log.info("sign-in to %s: waiting for the browser on %s", profile.name, redirect_uri)
+        listener.expect(secrets.state)  # before the browser opens: its callback may beat wait()
         opened = opener(url)
         if inspect.isawaitable(opened):
             await opened
