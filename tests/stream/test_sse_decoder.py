@@ -132,3 +132,16 @@ def test_any_rendered_stream_round_trips(frames: list[tuple[str, str]], eol: str
     ).encode()
     got, _ = decode(body, [c % (len(body) + 1) for c in cuts])
     assert [(f.event, f.data) for f in got] == frames
+
+
+FIELD = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=30)
+
+
+@given(event=FIELD, sse_id=FIELD, data=FIELD)
+def test_the_common_frame_shortcut_equals_the_general_parse(event: str, sse_id: str, data: str) -> None:
+    """`event:`/`id:`/`data:` frames take a one-regex path; a leading comment forces the line loop."""
+    frame = f"event: {event}\nid: {sse_id}\ndata: {data}\n\n".encode()
+    fast, fast_decoder = decode(b"id: before\n\n" + frame)
+    slow, slow_decoder = decode(b"id: before\n\n:\n" + frame)
+    assert fast == slow
+    assert fast_decoder.last_event_id == slow_decoder.last_event_id
