@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 
+import httpx
 import pytest
 
 from helpers.browser import act_as_browser  # contract 1
@@ -267,3 +268,44 @@ def test_keyring_that_fails_to_save_gives_session_only_sign_in_with_a_notice(sim
     assert result.notice and "Sign-in will last only while the app runs" in result.notice
     assert "collection is locked" in result.notice
     assert not result.session.store.persistent
+
+
+def test_cli_logout_with_browser_and_return_to(simulator, tmp_path):
+    """`logout --browser --return-to URL`: revoke, forget, then send the browser to the tenant's logout page,
+    which ends the session and redirects to returnTo. A non-loopback http:// returnTo is refused (exit 3)."""
+    data = str(tmp_path / "data")
+    env = {
+        **os.environ,
+        "TENANT_EVENTS_LOG_JSON": "1",
+        "BROWSER": "true",
+    }  # `true URL`: a browser that opens nothing
+    login = subprocess.Popen(
+        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", simulator.auth_url,
+         "--client-id", simulator.demo_client_id, "--data-dir", data],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert login.stdout is not None
+    act_as_browser(login.stdout.readline().strip(), "allow")
+    _out, err = login.communicate(timeout=60)
+    assert login.returncode == 0, err
+
+    refused = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "logout", "--browser", "--return-to", "http://evil.example/",
+         "--data-dir", data],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 3 and "--return-to" in refused.stderr and "http://" in refused.stderr
+
+    back = "http://127.0.0.1:9/signed-out"
+    logout = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "logout", "--browser", "--return-to", back, "--data-dir", data],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert logout.returncode == 0, logout.stderr
+    url = logout.stdout.splitlines()[0]
+    assert (
+        url.startswith(simulator.auth_url + "/v2/logout?")
+        and "returnTo=http%3A%2F%2F127.0.0.1%3A9%2Fsigned-out" in url
+    )
+    page = httpx.get(url, follow_redirects=False)
+    assert page.status_code in (302, 303) and page.headers["location"] == back

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from tenant_events.errors import ConfigError
+from tenant_events.http import InsecureURLError, check_url
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.settings import (
@@ -89,6 +90,11 @@ def register(subparsers: Any) -> None:
         "--data-dir", metavar="DIR", help="profiles, databases, logs (default: per-user dirs)"
     )
     logout.add_argument("--browser", action="store_true", help="also end the tenant's browser session")
+    logout.add_argument(
+        "--return-to",
+        metavar="URL",
+        help="with --browser: where the tenant sends the browser afterwards (must be an Allowed Logout URL)",
+    )
     logout.set_defaults(run=run_logout)
 
 
@@ -180,7 +186,7 @@ def run_login(args: argparse.Namespace) -> int:
     return asyncio.run(_login(args, profile))
 
 
-async def _logout(profile: TenantProfile, browser: bool) -> None:
+async def _logout(profile: TenantProfile, browser: bool, return_to: str | None = None) -> None:
     from tenant_events.auth.browser import open_in_browser
     from tenant_events.auth.discovery import fetch_metadata
     from tenant_events.auth.errors import SignInFailed
@@ -206,7 +212,7 @@ async def _logout(profile: TenantProfile, browser: bool) -> None:
         session = AuthSession(profile.name, OAuthClient(http, meta, profile.client_id), store)
         await session.sign_out()  # RFC 7009 revoke, then delete the keyring entry whatever happens
         if browser:
-            url = logout_url(meta, profile)
+            url = logout_url(meta, profile, return_to)
             print(url, flush=True)
             open_in_browser(url)
 
@@ -215,6 +221,14 @@ def run_logout(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
     profile = load_settings(paths).tenant(args.tenant)
-    asyncio.run(_logout(profile, args.browser))
+    return_to = args.return_to
+    if return_to is not None:
+        if not args.browser:
+            raise ConfigError("--return-to", "only makes sense with --browser")
+        try:
+            check_url(return_to)
+        except InsecureURLError as exc:
+            raise ConfigError("--return-to", str(exc)) from None
+    asyncio.run(_logout(profile, args.browser, return_to))
     print(f"Signed out of {profile.name}; events and cursor are kept.", flush=True)
     return 0
