@@ -66,3 +66,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a bug: one line for the user, the whole story in a report
+        import traceback
+
+        from tenant_events.crash import write_report
+        from tenant_events.logs import redact
+        from tenant_events.paths import AppPaths
+
+        # Redacted here, not by the handlers: a command may fail before it installed them.
+        trace = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        logging.getLogger("tenant_events").error("unexpected error\n%s", trace)
+        report = write_report(AppPaths.resolve(getattr(args, "data_dir", None)).log_dir, exc)
+        where = f"; the report is in {report}" if report else ""
+        print(
+            f"tenant-events: unexpected error: {type(exc).__name__}: {redact(str(exc))}{where}",
+            file=sys.stderr,
+        )
+        return 1
