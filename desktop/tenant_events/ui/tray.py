@@ -7,6 +7,7 @@ Where no tray host exists (`isSystemTrayAvailable()` False), the app keeps a nor
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
 from PySide6.QtCore import QObject, Signal
@@ -16,6 +17,8 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from tenant_events.ui.icons import TrayState, tray_icon
 from tenant_events.ui.notify_policy import DEFAULT_TYPES
 from tenant_events.wire import EventType
+
+log = logging.getLogger(__name__)
 
 
 class Tray(QObject):
@@ -57,6 +60,8 @@ class Tray(QObject):
 
     def show(self) -> None:
         self.icon.show()
+        # Start-up benchmarks and end-to-end tests wait for this line (bench/startup.py).
+        log.info("tray icon shown (tray host available: %s)", self.available())
 
     def hide(self) -> None:
         self.icon.hide()
