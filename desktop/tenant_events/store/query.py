@@ -48,17 +48,34 @@ def where_clause(f: EventFilter, fts_upto: int) -> tuple[str, list[object]]:
     if f.tenant:
         parts.append("tenant = ?")
         params.append(f.tenant)
-    match = fts_query(f.text)
-    if match is not None:
-        terms = _TERM.findall(f.text)
-        tail = " AND ".join(
-            "(event_id LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\' OR raw LIKE ? ESCAPE '\\')"
-            for _ in terms
-        )
-        parts.append(
-            f"(seq IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?) OR (seq > ? AND {tail}))"  # noqa: S608
-        )
-        params.extend([match, fts_upto])
-        for t in terms:
-            params.extend([like_pattern(t)] * 3)
+    text = text_seqs(f.text, fts_upto)
+    if text is not None:
+        # One IN over a UNION ALL, not `IN (fts) OR (tail)`: an OR made SQLite walk the whole table for a
+        # rare term (an event id: ~1 s at 1M rows); the IN list is an ordered set that drives the lookups.
+        parts.append(f"seq IN ({text[0]})")
+        params.extend(text[1])
     return (" AND ".join(parts) or "1"), params
+
+
+def text_parts(text: str) -> tuple[str, str, list[object]]:
+    """For non-blank `text`: the FTS5 MATCH expression, and the LIKE condition (with its parameters) that finds
+    the same rows in the tail the indexer has not reached yet."""
+    match = fts_query(text)
+    if match is None:
+        raise ValueError(f"no search terms in {text!r}")
+    terms = _TERM.findall(text)
+    tail = " AND ".join(
+        "(event_id LIKE ? ESCAPE '\\' OR summary LIKE ? ESCAPE '\\' OR raw LIKE ? ESCAPE '\\')" for _ in terms
+    )
+    return match, tail, [p for t in terms for p in [like_pattern(t)] * 3]
+
+
+def text_seqs(text: str, fts_upto: int) -> tuple[str, list[object]] | None:
+    """A SELECT of the seqs matching the free text (None when there is none): the FTS index up to
+    `fts_upto`, plus a LIKE scan bounded by primary key to the tail the indexer has not reached yet."""
+    if fts_query(text) is None:
+        return None
+    match, tail, tail_params = text_parts(text)
+    # only placeholders are spliced in
+    sql = f"SELECT rowid AS seq FROM events_fts WHERE events_fts MATCH ? UNION ALL SELECT seq FROM events WHERE seq > ? AND {tail}"  # noqa: S608
+    return sql, [match, fts_upto, *tail_params]
