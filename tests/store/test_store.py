@@ -50,8 +50,7 @@ def test_a_large_batch_keeps_stream_order_and_drops_duplicates_across_its_statem
 def test_a_failed_batch_leaves_neither_events_nor_cursor(db):
     writer, path = db
     writer.commit_sync(Batch(events=[row(0)], cursor="off-0"))
-    broken = row(1)
-    object.__setattr__(broken, "type", None)  # NOT NULL violation inside the transaction
+    broken = row(1)._replace(type=None)  # NOT NULL violation inside the transaction
     with pytest.raises(sqlite3.IntegrityError):
         writer.commit_sync(Batch(events=[row(2), broken], cursor="off-2"))
     with EventReader(path) as reader:

@@ -63,10 +63,8 @@ def _insert_events(conn: sqlite3.Connection, events: list[EventRow]) -> None:
         while total - start >= size:
             conn.execute(
                 _insert_events_sql(size),
-                [v for e in events[start : start + size]
-                 for v in (e.event_id, e.offset, e.type, e.family, e.time, e.time_ms, e.source, e.tenant,
-                           e.purpose, e.summary, e.raw, e.received_at)],
-            )  # fmt: skip
+                [v for e in events[start : start + size] for v in e],  # EventRow: columns in order
+            )
             start += size
 
 
