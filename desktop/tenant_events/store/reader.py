@@ -32,6 +32,7 @@ _COLUMNS: Final = (
 )
 FAMILIES: Final = ("user", "organization", "group")
 ALL_EVENTS: Final = EventFilter()
+READER_CACHE_KIB: Final = 8000
 
 
 def _event(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:
@@ -48,6 +49,9 @@ class EventReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn = connect(path, readonly=True)
+        # A reader walks indexes and the FTS doclists once per query; a big page cache per connection (the
+        # writer's 32 MB) only raised the app's RSS (two readers per tenant), not the speed of a filter.
+        self._conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
         self._lock = threading.Lock()
 
     def close(self) -> None:
