@@ -254,7 +254,8 @@ def soak(work: Path, seconds: float, day_fraction: float) -> Row:
         time.sleep(min(5.0, seconds / 10))
         rss0, fd0 = me.memory_info().rss, me.num_fds()
         pending: list[tuple[float, int]] = []
-        end, next_drop, next_sample = time.monotonic() + seconds, 0.0, 0.0
+        end, next_drop, next_sample, next_rss = time.monotonic() + seconds, 0.0, 0.0, 0.0
+        rss_series: list[int] = []
         drop_every = seconds / (48 * day_fraction)
         while time.monotonic() < end:
             now = time.monotonic()
@@ -266,11 +267,15 @@ def soak(work: Path, seconds: float, day_fraction: float) -> Row:
             if now >= next_sample:
                 pending.append((now, int(sim.stats()["events"])))
                 next_sample = now + 1.0
+            if now >= next_rss:
+                rss_series.append(round(me.memory_info().rss / 1e6))
+                next_rss = now + seconds / 10
             stored = count(db)
             while pending and stored >= pending[0][1]:
                 row.recovery.append(time.monotonic() - pending.pop(0)[0])
             time.sleep(0.1)
         rss1, fd1 = me.memory_info().rss, me.num_fds()
+        print(f"soak: CLI RSS every {seconds / 10:.0f} s (MB): {rss_series}", file=sys.stderr, flush=True)
         sim.faults(paused=True)  # live generation stops: the last sample is the full total
         row.recovery.append(wait_stored(db, int(sim.stats()["events"]), cli, limit=60))
         cli.stop()
