@@ -102,6 +102,7 @@ class StreamEngine:
         self._from_timestamp = config.from_timestamp
         self._pending = Batch()
         self._pending_since: float | None = None
+        self._batch_open = asyncio.Event()  # a batch started: the flush timer sleeps on this while idle
         self._inflight: deque[asyncio.Future[CommitResult]] = deque()
         self._wake = asyncio.Event()
         self._paused = False
@@ -414,6 +415,7 @@ class StreamEngine:
         if isinstance(message, EventMessage):
             if self._pending_since is None:
                 self._pending_since = received
+                self._batch_open.set()
             row = EventRow.from_message(message, data, received)
             pending.events.append(row)
             pending.cursor = message.offset
@@ -425,6 +427,7 @@ class StreamEngine:
         pending.cursor = message.offset  # offset-only heartbeat (spec 000): the cursor moves, nothing else
         if self._pending_since is None:
             self._pending_since = received
+            self._batch_open.set()
         self._set_live(catching_up=False)
         return None
 
@@ -451,6 +454,7 @@ class StreamEngine:
             self._pending.cursor = offset  # kept in `rejected`, so the cursor may move past it
         if self._pending_since is None:
             self._pending_since = received
+            self._batch_open.set()
 
     def _set_live(self, *, catching_up: bool) -> None:
         want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE
@@ -462,6 +466,9 @@ class StreamEngine:
         """Commits a batch that is older than batch_max_delay even when no further frame arrives."""
         delay = self.config.batch_max_delay
         while True:
+            if self._pending_since is None:  # idle: no wake-ups until a frame opens a batch (idle CPU)
+                await self._batch_open.wait()
+                self._batch_open.clear()
             await asyncio.sleep(delay / 2)
             if self._pending_since is not None and time.time() - self._pending_since >= delay:
                 try:
