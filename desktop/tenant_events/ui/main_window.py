@@ -8,78 +8,40 @@ UI thread only runs indexed page reads (issue 7: a million events without a stut
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import json
 import logging
-import sys
 import time
-from typing import Any, Protocol
+from typing import Any
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QLabel,
     QMainWindow,
-    QPushButton,
     QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui import aggregates, window_state
+from tenant_events.ui.aggregates import TenantData
 from tenant_events.ui.detail_pane import DetailPane
-from tenant_events.ui.event_table_model import Col, EventPages, EventTableModel, count_new
+from tenant_events.ui.event_table_model import Col, EventTableModel, count_new
 from tenant_events.ui.filter_bar import FilterBar
 from tenant_events.ui.histogram import Histogram
 from tenant_events.ui.icons import app_icon
 from tenant_events.ui.rejected_dialog import RejectedDialog
-from tenant_events.ui.status import TenantStatus, age_text
+from tenant_events.ui.status import TenantStatus
+from tenant_events.ui.status_line import StatusLine
 
 log = logging.getLogger(__name__)
-
-
-class TenantData(EventPages, Protocol):
-    def counts_by_type(self, flt: EventFilter) -> dict[str, int]: ...
-    def histogram(self, flt: EventFilter, bucket_s: int) -> list[tuple[int, dict[str, int]]]: ...
-    def rejected(self, limit: int = 500) -> list[StoredRejected]: ...
-    def rejected_count(self) -> int: ...
-    def gaps(self) -> list[StoredGap]: ...
-    def cursor(self) -> CursorState: ...
-    def first_after(self, seq: int | None) -> int | None: ...
 
 
 HEAD_INTERVAL_MS = 200
 AGGREGATE_MIN_MS = 1000
 WIDTHS = {Col.TIME: 140, Col.TYPE: 205, Col.SUMMARY: 260, Col.TENANT: 80, Col.PURPOSE: 64, Col.ID: 150}
-
-
-def release_freed_memory() -> None:
-    """Hand freed heap back to the OS after big aggregate queries (glibc keeps it otherwise; RSS grows)."""
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _load_libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-
-
-_LIBC = _load_libc()
-
-
-def bucket_for(span_s: float) -> int:
-    """A bucket size giving roughly 60–120 bars over `span_s`."""
-    for size in (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 86400):
-        if span_s / size <= 120:
-            return size
-    return 7 * 86400
 
 
 class MainWindow(QMainWindow):
@@ -141,19 +103,14 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
-        self.state_label = QLabel("No tenant")
-        self.state_label.setAccessibleName("Stream state")
-        self.age_label = QLabel()
-        self.rate_label = QLabel()
-        self.gap_label = QLabel()
-        self.rejected_button = QPushButton("0 rejected")
-        self.rejected_button.setFlat(True)
-        self.rejected_button.setToolTip("Messages the app rejected; click to list them")
+        self.status_line = StatusLine(self.statusBar())
+        line = self.status_line
+        self.state_label, self.gap_label, self.rejected_button = (
+            line.state_label,
+            line.gap_label,
+            line.rejected_button,
+        )
         self.rejected_button.clicked.connect(self.show_rejected)
-        bar = self.statusBar()
-        bar.addWidget(self.state_label, 1)
-        for w in (self.age_label, self.rate_label, self.gap_label, self.rejected_button):
-            bar.addPermanentWidget(w)
 
         self._build_actions()
         self.filter_bar.filter_changed.connect(self.apply_filter)
@@ -197,47 +154,13 @@ class MainWindow(QMainWindow):
         add("Copy event", "Ctrl+Shift+C", self.detail.copy_json)
 
     def _restore_layout(self) -> None:
-        geometry = self._state.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        header_state = self._state.value("table/header")
-        if isinstance(header_state, QByteArray) and not header_state.isEmpty():
-            self.table.horizontalHeader().restoreState(header_state)
-        splitter = self._state.value("window/splitter")
-        if isinstance(splitter, QByteArray) and not splitter.isEmpty():
-            self.splitter.restoreState(splitter)
-        self.tray_hint_shown = self._state.value("window/tray_hint_shown") in (True, "true")
+        window_state.restore_layout(self, self._state)
 
     def save_layout(self) -> None:
-        self._state.setValue("window/geometry", self.saveGeometry())
-        self._state.setValue("window/splitter", self.splitter.saveState())
-        self._state.setValue("table/header", self.table.horizontalHeader().saveState())
-        self._state.setValue("window/tray_hint_shown", self.tray_hint_shown)
-        f = self.filter_bar
-        self._state.setValue("filter/types", ",".join(sorted(f.selected_types())))
-        self._state.setValue("filter/text", f.search.text())
-        self._state.setValue("filter/range", f.range_box.currentIndex())
-        self._state.setValue("filter/test", f.test_box.isChecked())
-        self._state.setValue("filter/saved", json.dumps(f.saved))
-        self._state.sync()
+        window_state.save_layout(self, self._state)
 
     def restore_filter(self) -> None:
-        f = self.filter_bar
-        types = str(self._state.value("filter/types") or "")
-        f.blockSignals(True)
-        f.set_types({t for t in types.split(",") if t})
-        f.search.setText(str(self._state.value("filter/text") or ""))
-        rng = self._state.value("filter/range")
-        if rng is not None and str(rng).isdigit() and int(str(rng)) < f.range_box.count() - 1:
-            f.range_box.setCurrentIndex(int(str(rng)))
-        f.test_box.setChecked(self._state.value("filter/test") not in (False, "false"))
-        try:
-            saved = json.loads(str(self._state.value("filter/saved") or "{}"))
-        except ValueError:
-            saved = {}
-        if isinstance(saved, dict):
-            f.set_saved(saved)
-        f.blockSignals(False)
+        window_state.restore_filter(self.filter_bar, self._state)
 
     # -- tenants -----------------------------------------------------------------------------------------
     def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
@@ -375,30 +298,9 @@ class MainWindow(QMainWindow):
             return
 
         head = self.model.head
-
-        def work() -> tuple[
-            dict[str, int], list[tuple[int, dict[str, int]]], int, int, list[tuple[int, str]], CursorState
-        ]:
-            counts = data.counts_by_type(flt)
-            buckets = data.histogram(flt, 60)
-            if buckets:
-                span = buckets[-1][0] - buckets[0][0] + 60
-                size = bucket_for(span)
-                if size != 60:
-                    buckets = data.histogram(flt, size)
-            else:
-                size = 60
-            release_freed_memory()
-            marks: list[tuple[int, str]] = []  # (matching events newer than the gap, reason): its row
-            for gap in data.gaps():
-                after = gap.after_seq or 0
-                if after < head:
-                    marks.append((data.count(flt, head, min_seq=after + 1), gap.reason))
-            return counts, buckets, size, data.rejected_count(), marks, data.cursor()
-
         started = time.perf_counter()
         try:
-            counts, buckets, size, rejected, gaps, _cursor = await asyncio.to_thread(work)
+            agg = await asyncio.to_thread(aggregates.compute, data, flt, head)
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
@@ -408,20 +310,13 @@ class MainWindow(QMainWindow):
             raise
         if tenant != self.tenant or flt != self.model.event_filter:
             return  # the user moved on while this ran; a newer refresh is scheduled
-        self.filter_bar.set_counts(sum(counts.values()), counts)
-        self.histogram.set_data(buckets, size)
-        self.rejected_button.setText(f"{rejected:,} rejected")
-        if self.model.set_gaps(head, gaps):
+        self.filter_bar.set_counts(sum(agg.counts.values()), agg.counts)
+        self.histogram.set_data(agg.buckets, agg.bucket_s)
+        if self.model.set_gaps(head, agg.gaps):
             self.table.clearSpans()  # Qt moves spans with inserted/removed rows; reset only when gaps change
             for row in self.model.gap_rows():
                 self.table.setSpan(row, Col.SUMMARY, 1, len(Col) - Col.SUMMARY)  # the reason, readable
-        n = len(gaps)
-        self.gap_label.setText(f"{n} possible gap{'s' if n != 1 else ''}" if n else "")
-        self.gap_label.setToolTip(
-            "Events may be missing where the table shows a possible-gap row (e.g. the cursor expired)"
-            if n
-            else ""
-        )
+        self.status_line.show_counts(agg.rejected, len(agg.gaps))
         self.aggregates_updated.emit()
 
     def set_status(self, status: TenantStatus) -> None:
@@ -435,13 +330,7 @@ class MainWindow(QMainWindow):
         self.pause_action.blockSignals(False)
 
     def _show_status(self) -> None:
-        status = self._statuses.get(self.tenant or "")
-        if status is None:
-            self.state_label.setText("No tenant" if self.tenant is None else f"{self.tenant}: starting")
-            return
-        self.state_label.setText(status.line())
-        self.age_label.setText(age_text(status.cursor_age_s))
-        self.rate_label.setText(f"{status.events_per_s:.1f} events/s")
+        self.status_line.show(self.tenant, self._statuses.get(self.tenant or ""))
 
     # -- selection ---------------------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:

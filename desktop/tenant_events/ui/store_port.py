@@ -48,11 +48,6 @@ class ReaderPages:
         rows.reverse()
         return rows
 
-    def first_after(self, seq: int | None) -> int | None:
-        """The seq of the first event stored after `seq` (where a gap marker goes)."""
-        rows = self.reader.newer_than(ALL, seq or 0, limit=1)
-        return rows[0].seq if rows else None
-
     def get(self, event_id: str) -> StoredEvent | None:
         return self.reader.get(event_id)
 
