@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import SLOT, QObject, QTimer, Signal, Slot
 from PySide6.QtDBus import QDBusConnection
 from PySide6.QtNetwork import QNetworkInformation
 
@@ -71,7 +71,7 @@ class WakeWatcher(QObject):
             "org.freedesktop.login1.Manager",
             "PrepareForSleep",
             self,
-            b"1on_prepare_for_sleep(bool)",  # "1" is the SLOT() code Qt expects
+            SLOT("on_prepare_for_sleep(bool)"),  # a str: PySide refuses bytes here with a ValueError
         )
         log.debug("logind PrepareForSleep subscription: %s", ok)
 
