@@ -65,13 +65,15 @@ class WakeWatcher(QObject):
         if not bus.isConnected():
             log.debug("no system bus: logind PrepareForSleep unavailable")
             return
-        ok = bus.connect(
+        # The stubs say bytes, but PySide 6.x raises ValueError for a bytes slot at run time; SLOT() gives the
+        # "1name(args)" str it accepts (tests/ui/test_wake_logind.py, a fake login1 on a private system bus).
+        ok = bus.connect(  # type: ignore[call-overload]
             "org.freedesktop.login1",
             "/org/freedesktop/login1",
             "org.freedesktop.login1.Manager",
             "PrepareForSleep",
             self,
-            SLOT("on_prepare_for_sleep(bool)"),  # a str: PySide refuses bytes here with a ValueError
+            SLOT("on_prepare_for_sleep(bool)"),
         )
         log.debug("logind PrepareForSleep subscription: %s", ok)
 
