@@ -1,0 +1,63 @@
+"""With no notification daemon on the session bus, notifications fall back to the tray balloon, and clicking
+the balloon opens the event (issue 7 "with the tray balloon as fallback"). The daemon is absent for real: the
+notifier's D-Bus client is pointed at a fresh private session bus on which nothing owns
+org.freedesktop.Notifications."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from datetime import UTC, datetime
+
+import pytest
+from PySide6.QtWidgets import QSystemTrayIcon
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future
+from tenant_events.ui.icons import TrayState, tray_icon
+from tenant_events.ui.notifier import Notifier
+from tenant_events.ui.notify_policy import Candidate, NotifyPolicy
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.dbus,
+    pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE),
+    pytest.mark.skipif(shutil.which("dbus-daemon") is None, reason="needs dbus-daemon"),
+]
+
+
+@pytest.fixture
+def empty_session_bus(monkeypatch: pytest.MonkeyPatch):
+    daemon = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address"], stdout=subprocess.PIPE, text=True
+    )
+    assert daemon.stdout is not None
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", daemon.stdout.readline().strip())
+    yield
+    daemon.terminate()
+    daemon.wait(10)
+
+
+def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_event(qloop, empty_session_bus):
+    icon = QSystemTrayIcon(tray_icon(TrayState.LIVE))
+    icon.show()
+    notifier = Notifier(NotifyPolicy(window_s=0.05))
+    notifier.attach_tray(icon)
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    event = Candidate("acme", 7, "evt_AbCdEfGhIjKlMnOp", "user.deleted", now, "someone@example.com deleted")
+
+    async def scenario() -> None:
+        assert await notifier.probe() is False  # nothing answers org.freedesktop.Notifications on this bus
+        delivered = signal_future(notifier.delivered, wait_s=10)
+        notifier.offer([event])
+        title, backend = await delivered
+        assert (title, backend) == ("user.deleted", "tray")
+        opened = signal_future(notifier.show_requested, wait_s=5)
+        icon.messageClicked.emit()  # what the tray does when the user clicks the balloon
+        assert await opened == ("acme", "evt_AbCdEfGhIjKlMnOp")
+        await notifier.close()
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        icon.hide()
+        icon.deleteLater()
