@@ -122,6 +122,8 @@ STREAM_MESSAGE: Final[TypeAdapter[EventMessage | OffsetOnlyMessage | ErrorMessag
     StreamMessage
 )
 
+EVENT_MESSAGE: Final[TypeAdapter[EventMessage]] = TypeAdapter(EventMessage)
+
 
 class MessageRejected(ValueError):
     """A frame that is not a valid stream message. `reason` names the offending field; `offset` is kept if readable."""
@@ -171,6 +173,11 @@ def decode_frame(event: str, data: str | bytes) -> EventMessage | OffsetOnlyMess
             f"type: data says {str(payload['type'])[:64]!r} but the SSE event is {event!r}", readable_offset
         )
     payload["type"] = event
+    if event in EVENT_TYPE_NAMES:
+        try:  # the common case straight to its model: the union's Python discriminator costs ~1 µs an event
+            return EVENT_MESSAGE.validate_python(payload)
+        except ValidationError:
+            pass  # validated again below through the union, whose error paths name the fields as documented
     try:
         return STREAM_MESSAGE.validate_python(payload)
     except ValidationError as exc:
