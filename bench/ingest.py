@@ -4,7 +4,8 @@ One simulator subprocess (`--real-names`, so the vendor SDK's models accept the 
 both prefixes) serves a backlog; each consumer runs in its OWN subprocess (clean RSS, no shared GIL with the
 simulator) and replays the backlog from `from_timestamp` far in the past:
 
-  engine   StreamEngine + StoreWriter: httpx-sse, wire-model validation, batches + cursor committed to SQLite
+  engine   StreamEngine + StoreWriter: httpx + stream/sse_decoder.py, wire-model validation, batches + cursor
+           committed to SQLite
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import resource
 import sqlite3
@@ -175,6 +177,10 @@ def main() -> int:
     if args.child:
         child(args.child, args.auth_url, args.events)
         return 0
+    print(
+        "load average at start: %.2f %.2f %.2f (2 cores; other work on the machine skews every rate)"
+        % os.getloadavg()
+    )
     sim, auth_url = start_simulator(max(args.events, args.catchup))
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
@@ -202,6 +208,7 @@ def main() -> int:
             r = run_child("engine", auth_url, args.catchup)
             print(f"catch-up of {args.catchup:,} events: {r['seconds']:.1f} s "
                   f"({args.catchup / r['seconds']:,.0f} events/s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
+        print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
     finally:
         sim.terminate()
         sim.wait(timeout=30)
