@@ -177,10 +177,8 @@ def main() -> int:
     if args.child:
         child(args.child, args.auth_url, args.events)
         return 0
-    print(
-        "load average at start: %.2f %.2f %.2f (2 cores; other work on the machine skews every rate)"
-        % os.getloadavg()
-    )
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average at start: {load} (2 cores; other work on the machine skews every rate)")
     sim, auth_url = start_simulator(max(args.events, args.catchup))
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
@@ -208,7 +206,7 @@ def main() -> int:
             r = run_child("engine", auth_url, args.catchup)
             print(f"catch-up of {args.catchup:,} events: {r['seconds']:.1f} s "
                   f"({args.catchup / r['seconds']:,.0f} events/s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
-        print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
+        print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         sim.terminate()
         sim.wait(timeout=30)
