@@ -1,1 +1,1 @@
-"""asyncio + httpx-sse: connect, decode frames into wire objects, commit with the cursor, reconnect."""
+"""asyncio + httpx, SSE frames by sse_decoder.py: connect, decode into wire objects, commit with the cursor, reconnect."""
