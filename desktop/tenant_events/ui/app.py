@@ -20,28 +20,27 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
 from tenant_events.auth.browser import open_in_browser
 from tenant_events.auth.secret_store import SecretStore, open_secret_store
-from tenant_events.errors import UserFixableError
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
 from tenant_events.paths import AppPaths
-from tenant_events.settings import Settings, TenantProfile, load_settings, make_profile, save_settings
+from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import autostart
+from tenant_events.ui import autostart, first_run
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.first_run import DEMO_TENANT
 from tenant_events.ui.main_window import MainWindow
 from tenant_events.ui.notices import Notice, NoticeSink
 from tenant_events.ui.notifier import Notifier
 from tenant_events.ui.notify_policy import DEFAULT_TYPES, Candidate, NotifyPolicy
-from tenant_events.ui.simulator_child import DemoSimulator, start_demo_simulator
+from tenant_events.ui.simulator_child import DemoSimulator
 from tenant_events.ui.status import tooltip, worst
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.theme import apply_theme
@@ -50,7 +49,6 @@ from tenant_events.ui.wake_watcher import WakeWatcher
 
 log = logging.getLogger(__name__)
 Opener = Callable[[str], Awaitable[None] | None]
-DEMO_TENANT = "demo"
 MAX_NOTIFY_SCAN = 2000
 
 
@@ -96,6 +94,9 @@ class DesktopApp(QObject):
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
         self.sessions: dict[str, TenantSession] = {}
+        self._notified_upto: dict[
+            str, int
+        ] = {}  # per tenant: rows up to this seq were offered to the notifier
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
@@ -285,68 +286,19 @@ class DesktopApp(QObject):
             await session.stop()
             self.window.remove_tenant(name)
             session.close_readers()
+        self._notified_upto.pop(name, None)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         self._update_tray()
 
     async def start_demo(self) -> TenantSession | None:
-        """Start the bundled simulator as a child, add it as the "demo" tenant and sign in through the browser."""
-        if self.welcome is not None:
-            self.welcome.set_busy("Starting the demo tenant…")
-        self.window.statusBar().showMessage("Starting the demo tenant…")
-        try:
-            if self.simulator is None or not self.simulator.alive():
-                self.simulator = await start_demo_simulator(
-                    self.paths.simulator_dir, self.options.simulator_args
-                )
-            sim = self.simulator
-            profile = make_profile(
-                name=DEMO_TENANT,
-                domain=urlsplit(sim.auth_url).netloc,
-                auth_url=sim.auth_url,
-                base_url=sim.base_url,
-                client_id=sim.demo_client_id,
-            )
-        except (RuntimeError, TimeoutError, UserFixableError, OSError) as exc:
-            text = f"The demo tenant did not start: {exc}"
-            self.sink.report(Notice("error", "Demo tenant", text))
-            if self.welcome is not None:
-                self.welcome.show_problem(text)
-            return None
-        self.demo_ready.emit(sim.base_url)
-        self.window.statusBar().showMessage("Demo tenant started: sign in on its page in your browser", 8000)
-        if self.welcome is not None:
-            self.welcome.set_busy("Sign in to the demo tenant in your browser…")
-        session = await self.add_tenant(profile)
-        if self.welcome is not None:
-            if session.is_signed_in:
-                self.welcome.close()
-                self.welcome = None
-            else:
-                self.welcome.show_problem("Sign-in did not finish. Try again.")
-        self.window.bring_to_front()
-        return session
+        return await first_run.start_demo(self)
 
     def show_welcome(self) -> None:
-        if self.welcome is None:
-            self.welcome = WelcomeWindow()
-            self.welcome.demo_requested.connect(lambda: self.spawn(self.start_demo()))
-            self.welcome.connect_requested.connect(self.open_connect)
-        self.welcome.show()
-        self.welcome.raise_()
+        first_run.show_welcome(self)
 
     def open_connect(self, profile: TenantProfile | None = None) -> None:
-        dialog = ConnectTenantDialog(profile, self.window)
-        dialog.profile_ready.connect(lambda p: self.spawn(self._connected(p)))
-        self.connect_dialog = dialog
-        dialog.open()
-
-    async def _connected(self, profile: TenantProfile) -> None:
-        if self.welcome is not None:
-            self.welcome.close()
-            self.welcome = None
-        self.window.bring_to_front()
-        await self.add_tenant(profile)
+        first_run.open_connect(self, profile)
 
     # -- settings ----------------------------------------------------------------------------------------
     def open_settings(self) -> None:
@@ -380,14 +332,16 @@ class DesktopApp(QObject):
             session.refresh_status()
         if session is None or session.pages is None or not self.settings.notifications.enabled:
             return
+        # Every stored row is offered once: from a per-tenant watermark up to the store's head, not the commit's
+        # first/last seq (a batch holding duplicates numbers them wrongly). The first commit seeds the mark.
+        pages = session.pages
+        head = pages.head_seq()
+        after = self._notified_upto.get(tenant, first_seq - 1)
+        self._notified_upto[tenant] = max(after, head)
         flt = EventFilter(types=frozenset(self.policy.types))
-        rows = session.pages.reader.newer_than(flt, first_seq - 1, limit=MAX_NOTIFY_SCAN)
+        rows = pages.reader.newer_than(flt, after, limit=MAX_NOTIFY_SCAN)
         self.notifier.offer(
-            [
-                Candidate(tenant, e.seq, e.event_id, e.type, e.time, e.summary)
-                for e in rows
-                if e.seq <= last_seq
-            ]
+            [Candidate(tenant, e.seq, e.event_id, e.type, e.time, e.summary) for e in rows if e.seq <= head]
         )
 
     def show_tenant(self, name: str) -> None:

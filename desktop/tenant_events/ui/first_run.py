@@ -1,0 +1,81 @@
+"""First run and new tenants: the welcome window, "Try the demo tenant" (the bundled simulator as a child
+process, then sign-in through the browser) and "Connect your tenant" (issue 7 "First run and tenants")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from tenant_events.errors import UserFixableError
+from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
+from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.notices import Notice
+from tenant_events.ui.simulator_child import start_demo_simulator
+
+if TYPE_CHECKING:
+    from tenant_events.ui.app import DesktopApp
+    from tenant_events.ui.tenant_session import TenantSession
+
+DEMO_TENANT = "demo"
+
+
+async def start_demo(app: DesktopApp) -> TenantSession | None:
+    """Start the bundled simulator as a child, add it as the "demo" tenant and sign in through the browser."""
+    if app.welcome is not None:
+        app.welcome.set_busy("Starting the demo tenant…")
+    app.window.statusBar().showMessage("Starting the demo tenant…")
+    try:
+        if app.simulator is None or not app.simulator.alive():
+            app.simulator = await start_demo_simulator(app.paths.simulator_dir, app.options.simulator_args)
+        sim = app.simulator
+        profile = make_profile(
+            name=DEMO_TENANT,
+            domain=urlsplit(sim.auth_url).netloc,
+            auth_url=sim.auth_url,
+            base_url=sim.base_url,
+            client_id=sim.demo_client_id,
+        )
+    except (RuntimeError, TimeoutError, UserFixableError, OSError) as exc:
+        text = f"The demo tenant did not start: {exc}"
+        app.sink.report(Notice("error", "Demo tenant", text))
+        if app.welcome is not None:
+            app.welcome.show_problem(text)
+        return None
+    app.demo_ready.emit(sim.base_url)
+    app.window.statusBar().showMessage("Demo tenant started: sign in on its page in your browser", 8000)
+    if app.welcome is not None:
+        app.welcome.set_busy("Sign in to the demo tenant in your browser…")
+    session = await app.add_tenant(profile)
+    if app.welcome is not None:
+        if session.is_signed_in:
+            app.welcome.close()
+            app.welcome = None
+        else:
+            app.welcome.show_problem("Sign-in did not finish. Try again.")
+    app.window.bring_to_front()
+    return session
+
+
+def show_welcome(app: DesktopApp) -> None:
+    if app.welcome is None:
+        app.welcome = WelcomeWindow()
+        app.welcome.demo_requested.connect(lambda: app.spawn(start_demo(app)))
+        app.welcome.connect_requested.connect(lambda: open_connect(app))
+    app.welcome.show()
+    app.welcome.raise_()
+
+
+def open_connect(app: DesktopApp, profile: TenantProfile | None = None) -> None:
+    dialog = ConnectTenantDialog(profile, app.window)
+    dialog.profile_ready.connect(lambda p: app.spawn(_connected(app, p)))
+    app.connect_dialog = dialog
+    dialog.open()
+
+
+async def _connected(app: DesktopApp, profile: TenantProfile) -> None:
+    if app.welcome is not None:
+        app.welcome.close()
+        app.welcome = None
+    app.window.bring_to_front()
+    await app.add_tenant(profile)
