@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
@@ -25,10 +26,27 @@ pytestmark = [
 ]
 
 
+# No <servicedir>: the stock session.conf would let the bus *activate* a notification daemon (dunst's .service)
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>
+    <allow own="*"/></policy>
+</busconfig>
+"""
+
+
 @pytest.fixture
-def empty_session_bus(monkeypatch: pytest.MonkeyPatch):
+def empty_session_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    config = tmp_path / "session.conf"
+    config.write_text(BUS_CONFIG.format(socket=tmp_path / "session_bus"))
     daemon = subprocess.Popen(
-        ["dbus-daemon", "--session", "--nofork", "--print-address"], stdout=subprocess.PIPE, text=True
+        ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert daemon.stdout is not None
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", daemon.stdout.readline().strip())
