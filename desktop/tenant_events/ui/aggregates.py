@@ -1,4 +1,4 @@
-"""What the main window computes off the UI thread for the current filter (Qt-free): counts per type, the
+"""What the main window computes off the UI thread for the current filter (no Qt calls): counts per type, the
 activity histogram, rejected frames and where the possible-gap rows go. Runs on a worker with its own reader.
 """
 
