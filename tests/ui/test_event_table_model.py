@@ -175,3 +175,41 @@ def test_first_screen_first_then_the_total(qtbot, qtmodeltester, filled_store):
         model.set_filter(EventFilter(text="user1@example.com"), count_later=True)  # fewer than a page: exact
     assert not model.counting and model.rowCount() == reader.count(model.event_filter)
     reader.close()
+
+
+def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp, tmp_path):
+    """A jump deep into the table fetches by seq key (anchors every PAGE rows, computed for an older snapshot)
+    and shows exactly the rows OFFSET paging shows, with duplicates leaving holes in seq and rows added on top."""
+    path = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(path)
+    rows = [row(i, type_="user.deleted" if i % 3 == 0 else "user.created") for i in range(3000)]
+    for start in range(0, 3000, 500):
+        batch = rows[start : start + 500]
+        writer.commit_sync(Batch(events=batch + batch[:7], cursor=f"off-{start}"))  # holes in seq
+    reader = EventReader(path)
+    pages = ReaderPages(reader)
+    for flt in (EventFilter(), EventFilter(types=frozenset({"user.deleted"}))):
+        plain = EventTableModel(pages)
+        plain.set_filter(flt)
+        plain.reload()
+        keyed = EventTableModel(pages)
+        keyed.set_filter(flt)
+        keyed.reload()
+        snapshot = keyed.head
+        anchors = pages.anchors(flt, snapshot, PAGE)
+        assert len(anchors) == -(-keyed.rowCount() // PAGE)
+        more = StoreWriter(path)  # rows arrive after the anchors were counted
+        more.commit_sync(Batch(events=[row(5000 + i) for i in range(40)] + [row(6000, type_="user.deleted")]))
+        more.close()
+        keyed.advance_head()
+        assert keyed.set_anchors(keyed.generation, snapshot, anchors)
+        plain.advance_head()
+        assert keyed.rowCount() == plain.rowCount()
+        for r in (keyed.rowCount() - 1, keyed.rowCount() // 2, 3 * PAGE + 5, PAGE, 1, 0):
+            keyed._pages.clear()  # no neighbour page: the anchor path, not the keyset-from-neighbour one
+            plain._pages.clear()
+            a, b = keyed.event_at(r), plain.event_at(r)
+            assert a is not None and b is not None and a.seq == b.seq, (flt, r)
+    assert not EventTableModel(pages).set_anchors(99, 1, [1])  # another generation's keys are refused
+    writer.close()
+    reader.close()

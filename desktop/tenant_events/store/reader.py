@@ -162,6 +162,23 @@ class EventReader:
                 self._conn.execute("COMMIT")
         return rows
 
+    def seq_anchors(self, f: EventFilter, max_seq: int, every: int) -> list[int]:
+        """The seq of every `every`-th matching row counted newest first from `max_seq` (rows 0, every, 2·every…):
+        a table can then fetch any deep page by key instead of an OFFSET that walks every row above it."""
+        if every <= 0:
+            raise ValueError(f"every must be positive, got {every}")
+        with self._lock:
+            where, params = self._where(f)
+            # all rows: walk the narrow time index (it holds every seq) rather than the wide table b-tree
+            source = "events INDEXED BY events_time" if f == ALL_EVENTS else "events"
+            extra = " AND time_ms > -9223372036854775807" if f == ALL_EVENTS else ""
+            rows = self._conn.execute(
+                f"SELECT seq FROM (SELECT seq, row_number() OVER (ORDER BY seq DESC) AS r FROM {source}"  # noqa: S608
+                f" WHERE seq <= ? AND {where}{extra}) WHERE (r - 1) % ? = 0 ORDER BY seq DESC",
+                [max_seq, *params, every],
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
     def newer_than(self, f: EventFilter, after_seq: int, limit: int = 10_000) -> list[StoredEvent]:
         """Matching events stored after `after_seq`, oldest first (for appending a committed batch)."""
         with self._lock:

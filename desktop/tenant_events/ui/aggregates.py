@@ -20,6 +20,7 @@ class TenantData(EventPages, Protocol):
     def rejected_count(self) -> int: ...
     def gaps(self) -> list[StoredGap]: ...
     def cursor(self) -> CursorState: ...
+    def anchors(self, flt: EventFilter, max_seq: int, every: int) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Aggregates:
     bucket_s: int
     rejected: int
     gaps: list[tuple[int, str]]  # (matching events newer than the gap up to head, reason): the gap's row
+    anchors: list[int] | None = None  # keys for deep pages (EventReader.seq_anchors), when asked for
 
 
 def bucket_for(span_s: float) -> int:
@@ -39,8 +41,9 @@ def bucket_for(span_s: float) -> int:
     return 7 * 86400
 
 
-def compute(data: TenantData, flt: EventFilter, head: int) -> Aggregates:
-    """The aggregates of `flt` (blocking; call on a worker thread). Gap rows are placed for snapshot `head`."""
+def compute(data: TenantData, flt: EventFilter, head: int, anchors_every: int = 0) -> Aggregates:
+    """The aggregates of `flt` (blocking; call on a worker thread). Gap rows are placed for snapshot `head`;
+    with `anchors_every`, also the page keys of that snapshot (once per filter: the table keeps them valid)."""
     counts = data.counts_by_type(flt)
     buckets = data.histogram(flt, 60)
     size = 60
@@ -54,7 +57,8 @@ def compute(data: TenantData, flt: EventFilter, head: int) -> Aggregates:
         for gap in data.gaps()
         if (gap.after_seq or 0) < head
     ]
-    return Aggregates(counts, buckets, size, data.rejected_count(), gaps)
+    anchors = data.anchors(flt, head, anchors_every) if anchors_every else None
+    return Aggregates(counts, buckets, size, data.rejected_count(), gaps, anchors)
 
 
 def release_freed_memory() -> None:

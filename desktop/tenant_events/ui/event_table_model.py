@@ -106,6 +106,10 @@ class EventTableModel(QAbstractTableModel):
         self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self.counting = False  # the row count is provisional (first page only) until apply_total
+        self._anchors: list[int] = []  # seq of row k·PAGE in the snapshot `_anchor_head` (set_anchors)
+        self._anchor_shift = 0  # rows inserted at the top since that snapshot
+        self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
+        self._added = 0
         self._gaps: list[tuple[int, str]] = []  # (matching events above the gap, reason), sorted
         self._gap_brush = QColor(232, 163, 23, 70)
         self._bold = QFont()
@@ -139,6 +143,7 @@ class EventTableModel(QAbstractTableModel):
         """
         self.beginResetModel()
         self._pages.clear()
+        self._anchors, self._anchor_shift, self._added_at, self._added = [], 0, {}, 0
         self._gaps = []
         self.generation += 1
         self.counting = False
@@ -153,6 +158,7 @@ class EventTableModel(QAbstractTableModel):
                 self.counting = len(first) == PAGE
             else:
                 self._rows = self._store.count(self._filter, self._head)
+        self._added_at[self._head] = 0
         self.endResetModel()
         if self.counting:
             self.count_needed.emit(self.generation)
@@ -187,10 +193,16 @@ class EventTableModel(QAbstractTableModel):
             return 0
         if added == 0:
             self._head = max(self._head, new_head)
+            self._added_at[self._head] = self._added
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
         self._head, self._rows = new_head, self._rows + added
         self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
+        self._anchor_shift += added
+        self._added += added
+        self._added_at[new_head] = self._added
+        while len(self._added_at) > 256:
+            del self._added_at[next(iter(self._added_at))]
         self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
         self.endInsertRows()
         self.rows_arrived.emit(added)
@@ -204,13 +216,14 @@ class EventTableModel(QAbstractTableModel):
     def set_gaps(self, head: int, gaps: list[tuple[int, str]]) -> bool:
         """Show possible-gap rows: `gaps` = (matching events stored after the gap up to `head`, reason).
 
-        Counted on a worker for the snapshot `head`; dropped if the table moved on meanwhile (the next pass
-        redoes it); True when the gap rows changed. Old gap rows are removed and new ones inserted (rarely changes), so event rows and the
-        selection keep their identity.
+        Counted on a worker for the snapshot `head`; rows inserted on top since then are allowed for. True when
+        the gap rows changed. Old gap rows are removed and new ones inserted (rarely changes), so event rows and
+        the selection keep their identity.
         """
-        if head != self._head or self.counting:
+        if head not in self._added_at or self.counting:
             return False
-        new = sorted((p, reason) for p, reason in gaps if 0 <= p <= self._rows)
+        shift = self._added - self._added_at[head]  # rows inserted on top since `head`: the gaps moved down
+        new = sorted((p + shift, reason) for p, reason in gaps if 0 <= p + shift <= self._rows)
         if new == self._gaps:
             return False
         for k in range(len(self._gaps) - 1, -1, -1):
@@ -223,6 +236,21 @@ class EventTableModel(QAbstractTableModel):
             self.beginInsertRows(QModelIndex(), row, row)
             self._gaps.append(gap)
             self.endInsertRows()
+        return True
+
+    @property
+    def has_anchors(self) -> bool:
+        return bool(self._anchors)
+
+    def set_anchors(self, generation: int, head: int, anchors: list[int]) -> bool:
+        """Keys for deep pages (`seq_anchors` of the filter at snapshot `head`, every PAGE rows), counted on a
+        worker; rows added since `head` are allowed for. Dropped if the filter changed meanwhile."""
+        if generation != self.generation:
+            return False
+        if head not in self._added_at:
+            return False  # a snapshot no longer known: the next pass computes fresh anchors
+        shift = self._added - self._added_at[head]
+        self._anchors, self._anchor_shift = anchors, shift
         return True
 
     def gap_rows(self) -> list[int]:
@@ -277,6 +305,11 @@ class EventTableModel(QAbstractTableModel):
             return self._store.older(self._filter, before[-1].seq, PAGE)
         if after:
             return self._store.newer(self._filter, after[0].seq, self._head, PAGE)
+        start = number * PAGE - self._anchor_shift  # the page's first row in the anchors' snapshot
+        if self._anchors and start >= 0 and start // PAGE < len(self._anchors):
+            k = start // PAGE
+            skip = start - k * PAGE  # rows from anchor k to the page (0 until rows arrive on top)
+            return self._store.older(self._filter, self._anchors[k] + 1, skip + PAGE)[skip:]
         return self._store.page(self._filter, self._head, number * PAGE, PAGE)
 
     def row_of_seq(self, seq: int) -> int | None:

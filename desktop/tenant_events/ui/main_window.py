@@ -28,7 +28,7 @@ from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui import aggregates, window_state
 from tenant_events.ui.aggregates import TenantData
 from tenant_events.ui.detail_pane import DetailPane
-from tenant_events.ui.event_table_model import Col, EventTableModel, count_new
+from tenant_events.ui.event_table_model import PAGE, Col, EventTableModel, count_new
 from tenant_events.ui.filter_bar import FilterBar
 from tenant_events.ui.histogram import Histogram
 from tenant_events.ui.icons import app_icon
@@ -297,10 +297,11 @@ class MainWindow(QMainWindow):
         if data is None:
             return
 
-        head = self.model.head
+        head, generation = self.model.head, self.model.generation
+        every = 0 if self.model.has_anchors else PAGE
         started = time.perf_counter()
         try:
-            agg = await asyncio.to_thread(aggregates.compute, data, flt, head)
+            agg = await asyncio.to_thread(aggregates.compute, data, flt, head, every)
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
@@ -312,6 +313,8 @@ class MainWindow(QMainWindow):
             return  # the user moved on while this ran; a newer refresh is scheduled
         self.filter_bar.set_counts(sum(agg.counts.values()), agg.counts)
         self.histogram.set_data(agg.buckets, agg.bucket_s)
+        if agg.anchors is not None:
+            self.model.set_anchors(generation, head, agg.anchors)
         if self.model.set_gaps(head, agg.gaps):
             self.table.clearSpans()  # Qt moves spans with inserted/removed rows; reset only when gaps change
             for row in self.model.gap_rows():

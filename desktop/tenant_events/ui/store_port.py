@@ -48,6 +48,9 @@ class ReaderPages:
         rows.reverse()
         return rows
 
+    def anchors(self, flt: EventFilter, max_seq: int, every: int) -> list[int]:
+        return self.reader.seq_anchors(flt, max_seq, every)
+
     def get(self, event_id: str) -> StoredEvent | None:
         return self.reader.get(event_id)
 
