@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QApplication
 
 from tenant_events.auth.browser import open_in_browser
+from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import SecretStore, open_secret_store
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
@@ -34,6 +35,7 @@ from tenant_events.store.records import EventFilter
 from tenant_events.ui import autostart, first_run
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.first_run import DEMO_TENANT
 from tenant_events.ui.main_window import MainWindow
@@ -103,6 +105,11 @@ class DesktopApp(QObject):
         self.secrets: SecretStore | None = options.secret_store
         self.sign_in_url = ""
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
+        self.sign_in_prompt = SignInPrompt(self.window)
+        self.sign_in_prompt.cancel_requested.connect(self._cancel_sign_in)
+        self.sign_in_prompt.open_requested.connect(lambda url: self.options.opener(url))
+        self._sign_in_listener: LoopbackListener | None = None
+        self._sign_in_tenant = ""
         self.window.restore_filter()
         self.welcome: WelcomeWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
@@ -160,6 +167,8 @@ class DesktopApp(QObject):
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
+        if self.tray is not None:
+            self.tray.show()  # first: the keyring probe below can take a D-Bus round trip or a prompt
         self.http = api_client()
         if self.secrets is None:
             opened = await asyncio.to_thread(open_secret_store)
@@ -168,8 +177,6 @@ class DesktopApp(QObject):
                 self.sink.report(Notice("warning", "Sign-in is not remembered", opened.notice))
         for text in self.settings_notices:
             self.sink.report(Notice("warning", "Settings were reset", text))
-        if self.tray is not None:
-            self.tray.show()
         self.wake.start()
         self._status_timer.start()
         for profile in self.settings.tenants:
@@ -254,7 +261,7 @@ class DesktopApp(QObject):
             self.settings.active_tenant = profile.name
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         session = self._add_session(profile)
-        if sign_in and await session.sign_in(self._open_sign_in):
+        if sign_in and await self._signed_in(session):
             self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
             self.window.show_tenant(profile.name)
@@ -262,13 +269,30 @@ class DesktopApp(QObject):
 
     async def sign_in(self, name: str) -> None:
         session = self.sessions[name]
-        if await session.sign_in(self._open_sign_in):
+        if await self._signed_in(session):
             self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
+
+    async def _signed_in(self, session: TenantSession) -> bool:
+        """Browser sign-in for `session`, with the address shown (copyable) and a Cancel until it ends."""
+        self._sign_in_tenant = session.name
+        try:
+            return await session.sign_in(self._open_sign_in, on_listener=self._listener_started)
+        finally:
+            self._sign_in_listener = None
+            self.sign_in_prompt.done_waiting()
+
+    def _listener_started(self, listener: LoopbackListener) -> None:
+        self._sign_in_listener = listener
+
+    def _cancel_sign_in(self) -> None:
+        if self._sign_in_listener is not None:
+            self._sign_in_listener.cancel()
 
     def _open_sign_in(self, url: str) -> Awaitable[None] | None:
         """Open the browser, and show the address too in case no browser comes up."""
         self.sign_in_url = url
+        self.sign_in_prompt.show_url(self._sign_in_tenant, url)
         link = f'<a href="{html.escape(url, quote=True)}">open the sign-in page</a>'
         if self.welcome is not None:
             self.welcome.status.setOpenExternalLinks(True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.auth.session import AuthSession
 from tenant_events.auth.sign_in import restore_session, sign_in
@@ -102,10 +103,12 @@ class TenantSession(QObject):
         await self._start_monitor()
         return True
 
-    async def sign_in(self, opener: Opener) -> bool:
+    async def sign_in(
+        self, opener: Opener, on_listener: Callable[[LoopbackListener], None] | None = None
+    ) -> bool:
         self._set_status(TrayState.SIGNED_OUT, "waiting for the browser sign-in")
         try:
-            result = await sign_in(self._http, self.profile, self._secrets, opener)
+            result = await sign_in(self._http, self.profile, self._secrets, opener, on_listener=on_listener)
         except SignInRequired as exc:
             self._set_status(TrayState.SIGNED_OUT, f"sign-in failed: {exc.message}")
             self.sign_in_failed.emit(self.name, str(exc))

@@ -1,0 +1,59 @@
+"""While a browser sign-in is pending the app shows the address (copyable) — a browser may never come up —
+and Cancel really ends the loopback listener's wait (issue 6: "ALWAYS also shows the URL with a copy button")."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtGui import QGuiApplication
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.settings import make_profile
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+def profile_for(sim, name: str):
+    return make_profile(
+        name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url, base_url=sim.base_url,
+        client_id=sim.demo_client_id,
+    )  # fmt: skip
+
+
+def test_address_is_shown_copyable_and_cancel_ends_the_sign_in(qloop, ui_paths, make_simulator):
+    sim = make_simulator(seed=3, backlog=5, rate=0.0)
+    opened: list[str] = []
+
+    async def scenario() -> None:
+        # A desktop whose browser never comes up: the opener "succeeds" and nothing else happens.
+        async with running_app(ui_paths, opener=opened.append, secret_store=MemorySecretStore()) as app:
+            pending = app.spawn(app.add_tenant(profile_for(sim, "nobrowser")))
+            prompt = app.sign_in_prompt
+            await until(lambda: prompt.isVisible() and bool(opened), what="the sign-in prompt")
+            assert prompt.address.text() == opened[0]
+            assert (
+                opened[0].startswith(sim.auth_url + "/authorize?")
+                and "code_challenge_method=S256" in opened[0]
+            )
+            assert "nobrowser" in prompt.heading.text()
+            prompt.copy_button.click()
+            assert QGuiApplication.clipboard().text() == opened[0]
+            prompt.open_button.click()  # "Open again" asks the desktop once more
+            assert opened[1] == opened[0]
+            prompt.cancel_button.click()
+            session = await pending
+            assert not session.is_signed_in
+            assert not prompt.isVisible()
+            assert "cancelled" in session.status.reason
+
+            # Signing in again and finishing in the browser closes the prompt too.
+            again = app.spawn(app.sign_in("nobrowser"))
+            await until(lambda: prompt.isVisible() and len(opened) == 3, what="the prompt, again")
+            await asyncio.to_thread(act_as_browser, opened[2])
+            await again
+            assert app.sessions["nobrowser"].is_signed_in and not prompt.isVisible()
+
+    run_async(qloop, scenario())
