@@ -184,12 +184,13 @@ class DesktopApp(QObject):
                 continue
             session = self._add_session(profile)
             self.spawn(session.restore())
+        if not self.options.minimized or self.tray is None:
+            self.window.show()
+        # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
             self.spawn(self.start_demo())
         elif not self.settings.tenants:
             self.show_welcome()
-        if not self.options.minimized or self.tray is None:
-            self.window.show()
         if self.tray is None:
             self.window.statusBar().showMessage(
                 "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
