@@ -15,7 +15,7 @@ import threading
 import httpx
 import pytest
 
-from helpers.browser import act_as_browser  # contract 1
+from helpers.browser import act_as_browser, cli_login  # contract 1
 from tenant_events.auth.errors import SignInFailed, TokenEndpointError
 from tenant_events.auth.secret_store import MemorySecretStore, open_secret_store
 from tenant_events.auth.sign_in import SignInOptions, sign_in
@@ -195,22 +195,10 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
     data = str(tmp_path / "data")
     env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"}
     env.pop("TENANT_EVENTS_ACCESS_TOKEN", None)
-    login = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", simulator.auth_url,
-         "--client-id", simulator.demo_client_id, "--data-dir", data],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    assert login.stdout is not None
-    timer = threading.Timer(60, login.kill)
-    timer.start()
-    try:
-        url = login.stdout.readline().strip()
-        final = act_as_browser(url, "allow")
-        out, err = login.communicate(timeout=60)
-    finally:
-        timer.cancel()
+    login = cli_login(simulator.auth_url, simulator.demo_client_id, data, env=env)
+    out, err = login.out, login.err
     assert login.returncode == 0, err
-    assert "code=" in final
+    assert "code=" in login.final
     assert "Signed in to 127-0-0-1-" in out
     name = out.strip().splitlines()[-1].split()[3]
     stored = open_secret_store().store.get(name)
@@ -279,15 +267,8 @@ def test_cli_logout_with_browser_and_return_to(simulator, tmp_path):
         "TENANT_EVENTS_LOG_JSON": "1",
         "BROWSER": "true",
     }  # `true URL`: a browser that opens nothing
-    login = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", simulator.auth_url,
-         "--client-id", simulator.demo_client_id, "--data-dir", data],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
-    assert login.stdout is not None
-    act_as_browser(login.stdout.readline().strip(), "allow")
-    _out, err = login.communicate(timeout=60)
-    assert login.returncode == 0, err
+    login = cli_login(simulator.auth_url, simulator.demo_client_id, data, env=env)
+    assert login.returncode == 0, login.err
 
     refused = subprocess.run(
         [sys.executable, "-m", "tenant_events", "logout", "--browser", "--return-to", "http://evil.example/",

@@ -8,6 +8,11 @@ redirect URL carrying `code`/`state` (or `error`).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
@@ -80,3 +85,41 @@ def act_as_browser(authorize_url: str, action: str = "allow", *, deliver: bool =
                 client.post(action_url, data=fields, follow_redirects=True)
             return str(httpx.URL(action_url, params=fields))
         raise AssertionError(f"login page answered {reply.status_code}: {reply.text[:300]}")
+
+
+@dataclass(frozen=True)
+class CliLogin:
+    """What `tenant-events login --no-browser` did while `act_as_browser` played the user's browser."""
+
+    url: str  # the authorization URL (the command's first stdout line)
+    final: str  # the redirect URL the browser delivered (code/state or error)
+    out: str
+    err: str
+    returncode: int
+
+
+def cli_login(
+    auth_url: str,
+    client_id: str,
+    data_dir: str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    action: str = "allow",
+) -> CliLogin:
+    """Run `tenant-events login --no-browser` as a user would and finish it in the (test's) browser."""
+    env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"} if env is None else env
+    login = subprocess.Popen(
+        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", auth_url,
+         "--client-id", client_id, "--data-dir", data_dir, *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert login.stdout is not None
+    timer = threading.Timer(60, login.kill)
+    timer.start()
+    try:
+        url = login.stdout.readline().strip()
+        final = act_as_browser(url, action)
+        out, err = login.communicate(timeout=60)
+    finally:
+        timer.cancel()
+    return CliLogin(url, final, out, err, login.returncode)

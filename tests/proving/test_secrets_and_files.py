@@ -164,26 +164,14 @@ def test_sign_in_leaves_no_token_in_the_settings_file_logs_or_output(simulator, 
     """`tenant-events login` as a user runs it (the test is the browser): the refresh token goes to the keyring
     or nowhere; the settings file, the logs and the console hold no token, and the data dir stays private."""
     import os
-    import threading
 
-    from helpers.browser import act_as_browser
+    from helpers.browser import cli_login
     from tenant_events.auth.secret_store import open_secret_store
 
     data = tmp_path / "data"
     env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"}
-    login = subprocess.Popen([sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url",
-                              simulator.auth_url, "--client-id", simulator.demo_client_id, "--data-dir", str(data),
-                              "--name", "proving"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env)  # fmt: skip
-    assert login.stdout is not None
-    timer = threading.Timer(60, login.kill)
-    timer.start()
-    try:
-        url = login.stdout.readline().strip()
-        final = act_as_browser(url, "allow")
-        out, err = login.communicate(timeout=60)
-    finally:
-        timer.cancel()
+    login = cli_login(simulator.auth_url, simulator.demo_client_id, str(data), "--name", "proving", env=env)
+    url, final, out, err = login.url, login.final, login.out, login.err
     assert login.returncode == 0, err
     code = re.search(r"[?&]code=([^&]+)", final)
     assert code
