@@ -240,3 +240,13 @@ async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
         app.window.deleteLater()
         if app.tray is not None:
             app.tray.menu.deleteLater()
+
+
+def profile_for(sim: Any, name: str) -> Any:
+    """A tenant profile pointing at a running simulator, signed in through its demo (native) client."""
+    from tenant_events.settings import make_profile
+
+    return make_profile(
+        name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url, base_url=sim.base_url,
+        client_id=sim.demo_client_id,
+    )  # fmt: skip

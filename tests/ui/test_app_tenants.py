@@ -14,6 +14,7 @@ from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
     other_tasks,
+    profile_for,
     run_async,
     running_app,
     save_screenshot,
@@ -21,7 +22,6 @@ from helpers.fixtures_ui import (
     until,
 )
 from tenant_events.auth.secret_store import MemorySecretStore
-from tenant_events.settings import make_profile
 from tenant_events.ui.event_table_model import Col
 from tenant_events.ui.icons import TrayState
 
@@ -35,13 +35,6 @@ def browser(url: str) -> None:
     """The user's browser: opens the login page and presses "Continue as demo admin" on its own time, like
     a real one (the app's opener returns at once; the callback then reaches its loopback listener)."""
     BROWSER_VISITS.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
-
-
-def profile_for(sim, name: str):
-    return make_profile(
-        name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url, base_url=sim.base_url,
-        client_id=sim.demo_client_id,
-    )  # fmt: skip
 
 
 def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_simulator):

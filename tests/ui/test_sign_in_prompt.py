@@ -9,18 +9,10 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 
 from helpers.browser import act_as_browser
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, running_app, until
 from tenant_events.auth.secret_store import MemorySecretStore
-from tenant_events.settings import make_profile
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
-
-
-def profile_for(sim, name: str):
-    return make_profile(
-        name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url, base_url=sim.base_url,
-        client_id=sim.demo_client_id,
-    )  # fmt: skip
 
 
 def test_address_is_shown_copyable_and_cancel_ends_the_sign_in(qloop, ui_paths, make_simulator):
