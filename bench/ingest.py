@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import resource
 import sqlite3
 import statistics
@@ -34,33 +33,10 @@ from pathlib import Path
 import httpx
 import orjson
 
+import sim_process
+
 OLD = "2000-01-01T00:00:00Z"
 EVENT_KINDS = ("offset-only", "error")
-
-
-def start_simulator(events: int) -> tuple[subprocess.Popen[str], str]:
-    exe = Path(sys.executable).with_name("tenant-events")
-    cmd = [str(exe), "simulator", "--ephemeral", "--real-names", "--port", "0", "--backlog", str(events), "--rate",
-           "0", "--burst-every", "0", "--rotate-after", "0", "--heartbeat", "1", "--max-connections", "8",
-           "--rate-limit", "100000"]  # fmt: skip
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        found = re.search(r"auth_url=(\S+)", line)
-        if found:
-            print(
-                f"simulator ready with {events:,} backlog events in {time.perf_counter() - started:.1f} s",
-                flush=True,
-            )
-            return proc, found.group(1)
-    raise SystemExit("simulator exited before it was ready")
-
-
-def get_token(auth_url: str) -> str:
-    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 3600})
-    reply.raise_for_status()
-    return str(reply.json()["access_token"])
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
@@ -148,7 +124,7 @@ CONSUMERS = {"engine": consume_engine, "peer": consume_peer, "floor": consume_fl
 
 
 def child(kind: str, auth_url: str, n: int) -> None:
-    token = get_token(auth_url)
+    token = sim_process.admin_token(auth_url)
     elapsed = CONSUMERS[kind](auth_url, token, n)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb}))
@@ -179,7 +155,9 @@ def main() -> int:
         return 0
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at start: {load} (2 cores; other work on the machine skews every rate)")
-    sim, auth_url = start_simulator(max(args.events, args.catchup))
+    sim, auth_url = sim_process.start_simulator(
+        max(args.events, args.catchup), "--real-names", "--burst-every", "0", "--heartbeat", "1"
+    )
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
         for run in range(args.runs):

@@ -15,42 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import socket
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import httpx_sse
 
+import sim_process
+
 MARKER = b'","event":{'  # only event frames contain it (heartbeats are {"offset":"..."})
 PARAMS = "from_timestamp=2000-01-01T00:00:00Z"
-
-
-def start(events: int) -> tuple[subprocess.Popen[str], str]:
-    exe = Path(sys.executable).with_name("tenant-events")
-    cmd = [str(exe), "simulator", "--ephemeral", "--port", "0", "--backlog", str(events), "--rate", "0",
-           "--rotate-after", "0", "--max-connections", "8", "--rate-limit", "100000"]  # fmt: skip
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        found = re.search(r"auth_url=(\S+)", line)
-        if found:
-            print(f"simulator ready with {events:,} backlog events in {time.perf_counter() - started:.1f} s")
-            return proc, found.group(1)
-    raise SystemExit("simulator exited before it was ready")
-
-
-def token(auth_url: str) -> str:
-    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 3600})
-    reply.raise_for_status()
-    return str(reply.json()["access_token"])
 
 
 def raw_consumer(auth_url: str, tok: str, n: int) -> int:
@@ -124,9 +101,9 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args()
-    proc, auth_url = start(args.events)
+    proc, auth_url = sim_process.start_simulator(args.events)
     try:
-        tok = token(auth_url)
+        tok = sim_process.admin_token(auth_url)
         consumers = [("raw", raw_consumer, args.events), ("httpx", httpx_consumer, args.events),
                      ("sse", sse_consumer, min(args.sse_events, args.events))]  # fmt: skip
         rates: dict[str, list[float]] = {name: [] for name, _f, _n in consumers}

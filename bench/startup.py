@@ -108,7 +108,9 @@ def drop_caches() -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--bundle", default=str(ROOT / "dist/TenantEvents/TenantEvents"))
     args = parser.parse_args()
@@ -117,11 +119,20 @@ def main() -> int:
     bundle = Path(args.bundle)
     if not bundle.exists():
         print("building the bundle first (packaging/build.sh) …", flush=True)
-        subprocess.run(["bash", "packaging/build.sh"], cwd=ROOT, check=True, env=dict(os.environ, PYTHON_BIN=sys.executable))
+        subprocess.run(
+            ["bash", "packaging/build.sh"],
+            cwd=ROOT,
+            check=True,
+            env=dict(os.environ, PYTHON_BIN=sys.executable),
+        )
 
     from tenant_events.simulator.testing import running_simulator
 
-    tray_host = subprocess.Popen(["trayer", "--expand", "false"], stderr=subprocess.DEVNULL) if shutil.which("trayer") else None
+    tray_host = (
+        subprocess.Popen(["trayer", "--expand", "false"], stderr=subprocess.DEVNULL)
+        if shutil.which("trayer")
+        else None
+    )
     variants = {"frozen": [str(bundle)], "source": [sys.executable, "-m", "tenant_events"]}
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     cold = False
@@ -138,7 +149,9 @@ def main() -> int:
     finally:
         if tray_host is not None:
             tray_host.terminate()
-    print(f"\nstart-up, median of {args.runs} runs each ({'page cache dropped before each start' if cold else 'warm page cache: dropping it was not allowed here'}); load: {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nstart-up, median of {args.runs} runs each ({'page cache dropped before each start' if cold else 'warm page cache: dropping it was not allowed here'}); load: {os.getloadavg()[0]:.2f}"
+    )
     print(f"{'':8} {'tray icon shown':>16} {'live (resumed)':>16}")
     for name, runs in results.items():
         tray = statistics.median(r[0] for r in runs)

@@ -1,0 +1,38 @@
+"""The bundled simulator as a separate process for benchmarks, so it never shares a core's GIL with the
+consumer being measured; shared by bench/simulator.py and bench/ingest.py."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def start_simulator(events: int, *flags: str) -> tuple[subprocess.Popen[str], str]:
+    """`tenant-events simulator` with an ephemeral backlog of `events`; returns (process, auth_url) once ready."""
+    exe = Path(sys.executable).with_name("tenant-events")
+    cmd = [str(exe), "simulator", "--ephemeral", "--port", "0", "--backlog", str(events), "--rate", "0",
+           "--rotate-after", "0", "--max-connections", "8", "--rate-limit", "100000", *flags]  # fmt: skip
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"auth_url=(\S+)", line)
+        if found:
+            print(
+                f"simulator ready with {events:,} backlog events in {time.perf_counter() - started:.1f} s",
+                flush=True,
+            )
+            return proc, found.group(1)
+    raise SystemExit("simulator exited before it was ready")
+
+
+def admin_token(auth_url: str) -> str:
+    """An hour-long access token from the simulator's loopback admin endpoint."""
+    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 3600})
+    reply.raise_for_status()
+    return str(reply.json()["access_token"])
