@@ -93,7 +93,7 @@ def follow(bodies: list[Body], db: Path, limit: float = 20.0) -> tuple[list[str]
         if run.requests < len(bodies) or not db.exists():
             return False
         with EventReader(db) as reader:
-            return reader.get("evt_sentinel00000000") is not None
+            return reader.find("evt_sentinel00000000") is not None
 
     asyncio.run(_follow(bodies, db, sentinel_stored, limit))
     with EventReader(db) as reader:

@@ -102,7 +102,7 @@ def test_text_search_is_the_same_indexed_or_not(stored, indexed_fraction):
             assert reader.count(f, max_seq=lo) == len(expected(model, f, 0, lo)), f
         hit = reader.page_before(EventFilter(text=str(sample["id"])), None, 5)
         assert [e.event_id for e in hit] == [sample["id"]]
-        assert orjson.loads(reader.get(str(sample["id"])).raw or "{}")["event"]["id"] == sample["id"]  # type: ignore[union-attr]
+        assert orjson.loads(reader.find(str(sample["id"])).raw or "{}")["event"]["id"] == sample["id"]  # type: ignore[union-attr]
 
 
 def test_seq_bounded_counts_without_text(stored):

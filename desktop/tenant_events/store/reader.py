@@ -169,9 +169,9 @@ class EventReader:
             raise ValueError(f"every must be positive, got {every}")
         with self._lock:
             where, params = self._where(f)
-            # all rows: walk the narrow time index (it holds every seq) rather than the wide table b-tree
-            source = "events INDEXED BY events_time" if f == ALL_EVENTS else "events"
-            extra = " AND time_ms > -9223372036854775807" if f == ALL_EVENTS else ""
+            # all rows: walk the narrow (type, seq) index (it holds every seq) rather than the wide table b-tree
+            source = "events INDEXED BY events_type_seq" if f == ALL_EVENTS else "events"
+            extra = " AND type >= ''" if f == ALL_EVENTS else ""
             rows = self._conn.execute(
                 f"SELECT seq FROM (SELECT seq, row_number() OVER (ORDER BY seq DESC) AS r FROM {source}"  # noqa: S608
                 f" WHERE seq <= ? AND {where}{extra}) WHERE (r - 1) % ? = 0 ORDER BY seq DESC",
@@ -189,11 +189,18 @@ class EventReader:
             ).fetchall()
         return [_event(r) for r in rows]
 
-    def get(self, event_id: str) -> StoredEvent | None:
-        """One event with its raw JSON, or None."""
+    def get(self, seq: int) -> StoredEvent | None:
+        """One event by its stored seq, with its raw JSON, or None."""
+        with self._lock:
+            row = self._conn.execute(f"SELECT {_COLUMNS}, raw FROM events WHERE seq = ?", (seq,)).fetchone()  # noqa: S608
+        return _event(row[:-1], row[-1]) if row else None
+
+    def find(self, event_id: str) -> StoredEvent | None:
+        """One event by its event id. No index has the id alone (schema.py _V2), so this reads the whole table:
+        for tools and tests; the UI keeps seqs."""
         with self._lock:
             row = self._conn.execute(
-                f"SELECT {_COLUMNS}, raw FROM events WHERE event_id = ?",  # noqa: S608
+                f"SELECT {_COLUMNS}, raw FROM events WHERE event_id = ? LIMIT 1",  # noqa: S608
                 (event_id,),
             ).fetchone()
         return _event(row[:-1], row[-1]) if row else None

@@ -5,7 +5,8 @@ migrations keyed on `PRAGMA user_version`, a newer database refused, and `quick_
 fails it is moved aside with a timestamp and a fresh one started; the caller gets an `OpenNotice` to show.
 
 Tables:
-  events      one row per event id; `seq` (AUTOINCREMENT, never reused) is the stored order
+  events      one row per event; `seq` (AUTOINCREMENT, never reused) is the stored order. Dedupe key (schema 2):
+              UNIQUE (time_ms, event_id) — see _V2
   events_fts  FTS5 over event_id/summary/raw (external content); filled behind the writes, see writer.py
   cursor      one row: the resume offset and the newest stored event time, written with each batch
   gaps        "possible gap" markers (e.g. cursor expired, resumed by timestamp)
@@ -28,7 +29,7 @@ from tenant_events.errors import StorageError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 _V1: Final = """
 CREATE TABLE events (
@@ -78,8 +79,43 @@ CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT RO
 INSERT INTO counters (name, value) VALUES ('duplicates', 0), ('fts_upto', 0);
 """
 
+# Schema 2: the dedupe key becomes UNIQUE (time_ms, event_id) instead of UNIQUE (event_id). A re-delivered
+# event (at-least-once delivery, event-stream.md §7; the overlap after a cursor_expired resume) is the same
+# event, with the same id AND the same time, so the key drops exactly the same duplicates. But event ids are
+# random, so an index on them alone takes every insert to a random leaf page: each batch dirtied hundreds of
+# index pages (each written whole to the WAL) and, past the page cache, read them back from disk — ingest slowed
+# as the database grew. Event time grows with the stream, so the new key's inserts land at the index's right
+# edge. It also serves the time filters, replacing events_time. SQLite cannot drop a column's UNIQUE
+# constraint, so the table is rebuilt (same seq values, so the FTS index and gap markers stay valid; the
+# AUTOINCREMENT high-water mark is carried over so a seq is never reused).
+_V2: Final = """
+CREATE TABLE events_v2 (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id    TEXT NOT NULL,
+    stream_offset TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    family      TEXT NOT NULL,
+    time        TEXT NOT NULL,
+    time_ms     INTEGER NOT NULL,
+    source      TEXT NOT NULL,
+    tenant      TEXT NOT NULL,
+    purpose     TEXT,
+    summary     TEXT,  -- NULL until the indexer fills it (writer.py)
+    raw         TEXT NOT NULL,
+    received_at REAL NOT NULL
+);
+INSERT INTO events_v2 SELECT seq, event_id, stream_offset, type, family, time, time_ms, source, tenant, purpose,
+    summary, raw, received_at FROM events ORDER BY seq;
+DELETE FROM sqlite_sequence WHERE name = 'events_v2';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'events_v2', seq FROM sqlite_sequence WHERE name = 'events';
+DROP TABLE events;
+ALTER TABLE events_v2 RENAME TO events;
+CREATE INDEX events_type_seq ON events(type, seq);
+CREATE UNIQUE INDEX events_time_id ON events(time_ms, event_id);
+"""
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1,)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

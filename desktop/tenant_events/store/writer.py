@@ -3,7 +3,7 @@
 The engine hands it `Batch`es from asyncio (`await writer.commit(batch)`); each batch — events, rejected
 frames, an optional gap marker and the cursor after them — commits in ONE transaction (issue 5), so after a
 crash the stored cursor never points past a stored event nor before one that is missing. Duplicates (same
-event id) are dropped by the UNIQUE constraint and counted.
+event id and time, schema.py _V2) are dropped by the UNIQUE constraint and counted.
 
 Summaries and full-text indexing run on the same thread whenever no batch has arrived for a short while, a few
 hundred rows per transaction, so they never slow ingest; `EventReader` summarises and searches the
@@ -44,18 +44,26 @@ WAL_CHECKPOINT_PAGES: Final = 16384
 # cache holds five plans): each is one sqlite3_step in C with the GIL released, instead of one GIL hand-off per
 # row with executemany; the rows keep the stream's order as the stored order (AUTOINCREMENT seq). Measured
 # cheaper than the earlier json_each(?) form, which re-serialised and re-parsed each row's raw JSON in SQLite.
-# ON CONFLICT skips only a duplicate event id; OR IGNORE would also hide a NOT NULL violation.
+# ON CONFLICT skips only a duplicate event (same time and id, schema.py _V2); OR IGNORE would also hide a NOT NULL
+# violation.
 _EVENT_COLUMNS: Final = (
     "event_id, stream_offset, type, family, time, time_ms, source, tenant, purpose, summary, raw, received_at"
 )
-_CHUNK_ROWS: Final = (500, 100, 20, 5, 1)  # 500 × 12 parameters, well under SQLite's 32,766
+_CHUNK_ROWS: Final = (
+    1000,
+    100,
+    20,
+    5,
+    1,
+)  # 1,000 × 12 parameters, under SQLite's 32,766: a full batch is ONE
+# statement, so one GIL hand-back per batch (each costs up to the 5 ms switch interval while the engine parses)
 
 
 @functools.cache
 def _insert_events_sql(rows: int) -> str:
     values = ",".join(["(?,?,?,?,?,?,?,?,?,?,?,?)"] * rows)
     # Only constants and "?" placeholders go into the text; every value is bound.
-    return f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES {values} ON CONFLICT (event_id) DO NOTHING"  # noqa: S608
+    return f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES {values} ON CONFLICT (time_ms, event_id) DO NOTHING"  # noqa: S608
 
 
 def _insert_events(conn: sqlite3.Connection, events: list[EventRow]) -> None:
@@ -86,6 +94,9 @@ class StoreWriter:
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
+        # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
+        # only grows). Kept here, not read per batch; it moves only after a COMMIT.
+        self._stored_upto = 0
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -104,6 +115,9 @@ class StoreWriter:
             self._conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             self._conn.execute(f"PRAGMA journal_size_limit = {WAL_CHECKPOINT_PAGES * 4096}")
             self._fts_pending = self._fts_backlog() > 0
+            self._stored_upto = int(
+                self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+            )
         except BaseException as exc:
             opened.set_exception(exc)
             return
@@ -213,11 +227,20 @@ class StoreWriter:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                before_seq = self._max_seq()
+                before_seq = self._stored_upto
                 before_changes = conn.total_changes
                 _insert_events(conn, batch.events)
                 inserted = conn.total_changes - before_changes
                 duplicates = len(batch.events) - inserted
+                # A skipped duplicate still uses up a seq (AUTOINCREMENT), so the new rows' seqs are read back,
+                # not counted on from before_seq.
+                first_seq, last_seq = (
+                    conn.execute(
+                        "SELECT min(seq), max(seq) FROM events WHERE seq > ?", (before_seq,)
+                    ).fetchone()
+                    if inserted
+                    else (None, None)
+                )
                 if duplicates:
                     conn.execute(
                         "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
@@ -250,15 +273,16 @@ class StoreWriter:
             raise StorageError(
                 f"cannot write to {self.path}: {exc}", "free disk space or check the data dir"
             ) from exc
-        if inserted:
+        if last_seq is not None:
+            self._stored_upto = last_seq
             self._fts_pending = True
         return CommitResult(
             inserted=inserted,
             duplicates=duplicates,
             rejected=len(batch.rejected),
             cursor=batch.cursor,
-            first_seq=before_seq + 1 if inserted else None,
-            last_seq=before_seq + inserted if inserted else None,
+            first_seq=first_seq,
+            last_seq=last_seq,
             last_event_time=batch.last_event_time,
         )
 
