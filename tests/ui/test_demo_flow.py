@@ -75,11 +75,11 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             w.hide()
             shown = signal_future(app.notifier.show_requested, 15)
             await asyncio.to_thread(subprocess.run, ["dunstctl", "action", "0"], check=True)
-            tenant, event_id = await shown
-            assert tenant == "demo" and event_id.startswith("evt_")
-            await until(
-                lambda: w.detail.shown is not None and w.detail.shown.event_id == event_id, 10, "detail"
-            )
+            tenant, seq = await shown
+            assert tenant == "demo" and seq > 0
+            await until(lambda: w.detail.shown is not None and w.detail.shown.seq == seq, 10, "detail")
+            event_id = w.detail.shown.event_id
+            assert event_id.startswith("evt_")
             assert w.isVisible()
             current = w.table.currentIndex()
             assert w.model.data(w.model.index(current.row(), Col.ID)) == event_id

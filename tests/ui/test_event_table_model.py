@@ -62,7 +62,7 @@ def test_filters_run_in_the_store(qapp, filled_store):
     i = next(i for i in range(22) if list(EventType)[i].value.startswith("user."))
     model.set_filter(EventFilter(text=f"user{i}@example.com"))
     assert model.rowCount() == 1
-    assert f"user{i}@example.com" in reader.get(model.event_at(0).event_id).raw
+    assert f"user{i}@example.com" in reader.get(model.event_at(0).seq).raw
     reader.close()
 
 

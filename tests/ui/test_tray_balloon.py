@@ -71,7 +71,7 @@ def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_event(
         assert (title, backend) == ("user.deleted", "tray")
         opened = signal_future(notifier.show_requested, wait_s=5)
         icon.messageClicked.emit()  # what the tray does when the user clicks the balloon
-        assert await opened == ("acme", "evt_AbCdEfGhIjKlMnOp")
+        assert await opened == ("acme", 7)  # the tenant and the stored seq
         await notifier.close()
 
     try:

@@ -373,8 +373,8 @@ class DesktopApp(QObject):
         self.window.show_tenant(name)
         self.window.bring_to_front()
 
-    def show_event(self, tenant: str, event_id: str) -> None:
-        self.window.select_event(tenant, event_id)
+    def show_event(self, tenant: str, seq: int) -> None:
+        self.window.select_event(tenant, seq)
 
     def _status_changed(self, status: Any) -> None:
         self.window.set_status(status)

@@ -342,7 +342,7 @@ class MainWindow(QMainWindow):
 
     def _show_detail(self, ev: StoredEvent | None) -> None:
         if ev is not None and self.tenant in self._data:
-            full = self._data[self.tenant].get(ev.event_id)
+            full = self._data[self.tenant].get(ev.seq)
             ev = full or ev
         self.detail.show_event(ev)
 
@@ -363,14 +363,14 @@ class MainWindow(QMainWindow):
         )
         self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
 
-    def select_event(self, tenant: str, event_id: str) -> bool:
+    def select_event(self, tenant: str, seq: int) -> bool:
         """Open the window on one event (a notification was clicked); clears filters that hide it."""
         self.bring_to_front()
         if tenant and tenant in self._data:
             self.show_tenant(tenant)
-        if not event_id or self.tenant is None:
+        if seq <= 0 or self.tenant is None:
             return False
-        ev = self._data[self.tenant].get(event_id)
+        ev = self._data[self.tenant].get(seq)
         if ev is None:
             return False
         self.model.advance_head()

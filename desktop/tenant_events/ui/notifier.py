@@ -3,7 +3,7 @@
 desktop-notifier talks to org.freedesktop.Notifications over D-Bus (dbus-fast on this qasync loop) and gives a
 default "clicked" action plus a "Show" button; `send()` never raises, it only logs (desktop.md §2), so a
 missing daemon is detected up front with `get_capabilities()`. The tray balloon is the fallback; its
-`messageClicked` opens the last target. Clicking either emits `show_requested(tenant, event_id)`.
+`messageClicked` opens the last target. Clicking either emits `show_requested(tenant, seq)` (0: no one event).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ APP_NAME = "Tenant Events"
 
 
 class Notifier(QObject):
-    show_requested = Signal(str, str)  # tenant, event id
+    show_requested = Signal(str, int)  # tenant, stored seq of the event (0: none)
     delivered = Signal(str, str)  # title, backend ("native" | "tray")
 
     def __init__(self, policy: NotifyPolicy, parent: QObject | None = None) -> None:
@@ -84,9 +84,9 @@ class Notifier(QObject):
 
             def clicked() -> None:
                 if target is not None:
-                    self.show_requested.emit(target.tenant, target.event_id)
+                    self.show_requested.emit(target.tenant, target.seq)
                 else:
-                    self.show_requested.emit("", "")
+                    self.show_requested.emit("", 0)
 
             buttons = (Button(title="Show", on_pressed=clicked),)
             await self._native.send(
@@ -107,4 +107,4 @@ class Notifier(QObject):
 
     def _balloon_clicked(self) -> None:
         t = self._balloon_target
-        self.show_requested.emit(t.tenant if t else "", t.event_id if t else "")
+        self.show_requested.emit(t.tenant if t else "", t.seq if t else 0)

@@ -51,8 +51,8 @@ class ReaderPages:
     def anchors(self, flt: EventFilter, max_seq: int, every: int) -> list[int]:
         return self.reader.seq_anchors(flt, max_seq, every)
 
-    def get(self, event_id: str) -> StoredEvent | None:
-        return self.reader.get(event_id)
+    def get(self, seq: int) -> StoredEvent | None:
+        return self.reader.get(seq)
 
     def counts_by_type(self, flt: EventFilter) -> dict[str, int]:
         return self.reader.counts_by_type(flt)
