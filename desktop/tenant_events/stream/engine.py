@@ -38,7 +38,13 @@ from tenant_events.stream.request import (
 from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
 from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
-from tenant_events.wire import ErrorMessage, EventMessage, MessageRejected, StreamErrorCode, decode_frame
+from tenant_events.wire import (
+    ErrorMessage,
+    EventMessage,
+    MessageRejected,
+    StreamErrorCode,
+    decode_frame_timed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -407,7 +413,7 @@ class StreamEngine:
                          data, received)  # fmt: skip
             return None
         try:
-            message = decode_frame(name, data)
+            message, time_text = decode_frame_timed(name, data)
         except MessageRejected as exc:
             self._reject(name, exc.offset or sse_id or None, exc.reason, data, received)
             return None
@@ -416,7 +422,7 @@ class StreamEngine:
             if self._pending_since is None:
                 self._pending_since = received
                 self._batch_open.set()
-            row = EventRow.from_message(message, data, received)
+            row = EventRow.from_message(message, data, received, time_text)
             pending.events.append(row)
             pending.cursor = message.offset
             if pending.last_event_time is None or row.time > pending.last_event_time:

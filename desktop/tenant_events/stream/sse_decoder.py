@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 BOM: Final = b"\xef\xbb\xbf"
 # The shape every frame of the real service has (event-stream.md §2): parsed by one regex call; the general
 # line loop below gives the same result for it and handles everything else.
 _COMMON: Final = re.compile(rb"event: ([^\n]*)\nid: ([^\n\0]*)\ndata: ([^\n]*)")
+_new_frame: Final = tuple.__new__  # builds an SSEFrame without the NamedTuple's Python-level __new__
 SNIPPET_BYTES: Final = 64 * 1024  # how much of an oversized frame's data is kept for the `rejected` table
 
 
-@dataclass(frozen=True, slots=True)
-class SSEFrame:
-    """One dispatched event. `oversized` > 0: the frame's size in bytes; `data` then holds only its start."""
+class SSEFrame(NamedTuple):
+    """One dispatched event. `oversized` > 0: the frame's size in bytes; `data` then holds only its start.
+
+    A NamedTuple, not a frozen dataclass: one is built per event, and a frozen dataclass's __init__ (four
+    object.__setattr__ calls) cost ~0.6 µs of the engine's per-event budget."""
 
     event: str
     data: str
@@ -89,8 +92,16 @@ class SSEDecoder:
             chunk = b"".join(self._parts)
         blocks = chunk.split(b"\n\n")
         rest = blocks.pop()
+        fullmatch, limit, append = _COMMON.fullmatch, self.max_frame_bytes, out.append
         for block in blocks:
-            if block:
+            # The common shape inline (one regex call, no method call: this loop runs 50,000 times a second)
+            common = fullmatch(block) if len(block) <= limit else None
+            if common is not None:
+                event, sse_id, text = common.groups()
+                self.last_event_id = last_id = sse_id.decode("utf-8", "replace")
+                append(_new_frame(SSEFrame, (event.decode("utf-8", "replace"), text.decode("utf-8", "replace"),
+                                             last_id, 0)))  # fmt: skip
+            elif block:
                 self._frame(block, out)
         self._parts = [rest] if rest else []
         self._size = len(rest)
@@ -101,16 +112,7 @@ class SSEDecoder:
 
     # -- one complete frame ------------------------------------------------------------------------------
     def _frame(self, block: bytes, out: list[SSEFrame]) -> None:
-        common = _COMMON.fullmatch(block)
-        if common is not None and len(block) <= self.max_frame_bytes:
-            event, sse_id, text = common.groups()
-            self.last_event_id = sse_id.decode("utf-8", "replace")
-            out.append(
-                SSEFrame(
-                    event.decode("utf-8", "replace"), text.decode("utf-8", "replace"), self.last_event_id
-                )
-            )
-            return
+        """Any frame, line by line (feed() handles the common shape itself)."""
         event, data = b"", []
         for line in block.split(b"\n"):
             if not line:

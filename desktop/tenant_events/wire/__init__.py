@@ -10,6 +10,7 @@ from tenant_events.wire.messages import (
     OffsetOnlyMessage,
     StreamErrorCode,
     decode_frame,
+    decode_frame_timed,
     encode_message,
 )
 from tenant_events.wire.payloads import object_id, summarize
@@ -26,6 +27,7 @@ __all__ = [
     "OffsetOnlyMessage",
     "StreamErrorCode",
     "decode_frame",
+    "decode_frame_timed",
     "encode_message",
     "object_id",
     "summarize",
