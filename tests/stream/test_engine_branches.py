@@ -33,6 +33,17 @@ def test_backlog_is_caught_up_then_live_and_every_event_is_stored_once_in_order(
         assert reader.count() == 3000
 
 
+def test_batches_are_bounded_by_bytes_as_well_as_events(make_simulator, db_path):
+    """Memory: a batch (and so each of the batches in flight) holds at most ~batch_max_bytes of event text."""
+    sim = make_simulator(backlog=600, heartbeat=0.2, **QUIET)
+    rec = follow(sim, db_path, from_timestamp=OLD, batch_max_bytes=20_000, until=lambda r: r.stored >= 600)
+    assert stored_ids(db_path) == reference_ids(sim, 600)
+    with EventReader(db_path) as reader:
+        sizes = [len(raw) for _e, raw in reader.export_iter()]
+    biggest_batch = max(c.inserted for c in rec.commits)
+    assert biggest_batch < 600 and biggest_batch <= 20_000 // min(sizes) + 1
+
+
 def test_resume_from_stored_cursor_gets_only_new_events(make_simulator, db_path):
     sim = make_simulator(backlog=200, heartbeat=0.2, **QUIET)
     follow(sim, db_path, from_timestamp=OLD, until=lambda r: r.stored >= 200)

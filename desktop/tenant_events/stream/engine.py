@@ -49,7 +49,10 @@ from tenant_events.wire import (
 log = logging.getLogger(__name__)
 
 MAX_REJECTED_RAW: Final = 64 * 1024
-_IN_FLIGHT: Final = 4  # batches handed to the writer but not yet committed (pipelining, bounded)
+# Batches handed to the writer but not yet committed (pipelining, bounded). Enough to keep parsing while the
+# writer's WAL checkpoint copies 64 MiB into the database (a few hundred ms while catching up); memory stays
+# bounded by batch_max_bytes per batch.
+_IN_FLIGHT: Final = 12
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class EngineConfig:
     name: str = "tenant"
     stall_timeout: float = 90.0  # no message for this long → reconnect (a few heartbeats)
     batch_max_events: int = 1000
+    batch_max_bytes: int = (
+        4 * 1024 * 1024
+    )  # of `data:` text: large events make smaller batches (memory bound)
     batch_max_delay: float = 0.1
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
@@ -107,6 +113,7 @@ class StreamEngine:
         self._last_event_time: str | None = None
         self._from_timestamp = config.from_timestamp
         self._pending = Batch()
+        self._pending_bytes = 0
         self._pending_since: float | None = None
         self._batch_open = asyncio.Event()  # a batch started: the flush timer sleeps on this while idle
         self._inflight: deque[asyncio.Future[CommitResult]] = deque()
@@ -228,6 +235,7 @@ class StreamEngine:
                 await future
         self._inflight.clear()
         self._pending, self._pending_since, self._storage_error = Batch(), None, None
+        self._pending_bytes = 0
         delay = self.config.storage_retry
         self._emit(StreamState.PAUSED, f"{why}; retrying in {delay:.0f} s", "storage", time.time() + delay)
         await self._sleep(delay)
@@ -358,7 +366,7 @@ class StreamEngine:
             )
         loop = asyncio.get_running_loop()
         stall = self.config.stall_timeout
-        batch_max = self.config.batch_max_events
+        batch_max, batch_bytes = self.config.batch_max_events, self.config.batch_max_bytes
         # Frame size cap: the data limit plus room for the `event:`/`id:` lines around it (D4: memory bounded).
         decoder = SSEDecoder(self.config.max_data_bytes + 4096)
         retry = decoder.retry
@@ -385,7 +393,8 @@ class StreamEngine:
                         ended = await self._stream_error(error)
                         ended.progress = True
                         return ended
-                    if len(self._pending.events) >= batch_max:
+                    self._pending_bytes += len(sse.data)
+                    if len(self._pending.events) >= batch_max or self._pending_bytes >= batch_bytes:
                         self._set_live(catching_up=True)
                         await self._flush()
         except httpx.HTTPError as exc:
@@ -485,7 +494,7 @@ class StreamEngine:
 
     async def _flush(self) -> None:
         """Hand the pending batch to the writer (in order) and keep at most _IN_FLIGHT uncommitted."""
-        batch, self._pending, self._pending_since = self._pending, Batch(), None
+        batch, self._pending, self._pending_since, self._pending_bytes = self._pending, Batch(), None, 0
         if batch.empty:
             return
         future = asyncio.wrap_future(self._writer.submit(batch))
