@@ -25,7 +25,9 @@ from typing import Final, NamedTuple
 BOM: Final = b"\xef\xbb\xbf"
 # The shape every frame of the real service has (event-stream.md §2): parsed by one regex call; the general
 # line loop below gives the same result for it and handles everything else.
-_COMMON: Final = re.compile(rb"event: ([^\n]*)\nid: ([^\n\0]*)\ndata: ([^\n]*)")
+# The regex takes the two short lines and the `data: ` prefix; that the data is one line is checked with
+# bytes.find (memchr), far faster than the regex engine walking a kilobyte of JSON.
+_COMMON: Final = re.compile(rb"event: ([^\n]*)\nid: ([^\n\0]*)\ndata: ")
 _new_frame: Final = tuple.__new__  # builds an SSEFrame without the NamedTuple's Python-level __new__
 SNIPPET_BYTES: Final = 64 * 1024  # how much of an oversized frame's data is kept for the `rejected` table
 
@@ -92,15 +94,15 @@ class SSEDecoder:
             chunk = b"".join(self._parts)
         blocks = chunk.split(b"\n\n")
         rest = blocks.pop()
-        fullmatch, limit, append = _COMMON.fullmatch, self.max_frame_bytes, out.append
+        match, limit, append = _COMMON.match, self.max_frame_bytes, out.append
         for block in blocks:
-            # The common shape inline (one regex call, no method call: this loop runs 50,000 times a second)
-            common = fullmatch(block) if len(block) <= limit else None
-            if common is not None:
-                event, sse_id, text = common.groups()
+            # The common shape inline (no method call: this loop runs 50,000 times a second)
+            common = match(block) if len(block) <= limit else None
+            if common is not None and block.find(b"\n", common.end()) < 0:
+                event, sse_id = common.groups()
                 self.last_event_id = last_id = sse_id.decode("utf-8", "replace")
-                append(_new_frame(SSEFrame, (event.decode("utf-8", "replace"), text.decode("utf-8", "replace"),
-                                             last_id, 0)))  # fmt: skip
+                text = block[common.end() :].decode("utf-8", "replace")
+                append(_new_frame(SSEFrame, (event.decode("utf-8", "replace"), text, last_id, 0)))
             elif block:
                 self._frame(block, out)
         self._parts = [rest] if rest else []
