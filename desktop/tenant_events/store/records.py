@@ -148,7 +148,8 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    """What a committed batch changed; `first_seq..last_seq` are the stored-order ids of new rows."""
+    """What a committed batch changed. Every new row's seq lies in `first_seq..last_seq` (both None when none was
+    stored); a seq in that range may have no row: a skipped duplicate uses one up (AUTOINCREMENT)."""
 
     inserted: int
     duplicates: int

@@ -66,15 +66,17 @@ def _insert_events_sql(rows: int) -> str:
     return f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES {values} ON CONFLICT (time_ms, event_id) DO NOTHING"  # noqa: S608
 
 
-def _insert_events(conn: sqlite3.Connection, events: list[EventRow]) -> None:
-    start, total = 0, len(events)
+def _insert_events(conn: sqlite3.Connection, events: list[EventRow]) -> int | None:
+    """Insert in stream order; returns the seq of the last row inserted (sqlite3_last_insert_rowid)."""
+    start, total, last = 0, len(events), None
     for size in _CHUNK_ROWS:
         while total - start >= size:
-            conn.execute(
+            last = conn.execute(
                 _insert_events_sql(size),
                 [v for e in events[start : start + size] for v in e],  # EventRow: columns in order
-            )
+            ).lastrowid
             start += size
+    return last
 
 
 _INSERT_REJECTED: Final = (
@@ -229,18 +231,13 @@ class StoreWriter:
             try:
                 before_seq = self._stored_upto
                 before_changes = conn.total_changes
-                _insert_events(conn, batch.events)
+                last_rowid = _insert_events(conn, batch.events)
                 inserted = conn.total_changes - before_changes
                 duplicates = len(batch.events) - inserted
-                # A skipped duplicate still uses up a seq (AUTOINCREMENT), so the new rows' seqs are read back,
-                # not counted on from before_seq.
-                first_seq, last_seq = (
-                    conn.execute(
-                        "SELECT min(seq), max(seq) FROM events WHERE seq > ?", (before_seq,)
-                    ).fetchone()
-                    if inserted
-                    else (None, None)
-                )
+                # The new rows lie in before_seq+1 .. the last row inserted. Not before_seq + inserted: a skipped
+                # duplicate still uses up a seq (AUTOINCREMENT). No query: each statement the writer runs is one
+                # more wait for the GIL while the engine parses.
+                first_seq, last_seq = (before_seq + 1, last_rowid) if inserted else (None, None)
                 if duplicates:
                     conn.execute(
                         "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
