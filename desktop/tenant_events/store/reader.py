@@ -43,6 +43,9 @@ def _event(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:
     return StoredEvent(*values, raw=raw)  # type: ignore[arg-type, misc]
 
 
+WIDE_SEQ_WINDOW: Final = 20_000  # rows: past this a count with a time bound walks the time index instead
+
+
 class EventReader:
     """Queries over stored events, rejected frames, gaps and the cursor."""
 
@@ -79,11 +82,25 @@ class EventReader:
             if f.text and replace(f, text="") == ALL_EVENTS:
                 return self._count_text(f.text, min_seq, max_seq)
             where, params = self._where(f)
+            # SQLite has no statistics to choose between the seq range (rowid) and the time index, and always takes
+            # the seq range: a "last hour" count over all rows read the whole table (0.8-2.9 s at 1M rows). A
+            # unary + hides seq from the planner when the window is wide and a time bound exists; a narrow
+            # window (the live head's new rows) keeps the rowid range.
+            seq = (
+                "+seq"
+                if (f.since or f.until) and self._seq_window(min_seq, max_seq) > WIDE_SEQ_WINDOW
+                else "seq"
+            )
             if min_seq is not None:
-                where, params = f"seq >= ? AND {where}", [min_seq, *params]
+                where, params = f"{seq} >= ? AND {where}", [min_seq, *params]
             if max_seq is not None:
-                where, params = f"seq <= ? AND {where}", [max_seq, *params]
+                where, params = f"{seq} <= ? AND {where}", [max_seq, *params]
             return int(self._conn.execute(f"SELECT count(*) FROM events WHERE {where}", params).fetchone()[0])  # noqa: S608
+
+    def _seq_window(self, min_seq: int | None, max_seq: int | None) -> int:
+        if max_seq is None:
+            max_seq = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+        return max_seq - (min_seq or 0)
 
     def _count_text(self, text: str, min_seq: int | None, max_seq: int | None) -> int:
         """Text only: count in the FTS index itself plus the unindexed tail (~10× faster than looking up every
