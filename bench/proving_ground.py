@@ -15,13 +15,17 @@ Scenarios (each on its own simulator and data dir; the CLI is `python -m tenant_
   restart   the simulator stopped and started again on the same port and data dir. Recovery = restart → stored.
   soak      24 hours compressed: 86,400 events (1/s for a day) and 288 rotations (the real service rotates about
             every 5 min), a drop every 30 compressed minutes. Recovery = worst time for a sampled total to be
-            stored. RSS and fds of the CLI from the end of the first catch-up to the end.
+            stored. The CLI runs under bench/mem_probe.py (same command, one sampling thread added), so besides
+            RSS and fds the soak prints where the memory is — SQLite's page cache, glibc's heap in use and freed,
+            the rest — and its RSS at the start, once SQLite's cache is full ("warm") and at the end; see
+            bench/soak_memory.py. The row fails if memory other than freed heap grows after warm-up by more than
+            soak_memory.LIVE_GROWTH_LIMIT_MB, or fds end above start + FD_SLACK.
 
 "lost" counts events the simulator holds that the export lacks; "duplicated" counts ids exported more than once;
 order is checked against a bare SSE read of the simulator. "rejected" is kept/injected: under SIGKILL a malformed
 message received in the last instants before the kill is never committed, and the server (like the real one
 after a glitch) does not resend it, so kept ≤ injected there; every other scenario must keep all of them.
-Exit status 1 if any scenario loses, duplicates or reorders an event.
+Exit status 1 if any scenario loses, duplicates or reorders an event, or the soak's memory or fds grow.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +47,8 @@ from typing import Any
 
 import psutil
 
+import soak_memory  # bench/, next to this script
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -51,6 +58,7 @@ from tenant_events.store import EventReader  # noqa: E402
 
 MALFORMED = ("bad_json", "bad_envelope", "unknown_kind")
 STALL = 1.0  # the CLI's --stall-timeout in every scenario
+FD_SLACK = 2  # the soak's fds at the end may exceed the start by this much (a rotation's sockets in flight)
 
 
 @dataclass
@@ -65,20 +73,28 @@ class Row:
     rejected: int = 0
     injected: int = 0
     recovery: list[float] = field(default_factory=list)
-    rss: tuple[float, float] | None = None
+    memory: soak_memory.Verdict | None = None
     fds: tuple[int, int] | None = None
 
     @property
+    def flat(self) -> bool:
+        """Handles: at most FD_SLACK more than at the start; memory: soak_memory.Verdict."""
+        fds_ok = self.fds is None or self.fds[1] <= self.fds[0] + FD_SLACK
+        return fds_ok and (self.memory is None or self.memory.flat)
+
+    @property
     def ok(self) -> bool:
-        return self.lost == 0 and self.duplicated == 0 and not self.out_of_order
+        return self.lost == 0 and self.duplicated == 0 and not self.out_of_order and self.flat
 
 
 class Cli:
     """One `tenant-events stream` process; a thread notes when it reports being connected."""
 
-    def __init__(self, sim: SimulatorHandle, data: Path) -> None:
+    def __init__(self, sim: SimulatorHandle, data: Path, probe: list[str] | None = None) -> None:
+        """`probe`: run the CLI under bench/mem_probe.py with these probe options (same command, same process)."""
         env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=24 * 3600)}
-        args = [sys.executable, "-m", "tenant_events", "stream", "--base-url", sim.base_url, "--name", "pg",
+        entry = [str(ROOT / "bench" / "mem_probe.py"), *probe, "--"] if probe else ["-m", "tenant_events"]
+        args = [sys.executable, *entry, "stream", "--base-url", sim.base_url, "--name", "pg",
                 "--data-dir", str(data), "--from-timestamp", OLD, "--stall-timeout", str(STALL)]  # fmt: skip
         self.started = time.monotonic()
         self.connected: float | None = None
@@ -242,20 +258,26 @@ def restart(work: Path, rounds: int) -> Row:
         sim.stop()
 
 
-def soak(work: Path, seconds: float, day_fraction: float) -> Row:
+def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = False,
+         memory_log: Path | None = None) -> Row:  # fmt: skip
     """A day of the real service compressed into `seconds` (or `day_fraction` of a day for --quick)."""
     events, rotations = 86_400 * day_fraction, 288 * day_fraction
     sim = start_simulator(backlog=0, heartbeat=0.2, rate=events / seconds, burst_every=0,
                           rotate_after=seconds / rotations)  # fmt: skip
     try:
         row, db = Row("soak", int(rotations)), work / "tenants" / "pg.sqlite3"
-        cli = Cli(sim, work)
+        samples = work / "memory.jsonl"
+        probe = ["--out", str(samples), "--every", f"{max(1.0, seconds / 30):g}"]
+        if trace_python:
+            probe += ["--tracemalloc", "--settle", f"{seconds / 5:g}"]
+        cli = Cli(sim, work, probe)
         me = psutil.Process(cli.proc.pid)
+        while cli.connected is None and cli.proc.poll() is None and time.monotonic() - cli.started < 30:
+            time.sleep(0.05)  # fds and RSS "at the start" are those of a running stream, database open
         time.sleep(min(5.0, seconds / 10))
-        rss0, fd0 = me.memory_info().rss, me.num_fds()
+        fd0, start, rss0 = me.num_fds(), time.monotonic() - cli.started, me.memory_info().rss / 2**20
         pending: list[tuple[float, int]] = []
-        end, next_drop, next_sample, next_rss = time.monotonic() + seconds, 0.0, 0.0, 0.0
-        rss_series: list[int] = []
+        end, next_drop, next_sample = time.monotonic() + seconds, 0.0, 0.0
         drop_every = seconds / (48 * day_fraction)
         while time.monotonic() < end:
             now = time.monotonic()
@@ -267,19 +289,26 @@ def soak(work: Path, seconds: float, day_fraction: float) -> Row:
             if now >= next_sample:
                 pending.append((now, int(sim.stats()["events"])))
                 next_sample = now + 1.0
-            if now >= next_rss:
-                rss_series.append(round(me.memory_info().rss / 1e6))
-                next_rss = now + seconds / 10
             stored = count(db)
             while pending and stored >= pending[0][1]:
                 row.recovery.append(time.monotonic() - pending.pop(0)[0])
             time.sleep(0.1)
-        rss1, fd1 = me.memory_info().rss, me.num_fds()
-        print(f"soak: CLI RSS every {seconds / 10:.0f} s (MB): {rss_series}", file=sys.stderr, flush=True)
+        fd1 = me.num_fds()
+        connections = sum(f.path == str(db) for f in me.open_files())
+        cli.proc.send_signal(signal.SIGUSR1)  # mem_probe: sample, malloc_trim(0), sample
+        deadline = time.monotonic() + 10
+        while '"after"' not in samples.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
         sim.faults(paused=True)  # live generation stops: the last sample is the full total
         row.recovery.append(wait_stored(db, int(sim.stats()["events"]), cli, limit=60))
         cli.stop()
-        row.rss, row.fds = (rss0 / 1e6, rss1 / 1e6), (fd0, fd1)
+        if memory_log is not None:
+            shutil.copy(samples, memory_log)
+        lines, row.memory = soak_memory.report(soak_memory.read_samples(samples), *soak_memory.cache_bound(db),
+                                               connections, start=start - 0.5, start_rss=rss0)  # fmt: skip
+        for line in lines:
+            print(f"soak: {line}", file=sys.stderr, flush=True)
+        row.fds = (fd0, fd1)
         return account(row, sim, db)
     finally:
         sim.stop()
@@ -287,19 +316,24 @@ def soak(work: Path, seconds: float, day_fraction: float) -> Row:
 
 def table(rows: list[Row]) -> str:
     head = ("scenario", "rounds", "sent", "stored", "lost", "dup", "order", "rejected kept/inj",
-            "max recovery s", "RSS start→end MB", "fds start→end")  # fmt: skip
+            "max recovery s", "RSS start/warm→end MiB", "fds start→end")  # fmt: skip
     lines = [head]
     for r in rows:
         lines.append((r.scenario, str(r.rounds), str(r.sent), str(r.stored), str(r.lost), str(r.duplicated),
                       "BAD" if r.out_of_order else "ok", f"{r.rejected}/{r.injected}",
                       f"{max(r.recovery):.2f}" if r.recovery else "-",
-                      f"{r.rss[0]:.0f}→{r.rss[1]:.0f}" if r.rss else "-",
+                      memory_cell(r.memory) if r.memory else "-",
                       f"{r.fds[0]}→{r.fds[1]}" if r.fds else "-"))  # fmt: skip
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
            for line in lines]  # fmt: skip
     out.insert(1, "-" * len(out[0]))
     return "\n".join(out)
+
+
+def memory_cell(m: soak_memory.Verdict) -> str:
+    warm = f"/{m.warm:.0f}" if m.warm is not None else "/-"
+    return f"{m.start:.0f}{warm}→{m.end:.0f}" + ("" if m.flat else " GROWING")
 
 
 def main() -> int:
@@ -309,6 +343,10 @@ def main() -> int:
     ap.add_argument("--soak-seconds", type=float, help="wall time of the soak (default 600, --quick 30)")
     ap.add_argument("--only", nargs="*", default=None, help="run only these scenarios")
     ap.add_argument("--seed", type=int, default=9)
+    ap.add_argument(
+        "--trace-python", action="store_true", help="soak: also trace Python allocations (slower)"
+    )
+    ap.add_argument("--memory-log", type=Path, help="soak: keep the CLI's memory samples (JSON lines) here")
     args = ap.parse_args()
     rounds = args.rounds or (10 if args.quick else 100)
     soak_s = args.soak_seconds or (30.0 if args.quick else 600.0)
@@ -317,7 +355,7 @@ def main() -> int:
         "sigstop": lambda w: sigstop(w, 2 if args.quick else 10),
         "network": lambda w: network(w, 6 if args.quick else 24),
         "restart": lambda w: restart(w, 1 if args.quick else 5),
-        "soak": lambda w: soak(w, soak_s, 1 / 8 if args.quick else 1.0),
+        "soak": lambda w: soak(w, soak_s, 1 / 8 if args.quick else 1.0, args.trace_python, args.memory_log),
     }
     rows = []
     for name, run in plan.items():
