@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -60,6 +61,7 @@ def consume_engine(auth_url: str, token: str, n: int) -> float:
         await task
         writer.close()
         assert engine.stats.events_stored >= n and engine.stats.rejected == 0, engine.stats
+        shutil.rmtree(tmp)
         return elapsed
 
     return asyncio.run(go())
@@ -117,7 +119,10 @@ def consume_floor(auth_url: str, token: str, n: int) -> float:
                     rows.clear()
             if seen >= n:
                 break
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    db.close()
+    shutil.rmtree(tmp)
+    return elapsed
 
 
 CONSUMERS = {"engine": consume_engine, "peer": consume_peer, "floor": consume_floor}
@@ -131,6 +136,8 @@ def child(kind: str, auth_url: str, n: int) -> None:
 
 
 def run_child(kind: str, auth_url: str, n: int) -> dict[str, float]:
+    # The previous consumer's database (hundreds of MB of dirty pages) is written back now, not during this run.
+    os.sync()
     out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n)],
                          capture_output=True, text=True, timeout=3600)  # fmt: skip
     if out.returncode != 0:
