@@ -95,13 +95,15 @@ def report(
     peak = max(r.get("sqlite_peak_mb", 0) for r in samples)
     lines.append(
         f"SQLite's page cache is bounded: PRAGMA cache_size = {setting} → {bound:.1f} MiB for each of the "
-        f"{connections} connection(s) the CLI holds on the database; SQLite's memory peaked at {peak:.1f} MiB."
+        f"{connections} connection(s) the CLI holds on the database (at most {bound * connections:.1f} MiB); "
+        f"SQLite's memory peaked at {peak:.1f} MiB."
     )
     first, last = running[0], running[-1]  # last: the end of the soak, before the trim
     if start_rss is not None:
         first = {**first, "t": start, "rss_mb": start_rss}
-    # Warm: SQLite near its bound and at its final level (the cache has stopped filling).
-    full = max(FULL * bound * connections, PLATEAU * last.get("sqlite_mb", 0))
+    # Warm: SQLite has stopped growing — at its final level, and at least one connection's cache is full (the
+    # writer's; a connection that only checkpoints or reads now and then holds far less than its bound).
+    full = max(FULL * bound, PLATEAU * last.get("sqlite_mb", 0))
     warm = next((r for r in running if r.get("sqlite_mb", 0) >= full), None)
     base = warm or first
     grew = {k: last.get(k, 0) - base.get(k, 0) for k in PARTS}

@@ -52,10 +52,10 @@ def _series(
     return rows
 
 
-def _report(rows: list[dict[str, Any]]) -> tuple[list[str], Any]:
+def _report(rows: list[dict[str, Any]], connections: int = 1) -> tuple[list[str], Any]:
     for row in rows:
         row["other_anon_mb"] = row["anon_mb"] - row["malloc_used_mb"] - row["malloc_free_kept_mb"]
-    return soak_memory.report(rows, "-32000", 31.25, 1)
+    return soak_memory.report(rows, "-32000", 31.25, connections)
 
 
 def test_the_soak_memory_verdict_tells_a_full_cache_and_kept_free_heap_from_a_leak():
@@ -66,6 +66,9 @@ def test_the_soak_memory_verdict_tells_a_full_cache_and_kept_free_heap_from_a_le
     lines, leak = _report(_series(warm_at=90, used_after=20, free_after=1))
     assert not leak.flat and leak.live_growth == pytest.approx(20, abs=0.01), lines
     assert any("GROWING" in line for line in lines)
+    # A second connection that only checkpoints never fills its cache: the writer's full cache is the warm-up.
+    lines, checkpointer = _report(_series(warm_at=90, used_after=0.5, free_after=12), connections=2)
+    assert checkpointer.warm == cache_and_free_heap.warm and checkpointer.flat, lines
     # A run too short to fill the cache gives no verdict (its growth is the cache filling) and says so.
     lines, short = _report(_series(warm_at=600, used_after=0, free_after=0))
     assert short.warm is None and short.live_growth is None and short.flat
