@@ -54,14 +54,9 @@ WAL_SIZE_LIMIT: Final = 64 * 1024 * 1024  # journal_size_limit: the WAL file is 
 _EVENT_COLUMNS: Final = (
     "event_id, stream_offset, type, family, time, time_ms, source, tenant, purpose, summary, raw, received_at"
 )
-_CHUNK_ROWS: Final = (
-    1000,
-    100,
-    20,
-    5,
-    1,
-)  # 1,000 × 12 parameters, under SQLite's 32,766: a full batch is ONE
-# statement, so one GIL hand-back per batch (each costs up to the 5 ms switch interval while the engine parses)
+# 1,000 × 12 parameters, under SQLite's 32,766: a full batch is ONE statement, so one GIL hand-back per batch
+# (each can wait up to the 5 ms switch interval while the engine parses).
+_CHUNK_ROWS: Final = (1000, 100, 20, 5, 1)
 
 
 @functools.cache
@@ -126,11 +121,13 @@ class StoreWriter:
             # thread copies the WAL instead (checkpoint.py). Durability is unchanged (WAL + synchronous=NORMAL).
             self._conn.execute("PRAGMA wal_autocheckpoint = 0")
             self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
-            self._checkpointer = WalCheckpointer(self.path)
             self._fts_pending = self._fts_backlog() > 0
             self._stored_upto = int(
                 self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
             )
+            self._checkpointer = WalCheckpointer(
+                self.path
+            )  # last: nothing after it can fail and leave it running
         except BaseException as exc:
             opened.set_exception(exc)
             return
