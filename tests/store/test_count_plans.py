@@ -11,16 +11,16 @@ from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 N = 25_000
 
 
-def _plans(reader: EventReader, call):
+def _plans(reader: EventReader, call, prefix: str = "SELECT count(*) FROM events"):
     seen: list[str] = []
     reader._conn.set_trace_callback(seen.append)
     try:
         result = call()
     finally:
         reader._conn.set_trace_callback(None)
-    counts = [q for q in seen if q.startswith("SELECT count(*) FROM events")]
-    assert len(counts) == 1, seen
-    plan = reader._conn.execute("EXPLAIN QUERY PLAN " + counts[0]).fetchall()
+    queries = [q for q in seen if q.startswith(prefix)]
+    assert len(queries) == 1, seen
+    plan = reader._conn.execute("EXPLAIN QUERY PLAN " + queries[0]).fetchall()
     return result, " ".join(str(r[3]) for r in plan)
 
 
@@ -41,3 +41,8 @@ def test_time_bounded_counts_use_the_time_index_unless_the_seq_window_is_narrow(
         assert n == 100 and "events_time_id" in plan, plan
         n, plan = _plans(reader, lambda: reader.count(recent, min_seq=N - 9, max_seq=N))
         assert n == 10 and "PRIMARY KEY" in plan, plan
+        # the table's aggregates and deep-page anchors for the same filter: the time index too, not every row
+        by_type, plan = _plans(reader, lambda: reader.counts_by_type(recent), "SELECT type, count(*)")
+        assert by_type == {"user.created": 100} and "events_time_id" in plan, plan
+        anchors, plan = _plans(reader, lambda: reader.seq_anchors(recent, N, 30), "SELECT seq FROM (")
+        assert anchors == [N, N - 30, N - 60, N - 90] and "events_time_id" in plan, plan

@@ -189,9 +189,10 @@ class EventReader:
             # all rows: walk the narrow (type, seq) index (it holds every seq) rather than the wide table b-tree
             source = "events INDEXED BY events_type_seq" if f == ALL_EVENTS else "events"
             extra = " AND type >= ''" if f == ALL_EVENTS else ""
+            seq = "+seq" if f.since or f.until else "seq"  # a time bound: its index, not all rows (see count)
             rows = self._conn.execute(
-                f"SELECT seq FROM (SELECT seq, row_number() OVER (ORDER BY seq DESC) AS r FROM {source}"  # noqa: S608
-                f" WHERE seq <= ? AND {where}{extra}) WHERE (r - 1) % ? = 0 ORDER BY seq DESC",
+                f"SELECT seq FROM (SELECT seq, row_number() OVER (ORDER BY {seq} DESC) AS r FROM {source}"  # noqa: S608
+                f" WHERE {seq} <= ? AND {where}{extra}) WHERE (r - 1) % ? = 0 ORDER BY seq DESC",
                 [max_seq, *params, every],
             ).fetchall()
         return [int(r[0]) for r in rows]
@@ -225,8 +226,11 @@ class EventReader:
     def counts_by_type(self, f: EventFilter = ALL_EVENTS) -> dict[str, int]:
         with self._lock:
             where, params = self._where(f)
+            # With a time bound, +type keeps SQLite from walking the whole (type, seq) index to group by it
+            # (1.4 s at 1M rows for the last hour); the time index finds the rows, few when the range is short.
+            group = "+type" if f.since or f.until else "type"
             rows = self._conn.execute(
-                f"SELECT type, count(*) FROM events WHERE {where} GROUP BY type",  # noqa: S608
+                f"SELECT type, count(*) FROM events WHERE {where} GROUP BY {group}",  # noqa: S608
                 params,
             ).fetchall()
         return {str(t): int(n) for t, n in rows}
