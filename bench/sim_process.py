@@ -1,5 +1,5 @@
 """The bundled simulator as a separate process for benchmarks, so it never shares a core's GIL with the
-consumer being measured; shared by bench/simulator.py and bench/ingest.py."""
+consumer being measured; shared by bench/simulator.py, bench/ingest.py and bench/ui.py."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def start_simulator(events: int, *flags: str) -> tuple[subprocess.Popen[str], st
     raise SystemExit("simulator exited before it was ready")
 
 
-def admin_token(auth_url: str) -> str:
-    """An hour-long access token from the simulator's loopback admin endpoint."""
-    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 3600})
+def admin_token(auth_url: str, ttl: int = 3600) -> str:
+    """An access token (an hour by default) from the simulator's loopback admin endpoint."""
+    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": ttl})
     reply.raise_for_status()
     return str(reply.json()["access_token"])

@@ -20,10 +20,8 @@ import argparse
 import asyncio
 import os
 import random
-import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,28 +32,12 @@ from typing import Any
 import httpx
 import psutil
 
+import sim_process
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 OLD = "2000-01-01T00:00:00Z"
-
-
-def start_simulator(*args: str) -> tuple[subprocess.Popen[str], str]:
-    exe = Path(sys.executable).with_name("tenant-events")
-    cmd = [str(exe), "simulator", "--ephemeral", "--port", "0", "--rotate-after", "0", "--max-connections", "8",
-           "--rate-limit", "100000", *args]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if found := re.search(r"auth_url=(\S+)", line):
-            return proc, found.group(1)
-    raise SystemExit("simulator exited before it was ready")
-
-
-def token(auth_url: str) -> str:
-    reply = httpx.post(f"{auth_url}/_sim/token", json={"ttl": 7200})
-    reply.raise_for_status()
-    return str(reply.json()["access_token"])
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,7 +53,7 @@ async def fill(db: Path, auth_url: str, n: int) -> float:
 
     writer = StoreWriter(db)
     engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
-                          StaticTokenProvider(token(auth_url)), writer)  # fmt: skip
+                          StaticTokenProvider(sim_process.admin_token(auth_url, 7200)), writer)  # fmt: skip
     done = asyncio.Event()
     engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
     started = time.perf_counter()
@@ -105,8 +87,8 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     db = tmp / "bench.sqlite3"
     # One simulator for everything (a cursor is only valid where it was issued): backlog, then ~10k events/s
     # in bursts of 1,000 every 0.1 s while unpaused, heartbeats every second.
-    proc, url = start_simulator("--backlog", str(args.events), "--rate", "20", "--burst-every", "0.1",
-                                "--burst-size", "1000", "--heartbeat", "1")  # fmt: skip
+    proc, url = sim_process.start_simulator(args.events, "--rate", "20", "--burst-every", "0.1",
+                                            "--burst-size", "1000", "--heartbeat", "1")  # fmt: skip
     set_paused(url, True)
     try:
         secs = await fill(db, url, args.events)
@@ -239,7 +221,7 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
     ) -> tuple[list[float], int, float]:
         writer = StoreWriter(db)
         engine = StreamEngine(EngineConfig(url + "/api/v2", name="live"),
-                              StaticTokenProvider(token(url)), writer)  # fmt: skip
+                              StaticTokenProvider(sim_process.admin_token(url, 7200)), writer)  # fmt: skip
         if follow_ui:
             engine.on_commit.append(
                 lambda r: (
