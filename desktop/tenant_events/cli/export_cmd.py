@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import orjson
 
+from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.store import EventReader, StoredEvent
@@ -38,11 +39,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("export", help="write every stored event as JSONL or CSV", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
-    p.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="where databases live (default: $TENANT_EVENTS_HOME or the user data dir)",
-    )
+    add_data_dir(p)
     p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
     fmt = p.add_mutually_exclusive_group(required=True)
     fmt.add_argument("--jsonl", metavar="PATH|-", help="stream messages, one JSON object a line")

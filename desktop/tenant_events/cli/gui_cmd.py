@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from tenant_events.cli.options import add_data_dir
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 
@@ -20,7 +21,7 @@ def register(subparsers: Any) -> None:
         "gui", help="start the desktop tray app (the default)", description="Start the desktop tray app."
     )
     p.add_argument("--demo", action="store_true", help="start on the bundled demo tenant (a local simulator)")
-    p.add_argument("--data-dir", metavar="DIR", help="keep settings, databases and logs under DIR")
+    add_data_dir(p)
     p.add_argument(
         "--minimized", action="store_true", help="start hidden in the tray (used by start at login)"
     )

@@ -14,6 +14,7 @@ import asyncio
 import sys
 from typing import Any
 
+from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url
 from tenant_events.logs import setup_logging
@@ -70,7 +71,7 @@ def register(subparsers: Any) -> None:
         dest="ports",
         help="a registered fixed callback port (repeatable; tried in order). Default: any free port",
     )
-    login.add_argument("--data-dir", metavar="DIR", help="profiles, databases, logs (default: per-user dirs)")
+    add_data_dir(login)
     login.add_argument(
         "--no-browser", action="store_true", help="print the URL (first line) instead of opening it"
     )
@@ -86,9 +87,7 @@ def register(subparsers: Any) -> None:
         epilog=EXIT_HELP,
     )
     logout.add_argument("--tenant", metavar="NAME", help="the tenant profile (default: the only one)")
-    logout.add_argument(
-        "--data-dir", metavar="DIR", help="profiles, databases, logs (default: per-user dirs)"
-    )
+    add_data_dir(logout)
     logout.add_argument("--browser", action="store_true", help="also end the tenant's browser session")
     logout.add_argument(
         "--return-to",

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError, SignInRequired, StorageError, UserFixableError
 from tenant_events.http import InsecureURLError, api_client, check_url
 from tenant_events.logs import setup_logging
@@ -77,11 +78,7 @@ def register(subparsers: Any) -> None:
                    help="only this event type (repeatable); default all")  # fmt: skip
     p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
-    p.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="where databases live (default: $TENANT_EVENTS_HOME or the user data dir)",
-    )
+    add_data_dir(p)
     p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
