@@ -224,6 +224,7 @@ def test_wrong_verifier_reused_code_and_claim_checks(oidc_peer):
     assert "auth_time is older than max_age=10" in failures["max_age"]
 
 
+@pytest.mark.expect_warning_logs
 def test_stray_and_wrong_state_requests_do_not_break_the_sign_in(oidc_peer):
     answers: list[httpx.Response] = []
 

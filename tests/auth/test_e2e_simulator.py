@@ -233,6 +233,7 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
     open_secret_store().store.delete(name)
 
 
+@pytest.mark.expect_warning_logs
 def test_keyring_that_fails_to_save_gives_session_only_sign_in_with_a_notice(simulator):
     """A locked or dismissed keyring (keyring#77, poetry#6640): sign-in still works, for this session, and says so."""
     from tenant_events.auth.secret_store import SecretStoreUnavailable

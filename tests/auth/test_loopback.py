@@ -40,6 +40,7 @@ def test_binds_127_0_0_1_first_then_builds_the_redirect_uri():
     run(scenario())
 
 
+@pytest.mark.expect_warning_logs
 def test_matching_callback_ends_the_wait_once_and_strays_get_404():
     async def scenario():
         async with LoopbackListener() as listener:
@@ -94,6 +95,7 @@ def test_error_redirect_maps_to_a_message_and_escapes_html():
     assert "<script>" not in page.text and "&lt;script&gt;" in page.text
 
 
+@pytest.mark.expect_warning_logs
 def test_timeout_is_a_clear_error_that_mentions_rejected_responses():
     async def scenario():
         async with LoopbackListener() as listener:

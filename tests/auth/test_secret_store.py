@@ -175,6 +175,7 @@ def test_memory_store_is_the_unit_test_fake():
     assert "1" not in repr(store)
 
 
+@pytest.mark.expect_warning_logs
 def test_a_keyring_that_never_answers_falls_back_to_session_only():
     """An unlock prompt nobody answers must not hang sign-in (secretstorage#33)."""
     import threading

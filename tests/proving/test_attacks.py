@@ -54,6 +54,7 @@ def test_a_stolen_code_without_the_verifier_buys_nothing(simulator):
     assert exchange(simulator, code, verifier).status_code in (200, 403)  # the owner may still redeem it
 
 
+@pytest.mark.expect_warning_logs
 def test_a_forged_callback_from_another_origin_is_refused_and_the_real_one_still_lands():
     """A web page can make the browser hit 127.0.0.1 (CSRF / login fixation): without our state it fails."""
 

@@ -90,6 +90,7 @@ def wait_line(proc: subprocess.Popen[str], needle: str, seen: list[str], limit: 
     raise AssertionError(f"the CLI exited {proc.wait()} without saying {needle!r}: {''.join(seen[-10:])}")
 
 
+@pytest.mark.expect_warning_logs
 def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_resumes_by_itself(
     make_simulator, small_disk
 ):
@@ -179,6 +180,7 @@ def test_the_full_disk_message_says_the_disk_is_full(small_disk):
     assert "disk is full" in str(info.value), str(info.value)
 
 
+@pytest.mark.expect_warning_logs
 def test_the_engine_waits_for_space_and_resumes_by_itself(make_simulator, small_disk):
     from helpers.fixtures_engine import follow
     from tenant_events.stream.states import StreamState

@@ -139,6 +139,7 @@ def stream_body(draw: st.DrawFn) -> tuple[bytes, list[str], int]:
     return body, ids, garbage
 
 
+@pytest.mark.expect_warning_logs
 @FUZZ
 @given(stream=stream_body(), cuts=st.lists(st.integers(0, 1 << 20), max_size=30))
 def test_every_valid_event_stored_once_every_malformed_frame_rejected(tmp_path_factory, stream, cuts):
@@ -185,6 +186,7 @@ def huge_line(eol: bytes, size: int = 48 * 1024 * 1024) -> Body:
 EOLS = pytest.mark.parametrize("eol", [b"\n", b"\r\n", b""], ids=["lf", "crlf", "never-ends"])
 
 
+@pytest.mark.expect_warning_logs
 @EOLS
 def test_a_huge_line_is_rejected_and_the_stream_goes_on(tmp_path, eol):
     """A 48 MB data line (a broken proxy, an attack) is kept as rejected, not stored, and nothing crashes."""
@@ -193,6 +195,7 @@ def test_a_huge_line_is_rejected_and_the_stream_goes_on(tmp_path, eol):
     assert rejected == (1 if eol else 0)
 
 
+@pytest.mark.expect_warning_logs
 @EOLS
 def test_a_huge_line_keeps_memory_bounded(tmp_path, eol):
     """D4 (fixed by stream/sse_decoder.py): the decoder keeps only a prefix of a frame past its size cap."""
@@ -209,6 +212,7 @@ def test_a_huge_line_keeps_memory_bounded(tmp_path, eol):
     assert growth < 40, f"RSS grew {growth:.0f} MB for a 48 MiB line: the line is buffered whole"
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize(("depth", "kept_as"), [(300, "event"), (5000, "rejected")])
 def test_a_deeply_nested_event_is_stored_or_rejected_never_a_crash(tmp_path, depth, kept_as):
     """Nesting inside an otherwise valid event: stored while orjson can parse it, rejected beyond its limit."""

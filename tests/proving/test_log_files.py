@@ -19,6 +19,7 @@ def _restore_logging():
     setup_logging(None, stderr=False)
 
 
+@pytest.mark.expect_warning_logs
 def test_the_log_and_its_rotations_are_0600_whatever_the_umask(tmp_path):
     old = os.umask(0o022)
     try:

@@ -145,6 +145,7 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
         sim.process.wait(10)
 
 
+@pytest.mark.expect_warning_logs
 def test_a_crash_report_does_not_carry_a_token():
     """An uncaught exception whose text holds a bearer token (an httpx error echoing a header, a URL with
     code=) becomes a notice with a traceback the user can copy: the token must not be in it (D3)."""

@@ -57,6 +57,7 @@ BAD_FILE = [
 ]
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize(
     ("where", "value"), BAD_FILE, ids=lambda x: ".".join(map(str, x)) if isinstance(x, tuple) else None
 )
@@ -77,6 +78,7 @@ def test_a_bad_value_in_the_file_is_reported_naming_the_field_and_kept_aside(tmp
     assert json.loads(aside.read_text()) == data, "the user's file is kept as it was"
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "bad-field"])
 def test_a_broken_settings_file_loses_no_stored_events_and_no_sign_in(tmp_path, damage):
     paths = AppPaths.resolve(tmp_path).ensure()

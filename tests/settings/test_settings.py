@@ -112,6 +112,7 @@ def test_tenant_lookup_errors_name_the_choice(paths):
         s.tenant("c")
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize(
     "content", ["{not json", "[]", '{"tenants": [{"name": "x"}]}', '{"schema_version": "v1"}']
 )

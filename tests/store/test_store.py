@@ -134,6 +134,7 @@ def test_retention_by_rows_and_age_keeps_search_consistent(db):
         assert reader.page()[0].seq == 51  # stored order never reuses a number
 
 
+@pytest.mark.expect_warning_logs
 def test_corrupt_file_is_moved_aside_and_reported(tmp_path):
     path = tmp_path / "demo.sqlite3"
     path.write_bytes(b"SQLite format 3\x00" + b"\x13" * 4096)

@@ -238,6 +238,7 @@ def test_expired_cursor_resumes_by_timestamp_with_a_gap_marker_and_no_duplicates
         assert gap.reason.startswith("cursor expired") and len(gap.resumed_from or "") == 20
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize("kind", ["bad_json", "unknown_kind", "bad_envelope", "oversized"])
 def test_malformed_messages_are_kept_counted_and_skipped(make_simulator, db_path, kind):
     sim = make_simulator(backlog=50, heartbeat=0.2, **QUIET)
