@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -208,6 +208,20 @@ def make_profile(**fields: Any) -> TenantProfile:
         raise ConfigError(f"profile {field}", message) from None
 
 
+def normalize_url(url: str) -> str:
+    """One spelling per place: lower-case scheme and host, no default port, no trailing slash."""
+    parts = urlsplit(url.strip())
+    scheme, host = parts.scheme.lower(), parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:  # not a port number: leave it to the URL checks to refuse
+        return url.strip().rstrip("/")
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or port == {"http": 80, "https": 443}.get(scheme) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
 def callback_urls(profile: TenantProfile) -> list[str]:
     """The exact Allowed Callback URLs to register for this profile's client."""
     if profile.redirect_ports:
@@ -286,8 +300,26 @@ class Settings(BaseModel):
         for profile in self.tenants:
             if profile.name == name:
                 return profile
-        known = ", ".join(t.name for t in self.tenants) or "none"
-        raise ConfigError("tenant", f"no profile named {name!r} (known: {known})")
+        if not self.tenants:
+            raise ConfigError(
+                "tenant",
+                f"no profile named {name!r}: there are no tenant profiles yet",
+                "add one: tenant-events login --auth-url URL --client-id ID",
+            )
+        raise ConfigError(
+            "tenant",
+            f"no profile named {name!r}; known: {self.describe_profiles()}",
+            "pick one with --tenant NAME",
+        )
+
+    def describe_profiles(self) -> str:
+        """'acme (https://acme.example/api/v2), demo (http://127.0.0.1:5000/api/v2)': names with stream URLs."""
+        return ", ".join(f"{t.name} ({t.base_url})" for t in self.tenants)
+
+    def streaming_from(self, base_url: str) -> list[TenantProfile]:
+        """The profiles whose stream lives at `base_url` (compared as normalize_url does)."""
+        wanted = normalize_url(base_url)
+        return [t for t in self.tenants if normalize_url(t.base_url) == wanted]
 
     def upsert(self, profile: TenantProfile) -> None:
         self.tenants = [t for t in self.tenants if t.name != profile.name] + [profile]

@@ -1,8 +1,9 @@
 """`tenant-events stream`: follow a tenant's event stream headless into the local store (issue 5).
 
 Token, in order: `TENANT_EVENTS_ACCESS_TOKEN`; `--client-id` + `TENANT_EVENTS_CLIENT_SECRET` (client
-credentials, for services); the stored sign-in of `--tenant` (`tenant-events login`). Resumes from the stored
-cursor; runs until SIGINT/SIGTERM, then commits what it received and exits 0. State changes go to stderr.
+credentials, for services); the stored sign-in (`tenant-events login`) of `--tenant`, or of the profile that
+streams from `--base-url`. Resumes from the stored cursor; runs until SIGINT/SIGTERM, then commits what it
+received and exits 0. State changes go to stderr.
 """
 
 from __future__ import annotations
@@ -15,25 +16,18 @@ import signal
 import sys
 from datetime import UTC, datetime
 from typing import IO, Any
-from urllib.parse import urlsplit
 
 from tenant_events.cli.options import add_data_dir
-from tenant_events.errors import ConfigError, SignInRequired, StorageError, UserFixableError
-from tenant_events.http import InsecureURLError, api_client, check_url
+from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
+from tenant_events.errors import SignInRequired, StorageError, UserFixableError
 from tenant_events.logs import setup_logging
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
-from tenant_events.settings import TenantProfile, load_settings, slugify
 from tenant_events.store import CommitResult, EventReader
-from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState
-from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
 from tenant_events.wire import EVENT_TYPE_NAMES
-
-TOKEN_ENV = "TENANT_EVENTS_ACCESS_TOKEN"
-SECRET_ENV = "TENANT_EVENTS_CLIENT_SECRET"
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
 
@@ -73,7 +67,11 @@ def register(subparsers: Any) -> None:
     where.add_argument(
         "--base-url", metavar="URL", help="the stream's {base_url}, e.g. https://tenant.example/api/v2"
     )
-    p.add_argument("--name", metavar="NAME", help="database name for --base-url (default: from the host)")
+    p.add_argument(
+        "--name",
+        metavar="NAME",
+        help="database name for --base-url (default: its profile's name, else from the host)",
+    )
     p.add_argument("--event-type", metavar="T", action="append", type=event_type_arg, default=[],
                    help="only this event type (repeatable); default all")  # fmt: skip
     p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
@@ -84,46 +82,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
     p.set_defaults(run=run)
-
-
-def _profile(args: argparse.Namespace, paths: AppPaths) -> tuple[str, str, str, str, TenantProfile | None]:
-    """(database name, base_url, auth_url, audience, profile or None)."""
-    if args.base_url:
-        try:
-            base_url = check_url(args.base_url).rstrip("/")
-        except InsecureURLError as exc:
-            raise ConfigError("--base-url", str(exc)) from None
-        parts = urlsplit(base_url)
-        auth_url = f"{parts.scheme}://{parts.netloc}"
-        return args.name or slugify(parts.netloc), base_url, auth_url, base_url + "/", None
-    profile = load_settings(paths).tenant(args.tenant)
-    return profile.name, profile.base_url, profile.auth_url, profile.audience, profile
-
-
-async def _tokens(
-    args: argparse.Namespace,
-    auth_url: str,
-    audience: str,
-    profile: TenantProfile | None,
-    stack: contextlib.AsyncExitStack,
-) -> TokenProvider:
-    env_token = os.environ.get(TOKEN_ENV)
-    if env_token:
-        return StaticTokenProvider(env_token)
-    if args.client_id:
-        return ClientCredentialsTokenProvider(
-            auth_url, args.client_id, os.environ.get(SECRET_ENV, ""), audience
-        )
-    if profile is None:
-        raise SignInRequired(
-            f"no access token for {auth_url}",
-            f"set {TOKEN_ENV}, use --client-id with {SECRET_ENV}, or sign in first: tenant-events login",
-        )
-    from tenant_events.auth.secret_store import open_secret_store
-    from tenant_events.auth.sign_in import restore_session
-
-    http = await stack.enter_async_context(api_client())
-    return await restore_session(http, profile, open_secret_store().store)
 
 
 class _JsonlSink:
@@ -161,13 +119,14 @@ def _report(change: StateChange) -> None:
 async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
-    name, base_url, auth_url, audience, profile = _profile(args, paths)
+    target = resolve_target(args, paths)
+    profile = target.profile
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
-        tokens = await _tokens(args, auth_url, audience, profile, stack)
-        config = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
-                              name=name, stall_timeout=args.stall_timeout)  # fmt: skip
-        monitor = TenantMonitor(name, paths, config, tokens)
+        tokens = await token_provider(args, target, stack)
+        config = EngineConfig(base_url=target.base_url, event_types=event_types, from_timestamp=args.from_timestamp,
+                              name=target.name, stall_timeout=args.stall_timeout)  # fmt: skip
+        monitor = TenantMonitor(target.name, paths, config, tokens)
         monitor.on_state.append(_report)
         await monitor.start()
         if monitor.notice:
