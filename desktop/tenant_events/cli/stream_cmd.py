@@ -14,10 +14,12 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
 from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
 from tenant_events.errors import SignInRequired, StorageError, UserFixableError
 from tenant_events.logs import setup_logging
@@ -84,28 +86,42 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
+def _open_output(target: str) -> IO[str]:
+    """Opened before the stream starts, so a bad path is one line and nothing was fetched for it."""
+    if target == "-":
+        return sys.stdout
+    try:
+        # Events can hold personal data: a new file is the user's alone (0600), like the export (mkstemp).
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:
+        raise cannot_write(target, exc) from None
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
 class _JsonlSink:
     """Writes each committed batch's new events as stream-message lines (the export format)."""
 
-    def __init__(self, target: str, reader: EventReader) -> None:
+    def __init__(self, out: IO[str], reader: EventReader, on_closed: Callable[[], None]) -> None:
         self._reader = reader
-        # Events can hold personal data: a new file is the user's alone (0600), like the export (mkstemp).
-        self._out: IO[str] = (
-            sys.stdout
-            if target == "-"
-            else os.fdopen(
-                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8"
-            )
-        )
+        self._out = out
+        self._on_closed = on_closed
+        self._closed = False
 
     def __call__(self, result: CommitResult) -> None:
         from tenant_events.cli.export_cmd import jsonl_line
 
-        if result.first_seq is None:
+        if result.first_seq is None or self._closed:
             return
-        for event, raw in self._reader.range_raw(result.first_seq, result.last_seq or result.first_seq):
-            self._out.write(jsonl_line(event, raw))
-        self._out.flush()
+        try:
+            for event, raw in self._reader.range_raw(result.first_seq, result.last_seq or result.first_seq):
+                self._out.write(jsonl_line(event, raw))
+            self._out.flush()
+        except BrokenPipeError:  # `| head` has what it wanted: stop streaming, quietly
+            self._closed = True
+            quiet_stdout()
+            self._on_closed()
+        except OSError as exc:
+            raise cannot_write(getattr(self._out, "name", "the output"), exc) from None
 
     def close(self) -> None:
         if self._out is not sys.stdout:
@@ -123,6 +139,9 @@ async def _main(args: argparse.Namespace) -> int:
     profile = target.profile
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
+        out = _open_output(args.jsonl) if args.jsonl else None
+        if out is not None and out is not sys.stdout:
+            stack.callback(out.close)
         tokens = await token_provider(args, target, stack)
         config = EngineConfig(base_url=target.base_url, event_types=event_types, from_timestamp=args.from_timestamp,
                               name=target.name, stall_timeout=args.stall_timeout)  # fmt: skip
@@ -131,13 +150,10 @@ async def _main(args: argparse.Namespace) -> int:
         await monitor.start()
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
-        sink = None
-        if args.jsonl:
+        if out is not None:
             reader = monitor.open_reader()
             stack.callback(reader.close)
-            sink = _JsonlSink(args.jsonl, reader)
-            stack.callback(sink.close)
-            monitor.on_commit.append(sink)
+            monitor.on_commit.append(_JsonlSink(out, reader, monitor.stop_soon))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, monitor.stop_soon)
