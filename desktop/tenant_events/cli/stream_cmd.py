@@ -18,10 +18,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
-from tenant_events.errors import SignInRequired, StorageError, UserFixableError
+from tenant_events.errors import NetworkError, SignInRequired, StorageError, UserFixableError
 from tenant_events.logs import setup_logging
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
@@ -62,7 +63,7 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 stopped by SIGINT/SIGTERM · 2 usage · 3 bad profile · 4 sign-in required · "
-        "5 storage · 6 network · 7 the tenant refused the request (400/403/404)",
+        "5 storage · 6 network (the server never answered within --unreachable-timeout) · 7 the tenant refused the request (400/403/404)",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--tenant", metavar="NAME", help="tenant profile (from tenant-events login)")
@@ -83,6 +84,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
+    p.add_argument("--unreachable-timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
+                   help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
+                   f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
+                   "open, network loss is retried for as long as it lasts")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -147,7 +152,10 @@ async def _main(args: argparse.Namespace) -> int:
                               name=target.name, stall_timeout=args.stall_timeout)  # fmt: skip
         monitor = TenantMonitor(target.name, paths, config, tokens)
         monitor.on_state.append(_report)
+        contact = FirstContact(target.base_url, args.unreachable_timeout, monitor.stop_soon)
+        monitor.on_state.append(contact.observe)
         await monitor.start()
+        watcher = asyncio.create_task(contact.watch(), name="first-contact")
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
         if out is not None:
@@ -160,7 +168,10 @@ async def _main(args: argparse.Namespace) -> int:
         try:
             final = await monitor.wait()
         finally:
+            watcher.cancel()
             await monitor.stop()
+        if contact.error is not None:
+            raise contact.error
         stats = monitor.stats
         print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
               f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
@@ -174,6 +185,8 @@ def _exit_code(final: StateChange) -> int:
         return SignInRequired.exit_code
     if final.reason == "storage":
         return StorageError.exit_code
+    if final.reason == "untrusted_certificate":  # the server's identity could not be proven: a network error
+        return NetworkError.exit_code
     return EXIT_REFUSED
 
 
