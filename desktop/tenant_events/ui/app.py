@@ -26,13 +26,13 @@ from PySide6.QtWidgets import QApplication
 
 from tenant_events.auth.browser import open_in_browser
 from tenant_events.auth.loopback import LoopbackListener
-from tenant_events.auth.secret_store import SecretStore, open_secret_store
+from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import autostart, first_run
+from tenant_events.ui import autostart, first_run, keyring_check
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
@@ -77,6 +77,7 @@ class AppOptions:
     simulator_args: list[str] = field(default_factory=list)
     opener: Opener = system_opener
     secret_store: SecretStore | None = None  # tests pass one; default: the system keyring
+    keyring_wait: float = keyring_check.KEYRING_WAIT  # for an unlock prompt, before going session-only
     wake_tick_ms: int = 2000
 
 
@@ -102,7 +103,8 @@ class DesktopApp(QObject):
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
-        self.secrets: SecretStore | None = options.secret_store
+        # Until the keyring answers (off the UI thread, keyring_check.py) the sessions hold a pending store.
+        self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.sign_in_url = ""
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
         self.sign_in_prompt = SignInPrompt(self.window)
@@ -168,13 +170,8 @@ class DesktopApp(QObject):
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
         if self.tray is not None:
-            self.tray.show()  # first: the keyring probe below can take a D-Bus round trip or a prompt
+            self.tray.show()
         self.http = api_client()
-        if self.secrets is None:
-            opened = await asyncio.to_thread(open_secret_store)
-            self.secrets = opened.store
-            if opened.notice:
-                self.sink.report(Notice("warning", "Sign-in is not remembered", opened.notice))
         for text in self.settings_notices:
             self.sink.report(Notice("warning", "Settings were reset", text))
         self.wake.start()
@@ -182,10 +179,10 @@ class DesktopApp(QObject):
         for profile in self.settings.tenants:
             if profile.name == DEMO_TENANT and self.options.demo:
                 continue
-            session = self._add_session(profile)
-            self.spawn(session.restore())
+            self._add_session(profile)
         if not self.options.minimized or self.tray is None:
             self.window.show()
+        self.spawn(self._restore_sign_ins(list(self.sessions.values())))
         # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
             self.spawn(self.start_demo())
@@ -203,7 +200,17 @@ class DesktopApp(QObject):
     def quit(self) -> None:
         self.quitting.set()
 
+    async def _restore_sign_ins(self, sessions: list[TenantSession]) -> None:
+        """Stored sign-ins live in the keyring, which may wait on an unlock prompt: the window is up already."""
+        if isinstance(self.secrets, PendingSecretStore):
+            opened = await keyring_check.open_keyring(self)
+            self.secrets.resolve(opened.store)
+        for session in sessions:
+            self.spawn(session.restore())
+
     async def shutdown(self) -> None:
+        if isinstance(self.secrets, PendingSecretStore):
+            self.secrets.resolve(MemorySecretStore())  # nobody waits for a keyring that never answered
         self.wake.stop()
         self._status_timer.stop()
         self.window.save_layout()
@@ -231,7 +238,6 @@ class DesktopApp(QObject):
 
     # -- tenants -----------------------------------------------------------------------------------------
     def _add_session(self, profile: TenantProfile) -> TenantSession:
-        assert self.secrets is not None
         r = self.settings.retention
         retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
         session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)
