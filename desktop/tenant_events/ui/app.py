@@ -21,18 +21,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
 from tenant_events.auth.browser import open_in_browser
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
+from tenant_events.crash import DeadRun
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
 from tenant_events.ui import autostart, first_run, keyring_check
+from tenant_events.ui.crash_notice import show_crash_notice
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
@@ -78,6 +81,7 @@ class AppOptions:
     opener: Opener = system_opener
     secret_store: SecretStore | None = None  # tests pass one; default: the system keyring
     keyring_wait: float = keyring_check.KEYRING_WAIT  # for an unlock prompt, before going session-only
+    dead_runs: list[DeadRun] = field(default_factory=list)  # earlier runs that died (crash.RunMarker)
     wake_tick_ms: int = 2000
 
 
@@ -139,6 +143,7 @@ class DesktopApp(QObject):
         self.notifier.show_requested.connect(self.show_event)
         self.wake.woke.connect(self.nudge_all)
         self.sink.subscribe(self._show_notice)
+        w.banners.link_activated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))  # the crash report
         if self.tray is not None:
             t = self.tray
             t.open_requested.connect(w.bring_to_front)
@@ -182,6 +187,7 @@ class DesktopApp(QObject):
             self._add_session(profile)
         if not self.options.minimized or self.tray is None:
             self.window.show()
+        show_crash_notice(self.window.banners, self.options.dead_runs)
         self.spawn(self._restore_sign_ins(list(self.sessions.values())))
         # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
