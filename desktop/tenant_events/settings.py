@@ -38,6 +38,7 @@ _CLIENT_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 _SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
 _REQUIRED_SCOPES = ("openid", "read:events")  # sign-in (OIDC) and the events API (spec 000)
+DEFAULT_CALLBACK_PORT = 53682  # the fixed port the README suggests registering
 _HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$"
@@ -107,8 +108,13 @@ class TenantProfile(BaseModel):
                 parts.scheme == "http" and not is_loopback_host(parts.hostname)
             ):
                 raise ValueError(f"{v!r} must use https:// (http:// only for a loopback simulator)")
+            if parts.path.strip("/") or parts.query or parts.fragment:
+                raise ValueError(f"{v!r} has a path: give the domain alone, e.g. {parts.netloc}")
             v = parts.netloc
         v = v.rstrip("/")
+        if "/" in v or "?" in v or "#" in v:
+            host = re.split(r"[/?#]", v, maxsplit=1)[0]
+            raise ValueError(f"{v!r} has a path: give the domain alone, e.g. {host}")
         if not _HOST.match(v):
             raise ValueError(f"{v!r} is not a domain name")
         return v
@@ -222,11 +228,17 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
 
 
+def loopback_callbacks(ports: list[int]) -> list[str]:
+    """The exact callback URLs to register for these fixed ports; with none, the port-less loopback URL that
+    tenants following RFC 8252 §7.3 match on any port (Auth0 does not: it needs a fixed port)."""
+    if ports:
+        return [f"http://127.0.0.1:{port}/callback" for port in ports]
+    return ["http://127.0.0.1/callback"]
+
+
 def callback_urls(profile: TenantProfile) -> list[str]:
-    """The exact Allowed Callback URLs to register for this profile's client."""
-    if profile.redirect_ports:
-        return [f"http://127.0.0.1:{port}/callback" for port in profile.redirect_ports]
-    return ["http://127.0.0.1/callback (any port: RFC 8252 §7.3 loopback)"]
+    """The exact Allowed Callback URLs to register for this profile's client, nothing else (they are copied)."""
+    return loopback_callbacks(profile.redirect_ports)
 
 
 class NotificationSettings(BaseModel):
