@@ -32,7 +32,9 @@ def notice_text(dead_runs: list[DeadRun]) -> str:
     if last.report is not None:
         url = QUrl.fromLocalFile(str(last.report)).toString()
         name = html.escape(last.report.name)
-        text += f' <a href="{html.escape(url, quote=True)}">Open the crash report</a> ({name}, in the log folder)'
+        text += (
+            f' <a href="{html.escape(url, quote=True)}">Open the crash report</a> ({name}, in the log folder)'
+        )
     return text
 
 
