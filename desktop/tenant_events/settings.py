@@ -19,13 +19,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
 from tenant_events.paths import AppPaths
+from tenant_events.url_forms import loopback_callbacks, normalize_url
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,6 @@ _CLIENT_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 _SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
 _REQUIRED_SCOPES = ("openid", "read:events")  # sign-in (OIDC) and the events API (spec 000)
-DEFAULT_CALLBACK_PORT = 53682  # the fixed port the README suggests registering
 _HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$"
@@ -212,28 +212,6 @@ def make_profile(**fields: Any) -> TenantProfile:
         message = str(first.get("msg", "")).removeprefix("Value error, ")
         message = message.removeprefix(f"{field}: ")
         raise ConfigError(f"profile {field}", message) from None
-
-
-def normalize_url(url: str) -> str:
-    """One spelling per place: lower-case scheme and host, no default port, no trailing slash."""
-    parts = urlsplit(url.strip())
-    scheme, host = parts.scheme.lower(), parts.hostname or ""
-    try:
-        port = parts.port
-    except ValueError:  # not a port number: leave it to the URL checks to refuse
-        return url.strip().rstrip("/")
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None or port == {"http": 80, "https": 443}.get(scheme) else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
-
-
-def loopback_callbacks(ports: list[int]) -> list[str]:
-    """The exact callback URLs to register for these fixed ports; with none, the port-less loopback URL that
-    tenants following RFC 8252 §7.3 match on any port (Auth0 does not: it needs a fixed port)."""
-    if ports:
-        return [f"http://127.0.0.1:{port}/callback" for port in ports]
-    return ["http://127.0.0.1/callback"]
 
 
 def callback_urls(profile: TenantProfile) -> list[str]:

@@ -21,7 +21,6 @@ from tenant_events.http import InsecureURLError, check_url
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.settings import (
-    DEFAULT_CALLBACK_PORT,
     Settings,
     TenantProfile,
     callback_urls,
@@ -29,6 +28,7 @@ from tenant_events.settings import (
     make_profile,
     save_settings,
 )
+from tenant_events.url_forms import DEFAULT_CALLBACK_PORT
 
 EXIT_HELP = "Exit codes: 0 signed in/out · 2 usage · 3 bad profile value · 4 sign-in failed · 6 network"
 

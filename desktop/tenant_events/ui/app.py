@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
-from tenant_events.auth.browser import open_in_browser
+from tenant_events.auth.browser import open_in_background as system_opener
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.crash import DeadRun
@@ -55,22 +54,6 @@ from tenant_events.ui.wake_watcher import WakeWatcher
 log = logging.getLogger(__name__)
 Opener = Callable[[str], Awaitable[None] | None]
 MAX_NOTIFY_SCAN = 2000
-
-
-def system_opener(url: str) -> None:
-    """Open the system browser without waiting for it.
-
-    `webbrowser` may block until the browser exits ($BROWSER commands, a first Firefox window), and the
-    loopback listener must keep serving on this loop meanwhile, so the call runs on its own thread.
-    """
-
-    def go() -> None:
-        if not open_in_browser(url):
-            log.warning(
-                "could not open the system browser; open the sign-in page yourself (shown in the window)"
-            )
-
-    threading.Thread(target=go, name="open-browser", daemon=True).start()
 
 
 @dataclass

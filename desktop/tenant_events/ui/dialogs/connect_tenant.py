@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.errors import ConfigError
-from tenant_events.settings import DEFAULT_CALLBACK_PORT, TenantProfile, loopback_callbacks, make_profile
+from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.url_forms import DEFAULT_CALLBACK_PORT, loopback_callbacks
 
 FIELDS = ("domain", "client_id", "audience", "name", "ports")
 ERROR_STYLE = "color: #cf222e"
