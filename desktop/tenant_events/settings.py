@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
 from tenant_events.paths import AppPaths
+from tenant_events.url_forms import loopback_callbacks, normalize_url
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,13 @@ class TenantProfile(BaseModel):
                 parts.scheme == "http" and not is_loopback_host(parts.hostname)
             ):
                 raise ValueError(f"{v!r} must use https:// (http:// only for a loopback simulator)")
+            if parts.path.strip("/") or parts.query or parts.fragment:
+                raise ValueError(f"{v!r} has a path: give the domain alone, e.g. {parts.netloc}")
             v = parts.netloc
         v = v.rstrip("/")
+        if "/" in v or "?" in v or "#" in v:
+            host = re.split(r"[/?#]", v, maxsplit=1)[0]
+            raise ValueError(f"{v!r} has a path: give the domain alone, e.g. {host}")
         if not _HOST.match(v):
             raise ValueError(f"{v!r} is not a domain name")
         return v
@@ -209,10 +215,8 @@ def make_profile(**fields: Any) -> TenantProfile:
 
 
 def callback_urls(profile: TenantProfile) -> list[str]:
-    """The exact Allowed Callback URLs to register for this profile's client."""
-    if profile.redirect_ports:
-        return [f"http://127.0.0.1:{port}/callback" for port in profile.redirect_ports]
-    return ["http://127.0.0.1/callback (any port: RFC 8252 §7.3 loopback)"]
+    """The exact Allowed Callback URLs to register for this profile's client, nothing else (they are copied)."""
+    return loopback_callbacks(profile.redirect_ports)
 
 
 class NotificationSettings(BaseModel):
@@ -286,8 +290,26 @@ class Settings(BaseModel):
         for profile in self.tenants:
             if profile.name == name:
                 return profile
-        known = ", ".join(t.name for t in self.tenants) or "none"
-        raise ConfigError("tenant", f"no profile named {name!r} (known: {known})")
+        if not self.tenants:
+            raise ConfigError(
+                "tenant",
+                f"no profile named {name!r}: there are no tenant profiles yet",
+                "add one: tenant-events login --auth-url URL --client-id ID",
+            )
+        raise ConfigError(
+            "tenant",
+            f"no profile named {name!r}; known: {self.describe_profiles()}",
+            "pick one with --tenant NAME",
+        )
+
+    def describe_profiles(self) -> str:
+        """'acme (https://acme.example/api/v2), demo (http://127.0.0.1:5000/api/v2)': names with stream URLs."""
+        return ", ".join(f"{t.name} ({t.base_url})" for t in self.tenants)
+
+    def streaming_from(self, base_url: str) -> list[TenantProfile]:
+        """The profiles whose stream lives at `base_url` (compared as normalize_url does)."""
+        wanted = normalize_url(base_url)
+        return [t for t in self.tenants if normalize_url(t.base_url) == wanted]
 
     def upsert(self, profile: TenantProfile) -> None:
         self.tenants = [t for t in self.tenants if t.name != profile.name] + [profile]

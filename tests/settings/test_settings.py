@@ -108,8 +108,21 @@ def test_tenant_lookup_errors_name_the_choice(paths):
     s.upsert(make_profile(domain="b.example", client_id="abc"))
     with pytest.raises(ConfigError, match=r"several profiles exist \(a-example, b-example\)"):
         s.tenant(None)
-    with pytest.raises(ConfigError, match=r"no profile named 'c' \(known: a-example, b-example\)"):
+    known = r"known: a-example \(https://a.example/api/v2\), b-example \(https://b.example/api/v2\)"
+    with pytest.raises(ConfigError, match=rf"no profile named 'c'; {known} — pick one with --tenant NAME"):
         s.tenant("c")
+    with pytest.raises(ConfigError, match=r"no profile named 'c': there are no tenant profiles yet"):
+        Settings().tenant("c")
+
+
+def test_profiles_are_found_by_their_stream_url_however_it_is_spelled():
+    s = Settings()
+    s.upsert(make_profile(domain="a.example", client_id="abc"))
+    s.upsert(make_profile(domain="127.0.0.1:5000", client_id="abc", name="sim"))
+    assert [t.name for t in s.streaming_from("HTTPS://A.Example:443/api/v2/")] == ["a-example"]
+    assert [t.name for t in s.streaming_from("http://127.0.0.1:5000/api/v2")] == ["sim"]
+    assert s.streaming_from("https://a.example/api/v3") == []
+    assert s.streaming_from("https://a.example:8443/api/v2") == []
 
 
 @pytest.mark.expect_warning_logs

@@ -50,20 +50,37 @@ def test_connect_dialog_validates_and_shows_callback_urls(qtbot):
     d.show()
     ok = d.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert not ok.isEnabled()
+    # What to register is there from the start: the fixed port the README suggests, exactly as it is pasted.
+    assert d.ports.text() == "53682"
+    assert d.callbacks.text() == "http://127.0.0.1:53682/callback"
+    d.copy_callbacks()
+    assert QGuiApplication.clipboard().text() == "http://127.0.0.1:53682/callback"
     d.domain.setText("acme.eu.auth0.com")
     d.client_id.setText("bad id with spaces")
-    assert not ok.isEnabled() and "client_id" in d.error.text() and "bad id with spaces" in d.error.text()
+    assert not ok.isEnabled() and "bad id with spaces" in d.error_text("client_id")
     d.client_id.setText("AbCdEf0123456789AbCdEf0123456789")
-    assert ok.isEnabled() and d.error.text() == ""
-    assert "http://127.0.0.1/callback" in d.callbacks.text()
-    d.copy_callbacks()
-    assert QGuiApplication.clipboard().text() == d.callbacks.text()
+    assert ok.isEnabled() and not any(d.error_text(k) for k in ("domain", "client_id", "ports"))
+    d.ports.setText("53682, 53683")
+    assert d.callbacks.text() == "http://127.0.0.1:53682/callback\nhttp://127.0.0.1:53683/callback"
+    d.ports.setText("80")
+    assert not ok.isEnabled() and "'80' is not a usable port" in d.error_text("ports")
+    d.ports.setText("53682")
     d.domain.setText("http://evil.example.com")  # plain http only for loopback
-    assert not ok.isEnabled() and d.error.text()
+    assert not ok.isEnabled() and "https://" in d.error_text("domain")
+    for with_path in ("acme.eu.auth0.com/authorize", "https://acme.eu.auth0.com/api/v2"):
+        d.domain.setText(with_path)
+        assert not ok.isEnabled()
+        assert "has a path: give the domain alone, e.g. acme.eu.auth0.com" in d.error_text("domain")
+    save_screenshot(d, "connect-tenant-path")
     d.domain.setText("acme.eu.auth0.com")
     with qtbot.waitSignal(d.profile_ready) as got:
         ok.click()
-    assert got.args[0].domain == "acme.eu.auth0.com" and got.args[0].name == "acme-eu-auth0-com"
+    profile = got.args[0]
+    assert profile.domain == "acme.eu.auth0.com" and profile.name == "acme-eu-auth0-com"
+    assert profile.redirect_ports == [53682]
+    assert d.isVisible() and not ok.isEnabled() and "Checking acme.eu.auth0.com" in d.status.text()
+    d.check_failed("domain", "cannot reach the tenant")
+    assert d.isVisible() and ok.isEnabled() and d.error_text("domain") == "cannot reach the tenant"
     save_screenshot(d, "connect-tenant")
 
 

@@ -8,11 +8,15 @@ that the OS accepted the request, so callers ALWAYS also show the URL (msal's `a
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import threading
 import webbrowser
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+
+log = logging.getLogger(__name__)
 
 _BUNDLE_VARS = (
     "LD_LIBRARY_PATH",
@@ -63,3 +67,19 @@ def open_in_browser(url: str) -> bool:
         return webbrowser.open(url, new=1, autoraise=True)
     with _host_env_applied():
         return webbrowser.open(url, new=1, autoraise=True)
+
+
+def open_in_background(url: str) -> None:
+    """Open the system browser without waiting for it (the desktop app's opener).
+
+    `webbrowser` may block until the browser exits ($BROWSER commands, a first Firefox window), and the
+    loopback listener must keep serving on the caller's loop meanwhile, so the call runs on its own thread.
+    """
+
+    def go() -> None:
+        if not open_in_browser(url):
+            log.warning(
+                "could not open the system browser; open the sign-in page yourself (shown in the window)"
+            )
+
+    threading.Thread(target=go, name="open-browser", daemon=True).start()

@@ -9,6 +9,7 @@ login.md §1 "JWKS").
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ from joserfc.jwk import KeySet
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tenant_events.auth.errors import SignInFailed
-from tenant_events.errors import NetworkError
+from tenant_events.errors import ConfigError, NetworkError
 from tenant_events.http import InsecureURLError, check_url, untrusted_certificate
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,23 @@ class ProviderMetadata(BaseModel):
     id_token_signing_alg_values_supported: list[str] | None = None
 
 
+def _unreachable_because(exc: BaseException) -> str:
+    """In words: the name does not resolve, nobody listens, no answer — else what the HTTP library says."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return f"the name does not resolve (DNS: {seen.strerror})"
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(exc, httpx.TimeoutException):
+        return "no answer in time"
+    text = str(exc)
+    if "All connection attempts failed" in text:
+        return "connection refused or unreachable"
+    return text or exc.__class__.__name__
+
+
 def _same_place(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
@@ -54,7 +72,7 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
                 "check the domain; behind a TLS-inspecting proxy, set SSL_CERT_FILE to your organisation's CA file",
             ) from exc
         raise NetworkError(
-            f"cannot reach the tenant at {auth_url}: {exc or exc.__class__.__name__}",
+            f"cannot reach the tenant at {auth_url}: {_unreachable_because(exc)}",
             "check the domain and your network",
         ) from exc
     if response.status_code != 200:
@@ -91,6 +109,18 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
     if methods is not None and "S256" not in methods:
         raise SignInFailed("discovery_failed", f"the tenant does not support PKCE S256 (it lists {methods})")
     return meta
+
+
+async def check_tenant(client: httpx.AsyncClient, auth_url: str, field: str = "domain") -> ProviderMetadata:
+    """Before a tenant profile is saved: its discovery document answers and names this tenant as the issuer.
+
+    NetworkError when it cannot be reached (DNS, connection, TLS); ConfigError naming `field` when what answers
+    is not this tenant's OpenID provider (no discovery document, another issuer, no PKCE)."""
+    try:
+        return await fetch_metadata(client, auth_url)
+    except SignInFailed as exc:
+        hint = exc.hint if exc.hint != "sign in again" else "check the domain"
+        raise ConfigError(field, exc.message, hint) from exc
 
 
 class JwksCache:

@@ -8,10 +8,12 @@ never used (keyrings.alt's are refused).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +29,11 @@ class SecretStoreUnavailable(Exception):
 class SecretStore(Protocol):
     """A per-tenant secret slot; `persistent` is False for the session-only fallback."""
 
-    persistent: bool
-    description: str
+    @property
+    def persistent(self) -> bool: ...
+
+    @property
+    def description(self) -> str: ...
 
     def get(self, tenant: str) -> str | None: ...
 
@@ -135,6 +140,43 @@ class KeyringSecretStore:
 class OpenedStore:
     store: SecretStore
     notice: str | None  # set when sign-in will last only this session
+    reason: str | None = None  # why, in a few words (the notice's middle part)
+
+
+# What the Secret Service says before anything is read: a read of a locked or new keyring opens a password prompt.
+ServiceState = Literal["locked", "new", "absent"]
+_STATE_TEXT: dict[str, str] = {
+    "locked": "the system keyring is locked",
+    "new": "the system keyring has not been set up yet",
+    "absent": "no system keyring is available (no Secret Service on the session bus)",
+}
+
+
+def secret_service_state() -> ServiceState | None:
+    """'locked', 'new' (no default keyring yet) or 'absent' without prompting; None when it looks usable or
+    the backend is not the Secret Service (macOS, Windows: their prompts are the OS's own)."""
+    import keyring
+
+    if type(keyring.get_keyring()).__module__ != "keyring.backends.SecretService":
+        return None
+    import secretstorage
+    from secretstorage.collection import DEFAULT_COLLECTION
+    from secretstorage.exceptions import ItemNotFoundException
+
+    try:
+        bus = secretstorage.dbus_init()
+    except Exception:  # no session bus at all
+        return "absent"
+    with contextlib.closing(bus):
+        try:
+            if not secretstorage.check_service_availability(bus):
+                return "absent"
+            collection = secretstorage.Collection(bus, DEFAULT_COLLECTION)  # reads a property: no prompt
+            return "locked" if collection.is_locked() else None
+        except ItemNotFoundException:
+            return "new"
+        except Exception:
+            return None  # let the read below find out
 
 
 def _usable_backend_problem() -> str | None:
@@ -146,7 +188,7 @@ def _usable_backend_problem() -> str | None:
         return f"the keyring module cannot load ({exc.__class__.__name__})"
     backend = keyring.get_keyring()
     if isinstance(backend, fail.Keyring | null.Keyring):
-        return "no system keyring is available (no Secret Service on the session bus)"
+        return _STATE_TEXT["absent"]
     module = type(backend).__module__
     if module.startswith("keyrings.alt"):
         return f"the configured keyring {type(backend).__name__} stores secrets in a plain file"
@@ -154,38 +196,60 @@ def _usable_backend_problem() -> str | None:
         priority = float(backend.priority)
     except Exception:
         priority = 0.0
+    if priority <= 0 and module == "keyring.backends.SecretService":  # chosen earlier, gone from the bus now
+        return _STATE_TEXT["absent"]
     if priority <= 0:
         return f"the keyring backend {type(backend).__name__} is not usable here"
     return None
 
 
-def _probe(store: KeyringSecretStore, wait: float) -> str | None:
-    """Read once in a daemon thread: an unlock prompt may never be answered (secretstorage#33)."""
+def _probe(
+    store: KeyringSecretStore, wait: float, on_state: Callable[[str | None], None] | None
+) -> str | None:
+    """Read once in a daemon thread: an unlock prompt may never be answered (secretstorage#33).
+
+    `on_state` hears the Secret Service's state first (from that thread), so a caller can say "locked — waiting
+    for the unlock prompt" while the prompt is open."""
     outcome: list[str | None] = []
+    seen: list[ServiceState | None] = []
 
     def read() -> None:
+        state = secret_service_state()
+        seen.append(state)
+        if on_state is not None:
+            on_state(state)
+        if state == "absent":
+            outcome.append(_STATE_TEXT["absent"])
+            return
         try:
             store.get("__probe__")
             outcome.append(None)
         except SecretStoreUnavailable as exc:
-            outcome.append(str(exc))
+            outcome.append(f"{_STATE_TEXT[state]} (its password prompt was dismissed)" if state else str(exc))
 
     worker = threading.Thread(target=read, name="keyring-probe", daemon=True)
     worker.start()
     worker.join(wait)
-    if not outcome:
-        return f"the system keyring did not answer within {wait:g} s (an unlock prompt left open?)"
-    return outcome[0]
+    if outcome:
+        return outcome[0]
+    state = seen[0] if seen else None
+    if state in ("locked", "new"):
+        return f"{_STATE_TEXT[state]} (its password prompt was not answered within {wait:g} s)"
+    return f"the system keyring did not answer within {wait:g} s (an unlock prompt left open?)"
 
 
-def open_secret_store(probe: bool = True, probe_wait: float = 60.0) -> OpenedStore:
-    """The keyring if it works (a read proves it answers), else session-only with a notice."""
+def open_secret_store(
+    probe: bool = True, probe_wait: float = 60.0, on_state: Callable[[str | None], None] | None = None
+) -> OpenedStore:
+    """The keyring if it works (a read proves it answers), else session-only with a notice.
+
+    Blocks up to `probe_wait` s while the system shows an unlock prompt: call it off the UI thread."""
     problem = _usable_backend_problem()
     if problem is None:
         store = KeyringSecretStore()
         if not probe:
             return OpenedStore(store, None)
-        problem = _probe(store, probe_wait)
+        problem = _probe(store, probe_wait, on_state)
         if problem is None:
             return OpenedStore(store, None)
     notice = (
@@ -193,4 +257,46 @@ def open_secret_store(probe: bool = True, probe_wait: float = 60.0) -> OpenedSto
         "Unlock or install a system keyring (e.g. GNOME Keyring, KWallet) to stay signed in."
     )
     log.warning("%s", notice)
-    return OpenedStore(MemorySecretStore(), notice)
+    return OpenedStore(MemorySecretStore(), notice, problem)
+
+
+class PendingSecretStore:
+    """The app's store while the keyring is still being opened (off the UI thread): calls wait for `resolve()`.
+
+    Callers use it from worker threads (`asyncio.to_thread`), so the wait never holds the UI; `wait` bounds it
+    in case nobody resolves (the app resolves with a session-only store when it quits first)."""
+
+    def __init__(self, wait: float) -> None:
+        self._ready = threading.Event()
+        self._store: SecretStore = MemorySecretStore("checking the system keyring")
+        self._wait = wait
+
+    @property
+    def persistent(self) -> bool:
+        return self._store.persistent
+
+    @property
+    def description(self) -> str:
+        return self._store.description
+
+    @property
+    def resolved(self) -> bool:
+        return self._ready.is_set()
+
+    def resolve(self, store: SecretStore) -> None:
+        if not self._ready.is_set():
+            self._store = store
+            self._ready.set()
+
+    def _target(self) -> SecretStore:
+        self._ready.wait(self._wait)
+        return self._store
+
+    def get(self, tenant: str) -> str | None:
+        return self._target().get(tenant)
+
+    def set(self, tenant: str, secret: str) -> None:
+        self._target().set(tenant, secret)
+
+    def delete(self, tenant: str) -> None:
+        self._target().delete(tenant)

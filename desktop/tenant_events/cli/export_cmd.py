@@ -17,6 +17,7 @@ from typing import IO, Any
 import orjson
 
 from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.store import EventReader, StoredEvent
@@ -38,7 +39,8 @@ CSV_COLUMNS = (
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("export", help="write every stored event as JSONL or CSV", description=__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
+                              epilog="Exit codes: 0 done (also when the reader of - stops early, as `| head` does) · 2 usage, "
+                              "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
     p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
     fmt = p.add_mutually_exclusive_group(required=True)
@@ -93,17 +95,32 @@ def run(args: argparse.Namespace) -> int:
     target: str = args.jsonl or args.csv
     with EventReader(database) as reader:
         if target == "-":
-            count = _write(reader, sys.stdout, bool(args.csv))
-            sys.stdout.flush()
-        else:
-            dest = Path(target)
-            fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-                    count = _write(reader, out, bool(args.csv))
-                os.replace(tmp, dest)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+                count = _write(reader, sys.stdout, bool(args.csv))
+                sys.stdout.flush()
+            except BrokenPipeError:  # `| head` has what it wanted: stop quietly
+                quiet_stdout()
+                return 0
+        else:
+            count = _write_file(reader, Path(target), bool(args.csv))
     print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
     return 0
+
+
+def _write_file(reader: EventReader, dest: Path, as_csv: bool) -> int:
+    """Into a temp file beside `dest`, renamed over it at the end: a failed export leaves no half file."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
+    except OSError as exc:
+        raise cannot_write(str(dest), exc) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            count = _write(reader, out, as_csv)
+        os.replace(tmp, dest)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise cannot_write(str(dest), exc) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count

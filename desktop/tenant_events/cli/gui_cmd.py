@@ -33,17 +33,11 @@ def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
     os.environ.setdefault("QT_API", "pyside6")
-    from tenant_events.crash import RunMarker, enable_fatal_log, latest_report
+    from tenant_events.crash import enable_fatal_log
     from tenant_events.ui.app import AppOptions
     from tenant_events.ui.launch import run_gui
 
     enable_fatal_log(paths.log_dir)
     options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized))
-    with RunMarker(paths.data_dir) as marker:
-        if marker.previous_run_crashed:
-            report = latest_report(paths.log_dir)
-            logging.getLogger(__name__).warning(
-                "Tenant Events did not exit cleanly last time; resuming every tenant from its stored cursor%s",
-                f" (crash report: {report})" if report else "",
-            )
-        return run_gui(paths, options, sys.argv[:1])
+    # The run marker is set by run_gui once this process is the running instance (not a hand-over).
+    return run_gui(paths, options, sys.argv[:1])

@@ -1,6 +1,7 @@
 """`tenant-events login` and `tenant-events logout`: browser sign-in from the terminal (issue 6).
 
-`login --auth-url URL --client-id ID` creates or updates a tenant profile in the data dir, then signs in; with
+`login --auth-url URL --client-id ID` checks the tenant (its discovery document answers and names it as the
+issuer), then creates or updates a tenant profile in the data dir and signs in; with
 `--tenant NAME` (or nothing, when the data dir holds one profile) it signs in to a saved profile. The refresh
 token goes to the system keyring; `tenant-events stream` then uses it. With `--no-browser` the FIRST stdout line
 is the authorization URL alone (for scripts and remote shells); otherwise the browser is opened and the URL is
@@ -27,6 +28,7 @@ from tenant_events.settings import (
     make_profile,
     save_settings,
 )
+from tenant_events.url_forms import DEFAULT_CALLBACK_PORT
 
 EXIT_HELP = "Exit codes: 0 signed in/out · 2 usage · 3 bad profile value · 4 sign-in failed · 6 network"
 
@@ -172,17 +174,35 @@ def run_login(args: argparse.Namespace) -> int:
         print(f"tenant-events: {notice}", file=sys.stderr)
     profile, changed = _profile_for_login(args, settings)
     if changed:
+        # Checked before it is saved: a domain that is not this tenant's OpenID provider leaves no profile.
+        asyncio.run(_check(profile))
         settings.upsert(profile)
         if settings.active_tenant is None:
             settings.active_tenant = profile.name
         save_settings(paths, settings)
         print(
-            f"Saved tenant profile {profile.name!r}. Callback URL(s) to allow for client {profile.client_id}: "
-            + ", ".join(callback_urls(profile)),
-            file=sys.stderr,
-            flush=True,
+            f"Saved tenant profile {profile.name!r}. {_callbacks_line(profile)}", file=sys.stderr, flush=True
         )
     return asyncio.run(_login(args, profile))
+
+
+async def _check(profile: TenantProfile) -> None:
+    from tenant_events.auth.discovery import check_tenant
+    from tenant_events.http import api_client
+
+    async with api_client() as http:
+        await check_tenant(http, profile.auth_url, "--auth-url")
+
+
+def _callbacks_line(profile: TenantProfile) -> str:
+    urls = " ".join(callback_urls(profile))
+    if profile.redirect_ports:
+        return f"Callback URL(s) to allow for client {profile.client_id}: {urls}"
+    return (
+        f"Callback URL to allow for client {profile.client_id}: {urls} (any port; a tenant that matches the "
+        f"port exactly, like Auth0, needs a fixed one: --port {DEFAULT_CALLBACK_PORT} and "
+        f"http://127.0.0.1:{DEFAULT_CALLBACK_PORT}/callback)"
+    )
 
 
 async def _logout(profile: TenantProfile, browser: bool, return_to: str | None = None) -> None:

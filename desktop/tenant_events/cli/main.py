@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -58,28 +60,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help()
         return 2
+    log = logging.getLogger("tenant_events")
     try:
         return int(run(args))
     except UserFixableError as exc:
-        logging.getLogger("tenant_events").error("%s", exc)
+        if log.hasHandlers():  # else logging's last-resort handler would print the line a second time
+            log.error("%s", exc)
         print(f"tenant-events: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: one line for the user, the whole story in a report
-        import traceback
+    except BrokenPipeError as exc:
+        if not _stdout_is_pipe():
+            return _unexpected(args, exc)
+        # whoever read stdout stopped (`| head`): nothing to say, nothing to report
+        from tenant_events.cli.output_file import quiet_stdout
 
-        from tenant_events.crash import write_report
-        from tenant_events.logs import redact
-        from tenant_events.paths import AppPaths
+        quiet_stdout()
+        return 0
+    except Exception as exc:
+        return _unexpected(args, exc)
 
-        # Redacted here, not by the handlers: a command may fail before it installed them.
-        trace = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-        logging.getLogger("tenant_events").error("unexpected error\n%s", trace)
-        report = write_report(AppPaths.resolve(getattr(args, "data_dir", None)).log_dir, exc)
-        where = f"; the report is in {report}" if report else ""
-        print(
-            f"tenant-events: unexpected error: {type(exc).__name__}: {redact(str(exc))}{where}",
-            file=sys.stderr,
-        )
-        return 1
+
+def _stdout_is_pipe() -> bool:
+    try:
+        mode = os.fstat(sys.stdout.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _unexpected(args: argparse.Namespace, exc: BaseException) -> int:
+    """A bug: one line for the user, the whole story in a report."""
+    import traceback
+
+    from tenant_events.crash import write_report
+    from tenant_events.logs import redact
+    from tenant_events.paths import AppPaths
+
+    log = logging.getLogger("tenant_events")
+    # Redacted here, not by the handlers: a command may fail before it installed them.
+    trace = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    if log.hasHandlers():
+        log.error("unexpected error\n%s", trace)
+    report = write_report(AppPaths.resolve(getattr(args, "data_dir", None)).log_dir, exc)
+    where = f"; the report is in {report}" if report else ""
+    print(
+        f"tenant-events: unexpected error: {type(exc).__name__}: {redact(str(exc))}{where}", file=sys.stderr
+    )
+    return 1

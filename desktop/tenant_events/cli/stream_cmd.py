@@ -1,8 +1,9 @@
 """`tenant-events stream`: follow a tenant's event stream headless into the local store (issue 5).
 
 Token, in order: `TENANT_EVENTS_ACCESS_TOKEN`; `--client-id` + `TENANT_EVENTS_CLIENT_SECRET` (client
-credentials, for services); the stored sign-in of `--tenant` (`tenant-events login`). Resumes from the stored
-cursor; runs until SIGINT/SIGTERM, then commits what it received and exits 0. State changes go to stderr.
+credentials, for services); the stored sign-in (`tenant-events login`) of `--tenant`, or of the profile that
+streams from `--base-url`. Resumes from the stored cursor; runs until SIGINT/SIGTERM, then commits what it
+received and exits 0. State changes go to stderr.
 """
 
 from __future__ import annotations
@@ -13,27 +14,23 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
-from urllib.parse import urlsplit
 
+from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.options import add_data_dir
-from tenant_events.errors import ConfigError, SignInRequired, StorageError, UserFixableError
-from tenant_events.http import InsecureURLError, api_client, check_url
+from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
+from tenant_events.errors import NetworkError, SignInRequired, StorageError, UserFixableError
 from tenant_events.logs import setup_logging
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
-from tenant_events.settings import TenantProfile, load_settings, slugify
 from tenant_events.store import CommitResult, EventReader
-from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState
-from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
 from tenant_events.wire import EVENT_TYPE_NAMES
-
-TOKEN_ENV = "TENANT_EVENTS_ACCESS_TOKEN"
-SECRET_ENV = "TENANT_EVENTS_CLIENT_SECRET"
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
 
@@ -66,14 +63,18 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 stopped by SIGINT/SIGTERM · 2 usage · 3 bad profile · 4 sign-in required · "
-        "5 storage · 6 network · 7 the tenant refused the request (400/403/404)",
+        "5 storage · 6 network (the server never answered within --unreachable-timeout) · 7 the tenant refused the request (400/403/404)",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--tenant", metavar="NAME", help="tenant profile (from tenant-events login)")
     where.add_argument(
         "--base-url", metavar="URL", help="the stream's {base_url}, e.g. https://tenant.example/api/v2"
     )
-    p.add_argument("--name", metavar="NAME", help="database name for --base-url (default: from the host)")
+    p.add_argument(
+        "--name",
+        metavar="NAME",
+        help="database name for --base-url (default: its profile's name, else from the host)",
+    )
     p.add_argument("--event-type", metavar="T", action="append", type=event_type_arg, default=[],
                    help="only this event type (repeatable); default all")  # fmt: skip
     p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
@@ -83,71 +84,49 @@ def register(subparsers: Any) -> None:
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
+    p.add_argument("--unreachable-timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
+                   help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
+                   f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
+                   "open, network loss is retried for as long as it lasts")  # fmt: skip
     p.set_defaults(run=run)
 
 
-def _profile(args: argparse.Namespace, paths: AppPaths) -> tuple[str, str, str, str, TenantProfile | None]:
-    """(database name, base_url, auth_url, audience, profile or None)."""
-    if args.base_url:
-        try:
-            base_url = check_url(args.base_url).rstrip("/")
-        except InsecureURLError as exc:
-            raise ConfigError("--base-url", str(exc)) from None
-        parts = urlsplit(base_url)
-        auth_url = f"{parts.scheme}://{parts.netloc}"
-        return args.name or slugify(parts.netloc), base_url, auth_url, base_url + "/", None
-    profile = load_settings(paths).tenant(args.tenant)
-    return profile.name, profile.base_url, profile.auth_url, profile.audience, profile
-
-
-async def _tokens(
-    args: argparse.Namespace,
-    auth_url: str,
-    audience: str,
-    profile: TenantProfile | None,
-    stack: contextlib.AsyncExitStack,
-) -> TokenProvider:
-    env_token = os.environ.get(TOKEN_ENV)
-    if env_token:
-        return StaticTokenProvider(env_token)
-    if args.client_id:
-        return ClientCredentialsTokenProvider(
-            auth_url, args.client_id, os.environ.get(SECRET_ENV, ""), audience
-        )
-    if profile is None:
-        raise SignInRequired(
-            f"no access token for {auth_url}",
-            f"set {TOKEN_ENV}, use --client-id with {SECRET_ENV}, or sign in first: tenant-events login",
-        )
-    from tenant_events.auth.secret_store import open_secret_store
-    from tenant_events.auth.sign_in import restore_session
-
-    http = await stack.enter_async_context(api_client())
-    return await restore_session(http, profile, open_secret_store().store)
+def _open_output(target: str) -> IO[str]:
+    """Opened before the stream starts, so a bad path is one line and nothing was fetched for it."""
+    if target == "-":
+        return sys.stdout
+    try:
+        # Events can hold personal data: a new file is the user's alone (0600), like the export (mkstemp).
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:
+        raise cannot_write(target, exc) from None
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 class _JsonlSink:
     """Writes each committed batch's new events as stream-message lines (the export format)."""
 
-    def __init__(self, target: str, reader: EventReader) -> None:
+    def __init__(self, out: IO[str], reader: EventReader, on_closed: Callable[[], None]) -> None:
         self._reader = reader
-        # Events can hold personal data: a new file is the user's alone (0600), like the export (mkstemp).
-        self._out: IO[str] = (
-            sys.stdout
-            if target == "-"
-            else os.fdopen(
-                os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8"
-            )
-        )
+        self._out = out
+        self._on_closed = on_closed
+        self._closed = False
 
     def __call__(self, result: CommitResult) -> None:
         from tenant_events.cli.export_cmd import jsonl_line
 
-        if result.first_seq is None:
+        if result.first_seq is None or self._closed:
             return
-        for event, raw in self._reader.range_raw(result.first_seq, result.last_seq or result.first_seq):
-            self._out.write(jsonl_line(event, raw))
-        self._out.flush()
+        try:
+            for event, raw in self._reader.range_raw(result.first_seq, result.last_seq or result.first_seq):
+                self._out.write(jsonl_line(event, raw))
+            self._out.flush()
+        except BrokenPipeError:  # `| head` has what it wanted: stop streaming, quietly
+            self._closed = True
+            quiet_stdout()
+            self._on_closed()
+        except OSError as exc:
+            raise cannot_write(getattr(self._out, "name", "the output"), exc) from None
 
     def close(self) -> None:
         if self._out is not sys.stdout:
@@ -161,31 +140,38 @@ def _report(change: StateChange) -> None:
 async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
-    name, base_url, auth_url, audience, profile = _profile(args, paths)
+    target = resolve_target(args, paths)
+    profile = target.profile
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
-        tokens = await _tokens(args, auth_url, audience, profile, stack)
-        config = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
-                              name=name, stall_timeout=args.stall_timeout)  # fmt: skip
-        monitor = TenantMonitor(name, paths, config, tokens)
+        out = _open_output(args.jsonl) if args.jsonl else None
+        if out is not None and out is not sys.stdout:
+            stack.callback(out.close)
+        tokens = await token_provider(args, target, stack)
+        config = EngineConfig(base_url=target.base_url, event_types=event_types, from_timestamp=args.from_timestamp,
+                              name=target.name, stall_timeout=args.stall_timeout)  # fmt: skip
+        monitor = TenantMonitor(target.name, paths, config, tokens)
         monitor.on_state.append(_report)
+        contact = FirstContact(target.base_url, args.unreachable_timeout, monitor.stop_soon)
+        monitor.on_state.append(contact.observe)
         await monitor.start()
+        watcher = asyncio.create_task(contact.watch(), name="first-contact")
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
-        sink = None
-        if args.jsonl:
+        if out is not None:
             reader = monitor.open_reader()
             stack.callback(reader.close)
-            sink = _JsonlSink(args.jsonl, reader)
-            stack.callback(sink.close)
-            monitor.on_commit.append(sink)
+            monitor.on_commit.append(_JsonlSink(out, reader, monitor.stop_soon))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, monitor.stop_soon)
         try:
             final = await monitor.wait()
         finally:
+            watcher.cancel()
             await monitor.stop()
+        if contact.error is not None:
+            raise contact.error
         stats = monitor.stats
         print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
               f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
@@ -199,6 +185,8 @@ def _exit_code(final: StateChange) -> int:
         return SignInRequired.exit_code
     if final.reason == "storage":
         return StorageError.exit_code
+    if final.reason == "untrusted_certificate":  # the server's identity could not be proven: a network error
+        return NetworkError.exit_code
     return EXIT_REFUSED
 
 

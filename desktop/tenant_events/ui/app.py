@@ -14,25 +14,27 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
-from tenant_events.auth.browser import open_in_browser
+from tenant_events.auth.browser import open_in_background as system_opener
 from tenant_events.auth.loopback import LoopbackListener
-from tenant_events.auth.secret_store import SecretStore, open_secret_store
+from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
+from tenant_events.crash import DeadRun
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import autostart, first_run
+from tenant_events.ui import autostart, first_run, keyring_check
+from tenant_events.ui.crash_notice import show_crash_notice
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
@@ -54,22 +56,6 @@ Opener = Callable[[str], Awaitable[None] | None]
 MAX_NOTIFY_SCAN = 2000
 
 
-def system_opener(url: str) -> None:
-    """Open the system browser without waiting for it.
-
-    `webbrowser` may block until the browser exits ($BROWSER commands, a first Firefox window), and the
-    loopback listener must keep serving on this loop meanwhile, so the call runs on its own thread.
-    """
-
-    def go() -> None:
-        if not open_in_browser(url):
-            log.warning(
-                "could not open the system browser; open the sign-in page yourself (shown in the window)"
-            )
-
-    threading.Thread(target=go, name="open-browser", daemon=True).start()
-
-
 @dataclass
 class AppOptions:
     demo: bool = False
@@ -77,6 +63,8 @@ class AppOptions:
     simulator_args: list[str] = field(default_factory=list)
     opener: Opener = system_opener
     secret_store: SecretStore | None = None  # tests pass one; default: the system keyring
+    keyring_wait: float = keyring_check.KEYRING_WAIT  # for an unlock prompt, before going session-only
+    dead_runs: list[DeadRun] = field(default_factory=list)  # earlier runs that died (crash.RunMarker)
     wake_tick_ms: int = 2000
 
 
@@ -102,7 +90,8 @@ class DesktopApp(QObject):
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
-        self.secrets: SecretStore | None = options.secret_store
+        # Until the keyring answers (off the UI thread, keyring_check.py) the sessions hold a pending store.
+        self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.sign_in_url = ""
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
         self.sign_in_prompt = SignInPrompt(self.window)
@@ -137,6 +126,7 @@ class DesktopApp(QObject):
         self.notifier.show_requested.connect(self.show_event)
         self.wake.woke.connect(self.nudge_all)
         self.sink.subscribe(self._show_notice)
+        w.banners.link_activated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))  # the crash report
         if self.tray is not None:
             t = self.tray
             t.open_requested.connect(w.bring_to_front)
@@ -168,13 +158,8 @@ class DesktopApp(QObject):
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
         if self.tray is not None:
-            self.tray.show()  # first: the keyring probe below can take a D-Bus round trip or a prompt
+            self.tray.show()
         self.http = api_client()
-        if self.secrets is None:
-            opened = await asyncio.to_thread(open_secret_store)
-            self.secrets = opened.store
-            if opened.notice:
-                self.sink.report(Notice("warning", "Sign-in is not remembered", opened.notice))
         for text in self.settings_notices:
             self.sink.report(Notice("warning", "Settings were reset", text))
         self.wake.start()
@@ -182,10 +167,11 @@ class DesktopApp(QObject):
         for profile in self.settings.tenants:
             if profile.name == DEMO_TENANT and self.options.demo:
                 continue
-            session = self._add_session(profile)
-            self.spawn(session.restore())
+            self._add_session(profile)
         if not self.options.minimized or self.tray is None:
             self.window.show()
+        show_crash_notice(self.window.banners, self.options.dead_runs)
+        self.spawn(self._restore_sign_ins(list(self.sessions.values())))
         # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
             self.spawn(self.start_demo())
@@ -203,7 +189,17 @@ class DesktopApp(QObject):
     def quit(self) -> None:
         self.quitting.set()
 
+    async def _restore_sign_ins(self, sessions: list[TenantSession]) -> None:
+        """Stored sign-ins live in the keyring, which may wait on an unlock prompt: the window is up already."""
+        if isinstance(self.secrets, PendingSecretStore):
+            opened = await keyring_check.open_keyring(self)
+            self.secrets.resolve(opened.store)
+        for session in sessions:
+            self.spawn(session.restore())
+
     async def shutdown(self) -> None:
+        if isinstance(self.secrets, PendingSecretStore):
+            self.secrets.resolve(MemorySecretStore())  # nobody waits for a keyring that never answered
         self.wake.stop()
         self._status_timer.stop()
         self.window.save_layout()
@@ -231,7 +227,6 @@ class DesktopApp(QObject):
 
     # -- tenants -----------------------------------------------------------------------------------------
     def _add_session(self, profile: TenantProfile) -> TenantSession:
-        assert self.secrets is not None
         r = self.settings.retention
         retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
         session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)

@@ -1,11 +1,13 @@
 """First run and new tenants: the welcome window, "Try the demo tenant" (the bundled simulator as a child
-process, then sign-in through the browser) and "Connect your tenant" (issue 7 "First run and tenants")."""
+process, then sign-in through the browser) and "Connect your tenant" (issue 7 "First run and tenants"): the
+tenant's discovery document is checked before its profile is saved."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from tenant_events.auth.discovery import check_tenant
 from tenant_events.errors import UserFixableError
 from tenant_events.settings import TenantProfile, make_profile
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
@@ -68,12 +70,22 @@ def show_welcome(app: DesktopApp) -> None:
 
 def open_connect(app: DesktopApp, profile: TenantProfile | None = None) -> None:
     dialog = ConnectTenantDialog(profile, app.window)
-    dialog.profile_ready.connect(lambda p: app.spawn(_connected(app, p)))
+    dialog.profile_ready.connect(lambda p: app.spawn(_connected(app, dialog, p)))
     app.connect_dialog = dialog
     dialog.open()
 
 
-async def _connected(app: DesktopApp, profile: TenantProfile) -> None:
+async def _connected(app: DesktopApp, dialog: ConnectTenantDialog, profile: TenantProfile) -> None:
+    """Check the tenant before anything is saved; a failure stays in the dialog, under the domain."""
+    try:
+        await check_tenant(app.http, profile.auth_url)
+    except UserFixableError as exc:  # unreachable (NetworkError) or not this tenant's provider (ConfigError)
+        text = exc.message.removeprefix("domain: ")
+        dialog.check_failed("domain", f"{text} — {exc.hint}" if exc.hint else text)
+        return
+    if not dialog.isVisible():  # cancelled while the check ran
+        return
+    dialog.check_passed()
     if app.welcome is not None:
         app.welcome.close()
         app.welcome = None

@@ -1,7 +1,8 @@
 """Starting the desktop app: one instance per data dir, the QApplication, the qasync loop, clean signals.
 
 run_gui(paths, options, argv) ─▶ hand over to a running instance, or
-                              └▶ asyncio.Runner(loop_factory=qasync.QEventLoop) ▶ DesktopApp.run()
+                              └▶ this instance's run marker (crash.py: which earlier runs died)
+                                 └▶ asyncio.Runner(loop_factory=qasync.QEventLoop) ▶ DesktopApp.run()
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from tenant_events.crash import RunMarker
 from tenant_events.paths import AppPaths
 from tenant_events.ui.app import AppOptions, DesktopApp
 from tenant_events.ui.notices import NoticeSink
@@ -23,11 +25,8 @@ log = logging.getLogger(__name__)
 
 def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
     """Start the app; returns its exit code."""
-    import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
-
-    from tenant_events.ui.notices import install_hooks
     from tenant_events.ui.qt_logging import install_qt_message_handler
-    from tenant_events.ui.single_instance import SingleInstance, hand_over, server_name
+    from tenant_events.ui.single_instance import hand_over, server_name
 
     qapp = QApplication.instance() or QApplication(argv)
     assert isinstance(qapp, QApplication)
@@ -37,9 +36,20 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
     qapp.setQuitOnLastWindowClosed(False)
     install_qt_message_handler()
     name = server_name(paths.data_dir)
-    if hand_over(name, argv):
+    if hand_over(name, argv):  # before the run marker: a hand-over must not touch the running instance's
         log.info("Tenant Events is already running for %s: asked it to show its window", paths.data_dir)
         return 0
+    with RunMarker(paths.data_dir, paths.log_dir) as marker:
+        options.dead_runs = marker.dead_runs
+        return _run_primary(qapp, paths, options, name)
+
+
+def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name: str) -> int:
+    import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
+
+    from tenant_events.ui.notices import install_hooks
+    from tenant_events.ui.single_instance import SingleInstance
+
     sink = NoticeSink()
     with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
         undo = install_hooks(sink, runner.get_loop())

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui import aggregates, window_state
 from tenant_events.ui.aggregates import TenantData
+from tenant_events.ui.banners import BannerArea
 from tenant_events.ui.detail_pane import DetailPane
 from tenant_events.ui.event_table_model import PAGE, Col, EventTableModel, count_new
 from tenant_events.ui.filter_bar import FilterBar
@@ -98,6 +99,8 @@ class MainWindow(QMainWindow):
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(8, 8, 8, 4)
+        self.banners = BannerArea()  # lasting notices: sign-ins not remembered, the last run died
+        layout.addWidget(self.banners)
         layout.addWidget(self.filter_bar)
         layout.addWidget(self.histogram)
         layout.addWidget(self.splitter, 1)

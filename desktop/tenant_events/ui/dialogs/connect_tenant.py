@@ -1,7 +1,15 @@
-"""Connect your tenant: domain, client ID and audience, checked by the settings model, with the exact
-callback URLs to register in the tenant's dashboard (copyable)."""
+"""Connect your tenant: domain, client ID, audience, name and the callback port(s), each checked as it is
+typed, with the exact callback URLs to register (copyable) shown from the start.
+
+"Connect and sign in" emits `profile_ready`; the app then checks the tenant (its discovery document is
+reachable and names the same issuer, first_run.py) and calls `check_failed` (the error appears under the field
+and nothing is saved) or `check_passed` (the dialog closes, the profile is saved and sign-in starts). The dialog
+itself opens no connection (STYLE §2).
+"""
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
@@ -18,16 +26,32 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.errors import ConfigError
-from tenant_events.settings import TenantProfile, callback_urls, make_profile
+from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.url_forms import DEFAULT_CALLBACK_PORT, loopback_callbacks
+
+FIELDS = ("domain", "client_id", "audience", "name", "ports")
+ERROR_STYLE = "color: #cf222e"
+
+
+def parse_ports(text: str) -> list[int]:
+    """'53682, 53683' → [53682, 53683]; ValueError naming the first bad value."""
+    ports: list[int] = []
+    for part in re.split(r"[,\s]+", text.strip()):
+        if not part:
+            continue
+        if not part.isdigit() or not 1024 <= int(part) <= 65535:
+            raise ValueError(f"{part!r} is not a usable port (1024–65535)")
+        ports.append(int(part))
+    return ports
 
 
 class ConnectTenantDialog(QDialog):
-    profile_ready = Signal(object)  # TenantProfile
+    profile_ready = Signal(object)  # TenantProfile, shape-checked; the app checks the tenant itself
 
     def __init__(self, profile: TenantProfile | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connect your tenant" if profile is None else f"Edit {profile.name}")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(600)
         self.domain = QLineEdit(profile.domain if profile else "")
         self.domain.setPlaceholderText("acme.eu.auth0.com")
         self.client_id = QLineEdit(profile.client_id if profile else "")
@@ -36,70 +60,162 @@ class ConnectTenantDialog(QDialog):
         self.audience.setPlaceholderText("https://acme.eu.auth0.com/api/v2/ (default)")
         self.name = QLineEdit(profile.name if profile else "")
         self.name.setPlaceholderText("short name (default: from the domain)")
-        for w, label in (
-            (self.domain, "Domain"),
-            (self.client_id, "Client ID"),
-            (self.audience, "Audience"),
-            (self.name, "Name"),
+        ports = profile.redirect_ports if profile else [DEFAULT_CALLBACK_PORT]
+        self.ports = QLineEdit(", ".join(str(p) for p in ports))
+        self.ports.setPlaceholderText("empty: any free port (only for tenants that accept any loopback port)")
+        self.errors: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, widget, label in (
+            ("domain", self.domain, "&Domain"),
+            ("client_id", self.client_id, "&Client ID"),
+            ("audience", self.audience, "&Audience"),
+            ("name", self.name, "&Name"),
+            ("ports", self.ports, "Callback &port(s)"),
         ):
-            w.setAccessibleName(label)
-            w.textChanged.connect(self.validate)
-        self.error = QLabel()
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #cf222e")
+            widget.setAccessibleName(label.replace("&", ""))
+            widget.textChanged.connect(self.validate)
+            error = QLabel()
+            error.setWordWrap(True)
+            error.setStyleSheet(ERROR_STYLE)
+            error.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            error.setVisible(False)
+            self.errors[key] = error
+            form.addRow(label, widget)
+            form.addRow("", error)
         self.callbacks = QLabel()
         self.callbacks.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.callbacks.setAccessibleName("Callback URLs to register")
+        self.callbacks_note = QLabel()
+        self.callbacks_note.setWordWrap(True)
         self.copy_button = QPushButton("Copy callback URLs")
         self.copy_button.clicked.connect(self.copy_callbacks)
-        form = QFormLayout()
-        form.addRow("&Domain", self.domain)
-        form.addRow("&Client ID", self.client_id)
-        form.addRow("&Audience", self.audience)
-        form.addRow("&Name", self.name)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
         cb = QHBoxLayout()
         cb.addWidget(self.callbacks, 1)
-        cb.addWidget(self.copy_button)
+        cb.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Connect and sign in")
+        self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Connect and sign in")
         self.buttons.accepted.connect(self._accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(QLabel("Register these Allowed Callback URLs for the application:"))
+        layout.addWidget(QLabel("<b>Register these Allowed Callback URLs</b> for the application:"))
         layout.addLayout(cb)
-        layout.addWidget(self.error)
+        layout.addWidget(self.callbacks_note)
+        layout.addWidget(self.status)
         layout.addWidget(self.buttons)
         self.profile: TenantProfile | None = None
+        self.checking = False
         self.validate()
 
+    # -- as typed ---------------------------------------------------------------------------------------
+    def set_error(self, key: str, text: str) -> None:
+        label = self.errors[key]
+        if label.text() == text:
+            return
+        label.setText(text)
+        label.setVisible(bool(text))
+        if text:
+            self._fit()
+
+    def _fit(self) -> None:
+        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+        height = max(height, layout.totalSizeHint().height())
+        if height > self.height():
+            self.resize(self.width(), height)
+
+    def error_text(self, key: str) -> str:
+        return self.errors[key].text()
+
     def validate(self) -> TenantProfile | None:
-        fields = {"domain": self.domain.text().strip(), "client_id": self.client_id.text().strip()}
-        if self.audience.text().strip():
-            fields["audience"] = self.audience.text().strip()
-        if self.name.text().strip():
-            fields["name"] = self.name.text().strip()
-        ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        """Check the shape of every field; the callback URLs depend on the port field alone."""
+        for key in FIELDS:
+            self.set_error(key, "")
+        self.status.setText("")
+        ports = self._show_callbacks()
+        fields: dict[str, object] = {
+            "domain": self.domain.text().strip(),
+            "client_id": self.client_id.text().strip(),
+        }
+        for key, widget in (("audience", self.audience), ("name", self.name)):
+            if widget.text().strip():
+                fields[key] = widget.text().strip()
+        self.profile = None
+        if ports is not None:
+            fields["redirect_ports"] = ports
+            try:
+                self.profile = make_profile(**fields)
+            except ConfigError as exc:
+                key = self._field_key(exc.field)
+                typed = {"domain": self.domain, "client_id": self.client_id, "audience": self.audience,
+                         "name": self.name}.get(key)  # fmt: skip
+                if typed is None or typed.text().strip():  # no red text for a field not typed in yet
+                    self.set_error(key, self._message(exc))
+        self.ok_button.setEnabled(self.profile is not None and not self.checking)
+        return self.profile
+
+    def _show_callbacks(self) -> list[int] | None:
         try:
-            profile = make_profile(**fields)
-        except ConfigError as exc:
-            self.error.setText(str(exc) if (fields["domain"] or fields["client_id"]) else "")
+            ports = parse_ports(self.ports.text())
+        except ValueError as exc:
+            self.set_error("ports", str(exc))
             self.callbacks.setText("")
-            ok.setEnabled(False)
-            self.profile = None
+            self.callbacks_note.setText("Fix the port to see the callback URLs.")
+            self.copy_button.setEnabled(False)
             return None
-        self.error.setText("")
-        self.callbacks.setText("\n".join(callback_urls(profile)))
-        ok.setEnabled(True)
-        self.profile = profile
-        return profile
+        urls = loopback_callbacks(ports)
+        self.callbacks.setText("\n".join(urls))
+        self.copy_button.setEnabled(True)
+        self.callbacks_note.setText(
+            "The tenant must list each of these exactly (Auth0 matches the port too)."
+            if ports
+            else "Without a port, only tenants that accept any loopback port (RFC 8252) will work; "
+            f"Auth0 needs a fixed one, e.g. {DEFAULT_CALLBACK_PORT}."
+        )
+        return ports
+
+    @staticmethod
+    def _field_key(field: str) -> str:
+        name = field.removeprefix("profile ").split(".", 1)[0]
+        return {"auth_url": "domain", "base_url": "domain", "redirect_ports": "ports"}.get(
+            name, name if name in FIELDS else "domain"
+        )
+
+    @staticmethod
+    def _message(exc: ConfigError) -> str:
+        text = exc.message.split(": ", 1)[1] if ": " in exc.message else exc.message
+        return f"{text} — {exc.hint}" if exc.hint else text
 
     def copy_callbacks(self) -> None:
         QGuiApplication.clipboard().setText(self.callbacks.text())
+        self.copy_button.setText("Copied")
 
+    # -- the tenant check (done by the app) ------------------------------------------------------------
     def _accept(self) -> None:
         profile = self.validate()
-        if profile is not None:
-            self.profile_ready.emit(profile)
-            self.accept()
+        if profile is None or self.checking:
+            return
+        self.checking = True
+        self.ok_button.setEnabled(False)
+        self.status.setText(f"Checking {profile.domain}…")
+        self.profile_ready.emit(profile)
+
+    def check_failed(self, key: str, text: str) -> None:
+        """The tenant check failed: say so under the field; nothing was saved, the dialog stays."""
+        self.checking = False
+        self.status.setText("")
+        self.validate()
+        self.set_error(key, text)
+
+    def check_passed(self) -> None:
+        self.checking = False
+        self.accept()

@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
+from tenant_events.ui.banners import BannerArea
+
 
 class SignInPrompt(QDialog):
     """Non-modal: the app keeps working (and streaming other tenants) while the user signs in."""
@@ -42,7 +44,9 @@ class SignInPrompt(QDialog):
         buttons.addWidget(self.open_button)
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
+        self.banners = BannerArea()
         layout = QVBoxLayout(self)
+        layout.addWidget(self.banners)
         layout.addWidget(self.heading)
         layout.addWidget(hint)
         layout.addWidget(self.address)
@@ -55,6 +59,13 @@ class SignInPrompt(QDialog):
         self.address.setCursorPosition(0)
         self.show()
         self.raise_()
+
+    def set_warning(self, html_text: str) -> None:
+        """A lasting line above the address (e.g. that this sign-in will not be remembered); "" removes it."""
+        if html_text:
+            self.banners.show_banner("warning", "warning", html_text)
+        else:
+            self.banners.clear("warning")
 
     def copy_address(self) -> None:
         QGuiApplication.clipboard().setText(self.address.text())

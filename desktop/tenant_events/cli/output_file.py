@@ -1,0 +1,43 @@
+"""Where `export` and `stream --jsonl` write: one clear line when a path cannot be written, and a quiet end
+when the reader of stdout goes away (`tenant-events export --csv - | head`).
+
+Python ignores SIGPIPE, so a closed pipe shows up as BrokenPipeError on a write, and again when the interpreter
+flushes stdout at exit ("Exception ignored ... BrokenPipeError"). Pointing stdout at /dev/null after the first
+one is the recipe of the Python docs (signal module, "Note on SIGPIPE").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from pathlib import Path
+
+from tenant_events.errors import UserFixableError
+
+
+def quiet_stdout() -> None:
+    """The reader has gone: send whatever is still buffered for stdout to /dev/null."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def cannot_write(target: str, exc: OSError) -> UserFixableError:
+    """The one line for an output path that failed, naming the path and what to do."""
+    parent = Path(target).parent
+    if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOENT:
+        return UserFixableError(f"cannot write {target}: the directory {parent} does not exist",
+                                "create it first or pick another path")  # fmt: skip
+    if isinstance(exc, IsADirectoryError) or exc.errno == errno.EISDIR:
+        return UserFixableError(f"cannot write {target}: it is a directory", "give a file name")
+    if isinstance(exc, PermissionError):
+        return UserFixableError(f"cannot write {target}: permission denied",
+                                "pick a path you can write to")  # fmt: skip
+    if exc.errno == errno.ENOSPC:
+        return UserFixableError(
+            f"cannot write {target}: the disk is full", "free some space or pick another disk"
+        )
+    return UserFixableError(f"cannot write {target}: {exc.strerror or exc}", "pick another path")

@@ -1,0 +1,100 @@
+"""Which tenant `tenant-events stream` follows, and with which token.
+
+    --tenant NAME        ─▶ that profile (its URLs, event types and stored sign-in)
+    --base-url URL       ─▶ the profile that streams from URL, when one does (compared by normalize_url);
+                            otherwise a bare URL: a token from the environment or client credentials
+    neither              ─▶ the only profile
+
+Tokens, in order: TENANT_EVENTS_ACCESS_TOKEN; --client-id with TENANT_EVENTS_CLIENT_SECRET; the profile's
+stored sign-in. A stored refresh token is bound to its profile's URLs, so matching on the stream URL never
+sends it to another host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from tenant_events.errors import ConfigError, SignInRequired
+from tenant_events.http import InsecureURLError, api_client, check_url
+from tenant_events.paths import AppPaths
+from tenant_events.settings import Settings, TenantProfile, load_settings, slugify
+from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
+from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+
+TOKEN_ENV = "TENANT_EVENTS_ACCESS_TOKEN"
+SECRET_ENV = "TENANT_EVENTS_CLIENT_SECRET"
+
+
+@dataclass(frozen=True)
+class StreamTarget:
+    """Where to stream from and into which database; `profile` is None for a bare --base-url."""
+
+    name: str
+    base_url: str
+    auth_url: str
+    audience: str
+    profile: TenantProfile | None
+    settings: Settings
+
+
+def resolve_target(args: argparse.Namespace, paths: AppPaths) -> StreamTarget:
+    settings = load_settings(paths)
+    if not args.base_url:
+        profile = settings.tenant(args.tenant)
+        return StreamTarget(
+            profile.name, profile.base_url, profile.auth_url, profile.audience, profile, settings
+        )
+    try:
+        base_url = check_url(args.base_url).rstrip("/")
+    except InsecureURLError as exc:
+        raise ConfigError("--base-url", str(exc)) from None
+    matches = settings.streaming_from(base_url)
+    if len(matches) > 1:
+        names = ", ".join(t.name for t in matches)
+        raise ConfigError("--base-url", f"several profiles stream from {base_url} ({names})",
+                          "pick one with --tenant NAME")  # fmt: skip
+    if matches:
+        p = matches[0]
+        return StreamTarget(args.name or p.name, p.base_url, p.auth_url, p.audience, p, settings)
+    parts = urlsplit(base_url)
+    auth_url = f"{parts.scheme}://{parts.netloc}"
+    return StreamTarget(
+        args.name or slugify(parts.netloc), base_url, auth_url, base_url + "/", None, settings
+    )
+
+
+async def token_provider(
+    args: argparse.Namespace, target: StreamTarget, stack: contextlib.AsyncExitStack
+) -> TokenProvider:
+    env_token = os.environ.get(TOKEN_ENV)
+    if env_token:
+        return StaticTokenProvider(env_token)
+    if args.client_id:
+        return ClientCredentialsTokenProvider(
+            target.auth_url, args.client_id, os.environ.get(SECRET_ENV, ""), target.audience
+        )
+    if target.profile is None:
+        raise _no_sign_in(target)
+    from tenant_events.auth.secret_store import open_secret_store
+    from tenant_events.auth.sign_in import restore_session
+
+    http = await stack.enter_async_context(api_client())
+    return await restore_session(http, target.profile, open_secret_store().store)
+
+
+def _no_sign_in(target: StreamTarget) -> SignInRequired:
+    login = f"tenant-events login --auth-url {target.auth_url} --client-id ID --base-url {target.base_url}"
+    if not target.settings.tenants:
+        return SignInRequired(
+            f"no access token for {target.base_url}",
+            f"set {TOKEN_ENV}, use --client-id with {SECRET_ENV}, or sign in first: {login}",
+        )
+    return SignInRequired(
+        f"no stored sign-in streams from {target.base_url}; stored profiles: "
+        + target.settings.describe_profiles(),
+        f"use one with --tenant NAME, or sign in for this URL: {login}",
+    )
