@@ -97,6 +97,7 @@ def test_handover_keeps_the_marker_and_sigkill_is_told_at_the_next_start(tmp_pat
             first.kill()
 
 
+@pytest.mark.expect_warning_logs
 def test_the_window_shows_the_notice_with_the_crash_report(qloop, ui_paths):
     # A real run that wrote a crash report (a token in its message) and then died without clean-up.
     script = textwrap.dedent(

@@ -121,6 +121,7 @@ REASONS = {
 }
 
 
+@pytest.mark.expect_warning_logs
 @pytest.mark.parametrize("kind", ["locked", "new", "absent"])
 def test_window_shows_at_once_and_a_banner_says_why_sign_ins_are_not_kept(
     qloop, ui_paths, private_keyring, monkeypatch, kind
