@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalCheckpointer
 from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
 from tenant_events.store.schema import OpenNotice, open_database, rollback
@@ -186,6 +187,11 @@ class StoreWriter:
 
     def cursor_state(self) -> CursorState:
         return self._submit(self._cursor_state).result()
+
+    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
+        """Run `fn` with the alert ledger on the writer thread, between batches (alerts/runner.py): it reads
+        exactly what is committed and writes its alerts without waiting for the write lock."""
+        return self._submit(lambda: fn(AlertLedger(self.conn)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: self._counter("duplicates")).result()
