@@ -51,6 +51,7 @@ class AlertWrite:
     raised_at: float
     updated_at: float
     new_seqs: list[int] = field(default_factory=list)
+    reopen: bool = False  # a new firing folded in: unread again
 
 
 @dataclass(frozen=True, slots=True)

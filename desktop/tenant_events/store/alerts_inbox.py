@@ -83,9 +83,8 @@ class AlertInbox:
         with self._lock:
             if not self._has_alerts():
                 return None
-            row = self._conn.execute(
-                f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?", (alert_id,)
-            ).fetchone()  # noqa: S608
+            sql = f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?"  # noqa: S608
+            row = self._conn.execute(sql, (alert_id,)).fetchone()
         return stored_alert(row) if row else None
 
     def event_seqs(self, alert_id: int) -> list[int]:

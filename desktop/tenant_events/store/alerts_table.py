@@ -17,6 +17,7 @@ import orjson
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_records import AlertWrite, EvalRow, StoredAlert
+from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
@@ -34,7 +35,7 @@ _INSERT: Final = (
 _UPDATE: Final = (
     "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
     " last_event_id = ?, first_time = ?, last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?,"
-    " updated_at = ? WHERE id = ?"
+    " updated_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
 )
 
 
@@ -97,6 +98,20 @@ class AlertLedger:
         sql, params = eval_rows_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
         return [EvalRow(*r) for r in self._conn.execute(sql, params)]
 
+    def time_before(self, seq: int) -> int | None:
+        """The event time (unix ms) of the newest stored event at or before `seq`."""
+        row = self._conn.execute(
+            "SELECT time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def summary(self, seq: int) -> str | None:
+        """The one-line summary of a stored event (the indexer's, or made now), None if it is gone."""
+        row = self._conn.execute("SELECT type, summary, raw FROM events WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            return None
+        return str(row[1]) if row[1] is not None else summary_of(str(row[0]), str(row[2]))
+
     def latest_alerts(self) -> list[StoredAlert]:
         """Each rule's newest alert: the one a new firing may fold into."""
         cur = self._conn.execute(
@@ -137,7 +152,7 @@ class AlertLedger:
                             _UPDATE,
                             (w.occurrences, w.event_count, w.first_seq, w.last_seq, w.first_event_id,
                              w.last_event_id, w.first_time, w.last_time, w.last_time_ms, counts, w.detail,
-                             w.updated_at, alert_id),
+                             w.updated_at, int(w.reopen), alert_id),
                         )  # fmt: skip
                     if w.new_seqs:
                         conn.executemany(
