@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from tenant_events.cli import stream_alerts
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError, SignInRequired, StorageError, UserFixableError
 from tenant_events.http import InsecureURLError, api_client, check_url
@@ -80,6 +81,7 @@ def register(subparsers: Any) -> None:
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
     add_data_dir(p)
     p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
+    stream_alerts.add_arguments(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
@@ -162,6 +164,7 @@ async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
     name, base_url, auth_url, audience, profile = _profile(args, paths)
+    evaluator = stream_alerts.prepare(args, paths, name)
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
         tokens = await _tokens(args, auth_url, audience, profile, stack)
@@ -172,6 +175,7 @@ async def _main(args: argparse.Namespace) -> int:
         await monitor.start()
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
+        stream_alerts.attach(args, evaluator, monitor, stack)
         sink = None
         if args.jsonl:
             reader = monitor.open_reader()
