@@ -22,7 +22,9 @@ class WorkingHours(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     start: str = Field("08:00", description="HH:MM, local wall time")
-    end: str = Field("18:00", description="HH:MM; before `start` means the hours run past midnight")
+    end: str = Field(
+        "18:00", description="HH:MM; before `start`: the hours run past midnight; equal: the whole day"
+    )
     days: list[Weekday] = Field(default_factory=lambda: list(WEEKDAYS[:5]), description="days they start on")
     timezone: str | None = Field(None, description="IANA name, e.g. Europe/Berlin; None = this computer's")
 

@@ -116,3 +116,6 @@ def test_working_hours_in_their_time_zone_and_across_midnight():
     assert night.inside(_ms("2026-11-06T23:00:00+00:00"))  # Friday night
     assert night.inside(_ms("2026-11-07T05:59:00+00:00"))  # Saturday morning belongs to Friday's shift
     assert not night.inside(_ms("2026-11-07T23:00:00+00:00"))  # Saturday night: not a working day
+    always = WorkingHoursClock(WorkingHours(start="00:00", end="00:00", days=["mon", "sun"], timezone="UTC"))
+    assert always.inside(_ms("2026-11-09T23:59:59+00:00")) and always.inside(_ms("2026-11-08T00:00:00+00:00"))
+    assert not always.inside(_ms("2026-11-10T12:00:00+00:00"))  # a Tuesday

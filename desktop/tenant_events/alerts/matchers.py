@@ -113,7 +113,9 @@ class WorkingHoursClock:
         moment = datetime.fromtimestamp(minute * 60, UTC).astimezone(self._zone)
         now, day = moment.time(), moment.weekday()
         start, end = self._start, self._end
-        if start <= end:
+        if start == end:  # around the clock on the working days
+            return day in self._days
+        if start < end:
             return day in self._days and start <= now < end
         # past midnight: the evening part belongs to today, the early-morning part to the day before
         return (now >= start and day in self._days) or (now < end and (day - 1) % 7 in self._days)
