@@ -54,8 +54,8 @@ ORDINARY = ["user.created", "user.updated", "organization.member.added", "group.
 @pytest.mark.parametrize(
     ("rule", "rows"),
     [
-        ("mass-deletion", lambda: [event("user.deleted", i * 2.5) for i in range(15)]
-                                  + [event("group.deleted", 40 + i) for i in range(5)]),
+        ("mass-deletion", lambda: [event("user.deleted", i * 3.1) for i in range(20)]),
+        ("mass-deletion", lambda: [event("group.deleted", i * 0.5) for i in range(20)]),
         ("admin-role", lambda: [event("organization.member.role.assigned", 1, role="Org Admin")]),
         ("admin-role", lambda: [event("group.role.assigned", 1, role="owner")]),
         ("admin-role", lambda: [event("organization.group.role.assigned", 1, role="superuser")]),
@@ -78,6 +78,7 @@ def test_ordinary_changes_below_thresholds_and_test_events_raise_nothing(store):
     evaluator = make_evaluator(clock_at(600))
     rows = [event(ORDINARY[i % len(ORDINARY)], i * 0.5, role="viewer") for i in range(600)]
     rows += [event("user.deleted", i * 3.1) for i in range(19)]  # 19 within a minute: one short
+    rows += [event("group.deleted", i * 3.1) for i in range(19)]  # each type counts on its own
     rows += [event("user.created", 300 + i * 0.99) for i in range(59)]
     rows += [
         event("group.role.assigned", 10, role="billing"),

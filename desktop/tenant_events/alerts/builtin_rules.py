@@ -1,7 +1,7 @@
 """The built-in alert rules: on by default (except the per-type kind), each explained in one sentence.
 
 Only these raise notifications with default settings. Thresholds are set above what an ordinary day looks like
-(the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups and ~10 deletions) and well
+(the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups, ~7 user and ~4 group deletions) and well
 below what the incidents they stand for look like. Field names follow the real payloads (event-stream.md §5).
 """
 
@@ -17,11 +17,11 @@ ADMIN_LIKE: Final = ["admin", "owner", "superuser"]
 MASS_DELETION: Final = Rule(
     id="mass-deletion",
     name="Mass deletion",
-    explanation="Twenty or more users, groups or organizations deleted within a minute: a script gone wrong "
-    "or an account being misused.",
+    explanation="Twenty or more users, or groups, or organizations deleted within a minute: a script gone "
+    "wrong or an account being misused.",
     severity="critical",
     types=["user.deleted", "group.deleted", "organization.deleted"],
-    threshold=Threshold(count=20, window_seconds=60),
+    threshold=Threshold(count=20, window_seconds=60, per_type=True),
     coalesce_minutes=30,
 )
 ADMIN_ROLE: Final = Rule(

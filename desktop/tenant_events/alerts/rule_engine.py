@@ -55,12 +55,22 @@ class CompiledRule:
         self.want_inside = tod is not None and tod.when == "inside_working_hours"
         # the profile name in scope covers its whole database, whatever tenant id its events carry
         self.tenants = frozenset() if profile in rule.tenants else frozenset(rule.tenants)
-        self.window = (
-            BurstWindow(rule.threshold.count, int(rule.threshold.window_seconds * 1000))
-            if rule.threshold
-            else None
-        )
+        threshold = rule.threshold
+        self.window_ms = int(threshold.window_seconds * 1000) if threshold else 0
+        self._count = threshold.count if threshold else 0
+        self._per_type = bool(threshold and threshold.per_type)
+        self.windows: dict[str, BurstWindow] = {}
         self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
+
+    def window_for(self, event_type: str) -> BurstWindow | None:
+        """The threshold window an event of `event_type` counts in (one per type with `per_type`)."""
+        if not self.window_ms:
+            return None
+        key = event_type if self._per_type else ""
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = BurstWindow(self._count, self.window_ms)
+        return window
 
     def accepts(self, row: EvalRow, cache: list[Mapping[str, Any]]) -> bool:
         """Every condition but the threshold; the payload is parsed (once per row, into `cache`) only when a
@@ -102,10 +112,8 @@ class RuleEngine:
         needed = frozenset(self.by_type)
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
         self.raw_types = frozenset(t for c in self.compiled if c.tests for t in c.types)
-        self.threshold_types = frozenset(t for c in self.compiled if c.window is not None for t in c.types)
-        self.longest_window_ms = max(
-            (c.window.window_ms for c in self.compiled if c.window is not None), default=0
-        )
+        self.threshold_types = frozenset(t for c in self.compiled if c.window_ms for t in c.types)
+        self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
 
     def reset(self) -> None:
         """Forget window state and open alerts (before restoring them from the store)."""
@@ -127,14 +135,18 @@ class RuleEngine:
             newest = row.time_ms if newest is None else max(newest, row.time_ms)
             cache: list[Mapping[str, Any]] = []
             for rule in self.by_type.get(row.type, ()):
-                if rule.window is not None and rule.accepts(row, cache):
-                    rule.window.replay(row)
+                window = rule.window_for(row.type)
+                if window is not None and rule.accepts(row, cache):
+                    window.replay(row)
         for rule in self.compiled:
             opened = self.open.get(rule.id)
-            if rule.window is None or opened is None or newest is None:
+            if not rule.window_ms or opened is None or newest is None:
                 continue
-            if newest - opened.last_time_ms <= rule.window.window_ms:  # its burst may still be going on
-                rule.window.burst_last_ms = max(rule.window.burst_last_ms or 0, opened.last_time_ms)
+            if newest - opened.last_time_ms <= rule.window_ms:  # its burst may still be going on
+                for event_type in opened.write.type_counts:
+                    window = rule.window_for(event_type)
+                    if window is not None:
+                        window.burst_last_ms = max(window.burst_last_ms or 0, opened.last_time_ms)
 
     def feed(self, rows: Iterable[EvalRow]) -> list[OpenAlert]:
         """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched."""
@@ -150,10 +162,11 @@ class RuleEngine:
             for rule in rules:
                 if not rule.accepts(row, cache):
                     continue
-                if rule.window is None:
+                window = rule.window_for(row.type)
+                if window is None:
                     outcome, events = Outcome.FIRE, [row]
                 else:
-                    outcome, events = rule.window.offer(row)
+                    outcome, events = window.offer(row)
                     if outcome is Outcome.QUIET:
                         continue
                 alert = self._record(rule, outcome, events, row.time_ms < catch_up_before_ms, now)

@@ -57,11 +57,13 @@ class Condition(BaseModel):
 
 class Threshold(BaseModel):
     """At least `count` matching events within `window_seconds` (by event time; a window is half-open: events
-    exactly `window_seconds` apart are not in one window)."""
+    exactly `window_seconds` apart are not in one window). `per_type`: each event type counts on its own
+    (20 users or 20 groups deleted, not 10 of each)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     count: int = Field(ge=2, le=1_000_000)
     window_seconds: float = Field(gt=0, le=86_400)
+    per_type: bool = False
 
 
 class TimeOfDay(BaseModel):
