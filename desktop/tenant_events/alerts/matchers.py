@@ -98,15 +98,15 @@ class WorkingHoursClock:
         self._start = wall_time.fromisoformat(hours.start)
         self._end = wall_time.fromisoformat(hours.end)
         self._days = frozenset(WEEKDAYS.index(d) for d in hours.days)
-        self._cache: dict[int, bool] = {}
+        self.cache: dict[int, bool] = {}  # minute (unix ms // 60,000) → inside; read directly by the hot loop
 
     def inside(self, time_ms: int) -> bool:
         minute = time_ms // _MINUTE_MS
-        hit = self._cache.get(minute)
+        hit = self.cache.get(minute)
         if hit is None:
-            if len(self._cache) > 50_000:
-                self._cache.clear()
-            hit = self._cache[minute] = self._inside_minute(minute)
+            if len(self.cache) > 50_000:
+                self.cache.clear()
+            hit = self.cache[minute] = self._inside_minute(minute)
         return hit
 
     def _inside_minute(self, minute: int) -> bool:

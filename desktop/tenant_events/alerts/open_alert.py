@@ -25,12 +25,13 @@ def iso_to_ms(text: str) -> int:
 class OpenAlert:
     """One alert that firings may still fold into."""
 
-    __slots__ = ("first_time_ms", "linked", "write")
+    __slots__ = ("first_time_ms", "linked", "touched", "write")
 
     def __init__(self, write: AlertWrite, first_time_ms: int, linked: int) -> None:
         self.write = write
         self.first_time_ms = first_time_ms
         self.linked = linked
+        self.touched = False  # RuleEngine.feed: already in this feed's list
 
     @classmethod
     def start(cls, rule: Rule, events: list[EvalRow], catch_up: bool, now: float) -> OpenAlert:
@@ -96,6 +97,26 @@ class OpenAlert:
         if new_firing:
             w.occurrences += 1
             w.reopen = w.alert_id is not None
+
+    def add_one(self, e: EvalRow, now: float) -> None:
+        """`add([e], now, new_firing=True)`, written out: rules without a threshold fold one event at a time."""
+        w = self.write
+        counts = w.type_counts
+        counts[e[2]] = counts.get(e[2], 0) + 1
+        ms = e[4]
+        if ms < self.first_time_ms:
+            self.first_time_ms = ms
+            w.first_seq, w.first_event_id, w.first_time = e[0], e[1], e[3]
+        if ms >= w.last_time_ms:
+            w.last_seq, w.last_event_id, w.last_time, w.last_time_ms = e[0], e[1], e[3], ms
+        if self.linked < MAX_ALERT_EVENTS:
+            w.new_seqs.append(e[0])
+            self.linked += 1
+        w.event_count += 1
+        w.occurrences += 1
+        w.updated_at = now
+        if w.alert_id is not None:
+            w.reopen = True
 
     def committed(self, alert_id: int) -> None:
         """The write is stored: later writes update row `alert_id` and link only newer events."""

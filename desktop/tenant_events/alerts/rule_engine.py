@@ -55,6 +55,7 @@ class CompiledRule:
         self.want_inside = tod is not None and tod.when == "inside_working_hours"
         # the profile name in scope covers its whole database, whatever tenant id its events carry
         self.tenants = frozenset() if profile in rule.tenants else frozenset(rule.tenants)
+        self.include_test = rule.include_test_events
         threshold = rule.threshold
         self.window_ms = int(threshold.window_seconds * 1000) if threshold else 0
         self._count = threshold.count if threshold else 0
@@ -75,7 +76,7 @@ class CompiledRule:
     def accepts(self, row: EvalRow, cache: list[Mapping[str, Any]]) -> bool:
         """Every condition but the threshold; the payload is parsed (once per row, into `cache`) only when a
         condition needs it."""
-        if row.purpose == "test" and not self.rule.include_test_events:
+        if row.purpose == "test" and not self.include_test:
             return False
         if self.tenants and row.tenant not in self.tenants:
             return False
@@ -149,29 +150,73 @@ class RuleEngine:
                         window.burst_last_ms = max(window.burst_last_ms or 0, opened.last_time_ms)
 
     def feed(self, rows: Iterable[EvalRow]) -> list[OpenAlert]:
-        """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched."""
+        """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched.
+
+        The hot loop of evaluation (every stored event passes here during a catch-up): the checks of
+        `CompiledRule.accepts` and the common fold are written out and rows are read by index, which took it
+        from ~3.5 to ~1 µs a row (bench/ingest.py, consumer "rules")."""
         now = self.clock()
         catch_up_before_ms = int((now - self.catch_up_after_s) * 1000)
-        touched: dict[int, OpenAlert] = {}
+        catch_up_s = self.catch_up_after_s
+        touched: list[OpenAlert] = []
         by_type = self.by_type
+        opened_by_rule = self.open
+        quiet = Outcome.QUIET
         for row in rows:
-            rules = by_type.get(row.type)
-            if not rules:
+            rules = by_type.get(row[2])  # EvalRow: seq, event_id, type, time, time_ms, tenant, purpose, raw
+            if rules is None:
                 continue
-            cache: list[Mapping[str, Any]] = []
+            time_ms = row[4]
+            is_test = row[6] == "test"
+            payload: Mapping[str, Any] | None = None
             for rule in rules:
-                if not rule.accepts(row, cache):
+                if is_test and not rule.include_test:
                     continue
-                window = rule.window_for(row.type)
-                if window is None:
-                    outcome, events = Outcome.FIRE, [row]
-                else:
-                    outcome, events = window.offer(row)
-                    if outcome is Outcome.QUIET:
+                if rule.tenants and row[5] not in rule.tenants:
+                    continue
+                hours = rule.hours
+                if hours is not None:
+                    inside = hours.cache.get(time_ms // 60_000)
+                    if inside is None:
+                        inside = hours.inside(time_ms)
+                    if inside is not rule.want_inside:
                         continue
-                alert = self._record(rule, outcome, events, row.time_ms < catch_up_before_ms, now)
-                touched[id(alert)] = alert
-        return list(touched.values())
+                if rule.tests:
+                    if payload is None:
+                        payload = event_data(row)
+                    if not all(test(payload) for test in rule.tests):
+                        continue
+                catch_up = time_ms < catch_up_before_ms
+                if rule.window_ms:
+                    window = rule.window_for(row[2])
+                    assert window is not None
+                    outcome, events = window.offer(row)
+                    if outcome is quiet:
+                        continue
+                    alert = self._record(rule, outcome, events, catch_up, now)
+                else:
+                    opened = opened_by_rule.get(
+                        rule.id
+                    )  # a rule without a threshold: fold into its open alert?
+                    if (
+                        opened is not None
+                        and opened.write.catch_up is catch_up
+                        and (
+                            now - opened.write.updated_at <= catch_up_s
+                            if catch_up
+                            else time_ms - opened.write.last_time_ms < rule.coalesce_ms
+                        )
+                    ):
+                        opened.add_one(row, now)
+                        alert = opened
+                    else:
+                        alert = opened_by_rule[rule.id] = OpenAlert.start(rule.rule, [row], catch_up, now)
+                if not alert.touched:
+                    alert.touched = True
+                    touched.append(alert)
+        for alert in touched:
+            alert.touched = False
+        return touched
 
     def _record(
         self, rule: CompiledRule, outcome: Outcome, events: list[EvalRow], catch_up: bool, now: float

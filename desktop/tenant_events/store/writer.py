@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alerts_table import AlertLedger
+from tenant_events.store.alerts_table import AlertLedger, RecentRows
 from tenant_events.store.checkpoint import WalCheckpointer
 from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
 from tenant_events.store.schema import OpenNotice, open_database, rollback
@@ -106,6 +106,9 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
+        # The rows of the last batches committed without duplicates, by their first seq: the alert rules read
+        # them from here instead of from the table (alerts_table.RecentRows).
+        self._recent = RecentRows()
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -191,7 +194,7 @@ class StoreWriter:
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         """Run `fn` with the alert ledger on the writer thread, between batches (alerts/runner.py): it reads
         exactly what is committed and writes its alerts without waiting for the write lock."""
-        return self._submit(lambda: fn(AlertLedger(self.conn)))
+        return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: self._counter("duplicates")).result()
@@ -288,6 +291,8 @@ class StoreWriter:
             ) from exc
         if last_seq is not None:
             self._stored_upto = last_seq
+            if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
+                self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
             self._after_commit(sum(len(e[10]) for e in batch.events))  # raw JSON: most of what was written
         return CommitResult(
