@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from helpers.events_factory import row
+from tenant_events.alerts.rule_engine import eval_rows
 from tenant_events.store import AlertInbox, AlertWrite, Batch, StoreWriter, WatermarkMoved
 from tenant_events.store.schema import _V1, _V2, _split
 
@@ -30,9 +31,15 @@ def test_alerts_and_watermark_commit_together_and_compare_and_set(tmp_path):
             0,
             5,
         )
-        rows = writer.run_alert_job(lambda ledger: ledger.rows(1, 4, {"user.created"}, set())).result()
+        rows = list(
+            eval_rows(
+                writer.run_alert_job(lambda ledger: ledger.rows(1, 4, {"user.created"}, set())).result()
+            )
+        )
         assert [r.seq for r in rows] == [2, 3, 4]
-        rows = writer.run_alert_job(lambda ledger: ledger.rows(0, 5, None, {"user.created"})).result()
+        rows = list(
+            eval_rows(writer.run_alert_job(lambda ledger: ledger.rows(0, 5, None, {"user.created"})).result())
+        )
         assert rows[0].raw == row(0).raw and rows[0].time_ms == row(0).time_ms
 
         ids = writer.run_alert_job(lambda ledger: ledger.commit([_write(seqs=(1, 2))], 0, 5)).result()
@@ -125,9 +132,11 @@ def test_history_rows_walk_a_time_range_in_chunks(tmp_path, monkeypatch):
     finally:
         writer.close()
     with AlertInbox(tmp_path / "t.sqlite3") as inbox:
-        all_rows = list(inbox.history_rows(0, 2**62, None, set()))
+        all_rows = list(eval_rows(inbox.history_rows(0, 2**62, None, set())))
         assert [r.seq for r in all_rows] == list(range(1, 31))
-        some = list(inbox.history_rows(row(5).time_ms, row(25).time_ms, {"user.created"}, {"user.created"}))
+        some = list(
+            eval_rows(inbox.history_rows(row(5).time_ms, row(25).time_ms, {"user.created"}, {"user.created"}))
+        )
         assert [r.seq for r in some] == list(range(6, 26)) and some[0].raw == row(5).raw
 
 
@@ -145,8 +154,10 @@ def test_recent_batches_are_read_from_memory_exactly_as_the_table_holds_them(tmp
 
         def both(after, upto):
             def read(ledger):
-                table = AlertLedger(ledger._conn).rows(after, upto, every, every)
-                return ledger._recent.rows(after, upto, every), ledger.rows(after, upto, every, every), table
+                table = list(eval_rows(AlertLedger(ledger._conn).rows(after, upto, every, every)))
+                held = ledger._recent.segments(after, upto)
+                got = list(eval_rows(ledger.rows(after, upto, every, every)))
+                return (None if held is None else list(eval_rows(held))), got, table
 
             return writer.run_alert_job(read).result()
 

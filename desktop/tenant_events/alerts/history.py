@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from itertools import islice
 
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts.open_alert import OpenAlert
@@ -17,7 +16,6 @@ from tenant_events.alerts.rule_model import Rule
 from tenant_events.store import AlertInbox
 
 _NEVER_CATCH_UP = 1e12  # seconds: every event of the past is evaluated as if it were live
-_CHUNK = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +53,9 @@ def try_rule(
     engine = RuleEngine([rule.model_copy(update={"enabled": True})], hours=hours, profile=profile,
                         catch_up_after_s=_NEVER_CATCH_UP, clock=lambda: at)  # fmt: skip
     seen: dict[int, OpenAlert] = {}
-    rows = inbox.history_rows(
-        int((at - days * 86400) * 1000), int(at * 1000) + 1, engine.types, engine.raw_types
-    )
-    while chunk := list(islice(rows, _CHUNK)):
-        for alert in engine.feed(chunk):
+    since_ms, until_ms = int((at - days * 86400) * 1000), int(at * 1000) + 1
+    for segment in inbox.history_rows(since_ms, until_ms, engine.types, engine.raw_types):
+        for alert in engine.feed([segment]):
             seen[id(alert)] = alert
     alerts = sorted(seen.values(), key=lambda a: a.first_time_ms)
     return RuleTrial(

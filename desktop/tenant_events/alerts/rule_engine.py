@@ -15,7 +15,7 @@ sleep, a restart, a replay from a timestamp).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -25,10 +25,18 @@ from tenant_events.alerts.matchers import WorkingHoursClock, compile_condition
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.windows import BurstWindow, Outcome
-from tenant_events.store.alert_records import EvalRow, StoredAlert
+from tenant_events.store.alert_records import EvalRow, RowSegment, StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 _NO_DATA: Final[Mapping[str, Any]] = {}
+
+
+def eval_rows(segments: Iterable[RowSegment]) -> Iterator[EvalRow]:
+    """The rows of segments as records (for the rare paths: restoring windows, tests)."""
+    new = tuple.__new__
+    for first, rows in segments:
+        for seq, e in enumerate(rows, first) if first is not None else ((r[11], r) for r in rows):
+            yield new(EvalRow, (seq, e[0], e[2], e[4], e[5], e[7], e[8], e[10]))
 
 
 def event_data(row: EvalRow) -> Mapping[str, Any]:
@@ -125,14 +133,14 @@ class RuleEngine:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
 
-    def restore(self, latest: Iterable[StoredAlert], recent: Iterable[EvalRow]) -> None:
+    def restore(self, latest: Iterable[StoredAlert], recent: Iterable[RowSegment]) -> None:
         """State after a restart: each rule's newest alert is its open one again, and the threshold windows are
         refilled from the events evaluated before (`recent`: the last two windows' worth), firing nothing."""
         for alert in latest:
             if any(c.id == alert.rule_id for c in self.compiled):
                 self.open[alert.rule_id] = OpenAlert.from_stored(alert)
         newest = None
-        for row in recent:
+        for row in eval_rows(recent):
             newest = row.time_ms if newest is None else max(newest, row.time_ms)
             cache: list[Mapping[str, Any]] = []
             for rule in self.by_type.get(row.type, ()):
@@ -149,12 +157,12 @@ class RuleEngine:
                     if window is not None:
                         window.burst_last_ms = max(window.burst_last_ms or 0, opened.last_time_ms)
 
-    def feed(self, rows: Iterable[EvalRow]) -> list[OpenAlert]:
+    def feed(self, segments: Iterable[RowSegment]) -> list[OpenAlert]:
         """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched.
 
-        The hot loop of evaluation (every stored event passes here during a catch-up): the checks of
-        `CompiledRule.accepts` and the common fold are written out and rows are read by index, which took it
-        from ~3.5 to ~1 µs a row (bench/ingest.py, consumer "rules")."""
+        The hot loop of evaluation (every stored event passes here during a catch-up): rows are read by index in
+        EventRow's column order, a record (EvalRow) is made only for a row a rule accepts, and the checks of
+        `CompiledRule.accepts` and the common fold are written out (bench/ingest.py, consumer "rules")."""
         now = self.clock()
         catch_up_before_ms = int((now - self.catch_up_after_s) * 1000)
         catch_up_s = self.catch_up_after_s
@@ -162,58 +170,63 @@ class RuleEngine:
         by_type = self.by_type
         opened_by_rule = self.open
         quiet = Outcome.QUIET
-        for row in rows:
-            rules = by_type.get(row[2])  # EvalRow: seq, event_id, type, time, time_ms, tenant, purpose, raw
-            if rules is None:
-                continue
-            time_ms = row[4]
-            is_test = row[6] == "test"
-            payload: Mapping[str, Any] | None = None
-            for rule in rules:
-                if is_test and not rule.include_test:
+        new = tuple.__new__
+        for first, rows in segments:
+            pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
+            for seq, e in pairs:
+                # EventRow order: event_id, offset, type, family, time, time_ms, source, tenant, purpose, summary, raw
+                rules = by_type.get(e[2])
+                if rules is None:
                     continue
-                if rule.tenants and row[5] not in rule.tenants:
-                    continue
-                hours = rule.hours
-                if hours is not None:
-                    inside = hours.cache.get(time_ms // 60_000)
-                    if inside is None:
-                        inside = hours.inside(time_ms)
-                    if inside is not rule.want_inside:
+                time_ms = e[5]
+                is_test = e[8] == "test"
+                row: EvalRow | None = None
+                payload: Mapping[str, Any] | None = None
+                for rule in rules:
+                    if is_test and not rule.include_test:
                         continue
-                if rule.tests:
-                    if payload is None:
-                        payload = event_data(row)
-                    if not all(test(payload) for test in rule.tests):
+                    if rule.tenants and e[7] not in rule.tenants:
                         continue
-                catch_up = time_ms < catch_up_before_ms
-                if rule.window_ms:
-                    window = rule.window_for(row[2])
-                    assert window is not None
-                    outcome, events = window.offer(row)
-                    if outcome is quiet:
-                        continue
-                    alert = self._record(rule, outcome, events, catch_up, now)
-                else:
-                    opened = opened_by_rule.get(
-                        rule.id
-                    )  # a rule without a threshold: fold into its open alert?
-                    if (
-                        opened is not None
-                        and opened.write.catch_up is catch_up
-                        and (
-                            now - opened.write.updated_at <= catch_up_s
-                            if catch_up
-                            else time_ms - opened.write.last_time_ms < rule.coalesce_ms
-                        )
-                    ):
-                        opened.add_one(row, now)
-                        alert = opened
+                    hours = rule.hours
+                    if hours is not None:
+                        inside = hours.cache.get(time_ms // 60_000)
+                        if inside is None:
+                            inside = hours.inside(time_ms)
+                        if inside is not rule.want_inside:
+                            continue
+                    if row is None:
+                        row = new(EvalRow, (seq, e[0], e[2], e[4], time_ms, e[7], e[8], e[10]))
+                    if rule.tests:
+                        if payload is None:
+                            payload = event_data(row)
+                        if not all(test(payload) for test in rule.tests):
+                            continue
+                    catch_up = time_ms < catch_up_before_ms
+                    if rule.window_ms:
+                        window = rule.window_for(e[2])
+                        assert window is not None
+                        outcome, events = window.offer(row)
+                        if outcome is quiet:
+                            continue
+                        alert = self._record(rule, outcome, events, catch_up, now)
                     else:
-                        alert = opened_by_rule[rule.id] = OpenAlert.start(rule.rule, [row], catch_up, now)
-                if not alert.touched:
-                    alert.touched = True
-                    touched.append(alert)
+                        opened = opened_by_rule.get(rule.id)  # no threshold: fold into its open alert?
+                        if (
+                            opened is not None
+                            and opened.write.catch_up is catch_up
+                            and (
+                                now - opened.write.updated_at <= catch_up_s
+                                if catch_up
+                                else time_ms - opened.write.last_time_ms < rule.coalesce_ms
+                            )
+                        ):
+                            opened.add_one(row, now)
+                            alert = opened
+                        else:
+                            alert = opened_by_rule[rule.id] = OpenAlert.start(rule.rule, [row], catch_up, now)
+                    if not alert.touched:
+                        alert.touched = True
+                        touched.append(alert)
         for alert in touched:
             alert.touched = False
         return touched

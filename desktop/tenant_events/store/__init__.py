@@ -1,6 +1,6 @@
 """Local SQLite store of one tenant's events, cursor, gaps and rejected frames (stdlib sqlite3 only here)."""
 
-from tenant_events.store.alert_records import AlertWrite, EvalRow, Severity, StoredAlert
+from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, Severity, StoredAlert
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.alerts_table import MAX_ALERT_EVENTS, AlertLedger, WatermarkMoved
 from tenant_events.store.reader import EventReader, open_reader
@@ -35,6 +35,7 @@ __all__ = [
     "GapMarker",
     "OpenNotice",
     "RejectedRow",
+    "RowSegment",
     "Severity",
     "StoreWriter",
     "StoredAlert",

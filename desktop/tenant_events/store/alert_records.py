@@ -1,20 +1,24 @@
 """Plain records that cross the store's boundary for alerts: rows the rules read, alerts written and read back.
 
-The evaluator (alerts/evaluator.py) reads `EvalRow`s, decides, and hands `AlertWrite`s back with the new
+The evaluator (alerts/evaluator.py) reads `RowSegment`s, decides, and hands `AlertWrite`s back with the new
 watermark (alerts_table.AlertLedger.commit); the inbox and the CLI read `StoredAlert`s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 Severity = Literal["info", "warning", "critical"]
+# (first seq, rows in EventRow's column order); first None: each row's seq is its last column (alert_rows.py)
+RowSegment: TypeAlias = tuple[int | None, Sequence[tuple[Any, ...]]]
 
 
 class EvalRow(NamedTuple):
-    """What a rule needs of one stored event; `raw` (the `data:` JSON) only for types a rule inspects."""
+    """One stored event a rule counted (in a window, behind an alert); `raw` may be None when no rule inspects
+    events of its type."""
 
     seq: int
     event_id: str

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import EvalRow, StoredAlert
-from tenant_events.store.alerts_table import ALERT_COLUMNS, eval_rows_sql, stored_alert
+from tenant_events.store.alert_records import RowSegment, StoredAlert
+from tenant_events.store.alert_rows import segment_sql
+from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.schema import connect
 
 HISTORY_CHUNK: Final = 5000
@@ -129,11 +130,11 @@ class AlertInbox:
 
     def history_rows(
         self, since_ms: int, until_ms: int, types: Collection[str] | None, raw_types: Collection[str]
-    ) -> Iterator[EvalRow]:
-        """Stored events that occurred in `since_ms <= time < until_ms`, oldest first, read in chunks."""
+    ) -> Iterator[RowSegment]:
+        """Stored events that occurred in `since_ms <= time < until_ms`, oldest first, a chunk per segment."""
         after_ms, after_id = since_ms - 1, "\uffff"
         while True:
-            sql, params = eval_rows_sql(
+            sql, params = segment_sql(
                 "(time_ms, event_id) > (?, ?) AND time_ms < ?",
                 [after_ms, after_id, until_ms],
                 types,
@@ -141,8 +142,9 @@ class AlertInbox:
                 order="time_ms, event_id LIMIT ?",
             )
             with self._lock:
-                rows = [EvalRow(*r) for r in self._conn.execute(sql, [*params, HISTORY_CHUNK])]
-            yield from rows
+                rows = self._conn.execute(sql, [*params, HISTORY_CHUNK]).fetchall()
+            if rows:
+                yield None, rows
             if len(rows) < HISTORY_CHUNK:
                 return
-            after_ms, after_id = rows[-1].time_ms, rows[-1].event_id
+            after_ms, after_id = rows[-1][5], rows[-1][0]  # time_ms, event_id

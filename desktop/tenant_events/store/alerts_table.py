@@ -10,19 +10,18 @@ event evaluated twice.
 from __future__ import annotations
 
 import sqlite3
-from collections import deque
 from collections.abc import Collection, Iterable
 from typing import Final
 
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import AlertWrite, EvalRow, StoredAlert
-from tenant_events.store.records import EventRow, summary_of
+from tenant_events.store.alert_records import AlertWrite, RowSegment, StoredAlert
+from tenant_events.store.alert_rows import RecentRows, segment_sql
+from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
-RECENT_ROWS: Final = 4000  # rows of recent batches the writer keeps for the rules (~5 MB of raw JSON)
 
 ALERT_COLUMNS: Final = (
     "id, rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count, first_seq, last_seq,"
@@ -53,65 +52,6 @@ def stored_alert(row: tuple[object, ...]) -> StoredAlert:
     return StoredAlert(*values)  # type: ignore[arg-type]  # column order is the dataclass's field order
 
 
-def eval_rows_sql(
-    where: str,
-    where_params: list[object],
-    types: Collection[str] | None,
-    raw_types: Collection[str],
-    order: str = "seq",
-) -> tuple[str, list[object]]:
-    """SELECT of EvalRow columns under `where` (types: None = all), raw JSON only for `raw_types`; `order` is
-    a constant ORDER BY list, never user text."""
-    raw = f"CASE WHEN type IN ({','.join('?' * len(raw_types))}) THEN raw END" if raw_types else "NULL"
-    sql = f"SELECT seq, event_id, type, time, time_ms, tenant, purpose, {raw} FROM events WHERE {where}"  # noqa: S608
-    if types is not None:
-        sql += f" AND type IN ({','.join('?' * len(types))})"
-    return f"{sql} ORDER BY {order}", [*sorted(raw_types), *where_params, *sorted(types or ())]
-
-
-class RecentRows:
-    """The rows of the last few batches committed without duplicates, kept by the writer (its thread only).
-
-    The rules evaluate each batch right after its commit; reading it back from the table cost ~1.4 µs a row (wide
-    rows: about three to a page), more than all the rules together. A batch without a skipped duplicate holds
-    consecutive seqs ending at the last inserted rowid, so its in-memory rows are exactly the committed rows.
-    """
-
-    def __init__(self, max_rows: int = RECENT_ROWS) -> None:
-        self.max_rows = max_rows
-        self._batches: deque[tuple[int, list[EventRow]]] = deque()
-        self._rows = 0
-
-    def add(self, first_seq: int, rows: list[EventRow]) -> None:
-        self._batches.append((first_seq, rows))
-        self._rows += len(rows)
-        while self._rows > self.max_rows and len(self._batches) > 1:
-            self._rows -= len(self._batches.popleft()[1])
-
-    def rows(self, after: int, upto: int, types: Collection[str] | None) -> list[EvalRow] | None:
-        """EvalRows (raw included) for every seq in `after < seq <= upto` of `types`, or None when a seq in that
-        range is not held here (read the table instead)."""
-        out: list[EvalRow] = []
-        expect = after + 1
-        new = tuple.__new__
-        for first, rows in self._batches:
-            if first + len(rows) <= expect:
-                continue
-            if first > expect:
-                return None
-            stop = min(len(rows), upto - first + 1)
-            for i in range(expect - first, stop):
-                e = rows[i]
-                if (
-                    types is None or e[2] in types
-                ):  # EventRow: event_id, offset, type, family, time, time_ms, …
-                    out.append(new(EvalRow, (first + i, e[0], e[2], e[4], e[5], e[7], e[8], e[10])))
-            expect = first + stop
-            if expect > upto:
-                return out
-        return out if expect > upto else None
-
-
 class AlertLedger:
     """Reads and writes of the evaluator, on the connection it is given (the writer's)."""
 
@@ -131,22 +71,23 @@ class AlertLedger:
 
     def rows(
         self, after: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
-    ) -> list[EvalRow]:
-        """Events with `after < seq <= upto` (of `types`; None: all), in stored order."""
+    ) -> list[RowSegment]:
+        """Events with `after < seq <= upto` in stored order: from the writer's memory when it holds them all
+        (every type, raw JSON included), else from the table (of `types`, raw JSON for `raw_types`)."""
         if self._recent is not None:
-            held = self._recent.rows(after, upto, types)
+            held = self._recent.segments(after, upto)
             if held is not None:
                 return held
-        sql, params = eval_rows_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
-        return [EvalRow(*r) for r in self._conn.execute(sql, params)]
+        sql, params = segment_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
+        return [(None, self._conn.execute(sql, params).fetchall())]
 
     def rows_since(
         self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
-    ) -> list[EvalRow]:
+    ) -> list[RowSegment]:
         """Events that occurred at or after `since_ms` with `seq <= upto`, in stored order: the recent past a
         threshold window is rebuilt from after a restart (the time index finds them)."""
-        sql, params = eval_rows_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
-        return [EvalRow(*r) for r in self._conn.execute(sql, params)]
+        sql, params = segment_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
+        return [(None, self._conn.execute(sql, params).fetchall())]
 
     def time_before(self, seq: int) -> int | None:
         """The event time (unix ms) of the newest stored event at or before `seq`."""

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alerts_table import AlertLedger, RecentRows
+from tenant_events.store.alert_rows import RecentRows
+from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalCheckpointer
 from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
 from tenant_events.store.schema import OpenNotice, open_database, rollback
