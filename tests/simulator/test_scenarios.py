@@ -118,3 +118,23 @@ def test_the_demo_shows_an_incident_within_its_first_minute():
         "signup_burst",
         "org_deleted",
     }
+
+
+def test_the_cli_refuses_a_bad_scenario_or_speed_naming_it(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).with_name("tenant-events"))
+    bad = tmp_path / "plan.json"
+    bad.write_text(json.dumps({"steps": [{"at": 5, "do": "admin_grant", "to": "everyone"}]}))
+    for flags, text in [
+        (["--scenario", str(bad)], "scenario step 1: to must be one of member, group, org_group"),
+        (["--scenario", str(tmp_path / "missing.json")], "No such file or directory"),
+        (["--speed", "0"], "speed must be > 0 and at most 1000, got 0.0"),
+    ]:
+        proc = subprocess.run([exe, "simulator", "--ephemeral", "--port", "0", *flags], capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+        assert proc.returncode == 3 and "tenant-events: simulator: " in proc.stderr and text in proc.stderr, (
+            proc.stderr
+        )

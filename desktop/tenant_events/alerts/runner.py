@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from tenant_events.monitor import TenantMonitor
 
 log = logging.getLogger(__name__)
-RETRY_AFTER: Final = 2.0  # seconds before a failed step is tried again
+RETRY_AFTER: Final = 2.0  # seconds before a failed step is tried again, doubling up to RETRY_CAP
+RETRY_CAP: Final = 60.0
 
 
 class AlertRunner:
@@ -42,6 +43,7 @@ class AlertRunner:
         self._idle = asyncio.Event()
         self._idle.set()
         self._closed = False
+        self._retry_delay = RETRY_AFTER
         self.failures = 0
 
     def kick(self, *_: object) -> None:
@@ -86,11 +88,13 @@ class AlertRunner:
         exc = future.exception()
         if exc is not None:
             self.failures += 1
-            log.warning("alert rules could not be evaluated (will retry): %s", exc)
+            log.warning("alert rules could not be evaluated (retrying in %.0f s): %s", self._retry_delay, exc)
             if not self._closed and self._retry is None:
-                self._retry = asyncio.get_running_loop().call_later(RETRY_AFTER, self._retry_now)
+                self._retry = asyncio.get_running_loop().call_later(self._retry_delay, self._retry_now)
+                self._retry_delay = min(self._retry_delay * 2, RETRY_CAP)
             self._idle.set()
             return
+        self._retry_delay = RETRY_AFTER
         result = future.result()
         if result.alerts:
             for callback in list(self.on_alerts):
@@ -110,14 +114,14 @@ class AlertRunner:
 
 def attach(monitor: TenantMonitor, evaluator: Evaluator) -> AlertRunner:
     """Evaluate `monitor`'s commits with `evaluator`, starting with anything stored but not yet evaluated (a
-    crash between a commit and its evaluation); the last commits are evaluated before the database closes."""
+    crash between a commit and its evaluation); the last commits are evaluated before the database closes. Call
+    it once the monitor has started; it keeps working if the monitor is stopped and started again."""
     runner = AlertRunner(evaluator, lambda: monitor.store_writer)
     monitor.on_commit.append(runner.kick)
 
     async def before_close() -> None:
         with contextlib.suppress(StorageError):
             await runner.drain()
-        runner.close()
 
     monitor.before_close.append(before_close)
     runner.kick()
