@@ -107,9 +107,7 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
-        # The rows of the last batches committed without duplicates, by their first seq: the alert rules read
-        # them from here instead of from the table (alerts_table.RecentRows).
-        self._recent = RecentRows()
+        self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -193,8 +191,7 @@ class StoreWriter:
         return self._submit(self._cursor_state).result()
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
-        """Run `fn` with the alert ledger on the writer thread, between batches (alerts/runner.py): it reads
-        exactly what is committed and writes its alerts without waiting for the write lock."""
+        """`fn(ledger)` on the writer thread between batches: the alert rules see what is committed (runner.py)."""
         return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
 
     def duplicates_total(self) -> int:
