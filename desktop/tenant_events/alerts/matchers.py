@@ -38,7 +38,7 @@ def expand_types(patterns: list[str]) -> frozenset[str]:
 def _at_path(data: Mapping[str, Any], path: list[str]) -> Any:
     value: Any = data
     for key in path:
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):  # parsed JSON: dict, not the (much slower to test) Mapping ABC
             return None
         value = value.get(key)
     return value
@@ -46,7 +46,7 @@ def _at_path(data: Mapping[str, Any], path: list[str]) -> Any:
 
 def _scalars(value: Any) -> Iterator[str]:
     """Every scalar under `value` as text (ids, names), walking objects and lists."""
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         for item in value.values():
             yield from _scalars(item)
     elif isinstance(value, list):
@@ -80,7 +80,7 @@ def compile_condition(cond: Condition) -> DataTest:
 
     def test(data: Mapping[str, Any]) -> bool:
         value = _at_path(data, path)
-        if value is None or isinstance(value, Mapping | list):
+        if value is None or isinstance(value, dict | list):
             return False
         return compare(fold(str(value).lower() if isinstance(value, bool) else str(value)))
 
