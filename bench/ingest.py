@@ -6,6 +6,9 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
 
   engine   StreamEngine + StoreWriter: httpx + stream/sse_decoder.py, wire-model validation, batches + cursor
            committed to SQLite
+  rules    engine + the alert rules with default settings, evaluated over the committed rows on the writer
+           thread (alerts/runner.py); timed until every stored event is evaluated. Its cost is reported as
+           1 − rules/engine of the median rates (goal ≤ 10 %)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
 
@@ -30,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -37,11 +41,15 @@ import orjson
 import sim_process
 
 OLD = "2000-01-01T00:00:00Z"
+EVAL_CPU = [0.0]  # seconds of CPU the rules' evaluation took in this child (consumer "rules")
 EVENT_KINDS = ("offset-only", "error")
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
-def consume_engine(auth_url: str, token: str, n: int) -> float:
+def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> float:
+    from tenant_events.alert_settings import AlertSettings
+    from tenant_events.alerts.from_settings import build_evaluator
+    from tenant_events.alerts.runner import AlertRunner
     from tenant_events.store import StoreWriter
     from tenant_events.stream.engine import EngineConfig, StreamEngine
     from tenant_events.stream.tokens import StaticTokenProvider
@@ -51,11 +59,30 @@ def consume_engine(auth_url: str, token: str, n: int) -> float:
         writer = StoreWriter(tmp / "bench.sqlite3")
         engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
                               StaticTokenProvider(token), writer)  # fmt: skip
+        runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer) if rules else None
+        raised: list[int] = []
+        if runner is not None:
+            step = runner.evaluator.step
+
+            def timed_step(ledger: Any) -> Any:  # CPU time of the writer thread spent evaluating
+                before = time.thread_time()
+                try:
+                    return step(ledger)
+                finally:
+                    EVAL_CPU[0] += time.thread_time() - before
+
+            runner.evaluator.step = timed_step  # type: ignore[method-assign]
+            engine.on_commit.append(runner.kick)
+            runner.on_alerts.append(lambda result: raised.append(len(result.raised)))
         done = asyncio.Event()
         engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
         started = time.perf_counter()
         task = asyncio.create_task(engine.run())
         await done.wait()
+        if runner is not None:
+            await runner.drain()  # and every stored event evaluated, its alerts committed
+            assert runner.failures == 0 and runner.evaluator.watermark, runner.failures
+            print(f"rules raised {sum(raised)} alerts", file=sys.stderr)
         elapsed = time.perf_counter() - started  # every event and its cursor committed (durable)
         engine.stop()
         await task
@@ -125,14 +152,18 @@ def consume_floor(auth_url: str, token: str, n: int) -> float:
     return elapsed
 
 
-CONSUMERS = {"engine": consume_engine, "peer": consume_peer, "floor": consume_floor}
+def consume_rules(auth_url: str, token: str, n: int) -> float:
+    return consume_engine(auth_url, token, n, rules=True)
+
+
+CONSUMERS = {"engine": consume_engine, "rules": consume_rules, "peer": consume_peer, "floor": consume_floor}
 
 
 def child(kind: str, auth_url: str, n: int) -> None:
     token = sim_process.admin_token(auth_url)
     elapsed = CONSUMERS[kind](auth_url, token, n)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb}))
+    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb, "eval_cpu_s": EVAL_CPU[0]}))
 
 
 def run_child(kind: str, auth_url: str, n: int) -> dict[str, float]:
@@ -172,8 +203,9 @@ def main() -> int:
             for kind in order:
                 r = run_child(kind, auth_url, args.events)
                 rates[kind].append(r["events"] / r["seconds"])
-                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB",
-                      flush=True)  # fmt: skip
+                evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"
+                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB"
+                      f"{evaluating if kind == 'rules' else ''}", flush=True)  # fmt: skip
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
@@ -187,6 +219,10 @@ def main() -> int:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
         if "engine" in med and "floor" in med:
             print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
+        if "engine" in med and "rules" in med:
+            print(
+                f"alert rule evaluation costs {1 - med['rules'] / med['engine']:.1%} of ingest (goal ≤ 10 %)"
+            )
         if args.catchup:
             r = run_child("engine", auth_url, args.catchup)
             print(f"catch-up of {args.catchup:,} events: {r['seconds']:.1f} s "

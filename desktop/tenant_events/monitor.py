@@ -6,7 +6,8 @@
 
 One monitor per tenant profile; several run side by side on one loop. Observers are plain callbacks, called on
 the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`. The UI reads with `open_reader()`.
-Shutdown order (STYLE §6): cancel the stream task → commit what is pending → close the writer.
+Shutdown order (STYLE §6): cancel the stream task → commit what is pending → `before_close` hooks (the alert
+rules evaluate the last commits, alerts/runner.py) → close the writer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class TenantMonitor:
         self.retention = retention
         self.on_state: list[Callable[[StateChange], None]] = []
         self.on_commit: list[Callable[[CommitResult], None]] = []
+        self.before_close: list[Callable[[], Awaitable[None]]] = []  # awaited in stop(), writer still open
         self._tokens = tokens
         self._writer: StoreWriter | None = None
         self._engine: StreamEngine | None = None
@@ -74,6 +76,11 @@ class TenantMonitor:
     @property
     def stats(self) -> EngineStats:
         return self._engine.stats if self._engine else EngineStats()
+
+    @property
+    def store_writer(self) -> StoreWriter | None:
+        """The database's writer while started (its thread also runs the alert rules, alerts/runner.py)."""
+        return self._writer
 
     @property
     def running(self) -> bool:
@@ -127,6 +134,11 @@ class TenantMonitor:
             self._engine.stop()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        for hook in list(self.before_close):
+            try:
+                await hook()
+            except Exception:
+                log.exception("%s: a shutdown step failed", self.name)
         if self._writer is not None:
             await asyncio.to_thread(self._writer.close)
             self._writer = None

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tenant_events.alert_settings import WEEKDAYS, AlertSettings, Weekday
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
 from tenant_events.paths import AppPaths
@@ -230,6 +231,13 @@ class NotificationSettings(BaseModel):
     do_not_disturb_until: float | None = Field(
         None, description="unix time when a timed do-not-disturb (1 h / until tomorrow) ends; None = off"
     )
+    quiet_days: list[Weekday] = Field(
+        default_factory=lambda: list(WEEKDAYS),
+        description="days the quiet hours apply on (the day they start)",
+    )
+    critical_passes_dnd: bool = Field(
+        False, description="alerts of critical rules notify even during do-not-disturb and quiet hours"
+    )
 
     @field_validator("event_types")
     @classmethod
@@ -263,6 +271,7 @@ class Settings(BaseModel):
     active_tenant: str | None = Field(None, description="profile shown at start")
     notifications: NotificationSettings = Field(default_factory=NotificationSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
     start_at_login: bool = Field(False, description="start the tray app when the user logs in")
     theme: Literal["system", "light", "dark"] = "system"
 

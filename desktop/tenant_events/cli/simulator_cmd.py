@@ -36,6 +36,14 @@ _OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("--rate-window", "rate_window", float, "seconds of the rate-limit window"),
     ("--token-ttl", "token_ttl", int, "access token lifetime in seconds"),
     ("--id-length", "id_length", int, "characters after evt_/est_: 16 (spec) or 22 (live service)"),
+    ("--speed", "speed", float, "the tenant's clock runs N times faster (live events, bursts, scenarios)"),
+    (
+        "--live-mix",
+        "live_mix",
+        str,
+        "routine: live events leave out what alert rules look for; full: all kinds",
+    ),
+    ("--scenario", "scenario", str, "act out alert-worthy incidents: demo, or a JSON file of timed steps"),
 )
 _FAULTS: tuple[tuple[str, str, type, str], ...] = (
     ("--drop-mid-frame", "drop_mid_frame", int, "fault: the next N streams are cut in the middle of a frame"),

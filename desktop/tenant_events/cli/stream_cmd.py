@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from tenant_events.cli import stream_alerts
 from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
@@ -81,6 +82,7 @@ def register(subparsers: Any) -> None:
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
     add_data_dir(p)
     p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
+    stream_alerts.add_arguments(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
@@ -142,6 +144,7 @@ async def _main(args: argparse.Namespace) -> int:
     setup_logging(paths.log_dir, stderr=False)
     target = resolve_target(args, paths)
     profile = target.profile
+    evaluator = stream_alerts.prepare(args, paths, target.name)
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
         out = _open_output(args.jsonl) if args.jsonl else None
@@ -158,6 +161,7 @@ async def _main(args: argparse.Namespace) -> int:
         watcher = asyncio.create_task(contact.watch(), name="first-contact")
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
+        stream_alerts.attach(args, evaluator, monitor, stack)
         if out is not None:
             reader = monitor.open_reader()
             stack.callback(reader.close)

@@ -1,9 +1,14 @@
 """Drives tenant life into the log: the pre-generated backlog, live events at `--rate` with bursts, and
-on-demand events for tests (`/_sim/emit`).
+on-demand events for tests (`/_sim/emit`) and scenarios (scenarios.py).
 
 Every event goes through `TenantLife` (consistency) and `EventLog.append` (ids, offsets, frames). About one
 event in `test_purpose_every` carries `xpurpose: "test"`, the only value the live service uses
-(event-stream.md §1).
+(event-stream.md §1). Live traffic is routine by default (`live_mix`): no organization deletions, no
+organization connection changes, no admin grants, no deletion waves at the population caps — the incidents
+alert rules look for happen when a scenario acts them out. The backlog and `/_sim/emit` keep every kind.
+
+`clock()` is the tenant's time: with `speed` N it runs N times faster than the wall clock from the start, so a
+test sees five minutes of traffic, with its events five minutes apart, in fifteen seconds at speed 20.
 """
 
 from __future__ import annotations
@@ -30,6 +35,13 @@ class Activity:
         self.life = TenantLife(f"{config.seed}:{event_log.last_seq}", tenant_id="ten_" + "DemoTenant000001")
         self._purpose_rng = self.life.rng
         self.paused = False
+        self._started = time.time()
+
+    def clock(self) -> float:
+        """The tenant's time now (the wall clock when `speed` is 1)."""
+        speed = self.config.speed
+        now = time.time()
+        return now if speed == 1 else self._started + (now - self._started) * speed
 
     def _purpose(self) -> str | None:
         every = self.config.test_purpose_every
@@ -37,7 +49,7 @@ class Activity:
 
     def emit(self, n: int, types: tuple[str, ...] | None = None, *, at: float | None = None) -> int:
         """Append n events now (or at `at`); returns the last sequence number."""
-        ts = time.time() if at is None else at
+        ts = self.clock() if at is None else at
         for _ in range(n):
             name, data = self.life.next_event(ts, types)
             self.log.append(name, data, ts, purpose=self._purpose())
@@ -63,18 +75,26 @@ class Activity:
         log.info("backlog: %d events in %.1f s", missing, time.perf_counter() - started)
         return missing
 
+    def emit_routine(self, n: int) -> int:
+        """Append n live events of the configured mix (routine: nothing alert-worthy)."""
+        self.life.routine = self.config.live_mix == "routine"
+        try:
+            return self.emit(n)
+        finally:
+            self.life.routine = False
+
     async def run_live(self) -> None:
-        """Append events at `rate` per second, with a burst every `burst_every` seconds."""
+        """Append events at `rate` per second, with a burst every `burst_every` seconds (tenant time)."""
         rate, cfg = self.config.rate, self.config
         if rate <= 0:
             return
-        next_burst = time.monotonic() + cfg.burst_every if cfg.burst_every else float("inf")
+        next_burst = self.clock() + cfg.burst_every if cfg.burst_every else float("inf")
         interval = 1 / rate
         while True:
-            await asyncio.sleep(self.life.rng.expovariate(1 / interval))
+            await asyncio.sleep(self.life.rng.expovariate(1 / interval) / cfg.speed)
             if self.paused:
                 continue
             n = 1
-            if time.monotonic() >= next_burst:
-                n, next_burst = cfg.burst_size, time.monotonic() + cfg.burst_every
-            self.emit(n)
+            if self.clock() >= next_burst:
+                n, next_burst = cfg.burst_size, self.clock() + cfg.burst_every
+            self.emit_routine(n)

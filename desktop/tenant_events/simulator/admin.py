@@ -4,6 +4,8 @@ Not part of the real service; refused with 403 unless the caller is on a loopbac
 POST /_sim/faults  JSON knobs (faults.Faults fields, `id_token_alg|issuer|audience|expired|nonce`,
                    `paused` for live generation, `reset: true`) → the resulting knobs
 POST /_sim/emit    {"n": 5, "types": ["user.created"]?} → {"emitted", "last_seq", "latest_offset"}
+POST /_sim/scenario  one scenario step, e.g. {"do": "mass_deletion", "n": 30, "over_s": 5} (scenarios.py); answers
+                   once its events are in the log → {"do", "emitted", "last_seq", "latest_offset"}
 GET  /_sim/stats   log position, connection and status counters
 POST /_sim/token   {"scope": "read:events", "global_client": true, "ttl": 300} → {"access_token"}
 """
@@ -21,6 +23,7 @@ from tenant_events.simulator.clients import NONGLOBAL_CLIENT_ID, SERVICE_CLIENT_
 from tenant_events.simulator.event_types import TYPE_INDEX
 from tenant_events.simulator.faults import Faults
 from tenant_events.simulator.http_errors import json_error
+from tenant_events.simulator.scenarios import parse_step
 from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import IdTokenFaults
 
@@ -88,6 +91,21 @@ async def emit(request: Request) -> Response:
             return json_error(400, f"Unsupported event type(s): {unknown!r}")
     last = state.activity.emit(n, tuple(types) if types else None)
     return JSONResponse({"emitted": n, "last_seq": last, "latest_offset": state.log.offset(last)})
+
+
+async def scenario(request: Request) -> Response:
+    state: SimState = request.app.state.sim
+    data = await _json(request)
+    if isinstance(data, Response):
+        return data
+    try:
+        step = parse_step({**data, "at": 0})
+    except ValueError as exc:
+        return json_error(400, str(exc))
+    last = await state.player.run(step)
+    return JSONResponse(
+        {"do": step.do, "emitted": step.n, "last_seq": last, "latest_offset": state.log.offset(last)}
+    )
 
 
 async def stats(request: Request) -> Response:

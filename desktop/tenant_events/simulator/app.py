@@ -26,11 +26,13 @@ def create_app(state: SimState) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         live = asyncio.ensure_future(state.activity.run_live())
+        acted = asyncio.ensure_future(state.player.play(state.scenario))
         try:
             yield
         finally:
             live.cancel()
-            await asyncio.gather(live, return_exceptions=True)
+            acted.cancel()
+            await asyncio.gather(live, acted, return_exceptions=True)
             state.log.flush()
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -59,6 +61,7 @@ def create_app(state: SimState) -> Starlette:
         Route("/v2/logout", authorize.logout),
         Route("/_sim/faults", admin.faults, methods=["GET", "POST"]),
         Route("/_sim/emit", admin.emit, methods=["POST"]),
+        Route("/_sim/scenario", admin.scenario, methods=["POST"]),
         Route("/_sim/stats", admin.stats),
         Route("/_sim/token", admin.token, methods=["POST"]),
     ]

@@ -41,6 +41,11 @@ class SimulatorConfig:
     real_names: bool = False  # a0tenant/a0stream/a0purpose instead of xtenant/... (event-stream.md §1)
     test_purpose_every: int = 97  # roughly one event in N carries xpurpose "test"
     chunk_bytes: int = 256 * 1024  # frames are written in batches of about this size
+    speed: float = (
+        1.0  # the tenant's clock runs this many times faster: live events, bursts, scenarios, times
+    )
+    live_mix: str = "routine"  # routine: live traffic leaves out alert-worthy actions; full: every kind
+    scenario: str | None = None  # "demo" or a JSON file of timed steps (scenarios.py)
 
     def __post_init__(self) -> None:
         if self.id_length not in (16, 22):
@@ -53,6 +58,10 @@ class SimulatorConfig:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
         if self.heartbeat == 0 or self.keepalive == 0:
             raise ValueError("heartbeat and keepalive must be > 0 seconds")
+        if not 0 < self.speed <= 1000:
+            raise ValueError(f"speed must be > 0 and at most 1000, got {self.speed!r}")
+        if self.live_mix not in ("routine", "full"):
+            raise ValueError(f"live_mix must be routine or full, got {self.live_mix!r}")
 
     def with_options(self, **options: Any) -> SimulatorConfig:
         """A copy with some fields replaced; unknown names raise TypeError naming them."""

@@ -18,6 +18,7 @@ from typing import Any
 from tenant_events.simulator.bag import Bag
 from tenant_events.simulator.event_types import EVENT_TYPES
 from tenant_events.simulator.world import (
+    ADMIN_ROLE_NAMES,
     ALNUM,
     CAPS,
     CONNECTIONS,
@@ -27,6 +28,7 @@ from tenant_events.simulator.world import (
     LAST,
     ORG_BRANDING,
     ROLE_NAMES,
+    SENSITIVE_TYPES,
     Group,
     Org,
     iso_ms,
@@ -51,6 +53,9 @@ class TenantLife:
         self.group_bag: Bag[str] = Bag()
         self.roles = [(f"rol_{self._chars(16)}", n) for n in ROLE_NAMES]
         self.role_names = dict(self.roles)
+        # routine: live traffic without what alert rules look for (scenarios.py); grantable: roles picked from
+        self.routine = False
+        self.grantable = self.roles
         self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in CONNECTIONS]
         table: list[tuple[str, int, Action]] = [
             ("user.created", 14, self._user_created), ("user.updated", 12, self._user_updated),
@@ -98,7 +103,9 @@ class TenantLife:
                 name = self.rng.choices(self._names, cum_weights=self._cum_weights)[0]
                 family, _, verb = name.rpartition(".")
                 if verb == "created" and len(self._populations[family]) >= CAPS[family]:
-                    name = family + ".deleted"
+                    name = family + (".updated" if self.routine else ".deleted")  # routine: no mass deletion
+                if self.routine and name in SENSITIVE_TYPES:
+                    continue
             obj = self._actions[name](stamp)
             if obj is None and types:
                 self._make_possible(name, stamp)
@@ -140,6 +147,9 @@ class TenantLife:
         return ctx
 
     # ------------------------------------------------------------------ helpers
+    def _grantable(self) -> list[tuple[str, str]]:
+        return [r for r in self.grantable if r[1] not in ADMIN_ROLE_NAMES] if self.routine else self.grantable
+
     def _chars(self, n: int, alphabet: str = ALNUM) -> str:
         return "".join(self.rng.choices(alphabet, k=n))
 
@@ -281,7 +291,7 @@ class TenantLife:
         user_id = None if org is None else org.members.pick(self.rng)
         if org is None or user_id is None:
             return None
-        role_id = self.rng.choice(self.roles)[0]
+        role_id = self.rng.choice(self._grantable())[0]
         held = org.member_roles.setdefault(user_id, set())
         if role_id in held:
             return None
@@ -333,7 +343,7 @@ class TenantLife:
         g = self._any_group()
         if g is None or g.kind != "organization" or g.parent not in self.orgs:
             return None
-        role_id = self.rng.choice(self.roles)[0]
+        role_id = self.rng.choice(self._grantable())[0]
         if role_id in g.org_roles:
             return None
         g.org_roles.add(role_id)
@@ -415,7 +425,7 @@ class TenantLife:
 
     def _group_role_assigned(self, now: str) -> dict[str, Any] | None:
         g = self._any_group()
-        role_id = self.rng.choice(self.roles)[0]
+        role_id = self.rng.choice(self._grantable())[0]
         if g is None or role_id in g.roles:
             return None
         g.roles.add(role_id)

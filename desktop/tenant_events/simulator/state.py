@@ -17,6 +17,7 @@ from tenant_events.simulator.event_log import EventLog
 from tenant_events.simulator.faults import Faults
 from tenant_events.simulator.grants import AuthStore
 from tenant_events.simulator.keys import load_or_create_key
+from tenant_events.simulator.scenarios import ScenarioPlayer, Step, load_scenario
 from tenant_events.simulator.storage import SimStore
 from tenant_events.simulator.tokens import TokenService
 
@@ -45,6 +46,8 @@ class SimState:
         self.store = SimStore(config.data_dir / DB_FILE if config.data_dir else None)
         self.log = EventLog(config, self.store)
         self.activity = Activity(config, self.log)
+        self.scenario: list[Step] = load_scenario(config.scenario) if config.scenario else []
+        self.player = ScenarioPlayer(self.activity)
         self.clients = ClientRegistry(self.store)
         self.key = load_or_create_key(config.data_dir)
         self.faults = Faults()

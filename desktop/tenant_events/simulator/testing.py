@@ -97,6 +97,11 @@ class SimulatorHandle:
             body["types"] = list(types)
         return int(self._admin("POST", "/_sim/emit", body)["emitted"])
 
+    def scenario(self, do: str, **options: Any) -> dict[str, Any]:
+        """Run one scenario step now (scenarios.py), e.g. `scenario("admin_grant", to="group")`."""
+        result: dict[str, Any] = self._admin("POST", "/_sim/scenario", {"do": do, **options})
+        return result
+
     def stats(self) -> dict[str, Any]:
         result: dict[str, Any] = self._admin("GET", "/_sim/stats")
         return result

@@ -17,6 +17,11 @@ GROUP_ALPHABET = (
 FIRST = ("Ada", "Alan", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia", "Tim", "Frances")
 LAST = ("Lovelace", "Turing", "Hopper", "Torvalds", "Liskov", "Thompson", "Hamilton", "Ritchie", "Perlman")
 ROLE_NAMES = ("admin", "auditor", "billing", "developer", "support", "viewer")
+ADMIN_ROLE_NAMES = frozenset({"admin"})  # routine live traffic never grants these (scenarios.py does)
+# What routine live traffic leaves out: the alert rules' incidents, acted out on purpose by scenarios.py
+SENSITIVE_TYPES = frozenset(
+    {"organization.deleted", "organization.connection.added", "organization.connection.removed"}
+)
 CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2", "google-oauth2"),
                 ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
 GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",

@@ -11,7 +11,8 @@ Tables:
   cursor      one row: the resume offset and the newest stored event time, written with each batch
   gaps        "possible gap" markers (e.g. cursor expired, resumed by timestamp)
   rejected    frames that failed validation, raw, with offset and reason
-  counters    cumulative numbers (duplicates dropped, FTS progress)
+  counters    cumulative numbers (duplicates dropped, FTS progress, the alert rules' watermark)
+  alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alerts_schema import ALERTS_SQL
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 _V1: Final = """
 CREATE TABLE events (
@@ -114,8 +116,11 @@ CREATE INDEX events_type_seq ON events(type, seq);
 CREATE UNIQUE INDEX events_time_id ON events(time_ms, event_id);
 """
 
+# Schema 3: the alerts the rules raise and the rules' evaluation watermark (alerts_schema.py).
+_V3: Final = ALERTS_SQL
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 
 

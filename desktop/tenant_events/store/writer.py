@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alert_rows import RecentRows
+from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalCheckpointer
 from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
 from tenant_events.store.schema import OpenNotice, open_database, rollback
@@ -105,6 +107,7 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
+        self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -186,6 +189,10 @@ class StoreWriter:
 
     def cursor_state(self) -> CursorState:
         return self._submit(self._cursor_state).result()
+
+    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
+        """`fn(ledger)` on the writer thread between batches: the alert rules see what is committed (runner.py)."""
+        return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: self._counter("duplicates")).result()
@@ -282,6 +289,8 @@ class StoreWriter:
             ) from exc
         if last_seq is not None:
             self._stored_upto = last_seq
+            if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
+                self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
             self._after_commit(sum(len(e[10]) for e in batch.events))  # raw JSON: most of what was written
         return CommitResult(

@@ -1,0 +1,164 @@
+"""Which alerts become desktop notifications, how urgent, and when do-not-disturb and quiet hours hold them.
+
+Qt-free decisions for the notifier and the tray (ui/ renders them):
+  * urgency follows the rule's severity: info → low, warning → normal, critical → critical;
+  * a live alert notifies once, when raised; firings folded into it later never notify again (bursts coalesce
+    per rule in rule_engine.py);
+  * catch-up alerts are held and become ONE notification, "While you were away: mass deletion × 2, admin role
+    assigned × 5", once the catch-up has been quiet for `hold_s`;
+  * nothing notifies while muted: do-not-disturb (on, or until a time) or the quiet hours (local wall time on
+    the chosen days; 22:00–07:00 spans midnight); critical alerts pass when the user allows it
+    (`critical_passes_dnd`). Muted alerts are still stored: the inbox and the unread count have them.
+`QuietTimes.state(now)` says what mutes and until when, for the tray's menu text, tooltip and badge.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from datetime import time as wall_time
+from typing import Final, Literal
+
+from tenant_events.alert_settings import WEEKDAYS
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.alerts.presentation import body, catch_up_summary, title
+from tenant_events.settings import NotificationSettings
+from tenant_events.store.alert_records import Severity, StoredAlert
+
+Urgency = Literal["low", "normal", "critical"]
+URGENCY: Final[dict[Severity, Urgency]] = {"info": "low", "warning": "normal", "critical": "critical"}
+_RANK: Final[dict[Severity, int]] = {"info": 0, "warning": 1, "critical": 2}
+
+
+def urgency_for(severity: Severity) -> Urgency:
+    return URGENCY[severity]
+
+
+@dataclass(frozen=True, slots=True)
+class MuteState:
+    """Why notifications are held now, and until when (unix s; None: until turned off)."""
+
+    reason: Literal["", "do_not_disturb", "quiet_hours"]
+    until: float | None = None
+
+    @property
+    def muted(self) -> bool:
+        return bool(self.reason)
+
+    def text(self, tz: tzinfo | None = None) -> str:
+        """ "Do not disturb until 14:30", "Quiet hours until 07:00", "Do not disturb" or ""."""
+        if not self.reason:
+            return ""
+        label = "Do not disturb" if self.reason == "do_not_disturb" else "Quiet hours"
+        if self.until is None:
+            return label
+        return f"{label} until {datetime.fromtimestamp(self.until, tz).strftime('%H:%M')}"
+
+
+class QuietTimes:
+    """Do-not-disturb and quiet hours from the settings, decided at a given time (local wall time or `tz`)."""
+
+    def __init__(self, settings: NotificationSettings, tz: tzinfo | None = None) -> None:
+        self.settings = settings
+        self.tz = tz
+
+    def state(self, now: float) -> MuteState:
+        s = self.settings
+        if s.do_not_disturb:
+            return MuteState("do_not_disturb")
+        if s.do_not_disturb_until is not None and now < s.do_not_disturb_until:
+            return MuteState("do_not_disturb", s.do_not_disturb_until)
+        end = self._quiet_until(now)
+        return MuteState("quiet_hours", end) if end is not None else MuteState("")
+
+    def allows(self, severity: Severity, now: float) -> bool:
+        """Whether an alert of `severity` may notify now."""
+        if not self.state(now).muted:
+            return True
+        return severity == "critical" and self.settings.critical_passes_dnd
+
+    def _quiet_until(self, now: float) -> float | None:
+        """The end of the quiet hours `now` falls in (unix s), or None outside them."""
+        hours = self.settings.quiet_hours
+        if hours is None or hours[0] == hours[1]:
+            return None
+        start, end = (wall_time.fromisoformat(t) for t in hours)
+        moment = datetime.fromtimestamp(now, self.tz).astimezone(self.tz)
+        days = {WEEKDAYS.index(d) for d in self.settings.quiet_days}
+        at, today = moment.timetz().replace(tzinfo=None), moment.weekday()
+        if start < end:
+            inside = today in days and start <= at < end
+        elif at >= start:
+            inside = today in days
+        else:  # the early-morning part belongs to the night that started the day before
+            inside = at < end and (today - 1) % 7 in days
+        if not inside:
+            return None
+        ends = moment.replace(hour=end.hour, minute=end.minute, second=0, microsecond=0)
+        if ends <= moment:
+            ends += timedelta(days=1)
+        return ends.timestamp()
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedNotification:
+    """One notification to show; clicking it opens `alert_ids[0]` (the inbox for a summary)."""
+
+    title: str
+    body: str
+    urgency: Urgency
+    alert_ids: tuple[int, ...]
+    summary: bool = False
+
+
+class NotificationPlanner:
+    """Turns evaluation steps into notifications: live alerts at once, a catch-up as one summary."""
+
+    def __init__(
+        self, quiet: QuietTimes, *, hold_s: float = 10.0, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.quiet = quiet
+        self.hold_s = hold_s
+        self.clock = clock
+        self._held: dict[int, StoredAlert] = {}
+        self._held_at: float | None = None
+
+    def offer(self, result: StepResult) -> list[PlannedNotification]:
+        """The notifications to show now for one step's alerts (catch-up alerts are held; see `summary`)."""
+        now = self.clock()
+        out: list[PlannedNotification] = []
+        for alert in result.raised:
+            if not alert.notify:
+                continue
+            if alert.catch_up:
+                self._hold(alert, now)
+            elif self.quiet.allows(alert.severity, now):
+                out.append(
+                    PlannedNotification(title(alert), body(alert), urgency_for(alert.severity), (alert.id,))
+                )
+        for alert in result.updated:
+            if alert.id in self._held:
+                self._hold(alert, now)  # a summary still collecting: keep its latest count
+        return out
+
+    def summary(self) -> PlannedNotification | None:
+        """The catch-up summary once the catch-up has been quiet for `hold_s` (then it is handed out once)."""
+        if self._held_at is None or self.clock() - self._held_at < self.hold_s:
+            return None
+        alerts = sorted(self._held.values(), key=lambda a: a.id)
+        self._held, self._held_at = {}, None
+        worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
+        if not self.quiet.allows(worst, self.clock()):
+            return None
+        return PlannedNotification("While you were away", catch_up_summary(alerts), urgency_for(worst),
+                                   tuple(a.id for a in alerts), summary=True)  # fmt: skip
+
+    def summary_due(self) -> float | None:
+        """When `summary` will have something (unix s), for a timer; None when nothing is held."""
+        return None if self._held_at is None else self._held_at + self.hold_s
+
+    def _hold(self, alert: StoredAlert, now: float) -> None:
+        self._held[alert.id] = alert
+        self._held_at = now

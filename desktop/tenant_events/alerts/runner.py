@@ -1,0 +1,128 @@
+"""Drives an Evaluator from the store's commits, on asyncio: the one piece that knows about the monitor.
+
+    TenantMonitor.on_commit ──kick()──▶ AlertRunner ──run_alert_job──▶ writer thread: Evaluator.step
+                                              ◀── StepResult (loop thread) ──▶ on_alerts callbacks
+
+At most one step is in flight; kicks that arrive meanwhile fold into one more step after it. A failed step
+(disk full, another process on the same file) is logged and retried a little later; the evaluator reloads its
+state from the store first, so nothing is raised twice. `attach(monitor, evaluator)` wires it to a
+`TenantMonitor` with two additive hooks (`on_commit`, `before_close`) so the events of the last batches are
+evaluated before the database closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from tenant_events.alerts.evaluator import Evaluator, StepResult
+from tenant_events.errors import StorageError
+from tenant_events.store import StoreWriter
+
+if TYPE_CHECKING:
+    from tenant_events.monitor import TenantMonitor
+
+log = logging.getLogger(__name__)
+RETRY_AFTER: Final = 2.0  # seconds before a failed step is tried again, doubling up to RETRY_CAP
+RETRY_CAP: Final = 60.0
+
+
+class AlertRunner:
+    """Keeps an evaluator caught up with a writer's commits; all methods on the event loop's thread."""
+
+    def __init__(self, evaluator: Evaluator, writer: Callable[[], StoreWriter | None]) -> None:
+        self.evaluator = evaluator
+        self.on_alerts: list[Callable[[StepResult], None]] = []
+        self._writer = writer
+        self._inflight: asyncio.Future[StepResult] | None = None
+        self._again = False
+        self._retry: asyncio.TimerHandle | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._closed = False
+        self._retry_delay = RETRY_AFTER
+        self.failures = 0
+
+    def kick(self, *_: object) -> None:
+        """Evaluate what is committed (soon); accepts and ignores a CommitResult so it can be a callback."""
+        if self._closed:
+            return
+        if self._inflight is not None:
+            self._again = True
+            return
+        writer = self._writer()
+        if writer is None:
+            return
+        self._again = False
+        self._idle.clear()
+        try:
+            self._inflight = asyncio.wrap_future(writer.run_alert_job(self.evaluator.step))
+        except StorageError as exc:  # the writer is closing
+            log.debug("alert evaluation not started: %s", exc)
+            self._idle.set()
+            return
+        self._inflight.add_done_callback(self._done)
+
+    async def drain(self) -> None:
+        """Until every event committed so far has been evaluated (or a step failed)."""
+        self.kick()
+        while not self._idle.is_set():
+            await self._idle.wait()
+            if self._inflight is None and self._again:
+                self.kick()
+
+    def close(self) -> None:
+        """No more steps (the database is closing); one in flight still completes."""
+        self._closed = True
+        if self._retry is not None:
+            self._retry.cancel()
+
+    def _done(self, future: asyncio.Future[StepResult]) -> None:
+        self._inflight = None
+        if future.cancelled():
+            self._idle.set()
+            return
+        exc = future.exception()
+        if exc is not None:
+            self.failures += 1
+            log.warning("alert rules could not be evaluated (retrying in %.0f s): %s", self._retry_delay, exc)
+            if not self._closed and self._retry is None:
+                self._retry = asyncio.get_running_loop().call_later(self._retry_delay, self._retry_now)
+                self._retry_delay = min(self._retry_delay * 2, RETRY_CAP)
+            self._idle.set()
+            return
+        self._retry_delay = RETRY_AFTER
+        result = future.result()
+        if result.alerts:
+            for callback in list(self.on_alerts):
+                try:
+                    callback(result)
+                except Exception:
+                    log.exception("an alert callback failed")
+        if self._again:
+            self.kick()
+        if self._inflight is None:
+            self._idle.set()
+
+    def _retry_now(self) -> None:
+        self._retry = None
+        self.kick()
+
+
+def attach(monitor: TenantMonitor, evaluator: Evaluator) -> AlertRunner:
+    """Evaluate `monitor`'s commits with `evaluator`, starting with anything stored but not yet evaluated (a
+    crash between a commit and its evaluation); the last commits are evaluated before the database closes. Call
+    it once the monitor has started; it keeps working if the monitor is stopped and started again."""
+    runner = AlertRunner(evaluator, lambda: monitor.store_writer)
+    monitor.on_commit.append(runner.kick)
+
+    async def before_close() -> None:
+        with contextlib.suppress(StorageError):
+            await runner.drain()
+
+    monitor.before_close.append(before_close)
+    runner.kick()
+    return runner

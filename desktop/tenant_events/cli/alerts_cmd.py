@@ -1,0 +1,89 @@
+"""`tenant-events alerts`: the alerts the rules raised for one tenant, newest first, as text or JSON lines.
+
+Safe while `stream` or the app is writing. `--since` takes a duration back from now (90m, 2h, 7d) or a date-time;
+it keeps the alerts raised or added to since then. `--mark-read` marks the listed alerts read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from datetime import UTC, datetime
+from typing import IO, Any
+
+import orjson
+
+from tenant_events.alerts.presentation import alert_json, body, title
+from tenant_events.cli.export_cmd import database_for
+from tenant_events.cli.options import add_data_dir
+from tenant_events.paths import AppPaths
+from tenant_events.store import AlertInbox, StoredAlert
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def since_arg(value: str) -> float:
+    """A duration back from now (`90m`, `2h`, `7d`) or an ISO 8601 date-time → unix seconds."""
+    text = value.strip()
+    if m := _DURATION.match(text):
+        return time.time() - float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
+        ) from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("alerts", help="list the alerts the rules raised, newest first", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
+    add_data_dir(p)
+    p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    p.add_argument(
+        "--since", metavar="WHEN", type=since_arg, help="only alerts active since then (2h, 7d, a date)"
+    )
+    p.add_argument("--unread", action="store_true", help="only alerts not marked read")
+    p.add_argument("--limit", metavar="N", type=int, default=1000, help="at most N alerts (default 1000)")
+    p.add_argument("--jsonl", metavar="PATH|-", help="one JSON object a line instead of text")
+    p.add_argument("--mark-read", action="store_true", help="mark the listed alerts read")
+    p.set_defaults(run=run)
+
+
+def text_line(alert: StoredAlert) -> str:
+    why = body(alert).split("\n", 1)[0]
+    state = "" if alert.read else ", unread"
+    return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({alert.tenant}{state})\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        print(f"tenant-events: --limit: {args.limit} is not a positive number", file=sys.stderr)
+        return 2
+    paths = AppPaths.resolve(args.data_dir)
+    database = database_for(paths, args.tenant)
+    with AlertInbox(database) as inbox:
+        alerts = inbox.alerts(since=args.since, unread_only=args.unread, limit=args.limit)
+        out: IO[str] = sys.stdout
+        if args.jsonl and args.jsonl != "-":
+            out = os.fdopen(
+                os.open(args.jsonl, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
+            )
+        try:
+            for alert in alerts:
+                out.write(orjson.dumps(alert_json(alert)).decode() + "\n" if args.jsonl else text_line(alert))
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        sys.stdout.flush()
+        marked = inbox.mark_read([a.id for a in alerts]) if args.mark_read else 0
+        unread = inbox.unread_count()
+    note = f", {marked} marked read" if args.mark_read else ""
+    print(f"tenant-events: {len(alerts)} alerts from {database.stem}{note}; {unread} unread", file=sys.stderr)
+    return 0

@@ -1,0 +1,150 @@
+"""The alert inbox of one tenant database: list alerts newest first, their events, unread count, mark read.
+
+Its own connection, never the writer's (like EventReader); marking read is a one-statement transaction that
+waits for the writer's lock at most busy_timeout. Also reads stored events by time for trying a rule on
+history (alerts/history.py). A database from before alerts existed (no `alerts` table yet) reads as empty.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Final
+
+from tenant_events.errors import StorageError
+from tenant_events.store.alert_records import RowSegment, StoredAlert
+from tenant_events.store.alert_rows import segment_sql
+from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.schema import connect
+
+HISTORY_CHUNK: Final = 5000
+
+
+class AlertInbox:
+    """Queries and read marks over one tenant's alerts; calls are serialised by a lock (one per thread is best)."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.exists():
+            raise FileNotFoundError(path)
+        self.path = path
+        try:
+            self._conn = connect(path)
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+        self._conn.execute("PRAGMA cache_size = -2000")
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> AlertInbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _has_alerts(self) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alerts'"
+        ).fetchone()
+        return row is not None
+
+    def alerts(
+        self,
+        *,
+        since: float | None = None,
+        unread_only: bool = False,
+        before_id: int | None = None,
+        limit: int = 200,
+    ) -> list[StoredAlert]:
+        """Alerts newest first; `since` (unix s): only those raised or updated at or after it."""
+        parts, params = ["1"], list[object]()
+        if since is not None:
+            parts.append("updated_at >= ?")
+            params.append(since)
+        if unread_only:
+            parts.append("read_at IS NULL")
+        if before_id is not None:
+            parts.append("id < ?")
+            params.append(before_id)
+        with self._lock:
+            if not self._has_alerts():
+                return []
+            rows = self._conn.execute(
+                f"SELECT {ALERT_COLUMNS} FROM alerts WHERE {' AND '.join(parts)} ORDER BY id DESC LIMIT ?",  # noqa: S608
+                [*params, limit],
+            ).fetchall()
+        return [stored_alert(r) for r in rows]
+
+    def get(self, alert_id: int) -> StoredAlert | None:
+        with self._lock:
+            if not self._has_alerts():
+                return None
+            sql = f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?"  # noqa: S608
+            row = self._conn.execute(sql, (alert_id,)).fetchone()
+        return stored_alert(row) if row else None
+
+    def event_seqs(self, alert_id: int) -> list[int]:
+        """The stored seqs of the events behind an alert, in stored order (at most MAX_ALERT_EVENTS)."""
+        with self._lock:
+            if not self._has_alerts():
+                return []
+            rows = self._conn.execute(
+                "SELECT seq FROM alert_events WHERE alert_id = ? ORDER BY seq", (alert_id,)
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def unread_count(self) -> int:
+        with self._lock:
+            if not self._has_alerts():
+                return 0
+            return int(self._conn.execute("SELECT count(*) FROM alerts WHERE read_at IS NULL").fetchone()[0])
+
+    def mark_read(self, alert_ids: Sequence[int]) -> int:
+        """Mark these alerts read; returns how many were unread."""
+        if not alert_ids:
+            return 0
+        return self._mark(f"id IN ({','.join('?' * len(alert_ids))})", list(alert_ids))
+
+    def mark_all_read(self, upto_id: int | None = None) -> int:
+        """Mark every alert (up to `upto_id`: what the user saw) read; returns how many were unread."""
+        if upto_id is None:
+            return self._mark("1", [])
+        return self._mark("id <= ?", [upto_id])
+
+    def _mark(self, where: str, params: list[object]) -> int:
+        with self._lock:
+            if not self._has_alerts():
+                return 0
+            try:
+                return self._conn.execute(
+                    f"UPDATE alerts SET read_at = ? WHERE read_at IS NULL AND {where}",  # noqa: S608
+                    [time.time(), *params],
+                ).rowcount
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"cannot mark alerts read in {self.path}: {exc}") from exc
+
+    def history_rows(
+        self, since_ms: int, until_ms: int, types: Collection[str] | None, raw_types: Collection[str]
+    ) -> Iterator[RowSegment]:
+        """Stored events that occurred in `since_ms <= time < until_ms`, oldest first, a chunk per segment."""
+        after_ms, after_id = since_ms - 1, "\uffff"
+        while True:
+            sql, params = segment_sql(
+                "(time_ms, event_id) > (?, ?) AND time_ms < ?",
+                [after_ms, after_id, until_ms],
+                types,
+                raw_types,
+                order="time_ms, event_id LIMIT ?",
+            )
+            with self._lock:
+                rows = self._conn.execute(sql, [*params, HISTORY_CHUNK]).fetchall()
+            if rows:
+                yield None, rows
+            if len(rows) < HISTORY_CHUNK:
+                return
+            after_ms, after_id = rows[-1][5], rows[-1][0]  # time_ms, event_id

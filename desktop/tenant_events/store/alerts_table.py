@@ -1,0 +1,167 @@
+"""The alert rules' side of a tenant database, used on the writer thread: rows to evaluate, alerts to write.
+
+`StoreWriter.run_alert_job(fn)` calls `fn(AlertLedger(conn))` between batches, so the evaluator reads exactly
+what is committed and writes without waiting for the write lock. `commit` writes the alerts and moves the
+watermark (`counters.alerts_upto`) in ONE transaction, and only if the watermark is still where the evaluator
+last read it (compare and set): a crash, a restart or a second process on the same file can never have an
+event evaluated twice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterable
+from typing import Final
+
+import orjson
+
+from tenant_events.errors import StorageError
+from tenant_events.store.alert_records import AlertWrite, RowSegment, StoredAlert
+from tenant_events.store.alert_rows import RecentRows, segment_sql
+from tenant_events.store.records import summary_of
+from tenant_events.store.schema import rollback
+
+MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
+
+ALERT_COLUMNS: Final = (
+    "id, rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count, first_seq, last_seq,"
+    " first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts, detail, raised_at,"
+    " updated_at, read_at"
+)
+_INSERT: Final = (
+    "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
+    " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts,"
+    " detail, raised_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_UPDATE: Final = (
+    "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
+    " last_event_id = ?, first_time = ?, last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?,"
+    " updated_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
+)
+
+
+class WatermarkMoved(StorageError):
+    """Another evaluator moved the watermark since this one read it; reload and go on from the stored one."""
+
+
+def stored_alert(row: tuple[object, ...]) -> StoredAlert:
+    """A StoredAlert from an `ALERT_COLUMNS` row."""
+    values = list(row)
+    values[5], values[6] = bool(values[5]), bool(values[6])
+    values[16] = orjson.loads(str(values[16]))
+    return StoredAlert(*values)  # type: ignore[arg-type]  # column order is the dataclass's field order
+
+
+class AlertLedger:
+    """Reads and writes of the evaluator, on the connection it is given (the writer's)."""
+
+    def __init__(self, conn: sqlite3.Connection, recent: RecentRows | None = None) -> None:
+        self._conn = conn
+        self._recent = recent
+
+    def watermark(self) -> int:
+        """The last seq the rules were evaluated over."""
+        row = self._conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()
+        return int(row[0])
+
+    def newest_seq(self) -> int:
+        """The highest seq ever given to an event (AUTOINCREMENT's high-water mark)."""
+        row = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return int(row[0]) if row else 0
+
+    def rows(
+        self, after: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    ) -> list[RowSegment]:
+        """Events with `after < seq <= upto` in stored order: from the writer's memory when it holds them all
+        (every type, raw JSON included), else from the table (of `types`, raw JSON for `raw_types`)."""
+        if self._recent is not None:
+            held = self._recent.segments(after, upto)
+            if held is not None:
+                return held
+        sql, params = segment_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
+        return [(None, self._conn.execute(sql, params).fetchall())]
+
+    def rows_since(
+        self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    ) -> list[RowSegment]:
+        """Events that occurred at or after `since_ms` with `seq <= upto`, in stored order: the recent past a
+        threshold window is rebuilt from after a restart (the time index finds them)."""
+        sql, params = segment_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
+        return [(None, self._conn.execute(sql, params).fetchall())]
+
+    def time_before(self, seq: int) -> int | None:
+        """The event time (unix ms) of the newest stored event at or before `seq`."""
+        row = self._conn.execute(
+            "SELECT time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def summary(self, seq: int) -> str | None:
+        """The one-line summary of a stored event (the indexer's, or made now), None if it is gone."""
+        row = self._conn.execute("SELECT type, summary, raw FROM events WHERE seq = ?", (seq,)).fetchone()
+        if row is None:
+            return None
+        return str(row[1]) if row[1] is not None else summary_of(str(row[0]), str(row[2]))
+
+    def latest_alerts(self) -> list[StoredAlert]:
+        """Each rule's newest alert: the one a new firing may fold into."""
+        cur = self._conn.execute(
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id)"  # noqa: S608
+        )
+        return [stored_alert(r) for r in cur]
+
+    def commit(self, writes: Iterable[AlertWrite], expected: int, watermark: int) -> list[int]:
+        """Write the alerts and move the watermark from `expected` to `watermark`, in one transaction; returns
+        each write's alert id in order. Raises WatermarkMoved (nothing written) if it was not at `expected`."""
+        conn = self._conn
+        ids: list[int] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                moved = conn.execute(
+                    "UPDATE counters SET value = ? WHERE name = 'alerts_upto' AND value = ?",
+                    (watermark, expected),
+                ).rowcount
+                if moved != 1:
+                    raise WatermarkMoved(
+                        f"the alert watermark of {_db_name(conn)} moved under this evaluator"
+                    )
+                for w in writes:
+                    counts = orjson.dumps(w.type_counts).decode()
+                    if w.alert_id is None:
+                        alert_id = conn.execute(
+                            _INSERT,
+                            (w.rule_id, w.rule_name, w.severity, w.tenant, int(w.catch_up), int(w.notify),
+                             w.occurrences, w.event_count, w.first_seq, w.last_seq, w.first_event_id,
+                             w.last_event_id, w.first_time, w.last_time, w.last_time_ms, counts, w.detail,
+                             w.raised_at, w.updated_at),
+                        ).lastrowid  # fmt: skip
+                        assert alert_id is not None
+                    else:
+                        alert_id = w.alert_id
+                        conn.execute(
+                            _UPDATE,
+                            (w.occurrences, w.event_count, w.first_seq, w.last_seq, w.first_event_id,
+                             w.last_event_id, w.first_time, w.last_time, w.last_time_ms, counts, w.detail,
+                             w.updated_at, int(w.reopen), alert_id),
+                        )  # fmt: skip
+                    if w.new_seqs:
+                        conn.executemany(
+                            "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
+                            [(alert_id, s) for s in w.new_seqs],
+                        )
+                    ids.append(alert_id)
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StorageError(
+                f"cannot write alerts to {_db_name(conn)}: {exc}", "free disk space or check the data dir"
+            ) from exc
+        return ids
+
+
+def _db_name(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row and row[2] else "the event database"

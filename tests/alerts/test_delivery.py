@@ -1,0 +1,103 @@
+"""Notification decisions: urgency from severity, one notification per live alert (folds never re-notify), a
+catch-up as one summary, do-not-disturb and quiet hours with the time they end, critical alerts passing DND."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes, urgency_for
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.settings import NotificationSettings
+from tenant_events.store import StoredAlert
+
+
+def alert(i, rule="admin-role", name="Admin role assigned", severity="critical", catch_up=False, occurrences=1,
+          notify=True):  # fmt: skip
+    return StoredAlert(
+        id=i, rule_id=rule, rule_name=name, severity=severity, tenant="demo-tenant", catch_up=catch_up,
+        notify=notify, occurrences=occurrences, event_count=occurrences, first_seq=1, last_seq=2,
+        first_event_id="evt_a", last_event_id="evt_b", first_time="2026-11-04T12:00:00.000Z",
+        last_time="2026-11-04T12:00:30.000Z", last_time_ms=0, type_counts={"group.role.assigned": occurrences},
+        detail="Role admin assigned to group eng", raised_at=0.0, updated_at=0.0, read_at=None,
+    )  # fmt: skip
+
+
+def at(text):
+    return datetime.fromisoformat(text).timestamp()
+
+
+def test_urgency_follows_severity():
+    assert [urgency_for(s) for s in ("info", "warning", "critical")] == ["low", "normal", "critical"]
+
+
+def test_live_alerts_notify_once_and_folds_do_not():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0])
+    out = planner.offer(
+        StepResult(raised=[alert(1), alert(2, "org-deleted", "Organization deleted", "warning")])
+    )
+    assert [(n.title, n.urgency, n.alert_ids) for n in out] == [
+        ("Admin role assigned", "critical", (1,)), ("Organization deleted", "normal", (2,)),
+    ]  # fmt: skip
+    assert out[0].body == "Role admin assigned to group eng\ndemo-tenant"
+    assert (
+        planner.offer(StepResult(updated=[alert(1, occurrences=4)])) == []
+    )  # the burst goes on: no new popup
+    assert planner.offer(StepResult(raised=[alert(3, notify=False)])) == []  # an inbox-only rule
+
+
+def test_a_catch_up_becomes_one_summary_after_it_went_quiet():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), hold_s=10, clock=lambda: now[0])
+    mass = alert(1, "mass-deletion", "Mass deletion", catch_up=True)
+    grants = alert(2, catch_up=True, occurrences=3)
+    assert planner.offer(StepResult(raised=[mass, grants])) == []
+    now[0] += 5
+    planner.offer(StepResult(updated=[alert(1, "mass-deletion", "Mass deletion", catch_up=True, occurrences=2),
+                                      alert(2, catch_up=True, occurrences=5)]))  # fmt: skip
+    assert planner.summary() is None and planner.summary_due() == now[0] + 10
+    now[0] += 10
+    summary = planner.summary()
+    assert (summary.title, summary.urgency, summary.alert_ids, summary.summary) == (
+        "While you were away",
+        "critical",
+        (1, 2),
+        True,
+    )
+    assert summary.body == "While you were away: mass deletion × 2, admin role assigned × 5"
+    assert planner.summary() is None  # handed out once
+
+
+def test_do_not_disturb_on_or_until_a_time():
+    noon = at("2026-11-04T12:00:00+00:00")
+    quiet = QuietTimes(NotificationSettings(do_not_disturb=True), UTC)
+    assert quiet.state(noon).text(UTC) == "Do not disturb" and not quiet.allows("critical", noon)
+    timed = QuietTimes(NotificationSettings(do_not_disturb_until=noon + 5400), UTC)
+    assert timed.state(noon).text(UTC) == "Do not disturb until 13:30"
+    assert not timed.state(noon + 5400).muted and timed.allows("info", noon + 5400)
+
+
+def test_quiet_hours_span_midnight_on_their_days_and_say_when_they_end():
+    settings = NotificationSettings(quiet_hours=("22:00", "07:00"), quiet_days=["fri", "sat"])
+    quiet = QuietTimes(settings, UTC)
+    assert not quiet.state(at("2026-11-06T21:59:00+00:00")).muted  # Friday evening, before
+    fri_night = quiet.state(at("2026-11-06T23:30:00+00:00"))
+    assert fri_night.text(UTC) == "Quiet hours until 07:00" and fri_night.until == at(
+        "2026-11-07T07:00:00+00:00"
+    )
+    assert quiet.state(at("2026-11-07T06:59:00+00:00")).muted  # Saturday morning: Friday's night
+    assert not quiet.state(at("2026-11-05T23:30:00+00:00")).muted  # Thursday night: not a quiet day
+    assert not quiet.state(at("2026-11-06T06:30:00+00:00")).muted  # Friday morning belongs to Thursday
+
+
+def test_critical_alerts_pass_when_the_user_allows_it():
+    night = at("2026-11-06T23:30:00+00:00")
+    strict = NotificationPlanner(QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00")), UTC),
+                                 clock=lambda: night)  # fmt: skip
+    assert strict.offer(StepResult(raised=[alert(1)])) == []
+    lenient = NotificationPlanner(
+        QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00"), critical_passes_dnd=True), UTC),
+        clock=lambda: night,
+    )
+    warning = alert(2, "org-deleted", "Organization deleted", "warning")
+    assert [n.alert_ids for n in lenient.offer(StepResult(raised=[alert(1), warning]))] == [(1,)]

@@ -1,0 +1,205 @@
+"""The evaluator over a real SQLite store: each built-in rule fires on its events and not on others; alerts are
+raised exactly once across steps, restarts and duplicate deliveries; bursts and catch-ups fold per rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.alert_events import BASE, clock_at, event
+from tenant_events.alert_settings import WorkingHours
+from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
+from tenant_events.store import AlertInbox, Batch, StoreWriter
+
+OFFICE = WorkingHours(start="08:00", end="18:00", timezone="UTC")  # BASE is a Wednesday at 12:00 UTC
+
+
+def make_evaluator(clock, hours=OFFICE, entries=()):
+    rules = load_rules(list(entries), BUILTIN_RULES).rules
+    return Evaluator(RuleEngine(rules, hours=hours, profile="demo", catch_up_after_s=300, clock=clock))
+
+
+class Store:
+    def __init__(self, path):
+        self.path = path
+        self.writer = StoreWriter(path)
+        self.n = 0
+
+    def commit(self, rows):
+        self.n += 1
+        return self.writer.commit_sync(Batch(events=list(rows), cursor=f"c{self.n}"))
+
+    def step(self, evaluator):
+        return self.writer.run_alert_job(evaluator.step).result()
+
+    def reopen(self):
+        self.writer.close()
+        self.writer = StoreWriter(self.path)
+
+    def alerts(self):
+        with AlertInbox(self.path) as inbox:
+            return inbox.alerts()
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "demo.sqlite3")
+    yield s
+    s.writer.close()
+
+
+ORDINARY = ["user.created", "user.updated", "organization.member.added", "group.member.added", "group.updated",
+            "organization.updated", "organization.connection.updated", "group.role.deleted"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("rule", "rows"),
+    [
+        ("mass-deletion", lambda: [event("user.deleted", i * 3.1) for i in range(20)]),
+        ("mass-deletion", lambda: [event("group.deleted", i * 0.5) for i in range(20)]),
+        ("admin-role", lambda: [event("organization.member.role.assigned", 1, role="Org Admin")]),
+        ("admin-role", lambda: [event("group.role.assigned", 1, role="owner")]),
+        ("admin-role", lambda: [event("organization.group.role.assigned", 1, role="superuser")]),
+        ("org-connection", lambda: [event("organization.connection.added", 1)]),
+        ("org-connection", lambda: [event("organization.connection.removed", 1)]),
+        ("org-deleted", lambda: [event("organization.deleted", 1)]),
+        ("signup-burst", lambda: [event("user.created", i * 0.9) for i in range(60)]),
+    ],
+)  # fmt: skip
+def test_each_builtin_rule_fires_on_its_events(store, rule, rows):
+    evaluator = make_evaluator(clock_at(120))
+    store.commit(rows())
+    result = store.step(evaluator)
+    assert [a.rule_id for a in result.raised] == [rule]
+    [alert] = store.alerts()
+    assert alert.rule_id == rule and not alert.catch_up and alert.event_count == len(rows())
+
+
+def test_ordinary_changes_below_thresholds_and_test_events_raise_nothing(store):
+    evaluator = make_evaluator(clock_at(600))
+    rows = [event(ORDINARY[i % len(ORDINARY)], i * 0.5, role="viewer") for i in range(600)]
+    rows += [event("user.deleted", i * 3.1) for i in range(19)]  # 19 within a minute: one short
+    rows += [event("group.deleted", i * 3.1) for i in range(19)]  # each type counts on its own
+    rows += [event("user.created", 300 + i * 0.99) for i in range(59)]
+    rows += [
+        event("group.role.assigned", 10, role="billing"),
+        event("organization.deleted", 11, purpose="test"),
+    ]
+    store.commit(rows)
+    assert store.step(evaluator).raised == [] and store.alerts() == []
+
+
+def test_changes_outside_working_hours_in_the_configured_zone(store):
+    rows = [event("group.updated", 3600 * 9), event("user.updated", 3600 * 9 + 1)]  # 21:00 UTC
+    store.commit(rows)
+    evaluator = make_evaluator(clock_at(3600 * 9 + 60))
+    [alert] = store.step(evaluator).raised
+    assert alert.rule_id == "off-hours" and alert.severity == "info" and alert.event_count == 1
+    # the same hour is inside "working hours" for someone in UTC+10 working nights … and in Tokyo it is 06:00
+    store2 = Store(store.path.with_name("tokyo.sqlite3"))
+    try:
+        store2.commit([event("group.updated", 3600 * 9)])
+        tokyo = WorkingHours(start="05:00", end="14:00", timezone="Asia/Tokyo")
+        assert store2.step(make_evaluator(clock_at(3600 * 9 + 60), hours=tokyo)).raised == []
+    finally:
+        store2.writer.close()
+
+
+def test_each_alert_is_raised_once_across_steps_restarts_and_duplicates(store):
+    rows = [event("organization.member.role.assigned", 1, role="admin")]
+    rows += [event("user.deleted", 10 + i) for i in range(25)]
+    store.commit(rows)
+    evaluator = make_evaluator(clock_at(100))
+    assert sorted(a.rule_id for a in store.step(evaluator).raised) == ["admin-role", "mass-deletion"]
+    assert store.step(evaluator).raised == []
+    store.commit(rows)  # the same events delivered again: dropped by the store, never evaluated again
+    assert store.step(evaluator).alerts == []
+    store.reopen()
+    assert store.step(make_evaluator(clock_at(100))).alerts == []  # a restart evaluates nothing twice
+    assert sorted(a.rule_id for a in store.alerts()) == ["admin-role", "mass-deletion"]
+
+
+def test_events_committed_before_a_crash_are_evaluated_after_it(store):
+    store.commit([event("organization.deleted", 1)])  # stored, but the process died before evaluating
+    store.reopen()
+    [alert] = store.step(make_evaluator(clock_at(60))).raised
+    assert alert.rule_id == "org-deleted"
+
+
+def test_a_burst_going_on_across_a_restart_stays_one_alert(store):
+    store.commit([event("user.deleted", i) for i in range(20)])
+    [alert] = store.step(make_evaluator(clock_at(60))).raised
+    assert alert.event_count == 20
+    store.reopen()  # the window is refilled from the stored rows: the burst goes on, nothing new fires
+    store.commit([event("user.deleted", 20 + i) for i in range(30)])
+    result = store.step(make_evaluator(clock_at(120)))
+    assert result.raised == [] and [(a.id, a.event_count, a.occurrences) for a in result.updated] == [
+        (alert.id, 50, 1)
+    ]
+    store.commit([event("user.deleted", 200 + i) for i in range(20)])  # after a quiet minute: a new burst
+    result = store.step(make_evaluator(clock_at(260)))
+    assert [(a.id, a.occurrences, a.event_count) for a in result.updated] == [(alert.id, 2, 70)]
+
+
+def test_grants_close_together_fold_into_one_alert_and_a_later_one_is_new(store):
+    clock = clock_at(0)
+    evaluator = make_evaluator(clock)
+    for t in (0, 120, 400):  # each evaluated as it arrives (live)
+        clock.now[0] = BASE.timestamp() + t + 1
+        store.commit([event("group.role.assigned", t, role="admin")])
+        store.step(evaluator)
+    [alert] = store.alerts()
+    assert (alert.occurrences, alert.event_count, alert.catch_up) == (3, 3, False)
+    clock.now[0] = BASE.timestamp() + 1002
+    store.commit([event("group.role.assigned", 400 + 601, role="admin")])  # 10 min 1 s after the last
+    [second] = store.step(evaluator).raised
+    assert second.id != alert.id and second.occurrences == 1
+
+
+def test_a_backlog_becomes_one_summary_per_rule(store):
+    clock = clock_at(8 * 3600)  # eight hours later: everything below is a catch-up
+    rows = [event("group.role.assigned", 60 * i, role="admin") for i in range(5)]
+    rows += [event("user.deleted", 3600 + i) for i in range(25)] + [
+        event("user.deleted", 7200 + i) for i in range(25)
+    ]
+    rows += [event("organization.deleted", 9000)]
+    evaluator = make_evaluator(clock)
+    store.commit(rows[:10])
+    store.commit(rows[10:])
+    first = store.step(evaluator)
+    summary = {a.rule_id: (a.occurrences, a.catch_up) for a in first.raised}
+    assert summary == {"admin-role": (5, True), "mass-deletion": (2, True), "org-deleted": (1, True)}
+    # live again: a new grant is its own, live alert (not folded into the summary); at 20:00 UTC it is also
+    # a change outside working hours
+    store.commit([event("group.role.assigned", 8 * 3600 - 5, role="admin")])
+    live = {a.rule_id: (a.occurrences, a.catch_up) for a in store.step(evaluator).raised}
+    assert live == {"admin-role": (1, False), "off-hours": (1, False)}
+
+
+def test_two_evaluators_on_one_database_never_raise_an_alert_twice(store):
+    a, b = make_evaluator(clock_at(60)), make_evaluator(clock_at(60))
+    store.step(a), store.step(b)  # both loaded
+    store.commit([event("organization.deleted", 1)])
+    assert len(store.step(a).raised) == 1
+    with pytest.raises(Exception, match="moved under this evaluator"):
+        store.step(b)
+    assert store.step(b).alerts == []  # it reloaded from the stored watermark
+    assert len(store.alerts()) == 1
+
+
+def test_an_alert_reads_as_unread_again_when_a_new_firing_folds_in(store):
+    evaluator = make_evaluator(clock_at(600))
+    store.commit([event("organization.connection.added", 1)])
+    [alert] = store.step(evaluator).raised
+    with AlertInbox(store.path) as inbox:
+        inbox.mark_read([alert.id])
+    store.commit([event("organization.connection.removed", 30)])
+    store.step(evaluator)
+    with AlertInbox(store.path) as inbox:
+        again = inbox.get(alert.id)
+        assert not again.read and again.occurrences == 2 and inbox.event_seqs(alert.id) == [1, 2]
+        assert again.type_counts == {"organization.connection.added": 1, "organization.connection.removed": 1}
+        assert again.detail.startswith("Connection con_") and " removed from " in again.detail
+
+
+def test_base_is_a_wednesday_noon():
+    assert (BASE.weekday(), BASE.hour) == (2, 12)

@@ -1,0 +1,64 @@
+"""The evaluator attached to a real TenantMonitor over the real simulator: alerts arrive through on_alerts as the
+store commits, re-sent events change nothing, the last commits are evaluated before the database closes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.from_settings import build_evaluator
+from tenant_events.alerts.runner import attach
+from tenant_events.monitor import TenantMonitor
+from tenant_events.paths import AppPaths
+from tenant_events.store import AlertInbox
+from tenant_events.stream.engine import EngineConfig
+from tenant_events.stream.tokens import StaticTokenProvider
+
+QUIET_CLOCK = AlertSettings(
+    rules=[{"id": "off-hours", "enabled": False}]
+)  # whatever the hour of the test run
+
+
+async def _until(check, what, limit=20.0):
+    for _ in range(int(limit / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simulator, tmp_path):
+    sim = make_simulator(heartbeat=0.2)
+    paths = AppPaths.resolve(tmp_path).ensure()
+    seen = []
+
+    async def scenario():
+        monitor = TenantMonitor("acme", paths, EngineConfig(sim.base_url, name="acme"),
+                                StaticTokenProvider(sim.mint_token()))  # fmt: skip
+        await monitor.start()
+        runner = attach(monitor, build_evaluator(QUIET_CLOCK, "acme"))
+        runner.on_alerts.append(seen.append)
+        await _until(lambda: monitor.state.state.value == "live", "live")
+        sim.emit(1, ["organization.deleted"])
+        await _until(lambda: any(a.rule_id == "org-deleted" for r in seen for a in r.raised), "org-deleted")
+        sim.faults(duplicate_every=2)  # every 2nd event is sent twice from now on
+        sim.emit(25, ["user.deleted"])
+        await _until(
+            lambda: any(a.rule_id == "mass-deletion" for r in seen for a in r.raised), "mass-deletion"
+        )
+        sim.emit(3, ["organization.deleted"])  # within the coalescing time: folds into the first alert
+        await _until(lambda: monitor.stats.events_stored >= 29, "29 stored")
+        await monitor.stop()  # the before_close hook evaluated the last commit
+        return monitor
+
+    monitor = asyncio.run(scenario())
+    with AlertInbox(monitor.database_file) as inbox:
+        alerts = {a.rule_id: a for a in inbox.alerts()}
+        assert set(alerts) == {"org-deleted", "mass-deletion"}
+        assert (alerts["org-deleted"].occurrences, alerts["org-deleted"].event_count) == (4, 4)
+        # organization deletions count in a window of their own (four is no mass deletion)
+        assert alerts["mass-deletion"].event_count == 25 and alerts["mass-deletion"].occurrences == 1
+        assert alerts["mass-deletion"].severity == "critical" and not alerts["mass-deletion"].catch_up
+    assert monitor.stats.duplicates_dropped > 0
+    raised = [a.rule_id for r in seen for a in r.raised]
+    assert sorted(raised) == ["mass-deletion", "org-deleted"]

@@ -1,0 +1,199 @@
+"""`tenant-events stream` evaluating the alert rules as it stores, `alerts` and `rules`, run as a user runs them:
+subprocesses against the real simulator. Exactly once: SIGKILL in the middle of a catch-up, a restart and
+re-sent events never raise an alert twice nor leave an event unevaluated."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import orjson
+
+from helpers.fixtures_engine import OLD, cli
+from tenant_events.store import AlertInbox, EventReader
+
+NO_OFF_HOURS = {"schema_version": 1, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}}
+LINE_KEYS = {"alert_id", "rule", "rule_name", "severity", "tenant", "count", "occurrences", "catch_up",
+             "first_event_id", "first_event_time", "last_event_id", "last_event_time", "types", "detail",
+             "raised_at", "read"}  # fmt: skip
+
+
+def _settings(tmp_path, data):
+    (tmp_path / "settings.json").write_text(json.dumps(data))
+
+
+def _wait(check, what, proc, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
+        if check():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _counter(db, name):
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def _stored(db):
+    with EventReader(db) as reader:
+        return reader.count()
+
+
+def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_path):
+    sim = make_simulator(heartbeat=0.2)
+    _settings(tmp_path, NO_OFF_HOURS)
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
+               "--alerts-jsonl", "-", env=env)  # fmt: skip
+    db = tmp_path / "tenants" / "demo.sqlite3"
+    _wait(lambda: db.exists() and _counter(db, "alerts_upto") >= 0 and sim.stats()["connections"] == 1, "connected",
+          proc)  # fmt: skip
+    sim.emit(1, ["organization.deleted"])
+    sim.emit(30, ["user.deleted"])
+    _wait(lambda: _stored(db) >= 31, "31 stored", proc)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    lines = [orjson.loads(line) for line in out.splitlines()]
+    assert [line["rule"] for line in lines] == ["org-deleted", "mass-deletion"]
+    assert all(set(line) == LINE_KEYS for line in lines)
+    mass = lines[1]
+    assert (mass["severity"], mass["tenant"], mass["catch_up"]) == ("critical", "demo-tenant", False)
+    assert (
+        mass["count"] >= 20
+        and mass["first_event_id"].startswith("evt_")
+        and mass["last_event_time"].endswith("Z")
+    )
+    assert "alert (critical): Mass deletion:" in err and "alert (warning): Organization deleted:" in err
+
+    listed = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--jsonl",
+                             "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    stored = [orjson.loads(line) for line in listed.stdout.splitlines()]
+    assert [s["alert_id"] for s in stored] == [lines[1]["alert_id"], lines[0]["alert_id"]]  # newest first
+    assert stored[0]["count"] == 30 and stored[0]["types"] == {"user.deleted": 30}  # the final count
+    assert "2 alerts from demo; 2 unread" in listed.stderr
+
+    text = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
+                           "1h", "--mark-read"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert text.returncode == 0, text.stderr
+    first = text.stdout.splitlines()[0]
+    assert "critical" in first and "Mass deletion: 30 events in" in first and "user.deleted × 30" in first
+    assert "2 marked read; 0 unread" in text.stderr
+    with AlertInbox(db) as inbox:
+        assert inbox.unread_count() == 0
+    future = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
+                             "2999-01-01T00:00:00Z"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert future.stdout == "" and "0 alerts from demo" in future.stderr
+
+
+def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, tmp_path):
+    sim = make_simulator(backlog=100_000, heartbeat=0.2)
+    sim.faults(duplicate_every=7)
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    args = ("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
+            "--from-timestamp", OLD)  # fmt: skip
+    db = tmp_path / "tenants" / "demo.sqlite3"
+    first = cli(*args, env=env)
+    _wait(lambda: _counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    killed_at = _counter(db, "alerts_upto")
+    assert killed_at < 100_000, "the kill came after the whole catch-up was evaluated: nothing was tested"
+
+    second = cli(*args, env=env)
+    _wait(
+        lambda: _counter(db, "alerts_upto") >= 100_000 and _stored(db) >= 100_000,
+        "caught up",
+        second,
+        timeout=90,
+    )
+    sim.emit(1, ["organization.deleted"])
+    _wait(lambda: _stored(db) > 100_000 and _counter(db, "alerts_upto") > 100_000, "the live event", second)
+    second.send_signal(signal.SIGTERM)
+    _, err = second.communicate(timeout=30)
+    assert second.returncode == 0, err
+
+    conn = sqlite3.connect(db)
+    try:
+        newest = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()[0]
+        assert _counter(db, "alerts_upto") == newest  # every stored event evaluated
+        # every organization deletion (not a test event) is counted in exactly one org-deleted alert (an alert
+        # links at most MAX_ALERT_EVENTS of its events; the summary of the catch-up has more)
+        deletions = conn.execute("SELECT count(*) FROM events WHERE type = 'organization.deleted'"
+                                 " AND purpose IS NOT 'test'").fetchone()[0]  # fmt: skip
+        counted = conn.execute(
+            "SELECT sum(event_count) FROM alerts WHERE rule_id = 'org-deleted'"
+        ).fetchone()[0]
+        assert deletions > 50 and counted == deletions
+        # no event is behind two alerts of one rule, whatever the rule
+        shared = conn.execute("SELECT count(*) FROM (SELECT a.rule_id, e.seq FROM alert_events e JOIN alerts a"
+                              " ON a.id = e.alert_id GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]  # fmt: skip
+        assert shared == 0
+        # the backlog became one summary per rule; the live deletion is in a live alert
+        summaries = conn.execute("SELECT rule_id, count(*) FROM alerts WHERE catch_up GROUP BY 1").fetchall()
+        assert summaries and all(n == 1 for _, n in summaries), summaries
+        last = conn.execute("SELECT max(seq) FROM events WHERE type = 'organization.deleted'").fetchone()[0]
+        live = conn.execute("SELECT a.rule_id, a.catch_up FROM alert_events e JOIN alerts a ON a.id = e.alert_id"
+                            " WHERE e.seq = ?", (last,)).fetchall()  # fmt: skip
+        assert ("org-deleted", 0) in live
+    finally:
+        conn.close()
+
+
+def test_a_bad_rule_stops_the_stream_naming_the_rule_and_field(tmp_path):
+    bad = {"schema_version": 1, "alerts": {"rules": [{"id": "signup-burst", "threshold": {"count": 60,
+                                                                                          "window_seconds": -1}}]}}  # fmt: skip
+    _settings(tmp_path, bad)
+    proc = subprocess.run([sys.executable, "-m", "tenant_events", "stream", "--base-url", "http://127.0.0.1:9/api/v2",
+                           "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "TENANT_EVENTS_ACCESS_TOKEN": "x"})  # fmt: skip
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines() == [
+        "tenant-events: alert rule 'signup-burst': threshold.window_seconds: Input should be greater than 0 — fix "
+        "alerts.rules in the settings file; `tenant-events rules` lists every problem"
+    ]
+    assert not (tmp_path / "tenants").exists()  # nothing was started
+    check = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--check", "--data-dir", str(tmp_path)],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert check.returncode == 3 and "alert rule 'signup-burst': threshold.window_seconds" in check.stderr
+    assert json.loads((tmp_path / "settings.json").read_text()) == bad  # the settings file was left alone
+
+
+def test_rules_try_says_how_often_a_rule_would_have_fired(make_simulator, tmp_path):
+    sim = make_simulator(heartbeat=0.2)
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path), "--no-alerts",
+               env=env)  # fmt: skip
+    db = tmp_path / "tenants" / "demo.sqlite3"
+    _wait(lambda: db.exists() and sim.stats()["connections"] == 1, "connected", proc)
+    sim.emit(25, ["user.deleted"])
+    _wait(lambda: _stored(db) >= 25, "stored", proc)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    with AlertInbox(db) as inbox:
+        assert inbox.alerts() == []  # --no-alerts: nothing evaluated
+    tried = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--data-dir", str(tmp_path), "--try",
+                            "mass-deletion"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert tried.returncode == 0, tried.stderr
+    assert tried.stdout.strip() == ("Mass deletion (mass-deletion) would have fired once in the last 7 days "
+                                    "(1 notification, 25 events)")  # fmt: skip
+    unknown = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--data-dir", str(tmp_path), "--try",
+                              "nope"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert unknown.returncode == 3 and "--try: no alert rule 'nope'" in unknown.stderr
