@@ -165,3 +165,11 @@ def stored_events(path: Any) -> list[dict[str, Any]]:
         ev["message"] = orjson.loads(ev["raw"])
         out.append(ev)
     return out
+
+
+def expected_ids(events: list[dict[str, Any]], query: str) -> list[str]:
+    """Event ids the query matches, in stored order."""
+    from tenant_events.query import parse
+
+    node = parse(query)
+    return [e["event_id"] for e in events if node is None or matches(node, e)]
