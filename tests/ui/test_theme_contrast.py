@@ -89,7 +89,8 @@ def test_the_detail_pane_recolours_its_json_when_the_theme_changes(qtbot, qapp, 
                                 "acme", None, "User Ada created", 1.0, raw))  # fmt: skip
     light_string, dark_string = JSON_COLORS["string"]
     assert light_string in pane.browser.toHtml().lower()
-    apply_theme(qapp, "dark")  # Qt posts the palette change to the widgets: the pane repaints on its loop turn
+    # Qt posts the palette change to the widgets: the pane repaints on its loop turn
+    apply_theme(qapp, "dark")
     qtbot.waitUntil(lambda: dark_string in pane.browser.toHtml().lower())
     html = pane.browser.toHtml().lower()
     assert dark_string in html and light_string not in html
