@@ -149,16 +149,17 @@ def conjuncts(node: Node) -> tuple[Node, ...]:
 
 
 def query_condition(query: str, upto: int) -> Sql | None:
-    """The query's condition over all rows (None for a blank query). A positive field term at the top also
-    gets its FTS superset as an `IN` set, so a rare value is found without reading every row's JSON."""
+    """The query's condition over all rows (None for a blank query). A part at the top that has an FTS
+    superset (a positive field term, an OR of them) also gets it as an `IN` set, so a rare value is found
+    without reading every row's JSON."""
     node = parse(query)
     if node is None:
         return None
     parts: list[Sql] = []
     for item in conjuncts(node):
-        superset = term_superset(item) if isinstance(item, Term) else None
-        if superset is not None:
-            parts.append(fts_seqs(superset, upto, None))
+        drive = _drive(item)
+        if drive is not None and not drive[1]:
+            parts.append(fts_seqs(drive[0], upto, None))
         parts.append(condition(item, upto))
     return _and(parts)
 
