@@ -40,8 +40,9 @@ def fts_query(text: str) -> str | None:
     return " AND ".join(terms) if terms else None
 
 
-def where_clause(f: EventFilter, fts_upto: int) -> tuple[str, list[object]]:
-    """SQL condition (without WHERE) and its parameters; `fts_upto` is the last seq the FTS index covers."""
+def where_clause(f: EventFilter, fts_upto: int, narrow: bool = True) -> tuple[str, list[object]]:
+    """SQL condition (without WHERE) and its parameters; `fts_upto` is the last seq the FTS index covers.
+    `narrow`: for whole-table counts (see query_sql.query_condition); False for reading a page of rows."""
     parts: list[str] = []
     params: list[object] = []
     if f.types:
@@ -64,7 +65,7 @@ def where_clause(f: EventFilter, fts_upto: int) -> tuple[str, list[object]]:
         # rare term (an event id: ~1 s at 1M rows); the IN list is an ordered set that drives the lookups.
         parts.append(f"seq IN ({text[0]})")
         params.extend(text[1])
-    query = query_condition(f.query, fts_upto)
+    query = query_condition(f.query, fts_upto, narrow)
     if query is not None:
         parts.append(query[0])
         params.extend(query[1])
@@ -108,7 +109,7 @@ class Walk:
 
 def walk_plan(f: EventFilter, fts_upto: int) -> Walk | None:
     """The walk for `f`, or None when neither its text nor its query gives an FTS expression to drive on."""
-    base = where_clause(replace(f, text="", query=""), fts_upto)
+    base = where_clause(replace(f, text="", query=""), fts_upto, narrow=False)
     matches: list[str] = []
     rest, tail = [base], [base]
     if fts_query(f.text) is not None:

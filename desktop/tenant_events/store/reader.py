@@ -129,7 +129,7 @@ class EventReader:
     def page(self, f: EventFilter = ALL_EVENTS, offset: int = 0, limit: int = 200) -> list[StoredEvent]:
         """Rows `offset..offset+limit` of the matching events, newest first."""
         with self._lock:
-            where, params = self._where(f)
+            where, params = where_clause(f, self._fts_upto(), narrow=False)
             rows = self._conn.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY seq DESC LIMIT ? OFFSET ?",  # noqa: S608
                 [*params, limit, offset],
@@ -162,7 +162,7 @@ class EventReader:
                 upto = self._fts_upto()
                 plan = walk_plan(f, upto)
                 if plan is None:
-                    where, params = where_clause(f, upto)
+                    where, params = where_clause(f, upto, narrow=False)
                     rows = self._conn.execute(
                         f"SELECT {columns} FROM events WHERE seq > ? AND seq < ? AND {where}"  # noqa: S608
                         f" ORDER BY seq {order} LIMIT ?",
