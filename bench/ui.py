@@ -131,7 +131,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
         }  # fmt: skip
         filters.update({f"query: {q}": EventFilter(query=q) for q in query_cases(reader, sample.seq)})
         results["filter_ms"] = {}
-        for name, flt in filters.items():
+        for name, flt in filters.items() if not args.no_filters else ():
             times, totals = [], []
             for _ in range(args.runs):
                 window.model.set_filter(EventFilter())
@@ -337,6 +337,9 @@ def main() -> int:
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--store", metavar="PATH", help="use this database: filled on first use, reused after")
     ap.add_argument("--no-live", action="store_true", help="skip the live phases (stalls, idle CPU)")
+    ap.add_argument(
+        "--no-filters", action="store_true", help="skip the filter timings (scrolling and RSS only)"
+    )
     args = ap.parse_args()
     import qasync
     from PySide6.QtWidgets import QApplication
