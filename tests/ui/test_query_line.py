@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
 from helpers.query_model import simulated_rows, write
 from tenant_events.query import parse
 from tenant_events.store import EventFilter, EventReader
+from tenant_events.ui.colors import DARK
 from tenant_events.ui.filter_bar import FilterBar
 from tenant_events.ui.main_window import MainWindow
 from tenant_events.ui.store_port import ReaderPages
@@ -101,10 +103,13 @@ def test_each_kind_of_error_is_underlined_where_it_is(qtbot, bar, query, underli
 
 def test_the_underline_in_the_dark_theme(qtbot, qapp, bar):
     apply_theme(qapp, "dark")
+    qtbot.waitUntil(lambda: bar.search.palette().color(QPalette.ColorRole.Base).name() == DARK["Base"])
     bar.search.setText("org:acme emial:x")
     bar.search.returnPressed.emit()
     qtbot.waitUntil(lambda: bool(red_columns(bar)), timeout=2000)
     assert bar.query_problem.text() == "unknown field 'emial' — did you mean email?"
+    image = bar.search.grab().toImage()
+    assert image.pixelColor(image.width() - 30, image.height() // 2).lightness() < 80  # drawn dark
     save_screenshot(bar, "query-line-error-dark")
 
 
