@@ -10,7 +10,8 @@
     Not/And/Or  NOT/AND/OR of the children
 
 Values, patterns and JSON paths are bound as parameters; only fixed SQL and the column names of fields.py are
-spliced in. The FTS index narrows field terms too: the tokens of an ASCII value, as an FTS phrase with a prefix
+spliced in. Reading JSON is the cost, so a field term first checks that its value's text occurs in the stored
+JSON at all (LIKE), and the FTS index narrows it: the tokens of an ASCII value, as an FTS phrase with a prefix
 on the last one, find every row whose field has the value at a word start (and a few more, which the GLOB then
 drops). The newest-first walk in reader.py drives on that; counts use it as an `IN` set.
 """
