@@ -219,7 +219,7 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
     assert w.model.event_filter.types == frozenset()
     saved_action = next(a for a in w.filter_bar.saved_menu.actions() if a.text() == name)
     saved_action.trigger()
-    assert w.model.event_filter.types == frozenset({"user.created"}) and w.model.event_filter.text == "user1"
+    assert w.model.event_filter.types == frozenset({"user.created"}) and w.model.event_filter.query == "user1"
     w.save_layout()
     again = MainWindow(str(tmp_path / "window.ini"))
     qtbot.addWidget(again)

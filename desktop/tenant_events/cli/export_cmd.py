@@ -20,7 +20,8 @@ from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
-from tenant_events.store import EventReader, StoredEvent
+from tenant_events.query import QueryError, parse
+from tenant_events.store import EventFilter, EventReader, StoredEvent
 
 CSV_COLUMNS = (
     "seq",
@@ -43,6 +44,9 @@ def register(subparsers: Any) -> None:
                               "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
     p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    p.add_argument("--query", metavar="QUERY", default="",
+                   help="only events matching QUERY, written as in the window's search line, e.g. "
+                        "'type:user.* -purpose:test' or 'org:acme OR org:globex'")  # fmt: skip
     fmt = p.add_mutually_exclusive_group(required=True)
     fmt.add_argument("--jsonl", metavar="PATH|-", help="stream messages, one JSON object a line")
     fmt.add_argument("--csv", metavar="PATH|-", help="one row per event")
@@ -73,41 +77,51 @@ def database_for(paths: AppPaths, tenant: str | None) -> Path:
     return found[0]
 
 
-def _write(reader: EventReader, out: IO[str], as_csv: bool) -> int:
+def query_filter(query: str) -> EventFilter:
+    """The filter for `--query`; a query that cannot run is a usage error naming it and what is wrong."""
+    try:
+        parse(query)
+    except QueryError as exc:
+        raise UserFixableError(f"--query {query!r}: {exc.reason}") from exc
+    return EventFilter(query=query)
+
+
+def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) -> int:
     count = 0
     if as_csv:
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
-        for e, _raw in reader.export_iter():
+        for e, _raw in reader.export_iter(f=flt):
             writer.writerow((e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "",
                              e.offset, f"{e.received_at:.3f}"))  # fmt: skip
             count += 1
     else:
-        for e, raw in reader.export_iter():
+        for e, raw in reader.export_iter(f=flt):
             out.write(jsonl_line(e, raw))
             count += 1
     return count
 
 
 def run(args: argparse.Namespace) -> int:
+    flt = query_filter(args.query)
     paths = AppPaths.resolve(args.data_dir)
     database = database_for(paths, args.tenant)
     target: str = args.jsonl or args.csv
     with EventReader(database) as reader:
         if target == "-":
             try:
-                count = _write(reader, sys.stdout, bool(args.csv))
+                count = _write(reader, sys.stdout, bool(args.csv), flt)
                 sys.stdout.flush()
             except BrokenPipeError:  # `| head` has what it wanted: stop quietly
                 quiet_stdout()
                 return 0
         else:
-            count = _write_file(reader, Path(target), bool(args.csv))
+            count = _write_file(reader, Path(target), bool(args.csv), flt)
     print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
     return 0
 
 
-def _write_file(reader: EventReader, dest: Path, as_csv: bool) -> int:
+def _write_file(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
     """Into a temp file beside `dest`, renamed over it at the end: a failed export leaves no half file."""
     try:
         fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
@@ -115,7 +129,7 @@ def _write_file(reader: EventReader, dest: Path, as_csv: bool) -> int:
         raise cannot_write(str(dest), exc) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            count = _write(reader, out, as_csv)
+            count = _write(reader, out, as_csv, flt)
         os.replace(tmp, dest)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)

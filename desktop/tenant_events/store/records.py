@@ -171,7 +171,8 @@ class CursorState:
 
 @dataclass(frozen=True, slots=True)
 class EventFilter:
-    """What the table shows. Empty `types` means all; `text` is a full-text search over id, summary and data."""
+    """What the table shows. Empty `types` means all; `text` is a full-text search over id, summary and data;
+    `query` is the query line's text (tenant_events.query: fields, OR, negation), parsed and run by the store."""
 
     types: frozenset[str] = frozenset()
     text: str = ""
@@ -179,6 +180,7 @@ class EventFilter:
     until: datetime | None = None
     include_test: bool = True
     tenant: str | None = None
+    query: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,19 +7,19 @@ import json
 import re
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from tenant_events.store.records import StoredEvent
-from tenant_events.ui.theme import is_dark
+from tenant_events.ui.theme import is_dark, json_colors
 
 _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
 def highlight_json(text: str, dark: bool) -> str:
     """JSON as HTML with keys, strings and literals coloured; everything escaped."""
-    key, string, lit = ("#79c0ff", "#7ee787", "#ffa657") if dark else ("#0550ae", "#116329", "#953800")
+    key, string, lit = json_colors(dark)
     out: list[str] = []
     pos = 0
     for m in _TOKEN.finditer(text):
@@ -87,6 +87,12 @@ class DetailPane(QWidget):
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
         else:
             self.link.clear()
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch repaints the JSON in the new theme's colours (light ones on a dark base are ~2:1)."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and self.pretty:
+            self.browser.setHtml(highlight_json(self.pretty, is_dark()))
 
     @staticmethod
     def _message(ev: StoredEvent) -> Any:

@@ -7,7 +7,8 @@ Possible-gap markers from the engine are rows of their own (issue 7 "Gap markers
 sorted list of (matching events newer than the gap, reason); display rows are event rows with them interleaved.
 New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
 persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
-Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7).
+Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7). Which pages are held, and how
+a missing one is read at any depth, is page_cache.py's business.
 """
 
 from __future__ import annotations
@@ -16,30 +17,20 @@ import logging
 from collections import OrderedDict
 from datetime import UTC, datetime
 from enum import IntEnum
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 from tenant_events.ui.theme import family_color, is_dark, tenant_color
 
+__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]
+
 log = logging.getLogger(__name__)
-PAGE = 256
 ALL = EventFilter()
-MAX_PAGES = 24
 Index = QModelIndex | QPersistentModelIndex
-
-
-class EventPages(Protocol):
-    """The store reads the table needs (adapted from the store's reader in store_port.py)."""
-
-    def head_seq(self) -> int: ...
-    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...
-    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]: ...
-    def get(self, seq: int) -> StoredEvent | None: ...
-    def older(self, flt: EventFilter, before_seq: int, limit: int) -> list[StoredEvent]: ...
-    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
 
 
 def count_new(store: EventPages, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
@@ -101,13 +92,8 @@ class EventTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._store = store
         self._filter = EventFilter()
-        self._head = 0
-        self._rows = 0
-        self._pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
+        self._cache = PageCache()
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
-        self.counting = False  # the row count is provisional (first page only) until apply_total
-        self._anchors: list[int] = []  # seq of row k·PAGE in the snapshot `_anchor_head` (set_anchors)
-        self._anchor_shift = 0  # rows inserted at the top since that snapshot
         self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
         self._added = 0
         self._gaps: list[tuple[int, str]] = []  # (matching events above the gap, reason), sorted
@@ -122,7 +108,20 @@ class EventTableModel(QAbstractTableModel):
 
     @property
     def head(self) -> int:
-        return self._head
+        return self._cache.head
+
+    @property
+    def _rows(self) -> int:
+        return self._cache.rows
+
+    @property
+    def counting(self) -> bool:
+        """The row count is provisional (first page only) until apply_total."""
+        return self._cache.counting
+
+    @property
+    def _pages(self) -> OrderedDict[int, list[StoredEvent]]:
+        return self._cache.pages
 
     def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
         self._store = store
@@ -142,23 +141,22 @@ class EventTableModel(QAbstractTableModel):
         a worker thread; counting a million matches takes far longer than finding the newest 256).
         """
         self.beginResetModel()
-        self._pages.clear()
-        self._anchors, self._anchor_shift, self._added_at, self._added = [], 0, {}, 0
+        cache = self._cache
+        self._added_at, self._added = {}, 0
         self._gaps = []
         self.generation += 1
-        self.counting = False
+        cache.counting = False
+        cache.reset(self._store, self._filter, 0 if self._store is None else self._store.head_seq())
         if self._store is None:
-            self._head, self._rows = 0, 0
+            cache.rows = 0
+        elif count_later:
+            first = self._store.page(self._filter, cache.head, 0, PAGE)
+            cache.pages[0] = first
+            cache.rows = len(first)
+            cache.counting = len(first) == PAGE
         else:
-            self._head = self._store.head_seq()
-            if count_later:
-                first = self._store.page(self._filter, self._head, 0, PAGE)
-                self._pages[0] = first
-                self._rows = len(first)
-                self.counting = len(first) == PAGE
-            else:
-                self._rows = self._store.count(self._filter, self._head)
-        self._added_at[self._head] = 0
+            cache.rows = self._store.count(self._filter, cache.head)
+        self._added_at[cache.head] = 0
         self.endResetModel()
         if self.counting:
             self.count_needed.emit(self.generation)
@@ -167,11 +165,11 @@ class EventTableModel(QAbstractTableModel):
         """The full count for the snapshot of `generation` arrived: the rest of the rows appear below."""
         if generation != self.generation or not self.counting:
             return
-        self.counting = False
+        self._cache.counting = False
         if total > self._rows:
             shown = self.rowCount()
             self.beginInsertRows(QModelIndex(), shown, shown + total - self._rows - 1)
-            self._rows = total
+            self._cache.rows = total
             self.endInsertRows()
 
     def advance_head(self) -> int:
@@ -180,10 +178,10 @@ class EventTableModel(QAbstractTableModel):
         if self._store is None:
             return 0
         new_head = self._store.head_seq()
-        if new_head <= self._head:
+        if new_head <= self.head:
             return 0
         return self.apply_advance(
-            new_head, count_new(self._store, self._filter, self._head, self._rows, new_head)
+            new_head, count_new(self._store, self._filter, self.head, self._rows, new_head)
         )
 
     def apply_advance(self, new_head: int, added: int) -> int:
@@ -192,18 +190,16 @@ class EventTableModel(QAbstractTableModel):
             self.reload()
             return 0
         if added == 0:
-            self._head = max(self._head, new_head)
-            self._added_at[self._head] = self._added
+            self._cache.head = max(self.head, new_head)
+            self._added_at[self.head] = self._added
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
-        self._head, self._rows = new_head, self._rows + added
+        self._cache.shifted(new_head, added)  # row numbers moved; only visible pages get read again
         self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
-        self._anchor_shift += added
         self._added += added
         self._added_at[new_head] = self._added
         while len(self._added_at) > 256:
             del self._added_at[next(iter(self._added_at))]
-        self._pages.clear()  # row numbers shifted by `added`; only visible pages get fetched again
         self.endInsertRows()
         self.rows_arrived.emit(added)
         return added
@@ -240,7 +236,7 @@ class EventTableModel(QAbstractTableModel):
 
     @property
     def has_anchors(self) -> bool:
-        return bool(self._anchors)
+        return bool(self._cache.anchors)
 
     def set_anchors(self, generation: int, head: int, anchors: list[int]) -> bool:
         """Keys for deep pages (`seq_anchors` of the filter at snapshot `head`, every PAGE rows), counted on a
@@ -249,9 +245,27 @@ class EventTableModel(QAbstractTableModel):
             return False
         if head not in self._added_at:
             return False  # a snapshot no longer known: the next pass computes fresh anchors
-        shift = self._added - self._added_at[head]
-        self._anchors, self._anchor_shift = anchors, shift
+        self._cache.anchors, self._cache.anchor_shift = anchors, self._added - self._added_at[head]
+        if self._cache.approx:
+            self._settle_estimates()
         return True
+
+    def _settle_estimates(self) -> None:
+        """The page keys arrived: estimated pages are read again exactly, and persistent indexes (the
+        selection, the current row) move to where their events really are."""
+        self.layoutAboutToBeChanged.emit()
+        moves: list[tuple[QModelIndex, int | None]] = []
+        for index in self.persistentIndexList():
+            row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
+            seq = None if gap is not None else self._cache.estimated_seq_at(row)
+            if seq is not None:
+                moves.append((index, self._cache.exact_row(seq)))
+        self._cache.settle()
+        for index, moved in moves:
+            self.changePersistentIndex(
+                index, QModelIndex() if moved is None else self.index(self.display_row(moved), index.column())
+            )
+        self.layoutChanged.emit()
 
     def gap_rows(self) -> list[int]:
         """Display rows of the possible-gap rows, top to bottom."""
@@ -284,39 +298,15 @@ class EventTableModel(QAbstractTableModel):
         return self._event_at(row)
 
     def _event_at(self, row: int) -> StoredEvent | None:
-        if self._store is None or not 0 <= row < self._rows:
-            return None
-        number, within = divmod(row, PAGE)
-        page = self._pages.get(number)
-        if page is None:
-            page = self._fetch(number)
-            self._pages[number] = page
-            while len(self._pages) > MAX_PAGES:
-                self._pages.popitem(last=False)
-        else:
-            self._pages.move_to_end(number)
-        return page[within] if within < len(page) else None
-
-    def _fetch(self, number: int) -> list[StoredEvent]:
-        """Page `number`; keyset from a cached neighbour (fast at any depth), else by offset."""
-        assert self._store is not None
-        before, after = self._pages.get(number - 1), self._pages.get(number + 1)
-        if before and len(before) == PAGE:
-            return self._store.older(self._filter, before[-1].seq, PAGE)
-        if after:
-            return self._store.newer(self._filter, after[0].seq, self._head, PAGE)
-        start = number * PAGE - self._anchor_shift  # the page's first row in the anchors' snapshot
-        if self._anchors and start >= 0 and start // PAGE < len(self._anchors):
-            k = start // PAGE
-            skip = start - k * PAGE  # rows from anchor k to the page (0 until rows arrive on top)
-            return self._store.older(self._filter, self._anchors[k] + 1, skip + PAGE)[skip:]
-        return self._store.page(self._filter, self._head, number * PAGE, PAGE)
+        return self._cache.event(row)
 
     def row_of_seq(self, seq: int) -> int | None:
         """The row showing event `seq` under the current filter, or None if it is filtered out."""
-        if self._store is None or seq > self._head:
+        if self._store is None or seq > self.head:
             return None
-        newer = self._store.count(self._filter, self._head, min_seq=seq + 1)
+        newer = self._store.count(self._filter, self.head, min_seq=seq + 1)
+        if newer < self._rows:
+            self._cache.place(newer, seq)  # the count is exact: so must the page at that row be
         ev = self._event_at(newer)
         return self.display_row(newer) if ev is not None and ev.seq == seq else None
 

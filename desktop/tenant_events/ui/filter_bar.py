@@ -1,5 +1,6 @@
-"""The filter bar: tenant, types grouped by family (with counts), free text (the store's FTS), time range,
-test events. It only builds an `EventFilter`; the store runs it (issue 7 "Filter bar")."""
+"""The filter bar: tenant, types grouped by family (with counts), the query line (free text and field terms,
+query_line.py), time range, test events. It only builds an `EventFilter`; the store runs it (issue 7 "Filter
+bar"). A query that cannot run leaves the last good filter in place and says why beside the line."""
 
 from __future__ import annotations
 
@@ -15,14 +16,15 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QMenu,
     QToolButton,
     QWidget,
 )
 
+from tenant_events.query import QueryError, parse
 from tenant_events.store.records import EventFilter
-from tenant_events.ui.theme import tenant_color
+from tenant_events.ui.query_line import QueryLine
+from tenant_events.ui.theme import error_color, tenant_color
 from tenant_events.wire import EventType
 
 RANGES: tuple[tuple[str, timedelta | None], ...] = (
@@ -62,15 +64,17 @@ class FilterBar(QWidget):
                     act.toggled.connect(self._types_toggled)
                     self.type_actions[t.value] = act
         self.types_button.setMenu(self.types_menu)
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search id, summary, data…  (Ctrl+F)")
-        self.search.setAccessibleName("Search events")
-        self.search.setClearButtonEnabled(True)
+        self.search = QueryLine()
+        self._query = ""  # the last query handed out by current(): what the table shows
+        self.query_problem = QLabel()
+        self.query_problem.setAccessibleName("Query problem")
+        self.query_problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.query_problem.hide()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(250)
-        self._debounce.timeout.connect(self.filter_changed.emit)
-        self.search.textChanged.connect(lambda _t: self._debounce.start())
+        self._debounce.timeout.connect(self._query_settled)
+        self.search.textChanged.connect(self._query_edited)
         self.search.returnPressed.connect(self._apply_now)
         self.range_box = QComboBox()
         self.range_box.setAccessibleName("Time range")
@@ -94,6 +98,7 @@ class FilterBar(QWidget):
         layout.addWidget(self.tenant_box)
         layout.addWidget(self.types_button)
         layout.addWidget(self.search, 1)
+        layout.addWidget(self.query_problem)
         layout.addWidget(self.range_box)
         layout.addWidget(self.test_box)
         layout.addWidget(self.saved_button)
@@ -142,7 +147,7 @@ class FilterBar(QWidget):
         """The filter as the user set it (relative ranges stay relative)."""
         return {
             "types": sorted(self.selected_types()),
-            "text": self.search.text(),
+            "text": self._current_query(),
             "range": self.range_box.currentIndex() if self.range_box.currentIndex() != CUSTOM else 0,
             "test": self.test_box.isChecked(),
         }
@@ -156,6 +161,7 @@ class FilterBar(QWidget):
         self.test_box.setChecked(bool(state.get("test", True)))
         self.blockSignals(False)
         self._debounce.stop()
+        self._show_problem()
         self.filter_changed.emit()
 
     def describe(self) -> str:
@@ -211,7 +217,7 @@ class FilterBar(QWidget):
             since = now - RANGES[idx][1]  # type: ignore[operator]
         return EventFilter(
             types=self.selected_types(),
-            text=self.search.text().strip(),
+            query=self._current_query(),
             since=since,
             until=until,
             include_test=self.test_box.isChecked(),
@@ -223,7 +229,43 @@ class FilterBar(QWidget):
 
     def _apply_now(self) -> None:
         self._debounce.stop()
+        self._query_settled()
+
+    @property
+    def query_error(self) -> QueryError | None:
+        """Why the text in the query line cannot run (None when it can)."""
+        try:
+            parse(self.search.text())
+        except QueryError as exc:
+            return exc
+        return None
+
+    def _current_query(self) -> str:
+        """The query line's text if it can run, else the query the table already shows."""
+        if self.query_error is None:
+            self._query = self.search.text().strip()
+        return self._query
+
+    def _query_edited(self, _text: str) -> None:
+        """Run the query once typing pauses; hide an old problem meanwhile (its span no longer fits the text)."""
+        self.search.show_error(None)
+        self.query_problem.hide()
+        self._debounce.start()
+
+    def _query_settled(self) -> None:
+        """Typing paused (or Enter): run the query, or show what is wrong with it."""
+        if self._show_problem():
+            return
         self.filter_changed.emit()
+
+    def _show_problem(self) -> bool:
+        error = self.query_error
+        self.search.show_error(error)
+        if error is not None:
+            self.query_problem.setText(error.reason)
+            self.query_problem.setStyleSheet(f"color: {error_color().name()}")
+        self.query_problem.setVisible(error is not None)
+        return error is not None
 
     def _types_toggled(self) -> None:
         chosen = self.selected_types()

@@ -1,26 +1,29 @@
 """Light, dark or system theme: Fusion with an explicit palette, so both look the same on every desktop.
 
 "system" follows `QStyleHints.colorScheme()` and its changes (Qt ≥ 6.5); where the platform cannot tell
-(plain X11, Xvfb) it is light. Family colours for the table and histogram live here too, tuned per theme.
+(plain X11, Xvfb) it is light. The colours themselves (palettes, families, tenants, JSON) are in colors.py, where
+a test checks every text colour against WCAG AA in both themes.
 """
 
 from __future__ import annotations
-
-import zlib
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
-THEMES = ("system", "light", "dark")
+from tenant_events.ui.colors import (
+    DARK,
+    DARK_DISABLED_TEXT,
+    ERROR_COLORS,
+    FAMILY_COLORS,
+    JSON_COLORS,
+    LIGHT,
+    OTHER_FAMILY,
+    pick,
+    tenant_hex,
+)
 
-# Event families (EventType.family) -> colour on a light / dark background.
-FAMILY_COLORS: dict[str, tuple[str, str]] = {
-    "user": ("#1a7f37", "#3fb950"),
-    "group": ("#8250df", "#a371f7"),
-    "organization": ("#0969da", "#58a6ff"),
-}
-TENANT_COLORS = ("#bf8700", "#cf222e", "#1f883d", "#8250df", "#0969da", "#bc4c00")
+THEMES = ("system", "light", "dark")
 
 
 def is_dark(app: QGuiApplication | None = None) -> bool:
@@ -31,47 +34,41 @@ def is_dark(app: QGuiApplication | None = None) -> bool:
 
 
 def family_color(family: str, dark: bool) -> QColor:
-    light_hex, dark_hex = FAMILY_COLORS.get(family, ("#57606a", "#8b949e"))
-    return QColor(dark_hex if dark else light_hex)
+    return QColor(pick(FAMILY_COLORS.get(family, OTHER_FAMILY), dark))
 
 
-def tenant_color(tenant: str) -> QColor:
-    """A stable colour per tenant (the same every run: crc32, not Python's salted hash)."""
-    return QColor(TENANT_COLORS[zlib.crc32(tenant.encode()) % len(TENANT_COLORS)])
+def tenant_color(tenant: str, dark: bool | None = None) -> QColor:
+    """A stable colour per tenant, in the shade of the current theme unless `dark` says which."""
+    return QColor(tenant_hex(tenant, is_dark() if dark is None else dark))
+
+
+def error_color(dark: bool | None = None) -> QColor:
+    """Text saying what is wrong, and the wavy line under the wrong part."""
+    return QColor(pick(ERROR_COLORS, is_dark() if dark is None else dark))
+
+
+def json_colors(dark: bool) -> tuple[str, str, str]:
+    """The detail pane's JSON colours: keys, strings, other literals."""
+    key, string, literal = (pick(JSON_COLORS[k], dark) for k in ("key", "string", "literal"))
+    return key, string, literal
+
+
+def _palette(base: QPalette, colours: dict[str, str]) -> QPalette:
+    for role, hexcolor in colours.items():
+        base.setColor(getattr(QPalette.ColorRole, role), QColor(hexcolor))
+    return base
 
 
 def _dark_palette() -> QPalette:
-    p = QPalette()
+    p = _palette(QPalette(), DARK)
     roles = QPalette.ColorRole
-    for role, hexcolor in (
-        (roles.Window, "#22272e"),
-        (roles.WindowText, "#e6edf3"),
-        (roles.Base, "#1c2128"),
-        (roles.AlternateBase, "#262c36"),
-        (roles.ToolTipBase, "#2d333b"),
-        (roles.ToolTipText, "#e6edf3"),
-        (roles.Text, "#e6edf3"),
-        (roles.Button, "#2d333b"),
-        (roles.ButtonText, "#e6edf3"),
-        (roles.BrightText, "#ff7b72"),
-        (roles.Link, "#58a6ff"),
-        (roles.Highlight, "#316dca"),
-        (roles.HighlightedText, "#ffffff"),
-        (roles.PlaceholderText, "#8b949e"),
-        (roles.Mid, "#444c56"),
-        (roles.Dark, "#1c2128"),
-    ):
-        p.setColor(role, QColor(hexcolor))
     for role in (roles.Text, roles.WindowText, roles.ButtonText):
-        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6e7681"))
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor(DARK_DISABLED_TEXT))
     return p
 
 
 def _light_palette() -> QPalette:
-    p = QApplication.style().standardPalette() if QApplication.style() else QPalette()
-    p.setColor(QPalette.ColorRole.Highlight, QColor("#0969da"))
-    p.setColor(QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
-    return p
+    return _palette(QApplication.style().standardPalette() if QApplication.style() else QPalette(), LIGHT)
 
 
 def wants_dark(theme: str, app: QGuiApplication) -> bool:

@@ -1,0 +1,154 @@
+"""Parses the query line into a tree (syntax.py), or raises a typed error naming the span to underline.
+
+    query   := or END
+    or      := and ("OR" and)*
+    and     := unary (["AND"] unary)*          adjacent terms are ANDed
+    unary   := ("-" | "NOT") unary | primary
+    primary := "(" or ")" | word | "phrase" | field ":" (value | "phrase")
+
+Field names and the values of closed fields (event types, families) are checked here, so the store only ever
+sees queries it can run. The first problem found is reported; the window underlines it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tenant_events.query.errors import EmptyValueError, QuerySyntaxError, UnknownFieldError, UnknownValueError
+from tenant_events.query.fields import (
+    Kind,
+    families_matching,
+    field_named,
+    suggest_family,
+    suggest_field,
+    suggest_type,
+    types_matching,
+)
+from tenant_events.query.lexer import Tok, Token, tokens
+from tenant_events.query.syntax import And, Node, Not, Or, Term, Text
+
+_CLOSERS = (Tok.END, Tok.RPAREN, Tok.OR, Tok.AND)
+
+
+@lru_cache(maxsize=128)
+def parse(text: str) -> Node | None:
+    """The tree of `text`; None when it has no terms at all. Raises a QueryError subclass."""
+    return _Parser(text).query()
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.toks = tokens(text)
+        self.i = 0
+
+    def peek(self) -> Token:
+        return self.toks[self.i]
+
+    def take(self) -> Token:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def query(self) -> Node | None:
+        if self.peek().kind is Tok.END:
+            return None
+        node = self.or_()
+        extra = self.peek()
+        if extra.kind is Tok.RPAREN:
+            raise QuerySyntaxError("this ')' has no '(' before it — remove it", extra.start, extra.end)
+        return node
+
+    def or_(self) -> Node:
+        items = [self.and_()]
+        while self.peek().kind is Tok.OR:
+            op = self.take()
+            self._operand_after(op)
+            items.append(self.and_())
+        return _flat(Or, items)
+
+    def and_(self) -> Node:
+        first = self.peek()
+        if first.kind in (Tok.OR, Tok.AND):
+            raise QuerySyntaxError(
+                f"{first.text} needs something to search for on each side", first.start, first.end
+            )
+        items = [self.unary()]
+        while (tok := self.peek()).kind not in (Tok.END, Tok.RPAREN, Tok.OR):
+            if tok.kind is Tok.AND:
+                self.take()
+                self._operand_after(tok)
+            items.append(self.unary())
+        return _flat(And, items)
+
+    def unary(self) -> Node:
+        tok = self.peek()
+        if tok.kind in (Tok.NEG, Tok.NOT):
+            self.take()
+            if self.peek().kind in _CLOSERS:
+                raise QuerySyntaxError(
+                    f"'{tok.text}' needs something right after it to leave out, e.g. -type:user.updated",
+                    tok.start,
+                    tok.end,
+                )
+            return Not(self.unary())
+        return self.primary()
+
+    def primary(self) -> Node:
+        tok = self.take()
+        if tok.kind is Tok.LPAREN:
+            if self.peek().kind is Tok.END:
+                raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
+            if self.peek().kind is Tok.RPAREN:
+                close = self.peek()
+                raise QuerySyntaxError("these parentheses are empty — put terms inside or remove them",
+                                       tok.start, close.end)  # fmt: skip
+            inner = self.or_()
+            if self.peek().kind is not Tok.RPAREN:
+                raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
+            self.take()
+            return inner
+        if tok.kind is Tok.RPAREN:
+            raise QuerySyntaxError("this ')' has no '(' before it — remove it", tok.start, tok.end)
+        if tok.kind is Tok.FIELD:
+            return _term(tok)
+        if not any(ch.isalnum() for ch in tok.text):
+            what = "this phrase" if tok.kind is Tok.PHRASE else f"'{tok.text}'"
+            raise QuerySyntaxError(f"{what} has no letters or digits to search for", tok.start, tok.end)
+        return Text(tok.text, tok.kind is Tok.PHRASE, (tok.start, tok.end))
+
+    def _operand_after(self, op: Token) -> None:
+        if self.peek().kind in _CLOSERS:
+            raise QuerySyntaxError(f"{op.text} needs something to search for on each side", op.start, op.end)
+
+
+def _flat(kind: type[And] | type[Or], items: list[Node]) -> Node:
+    if len(items) == 1:
+        return items[0]
+    children: list[Node] = []
+    for item in items:
+        children.extend(item.children if isinstance(item, kind) else (item,))
+    return kind(tuple(children))
+
+
+def _term(tok: Token) -> Term:
+    field = field_named(tok.name)
+    name_span = (tok.start, tok.value_start - 1)
+    if field is None:
+        guess = suggest_field(tok.name)
+        hint = f"did you mean {guess}?" if guess else "to search for text with a colon, put it in quotes"
+        raise UnknownFieldError(f"unknown field '{tok.name}' — {hint}", *name_span)
+    value = tok.text
+    if not value:
+        raise EmptyValueError(
+            f"'{tok.name}:' needs a value right after the colon, e.g. {field.example}", tok.start, tok.end
+        )
+    value_span = (tok.value_start, tok.end)
+    if field.kind is Kind.TYPE and not types_matching(value):
+        guess = suggest_type(value)
+        hint = f"did you mean {guess}?" if guess else "the Types menu lists them"
+        raise UnknownValueError(f"no event type '{value}' — {hint}", *value_span)
+    if field.kind is Kind.FAMILY and not families_matching(value):
+        guess = suggest_family(value)
+        hint = f"did you mean {guess}?" if guess else "use user, organization or group"
+        raise UnknownValueError(f"no family '{value}' — {hint}", *value_span)
+    return Term(field.name, value, tok.quoted, (tok.start, tok.end))

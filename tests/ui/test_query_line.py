@@ -1,0 +1,166 @@
+"""The query line in the window: queries filter the table through the store; a query that cannot run keeps
+the last good filter, gets a red wavy underline under the wrong part and its reason beside the line."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
+from helpers.query_model import simulated_rows, write
+from tenant_events.query import parse
+from tenant_events.store import EventFilter, EventReader
+from tenant_events.ui.colors import DARK
+from tenant_events.ui.filter_bar import FilterBar
+from tenant_events.ui.main_window import MainWindow
+from tenant_events.ui.store_port import ReaderPages
+from tenant_events.ui.theme import apply_theme
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+@pytest.fixture
+def bar(qtbot, qapp):
+    apply_theme(qapp, "light")
+    bar = FilterBar()
+    qtbot.addWidget(bar)
+    bar.resize(1400, 40)
+    bar.show()
+    qtbot.waitExposed(bar)
+    yield bar
+    apply_theme(qapp, "light")
+
+
+def red_columns(bar: FilterBar) -> set[int]:
+    """x positions (in the line edit) of clearly red pixels below the text's middle: the wavy underline (the
+    span's pale tint and the black or white text are not this red)."""
+    image = bar.search.grab().toImage()
+    found = set()
+    for y in range(image.height() // 2, image.height()):
+        for x in range(image.width()):
+            c = image.pixelColor(x, y)
+            if c.red() > 120 and c.red() - c.green() > 50 and c.red() - c.blue() > 40:
+                found.add(x)
+    return found
+
+
+def x_at(bar: FilterBar, position: int) -> int:
+    keep = bar.search.cursorPosition()
+    bar.search.setCursorPosition(position)
+    x = bar.search.cursorRect().center().x()
+    bar.search.setCursorPosition(keep)
+    return x
+
+
+def test_a_good_query_becomes_the_filter(qtbot, bar):
+    with qtbot.waitSignal(bar.filter_changed, timeout=2000):
+        qtbot.keyClicks(bar.search, "type:organization.* -purpose:test")
+    assert bar.current().query == "type:organization.* -purpose:test"
+    assert bar.current().text == ""
+    assert not bar.query_problem.isVisible() and not red_columns(bar)
+
+
+def test_a_bad_query_is_underlined_with_its_reason_beside_it(qtbot, bar):
+    bar.search.setText("type:user.deleted")
+    bar.search.returnPressed.emit()
+    good = bar.current()
+    bar.search.clear()
+    with qtbot.assertNotEmitted(bar.filter_changed, wait=400):
+        qtbot.keyClicks(bar.search, "alice usr:ada type:user.deleted")
+    qtbot.waitUntil(bar.query_problem.isVisible, timeout=2000)
+    assert bar.query_problem.text() == "unknown field 'usr' — did you mean user?"
+    assert bar.search.accessibleDescription() == bar.query_problem.text()
+    assert bar.current() == good  # the table keeps showing the last query that could run
+    red = red_columns(bar)
+    start, end = x_at(bar, 6), x_at(bar, 9)  # "usr"
+    assert red and min(red) >= start - 3 and max(red) <= end + 3, (sorted(red), start, end)
+    assert len(red) >= (end - start) * 0.8  # a line along the whole word, not a speck
+    save_screenshot(bar, "query-line-error-light")
+    # fixing it removes the underline and the reason and runs the query
+    bar.search.setCursorPosition(9)  # after "usr"
+    with qtbot.waitSignal(bar.filter_changed, timeout=2000):
+        qtbot.keyClick(bar.search, Qt.Key.Key_Backspace)
+        qtbot.keyClicks(bar.search, "er")
+    assert bar.search.text() == "alice user:ada type:user.deleted"
+    assert not bar.query_problem.isVisible() and not red_columns(bar)
+    assert bar.current().query == "alice user:ada type:user.deleted"
+
+
+@pytest.mark.parametrize(
+    ("query", "underlined"),
+    [("type:user.delted", "user.delted"), ('a "open', '"open'), ("a OR", "OR"), ("user:", "user:")],
+)
+def test_each_kind_of_error_is_underlined_where_it_is(qtbot, bar, query, underlined):
+    bar.search.setText(query)
+    bar.search.returnPressed.emit()  # Enter shows the problem at once
+    assert bar.query_problem.isVisible()
+    error = bar.search.error
+    assert error is not None and query[error.start : error.end] == underlined
+    red = red_columns(bar)
+    assert red and min(red) >= x_at(bar, error.start) - 3 and max(red) <= x_at(bar, error.end) + 3
+
+
+def test_the_underline_in_the_dark_theme(qtbot, qapp, bar):
+    apply_theme(qapp, "dark")
+    qtbot.waitUntil(lambda: bar.search.palette().color(QPalette.ColorRole.Base).name() == DARK["Base"])
+    bar.search.setText("org:acme emial:x")
+    bar.search.returnPressed.emit()
+    qtbot.waitUntil(lambda: bool(red_columns(bar)), timeout=2000)
+    assert bar.query_problem.text() == "unknown field 'emial' — did you mean email?"
+    image = bar.search.grab().toImage()
+    assert image.pixelColor(image.width() - 30, image.height() // 2).lightness() < 80  # drawn dark
+    save_screenshot(bar, "query-line-error-dark")
+
+
+def test_a_saved_filter_with_a_bad_query_shows_the_problem(bar):
+    bar.apply_state({"types": [], "text": "usr:x", "range": 0, "test": True})
+    assert bar.query_problem.isVisible() and "did you mean user?" in bar.query_problem.text()
+
+
+def test_the_window_runs_the_query_in_the_store(qtbot, qloop, tmp_path):
+    path = tmp_path / "acme.sqlite3"
+    write(path, simulated_rows(1500))
+    reader, stats = EventReader(path), EventReader(path)
+    w = MainWindow(str(tmp_path / "window.ini"))
+    qtbot.addWidget(w)
+    w.show()
+
+    async def load() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        await updated
+
+    async def query(text: str) -> None:
+        counted = signal_future(w.aggregates_updated)
+        w.filter_bar.search.setText(text)
+        w.filter_bar.search.returnPressed.emit()
+        await counted
+
+    run_async(qloop, load())
+    for text in (
+        "type:user.deleted",
+        "-type:user.updated user:ada",
+        "org:acme OR org:globex",
+        '"ada lovelace"',
+    ):
+        run_async(qloop, query(text))
+        want = reader.page_before(EventFilter(query=text), None, 5000)
+        assert want, text
+        assert w.model.rowCount() == len(want) == reader.count(EventFilter(query=text))
+        shown = [w.model.event_at(r).seq for r in range(w.model.rowCount())]  # type: ignore[union-attr]
+        assert shown == [e.seq for e in want], text
+        assert w.filter_bar.count_label.text().startswith(f"{len(want):,} event")
+    node = parse("type:user.deleted")
+    assert node is not None
+    run_async(qloop, query("type:user.deleted"))
+    assert {w.model.event_at(r).type for r in range(w.model.rowCount())} == {"user.deleted"}  # type: ignore[union-attr]
+    # a bad query leaves the table as it was
+    rows = w.model.rowCount()
+    w.filter_bar.search.setText("type:user.deleted usr:ada")
+    w.filter_bar.search.returnPressed.emit()
+    assert w.model.rowCount() == rows and w.filter_bar.query_problem.isVisible()
+    save_screenshot(w, "main-window-query-error")
+    run_async(qloop, w.shutdown())
+    reader.close()
+    stats.close()
