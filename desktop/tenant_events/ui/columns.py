@@ -1,0 +1,193 @@
+"""The table's columns: sized to their content, Tenant and Purpose shown only when they say something, and
+whatever the user chose (a width dragged, a column shown or hidden, the order) kept in the window state.
+
+Automatic rules apply only where the user has not chosen: a column the user resized keeps its width, one the user
+showed or hid from the header menu stays that way. Summary takes the rest of the width.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QPoint, QSettings, Qt
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
+
+from tenant_events.ui.event_table_model import HEADERS, Col, EventTableModel
+from tenant_events.wire import EventType
+
+PADDING = 18  # the cell's margins, plus a little air
+SAMPLE_ROWS = 256  # rows looked at for content widths: the first page, already in memory
+MIN_SUMMARY = 220
+_TIME_SAMPLES = ("23:59:59", "2026-12-31 23:59:59")
+
+
+class ColumnLayout:
+    """Applies the sizing rules to one table and remembers the user's choices in `state` (window.ini)."""
+
+    def __init__(self, table: QTableView, model: EventTableModel, state: QSettings) -> None:
+        self.table, self.model, self.state = table, model, state
+        self.user_widths: dict[str, int] = {}
+        self.user_shown: dict[str, bool] = {}
+        self.tenants = 1
+        self.has_purpose = False
+        self._sizing = False
+        header = table.horizontalHeader()
+        header.setSectionsMovable(True)
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(40)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._header_menu)
+        header.sectionResized.connect(self._resized)
+        model.modelReset.connect(self.fit)
+        model.rows_arrived.connect(lambda _n: self.fit())
+
+    # -- rules ---------------------------------------------------------------------------------------------
+    def set_tenant_count(self, n: int) -> None:
+        if n != self.tenants:
+            self.tenants = n
+            self.apply_visibility()
+
+    def set_has_purpose(self, has: bool) -> None:
+        if has != self.has_purpose:
+            self.has_purpose = has
+            self.apply_visibility()
+
+    def auto_visible(self, col: Col) -> bool:
+        if col == Col.TENANT:
+            return self.tenants > 1
+        if col == Col.PURPOSE:
+            return self.has_purpose
+        return True
+
+    def apply_visibility(self) -> None:
+        for col in Col:
+            shown = self.user_shown.get(col.name, self.auto_visible(col))
+            self.table.setColumnHidden(col, not shown)
+
+    def content_width(self, col: Col) -> int:
+        """Widest text this column shows (header included), in pixels."""
+        font = self.table.font()
+        fm = QFontMetrics(font)
+        bold = QFont(font)
+        bold.setBold(True)
+        header_fm = QFontMetrics(self.table.horizontalHeader().font())
+        widest = header_fm.horizontalAdvance(HEADERS[col]) + 8  # the sort/section padding of the header
+        if col == Col.TYPE:  # every name it can show (deleted/removed ones are bold): no jumps as rows arrive
+            bfm = QFontMetrics(bold)
+            widest = max(widest, *(bfm.horizontalAdvance(t.value) for t in EventType))
+        elif col == Col.TIME:
+            widest = max(widest, *(fm.horizontalAdvance(t) for t in _TIME_SAMPLES[: self._time_forms()]))
+        else:
+            for row in range(min(self.model.rowCount(), SAMPLE_ROWS)):
+                text = self.model.data(self.model.index(row, col))
+                if text and self.model.event_at(row) is not None:
+                    widest = max(widest, fm.horizontalAdvance(str(text)))
+        return widest + PADDING
+
+    def _time_forms(self) -> int:
+        """1 if every sampled time is today's (shown as HH:MM:SS), 2 if a date shows too."""
+        for row in range(min(self.model.rowCount(), SAMPLE_ROWS)):
+            text = self.model.data(self.model.index(row, Col.TIME))
+            if text and len(str(text)) > 8:
+                return 2
+        return 1
+
+    def fit(self) -> None:
+        """Size every column the user has not sized to its content; show or hide per the rules."""
+        self._sizing = True
+        try:
+            for col in Col:
+                if col == Col.SUMMARY:
+                    continue
+                width = self.user_widths.get(col.name) or self.content_width(col)
+                if self.table.columnWidth(col) != width:
+                    self.table.setColumnWidth(col, width)
+        finally:
+            self._sizing = False
+        self.apply_visibility()
+
+    def _resized(self, logical: int, _old: int, new: int) -> None:
+        if self._sizing or logical == Col.SUMMARY or not 0 <= logical < len(Col) or new <= 0:
+            return
+        header = self.table.horizontalHeader()
+        if header.isSectionHidden(logical):
+            return
+        self.user_widths[Col(logical).name] = new  # a drag (or a double-click fit) by the user
+        self.save()
+
+    # -- the header menu (right-click on a column title, or from View ▸ Columns) -----------------------------
+    def fill_menu(self, menu: QMenu) -> None:
+        for col in Col:
+            act = menu.addAction(HEADERS[col])
+            act.setCheckable(True)
+            act.setChecked(not self.table.isColumnHidden(col))
+            act.setEnabled(col != Col.SUMMARY)  # the summary always shows: it is what the row is about
+            act.toggled.connect(lambda on, c=col: self.choose(c, on))
+        menu.addSeparator()
+        menu.addAction("Fit columns to content", self.reset_widths)
+        menu.addAction("Reset columns", self.reset)
+
+    def _header_menu(self, pos: QPoint) -> None:
+        menu = QMenu(self.table)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.setAccessibleName("Columns")
+        self.fill_menu(menu)
+        menu.popup(self.table.horizontalHeader().mapToGlobal(pos))
+
+    def choose(self, col: Col, shown: bool) -> None:
+        """The user showed or hid `col`: kept over the automatic rule from now on."""
+        self.user_shown[col.name] = shown
+        self.apply_visibility()
+        self.save()
+
+    def reset_widths(self) -> None:
+        self.user_widths.clear()
+        self.fit()
+        self.save()
+
+    def reset(self) -> None:
+        """Back to the automatic layout: content widths, original order, rule-based visibility."""
+        self.user_widths.clear()
+        self.user_shown.clear()
+        header = self.table.horizontalHeader()
+        for col in Col:
+            header.moveSection(header.visualIndex(col), col)
+        self.fit()
+        self.save()
+
+    # -- persistence (window state, not settings: STYLE.md §8) -----------------------------------------------
+    def save(self) -> None:
+        self.state.setValue("table/header", self.table.horizontalHeader().saveState())
+        self.state.setValue("table/user_widths", json.dumps(self.user_widths))
+        self.state.setValue("table/user_shown", json.dumps(self.user_shown))
+
+    def restore(self) -> None:
+        header_state = self.state.value("table/header")
+        if isinstance(header_state, QByteArray) and not header_state.isEmpty():
+            self._sizing = True
+            try:
+                self.table.horizontalHeader().restoreState(header_state)
+            finally:
+                self._sizing = False
+        self.user_widths = _load(self.state.value("table/user_widths"), int)
+        self.user_shown = _load(self.state.value("table/user_shown"), bool)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.fit()
+
+
+def _load(value: Any, kind: type[int] | type[bool]) -> dict[str, Any]:
+    """A {column name: value} map from the state file; anything malformed is dropped, not trusted."""
+    try:
+        raw = json.loads(str(value or "{}"))
+    except ValueError:
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    names = {c.name for c in Col}
+    return {k: v for k, v in raw.items() if k in names and type(v) is kind}
