@@ -81,7 +81,10 @@ class FollowController(QObject):
         model.rows_arrived.connect(self._rows_arrived)
         table.selectionModel().currentRowChanged.connect(self._current_changed)
         window.installEventFilter(self)
-        table.installEventFilter(self)
+        self.viewport = table.viewport()
+        self.viewport.installEventFilter(
+            self
+        )  # its size is final when its Resize arrives (the table's is not)
 
     @property
     def count(self) -> int:
@@ -198,18 +201,14 @@ class FollowController(QObject):
         self.pill.show_count(self.unseen.count if above else 0)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if (
-            watched is self.window
-            and event.type()
-            in (
-                QEvent.Type.WindowActivate,
-                QEvent.Type.Show,
-                QEvent.Type.WindowStateChange,
-            )
-        ) or (watched is self.table and event.type() == QEvent.Type.Resize):
+        kind = event.type()
+        if (watched is self.window and kind in _WINDOW_EVENTS) or (
+            watched is self.viewport and kind == QEvent.Type.Resize
+        ):
             self.check_seen()
         return False
 
 
+_WINDOW_EVENTS = (QEvent.Type.WindowActivate, QEvent.Type.Show, QEvent.Type.WindowStateChange)
 _PER_ITEM = QAbstractItemView.ScrollMode.ScrollPerItem
 _SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
