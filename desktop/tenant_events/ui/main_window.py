@@ -37,6 +37,7 @@ from tenant_events.ui.follow import FollowController
 from tenant_events.ui.histogram import Histogram
 from tenant_events.ui.histogram_zoom import HistogramZoom
 from tenant_events.ui.icons import app_icon
+from tenant_events.ui.keyboard_nav import KeyboardNav
 from tenant_events.ui.rejected_dialog import RejectedDialog
 from tenant_events.ui.row_menu import RowMenu
 from tenant_events.ui.saved_filters import SavedFilters
@@ -126,6 +127,7 @@ class MainWindow(QMainWindow):
         self.saved_filters = SavedFilters(self.filter_bar, self)
         self.exporter = ViewExport(self, self.events)
         self.menu_actions = build_menus(self)
+        self.keyboard = KeyboardNav(self)
         self.pause_action = self.menu_actions.pause
         self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)

@@ -43,6 +43,17 @@ class RowMenu:
         if menu is not None:
             menu.popup(self.table.viewport().mapToGlobal(pos))
 
+    def open_at_current(self) -> QMenu | None:
+        """The menu for the current cell, below it (Shift+F10: the keyboard's way in)."""
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return None
+        menu = self.build(index)
+        if menu is not None:
+            rect = self.table.visualRect(index)
+            menu.popup(self.table.viewport().mapToGlobal(rect.bottomLeft()))
+        return menu
+
     def build(self, index: QModelIndex) -> QMenu | None:
         """The menu for the cell at `index` (None on a gap row or nothing)."""
         ev = self.model.event_at(index.row()) if index.isValid() else None

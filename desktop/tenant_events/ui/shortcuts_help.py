@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 
 EXTRA = (
     ("Move between events", "↑ / ↓, Page Up / Page Down"),
-    ("Event actions (filter, copy, dashboard)", "Menu key or Shift+F10 on a row"),
+    ("Event actions (filter, copy, dashboard)", "the Menu key on a row"),
     ("Zoom the histogram back out", "Escape or right-click on it"),
     ("Open a menu", "Alt + its underlined letter"),
     ("Next / previous control", "Tab / Shift+Tab"),

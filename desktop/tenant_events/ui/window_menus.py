@@ -59,6 +59,7 @@ def build_menus(w: MainWindow) -> WindowActions:
     edit_menu.addAction(add("&Search", QKeySequence.StandardKey.Find, w.filter_bar.focus_search))
     edit_menu.addAction(add("&Copy event", "Ctrl+Shift+C", w.events.copy_event))
     edit_menu.addAction(add("Copy event as &JSONL", "Ctrl+Shift+L", w.events.copy_event_jsonl))
+    edit_menu.addAction(add("Event &actions…", "Shift+F10", w.row_menu.open_at_current))
     edit_menu.addSeparator()
     edit_menu.addAction(add("Save this &filter…", "Ctrl+S", w.saved_filters.ask_save))
 

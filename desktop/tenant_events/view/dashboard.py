@@ -41,7 +41,7 @@ def object_path(event_type: EventType, data: dict[str, Any]) -> str | None:
         user_id = object_id(event_type, data)
         if user_id is None:
             return None
-        return "users/" + quote(base64.b64encode(user_id.encode()).decode(), safe="")
+        return "users/" + quote(base64.b64encode(user_id.encode()).decode(), safe="=+")  # "/" is escaped
     if event_type.family == "organization":
         org_id = object_id(event_type, data)
         if org_id is None:
