@@ -6,6 +6,7 @@ workers); its aggregates run on the test's qasync loop (`settle` waits for the n
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,4 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
         QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         reader.close()
         stats.close()
+    gc.collect()  # wrappers of what was deleted, and their cycles, go now and here

@@ -69,6 +69,7 @@ class ViewExport(QObject):
             self.progress.setMinimumDuration(0)
             self.progress.canceled.connect(self.cancel)
             self.progress.setValue(0)
+            self.progress.show()
             self._timer.start()
         task = asyncio.create_task(self._run(source[1], flt, head, target))
         self.host.keep_task(task)
@@ -83,6 +84,8 @@ class ViewExport(QObject):
 
     def _poll(self) -> None:
         if self.progress is not None:
+            if self.progress.wasCanceled():
+                self._cancel = True
             self.progress.setValue(min(self._done, self.progress.maximum()))
 
     async def _run(self, source: ExportSource, flt: EventFilter, head: int, target: Path) -> None:
