@@ -8,9 +8,10 @@ showed or hid from the header menu stays that way. Summary takes the rest of the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QPoint, QSettings, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QSettings, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
@@ -19,7 +20,9 @@ from tenant_events.wire import EventType
 
 PADDING = 18  # the cell's margins, plus a little air
 SAMPLE_ROWS = 256  # rows looked at for content widths: the first page, already in memory
-MIN_SUMMARY = 220
+ROOMY_SUMMARY = (
+    300  # below this much room for the summary, the event ID (also in the detail pane) steps aside
+)
 _TIME_SAMPLES = ("23:59:59", "2026-12-31 23:59:59")
 
 
@@ -33,6 +36,7 @@ class ColumnLayout:
         self.tenants = 1
         self.has_purpose = False
         self._sizing = False
+        self._widths: dict[Col, int] = {}  # what fit() gave each column
         header = table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setStretchLastSection(False)
@@ -42,6 +46,7 @@ class ColumnLayout:
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._header_menu)
         header.sectionResized.connect(self._resized)
+        table.viewport().installEventFilter(_OnResize(table.viewport(), self.apply_visibility))
         model.modelReset.connect(self.fit)
         model.rows_arrived.connect(lambda _n: self.fit())
 
@@ -61,7 +66,25 @@ class ColumnLayout:
             return self.tenants > 1
         if col == Col.PURPOSE:
             return self.has_purpose
+        if col == Col.ID:
+            return self._summary_room(without=Col.ID) - self._width(Col.ID) >= ROOMY_SUMMARY
         return True
+
+    def _summary_room(self, without: Col) -> int:
+        """Pixels left for the summary with the other shown columns at their widths (`without` left out)."""
+        others = sum(
+            self._width(c)
+            for c in Col
+            if c not in (Col.SUMMARY, without) and self.user_shown.get(c.name, self._rule(c))
+        )
+        return self.table.viewport().width() - others
+
+    def _width(self, col: Col) -> int:
+        """The column's width when shown (a hidden section reports 0)."""
+        return self._widths.get(col, 0) or self.table.columnWidth(col)
+
+    def _rule(self, col: Col) -> bool:
+        return col != Col.ID and self.auto_visible(col)
 
     def apply_visibility(self) -> None:
         for col in Col:
@@ -104,6 +127,7 @@ class ColumnLayout:
                 if col == Col.SUMMARY:
                     continue
                 width = self.user_widths.get(col.name) or self.content_width(col)
+                self._widths[col] = width
                 if self.table.columnWidth(col) != width:
                     self.table.setColumnWidth(col, width)
         finally:
@@ -117,6 +141,7 @@ class ColumnLayout:
         if header.isSectionHidden(logical):
             return
         self.user_widths[Col(logical).name] = new  # a drag (or a double-click fit) by the user
+        self._widths[Col(logical)] = new
         self.save()
 
     # -- the header menu (right-click on a column title, or from View ▸ Columns) -----------------------------
@@ -179,6 +204,19 @@ class ColumnLayout:
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
         self.fit()
+
+
+class _OnResize(QObject):
+    """Calls back when the watched widget is resized (the table's width decides whether the ID column fits)."""
+
+    def __init__(self, watched: QObject, callback: Callable[[], None]) -> None:
+        super().__init__(watched)
+        self.callback = callback
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.callback()
+        return False
 
 
 def _load(value: Any, kind: type[int] | type[bool]) -> dict[str, Any]:
