@@ -48,7 +48,7 @@ class ColumnLayout:
         header.sectionResized.connect(self._resized)
         table.viewport().installEventFilter(_OnResize(table.viewport(), self.apply_visibility))
         model.modelReset.connect(self.fit)
-        model.rows_arrived.connect(lambda _n: self.fit())
+        model.rows_arrived.connect(self.grow)
 
     # -- rules ---------------------------------------------------------------------------------------------
     def set_tenant_count(self, n: int) -> None:
@@ -91,8 +91,8 @@ class ColumnLayout:
             shown = self.user_shown.get(col.name, self.auto_visible(col))
             self.table.setColumnHidden(col, not shown)
 
-    def content_width(self, col: Col) -> int:
-        """Widest text this column shows (header included), in pixels."""
+    def content_width(self, col: Col, rows: int = SAMPLE_ROWS) -> int:
+        """Widest text this column shows in its first `rows` rows (header included), in pixels."""
         font = self.table.font()
         fm = QFontMetrics(font)
         bold = QFont(font)
@@ -103,17 +103,17 @@ class ColumnLayout:
             bfm = QFontMetrics(bold)
             widest = max(widest, *(bfm.horizontalAdvance(t.value) for t in EventType))
         elif col == Col.TIME:
-            widest = max(widest, *(fm.horizontalAdvance(t) for t in _TIME_SAMPLES[: self._time_forms()]))
+            widest = max(widest, *(fm.horizontalAdvance(t) for t in _TIME_SAMPLES[: self._time_forms(rows)]))
         else:
-            for row in range(min(self.model.rowCount(), SAMPLE_ROWS)):
+            for row in range(min(self.model.rowCount(), rows)):
                 text = self.model.data(self.model.index(row, col))
                 if text and self.model.event_at(row) is not None:
                     widest = max(widest, fm.horizontalAdvance(str(text)))
         return widest + PADDING
 
-    def _time_forms(self) -> int:
+    def _time_forms(self, rows: int) -> int:
         """1 if every sampled time is today's (shown as HH:MM:SS), 2 if a date shows too."""
-        for row in range(min(self.model.rowCount(), SAMPLE_ROWS)):
+        for row in range(min(self.model.rowCount(), rows)):
             text = self.model.data(self.model.index(row, Col.TIME))
             if text and len(str(text)) > 8:
                 return 2
@@ -133,6 +133,20 @@ class ColumnLayout:
         finally:
             self._sizing = False
         self.apply_visibility()
+
+    def grow(self, arrived: int) -> None:
+        """New rows at the top: widen a column whose new content is wider (never narrow it under the reader)."""
+        self._sizing = True
+        try:
+            for col in (Col.TIME, Col.TENANT, Col.ID):
+                if col.name in self.user_widths or self.table.isColumnHidden(col):
+                    continue
+                width = self.content_width(col, min(arrived, SAMPLE_ROWS))
+                if width > self._width(col):
+                    self._widths[col] = width
+                    self.table.setColumnWidth(col, width)
+        finally:
+            self._sizing = False
 
     def _resized(self, logical: int, _old: int, new: int) -> None:
         if self._sizing or logical == Col.SUMMARY or not 0 <= logical < len(Col) or new <= 0:
