@@ -15,11 +15,12 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QSettings, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
-from tenant_events.ui.event_table_model import HEADERS, Col, EventTableModel
+from tenant_events.ui.event_table_model import HEADERS, Col, EventTableModel, local_time
 from tenant_events.wire import EventType
 
 PADDING = 18  # the cell's margins, plus a little air
 SAMPLE_ROWS = 256  # rows looked at for content widths: the first page, already in memory
+GROW_ROWS = 64  # of a batch of new rows, the ones looked at (about the screen's worth at the top)
 ROOMY_SUMMARY = (
     300  # below this much room for the summary, the event ID (also in the detail pane) steps aside
 )
@@ -37,6 +38,7 @@ class ColumnLayout:
         self.has_purpose = False
         self._sizing = False
         self._widths: dict[Col, int] = {}  # what fit() gave each column
+        self._type_widths: dict[str, int] = {}  # font → width of the longest type name, bold
         header = table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setStretchLastSection(False)
@@ -54,7 +56,7 @@ class ColumnLayout:
     def set_tenant_count(self, n: int) -> None:
         if n != self.tenants:
             self.tenants = n
-            self.apply_visibility()
+            self.fit()  # the tenant column is measured only when there is more than one
 
     def set_has_purpose(self, has: bool) -> None:
         if has != self.has_purpose:
@@ -92,30 +94,45 @@ class ColumnLayout:
             self.table.setColumnHidden(col, not shown)
 
     def content_width(self, col: Col, rows: int = SAMPLE_ROWS) -> int:
-        """Widest text this column shows in its first `rows` rows (header included), in pixels."""
-        font = self.table.font()
-        fm = QFontMetrics(font)
-        bold = QFont(font)
-        bold.setBold(True)
+        """Widest text this column shows in its first `rows` rows (header included), in pixels.
+
+        Type and Purpose have a fixed set of values (no rows read); Time has two forms; Tenant and ID are measured
+        on the rows, read straight from the model's cached page (this runs on every reload and batch).
+        """
+        fm = QFontMetrics(self.table.font())
         header_fm = QFontMetrics(self.table.horizontalHeader().font())
         widest = header_fm.horizontalAdvance(HEADERS[col]) + 8  # the sort/section padding of the header
         if col == Col.TYPE:  # every name it can show (deleted/removed ones are bold): no jumps as rows arrive
-            bfm = QFontMetrics(bold)
-            widest = max(widest, *(bfm.horizontalAdvance(t.value) for t in EventType))
+            widest = max(widest, self._type_width())
+        elif col == Col.PURPOSE:
+            widest = max(widest, fm.horizontalAdvance("test"))
         elif col == Col.TIME:
             widest = max(widest, *(fm.horizontalAdvance(t) for t in _TIME_SAMPLES[: self._time_forms(rows)]))
-        else:
+        elif (col == Col.TENANT and self.tenants > 1) or col == Col.ID:
+            values = set()
             for row in range(min(self.model.rowCount(), rows)):
-                text = self.model.data(self.model.index(row, col))
-                if text and self.model.event_at(row) is not None:
-                    widest = max(widest, fm.horizontalAdvance(str(text)))
+                ev = self.model.event_at(row)
+                if ev is not None:
+                    values.add(ev.event_id if col == Col.ID else ev.tenant)
+            widest = max(widest, *(fm.horizontalAdvance(v) for v in values)) if values else widest
         return widest + PADDING
 
+    def _type_width(self) -> int:
+        key = self.table.font().key()
+        if key not in self._type_widths:
+            bold = QFont(self.table.font())
+            bold.setBold(True)
+            bfm = QFontMetrics(bold)
+            self._type_widths[key] = max(bfm.horizontalAdvance(t.value) for t in EventType)
+        return self._type_widths[key]
+
     def _time_forms(self, rows: int) -> int:
-        """1 if every sampled time is today's (shown as HH:MM:SS), 2 if a date shows too."""
-        for row in range(min(self.model.rowCount(), rows)):
-            text = self.model.data(self.model.index(row, Col.TIME))
-            if text and len(str(text)) > 8:
+        """1 if the sampled times are today's (shown as HH:MM:SS), 2 if a date shows too. Rows are newest first,
+        so the first and the last sampled row tell."""
+        last = min(self.model.rowCount(), rows) - 1
+        for row in {0, last} if last >= 0 else set():
+            ev = self.model.event_at(row)
+            if ev is not None and len(local_time(ev.time)) > 8:
                 return 2
         return 1
 
@@ -141,7 +158,7 @@ class ColumnLayout:
             for col in (Col.TIME, Col.TENANT, Col.ID):
                 if col.name in self.user_widths or self.table.isColumnHidden(col):
                     continue
-                width = self.content_width(col, min(arrived, SAMPLE_ROWS))
+                width = self.content_width(col, min(arrived, GROW_ROWS))
                 if width > self._width(col):
                     self._widths[col] = width
                     self.table.setColumnWidth(col, width)

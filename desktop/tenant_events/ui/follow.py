@@ -43,17 +43,21 @@ class NewEventsPill(QPushButton):
             "#newEventsPill { background: palette(highlight); color: palette(highlighted-text);"
             " border: none; border-radius: 12px; padding: 4px 14px; font-weight: bold; }"
         )
+        self.shown = 0
         self.hide()
 
     def show_count(self, n: int) -> None:
-        self.setText(f"↑ {n:,} new event{'' if n == 1 else 's'}")
-        self.adjustSize()
-        self._place()
-        self.setVisible(n > 0)
+        if n == self.shown:  # called on every scroll step: only a change costs anything
+            return
+        self.shown = n
         if n > 0:
+            self.setText(f"↑ {n:,} new event{'' if n == 1 else 's'}")
+            self.adjustSize()
+            self.place()
             self.raise_()
+        self.setVisible(n > 0)
 
-    def _place(self) -> None:
+    def place(self) -> None:
         viewport = self.table.viewport().geometry()  # in the table's coordinates: below the header
         self.move(viewport.x() + (viewport.width() - self.width()) // 2, viewport.y() + 8)
 
@@ -202,6 +206,8 @@ class FollowController(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
+        if watched is self.viewport and kind == QEvent.Type.Resize:
+            self.pill.place()
         if (watched is self.window and kind in _WINDOW_EVENTS) or (
             watched is self.viewport and kind == QEvent.Type.Resize
         ):

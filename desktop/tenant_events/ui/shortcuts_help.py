@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayo
 
 EXTRA = (
     ("Move between events", "↑ / ↓, Page Up / Page Down"),
-    ("Event actions (filter, copy, dashboard)", "the Menu key on a row"),
+    ("Event actions, from the keyboard", "the Menu key on a row"),
     ("Zoom the histogram back out", "Escape or right-click on it"),
     ("Open a menu", "Alt + its underlined letter"),
     ("Next / previous control", "Tab / Shift+Tab"),
@@ -49,4 +49,4 @@ class ShortcutsHelp(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.view)
         layout.addWidget(buttons)
-        self.resize(520, 460)
+        self.resize(560, 580)  # every line without scrolling
