@@ -209,14 +209,15 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
     assert dialog is not None and "event.id: bad pattern" in dialog.findChild(QPlainTextEdit).toPlainText()
     dialog.close()
 
-    # saved filters: save, change, re-apply; they survive a new window on the same state file
+    # saved filters: saved under a name, changed, re-applied; they survive a new window on the same state file
     w.filter_bar.set_types({"user.created"})
     w.filter_bar.search.setText("user1")
-    name = w.filter_bar.save_current()
-    assert name == "user.created · “user1”"
+    name = w.saved_filters.save_as("new users 1")
+    assert w.filter_bar.describe() == "user.created · “user1”"
     w.filter_bar.clear_types()
     w.filter_bar.search.clear()
     assert w.model.event_filter.types == frozenset()
+    w.saved_filters.rebuild_menu()
     saved_action = next(a for a in w.filter_bar.saved_menu.actions() if a.text() == name)
     saved_action.trigger()
     assert w.model.event_filter.types == frozenset({"user.created"}) and w.model.event_filter.query == "user1"
@@ -224,7 +225,7 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
     again = MainWindow(str(tmp_path / "window.ini"))
     qtbot.addWidget(again)
     again.restore_filter()
-    assert name in again.filter_bar.saved
+    assert name in again.saved_filters.saved
     assert again.filter_bar.selected_types() == {"user.created"}
     run_async(qloop, w.shutdown())
     reader.close()

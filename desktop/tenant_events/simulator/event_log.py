@@ -52,7 +52,11 @@ class EventLog:
         self._rng = random.Random(f"ids:{config.seed}")
         epoch = store.get("epoch")
         if epoch is None:
-            epoch = str(random.SystemRandom().randrange(1, 2**32)) if store.persistent else str(config.seed % 2**32)
+            epoch = (
+                str(random.SystemRandom().randrange(1, 2**32))
+                if store.persistent
+                else str(config.seed % 2**32)
+            )
             store.put("epoch", epoch)
         self.epoch = int(epoch)
         stream_id = store.get("stream_id")

@@ -84,9 +84,8 @@ class DesktopApp(QObject):
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
         self.sessions: dict[str, TenantSession] = {}
-        self._notified_upto: dict[
-            str, int
-        ] = {}  # per tenant: rows up to this seq were offered to the notifier
+        # per tenant: rows up to this seq were offered to the notifier
+        self._notified_upto: dict[str, int] = {}
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
@@ -236,6 +235,7 @@ class DesktopApp(QObject):
             lambda name, text: self.sink.report(Notice("warning", f"Sign-in to {name} failed", text))
         )
         self.sessions[profile.name] = session
+        self.window.set_tenant_domain(profile.name, profile.domain)
         if session.open_existing() and session.pages is not None:
             self.window.add_tenant(profile.name, session.pages, session.aggregates)
         self._update_tray()

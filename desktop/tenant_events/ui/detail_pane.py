@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QV
 
 from tenant_events.store.records import StoredEvent
 from tenant_events.ui.theme import is_dark, json_colors
+from tenant_events.view.event_text import jsonl_line
 
 _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
@@ -49,8 +50,11 @@ class DetailPane(QWidget):
         self.browser.setOpenExternalLinks(True)
         self.link = QLabel()
         self.link.setOpenExternalLinks(True)
+        self.link.setAccessibleName("Open in dashboard")
         self.copy_button = QPushButton("&Copy event")
+        self.copy_button.setAccessibleName("Copy event as JSON")
         self.copy_jsonl_button = QPushButton("Copy as JSON&L")
+        self.copy_jsonl_button.setAccessibleName("Copy event as a JSONL line")
         self.copy_button.clicked.connect(self.copy_json)
         self.copy_jsonl_button.clicked.connect(self.copy_jsonl)
         buttons = QHBoxLayout()
@@ -65,7 +69,8 @@ class DetailPane(QWidget):
         layout.addLayout(buttons)
         self.show_event(None)
 
-    def show_event(self, ev: StoredEvent | None, dashboard_url: str | None = None) -> None:
+    def show_event(self, ev: StoredEvent | None, dashboard_url: str | None = None, changes: str = "") -> None:
+        """`changes`: the "What changed" HTML of an update (update_diff_view.py), shown above the JSON."""
         self.shown = ev
         has = ev is not None and ev.raw is not None
         self.copy_button.setEnabled(has)
@@ -82,7 +87,7 @@ class DetailPane(QWidget):
         self.title.setText(
             self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
         )
-        self.browser.setHtml(highlight_json(self.pretty, is_dark()))
+        self.browser.setHtml(changes + highlight_json(self.pretty, is_dark()))
         if dashboard_url:
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
         else:
@@ -108,6 +113,6 @@ class DetailPane(QWidget):
 
     def copy_jsonl(self) -> None:
         if self.shown is not None and self.shown.raw is not None:
-            line = json.dumps(self._message(self.shown), separators=(",", ":"), ensure_ascii=False)
-            QGuiApplication.clipboard().setText(line + "\n")
+            ev = self.shown
+            QGuiApplication.clipboard().setText(jsonl_line(ev.type, ev.offset, ev.raw or ""))
             self.copied.emit("jsonl")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -25,6 +24,7 @@ from tenant_events.query import QueryError, parse
 from tenant_events.store.records import EventFilter
 from tenant_events.ui.query_line import QueryLine
 from tenant_events.ui.theme import error_color, tenant_color
+from tenant_events.view.time_range import from_iso, range_label, to_iso
 from tenant_events.wire import EventType
 
 RANGES: tuple[tuple[str, timedelta | None], ...] = (
@@ -40,7 +40,6 @@ CUSTOM = len(RANGES) - 1
 class FilterBar(QWidget):
     filter_changed = Signal()
     tenant_changed = Signal(str)
-    saved_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,14 +84,13 @@ class FilterBar(QWidget):
         self.test_box.setToolTip("Include events whose purpose is 'test'")
         self.test_box.toggled.connect(lambda _c: self.filter_changed.emit())
         self.count_label = QLabel()
-        self.saved: dict[str, dict[str, Any]] = {}
-        self.saved_button = QToolButton()
+        self.count_label.setAccessibleName("Matching events")
+        self.saved_button = QToolButton()  # its menu is filled by saved_filters.py
         self.saved_button.setText("Saved")
         self.saved_button.setAccessibleName("Saved filters")
         self.saved_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.saved_menu = QMenu(self.saved_button)
         self.saved_button.setMenu(self.saved_menu)
-        self._rebuild_saved_menu()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tenant_box)
@@ -130,7 +128,7 @@ class FilterBar(QWidget):
 
     def set_custom_range(self, since: datetime, until: datetime) -> None:
         self.custom_range = (since, until)
-        self.range_box.setItemText(CUSTOM, f"{since.astimezone():%H:%M:%S}–{until.astimezone():%H:%M:%S}")
+        self.range_box.setItemText(CUSTOM, range_label(since, until))
         if self.range_box.currentIndex() == CUSTOM:
             self.filter_changed.emit()
         else:
@@ -142,22 +140,32 @@ class FilterBar(QWidget):
             n = by_type.get(name, 0)
             act.setText(f"{name}  ({n:,})" if n else name)
 
-    # -- saved filters (kept with the window state, not in settings: STYLE.md §8) ----------------------------
+    # -- the filter as data (saved filters, the window state) ------------------------------------------------
     def state(self) -> dict[str, Any]:
-        """The filter as the user set it (relative ranges stay relative)."""
-        return {
+        """The filter as the user set it: relative ranges stay relative, a custom range keeps its from/to."""
+        st: dict[str, Any] = {
             "types": sorted(self.selected_types()),
             "text": self._current_query(),
-            "range": self.range_box.currentIndex() if self.range_box.currentIndex() != CUSTOM else 0,
+            "range": self.range_box.currentIndex(),
             "test": self.test_box.isChecked(),
         }
+        if st["range"] == CUSTOM:
+            if self.custom_range is None:
+                st["range"] = 0
+            else:
+                st["since"], st["until"] = (to_iso(t) for t in self.custom_range)
+        return st
 
     def apply_state(self, state: dict[str, Any]) -> None:
         self.blockSignals(True)
         self.set_types(set(state.get("types", [])))
         self.search.setText(str(state.get("text", "")))
         index = int(state.get("range", 0))
-        self.range_box.setCurrentIndex(index if 0 <= index < CUSTOM else 0)
+        since, until = from_iso(state.get("since")), from_iso(state.get("until"))
+        if index == CUSTOM and since is not None and until is not None and until > since:
+            self.set_custom_range(since, until)
+        else:
+            self.range_box.setCurrentIndex(index if 0 <= index < CUSTOM else 0)
         self.test_box.setChecked(bool(state.get("test", True)))
         self.blockSignals(False)
         self._debounce.stop()
@@ -173,39 +181,13 @@ class FilterBar(QWidget):
         )
         if st["text"]:
             parts.append(f"“{st['text']}”")
-        if st["range"]:
+        if st["range"] == CUSTOM:
+            parts.append(self.range_box.itemText(CUSTOM))
+        elif st["range"]:
             parts.append(RANGES[st["range"]][0].lower())
         if not st["test"]:
             parts.append("no test events")
         return " · ".join(parts) or "all events"
-
-    def save_current(self, name: str | None = None) -> str:
-        name = name or self.describe()
-        self.saved[name] = self.state()
-        self._rebuild_saved_menu()
-        self.saved_changed.emit()
-        return name
-
-    def set_saved(self, saved: dict[str, dict[str, Any]]) -> None:
-        self.saved = dict(saved)
-        self._rebuild_saved_menu()
-
-    def _rebuild_saved_menu(self) -> None:
-        m = self.saved_menu
-        m.clear()
-        m.addAction("Save this filter", lambda: self.save_current())
-        if self.saved:
-            m.addSeparator()
-            for name, state in self.saved.items():
-                m.addAction(name, partial(self.apply_state, state))
-            forget = m.addMenu("Forget")
-            for name in self.saved:
-                forget.addAction(name, partial(self._forget, name))
-
-    def _forget(self, name: str) -> None:
-        self.saved.pop(name, None)
-        self._rebuild_saved_menu()
-        self.saved_changed.emit()
 
     def current(self, now: datetime | None = None) -> EventFilter:
         now = now or datetime.now(UTC)

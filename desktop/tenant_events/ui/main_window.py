@@ -12,8 +12,8 @@ import logging
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent
+from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -24,25 +24,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.ui import aggregates, window_state
+from tenant_events.store.records import EventFilter
+from tenant_events.ui import aggregates, event_selection, window_state
 from tenant_events.ui.aggregates import TenantData
 from tenant_events.ui.banners import BannerArea
+from tenant_events.ui.columns import ColumnLayout
 from tenant_events.ui.detail_pane import DetailPane
+from tenant_events.ui.event_actions import COPIED, EventActions
 from tenant_events.ui.event_table_model import PAGE, Col, EventTableModel, count_new
+from tenant_events.ui.export_dialog import ViewExport
 from tenant_events.ui.filter_bar import FilterBar
+from tenant_events.ui.follow import FollowController
 from tenant_events.ui.histogram import Histogram
+from tenant_events.ui.histogram_zoom import HistogramZoom
 from tenant_events.ui.icons import app_icon
+from tenant_events.ui.keyboard_nav import KeyboardNav
 from tenant_events.ui.rejected_dialog import RejectedDialog
+from tenant_events.ui.row_menu import RowMenu
+from tenant_events.ui.saved_filters import SavedFilters
 from tenant_events.ui.status import TenantStatus
 from tenant_events.ui.status_line import StatusLine
+from tenant_events.ui.toast import Toast
+from tenant_events.ui.window_menus import build_menus
+from tenant_events.view.time_range import filter_span
 
 log = logging.getLogger(__name__)
 
 
 HEAD_INTERVAL_MS = 200
 AGGREGATE_MIN_MS = 1000
-WIDTHS = {Col.TIME: 140, Col.TYPE: 205, Col.SUMMARY: 260, Col.TENANT: 80, Col.PURPOSE: 64, Col.ID: 150}
+STACK_BELOW_PX = 1100  # narrower windows put the detail pane under the table, so the columns keep their width
 
 
 class MainWindow(QMainWindow):
@@ -66,7 +77,6 @@ class MainWindow(QMainWindow):
         self._aggregate_data: dict[str, TenantData] = {}
         self._statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
-        self.unread = 0
         self._tasks: set[asyncio.Task[Any]] = set()
 
         self.filter_bar = FilterBar()
@@ -78,17 +88,13 @@ class MainWindow(QMainWindow):
         self.table.setAccessibleName("Events")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)  # follow.py counts rows
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        header = self.table.horizontalHeader()
-        header.setSectionsMovable(True)
-        header.setStretchLastSection(False)
-        for col, width in WIDTHS.items():
-            self.table.setColumnWidth(col, width)
-        header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.columns = ColumnLayout(self.table, self.model, self._state)
         self.detail = DetailPane()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.table)
@@ -115,14 +121,22 @@ class MainWindow(QMainWindow):
         )
         self.rejected_button.clicked.connect(self.show_rejected)
 
-        self._build_actions()
+        self.toast = Toast(self.splitter)
+        self.events = EventActions(self)
+        self.follow = FollowController(self.table, self.model, self)
+        self.follow.unseen_changed.connect(lambda _n: self._unread_updated())
+        self.row_menu = RowMenu(self.table, self.model, self.filter_bar, self.events)
+        self.zoom = HistogramZoom(self.histogram, self.filter_bar, self)
+        self.saved_filters = SavedFilters(self.filter_bar, self)
+        self.exporter = ViewExport(self, self.events)
+        self.menu_actions = build_menus(self)
+        self.keyboard = KeyboardNav(self)
+        self.pause_action = self.menu_actions.pause
+        self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)
         self.filter_bar.tenant_changed.connect(self.show_tenant)
-        self.histogram.range_selected.connect(self.filter_bar.set_custom_range)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.model.rows_arrived.connect(self._rows_arrived)
         self.model.count_needed.connect(self._count_total)
-        self.table.verticalScrollBar().valueChanged.connect(self._scrolled)
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)
@@ -135,27 +149,6 @@ class MainWindow(QMainWindow):
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
-    def _build_actions(self) -> None:
-        def add(
-            text: str, keys: str | QKeySequence.StandardKey, slot: Any, checkable: bool = False
-        ) -> QAction:
-            action = QAction(text, self, checkable=checkable)
-            action.setShortcut(QKeySequence(keys))
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            action.triggered.connect(slot)
-            self.addAction(action)
-            return action
-
-        add("Search", QKeySequence.StandardKey.Find, self.filter_bar.focus_search)
-        add("Next event", "J", lambda: self.step(1))
-        add("Previous event", "K", lambda: self.step(-1))
-        self.pause_action = add(
-            "Pause stream", "Ctrl+P", lambda c: self.pause_toggled.emit(c), checkable=True
-        )
-        add("Settings", "Ctrl+,", self.settings_requested.emit)
-        add("Quit", QKeySequence.StandardKey.Quit, self.quit_requested.emit)
-        add("Copy event", "Ctrl+Shift+C", self.detail.copy_json)
-
     def _restore_layout(self) -> None:
         window_state.restore_layout(self, self._state)
 
@@ -163,15 +156,28 @@ class MainWindow(QMainWindow):
         window_state.save_layout(self, self._state)
 
     def restore_filter(self) -> None:
-        window_state.restore_filter(self.filter_bar, self._state)
+        window_state.restore_filter(self, self._state)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        narrow = event.size().width() < STACK_BELOW_PX
+        wanted = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
+        if self.splitter.orientation() != wanted:
+            self.splitter.setOrientation(wanted)
+            self.splitter.setSizes([600, 300] if narrow else [900, 380])
 
     # -- tenants -----------------------------------------------------------------------------------------
     def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
         self._data[name] = data
         self._aggregate_data[name] = aggregates or data
         self.filter_bar.set_tenants(list(self._data), self.tenant or name)
+        self.columns.set_tenant_count(len(self._data))
         if self.tenant is None:
             self.show_tenant(name)
+
+    def set_tenant_domain(self, name: str, domain: str) -> None:
+        """The profile's domain, for "Open in dashboard" (view/dashboard.py decides if it has one)."""
+        self.events.domains[name] = domain
 
     def remove_tenant(self, name: str) -> None:
         self._data.pop(name, None)
@@ -184,6 +190,7 @@ class MainWindow(QMainWindow):
             if rest:
                 self.show_tenant(rest[0])
         self.filter_bar.set_tenants(list(self._data), self.tenant)
+        self.columns.set_tenant_count(len(self._data))
 
     def show_tenant(self, name: str) -> None:
         if name not in self._data or name == self.tenant:
@@ -315,7 +322,8 @@ class MainWindow(QMainWindow):
         if tenant != self.tenant or flt != self.model.event_filter:
             return  # the user moved on while this ran; a newer refresh is scheduled
         self.filter_bar.set_counts(sum(agg.counts.values()), agg.counts)
-        self.histogram.set_data(agg.buckets, agg.bucket_s)
+        self.histogram.set_data(agg.buckets, agg.bucket_s, filter_span(flt))
+        self.columns.set_has_purpose(agg.has_purpose)
         if agg.anchors is not None:
             self.model.set_anchors(generation, head, agg.anchors)
         if self.model.set_gaps(head, agg.gaps):
@@ -341,82 +349,22 @@ class MainWindow(QMainWindow):
     # -- selection ---------------------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         ev = self.model.event_at(current.row()) if current.isValid() else None
-        self._show_detail(ev)
-
-    def _show_detail(self, ev: StoredEvent | None) -> None:
-        if ev is not None and self.tenant in self._data:
-            full = self._data[self.tenant].get(ev.seq)
-            ev = full or ev
-        self.detail.show_event(ev)
+        self.events.show_detail(ev)
 
     def _reselect_detail(self) -> None:
-        shown = self.detail.shown
-        if shown is None:
-            return
-        row = self.model.row_of_seq(shown.seq)
-        if row is None:
-            self.detail.show_event(None)
-        else:
-            self._select_row(row)
-
-    def _select_row(self, row: int) -> None:
-        index = self.model.index(row, Col.TIME)
-        self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-        )
-        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        event_selection.reselect_detail(self)
 
     def select_event(self, tenant: str, seq: int) -> bool:
         """Open the window on one event (a notification was clicked); clears filters that hide it."""
-        self.bring_to_front()
-        if tenant and tenant in self._data:
-            self.show_tenant(tenant)
-        if seq <= 0 or self.tenant is None:
-            return False
-        ev = self._data[self.tenant].get(seq)
-        if ev is None:
-            return False
-        self.model.advance_head()
-        row = self.model.row_of_seq(ev.seq)
-        if row is None:
-            self.filter_bar.blockSignals(True)
-            self.filter_bar.clear_types()
-            self.filter_bar.search.clear()
-            self.filter_bar.range_box.setCurrentIndex(0)
-            self.filter_bar.test_box.setChecked(True)
-            self.filter_bar.blockSignals(False)
-            self.model.set_filter(self.filter_bar.current())  # counted now: the row number is needed at once
-            self.schedule_aggregates(now=True)
-            row = self.model.row_of_seq(ev.seq)
-        if row is None:
-            return False
-        self._select_row(row)
-        return True
+        return event_selection.select_event(self, tenant, seq)
 
     def step(self, delta: int) -> None:
-        rows = self.model.rowCount()
-        if rows == 0:
-            return
-        current = self.table.currentIndex().row()
-        self._select_row(min(max(0 if current < 0 else current + delta, 0), rows - 1))
+        event_selection.step(self, delta)
 
-    # -- unread and keeping the reader's row in place ---------------------------------------------------
-    def _rows_arrived(self, n: int) -> None:
-        bar = self.table.verticalScrollBar()
-        reading = bar.value() > 0 or self.table.currentIndex().isValid()
-        if bar.value() > 0:
-            bar.setValue(bar.value() + n)  # ScrollPerItem: value counts rows; the row being read stays put
-        if reading or not self.isVisible() or not self.isActiveWindow():
-            self.unread += n
-            self._unread_updated()
-
-    def _scrolled(self, value: int) -> None:
-        if value == 0 and self.unread and self.isVisible():
-            self.mark_read()
-
-    def mark_read(self) -> None:
-        self.unread = 0
-        self._unread_updated()
+    # -- unread: rows not yet on screen (follow.py) -----------------------------------------------------
+    @property
+    def unread(self) -> int:
+        return self.follow.count
 
     def _unread_updated(self) -> None:
         self.setWindowTitle(f"Tenant Events ({self.unread:,} new)" if self.unread else "Tenant Events")
@@ -434,11 +382,6 @@ class MainWindow(QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        super().showEvent(event)
-        if self.table.verticalScrollBar().value() == 0 and not self.table.currentIndex().isValid():
-            self.mark_read()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()

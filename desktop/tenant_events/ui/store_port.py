@@ -54,6 +54,9 @@ class ReaderPages:
     def get(self, seq: int) -> StoredEvent | None:
         return self.reader.get(seq)
 
+    def range_raw(self, first_seq: int, last_seq: int) -> list[tuple[StoredEvent, str]]:
+        return self.reader.range_raw(first_seq, last_seq)
+
     def counts_by_type(self, flt: EventFilter) -> dict[str, int]:
         return self.reader.counts_by_type(flt)
 

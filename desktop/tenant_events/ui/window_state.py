@@ -1,14 +1,15 @@
 """What the main window remembers between runs in its QSettings file (issue 7 "remembers window geometry,
-column layout and filters"): geometry, splitter, table header, the tray hint, the filter and saved filters."""
+column layout and filters"): geometry, splitter, the columns (columns.py), the tray hint, the filter and the
+saved filters (saved_filters.py). Window state, not settings (STYLE.md §8)."""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from tenant_events.ui.filter_bar import FilterBar
+from tenant_events.ui.filter_bar import CUSTOM, FilterBar
+from tenant_events.view.time_range import from_iso, to_iso
 
 if TYPE_CHECKING:
     from tenant_events.ui.main_window import MainWindow
@@ -18,9 +19,7 @@ def restore_layout(w: MainWindow, state: QSettings) -> None:
     geometry = state.value("window/geometry")
     if isinstance(geometry, QByteArray) and not geometry.isEmpty():
         w.restoreGeometry(geometry)
-    header_state = state.value("table/header")
-    if isinstance(header_state, QByteArray) and not header_state.isEmpty():
-        w.table.horizontalHeader().restoreState(header_state)
+    w.columns.restore()
     splitter = state.value("window/splitter")
     if isinstance(splitter, QByteArray) and not splitter.isEmpty():
         w.splitter.restoreState(splitter)
@@ -30,30 +29,34 @@ def restore_layout(w: MainWindow, state: QSettings) -> None:
 def save_layout(w: MainWindow, state: QSettings) -> None:
     state.setValue("window/geometry", w.saveGeometry())
     state.setValue("window/splitter", w.splitter.saveState())
-    state.setValue("table/header", w.table.horizontalHeader().saveState())
+    w.columns.save()
     state.setValue("window/tray_hint_shown", w.tray_hint_shown)
     f = w.filter_bar
     state.setValue("filter/types", ",".join(sorted(f.selected_types())))
     state.setValue("filter/text", f.search.text())
     state.setValue("filter/range", f.range_box.currentIndex())
+    custom = f.custom_range if f.range_box.currentIndex() == CUSTOM else None
+    state.setValue("filter/since", to_iso(custom[0]) if custom else "")
+    state.setValue("filter/until", to_iso(custom[1]) if custom else "")
     state.setValue("filter/test", f.test_box.isChecked())
-    state.setValue("filter/saved", json.dumps(f.saved))
+    w.saved_filters.save_state(state)
     state.sync()
 
 
-def restore_filter(f: FilterBar, state: QSettings) -> None:
+def restore_filter(w: MainWindow, state: QSettings) -> None:
+    f: FilterBar = w.filter_bar
     types = str(state.value("filter/types") or "")
     f.blockSignals(True)
     f.set_types({t for t in types.split(",") if t})
     f.search.setText(str(state.value("filter/text") or ""))
     rng = state.value("filter/range")
-    if rng is not None and str(rng).isdigit() and int(str(rng)) < f.range_box.count() - 1:
-        f.range_box.setCurrentIndex(int(str(rng)))
+    since, until = from_iso(state.value("filter/since")), from_iso(state.value("filter/until"))
+    if rng is not None and str(rng).isdigit():
+        index = int(str(rng))
+        if index == CUSTOM and since is not None and until is not None and until > since:
+            f.set_custom_range(since, until)
+        elif index < CUSTOM:
+            f.range_box.setCurrentIndex(index)
     f.test_box.setChecked(state.value("filter/test") not in (False, "false"))
-    try:
-        saved = json.loads(str(state.value("filter/saved") or "{}"))
-    except ValueError:
-        saved = {}
-    if isinstance(saved, dict):
-        f.set_saved(saved)
     f.blockSignals(False)
+    w.saved_filters.restore_state(state)

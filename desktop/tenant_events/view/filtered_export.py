@@ -1,0 +1,114 @@
+"""Export what the window shows (one tenant, the current filter, up to the table's head) as JSONL or CSV.
+
+Blocking: run it on a worker thread with its own reader. Rows are read oldest first in chunks of matching events
+(the store runs the filter); their raw JSON is read per chunk by seq range when the matches are dense, else one
+by one. The file is written beside the target and renamed into place, so a cancelled or failed export leaves
+no half file. JSONL lines are the same as `tenant-events export` writes; CSV has the same columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol
+
+from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.view.event_text import jsonl_line
+
+Format = Literal["jsonl", "csv"]
+CHUNK = 2000
+DENSE = 4  # read raw by seq range when the chunk's seq span is at most DENSE × its rows
+CSV_COLUMNS = (
+    "seq",
+    "time",
+    "type",
+    "event_id",
+    "summary",
+    "source",
+    "tenant",
+    "purpose",
+    "offset",
+    "received_at",
+)
+
+
+class ExportCancelled(Exception):
+    """The user cancelled; nothing was written."""
+
+
+class ExportSource(Protocol):
+    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
+    def get(self, seq: int) -> StoredEvent | None: ...
+    def range_raw(self, first_seq: int, last_seq: int) -> list[tuple[StoredEvent, str]]: ...
+
+
+def format_for(path: str | Path) -> Format:
+    return "csv" if str(path).lower().endswith(".csv") else "jsonl"
+
+
+def rows_with_raw(
+    source: ExportSource, flt: EventFilter, head: int
+) -> Iterator[list[tuple[StoredEvent, str]]]:
+    """Chunks of matching events with seq <= head, oldest first, each with its raw JSON."""
+    after = 0
+    while True:
+        chunk = source.newer(flt, after, head, CHUNK)  # newest first
+        if not chunk:
+            return
+        chunk.reverse()
+        first, last = chunk[0].seq, chunk[-1].seq
+        if last - first + 1 <= DENSE * len(chunk):
+            raws = {ev.seq: raw for ev, raw in source.range_raw(first, last)}
+            out = [(ev, raws[ev.seq]) for ev in chunk if ev.seq in raws]
+        else:
+            out = []
+            for ev in chunk:
+                full = source.get(ev.seq)
+                if full is not None and full.raw is not None:
+                    out.append((ev, full.raw))
+        yield out
+        after = last
+
+
+def export_view(
+    source: ExportSource,
+    flt: EventFilter,
+    head: int,
+    target: Path,
+    fmt: Format,
+    progress: Callable[[int], bool] = lambda _n: True,
+) -> int:
+    """Write the matching events to `target`; `progress(done)` after each chunk returns False to cancel."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            writer = _csv_writer(out) if fmt == "csv" else None
+            for chunk in rows_with_raw(source, flt, head):
+                for ev, raw in chunk:
+                    if writer is not None:
+                        writer.writerow(_csv_row(ev))
+                    else:
+                        out.write(jsonl_line(ev.type, ev.offset, raw))
+                count += len(chunk)
+                if not progress(count):
+                    raise ExportCancelled
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _csv_writer(out: IO[str]) -> Any:
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    return writer
+
+
+def _csv_row(e: StoredEvent) -> tuple[object, ...]:
+    return (e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "", e.offset,
+            f"{e.received_at:.3f}")  # fmt: skip

@@ -1,0 +1,67 @@
+"""The main window over real stores, for the window tests: `open_window(path)` and `settle(w)`.
+
+The window is the real MainWindow with the app's store adapters (a page reader for the UI thread, one for the
+workers); its aggregates run on the test's qasync loop (`settle` waits for the next pass).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.fixtures_ui import run_async, signal_future
+
+
+async def settle(w: Any) -> None:
+    """Run the window's aggregates now (counts, histogram, column rules) and wait for them."""
+    updated = signal_future(w.aggregates_updated)
+    w.schedule_aggregates(now=True)
+    await updated
+
+
+@pytest.fixture
+def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    from tenant_events.store import EventReader
+    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.store_port import ReaderPages
+
+    opened: list[tuple[Any, Any, Any]] = []
+
+    def make(
+        path: Path, name: str = "acme", size: tuple[int, int] = (1600, 900), state: str = "window.ini"
+    ) -> Any:
+        reader, stats = EventReader(path), EventReader(path)
+        w = MainWindow(str(tmp_path / state))  # closed below, after its tasks stop (not by qtbot's teardown)
+        w.resize(*size)
+        w.show()
+        qtbot.waitExposed(w)
+        w.activateWindow()  # window shortcuts need the active window
+        qtbot.waitUntil(w.isActiveWindow)
+
+        async def fill() -> None:
+            updated = signal_future(w.aggregates_updated)
+            w.add_tenant(name, ReaderPages(reader), ReaderPages(stats))
+            await updated
+
+        run_async(qloop, fill())
+        opened.append((w, reader, stats))
+        return w
+
+    yield make
+    for w, reader, stats in opened:
+        run_async(qloop, w.shutdown())
+        w.close()
+        w.deleteLater()
+        # delete it now, on this thread: left to Python's collector, a later test's worker thread could be the one
+        # that frees it ("Timers cannot be stopped from another thread")
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        reader.close()
+        stats.close()
+    gc.collect()  # wrappers of what was deleted, and their cycles, go now and here

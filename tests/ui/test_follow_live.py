@@ -1,0 +1,126 @@
+"""Reading while events arrive, on the real demo tenant (the simulator as a child process, signed in through its
+login page): Follow keeps the newest in view and counts nothing as new; a picked row stays at its pixel while
+new rows go in above it; the pill says how many arrived unseen and brings them into view."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    run_async,
+    running_app,
+    save_screenshot,
+    signal_future,
+    until,
+)
+from tenant_events.auth.secret_store import MemorySecretStore
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+DEMO_ARGS = ["--seed", "11", "--rate", "25", "--backlog", "300", "--heartbeat", "0.5", "--ephemeral"]
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+def click(widget, pos) -> None:
+    """A left click delivered to the widget's event handlers now. (qtbot.mouseClick spins the event loop, which
+    would re-enter the qasync loop from inside this test's coroutine.)"""
+    for kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
+        event = QMouseEvent(
+            kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), Qt.MouseButton.LeftButton,
+            Qt.MouseButton.LeftButton if kind == QEvent.Type.MouseButtonPress else Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        )  # fmt: skip
+        QApplication.sendEvent(widget, event)
+
+
+def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
+    async def scenario() -> None:
+        async with running_app(
+            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
+        ) as app:
+            w = app.window
+            await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
+            await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
+            w.resize(1600, 900)
+            w.bring_to_front()
+            await until(w.isActiveWindow, 10, "the window active")
+            table, bar, follow = w.table, w.table.verticalScrollBar(), w.follow
+
+            # the backlog arrived while the sign-in prompt had the focus: only the rows now on screen are seen
+            first, last = follow.visible_rows()
+            assert first == 0 and last > 10
+            assert 0 < w.unread <= w.model.rowCount() - (last + 1)
+            assert not follow.pill.isVisible()  # nothing unseen above the view
+            for _ in range(100):  # reading down the table, a page at a time
+                if bar.value() >= bar.maximum():
+                    break
+                bar.triggerAction(bar.SliderAction.SliderPageStepAdd)
+            assert not follow.following  # the user scrolled
+            assert follow.pill.isVisible() == (w.unread > 0)  # only what arrived meanwhile, above the view
+            w.menu_actions.follow.trigger()  # View ▸ Follow newest events (F)
+            assert follow.following and bar.value() == 0 and w.unread == 0
+
+            # Follow on (the default): new rows keep arriving at the top, the view stays there, nothing is "new"
+            assert follow.following and w.menu_actions.follow.isChecked()
+            for _ in range(3):
+                await signal_future(w.model.rows_arrived, 20)
+                assert bar.value() == 0 and w.unread == 0 and w.windowTitle() == "Tenant Events"
+                assert not follow.pill.isVisible()
+
+            # the user clicks the 4th row: Follow stops; that row keeps its event and its pixel as rows arrive
+            rect = table.visualRect(w.model.index(3, 1))
+            click(table.viewport(), rect.center())
+            assert not follow.following and not w.menu_actions.follow.isChecked()
+            picked = w.model.event_at(table.currentIndex().row())
+            assert picked is not None and w.detail.shown is not None and w.detail.shown.seq == picked.seq
+            y = table.visualRect(table.currentIndex()).y()
+            arrived = 0
+            while arrived < 3:
+                (n,) = await signal_future(w.model.rows_arrived, 20)
+                arrived += n
+                await asyncio.sleep(
+                    0
+                )  # a turn of the loop: the view's delayed layout runs, the pixels are final
+                current = table.currentIndex()
+                assert w.model.event_at(current.row()).seq == picked.seq  # type: ignore[union-attr]
+                assert table.visualRect(current).y() == y, "the row being read moved"
+            assert bar.value() == current.row() - 3  # scrolled down by exactly the rows inserted above
+            assert w.unread == arrived and w.windowTitle() == f"Tenant Events ({arrived:,} new)"
+            assert follow.pill.isVisible() and follow.pill.text() == f"↑ {arrived:,} new events"
+            assert follow.pill.geometry().top() >= table.viewport().geometry().top()  # over the rows
+            save_screenshot(w, "follow-pill")
+
+            # the pill: back to the newest, Follow on, nothing new any more
+            click(follow.pill, follow.pill.rect().center())
+            assert follow.following and bar.value() == 0
+            assert w.unread == 0 and not follow.pill.isVisible() and w.windowTitle() == "Tenant Events"
+
+            # a scroll by the user (the wheel) stops following too; scrolling up to the new rows sees them
+            bar.triggerAction(bar.SliderAction.SliderSingleStepAdd)
+            assert not follow.following
+            await signal_future(w.model.rows_arrived, 20)
+            assert w.unread > 0
+            bar.triggerAction(bar.SliderAction.SliderToMinimum)
+            assert w.unread == 0
+
+            # unseen while the window is not looked at: rows that scrolled past are still new afterwards
+            follow.set_following(True)
+            w.showMinimized()
+            await until(lambda: w.unread >= 2, 20, "rows arriving while minimized")
+            count = w.unread
+            assert w.windowTitle() == f"Tenant Events ({count:,} new)"
+            w.bring_to_front()
+            await until(lambda: w.isActiveWindow() and not w.isMinimized(), 10, "the window back")
+            await until(lambda: w.unread == 0, 10, "the rows on screen counted as seen")
+
+    run_async(qloop, scenario(), timeout=200)
