@@ -65,3 +65,21 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
         reader.close()
         stats.close()
     gc.collect()  # wrappers of what was deleted, and their cycles, go now and here
+
+
+@pytest.fixture(autouse=True)
+def _free_qt_objects_on_this_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a Qt test: delete what it left to deleteLater, then collect its Python cycles, here.
+
+    A window's Python wrapper sits in reference cycles (its parts keep a reference to it). Left to the cyclic
+    collector, it may be freed in whatever thread allocates next — a later test's worker thread — and Qt then
+    warns "Timers cannot be stopped from another thread", failing that unrelated test.
+    """
+    yield
+    if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames):
+        return
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()

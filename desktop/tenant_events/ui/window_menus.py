@@ -86,8 +86,10 @@ def build_menus(w: MainWindow) -> WindowActions:
     shortcuts = add("&Keyboard shortcuts", ["F1", "?"], lambda: show_shortcuts(w, actions))
     actions.shortcuts = shortcuts
     help_menu.addAction(shortcuts)
-    actions.corner = _corner(follow, settings)
-    bar.setCornerWidget(actions.corner, Qt.Corner.TopRightCorner)  # PySide does not keep it alive: we do
+    # made as the menu bar's child: setCornerWidget does not hand a parentless widget's ownership to Qt, and a
+    # Python-owned widget would be freed wherever Python's collector happens to run (even a worker thread)
+    actions.corner = _corner(follow, settings, bar)
+    bar.setCornerWidget(actions.corner, Qt.Corner.TopRightCorner)
     return actions
 
 
@@ -96,8 +98,8 @@ def _refill(menu: QMenu, w: MainWindow) -> None:
     w.columns.fill_menu(menu)
 
 
-def _corner(follow: QAction, settings: QAction) -> QWidget:
-    box = QWidget()
+def _corner(follow: QAction, settings: QAction, parent: QWidget) -> QWidget:
+    box = QWidget(parent)
     layout = QHBoxLayout(box)
     layout.setContentsMargins(0, 0, 6, 0)
     layout.setSpacing(4)
