@@ -102,6 +102,7 @@ class WalKeeper:
         self._one_at_a_time = threading.Lock()
         self._size = 0
         self._next_background = limits.background
+        self._failing = False  # the last checkpoint failed (told once, not once a second on a full disk)
         conn.execute("PRAGMA wal_autocheckpoint = 0")
         conn.execute(f"PRAGMA journal_size_limit = {WAL_BOUND}")
         self.checkpoint("TRUNCATE", wait=True)  # what a crash left behind, folded in before anything is added
@@ -145,12 +146,16 @@ class WalKeeper:
         if not self._one_at_a_time.acquire(blocking=wait):
             return False  # the background is copying; the next write tries again
         try:
-            return self._checkpoint_now(mode, wait)
+            done = self._checkpoint_now(mode, wait)
         except sqlite3.Error as exc:  # not fatal: the frames stay in the WAL (durable); the next step retries
-            log.warning("checkpoint of %s failed: %s", self.path.name, exc)
+            if not self._failing:
+                log.warning("copying the write-ahead log of %s into it failed: %s", self.path.name, exc)
+            self._failing = True
             return False
         finally:
             self._one_at_a_time.release()
+        self._failing = False
+        return done
 
     def _checkpoint_now(self, mode: str, wait: bool) -> bool:
         conn = self._conn
