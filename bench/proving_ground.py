@@ -87,7 +87,9 @@ class Cli:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             self.err.append(line)
-            if self.connected is None and (": live:" in line or ": catching up:" in line):
+            if self.connected is None and line.startswith(
+                ("tenant-events: live", "tenant-events: catching up")
+            ):
                 self.connected = time.monotonic()
 
     def kill(self) -> None:

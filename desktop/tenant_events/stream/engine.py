@@ -217,11 +217,8 @@ class StreamEngine:
             if delay <= 0:
                 self._emit(outcome.state, outcome.message, outcome.reason)
                 continue
-            retry_at = time.time() + delay
-            message = outcome.message
-            if outcome.state is StreamState.RECONNECTING:
-                message = f"{message}; reconnecting in {delay:.1f} s"
-            self._emit(outcome.state, message, outcome.reason, retry_at)
+            # the wait is told from retry_at (states.state_line), not baked into the message
+            self._emit(outcome.state, outcome.message, outcome.reason, time.time() + delay)
             await self._sleep(delay)
 
     async def _wait_for_storage(self, why: str) -> None:
@@ -235,7 +232,7 @@ class StreamEngine:
         self._pending, self._pending_since, self._storage_error = Batch(), None, None
         self._pending_bytes = 0
         delay = self.config.storage_retry
-        self._emit(StreamState.PAUSED, f"{why}; retrying in {delay:.0f} s", "storage", time.time() + delay)
+        self._emit(StreamState.PAUSED, why, "storage", time.time() + delay)
         await self._sleep(delay)
         try:
             stored = await asyncio.to_thread(self._writer.resume_after_failure)
@@ -255,7 +252,7 @@ class StreamEngine:
         try:
             token = await self._tokens.access_token()
         except SignInRequired as exc:
-            return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+            return _Outcome(StreamState.SIGNED_OUT, str(exc), "signed_out", terminal=True)
         cursor = self._cursor
         params = query_params(self.config.event_types, cursor, None if cursor else self._from_timestamp)
         stall = self.config.stall_timeout
@@ -300,21 +297,21 @@ class StreamEngine:
         status, text = response.status_code, error_text(response, body)
         if status == 401:
             if self._refreshed:
-                return _Outcome(StreamState.SIGNED_OUT, f"signed out: the tenant rejected the token twice ({text})",
+                return _Outcome(StreamState.SIGNED_OUT, f"the tenant rejected the token twice ({text})",
                                 "unauthorized", terminal=True)  # fmt: skip
             self._refreshed = True
             try:
                 await self._tokens.refresh()
             except SignInRequired as exc:
-                return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+                return _Outcome(StreamState.SIGNED_OUT, str(exc), "signed_out", terminal=True)
             return _Outcome(StreamState.CONNECTING, "access token refreshed after 401", "token_refreshed")
         if status == 403:
             lowered = text.lower()
             if "concurrent" in lowered or "connections" in lowered:
                 return _Outcome(
-                    StreamState.TOO_MANY_CONNECTIONS,
-                    f"too many open event streams for this tenant ({text}); close other subscribers "
-                    "(other apps or CLI sessions) — retrying",
+                    StreamState.TOO_MANY_CONNECTIONS,  # said as "another connection is still open" (states.py)
+                    "the tenant allows only a few event streams at once; if this lasts, close other apps or CLI "
+                    f"sessions following it ({text})",
                     "too_many_connections",
                     self.config.too_many_connections_delay,
                 )
