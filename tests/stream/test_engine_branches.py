@@ -188,7 +188,7 @@ def test_403_too_many_connections_backs_off_and_tells_to_close_others(make_simul
             sim,
             db_path,
             from_timestamp=OLD,
-            too_many_connections_delay=0.5,
+            busy_backoff_base=0.5,
             during=release,
             until=lambda r: r.stored >= 3,
         )

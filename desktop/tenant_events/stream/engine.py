@@ -69,7 +69,9 @@ class EngineConfig:
     batch_max_delay: float = 0.1
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
-    too_many_connections_delay: float = 60.0
+    # 403 too many connections: after a crash the old stream still counts until the server notices (backoff.py)
+    busy_backoff_base: float = 3.0
+    busy_backoff_cap: float = 60.0
     gap_margin: timedelta = timedelta(minutes=5)
     max_data_bytes: int = 1024 * 1024
     storage_retry: float = 5.0  # seconds between attempts while the database cannot be written
@@ -107,6 +109,7 @@ class StreamEngine:
         self.stats = EngineStats()
         self.state = StateChange(StreamState.STOPPED, "not started")
         self._backoff = Backoff(base=config.backoff_base, cap=config.backoff_cap)
+        self._busy_backoff = Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap)
         self._cursor: str | None = None
         self._last_event_time: str | None = None
         self._from_timestamp = config.from_timestamp
@@ -208,6 +211,7 @@ class StreamEngine:
                 continue
             if outcome.progress:
                 self._backoff.reset()
+                self._busy_backoff.reset()
             if outcome.terminal:
                 return self._emit(outcome.state, outcome.message, outcome.reason)
             if outcome.reason == "interrupted":
@@ -313,7 +317,7 @@ class StreamEngine:
                     "the tenant allows only a few event streams at once; if this lasts, close other apps or CLI "
                     f"sessions following it ({text})",
                     "too_many_connections",
-                    self.config.too_many_connections_delay,
+                    self._busy_backoff.next_delay(),
                 )
             return _Outcome(StreamState.ERROR, f"access denied: the token lacks the read:events scope ({text})",
                             "missing_scope", terminal=True)  # fmt: skip

@@ -5,7 +5,7 @@ CONNECTING ──200──▶ CATCHING_UP ⇄ LIVE ──EOF / connection_timeou
     │                   ├─ network error, 5xx, stall ─▶ RECONNECTING (jittered backoff) ─▶ CONNECTING
     │                   └─ 410 / cursor_expired ─▶ CONNECTING with from_timestamp + gap marker
     ├─ 429 ─▶ RATE_LIMITED (until X-RateLimit-Reset / Retry-After) ─▶ CONNECTING
-    ├─ 403 too many connections ─▶ TOO_MANY_CONNECTIONS (long backoff) ─▶ CONNECTING
+    ├─ 403 too many connections ─▶ TOO_MANY_CONNECTIONS (1.5-3 s, growing to 60 s) ─▶ CONNECTING
     ├─ 401 ─▶ refresh once ─▶ CONNECTING; a second 401 ─▶ SIGNED_OUT (terminal)
     └─ 400 / 403 scope / 404 / other 4xx ─▶ ERROR (terminal, message names the cause)
 pause() ─▶ PAUSED ─resume()─▶ CONNECTING;  stop() ─▶ STOPPED (terminal)
