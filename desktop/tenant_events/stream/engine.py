@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
@@ -370,10 +370,11 @@ class StreamEngine:
         decoder = SSEDecoder(self.config.max_data_bytes + 4096)
         retry = decoder.retry
         self._emit(StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", "connected")
+        chunks = response.aiter_bytes()
         try:
             last_kick = loop.time()
             watchdog.reschedule(last_kick + stall)
-            async for chunk in response.aiter_bytes():
+            async for chunk in chunks:
                 now = loop.time()  # any byte, comment keep-alives included, proves the stream alive (issue 5)
                 if now - last_kick > 0.25:  # rescheduling per chunk would cost more than it saves
                     watchdog.reschedule(now + stall)
@@ -399,6 +400,8 @@ class StreamEngine:
         except httpx.HTTPError as exc:
             return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
                             progress=self._progress)  # fmt: skip
+        finally:
+            await _close_reading(response, chunks)
         progress = self._progress
         if not progress:
             return _Outcome(
@@ -550,6 +553,20 @@ class StreamEngine:
         for callback in list(self.on_state):
             callback(change)
         return change
+
+
+async def _close_reading(response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+    """Close the connection, then the generators reading it, here on the loop.
+
+    Left to the garbage collector, the chain of async generators under `aiter_bytes()` (httpx, then httpcore) was
+    finalised wherever and whenever it was collected: under the window's Qt loop (qasync installs no async-generator
+    hooks) on any thread, where httpcore's clean-up found "no running event loop" and Python printed "Exception
+    ignored in …" at every rotation and at quit. Closing the response first leaves those generators nothing to
+    await when they close."""
+    try:
+        await response.aclose()
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]  # an async generator; typed by httpx as an iterator
 
 
 __all__ = ["EngineConfig", "StreamEngine"]
