@@ -67,13 +67,14 @@ class WalIndex:
         self._frame = page_size + 24  # each frame: a 24-byte header and one page
         self._fd: int | None = None
         with contextlib.suppress(OSError):
-            self._fd = os.open(path.with_name(path.name + "-shm"), os.O_RDONLY)
+            self._fd = os.open(path.with_name(path.name + "-shm"), os.O_RDONLY | getattr(os, "O_BINARY", 0))
 
     def size(self) -> int:
         """Bytes of the WAL in use (the file's size where the index cannot be read)."""
         if self._fd is not None:
             with contextlib.suppress(OSError, struct.error):
-                (frames,) = self._MX_FRAME.unpack(os.pread(self._fd, 4, 16))
+                os.lseek(self._fd, 16, os.SEEK_SET)  # not os.pread: Windows has none (the writer thread only)
+                (frames,) = self._MX_FRAME.unpack(os.read(self._fd, 4))
                 return 32 + frames * self._frame if frames else 0
         return self.file_size()
 
