@@ -11,17 +11,22 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
            1 − rules/engine of the median rates (goal ≤ 10 %)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
+  baseline (with --baseline DIR) the engine consumer again, importing `tenant_events` from another checkout
+           (e.g. main, before a change): before/after in the same run, on the same simulator
 
+The engine rows also give the largest write-ahead log seen during the run (sampled every 5 ms).
 Rates are medians over --runs (consumer order rotated each run, all in the same run of this script). Then one
 engine catch-up of --catchup events (1M by default) reports its time and peak RSS.
 
     .venv/bin/python bench/ingest.py --events 200000 --runs 3 --catchup 1000000
+    git worktree add /tmp/main main && .venv/bin/python bench/ingest.py --only engine --baseline /tmp/main
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -31,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +51,17 @@ EVAL_CPU = [0.0]  # seconds of CPU the rules' evaluation took in this child (con
 EVENT_KINDS = ("offset-only", "error")
 
 
+WAL_MAX: dict[str, float] = {}  # the engine consumers' largest -wal file, MiB (sampled)
+
+
+def sample_wal(wal: Path, stop: threading.Event) -> None:
+    largest = 0
+    while not stop.wait(0.005):
+        with contextlib.suppress(OSError):  # not there yet, or just emptied
+            largest = max(largest, wal.stat().st_size)
+    WAL_MAX["wal_max_mib"] = largest / 2**20
+
+
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
 def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> float:
     from tenant_events.alert_settings import AlertSettings
@@ -57,6 +74,9 @@ def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> fl
     async def go() -> float:
         tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
         writer = StoreWriter(tmp / "bench.sqlite3")
+        stop_sampling = threading.Event()
+        sampler = threading.Thread(target=sample_wal, args=(tmp / "bench.sqlite3-wal", stop_sampling))
+        sampler.start()
         engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
                               StaticTokenProvider(token), writer)  # fmt: skip
         runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer) if rules else None
@@ -87,6 +107,8 @@ def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> fl
         engine.stop()
         await task
         writer.close()
+        stop_sampling.set()
+        sampler.join()
         assert engine.stats.events_stored >= n and engine.stats.rejected == 0, engine.stats
         shutil.rmtree(tmp)
         return elapsed
@@ -156,21 +178,35 @@ def consume_rules(auth_url: str, token: str, n: int) -> float:
     return consume_engine(auth_url, token, n, rules=True)
 
 
-CONSUMERS = {"engine": consume_engine, "rules": consume_rules, "peer": consume_peer, "floor": consume_floor}
+CONSUMERS = {
+    "engine": consume_engine,
+    "rules": consume_rules,
+    "peer": consume_peer,
+    "floor": consume_floor,
+    "baseline": consume_engine,
+}
 
 
 def child(kind: str, auth_url: str, n: int) -> None:
     token = sim_process.admin_token(auth_url)
     elapsed = CONSUMERS[kind](auth_url, token, n)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb, "eval_cpu_s": EVAL_CPU[0]}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    peak_mb = usage.ru_maxrss / 1024  # Linux: KiB
+    # CPU seconds of the whole child (start-up included): less swayed than the rate by other work on the machine
+    cpu = usage.ru_utime + usage.ru_stime
+    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb, "cpu_s": cpu,
+                      "eval_cpu_s": EVAL_CPU[0], **WAL_MAX}))  # fmt: skip
 
 
-def run_child(kind: str, auth_url: str, n: int) -> dict[str, float]:
+def run_child(kind: str, auth_url: str, n: int, baseline: Path | None = None) -> dict[str, float]:
     # The previous consumer's database (hundreds of MB of dirty pages) is written back now, not during this run.
     os.sync()
+    env = dict(os.environ)
+    if kind == "baseline":
+        assert baseline is not None, "--baseline DIR"
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline / "desktop"), env.get("PYTHONPATH")]))
     out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n)],
-                         capture_output=True, text=True, timeout=3600)  # fmt: skip
+                         capture_output=True, text=True, timeout=3600, env=env)  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{out.stderr[-3000:]}")
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -184,10 +220,18 @@ def main() -> int:
     ap.add_argument(
         "--catchup", type=int, default=1_000_000, help="events for the catch-up figure (0 = skip)"
     )
-    ap.add_argument("--only", nargs="*", default=list(CONSUMERS), choices=list(CONSUMERS))
+    ap.add_argument("--only", nargs="*", default=["engine", "peer", "floor"], choices=list(CONSUMERS))
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run the engine from this checkout (its desktop/ first on PYTHONPATH) as 'baseline'")  # fmt: skip
     ap.add_argument("--child", choices=list(CONSUMERS), help=argparse.SUPPRESS)
     ap.add_argument("--auth-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.baseline is not None:
+        if not (args.baseline / "desktop" / "tenant_events").is_dir():
+            ap.error(
+                f"--baseline {args.baseline}: no desktop/tenant_events there; give a checkout of this project"
+            )
+        args.only = [*args.only, "baseline"] if "baseline" not in args.only else args.only
     if args.child:
         child(args.child, args.auth_url, args.events)
         return 0
@@ -201,11 +245,12 @@ def main() -> int:
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
-                r = run_child(kind, auth_url, args.events)
+                r = run_child(kind, auth_url, args.events, args.baseline)
                 rates[kind].append(r["events"] / r["seconds"])
+                wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
                 evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"
-                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB"
-                      f"{evaluating if kind == 'rules' else ''}", flush=True)  # fmt: skip
+                print(f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
+                      f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}", flush=True)  # fmt: skip
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
@@ -223,10 +268,13 @@ def main() -> int:
             print(
                 f"alert rule evaluation costs {1 - med['rules'] / med['engine']:.1%} of ingest (goal ≤ 10 %)"
             )
+        if "engine" in med and "baseline" in med:
+            print(f"engine / baseline ({args.baseline}) = {med['engine'] / med['baseline']:.2f}")
         if args.catchup:
             r = run_child("engine", auth_url, args.catchup)
             print(f"catch-up of {args.catchup:,} events: {r['seconds']:.1f} s "
-                  f"({args.catchup / r['seconds']:,.0f} events/s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
+                  f"({args.catchup / r['seconds']:,.0f} events/s), peak RSS {r['peak_rss_mb']:.0f} MB, "
+                  f"WAL max {r['wal_max_mib']:.1f} MiB")  # fmt: skip
         print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         sim.terminate()

@@ -19,13 +19,18 @@ Scenarios (each on its own simulator and data dir; the CLI is `python -m tenant_
             RSS and fds the soak prints where the memory is — SQLite's page cache, glibc's heap in use and freed,
             the rest — and its RSS at the start, once SQLite's cache is full ("warm") and at the end; see
             bench/soak_memory.py. The row fails if memory other than freed heap grows after warm-up by more than
-            soak_memory.LIVE_GROWTH_LIMIT_MB, or fds end above start + FD_SLACK.
+            soak_memory.LIVE_GROWTH_LIMIT_MB, or fds end above start + FD_SLACK. Its -wal file is sampled every
+            5 ms: the row fails if it passes WAL_BOUND (16 MiB) at any moment.
+
+Every row also shows the disk: the events' own bytes (their JSON) next to the database file, its full-text index
+and the -wal left after the last clean stop (SIGTERM), which must be at most WAL_AFTER_STOP (1 MiB).
 
 "lost" counts events the simulator holds that the export lacks; "duplicated" counts ids exported more than once;
 order is checked against a bare SSE read of the simulator. "rejected" is kept/injected: under SIGKILL a malformed
 message received in the last instants before the kill is never committed, and the server (like the real one
 after a glitch) does not resend it, so kept ≤ injected there; every other scenario must keep all of them.
-Exit status 1 if any scenario loses, duplicates or reorders an event, or the soak's memory or fds grow.
+Exit status 1 if any scenario loses, duplicates or reorders an event, the soak's memory or fds grow, or a WAL
+passes its bound.
 """
 
 from __future__ import annotations
@@ -40,7 +45,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -48,6 +52,8 @@ from typing import Any
 import psutil
 
 import soak_memory  # bench/, next to this script
+from proving_rows import Row, table
+from store_disk import Disk, WalWatch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -58,33 +64,6 @@ from tenant_events.store import EventReader  # noqa: E402
 
 MALFORMED = ("bad_json", "bad_envelope", "unknown_kind")
 STALL = 1.0  # the CLI's --stall-timeout in every scenario
-FD_SLACK = 2  # the soak's fds at the end may exceed the start by this much (a rotation's sockets in flight)
-
-
-@dataclass
-class Row:
-    scenario: str
-    rounds: int = 0
-    sent: int = 0
-    stored: int = 0
-    lost: int = 0
-    duplicated: int = 0
-    out_of_order: bool = False
-    rejected: int = 0
-    injected: int = 0
-    recovery: list[float] = field(default_factory=list)
-    memory: soak_memory.Verdict | None = None
-    fds: tuple[int, int] | None = None
-
-    @property
-    def flat(self) -> bool:
-        """Handles: at most FD_SLACK more than at the start; memory: soak_memory.Verdict."""
-        fds_ok = self.fds is None or self.fds[1] <= self.fds[0] + FD_SLACK
-        return fds_ok and (self.memory is None or self.memory.flat)
-
-    @property
-    def ok(self) -> bool:
-        return self.lost == 0 and self.duplicated == 0 and not self.out_of_order and self.flat
 
 
 class Cli:
@@ -108,7 +87,9 @@ class Cli:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             self.err.append(line)
-            if self.connected is None and (": live:" in line or ": catching up:" in line):
+            if self.connected is None and line.startswith(
+                ("tenant-events: live", "tenant-events: catching up")
+            ):
                 self.connected = time.monotonic()
 
     def kill(self) -> None:
@@ -153,6 +134,7 @@ def account(row: Row, sim: SimulatorHandle, db: Path) -> Row:
     known = set(reference)
     row.lost = len(known - set(ids))
     row.out_of_order = [i for i in ids if i in known] != reference
+    row.disk = Disk.of(db)  # every scenario ends with a clean stop of the CLI
     return row
 
 
@@ -271,6 +253,7 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
         if trace_python:
             probe += ["--tracemalloc", "--settle", f"{seconds / 5:g}"]
         cli = Cli(sim, work, probe)
+        wal_watch = WalWatch(db)
         me = psutil.Process(cli.proc.pid)
         while cli.connected is None and cli.proc.poll() is None and time.monotonic() - cli.started < 30:
             time.sleep(0.05)  # fds and RSS "at the start" are those of a running stream, database open
@@ -301,6 +284,7 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
             time.sleep(0.1)
         sim.faults(paused=True)  # live generation stops: the last sample is the full total
         row.recovery.append(wait_stored(db, int(sim.stats()["events"]), cli, limit=60))
+        row.wal_max = wal_watch.stop()
         cli.stop()
         if memory_log is not None:
             shutil.copy(samples, memory_log)
@@ -312,28 +296,6 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
         return account(row, sim, db)
     finally:
         sim.stop()
-
-
-def table(rows: list[Row]) -> str:
-    head = ("scenario", "rounds", "sent", "stored", "lost", "dup", "order", "rejected kept/inj",
-            "max recovery s", "RSS start/warm→end MiB", "fds start→end")  # fmt: skip
-    lines = [head]
-    for r in rows:
-        lines.append((r.scenario, str(r.rounds), str(r.sent), str(r.stored), str(r.lost), str(r.duplicated),
-                      "BAD" if r.out_of_order else "ok", f"{r.rejected}/{r.injected}",
-                      f"{max(r.recovery):.2f}" if r.recovery else "-",
-                      memory_cell(r.memory) if r.memory else "-",
-                      f"{r.fds[0]}→{r.fds[1]}" if r.fds else "-"))  # fmt: skip
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
-           for line in lines]  # fmt: skip
-    out.insert(1, "-" * len(out[0]))
-    return "\n".join(out)
-
-
-def memory_cell(m: soak_memory.Verdict) -> str:
-    warm = f"/{m.warm:.0f}" if m.warm is not None else "/-"
-    return f"{m.start:.0f}{warm}→{m.end:.0f}" + ("" if m.flat else " GROWING")
 
 
 def main() -> int:

@@ -47,7 +47,7 @@ def start(sim, data_dir) -> subprocess.Popen[str]:
 def wait_connected(proc) -> None:
     """Block until the CLI reports it is reading the stream (its signal handlers are in place by then)."""
     for line in proc.stderr:
-        if ": live:" in line or ": catching up:" in line:
+        if line.startswith(("tenant-events: live", "tenant-events: catching up")):
             return
     raise AssertionError(f"stream exited {proc.wait()} before connecting")
 

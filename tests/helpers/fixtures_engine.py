@@ -7,9 +7,11 @@ records every state change and committed batch, and stops when `until(recorder)`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -142,11 +144,59 @@ def reference_ids(sim: Any, expected: int, timeout: float = 30.0) -> list[str]:
     return list(seen)
 
 
-def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
+CHILD_PYTHON = Path(__file__).with_name("child_python")  # its sitecustomize.py keeps unraisable exceptions
+UNRAISABLE_ENV = "TENANT_EVENTS_TEST_UNRAISABLE"
+
+
+class CliProcess(subprocess.Popen[str]):
+    """`tenant-events ARGS` as a subprocess. Every exception Python could only print in it ("Exception ignored
+    in …") is kept in `unraisable_file` (child_python/sitecustomize.py), and fails the test afterwards."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str] | None = None, **kw: Any) -> None:
+        fd, name = tempfile.mkstemp(prefix="unraisable-", suffix=".txt")
+        os.close(fd)
+        self.unraisable_file = Path(name)
+        env = dict(os.environ if env is None else env)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHILD_PYTHON), env.get("PYTHONPATH")]))
+        env[UNRAISABLE_ENV] = name
+        super().__init__(args, env=env, **kw)
+        _STARTED.append(self)
+
+
+_STARTED: list[CliProcess] = []
+
+
+def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> CliProcess:
     """Start `tenant-events ARGS` as a subprocess (the installed console script's module)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.Popen([sys.executable, "-m", "tenant_events", *args], env=full_env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # fmt: skip
+    return CliProcess([sys.executable, "-m", "tenant_events", *args], env=full_env, text=True,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # fmt: skip
+
+
+def unraisable_printed(procs: list[CliProcess]) -> str | None:
+    """The unraisable exceptions any of `procs` printed (once they have exited), or None. Removes their files."""
+    found = []
+    for proc in procs:
+        if proc.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)  # a test that signalled it but did not wait
+        text = proc.unraisable_file.read_text(encoding="utf-8") if proc.unraisable_file.exists() else ""
+        proc.unraisable_file.unlink(missing_ok=True)
+        if text:
+            found.append(f"{' '.join(map(str, proc.args))} printed:\n{text[-4000:]}")
+    return "\n".join(found) or None
+
+
+@pytest.fixture(autouse=True)
+def _cli_prints_no_unraisable_exception() -> Any:
+    """Fails a test whose CLI subprocess printed an unraisable exception (e.g. the HTTP library's clean-up run
+    off the event loop: "Exception ignored in … RuntimeError: no running event loop")."""
+    first = len(_STARTED)
+    yield
+    started, _STARTED[first:] = _STARTED[first:], []
+    printed = unraisable_printed(started)
+    if printed:
+        pytest.fail(printed)
 
 
 @pytest.fixture
@@ -154,4 +204,14 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "tenants" / "demo.sqlite3"
 
 
-__all__ = ["OLD", "Recorder", "cli", "db_path", "follow", "reference_ids", "replace", "stored_ids"]
+__all__ = [
+    "OLD",
+    "CliProcess",
+    "Recorder",
+    "cli",
+    "db_path",
+    "follow",
+    "reference_ids",
+    "replace",
+    "stored_ids",
+]

@@ -100,7 +100,7 @@ def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_re
     proc = stream(sim, small_disk)
     seen: list[str] = []
     try:
-        told = wait_line(proc, ": paused:", seen)
+        told = wait_line(proc, "tenant-events: paused", seen)
         assert str(db) in told and "disk is full" in told and "free disk space" in told, told
         assert "retrying in" in told, told
         kept = count(db)

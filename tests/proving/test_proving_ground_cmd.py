@@ -1,5 +1,5 @@
 """`bench/proving_ground.py` (the one command of issue 9) keeps working: a tiny run prints the table with no
-event lost, duplicated or reordered. The full run is the script itself, not part of the suite. The soak's memory
+event lost, duplicated or reordered, and the database's size on disk next to its data. The full run is the script itself, not part of the suite. The soak's memory
 verdict (bench/soak_memory.py) is checked on made-up sample series: a cache filling and freed heap kept by the
 allocator are flat, a leak is not."""
 
@@ -33,7 +33,15 @@ def test_a_tiny_proving_ground_run_prints_a_clean_table():
     # The soak ran the CLI under bench/mem_probe.py: its memory is explained, and the end-of-run trim happened.
     assert "SQLite's page cache is bounded: PRAGMA cache_size = -" in run.stderr, run.stderr[-3000:]
     assert "malloc_trim(0) at the end: RSS" in run.stderr, run.stderr[-3000:]
-    assert "→" in rows["soak"][-2] and "→" in rows["soak"][-1], rows["soak"]
+    assert "→" in rows["soak"][-4] and "→" in rows["soak"][-3], rows["soak"]
+    # The disk next to the data: the database holds the events' JSON, and the WAL stayed within its bounds.
+    for cells in rows.values():
+        data, database, fts = (float(x) for x in cells[-2].split("/"))
+        assert 0 < data < database and fts >= 0, cells
+        largest, after_stop = cells[-1].split("/")
+        assert float(after_stop) <= 1.0, cells
+    largest = float(rows["soak"][-1].split("/")[0])
+    assert 0 < largest <= 16.0, rows["soak"]
 
 
 def _series(

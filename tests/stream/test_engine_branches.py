@@ -13,7 +13,7 @@ import pytest
 from helpers.fixtures_engine import OLD, follow, reference_ids, stored_ids
 from tenant_events.errors import SignInRequired
 from tenant_events.store import EventReader
-from tenant_events.stream.states import StreamState
+from tenant_events.stream.states import StreamState, state_line
 
 QUIET = {"rate": 0, "burst_every": 0}  # no live traffic unless a test emits it
 
@@ -75,10 +75,9 @@ def test_network_drop_mid_frame_backs_off_then_resumes_without_loss(make_simulat
                  until=lambda r: r.stored >= 500)  # fmt: skip
     lost = rec.first("network")
     assert lost.state is StreamState.RECONNECTING
-    assert re.search(r"(connection lost|network error).*reconnecting in \d+\.\d s", lost.message), (
-        lost.message
-    )
     assert lost.retry_at is not None
+    line = state_line(lost, now=lost.retry_at - 1)
+    assert re.fullmatch(r"reconnecting in 1 s — (connection lost|network error).*", line), line
     assert stored_ids(db_path) == reference_ids(sim, 500)
 
 
@@ -135,6 +134,7 @@ def test_second_401_means_signed_out(make_simulator, db_path):
     rec = follow(sim, db_path, tokens=tokens, until=ended)
     final = rec.states[-1]
     assert final.state is StreamState.SIGNED_OUT and "rejected the token twice" in final.message
+    assert state_line(final).startswith("signed out — the tenant rejected the token twice")
     assert tokens.refreshes == 1
 
 
@@ -147,6 +147,9 @@ def test_refresh_that_needs_sign_in_means_signed_out(make_simulator, db_path):
 
     rec = follow(sim, db_path, tokens=Gone(sim, False), until=ended)
     assert rec.states[-1].state is StreamState.SIGNED_OUT and "sign in again" in rec.states[-1].message
+    assert (
+        state_line(rec.states[-1]) == "signed out of demo: sign in again"
+    )  # said once, not "signed out: signed out"
 
 
 def test_403_missing_scope_stops_and_says_so(make_simulator, db_path):
@@ -185,7 +188,7 @@ def test_403_too_many_connections_backs_off_and_tells_to_close_others(make_simul
             sim,
             db_path,
             from_timestamp=OLD,
-            too_many_connections_delay=0.5,
+            busy_backoff_base=0.5,
             during=release,
             until=lambda r: r.stored >= 3,
         )
@@ -194,7 +197,9 @@ def test_403_too_many_connections_backs_off_and_tells_to_close_others(make_simul
             stream.__exit__(None, None, None)
             hog.close()
     busy = rec.first("too_many_connections")
-    assert busy.state is StreamState.TOO_MANY_CONNECTIONS and "close other subscribers" in busy.message
+    assert (
+        busy.state is StreamState.TOO_MANY_CONNECTIONS and "close other apps or CLI sessions" in busy.message
+    )
 
 
 def test_400_names_the_parameter_and_stops(make_simulator, db_path):

@@ -7,6 +7,7 @@ import asyncio
 from helpers.fixtures_engine import OLD
 from tenant_events.monitor import Retention, TenantMonitor
 from tenant_events.paths import AppPaths
+from tenant_events.store import EventFilter
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.states import StreamState
 from tenant_events.stream.tokens import StaticTokenProvider
@@ -50,3 +51,33 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
             assert reader.count() == 150  # retention pass at start kept the newest 150 of 200
             assert reader.cursor().offset
         assert [s.state for s in states[m.name]][-1] is StreamState.STOPPED
+
+
+def test_stopping_the_monitor_while_the_window_still_reads_leaves_the_wal_empty(make_simulator, tmp_path):
+    """The window's quit: its sessions stop their monitors first and close their readers after (ui/app.py)."""
+    sim = make_simulator(backlog=3000, heartbeat=0.05, rate=50, burst_every=0)
+    paths = AppPaths.resolve(tmp_path).ensure()
+    monitor = TenantMonitor("quit", paths, EngineConfig(sim.base_url, from_timestamp=OLD, name="quit"),
+                            StaticTokenProvider(sim.mint_token()))  # fmt: skip
+    wal = monitor.database_file.with_name(monitor.database_file.name + "-wal")
+
+    async def scenario() -> tuple[int, int]:
+        await monitor.start()
+        readers = [monitor.open_reader(), monitor.open_reader()]  # the table and the aggregates
+        try:
+            for _ in range(1000):
+                if monitor.stats.events_stored >= 3100:
+                    break
+                readers[0].page_before(EventFilter(), None, 50)  # the table follows the commits
+                readers[1].counts_by_type()
+                await asyncio.sleep(0.01)
+            before = wal.stat().st_size
+            await monitor.stop()
+            return before, wal.stat().st_size if wal.exists() else 0
+        finally:
+            for reader in readers:
+                reader.close()
+
+    before, after = asyncio.run(scenario())
+    assert before > 1024 * 1024, before  # there was a WAL to fold in
+    assert after <= 1024 * 1024, f"{after} bytes of WAL left after the stop"

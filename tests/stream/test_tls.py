@@ -31,6 +31,7 @@ def test_self_signed_server_stops_with_the_certificate_named(tmp_path, db_path):
                      until=lambda r: bool(r.states) and r.states[-1].state.terminal)  # fmt: skip
     finally:
         server.shutdown()
+        server.server_close()
     final = rec.states[-1]
     assert final.state is StreamState.ERROR and final.reason == "untrusted_certificate"
     assert "TLS certificate is not trusted" in final.message and "self-signed" in final.message

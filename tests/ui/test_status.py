@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from tenant_events.stream.states import StateChange, StreamState
+from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.ui.icons import TrayState
 from tenant_events.ui.status import TenantStatus, age_text, tooltip, worst
-from tenant_events.ui.tenant_session import TRAY_STATE, reason_text
+from tenant_events.ui.tenant_session import TRAY_STATE
 
 
 def test_every_engine_state_has_a_tray_state():
@@ -19,18 +19,29 @@ def test_every_engine_state_has_a_tray_state():
 
 def test_reasons_name_the_time_to_wait():
     now = 1_800_000_000.0
-    limited = StateChange(StreamState.RATE_LIMITED, "rate limited", "429", retry_at=now + 42)
-    expected = time.strftime("%H:%M:%S", time.localtime(now + 42))
-    assert reason_text(limited, now) == f"rate limited until {expected}"
+    until = time.strftime("%H:%M:%S", time.localtime(now + 42))
+    limited = StateChange(StreamState.RATE_LIMITED, f"rate limited until {until}", "429", retry_at=now + 42)
+    assert state_line(limited, now) == f"rate limited until {until}"
     backoff = StateChange(StreamState.RECONNECTING, "connection lost", "network", retry_at=now + 4)
-    assert reason_text(backoff, now) == "connection lost; retrying in 4 s"
+    assert state_line(backoff, now) == "reconnecting in 4 s — connection lost"
+    assert state_line(backoff, now + 3.2) == "reconnecting in 1 s — connection lost"  # counts down
     scope = StateChange(StreamState.ERROR, "missing scope read:events", "403")
-    assert reason_text(scope, now) == "missing scope read:events"
+    assert state_line(scope, now) == "error — missing scope read:events"
+
+
+def test_the_status_line_says_the_state_once_and_catching_up_replaces_it():
+    live = TenantStatus("acme", TrayState.LIVE, "live — connected")
+    assert live.line() == "acme: live — connected"
+    connected = state_line(StateChange(StreamState.CATCHING_UP, "connected"))
+    catching = TenantStatus("acme", TrayState.CATCHING_UP, connected,
+                            catch_up="catching up — 2 h behind, 120,000 events")  # fmt: skip
+    assert catching.line() == "acme: catching up — 2 h behind, 120,000 events"
+    assert TenantStatus("acme").line() == "acme: not signed in"
 
 
 def test_worst_state_wins_and_tooltip_lists_tenants():
     a = TenantStatus("acme", TrayState.LIVE, "live", 3.5, 1.0, "2026-11-22T12:00:00Z", signed_in=True)
-    b = TenantStatus("globex", TrayState.ERROR, "missing scope read:events")
+    b = TenantStatus("globex", TrayState.ERROR, "error — missing scope read:events")
     assert worst([a, b]) is TrayState.ERROR
     assert worst([a]) is TrayState.LIVE
     assert worst([]) is TrayState.SIGNED_OUT

@@ -30,7 +30,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
-from tenant_events.stream.states import StateChange, StreamState
+from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.wire import EVENT_TYPE_NAMES
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
@@ -136,7 +136,7 @@ class _JsonlSink:
 
 
 def _report(change: StateChange) -> None:
-    print(f"tenant-events: {change.state.value}: {change.message}", file=sys.stderr, flush=True)
+    print(f"tenant-events: {state_line(change)}", file=sys.stderr, flush=True)
 
 
 async def _main(args: argparse.Namespace) -> int:

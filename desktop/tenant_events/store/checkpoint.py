@@ -1,34 +1,182 @@
-"""Copies a tenant database's write-ahead log into the database file on a thread of its own.
+"""Keeps a tenant database's write-ahead log small: when to copy it into the database file, and on which thread.
 
-Why: the writer's automatic checkpoint copied 64 MiB at a time on the writer thread, a few hundred ms in which
-no batch committed; while catching up the engine then waited for the writer (measured: a 200,000-event catch-up
-ran ~50k events/s with those checkpoints and ~55k without any). A PASSIVE checkpoint on another connection runs
-beside the writer's commits (sqlite.org/wal.html "Checkpointing"), on the core the engine is not using.
+Every commit appends whole pages to the WAL (the rows, but also index, FTS, cursor and counter pages), so a
+stream of small commits grows it far faster than the rows it holds: counting row bytes, as this once did, let
+~24 events/s leave a 39 MiB WAL beside a 4.7 MiB database. So after every write transaction the writer reads how
+many frames the WAL holds (`WalIndex`) and, as it grows (`WalLimits`):
 
-The WAL can only start again from its beginning once every frame is copied, which a checkpoint racing a busy
-writer may never see; so past `hard_limit_bytes` the writer copies the last few frames itself
-(`StoreWriter._after_commit`). Durability is unchanged: a commit is in the WAL (synchronous=NORMAL) whether or
-not it has been copied yet.
+    background  every `background` bytes, ask the checkpoint thread for a PASSIVE copy; it runs beside the
+                writer's commits (sqlite.org/wal.html "Checkpointing"), on the core the engine is not using
+    restart     copy the rest on the writer thread (PASSIVE: the background did the bulk), so the next
+                transaction starts the WAL over from its beginning, writing over the same file
+    force       also wait (busy_timeout) for readers to finish their query (RESTART): the guarantee when a
+                reader kept the step above from finishing
+    idle        no write for `idle` seconds: empty the file (TRUNCATE, not waiting for readers)
+    open/close  empty the file (TRUNCATE, waiting for readers): a clean stop leaves no WAL behind even when
+                readers stay open, and a start after a crash folds in what the crash left
+
+Each copy must fsync, so the WAL starts over in place rather than being cut back each time (cutting and
+re-growing the file made each sync a file-system journal commit too, and ingest slower); journal_size_limit only
+caps what a restart leaves. The background thread also fsyncs the pages it copied, so the writer's own copy, the
+one that must sync the database before the WAL may start over, finds little left to flush. SQLite's automatic
+checkpoint is off: it ran on the writer thread every 1,000 pages. Readers hold a snapshot only for one query
+(reader.py). Durability is unchanged: a commit is in the WAL (synchronous=NORMAL) whether or not it is copied.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sqlite3
+import struct
 import threading
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Final, Literal
 
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import BUSY_TIMEOUT_MS, connect
 
 log = logging.getLogger(__name__)
 
+MiB: Final = 1024 * 1024
+# What the WAL file may reach at most. The steps start well before it: one write transaction — a batch of at most
+# batch_max_bytes of event text, an FTS chunk, a retention chunk — adds up to ~5 MiB on top of where it starts.
+WAL_BOUND: Final = 16 * MiB
+
+
+@dataclass(frozen=True)
+class WalLimits:
+    """Bytes of frames in the WAL at which each step starts, and the idle time before the WAL is emptied."""
+
+    background: int = 2 * MiB
+    restart: int = 7 * MiB
+    force: int = 10 * MiB
+    idle: float = 1.0
+
+
+class WalIndex:
+    """How many frames the WAL holds, read from the wal-index header in the `-shm` file (the format is shared by
+    every process that opens the database: sqlite.org/walformat.html §2.2 — `mxFrame` is the u32 at byte 16,
+    native byte order). The file's size cannot tell: after a restart the WAL is written over from its start."""
+
+    _MX_FRAME: Final = struct.Struct("=I")
+
+    def __init__(self, path: Path, page_size: int) -> None:
+        self._wal = path.with_name(path.name + "-wal")
+        self._frame = page_size + 24  # each frame: a 24-byte header and one page
+        self._fd: int | None = None
+        with contextlib.suppress(OSError):
+            self._fd = os.open(path.with_name(path.name + "-shm"), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+
+    def size(self) -> int:
+        """Bytes of the WAL in use (the file's size where the index cannot be read)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError, struct.error):
+                os.lseek(self._fd, 16, os.SEEK_SET)  # not os.pread: Windows has none (the writer thread only)
+                (frames,) = self._MX_FRAME.unpack(os.read(self._fd, 4))
+                return 32 + frames * self._frame if frames else 0
+        return self.file_size()
+
+    def file_size(self) -> int:
+        try:
+            return self._wal.stat().st_size
+        except OSError:
+            return 0
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class WalKeeper:
+    """Used on the writer thread only: checks the WAL after each write and copies it at the sizes above."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, limits: WalLimits) -> None:
+        self.path = path
+        self.limits = limits
+        self.dirty = False  # written since the WAL was last emptied
+        self._conn = conn
+        # SQLite runs one checkpoint at a time and never waits for another (not even with a busy_timeout): the
+        # writer's own wait for the background's to end instead of finding the WAL "busy".
+        self._one_at_a_time = threading.Lock()
+        self._size = 0
+        self._next_background = limits.background
+        self._failing = False  # the last checkpoint failed (told once, not once a second on a full disk)
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_BOUND}")
+        self.checkpoint("TRUNCATE", wait=True)  # what a crash left behind, folded in before anything is added
+        self.index = WalIndex(path, int(conn.execute("PRAGMA page_size").fetchone()[0]))
+        # last: nothing after it can fail and leave its thread running
+        self.background = WalCheckpointer(path, self._one_at_a_time)
+
+    def after_write(self) -> None:
+        """After every write transaction (on the writer thread)."""
+        self.dirty = True
+        size = self.index.size()
+        if size < self._size:  # the WAL started over
+            self._next_background = self.limits.background
+        self._size = size
+        if size >= self.limits.force:
+            self.checkpoint("RESTART", wait=True)
+        elif size >= self.limits.restart:
+            self.checkpoint("PASSIVE", wait=False)
+        elif size >= self._next_background:
+            self.background.request()
+            self._next_background = size + self.limits.background
+
+    def idle(self) -> None:
+        """Nothing written for `limits.idle` s: empty the WAL unless a reader is in a query (then: next idle)."""
+        if self.dirty and self.checkpoint("TRUNCATE", wait=False):
+            self.dirty = False
+
+    def close(self) -> None:
+        """Stop the background thread and leave the WAL empty (the clean-stop promise)."""
+        self.background.close()
+        if not self.checkpoint("TRUNCATE", wait=True):
+            log.warning("%s: readers kept the write-ahead log from being emptied at close (%d bytes)",
+                        self.path.name, self.index.file_size())  # fmt: skip
+        self.index.close()
+
+    def checkpoint(self, mode: Literal["PASSIVE", "RESTART", "TRUNCATE"], *, wait: bool) -> bool:
+        """True when every frame was copied (RESTART, TRUNCATE: and no reader still uses the WAL).
+
+        `wait`: wait for a background copy to end and up to busy_timeout for readers to finish their query; else
+        give up at once."""
+        if not self._one_at_a_time.acquire(blocking=wait):
+            return False  # the background is copying; the next write tries again
+        try:
+            done = self._checkpoint_now(mode, wait)
+        except sqlite3.Error as exc:  # not fatal: the frames stay in the WAL (durable); the next step retries
+            if not self._failing:
+                log.warning("copying the write-ahead log of %s into it failed: %s", self.path.name, exc)
+            self._failing = True
+            return False
+        finally:
+            self._one_at_a_time.release()
+        self._failing = False
+        return done
+
+    def _checkpoint_now(self, mode: str, wait: bool) -> bool:
+        conn = self._conn
+        if not wait:
+            conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            busy, frames, copied = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+        finally:
+            if not wait:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return not busy and frames == copied
+
 
 class WalCheckpointer:
-    """Runs `PRAGMA wal_checkpoint(PASSIVE)` whenever asked, one at a time, until closed."""
+    """Runs `PRAGMA wal_checkpoint(PASSIVE)` on its own connection whenever asked, one at a time, until closed."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, one_at_a_time: threading.Lock) -> None:
         self.path = path
         self.runs = 0  # checkpoints done (tests, stats)
+        self._one_at_a_time = one_at_a_time  # held while a checkpoint runs
         self._wake = threading.Event()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=f"store-checkpoint-{path.stem}", daemon=True)
@@ -45,6 +193,7 @@ class WalCheckpointer:
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
+        db_fd = -1
         try:
             while True:
                 self._wake.wait()
@@ -57,11 +206,19 @@ class WalCheckpointer:
                         # A checkpoint copies WAL frames straight into the file; it needs no page cache of its own
                         # (connect() gives every connection 31 MiB, which this one would only fill).
                         conn.execute("PRAGMA cache_size = -1024")
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if db_fd < 0:
+                        db_fd = os.open(self.path, os.O_RDONLY)
+                    with self._one_at_a_time:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    # SQLite fsyncs the database only after a copy that took every frame (the writer's own, which
+                    # would then wait for every page copied here to reach the disk): flush them here instead.
+                    os.fsync(db_fd)
                     self.runs += 1
-                except sqlite3.Error as exc:
-                    # Not fatal: the frames stay in the WAL (durable) and the writer copies them past its limit.
+                except (sqlite3.Error, OSError) as exc:
+                    # Not fatal: the frames stay in the WAL (durable) and the writer copies them itself.
                     log.warning("background checkpoint of %s failed: %s", self.path.name, exc)
         finally:
+            if db_fd >= 0:
+                os.close(db_fd)
             if conn is not None:
                 conn.close()

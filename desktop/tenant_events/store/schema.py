@@ -32,6 +32,7 @@ from tenant_events.store.alerts_schema import ALERTS_SQL
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 3
+BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
 CREATE TABLE events (
@@ -152,7 +153,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     else:
         _make_private(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute(

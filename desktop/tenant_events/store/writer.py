@@ -9,6 +9,7 @@ Summaries and full-text indexing run on the same thread whenever no batch has ar
 hundred rows per transaction, so they never slow ingest; `EventReader` summarises and searches the
 not-yet-indexed tail itself.
 Retention deletes in small chunks, each its own transaction, so a reader or the next batch never waits long.
+After every write transaction, and when writes pause, checkpoint.py keeps the write-ahead log small.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Final, TypeVar
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
-from tenant_events.store.checkpoint import WalCheckpointer
+from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
 from tenant_events.store.schema import OpenNotice, open_database, rollback
 
@@ -41,11 +42,6 @@ FTS_CHUNK: Final = 500
 # for it to end instead of taking the GIL from the ingest path.
 IDLE_BEFORE_INDEXING: Final = 0.5
 RETENTION_CHUNK: Final = 2000
-# The WAL is copied into the database by a background checkpoint after every CHECKPOINT_EVERY bytes of rows
-# written (checkpoint.py); past WAL_HARD_LIMIT the writer finishes the copy itself so the WAL can start over.
-CHECKPOINT_EVERY: Final = 32 * 1024 * 1024
-WAL_HARD_LIMIT: Final = 256 * 1024 * 1024
-WAL_SIZE_LIMIT: Final = 64 * 1024 * 1024  # journal_size_limit: the WAL file is cut back to this on a restart
 
 # A batch's events go in as a few multi-row `INSERT … VALUES (…),(…)…` statements of fixed sizes (so the statement
 # cache holds five plans): each is one sqlite3_step in C with the GIL released, instead of one GIL hand-off per
@@ -89,14 +85,10 @@ _INSERT_REJECTED: Final = (
 class StoreWriter:
     """Serialises every write to one database on its own thread; safe to call from any thread or loop."""
 
-    def __init__(
-        self, path: Path, *, checkpoint_every: int = CHECKPOINT_EVERY, wal_hard_limit: int = WAL_HARD_LIMIT
-    ) -> None:
+    def __init__(self, path: Path, *, wal_limits: WalLimits | None = None) -> None:
         self.path = path
-        self._wal = path.with_name(path.name + "-wal")
-        self._checkpoint_every, self._wal_hard_limit = checkpoint_every, wal_hard_limit
-        self._since_checkpoint = 0  # bytes of rows written since the last background checkpoint was asked for
-        self._checkpointer: WalCheckpointer | None = None
+        self._wal_limits = wal_limits or WalLimits()
+        self.wal: WalKeeper | None = None
         self._jobs: queue.SimpleQueue[
             tuple[Callable[[], object], concurrent.futures.Future[object]] | None
         ] = queue.SimpleQueue()
@@ -119,34 +111,31 @@ class StoreWriter:
     def _run(self, opened: concurrent.futures.Future[OpenNotice | None]) -> None:
         try:
             self._conn, notice = open_database(self.path)
-            # No automatic checkpoint on this connection: SQLite's default (every 1,000 pages) checkpointed and
-            # fsynced after nearly every batch, and any checkpoint here stops the commits behind it; a background
-            # thread copies the WAL instead (checkpoint.py). Durability is unchanged (WAL + synchronous=NORMAL).
-            self._conn.execute("PRAGMA wal_autocheckpoint = 0")
-            self._conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
             self._fts_pending = self._fts_backlog() > 0
             self._stored_upto = int(
                 self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
             )
-            self._checkpointer = WalCheckpointer(
-                self.path
-            )  # last: nothing after it can fail and leave it running
+            # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
+            self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
         except BaseException as exc:
             opened.set_exception(exc)
             return
         opened.set_result(notice)
         indexing = False
+        wal = self.wal
+        assert wal is not None
         while True:
             try:
-                if not self._fts_pending:
-                    job = self._jobs.get()
-                elif indexing:
-                    job = self._jobs.get_nowait()
+                if self._fts_pending:
+                    job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
                 else:
-                    job = self._jobs.get(timeout=IDLE_BEFORE_INDEXING)
+                    job = self._jobs.get(timeout=self._wal_limits.idle if wal.dirty else None)
             except queue.Empty:
-                self._index_chunk_safely()
-                indexing = True
+                if self._fts_pending:
+                    self._index_chunk_safely()
+                    indexing = True
+                else:
+                    wal.idle()
                 continue
             indexing = False
             if job is None:
@@ -158,9 +147,8 @@ class StoreWriter:
                 future.set_result(fn())
             except BaseException as exc:
                 future.set_exception(exc)
-        if self._checkpointer is not None:
-            self._checkpointer.close()
-        self._conn.close()  # the last connection to close copies what is left and removes the WAL
+        wal.close()  # empties the WAL even while readers stay open (they would keep close() from doing it)
+        self._conn.close()
 
     def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         if self._closed:
@@ -292,7 +280,7 @@ class StoreWriter:
             if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
                 self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
-            self._after_commit(sum(len(e[10]) for e in batch.events))  # raw JSON: most of what was written
+        self._wal_written()
         return CommitResult(
             inserted=inserted,
             duplicates=duplicates,
@@ -303,24 +291,9 @@ class StoreWriter:
             last_event_time=batch.last_event_time,
         )
 
-    def _after_commit(self, written: int) -> None:
-        """Ask for a background checkpoint every `checkpoint_every` bytes; past the hard limit, finish it here."""
-        self._since_checkpoint += written
-        if self._since_checkpoint < self._checkpoint_every or self._checkpointer is None:
-            return
-        self._since_checkpoint = 0
-        self._checkpointer.request()
-        try:
-            oversized = self._wal.stat().st_size > self._wal_hard_limit
-        except OSError:
-            return
-        if oversized:
-            # The background copy never caught up with a writer that never paused, so the WAL cannot start
-            # over: copy the rest now (mostly done already), then the next transaction restarts the WAL.
-            try:
-                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            except sqlite3.Error as exc:
-                log.warning("checkpoint of %s failed: %s", self.path.name, exc)
+    def _wal_written(self) -> None:
+        assert self.wal is not None
+        self.wal.after_write()
 
     def _max_seq(self) -> int:
         row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
@@ -365,7 +338,7 @@ class StoreWriter:
         except BaseException:
             rollback(conn)
             raise
-        self._after_commit(sum(len(r[3]) for r in indexed))  # the FTS index holds about as much again
+        self._wal_written()
         self._fts_pending = len(rows) == FTS_CHUNK
         return len(rows)
 
@@ -410,5 +383,6 @@ class StoreWriter:
         except BaseException:
             rollback(conn)
             raise
+        self._wal_written()
         log.info("retention removed %d events from %s", len(seqs), self.path.name)
         return len(seqs)

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
@@ -69,7 +69,9 @@ class EngineConfig:
     batch_max_delay: float = 0.1
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
-    too_many_connections_delay: float = 60.0
+    # 403 too many connections: after a crash the old stream still counts until the server notices (backoff.py)
+    busy_backoff_base: float = 3.0
+    busy_backoff_cap: float = 60.0
     gap_margin: timedelta = timedelta(minutes=5)
     max_data_bytes: int = 1024 * 1024
     storage_retry: float = 5.0  # seconds between attempts while the database cannot be written
@@ -107,6 +109,7 @@ class StreamEngine:
         self.stats = EngineStats()
         self.state = StateChange(StreamState.STOPPED, "not started")
         self._backoff = Backoff(base=config.backoff_base, cap=config.backoff_cap)
+        self._busy_backoff = Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap)
         self._cursor: str | None = None
         self._last_event_time: str | None = None
         self._from_timestamp = config.from_timestamp
@@ -208,6 +211,7 @@ class StreamEngine:
                 continue
             if outcome.progress:
                 self._backoff.reset()
+                self._busy_backoff.reset()
             if outcome.terminal:
                 return self._emit(outcome.state, outcome.message, outcome.reason)
             if outcome.reason == "interrupted":
@@ -217,11 +221,8 @@ class StreamEngine:
             if delay <= 0:
                 self._emit(outcome.state, outcome.message, outcome.reason)
                 continue
-            retry_at = time.time() + delay
-            message = outcome.message
-            if outcome.state is StreamState.RECONNECTING:
-                message = f"{message}; reconnecting in {delay:.1f} s"
-            self._emit(outcome.state, message, outcome.reason, retry_at)
+            # the wait is told from retry_at (states.state_line), not baked into the message
+            self._emit(outcome.state, outcome.message, outcome.reason, time.time() + delay)
             await self._sleep(delay)
 
     async def _wait_for_storage(self, why: str) -> None:
@@ -235,7 +236,7 @@ class StreamEngine:
         self._pending, self._pending_since, self._storage_error = Batch(), None, None
         self._pending_bytes = 0
         delay = self.config.storage_retry
-        self._emit(StreamState.PAUSED, f"{why}; retrying in {delay:.0f} s", "storage", time.time() + delay)
+        self._emit(StreamState.PAUSED, why, "storage", time.time() + delay)
         await self._sleep(delay)
         try:
             stored = await asyncio.to_thread(self._writer.resume_after_failure)
@@ -255,7 +256,7 @@ class StreamEngine:
         try:
             token = await self._tokens.access_token()
         except SignInRequired as exc:
-            return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+            return _Outcome(StreamState.SIGNED_OUT, str(exc), "signed_out", terminal=True)
         cursor = self._cursor
         params = query_params(self.config.event_types, cursor, None if cursor else self._from_timestamp)
         stall = self.config.stall_timeout
@@ -300,23 +301,23 @@ class StreamEngine:
         status, text = response.status_code, error_text(response, body)
         if status == 401:
             if self._refreshed:
-                return _Outcome(StreamState.SIGNED_OUT, f"signed out: the tenant rejected the token twice ({text})",
+                return _Outcome(StreamState.SIGNED_OUT, f"the tenant rejected the token twice ({text})",
                                 "unauthorized", terminal=True)  # fmt: skip
             self._refreshed = True
             try:
                 await self._tokens.refresh()
             except SignInRequired as exc:
-                return _Outcome(StreamState.SIGNED_OUT, f"signed out: {exc}", "signed_out", terminal=True)
+                return _Outcome(StreamState.SIGNED_OUT, str(exc), "signed_out", terminal=True)
             return _Outcome(StreamState.CONNECTING, "access token refreshed after 401", "token_refreshed")
         if status == 403:
             lowered = text.lower()
             if "concurrent" in lowered or "connections" in lowered:
                 return _Outcome(
-                    StreamState.TOO_MANY_CONNECTIONS,
-                    f"too many open event streams for this tenant ({text}); close other subscribers "
-                    "(other apps or CLI sessions) — retrying",
+                    StreamState.TOO_MANY_CONNECTIONS,  # said as "another connection is still open" (states.py)
+                    "the tenant allows only a few event streams at once; if this lasts, close other apps or CLI "
+                    f"sessions following it ({text})",
                     "too_many_connections",
-                    self.config.too_many_connections_delay,
+                    self._busy_backoff.next_delay(),
                 )
             return _Outcome(StreamState.ERROR, f"access denied: the token lacks the read:events scope ({text})",
                             "missing_scope", terminal=True)  # fmt: skip
@@ -369,10 +370,11 @@ class StreamEngine:
         decoder = SSEDecoder(self.config.max_data_bytes + 4096)
         retry = decoder.retry
         self._emit(StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", "connected")
+        chunks = response.aiter_bytes()
         try:
             last_kick = loop.time()
             watchdog.reschedule(last_kick + stall)
-            async for chunk in response.aiter_bytes():
+            async for chunk in chunks:
                 now = loop.time()  # any byte, comment keep-alives included, proves the stream alive (issue 5)
                 if now - last_kick > 0.25:  # rescheduling per chunk would cost more than it saves
                     watchdog.reschedule(now + stall)
@@ -398,6 +400,8 @@ class StreamEngine:
         except httpx.HTTPError as exc:
             return _Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", "network", -1,
                             progress=self._progress)  # fmt: skip
+        finally:
+            await _close_reading(response, chunks)
         progress = self._progress
         if not progress:
             return _Outcome(
@@ -549,6 +553,20 @@ class StreamEngine:
         for callback in list(self.on_state):
             callback(change)
         return change
+
+
+async def _close_reading(response: httpx.Response, chunks: AsyncIterator[bytes]) -> None:
+    """Close the connection, then the generators reading it, here on the loop.
+
+    Left to the garbage collector, the chain of async generators under `aiter_bytes()` (httpx, then httpcore) was
+    finalised wherever and whenever it was collected: under the window's Qt loop (qasync installs no async-generator
+    hooks) on any thread, where httpcore's clean-up found "no running event loop" and Python printed "Exception
+    ignored in …" at every rotation and at quit. Closing the response first leaves those generators nothing to
+    await when they close."""
+    try:
+        await response.aclose()
+    finally:
+        await chunks.aclose()  # type: ignore[attr-defined]  # an async generator; typed by httpx as an iterator
 
 
 __all__ = ["EngineConfig", "StreamEngine"]

@@ -11,21 +11,20 @@ from tenant_events.ui.icons import SEVERITY, TrayState
 class TenantStatus:
     tenant: str
     state: TrayState = TrayState.SIGNED_OUT
-    reason: str = "not signed in"
+    reason: str = (
+        "not signed in"  # the whole state in words: "live", "reconnecting in 4 s — network error: …"
+    )
     events_per_s: float = 0.0
     cursor_age_s: float | None = None
     last_event: str = ""
-    catch_up: str = ""  # "catching up — 2 h behind, 120,000 events"
+    catch_up: str = (
+        ""  # "catching up — 2 h behind, 120,000 events": said instead of the reason while it lasts
+    )
     signed_in: bool = False
 
     def line(self) -> str:
-        state = self.state.value.replace("-", " ")
-        parts = [f"{self.tenant}: {state}"]
-        if self.reason and self.reason != state:
-            parts[0] += f" — {self.reason}"
-        if self.catch_up:
-            parts.append(self.catch_up)
-        return " · ".join(parts)
+        """ "acme: live" — the reason says the state itself (stream/states.py state_line), so it is not repeated."""
+        return f"{self.tenant}: {self.catch_up or self.reason or self.state.value.replace('-', ' ')}"
 
 
 def worst(statuses: list[TenantStatus]) -> TrayState:

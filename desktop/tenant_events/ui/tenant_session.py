@@ -25,7 +25,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import TenantProfile
 from tenant_events.store import CommitResult, EventReader
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.states import StateChange, StreamState
+from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.ui.icons import TrayState
 from tenant_events.ui.status import TenantStatus
 from tenant_events.ui.store_port import ReaderPages
@@ -46,16 +46,6 @@ TRAY_STATE = {
     StreamState.ERROR: TrayState.ERROR,
     StreamState.STOPPED: TrayState.PAUSED,
 }
-
-
-def reason_text(change: StateChange, now: float | None = None) -> str:
-    """The status bar's reason: "rate limited until 12:04:10", "reconnecting in 4 s", or the engine's words."""
-    now = time.time() if now is None else now
-    if change.retry_at is not None and change.retry_at > now:
-        if change.state is StreamState.RATE_LIMITED:
-            return f"rate limited until {time.strftime('%H:%M:%S', time.localtime(change.retry_at))}"
-        return f"{change.message}; retrying in {change.retry_at - now:.0f} s"
-    return change.message
 
 
 class TenantSession(QObject):
@@ -191,7 +181,7 @@ class TenantSession(QObject):
 
     def _on_state(self, change: StateChange, quiet: bool = False) -> None:
         state = TRAY_STATE.get(change.state, TrayState.ERROR)
-        self._set_status(state, reason_text(change))
+        self._set_status(state, state_line(change))
 
     def _set_status(self, state: TrayState, reason: str) -> None:
         stats = self.monitor.stats if self.monitor is not None else None
