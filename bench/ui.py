@@ -205,6 +205,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
         if proc is not None:
             proc.terminate()
             proc.wait()
+    await window.shutdown()  # background aggregates finish before their readers close
     window.close()
     reader.close()
     stats_reader.close()
