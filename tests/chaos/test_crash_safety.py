@@ -84,6 +84,7 @@ def run_kill_rounds(sim, tmp_path, rounds: int, seed: int) -> None:
 SIM = {"backlog": 3000, "heartbeat": 0.1, "rotate_after": 0.7, "rate": 0, "burst_every": 0}
 
 
+@pytest.mark.expect_warning_logs  # the in-process simulator logs writes to the killed client
 def test_sigkill_rounds_keep_every_event_exactly_once_in_order(make_simulator, tmp_path):
     sim = make_simulator(**SIM)
     sim.faults(duplicate_every=9)

@@ -12,6 +12,7 @@ import sys
 import time
 
 import orjson
+import pytest
 
 from helpers.fixtures_engine import OLD, cli
 from tenant_events.store import AlertInbox, EventReader
@@ -103,6 +104,7 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert future.stdout == "" and "0 alerts from demo" in future.stderr
 
 
+@pytest.mark.expect_warning_logs  # the in-process simulator logs writes to the killed client
 def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, tmp_path):
     sim = make_simulator(backlog=100_000, heartbeat=0.2)
     sim.faults(duplicate_every=7)

@@ -55,7 +55,7 @@ def test_main_tasks_by_keyboard(open_window, filled_store, qtbot):
     assert focused() is bar.search
     qtbot.keyClicks(bar.search, "user1")
     qtbot.keyClick(bar.search, Qt.Key.Key_Return)
-    assert w.model.event_filter.text == "user1"
+    assert w.model.event_filter.query == "user1"
 
     # filter by type: Shift+Tab to the types button, Space opens its menu, arrows and Enter pick one
     qtbot.keyClick(bar.search, Qt.Key.Key_Backtab, SHIFT)

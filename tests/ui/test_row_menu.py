@@ -70,7 +70,7 @@ def test_search_time_and_object_choices(open_window, filled_store):
     menu = right_click(w, 5, Col.ID)
     act(menu, f"Search for “{ev.event_id}”").trigger()
     menu.close()
-    assert w.model.event_filter.text == ev.event_id and w.model.rowCount() == 1
+    assert w.model.event_filter.query == ev.event_id and w.model.rowCount() == 1
 
     w.filter_bar.search.clear()
     w.filter_bar.search.returnPressed.emit()
