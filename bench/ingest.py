@@ -5,7 +5,9 @@ both prefixes) serves a backlog; each consumer runs in its OWN subprocess (clean
 simulator) and replays the backlog from `from_timestamp` far in the past:
 
   engine   StreamEngine + StoreWriter: httpx + stream/sse_decoder.py, wire-model validation, batches + cursor
-           committed to SQLite
+           committed to SQLite, with the entity directory kept in the same transactions
+  nodir    the same engine with the store's entity directory switched off: what the directory costs
+           (`--only engine nodir` for just that comparison; goal engine ≥ 90 % of nodir)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
 
@@ -41,13 +43,14 @@ EVENT_KINDS = ("offset-only", "error")
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
-def consume_engine(auth_url: str, token: str, n: int) -> float:
-    from tenant_events.store import StoreWriter
+def consume_engine(auth_url: str, token: str, n: int, *, keep_directory: bool = True) -> float:
+    from tenant_events.store import StoreWriter, directory
     from tenant_events.stream.engine import EngineConfig, StreamEngine
     from tenant_events.stream.tokens import StaticTokenProvider
 
     async def go() -> float:
         tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        directory.ENABLED = keep_directory
         writer = StoreWriter(tmp / "bench.sqlite3")
         engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
                               StaticTokenProvider(token), writer)  # fmt: skip
@@ -125,7 +128,12 @@ def consume_floor(auth_url: str, token: str, n: int) -> float:
     return elapsed
 
 
-CONSUMERS = {"engine": consume_engine, "peer": consume_peer, "floor": consume_floor}
+def consume_engine_without_directory(auth_url: str, token: str, n: int) -> float:
+    return consume_engine(auth_url, token, n, keep_directory=False)
+
+
+CONSUMERS = {"engine": consume_engine, "nodir": consume_engine_without_directory, "peer": consume_peer,
+             "floor": consume_floor}  # fmt: skip
 
 
 def child(kind: str, auth_url: str, n: int) -> None:
@@ -185,6 +193,8 @@ def main() -> int:
             print(f"| {k} | {v:,.0f} | engine is {ratio:.2f}× |")
         if "engine" in med and "peer" in med:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
+        if "engine" in med and "nodir" in med:
+            print(f"engine (with the directory) / nodir = {med['engine'] / med['nodir']:.0%} (goal ≥ 90 %)")
         if "engine" in med and "floor" in med:
             print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
         if args.catchup:
