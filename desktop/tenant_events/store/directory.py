@@ -16,7 +16,8 @@ the new rows in SQLite, with the GIL released (each statement the writer runs is
 
   1. directory_scratch  one row per event: the fields of `data.object` the directory needs, one JSON parse each;
                         `directory_types` says which fields each event type carries (event-stream.md §5)
-  2. directory_mention  view: each entity an event names, with the attributes the event gives it
+  2. directory_mention  view: each entity an event names, with the attributes the event gives it (a group's
+                        `parent` is its organization or connection: deleting the organization deletes it)
   3. entities           upsert; an entity first seen by reference (a member added to an organization whose
                         `organization.created` never arrived) is stored with its id alone and filled in later
   4. links              memberships and role assignments: the stamps of the newest add and the newest removal
@@ -107,23 +108,25 @@ _SCHEMA: Final = (
     " WITHOUT ROWID",
     """CREATE TABLE directory_scratch (
     seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL, rel INTEGER, adds INTEGER,
-    skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT, sdetail TEXT,
-    org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT, grptype TEXT,
+    skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT, sdetail TEXT, sparent TEXT,
+    org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT, grptype TEXT, grpparent TEXT,
     role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT, mem TEXT)""",
     "CREATE TABLE directory_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
     "INSERT OR IGNORE INTO counters (name, value) VALUES ('directory_upto', 0)",
-    """CREATE VIEW directory_mention (st, type, subject, kind, id, name, display, email, detail) AS
-    SELECT st, type, 1, skind, sid, sname, sdisplay, semail, sdetail FROM directory_scratch WHERE sid IS NOT NULL
-    UNION ALL SELECT st, type, 0, 'organization', org, orgname, NULL, NULL, NULL FROM directory_scratch
+    """CREATE VIEW directory_mention (st, type, subject, kind, id, name, display, email, detail, parent) AS
+    SELECT st, type, 1, skind, sid, sname, sdisplay, semail, sdetail, sparent FROM directory_scratch
+        WHERE sid IS NOT NULL
+    UNION ALL SELECT st, type, 0, 'organization', org, orgname, NULL, NULL, NULL, NULL FROM directory_scratch
         WHERE org IS NOT NULL
-    UNION ALL SELECT st, type, 0, 'user', usr, NULL, NULL, NULL, NULL FROM directory_scratch WHERE usr IS NOT NULL
-    UNION ALL SELECT st, type, 0, 'group', grp, grpname, NULL, NULL, grptype FROM directory_scratch
+    UNION ALL SELECT st, type, 0, 'user', usr, NULL, NULL, NULL, NULL, NULL FROM directory_scratch
+        WHERE usr IS NOT NULL
+    UNION ALL SELECT st, type, 0, 'group', grp, grpname, NULL, NULL, grptype, grpparent FROM directory_scratch
         WHERE grp IS NOT NULL
-    UNION ALL SELECT st, type, 0, 'role', role, rolename, NULL, NULL, NULL FROM directory_scratch
+    UNION ALL SELECT st, type, 0, 'role', role, rolename, NULL, NULL, NULL, NULL FROM directory_scratch
         WHERE role IS NOT NULL
-    UNION ALL SELECT st, type, 0, 'connection', con, conname, NULL, NULL, NULL FROM directory_scratch
+    UNION ALL SELECT st, type, 0, 'connection', con, conname, NULL, NULL, NULL, NULL FROM directory_scratch
         WHERE con IS NOT NULL
-    UNION ALL SELECT st, type, 0, memkind, mem, NULL, NULL, NULL, NULL FROM directory_scratch
+    UNION ALL SELECT st, type, 0, memkind, mem, NULL, NULL, NULL, NULL, NULL FROM directory_scratch
         WHERE mem IS NOT NULL""",
 )
 
@@ -145,8 +148,8 @@ def _take_newer(column: str, table: str) -> str:
     return f"{column} = CASE WHEN {_is_newer(column, table)} THEN excluded.{column} ELSE {table}.{column} END"
 
 
-_ATTRS: Final = ("name", "display", "email", "detail")
-_STAMPS: Final = ("name_at", "display_at", "email_at", "detail_at", "created_at", "deleted_at")
+_ATTRS: Final = ("name", "display", "email", "detail", "parent")
+_STAMPS: Final = (*(f"{a}_at" for a in _ATTRS), "created_at", "deleted_at")
 _R: Final = {r.name: int(r) for r in Rel}
 _UPTO: Final = "(SELECT value FROM counters WHERE name = 'directory_upto')"
 # A BEFORE trigger that ends in RAISE(IGNORE): the work is kept, the directory_pending row is never stored.
@@ -160,9 +163,11 @@ INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.se
         WHEN t.mask & {int(_Has.ORG | _Has.GROUP)} THEN json_extract(e.raw, '$.event.data.object.id') END,
     {_x(_SUBJECT, ".name")}, {_x(_Has.ORG, ".display_name")}, {_x(_Has.USER, ".email")},
     {_x(_Has.GROUP, ".type")},
+    coalesce({_x(_Has.GROUP, ".organization_id")}, {_x(_Has.GROUP, ".connection_id")}),
     {_x(_Has.ORG_REF, ".organization.id")}, {_x(_Has.ORG_REF, ".organization.name")},
     {_x(_Has.USER_REF, ".user.user_id")},
     {_x(_Has.GROUP_REF, ".group.id")}, {_x(_Has.GROUP_REF, ".group.name")}, {_x(_Has.GROUP_REF, ".group.type")},
+    coalesce({_x(_Has.GROUP_REF, ".group.organization_id")}, {_x(_Has.GROUP_REF, ".group.connection_id")}),
     {_x(_Has.ROLE_REF, ".role.id")}, {_x(_Has.ROLE_REF, ".role.name")},
     {_x(_Has.CONNECTION_REF, ".connection.id")}, {_x(_Has.CONNECTION_REF, ".connection.name")},
     CASE WHEN t.mask & {int(_Has.MEMBER_REF)} THEN
@@ -173,8 +178,7 @@ INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.se
         ELSE json_extract(e.raw, '$.event.data.object.member.id') END END
 FROM events AS e CROSS JOIN directory_types AS t ON t.type = e.type
 WHERE e.seq > {_UPTO} AND e.seq <= NEW.last_seq AND NEW.last_seq - {_UPTO} <= NEW.max_gap AND json_valid(e.raw);
-INSERT INTO entities (kind, id, name, name_at, display, display_at, email, email_at, detail, detail_at,
-    created_at, deleted_at)
+INSERT INTO entities (kind, id, {", ".join(f"{a}, {a}_at" for a in _ATTRS)}, created_at, deleted_at)
 SELECT kind, id, {", ".join(f"{a}, CASE WHEN {a} IS NOT NULL THEN st END" for a in _ATTRS)},
     CASE WHEN subject AND type LIKE '%.created' THEN st END, CASE WHEN subject AND type LIKE '%.deleted' THEN st END
 FROM directory_mention WHERE id IS NOT NULL

@@ -129,6 +129,7 @@ CREATE TABLE entities (
     display    TEXT, display_at INTEGER,  -- an organization's display_name
     email      TEXT, email_at   INTEGER,
     detail     TEXT, detail_at  INTEGER,  -- a group's type
+    parent     TEXT, parent_at  INTEGER,  -- a group's organization or connection (by its type)
     created_at INTEGER,  -- stamp of the newest *.created
     deleted_at INTEGER,  -- stamp of the newest *.deleted; deleted while newer than created_at
     PRIMARY KEY (kind, id)
