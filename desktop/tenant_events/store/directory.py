@@ -42,7 +42,7 @@ from typing import Final
 ENABLED = True
 STAMP_SHIFT: Final = 20
 REBUILD_CHUNK: Final = 10_000
-LIVE_BATCH: Final = 100  # events: batches up to this size update the directory in their own transaction
+LIVE_BATCH: Final = 50  # events: batches up to this size (live ones, flushed every 100 ms) update it at once
 
 
 class Rel(IntEnum):
