@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
@@ -194,6 +194,24 @@ class DirectoryReader:
         since = added if added is not None and added >= 0 else None
         until = ended if ended >= 0 and (since is None or ended > since) else None
         return Link(Relation[rel.name], tuple(ends), stamp_ms(since), stamp_ms(until))
+
+    def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
+        """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
+        wanted = orjson.dumps(sorted(set(seqs))).decode()
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
+                (wanted,),
+            ).fetchall()
+        out: dict[int, tuple[str, dict[str, Any]]] = {}
+        for seq, kind, raw in rows:
+            try:
+                data = orjson.loads(raw)["event"]["data"]
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                continue
+            if isinstance(data, dict):
+                out[int(seq)] = (str(kind), data)
+        return out
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
