@@ -104,15 +104,16 @@ _SUBJECT: Final = _Has.USER | _Has.ORG | _Has.GROUP
 _IS_CONNECTION: Final = "json_extract(e.raw, '$.event.data.object.member.member_type') = 'connection'"
 
 _SCHEMA: Final = (
-    "CREATE TABLE directory_types (type TEXT PRIMARY KEY, mask INTEGER NOT NULL, rel INTEGER, adds INTEGER)"
-    " WITHOUT ROWID",
-    """CREATE TABLE directory_scratch (
+    "CREATE TABLE IF NOT EXISTS directory_types"
+    " (type TEXT PRIMARY KEY, mask INTEGER NOT NULL, rel INTEGER, adds INTEGER) WITHOUT ROWID",
+    """CREATE TABLE IF NOT EXISTS directory_scratch (
     seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL, rel INTEGER, adds INTEGER,
     skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT, sdetail TEXT, sparent TEXT,
     org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT, grptype TEXT, grpparent TEXT,
     role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT, mem TEXT)""",
-    "CREATE TABLE directory_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS directory_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
     "INSERT OR IGNORE INTO counters (name, value) VALUES ('directory_upto', 0)",
+    "DROP VIEW IF EXISTS directory_mention",
     """CREATE VIEW directory_mention (st, type, subject, kind, id, name, display, email, detail, parent) AS
     SELECT st, type, 1, skind, sid, sname, sdisplay, semail, sdetail, sparent FROM directory_scratch
         WHERE sid IS NOT NULL
@@ -204,19 +205,22 @@ END"""  # noqa: S608 - constants only
 
 
 def install(conn: sqlite3.Connection) -> None:
-    """Create the directory's helper tables and trigger (schema migration; inside the caller's transaction)."""
+    """Create (or bring up to date) the directory's helper tables, view and trigger; inside the caller's
+    transaction (the schema migration, `tenant-events reindex`)."""
     for statement in _SCHEMA:
         conn.execute(statement)
+    conn.execute("DELETE FROM directory_types")
     conn.executemany(
         "INSERT INTO directory_types (type, mask, rel, adds) VALUES (?, ?, ?, ?)",
         [(name, int(has), rel, adds) for name, (has, rel, adds) in _TYPES.items()],
     )
+    conn.execute("DROP TRIGGER IF EXISTS directory_apply")
     conn.execute(_APPLY)
 
 
-def _apply(conn: sqlite3.Connection, upto_seq: int, max_gap: int) -> None:
+def advance(conn: sqlite3.Connection, upto_seq: int, max_gap: int) -> None:
     """Apply the stored events after the directory's watermark up to `upto_seq`, when they are at most `max_gap`
-    seqs (one statement; the trigger does the work)."""
+    seqs (one statement; the trigger does the work); inside the caller's transaction."""
     conn.execute("INSERT INTO directory_pending (last_seq, max_gap) VALUES (?, ?)", (upto_seq, max_gap))
 
 
@@ -224,18 +228,18 @@ def after_batch(conn: sqlite3.Connection, last_seq: int, events: int) -> None:
     """In a batch's transaction: a small batch (live events) goes into the directory at once; a large one (a
     catch-up) is left to `catch_up`, which the writer runs when no batch has come for a while."""
     if ENABLED and events <= LIVE_BATCH:
-        _apply(conn, last_seq, LIVE_BATCH * 2)
+        advance(conn, last_seq, LIVE_BATCH * 2)
 
 
 def catch_up(conn: sqlite3.Connection, upto_seq: int) -> None:
     """In the indexer's transaction: bring the directory up to `upto_seq` (the rows it just indexed)."""
     if ENABLED:
-        _apply(conn, upto_seq, upto_seq)
+        advance(conn, upto_seq, upto_seq)
 
 
 def watermark(conn: sqlite3.Connection) -> int:
     """The last seq the directory covers: later events are not in it yet."""
-    return int(conn.execute(_UPTO).fetchone()[0])
+    return int(conn.execute("SELECT value FROM counters WHERE name = 'directory_upto'").fetchone()[0])
 
 
 def clear(conn: sqlite3.Connection) -> int:
@@ -252,7 +256,7 @@ def rebuild(conn: sqlite3.Connection, progress: Callable[[int, int], object] | N
     top = clear(conn)
     for low in range(1, top + 1, REBUILD_CHUNK):
         high = min(top, low + REBUILD_CHUNK - 1)
-        _apply(conn, high, REBUILD_CHUNK)
+        advance(conn, high, REBUILD_CHUNK)
         if progress is not None:
             progress(high, top)
 

@@ -87,6 +87,15 @@ class DirectoryReader:
                 self._conn.execute("SELECT value FROM counters WHERE name = 'directory_upto'").fetchone()[0]
             )
 
+    def unindexed(self) -> int:
+        """How many stored seqs lie after the directory's watermark (a catch-up the indexer has not reached)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)"
+                " - (SELECT value FROM counters WHERE name = 'directory_upto')"
+            ).fetchone()
+        return max(0, int(row[0]))
+
     def entity(self, kind: str, entity_id: str) -> Entity | None:
         with self._lock:
             row = self._conn.execute(
@@ -183,17 +192,19 @@ class DirectoryReader:
         removed: int | None,
         found: dict[tuple[str, str], tuple[tuple[object, ...], Entity]],
     ) -> Link:
+        """The link, ended by its removal or by the deletion of an end (the cascade of store/directory.py),
+        whichever came first after it was made."""
+        since = added if isinstance(added, int) and added >= 0 else -1
+        endings = [removed] if isinstance(removed, int) else []
         ends = []
-        ended = removed if removed is not None and removed >= 0 else -1
         for kind, eid in zip(ENDS[rel], ids, strict=False):
             row, entity = found.get((kind, eid), ((), Entity(kind, eid)))
             ends.append(entity)
-            deleted_at = row[7] if row else None
-            if isinstance(deleted_at, int) and deleted_at > ended:
-                ended = deleted_at  # the cascade: a deleted end ends the link (store/directory.py)
-        since = added if added is not None and added >= 0 else None
-        until = ended if ended >= 0 and (since is None or ended > since) else None
-        return Link(Relation[rel.name], tuple(ends), stamp_ms(since), stamp_ms(until))
+            if row and isinstance(row[7], int):
+                endings.append(row[7])
+        after = [stamp for stamp in endings if stamp > since]
+        return Link(Relation[rel.name], tuple(ends), stamp_ms(since if since >= 0 else None),
+                    stamp_ms(min(after)) if after else None)  # fmt: skip
 
     def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
         """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
