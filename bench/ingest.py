@@ -62,12 +62,35 @@ def consume_engine(auth_url: str, token: str, n: int, *, keep_directory: bool = 
         elapsed = time.perf_counter() - started  # every event and its cursor committed (durable)
         engine.stop()
         await task
+        if INDEXING:  # the writer's idle-time indexer: full-text index, and the directory when it is kept
+            INDEXED["seconds"] = await asyncio.to_thread(wait_indexed, tmp / "bench.sqlite3", keep_directory)
         writer.close()
         assert engine.stats.events_stored >= n and engine.stats.rejected == 0, engine.stats
         shutil.rmtree(tmp)
         return elapsed
 
     return asyncio.run(go())
+
+
+INDEXING = False  # --indexing: after each engine run, also time the idle indexer catching up
+INDEXED: dict[str, float] = {}
+
+
+def wait_indexed(db: Path, directory: bool) -> float:
+    """Seconds until the full-text index (and the directory) cover every stored event."""
+    started = time.perf_counter()
+    conn = sqlite3.connect(db)
+    try:
+        while True:
+            fts, kept, top = conn.execute(
+                "SELECT (SELECT value FROM counters WHERE name = 'fts_upto'),"
+                " (SELECT value FROM counters WHERE name = 'directory_upto'), (SELECT max(seq) FROM events)"
+            ).fetchone()
+            if fts >= top and (kept >= top or not directory):
+                return time.perf_counter() - started
+            time.sleep(0.05)
+    finally:
+        conn.close()
 
 
 def consume_peer(auth_url: str, token: str, n: int) -> float:
@@ -136,18 +159,21 @@ CONSUMERS = {"engine": consume_engine, "nodir": consume_engine_without_directory
              "floor": consume_floor}  # fmt: skip
 
 
-def child(kind: str, auth_url: str, n: int) -> None:
+def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
+    global INDEXING
+    INDEXING = indexing
     token = sim_process.admin_token(auth_url)
     elapsed = CONSUMERS[kind](auth_url, token, n)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb}))
+    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb,
+                      "index_seconds": INDEXED.get("seconds")}))  # fmt: skip
 
 
-def run_child(kind: str, auth_url: str, n: int) -> dict[str, float]:
+def run_child(kind: str, auth_url: str, n: int, indexing: bool = False) -> dict[str, float]:
     # The previous consumer's database (hundreds of MB of dirty pages) is written back now, not during this run.
     os.sync()
-    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n)],
-                         capture_output=True, text=True, timeout=3600)  # fmt: skip
+    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n),
+                          *(["--indexing"] if indexing else [])], capture_output=True, text=True, timeout=3600)  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{out.stderr[-3000:]}")
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -162,11 +188,16 @@ def main() -> int:
         "--catchup", type=int, default=1_000_000, help="events for the catch-up figure (0 = skip)"
     )
     ap.add_argument("--only", nargs="*", default=list(CONSUMERS), choices=list(CONSUMERS))
+    ap.add_argument(
+        "--indexing",
+        action="store_true",
+        help="engine and nodir: also time the idle indexer (full-text, directory) after the catch-up",
+    )
     ap.add_argument("--child", choices=list(CONSUMERS), help=argparse.SUPPRESS)
     ap.add_argument("--auth-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.auth_url, args.events)
+        child(args.child, args.auth_url, args.events, args.indexing)
         return 0
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at start: {load} (2 cores; other work on the machine skews every rate)")
@@ -175,13 +206,18 @@ def main() -> int:
     )
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
+        indexing: dict[str, list[float]] = {k: [] for k in args.only}
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
-                r = run_child(kind, auth_url, args.events)
+                r = run_child(kind, auth_url, args.events, args.indexing)
                 rates[kind].append(r["events"] / r["seconds"])
-                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB",
-                      flush=True)  # fmt: skip
+                after = ""
+                if r.get("index_seconds") is not None:
+                    indexing[kind].append(r["index_seconds"])
+                    after = f"  then indexed in {r['index_seconds']:.1f} s"
+                print(f"run {run + 1} {kind:6s} {rates[kind][-1]:>10,.0f} events/s  peak RSS {r['peak_rss_mb']:.0f} MB"
+                      f"{after}", flush=True)  # fmt: skip
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
@@ -195,6 +231,12 @@ def main() -> int:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
         if "engine" in med and "nodir" in med:
             print(f"engine (with the directory) / nodir = {med['engine'] / med['nodir']:.0%} (goal ≥ 90 %)")
+        for kind, seconds in indexing.items():
+            if seconds:
+                what = "full-text index and directory" if kind == "engine" else "full-text index"
+                print(
+                    f"{kind}: {what} complete {statistics.median(seconds):.1f} s (median) after the catch-up"
+                )
         if "engine" in med and "floor" in med:
             print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
         if args.catchup:
