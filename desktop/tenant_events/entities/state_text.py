@@ -75,6 +75,7 @@ def state_lines(state: EntityState) -> list[str]:
         f"  was {phrase(link, entity)}, {when(link.since_ms)} to {when(link.until_ms)}"
         for link in ended[:MAX_LINES]
     ]
-    if len(ended) > MAX_LINES:
-        lines.append(f"  … and {len(ended) - MAX_LINES} earlier links")
+    earlier = max(len(ended), state.ended_total) - min(len(ended), MAX_LINES)
+    if earlier > 0:
+        lines.append(f"  … and {earlier} earlier links")
     return lines

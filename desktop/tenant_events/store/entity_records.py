@@ -84,7 +84,7 @@ class Link:
 
 @dataclass(frozen=True, slots=True)
 class EntityState:
-    """An entity and every link it is an end of (current ones first), as of the directory's watermark.
+    """An entity and the links it is an end of (current ones first), as of the directory's watermark.
 
     `upto_seq` is the last stored event the directory covers; events after it (a catch-up not yet indexed) are
     not counted here.
@@ -93,6 +93,7 @@ class EntityState:
     entity: Entity
     links: tuple[Link, ...]
     upto_seq: int
+    ended_total: int = 0  # ended links in all; `links` holds only the newest of them (entity_state.MAX_ENDED)
 
     @property
     def current_links(self) -> tuple[Link, ...]:
