@@ -10,7 +10,8 @@ import pytest
 
 from helpers.entity_events import T0, envelope_row
 from tenant_events.store import Batch, EventFilter, StoreWriter
-from tenant_events.store.merged import FEW_ROWS, MergedKey, MergedReader
+from tenant_events.store.merged import MergedKey, MergedReader
+from tenant_events.store.time_pager import FEW_MATCHES, FEW_ROWS
 
 TYPES = ("user.created", "user.updated", "organization.created", "group.member.added")
 
@@ -131,20 +132,49 @@ def test_filters_are_the_single_stores_filters(stores, flt, keep):
         assert reader.count(flt) == len(got)
 
 
-def test_the_type_filter_takes_both_plans(stores, monkeypatch):
-    """Below FEW_ROWS matches the type index and a sort, above it a walk of the time index: the same rows."""
-    paths, expected = stores
-    flt = EventFilter(types=frozenset({"user.created"}))
+@pytest.mark.parametrize(
+    "flt",
+    [EventFilter(types=frozenset({"user.created"})), EventFilter(text="needle"), EventFilter(text="example")],
+)
+def test_each_plan_gives_the_same_pages(stores, flt, monkeypatch):
+    """Few matches: the type index or the full-text matches, sorted by time. Many: a walk of the time index (for
+    text in chunks checked against the full-text index)."""
+    paths, _expected = stores
     with MergedReader(paths) as reader:
         few = _walk_back(reader, flt, 25)
-    monkeypatch.setattr("tenant_events.store.merged.FEW_ROWS", 1)
+        few_forward = reader.page_after(flt, few[-1].key, 1000)
+    monkeypatch.setattr("tenant_events.store.time_pager.FEW_ROWS", 1)
+    monkeypatch.setattr("tenant_events.store.time_pager.FEW_MATCHES", 1)
+    monkeypatch.setattr("tenant_events.store.time_pager.CHUNK", 7)
+    monkeypatch.setattr("tenant_events.store.time_pager._RUN_GAP", 2)
     with MergedReader(paths) as reader:
         many = _walk_back(reader, flt, 25)
-    assert (
-        FEW_ROWS > 1
-        and few == many
-        and len(few) == len(_expected(expected, lambda r: r.type == "user.created"))
-    )
+        many_forward = reader.page_after(flt, many[-1].key, 1000)
+    assert FEW_ROWS > 1 and FEW_MATCHES > 1 and few == many and few_forward == many_forward
+    assert len(few) == reader_count(paths, flt) > 0
+
+
+def reader_count(paths, flt):
+    with MergedReader(paths) as reader:
+        return reader.count(flt)
+
+
+def test_a_common_word_is_found_in_the_rows_the_indexer_has_not_reached(tmp_path, monkeypatch):
+    late = tmp_path / "zeta.sqlite3"
+    writer = StoreWriter(late)
+    rows = _rows(9, 120, random.Random(3))
+    writer.commit_sync(Batch(events=rows[:60], cursor="a"))
+    writer.index_all_sync()
+    writer.commit_sync(Batch(events=rows[60:], cursor="b"))  # not indexed: found by substring
+    writer.close()
+    monkeypatch.setattr("tenant_events.store.time_pager.FEW_MATCHES", 1)
+    monkeypatch.setattr("tenant_events.store.time_pager.CHUNK", 9)
+    with MergedReader({"zeta": late}) as reader:
+        got = [
+            e.event.seq for e in _walk_back(reader, EventFilter(text="t9"), 5)
+        ]  # this store's email domain
+    want = sorted(((r.time_ms, seq) for seq, r in enumerate(rows, 1) if "@t9.example" in r.raw), reverse=True)
+    assert got == [seq for _ms, seq in want] and any(seq > 60 for seq in got)
 
 
 def test_counts_and_histogram_add_up(stores):

@@ -1,9 +1,9 @@
 """One view over several tenants' databases, ordered by event time ("All tenants"), paged without loading them.
 
 Order: (event time, tenant, stored seq), newest first; a page is a keyset position in that order, so every page
-costs the same at any depth. Each store answers "my next `limit` rows before this position" from its
-(time_ms, event_id) index (schema.py _V2), newest first; a k-way merge keeps the first `limit` of them. Filters
-are the single store's (`EventFilter`, query.py). Counts, per-type counts and the histogram add up each store's.
+costs the same at any depth. Each store answers "my next `limit` rows past this position" (time_pager.py, from
+its time index), and a k-way merge keeps the first `limit` of them. Filters are the single store's
+(`EventFilter`, query.py). Counts, per-type counts and the histogram add up each store's.
 
 A tenant is the name of its database (the profile name), so two profiles of one tenant stay apart.
 """
@@ -12,23 +12,14 @@ from __future__ import annotations
 
 import heapq
 import sqlite3
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Final
 
-from tenant_events.store.query import where_clause
-from tenant_events.store.reader import _COLUMNS, EventReader, _event
+from tenant_events.store.reader import EventReader
 from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.store.schema import connect
-
-_MAX_SEQ: Final = 2**63 - 1
-# A type filter matching fewer rows than this reads them through the (type, seq) index and sorts them by time;
-# a commoner one walks the time index and skips the rest (without statistics SQLite always takes the type index,
-# and sorting a third of a million-row table for one page took seconds).
-FEW_ROWS: Final = 20_000
+from tenant_events.store.time_pager import MAX_SEQ, TimePager
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -51,76 +42,39 @@ class MergedEvent:
         return MergedKey(self.time_ms, self.tenant, self.event.seq)
 
 
-class _TimePager:
-    """One store's rows in time order (its own read connection, serialised by a lock)."""
+class _Pager:
+    """One store's side of the merge: its rows before or after a merged position."""
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self.pager = TimePager(tenant, path)
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-    def _seq_bound(self, key: MergedKey) -> int:
-        """Within the key's millisecond, which of this store's seqs come after the key (newest-first order)."""
+    def _position(self, key: MergedKey) -> tuple[int, int]:
+        """The key as this store's (time_ms, seq) bound. Inside the key's millisecond every row of a tenant ordered
+        before the key's is below it, and of one ordered after, above it: seq bound MAX_SEQ or 0 serves both
+        directions (`seq < bound` going newest first, `seq > bound` going oldest first)."""
         if self.tenant == key.tenant:
-            return key.seq
-        return _MAX_SEQ if self.tenant < key.tenant else 0
+            return key.time_ms, key.seq
+        return key.time_ms, (MAX_SEQ if self.tenant < key.tenant else 0)
 
-    def _source(self, f: EventFilter) -> str:
-        """`events`, or `events INDEXED BY events_time_id` when walking time order is the cheaper plan."""
-        if f.text.strip():
-            return "events"  # the full-text matches drive the query
-        if f.types:
-            marks = ",".join("?" * len(f.types))
-            few = self._conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM events WHERE type IN ({marks}) LIMIT ?)",  # noqa: S608
-                [*sorted(f.types), FEW_ROWS],
-            ).fetchone()[0]
-            if few < FEW_ROWS:
-                return "events"
-        return "events INDEXED BY events_time_id"
-
-    def before(self, f: EventFilter, key: MergedKey | None, limit: int) -> list[MergedEvent]:
-        with self._lock:
-            upto = int(self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-            where, params = where_clause(f, upto)
-            if key is not None:
-                where = f"time_ms <= ? AND (time_ms < ? OR seq < ?) AND {where}"
-                params = [key.time_ms, key.time_ms, self._seq_bound(key), *params]
-            rows = self._conn.execute(
-                f"SELECT {_COLUMNS}, time_ms FROM {self._source(f)} WHERE {where}"  # noqa: S608
-                " ORDER BY time_ms DESC, seq DESC LIMIT ?",
-                [*params, limit],
-            ).fetchall()
-        return [MergedEvent(self.tenant, int(r[-1]), _event(r[:-1])) for r in rows]
-
-    def after(self, f: EventFilter, key: MergedKey, limit: int) -> list[MergedEvent]:
-        # oldest first: within the key's millisecond, a later tenant's rows all come after it, an earlier one's none
-        bound = key.seq if self.tenant == key.tenant else (0 if self.tenant > key.tenant else _MAX_SEQ)
-        with self._lock:
-            upto = int(self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-            where, params = where_clause(f, upto)
-            rows = self._conn.execute(
-                f"SELECT {_COLUMNS}, time_ms FROM {self._source(f)}"  # noqa: S608
-                f" WHERE time_ms >= ? AND (time_ms > ? OR seq > ?) AND {where} ORDER BY time_ms, seq LIMIT ?",
-                [key.time_ms, key.time_ms, bound, *params, limit],
-            ).fetchall()
-        return [MergedEvent(self.tenant, int(r[-1]), _event(r[:-1])) for r in rows]
+    def page(
+        self, f: EventFilter, key: MergedKey | None, limit: int, newest_first: bool
+    ) -> list[MergedEvent]:
+        position = None if key is None else self._position(key)
+        return [
+            MergedEvent(self.tenant, ms, e) for ms, e in self.pager.page(f, position, limit, newest_first)
+        ]
 
 
 class MergedReader:
     """Pages, counts and histograms over several tenant databases (`{tenant: path}`); close when done."""
 
     def __init__(self, stores: Mapping[str, Path]) -> None:
-        self._pagers: list[_TimePager] = []
+        self._pagers: list[_Pager] = []
         self.readers: dict[str, EventReader] = {}
         try:
             for tenant, path in sorted(stores.items()):
-                self._pagers.append(_TimePager(tenant, path))
+                self._pagers.append(_Pager(tenant, path))
                 self.readers[tenant] = EventReader(path)
         except BaseException:
             self.close()
@@ -128,7 +82,7 @@ class MergedReader:
 
     def close(self) -> None:
         for pager in self._pagers:
-            pager.close()
+            pager.pager.close()
         for reader in self.readers.values():
             reader.close()
         self._pagers.clear()
@@ -148,12 +102,12 @@ class MergedReader:
         self, f: EventFilter, before: MergedKey | None = None, limit: int = 200
     ) -> list[MergedEvent]:
         """Up to `limit` matching events older than `before` (None: the newest), newest first."""
-        runs = [pager.before(f, before, limit) for pager in self._pagers]
+        runs = [pager.page(f, before, limit, newest_first=True) for pager in self._pagers]
         return list(islice(heapq.merge(*runs, key=lambda e: e.key, reverse=True), limit))
 
     def page_after(self, f: EventFilter, after: MergedKey, limit: int = 200) -> list[MergedEvent]:
         """Up to `limit` matching events newer than `after`, oldest first (scrolling back up, live appends)."""
-        runs = [pager.after(f, after, limit) for pager in self._pagers]
+        runs = [pager.page(f, after, limit, newest_first=False) for pager in self._pagers]
         return list(islice(heapq.merge(*runs, key=lambda e: e.key), limit))
 
     def get(self, tenant: str, seq: int) -> StoredEvent | None:
