@@ -227,10 +227,11 @@ def advance(conn: sqlite3.Connection, upto_seq: int, max_gap: int) -> None:
     conn.execute("INSERT INTO directory_pending (last_seq, max_gap) VALUES (?, ?)", (upto_seq, max_gap))
 
 
-def after_batch(conn: sqlite3.Connection, last_seq: int, events: int) -> None:
-    """In a batch's transaction: a small batch (live events) goes into the directory at once; a large one (a
-    catch-up) is left to `catch_up`, which the writer runs when no batch has come for a while."""
-    if ENABLED and events <= LIVE_BATCH:
+def after_batch(conn: sqlite3.Connection, last_seq: int | None, events: int) -> None:
+    """In a batch's transaction (`last_seq`: its last stored seq, None when it stored none): a small batch (live
+    events) goes into the directory at once; a large one (a catch-up) is left to `catch_up`, which the writer runs
+    when no batch has come for a while."""
+    if ENABLED and last_seq is not None and events <= LIVE_BATCH:
         advance(conn, last_seq, LIVE_BATCH * 2)
 
 

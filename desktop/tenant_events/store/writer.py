@@ -249,8 +249,7 @@ class StoreWriter:
                 # duplicate still uses up a seq (AUTOINCREMENT). No query: each statement the writer runs is one
                 # more wait for the GIL while the engine parses.
                 first_seq, last_seq = (before_seq + 1, last_rowid) if inserted else (None, None)
-                if last_seq is not None:
-                    directory.after_batch(conn, last_seq, inserted)  # live events: in the directory at once
+                directory.after_batch(conn, last_seq, inserted)  # live events: into the directory now
                 if duplicates:
                     conn.execute(
                         "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
