@@ -5,10 +5,12 @@ both prefixes) serves a backlog; each consumer runs in its OWN subprocess (clean
 simulator) and replays the backlog from `from_timestamp` far in the past:
 
   engine   StreamEngine + StoreWriter: httpx + stream/sse_decoder.py, wire-model validation, batches + cursor
-           committed to SQLite
+           committed to SQLite, with the entity directory kept in the same transactions (live-sized batches)
   rules    engine + the alert rules with default settings, evaluated over the committed rows on the writer
            thread (alerts/runner.py); timed until every stored event is evaluated. Its cost is reported as
            1 − rules/engine of the median rates (goal ≤ 10 %)
+  nodir    the same engine with the store's entity directory switched off: what the directory costs
+           (`--only engine nodir` for just that comparison; goal engine ≥ 90 % of nodir)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
   baseline (with --baseline DIR) the engine consumer again, importing `tenant_events` from another checkout
@@ -63,23 +65,32 @@ def sample_wal(wal: Path, stop: threading.Event) -> None:
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
-def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> float:
-    from tenant_events.alert_settings import AlertSettings
-    from tenant_events.alerts.from_settings import build_evaluator
-    from tenant_events.alerts.runner import AlertRunner
+def consume_engine(
+    auth_url: str, token: str, n: int, rules: bool = False, *, keep_directory: bool = True
+) -> float:
     from tenant_events.store import StoreWriter
     from tenant_events.stream.engine import EngineConfig, StreamEngine
     from tenant_events.stream.tokens import StaticTokenProvider
 
     async def go() -> float:
         tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        if not keep_directory:  # (imported only here: a --baseline checkout may have no directory)
+            from tenant_events.store import directory
+
+            directory.ENABLED = False
         writer = StoreWriter(tmp / "bench.sqlite3")
         stop_sampling = threading.Event()
         sampler = threading.Thread(target=sample_wal, args=(tmp / "bench.sqlite3-wal", stop_sampling))
         sampler.start()
         engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
                               StaticTokenProvider(token), writer)  # fmt: skip
-        runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer) if rules else None
+        runner = None
+        if rules:  # (imported only here: a --baseline checkout may have no alert rules)
+            from tenant_events.alert_settings import AlertSettings
+            from tenant_events.alerts.from_settings import build_evaluator
+            from tenant_events.alerts.runner import AlertRunner
+
+            runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer)
         raised: list[int] = []
         if runner is not None:
             step = runner.evaluator.step
@@ -106,6 +117,8 @@ def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> fl
         elapsed = time.perf_counter() - started  # every event and its cursor committed (durable)
         engine.stop()
         await task
+        if INDEXING:  # the writer's idle-time indexer: full-text index, and the directory when it is kept
+            INDEXED["seconds"] = await asyncio.to_thread(wait_indexed, tmp / "bench.sqlite3", keep_directory)
         writer.close()
         stop_sampling.set()
         sampler.join()
@@ -114,6 +127,27 @@ def consume_engine(auth_url: str, token: str, n: int, rules: bool = False) -> fl
         return elapsed
 
     return asyncio.run(go())
+
+
+INDEXING = False  # --indexing: after each engine run, also time the idle indexer catching up
+INDEXED: dict[str, float] = {}
+
+
+def wait_indexed(db: Path, directory: bool) -> float:
+    """Seconds until the full-text index (and the directory) cover every stored event."""
+    started = time.perf_counter()
+    conn = sqlite3.connect(db)
+    try:
+        while True:
+            fts, kept, top = conn.execute(
+                "SELECT (SELECT value FROM counters WHERE name = 'fts_upto'),"
+                " (SELECT value FROM counters WHERE name = 'directory_upto'), (SELECT max(seq) FROM events)"
+            ).fetchone()
+            if fts >= top and (kept >= top or not directory):
+                return time.perf_counter() - started
+            time.sleep(0.05)
+    finally:
+        conn.close()
 
 
 def consume_peer(auth_url: str, token: str, n: int) -> float:
@@ -178,16 +212,23 @@ def consume_rules(auth_url: str, token: str, n: int) -> float:
     return consume_engine(auth_url, token, n, rules=True)
 
 
+def consume_engine_without_directory(auth_url: str, token: str, n: int) -> float:
+    return consume_engine(auth_url, token, n, keep_directory=False)
+
+
 CONSUMERS = {
     "engine": consume_engine,
     "rules": consume_rules,
+    "nodir": consume_engine_without_directory,
     "peer": consume_peer,
     "floor": consume_floor,
     "baseline": consume_engine,
 }
 
 
-def child(kind: str, auth_url: str, n: int) -> None:
+def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
+    global INDEXING
+    INDEXING = indexing
     token = sim_process.admin_token(auth_url)
     elapsed = CONSUMERS[kind](auth_url, token, n)
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -195,17 +236,20 @@ def child(kind: str, auth_url: str, n: int) -> None:
     # CPU seconds of the whole child (start-up included): less swayed than the rate by other work on the machine
     cpu = usage.ru_utime + usage.ru_stime
     print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb, "cpu_s": cpu,
-                      "eval_cpu_s": EVAL_CPU[0], **WAL_MAX}))  # fmt: skip
+                      "eval_cpu_s": EVAL_CPU[0], "index_seconds": INDEXED.get("seconds"), **WAL_MAX}))  # fmt: skip
 
 
-def run_child(kind: str, auth_url: str, n: int, baseline: Path | None = None) -> dict[str, float]:
+def run_child(
+    kind: str, auth_url: str, n: int, baseline: Path | None = None, indexing: bool = False
+) -> dict[str, float]:
     # The previous consumer's database (hundreds of MB of dirty pages) is written back now, not during this run.
     os.sync()
     env = dict(os.environ)
     if kind == "baseline":
         assert baseline is not None, "--baseline DIR"
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline / "desktop"), env.get("PYTHONPATH")]))
-    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n)],
+    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n),
+                          *(["--indexing"] if indexing else [])],
                          capture_output=True, text=True, timeout=3600, env=env)  # fmt: skip
     if out.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{out.stderr[-3000:]}")
@@ -223,6 +267,11 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=["engine", "peer", "floor"], choices=list(CONSUMERS))
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run the engine from this checkout (its desktop/ first on PYTHONPATH) as 'baseline'")  # fmt: skip
+    ap.add_argument(
+        "--indexing",
+        action="store_true",
+        help="engine and nodir: also time the idle indexer (full-text, directory) after the catch-up",
+    )
     ap.add_argument("--child", choices=list(CONSUMERS), help=argparse.SUPPRESS)
     ap.add_argument("--auth-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -233,7 +282,7 @@ def main() -> int:
             )
         args.only = [*args.only, "baseline"] if "baseline" not in args.only else args.only
     if args.child:
-        child(args.child, args.auth_url, args.events)
+        child(args.child, args.auth_url, args.events, args.indexing)
         return 0
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average at start: {load} (2 cores; other work on the machine skews every rate)")
@@ -242,15 +291,20 @@ def main() -> int:
     )
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
+        indexing: dict[str, list[float]] = {k: [] for k in args.only}
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
-                r = run_child(kind, auth_url, args.events, args.baseline)
+                r = run_child(kind, auth_url, args.events, args.baseline, args.indexing)
                 rates[kind].append(r["events"] / r["seconds"])
                 wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
                 evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"
+                after = ""
+                if r.get("index_seconds") is not None:
+                    indexing[kind].append(r["index_seconds"])
+                    after = f"  then indexed in {r['index_seconds']:.1f} s"
                 print(f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
-                      f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}", flush=True)  # fmt: skip
+                      f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}{after}", flush=True)  # fmt: skip
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
@@ -262,6 +316,14 @@ def main() -> int:
             print(f"| {k} | {v:,.0f} | engine is {ratio:.2f}× |")
         if "engine" in med and "peer" in med:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
+        if "engine" in med and "nodir" in med:
+            print(f"engine (with the directory) / nodir = {med['engine'] / med['nodir']:.0%} (goal ≥ 90 %)")
+        for kind, seconds in indexing.items():
+            if seconds:
+                what = "full-text index and directory" if kind == "engine" else "full-text index"
+                print(
+                    f"{kind}: {what} complete {statistics.median(seconds):.1f} s (median) after the catch-up"
+                )
         if "engine" in med and "floor" in med:
             print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
         if "engine" in med and "rules" in med:

@@ -32,6 +32,8 @@ COMMANDS: tuple[str, ...] = (
     "login_cmd",
     "alerts_cmd",
     "rules_cmd",
+    "timeline_cmd",
+    "reindex_cmd",
 )
 
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None

@@ -11,8 +11,9 @@ Tables:
   cursor      one row: the resume offset and the newest stored event time, written with each batch
   gaps        "possible gap" markers (e.g. cursor expired, resumed by timestamp)
   rejected    frames that failed validation, raw, with offset and reason
-  counters    cumulative numbers (duplicates dropped, FTS progress, the alert rules' watermark)
+  counters    cumulative numbers (duplicates dropped, FTS and directory progress, the alert rules' watermark)
   alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
+  entities, links  the entity directory kept from the events (schema 4, directory.py)
 """
 
 from __future__ import annotations
@@ -22,16 +23,18 @@ import logging
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_schema import ALERTS_SQL
+from tenant_events.store.directory import install_and_rebuild
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -119,10 +122,41 @@ CREATE UNIQUE INDEX events_time_id ON events(time_ms, event_id);
 
 # Schema 3: the alerts the rules raise and the rules' evaluation watermark (alerts_schema.py).
 _V3: Final = ALERTS_SQL
+# Schema 4: the entity directory, kept by store/directory.py in each batch's transaction. Both tables are keyed by
+# the entities' own ids (WITHOUT ROWID: one b-tree walk finds and updates a row, the upkeep's main cost). The
+# follow-up (_FOLLOW_UPS) creates the directory's helper tables and trigger and fills both tables from the events
+# already stored; `tenant-events reindex` does that again on demand.
+_V4: Final = """
+CREATE TABLE entities (
+    kind       TEXT NOT NULL,  -- user | organization | group | role | connection
+    id         TEXT NOT NULL,
+    name       TEXT, name_at    INTEGER,  -- each *_at is the stamp of the event that set the value (directory.py)
+    display    TEXT, display_at INTEGER,  -- an organization's display_name
+    email      TEXT, email_at   INTEGER,
+    detail     TEXT, detail_at  INTEGER,  -- a group's type
+    parent     TEXT, parent_at  INTEGER,  -- a group's organization or connection (by its type)
+    created_at INTEGER,  -- stamp of the newest *.created
+    deleted_at INTEGER,  -- stamp of the newest *.deleted; deleted while newer than created_at
+    PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+CREATE TABLE links (
+    rel        INTEGER NOT NULL,  -- directory.Rel: which relation, and so the kinds of a, b and c
+    a          TEXT NOT NULL,
+    b          TEXT NOT NULL,
+    c          TEXT NOT NULL,  -- '' for two-ended relations
+    added_at   INTEGER,  -- stamp of the newest add / assign
+    removed_at INTEGER,  -- stamp of the newest removal
+    PRIMARY KEY (rel, a, b, c)
+) WITHOUT ROWID;
+CREATE INDEX links_b ON links(b);
+CREATE INDEX links_c ON links(c) WHERE c <> '';
+"""
 
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4)
 assert len(MIGRATIONS) == SCHEMA_VERSION
+# Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
+_FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {_V4: install_and_rebuild}
 
 
 @dataclass(frozen=True)
@@ -177,6 +211,8 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
         try:
             for statement in _split(MIGRATIONS[target]):
                 conn.execute(statement)
+            if (follow_up := _FOLLOW_UPS.get(MIGRATIONS[target])) is not None:
+                follow_up(conn)
             conn.execute(f"PRAGMA user_version = {target + 1}")
             conn.execute("COMMIT")
         except BaseException:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
+from tenant_events.store import directory
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
@@ -243,6 +244,7 @@ class StoreWriter:
                 # duplicate still uses up a seq (AUTOINCREMENT). No query: each statement the writer runs is one
                 # more wait for the GIL while the engine parses.
                 first_seq, last_seq = (before_seq + 1, last_rowid) if inserted else (None, None)
+                directory.after_batch(conn, last_seq, inserted)  # live events: into the directory now
                 if duplicates:
                     conn.execute(
                         "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
@@ -333,6 +335,7 @@ class StoreWriter:
                 upto = indexed[-1][0]
             else:
                 upto = max(upto, self._max_seq())
+            directory.catch_up(conn, upto)  # what after_batch left for now (catch-ups)
             conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
             conn.execute("COMMIT")
         except BaseException:

@@ -1,0 +1,113 @@
+"""`tenant-events timeline OBJECT`: every stored event that names one user, organization, group, role or connection,
+oldest first, across every stored tenant (or one with --tenant), then what is known about it at the end.
+
+OBJECT is user:ID, email:ADDRESS, org:ID, group:ID, role:ID or connection:ID; an organization, group, role or
+connection may also be given by its name. With --jsonl the events are written as stream messages exactly as
+received (as `export` writes them), and the state goes to stderr when the events go to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from tenant_events.cli.export_cmd import jsonl_line
+from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.stores import tenant_stores
+from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
+from tenant_events.entities.sentences import describe_all
+from tenant_events.entities.state_text import state_lines
+from tenant_events.entities.timeline import TimelineEntry, Timelines
+from tenant_events.errors import UserFixableError
+from tenant_events.paths import AppPaths
+from tenant_events.store.reindex import upgrade
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("timeline", help="everything stored about one user, organization, group, role or connection",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="Exit codes: 0 done · 2 bad OBJECT or nothing stored names it · 3 unknown tenant · 5 storage")  # fmt: skip
+    add_data_dir(p)
+    p.add_argument("object", metavar="OBJECT", help=FORMS)
+    p.add_argument("--tenant", metavar="NAME", help="only this tenant (default: every stored tenant)")
+    p.add_argument(
+        "--jsonl", metavar="PATH|-", help="write the events as stream messages, one JSON object a line"
+    )
+    p.set_defaults(run=run)
+
+
+def _sentences(timelines: Timelines, entries: list[TimelineEntry]) -> list[str]:
+    """Each entry's summary sentence, with one directory lookup per tenant."""
+    out = [""] * len(entries)
+    for tenant in {e.tenant for e in entries}:
+        mine = [(i, e) for i, e in enumerate(entries) if e.tenant == tenant]
+        payloads = [
+            (e.event.type, orjson.loads(e.event.raw or "{}").get("event", {}).get("data", {}))
+            for _, e in mine
+        ]
+        for (i, _), sentence in zip(mine, describe_all(payloads, timelines.directory(tenant)), strict=True):
+            out[i] = sentence.text
+    return out
+
+
+def _write_text(out: IO[str], entries: list[TimelineEntry], sentences: list[str]) -> None:
+    for entry, sentence in zip(entries, sentences, strict=True):
+        e = entry.event
+        out.write(f"{e.time}  {entry.tenant}  {e.type}  {sentence}  [{e.event_id}]\n")
+
+
+def _state(timelines: Timelines, spec: ObjectSpec, entities: list[Any], out: IO[str]) -> None:
+    states = timelines.states(entities)
+    if not states:
+        out.write(f"\nNothing in the entity directory describes {spec} yet.\n")
+    for tenant, state in states:
+        out.write(f"\nState at the end, in {tenant}:\n")
+        out.writelines(line + "\n" for line in state_lines(state))
+        behind = timelines.directory(tenant).unindexed()
+        if behind:
+            out.write(
+                f"  ({behind} newer stored events are not in the directory yet: they are being indexed)\n"
+            )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except BrokenPipeError:  # `| head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    spec = parse_object(args.object)
+    stores = tenant_stores(AppPaths.resolve(args.data_dir), args.tenant)
+    for path in stores.values():
+        upgrade(path)  # a database from an earlier version gets its directory first
+    with Timelines(stores) as timelines:
+        entities = timelines.resolve(spec)
+        if not entities:
+            raise UserFixableError(
+                f"no stored user has the email {spec.text!r}", "check the address, or use user:ID"
+            )
+        entries = list(timelines.everything(entities))
+        if not entries and not timelines.states(entities):
+            raise UserFixableError(f"no stored event names {spec} in {', '.join(stores)}",
+                                   f"check the id; an object can also be named by its name ({FORMS})")  # fmt: skip
+        if args.jsonl == "-":
+            sys.stdout.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            _state(timelines, spec, entities, sys.stderr)
+        elif args.jsonl:
+            with Path(args.jsonl).open("w", encoding="utf-8") as target:
+                target.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            _state(timelines, spec, entities, sys.stdout)
+        else:
+            _write_text(sys.stdout, entries, _sentences(timelines, entries))
+            _state(timelines, spec, entities, sys.stdout)
+    sys.stdout.flush()
+    print(f"tenant-events: {len(entries)} events name {spec}", file=sys.stderr)
+    return 0

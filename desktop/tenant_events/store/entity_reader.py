@@ -1,0 +1,160 @@
+"""Read API over one tenant's entity directory: look entities up, an entity's state, its timeline.
+
+Its own read-only connection (like `EventReader`); calls are serialised by a lock. Names for summary sentences
+come from `entities` (one query for a page of rows), an entity's state from entity_state.py and timelines from
+timeline_query.py.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tenant_events.store import timeline_query
+from tenant_events.store.entity_records import Entity, EntityState
+from tenant_events.store.entity_state import ENTITY as _ENTITY
+from tenant_events.store.entity_state import FROM as _FROM
+from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
+from tenant_events.store.entity_state import entity_from_row as _entity
+from tenant_events.store.entity_state import entity_state
+from tenant_events.store.records import StoredEvent
+from tenant_events.store.schema import connect
+
+
+class DirectoryReader:
+    """Queries over the entity directory and object timelines of one tenant database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = connect(path, readonly=True)
+        self._conn.execute("PRAGMA cache_size = -4000")
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> DirectoryReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def watermark(self) -> int:
+        """The last stored seq the directory covers (store/directory.py `directory_upto`)."""
+        with self._lock:
+            return int(
+                self._conn.execute("SELECT value FROM counters WHERE name = 'directory_upto'").fetchone()[0]
+            )
+
+    def unindexed(self) -> int:
+        """How many stored seqs lie after the directory's watermark (a catch-up the indexer has not reached)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)"
+                " - (SELECT value FROM counters WHERE name = 'directory_upto')"
+            ).fetchone()
+        return max(0, int(row[0]))
+
+    def entity(self, kind: str, entity_id: str) -> Entity | None:
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
+                (kind, entity_id),
+            ).fetchone()
+        return _entity(row) if row else None
+
+    def entities(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Entity]:
+        """The known ones among `(kind, id)` keys, in one query (a page of summary sentences)."""
+        wanted = orjson.dumps(sorted(set(keys))).decode()
+        with self._lock:
+            rows = self._conn.execute(f"SELECT {_ENTITY} FROM {_FROM_KEYS}", (wanted,)).fetchall()  # noqa: S608
+        return {(str(r[0]), str(r[1])): _entity(r) for r in rows}
+
+    def find(self, kind: str, text: str) -> list[Entity]:
+        """Entities of `kind` whose id is `text`, else whose email (users) or name is `text` (any case)."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
+                (kind, text),
+            ).fetchall()
+            if not rows:
+                rows = self._conn.execute(
+                    f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND (e.email = ? COLLATE NOCASE"  # noqa: S608
+                    " OR e.name = ? COLLATE NOCASE OR e.display = ? COLLATE NOCASE) ORDER BY e.id",
+                    (kind, text, text, text),
+                ).fetchall()
+        return [_entity(r) for r in rows]
+
+    def by_email(self, email: str) -> list[Entity]:
+        """Users with that email (any case); more than one when an address moved between accounts."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = 'user' AND e.email = ? COLLATE NOCASE"  # noqa: S608
+                " ORDER BY e.id",
+                (email,),
+            ).fetchall()
+        return [_entity(r) for r in rows]
+
+    def state(self, kind: str, entity_id: str) -> EntityState | None:
+        """The entity and its links: every one that holds now, then the most recently ended (entity_state.py)."""
+        with self._lock:
+            self._conn.execute("BEGIN")  # one snapshot: the writer may move the watermark meanwhile
+            try:
+                row = self._conn.execute(
+                    f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
+                    (kind, entity_id),
+                ).fetchone()
+                if row is None:
+                    return None
+                upto = int(
+                    self._conn.execute("SELECT value FROM counters WHERE name = 'directory_upto'").fetchone()[
+                        0
+                    ]
+                )
+                return entity_state(self._conn, row, upto)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
+        """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
+        wanted = orjson.dumps(sorted(set(seqs))).decode()
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
+                (wanted,),
+            ).fetchall()
+        out: dict[int, tuple[str, dict[str, Any]]] = {}
+        for seq, kind, raw in rows:
+            try:
+                data = orjson.loads(raw)["event"]["data"]
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                continue
+            if isinstance(data, dict):
+                out[int(seq)] = (str(kind), data)
+        return out
+
+    def timeline(
+        self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
+    ) -> list[StoredEvent]:
+        """Up to `limit` stored events that name the entity, stored before `before_seq` (None: the newest),
+        newest first, each with its raw JSON."""
+        with self._lock:
+            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit)
+
+
+def open_directory(path: Path) -> DirectoryReader:
+    """A directory reader over `path`; the database must exist and be at the current schema (a writer opened it)."""
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        return DirectoryReader(path)
+    except sqlite3.OperationalError as exc:
+        from tenant_events.errors import StorageError
+
+        raise StorageError(f"cannot read the event database {path}: {exc}") from exc

@@ -1,0 +1,85 @@
+"""Building a tenant database's entity directory again from its stored events (`tenant-events reindex`).
+
+Safe while the app or `tenant-events stream` writes to the same file: the directory is cleared in one short
+transaction and refilled chunk by chunk, each chunk its own transaction, so the writer waits at most one chunk.
+Its own upkeep goes on meanwhile; nothing depends on the order events are applied in (store/directory.py), so the
+two meet at the same result.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+from tenant_events.errors import StorageError
+from tenant_events.store import directory
+from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
+
+CHUNK: Final = 20_000
+
+
+def upgrade(path: Path) -> bool:
+    """Bring an older database to the current schema (which builds its directory); True when it did."""
+    reader = connect(path, readonly=True)
+    try:
+        version = int(reader.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        reader.close()
+    if version >= SCHEMA_VERSION:
+        return False
+    conn, _notice = open_database(path)
+    conn.close()
+    return True
+
+
+def reindex(path: Path, progress: Callable[[int, int], object] | None = None) -> int:
+    """Rebuild the directory of the database at `path`; `progress(done, total)` in stored-seq units after each
+    chunk. Returns the last seq covered. An older database is upgraded instead (its migration builds the directory
+    in one transaction)."""
+    upgraded = upgrade(path)
+    try:
+        conn = connect(path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+    try:
+        if upgraded:
+            top = directory.watermark(conn)
+            if progress is not None:
+                progress(top, top)
+            return top
+        top = _transaction(conn, lambda: _start(conn))
+        done = 0
+        while done < top:
+            done = _transaction(conn, lambda: _chunk(conn, top))
+            if progress is not None:
+                progress(done, top)
+    except sqlite3.OperationalError as exc:
+        raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
+    finally:
+        conn.close()
+    return top
+
+
+def _start(conn: sqlite3.Connection) -> int:
+    directory.install(conn)
+    return directory.clear(conn)
+
+
+def _chunk(conn: sqlite3.Connection, top: int) -> int:
+    mark = directory.watermark(conn)
+    if mark < top:
+        directory.advance(conn, min(top, mark + CHUNK), CHUNK)
+    return max(directory.watermark(conn), min(top, mark + CHUNK))
+
+
+def _transaction(conn: sqlite3.Connection, work: Callable[[], int]) -> int:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = work()
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return result

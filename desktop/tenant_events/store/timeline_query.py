@@ -1,0 +1,100 @@
+"""The stored events that name one entity, newest first, found through the full-text index.
+
+Why no index of its own: every stored event's raw JSON is already in `events_fts`, and an entity's id is there
+as tokens (`auth0|3de8f2…` → `auth0`, `3de8f2…`). The longest token of the id finds the candidates (FTS5 walks a
+term's rows by rowid, newest first, and stops at the page size); each candidate is then checked with
+wire/references.py, so the timeline holds exactly the events whose `data.object` names the entity (a token that
+also occurs elsewhere, as a user's identity id does in its own user events, costs a check, never a wrong row).
+Rows the indexer has not reached yet (writer.py) are searched by substring, as text search does (query.py). An
+index maintained with every batch would have cost ingest what the directory cost in its transaction
+(store/directory.py); this costs none.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from typing import Final
+
+import orjson
+
+from tenant_events.store.reader import _COLUMNS, _event
+from tenant_events.store.records import StoredEvent
+from tenant_events.wire.references import names
+
+_TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates
+_NEWEST: Final = 2**63 - 1
+
+
+def fts_token(entity_id: str) -> str | None:
+    """The longest token FTS5 makes of the id (the rarest, in practice), or None when it makes none."""
+    tokens = _TOKEN.findall(entity_id)
+    return max(tokens, key=len) if tokens else None
+
+
+def _concerns(row: tuple[object, ...], kind: str, entity_id: str) -> bool:
+    try:
+        data = orjson.loads(str(row[-1]))["event"]["data"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return False
+    return isinstance(data, dict) and names(str(row[3]), data, kind, entity_id)
+
+
+def _tail(
+    conn: sqlite3.Connection, needle: str, low: int, high: int, chunk: int
+) -> Iterator[tuple[object, ...]]:
+    """Rows with `low < seq < high` whose raw JSON contains `needle`, newest first."""
+    while high > low + 1:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, raw FROM events WHERE seq > ? AND seq < ? AND instr(raw, ?) > 0"  # noqa: S608
+            " ORDER BY seq DESC LIMIT ?",
+            (low, high, needle, chunk),
+        ).fetchall()
+        yield from rows
+        if len(rows) < chunk:
+            return
+        high = int(rows[-1][0])
+
+
+def _indexed(conn: sqlite3.Connection, token: str, high: int, chunk: int) -> Iterator[tuple[object, ...]]:
+    """Rows below `high` the full-text index has for `token` in the raw JSON, newest first."""
+    match = 'raw : "' + token.replace('"', '""') + '"'
+    while high > 1:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS}, raw FROM (SELECT rowid AS hit FROM events_fts"  # noqa: S608
+            " WHERE events_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)"
+            " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
+            (match, high, chunk),
+        ).fetchall()
+        yield from rows
+        if len(rows) < chunk:
+            return
+        high = int(rows[-1][0])
+
+
+def page(
+    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int | None, limit: int
+) -> list[StoredEvent]:
+    """Up to `limit` events stored before `before_seq` that name (kind, entity_id), newest first, with raw JSON."""
+    before = _NEWEST if before_seq is None else before_seq
+    chunk = max(16, min(limit * 2, 2000))
+    out: list[StoredEvent] = []
+    conn.execute("BEGIN")  # one snapshot: the indexer may move rows from the tail into the index meanwhile
+    try:
+        upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
+        token = fts_token(entity_id)
+        sources = [_tail(conn, entity_id, upto, before, chunk)]
+        if token is not None:
+            sources.append(_indexed(conn, token, min(before, upto + 1), chunk))
+        else:  # an id with no letters or digits: nothing to look up, read every row
+            sources.append(_tail(conn, entity_id, 0, min(before, upto + 1), chunk))
+        for source in sources:
+            for row in source:
+                if _concerns(row, kind, entity_id):
+                    out.append(_event(row[:-1], str(row[-1])))
+                    if len(out) == limit:
+                        return out
+    finally:
+        conn.execute("COMMIT")
+    return out

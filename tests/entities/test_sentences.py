@@ -1,0 +1,115 @@
+"""Summary sentences with names from the directory, for every event type; ids stay in mentions and searchable."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.entity_events import Tenant
+from tenant_events.entities import Mention, describe, describe_stored
+from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
+from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.wire import EventType
+
+GRACE, STARK, HR, ADMIN, SUPPORT, SSO = (
+    "auth0|3de8f2ea3c49", "org_0000000000stark", "grp_hr8849abcdefgh", "rol_admin0000000001", "rol_support00000001",
+    "con_sso0000000000001")  # fmt: skip
+t = Tenant()
+# What the directory learns first: who these ids are.
+KNOWN = [
+    t.row("user.created", t.user(GRACE, "grace.hopper@example.com", "Grace Hopper")),
+    t.row("organization.created", t.org(STARK, "stark", "Stark")),
+    t.row("group.created", t.group(HR, "hr-8849", "organization", STARK)),
+    t.row("group.role.assigned", {"group": t.group(HR, "hr-8849"), "role": t.role(SUPPORT, "support")}),
+    t.row("organization.member.role.assigned", {"organization": {"id": STARK}, "user": {"user_id": GRACE},
+                                                "role": t.role(ADMIN, "admin")}),
+]  # fmt: skip
+GROUP = t.group(HR, "hr-8849", "organization", STARK)
+MEMBER = {"organization": {"id": STARK}, "user": {"user_id": GRACE}}
+# (type, data.object, sentence): the references carry ids only (or stale names); names come from the directory.
+CASES = [
+    ("user.created", t.user(GRACE, "grace.hopper@example.com"), "user grace.hopper@example.com created"),
+    ("user.updated", t.user(GRACE, "grace@stark.example"), "user grace@stark.example updated"),
+    ("user.deleted", {**t.user(GRACE, "grace.hopper@example.com"), "deleted_at": "x"},
+     "user grace.hopper@example.com deleted"),
+    ("organization.created", t.org(STARK, "stark", "Stark"), "organization Stark created"),
+    ("organization.updated", t.org(STARK, "stark", "Stark Industries"), "organization Stark Industries updated"),
+    ("organization.deleted", t.org(STARK, "stark"), "organization stark deleted"),
+    ("organization.member.added", MEMBER, "grace.hopper@example.com added to organization Stark"),
+    ("organization.member.deleted", MEMBER, "grace.hopper@example.com removed from organization Stark"),
+    ("organization.member.role.assigned", {**MEMBER, "role": {"id": ADMIN, "name": "admin"}},
+     "grace.hopper@example.com added to organization Stark as admin"),
+    ("organization.member.role.deleted", {**MEMBER, "role": {"id": ADMIN}},
+     "role admin removed from grace.hopper@example.com in organization Stark"),
+    ("organization.connection.added", {"organization": {"id": STARK}, "connection": {"id": SSO}},
+     f"connection {SSO} added to organization Stark"),
+    ("organization.connection.updated", {"organization": {"id": STARK}, "connection": {"id": SSO, "name": "sso"}},
+     "connection sso updated in organization Stark"),
+    ("organization.connection.removed", {"organization": {"id": STARK}, "connection": {"id": SSO}},
+     f"connection {SSO} removed from organization Stark"),
+    ("organization.group.role.assigned", {"organization": {"id": STARK}, "group": GROUP,
+                                          "role": {"id": SUPPORT, "name": "support"}},
+     "role support assigned to group hr-8849 in organization Stark"),
+    ("organization.group.role.deleted", {"organization": {"id": STARK}, "group": GROUP, "role": {"id": SUPPORT}},
+     "role support removed from group hr-8849 in organization Stark"),
+    ("group.created", GROUP, "group hr-8849 created in organization Stark"),
+    ("group.updated", {**GROUP, "name": "hr-8850"}, "group hr-8850 updated"),
+    ("group.deleted", GROUP, "group hr-8849 deleted"),
+    ("group.member.added", {"group": {"id": HR}, "member": {"member_type": "user", "id": GRACE}},
+     "grace.hopper@example.com added to group hr-8849"),
+    ("group.member.deleted", {"group": {"id": HR}, "member": {"member_type": "connection", "id": "m",
+                                                              "connection_id": SSO}},
+     f"connection {SSO} removed from group hr-8849"),
+    ("group.role.assigned", {"group": {"id": HR}, "role": {"id": SUPPORT, "name": "support"}},
+     "role support assigned to group hr-8849"),
+    ("group.role.deleted", {"group": {"id": HR}, "role": {"id": SUPPORT}}, "role support removed from group hr-8849"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def directory(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sentences") / "demo.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=KNOWN, cursor="c"))
+    writer.close()
+    with DirectoryReader(path) as reader:
+        yield reader
+
+
+def test_the_cases_cover_every_event_type():
+    assert sorted(c[0] for c in CASES) == sorted(t.value for t in EventType)
+
+
+@pytest.mark.parametrize(("event_type", "obj", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_every_event_type_reads_as_a_sentence_with_names(directory, event_type, obj, expected):
+    from tenant_events.entities import describe_all
+
+    (sentence,) = describe_all([(event_type, {"object": obj})], directory)
+    assert sentence.text == expected
+    # every name is a mention that still carries the raw id
+    ids = {m.id for m in sentence.mentions}
+    assert ids <= {GRACE, STARK, HR, ADMIN, SUPPORT, SSO}
+    assert ids, sentence
+
+
+def test_without_the_directory_ids_stand_in_for_names_and_odd_payloads_fall_back():
+    sentence = describe("organization.member.added", {"object": MEMBER}, {})
+    assert sentence.text == f"{GRACE} added to organization {STARK}"
+    assert sentence.mentions == (Mention("user", GRACE, GRACE), Mention("organization", STARK, STARK))
+    assert describe("group.role.deleted", {"object": {"group": {}}}, {}).text == "group.role.deleted"
+    assert describe("user.created", {}, {}).text == "user.created (no object in data)"
+
+
+def test_stored_events_get_their_sentences_and_stay_searchable_by_id(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    writer = StoreWriter(path)
+    rows = [*KNOWN, t.row("group.role.deleted", {"group": {"id": HR}, "role": {"id": SUPPORT}})]
+    writer.commit_sync(Batch(events=rows, cursor="c"))
+    writer.index_all_sync()
+    writer.close()
+    with EventReader(path) as reader:
+        (hit,) = reader.page(EventFilter(text=SUPPORT, types=frozenset({"group.role.deleted"})))
+        assert SUPPORT in hit.summary  # the stored one-line summary keeps ids: full-text search finds them
+    with DirectoryReader(path) as directory:
+        sentences = describe_stored(directory, [hit.seq, 1])
+    assert sentences[hit.seq].text == "role support removed from group hr-8849"
+    assert sentences[1].text == "user grace.hopper@example.com created"
