@@ -215,7 +215,7 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
         lines = []
         for line in stream.stderr:
             lines.append(line)
-            if "live:" in line:
+            if "tenant-events: live" in line:
                 break
         simulator.emit(5)
         events = [stream.stdout.readline() for _ in range(5)]

@@ -163,6 +163,7 @@ def test_a_corrupted_database_is_moved_aside_the_user_told_and_a_fresh_one_start
     shutil.rmtree(tmp_path / "tenants", ignore_errors=True)
 
 
+@pytest.mark.expect_warning_logs
 def test_the_full_disk_message_says_the_disk_is_full(small_disk):
     """D6: the writer's ROLLBACK after SQLITE_FULL used to replace the real error with "cannot rollback"."""
     from helpers.events_factory import row

@@ -90,7 +90,7 @@ def test_search_time_and_object_choices(open_window, filled_store):
     [about] = [a for a in menu.actions() if a.text().startswith("Show every event about this user")]
     about.trigger()
     menu.close()
-    assert w.model.event_filter.text == user_id
+    assert w.model.event_filter.query == user_id
     assert w.model.row_of_seq(full.seq) is not None  # the event itself is among them
 
 

@@ -41,7 +41,7 @@ def body(alert: StoredAlert) -> str:
     if alert.event_count == 1:
         text = alert.detail
     elif alert.occurrences > 1 and alert.event_count == alert.occurrences:
-        text = f"{alert.event_count} times in {_span(alert)}; latest: {alert.detail}"
+        text = f"within {_span(alert)}; latest: {alert.detail}"  # the title already says × N
     else:
         text = f"{alert.event_count} events in {_span(alert)}: {tally(alert)}"
     if alert.catch_up:
