@@ -71,6 +71,7 @@ class NatsNode:
 
     def start(self) -> None:
         assert self.proc is None or self.proc.poll() is not None, f"{self.name} already runs"
+        self.workdir.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen([str(nats_server_binary()), "-c", str(self.config)],
                                          env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip

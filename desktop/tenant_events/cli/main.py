@@ -22,7 +22,7 @@ from tenant_events import __version__
 from tenant_events.errors import UserFixableError
 
 # Subcommand modules under tenant_events.cli, in --help order.
-COMMANDS: tuple[str, ...] = ("gui_cmd", "simulator_cmd", "stream_cmd", "export_cmd", "login_cmd")
+COMMANDS: tuple[str, ...] = ("gui_cmd", "simulator_cmd", "stream_cmd", "export_cmd", "login_cmd", "relay_cmd")
 
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None
 

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from tenant_events.cli.hub_args import add_hub_args
+from tenant_events.cli.hub_view import hub_monitor
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError, SignInRequired, StorageError, UserFixableError
 from tenant_events.http import InsecureURLError, api_client, check_url
@@ -68,6 +70,14 @@ def register(subparsers: Any) -> None:
         epilog="Exit codes: 0 stopped by SIGINT/SIGTERM · 2 usage · 3 bad profile · 4 sign-in required · "
         "5 storage · 6 network · 7 the tenant refused the request (400/403/404)",
     )
+    add_tenant_args(p)
+    p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
+    add_hub_args(p, required=False)
+    p.set_defaults(run=run)
+
+
+def add_tenant_args(p: argparse.ArgumentParser) -> None:
+    """Which tenant to follow and how: shared by `stream` and `relay`."""
     where = p.add_mutually_exclusive_group()
     where.add_argument("--tenant", metavar="NAME", help="tenant profile (from tenant-events login)")
     where.add_argument(
@@ -79,14 +89,14 @@ def register(subparsers: Any) -> None:
     p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
-    p.set_defaults(run=run)
 
 
-def _profile(args: argparse.Namespace, paths: AppPaths) -> tuple[str, str, str, str, TenantProfile | None]:
+def tenant_source(
+    args: argparse.Namespace, paths: AppPaths
+) -> tuple[str, str, str, str, TenantProfile | None]:
     """(database name, base_url, auth_url, audience, profile or None)."""
     if args.base_url:
         try:
@@ -100,7 +110,7 @@ def _profile(args: argparse.Namespace, paths: AppPaths) -> tuple[str, str, str, 
     return profile.name, profile.base_url, profile.auth_url, profile.audience, profile
 
 
-async def _tokens(
+async def token_provider(
     args: argparse.Namespace,
     auth_url: str,
     audience: str,
@@ -154,21 +164,23 @@ class _JsonlSink:
             self._out.close()
 
 
-def _report(change: StateChange) -> None:
+def report_state(change: StateChange) -> None:
     print(f"tenant-events: {change.state.value}: {change.message}", file=sys.stderr, flush=True)
 
 
 async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
-    name, base_url, auth_url, audience, profile = _profile(args, paths)
-    event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
-        tokens = await _tokens(args, auth_url, audience, profile, stack)
-        config = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
-                              name=name, stall_timeout=args.stall_timeout)  # fmt: skip
-        monitor = TenantMonitor(name, paths, config, tokens)
-        monitor.on_state.append(_report)
+        monitor = await hub_monitor(args, paths)  # --hub, or --tenant naming a hub profile
+        if monitor is None:
+            name, base_url, auth_url, audience, profile = tenant_source(args, paths)
+            event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
+            tokens = await token_provider(args, auth_url, audience, profile, stack)
+            config = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
+                                  name=name, stall_timeout=args.stall_timeout)  # fmt: skip
+            monitor = TenantMonitor(name, paths, config, tokens)
+        monitor.on_state.append(report_state)
         await monitor.start()
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
@@ -189,10 +201,10 @@ async def _main(args: argparse.Namespace) -> int:
         stats = monitor.stats
         print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
               f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
-        return _exit_code(final)
+        return exit_code_of(final)
 
 
-def _exit_code(final: StateChange) -> int:
+def exit_code_of(final: StateChange) -> int:
     if final.state is StreamState.STOPPED:
         return 0
     if final.state is StreamState.SIGNED_OUT:

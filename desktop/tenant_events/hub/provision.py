@@ -20,6 +20,7 @@ from tenant_events.hub.subjects import HubNames
 log = logging.getLogger(__name__)
 
 NOT_CLUSTERED: Final = 10074  # JetStream: "replicas > 1 not supported in non-clustered mode"
+NAME_IN_USE: Final = 10058  # JetStream: "stream name already in use with a different configuration"
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,13 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
     try:
         info = await js.stream_info(names.stream)
     except nats.js.errors.NotFoundError:
-        info = await _create_stream(js, names, plan)
-        created = True
+        try:
+            info = await _create_stream(js, names, plan)
+            created = True
+        except nats.js.errors.APIError as exc:
+            if exc.err_code != NAME_IN_USE:
+                raise
+            info = await js.stream_info(names.stream)  # another collector made it just now
     replicas = info.config.num_replicas or 1
     cursor = await _bucket(js, KeyValueConfig(bucket=names.cursor_bucket, history=1, replicas=replicas,
                                              storage=StorageType.FILE,
@@ -94,4 +100,10 @@ async def _bucket(js: JetStreamContext, config: KeyValueConfig) -> KeyValue:
     try:
         return await js.key_value(config.bucket)
     except nats.js.errors.BucketNotFoundError:
+        pass
+    try:
         return await js.create_key_value(config)
+    except nats.js.errors.APIError as exc:
+        if exc.err_code != NAME_IN_USE:
+            raise
+        return await js.key_value(config.bucket)  # another collector made it just now

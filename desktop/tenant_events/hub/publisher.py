@@ -9,7 +9,9 @@ Per batch, in the order submitted (one worker task):
      is valid — so a stored cursor never points past an event the hub does not hold.
 Publishes are pipelined, and each names the id of the message before it (`Nats-Expected-Last-Msg-Id`): if one
 is lost in flight (a stream leader changing), the ones after it are refused instead of stored out of order, the
-batch fails, and the engine resumes from the stored cursor (a replay the duplicate window absorbs).
+batch fails, and the engine resumes from the stored cursor (a replay the duplicate window absorbs). An event
+the tenant sends twice within one run (at-least-once delivery) is published once: the chain names messages
+actually sent.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ log = logging.getLogger(__name__)
 MSG_ID: Final = "Nats-Msg-Id"
 EXPECTED_LAST_MSG_ID: Final = "Nats-Expected-Last-Msg-Id"
 _HINT: Final = "the relay retries by itself; check the hub if this goes on"
+SEEN_WINDOW: Final = 50_000  # ids remembered per run of publishes to skip an event the tenant sends twice
 
 
 class HubWriteError(StorageError):
@@ -71,6 +74,7 @@ class HubSink:
         self._revision: int | None = None
         self._failed: StorageError | None = None
         self._last_id: str | None = None  # the previous message's id in this unbroken run of publishes
+        self._seen: dict[str, None] = {}  # ids published in this run, oldest first (SEEN_WINDOW of them)
         self._duplicates = 0
         self.published = 0
 
@@ -99,8 +103,7 @@ class HubSink:
 
     def resume_after_failure(self) -> CursorState:
         """Called in a worker thread by the engine: reads the cursor again on the sink's loop."""
-        asyncio.run_coroutine_threadsafe(self._reload(), self._loop).result(timeout=30)
-        self._failed, self._last_id = None, None
+        asyncio.run_coroutine_threadsafe(self._restart(), self._loop).result(timeout=30)
         return self._state
 
     async def close(self) -> None:
@@ -112,6 +115,11 @@ class HubSink:
                 await self._worker
 
     # -- worker ------------------------------------------------------------------------------------------
+    async def _restart(self) -> None:
+        await self._reload()
+        self._failed, self._last_id = None, None  # a new run of publishes: its first names no previous id
+        self._seen.clear()
+
     async def _reload(self) -> None:
         try:
             entry = await self._kv.get(CURSOR_KEY)
@@ -143,23 +151,26 @@ class HubSink:
                     failed = exc if isinstance(exc, StorageError) else HubWriteError(
                         f"the hub did not take a batch ({describe(exc)})", _HINT)  # fmt: skip
                     self._failed, self._last_id = failed, None
+                    self._seen.clear()
                     future.set_exception(failed)
             finally:
                 self._queue.task_done()
 
     async def _commit(self, batch: Batch) -> CommitResult:
-        acks = await self._publish(batch)
+        acks, resent = await self._publish(batch)
         try:
-            done = await asyncio.wait_for(asyncio.gather(*acks), self._ack_timeout)
+            done = await asyncio.wait_for(asyncio.gather(*(ack for _, ack in acks)), self._ack_timeout)
         finally:
-            for ack in acks:  # a lost acknowledgement must not hold its slot in nats-py forever
+            for _, ack in acks:  # a lost acknowledgement must not hold its slot in nats-py forever
                 ack.cancel()
-        inserted = [a for a in done[: len(batch.events)] if not a.duplicate]
+        inserted = [a for (is_event, _), a in zip(acks, done, strict=True) if is_event and not a.duplicate]
         duplicates = len(batch.events) - len(inserted)
         self._duplicates += duplicates
         self.published += len(inserted)
         if batch.cursor is not None:
             await self._move_cursor(batch)
+        log.debug("%s: %d published, %d already on the hub, %d re-sent by the tenant", self._names.tenant,
+                  len(inserted), duplicates - resent, resent)  # fmt: skip
         return CommitResult(
             inserted=len(inserted),
             duplicates=duplicates,
@@ -170,8 +181,13 @@ class HubSink:
             last_event_time=batch.last_event_time,
         )
 
-    async def _publish(self, batch: Batch) -> list[asyncio.Future[PubAck]]:
-        names, acks = self._names, []
+    async def _publish(self, batch: Batch) -> tuple[list[tuple[bool, asyncio.Future[PubAck]]], int]:
+        """Publish the batch's messages; returns (is an event, its ack) each, and how many events were skipped
+        as re-sent within this run of publishes (at-least-once delivery: the tenant may send one twice).
+
+        Skipping them is what keeps the chain of expected ids true: a re-sent event would be acknowledged as a
+        duplicate, the stream's last id would stay the one before it, and the next publish would be refused."""
+        names, seen = self._names, self._seen
         messages: list[tuple[str, bytes, str]] = [
             (names.event_subject(row.type), row.raw.encode(), row.event_id) for row in batch.events
         ]
@@ -181,18 +197,28 @@ class HubSink:
         if batch.gap is not None:
             gap = GapPayload.of(batch.gap)
             messages.append((names.gap_subject, gap.to_bytes(), gap.message_id()))
+        acks: list[tuple[bool, asyncio.Future[PubAck]]] = []
+        resent = 0
         try:
-            for subject, data, msg_id in messages:
+            for index, (subject, data, msg_id) in enumerate(messages):
+                if msg_id in seen:
+                    resent += index < len(batch.events)
+                    continue
+                seen[msg_id] = None
+                if len(seen) > SEEN_WINDOW:
+                    del seen[next(iter(seen))]
                 headers = {MSG_ID: msg_id}
                 if self._last_id is not None:
                     headers[EXPECTED_LAST_MSG_ID] = self._last_id
-                acks.append(await self._js.publish_async(subject, data, headers=headers))
+                acks.append(
+                    (index < len(batch.events), await self._js.publish_async(subject, data, headers=headers))
+                )
                 self._last_id = msg_id
         except BaseException:
-            for ack in acks:
+            for _, ack in acks:
                 ack.cancel()
             raise
-        return acks
+        return acks, resent
 
     async def _move_cursor(self, batch: Batch) -> None:
         if not self._fence():

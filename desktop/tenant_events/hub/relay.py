@@ -29,9 +29,10 @@ from tenant_events.http import stream_client
 from tenant_events.hub.connection import HubOptions, HubRefused, HubUnavailable, connect, describe, is_refusal
 from tenant_events.hub.lease import Lease, new_holder
 from tenant_events.hub.messages import LeaseRecord
-from tenant_events.hub.provision import StreamPlan, provision
+from tenant_events.hub.provision import Provisioned, StreamPlan, provision
 from tenant_events.hub.publisher import HubSink
 from tenant_events.hub.subjects import HubNames
+from tenant_events.store.records import CommitResult
 from tenant_events.stream.backoff import Backoff
 from tenant_events.stream.engine import EngineConfig, StreamEngine
 from tenant_events.stream.states import StateChange, StreamState
@@ -71,6 +72,8 @@ class Relay:
         self.on_state: list[Callable[[StateChange], None]] = []
         self.engine: StreamEngine | None = None
         self.leader_terms = 0
+        self.published = 0  # events the hub stored for this process (not counting ones it held already)
+        self.duplicates = 0
         self._stop = asyncio.Event()
         self._last_error = ""
         self._closing = False
@@ -114,16 +117,20 @@ class Relay:
     async def _serve(self, nc: NATS) -> StateChange:
         names, plan = self.config.names, self.config.plan
         js = nc.jetstream()
-        try:
-            made = await provision(js, names, plan)
-        except (nats.errors.Error, TimeoutError) as exc:
-            if is_refusal(exc) or (isinstance(exc, nats.js.errors.APIError) and exc.code == 403):
-                raise HubRefused(f"the hub user may not create or read the stream {names.stream} "
-                                 f"({describe(exc)})", "use a collector's credentials") from exc  # fmt: skip
-            raise
+        made = await self._until_stopped(self._provision(js))
+        if made is None:
+            return StateChange(StreamState.STOPPED, "stopped", "stopped")
         self._role("ready", made.summary)
-        lease_kv = await nc.jetstream(timeout=max(0.5, plan.lease_ttl / 4)).key_value(names.lease_bucket)
-        lease = Lease(lease_kv, plan.lease_ttl, new_holder())
+        # The bucket's max age is the lease's real time to live (fixed when the first relay made the bucket):
+        # a different --lease-seconds here must not make this relay think its lease outlives the key.
+        ttl = (await made.lease.status()).ttl or plan.lease_ttl
+        if abs(ttl - plan.lease_ttl) > 0.01:
+            self._role(
+                "ready",
+                f"the hub's lease lasts {ttl:g} s (set when its bucket was made), not {plan.lease_ttl:g} s",
+            )
+        lease_kv = await nc.jetstream(timeout=max(0.5, ttl / 4)).key_value(names.lease_bucket)
+        lease = Lease(lease_kv, ttl, new_holder())
         while not self._stop.is_set():
             await self._until_stopped(lease.acquire(self.config.standby_poll, self._waiting))
             if self._stop.is_set():
@@ -137,11 +144,29 @@ class Relay:
         await lease.release()
         return StateChange(StreamState.STOPPED, "stopped", "stopped")
 
+    async def _provision(self, js: JetStreamContext) -> Provisioned:
+        """The stream and buckets, retried while the hub does not answer (a JetStream leader being elected)."""
+        names, backoff = self.config.names, Backoff(base=0.5, cap=10.0)
+        while True:
+            try:
+                return await provision(js, names, self.config.plan)
+            except (nats.errors.Error, TimeoutError) as exc:
+                if is_refusal(exc) or (isinstance(exc, nats.js.errors.APIError) and exc.code == 403):
+                    raise HubRefused(f"the hub user may not create or read the stream {names.stream} "
+                                     f"({describe(exc)})", "use a collector's credentials") from exc  # fmt: skip
+                if isinstance(exc, nats.js.errors.APIError) and exc.code == 400:
+                    raise  # a bad request (e.g. more replicas than servers): its description says why
+                delay = backoff.next_delay()
+                self._role("connecting", f"the hub did not set up the stream ({describe(exc)}); "
+                           f"retrying in {delay:.1f} s")  # fmt: skip
+                await asyncio.sleep(delay)
+
     async def _lead(self, js: JetStreamContext, cursor: KeyValue, lease: Lease) -> StateChange | None:
         """Stream while the lease holds; None when it was lost (back to standby), else the engine's end."""
         sink = await HubSink.open(js, self.config.names, cursor, fence=lease.valid)
         engine = StreamEngine(self.config.engine, self._tokens, sink, client_factory=self._client_factory)
         engine.on_state.extend(self.on_state)
+        engine.on_commit.append(self._count)
         self.engine = engine
         running = asyncio.create_task(engine.run(), name=f"relay-{self.config.names.tenant}")
         holding = asyncio.create_task(lease.hold(), name="relay-lease")
@@ -177,6 +202,10 @@ class Relay:
         with contextlib.suppress(asyncio.CancelledError):
             await task
         return None
+
+    def _count(self, result: CommitResult) -> None:
+        self.published += result.inserted
+        self.duplicates += result.duplicates
 
     def _waiting(self, holder: LeaseRecord | None) -> None:
         who = f"{holder.holder}" if holder else "nobody (it is being released)"
