@@ -45,8 +45,9 @@ class Credentials:
     system: str = field(default_factory=lambda: secrets.token_urlsafe(18))
 
     def env(self) -> dict[str, str]:
-        return {"HUB_COLLECTOR_PASSWORD": self.collector, "HUB_VIEWER_PASSWORD": self.viewer,
-                "HUB_SYSTEM_PASSWORD": self.system}  # fmt: skip
+        """nats-server parses a variable's value as config text: quoted, any password is one string."""
+        return {"HUB_COLLECTOR_PASSWORD": f'"{self.collector}"', "HUB_VIEWER_PASSWORD": f'"{self.viewer}"',
+                "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
 
 
 @dataclass

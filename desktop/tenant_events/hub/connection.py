@@ -155,8 +155,10 @@ def describe(exc: BaseException) -> str:
     reason = untrusted_certificate(exc)
     if reason is not None:
         return f"certificate not trusted: {reason}"
-    if isinstance(exc, nats.errors.AuthorizationError):
+    if isinstance(exc, nats.errors.AuthorizationError) or "authorization violation" in str(exc).lower():
         return "authorization violation"
+    if "permissions violation" in str(exc).lower():
+        return str(exc).strip().removeprefix("nats: ").strip("'")
     if isinstance(exc, nats.errors.NoServersError):
         cause = exc.__cause__ or exc.__context__
         return describe(cause) if cause is not None else "no server answered"

@@ -77,6 +77,7 @@ class Relay:
         self._stop = asyncio.Event()
         self._last_error = ""
         self._closing = False
+        self._refusal: Exception | None = None  # the last "permissions violation" the server reported
 
     def stop(self) -> None:
         """Stop streaming, release the lease, return from run() (safe from a signal handler)."""
@@ -150,7 +151,11 @@ class Relay:
         while True:
             try:
                 return await provision(js, names, self.config.plan)
-            except (nats.errors.Error, TimeoutError) as exc:
+            except (nats.errors.Error, TimeoutError) as error:
+                # A refused JetStream request never gets an answer: the server's "permissions violation"
+                # arrives on the side (_hub_error) and the request times out.
+                exc: Exception = self._refusal or error
+                self._refusal = None
                 if is_refusal(exc) or (isinstance(exc, nats.js.errors.APIError) and exc.code == 403):
                     raise HubRefused(f"the hub user may not create or read the stream {names.stream} "
                                      f"({describe(exc)})", "use a collector's credentials") from exc  # fmt: skip
@@ -212,6 +217,8 @@ class Relay:
         self._role("standby", f"the lease is held by {who}; waiting to take over")
 
     def _hub_error(self, exc: Exception) -> None:
+        if is_refusal(exc):
+            self._refusal = exc
         text = describe(exc)
         if text != self._last_error:
             self._last_error = text

@@ -210,21 +210,22 @@ class HubViewer:
 
     # -- one read -----------------------------------------------------------------------------------------
     async def _read_once(self) -> _Outcome:
+        refusals: list[Exception] = []  # a refused request gets no answer; the server says why on the side
         try:
-            nc = await connect(self.config.hub, reconnect=False)
-        except HubRefused as exc:
-            return _Outcome(
-                StreamState.SIGNED_OUT, f"signed out: {exc.message}", "hub_refused", terminal=True
-            )
-        except HubUnavailable as exc:
-            return _Outcome(StreamState.RECONNECTING, f"network error: {exc.message}", "network", -1)
+            nc = await connect(self.config.hub, reconnect=False,
+                               on_error=lambda exc: refusals.append(exc) if is_refusal(exc) else None)  # fmt: skip
+        except HubRefused as refused:
+            return _Outcome(StreamState.SIGNED_OUT, refused.message, "hub_refused", terminal=True)
+        except HubUnavailable as unreachable:
+            return _Outcome(StreamState.RECONNECTING, f"network error: {unreachable.message}", "network", -1)
         try:
             return await self._consume(nc)
-        except (nats.errors.Error, TimeoutError) as exc:
-            if is_refusal(exc):
+        except (nats.errors.Error, TimeoutError) as error:
+            cause: Exception = refusals[-1] if refusals else error
+            if is_refusal(cause):
                 return _Outcome(StreamState.ERROR, f"the hub refused to let this user read the tenant "
-                                f"{self.config.names.tenant} ({describe(exc)})", "hub_forbidden", terminal=True)  # fmt: skip
-            return _Outcome(StreamState.RECONNECTING, f"network error: {describe(exc)}", "network", -1)
+                                f"{self.config.names.tenant} ({describe(cause)})", "hub_forbidden", terminal=True)  # fmt: skip
+            return _Outcome(StreamState.RECONNECTING, f"network error: {describe(cause)}", "network", -1)
         finally:
             with contextlib.suppress(Exception):
                 await nc.close()
