@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 
 import nats
@@ -91,7 +92,7 @@ def test_viewers_get_filtered_types_rejected_frames_and_gap_markers(make_simulat
         for monitor in (every, users):
             await monitor.stop()
 
-    asyncio.run(go())
+    run(go)
     every_ids, every_types, every_rejected, every_gaps = read_db(tmp_path / "all", "all")
     user_ids, user_types, user_rejected, user_gaps = read_db(tmp_path / "users", "users")
     assert len(every_ids) == len(set(every_ids))
@@ -101,6 +102,23 @@ def test_viewers_get_filtered_types_rejected_frames_and_gap_markers(make_simulat
     assert user_ids == [i for i, t in zip(every_ids, every_types, strict=True) if t in USER_TYPES]
     newest = reference_ids(sim, 400)  # what the tenant still holds: all of it arrived, in order, at the end
     assert every_ids[-400:] == newest
+
+
+def run(main: Callable[[], Coroutine[None, None, None]], limit: float = 120.0) -> None:
+    """asyncio.run with a deadline that names where every task was stuck (instead of a silent hang)."""
+
+    async def guarded() -> None:
+        task = asyncio.create_task(main())
+        done, _ = await asyncio.wait({task}, timeout=limit)
+        if task in done:
+            return task.result()
+        stacks = io.StringIO()
+        for other in asyncio.all_tasks():
+            other.print_stack(file=stacks)
+        task.cancel()
+        raise AssertionError(f"stuck after {limit} s:\n{stacks.getvalue()[-6000:]}")
+
+    asyncio.run(guarded())
 
 
 def read_db(data: Path, name: str) -> tuple[list[str], list[str], int, int]:
@@ -140,7 +158,7 @@ def test_the_hub_going_away_stops_the_leader_and_nothing_is_lost_when_it_returns
         await viewer.stop()
         print(f"the leader closed the tenant connection {closed:.1f} s after the hub went away")
 
-    asyncio.run(go())
+    run(go)
     ids, _, _, _ = read_db(tmp_path / "v", "v")
     assert ids == reference_ids(sim, 300)
 
@@ -175,4 +193,4 @@ def test_a_clean_stop_hands_over_at_once_and_a_lost_lease_stops_the_stream(simul
         await nc.close()
         print(f"handover {handover:.2f} s; a taken lease stopped the stream in {stopped:.2f} s")
 
-    asyncio.run(go())
+    run(go)

@@ -1,17 +1,21 @@
 """The collector's sink: each batch the engine hands over is published to JetStream, then the cursor moves.
 
-Per batch, in the order submitted (one worker task):
+Per batch, in the order submitted:
   1. publish every event on `tenant-events.<tenant>.<type>` (payload: its `data:` JSON as received), then the
      rejected frames and the gap marker on their own subjects; each with `Nats-Msg-Id` (the event id), so a
      replay after a crash is stored once (the stream's duplicate window);
-  2. wait for every acknowledgement;
+  2. wait for the acknowledgement of the batch's last message;
   3. only then write the cursor after them to the key-value bucket, revision-checked and only while the lease
      is valid — so a stored cursor never points past an event the hub does not hold.
-Publishes are pipelined, and each names the id of the message before it (`Nats-Expected-Last-Msg-Id`): if one
-is lost in flight (a stream leader changing), the ones after it are refused instead of stored out of order, the
-batch fails, and the engine resumes from the stored cursor (a replay the duplicate window absorbs). An event
-the tenant sends twice within one run (at-least-once delivery) is published once: the chain names messages
-actually sent.
+Every message but the first of a run names the id of the message before it (`Nats-Expected-Last-Msg-Id`), and
+JetStream stores a message only when the stream's last stored id is that one. So the last message's
+acknowledgement proves every message before it is stored, in order: one lost in flight (a stream leader
+changing, a reconnect) makes every later one refused, the batch fails, and the engine resumes from the stored
+cursor (a replay the duplicate window absorbs). The same chain refuses a deposed leader's late publishes once a
+new leader has published. That is why only the last message asks for an acknowledgement: acknowledging each one
+cost more than the rest of the relay together (bench/hub.py). An event the tenant sends twice within one run
+(at-least-once delivery) is published once, since the chain must name messages actually stored.
+Batch k+1 goes out while batch k's acknowledgement is on its way; cursors still move in order.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Final
 
 import nats.errors
 import nats.js.errors
-from nats.js import JetStreamContext
+from nats.aio.client import Client as NATS
 from nats.js.api import PubAck
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
@@ -53,37 +57,53 @@ class LeaseLost(StorageError):
     """This collector no longer holds the lease, so it must not move the cursor."""
 
 
+class _Sent:
+    """One published batch waiting for its acknowledgement."""
+
+    __slots__ = ("ack", "events", "others")
+
+    def __init__(self, ack: asyncio.Future[PubAck] | None, events: int, others: int) -> None:
+        self.ack, self.events, self.others = ack, events, others
+
+
 class HubSink:
     """`stream.sink.BatchSink` on JetStream. Make it on the loop it serves with `await HubSink.open(...)`."""
 
     def __init__(
         self,
-        js: JetStreamContext,
+        nc: NATS,
         names: HubNames,
         cursor: KeyValue,
         *,
         fence: Callable[[], bool],
         ack_timeout: float = 10.0,
     ) -> None:
-        self._js, self._names, self._kv, self._fence = js, names, cursor, fence
+        self._nc, self._js, self._names, self._kv, self._fence = nc, nc.jetstream(), names, cursor, fence
         self._ack_timeout = ack_timeout
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[Batch, concurrent.futures.Future[CommitResult]]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
+        self._confirming: asyncio.Task[None] | None = None  # the last batch's acknowledgement and cursor
         self._state = CursorState(None, None, None)
         self._revision: int | None = None
         self._failed: StorageError | None = None
         self._last_id: str | None = None  # the previous message's id in this unbroken run of publishes
         self._seen: dict[str, None] = {}  # ids published in this run, oldest first (SEEN_WINDOW of them)
+        self._stream_seq = 0  # the stream's last sequence as far as this sink knows
         self._duplicates = 0
         self.published = 0
 
     @classmethod
     async def open(
-        cls, js: JetStreamContext, names: HubNames, cursor: KeyValue, *, fence: Callable[[], bool],
+        cls,
+        nc: NATS,
+        names: HubNames,
+        cursor: KeyValue,
+        *,
+        fence: Callable[[], bool],
         ack_timeout: float = 10.0,
-    ) -> HubSink:  # fmt: skip
-        sink = cls(js, names, cursor, fence=fence, ack_timeout=ack_timeout)
+    ) -> HubSink:
+        sink = cls(nc, names, cursor, fence=fence, ack_timeout=ack_timeout)
         await sink._reload()
         return sink
 
@@ -110,11 +130,13 @@ class HubSink:
         """Stop the worker once it has handled what was submitted."""
         if self._worker is not None:
             await self._queue.join()
+            if self._confirming is not None:
+                await self._confirming
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
 
-    # -- worker ------------------------------------------------------------------------------------------
+    # -- state -------------------------------------------------------------------------------------------
     async def _restart(self) -> None:
         await self._reload()
         self._failed, self._last_id = None, None  # a new run of publishes: its first names no previous id
@@ -122,6 +144,7 @@ class HubSink:
 
     async def _reload(self) -> None:
         try:
+            self._stream_seq = (await self._js.stream_info(self._names.stream)).state.last_seq
             entry = await self._kv.get(CURSOR_KEY)
         except nats.js.errors.KeyNotFoundError:
             self._state, self._revision = CursorState(None, None, None), None
@@ -136,6 +159,16 @@ class HubSink:
         self._state = CursorState(record.offset, record.last_event_time, record.updated_at)
         self._revision = entry.revision
 
+    def _fail(self, exc: BaseException) -> StorageError:
+        failed = exc if isinstance(exc, StorageError) else HubWriteError(
+            f"the hub did not take a batch ({describe(exc)})", _HINT)  # fmt: skip
+        if self._failed is None:
+            self._failed = failed
+        self._last_id = None
+        self._seen.clear()
+        return self._failed
+
+    # -- worker ------------------------------------------------------------------------------------------
     async def _work(self) -> None:
         while True:
             batch, future = await self._queue.get()
@@ -146,47 +179,16 @@ class HubSink:
                     future.set_exception(self._failed)
                     continue
                 try:
-                    future.set_result(await self._commit(batch))
+                    sent = await self._publish(batch)
                 except Exception as exc:
-                    failed = exc if isinstance(exc, StorageError) else HubWriteError(
-                        f"the hub did not take a batch ({describe(exc)})", _HINT)  # fmt: skip
-                    self._failed, self._last_id = failed, None
-                    self._seen.clear()
-                    future.set_exception(failed)
+                    future.set_exception(self._fail(exc))
+                    continue
+                self._confirming = asyncio.create_task(self._confirm(batch, sent, self._confirming, future))
             finally:
                 self._queue.task_done()
 
-    async def _commit(self, batch: Batch) -> CommitResult:
-        acks, resent = await self._publish(batch)
-        try:
-            done = await asyncio.wait_for(asyncio.gather(*(ack for _, ack in acks)), self._ack_timeout)
-        finally:
-            for _, ack in acks:  # a lost acknowledgement must not hold its slot in nats-py forever
-                ack.cancel()
-        inserted = [a for (is_event, _), a in zip(acks, done, strict=True) if is_event and not a.duplicate]
-        duplicates = len(batch.events) - len(inserted)
-        self._duplicates += duplicates
-        self.published += len(inserted)
-        if batch.cursor is not None:
-            await self._move_cursor(batch)
-        log.debug("%s: %d published, %d already on the hub, %d re-sent by the tenant", self._names.tenant,
-                  len(inserted), duplicates - resent, resent)  # fmt: skip
-        return CommitResult(
-            inserted=len(inserted),
-            duplicates=duplicates,
-            rejected=len(batch.rejected),
-            cursor=batch.cursor,
-            first_seq=inserted[0].seq if inserted else None,
-            last_seq=inserted[-1].seq if inserted else None,
-            last_event_time=batch.last_event_time,
-        )
-
-    async def _publish(self, batch: Batch) -> tuple[list[tuple[bool, asyncio.Future[PubAck]]], int]:
-        """Publish the batch's messages; returns (is an event, its ack) each, and how many events were skipped
-        as re-sent within this run of publishes (at-least-once delivery: the tenant may send one twice).
-
-        Skipping them is what keeps the chain of expected ids true: a re-sent event would be acknowledged as a
-        duplicate, the stream's last id would stay the one before it, and the next publish would be refused."""
+    async def _publish(self, batch: Batch) -> _Sent:
+        """Send the batch's messages, the last one asking for an acknowledgement."""
         names, seen = self._names, self._seen
         messages: list[tuple[str, bytes, str]] = [
             (names.event_subject(row.type), row.raw.encode(), row.event_id) for row in batch.events
@@ -197,28 +199,62 @@ class HubSink:
         if batch.gap is not None:
             gap = GapPayload.of(batch.gap)
             messages.append((names.gap_subject, gap.to_bytes(), gap.message_id()))
-        acks: list[tuple[bool, asyncio.Future[PubAck]]] = []
-        resent = 0
+        fresh = []
+        for index, message in enumerate(messages):
+            if message[2] in seen:  # re-sent by the tenant within this run: published already
+                self._duplicates += index < len(batch.events)
+                continue
+            seen[message[2]] = None
+            if len(seen) > SEEN_WINDOW:
+                del seen[next(iter(seen))]
+            fresh.append((index < len(batch.events), message))
+        publish, last = self._nc.publish, len(fresh) - 1
+        ack: asyncio.Future[PubAck] | None = None
+        for i, (_, (subject, data, msg_id)) in enumerate(fresh):
+            headers = {MSG_ID: msg_id}
+            if self._last_id is not None:
+                headers[EXPECTED_LAST_MSG_ID] = self._last_id
+            if i == last:
+                ack = await self._js.publish_async(subject, data, headers=headers)
+            else:
+                await publish(subject, data, headers=headers)  # no reply: the chain vouches for it
+            self._last_id = msg_id
+        events = sum(is_event for is_event, _ in fresh)
+        return _Sent(ack, events, len(fresh) - events)
+
+    async def _confirm(
+        self,
+        batch: Batch,
+        sent: _Sent,
+        previous: asyncio.Task[None] | None,
+        future: concurrent.futures.Future[CommitResult],
+    ) -> None:
         try:
-            for index, (subject, data, msg_id) in enumerate(messages):
-                if msg_id in seen:
-                    resent += index < len(batch.events)
-                    continue
-                seen[msg_id] = None
-                if len(seen) > SEEN_WINDOW:
-                    del seen[next(iter(seen))]
-                headers = {MSG_ID: msg_id}
-                if self._last_id is not None:
-                    headers[EXPECTED_LAST_MSG_ID] = self._last_id
-                acks.append(
-                    (index < len(batch.events), await self._js.publish_async(subject, data, headers=headers))
-                )
-                self._last_id = msg_id
-        except BaseException:
-            for _, ack in acks:
-                ack.cancel()
-            raise
-        return acks, resent
+            if previous is not None:
+                await previous  # cursors move in order; never raises (failures go to the futures)
+            if self._failed is not None:
+                raise self._failed
+            future.set_result(await self._commit(batch, sent))
+        except Exception as exc:
+            future.set_exception(self._fail(exc))
+        finally:
+            if sent.ack is not None:  # a lost acknowledgement must not hold its slot in nats-py forever
+                sent.ack.cancel()
+
+    async def _commit(self, batch: Batch, sent: _Sent) -> CommitResult:
+        inserted = 0
+        if sent.ack is not None:
+            ack = await asyncio.wait_for(sent.ack, self._ack_timeout)
+            if not ack.duplicate:  # the stream grew by this much: our messages (the lease: one publisher)
+                stored, self._stream_seq = ack.seq - self._stream_seq, ack.seq
+                inserted = max(0, min(sent.events, stored - sent.others))
+        self._duplicates += len(batch.events) - inserted - (len(batch.events) - sent.events)
+        self.published += inserted
+        if batch.cursor is not None:
+            await self._move_cursor(batch)
+        return CommitResult(inserted=inserted, duplicates=len(batch.events) - inserted,
+                            rejected=len(batch.rejected), cursor=batch.cursor,
+                            last_event_time=batch.last_event_time)  # fmt: skip
 
     async def _move_cursor(self, batch: Batch) -> None:
         if not self._fence():

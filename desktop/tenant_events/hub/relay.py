@@ -25,6 +25,7 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
+from tenant_events.errors import StorageError
 from tenant_events.http import stream_client
 from tenant_events.hub.connection import HubOptions, HubRefused, HubUnavailable, connect, describe, is_refusal
 from tenant_events.hub.lease import Lease, new_holder
@@ -136,9 +137,7 @@ class Relay:
             await self._until_stopped(lease.acquire(self.config.standby_poll, self._waiting))
             if self._stop.is_set():
                 break
-            self.leader_terms += 1
-            self._role("leader", f"holds the lease ({lease.holder.holder}); following the tenant")
-            final = await self._lead(js, made.cursor, lease)
+            final = await self._lead(nc, made.cursor, lease)
             if final is not None:
                 await lease.release()
                 return final
@@ -166,13 +165,21 @@ class Relay:
                            f"retrying in {delay:.1f} s")  # fmt: skip
                 await asyncio.sleep(delay)
 
-    async def _lead(self, js: JetStreamContext, cursor: KeyValue, lease: Lease) -> StateChange | None:
+    async def _lead(self, nc: NATS, cursor: KeyValue, lease: Lease) -> StateChange | None:
         """Stream while the lease holds; None when it was lost (back to standby), else the engine's end."""
-        sink = await HubSink.open(js, self.config.names, cursor, fence=lease.valid)
+        try:
+            sink = await HubSink.open(nc, self.config.names, cursor, fence=lease.valid)
+        except StorageError as exc:  # the cursor cannot be read now: give the lease up, try again
+            self._role("standby", f"{exc.message}; trying again")
+            await lease.release()
+            await asyncio.sleep(self.config.standby_poll)
+            return None
         engine = StreamEngine(self.config.engine, self._tokens, sink, client_factory=self._client_factory)
         engine.on_state.extend(self.on_state)
         engine.on_commit.append(self._count)
         self.engine = engine
+        self.leader_terms += 1
+        self._role("leader", f"holds the lease ({lease.holder.holder}); following the tenant")
         running = asyncio.create_task(engine.run(), name=f"relay-{self.config.names.tenant}")
         holding = asyncio.create_task(lease.hold(), name="relay-lease")
         stopping = asyncio.create_task(self._stop.wait())
