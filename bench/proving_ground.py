@@ -20,6 +20,11 @@ Scenarios (each on its own simulator and data dir; the CLI is `python -m tenant_
             the rest — and its RSS at the start, once SQLite's cache is full ("warm") and at the end; see
             bench/soak_memory.py. The row fails if memory other than freed heap grows after warm-up by more than
             soak_memory.LIVE_GROWTH_LIMIT_MB, or fds end above start + FD_SLACK.
+  hub       the team hub: a 3-node NATS JetStream cluster (packaging/nats/cluster.conf), two `relay`s and one
+            `stream --hub` viewer; each round SIGKILLs the streaming relay mid-stream and restarts it (every third
+            round the viewer instead). The tenant allows one connection, so a second relay streaming at once
+            would be refused. Recovery = kill → the standby leading (or the viewer reading again). Counts are the
+            viewer's export against the simulator.
 
 "lost" counts events the simulator holds that the export lacks; "duplicated" counts ids exported more than once;
 order is checked against a bare SSE read of the simulator. "rejected" is kept/injected: under SIGKILL a malformed
@@ -314,6 +319,73 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
         sim.stop()
 
 
+def leader_index(relays: list[Any]) -> int:
+    """Which relay streams now (waiting while the first one starts)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        leading = [i for i, r in enumerate(relays)
+                   if r.proc.poll() is None and r.count("leader: holds") > r.count("standby: lost")]  # fmt: skip
+        if len(leading) == 1:
+            return leading[0]
+        time.sleep(0.05)
+    raise RuntimeError("no single relay streams: " + " | ".join(r.text()[-300:] for r in relays))
+
+
+def hub(work: Path, rounds: int, seed: int) -> Row:
+    from helpers.hub_cli import HubCli
+    from helpers.nats_hub import start_cluster
+
+    rng = random.Random(seed)
+    cluster = start_cluster(work / "nats")
+    sim = start_simulator(
+        backlog=2000, heartbeat=0.1, rotate_after=0.7, rate=40, burst_every=0, max_connections=1
+    )
+    token, pw = sim.mint_token(ttl=24 * 3600), cluster.credentials
+    common = ["--hub", cluster.urls, "--hub-tenant", "pg", "--name", "pg"]
+
+    def relay(data: Path) -> HubCli:
+        return HubCli("relay", "--base-url", sim.base_url, "--data-dir", str(data), "--from-timestamp", OLD,
+                      "--stall-timeout", str(STALL), "--hub-user", "collector", "--lease-seconds", "2", *common,
+                      env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": pw.collector})  # fmt: skip
+
+    def viewer() -> HubCli:
+        return HubCli("stream", "--data-dir", str(work / "viewer"), "--hub-user", "viewer", *common,
+                      env={"TENANT_EVENTS_HUB_PASSWORD": pw.viewer})  # fmt: skip
+
+    row, db = Row("hub", rounds), work / "viewer" / "tenants" / "pg.sqlite3"
+    relays, reader = [relay(work / "relay-a"), relay(work / "relay-b")], viewer()
+    try:
+        for i in range(rounds):
+            time.sleep(rng.uniform(0.5, 2.0))
+            started = time.monotonic()
+            if i % 3 == 2:  # the viewer
+                reader.kill()
+                reader = viewer()
+                reader.wait_for(": live:")
+            else:
+                index = leader_index(relays)
+                relays[index].kill()
+                standby = relays[1 - index]
+                standby.wait_for("leader: holds", times=standby.count("leader: holds") + 1, timeout=30)
+                relays[index] = relay(work / f"relay-{i}")
+            row.recovery.append(time.monotonic() - started)
+        sim.faults(paused=True)  # live events stop: the viewer must end up with every one
+        total, deadline = int(sim.stats()["events"]), time.monotonic() + 60
+        while count(db) < total and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if any("too many" in r.text() for r in relays):
+            raise RuntimeError("a second relay connected to the tenant while the first one streamed")
+    finally:
+        for proc in [*relays, reader]:
+            if proc.proc.poll() is None:
+                proc.stop()
+        cluster.stop()
+    try:
+        return account(row, sim, db)
+    finally:
+        sim.stop()
+
+
 def table(rows: list[Row]) -> str:
     head = ("scenario", "rounds", "sent", "stored", "lost", "dup", "order", "rejected kept/inj",
             "max recovery s", "RSS start/warm→end MiB", "fds start→end")  # fmt: skip
@@ -356,6 +428,7 @@ def main() -> int:
         "network": lambda w: network(w, 6 if args.quick else 24),
         "restart": lambda w: restart(w, 1 if args.quick else 5),
         "soak": lambda w: soak(w, soak_s, 1 / 8 if args.quick else 1.0, args.trace_python, args.memory_log),
+        "hub": lambda w: hub(w, 3 if args.quick else 15, args.seed),
     }
     rows = []
     for name, run in plan.items():
