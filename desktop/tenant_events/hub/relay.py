@@ -42,9 +42,11 @@ from tenant_events.stream.tokens import TokenProvider
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-STORAGE_RETRY = (
-    1.0  # seconds between tries while the hub does not take batches (the engine's "storage" pause)
-)
+# Seconds between tries while the hub does not take batches (the engine's "storage" pause).
+STORAGE_RETRY = 1.0
+# A live event waits at most this long in the relay's batch (the engine's default, 0.1 s, suits a local store);
+# in a catch-up batches fill up to 1,000 events first anyway. Each batch costs one cursor write on the hub.
+BATCH_DELAY = 0.02
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,9 @@ class Relay:
         *,
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
     ) -> None:
-        self.config = replace(config, engine=replace(config.engine, storage_retry=STORAGE_RETRY))
+        engine = replace(config.engine, storage_retry=STORAGE_RETRY,
+                         batch_max_delay=min(config.engine.batch_max_delay, BATCH_DELAY))  # fmt: skip
+        self.config = replace(config, engine=engine)
         self._tokens = tokens
         self._client_factory = client_factory
         self.on_role: list[Callable[[str, str], None]] = []
