@@ -5,12 +5,16 @@ against the given CA; token and NKey sign-in work against servers configured for
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime
+import hashlib
 import ipaddress
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import nats
 import nats.errors
@@ -23,7 +27,7 @@ from cryptography.x509.oid import NameOID
 
 from helpers.nats_hub import CONFIG_DIR, Credentials, NatsNode, free_port
 from tenant_events.hub.connection import HubAuth, HubOptions, HubRefused, connect
-from tenant_events.hub.credentials import check_hub
+from tenant_events.hub.credentials import check_hub, check_secret
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
 
@@ -170,11 +174,12 @@ def test_tls_is_verified_against_the_given_ca(tls_hub):
 
 
 # -- token and NKey servers -------------------------------------------------------------------------------------
-def _server(tmp_path, authorization: str) -> NatsNode:
+def _server(tmp_path, authorization: str, extra: str = "") -> NatsNode:
     port, monitor = free_port(), free_port()
     config = tmp_path / "auth.conf"
+    block = f"authorization {{ {authorization} }}\n" if authorization else ""
     config.write_text(f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
-                      f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\nauthorization {{ {authorization} }}\n')  # fmt: skip
+                      f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n{block}{extra}')  # fmt: skip
     node = NatsNode("auth", config, {}, port, monitor, tmp_path)
     node.start()
     node.wait_healthy()
@@ -205,6 +210,71 @@ def test_token_and_nkey_sign_in(tmp_path, kind):
             )
             with pytest.raises(HubRefused, match="refused the sign-in"):
                 await connect(HubOptions((node.url,), HubAuth(kind, secret=wrong)), reconnect=False)
+
+        asyncio.run(go())
+    finally:
+        node.stop()
+
+
+# -- creds file (operator mode) ---------------------------------------------------------------------------------
+def _keypair(prefix: int) -> tuple[nkeys.KeyPair, str, str]:
+    seed = nkeys.encode_seed(os.urandom(32), prefix)
+    pair = nkeys.from_seed(seed)
+    return pair, pair.public_key.decode(), seed.decode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _jwt(issuer: nkeys.KeyPair, issuer_key: str, subject_key: str, nats_claims: dict) -> str:
+    """A NATS JWT (v2): claims signed with the issuer's ed25519 NKey."""
+    claims = {"iat": int(time.time()), "iss": issuer_key, "sub": subject_key, "name": subject_key[:8],
+              "nats": {**nats_claims, "version": 2}}  # fmt: skip
+    claims["jti"] = (
+        base64.b32encode(hashlib.sha256(json.dumps(claims).encode()).digest()).decode().rstrip("=")
+    )
+    signed = f"{_b64(json.dumps({'typ': 'JWT', 'alg': 'ed25519-nkey'}).encode())}.{_b64(json.dumps(claims).encode())}"
+    return f"{signed}.{_b64(issuer.sign(signed.encode()))}"
+
+
+def _creds(account: nkeys.KeyPair, account_key: str) -> str:
+    _, user_key, user_seed = _keypair(nkeys.PREFIX_BYTE_USER)
+    token = _jwt(account, account_key, user_key, {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1,
+                                                   "payload": -1})  # fmt: skip
+    return (f"-----BEGIN NATS USER JWT-----\n{token}\n------END NATS USER JWT------\n\n"
+            f"-----BEGIN USER NKEY SEED-----\n{user_seed}\n------END USER NKEY SEED------\n")  # fmt: skip
+
+
+def test_creds_file_sign_in(tmp_path):
+    operator, operator_key, _ = _keypair(nkeys.PREFIX_BYTE_OPERATOR)
+    team, team_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    _, system_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)
+    stranger, stranger_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)  # an account this server never heard of
+    limits = {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1, "wildcards": True, "conn": -1,
+              "leaf": -1}  # fmt: skip
+    jetstream = {**limits, "mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1}
+    accounts = {team_key: _jwt(operator, operator_key, team_key, {"type": "account", "limits": jetstream}),
+                system_key: _jwt(operator, operator_key, system_key, {"type": "account", "limits": limits})}  # fmt: skip
+    operator_jwt = _jwt(
+        operator, operator_key, operator_key, {"type": "operator", "system_account": system_key}
+    )
+    preload = "\n".join(f' {key}: "{token}"' for key, token in accounts.items())
+    node = _server(tmp_path, "", f'operator: "{operator_jwt}"\nsystem_account: {system_key}\nresolver: MEMORY\n'
+                                 f"resolver_preload: {{\n{preload}\n}}\n")  # fmt: skip
+    try:
+
+        async def go() -> None:
+            good = HubOptions(
+                (node.url,), HubAuth("creds", secret=check_secret("creds", _creds(team, team_key)))
+            )
+            nc = await connect(good, reconnect=False)
+            await provision(nc.jetstream(), HubNames("acme"), StreamPlan())
+            await nc.close()
+            assert (await check_hub(good, "acme")).stream == "TENANT_EVENTS_ACME"
+            foreign = HubOptions((node.url,), HubAuth("creds", secret=_creds(stranger, stranger_key)))
+            with pytest.raises(HubRefused, match="refused the sign-in"):
+                await connect(foreign, reconnect=False)
 
         asyncio.run(go())
     finally:
