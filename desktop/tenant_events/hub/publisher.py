@@ -7,15 +7,21 @@ Per batch, in the order submitted:
   2. wait for the acknowledgement of the batch's last message;
   3. only then write the cursor after them to the key-value bucket, revision-checked and only while the lease
      is valid — so a stored cursor never points past an event the hub does not hold.
-Every message but the first of a run names the id of the message before it (`Nats-Expected-Last-Msg-Id`), and
-JetStream stores a message only when the stream's last stored id is that one. So the last message's
-acknowledgement proves every message before it is stored, in order: one lost in flight (a stream leader
-changing, a reconnect) makes every later one refused, the batch fails, and the engine resumes from the stored
-cursor (a replay the duplicate window absorbs). The same chain refuses a deposed leader's late publishes once a
-new leader has published. That is why only the last message asks for an acknowledgement: acknowledging each one
-cost more than the rest of the relay together (bench/hub.py). An event the tenant sends twice within one run
-(at-least-once delivery) is published once, since the chain must name messages actually stored.
-Batch k+1 goes out while batch k's acknowledgement is on its way; cursors still move in order.
+
+Order. Each message names the stream sequence it must follow (`Nats-Expected-Last-Sequence`) and JetStream
+stores it only if the stream ends there. So when the batch's last message is acknowledged at the sequence
+predicted for it, every message before it is stored, in order; one lost in flight (a stream leader changing, a
+reconnect) makes every later one refused instead of stored out of order, the batch fails and the engine resumes
+from the stored cursor. The same check refuses a deposed leader's late publishes. Acknowledging only the last
+message is what makes the relay fast: an acknowledgement each cost more than the rest of the relay together.
+The sequence is every replica's own state, so the check is safe on a replicated stream (an expected message id
+is not: replicas keep the last id in memory, and one that disagrees stops applying — nats-server 2.15 does).
+
+Predicting sequences needs every message to be new. After (re)starting, the engine replays from the stored
+cursor what the last run may have published already: until the first message the hub stores as new, messages go
+one at a time and duplicates are recognised by their acknowledgement; from then on they are pipelined. An event
+the tenant sends twice within one run (at-least-once delivery) is published once. Batch k+1 goes out while batch
+k's acknowledgement is on its way; cursors still move in order.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from tenant_events.store.records import Batch, CommitResult, CursorState
 log = logging.getLogger(__name__)
 
 MSG_ID: Final = "Nats-Msg-Id"
-EXPECTED_LAST_MSG_ID: Final = "Nats-Expected-Last-Msg-Id"
+EXPECTED_LAST_SEQUENCE: Final = "Nats-Expected-Last-Sequence"
 _HINT: Final = "the relay retries by itself; check the hub if this goes on"
 SEEN_WINDOW: Final = 50_000  # ids remembered per run of publishes to skip an event the tenant sends twice
 
@@ -58,12 +64,12 @@ class LeaseLost(StorageError):
 
 
 class _Sent:
-    """One published batch waiting for its acknowledgement."""
+    """One published batch waiting for its acknowledgement: `ack` must come back at sequence `last`."""
 
-    __slots__ = ("ack", "events", "others")
+    __slots__ = ("ack", "events", "last")
 
-    def __init__(self, ack: asyncio.Future[PubAck] | None, events: int, others: int) -> None:
-        self.ack, self.events, self.others = ack, events, others
+    def __init__(self, ack: asyncio.Future[PubAck] | None, events: int, last: int) -> None:
+        self.ack, self.events, self.last = ack, events, last
 
 
 class HubSink:
@@ -87,9 +93,8 @@ class HubSink:
         self._state = CursorState(None, None, None)
         self._revision: int | None = None
         self._failed: StorageError | None = None
-        self._last_id: str | None = None  # the previous message's id in this unbroken run of publishes
+        self._last_seq: int | None = None  # where the stream ends after what was sent; None: not known yet
         self._seen: dict[str, None] = {}  # ids published in this run, oldest first (SEEN_WINDOW of them)
-        self._stream_seq = 0  # the stream's last sequence as far as this sink knows
         self._duplicates = 0
         self.published = 0
 
@@ -139,12 +144,11 @@ class HubSink:
     # -- state -------------------------------------------------------------------------------------------
     async def _restart(self) -> None:
         await self._reload()
-        self._failed, self._last_id = None, None  # a new run of publishes: its first names no previous id
+        self._failed, self._last_seq = None, None  # a new run: it starts by finding where the stream ends
         self._seen.clear()
 
     async def _reload(self) -> None:
         try:
-            self._stream_seq = (await self._js.stream_info(self._names.stream)).state.last_seq
             entry = await self._kv.get(CURSOR_KEY)
         except nats.js.errors.KeyNotFoundError:
             self._state, self._revision = CursorState(None, None, None), None
@@ -164,7 +168,7 @@ class HubSink:
             f"the hub did not take a batch ({describe(exc)})", _HINT)  # fmt: skip
         if self._failed is None:
             self._failed = failed
-        self._last_id = None
+        self._last_seq = None
         self._seen.clear()
         return self._failed
 
@@ -202,25 +206,29 @@ class HubSink:
         fresh = []
         for index, message in enumerate(messages):
             if message[2] in seen:  # re-sent by the tenant within this run: published already
-                self._duplicates += index < len(batch.events)
                 continue
             seen[message[2]] = None
             if len(seen) > SEEN_WINDOW:
                 del seen[next(iter(seen))]
             fresh.append((index < len(batch.events), message))
-        publish, last = self._nc.publish, len(fresh) - 1
-        ack: asyncio.Future[PubAck] | None = None
-        for i, (_, (subject, data, msg_id)) in enumerate(fresh):
-            headers = {MSG_ID: msg_id}
-            if self._last_id is not None:
-                headers[EXPECTED_LAST_MSG_ID] = self._last_id
-            if i == last:
+        stored, index = 0, 0
+        while self._last_seq is None and index < len(fresh):  # after a (re)start: one at a time until new
+            is_event, (subject, data, msg_id) = fresh[index]
+            index += 1
+            reply = await self._js.publish(subject, data, timeout=self._ack_timeout, headers={MSG_ID: msg_id})
+            if not reply.duplicate:
+                self._last_seq, stored = reply.seq, stored + is_event
+        rest, last, ack = fresh[index:], self._last_seq or 0, None
+        for i, (_, (subject, data, msg_id)) in enumerate(rest):
+            headers = {MSG_ID: msg_id, EXPECTED_LAST_SEQUENCE: str(last)}
+            if i == len(rest) - 1:
                 ack = await self._js.publish_async(subject, data, headers=headers)
             else:
-                await publish(subject, data, headers=headers)  # no reply: the chain vouches for it
-            self._last_id = msg_id
-        events = sum(is_event for is_event, _ in fresh)
-        return _Sent(ack, events, len(fresh) - events)
+                await self._nc.publish(subject, data, headers=headers)  # no reply: the sequence check vouches
+            last += 1
+        if rest and self._failed is None:
+            self._last_seq = last
+        return _Sent(ack, stored + sum(is_event for is_event, _ in rest), last)
 
     async def _confirm(
         self,
@@ -242,17 +250,16 @@ class HubSink:
                 sent.ack.cancel()
 
     async def _commit(self, batch: Batch, sent: _Sent) -> CommitResult:
-        inserted = 0
         if sent.ack is not None:
             ack = await asyncio.wait_for(sent.ack, self._ack_timeout)
-            if not ack.duplicate:  # the stream grew by this much: our messages (the lease: one publisher)
-                stored, self._stream_seq = ack.seq - self._stream_seq, ack.seq
-                inserted = max(0, min(sent.events, stored - sent.others))
-        self._duplicates += len(batch.events) - inserted - (len(batch.events) - sent.events)
-        self.published += inserted
+            if ack.duplicate or ack.seq != sent.last:  # something before it went missing (or was there)
+                raise HubWriteError(f"the hub stored the batch's last message at {ack.seq}, not {sent.last}",
+                                    _HINT)  # fmt: skip
+        self.published += sent.events
+        self._duplicates += len(batch.events) - sent.events
         if batch.cursor is not None:
             await self._move_cursor(batch)
-        return CommitResult(inserted=inserted, duplicates=len(batch.events) - inserted,
+        return CommitResult(inserted=sent.events, duplicates=len(batch.events) - sent.events,
                             rejected=len(batch.rejected), cursor=batch.cursor,
                             last_event_time=batch.last_event_time)  # fmt: skip
 
