@@ -128,7 +128,10 @@ class HubSink:
 
     def resume_after_failure(self) -> CursorState:
         """Called in a worker thread by the engine: reads the cursor again on the sink's loop."""
-        asyncio.run_coroutine_threadsafe(self._restart(), self._loop).result(timeout=30)
+        try:
+            asyncio.run_coroutine_threadsafe(self._restart(), self._loop).result(timeout=30)
+        except TimeoutError as exc:  # the engine pauses on a StorageError and asks again
+            raise HubWriteError("the hub did not answer within 30 s", _HINT) from exc
         return self._state
 
     async def close(self) -> None:
