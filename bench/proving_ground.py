@@ -21,6 +21,11 @@ Scenarios (each on its own simulator and data dir; the CLI is `python -m tenant_
             bench/soak_memory.py. The row fails if memory other than freed heap grows after warm-up by more than
             soak_memory.LIVE_GROWTH_LIMIT_MB, or fds end above start + FD_SLACK. Its -wal file is sampled every
             5 ms: the row fails if it passes WAL_BOUND (16 MiB) at any moment.
+  hub       the team hub: a 3-node NATS JetStream cluster (packaging/nats/cluster.conf), two `relay`s and one
+            `stream --hub` viewer; each round SIGKILLs the streaming relay mid-stream and restarts it (every third
+            round the viewer instead). The tenant allows one connection, so a second relay streaming at once
+            would be refused. Recovery = kill → the standby leading (or the viewer reading again). Counts are the
+            viewer's export against the simulator.
 
 Every row also shows the disk: the events' own bytes (their JSON) next to the database file, its full-text index
 and the -wal left after the last clean stop (SIGTERM), which must be at most WAL_AFTER_STOP (1 MiB).
@@ -51,7 +56,8 @@ from typing import Any
 
 import psutil
 
-import soak_memory  # bench/, next to this script
+import proving_hub  # bench/, next to this script
+import soak_memory
 from proving_rows import Row, table
 from store_disk import Disk, WalWatch
 
@@ -318,6 +324,7 @@ def main() -> int:
         "network": lambda w: network(w, 6 if args.quick else 24),
         "restart": lambda w: restart(w, 1 if args.quick else 5),
         "soak": lambda w: soak(w, soak_s, 1 / 8 if args.quick else 1.0, args.trace_python, args.memory_log),
+        "hub": lambda w: proving_hub.hub(w, 3 if args.quick else 15, args.seed, account, count),
     }
     rows = []
     for name, run in plan.items():

@@ -4,7 +4,9 @@
     cli/ (asyncio.run)┴─▶ TenantMonitor ─▶ StreamEngine ─▶ StoreWriter (writer thread) ─▶ <tenant>.sqlite3
                                          └▶ TokenProvider (auth/ session, static env token, client credentials)
 
-One monitor per tenant profile; several run side by side on one loop. Observers are plain callbacks, called on
+A profile read from a team hub runs a hub viewer (hub/viewer.py) instead of the engine: pass `source`, a
+factory that gets the writer and returns any `EventSource`. One monitor per tenant profile; several run side by
+side on one loop. Observers are plain callbacks, called on
 the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`. The UI reads with `open_reader()`.
 Shutdown order (STYLE §6): cancel the stream task → commit what is pending → `before_close` hooks (the alert
 rules evaluate the last commits, alerts/runner.py) → close the writer.
@@ -18,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter
@@ -28,6 +31,25 @@ from tenant_events.stream.tokens import TokenProvider
 log = logging.getLogger(__name__)
 
 RETENTION_INTERVAL = 600.0  # seconds between background retention passes
+
+
+class EventSource(Protocol):
+    """What a monitor runs and observes: the stream engine, or a hub viewer."""
+
+    on_state: list[Callable[[StateChange], None]]
+    on_commit: list[Callable[[CommitResult], None]]
+    stats: EngineStats
+    state: StateChange
+
+    async def run(self) -> StateChange: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def nudge(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -47,10 +69,12 @@ class TenantMonitor:
         name: str,
         paths: AppPaths,
         config: EngineConfig,
-        tokens: TokenProvider,
+        tokens: TokenProvider | None,
         *,
         retention: Retention | None = None,
+        source: Callable[[StoreWriter], EventSource] | None = None,
     ) -> None:
+        """`tokens` may be None only with a `source` (a hub viewer holds no tenant credentials)."""
         self.name = name
         self.paths = paths
         self.config = config
@@ -59,8 +83,9 @@ class TenantMonitor:
         self.on_commit: list[Callable[[CommitResult], None]] = []
         self.before_close: list[Callable[[], Awaitable[None]]] = []  # awaited in stop(), writer still open
         self._tokens = tokens
+        self._source = source
         self._writer: StoreWriter | None = None
-        self._engine: StreamEngine | None = None
+        self._engine: EventSource | None = None
         self._task: asyncio.Task[StateChange] | None = None
         self._retention_task: asyncio.Task[None] | None = None
         self.notice: OpenNotice | None = None
@@ -93,7 +118,12 @@ class TenantMonitor:
         if self._writer is None:
             self._writer = await asyncio.to_thread(StoreWriter, self.database_file)
             self.notice = self._writer.notice
-        engine = StreamEngine(self.config, self._tokens, self._writer)
+        engine: EventSource
+        if self._source is not None:
+            engine = self._source(self._writer)
+        else:
+            assert self._tokens is not None, "a tenant stream needs a token provider"
+            engine = StreamEngine(self.config, self._tokens, self._writer)
         engine.on_state.append(self._forward_state)
         engine.on_commit.append(self._forward_commit)
         self._engine = engine

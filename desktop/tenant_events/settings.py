@@ -26,13 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, Weekday
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
+from tenant_events.hub.profile import HubProfile
 from tenant_events.paths import AppPaths
 from tenant_events.url_forms import loopback_callbacks, normalize_url
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `hubs`, tenants followed through a team hub
 DEFAULT_SCOPES = ("openid", "profile", "email", "offline_access", "read:events")
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Auth0 client IDs are 32 alphanumerics; other OPs use dashes/dots/underscores. No spaces, quotes or slashes.
@@ -268,6 +269,7 @@ class Settings(BaseModel):
 
     schema_version: int = SCHEMA_VERSION
     tenants: list[TenantProfile] = Field(default_factory=list)
+    hubs: list[HubProfile] = Field(default_factory=list, description="tenants followed through a team hub")
     active_tenant: str | None = Field(None, description="profile shown at start")
     notifications: NotificationSettings = Field(default_factory=NotificationSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
@@ -277,7 +279,7 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Settings:
-        names = [t.name for t in self.tenants]
+        names = [t.name for t in self.tenants] + [h.name for h in self.hubs]  # one database each
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"tenants: duplicate profile name(s) {dupes}")
@@ -323,14 +325,26 @@ class Settings(BaseModel):
     def upsert(self, profile: TenantProfile) -> None:
         self.tenants = [t for t in self.tenants if t.name != profile.name] + [profile]
 
+    def hub(self, name: str | None) -> HubProfile | None:
+        """The hub profile named `name`, if there is one."""
+        return next((h for h in self.hubs if h.name == name), None)
+
+    def upsert_hub(self, profile: HubProfile) -> None:
+        self.hubs = [h for h in self.hubs if h.name != profile.name] + [profile]
+
 
 def _v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
     """Files written before versioning: same keys, only `schema_version` missing."""
     return {**data, "schema_version": 1}
 
 
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Hub profiles arrived: nothing to convert, but an older app must refuse the file, not set it aside."""
+    return {**data, "schema_version": 2}
+
+
 # MIGRATIONS[n] turns a version-n dict into version n+1; run in order after a backup.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1, 1: _v1_to_v2}
 
 
 def _move_aside(path: os.PathLike[str] | str, reason: str, notices: list[str]) -> None:

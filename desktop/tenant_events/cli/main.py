@@ -34,6 +34,7 @@ COMMANDS: tuple[str, ...] = (
     "rules_cmd",
     "timeline_cmd",
     "reindex_cmd",
+    "relay_cmd",
 )
 
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None

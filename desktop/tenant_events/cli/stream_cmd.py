@@ -20,6 +20,8 @@ from typing import IO, Any
 
 from tenant_events.cli import stream_alerts
 from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
+from tenant_events.cli.hub_args import add_hub_args
+from tenant_events.cli.hub_view import hub_monitor
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
@@ -66,6 +68,19 @@ def register(subparsers: Any) -> None:
         epilog="Exit codes: 0 stopped by SIGINT/SIGTERM · 2 usage · 3 bad profile · 4 sign-in required · "
         "5 storage · 6 network (the server never answered within --unreachable-timeout) · 7 the tenant refused the request (400/403/404)",
     )
+    add_tenant_args(p)
+    p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
+    stream_alerts.add_arguments(p)
+    p.add_argument("--unreachable-timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
+                   help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
+                   f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
+                   "open, network loss is retried for as long as it lasts")  # fmt: skip
+    add_hub_args(p, required=False)
+    p.set_defaults(run=run)
+
+
+def add_tenant_args(p: argparse.ArgumentParser) -> None:
+    """Which tenant to follow and how: shared by `stream` and `relay`."""
     where = p.add_mutually_exclusive_group()
     where.add_argument("--tenant", metavar="NAME", help="tenant profile (from tenant-events login)")
     where.add_argument(
@@ -81,16 +96,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
-    stream_alerts.add_arguments(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
                    help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
-    p.add_argument("--unreachable-timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
-                   help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
-                   f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
-                   "open, network loss is retried for as long as it lasts")  # fmt: skip
-    p.set_defaults(run=run)
 
 
 def _open_output(target: str) -> IO[str]:
@@ -135,30 +143,35 @@ class _JsonlSink:
             self._out.close()
 
 
-def _report(change: StateChange) -> None:
+def report_state(change: StateChange) -> None:
     print(f"tenant-events: {state_line(change)}", file=sys.stderr, flush=True)
 
 
 async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
-    target = resolve_target(args, paths)
-    profile = target.profile
-    evaluator = stream_alerts.prepare(args, paths, target.name)
-    event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
     async with contextlib.AsyncExitStack() as stack:
         out = _open_output(args.jsonl) if args.jsonl else None
         if out is not None and out is not sys.stdout:
             stack.callback(out.close)
-        tokens = await token_provider(args, target, stack)
-        config = EngineConfig(base_url=target.base_url, event_types=event_types, from_timestamp=args.from_timestamp,
-                              name=target.name, stall_timeout=args.stall_timeout)  # fmt: skip
-        monitor = TenantMonitor(target.name, paths, config, tokens)
-        monitor.on_state.append(_report)
-        contact = FirstContact(target.base_url, args.unreachable_timeout, monitor.stop_soon)
-        monitor.on_state.append(contact.observe)
+        contact: FirstContact | None = None
+        monitor = await hub_monitor(args, paths)  # --hub, or --tenant naming a hub profile
+        if monitor is None:
+            target = resolve_target(args, paths)
+            profile = target.profile
+            event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
+            tokens = await token_provider(args, target, stack)
+            config = EngineConfig(base_url=target.base_url, event_types=event_types,
+                                  from_timestamp=args.from_timestamp, name=target.name,
+                                  stall_timeout=args.stall_timeout)  # fmt: skip
+            monitor = TenantMonitor(target.name, paths, config, tokens)
+            contact = FirstContact(target.base_url, args.unreachable_timeout, monitor.stop_soon)
+        evaluator = stream_alerts.prepare(args, paths, monitor.name)
+        monitor.on_state.append(report_state)
+        if contact is not None:
+            monitor.on_state.append(contact.observe)
         await monitor.start()
-        watcher = asyncio.create_task(contact.watch(), name="first-contact")
+        watcher = asyncio.create_task(contact.watch(), name="first-contact") if contact else None
         if monitor.notice:
             print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
         stream_alerts.attach(args, evaluator, monitor, stack)
@@ -172,17 +185,18 @@ async def _main(args: argparse.Namespace) -> int:
         try:
             final = await monitor.wait()
         finally:
-            watcher.cancel()
+            if watcher is not None:
+                watcher.cancel()
             await monitor.stop()
-        if contact.error is not None:
+        if contact is not None and contact.error is not None:
             raise contact.error
         stats = monitor.stats
         print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
               f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
-        return _exit_code(final)
+        return exit_code_of(final)
 
 
-def _exit_code(final: StateChange) -> int:
+def exit_code_of(final: StateChange) -> int:
     if final.state is StreamState.STOPPED:
         return 0
     if final.state is StreamState.SIGNED_OUT:

@@ -24,7 +24,7 @@ from httpx_sse import SSEError
 
 from tenant_events.errors import SignInRequired, StorageError
 from tenant_events.http import stream_client, untrusted_certificate
-from tenant_events.store import Batch, CommitResult, EventRow, GapMarker, RejectedRow, StoreWriter
+from tenant_events.store import Batch, CommitResult, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff
 from tenant_events.stream.request import (
     bad_parameter,
@@ -35,6 +35,7 @@ from tenant_events.stream.request import (
     request_headers,
     resume_timestamp,
 )
+from tenant_events.stream.sink import BatchSink
 from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
 from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
@@ -96,7 +97,7 @@ class StreamEngine:
         self,
         config: EngineConfig,
         tokens: TokenProvider,
-        writer: StoreWriter,
+        writer: BatchSink,
         *,
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
     ) -> None:

@@ -1,0 +1,88 @@
+"""Options `relay` and `stream --hub` share: where the hub is and how to sign in to it.
+
+Secrets never go on the command line (it shows in `ps` and shell history): a password or token comes from the
+environment, an NKey seed or creds file from a file whose path is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from tenant_events.errors import ConfigError
+from tenant_events.hub.profile import split_hub_urls
+from tenant_events.hub.subjects import check_hub_tenant
+
+if TYPE_CHECKING:  # the NATS client loads only when a command talks to a hub (~0.2 s of start-up)
+    from tenant_events.hub.connection import HubAuth, HubOptions
+
+PASSWORD_ENV: Final = "TENANT_EVENTS_HUB_PASSWORD"
+TOKEN_ENV: Final = "TENANT_EVENTS_HUB_TOKEN"
+
+
+def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    group = parser.add_argument_group("team hub (NATS JetStream)")
+    group.add_argument("--hub", metavar="URL[,URL…]", required=required,
+                       help="the hub's servers: nats://HOST:PORT on this computer, tls://HOST:PORT elsewhere")  # fmt: skip
+    group.add_argument("--hub-tenant", metavar="NAME", type=_hub_tenant,
+                       help="the tenant's name on the hub (default: the profile or database name)")  # fmt: skip
+    sign_in = group.add_mutually_exclusive_group()
+    sign_in.add_argument(
+        "--hub-user", metavar="USER", help=f"sign in as USER with the password in ${PASSWORD_ENV}"
+    )
+    sign_in.add_argument(
+        "--hub-nkey", metavar="FILE", type=Path, help="sign in with the NKey seed (SU…) in FILE"
+    )
+    sign_in.add_argument("--hub-creds", metavar="FILE", type=Path, help="sign in with a NATS .creds file")
+    group.add_argument("--hub-ca", metavar="FILE", help="PEM of the CA that signed the hub's TLS certificate")
+    group.description = (
+        f"With none of --hub-user/--hub-nkey/--hub-creds, a token in ${TOKEN_ENV} is used if set."
+    )
+
+
+def _hub_tenant(value: str) -> str:
+    try:
+        return check_hub_tenant(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _read_secret(option: str, path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            option, f"cannot read {path} ({exc.__class__.__name__})", "check the path"
+        ) from None
+
+
+def hub_auth(args: argparse.Namespace) -> HubAuth:
+    from tenant_events.hub.connection import HubAuth
+    from tenant_events.hub.credentials import check_secret
+
+    if args.hub_creds:
+        return HubAuth("creds", secret=check_secret("creds", _read_secret("--hub-creds", args.hub_creds)))
+    if args.hub_nkey:
+        return HubAuth("nkey", secret=check_secret("nkey", _read_secret("--hub-nkey", args.hub_nkey)))
+    if args.hub_user:
+        password = os.environ.get(PASSWORD_ENV, "")
+        if not password:
+            raise ConfigError("--hub-user", f"no password for {args.hub_user!r}", f"set {PASSWORD_ENV}")
+        return HubAuth("password", args.hub_user, password)
+    token = os.environ.get(TOKEN_ENV, "")
+    return HubAuth("token", secret=token) if token else HubAuth()
+
+
+def hub_options(args: argparse.Namespace) -> HubOptions:
+    """The --hub options as connection options; ConfigError naming the option on a bad value."""
+    from tenant_events.hub.connection import HubOptions
+
+    try:
+        urls = split_hub_urls(args.hub)
+    except ValueError as exc:
+        raise ConfigError("--hub", str(exc)) from None
+    if args.hub_ca and not Path(args.hub_ca).is_file():
+        raise ConfigError("--hub-ca", f"{args.hub_ca} is not a file", "give the PEM file of the hub's CA")
+    return HubOptions(tuple(urls), hub_auth(args), args.hub_ca or "")

@@ -1,0 +1,96 @@
+"""`tenant-events relay`: follow a tenant into a team hub (NATS JetStream), for any number of viewers.
+
+The relay signs in to the tenant like `stream` does (a --tenant profile, --client-id with
+$TENANT_EVENTS_CLIENT_SECRET, or $TENANT_EVENTS_ACCESS_TOKEN) and publishes every event to the hub; viewers
+run `tenant-events stream --hub URL --hub-tenant NAME` and never touch the tenant. Start two relays for
+availability: one streams, the other waits and takes over within seconds of the first one's end. Runs until
+SIGINT/SIGTERM; roles and stream states go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+from tenant_events.cli.hub_args import add_hub_args, hub_options
+from tenant_events.cli.stream_cmd import add_tenant_args, exit_code_of, report_state
+from tenant_events.cli.stream_target import resolve_target, token_provider
+from tenant_events.errors import ConfigError
+from tenant_events.logs import setup_logging
+from tenant_events.paths import AppPaths
+from tenant_events.stream.engine import EngineConfig
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
+    return number
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "relay",
+        help="follow a tenant into a team hub (NATS JetStream) that viewers read from",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 stopped by SIGINT/SIGTERM · 2 usage · 3 bad option or profile · 4 sign-in "
+        "required (tenant or hub) · 6 hub unreachable · 7 the tenant refused the request",
+    )
+    add_tenant_args(p)
+    add_hub_args(p, required=True)
+    p.add_argument("--hub-replicas", metavar="N", type=int, choices=(1, 3, 5),
+                   help="replicas of a new stream (default: 3 on a cluster, 1 on a single server)")  # fmt: skip
+    p.add_argument("--hub-retention-days", metavar="D", type=_positive, default=30.0,
+                   help="how long a new stream keeps events (default 30)")  # fmt: skip
+    p.add_argument("--lease-seconds", metavar="S", type=_positive, default=5.0,
+                   help="a standby takes over this long after the streaming relay is gone (default 5)")  # fmt: skip
+    p.set_defaults(run=run)
+
+
+def _role(role: str, message: str) -> None:
+    print(f"tenant-events: {role}: {message}", file=sys.stderr, flush=True)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from tenant_events.hub.provision import StreamPlan
+    from tenant_events.hub.relay import Relay, RelayConfig
+    from tenant_events.hub.subjects import HubNames
+
+    paths = AppPaths.resolve(args.data_dir).ensure()
+    setup_logging(paths.log_dir, stderr=False)
+    target = resolve_target(args, paths)
+    name, base_url, profile = target.name, target.base_url, target.profile
+    event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
+    hub = hub_options(args)
+    try:
+        names = HubNames(args.hub_tenant or name)
+    except ValueError as exc:
+        raise ConfigError("--hub-tenant", str(exc)) from None
+    plan = StreamPlan(retention_days=args.hub_retention_days, replicas=args.hub_replicas,
+                      lease_ttl=args.lease_seconds)  # fmt: skip
+    async with contextlib.AsyncExitStack() as stack:
+        tokens = await token_provider(args, target, stack)
+        engine = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
+                              name=name, stall_timeout=args.stall_timeout)  # fmt: skip
+        relay = Relay(RelayConfig(engine, hub, names, plan), tokens)
+        relay.on_role.append(_role)
+        relay.on_state.append(report_state)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, relay.stop)
+        final = await relay.run()
+    print(f"tenant-events: {relay.published} events published to the hub, {relay.duplicates} were there already",
+          file=sys.stderr)  # fmt: skip
+    return exit_code_of(final)
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_main(args))

@@ -1,0 +1,128 @@
+"""Adding a tenant from a team hub, and the hub secret it signs in with (kept only in the keyring).
+
+What the "Connect to a team hub" dialog calls, Qt-free:
+  `check_hub(options, hub_tenant)`  connects once and reads the tenant's stream: the credentials work and the
+                                    collector has published there (or why not, as a user-fixable error)
+  `add_hub_profile(...)`            validates every field, keeps the secret in the keyring, saves the profile
+  `hub_options(profile, store)`     the connection options a viewer of that profile uses
+The secret is the password, token, NKey seed (SU…) or the text of a creds file, in the keyring slot `hub:<name>`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any, Final
+
+import nats.js.errors
+from pydantic import ValidationError
+
+from tenant_events.auth.secret_store import SecretStore
+from tenant_events.errors import ConfigError, SignInRequired
+from tenant_events.hub.connection import HubAuth, HubOptions, HubUnavailable, connect, describe
+from tenant_events.hub.profile import HubProfile
+from tenant_events.hub.subjects import HubNames
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings, save_settings
+
+_SLOT: Final = "hub:"
+_SEED_PREFIX: Final = "SU"  # an NKey user seed (nkeys: PREFIX_BYTE_SEED + PREFIX_BYTE_USER)
+_CREDS_MARKERS: Final = ("-----BEGIN NATS USER JWT-----", "-----BEGIN USER NKEY SEED-----")
+
+
+def secret_slot(name: str) -> str:
+    return f"{_SLOT}{name}"
+
+
+def check_secret(auth: str, secret: str) -> str:
+    """The secret, stripped, if it fits `auth`; ConfigError naming what is wrong otherwise."""
+    secret = secret.strip()
+    if auth == "none":
+        return ""
+    if not secret:
+        raise ConfigError(f"hub {auth}", "is empty", "paste it again")
+    if auth == "nkey" and not (secret.startswith(_SEED_PREFIX) and secret.isalnum()):
+        raise ConfigError("hub nkey", "is not an NKey user seed (it starts with SU)",
+                          "use the seed file the hub's administrator gave you, not the public key (U…)")  # fmt: skip
+    if auth == "creds" and not all(marker in secret for marker in _CREDS_MARKERS):
+        raise ConfigError("hub creds", "is not a NATS creds file (it holds a user JWT and an NKey seed)",
+                          "pick the .creds file the hub's administrator gave you")  # fmt: skip
+    return secret
+
+
+def make_hub_profile(**fields: Any) -> HubProfile:
+    """Build a hub profile from user input; a bad value raises ConfigError naming the field."""
+    try:
+        return HubProfile.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "profile"
+        message = str(first.get("msg", "")).removeprefix("Value error, ")
+        if ": " in message and field == "profile":
+            field, message = message.split(": ", 1)
+        raise ConfigError(f"hub {field}", message) from None
+
+
+def add_hub_profile(paths: AppPaths, store: SecretStore, secret: str = "", **fields: Any) -> HubProfile:
+    """Validate, keep the secret in the keyring, then save the profile (the secret first: a saved profile
+    always has its secret, unless the keyring is session-only — `store.persistent` tells)."""
+    profile = make_hub_profile(**fields)
+    secret = check_secret(profile.auth, secret)
+    settings = load_settings(paths)
+    if any(t.name == profile.name for t in settings.tenants):
+        raise ConfigError("hub name", f"{profile.name!r} is already a tenant's name", "pick another name")
+    if profile.auth != "none":
+        store.set(secret_slot(profile.name), secret)
+    else:
+        with contextlib.suppress(Exception):
+            store.delete(secret_slot(profile.name))
+    settings.upsert_hub(profile)
+    save_settings(paths, settings)
+    return profile
+
+
+def remove_hub_profile(paths: AppPaths, store: SecretStore, name: str) -> None:
+    settings = load_settings(paths)
+    settings.hubs = [h for h in settings.hubs if h.name != name]
+    save_settings(paths, settings)
+    store.delete(secret_slot(name))
+
+
+def hub_options(profile: HubProfile, store: SecretStore) -> HubOptions:
+    """Connection options for a saved hub profile, its secret read from the keyring."""
+    secret = ""
+    if profile.auth != "none":
+        secret = store.get(secret_slot(profile.name)) or ""
+        if not secret:
+            raise SignInRequired(f"no hub {profile.auth} is stored for {profile.name!r}",
+                                 "add the hub again with its credentials")  # fmt: skip
+    auth = HubAuth(profile.auth, profile.user, secret)
+    return HubOptions(tuple(profile.hub_urls), auth, profile.ca_file)
+
+
+@dataclass(frozen=True)
+class HubCheck:
+    """What a viewer will find: how many messages the tenant's stream holds, from when."""
+
+    stream: str
+    messages: int
+    first_sequence: int
+    last_sequence: int
+
+
+async def check_hub(options: HubOptions, hub_tenant: str) -> HubCheck:
+    """Connect once and read the tenant's stream; HubRefused, HubUnavailable or ConfigError say what failed."""
+    names = HubNames(hub_tenant)
+    nc = await connect(options, reconnect=False)
+    try:
+        info = await nc.jetstream(timeout=5.0).stream_info(names.stream)
+    except nats.js.errors.NotFoundError:
+        raise ConfigError("hub tenant", f"the hub has no events of {hub_tenant!r} yet",
+                          "check the name the relay uses (--hub-tenant), or start the relay first") from None  # fmt: skip
+    except (nats.errors.Error, TimeoutError) as exc:
+        raise HubUnavailable(f"the hub {options.shown} did not answer ({describe(exc)})",
+                             "check that JetStream runs there") from exc  # fmt: skip
+    finally:
+        await nc.close()
+    state = info.state
+    return HubCheck(names.stream, state.messages, state.first_seq, state.last_seq)

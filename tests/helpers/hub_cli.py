@@ -1,0 +1,95 @@
+"""The relay and viewer commands as subprocesses for the hub tests, and how to read what a viewer stored."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+from tenant_events.store import EventReader
+
+
+class HubCli:
+    """One `tenant-events relay|stream` process; a thread keeps its stderr lines (for roles and states)."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        self.args = args
+        self.proc = subprocess.Popen([sys.executable, "-m", "tenant_events", *args], env={**os.environ, **env},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+
+    def count(self, text: str) -> int:
+        with self._changed:
+            return sum(text in line for line in self.lines)
+
+    def wait_for(self, text: str, *, times: int = 1, timeout: float = 30.0) -> float:
+        """Until `text` appeared in `times` stderr lines; returns the seconds waited."""
+        start = time.monotonic()
+        with self._changed:
+            while sum(text in line for line in self.lines) < times:
+                left = start + timeout - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._changed.wait(0.2)):
+                    raise AssertionError(f"no {text!r} from {self.args[0]} within {timeout} s (exit "
+                                         f"{self.proc.poll()}):\n" + "\n".join(self.lines[-25:]))  # fmt: skip
+                self._changed.wait(min(left, 0.2))
+        return time.monotonic() - start
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+
+    def text(self) -> str:
+        with self._changed:
+            return "\n".join(self.lines)
+
+
+def stored_count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with EventReader(db) as reader:
+            return reader.count()
+    except Exception:  # being created
+        return 0
+
+
+def wait_stored(db: Path, n: int, timeout: float = 60.0, who: HubCli | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while stored_count(db) < n:
+        if who is not None and who.proc.poll() is not None:
+            raise AssertionError(f"viewer exited {who.proc.returncode}:\n{who.text()[-3000:]}")
+        if time.monotonic() > deadline:
+            tail = f":\n{who.text()[-3000:]}" if who else ""
+            raise AssertionError(f"{db.name}: {stored_count(db)} of {n} stored after {timeout} s{tail}")
+        time.sleep(0.05)
+
+
+def export_ids(data_dir: Path) -> list[str]:
+    """The event ids `tenant-events export` writes, in its order (the stored order)."""
+    out = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), "--jsonl", "-"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
+    return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
