@@ -1,4 +1,4 @@
-"""`tenant-events export`: every stored event of one tenant, in stored order, as JSONL or CSV (issue 5).
+"""`tenant-events export`: every stored event of one tenant, in stored order, as JSONL or CSV.
 
 JSONL lines are stream messages `{"type", "offset", "event"}` exactly as received; CSV has one row per event
 with the columns the table shows. Safe while `stream` or the app is writing (it reads a WAL snapshot).

@@ -1,4 +1,4 @@
-"""`tenant-events login` and `tenant-events logout`: browser sign-in from the terminal (issue 6).
+"""`tenant-events login` and `tenant-events logout`: browser sign-in from the terminal.
 
 `login --auth-url URL --client-id ID` checks the tenant (its discovery document answers and names it as the
 issuer), then creates or updates a tenant profile in the data dir and signs in; with

@@ -1,4 +1,4 @@
-"""`tenant-events stream`: follow a tenant's event stream headless into the local store (issue 5).
+"""`tenant-events stream`: follow a tenant's event stream headless into the local store.
 
 Token, in order: `TENANT_EVENTS_ACCESS_TOKEN`; `--client-id` + `TENANT_EVENTS_CLIENT_SECRET` (client
 credentials, for services); the stored sign-in (`tenant-events login`) of `--tenant`, or of the profile that
@@ -45,7 +45,7 @@ class TenantRefused(UserFixableError):
 def event_type_arg(value: str) -> str:
     if value not in EVENT_TYPE_NAMES:
         raise argparse.ArgumentTypeError(
-            f"unknown event type {value!r} (see spec 000 'Events', e.g. user.created)"
+            f"unknown event type {value!r}: use one of {', '.join(sorted(EVENT_TYPE_NAMES))}"
         )
     return value
 

@@ -37,7 +37,7 @@ from tenant_events.stream.request import (
 )
 from tenant_events.stream.sink import BatchSink
 from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
-from tenant_events.stream.states import EngineStats, StateChange, StreamState
+from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.wire import (
     ErrorMessage,
@@ -550,7 +550,7 @@ class StreamEngine:
     ) -> StateChange:
         change = StateChange(state, message, reason, retry_at)
         self.state = change
-        log.info("%s: %s — %s", self.config.name, state.value, message)
+        log.info("%s: %s", self.config.name, state_line(change))
         for callback in list(self.on_state):
             callback(change)
         return change
