@@ -91,7 +91,6 @@ class DesktopApp(QObject):
         self.http: Any = None
         # Until the keyring answers (off the UI thread, keyring_check.py) the sessions hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
-        self.sign_in_url = ""
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
         self.sign_in_prompt = SignInPrompt(self.window)
         self.sign_in_prompt.cancel_requested.connect(self._cancel_sign_in)
@@ -287,7 +286,6 @@ class DesktopApp(QObject):
 
     def _open_sign_in(self, url: str) -> Awaitable[None] | None:
         """Open the browser, and show the address too in case no browser comes up."""
-        self.sign_in_url = url
         self.sign_in_prompt.show_url(self._sign_in_tenant, url)
         link = f'<a href="{html.escape(url, quote=True)}">open the sign-in page</a>'
         if self.welcome is not None:

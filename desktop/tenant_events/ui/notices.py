@@ -2,7 +2,7 @@
 
 sys.excepthook (which qasync's asyncSlot uses), threading.excepthook and the asyncio loop's exception handler
 all feed `NoticeSink.report`; the UI subscribes and renders (STYLE.md §9). Repeats of the same notice within
-`throttle_s` are counted, not shown again, so a failing timer cannot flood the user.
+`throttle_s` are dropped, not shown again, so a failing timer cannot flood the user.
 """
 
 from __future__ import annotations
@@ -34,10 +34,6 @@ class Notice:
     details: str = ""
     created: float = field(default_factory=time.time)
 
-    @property
-    def is_bug(self) -> bool:
-        return bool(self.details)
-
 
 Subscriber = Callable[[Notice], None]
 
@@ -50,7 +46,6 @@ class NoticeSink:
         self._last_seen: dict[tuple[str, str], float] = {}
         self.throttle_s = throttle_s
         self.history: list[Notice] = []
-        self.suppressed = 0
 
     def subscribe(self, fn: Subscriber) -> None:
         self._subscribers.append(fn)
@@ -61,7 +56,6 @@ class NoticeSink:
         last = self._last_seen.get(key)
         self._last_seen[key] = now
         if last is not None and now - last < self.throttle_s:
-            self.suppressed += 1
             return
         self.history.append(notice)
         del self.history[:-200]

@@ -25,6 +25,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import TenantProfile
 from tenant_events.store import CommitResult, EventReader
 from tenant_events.stream.engine import EngineConfig
+from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.ui.icons import TrayState
 from tenant_events.ui.status import TenantStatus
@@ -128,7 +129,7 @@ class TenantSession(QObject):
             base_url=self.profile.base_url,
             event_types=tuple(self.profile.event_types),
             name=self.name,
-            from_timestamp=since.strftime("%Y-%m-%dT%H:%M:%SZ"),  # RFC 3339, ≤ 20 chars (spec 000)
+            from_timestamp=format_from_timestamp(since),
         )
         monitor = TenantMonitor(self.name, self.paths, config, self.auth, retention=self._retention)
         monitor.on_state.append(self._on_state)
@@ -177,9 +178,9 @@ class TenantSession(QObject):
 
     def refresh_status(self) -> None:
         if self.monitor is not None:
-            self._on_state(self.monitor.state, quiet=True)
+            self._on_state(self.monitor.state)
 
-    def _on_state(self, change: StateChange, quiet: bool = False) -> None:
+    def _on_state(self, change: StateChange) -> None:
         state = TRAY_STATE.get(change.state, TrayState.ERROR)
         self._set_status(state, state_line(change))
 
