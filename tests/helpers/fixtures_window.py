@@ -30,7 +30,7 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
 
     from tenant_events.store import EventReader
     from tenant_events.ui.main_window import MainWindow
-    from tenant_events.ui.store_port import ReaderPages
+    from tenant_events.view.reader_pages import ReaderPages
 
     opened: list[tuple[Any, Any, Any]] = []
 

@@ -8,7 +8,7 @@ from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.records import EventFilter
 from tenant_events.ui.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
-from tenant_events.ui.store_port import ReaderPages
+from tenant_events.view.reader_pages import ReaderPages
 
 
 def test_model_passes_qtmodeltester(qtmodeltester, filled_store):

@@ -14,8 +14,8 @@ from tenant_events.store import EventFilter, EventReader
 from tenant_events.ui.colors import DARK
 from tenant_events.ui.filter_bar import FilterBar
 from tenant_events.ui.main_window import MainWindow
-from tenant_events.ui.store_port import ReaderPages
 from tenant_events.ui.theme import apply_theme
+from tenant_events.view.reader_pages import ReaderPages
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 

@@ -24,16 +24,20 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
+from tenant_events import autostart
 from tenant_events.auth.browser import open_in_background as system_opener
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.crash import DeadRun
+from tenant_events.demo_simulator import DemoSimulator
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
+from tenant_events.notice_sink import Notice, NoticeSink
+from tenant_events.notifications.policy import DEFAULT_TYPES, Candidate, NotifyPolicy
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import autostart, first_run, keyring_check
+from tenant_events.ui import first_run, keyring_check
 from tenant_events.ui.crash_notice import show_crash_notice
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
@@ -41,15 +45,12 @@ from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.first_run import DEMO_TENANT
 from tenant_events.ui.main_window import MainWindow
-from tenant_events.ui.notices import Notice, NoticeSink
 from tenant_events.ui.notifier import Notifier
-from tenant_events.ui.notify_policy import DEFAULT_TYPES, Candidate, NotifyPolicy
-from tenant_events.ui.simulator_child import DemoSimulator
-from tenant_events.ui.status import tooltip, worst
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.theme import apply_theme
 from tenant_events.ui.tray import Tray
 from tenant_events.ui.wake_watcher import WakeWatcher
+from tenant_events.view.tenant_status import tooltip, worst
 
 log = logging.getLogger(__name__)
 Opener = Callable[[str], Awaitable[None] | None]

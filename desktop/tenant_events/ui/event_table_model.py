@@ -8,7 +8,7 @@ sorted list of (matching events newer than the gap, reason); display rows are ev
 New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
 persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
 Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7). Which pages are held, and how
-a missing one is read at any depth, is page_cache.py's business.
+a missing one is read at any depth, is view/page_cache.py's business.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.ui.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 from tenant_events.ui.theme import family_color, is_dark, tenant_color
+from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 
 __all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]
 

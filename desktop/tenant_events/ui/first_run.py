@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from tenant_events.auth.discovery import check_tenant
+from tenant_events.demo_simulator import start_demo_simulator
 from tenant_events.errors import UserFixableError
+from tenant_events.notice_sink import Notice
 from tenant_events.settings import TenantProfile, make_profile
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
-from tenant_events.ui.notices import Notice
-from tenant_events.ui.simulator_child import start_demo_simulator
 
 if TYPE_CHECKING:
     from tenant_events.ui.app import DesktopApp

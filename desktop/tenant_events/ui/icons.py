@@ -2,36 +2,15 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from functools import cache
 
 from PySide6.QtGui import QIcon
 
 from tenant_events.paths import resource_path
+from tenant_events.view.tenant_status import TrayState
 
 APP_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 TRAY_SIZES = (16, 22, 24, 32, 44, 48, 64)
-
-
-class TrayState(StrEnum):
-    """What the tray icon shows, worst state of all tenants first in `SEVERITY`."""
-
-    LIVE = "live"
-    CATCHING_UP = "catching-up"
-    RECONNECTING = "reconnecting"
-    PAUSED = "paused"
-    SIGNED_OUT = "signed-out"
-    ERROR = "error"
-
-
-SEVERITY = (
-    TrayState.ERROR,
-    TrayState.SIGNED_OUT,
-    TrayState.RECONNECTING,
-    TrayState.CATCHING_UP,
-    TrayState.PAUSED,
-    TrayState.LIVE,
-)
 
 
 @cache

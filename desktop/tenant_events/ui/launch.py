@@ -16,9 +16,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from tenant_events.crash import RunMarker
+from tenant_events.notice_sink import NoticeSink
 from tenant_events.paths import AppPaths
 from tenant_events.ui.app import AppOptions, DesktopApp
-from tenant_events.ui.notices import NoticeSink
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
 def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name: str) -> int:
     import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
 
-    from tenant_events.ui.notices import install_hooks
+    from tenant_events.notice_sink import install_hooks
     from tenant_events.ui.single_instance import SingleInstance
 
     sink = NoticeSink()

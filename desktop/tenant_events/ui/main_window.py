@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import aggregates, event_selection, window_state
-from tenant_events.ui.aggregates import TenantData
+from tenant_events.ui import event_selection, window_state
 from tenant_events.ui.banners import BannerArea
 from tenant_events.ui.columns import ColumnLayout
 from tenant_events.ui.detail_pane import DetailPane
@@ -42,10 +41,12 @@ from tenant_events.ui.keyboard_nav import KeyboardNav
 from tenant_events.ui.rejected_dialog import RejectedDialog
 from tenant_events.ui.row_menu import RowMenu
 from tenant_events.ui.saved_filters import SavedFilters
-from tenant_events.ui.status import TenantStatus
 from tenant_events.ui.status_line import StatusLine
 from tenant_events.ui.toast import Toast
 from tenant_events.ui.window_menus import build_menus
+from tenant_events.view import aggregates
+from tenant_events.view.aggregates import TenantData
+from tenant_events.view.tenant_status import TenantStatus
 from tenant_events.view.time_range import filter_span
 
 log = logging.getLogger(__name__)

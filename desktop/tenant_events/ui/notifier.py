@@ -16,8 +16,8 @@ from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
+from tenant_events.notifications.policy import Candidate, NotifyPolicy, Outgoing
 from tenant_events.paths import resource_path
-from tenant_events.ui.notify_policy import Candidate, NotifyPolicy, Outgoing
 
 log = logging.getLogger(__name__)
 APP_NAME = "Tenant Events"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar
 
-from tenant_events.ui.status import TenantStatus, age_text
+from tenant_events.view.tenant_status import TenantStatus, age_text
 
 
 class StatusLine:

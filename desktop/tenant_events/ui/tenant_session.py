@@ -27,9 +27,8 @@ from tenant_events.store import CommitResult, EventReader
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState, state_line
-from tenant_events.ui.icons import TrayState
-from tenant_events.ui.status import TenantStatus
-from tenant_events.ui.store_port import ReaderPages
+from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 log = logging.getLogger(__name__)
 FIRST_LOOKBACK = timedelta(hours=24)

@@ -3,8 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
-from tenant_events.ui.icons import SEVERITY, TrayState
+
+class TrayState(StrEnum):
+    """What the tray icon shows, worst state of all tenants first in `SEVERITY`."""
+
+    LIVE = "live"
+    CATCHING_UP = "catching-up"
+    RECONNECTING = "reconnecting"
+    PAUSED = "paused"
+    SIGNED_OUT = "signed-out"
+    ERROR = "error"
+
+
+SEVERITY = (
+    TrayState.ERROR,
+    TrayState.SIGNED_OUT,
+    TrayState.RECONNECTING,
+    TrayState.CATCHING_UP,
+    TrayState.PAUSED,
+    TrayState.LIVE,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ EXACT_TAIL_ROWS: Final = 4 * PAGE  # the last rows: read oldest first from the e
 
 
 class EventPages(Protocol):
-    """The store reads the table needs (adapted from the store's reader in store_port.py)."""
+    """The store reads the table needs (adapted from the store's reader in reader_pages.py)."""
 
     def head_seq(self) -> int: ...
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
-from tenant_events.ui.event_table_model import EventPages
+from tenant_events.view.page_cache import EventPages
 from tenant_events.view.time_range import filter_span
 
 PURPOSE_KEYS = ("xpurpose", "a0purpose")  # the envelope attribute's names: tokens of the indexed stored JSON
