@@ -96,13 +96,13 @@ def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
     ("module", "planted", "contracts"),
     [
         ("monitor.py", "import PySide6", {QT_CONTRACT}),
-        ("monitor.py", "import tenant_events.ui.app", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("settings.py", "import tenant_events.ui.tray", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("settings.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
         ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
         ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
         ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
         ("wire/envelope.py", "import tenant_events.settings", {LAYERS_CONTRACT}),
-        ("ui/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
+        ("ui/window/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
     ],
 )
 def test_a_planted_back_import_breaks_its_contract(

@@ -223,7 +223,7 @@ async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
     from PySide6.QtWidgets import QApplication
 
     from tenant_events.notice_sink import NoticeSink
-    from tenant_events.ui.app import AppOptions, DesktopApp
+    from tenant_events.ui.app.desktop_app import AppOptions, DesktopApp
 
     sink = NoticeSink()
     app = DesktopApp(QApplication.instance(), paths, AppOptions(**options), sink)  # type: ignore[arg-type]

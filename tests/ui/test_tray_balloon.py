@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future
 from tenant_events.notifications.policy import Candidate, NotifyPolicy
-from tenant_events.ui.icons import tray_icon
-from tenant_events.ui.notifier import Notifier
+from tenant_events.ui.look.icons import tray_icon
+from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.view.tenant_status import TrayState
 
 pytestmark = [

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.settings import Settings
-from tenant_events.ui.theme import THEMES
+from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
 
 

@@ -18,15 +18,15 @@ from PySide6.QtWidgets import QApplication
 from tenant_events.crash import RunMarker
 from tenant_events.notice_sink import NoticeSink
 from tenant_events.paths import AppPaths
-from tenant_events.ui.app import AppOptions, DesktopApp
+from tenant_events.ui.app.desktop_app import AppOptions, DesktopApp
 
 log = logging.getLogger(__name__)
 
 
 def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
     """Start the app; returns its exit code."""
-    from tenant_events.ui.qt_logging import install_qt_message_handler
-    from tenant_events.ui.single_instance import hand_over, server_name
+    from tenant_events.ui.app.qt_logging import install_qt_message_handler
+    from tenant_events.ui.app.single_instance import hand_over, server_name
 
     qapp = QApplication.instance() or QApplication(argv)
     assert isinstance(qapp, QApplication)
@@ -48,7 +48,7 @@ def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name:
     import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
 
     from tenant_events.notice_sink import install_hooks
-    from tenant_events.ui.single_instance import SingleInstance
+    from tenant_events.ui.app.single_instance import SingleInstance
 
     sink = NoticeSink()
     with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tenant_events.auth.secret_store import MemorySecretStore, OpenedStore, open_secret_store
 
 if TYPE_CHECKING:
-    from tenant_events.ui.app import DesktopApp
+    from tenant_events.ui.app.desktop_app import DesktopApp
 
 KEYRING_WAIT = 30.0  # seconds to wait for an unlock prompt before signing in for this session only
 BANNER_KEY = "keyring"

@@ -23,7 +23,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from tenant_events.ui.theme import family_color, is_dark
+from tenant_events.ui.look.theme import family_color, is_dark
 
 MIN_BARS = 60
 FAMILY_ORDER = ("user", "group", "organization")

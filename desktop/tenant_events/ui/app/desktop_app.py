@@ -37,19 +37,19 @@ from tenant_events.notifications.policy import DEFAULT_TYPES, Candidate, NotifyP
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import first_run, keyring_check
-from tenant_events.ui.crash_notice import show_crash_notice
+from tenant_events.ui.app import first_run, keyring_check
+from tenant_events.ui.app.crash_notice import show_crash_notice
+from tenant_events.ui.app.first_run import DEMO_TENANT
+from tenant_events.ui.app.tenant_session import TenantSession
+from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
-from tenant_events.ui.first_run import DEMO_TENANT
-from tenant_events.ui.main_window import MainWindow
-from tenant_events.ui.notifier import Notifier
-from tenant_events.ui.tenant_session import TenantSession
-from tenant_events.ui.theme import apply_theme
-from tenant_events.ui.tray import Tray
-from tenant_events.ui.wake_watcher import WakeWatcher
+from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.tray.tray_icon import Tray
+from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.view.tenant_status import tooltip, worst
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QAbstractSlider, QPushButton, QTableView, QWidget
 
-from tenant_events.ui.event_table_model import EventTableModel
+from tenant_events.ui.window.table.event_table_model import EventTableModel
 from tenant_events.view.unseen_rows import UnseenRows
 
 Index = QModelIndex | QPersistentModelIndex

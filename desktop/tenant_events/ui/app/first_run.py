@@ -16,8 +16,8 @@ from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
 
 if TYPE_CHECKING:
-    from tenant_events.ui.app import DesktopApp
-    from tenant_events.ui.tenant_session import TenantSession
+    from tenant_events.ui.app.desktop_app import DesktopApp
+    from tenant_events.ui.app.tenant_session import TenantSession
 
 DEMO_TENANT = "demo"
 

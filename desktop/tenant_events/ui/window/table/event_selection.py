@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.window.main_window import MainWindow
 
 
 def reselect_detail(w: MainWindow) -> None:

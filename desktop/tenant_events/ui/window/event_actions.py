@@ -9,14 +9,14 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from tenant_events.store.records import StoredEvent
-from tenant_events.ui.theme import is_dark
-from tenant_events.ui.update_diff_view import changes_html, diff_for
+from tenant_events.ui.look.theme import is_dark
+from tenant_events.ui.window.update_diff_view import changes_html, diff_for
 from tenant_events.view import event_text
 from tenant_events.view.dashboard import dashboard_url
 from tenant_events.view.filtered_export import ExportSource
 
 if TYPE_CHECKING:
-    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.window.main_window import MainWindow
 
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 

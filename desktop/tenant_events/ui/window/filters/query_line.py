@@ -13,7 +13,7 @@ from PySide6.QtGui import QInputMethodEvent, QTextCharFormat
 from PySide6.QtWidgets import QLineEdit, QWidget
 
 from tenant_events.query import FIELDS, QueryError
-from tenant_events.ui.theme import error_color
+from tenant_events.ui.look.theme import error_color
 
 PLACEHOLDER = "Search, or filter: type:user.* -purpose:test org:acme OR org:globex  (Ctrl+F)"
 HELP = (

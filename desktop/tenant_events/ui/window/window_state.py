@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from tenant_events.ui.filter_bar import CUSTOM, FilterBar
+from tenant_events.ui.window.filters.filter_bar import CUSTOM, FilterBar
 from tenant_events.view.time_range import from_iso, to_iso
 
 if TYPE_CHECKING:
-    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.window.main_window import MainWindow
 
 
 def restore_layout(w: MainWindow, state: QSettings) -> None:

@@ -15,7 +15,7 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QSettings, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
-from tenant_events.ui.event_table_model import HEADERS, Col, EventTableModel, local_time
+from tenant_events.ui.window.table.event_table_model import HEADERS, Col, EventTableModel, local_time
 from tenant_events.wire import EventType
 
 PADDING = 18  # the cell's margins, plus a little air

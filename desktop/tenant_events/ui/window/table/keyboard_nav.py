@@ -12,7 +12,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:
-    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.window.main_window import MainWindow
 
 
 class KeyboardNav(QObject):

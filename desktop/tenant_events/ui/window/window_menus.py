@@ -13,10 +13,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
 
-from tenant_events.ui.shortcuts_help import ShortcutsHelp
+from tenant_events.ui.dialogs.shortcuts_help import ShortcutsHelp
 
 if TYPE_CHECKING:
-    from tenant_events.ui.main_window import MainWindow
+    from tenant_events.ui.window.main_window import MainWindow
 
 Keys = str | QKeySequence.StandardKey | list[str | QKeySequence.StandardKey]
 

@@ -23,7 +23,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.ui.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 
 __all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]

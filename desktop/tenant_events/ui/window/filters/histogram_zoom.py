@@ -12,9 +12,9 @@ from datetime import datetime
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtWidgets import QComboBox, QToolButton, QWidget
 
-from tenant_events.ui.filter_bar import CUSTOM, FilterBar
-from tenant_events.ui.histogram import Histogram
-from tenant_events.ui.time_range_dialog import TimeRangeDialog
+from tenant_events.ui.dialogs.time_range_dialog import TimeRangeDialog
+from tenant_events.ui.window.filters.filter_bar import CUSTOM, FilterBar
+from tenant_events.ui.window.filters.histogram import Histogram
 
 Range = tuple[int, tuple[datetime, datetime] | None]  # (time menu index, custom range)
 

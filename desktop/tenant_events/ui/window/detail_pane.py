@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from tenant_events.store.records import StoredEvent
-from tenant_events.ui.theme import is_dark, json_colors
+from tenant_events.ui.look.theme import is_dark, json_colors
 from tenant_events.view.event_text import jsonl_line
 
 _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')

@@ -25,25 +25,26 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.store.records import EventFilter
-from tenant_events.ui import event_selection, window_state
-from tenant_events.ui.banners import BannerArea
-from tenant_events.ui.columns import ColumnLayout
-from tenant_events.ui.detail_pane import DetailPane
-from tenant_events.ui.event_actions import COPIED, EventActions
-from tenant_events.ui.event_table_model import PAGE, Col, EventTableModel, count_new
-from tenant_events.ui.export_dialog import ViewExport
-from tenant_events.ui.filter_bar import FilterBar
-from tenant_events.ui.follow import FollowController
-from tenant_events.ui.histogram import Histogram
-from tenant_events.ui.histogram_zoom import HistogramZoom
-from tenant_events.ui.icons import app_icon
-from tenant_events.ui.keyboard_nav import KeyboardNav
-from tenant_events.ui.rejected_dialog import RejectedDialog
-from tenant_events.ui.row_menu import RowMenu
-from tenant_events.ui.saved_filters import SavedFilters
-from tenant_events.ui.status_line import StatusLine
-from tenant_events.ui.toast import Toast
-from tenant_events.ui.window_menus import build_menus
+from tenant_events.ui.dialogs.export_dialog import ViewExport
+from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
+from tenant_events.ui.look.icons import app_icon
+from tenant_events.ui.window import window_state
+from tenant_events.ui.window.banners import BannerArea
+from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.event_actions import COPIED, EventActions
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.filters.histogram import Histogram
+from tenant_events.ui.window.filters.histogram_zoom import HistogramZoom
+from tenant_events.ui.window.filters.saved_filters import SavedFilters
+from tenant_events.ui.window.status_line import StatusLine
+from tenant_events.ui.window.table import event_selection
+from tenant_events.ui.window.table.columns import ColumnLayout
+from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel, count_new
+from tenant_events.ui.window.table.follow import FollowController
+from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
+from tenant_events.ui.window.table.row_menu import RowMenu
+from tenant_events.ui.window.toast import Toast
+from tenant_events.ui.window.window_menus import build_menus
 from tenant_events.view import aggregates
 from tenant_events.view.aggregates import TenantData
 from tenant_events.view.tenant_status import TenantStatus

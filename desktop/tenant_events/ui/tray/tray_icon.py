@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from tenant_events.notifications.policy import DEFAULT_TYPES
-from tenant_events.ui.icons import tray_icon
+from tenant_events.ui.look.icons import tray_icon
 from tenant_events.view.tenant_status import TrayState
 from tenant_events.wire import EventType
 

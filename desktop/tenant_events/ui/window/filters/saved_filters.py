@@ -14,8 +14,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QWidget
 
-from tenant_events.ui.filter_bar import FilterBar
-from tenant_events.ui.name_dialog import NameDialog
+from tenant_events.ui.dialogs.name_dialog import NameDialog
+from tenant_events.ui.window.filters.filter_bar import FilterBar
 
 
 class SavedFilters(QObject):

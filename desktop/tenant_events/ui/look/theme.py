@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
-from tenant_events.ui.colors import (
+from tenant_events.ui.look.colors import (
     DARK,
     DARK_DISABLED_TEXT,
     ERROR_COLORS,
