@@ -12,12 +12,9 @@ the notifier and the HTTP client, and returns; the Runner cancels leftovers and 
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
@@ -26,35 +23,31 @@ from PySide6.QtWidgets import QApplication
 
 from tenant_events import autostart
 from tenant_events.auth.browser import open_in_background as system_opener
-from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.crash import DeadRun
 from tenant_events.demo_simulator import DemoSimulator
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention
 from tenant_events.notice_sink import Notice, NoticeSink
-from tenant_events.notifications.policy import DEFAULT_TYPES, Candidate, NotifyPolicy
+from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
-from tenant_events.store.records import EventFilter
 from tenant_events.ui.app import first_run, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
+from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
-from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.look.theme import apply_theme
-from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.notifications.controller import NotificationController, dnd_until
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.view.tenant_status import tooltip, worst
 
 log = logging.getLogger(__name__)
-Opener = Callable[[str], Awaitable[None] | None]
-MAX_NOTIFY_SCAN = 2000
 
 
 @dataclass
@@ -85,28 +78,21 @@ class DesktopApp(QObject):
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
         self.sessions: dict[str, TenantSession] = {}
-        # per tenant: rows up to this seq were offered to the notifier
-        self._notified_upto: dict[str, int] = {}
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self.http: Any = None
         # Until the keyring answers (off the UI thread, keyring_check.py) the sessions hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
-        self.sign_in_prompt = SignInPrompt(self.window)
-        self.sign_in_prompt.cancel_requested.connect(self._cancel_sign_in)
-        self.sign_in_prompt.open_requested.connect(lambda url: self.options.opener(url))
-        self._sign_in_listener: LoopbackListener | None = None
-        self._sign_in_tenant = ""
+        self.sign_in_flow = SignInFlow(self.window, lambda: self.options.opener, lambda: self.welcome)
+        self.sign_in_prompt = self.sign_in_flow.prompt
         self.window.restore_filter()
         self.welcome: WelcomeWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.connect_dialog: ConnectTenantDialog | None = None
         self.tray: Tray | None = Tray(panel="dark") if Tray.available() else None
-        types = set(self.settings.notifications.event_types) or set(DEFAULT_TYPES)
-        self.policy = NotifyPolicy(types=types)
-        self._apply_mute_settings()
-        self.notifier = Notifier(self.policy, self)
+        self.notifications = NotificationController(self.settings.notifications, self)
+        self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
         self.notifier.attach_tray(self.tray.icon if self.tray else None)
         self.wake = WakeWatcher(tick_ms=options.wake_tick_ms, parent=self)
         self._status_timer = QTimer(self)
@@ -257,7 +243,7 @@ class DesktopApp(QObject):
             self.settings.active_tenant = profile.name
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         session = self._add_session(profile)
-        if sign_in and await self._signed_in(session):
+        if sign_in and await self.sign_in_flow.run(session):
             self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
             self.window.show_tenant(profile.name)
@@ -265,35 +251,9 @@ class DesktopApp(QObject):
 
     async def sign_in(self, name: str) -> None:
         session = self.sessions[name]
-        if await self._signed_in(session):
+        if await self.sign_in_flow.run(session):
             self.window.statusBar().clearMessage()
             self._ensure_in_window(session)
-
-    async def _signed_in(self, session: TenantSession) -> bool:
-        """Browser sign-in for `session`, with the address shown (copyable) and a Cancel until it ends."""
-        self._sign_in_tenant = session.name
-        try:
-            return await session.sign_in(self._open_sign_in, on_listener=self._listener_started)
-        finally:
-            self._sign_in_listener = None
-            self.sign_in_prompt.done_waiting()
-
-    def _listener_started(self, listener: LoopbackListener) -> None:
-        self._sign_in_listener = listener
-
-    def _cancel_sign_in(self) -> None:
-        if self._sign_in_listener is not None:
-            self._sign_in_listener.cancel()
-
-    def _open_sign_in(self, url: str) -> Awaitable[None] | None:
-        """Open the browser, and show the address too in case no browser comes up."""
-        self.sign_in_prompt.show_url(self._sign_in_tenant, url)
-        link = f'<a href="{html.escape(url, quote=True)}">open the sign-in page</a>'
-        if self.welcome is not None:
-            self.welcome.status.setOpenExternalLinks(True)
-            self.welcome.status.setText(f"Finish signing in in your browser (or {link}).")
-        self.window.statusBar().showMessage("Finish signing in in your browser…", 30000)
-        return self.options.opener(url)
 
     async def sign_out(self, name: str) -> None:
         await self.sessions[name].sign_out()
@@ -305,7 +265,7 @@ class DesktopApp(QObject):
             await session.stop()
             self.window.remove_tenant(name)
             session.close_readers()
-        self._notified_upto.pop(name, None)
+        self.notifications.forget(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         self._update_tray()
@@ -338,7 +298,7 @@ class DesktopApp(QObject):
         self.window.model.layoutChanged.emit()
         n = settings.notifications
         self.set_notify_types(set(n.event_types) or set(DEFAULT_TYPES), save=False)
-        self._apply_mute_settings()
+        self.notifications.apply_mute_settings(self.settings.notifications)
         self.policy.paused = self.policy.paused or not n.enabled
         await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
         await asyncio.to_thread(save_settings, self.paths, settings)
@@ -349,19 +309,8 @@ class DesktopApp(QObject):
         session = self.sessions.get(tenant)
         if session is not None:
             session.refresh_status()
-        if session is None or session.pages is None or not self.settings.notifications.enabled:
-            return
-        # Every stored row is offered once: from a per-tenant watermark up to the store's head, not the commit's
-        # first/last seq (a batch holding duplicates numbers them wrongly). The first commit seeds the mark.
-        pages = session.pages
-        head = pages.head_seq()
-        after = self._notified_upto.get(tenant, first_seq - 1)
-        self._notified_upto[tenant] = max(after, head)
-        flt = EventFilter(types=frozenset(self.policy.types))
-        rows = pages.reader.newer_than(flt, after, limit=MAX_NOTIFY_SCAN)
-        self.notifier.offer(
-            [Candidate(tenant, e.seq, e.event_id, e.type, e.time, e.summary) for e in rows if e.seq <= head]
-        )
+        if session is not None and session.pages is not None and self.settings.notifications.enabled:
+            self.notifications.offer_committed(tenant, session.pages, first_seq)
 
     def show_tenant(self, name: str) -> None:
         self.window.show_tenant(name)
@@ -393,24 +342,14 @@ class DesktopApp(QObject):
         if self.tray is not None:
             self.tray.set_paused(paused)
 
-    def _apply_mute_settings(self) -> None:
-        """Do-not-disturb (always, or until a time) and quiet hours from the settings into the policy."""
-        n = self.settings.notifications
-        self.policy.dnd_until = float("inf") if n.do_not_disturb else (n.do_not_disturb_until or 0.0)
-        self.policy.quiet_hours = n.quiet_hours
-
     def set_dnd(self, seconds: float) -> None:
         """Tray "Do not disturb" (seconds from now; -1: until tomorrow 08:00; 0: off), kept across restarts."""
-        if seconds < 0:
-            tomorrow = (datetime.now() + timedelta(days=1)).replace(hour=8, minute=0, second=0, microsecond=0)
-            until: float | None = tomorrow.timestamp()
-        else:
-            until = time.time() + seconds if seconds else None
+        until = dnd_until(seconds)
         n = self.settings.notifications
         n.do_not_disturb_until = until
         if until is None:
             n.do_not_disturb = False
-        self._apply_mute_settings()
+        self.notifications.apply_mute_settings(self.settings.notifications)
         self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
 
     def set_notify_types(self, types: set[str], save: bool = True) -> None:
