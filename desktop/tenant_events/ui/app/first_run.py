@@ -4,25 +4,56 @@ tenant's discovery document is checked before its profile is saved."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from PySide6.QtCore import SignalInstance
+
 from tenant_events.auth.discovery import check_tenant
-from tenant_events.demo_simulator import start_demo_simulator
+from tenant_events.demo_simulator import DemoSimulator, start_demo_simulator
 from tenant_events.errors import UserFixableError
-from tenant_events.notice_sink import Notice
+from tenant_events.notice_sink import Notice, NoticeSink
+from tenant_events.paths import AppPaths
 from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.window.main_window import MainWindow
 
-if TYPE_CHECKING:
-    from tenant_events.ui.app.desktop_app import DesktopApp
-    from tenant_events.ui.app.tenant_session import TenantSession
+
+class SimulatorOptions(Protocol):
+    @property
+    def simulator_args(self) -> list[str]: ...
+
+
+class FirstRunHost(Protocol):
+    """What first run needs of the app (the app passes itself; no import back to it)."""
+
+    welcome: WelcomeWindow | None
+    connect_dialog: ConnectTenantDialog | None
+    simulator: DemoSimulator | None
+    http: Any
+
+    @property
+    def window(self) -> MainWindow: ...
+    @property
+    def paths(self) -> AppPaths: ...
+    @property
+    def options(self) -> SimulatorOptions: ...
+    @property
+    def sink(self) -> NoticeSink: ...
+    @property
+    def demo_ready(self) -> SignalInstance: ...
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
+    async def add_tenant(self, profile: TenantProfile, sign_in: bool = True) -> TenantSession: ...
+
 
 DEMO_TENANT = "demo"
 
 
-async def start_demo(app: DesktopApp) -> TenantSession | None:
+async def start_demo(app: FirstRunHost) -> TenantSession | None:
     """Start the bundled simulator as a child, add it as the "demo" tenant and sign in through the browser."""
     if app.welcome is not None:
         app.welcome.set_busy("Starting the demo tenant…")
@@ -59,7 +90,7 @@ async def start_demo(app: DesktopApp) -> TenantSession | None:
     return session
 
 
-def show_welcome(app: DesktopApp) -> None:
+def show_welcome(app: FirstRunHost) -> None:
     if app.welcome is None:
         app.welcome = WelcomeWindow()
         app.welcome.demo_requested.connect(lambda: app.spawn(start_demo(app)))
@@ -68,14 +99,14 @@ def show_welcome(app: DesktopApp) -> None:
     app.welcome.raise_()
 
 
-def open_connect(app: DesktopApp, profile: TenantProfile | None = None) -> None:
+def open_connect(app: FirstRunHost, profile: TenantProfile | None = None) -> None:
     dialog = ConnectTenantDialog(profile, app.window)
     dialog.profile_ready.connect(lambda p: app.spawn(_connected(app, dialog, p)))
     app.connect_dialog = dialog
     dialog.open()
 
 
-async def _connected(app: DesktopApp, dialog: ConnectTenantDialog, profile: TenantProfile) -> None:
+async def _connected(app: FirstRunHost, dialog: ConnectTenantDialog, profile: TenantProfile) -> None:
     """Check the tenant before anything is saved; a failure stays in the dialog, under the domain."""
     try:
         await check_tenant(app.http, profile.auth_url)

@@ -4,18 +4,32 @@ saved filters (saved_filters.py). Window state, not settings (STYLE.md §8)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QSplitter
 
 from tenant_events.ui.window.filters.filter_bar import CUSTOM, FilterBar
+from tenant_events.ui.window.filters.saved_filters import SavedFilters
+from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.view.time_range import from_iso, to_iso
 
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
+
+class RememberedWindow(Protocol):
+    """The parts of the main window whose state is kept (the window passes itself; no import back to it)."""
+
+    columns: ColumnLayout
+    splitter: QSplitter
+    tray_hint_shown: bool
+    filter_bar: FilterBar
+    saved_filters: SavedFilters
+
+    def restoreGeometry(self, geometry: QByteArray | bytes | bytearray | memoryview, /) -> bool: ...
+
+    def saveGeometry(self, /) -> QByteArray: ...
 
 
-def restore_layout(w: MainWindow, state: QSettings) -> None:
+def restore_layout(w: RememberedWindow, state: QSettings) -> None:
     geometry = state.value("window/geometry")
     if isinstance(geometry, QByteArray) and not geometry.isEmpty():
         w.restoreGeometry(geometry)
@@ -26,7 +40,7 @@ def restore_layout(w: MainWindow, state: QSettings) -> None:
     w.tray_hint_shown = state.value("window/tray_hint_shown") in (True, "true")
 
 
-def save_layout(w: MainWindow, state: QSettings) -> None:
+def save_layout(w: RememberedWindow, state: QSettings) -> None:
     state.setValue("window/geometry", w.saveGeometry())
     state.setValue("window/splitter", w.splitter.saveState())
     w.columns.save()
@@ -43,7 +57,7 @@ def save_layout(w: MainWindow, state: QSettings) -> None:
     state.sync()
 
 
-def restore_filter(w: MainWindow, state: QSettings) -> None:
+def restore_filter(w: RememberedWindow, state: QSettings) -> None:
     f: FilterBar = w.filter_bar
     types = str(state.value("filter/types") or "")
     f.blockSignals(True)
