@@ -177,7 +177,9 @@ class DesktopApp(QObject):
     async def _restore_sign_ins(self, sessions: list[TenantSession]) -> None:
         """Stored sign-ins live in the keyring, which may wait on an unlock prompt: the window is up already."""
         if isinstance(self.secrets, PendingSecretStore):
-            opened = await keyring_check.open_keyring(self)
+            opened = await keyring_check.open_keyring(
+                self.window.banners, self.sign_in_prompt, self.options.keyring_wait
+            )
             self.secrets.resolve(opened.store)
         for session in sessions:
             self.spawn(session.restore())

@@ -1,6 +1,6 @@
 """Opening the system keyring without holding the UI: a daemon thread, a bounded wait, lasting banners.
 
-DesktopApp.run() shows its window first, then awaits `open_keyring(app)`:
+DesktopApp.run() shows its window first, then awaits `open_keyring(banners, prompt, wait)`:
 
     thread: open_secret_store(probe_wait) ─ on_state("locked" | "new") ─▶ banner: unlock it in the prompt
             └▶ OpenedStore ─▶ PendingSecretStore.resolve(store) ─▶ the caller restores each tenant's sign-in
@@ -19,12 +19,11 @@ import contextlib
 import html
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tenant_events.auth.secret_store import MemorySecretStore, OpenedStore, open_secret_store
-
-if TYPE_CHECKING:
-    from tenant_events.ui.app.desktop_app import DesktopApp
+from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
+from tenant_events.ui.window.banners import BannerArea
 
 KEYRING_WAIT = 30.0  # seconds to wait for an unlock prompt before signing in for this session only
 BANNER_KEY = "keyring"
@@ -45,8 +44,9 @@ def session_only_text(reason: str) -> str:
     )
 
 
-async def open_keyring(app: DesktopApp) -> OpenedStore:
-    """Open the keyring off the UI thread, banner what the user must know, resolve the app's pending store."""
+async def open_keyring(banners: BannerArea, prompt: SignInPrompt, wait: float) -> OpenedStore:
+    """Open the keyring off the UI thread (waiting up to `wait` s for an unlock prompt) and banner what the user
+    must know; the app resolves its pending store with the result."""
     loop = asyncio.get_running_loop()
     result: asyncio.Future[OpenedStore] = loop.create_future()
 
@@ -56,9 +56,7 @@ async def open_keyring(app: DesktopApp) -> OpenedStore:
 
     def work() -> None:
         try:
-            opened = open_secret_store(
-                probe_wait=app.options.keyring_wait, on_state=lambda s: post(_waiting, app, s)
-            )
+            opened = open_secret_store(probe_wait=wait, on_state=lambda s: post(_waiting, banners, s))
         except Exception as exc:  # a backend bug: sign in for this session, and say why like any other reason
             reason = f"the system keyring failed to open ({type(exc).__name__})"
             opened = OpenedStore(
@@ -68,17 +66,17 @@ async def open_keyring(app: DesktopApp) -> OpenedStore:
 
     threading.Thread(target=work, name="keyring-open", daemon=True).start()
     opened = await result
-    app.window.banners.clear(BANNER_KEY)
+    banners.clear(BANNER_KEY)
     if opened.notice:
         text = session_only_text(opened.reason or "no usable system keyring")
-        app.window.banners.show_banner(BANNER_KEY, "warning", text)
-        app.sign_in_prompt.set_warning(text)
+        banners.show_banner(BANNER_KEY, "warning", text)
+        prompt.set_warning(text)
     return opened
 
 
-def _waiting(app: DesktopApp, state: str | None) -> None:
+def _waiting(banners: BannerArea, state: str | None) -> None:
     if state in WAITING:
-        app.window.banners.show_banner(BANNER_KEY, "info", WAITING[state])
+        banners.show_banner(BANNER_KEY, "info", WAITING[state])
 
 
 def _deliver(future: asyncio.Future[OpenedStore], opened: OpenedStore) -> None:
