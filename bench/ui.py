@@ -82,8 +82,8 @@ def first_screen(window: Any, app: Any) -> None:
 async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     from tenant_events.store import EventReader
     from tenant_events.store.records import EventFilter
-    from tenant_events.ui.main_window import MainWindow
-    from tenant_events.ui.store_port import ReaderPages
+    from tenant_events.ui.window.main_window import MainWindow
+    from tenant_events.view.reader_pages import ReaderPages
 
     results: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))

@@ -12,4 +12,6 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
 os.environ.setdefault("QT_API", "pyside6")
 
-pytest_plugins = sorted(f"helpers.{p.stem}" for p in (Path(__file__).parent / "helpers").glob("fixtures_*.py"))
+pytest_plugins = sorted(
+    f"helpers.{p.stem}" for p in (Path(__file__).parent / "helpers").glob("fixtures_*.py")
+)

@@ -1,4 +1,4 @@
-"""ruff, mypy --strict and the import contracts run as part of the one test command."""
+"""ruff (lint and format), mypy --strict and the import contracts run as part of the one test command."""
 
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_clean():
     proc = _run(_tool("ruff"), "check", "desktop", "tests", "bench")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+def test_ruff_format_clean():
+    proc = _run(_tool("ruff"), "format", "--check", "desktop", "tests", "bench")
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 

@@ -222,8 +222,8 @@ async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
     """The real DesktopApp on the running qasync loop; quits it (and checks it ended) on exit."""
     from PySide6.QtWidgets import QApplication
 
-    from tenant_events.ui.app import AppOptions, DesktopApp
-    from tenant_events.ui.notices import NoticeSink
+    from tenant_events.notice_sink import NoticeSink
+    from tenant_events.ui.app.desktop_app import AppOptions, DesktopApp
 
     sink = NoticeSink()
     app = DesktopApp(QApplication.instance(), paths, AppOptions(**options), sink)  # type: ignore[arg-type]

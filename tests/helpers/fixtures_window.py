@@ -29,8 +29,8 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
     from PySide6.QtWidgets import QApplication
 
     from tenant_events.store import EventReader
-    from tenant_events.ui.main_window import MainWindow
-    from tenant_events.ui.store_port import ReaderPages
+    from tenant_events.ui.window.main_window import MainWindow
+    from tenant_events.view.reader_pages import ReaderPages
 
     opened: list[tuple[Any, Any, Any]] = []
 

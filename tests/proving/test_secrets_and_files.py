@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli
+from tenant_events.demo_simulator import spawn_simulator
+from tenant_events.notice_sink import NoticeSink
 from tenant_events.simulator.testing import start_simulator
 from tenant_events.store import EventReader
-from tenant_events.ui.notices import NoticeSink
-from tenant_events.ui.simulator_child import spawn_simulator
 
 
 def cmdline(pid: int) -> str:

@@ -94,7 +94,7 @@ def test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a_loo
 
 
 # The window's own loop, in a child process so that this module stays free of Qt: the engine follows the simulator
-# through rotations and faults under asyncio.Runner(loop_factory=qasync.QEventLoop), as ui/launch.py runs it.
+# through rotations and faults under asyncio.Runner(loop_factory=qasync.QEventLoop), as ui/app/launch.py runs it.
 UNDER_QT = """
 import asyncio, gc, os, sys, tempfile, threading
 from pathlib import Path

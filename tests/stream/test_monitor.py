@@ -54,7 +54,7 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
 
 
 def test_stopping_the_monitor_while_the_window_still_reads_leaves_the_wal_empty(make_simulator, tmp_path):
-    """The window's quit: its sessions stop their monitors first and close their readers after (ui/app.py)."""
+    """The window's quit: its sessions stop their monitors first and close their readers after (ui/app/desktop_app.py)."""
     sim = make_simulator(backlog=3000, heartbeat=0.05, rate=50, burst_every=0)
     paths = AppPaths.resolve(tmp_path).ensure()
     monitor = TenantMonitor("quit", paths, EngineConfig(sim.base_url, from_timestamp=OLD, name="quit"),

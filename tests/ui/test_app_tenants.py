@@ -22,8 +22,8 @@ from helpers.fixtures_ui import (
     until,
 )
 from tenant_events.auth.secret_store import MemorySecretStore
-from tenant_events.ui.event_table_model import Col
-from tenant_events.ui.icons import TrayState
+from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.view.tenant_status import TrayState
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 

@@ -22,7 +22,7 @@ import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot
 from tenant_events.crash import RunMarker
-from tenant_events.ui.single_instance import server_name
+from tenant_events.ui.app.single_instance import server_name
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -83,7 +83,7 @@ def test_handover_keeps_the_marker_and_sigkill_is_told_at_the_next_start(tmp_pat
         third = _gui(data, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             record = _read_until(third, "did not exit cleanly")
-            assert record["logger"] == "tenant_events.ui.crash_notice" and str(first.pid) in record["msg"]
+            assert record["logger"] == "tenant_events.ui.app.crash_notice" and str(first.pid) in record["msg"]
             assert not marker.exists(), "the dead run is told once"
             assert (data / "running" / f"{third.pid}.json").exists()
             third.send_signal(signal.SIGTERM)

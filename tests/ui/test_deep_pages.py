@@ -11,9 +11,9 @@ from PySide6.QtCore import QItemSelectionModel, QPersistentModelIndex
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.records import EventFilter, StoredEvent
-from tenant_events.ui.event_table_model import PAGE, Col, EventTableModel
-from tenant_events.ui.page_cache import EXACT_OFFSET_ROWS
-from tenant_events.ui.store_port import ReaderPages
+from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel
+from tenant_events.view.page_cache import EXACT_OFFSET_ROWS
+from tenant_events.view.reader_pages import ReaderPages
 
 N = 30_000
 SKEWED = EventFilter(types=frozenset({"user.deleted"}))

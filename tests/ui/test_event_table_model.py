@@ -7,8 +7,8 @@ from PySide6.QtCore import QModelIndex, Qt
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.records import EventFilter
-from tenant_events.ui.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
-from tenant_events.ui.store_port import ReaderPages
+from tenant_events.ui.window.table.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
+from tenant_events.view.reader_pages import ReaderPages
 
 
 def test_model_passes_qtmodeltester(qtmodeltester, filled_store):
@@ -211,5 +211,51 @@ def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp,
             a, b = keyed.event_at(r), plain.event_at(r)
             assert a is not None and b is not None and a.seq == b.seq, (flt, r)
     assert not EventTableModel(pages).set_anchors(99, 1, [1])  # another generation's keys are refused
+    writer.close()
+    reader.close()
+
+
+def test_gap_rows_sit_between_their_neighbours_and_move_down_with_new_rows(
+    qtbot, qtmodeltester, filled_store
+):
+    path = filled_store(100)
+    reader = EventReader(path)
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    # 10 events are newer than the gap: the gap row is the 11th row, between seq 91 and seq 90
+    with qtbot.waitSignal(model.rowsInserted) as blocker:
+        assert model.set_gaps(model.head, [(10, "cursor expired")])
+    assert blocker.args[1:] == [10, 10]
+    assert model.rowCount() == 101 and model.event_rows == 100
+    assert model.gap_rows() == [10] and model.gap_at(10) == "cursor expired"
+    assert model.event_at(9).seq == 91 and model.event_at(10) is None and model.event_at(11).seq == 90
+    qtmodeltester.check(model, force_py=True)
+    # five new events arrive on top: the gap row moves down with its neighbours
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=[row(10_000 + i) for i in range(5)], cursor="x"))
+    assert model.advance_head() == 5
+    assert model.gap_rows() == [15] and model.gap_at(10) is None
+    assert model.event_at(14).seq == 91 and model.event_at(15) is None and model.event_at(16).seq == 90
+    # the same gap counted again for the new head is no change
+    assert not model.set_gaps(model.head, [(15, "cursor expired")])
+    writer.close()
+    reader.close()
+
+
+def test_gaps_counted_for_an_older_head_allow_for_the_rows_inserted_since(qtbot, filled_store):
+    path = filled_store(100)
+    reader = EventReader(path)
+    model = EventTableModel(ReaderPages(reader))
+    model.reload()
+    counted_at = model.head  # a worker counts the gaps for this snapshot...
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=[row(10_000 + i) for i in range(5)], cursor="x"))
+    assert model.advance_head() == 5  # ...while five rows arrive on top
+    assert model.set_gaps(counted_at, [(10, "cursor expired")])
+    assert model.gap_rows() == [15]
+    assert model.event_at(14).seq == 91 and model.event_at(15) is None and model.event_at(16).seq == 90
+    # a count for a head the model never showed is dropped
+    assert not model.set_gaps(model.head + 1000, [(3, "cursor expired")])
+    assert model.gap_rows() == [15]
     writer.close()
     reader.close()

@@ -17,7 +17,7 @@ from helpers.fixtures_window import settle
 from tenant_events.cli.export_cmd import jsonl_line as export_line
 from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
 from tenant_events.store.records import EventFilter
-from tenant_events.ui.event_table_model import Col
+from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.wire import EventMessage, EventType, decode_frame
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tenant_events.ui.notify_policy import DEFAULT_TYPES, Candidate, NotifyPolicy
+from tenant_events.notifications.policy import DEFAULT_TYPES, Candidate, NotifyPolicy
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

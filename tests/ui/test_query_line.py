@@ -11,11 +11,11 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, 
 from helpers.query_model import simulated_rows, write
 from tenant_events.query import parse
 from tenant_events.store import EventFilter, EventReader
-from tenant_events.ui.colors import DARK
-from tenant_events.ui.filter_bar import FilterBar
-from tenant_events.ui.main_window import MainWindow
-from tenant_events.ui.store_port import ReaderPages
-from tenant_events.ui.theme import apply_theme
+from tenant_events.ui.look.colors import DARK
+from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.view.reader_pages import ReaderPages
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 

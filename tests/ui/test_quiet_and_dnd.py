@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app
+from tenant_events.notifications.policy import Candidate, NotifyPolicy
 from tenant_events.settings import load_settings, save_settings
-from tenant_events.ui.notify_policy import Candidate, NotifyPolicy
 
 
 def at(hh: int, mm: int = 0) -> float:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
 from tenant_events.cli.export_cmd import jsonl_line as export_line
-from tenant_events.ui.event_table_model import Col
+from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.view import event_text
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import time
 
 from tenant_events.stream.states import StateChange, StreamState, state_line
-from tenant_events.ui.icons import TrayState
-from tenant_events.ui.status import TenantStatus, age_text, tooltip, worst
-from tenant_events.ui.tenant_session import TRAY_STATE
+from tenant_events.ui.app.tenant_session import TRAY_STATE
+from tenant_events.view.tenant_status import TenantStatus, TrayState, age_text, tooltip, worst
 
 
 def test_every_engine_state_has_a_tray_state():

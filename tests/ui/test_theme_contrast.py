@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tenant_events.ui.colors import (
+from tenant_events.ui.look.colors import (
     AA_LARGE,
     AA_TEXT,
     DARK,
@@ -53,7 +53,7 @@ def test_a_failing_pair_is_reported():
 @pytest.fixture
 def light_again(qapp):
     yield
-    from tenant_events.ui.theme import apply_theme
+    from tenant_events.ui.look.theme import apply_theme
 
     apply_theme(qapp, "light")
 
@@ -62,7 +62,7 @@ def light_again(qapp):
 def test_the_applied_palette_is_the_checked_one(qapp, light_again, theme):
     from PySide6.QtGui import QPalette
 
-    from tenant_events.ui.theme import apply_theme, family_color, is_dark, tenant_color
+    from tenant_events.ui.look.theme import apply_theme, family_color, is_dark, tenant_color
 
     dark = apply_theme(qapp, theme)
     table = DARK if dark else LIGHT
@@ -78,8 +78,8 @@ def test_the_applied_palette_is_the_checked_one(qapp, light_again, theme):
 
 def test_the_detail_pane_recolours_its_json_when_the_theme_changes(qtbot, qapp, light_again):
     from tenant_events.store.records import StoredEvent
-    from tenant_events.ui.detail_pane import DetailPane
-    from tenant_events.ui.theme import apply_theme
+    from tenant_events.ui.look.theme import apply_theme
+    from tenant_events.ui.window.detail_pane import DetailPane
 
     apply_theme(qapp, "light")
     pane = DetailPane()

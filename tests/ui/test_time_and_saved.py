@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QToolTip
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot
 from helpers.fixtures_window import settle
-from tenant_events.ui.filter_bar import CUSTOM
-from tenant_events.ui.theme import family_color
+from tenant_events.ui.look.theme import family_color
+from tenant_events.ui.window.filters.filter_bar import CUSTOM
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 T0 = datetime(2026, 11, 1, tzinfo=UTC)  # the factory's first event; one a second after it

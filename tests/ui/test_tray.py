@@ -14,7 +14,7 @@ from helpers.browser import act_as_browser
 from helpers.fixtures_ui import SCREENSHOTS, run_async, running_app, signal_future, until
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import make_profile
-from tenant_events.ui.icons import TrayState
+from tenant_events.view.tenant_status import TrayState
 
 pytestmark = pytest.mark.gui
 _visits: list[asyncio.Future[str]] = []

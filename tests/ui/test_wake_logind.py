@@ -40,7 +40,7 @@ WATCHER = textwrap.dedent(
     """
     import sys
     from PySide6.QtCore import QCoreApplication, QTimer
-    from tenant_events.ui.wake_watcher import WakeWatcher
+    from tenant_events.ui.app.wake_watcher import WakeWatcher
 
     app = QCoreApplication([])
     watcher = WakeWatcher(tick_ms=3_600_000)

@@ -20,7 +20,7 @@ CHILD = textwrap.dedent(
     import subprocess
     from PySide6.QtCore import QCoreApplication, QTimer
     from PySide6.QtNetwork import QNetworkInformation
-    from tenant_events.ui.wake_watcher import WakeWatcher
+    from tenant_events.ui.app.wake_watcher import WakeWatcher
 
     app = QCoreApplication([])
     watcher = WakeWatcher(tick_ms=3_600_000)

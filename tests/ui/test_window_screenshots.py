@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 from helpers.events_factory import frame, row
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
 from tenant_events.store import Batch, EventRow, StoreWriter
-from tenant_events.ui.event_table_model import Col
-from tenant_events.ui.theme import apply_theme
+from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.wire import EventMessage, EventType, decode_frame
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

@@ -17,10 +17,10 @@ from tenant_events.store import EventReader
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
-from tenant_events.ui.event_table_model import Col
-from tenant_events.ui.main_window import MainWindow
-from tenant_events.ui.store_port import ReaderPages
-from tenant_events.ui.theme import apply_theme
+from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.view.reader_pages import ReaderPages
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 

@@ -64,7 +64,9 @@ class MemorySecretStore:
 
 
 def _account(tenant: str) -> str:
-    if tenant.startswith("hub:"):  # a team hub's password, token, NKey seed or creds file (hub/credentials.py)
+    if tenant.startswith(
+        "hub:"
+    ):  # a team hub's password, token, NKey seed or creds file (hub/credentials.py)
         return f"hub-credentials:{tenant[4:]}"
     return f"refresh-token:{tenant}"
 

@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
     os.environ.setdefault("QT_API", "pyside6")
     from tenant_events.crash import enable_fatal_log
-    from tenant_events.ui.app import AppOptions
-    from tenant_events.ui.launch import run_gui
+    from tenant_events.ui.app.desktop_app import AppOptions
+    from tenant_events.ui.app.launch import run_gui
 
     enable_fatal_log(paths.log_dir)
     options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized))

@@ -1,1 +1,2 @@
-"""Qt-free logic behind the window: what is unseen, what an update changed, dashboard links, export, zoom."""
+"""Qt-free logic behind the window: the paged snapshot of the table, off-thread aggregates, tenant status lines,
+what is unseen, what an update changed, dashboard links, export, zoom."""

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.settings import Settings
-from tenant_events.ui.notify_policy import DEFAULT_TYPES
-from tenant_events.ui.theme import THEMES
+from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCommandLinkButton, QDialog, QLabel, QVBoxLayout, QWidget
 
-from tenant_events.ui.icons import app_icon
+from tenant_events.ui.look.icons import app_icon
 
 
 class WelcomeWindow(QDialog):

@@ -1,0 +1,1 @@
+"""How everything looks: the theme, its colors and the icons."""

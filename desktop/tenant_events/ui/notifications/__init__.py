@@ -1,0 +1,1 @@
+"""Desktop notifications for new events."""

@@ -1,0 +1,1 @@
+"""The main window: its frame, banners, status line and detail pane."""

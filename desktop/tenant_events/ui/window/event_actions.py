@@ -1,0 +1,74 @@
+"""What the window does with events beyond listing them: the detail pane's content (with an update's changes and
+the dashboard link), copying, exporting. It is the host that row_menu.py and export_dialog.py talk to, so the
+window itself only wires them (main_window.py stays a composition of parts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from tenant_events.store.records import StoredEvent
+from tenant_events.ui.look.theme import is_dark
+from tenant_events.ui.window.update_diff_view import changes_html, diff_for
+from tenant_events.view import event_text
+from tenant_events.view.dashboard import dashboard_url
+from tenant_events.view.filtered_export import ExportSource
+
+if TYPE_CHECKING:
+    from tenant_events.ui.window.main_window import MainWindow
+
+COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
+
+
+class EventActions:
+    def __init__(self, window: MainWindow) -> None:
+        self.w = window
+        self.domains: dict[str, str] = {}  # tenant → its profile's domain, for dashboard links
+
+    def show_detail(self, ev: StoredEvent | None) -> None:
+        w = self.w
+        if ev is None or w.tenant not in w._data:
+            w.detail.show_event(None)
+            return
+        pages = w._data[w.tenant]
+        full = pages.get(ev.seq) or ev
+        diff = diff_for(pages, full)
+        changes = changes_html(diff[0], diff[1], is_dark()) if diff else ""
+        w.detail.show_event(full, self.dashboard_url_for(full), changes)
+
+    # -- RowMenuHost -----------------------------------------------------------------------------------------
+    def full_event(self, seq: int) -> StoredEvent | None:
+        w = self.w
+        return w._data[w.tenant].get(seq) if w.tenant in w._data else None
+
+    def dashboard_url_for(self, ev: StoredEvent) -> str | None:
+        domain = self.domains.get(ev.tenant) or self.domains.get(self.w.tenant or "")
+        return dashboard_url(domain, ev.type, event_text.data_of(ev.raw)) if domain else None
+
+    def show_tenant(self, name: str) -> None:
+        self.w.show_tenant(name)
+
+    def confirm(self, text: str) -> None:
+        self.w.toast.show_text(text)
+
+    # -- menu commands ---------------------------------------------------------------------------------------
+    def copy_event(self) -> None:
+        self.w.detail.copy_json()
+
+    def copy_event_jsonl(self) -> None:
+        self.w.detail.copy_jsonl()
+
+    def export_view(self) -> None:
+        m = self.w.model
+        self.w.exporter.ask(m.event_filter, m.head, m.event_rows)
+
+    # -- ExportHost ------------------------------------------------------------------------------------------
+    def export_source(self) -> tuple[str, ExportSource] | None:
+        w = self.w
+        data = w._aggregate_data.get(w.tenant or "")  # the worker reader: the export runs off the UI thread
+        return (w.tenant, data) if data is not None and w.tenant else None
+
+    def keep_task(self, task: asyncio.Task[Any]) -> None:
+        self.w._tasks.add(task)
+        task.add_done_callback(self.w._tasks.discard)

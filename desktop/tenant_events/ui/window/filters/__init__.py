@@ -1,0 +1,1 @@
+"""The filter bar, the query line, saved filters and the activity histogram."""

@@ -1,0 +1,1 @@
+"""The event table: its lazy model, columns, following new rows, keyboard and row menu."""

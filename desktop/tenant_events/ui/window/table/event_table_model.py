@@ -1,0 +1,392 @@
+"""A lazy, virtual table over one tenant's stored events, newest first.
+
+Nothing per row is kept for the whole set: the model knows a row count and a `head` (the newest `seq`
+included), and fetches pages of `PAGE` rows from the store on demand, holding at most `MAX_PAGES` of them.
+Row r is the r-th newest event with `seq <= head` that matches the filter, so it is stable until `head` moves.
+Possible-gap markers from the engine are rows of their own (issue 7 "Gap markers ... show as rows"): a short
+sorted list of (matching events newer than the gap, reason); display rows are event rows with them interleaved.
+New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
+persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
+Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7). Which pages are held, and how
+a missing one is read at any depth, is view/page_cache.py's business.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+
+from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
+
+__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]
+
+log = logging.getLogger(__name__)
+ALL = EventFilter()
+Index = QModelIndex | QPersistentModelIndex
+
+
+def count_new(store: EventPages, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
+    """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
+
+    Unfiltered: an index count of everything up to `new_head` minus the rows shown (seq has holes where
+    duplicates were dropped, so seq arithmetic would be wrong); filtered: the new matching rows only.
+    """
+    if flt == ALL:
+        return store.count(flt, new_head) - rows
+    return store.count(flt, new_head, min_seq=head + 1)
+
+
+class Col(IntEnum):
+    TIME = 0
+    TYPE = 1
+    SUMMARY = 2
+    TENANT = 3
+    PURPOSE = 4
+    ID = 5
+
+
+HEADERS = {
+    Col.TIME: "Time",
+    Col.TYPE: "Type",
+    Col.SUMMARY: "Summary",
+    Col.TENANT: "Tenant",
+    Col.PURPOSE: "Purpose",
+    Col.ID: "Event ID",
+}
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
+EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+def local_time(iso: str) -> str:
+    """Local wall time; the date only when it is not today."""
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    if when.date() == datetime.now().astimezone().date():
+        return when.strftime("%H:%M:%S")
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def utc_tooltip(iso: str) -> str:
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return iso
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z") + " (UTC)"
+
+
+class EventTableModel(QAbstractTableModel):
+    rows_arrived = Signal(int)  # how many new rows were inserted at the top
+    count_needed = Signal(int)  # generation whose total is still to be counted (see reload)
+
+    def __init__(self, store: EventPages | None = None, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._store = store
+        self._filter = EventFilter()
+        self._cache = PageCache()
+        self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
+        self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
+        self._added = 0
+        self._gaps: list[tuple[int, str]] = []  # (matching events above the gap, reason), sorted
+        self._gap_brush = QColor(232, 163, 23, 70)
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    # -- state -------------------------------------------------------------------------------------------
+    @property
+    def event_filter(self) -> EventFilter:
+        return self._filter
+
+    @property
+    def head(self) -> int:
+        return self._cache.head
+
+    @property
+    def _rows(self) -> int:
+        return self._cache.rows
+
+    @property
+    def counting(self) -> bool:
+        """The row count is provisional (first page only) until apply_total."""
+        return self._cache.counting
+
+    @property
+    def _pages(self) -> OrderedDict[int, list[StoredEvent]]:
+        return self._cache.pages
+
+    def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
+        self._store = store
+        if flt is not None:
+            self._filter = flt
+        self.reload()
+
+    def set_filter(self, flt: EventFilter, count_later: bool = False) -> None:
+        if flt != self._filter:
+            self._filter = flt
+            self.reload(count_later)
+
+    def reload(self, count_later: bool = False) -> None:
+        """Full reset: new filter or store (STYLE.md §7: reset only on full reload).
+
+        `count_later`: show the first page at once and leave the total to `apply_total` (the caller counts on
+        a worker thread; counting a million matches takes far longer than finding the newest 256).
+        """
+        self.beginResetModel()
+        cache = self._cache
+        self._added_at, self._added = {}, 0
+        self._gaps = []
+        self.generation += 1
+        cache.counting = False
+        cache.reset(self._store, self._filter, 0 if self._store is None else self._store.head_seq())
+        if self._store is None:
+            cache.rows = 0
+        elif count_later:
+            first = self._store.page(self._filter, cache.head, 0, PAGE)
+            cache.pages[0] = first
+            cache.rows = len(first)
+            cache.counting = len(first) == PAGE
+        else:
+            cache.rows = self._store.count(self._filter, cache.head)
+        self._added_at[cache.head] = 0
+        self.endResetModel()
+        if self.counting:
+            self.count_needed.emit(self.generation)
+
+    def apply_total(self, generation: int, total: int) -> None:
+        """The full count for the snapshot of `generation` arrived: the rest of the rows appear below."""
+        if generation != self.generation or not self.counting:
+            return
+        self._cache.counting = False
+        if total > self._rows:
+            shown = self.rowCount()
+            self.beginInsertRows(QModelIndex(), shown, shown + total - self._rows - 1)
+            self._cache.rows = total
+            self.endInsertRows()
+
+    def advance_head(self) -> int:
+        """Synchronously insert the events stored since the last call at the top (rare paths; the live path
+        counts on a worker thread and calls `apply_advance`)."""
+        if self._store is None:
+            return 0
+        new_head = self._store.head_seq()
+        if new_head <= self.head:
+            return 0
+        return self.apply_advance(
+            new_head, count_new(self._store, self._filter, self.head, self._rows, new_head)
+        )
+
+    def apply_advance(self, new_head: int, added: int) -> int:
+        """Show `added` new rows at the top, up to `new_head`; negative means retention removed rows: reload."""
+        if added < 0:
+            self.reload()
+            return 0
+        if added == 0:
+            self._cache.head = max(self.head, new_head)
+            self._added_at[self.head] = self._added
+            return 0
+        self.beginInsertRows(QModelIndex(), 0, added - 1)
+        self._cache.shifted(new_head, added)  # row numbers moved; only visible pages get read again
+        self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
+        self._added += added
+        self._added_at[new_head] = self._added
+        while len(self._added_at) > 256:
+            del self._added_at[next(iter(self._added_at))]
+        self.endInsertRows()
+        self.rows_arrived.emit(added)
+        return added
+
+    @property
+    def event_rows(self) -> int:
+        """Rows that are events (rowCount() less the gap rows)."""
+        return self._rows
+
+    def set_gaps(self, head: int, gaps: list[tuple[int, str]]) -> bool:
+        """Show possible-gap rows: `gaps` = (matching events stored after the gap up to `head`, reason).
+
+        Counted on a worker for the snapshot `head`; rows inserted on top since then are allowed for. True when
+        the gap rows changed. Old gap rows are removed and new ones inserted (rarely changes), so event rows and
+        the selection keep their identity.
+        """
+        if head not in self._added_at or self.counting:
+            return False
+        shift = self._added - self._added_at[head]  # rows inserted on top since `head`: the gaps moved down
+        new = sorted((p + shift, reason) for p, reason in gaps if 0 <= p + shift <= self._rows)
+        if new == self._gaps:
+            return False
+        for k in range(len(self._gaps) - 1, -1, -1):
+            row = self._gaps[k][0] + k
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self._gaps[k]
+            self.endRemoveRows()
+        for k, gap in enumerate(new):
+            row = gap[0] + k
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._gaps.append(gap)
+            self.endInsertRows()
+        return True
+
+    @property
+    def has_anchors(self) -> bool:
+        return bool(self._cache.anchors)
+
+    def set_anchors(self, generation: int, head: int, anchors: list[int]) -> bool:
+        """Keys for deep pages (`seq_anchors` of the filter at snapshot `head`, every PAGE rows), counted on a
+        worker; rows added since `head` are allowed for. Dropped if the filter changed meanwhile."""
+        if generation != self.generation:
+            return False
+        if head not in self._added_at:
+            return False  # a snapshot no longer known: the next pass computes fresh anchors
+        self._cache.anchors, self._cache.anchor_shift = anchors, self._added - self._added_at[head]
+        if self._cache.approx:
+            self._settle_estimates()
+        return True
+
+    def _settle_estimates(self) -> None:
+        """The page keys arrived: estimated pages are read again exactly, and persistent indexes (the
+        selection, the current row) move to where their events really are."""
+        self.layoutAboutToBeChanged.emit()
+        moves: list[tuple[QModelIndex, int | None]] = []
+        for index in self.persistentIndexList():
+            row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
+            seq = None if gap is not None else self._cache.estimated_seq_at(row)
+            if seq is not None:
+                moves.append((index, self._cache.exact_row(seq)))
+        self._cache.settle()
+        for index, moved in moves:
+            self.changePersistentIndex(
+                index, QModelIndex() if moved is None else self.index(self.display_row(moved), index.column())
+            )
+        self.layoutChanged.emit()
+
+    def gap_rows(self) -> list[int]:
+        """Display rows of the possible-gap rows, top to bottom."""
+        return [above + k for k, (above, _) in enumerate(self._gaps)]
+
+    def gap_at(self, row: int) -> str | None:
+        """The reason if display `row` is a possible-gap row."""
+        return self._locate(row)[1]
+
+    def _locate(self, row: int) -> tuple[int, str | None]:
+        """Display row → (event row, None) or (-1, gap reason)."""
+        for k, (above, reason) in enumerate(self._gaps):
+            at = above + k
+            if row == at:
+                return -1, reason
+            if row < at:
+                return row - k, None
+        return row - len(self._gaps), None
+
+    def display_row(self, event_row: int) -> int:
+        """Event row → display row (a gap with `above` == n sits just above event row n)."""
+        return event_row + sum(1 for above, _ in self._gaps if above <= event_row)
+
+    def event_at(self, row: int) -> StoredEvent | None:
+        """The event shown at display `row` (None for a gap row or out of range)."""
+        if self._gaps:
+            row, gap = self._locate(row)
+            if gap is not None:
+                return None
+        return self._event_at(row)
+
+    def _event_at(self, row: int) -> StoredEvent | None:
+        return self._cache.event(row)
+
+    def row_of_seq(self, seq: int) -> int | None:
+        """The row showing event `seq` under the current filter, or None if it is filtered out."""
+        if self._store is None or seq > self.head:
+            return None
+        newer = self._store.count(self._filter, self.head, min_seq=seq + 1)
+        if newer < self._rows:
+            self._cache.place(newer, seq)  # the count is exact: so must the page at that row be
+        ev = self._event_at(newer)
+        return self.display_row(newer) if ev is not None and ev.seq == seq else None
+
+    # -- Qt model API ------------------------------------------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else self._rows + len(self._gaps)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Col)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        # Never `super().headerData`: PySide 6.12 on 3.11 leaks None on empty QVariants (desktop.md §0).
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(Col)
+        ):
+            return HEADERS[Col(section)]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.column() >= len(Col):
+            return None
+        col = Col(index.column())
+        row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
+        if gap is not None:
+            return self._gap_data(gap, col, role)
+        ev = self._event_at(row)
+        if ev is None:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(ev, col)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == Col.TIME:
+                return utc_tooltip(ev.time)
+            return self._display(ev, col)
+        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
+            return QColor(family_color(ev.family, is_dark()))
+        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
+            return tenant_color(ev.tenant)
+        if (
+            role == Qt.ItemDataRole.FontRole
+            and col == Col.TYPE
+            and ev.type.endswith((".deleted", ".removed"))
+        ):
+            return self._bold
+        if role == SEQ_ROLE:
+            return ev.seq
+        if role == EVENT_ROLE:
+            return ev.event_id
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{self._display(ev, Col.TYPE)}, {ev.summary}, {local_time(ev.time)}"
+        return None
+
+    def _gap_data(self, reason: str, col: Col, role: int) -> Any:
+        """A possible-gap row: tinted, says what happened in the summary column."""
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == Col.TYPE:
+                return "⚠ possible gap"
+            return f"Events may be missing here: {reason}" if col == Col.SUMMARY else ""
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._gap_brush
+        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
+            return f"Possible gap: events may be missing between the rows above and below ({reason})"
+        if role == Qt.ItemDataRole.FontRole:
+            return self._bold
+        return None
+
+    @staticmethod
+    def _display(ev: StoredEvent, col: Col) -> str:
+        if col == Col.TIME:
+            return local_time(ev.time)
+        if col == Col.TYPE:
+            return ev.type
+        if col == Col.SUMMARY:
+            return ev.summary
+        if col == Col.TENANT:
+            return ev.tenant
+        if col == Col.PURPOSE:
+            return ev.purpose or ""
+        return ev.event_id

@@ -1,0 +1,170 @@
+"""The event table's page cache: which pages of the current snapshot are held and how a missing one is read.
+
+Qt-free; the table model (event_table_model.py) owns one and tells it the snapshot (filter, head, row count).
+A page is read by key from a cached neighbour (an exactly placed one first) or from the page keys (anchors:
+every PAGE-th row's seq, counted on a worker after a filter change), fast at any depth. Until the keys arrive, a
+page far from both ends would need an OFFSET that walks every row above it (~0.2 s per 500k rows); it is read by
+an estimated key instead, the seq interpolated between the nearest rows whose seq is known, and marked
+approximate: its rows may sit a little off their true row numbers. When the keys arrive the approximate pages
+are dropped and read again exactly (`settle`); the model moves its persistent indexes meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Final, Protocol
+
+from tenant_events.store.records import EventFilter, StoredEvent
+
+PAGE: Final = 256
+MAX_PAGES: Final = 24
+EXACT_OFFSET_ROWS: Final = 8 * PAGE  # an OFFSET this deep costs a few ms: exact; deeper ones are estimated
+EXACT_TAIL_ROWS: Final = 4 * PAGE  # the last rows: read oldest first from the end, exact
+
+
+class EventPages(Protocol):
+    """The store reads the table needs (adapted from the store's reader in reader_pages.py)."""
+
+    def head_seq(self) -> int: ...
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]: ...
+    def get(self, seq: int) -> StoredEvent | None: ...
+    def older(self, flt: EventFilter, before_seq: int, limit: int) -> list[StoredEvent]: ...
+    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
+
+
+class PageCache:
+    """Pages of the snapshot `seq <= head` of `flt` with `rows` matching rows (`counting`: rows is provisional)."""
+
+    def __init__(self) -> None:
+        self.store: EventPages | None = None
+        self.flt = EventFilter()
+        self.head = 0
+        self.rows = 0
+        self.counting = False
+        self.pages: OrderedDict[int, list[StoredEvent]] = OrderedDict()
+        self.approx: set[int] = set()  # cached pages placed by an estimated key
+        self.anchors: list[int] = []  # seq of row k·PAGE in the anchors' snapshot
+        self.anchor_shift = 0  # rows inserted at the top since that snapshot
+        self._oldest: int | None = None  # seq of the oldest matching row, once asked for
+
+    def reset(self, store: EventPages | None, flt: EventFilter, head: int) -> None:
+        """A new snapshot: nothing cached, no keys."""
+        self.store, self.flt, self.head = store, flt, head
+        self.pages.clear()
+        self.approx.clear()
+        self.anchors, self.anchor_shift, self._oldest = [], 0, None
+
+    def shifted(self, head: int, added: int) -> None:
+        """`added` rows arrived on top (up to `head`): every row number moved; the keys stay valid."""
+        self.head, self.rows = head, self.rows + added
+        self.anchor_shift += added
+        self.pages.clear()
+        self.approx.clear()
+
+    def event(self, row: int) -> StoredEvent | None:
+        if self.store is None or not 0 <= row < self.rows:
+            return None
+        number, within = divmod(row, PAGE)
+        page = self.pages.get(number)
+        if page is None:
+            page, approximate = self._fetch(number)
+            self._keep(number, page, approximate)
+        else:
+            self.pages.move_to_end(number)
+        return page[within] if within < len(page) else None
+
+    def _keep(self, number: int, page: list[StoredEvent], approximate: bool) -> None:
+        self.pages[number] = page
+        if approximate:
+            self.approx.add(number)
+        else:
+            self.approx.discard(number)
+        while len(self.pages) > MAX_PAGES:
+            self.approx.discard(self.pages.popitem(last=False)[0])
+
+    def _fetch(self, number: int) -> tuple[list[StoredEvent], bool]:
+        """Page `number` and whether it is placed by estimate."""
+        assert self.store is not None
+        flt, head, approx = self.flt, self.head, self.approx
+        before, after = self.pages.get(number - 1), self.pages.get(number + 1)
+        if before and len(before) == PAGE and (number - 1 not in approx or not after or number + 1 in approx):
+            return self.store.older(flt, before[-1].seq, PAGE), number - 1 in approx
+        if after:
+            return self.store.newer(flt, after[0].seq, head, PAGE), number + 1 in approx
+        start = number * PAGE - self.anchor_shift  # the page's first row in the anchors' snapshot
+        if self.anchors and start >= 0 and start // PAGE < len(self.anchors):
+            k = start // PAGE
+            skip = start - k * PAGE  # rows from anchor k to the page (0 until rows arrive on top)
+            return self.store.older(flt, self.anchors[k] + 1, skip + PAGE)[skip:], False
+        offset = number * PAGE
+        if offset <= EXACT_OFFSET_ROWS or self.counting:
+            return self.store.page(flt, head, offset, PAGE), False
+        to_end = self.rows - offset
+        if to_end <= EXACT_TAIL_ROWS:
+            return self.store.newer(flt, 0, head, to_end)[:PAGE], False
+        rows = self.store.older(flt, self._estimate_seq(offset) + 1, PAGE)
+        if len(rows) < PAGE:  # the estimate fell too near the end: the last rows are the best guess
+            rows = self.store.newer(flt, 0, head, PAGE)
+        return rows, True
+
+    def _estimate_seq(self, row: int) -> int:
+        """The seq row `row` probably has: interpolated between the nearest rows whose seq is known (the ends of
+        exactly placed pages, the newest and the oldest matching row)."""
+        assert self.store is not None
+        if self._oldest is None:
+            oldest = self.store.newer(self.flt, 0, self.head, 1)
+            self._oldest = oldest[0].seq if oldest else 0
+        known = [(0, self.head), (self.rows - 1, self._oldest)]
+        for number, page in self.pages.items():
+            if number not in self.approx and page:
+                known += [(number * PAGE, page[0].seq), (number * PAGE + len(page) - 1, page[-1].seq)]
+        above = max((k for k in known if k[0] <= row), default=known[0])
+        below = min((k for k in known if k[0] >= row), default=known[1])
+        if below[0] == above[0]:
+            return above[1]
+        return round(above[1] - (row - above[0]) * (above[1] - below[1]) / (below[0] - above[0]))
+
+    def estimated_seq_at(self, row: int) -> int | None:
+        """The seq shown at `row` if it sits on an approximate page (None otherwise)."""
+        number, within = divmod(row, PAGE)
+        page = self.pages.get(number)
+        return page[within].seq if number in self.approx and page and within < len(page) else None
+
+    def settle(self) -> None:
+        """Forget the approximate pages: read again, they are placed by the keys (or exactly by position)."""
+        for number in self.approx:
+            self.pages.pop(number, None)
+        self.approx.clear()
+
+    def exact_row(self, seq: int) -> int | None:
+        """The true row of `seq` (None if it does not match): from the nearest key above it, else by count."""
+        assert self.store is not None
+        if not self.anchors or seq > self.anchors[0]:
+            newer = self.store.count(self.flt, self.head, min_seq=seq + 1)
+            return newer if newer < self.rows else None
+        low, high = 0, len(self.anchors) - 1  # anchors run newest first: the last k with anchors[k] >= seq
+        while low < high:
+            mid = (low + high + 1) // 2
+            if self.anchors[mid] >= seq:
+                low = mid
+            else:
+                high = mid - 1
+        rows = self.store.older(self.flt, self.anchors[low] + 1, PAGE)
+        found = next((i for i, e in enumerate(rows) if e.seq == seq), None)
+        return None if found is None else low * PAGE + found + self.anchor_shift
+
+    def place(self, row: int, seq: int) -> None:
+        """`seq` is known (by count) to be at `row` if it matches: make the page around it exact."""
+        assert self.store is not None
+        number, within = divmod(row, PAGE)
+        if number not in self.approx and number in self.pages:
+            return
+        for n in (number - 1, number, number + 1):  # estimated neighbours may overlap the exact page
+            if n in self.approx:
+                self.approx.discard(n)
+                self.pages.pop(n, None)
+        at = self.store.older(self.flt, seq + 1, PAGE - within)
+        if not at or at[0].seq != seq:
+            return  # filtered out; the page is read again when shown
+        self._keep(number, self.store.newer(self.flt, seq, self.head, within) + at, False)

@@ -1,0 +1,75 @@
+"""What the status bar and tray say about one tenant's stream (Qt-free; filled from the engine's state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class TrayState(StrEnum):
+    """What the tray icon shows, worst state of all tenants first in `SEVERITY`."""
+
+    LIVE = "live"
+    CATCHING_UP = "catching-up"
+    RECONNECTING = "reconnecting"
+    PAUSED = "paused"
+    SIGNED_OUT = "signed-out"
+    ERROR = "error"
+
+
+SEVERITY = (
+    TrayState.ERROR,
+    TrayState.SIGNED_OUT,
+    TrayState.RECONNECTING,
+    TrayState.CATCHING_UP,
+    TrayState.PAUSED,
+    TrayState.LIVE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TenantStatus:
+    tenant: str
+    state: TrayState = TrayState.SIGNED_OUT
+    reason: str = (
+        "not signed in"  # the whole state in words: "live", "reconnecting in 4 s — network error: …"
+    )
+    events_per_s: float = 0.0
+    cursor_age_s: float | None = None
+    last_event: str = ""
+    catch_up: str = (
+        ""  # "catching up — 2 h behind, 120,000 events": said instead of the reason while it lasts
+    )
+    signed_in: bool = False
+
+    def line(self) -> str:
+        """ "acme: live" — the reason says the state itself (stream/states.py state_line), so it is not repeated."""
+        return f"{self.tenant}: {self.catch_up or self.reason or self.state.value.replace('-', ' ')}"
+
+
+def worst(statuses: list[TenantStatus]) -> TrayState:
+    """The tray shows the most severe state of all tenants (SEVERITY order)."""
+    if not statuses:
+        return TrayState.SIGNED_OUT
+    return min((s.state for s in statuses), key=SEVERITY.index)
+
+
+def tooltip(statuses: list[TenantStatus], unread: int) -> str:
+    if not statuses:
+        return "Tenant Events — no tenant yet"
+    lines = ["Tenant Events" + (f" — {unread:,} unread" if unread else "")]
+    for s in statuses:
+        lines.append(s.line())
+        if s.last_event:
+            lines.append(f"  last: {s.last_event} · {s.events_per_s:.1f}/s")
+    return "\n".join(lines)
+
+
+def age_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "no cursor yet"
+    if seconds < 60:
+        return f"cursor {seconds:.0f} s old"
+    if seconds < 3600:
+        return f"cursor {seconds / 60:.0f} min old"
+    return f"cursor {seconds / 3600:.1f} h old"

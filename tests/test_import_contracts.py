@@ -1,0 +1,138 @@
+"""The import contracts cover every core module, and a planted back-import really breaks them.
+
+`test_code_quality` proves the real tree keeps the contracts; these tests prove the contracts would notice if it
+did not: each plants one import that runs the wrong way into a copy of the package and expects lint-imports to
+name the contract it breaks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "desktop" / "tenant_events"
+
+QT_CONTRACT = "Qt only in ui/"
+UI_CONTRACT = "Nothing imports ui/"
+LAYERS_CONTRACT = "Layers: ui and cli over the tenant facade over stream, auth and store over the wire"
+
+
+def _contracts() -> dict[str, dict[str, Any]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return {c["name"]: c for c in config["tool"]["importlinter"]["contracts"]}
+
+
+def _top_level_modules() -> set[str]:
+    names = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    return {f"tenant_events.{name}" for name in names}
+
+
+def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
+    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert tool, "lint-imports is not installed in this environment; install the dev extras"
+    env = {**os.environ, "PYTHONPATH": str(tree / "desktop")}
+    return subprocess.run(
+        [tool, "--no-cache", "--config", str(tree / "pyproject.toml")],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    shutil.copytree(
+        PACKAGE, tmp_path / "desktop" / "tenant_events", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def _broken(output: str) -> set[str]:
+    """Names of the contracts lint-imports reported broken (a long name may wrap onto the next line)."""
+    flat = " ".join(output.split())
+    return {name for name in _contracts() if f"{name} BROKEN" in flat}
+
+
+def test_no_qt_contract_covers_every_core_module():
+    sources = set(_contracts()[QT_CONTRACT]["source_modules"])
+    assert sources == _top_level_modules() - {"tenant_events.ui"}
+
+
+def test_nothing_imports_ui_contract_covers_every_core_module():
+    # The command line starts the window (`tenant-events gui`), so it alone may import ui/.
+    sources = set(_contracts()[UI_CONTRACT]["source_modules"])
+    assert sources == _top_level_modules() - {
+        "tenant_events.ui",
+        "tenant_events.cli",
+        "tenant_events.__main__",
+    }
+
+
+def test_layers_place_every_module_but_the_simulator():
+    layered: set[str] = set()
+    for layer in _contracts()[LAYERS_CONTRACT]["layers"]:
+        for name in layer.replace(":", "|").split("|"):
+            layered.add(f"tenant_events.{name.strip()}")
+    assert layered == _top_level_modules() - {"tenant_events.simulator"}
+
+
+def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
+    proc = _lint_imports(_copy_tree(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "contracts"),
+    [
+        ("monitor.py", "import PySide6", {QT_CONTRACT}),
+        ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("settings.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
+        ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
+        ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
+        ("wire/envelope.py", "import tenant_events.settings", {LAYERS_CONTRACT}),
+        ("ui/window/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
+    ],
+)
+def test_a_planted_back_import_breaks_its_contract(
+    tmp_path: Path, module: str, planted: str, contracts: set[str]
+):
+    tree = _copy_tree(tmp_path)
+    target = tree / "desktop" / "tenant_events" / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{planted}  # planted\n", encoding="utf-8")
+    proc = _lint_imports(tree)
+    assert proc.returncode != 0, proc.stdout[-4000:]
+    assert _broken(proc.stdout) == contracts, proc.stdout[-4000:]
+
+
+# Pairs of modules that still reach each other (the main window's helpers take the window itself). A ratchet:
+# a new circle fails this test, and so does one that went away until it is struck off here.
+KNOWN_CIRCLES = {
+    ("tenant_events.alerts.matchers", "tenant_events.alerts.rule_model"),
+    ("tenant_events.ui.window.event_actions", "tenant_events.ui.window.main_window"),
+    ("tenant_events.ui.window.main_window", "tenant_events.ui.window.table.event_selection"),
+    ("tenant_events.ui.window.main_window", "tenant_events.ui.window.table.keyboard_nav"),
+    ("tenant_events.ui.window.main_window", "tenant_events.ui.window.window_menus"),
+}
+
+
+def test_no_import_circles_but_the_known_ones():
+    graph = grimp.build_graph("tenant_events")
+    circles: set[tuple[str, str]] = set()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.startswith("tenant_events.") and graph.chain_exists(imported, module):
+                circles.add((min(module, imported), max(module, imported)))
+    assert circles == KNOWN_CIRCLES
