@@ -61,7 +61,7 @@ def hub(
             if i % 3 == 2:  # the viewer
                 reader.kill()
                 reader = viewer()
-                reader.wait_for(": live:")
+                reader.wait_for("tenant-events: live")
             else:
                 index = leader_index(relays)
                 relays[index].kill()

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from helpers.fixtures_engine import OLD, cli
+from tenant_events.settings import SCHEMA_VERSION
 from tenant_events.store import AlertInbox, EventReader
 
 NO_OFF_HOURS = {"schema_version": 1, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}}
@@ -160,7 +161,7 @@ def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, t
 
 
 def test_a_bad_rule_stops_the_stream_naming_the_rule_and_field(tmp_path):
-    bad = {"schema_version": 1, "alerts": {"rules": [{"id": "signup-burst", "threshold": {"count": 60,
+    bad = {"schema_version": SCHEMA_VERSION, "alerts": {"rules": [{"id": "signup-burst", "threshold": {"count": 60,
                                                                                           "window_seconds": -1}}]}}  # fmt: skip
     _settings(tmp_path, bad)
     proc = subprocess.run([sys.executable, "-m", "tenant_events", "stream", "--base-url", "http://127.0.0.1:9/api/v2",

@@ -66,6 +66,7 @@ def stored(monitor: TenantMonitor) -> int:
     return monitor.stats.events_stored
 
 
+@pytest.mark.expect_warning_logs  # the rejected frames are logged
 def test_viewers_get_filtered_types_rejected_frames_and_gap_markers(make_simulator, nats_single, tmp_path):
     sim = make_simulator(backlog=300, heartbeat=0.2, rotate_after=1.0, retention=400)
     sim.faults(malformed="bad_envelope", fault_after=20)  # the relay keeps it as rejected; so must viewers
