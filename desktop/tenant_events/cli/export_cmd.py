@@ -22,19 +22,7 @@ from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
 from tenant_events.store import EventFilter, EventReader, StoredEvent
-
-CSV_COLUMNS = (
-    "seq",
-    "time",
-    "type",
-    "event_id",
-    "summary",
-    "source",
-    "tenant",
-    "purpose",
-    "offset",
-    "received_at",
-)
+from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 
 
 def register(subparsers: Any) -> None:
@@ -92,8 +80,7 @@ def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) ->
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
         for e, _raw in reader.export_iter(f=flt):
-            writer.writerow((e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "",
-                             e.offset, f"{e.received_at:.3f}"))  # fmt: skip
+            writer.writerow(csv_row(e))
             count += 1
     else:
         for e, raw in reader.export_iter(f=flt):

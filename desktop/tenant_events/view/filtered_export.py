@@ -90,7 +90,7 @@ def export_view(
             for chunk in rows_with_raw(source, flt, head):
                 for ev, raw in chunk:
                     if writer is not None:
-                        writer.writerow(_csv_row(ev))
+                        writer.writerow(csv_row(ev))
                     else:
                         out.write(jsonl_line(ev.type, ev.offset, raw))
                 count += len(chunk)
@@ -109,6 +109,7 @@ def _csv_writer(out: IO[str]) -> Any:
     return writer
 
 
-def _csv_row(e: StoredEvent) -> tuple[object, ...]:
+def csv_row(e: StoredEvent) -> tuple[object, ...]:
+    """One CSV row, in CSV_COLUMNS order: the window's export and `tenant-events export --csv` write the same."""
     return (e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "", e.offset,
             f"{e.received_at:.3f}")  # fmt: skip
