@@ -27,17 +27,20 @@ from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStor
 from tenant_events.crash import DeadRun
 from tenant_events.demo_simulator import DemoSimulator
 from tenant_events.http import api_client
+from tenant_events.hub.profile import HubProfile
 from tenant_events.monitor import Retention
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
-from tenant_events.ui.app import first_run, keyring_check
+from tenant_events.ui.app import first_run, hub_connect, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
+from tenant_events.ui.app.hub_session import HubSession
 from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.app.wake_watcher import WakeWatcher
+from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
@@ -90,6 +93,7 @@ class DesktopApp(QObject):
         self.welcome: WelcomeWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.connect_dialog: ConnectTenantDialog | None = None
+        self.hub_dialog: ConnectHubDialog | None = None
         self.tray: Tray | None = Tray(panel="dark") if Tray.available() else None
         self.notifications = NotificationController(self.settings.notifications, self)
         self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
@@ -111,6 +115,7 @@ class DesktopApp(QObject):
         self.notifier.show_requested.connect(self.show_event)
         self.wake.woke.connect(self.nudge_all)
         self.sink.subscribe(self._show_notice)
+        hub_connect.add_menu_entry(w, self.open_hub_connect)
         w.banners.link_activated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))  # the crash report
         if self.tray is not None:
             t = self.tray
@@ -123,6 +128,7 @@ class DesktopApp(QObject):
             t.sign_in_requested.connect(lambda name: self.spawn(self.sign_in(name)))
             t.sign_out_requested.connect(lambda name: self.spawn(self.sign_out(name)))
             t.quit_requested.connect(self.quit)
+            t.hub_requested.connect(self.open_hub_connect)
             t.set_notify_types(self.policy.types)
             w.keep_in_tray = True
 
@@ -153,6 +159,8 @@ class DesktopApp(QObject):
             if profile.name == DEMO_TENANT and self.options.demo:
                 continue
             self._add_session(profile)
+        for hub in self.settings.hubs:
+            self._attach(HubSession(hub, self.paths, self.secrets, self._retention(), parent=self))
         if not self.options.minimized or self.tray is None:
             self.window.show()
         show_crash_notice(self.window.banners, self.options.dead_runs)
@@ -160,7 +168,7 @@ class DesktopApp(QObject):
         # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
             self.spawn(self.start_demo())
-        elif not self.settings.tenants:
+        elif not self.settings.tenants and not self.settings.hubs:
             self.show_welcome()
         if self.tray is None:
             self.window.statusBar().showMessage(
@@ -206,26 +214,31 @@ class DesktopApp(QObject):
             await self.http.aclose()
         if self.tray is not None:
             self.tray.hide()
-        for w in (self.welcome, self.settings_dialog, self.connect_dialog):
+        for w in (self.welcome, self.settings_dialog, self.connect_dialog, self.hub_dialog):
             if w is not None:
                 w.close()
         self.window.keep_in_tray = False
         self.window.hide()
 
     # -- tenants -----------------------------------------------------------------------------------------
-    def _add_session(self, profile: TenantProfile) -> TenantSession:
+    def _retention(self) -> Retention:
         r = self.settings.retention
-        retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
-        session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)
+        return Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
+
+    def _add_session(self, profile: TenantProfile) -> TenantSession:
+        session = TenantSession(profile, self.paths, self.secrets, self.http, self._retention(), parent=self)
+        self.window.set_tenant_domain(profile.name, profile.domain)
+        return self._attach(session)
+
+    def _attach(self, session: TenantSession) -> TenantSession:
         session.status_changed.connect(self._status_changed)
         session.events_committed.connect(self._events_committed)
         session.sign_in_failed.connect(
             lambda name, text: self.sink.report(Notice("warning", f"Sign-in to {name} failed", text))
         )
-        self.sessions[profile.name] = session
-        self.window.set_tenant_domain(profile.name, profile.domain)
+        self.sessions[session.name] = session
         if session.open_existing() and session.pages is not None:
-            self.window.add_tenant(profile.name, session.pages, session.aggregates)
+            self.window.add_tenant(session.name, session.pages, session.aggregates)
         self._update_tray()
         return session
 
@@ -247,6 +260,20 @@ class DesktopApp(QObject):
         session = self._add_session(profile)
         if sign_in and await self.sign_in_flow.run(session):
             self.window.statusBar().clearMessage()
+            self._ensure_in_window(session)
+            self.window.show_tenant(profile.name)
+        return session
+
+    def open_hub_connect(self) -> ConnectHubDialog:
+        return hub_connect.open_hub_connect(self)
+
+    async def add_hub_session(self, profile: HubProfile) -> TenantSession:
+        """A hub tenant just saved (hub_connect.py): start reading it and show it."""
+        self.settings.upsert_hub(profile)
+        if self.settings.active_tenant is None:
+            self.settings.active_tenant = profile.name
+        session = self._attach(HubSession(profile, self.paths, self.secrets, self._retention(), parent=self))
+        if await session.restore():
             self._ensure_in_window(session)
             self.window.show_tenant(profile.name)
         return session

@@ -48,6 +48,7 @@ class FirstRunHost(Protocol):
     def demo_ready(self) -> SignalInstance: ...
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
     async def add_tenant(self, profile: TenantProfile, sign_in: bool = True) -> TenantSession: ...
+    def open_hub_connect(self) -> object: ...
 
 
 DEMO_TENANT = "demo"
@@ -95,6 +96,7 @@ def show_welcome(app: FirstRunHost) -> None:
         app.welcome = WelcomeWindow()
         app.welcome.demo_requested.connect(lambda: app.spawn(start_demo(app)))
         app.welcome.connect_requested.connect(lambda: open_connect(app))
+        app.welcome.hub_requested.connect(app.open_hub_connect)
     app.welcome.show()
     app.welcome.raise_()
 
@@ -102,6 +104,7 @@ def show_welcome(app: FirstRunHost) -> None:
 def open_connect(app: FirstRunHost, profile: TenantProfile | None = None) -> None:
     dialog = ConnectTenantDialog(profile, app.window)
     dialog.profile_ready.connect(lambda p: app.spawn(_connected(app, dialog, p)))
+    dialog.hub_requested.connect(app.open_hub_connect)
     app.connect_dialog = dialog
     dialog.open()
 

@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
 
 from tenant_events.errors import ConfigError
 from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.ui.look.theme import error_style
 from tenant_events.url_forms import DEFAULT_CALLBACK_PORT, loopback_callbacks
 
 FIELDS = ("domain", "client_id", "audience", "name", "ports")
-ERROR_STYLE = "color: #cf222e"
 
 
 def parse_ports(text: str) -> list[int]:
@@ -47,6 +47,7 @@ def parse_ports(text: str) -> list[int]:
 
 class ConnectTenantDialog(QDialog):
     profile_ready = Signal(object)  # TenantProfile, shape-checked; the app checks the tenant itself
+    hub_requested = Signal()  # "Connect to a team hub instead": this dialog closes, the hub's opens
 
     def __init__(self, profile: TenantProfile | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,7 +77,7 @@ class ConnectTenantDialog(QDialog):
             widget.textChanged.connect(self.validate)
             error = QLabel()
             error.setWordWrap(True)
-            error.setStyleSheet(ERROR_STYLE)
+            error.setStyleSheet(error_style())
             error.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
             error.setVisible(False)
             self.errors[key] = error
@@ -101,6 +102,10 @@ class ConnectTenantDialog(QDialog):
         self.ok_button.setText("Connect and sign in")
         self.buttons.accepted.connect(self._accept)
         self.buttons.rejected.connect(self.reject)
+        self.hub_button = QPushButton("Connect to a team &hub instead…")
+        self.hub_button.setToolTip("Read a tenant your team already follows, from its hub")
+        self.hub_button.clicked.connect(self._to_hub)
+        self.buttons.addButton(self.hub_button, QDialogButtonBox.ButtonRole.ResetRole)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(QLabel("<b>Register these Allowed Callback URLs</b> for the application:"))
@@ -215,6 +220,10 @@ class ConnectTenantDialog(QDialog):
         self.status.setText("")
         self.validate()
         self.set_error(key, text)
+
+    def _to_hub(self) -> None:
+        self.reject()
+        self.hub_requested.emit()
 
     def check_passed(self) -> None:
         self.checking = False

@@ -6,11 +6,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCommandLinkButton, QDialog, QLabel, QVBoxLayout, QWidget
 
 from tenant_events.ui.look.icons import app_icon
+from tenant_events.ui.look.theme import error_color
 
 
 class WelcomeWindow(QDialog):
     demo_requested = Signal()
     connect_requested = Signal()
+    hub_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,6 +37,12 @@ class WelcomeWindow(QDialog):
             "Connect your tenant", "Use your tenant's domain and a native application's client ID."
         )
         self.connect_button.setAccessibleName("Connect your tenant")
+        self.hub_button = QCommandLinkButton(
+            "Connect to a team hub",
+            "Read a tenant your team already follows, from its hub. No tenant sign-in.",
+        )
+        self.hub_button.setAccessibleName("Connect to a team hub")
+        self.hub_button.clicked.connect(self.hub_requested.emit)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -42,15 +50,17 @@ class WelcomeWindow(QDialog):
         self.connect_button.clicked.connect(self.connect_requested.emit)
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
-        for w in (logo, title, intro, self.demo_button, self.connect_button, self.status):
+        for w in (logo, title, intro, self.demo_button, self.connect_button, self.hub_button, self.status):
             layout.addWidget(w)
 
     def set_busy(self, text: str) -> None:
         self.status.setText(text)
         self.demo_button.setEnabled(not text)
         self.connect_button.setEnabled(not text)
+        self.hub_button.setEnabled(not text)
 
     def show_problem(self, text: str) -> None:
-        self.status.setText(f"<span style='color:#cf222e'>{text}</span>")
+        self.status.setText(f"<span style='color:{error_color().name()}'>{text}</span>")
         self.demo_button.setEnabled(True)
         self.connect_button.setEnabled(True)
+        self.hub_button.setEnabled(True)

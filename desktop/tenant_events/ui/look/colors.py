@@ -148,6 +148,9 @@ def text_pairs(dark: bool) -> list[Pair]:
         Pair("LinkVisited on Base", p["LinkVisited"], p["Base"]),
         Pair("error text on Window", pick(ERROR_COLORS, dark), p["Window"]),
         Pair("error underline on Base", pick(ERROR_COLORS, dark), p["Base"], AA_LARGE),
+        Pair(
+            "dialog error on Window", pick(ERROR_COLORS, dark), p["Window"]
+        ),  # connect, welcome, hub dialogs
         Pair("gap row text", p["Text"], over(GAP_TINT, p["Base"])),
     ]
     if "BrightText" in p:

@@ -47,6 +47,12 @@ def error_color(dark: bool | None = None) -> QColor:
     return QColor(pick(ERROR_COLORS, is_dark() if dark is None else dark))
 
 
+def error_style(dark: bool | None = None) -> str:
+    """A style sheet for a label that says what is wrong, in the current theme's error colour (a dialog is
+    made when opened, so it follows the theme in use then)."""
+    return f"color: {error_color(dark).name()}"
+
+
 def json_colors(dark: bool) -> tuple[str, str, str]:
     """The detail pane's JSON colours: keys, strings, other literals."""
     key, string, literal = (pick(JSON_COLORS[k], dark) for k in ("key", "string", "literal"))

@@ -32,6 +32,7 @@ class Tray(QObject):
     sign_in_requested = Signal(str)
     sign_out_requested = Signal(str)
     quit_requested = Signal()
+    hub_requested = Signal()  # "Connect to a team hub…"
 
     def __init__(self, panel: str = "dark", parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -51,6 +52,7 @@ class Tray(QObject):
         self._build_notify_menu(set(DEFAULT_TYPES))
         self.tenants_menu = self.menu.addMenu("Tenants")
         self.sign_menu = self.menu.addMenu("Sign in/out")
+        self.hub_action = self.menu.addAction("Connect to a team hub…", self.hub_requested.emit)
         self.menu.addSeparator()
         self.quit_action = self.menu.addAction("Quit", self.quit_requested.emit)
         self.icon.setContextMenu(self.menu)

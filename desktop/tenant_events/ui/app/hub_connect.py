@@ -1,0 +1,182 @@
+""" "Connect to a team hub": the dialog's Check and Add, done by the app (the dialog opens no connection).
+
+    Check ─▶ read the key file (if any) ─▶ connect once, read the tenant's stream (hub/credentials.check_hub)
+                                        └▶ "found: N events" or the error under the field that can fix it
+    Add   ─▶ the same check ─▶ secret into the keyring, profile into settings (add_hub_profile)
+          ─▶ the app starts a HubSession: the tenant appears in the window and reads from the hub
+
+Errors: the hub unreachable (under the URL), credentials refused (under the password, token or key file), the
+certificate not trusted (under the CA file), no such tenant on this hub (under the tenant's name). The NATS
+client is imported on the first check, not at the app's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from tenant_events.errors import ConfigError, UserFixableError
+from tenant_events.hub.profile import HubProfile
+from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog, HubRequest
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from tenant_events.auth.secret_store import SecretStore
+    from tenant_events.hub.credentials import HubCheck
+    from tenant_events.paths import AppPaths
+    from tenant_events.ui.app.tenant_session import TenantSession
+    from tenant_events.ui.dialogs.welcome import WelcomeWindow
+    from tenant_events.ui.window.main_window import MainWindow
+
+# ConfigError fields (hub/credentials.py, hub/profile.py) → the dialog's field that fixes them
+_FIELD_OF = {"hub tenant": "hub_tenant", "hub hub_tenant": "hub_tenant", "hub name": "name", "hub user": "user",
+             "hub password": "secret", "hub token": "secret", "hub nkey": "key_file", "hub creds": "key_file",
+             "hub key file": "key_file", "hub ca_file": "ca_file", "hub hub_urls": "urls"}  # fmt: skip
+
+
+class HubHost(Protocol):
+    """What the hub dialog needs of the app (the app passes itself)."""
+
+    hub_dialog: ConnectHubDialog | None
+    welcome: WelcomeWindow | None
+
+    @property
+    def window(self) -> MainWindow: ...
+    @property
+    def paths(self) -> AppPaths: ...
+    @property
+    def secrets(self) -> SecretStore: ...
+    @property
+    def sessions(self) -> dict[str, TenantSession]: ...
+    def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
+    async def add_hub_session(self, profile: HubProfile) -> TenantSession: ...
+
+
+def open_hub_connect(app: HubHost) -> ConnectHubDialog:
+    if app.hub_dialog is not None and app.hub_dialog.isVisible():
+        app.hub_dialog.raise_()
+        return app.hub_dialog
+    dialog = ConnectHubDialog(app.window)
+    dialog.check_requested.connect(lambda r: app.spawn(check(dialog, r)))
+    dialog.add_requested.connect(lambda r: app.spawn(add(app, dialog, r)))
+    app.hub_dialog = dialog
+    dialog.open()
+    return dialog
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret on its way to the keyring; its repr hides it (the loop's thread executor logs what it passes
+    and returns at debug level)."""
+
+    value: str = field(repr=False)
+
+
+def read_secret(request: HubRequest) -> Secret:
+    """The typed password or token, or the key file's text, checked for its kind; ConfigError otherwise."""
+    from tenant_events.hub.credentials import check_secret
+
+    kind = request.profile.auth
+    if not request.key_file:
+        return Secret(check_secret(kind, request.secret))
+    path = Path(request.key_file).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a text file"
+        raise ConfigError("hub key file", f"cannot read {path} ({reason})", "choose the file again") from None
+    return Secret(check_secret(kind, text))
+
+
+async def run_check(request: HubRequest) -> tuple[HubCheck, Secret]:
+    """Connect once with the request's credentials: what the hub holds for the tenant, and the secret used."""
+    from tenant_events.hub.connection import HubAuth, HubOptions
+    from tenant_events.hub.credentials import check_hub
+
+    profile = request.profile
+    secret = await asyncio.to_thread(read_secret, request)
+    auth = HubAuth(profile.auth, profile.user, secret.value)
+    options = HubOptions(tuple(profile.hub_urls), auth, profile.ca_file)
+    return await check_hub(options, profile.hub_tenant), secret
+
+
+def found_text(profile: HubProfile, found: HubCheck) -> str:
+    if found.messages == 0:
+        return (f"Found {profile.hub_tenant} on the hub: its stream is there, but the relay has not published "
+                "any events yet. They will appear as it does.")  # fmt: skip
+    return (f"Found {profile.hub_tenant} on the hub: {found.messages:,} events stored "
+            f"(up to number {found.last_sequence:,}). Add it to read them here.")  # fmt: skip
+
+
+def where(exc: UserFixableError, request: HubRequest) -> tuple[str, str]:
+    """The dialog field that can fix `exc`, and the line to show under it."""
+    from tenant_events.hub.connection import HubRefused, HubUnavailable
+
+    text = f"{exc.message} — {exc.hint}" if exc.hint else exc.message
+    if isinstance(exc, ConfigError):
+        key = _FIELD_OF.get(exc.field, "urls")
+        return key, text.removeprefix(f"{exc.field}: ")
+    if isinstance(exc, HubRefused):
+        if "certificate" in exc.message:
+            return "ca_file", text
+        kind = request.profile.auth
+        return {"none": "auth", "password": "secret", "token": "secret"}.get(kind, "key_file"), text
+    if isinstance(exc, HubUnavailable):
+        return "urls", text
+    return "urls", text
+
+
+async def check(dialog: ConnectHubDialog, request: HubRequest) -> None:
+    try:
+        found, _ = await run_check(request)
+    except UserFixableError as exc:
+        dialog.check_failed(*where(exc, request))
+        return
+    dialog.check_passed(found_text(request.profile, found))
+
+
+async def add(app: HubHost, dialog: ConnectHubDialog, request: HubRequest) -> TenantSession | None:
+    """Check again (nothing that cannot connect is saved), keep the secret in the keyring, save, start it."""
+    from tenant_events.hub.credentials import add_hub_profile
+
+    profile = request.profile
+    try:
+        if profile.name in app.sessions:
+            raise ConfigError(
+                "hub name", f"{profile.name!r} is already a tenant here", "give it another name"
+            )
+        _, secret = await run_check(request)
+        if not dialog.isVisible():  # cancelled while the hub answered: nothing is saved
+            return None
+        fields = profile.model_dump()
+        saved = await asyncio.to_thread(
+            lambda: add_hub_profile(app.paths, app.secrets, secret.value, **fields)
+        )
+    except UserFixableError as exc:
+        dialog.check_failed(*where(exc, request))
+        return None
+    dialog.added()
+    if app.welcome is not None:
+        app.welcome.close()
+        app.welcome = None
+    app.window.bring_to_front()
+    return await app.add_hub_session(saved)
+
+
+def add_menu_entry(window: MainWindow, slot: Callable[[], object]) -> QAction:
+    """File ▸ "Connect to a team hub…", above Settings (where tenants are added)."""
+    action = QAction("Connect to a team &hub…", window)
+    action.triggered.connect(slot)
+    settings = window.menu_actions.settings
+    menu = next((m for m in settings.associatedObjects() if isinstance(m, QMenu)), None)
+    if menu is not None:
+        menu.insertAction(settings, action)
+    window.menu_actions.all.append(action)
+    return action
