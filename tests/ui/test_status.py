@@ -48,7 +48,7 @@ def test_worst_state_wins_and_tooltip_lists_tenants():
     assert (
         "12 unread" in text and "acme: live" in text and "globex: error — missing scope read:events" in text
     )
-    assert "3.5/s" in text
+    assert "3.5 events/s" in text and "last event " in text  # the rate spelled out
     assert (
         age_text(None) == "no cursor yet"
         and age_text(30) == "cursor 30 s old"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -61,8 +62,35 @@ def tooltip(statuses: list[TenantStatus], unread: int) -> str:
     for s in statuses:
         lines.append(s.line())
         if s.last_event:
-            lines.append(f"  last: {s.last_event} · {s.events_per_s:.1f}/s")
+            lines.append(f"  last event {local_when(s.last_event)} · {rate_text(s)}")
     return "\n".join(lines)
+
+
+def rate_text(status: TenantStatus) -> str:
+    """Events per second, or "paused": a paused stream's rate is not a measurement."""
+    if status.state is TrayState.PAUSED:
+        return "paused"
+    return f"{status.events_per_s:.1f} events/s"
+
+
+def local_when(iso: str, now: datetime | None = None) -> str:
+    """An event's UTC time as the user's wall clock: "14:03:07" today, "2026-11-22 14:03" before."""
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    today = (now or datetime.now()).astimezone().date()
+    return when.strftime("%H:%M:%S") if when.date() == today else when.strftime("%Y-%m-%d %H:%M")
+
+
+def sign_in_line(message: str, cancelled: bool) -> str:
+    """What a sign-in that did not finish says: "sign-in cancelled" when the user cancelled it, else why it
+    failed, naming the sign-in once ("the sign-in was refused in the browser", not "sign-in failed: the
+    sign-in was…")."""
+    if cancelled:
+        return "sign-in cancelled"
+    text = message.strip()
+    return text if "sign-in" in text.lower() else f"sign-in failed: {text}"
 
 
 def age_text(seconds: float | None) -> str:

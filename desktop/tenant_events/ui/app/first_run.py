@@ -86,7 +86,10 @@ async def start_demo(app: FirstRunHost) -> TenantSession | None:
             app.welcome.close()
             app.welcome = None
         else:
-            app.welcome.show_problem("Sign-in did not finish. Try again.")
+            cancelled = session.status.reason == "sign-in cancelled"
+            app.welcome.show_problem(
+                "Sign-in cancelled." if cancelled else "Sign-in did not finish. Try again."
+            )
     app.window.bring_to_front()
     return session
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from tenant_events.auth.errors import SignInFailed
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.auth.session import AuthSession
@@ -28,7 +29,7 @@ from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.view.reader_pages import ReaderPages
-from tenant_events.view.tenant_status import TenantStatus, TrayState
+from tenant_events.view.tenant_status import TenantStatus, TrayState, sign_in_line
 
 log = logging.getLogger(__name__)
 FIRST_LOOKBACK = timedelta(hours=24)
@@ -100,8 +101,10 @@ class TenantSession(QObject):
         try:
             result = await sign_in(self._http, self.profile, self._secrets, opener, on_listener=on_listener)
         except SignInRequired as exc:
-            self._set_status(TrayState.SIGNED_OUT, f"sign-in failed: {exc.message}")
-            self.sign_in_failed.emit(self.name, str(exc))
+            cancelled = isinstance(exc, SignInFailed) and exc.code == "cancelled"  # the prompt's Cancel
+            self._set_status(TrayState.SIGNED_OUT, sign_in_line(exc.message, cancelled))
+            if not cancelled:
+                self.sign_in_failed.emit(self.name, str(exc))
             return False
         self.auth = result.session
         self.user = result.user.display_name
@@ -194,12 +197,20 @@ class TenantSession(QObject):
             state=state,
             reason=reason,
             events_per_s=stats.events_per_second if stats else 0.0,
-            cursor_age_s=stats.cursor_age if stats else None,
+            cursor_age_s=stats.cursor_age
+            if stats and stats.cursor_age is not None
+            else self._stored_cursor_age(),
             last_event=stats.last_event_time or "" if stats else "",
             catch_up=catch_up,
             signed_in=self.auth is not None,
         )
         self.status_changed.emit(self.status)
+
+    def _stored_cursor_age(self) -> float | None:
+        """Before the stream has read its cursor, or while signed out: the stored one's age (one row), so
+        "no cursor yet" is said only of a database that has none, not of one full of events."""
+        updated = self.pages.cursor().updated_at if self.pages is not None else None
+        return None if updated is None else max(0.0, time.time() - updated)
 
     def _on_commit(self, result: CommitResult) -> None:
         if result.first_seq is not None and result.last_seq is not None:

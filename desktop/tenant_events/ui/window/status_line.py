@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar
 
-from tenant_events.view.tenant_status import TenantStatus, age_text
+from tenant_events.view.tenant_status import TenantStatus, age_text, rate_text
 
 
 class StatusLine:
@@ -30,7 +30,7 @@ class StatusLine:
             return
         self.state_label.setText(status.line())
         self.age_label.setText(age_text(status.cursor_age_s))
-        self.rate_label.setText(f"{status.events_per_s:.1f} events/s")
+        self.rate_label.setText(rate_text(status))
 
     def show_counts(self, rejected: int, gaps: int) -> None:
         self.rejected_button.setText(f"{rejected:,} rejected")
