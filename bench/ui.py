@@ -145,6 +145,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
                 window.model.rowsInserted.connect(done)
                 t0 = time.perf_counter()
                 window.apply_filter_now(flt)  # what the filter bar does: first page now, total on a worker
+                await window.first_page.wait()  # a query's first page is read on a worker: until it is shown
                 first_screen(window, app)
                 times.append((time.perf_counter() - t0) * 1000)
                 if window.model.counting:

@@ -55,6 +55,11 @@ class PageCache:
         self.approx.clear()
         self.anchors, self.anchor_shift, self._oldest = [], 0, None
 
+    def warm_oldest(self, seq: int) -> None:
+        """The oldest matching row's seq, read on a worker with the first page: the first estimated jump
+        needs it and would read it on the UI thread otherwise."""
+        self._oldest = seq
+
     def shifted(self, head: int, added: int) -> None:
         """`added` rows arrived on top (up to `head`): every row number moved; the keys stay valid."""
         self.head, self.rows = head, self.rows + added

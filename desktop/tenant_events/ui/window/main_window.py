@@ -37,7 +37,7 @@ from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.filters.histogram_zoom import HistogramZoom
 from tenant_events.ui.window.filters.saved_filters import SavedFilters
 from tenant_events.ui.window.status_line import StatusLine
-from tenant_events.ui.window.table import event_selection
+from tenant_events.ui.window.table import event_selection, first_page
 from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel, count_new
 from tenant_events.ui.window.table.follow import FollowController
@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.model.count_needed.connect(self._count_total)
+        self.first_page = first_page.attach(self)  # a query's first page is read on a worker
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)
@@ -199,6 +200,7 @@ class MainWindow(QMainWindow):
             return
         self.tenant = name
         self.filter_bar.set_tenants(list(self._data), name)
+        self.first_page.cancel()
         self.model.set_store(self._data[name], self.filter_bar.current())
         self.detail.show_event(None)
         self._show_status()
@@ -209,6 +211,9 @@ class MainWindow(QMainWindow):
     def apply_filter_now(self, flt: EventFilter) -> None:
         """Show `flt` as the filter bar would (first page now, the total counted on a worker thread, then the
         aggregates: both use the same reader, and the row count matters more)."""
+        if flt.query and self._has_loop() and self.first_page.start(flt):
+            return  # a query may scan the whole store: read on a worker, applied when it is done
+        self.first_page.cancel()
         self.model.set_filter(flt, count_later=self._has_loop())
         if not self.model.counting:
             self.schedule_aggregates(now=True)
@@ -226,12 +231,14 @@ class MainWindow(QMainWindow):
             self._head_timer.start()
 
     def _advance_head(self) -> None:
-        if self.model.counting or (self._advance_task is not None and not self._advance_task.done()):
+        if (
+            self.model.counting
+            or self.first_page.busy
+            or (self._advance_task and not self._advance_task.done())
+        ):
             self._head_timer.start()  # one count at a time; try again shortly
             return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
+        if not self._has_loop():
             return
         self._advance_task = asyncio.ensure_future(self._advance())
         self._tasks.add(self._advance_task)
@@ -321,7 +328,7 @@ class MainWindow(QMainWindow):
             if self._aggregate_data.get(tenant) is not data:
                 return  # the tenant was removed (its reader closed) while this ran
             raise
-        if tenant != self.tenant or flt != self.model.event_filter:
+        if tenant != self.tenant or flt != self.model.event_filter or self.first_page.busy:
             return  # the user moved on while this ran; a newer refresh is scheduled
         self.filter_bar.set_counts(sum(agg.counts.values()), agg.counts)
         self.histogram.set_data(agg.buckets, agg.bucket_s, filter_span(flt))

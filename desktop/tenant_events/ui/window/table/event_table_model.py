@@ -140,17 +140,32 @@ class EventTableModel(QAbstractTableModel):
         `count_later`: show the first page at once and leave the total to `apply_total` (the caller counts on
         a worker thread; counting a million matches takes far longer than finding the newest 256).
         """
+        head = 0 if self._store is None else self._store.head_seq()
+        first = None
+        if self._store is not None and count_later:
+            first = self._store.page(self._filter, head, 0, PAGE)
+        self._reset(head, first)
+
+    def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent], oldest: int) -> None:
+        """`flt`'s first page at `head`, read on a worker (a query may scan the whole store: first_page.py);
+        the total follows through `count_needed`. `oldest`: the oldest matching seq, read there too, so a
+        jump down the scrollbar before the page keys arrive estimates without reading it."""
+        self._filter = flt
+        self._reset(head, first)
+        self._cache.warm_oldest(oldest)
+
+    def _reset(self, head: int, first: list[StoredEvent] | None) -> None:
+        """`first`: the first page, the total left to `apply_total`; None: counted now."""
         self.beginResetModel()
         cache = self._cache
         self._added_at, self._added = {}, 0
         self._gaps = []
         self.generation += 1
         cache.counting = False
-        cache.reset(self._store, self._filter, 0 if self._store is None else self._store.head_seq())
+        cache.reset(self._store, self._filter, head)
         if self._store is None:
             cache.rows = 0
-        elif count_later:
-            first = self._store.page(self._filter, cache.head, 0, PAGE)
+        elif first is not None:
             cache.pages[0] = first
             cache.rows = len(first)
             cache.counting = len(first) == PAGE

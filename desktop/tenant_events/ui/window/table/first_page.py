@@ -1,0 +1,118 @@
+"""A query's first page, read on a worker thread: the UI stays responsive while the store scans.
+
+A query-line term such as `user:*ville` (a leading wildcard) cannot use an index: finding the newest 256 matches
+may walk the whole store (~0.9 s on 1M events). The filter bar's change goes here instead of straight to the
+model; while the worker reads, the table keeps the old rows, the count says "Searching…" and `busy` is True.
+Only the newest request is applied (a query typed on while an older one runs replaces it):
+
+    start(flt) ─▶ worker: head, first page, oldest match (aggregates' reader) ─▶ model.show_first_page
+                                                                             └▶ count_needed → total (window)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
+from tenant_events.view.page_cache import EventPages
+
+if TYPE_CHECKING:
+    from tenant_events.ui.window.main_window import MainWindow
+
+SEARCHING = "Searching…"
+
+
+def read_first_page(data: EventPages, flt: EventFilter) -> tuple[int, list[StoredEvent], int]:
+    """On the worker: the snapshot's head, its first page, and the oldest matching seq (0 when none)."""
+    head = data.head_seq()
+    first = data.page(flt, head, 0, PAGE)
+    oldest = data.newer(flt, 0, head, 1) if len(first) == PAGE else first[-1:]
+    return head, first, oldest[0].seq if oldest else 0
+
+
+class FirstPageReader(QObject):
+    busy_changed = Signal(bool)
+    applied = Signal()  # the model shows the newest request's first page
+
+    def __init__(
+        self, model: EventTableModel, data: Callable[[], EventPages | None], parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._model = model
+        self._data = data  # the current tenant's worker-side reader (the window's aggregates reader)
+        self._request = 0
+        self.pending: EventFilter | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def busy(self) -> bool:
+        return self.pending is not None
+
+    def start(self, flt: EventFilter) -> bool:
+        """Read `flt`'s first page on a worker; False when there is no tenant to read (apply it directly)."""
+        data = self._data()
+        if data is None:
+            return False
+        self._request += 1
+        was_busy, self.pending = self.busy, flt
+        task = asyncio.ensure_future(self._read(self._request, data, flt))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if not was_busy:
+            self.busy_changed.emit(True)
+        return True
+
+    def cancel(self) -> None:
+        """A newer filter applied the usual way wins over a query still being read."""
+        if self.pending is not None:
+            self._request += 1
+            self.pending = None
+            self.busy_changed.emit(False)
+
+    async def wait(self) -> None:
+        """Until the pending request (if any) is applied or dropped."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _read(self, request: int, data: EventPages, flt: EventFilter) -> None:
+        try:
+            head, first, oldest = await asyncio.to_thread(read_first_page, data, flt)
+        except BaseException:
+            if (
+                request == self._request
+            ):  # the reader was closed (tenant removed, shutdown): not busy any more
+                self.pending = None
+                self.busy_changed.emit(False)
+            raise
+        if request != self._request:
+            return  # a newer filter replaced this one while the worker read
+        self.pending = None
+        self._model.show_first_page(flt, head, first, oldest)
+        self.busy_changed.emit(False)
+        self.applied.emit()
+
+
+def attach(w: MainWindow) -> FirstPageReader:
+    """The window's reader of first pages: its busy state ("Searching…", a busy cursor over the table), and
+    the aggregates once a first page is shown (when it is the whole result; else after the count)."""
+    reader = FirstPageReader(w.model, lambda: w._aggregate_data.get(w.tenant or ""), w)
+
+    def busy(on: bool) -> None:
+        if on:
+            w.filter_bar.count_label.setText(SEARCHING)
+            w.table.viewport().setCursor(Qt.CursorShape.BusyCursor)
+        else:
+            w.table.viewport().unsetCursor()
+
+    def shown() -> None:
+        if not w.model.counting:
+            w.schedule_aggregates(now=True)
+
+    reader.busy_changed.connect(busy)
+    reader.applied.connect(shown)
+    return reader
