@@ -106,8 +106,8 @@ class PageCache:
         if offset <= EXACT_OFFSET_ROWS or self.counting:
             return self.store.page(flt, head, offset, PAGE), False
         to_end = self.rows - offset
-        if to_end <= EXACT_TAIL_ROWS:
-            return self.store.newer(flt, 0, head, to_end)[:PAGE], False
+        if to_end <= EXACT_TAIL_ROWS:  # from the oldest match when known: a scan from seq 0 can be long
+            return self.store.newer(flt, max(0, (self._oldest or 1) - 1), head, to_end)[:PAGE], False
         rows = self.store.older(flt, self._estimate_seq(offset) + 1, PAGE)
         if len(rows) < PAGE:  # the estimate fell too near the end: the last rows are the best guess
             rows = self.store.newer(flt, 0, head, PAGE)

@@ -231,11 +231,8 @@ class MainWindow(QMainWindow):
             self._head_timer.start()
 
     def _advance_head(self) -> None:
-        if (
-            self.model.counting
-            or self.first_page.busy
-            or (self._advance_task and not self._advance_task.done())
-        ):
+        task = self._advance_task
+        if self.model.counting or self.first_page.busy or (task is not None and not task.done()):
             self._head_timer.start()  # one count at a time; try again shortly
             return
         if not self._has_loop():
@@ -262,8 +259,8 @@ class MainWindow(QMainWindow):
         if data is None:
             return
         flt, head = self.model.event_filter, self.model.head
-        total = await asyncio.to_thread(data.count, flt, head)
-        self.model.apply_total(generation, total)
+        total, oldest = await asyncio.to_thread(first_page.count_and_oldest, data, flt, head)
+        self.model.apply_total(generation, total, oldest)
         self.schedule_aggregates(now=True)
 
     async def _advance(self) -> None:

@@ -146,13 +146,11 @@ class EventTableModel(QAbstractTableModel):
             first = self._store.page(self._filter, head, 0, PAGE)
         self._reset(head, first)
 
-    def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent], oldest: int) -> None:
+    def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent]) -> None:
         """`flt`'s first page at `head`, read on a worker (a query may scan the whole store: first_page.py);
-        the total follows through `count_needed`. `oldest`: the oldest matching seq, read there too, so a
-        jump down the scrollbar before the page keys arrive estimates without reading it."""
+        the total follows through `count_needed`."""
         self._filter = flt
         self._reset(head, first)
-        self._cache.warm_oldest(oldest)
 
     def _reset(self, head: int, first: list[StoredEvent] | None) -> None:
         """`first`: the first page, the total left to `apply_total`; None: counted now."""
@@ -176,10 +174,13 @@ class EventTableModel(QAbstractTableModel):
         if self.counting:
             self.count_needed.emit(self.generation)
 
-    def apply_total(self, generation: int, total: int) -> None:
-        """The full count for the snapshot of `generation` arrived: the rest of the rows appear below."""
+    def apply_total(self, generation: int, total: int, oldest: int | None = None) -> None:
+        """The full count for the snapshot of `generation` arrived: the rest of the rows appear below.
+        `oldest`: the oldest matching seq, read on the worker too (first_page.count_and_oldest)."""
         if generation != self.generation or not self.counting:
             return
+        if oldest is not None:
+            self._cache.warm_oldest(oldest)
         self._cache.counting = False
         if total > self._rows:
             shown = self.rowCount()
