@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMenu
 
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 
@@ -22,6 +22,7 @@ def test_every_way_in_opens_the_hub_dialog(qloop, ui_paths):
         async with running_app(ui_paths, secret_store=MemorySecretStore()) as app:
             # the welcome window (first run)
             assert app.welcome is not None and app.welcome.hub_button.isVisible()
+            save_screenshot(app.welcome, "welcome-with-hub")
             app.welcome.hub_button.click()
             await until(lambda: hub_dialogs(app), 5, "the hub dialog from the welcome window")
             assert app.hub_dialog is not None and app.hub_dialog.windowTitle() == "Connect to a team hub"
@@ -31,6 +32,7 @@ def test_every_way_in_opens_the_hub_dialog(qloop, ui_paths):
             app.open_connect()
             tenant_dialog = app.connect_dialog
             assert tenant_dialog is not None and tenant_dialog.isVisible()
+            save_screenshot(tenant_dialog, "connect-tenant-with-hub")
             tenant_dialog.hub_button.click()
             assert not tenant_dialog.isVisible()
             await until(lambda: hub_dialogs(app), 5, "the hub dialog from the connect dialog")

@@ -163,6 +163,11 @@ async def add(app: HubHost, dialog: ConnectHubDialog, request: HubRequest) -> Te
         dialog.check_failed(*where(exc, request))
         return None
     dialog.added()
+    if not app.secrets.persistent:
+        app.window.statusBar().showMessage(
+            f"The system keyring is not available: the hub's secret for {saved.name} is kept only until you quit.",
+            30000,
+        )
     if app.welcome is not None:
         app.welcome.close()
         app.welcome = None

@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.model.count_needed.connect(self._count_total)
-        self.first_page = first_page.attach(self)  # a query's first page is read on a worker
+        self.first_page = first_page.attach(self, lambda: self._aggregate_data.get(self.tenant or ""))
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)

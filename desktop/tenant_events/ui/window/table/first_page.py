@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QTableView
 
 from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
 from tenant_events.view.page_cache import EventPages
-
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
 
 SEARCHING = "Searching…"
 
@@ -105,10 +104,23 @@ class FirstPageReader(QObject):
         self.applied.emit()
 
 
-def attach(w: MainWindow) -> FirstPageReader:
-    """The window's reader of first pages: its busy state ("Searching…", a busy cursor over the table), and
-    the aggregates once a first page is shown (when it is the whole result; else after the count)."""
-    reader = FirstPageReader(w.model, lambda: w._aggregate_data.get(w.tenant or ""), w)
+class Window(Protocol):
+    """What of the main window the first pages touch (no import of it: it imports this module)."""
+
+    @property
+    def model(self) -> EventTableModel: ...
+    @property
+    def table(self) -> QTableView: ...
+    @property
+    def filter_bar(self) -> FilterBar: ...
+    def schedule_aggregates(self, now: bool = False) -> None: ...
+
+
+def attach(w: Window, data: Callable[[], EventPages | None]) -> FirstPageReader:
+    """The window's reader of first pages (`data`: the current tenant's worker-side reader): its busy state
+    ("Searching…", a busy cursor over the table), and the aggregates once a first page is shown (when it is
+    the whole result; else after the count)."""
+    reader = FirstPageReader(w.model, data)
 
     def busy(on: bool) -> None:
         if on:
