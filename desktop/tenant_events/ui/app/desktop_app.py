@@ -22,16 +22,18 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
 from tenant_events import autostart
-from tenant_events.auth.browser import open_in_background as system_opener
-from tenant_events.auth.secret_store import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.crash import DeadRun
 from tenant_events.demo_simulator import DemoSimulator
-from tenant_events.http import api_client
-from tenant_events.monitor import Retention
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
+from tenant_events.tenant.committed_rows import CommittedRows
+from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
+from tenant_events.tenant.keyring import open_in_background as system_opener
+from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.records import Retention
+from tenant_events.tenant.sources import of_profile
 from tenant_events.ui.app import first_run, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
@@ -80,7 +82,6 @@ class DesktopApp(QObject):
         self.sessions: dict[str, TenantSession] = {}
         self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
-        self.http: Any = None
         # Until the keyring answers (off the UI thread, keyring_check.py) the sessions hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
@@ -144,7 +145,6 @@ class DesktopApp(QObject):
     async def run(self) -> int:
         if self.tray is not None:
             self.tray.show()
-        self.http = api_client()
         for text in self.settings_notices:
             self.sink.report(Notice("warning", "Settings were reset", text))
         self.wake.start()
@@ -192,8 +192,7 @@ class DesktopApp(QObject):
         self.window.save_layout()
         await self.window.shutdown()
         for session in list(self.sessions.values()):
-            await session.stop()
-            session.close_readers()
+            await session.close()
         await self.notifier.close()
         if self.simulator is not None:
             await self.simulator.stop()
@@ -202,8 +201,6 @@ class DesktopApp(QObject):
             task.cancel()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
-        if self.http is not None:
-            await self.http.aclose()
         if self.tray is not None:
             self.tray.hide()
         for w in (self.welcome, self.settings_dialog, self.connect_dialog):
@@ -216,7 +213,10 @@ class DesktopApp(QObject):
     def _add_session(self, profile: TenantProfile) -> TenantSession:
         r = self.settings.retention
         retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
-        session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)
+        # The app runs the valid rules even when one is broken (the settings show what is wrong with it).
+        link = TenantLink(profile.name, self.paths, of_profile(profile, self.secrets), retention=retention,
+                          alerts=self.settings.alerts, strict_rules=False)  # fmt: skip
+        session = TenantSession(link, parent=self)
         session.status_changed.connect(self._status_changed)
         session.events_committed.connect(self._events_committed)
         session.sign_in_failed.connect(
@@ -237,9 +237,8 @@ class DesktopApp(QObject):
     async def add_tenant(self, profile: TenantProfile, sign_in: bool = True) -> TenantSession:
         old = self.sessions.pop(profile.name, None)
         if old is not None:
-            await old.stop()
+            await old.close()
             self.window.remove_tenant(profile.name)
-            old.close_readers()
         self.settings.upsert(profile)
         if self.settings.active_tenant is None:
             self.settings.active_tenant = profile.name
@@ -264,10 +263,8 @@ class DesktopApp(QObject):
     async def remove_tenant(self, name: str) -> None:
         session = self.sessions.pop(name, None)
         if session is not None:
-            await session.stop()
+            await session.close()
             self.window.remove_tenant(name)
-            session.close_readers()
-        self.notifications.forget(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         self._update_tray()
@@ -306,13 +303,13 @@ class DesktopApp(QObject):
         await asyncio.to_thread(save_settings, self.paths, settings)
 
     # -- events, notifications, state --------------------------------------------------------------------
-    def _events_committed(self, tenant: str, first_seq: int, last_seq: int, inserted: int) -> None:
-        self.window.events_stored(tenant, first_seq, last_seq, inserted)
-        session = self.sessions.get(tenant)
+    def _events_committed(self, rows: CommittedRows) -> None:
+        self.window.events_stored(rows.tenant, rows.first_seq, rows.last_seq, rows.inserted)
+        session = self.sessions.get(rows.tenant)
         if session is not None:
             session.refresh_status()
         if session is not None and session.pages is not None and self.settings.notifications.enabled:
-            self.notifications.offer_committed(tenant, session.pages, first_seq)
+            self.notifications.offer_committed(session.pages, rows)
 
     def show_tenant(self, name: str) -> None:
         self.window.show_tenant(name)

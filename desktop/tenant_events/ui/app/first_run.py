@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 
 from PySide6.QtCore import SignalInstance
 
-from tenant_events.auth.discovery import check_tenant
 from tenant_events.demo_simulator import DemoSimulator, start_demo_simulator
 from tenant_events.errors import UserFixableError
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
 from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.tenant.sign_in import check_tenant
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
@@ -34,7 +34,6 @@ class FirstRunHost(Protocol):
     welcome: WelcomeWindow | None
     connect_dialog: ConnectTenantDialog | None
     simulator: DemoSimulator | None
-    http: Any
 
     @property
     def window(self) -> MainWindow: ...
@@ -109,7 +108,7 @@ def open_connect(app: FirstRunHost, profile: TenantProfile | None = None) -> Non
 async def _connected(app: FirstRunHost, dialog: ConnectTenantDialog, profile: TenantProfile) -> None:
     """Check the tenant before anything is saved; a failure stays in the dialog, under the domain."""
     try:
-        await check_tenant(app.http, profile.auth_url)
+        await check_tenant(profile.auth_url)
     except UserFixableError as exc:  # unreachable (NetworkError) or not this tenant's provider (ConfigError)
         text = exc.message.removeprefix("domain: ")
         dialog.check_failed("domain", f"{text} — {exc.hint}" if exc.hint else text)
