@@ -128,3 +128,29 @@ def test_sign_in_is_restored_by_the_next_link_and_sign_out_forgets_it(make_simul
         assert secrets.get("acme") is None
 
     asyncio.run(scenario())
+
+
+def test_rules_set_while_following_evaluate_what_is_stored_and_what_comes(make_simulator, tmp_path):
+    """The rules editor saves: a link that ran no rules starts with the stored events, then follows commits."""
+    sim = make_simulator(backlog=0, heartbeat=0.2, rate=0.0)
+    paths = AppPaths.resolve(tmp_path).ensure()
+    steps = []
+
+    async def scenario():
+        source = StreamFrom(sim.base_url, AccessToken(sim.mint_token()), from_timestamp=OLD)
+        async with TenantLink("acme", paths, source) as link:
+            link.on_alerts.append(steps.append)
+            await link.start()
+            await _until(lambda: link.state.state is StreamState.LIVE, "live")
+            sim.emit(1, ["organization.deleted"])
+            await _until(lambda: link.stats.events_stored >= 1, "the first deletion stored")
+            assert link.rules is None and steps == []
+            link.set_alert_rules(QUIET_CLOCK)
+            await _until(lambda: steps, "the stored deletion evaluated")
+            sim.emit(30, ["user.deleted"])
+            await _until(
+                lambda: any(a.rule_id == "mass-deletion" for r in steps for a in r.raised), "mass deletion"
+            )
+
+    asyncio.run(scenario())
+    assert sorted(a.rule_id for r in steps for a in r.raised) == ["mass-deletion", "org-deleted"]

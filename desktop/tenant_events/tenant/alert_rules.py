@@ -25,11 +25,27 @@ log = logging.getLogger(__name__)
 class AlertRules:
     """One tenant's rules; `on_alerts` observers get each evaluation step that raised or updated alerts."""
 
-    def __init__(self, tenant: str, settings: AlertSettings, *, strict: bool = True) -> None:
+    def __init__(
+        self,
+        tenant: str,
+        settings: AlertSettings,
+        observers: list[Callable[[StepResult], None]],
+        *,
+        strict: bool = True,
+    ) -> None:
         """`strict`: BadRules when a rule is invalid (the command line); otherwise the valid rules run."""
+        self.tenant = tenant
         self.evaluator: Evaluator = build_evaluator(settings, tenant, strict=strict)
-        self.on_alerts: list[Callable[[StepResult], None]] = []
+        self.on_alerts = observers
         self.runner: AlertRunner | None = None
+
+    def replace(self, settings: AlertSettings, *, strict: bool = True) -> None:
+        """Run new rules from the next step on (the rules editor saved). A fresh evaluator reloads its state
+        from the store first, so what the old rules raised stays raised once."""
+        self.evaluator = build_evaluator(settings, self.tenant, strict=strict)
+        if self.runner is not None:
+            self.runner.evaluator = self.evaluator
+            self.runner.kick()
 
     def attach(self, monitor: TenantMonitor) -> AlertRunner:
         """Evaluate `monitor`'s commits (call once it started); the last commits are evaluated before it closes."""

@@ -82,10 +82,12 @@ class TenantLink:
         self.paths = paths
         self.source = source
         self.retention = retention
-        self.rules = AlertRules(name, alerts, strict=strict_rules) if alerts is not None else None
         self.on_state: list[Callable[[StateChange], None]] = []
         self.on_commit: list[Callable[[CommittedRows], None]] = []
-        self.on_alerts: list[Callable[[StepResult], None]] = self.rules.on_alerts if self.rules else []
+        self.on_alerts: list[Callable[[StepResult], None]] = []
+        self.rules: AlertRules | None = None
+        if alerts is not None:
+            self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
         self.ranges = RowRanges(name)
         self.pages: ReaderPages | None = None  # the window's table and its aggregates read apart
         self.aggregates: ReaderPages | None = None
@@ -166,6 +168,15 @@ class TenantLink:
     async def logout_url(self, return_to: str | None = None) -> str:
         return await self._signing().logout_url(return_to)
 
+    def set_alert_rules(self, alerts: AlertSettings, *, strict: bool = True) -> None:
+        """New rules from the settings, from the next evaluation on (the same `on_alerts` observers)."""
+        if self.rules is not None:
+            self.rules.replace(alerts, strict=strict)
+            return
+        self.rules = AlertRules(self.name, alerts, self.on_alerts, strict=strict)
+        if self._monitor is not None and self._monitor.running:
+            self.rules.attach(self._monitor)
+
     # -- following ---------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Open the database and follow; restores a stored sign-in first (SignInRequired when there is none)."""
@@ -177,11 +188,9 @@ class TenantLink:
             self._monitor = self._make_monitor()
             self._monitor.on_state.append(self._forward_state)
             self._monitor.on_commit.append(self._forward_commit)
-            await self._monitor.start()
-            if self.rules is not None:
-                self.rules.attach(self._monitor)
-        else:
-            await self._monitor.start()
+        await self._monitor.start()
+        if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
+            self.rules.attach(self._monitor)
         self.open_pages()
 
     async def engine_and_tokens(self) -> tuple[EngineConfig, TokenProvider]:
