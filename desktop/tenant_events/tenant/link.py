@@ -191,7 +191,6 @@ class TenantLink:
         await self._monitor.start()
         if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
             self.rules.attach(self._monitor)
-        self.open_pages()
 
     async def engine_and_tokens(self) -> tuple[EngineConfig, TokenProvider]:
         """What a relay into a team hub (hub/relay.py) needs to follow the tenant itself; restores a stored
