@@ -26,24 +26,21 @@ from PySide6.QtWidgets import QApplication
 
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
-from tenant_events.demo_simulator import DemoSimulator
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.keyring import open_in_background as system_opener
-from tenant_events.ui.app import first_run, keyring_check
+from tenant_events.ui.app import keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
-from tenant_events.ui.app.first_run import DEMO_TENANT
+from tenant_events.ui.app.first_run import DEMO_TENANT, FirstRun
 from tenant_events.ui.app.notification_choices import NotificationChoices
 from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_roster import TenantRoster
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.app.tray_wiring import TrayWiring
 from tenant_events.ui.app.wake_watcher import WakeWatcher
-from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
-from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
@@ -66,7 +63,6 @@ class AppOptions:
 class DesktopApp(QObject):
     """Owns every window and part; `run()` returns the exit code once the user quits."""
 
-    demo_ready = Signal(str)  # base_url
     notice_shown = Signal(object)
     started = Signal()
 
@@ -77,17 +73,18 @@ class DesktopApp(QObject):
         self.settings_notices: list[str] = []
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
-        self.simulator: DemoSimulator | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         # Until the keyring answers (off the UI thread, keyring_check.py) the tenants hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
-        self.sign_in_flow = SignInFlow(self.window, lambda: self.options.opener, lambda: self.welcome)
+        self.sign_in_flow = SignInFlow(
+            self.window, lambda: self.options.opener, lambda: self.first_run.welcome
+        )
         self.sign_in_prompt = self.sign_in_flow.prompt
         self.window.restore_filter()
-        self.welcome: WelcomeWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
-        self.connect_dialog: ConnectTenantDialog | None = None
+        self.first_run = FirstRun(self.window, paths, options.simulator_args, sink, self.add_tenant, self.spawn,
+                                  parent=self)  # fmt: skip
         self.tenants = TenantRoster(paths, self.secrets, lambda: self.settings, self.window, self.sign_in_flow,
                                     sink, parent=self)  # fmt: skip
         tray = Tray(panel="dark") if Tray.available() else None
@@ -156,9 +153,9 @@ class DesktopApp(QObject):
         self.spawn(self._restore_sign_ins(list(self.sessions.values())))
         # After the main window, so the welcome (first run) or the sign-in prompt (demo) is shown on top of it.
         if self.options.demo:
-            self.spawn(self.start_demo())
+            self.spawn(self.first_run.start_demo())
         elif not self.settings.tenants:
-            self.show_welcome()
+            self.first_run.show_welcome()
         if self.tray is None:
             self.window.statusBar().showMessage(
                 "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
@@ -190,18 +187,15 @@ class DesktopApp(QObject):
         await self.window.shutdown()
         await self.tenants.close_all()
         await self.notifications.close()
-        if self.simulator is not None:
-            await self.simulator.stop()
-            self.simulator = None
+        await self.first_run.close()
         for task in list(self.tasks):
             task.cancel()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
         if self.tray is not None:
             self.tray.hide()
-        for w in (self.welcome, self.settings_dialog, self.connect_dialog):
-            if w is not None:
-                w.close()
+        if self.settings_dialog is not None:
+            self.settings_dialog.close()
         self.window.keep_in_tray = False
         self.window.hide()
 
@@ -227,22 +221,13 @@ class DesktopApp(QObject):
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
 
-    async def start_demo(self) -> TenantSession | None:
-        return await first_run.start_demo(self)
-
-    def show_welcome(self) -> None:
-        first_run.show_welcome(self)
-
-    def open_connect(self, profile: TenantProfile | None = None) -> None:
-        first_run.open_connect(self, profile)
-
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
         dialog = SettingsDialog(self.settings, signed, self.window)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
-        dialog.add_tenant_requested.connect(lambda: self.open_connect())
-        dialog.edit_tenant_requested.connect(lambda n: self.open_connect(self.settings.tenant(n)))
+        dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
+        dialog.edit_tenant_requested.connect(lambda n: self.first_run.open_connect(self.settings.tenant(n)))
         dialog.remove_tenant_requested.connect(lambda n: self.spawn(self.remove_tenant(n)))
         dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))

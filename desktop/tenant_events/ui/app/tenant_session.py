@@ -57,11 +57,6 @@ class TenantSession(QObject):
     def aggregates(self) -> ReaderPages | None:
         return self.link.aggregates
 
-    @property
-    def monitor(self) -> object | None:
-        """The running engine's monitor (tests read its numbers), None while stopped."""
-        return self.link.monitor
-
     async def restore(self) -> bool:
         """Start with the stored sign-in (no browser); False when there is none."""
         try:
@@ -89,6 +84,7 @@ class TenantSession(QObject):
         return True
 
     def _started(self) -> None:
+        self.link.open_pages()  # the window's readers, now that the database exists
         if self.paused:
             self.link.pause()
 
