@@ -43,6 +43,7 @@ from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTabl
 from tenant_events.ui.window.table.follow import FollowController
 from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
+from tenant_events.ui.window.timeline.timeline_controller import TimelineController
 from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.window_menus import build_menus
 from tenant_events.view import aggregates
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.exporter = ViewExport(self, self.events)
         self.menu_actions = build_menus(self)
         self.keyboard = KeyboardNav(self)
+        self.timelines = TimelineController(self)  # names as links, the timeline pane
         self.pause_action = self.menu_actions.pause
         self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)
@@ -303,6 +305,7 @@ class MainWindow(QMainWindow):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.timelines.close()
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
         data = self._aggregate_data.get(tenant)

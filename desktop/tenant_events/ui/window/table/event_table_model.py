@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
+from tenant_events.entities.page_names import NamedPages, PageNames
 from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
@@ -63,6 +64,7 @@ HEADERS = {
 }
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
+SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
 
 
 def local_time(iso: str) -> str:
@@ -93,6 +95,8 @@ class EventTableModel(QAbstractTableModel):
         self._store = store
         self._filter = EventFilter()
         self._cache = PageCache()
+        self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
+        self._cache.on_page = self.names.page_read
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
         self._added = 0
@@ -125,6 +129,7 @@ class EventTableModel(QAbstractTableModel):
 
     def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
         self._store = store
+        self.names.clear(store.directory() if isinstance(store, NamedPages) else None)
         if flt is not None:
             self._filter = flt
         self.reload()
@@ -340,11 +345,13 @@ class EventTableModel(QAbstractTableModel):
         if ev is None:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(ev, col)
+            return self.names.text(ev) if col == Col.SUMMARY else self._display(ev, col)
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == Col.TIME:
                 return utc_tooltip(ev.time)
-            return self._display(ev, col)
+            return self.names.tooltip(ev) if col == Col.SUMMARY else self._display(ev, col)
+        if role == SENTENCE_ROLE:
+            return self.names.sentence(ev.seq)
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
             return QColor(family_color(ev.family, is_dark()))
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
@@ -360,7 +367,7 @@ class EventTableModel(QAbstractTableModel):
         if role == EVENT_ROLE:
             return ev.event_id
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{self._display(ev, Col.TYPE)}, {ev.summary}, {local_time(ev.time)}"
+            return f"{self._display(ev, Col.TYPE)}, {self.names.text(ev)}, {local_time(ev.time)}"
         return None
 
     def _gap_data(self, reason: str, col: Col, role: int) -> Any:
