@@ -81,7 +81,7 @@ def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_histor
     row = _row_of(w, "organization.member.role.assigned")
     w.table.scrollTo(w.model.index(row, Col.SUMMARY))
     _click_name(qtbot, w.table, w.model.index(row, Col.SUMMARY), "user")
-    pane = w.timelines.pane
+    pane = w.entities.timelines.pane
     run_async(qloop, until(lambda: pane.isVisible() and pane.model.rowCount() == len(GRACE_TIMELINE)))
     got = [(r.event.type, r.sentence.text) for r in pane.model.rows]
     assert got == GRACE_TIMELINE
@@ -130,7 +130,7 @@ def test_detail_pane_names_are_links_and_the_row_menu_offers_timelines(open_wind
     w = open_window(store)
     row = _row_of(w, "group.member.added")
     w.table.setCurrentIndex(w.model.index(row, Col.TYPE))
-    names = w.timelines.names
+    names = w.entities.timelines.names
     assert names.isVisible()
     assert f">{GRACE_EMAIL}</a> added to group <a" in names.text() and ">hr-8849</a>" in names.text()
     menu = w.row_menu.build(w.model.index(row, Col.SUMMARY))
@@ -140,7 +140,7 @@ def test_detail_pane_names_are_links_and_the_row_menu_offers_timelines(open_wind
         part for part in names.text().split('"') if part.startswith("timeline:") and "/group/" in part
     )
     names.linkActivated.emit(group_link)
-    pane = w.timelines.pane
+    pane = w.entities.timelines.pane
     run_async(
         qloop, until(lambda: pane.title.text() == "Timeline of group hr-8849" and pane.model.rowCount() == 2)
     )
