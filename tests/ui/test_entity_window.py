@@ -60,7 +60,7 @@ def test_summary_reads_as_a_sentence_with_the_ids_a_hover_away_and_searchable(op
     w = open_window(store)
     row = _row_of(w, "organization.member.role.assigned")
     cell = w.model.index(row, Col.SUMMARY)
-    assert cell.data() == f"{GRACE_EMAIL} added to organization Stark as admin"
+    run_async(qloop, until(lambda: cell.data() == f"{GRACE_EMAIL} added to organization Stark as admin"))
     tip = cell.data(Qt.ItemDataRole.ToolTipRole)
     assert f"user {GRACE_EMAIL}: {GRACE}" in tip and f"organization Stark: {STARK}" in tip and ADMIN in tip
     assert GRACE not in cell.data()  # words, not ids
@@ -71,7 +71,7 @@ def test_summary_reads_as_a_sentence_with_the_ids_a_hover_away_and_searchable(op
     run_async(qloop, until(lambda: not w.model.counting))
     found = [w.model.event_at(r).type for r in range(w.model.rowCount())]
     assert found == [kind for kind, _ in GRACE_TIMELINE]
-    assert w.model.index(0, Col.SUMMARY).data() == GRACE_TIMELINE[0][1]
+    run_async(qloop, until(lambda: w.model.index(0, Col.SUMMARY).data() == GRACE_TIMELINE[0][1]))
 
 
 def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_history(
@@ -80,6 +80,7 @@ def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_histor
     w = open_window(store)
     row = _row_of(w, "organization.member.role.assigned")
     w.table.scrollTo(w.model.index(row, Col.SUMMARY))
+    run_async(qloop, until(lambda: w.model.index(row, Col.SUMMARY).data(SENTENCE_ROLE) is not None))
     _click_name(qtbot, w.table, w.model.index(row, Col.SUMMARY), "user")
     pane = w.entities.timelines.pane
     run_async(qloop, until(lambda: pane.isVisible() and pane.model.rowCount() == len(GRACE_TIMELINE)))
@@ -131,7 +132,7 @@ def test_detail_pane_names_are_links_and_the_row_menu_offers_timelines(open_wind
     row = _row_of(w, "group.member.added")
     w.table.setCurrentIndex(w.model.index(row, Col.TYPE))
     names = w.entities.timelines.names
-    assert names.isVisible()
+    run_async(qloop, until(names.isVisible))  # once the page's names arrive from the worker
     assert f">{GRACE_EMAIL}</a> added to group <a" in names.text() and ">hr-8849</a>" in names.text()
     menu = w.row_menu.build(w.model.index(row, Col.SUMMARY))
     labels = [a.text() for a in menu.actions()]

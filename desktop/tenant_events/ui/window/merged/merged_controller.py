@@ -24,7 +24,7 @@ from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.merged.merged_model import MergedTableModel
-from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
 from tenant_events.view import event_text
@@ -46,6 +46,7 @@ class MergedHost(Protocol):
     detail: DetailPane
     filter_bar: FilterBar
     histogram: Histogram
+    model: EventTableModel
     tenant: str | None
 
     @property
@@ -57,8 +58,6 @@ class MergedHost(Protocol):
     def _tasks(self) -> set[asyncio.Task[Any]]: ...
     @property
     def events(self) -> Any: ...
-    @property
-    def model(self) -> Any: ...
     def select_event(self, tenant: str, seq: int) -> bool: ...
     def show_tenant(self, name: str) -> None: ...
 
@@ -179,7 +178,11 @@ class MergedController(QObject):
         self._spawn(self._first(self._generation))
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+        try:
+            task = asyncio.ensure_future(coro)
+        except RuntimeError:  # no event loop (a timer fired after the app's loop closed)
+            coro.close()
+            return
         self.w._tasks.add(task)
         task.add_done_callback(self.w._tasks.discard)
 

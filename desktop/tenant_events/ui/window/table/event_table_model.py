@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any
 
@@ -25,9 +24,10 @@ from PySide6.QtGui import QColor, QFont
 from tenant_events.entities.page_names import NamedPages, PageNames
 from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 
-__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]
+__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel", "local_time", "utc_tooltip"]
 
 log = logging.getLogger(__name__)
 ALL = EventFilter()
@@ -67,25 +67,6 @@ EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
 SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
 
 
-def local_time(iso: str) -> str:
-    """Local wall time; the date only when it is not today."""
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return iso
-    if when.date() == datetime.now().astimezone().date():
-        return when.strftime("%H:%M:%S")
-    return when.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def utc_tooltip(iso: str) -> str:
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return iso
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z") + " (UTC)"
-
-
 class EventTableModel(QAbstractTableModel):
     rows_arrived = Signal(int)  # how many new rows were inserted at the top
     count_needed = Signal(int)  # generation whose total is still to be counted (see reload)
@@ -97,6 +78,7 @@ class EventTableModel(QAbstractTableModel):
         self._cache = PageCache()
         self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
         self._cache.on_page = self.names.page_read
+        self.names.on_ready = self._summaries_changed
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
         self._added = 0
@@ -369,6 +351,11 @@ class EventTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{self._display(ev, Col.TYPE)}, {self.names.text(ev)}, {local_time(ev.time)}"
         return None
+
+    def _summaries_changed(self) -> None:
+        """Names arrived from the worker (page_names.py): the view repaints the column's visible cells."""
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, Col.SUMMARY), self.index(self.rowCount() - 1, Col.SUMMARY))
 
     def _gap_data(self, reason: str, col: Col, role: int) -> Any:
         """A possible-gap row: tinted, says what happened in the summary column."""

@@ -24,7 +24,7 @@ from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.entities.timeline_pages import History, TimelineScreen, TimelineSource
 from tenant_events.store.records import StoredEvent
 from tenant_events.ui.window.detail_pane import DetailPane
-from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
+from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col, EventTableModel
 from tenant_events.ui.window.table.row_menu import RowMenu
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
@@ -36,6 +36,7 @@ class TimelineHost(Protocol):
     """What the controller uses of the main window."""
 
     table: QTableView
+    model: EventTableModel
     splitter: QSplitter
     detail: DetailPane
     row_menu: RowMenu
@@ -104,7 +105,9 @@ class TimelineController(QObject):
         assert isinstance(detail_layout, QVBoxLayout)
         detail_layout.insertWidget(1, self.names)
         window.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        window.model.dataChanged.connect(lambda *_a: self._current_changed(window.table.currentIndex()))
         window.row_menu.extras.append(self._menu_entries)
+        window.model.names.keep_task = self._keep
         self.pane.back_requested.connect(self.back)
         self.pane.forward_requested.connect(self.forward)
         self.pane.close_requested.connect(self.close_pane)
@@ -149,7 +152,7 @@ class TimelineController(QObject):
         if self.w.tenant is not None:
             self.open_mention(self.w.tenant, mention)
 
-    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
         sentence = current.siblingAtColumn(Col.SUMMARY).data(SENTENCE_ROLE) if current.isValid() else None
         self.show_names(self.w.tenant, sentence if isinstance(sentence, Sentence) else None)
 
@@ -220,7 +223,15 @@ class TimelineController(QObject):
         self._spawn(self._load(spec, self._generation))
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+        try:
+            task = asyncio.ensure_future(coro)
+        except RuntimeError:  # no event loop (after the app's loop closed)
+            coro.close()
+            return
+        self._keep(task)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        """The window awaits its tasks at shutdown, before the readers close."""
         self.w._tasks.add(task)
         task.add_done_callback(self.w._tasks.discard)
 
