@@ -99,6 +99,9 @@ class TimelineController(QObject):
         self.names.setAccessibleName("Who and what")
         self.names.setTextFormat(Qt.TextFormat.RichText)
         self.names.setWordWrap(True)
+        self.names.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
         self.names.linkActivated.connect(self.open_link)
         self.names.hide()
         detail_layout = window.detail.layout()
