@@ -48,10 +48,14 @@ GRACE_TIMELINE = [
 
 
 def write_store(
-    path: Path, generated: int, seed: int, story: bool = True, at: float = 5000
+    path: Path, generated: int, seed: int, story: bool = True, at: float = 5000, until_s: float | None = None
 ) -> list[EventRow]:
-    """`generated` simulator events (seeded), then Grace's story; indexed as the idle indexer would."""
+    """`generated` simulator events (seeded; with `until_s`, only those before that many seconds after T0), then
+    Grace's story; indexed as the idle indexer would."""
     rows, _life = simulated_rows(generated, seed=seed)
+    if until_s is not None:
+        end = int((T0 + timedelta(seconds=until_s)).timestamp() * 1000)
+        rows = [r for r in rows if r.time_ms < end]
     if story:
         rows += grace_story(at)
     writer = StoreWriter(path)

@@ -13,8 +13,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, SignalInstance
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QSplitter, QStackedWidget, QTableView
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, SignalInstance
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHeaderView,
+    QMenu,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+)
 
 from tenant_events.entities.merged_pages import MergedPages, MergedRow
 from tenant_events.entities.sentences import Mention
@@ -24,6 +32,7 @@ from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.merged.merged_model import MergedTableModel
+from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
@@ -34,6 +43,7 @@ from tenant_events.view.reader_pages import ReaderPages
 from tenant_events.view.time_range import filter_span
 
 PAGE: Final = 200
+NARROW_PX: Final = 1000  # a view narrower than this hides the Event ID column
 LIVE_MS: Final = 500
 AGGREGATE_MS: Final = 2000
 
@@ -46,6 +56,7 @@ class MergedHost(Protocol):
     detail: DetailPane
     filter_bar: FilterBar
     histogram: Histogram
+    status_line: StatusLine
     model: EventTableModel
     tenant: str | None
 
@@ -101,6 +112,7 @@ class MergedController(QObject):
         self._counts.setInterval(AGGREGATE_MS)
         self._counts.timeout.connect(lambda: self._spawn(self._aggregates(self._generation)))
         self.model.more_wanted.connect(lambda: self._spawn(self._older(self._generation)))
+        window.filter_bar.tenant_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         window.filter_bar.tenant_changed.connect(self._tenant_chosen)
         window.filter_bar.filter_changed.connect(self._filter_changed)
         window.tenant_shown.connect(lambda _name: self.leave())
@@ -128,7 +140,19 @@ class MergedController(QObject):
         view.selectionModel().currentRowChanged.connect(self._current_changed)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(self._menu)
+        view.installEventFilter(self)
         return view
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize:  # only the view is watched
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        """Room for the sentences: the event ID steps aside when narrow (it is in the detail pane), the Purpose
+        column shows only when the page has purposes."""
+        self.view.setColumnHidden(Col.ID, self.view.width() < NARROW_PX)
+        self.view.setColumnHidden(Col.PURPOSE, not any(r.event.purpose for r in self.model.rows[:PAGE]))
 
     # -- entering and leaving -------------------------------------------------------------------------------
     def stores(self) -> dict[str, Path]:
@@ -148,6 +172,7 @@ class MergedController(QObject):
         w.detail.show_event(None)
         self.timelines.show_names(None, None)
         self.stack.setCurrentWidget(self.view)
+        w.status_line.state_label.setText(f"All tenants: {', '.join(self.stores())}")
         self.reload()
 
     def leave(self) -> None:
@@ -191,6 +216,7 @@ class MergedController(QObject):
         rows = await asyncio.to_thread(pages.first, f, PAGE)
         if generation == self._generation:
             self.model.reset(rows, len(rows) < PAGE)
+            self._fit_columns()
             self.w.detail.show_event(None)
             await self._aggregates(generation)
 

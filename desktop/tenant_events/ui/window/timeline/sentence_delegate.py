@@ -26,7 +26,8 @@ def lay_out(sentence: Sentence, metrics: QFontMetrics, left: int, right: int) ->
         text = part if isinstance(part, str) else part.label
         width = metrics.horizontalAdvance(text)
         if x + width > right:
-            yield part, x, right - x, metrics.elidedText(text, Qt.TextElideMode.ElideRight, right - x)
+            shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, right - x) or "…"  # say it goes on
+            yield part, x, right - x, shown
             return
         yield part, x, width, text
         x += width

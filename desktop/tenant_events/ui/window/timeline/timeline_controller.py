@@ -220,6 +220,8 @@ class TimelineController(QObject):
             self.follow_orientation()
             sizes = self.w.splitter.sizes()  # room for sentences: the side gets nearly half
             self.w.splitter.setSizes([sum(sizes) * 11 // 20, sum(sizes) * 9 // 20])
+            side = self.side.sizes()  # and the timeline most of the side
+            self.side.setSizes([sum(side) * 3 // 5, sum(side) * 2 // 5])
         self.pane.table.setColumnHidden(TimelineCol.TENANT, len(self.w._data) < 2)
         self.pane.show_loading(str(spec))
         self._generation += 1

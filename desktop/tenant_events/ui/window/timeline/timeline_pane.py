@@ -7,7 +7,7 @@ Enter on an entry opens that event in the table and the detail pane; a name in a
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QFont, QIcon
+from PySide6.QtGui import QFont, QIcon, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -26,6 +26,7 @@ from tenant_events.entities.timeline_pages import TimelineScreen
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol, TimelineModel
 
+NARROW_PX = 640  # below this the Type column is hidden
 STATE_LINES = 7  # the state box's height in lines; longer states scroll
 
 
@@ -55,6 +56,7 @@ class TimelinePane(QWidget):
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setMinimumWidth(10)
+        self.title.setWordWrap(True)  # a long name takes a second line rather than being cut
         bold = QFont(self.title.font())
         bold.setBold(True)
         self.title.setFont(bold)
@@ -104,6 +106,11 @@ class TimelinePane(QWidget):
         button.setAccessibleName(tip.split(" (")[0])
         button.setAutoRaise(True)
         return button
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """A narrow pane keeps its width for the sentences: the type steps aside (the sentence says it)."""
+        super().resizeEvent(event)
+        self.table.setColumnHidden(TimelineCol.TYPE, event.size().width() < NARROW_PX)
 
     def set_history(self, can_back: bool, can_forward: bool) -> None:
         self.back_button.setEnabled(can_back)
