@@ -88,6 +88,12 @@ def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_sear
     wanted = _expected(stores, lambda row: row.type == "user.created")
     run_async(qloop, until(lambda: _shown(model) == wanted[:200]))
     run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(wanted):,} events"))
+    # the query line's field terms too
+    w.filter_bar.clear_types()
+    w.filter_bar.search.setText("type:user.created")
+    w.filter_bar.search.returnPressed.emit()
+    run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(wanted):,} events"))
+    assert _shown(model) == wanted[:200]
     # and search: Grace's raw id finds her events (only globex has her), with her name in the Summary
     w.filter_bar.clear_types()
     w.filter_bar.search.setText(GRACE.split("|")[1])
@@ -128,6 +134,16 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window,
     # picking one tenant again brings its own table back
     w.filter_bar.tenant_box.setCurrentText("globex")
     assert w.tenant == "globex" and w.entities.merged.stack.currentWidget() is w.table
+    # back to all, then a tenant goes: the view follows the stores left, and leaves with one left
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    w.remove_tenant("initech")
+    run_async(
+        qloop, until(lambda: model.rowCount() == 200 and {r.tenant for r in model.rows} <= {"acme", "globex"})
+    )
+    w.remove_tenant("globex")
+    run_async(qloop, until(lambda: w.tenant == "acme"))
+    assert w.entities.merged.stack.currentWidget() is w.table and not w.entities.merged.active
 
 
 @pytest.mark.parametrize("dark", [False, True])

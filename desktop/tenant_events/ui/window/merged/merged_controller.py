@@ -114,6 +114,11 @@ class MergedController(QObject):
         self.model.more_wanted.connect(lambda: self._spawn(self._older(self._generation)))
         window.filter_bar.tenant_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         window.filter_bar.tenant_changed.connect(self._tenant_chosen)
+        self._tenants = QTimer(self)  # the selector was refilled: a tenant came or went
+        self._tenants.setSingleShot(True)
+        self._tenants.setInterval(0)
+        self._tenants.timeout.connect(self._tenants_changed)
+        window.filter_bar.tenant_box.model().rowsInserted.connect(lambda *_a: self._tenants.start())
         window.filter_bar.filter_changed.connect(self._filter_changed)
         window.tenant_shown.connect(lambda _name: self.leave())
 
@@ -180,6 +185,16 @@ class MergedController(QObject):
             self.active = False
             self._generation += 1
             self.stack.setCurrentWidget(self.w.table)
+
+    def _tenants_changed(self) -> None:
+        if not self.active:
+            return
+        if len(self.stores()) < 2:  # "All tenants" needs two: show the one left
+            self.leave()
+            if self.w._data:
+                self.w.show_tenant(next(iter(self.w._data)))
+        elif self.pages is None or self.pages.stores != self.stores():
+            self.reload()
 
     def _filter_changed(self) -> None:
         if self.active:
