@@ -164,3 +164,14 @@ def test_each_tenant_has_its_own_colour_readable_in_both_themes(merged_window, q
         assert QColor(chip.toImage().pixelColor(2, 2)) == tenant_color(row.tenant)
         assert model.index(r, Col.TENANT).data() == row.tenant
         assert model.index(r, Col.TENANT).data(Qt.ItemDataRole.ForegroundRole) == tenant_color(row.tenant)
+
+
+def test_tenant_colours_stay_apart_and_stay_put():
+    from tenant_events.ui.look.colors import TENANT_COLORS, assign_tenant_colors
+
+    names = [f"tenant-{k}" for k in range(len(TENANT_COLORS))]
+    first = assign_tenant_colors(names)
+    assert sorted(first.values()) == list(range(len(TENANT_COLORS)))  # every colour once, whatever the hashes
+    later = assign_tenant_colors([*names, "one-more"])
+    assert {n: later[n] for n in names} == first  # a tenant added later moves none of the others
+    assert assign_tenant_colors(names) == first  # the same every time
