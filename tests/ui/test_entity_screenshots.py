@@ -39,6 +39,7 @@ def test_a_users_timeline(qapp, open_window, qloop, tmp_path, theme, width):
     w.entities.timelines.open_mention("acme", Mention("user", GRACE, GRACE_EMAIL))
     pane = w.entities.timelines.pane
     run_async(qloop, until(lambda: pane.model.rowCount() == len(GRACE_TIMELINE)))
+    run_async(qloop, until(lambda: "since" in pane.state.toPlainText()))
     qapp.processEvents()
     assert pane.title.text() == f"Timeline of user {GRACE_EMAIL}"
     title = pane.title

@@ -72,21 +72,28 @@ class TimelineSource:
             self._timelines = None
 
     def first(self, spec: ObjectSpec, limit: int = PAGE) -> TimelineScreen:
+        """Who it is and its newest entries; the state comes apart (`state`): a busy role's thousands of links take
+        longer to work out than the entries, and the list should not wait for them."""
         timelines = self.timelines
         entities = timelines.resolve(spec)
-        states = timelines.states(entities)
+        known = [e for _t, e in entities if e.label != e.id]
+        screen = TimelineScreen(spec, known[0].label if known else spec.text, entities, [], [])
+        self.more(screen, limit)
+        return screen
+
+    def state(self, screen: TimelineScreen) -> list[str]:
+        """The object's state in each tenant, as lines (entities/state_text.py)."""
         lines: list[str] = []
-        for tenant, state in states:
+        for tenant, state in self.timelines.states(screen.entities):
             tenant_lines = state_lines(state)
             if len(self.stores) > 1:
                 tenant_lines[0] = f"{tenant}: {tenant_lines[0]}"
             lines += tenant_lines
-        label = next((s.entity.label for _t, s in states), spec.text)
-        if not states:
+        if not lines:
+            spec = screen.spec
             lines = [f"{spec.kind} {spec.text}", "  not in the directory: no stored event describes it"]
-        screen = TimelineScreen(spec, label, entities, lines, [])
-        self.more(screen, limit)
-        return screen
+        screen.state = lines
+        return lines
 
     def more(self, screen: TimelineScreen, limit: int = PAGE) -> list[TimelineRow]:
         """Read the next page into `screen` (its rows, position and `done`) and return the new rows."""

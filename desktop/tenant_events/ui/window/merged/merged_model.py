@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QPixmap
 
 from tenant_events.entities.merged_pages import MergedRow
 from tenant_events.entities.page_names import mention_lines
@@ -39,6 +39,7 @@ class MergedTableModel(QAbstractTableModel):
         self.loading = False
         self._bold = QFont()
         self._bold.setBold(True)
+        self._chips: dict[tuple[str, str], QPixmap] = {}
 
     def reset(self, rows: list[MergedRow], done: bool) -> None:
         self.beginResetModel()
@@ -87,6 +88,14 @@ class MergedTableModel(QAbstractTableModel):
             return HEADERS[Col(section)]
         return None
 
+    def _chip(self, tenant: str) -> QPixmap:
+        """The tenant's colour chip, drawn once per tenant and theme (not per paint)."""
+        key = (tenant, tenant_color(tenant).name())
+        chip = self._chips.get(key)
+        if chip is None:
+            chip = self._chips[key] = tenant_chip(tenant)
+        return chip
+
     def _text(self, item: MergedRow, col: Col) -> str:
         ev = item.event
         if col == Col.TIME:
@@ -117,7 +126,7 @@ class MergedTableModel(QAbstractTableModel):
         if role == SENTENCE_ROLE:
             return item.sentence
         if role == Qt.ItemDataRole.DecorationRole and col == Col.TENANT:
-            return tenant_chip(item.tenant)
+            return self._chip(item.tenant)
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
             return tenant_color(item.tenant)
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:

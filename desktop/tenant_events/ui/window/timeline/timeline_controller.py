@@ -243,9 +243,13 @@ class TimelineController(QObject):
     async def _load(self, spec: ObjectSpec, generation: int) -> None:
         source = self._source()
         screen = await asyncio.to_thread(source.first, spec)
+        if generation != self._generation:
+            return
+        self.screen = screen
+        self.pane.show_screen(screen)
+        lines = await asyncio.to_thread(source.state, screen)
         if generation == self._generation:
-            self.screen = screen
-            self.pane.show_screen(screen)
+            self.pane.show_state(lines)
 
     def _more(self) -> None:
         if self.screen is not None and self.source is not None:

@@ -123,14 +123,15 @@ class TimelinePane(QWidget):
         self.status.setText("Reading…")
 
     def show_screen(self, screen: TimelineScreen) -> None:
-        kind = "organization" if screen.spec.kind == "organization" else screen.spec.kind
-        self.title.setText(f"Timeline of {kind} {screen.label}")
+        self.title.setText(f"Timeline of {screen.spec.kind} {screen.label}")
         self.title.setToolTip(f"{screen.spec}")
-        self.state.setPlainText(
-            "\n".join(line.strip() if i == 0 else line for i, line in enumerate(screen.state))
-        )
+        self.show_state(screen.state)
         self.model.reset(screen.rows, screen.done)
         self.show_count()
+
+    def show_state(self, lines: list[str]) -> None:
+        """The object's state (read after its entries); empty while it is being read."""
+        self.state.setPlainText("\n".join(lines) if lines else "Reading its state…")
 
     def show_count(self) -> None:
         n = self.model.rowCount()
