@@ -18,20 +18,20 @@ GRACE, STARK, HR, ADMIN = (
 GRACE_EMAIL = "grace.hopper@example.com"
 
 
-def grace_story(at: float = 5000) -> list[EventRow]:
+def grace_story(at: float = 5000, uid: str = GRACE) -> list[EventRow]:
     """Eight events, one second apart from `at` seconds after T0 (ids apart from the generated ones); five name
     Grace."""
     t = Tenant()
-    member = {"organization": {"id": STARK}, "user": {"user_id": GRACE}}
+    member = {"organization": {"id": STARK}, "user": {"user_id": uid}}
     story = [
-        ("user.created", t.user(GRACE, GRACE_EMAIL, "Grace Hopper")),
+        ("user.created", t.user(uid, GRACE_EMAIL, "Grace Hopper")),
         ("organization.created", t.org(STARK, "stark", "Stark")),
         ("group.created", t.group(HR, "hr-8849", "organization", STARK)),
         ("organization.member.added", member),
         ("organization.member.role.assigned", {**member, "role": t.role(ADMIN, "admin")}),
-        ("group.member.added", {"group": {"id": HR}, "member": {"member_type": "user", "id": GRACE}}),
+        ("group.member.added", {"group": {"id": HR}, "member": {"member_type": "user", "id": uid}}),
         ("organization.updated", t.org(STARK, "stark", "Stark")),
-        ("user.updated", t.user(GRACE, GRACE_EMAIL, "Grace B. Hopper")),
+        ("user.updated", t.user(uid, GRACE_EMAIL, "Grace B. Hopper")),
     ]
     return [envelope_row(kind, {"object": obj}, T0 + timedelta(seconds=at + k), 900_000_000 + int(at) + k)
             for k, (kind, obj) in enumerate(story)]  # fmt: skip
@@ -48,7 +48,13 @@ GRACE_TIMELINE = [
 
 
 def write_store(
-    path: Path, generated: int, seed: int, story: bool = True, at: float = 5000, until_s: float | None = None
+    path: Path,
+    generated: int,
+    seed: int,
+    story: bool = True,
+    at: float = 5000,
+    until_s: float | None = None,
+    uid: str = GRACE,
 ) -> list[EventRow]:
     """`generated` simulator events (seeded; with `until_s`, only those before that many seconds after T0), then
     Grace's story; indexed as the idle indexer would."""
@@ -57,7 +63,7 @@ def write_store(
         end = int((T0 + timedelta(seconds=until_s)).timestamp() * 1000)
         rows = [r for r in rows if r.time_ms < end]
     if story:
-        rows += grace_story(at)
+        rows += grace_story(at, uid)
     writer = StoreWriter(path)
     for i in range(0, len(rows), 1000):
         writer.commit_sync(Batch(events=rows[i : i + 1000], cursor=str(i)))

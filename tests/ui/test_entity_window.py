@@ -87,7 +87,9 @@ def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_histor
     got = [(r.event.type, r.sentence.text) for r in pane.model.rows]
     assert got == GRACE_TIMELINE
     assert pane.title.text() == f"Timeline of user {GRACE_EMAIL}"
-    run_async(qloop, until(lambda: "since" in pane.state.toPlainText()))  # the state is read after the entries
+    run_async(
+        qloop, until(lambda: "since" in pane.state.toPlainText())
+    )  # the state is read after the entries
     state = pane.state.toPlainText()
     assert "member of organization Stark since" in state
     assert "role admin in organization Stark since" in state

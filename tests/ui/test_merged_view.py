@@ -9,17 +9,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from helpers.entity_events import simulated_rows
-from helpers.entity_stores import GRACE, GRACE_EMAIL, write_store
+from helpers.entity_stores import GRACE, GRACE_EMAIL, GRACE_TIMELINE, write_store
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from tenant_events.entities.sentences import Mention
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.ui.look.colors import DARK, LIGHT, contrast_ratio, tenant_hex
 from tenant_events.ui.look.theme import tenant_color
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.ui.window.timeline.timeline_model import TimelineCol
 from tenant_events.view.reader_pages import ReaderPages
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 TENANTS = ("acme", "globex", "initech")
+OTHER_GRACE = "google-oauth2|1815121299"
 
 
 def _time_ms(row):
@@ -32,7 +35,8 @@ def stores(tmp_path):
     made = {}
     for k, tenant in enumerate(TENANTS):
         path = tmp_path / f"{tenant}.sqlite3"
-        rows = write_store(path, 800 + 10 * k, seed=21 + k, story=tenant == "globex")
+        uid = GRACE if tenant == "globex" else OTHER_GRACE  # one person, a user id per tenant
+        rows = write_store(path, 800 + 10 * k, seed=21 + k, story=tenant != "acme", at=5000 + 10 * k, uid=uid)
         made[tenant] = (path, rows)
     return made
 
@@ -94,13 +98,24 @@ def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_sear
     w.filter_bar.search.returnPressed.emit()
     run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(wanted):,} events"))
     assert _shown(model) == wanted[:200]
-    # and search: Grace's raw id finds her events (only globex has her), with her name in the Summary
+    # and search: Grace's raw id in globex finds her events there, with her name in the Summary
     w.filter_bar.clear_types()
     w.filter_bar.search.setText(GRACE.split("|")[1])
     w.filter_bar.search.returnPressed.emit()
     run_async(qloop, until(lambda: model.rowCount() == 5 and {t for t, _ in _shown(model)} == {"globex"}))
     assert model.index(0, Col.SUMMARY).data() == f"user {GRACE_EMAIL} updated"
     assert GRACE in model.index(0, Col.SUMMARY).data(Qt.ItemDataRole.ToolTipRole)
+    # her name opens one timeline over both tenants where her address is a user (another id in initech), newest
+    # first (initech's story is ten seconds later)
+    w.entities.timelines.open_mention("globex", Mention("user", GRACE, GRACE_EMAIL))
+    pane = w.entities.timelines.pane
+    run_async(qloop, until(lambda: pane.model.rowCount() == 2 * len(GRACE_TIMELINE)))
+    got = [(r.tenant, r.event.type, r.sentence.text) for r in pane.model.rows]
+    assert got == [("initech", *e) for e in GRACE_TIMELINE] + [("globex", *e) for e in GRACE_TIMELINE]
+    assert pane.title.text() == f"Timeline of user {GRACE_EMAIL}"
+    assert not pane.table.isColumnHidden(TimelineCol.TENANT)
+    run_async(qloop, until(lambda: "initech: user" in pane.state.toPlainText()))
+    assert OTHER_GRACE in pane.state.toPlainText() and GRACE in pane.state.toPlainText()
 
 
 def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window, qloop, stores):

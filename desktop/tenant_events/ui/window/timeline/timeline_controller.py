@@ -180,7 +180,12 @@ class TimelineController(QObject):
 
     # -- showing timelines ----------------------------------------------------------------------------------
     def open_mention(self, tenant: str, mention: Mention) -> None:
-        self.open(ObjectSpec(mention.kind, mention.id))
+        """A user known by email is followed by email, so the timeline spans every tenant where that address is a
+        user (ids differ between tenants); anything else by its id."""
+        if mention.kind == "user" and "@" in mention.label:
+            self.open(ObjectSpec("email", mention.label))
+        else:
+            self.open(ObjectSpec(mention.kind, mention.id))
 
     def open(self, spec: ObjectSpec) -> None:
         self.history.visit(spec)

@@ -117,13 +117,14 @@ class TimelinePane(QWidget):
         self.forward_button.setEnabled(can_forward)
 
     def show_loading(self, what: str) -> None:
-        self.title.setText(f"Timeline of {what}")
+        self.title.setText(f"Timeline of {what.replace('email:', 'user ', 1)}")
         self.state.setPlainText("")
         self.model.reset([], True)
         self.status.setText("Reading…")
 
     def show_screen(self, screen: TimelineScreen) -> None:
-        self.title.setText(f"Timeline of {screen.spec.kind} {screen.label}")
+        kind = "user" if screen.spec.kind == "email" else screen.spec.kind  # a user followed by email
+        self.title.setText(f"Timeline of {kind} {screen.label}")
         self.title.setToolTip(f"{screen.spec}")
         self.show_state(screen.state)
         self.model.reset(screen.rows, screen.done)
