@@ -151,3 +151,33 @@ def test_detail_pane_names_are_links_and_the_row_menu_offers_timelines(open_wind
     assert [r.event.type for r in pane.model.rows] == ["group.member.added", "group.created"]
     assert HR in pane.title.toolTip()
     menu.close()
+
+
+def test_a_long_timeline_is_read_a_page_at_a_time_as_it_scrolls(open_window, qloop, tmp_path):
+    import collections
+
+    import orjson
+
+    from tenant_events.entities.timeline_pages import PAGE
+    from tenant_events.wire.references import references
+
+    path = tmp_path / "busy.sqlite3"
+    rows = write_store(path, 7000, seed=11, story=False)
+    named = collections.defaultdict(list)  # (kind, id) → the events naming it, in stored order
+    for seq, row in enumerate(rows, start=1):
+        for key in {(r.kind, r.id) for r in references(row.type, orjson.loads(row.raw)["event"]["data"])}:
+            named[key].append(seq)
+    (kind, entity_id), seqs = max(named.items(), key=lambda item: len(item[1]))
+    assert len(seqs) > 2 * PAGE  # long enough to need three pages
+    w = open_window(path)
+    w.entities.timelines.open_mention("acme", Mention(kind, entity_id, entity_id))
+    pane = w.entities.timelines.pane
+    run_async(qloop, until(lambda: pane.model.rowCount() == PAGE))
+    assert not pane.model.done and pane.status.text() == f"{PAGE} newest events shown; scroll for older ones"
+    pane.table.scrollToBottom()  # the view asks for more at its end (fetchMore), read on a worker
+    run_async(qloop, until(lambda: pane.model.rowCount() == 2 * PAGE))
+    while not pane.model.done:
+        pane.model.fetchMore()
+        run_async(qloop, until(lambda: not pane.model.loading))
+    assert [r.event.seq for r in pane.model.rows] == list(reversed(seqs))  # newest first, every one, once
+    assert pane.status.text() == f"{len(seqs):,} events, newest first"
