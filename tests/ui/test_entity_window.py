@@ -94,7 +94,7 @@ def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_histor
     assert "member of organization Stark since" in state
     assert "role admin in organization Stark since" in state
     assert "in group hr-8849 since" in state
-    assert pane.status.text() == "5 events, newest first"
+    assert pane.status.text() == "5 events, newest first; double-click one to open it"
     # a name inside the timeline opens that object's timeline; back and forward return
     entry = pane.model.index(2, TimelineCol.WHAT)
     _click_name(qtbot, pane.table, entry, "organization")
@@ -180,4 +180,4 @@ def test_a_long_timeline_is_read_a_page_at_a_time_as_it_scrolls(open_window, qlo
         pane.model.fetchMore()
         run_async(qloop, until(lambda: not pane.model.loading))
     assert [r.event.seq for r in pane.model.rows] == list(reversed(seqs))  # newest first, every one, once
-    assert pane.status.text() == f"{len(seqs):,} events, newest first"
+    assert pane.status.text() == f"{len(seqs):,} events, newest first; double-click one to open it"

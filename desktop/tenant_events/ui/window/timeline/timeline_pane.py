@@ -139,7 +139,9 @@ class TimelinePane(QWidget):
         if n == 0:
             self.status.setText("No stored event names it.")
         elif self.model.done:
-            self.status.setText(f"{n:,} event{'' if n == 1 else 's'}, newest first")
+            self.status.setText(
+                f"{n:,} event{'' if n == 1 else 's'}, newest first; double-click one to open it"
+            )
         else:
             self.status.setText(f"{n:,} newest events shown; scroll for older ones")
 
