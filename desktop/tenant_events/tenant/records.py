@@ -3,6 +3,7 @@ or stream module: stored rows and filters, alert records, stream states and the 
 
 from tenant_events.monitor import Retention
 from tenant_events.store import AlertInbox, EventReader, StoredAlert
+from tenant_events.store.merged import MergedReader
 from tenant_events.store.records import EventFilter, StoredEvent, StoredRejected
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
@@ -12,6 +13,7 @@ __all__ = [
     "EngineStats",
     "EventFilter",
     "EventReader",
+    "MergedReader",
     "Retention",
     "StateChange",
     "StoredAlert",
