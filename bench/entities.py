@@ -10,6 +10,10 @@ as the app's idle indexer does. Then, medians over --runs:
   merged     first screen (100 rows) of all tenants by event time (goal < 150 ms for 3 × 1M), a deep page
              (keyset from the middle) and filtered first screens; peer: one store's first screen
              (EventReader.page_before), the view the app shows per tenant today
+  window     the same through the window's parts, painted offscreen: the timeline pane (its title and 100
+             entries with sentences, read over every store as the app does; then its state, read next) and the
+             "All tenants" table (200 rows with sentences); peer: one tenant's table model over its store, first
+             page (--ui-only: just these)
 
     .venv/bin/python bench/entities.py --events 1000000 --stores 3 --runs 7 --keep /tmp/bench-entities
 
@@ -167,6 +171,95 @@ def merged_figures(stores: dict[str, Path], runs: int) -> None:
         print("goal: all tenants' first screen < 150 ms")
 
 
+def ui_figures(
+    stores: dict[str, Path], counts: collections.Counter[tuple[str, str]], target: int, runs: int
+) -> None:
+    """The window's parts, painted offscreen: the timeline pane's first screen (title and 100 entries with
+    sentences, over every store as the app reads it; the state follows on its own) and the "All tenants" table's
+    first screen (200 rows with sentences)."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication, QTableView
+
+    from tenant_events.entities.merged_pages import MergedPages
+    from tenant_events.entities.objects import ObjectSpec
+    from tenant_events.entities.timeline_pages import TimelineSource
+    from tenant_events.store import EventFilter, EventReader
+    from tenant_events.ui.window.merged.merged_model import MergedTableModel
+    from tenant_events.ui.window.table.event_table_model import EventTableModel
+    from tenant_events.ui.window.timeline.timeline_pane import TimelinePane
+    from tenant_events.view.reader_pages import ReaderPages
+
+    app = QApplication.instance() or QApplication([])
+    kind, eid = min(counts, key=lambda k: (abs(counts[k] - target), k))
+    source = TimelineSource(stores)
+    pane = TimelinePane()
+    pane.resize(760, 860)
+    pane.show()
+
+    def timeline_screen() -> None:
+        pane.show_screen(source.first(ObjectSpec(kind, eid)))
+        app.processEvents()  # the pending layout (column widths) and paint, as the app's loop would run them
+
+    def timeline_state() -> None:
+        screen = source.first(ObjectSpec(kind, eid), 1)
+        pane.show_state(source.state(screen))
+        app.processEvents()
+
+    def cold(fn: Callable[[], object]) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1000
+
+    first_ms = cold(timeline_screen)
+    print(f"\nwindow parts (offscreen Qt): timeline of {kind} {eid} ({counts[(kind, eid)]:,} events in "
+          f"{next(iter(stores))}), over {len(stores)} stores", flush=True)  # fmt: skip
+    print("| window part, first screen painted | median ms | first run ms |\n|---|---:|---:|")
+    print(f"| timeline pane: its title and 100 entries with sentences | {median_ms(timeline_screen, runs):.1f} | "
+          f"{first_ms:.1f} |")  # fmt: skip
+    print(f"| … then its state (read next, on its own) | {median_ms(timeline_state, runs):.1f} | |")
+    pages = MergedPages(stores)
+    model = MergedTableModel()
+    view = QTableView()
+    view.setModel(model)
+    view.resize(1280, 800)
+    view.show()
+
+    def merged_screen(f: Any = EventFilter()) -> None:  # noqa: B008 - frozen
+        model.reset(pages.first(f, 200), False)
+        app.processEvents()
+
+    first_ms = cold(merged_screen)
+    print(f"| All tenants: 200 rows with sentences, {len(stores)} stores | {median_ms(merged_screen, runs):.1f} | "
+          f"{first_ms:.1f} |")  # fmt: skip
+    typed = EventFilter(types=frozenset({"organization.member.added"}))
+    print(
+        f"| … filtered to organization.member.added | {median_ms(lambda: merged_screen(typed), runs):.1f} | |"
+    )
+    with EventReader(next(iter(stores.values()))) as reader:
+        one = EventTableModel()
+        peer = QTableView()
+        peer.setModel(one)
+        peer.resize(1280, 800)
+        peer.show()
+
+        one.set_store(ReaderPages(reader))
+
+        def one_screen() -> None:
+            one.reload(count_later=True)  # as the window does: the first page now, the total on a worker
+            app.processEvents()
+
+        print(
+            f"| peer: one tenant's table (the app's per-tenant view) | {median_ms(one_screen, runs):.1f} | |"
+        )
+        one.set_store(None)
+    pages.close()
+    source.close()
+    app.processEvents()
+    print("goals: timeline first screen < 100 ms; All tenants first screen < 150 ms")
+
+
 def _oldest() -> Any:
     from tenant_events.store.merged import MergedKey
 
@@ -186,6 +279,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--object-events", type=int, default=10_000, help="timeline length to look for")
     ap.add_argument("--keep", type=Path, help="keep (and reuse) the stores in this directory")
+    ap.add_argument("--ui-only", action="store_true", help="only the window parts' figures")
     args = ap.parse_args()
     import os
     import tempfile
@@ -208,8 +302,10 @@ def main() -> int:
         stores[tenant] = path
         if index == 0:
             counts = mine
-    timeline_figures(stores[TENANTS[0]], counts, args.object_events, args.runs)
-    merged_figures(stores, args.runs)
+    if not args.ui_only:
+        timeline_figures(stores[TENANTS[0]], counts, args.object_events, args.runs)
+        merged_figures(stores, args.runs)
+    ui_figures(stores, counts, args.object_events, args.runs)
     print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 

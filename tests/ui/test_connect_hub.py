@@ -129,15 +129,15 @@ def test_add_keeps_the_secret_in_the_keyring_and_the_window_shows_the_hubs_event
     async def scenario() -> None:
         async with running_app(ui_paths, secret_store=store) as app:
             w = app.window
-            assert app.welcome is not None  # no tenant yet: the welcome window offers the hub too
-            app.welcome.hub_button.click()
+            assert app.first_run.welcome is not None  # no tenant yet: the welcome window offers the hub too
+            app.first_run.welcome.hub_button.click()
             dialog = app.hub_dialog
             assert dialog is not None and dialog.isVisible()
             fill(dialog, hub.urls, "acme", password, name=name)
-            added = signal_future(app.tenant_added, 30)
+            added = signal_future(app.tenants.tenant_added, 30)
             dialog.add_button.click()
             await added
-            assert not dialog.isVisible() and app.welcome is None
+            assert not dialog.isVisible() and app.first_run.welcome is None
             session = app.sessions[name]
             assert isinstance(session, HubSession) and session.is_signed_in
             await until(lambda: w.tenant == name and w.model.rowCount() >= EVENTS, 30, "the hub's events")
@@ -153,7 +153,7 @@ def test_add_keeps_the_secret_in_the_keyring_and_the_window_shows_the_hubs_event
 
         # after a restart the hub tenant is read again with the keyring's secret (no dialog, no welcome)
         async with running_app(ui_paths, secret_store=store) as app:
-            assert app.welcome is None
+            assert app.first_run.welcome is None
             session = app.sessions[name]
             await until(lambda: session.status.state is TrayState.LIVE, 30, "live again after a restart")
             await until(lambda: name in app.window._data, 10, "the tenant in the window")

@@ -49,8 +49,8 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
         ) as app:
             w = app.window
-            await until(lambda: app.simulator is not None, 30, "the demo simulator child")
-            pid = app.simulator.pid
+            await until(lambda: app.first_run.simulator is not None, 30, "the demo simulator child")
+            pid = app.first_run.simulator.pid
             assert psutil.Process(pid).ppid() == os.getpid()
             await until(
                 lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "demo sign-in"
@@ -85,8 +85,8 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             assert w.model.data(w.model.index(current.row(), Col.ID)) == event_id
             assert event_id in w.detail.browser.toPlainText() and '"specversion"' in w.detail.pretty
             save_screenshot(w, "demo-notification-opened-event")
-            sim = app.simulator
-        assert sim is not None and not sim.alive() and app.simulator is None
+            sim = app.first_run.simulator
+        assert sim is not None and not sim.alive() and app.first_run.simulator is None
         assert other_tasks() == []
         return pid
 

@@ -21,16 +21,16 @@ def test_every_way_in_opens_the_hub_dialog(qloop, ui_paths):
     async def scenario() -> None:
         async with running_app(ui_paths, secret_store=MemorySecretStore()) as app:
             # the welcome window (first run)
-            assert app.welcome is not None and app.welcome.hub_button.isVisible()
-            save_screenshot(app.welcome, "welcome-with-hub")
-            app.welcome.hub_button.click()
+            assert app.first_run.welcome is not None and app.first_run.welcome.hub_button.isVisible()
+            save_screenshot(app.first_run.welcome, "welcome-with-hub")
+            app.first_run.welcome.hub_button.click()
             await until(lambda: hub_dialogs(app), 5, "the hub dialog from the welcome window")
             assert app.hub_dialog is not None and app.hub_dialog.windowTitle() == "Connect to a team hub"
             app.hub_dialog.reject()
 
             # "Connect your tenant" → "Connect to a team hub instead…": that dialog closes, the hub's opens
-            app.open_connect()
-            tenant_dialog = app.connect_dialog
+            app.first_run.open_connect()
+            tenant_dialog = app.first_run.connect_dialog
             assert tenant_dialog is not None and tenant_dialog.isVisible()
             save_screenshot(tenant_dialog, "connect-tenant-with-hub")
             tenant_dialog.hub_button.click()

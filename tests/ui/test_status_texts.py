@@ -89,21 +89,25 @@ def test_a_signed_out_tenant_with_stored_events_shows_its_cursor_age_not_no_curs
     qapp, tmp_path, filled_store
 ):
     from tenant_events.paths import AppPaths
+    from tenant_events.tenant.link import TenantLink
+    from tenant_events.tenant.sources import of_profile
     from tenant_events.ui.app.tenant_session import TenantSession
+
+    def session_of(profile):
+        return TenantSession(TenantLink(profile.name, paths, of_profile(profile, MemorySecretStore())))
 
     paths = AppPaths.resolve(tmp_path / "data").ensure()
     profile = make_profile(name="acme", domain="acme.example.com", client_id="abc123")
     paths.database_file("acme").parent.mkdir(parents=True, exist_ok=True)
     shutil.move(filled_store(50), paths.database_file("acme"))
-    session = TenantSession(profile, paths, MemorySecretStore(), None)
+    session = session_of(profile)
     assert session.open_existing()
     session._set_status(TrayState.SIGNED_OUT, "not signed in")  # what restore() says without a stored sign-in
     age = session.status.cursor_age_s
     assert age is not None and 0 <= age < 120
     assert age_text(age) != "no cursor yet"
-    session.close_readers()
+    session.link.close_readers()
 
-    empty = TenantSession(make_profile(name="empty", domain="e.example.com", client_id="abc123"), paths,
-                          MemorySecretStore(), None)  # fmt: skip
+    empty = session_of(make_profile(name="empty", domain="e.example.com", client_id="abc123"))
     empty._set_status(TrayState.SIGNED_OUT, "not signed in")
     assert age_text(empty.status.cursor_age_s) == "no cursor yet"  # nothing stored: true

@@ -22,6 +22,7 @@ from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
 from tenant_events.store.entity_state import entity_from_row as _entity
 from tenant_events.store.entity_state import entity_state
+from tenant_events.store.reader import EventReader
 from tenant_events.store.records import StoredEvent
 from tenant_events.store.schema import connect
 
@@ -34,10 +35,21 @@ class DirectoryReader:
         self._conn = connect(path, readonly=True)
         self._conn.execute("PRAGMA cache_size = -4000")
         self._lock = threading.Lock()
+        self._owned = True
+
+    @classmethod
+    def over(cls, reader: EventReader) -> DirectoryReader:
+        """Queries over an event reader's own connection and lock: no second connection to keep the write-ahead
+        log alive; closing stays the reader's business."""
+        directory = cls.__new__(cls)
+        directory.path = reader.path
+        directory._conn, directory._lock, directory._owned = reader._conn, reader._lock, False
+        return directory
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        if self._owned:
+            with self._lock:
+                self._conn.close()
 
     def __enter__(self) -> DirectoryReader:
         return self

@@ -12,6 +12,7 @@ are dropped and read again exactly (`settle`); the model moves its persistent in
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Final, Protocol
 
 from tenant_events.store.records import EventFilter, StoredEvent
@@ -47,6 +48,7 @@ class PageCache:
         self.anchors: list[int] = []  # seq of row k·PAGE in the anchors' snapshot
         self.anchor_shift = 0  # rows inserted at the top since that snapshot
         self._oldest: int | None = None  # seq of the oldest matching row, once asked for
+        self.on_page: Callable[[list[StoredEvent]], None] | None = None  # every page read (page_names.py)
 
     def reset(self, store: EventPages | None, flt: EventFilter, head: int) -> None:
         """A new snapshot: nothing cached, no keys."""
@@ -81,6 +83,8 @@ class PageCache:
 
     def _keep(self, number: int, page: list[StoredEvent], approximate: bool) -> None:
         self.pages[number] = page
+        if self.on_page is not None:
+            self.on_page(page)
         if approximate:
             self.approx.add(number)
         else:

@@ -7,7 +7,10 @@ commits on its own thread) are counted and skipped here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tenant_events.store import EventReader
+from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
 
 ALL = EventFilter()
@@ -18,6 +21,17 @@ class ReaderPages:
 
     def __init__(self, reader: EventReader) -> None:
         self.reader = reader
+        self._directory: DirectoryReader | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.reader.path
+
+    def directory(self) -> DirectoryReader:
+        """The tenant's entity directory (names for summary sentences), opened on first use."""
+        if self._directory is None:
+            self._directory = DirectoryReader.over(self.reader)
+        return self._directory
 
     def head_seq(self) -> int:
         newest = self.reader.page_before(ALL, None, 1)

@@ -28,11 +28,10 @@ from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog, HubRequest
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from tenant_events.auth.secret_store import SecretStore
     from tenant_events.hub.credentials import HubCheck
     from tenant_events.paths import AppPaths
+    from tenant_events.tenant.keyring import SecretStore
     from tenant_events.ui.app.tenant_session import TenantSession
-    from tenant_events.ui.dialogs.welcome import WelcomeWindow
     from tenant_events.ui.window.main_window import MainWindow
 
 # ConfigError fields (hub/credentials.py, hub/profile.py) → the dialog's field that fixes them
@@ -45,7 +44,6 @@ class HubHost(Protocol):
     """What the hub dialog needs of the app (the app passes itself)."""
 
     hub_dialog: ConnectHubDialog | None
-    welcome: WelcomeWindow | None
 
     @property
     def window(self) -> MainWindow: ...
@@ -168,9 +166,6 @@ async def add(app: HubHost, dialog: ConnectHubDialog, request: HubRequest) -> Te
             f"The system keyring is not available: the hub's secret for {saved.name} is kept only until you quit.",
             30000,
         )
-    if app.welcome is not None:
-        app.welcome.close()
-        app.welcome = None
     app.window.bring_to_front()
     return await app.add_hub_session(saved)
 

@@ -1,9 +1,11 @@
-"""One tenant read from a team hub: the same Qt adapter as a tenant's session, with a hub viewer as its source.
+"""One tenant read from a team hub: the tenant session's Qt adapter over a link whose source is the hub.
 
-A hub tenant has no browser sign-in: "signing in" connects to the hub with the secret in the keyring
-(hub/credentials.py), "signing out" stops reading. Everything the window and tray see — `status_changed`,
-`events_committed`, the readers — is the tenant session's (tenant_session.py), so nothing downstream can tell
-the two apart. The NATS client is imported when a hub is first read, not at the app's start.
+A hub tenant has no browser sign-in: "signing in" reads the hub secret from the keyring (hub/credentials.py)
+and starts the link's hub viewer, "signing out" stops reading. Everything the window and tray see —
+`status_changed`, `events_committed`, the readers, the alert rules — is the tenant session's
+(tenant_session.py), so nothing downstream can tell the two apart. The keyring is read when the session
+starts (it may still wait on an unlock prompt when the session is made), and the NATS client is imported only
+once a hub tenant exists.
 """
 
 from __future__ import annotations
@@ -14,81 +16,70 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject
 
-from tenant_events.auth.loopback import LoopbackListener
-from tenant_events.auth.secret_store import SecretStore
+from tenant_events.alert_settings import AlertSettings
 from tenant_events.errors import SignInRequired
 from tenant_events.hub.profile import HubProfile
-from tenant_events.monitor import Retention
 from tenant_events.paths import AppPaths
-from tenant_events.stream.states import StreamState
-from tenant_events.ui.app.tenant_session import Opener, TenantSession
+from tenant_events.tenant.keyring import LoopbackListener, SecretStore
+from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.records import Retention, StreamState
+from tenant_events.tenant.sign_in import Opener
+from tenant_events.tenant.sources import HubFrom, of_hub_profile
+from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 log = logging.getLogger(__name__)
 
 
 class HubSession(TenantSession):
-    """A `TenantSession` whose monitor reads `hub_profile`'s tenant from the hub."""
+    """A `TenantSession` following `hub_profile`'s tenant through the hub."""
 
     def __init__(
         self,
         hub_profile: HubProfile,
         paths: AppPaths,
         secrets: SecretStore,
+        *,
         retention: Retention | None = None,
+        alerts: AlertSettings | None = None,
         parent: QObject | None = None,
     ) -> None:
-        # Not TenantSession.__init__: that one takes a tenant's sign-in profile, which a hub tenant has not.
-        QObject.__init__(self, parent)
+        from tenant_events.hub.connection import HubOptions  # loads the NATS client
+
+        # Where the hub is, without its secret yet: restore() reads that from the keyring before the link starts.
+        unsigned = HubFrom(HubOptions(tuple(hub_profile.hub_urls), ca_file=hub_profile.ca_file),
+                           hub_profile.hub_tenant, tuple(hub_profile.event_types))  # fmt: skip
+        link = TenantLink(
+            hub_profile.name, paths, unsigned, retention=retention, alerts=alerts, strict_rules=False
+        )
+        super().__init__(link, parent)
         self.hub_profile = hub_profile
-        self.name = hub_profile.name
-        self.paths = paths
         self._secrets = secrets
-        self._http = None
-        self._retention = retention
-        self.auth = None
-        self.monitor = None
-        self.user = ""
-        self.paused = False
-        self.pages = None
-        self.aggregates = None
         self.status = TenantStatus(self.name, reason="not connected to the hub yet")
 
     @property
     def is_signed_in(self) -> bool:
-        return self.monitor is not None and self.monitor.state.state is not StreamState.SIGNED_OUT
+        return self.link.running and self.link.state.state is not StreamState.SIGNED_OUT
 
     async def restore(self) -> bool:
         """Start reading from the hub with the stored secret; False when there is none (or no keyring)."""
-        from tenant_events.hub.viewer_monitor import profile_monitor
-
-        if self.monitor is not None:
+        if self.link.running:
             return True
         try:
-            monitor = await asyncio.to_thread(
-                profile_monitor, self.hub_profile, self.paths, self._secrets, retention=self._retention
-            )
+            self.link.source = await asyncio.to_thread(of_hub_profile, self.hub_profile, self._secrets)
         except SignInRequired as exc:
             log.info("%s: %s", self.name, exc.message)
             self._set_status(TrayState.SIGNED_OUT, f"not connected to the hub: {exc.message}")
             self.sign_in_failed.emit(self.name, str(exc))
             return False
-        monitor.on_state.append(self._on_state)
-        monitor.on_commit.append(self._on_commit)
-        self.monitor = monitor
-        await monitor.start()
-        self._open_readers(monitor)
-        if self.paused:
-            monitor.pause()
-        return True
+        return await super().restore()
 
     async def sign_in(
         self, opener: Opener, on_listener: Callable[[LoopbackListener], None] | None = None
     ) -> bool:
-        """No browser for a hub: a new start with the keyring's secret (after the hub refused it, say)."""
-        await self.stop()
+        """No browser for a hub: start again with the keyring's secret."""
         return await self.restore()
 
     async def sign_out(self) -> None:
-        await self.stop()
+        await self.link.stop()
         self._set_status(TrayState.SIGNED_OUT, "disconnected from the hub")

@@ -84,9 +84,30 @@ def pick(pair: tuple[str, str], dark: bool) -> str:
     return pair[1] if dark else pair[0]
 
 
+_ASSIGNED: dict[str, int] = {}  # tenant → its colour's index, set by assign_tenant_colors
+
+
+def assign_tenant_colors(tenants: list[str]) -> dict[str, int]:
+    """Give each tenant its own colour while there are enough: in the given (profile) order, each takes the colour
+    its name hashes to, or the next one free. A tenant added later never moves the earlier ones."""
+    taken: set[int] = set()
+    _ASSIGNED.clear()
+    for tenant in tenants:
+        slot = zlib.crc32(tenant.encode()) % len(TENANT_COLORS)
+        for step in range(len(TENANT_COLORS)):
+            if (slot + step) % len(TENANT_COLORS) not in taken:
+                slot = (slot + step) % len(TENANT_COLORS)
+                break
+        taken.add(slot)
+        _ASSIGNED[tenant] = slot
+    return dict(_ASSIGNED)
+
+
 def tenant_hex(tenant: str, dark: bool) -> str:
-    """A stable colour per tenant (the same every run: crc32, not Python's salted hash)."""
-    return pick(TENANT_COLORS[zlib.crc32(tenant.encode()) % len(TENANT_COLORS)], dark)
+    """A stable colour per tenant (the same every run: crc32, not Python's salted hash; told apart from the other
+    tenants' by assign_tenant_colors)."""
+    slot = _ASSIGNED.get(tenant, zlib.crc32(tenant.encode()) % len(TENANT_COLORS))
+    return pick(TENANT_COLORS[slot], dark)
 
 
 def _rgb(hexcolor: str) -> tuple[int, int, int]:

@@ -8,7 +8,7 @@ a test checks every text colour against WCAG AA in both themes.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 from tenant_events.ui.look.colors import (
@@ -40,6 +40,26 @@ def family_color(family: str, dark: bool) -> QColor:
 def tenant_color(tenant: str, dark: bool | None = None) -> QColor:
     """A stable colour per tenant, in the shade of the current theme unless `dark` says which."""
     return QColor(tenant_hex(tenant, is_dark() if dark is None else dark))
+
+
+def tenant_chip(tenant: str, size: int = 10) -> QPixmap:
+    """A small square of the tenant's colour (the Tenant column, the tenant selector)."""
+    chip = QPixmap(size, size)
+    chip.fill(tenant_color(tenant))
+    return chip
+
+
+def tenant_chips(tenants: list[str], size: int = 12) -> QIcon:
+    """Every tenant's colour side by side in one square: the selector's "All tenants"."""
+    chip = QPixmap(size, size)
+    chip.fill(QColor(0, 0, 0, 0))
+    painter = QPainter(chip)
+    shown = tenants[:size]
+    for k, tenant in enumerate(shown):
+        left, right = k * size // len(shown), (k + 1) * size // len(shown)
+        painter.fillRect(left, 0, right - left, size, tenant_color(tenant))
+    painter.end()
+    return QIcon(chip)
 
 
 def error_color(dark: bool | None = None) -> QColor:

@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.look.theme import is_dark, json_colors
 from tenant_events.view.event_text import jsonl_line
 
@@ -92,6 +92,15 @@ class DetailPane(QWidget):
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
         else:
             self.link.clear()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """The title is elided to the pane's width: again when the width changes (a timeline opened beside it)."""
+        super().resizeEvent(event)
+        if self.shown is not None and self.title.toolTip():
+            metrics = self.title.fontMetrics()
+            self.title.setText(
+                metrics.elidedText(self.title.toolTip(), Qt.TextElideMode.ElideRight, self.width() - 8)
+            )
 
     def changeEvent(self, event: QEvent) -> None:
         """A theme switch repaints the JSON in the new theme's colours (light ones on a dark base are ~2:1)."""

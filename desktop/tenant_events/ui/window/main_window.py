@@ -24,13 +24,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.store.records import EventFilter
+from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
 from tenant_events.ui.look.icons import app_icon
 from tenant_events.ui.window import window_state
 from tenant_events.ui.window.banners import BannerArea
 from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.entity_views import EntityViews
 from tenant_events.ui.window.event_actions import COPIED, EventActions
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.exporter = ViewExport(self, self.events)
         self.menu_actions = build_menus(self)
         self.keyboard = KeyboardNav(self)
+        self.entities = EntityViews(self)  # names as links, object timelines, "All tenants"
         self.pause_action = self.menu_actions.pause
         self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)
@@ -229,6 +231,7 @@ class MainWindow(QMainWindow):
         """
         if tenant == self.tenant and not self._head_timer.isActive():
             self._head_timer.start()
+        self.entities.events_stored(tenant)
 
     def _advance_head(self) -> None:
         task = self._advance_task
@@ -307,6 +310,7 @@ class MainWindow(QMainWindow):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.entities.close()
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
         data = self._aggregate_data.get(tenant)

@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.query import QueryError, parse
-from tenant_events.store.records import EventFilter
-from tenant_events.ui.look.theme import error_color, tenant_color
+from tenant_events.tenant.records import EventFilter
+from tenant_events.ui.look.colors import assign_tenant_colors
+from tenant_events.ui.look.theme import error_color, tenant_chips, tenant_color
 from tenant_events.ui.window.filters.query_line import QueryLine
 from tenant_events.view.time_range import from_iso, range_label, to_iso
 from tenant_events.wire import EventType
@@ -35,6 +36,7 @@ RANGES: tuple[tuple[str, timedelta | None], ...] = (
     ("Custom", None),
 )
 CUSTOM = len(RANGES) - 1
+ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/merged/)
 
 
 class FilterBar(QWidget):
@@ -105,12 +107,17 @@ class FilterBar(QWidget):
     def set_tenants(self, names: list[str], current: str | None = None) -> None:
         self.tenant_box.blockSignals(True)
         self.tenant_box.clear()
+        assign_tenant_colors(names)
+        if len(names) >= 2:
+            self.tenant_box.addItem(tenant_chips(names), ALL_TENANTS)
         for name in names:
             swatch = QPixmap(12, 12)
             swatch.fill(tenant_color(name))
             self.tenant_box.addItem(QIcon(swatch), name)
-        if current in names:
+        if current in names or (current == ALL_TENANTS and len(names) >= 2):
             self.tenant_box.setCurrentText(current)
+        elif current is None and len(names) >= 2:  # showing every tenant
+            self.tenant_box.setCurrentText(ALL_TENANTS)
         self.tenant_box.blockSignals(False)
 
     def selected_types(self) -> frozenset[str]:

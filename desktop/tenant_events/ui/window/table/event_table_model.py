@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.entities.page_names import NamedPages, PageNames
+from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 
-__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel"]
+__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel", "local_time", "utc_tooltip"]
 
 log = logging.getLogger(__name__)
 ALL = EventFilter()
@@ -63,25 +64,7 @@ HEADERS = {
 }
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
-
-
-def local_time(iso: str) -> str:
-    """Local wall time; the date only when it is not today."""
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
-    except ValueError:
-        return iso
-    if when.date() == datetime.now().astimezone().date():
-        return when.strftime("%H:%M:%S")
-    return when.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def utc_tooltip(iso: str) -> str:
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return iso
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z") + " (UTC)"
+SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
 
 
 class EventTableModel(QAbstractTableModel):
@@ -93,6 +76,9 @@ class EventTableModel(QAbstractTableModel):
         self._store = store
         self._filter = EventFilter()
         self._cache = PageCache()
+        self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
+        self._cache.on_page = self.names.page_read
+        self.names.on_ready = self._summaries_changed
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
         self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
         self._added = 0
@@ -125,6 +111,7 @@ class EventTableModel(QAbstractTableModel):
 
     def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
         self._store = store
+        self.names.clear(store.directory() if isinstance(store, NamedPages) else None)
         if flt is not None:
             self._filter = flt
         self.reload()
@@ -356,11 +343,13 @@ class EventTableModel(QAbstractTableModel):
         if ev is None:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(ev, col)
+            return self.names.text(ev) if col == Col.SUMMARY else self._display(ev, col)
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == Col.TIME:
                 return utc_tooltip(ev.time)
-            return self._display(ev, col)
+            return self.names.tooltip(ev) if col == Col.SUMMARY else self._display(ev, col)
+        if role == SENTENCE_ROLE:
+            return self.names.sentence(ev.seq)
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
             return QColor(family_color(ev.family, is_dark()))
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
@@ -376,8 +365,13 @@ class EventTableModel(QAbstractTableModel):
         if role == EVENT_ROLE:
             return ev.event_id
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{self._display(ev, Col.TYPE)}, {ev.summary}, {local_time(ev.time)}"
+            return f"{self._display(ev, Col.TYPE)}, {self.names.text(ev)}, {local_time(ev.time)}"
         return None
+
+    def _summaries_changed(self) -> None:
+        """Names arrived from the worker (page_names.py): the view repaints the column's visible cells."""
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, Col.SUMMARY), self.index(self.rowCount() - 1, Col.SUMMARY))
 
     def _gap_data(self, reason: str, col: Col, role: int) -> Any:
         """A possible-gap row: tinted, says what happened in the summary column."""

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QTableView
 
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
 from tenant_events.view.page_cache import EventPages

@@ -14,7 +14,7 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QMenu, QTableView
 
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import HEADERS, Col, EventTableModel
 from tenant_events.view import event_text
@@ -32,6 +32,7 @@ class RowMenu:
     def __init__(self, table: QTableView, model: EventTableModel, bar: FilterBar, host: RowMenuHost) -> None:
         self.table, self.model, self.bar, self.host = table, model, bar, host
         self.menu: QMenu | None = None  # the open menu (tests drive it)
+        self.extras: list[Callable[[QMenu, QModelIndex, StoredEvent], None]] = []  # more entries (timelines)
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         table.customContextMenuRequested.connect(self._requested)
 
@@ -69,7 +70,8 @@ class RowMenu:
         menu.setAccessibleName("Event actions")
         menu.destroyed.connect(lambda _o=None, m=menu: self._forget(m))
         data = event_text.data_of(full.raw)
-        for choice in choices(col.name, cell, full.type, full.time, full.purpose, data):
+        searched = ev.summary if col == Col.SUMMARY else cell  # the stored summary (ids): what search matches
+        for choice in choices(col.name, searched, full.type, full.time, full.purpose, data):
             menu.addAction(choice.label, partial(self.apply, choice))
         menu.addSeparator()
         name = HEADERS[col].lower()
@@ -94,6 +96,8 @@ class RowMenu:
         open_it.setEnabled(url is not None)
         if url is None:
             open_it.setToolTip("This tenant's domain or this event's object has no dashboard page")
+        for extra in self.extras:
+            extra(menu, index, full)
         self.menu = menu
         return menu
 

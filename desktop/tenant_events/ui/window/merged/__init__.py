@@ -1,0 +1,1 @@
+"""The "All tenants" view: one table over every tenant's store, by event time."""

@@ -1,0 +1,192 @@
+""" "All tenants": one table over three real stores filled from the simulator's tenant generator, in event-time order
+across stores, with filters and search, live arrivals on top, each tenant's own colour, and the detail pane."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from helpers.entity_events import simulated_rows
+from helpers.entity_stores import GRACE, GRACE_EMAIL, GRACE_TIMELINE, write_store
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from tenant_events.entities.sentences import Mention
+from tenant_events.store import Batch, EventReader, StoreWriter
+from tenant_events.ui.look.colors import DARK, LIGHT, contrast_ratio, tenant_hex
+from tenant_events.ui.look.theme import tenant_color
+from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
+from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.ui.window.timeline.timeline_model import TimelineCol
+from tenant_events.view.reader_pages import ReaderPages
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+TENANTS = ("acme", "globex", "initech")
+OTHER_GRACE = "google-oauth2|1815121299"
+
+
+def _time_ms(row):
+    return row.time_ms
+
+
+@pytest.fixture
+def stores(tmp_path):
+    """Three stores whose events interleave in time (each generator starts at the same moment)."""
+    made = {}
+    for k, tenant in enumerate(TENANTS):
+        path = tmp_path / f"{tenant}.sqlite3"
+        uid = GRACE if tenant == "globex" else OTHER_GRACE  # one person, a user id per tenant
+        rows = write_store(path, 800 + 10 * k, seed=21 + k, story=tenant != "acme", at=5000 + 10 * k, uid=uid)
+        made[tenant] = (path, rows)
+    return made
+
+
+def _expected(stores, keep=lambda row: True):
+    """Every stored row, newest first by (event time, tenant, seq): the order "All tenants" promises."""
+    keyed = [(row.time_ms, tenant, seq, row.event_id)
+             for tenant, (_path, rows) in stores.items()
+             for seq, row in enumerate(rows, start=1) if keep(row)]  # fmt: skip
+    return [(tenant, event_id) for _ms, tenant, _seq, event_id in sorted(keyed, reverse=True)]
+
+
+def _shown(model):
+    return [(r.tenant, r.event.event_id) for r in model.rows]
+
+
+@pytest.fixture
+def merged_window(open_window, qloop, stores):
+    w = open_window(stores["acme"][0], name="acme")
+    readers = []
+    for tenant in TENANTS[1:]:
+        pair = EventReader(stores[tenant][0]), EventReader(stores[tenant][0])
+        readers += pair
+        w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
+    yield w
+    run_async(qloop, w.shutdown())
+    for reader in readers:
+        reader.close()
+
+
+def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_search(
+    merged_window, qloop, stores
+):
+    w = merged_window
+    box = w.filter_bar.tenant_box
+    assert [box.itemText(i) for i in range(box.count())] == [ALL_TENANTS, *TENANTS]
+    box.setCurrentText(ALL_TENANTS)
+    merged = w.entities.merged
+    model = merged.model
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    assert w.entities.merged.stack.currentWidget() is merged.view
+    expected = _expected(stores)
+    assert _shown(model) == expected[:200]
+    assert {t for t, _ in _shown(model)} == set(TENANTS)  # they really interleave
+    # scrolling reads the next page from where the last one ended
+    model.fetchMore()
+    run_async(qloop, until(lambda: model.rowCount() == 400))
+    assert _shown(model) == expected[:400]
+    run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(expected):,} events"))
+    assert sum(sum(b.values()) for _s, b in w.histogram.buckets) == len(expected)
+    # the same filter bar: a type
+    w.filter_bar.set_types({"user.created"})
+    wanted = _expected(stores, lambda row: row.type == "user.created")
+    run_async(qloop, until(lambda: _shown(model) == wanted[:200]))
+    run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(wanted):,} events"))
+    # the query line's field terms too
+    w.filter_bar.clear_types()
+    w.filter_bar.search.setText("type:user.created")
+    w.filter_bar.search.returnPressed.emit()
+    run_async(qloop, until(lambda: w.filter_bar.count_label.text() == f"{len(wanted):,} events"))
+    assert _shown(model) == wanted[:200]
+    # and search: Grace's raw id in globex finds her events there, with her name in the Summary
+    w.filter_bar.clear_types()
+    w.filter_bar.search.setText(GRACE.split("|")[1])
+    w.filter_bar.search.returnPressed.emit()
+    run_async(qloop, until(lambda: model.rowCount() == 5 and {t for t, _ in _shown(model)} == {"globex"}))
+    assert model.index(0, Col.SUMMARY).data() == f"user {GRACE_EMAIL} updated"
+    assert GRACE in model.index(0, Col.SUMMARY).data(Qt.ItemDataRole.ToolTipRole)
+    # her name opens one timeline over both tenants where her address is a user (another id in initech), newest
+    # first (initech's story is ten seconds later)
+    w.entities.timelines.open_mention("globex", Mention("user", GRACE, GRACE_EMAIL))
+    pane = w.entities.timelines.pane
+    run_async(qloop, until(lambda: pane.model.rowCount() == 2 * len(GRACE_TIMELINE)))
+    got = [(r.tenant, r.event.type, r.sentence.text) for r in pane.model.rows]
+    assert got == [("initech", *e) for e in GRACE_TIMELINE] + [("globex", *e) for e in GRACE_TIMELINE]
+    assert pane.title.text() == f"Timeline of user {GRACE_EMAIL}"
+    assert not pane.table.isColumnHidden(TimelineCol.TENANT)
+    run_async(qloop, until(lambda: "initech: user" in pane.state.toPlainText()))
+    assert OTHER_GRACE in pane.state.toPlainText() and GRACE in pane.state.toPlainText()
+
+
+def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window, qloop, stores):
+    w = merged_window
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    model = w.entities.merged.model
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    later, _ = simulated_rows(1010, seed=99)
+    arriving = [r for r in later[1000:]]
+    shifted = []
+    for k, r in enumerate(arriving):  # newer than anything stored: 1 day later
+        data = orjson.loads(r.raw)
+        data["event"]["time"] = f"2026-11-02T12:00:{k:02d}.000Z"
+        data["event"]["id"] = f"evt_live_{k}"
+        from helpers.entity_events import envelope_row
+
+        shifted.append(envelope_row(r.type, data["event"]["data"], data["event"]["time"], 800_000 + k))
+    writer = StoreWriter(stores["initech"][0])
+    writer.commit_sync(Batch(events=shifted, cursor="live"))
+    writer.close()
+    w.events_stored("initech")
+    run_async(qloop, until(lambda: model.rowCount() == 210))
+    assert [(r.tenant, r.event.event_id) for r in model.rows[:10]] == [
+        ("initech", row.event_id) for row in reversed(shifted)
+    ]
+    merged_view = w.entities.merged.view
+    merged_view.setCurrentIndex(model.index(12, Col.TYPE))
+    row = model.rows[12]
+    assert w.detail.shown is not None and w.detail.shown.event_id == row.event.event_id
+    assert w.detail.shown.raw is not None
+    # picking one tenant again brings its own table back
+    w.filter_bar.tenant_box.setCurrentText("globex")
+    assert w.tenant == "globex" and w.entities.merged.stack.currentWidget() is w.table
+    # back to all, then a tenant goes: the view follows the stores left, and leaves with one left
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    w.remove_tenant("initech")
+    run_async(
+        qloop, until(lambda: model.rowCount() == 200 and {r.tenant for r in model.rows} <= {"acme", "globex"})
+    )
+    w.remove_tenant("globex")
+    run_async(qloop, until(lambda: w.tenant == "acme"))
+    assert w.entities.merged.stack.currentWidget() is w.table and not w.entities.merged.active
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_each_tenant_has_its_own_colour_readable_in_both_themes(merged_window, qloop, dark):
+    w = merged_window
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    model = w.entities.merged.model
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    colours = {tenant_hex(t, dark) for t in TENANTS}
+    assert len(colours) == 3  # told apart, whatever their names hash to
+    for colour in colours:
+        for background in ("Base", "AlternateBase"):
+            palette = DARK if dark else LIGHT
+            assert contrast_ratio(colour, palette[background]) >= 4.5
+    for r in range(20):
+        row = model.rows[r]
+        chip = model.index(r, Col.TENANT).data(Qt.ItemDataRole.DecorationRole)
+        assert QColor(chip.toImage().pixelColor(2, 2)) == tenant_color(row.tenant)
+        assert model.index(r, Col.TENANT).data() == row.tenant
+        assert model.index(r, Col.TENANT).data(Qt.ItemDataRole.ForegroundRole) == tenant_color(row.tenant)
+
+
+def test_tenant_colours_stay_apart_and_stay_put():
+    from tenant_events.ui.look.colors import TENANT_COLORS, assign_tenant_colors
+
+    names = [f"tenant-{k}" for k in range(len(TENANT_COLORS))]
+    first = assign_tenant_colors(names)
+    assert sorted(first.values()) == list(range(len(TENANT_COLORS)))  # every colour once, whatever the hashes
+    later = assign_tenant_colors([*names, "one-more"])
+    assert {n: later[n] for n in names} == first  # a tenant added later moves none of the others
+    assert assign_tenant_colors(names) == first  # the same every time
