@@ -65,11 +65,12 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             assert {w.model.event_at(r).type for r in range(min(50, w.model.rowCount()))} == {target.type}
             assert w.model.rowCount() == session.pages.reader.count(w.model.event_filter)
             # and by text (FTS over id, summary and data): the event id finds exactly that event
+            updated = signal_future(w.aggregates_updated)  # before the query: it may answer at once
             w.filter_bar.search.setText(target.event_id)
             w.filter_bar.search.returnPressed.emit()
             await until(lambda: not w.first_page.busy, 10, "the query's first page (read on a worker)")
             assert w.model.rowCount() == 1 and w.model.event_at(0).event_id == target.event_id
-            await signal_future(w.aggregates_updated)
+            await updated
             assert w.filter_bar.count_label.text() == "1 event"
             save_screenshot(w, "filter-in-use")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSettings, Qt, QTimer, Signal
@@ -140,7 +141,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.filter_changed.connect(self.apply_filter)
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.model.count_needed.connect(self._count_total)
+        self.model.count_needed.connect(lambda generation: self._spawn(self._count(generation)))
         self.first_page = first_page.attach(self, lambda: self._aggregate_data.get(self.tenant or ""))
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
@@ -202,7 +203,6 @@ class MainWindow(QMainWindow):
             return
         self.tenant = name
         self.filter_bar.set_tenants(list(self._data), name)
-        self.first_page.cancel()
         self.model.set_store(self._data[name], self.filter_bar.current())
         self.detail.show_event(None)
         self._show_status()
@@ -213,9 +213,8 @@ class MainWindow(QMainWindow):
     def apply_filter_now(self, flt: EventFilter) -> None:
         """Show `flt` as the filter bar would (first page now, the total counted on a worker thread, then the
         aggregates: both use the same reader, and the row count matters more)."""
-        if flt.query and self._has_loop() and self.first_page.start(flt):
+        if self.first_page.take(flt, self._has_loop()):
             return  # a query may scan the whole store: read on a worker, applied when it is done
-        self.first_page.cancel()
         self.model.set_filter(flt, count_later=self._has_loop())
         if not self.model.counting:
             self.schedule_aggregates(now=True)
@@ -240,9 +239,7 @@ class MainWindow(QMainWindow):
             return
         if not self._has_loop():
             return
-        self._advance_task = asyncio.ensure_future(self._advance())
-        self._tasks.add(self._advance_task)
-        self._advance_task.add_done_callback(self._tasks.discard)
+        self._advance_task = self._spawn(self._advance())
 
     @staticmethod
     def _has_loop() -> bool:
@@ -252,10 +249,11 @@ class MainWindow(QMainWindow):
             return False
         return True
 
-    def _count_total(self, generation: int) -> None:
-        task = asyncio.ensure_future(self._count(generation))
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _count(self, generation: int) -> None:
         data = self._aggregate_data.get(self.tenant or "")
@@ -294,13 +292,9 @@ class MainWindow(QMainWindow):
     def refresh_aggregates(self) -> None:
         if self.tenant is None:
             return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # Qt events processed outside the asyncio loop (tests between loop runs)
+        if not self._has_loop():  # Qt events processed outside the asyncio loop (tests between loop runs)
             return
-        task = asyncio.ensure_future(self._aggregates(self.tenant, self.model.event_filter))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._spawn(self._aggregates(self.tenant, self.model.event_filter))
 
     async def shutdown(self) -> None:
         """Stop background aggregate queries before the app closes the readers."""

@@ -134,8 +134,7 @@ class EventTableModel(QAbstractTableModel):
         self._reset(head, first)
 
     def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent]) -> None:
-        """`flt`'s first page at `head`, read on a worker (a query may scan the whole store: first_page.py);
-        the total follows through `count_needed`."""
+        """`flt`'s first page at `head`, read on a worker (first_page.py); the total follows (`count_needed`)."""
         self._filter = flt
         self._reset(head, first)
 
@@ -162,8 +161,7 @@ class EventTableModel(QAbstractTableModel):
             self.count_needed.emit(self.generation)
 
     def apply_total(self, generation: int, total: int, oldest: int | None = None) -> None:
-        """The full count for the snapshot of `generation` arrived: the rest of the rows appear below.
-        `oldest`: the oldest matching seq, read on the worker too (first_page.count_and_oldest)."""
+        """The full count for `generation`'s snapshot arrived (and its oldest match): the rows appear below."""
         if generation != self.generation or not self.counting:
             return
         if oldest is not None:

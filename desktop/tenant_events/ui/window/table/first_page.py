@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
 from tenant_events.tenant.records import EventFilter, StoredEvent
@@ -74,6 +74,14 @@ class FirstPageReader(QObject):
             self.busy_changed.emit(True)
         return True
 
+    def take(self, flt: EventFilter, on_loop: bool) -> bool:
+        """True when `flt` is a query whose first page is now read on a worker; otherwise a pending read is
+        dropped (the caller applies `flt` itself, and it wins)."""
+        if flt.query and on_loop and self.start(flt):
+            return True
+        self.cancel()
+        return False
+
     def cancel(self) -> None:
         """A newer filter applied the usual way wins over a query still being read."""
         if self.pending is not None:
@@ -113,6 +121,8 @@ class Window(Protocol):
     def table(self) -> QTableView: ...
     @property
     def filter_bar(self) -> FilterBar: ...
+    @property
+    def tenant_shown(self) -> SignalInstance: ...
     def schedule_aggregates(self, now: bool = False) -> None: ...
 
 
@@ -134,5 +144,6 @@ def attach(w: Window, data: Callable[[], EventPages | None]) -> FirstPageReader:
             w.schedule_aggregates(now=True)
 
     reader.busy_changed.connect(busy)
+    w.tenant_shown.connect(lambda _name: reader.cancel())  # another tenant's store: a pending page is not its
     reader.applied.connect(shown)
     return reader
