@@ -34,7 +34,7 @@ from tenant_events.hub.subjects import GAP, REJECTED, HubNames, parse_position, 
 from tenant_events.hub.viewer_batches import BatchKeeper
 from tenant_events.store.records import CommitResult, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff
-from tenant_events.stream.engine import MAX_REJECTED_RAW
+from tenant_events.stream.batching import MAX_REJECTED_RAW
 from tenant_events.stream.sink import BatchSink
 from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.wire import EventMessage, MessageRejected, decode_frame_timed
