@@ -98,7 +98,7 @@ def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
     [
         ("monitor.py", "import PySide6", {QT_CONTRACT}),
         ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("settings.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("settings/document.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
         ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
         ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
         ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
