@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 # Batches handed to the sink but not yet committed (pipelining, bounded; each batch at most max_bytes).
 # Measured: 12 was no faster than 4 (and since then WAL checkpoints left the writer thread: store/checkpoint.py).
 IN_FLIGHT: Final = 4
+TIMER_SLACK: Final = 0.002  # seconds: a batch this close to its deadline is flushed now
 MAX_REJECTED_RAW: Final = 64 * 1024  # of a rejected frame's data, kept for the person who looks at it
 
 
@@ -99,13 +100,18 @@ class BatchKeeper:
             if self._since is None:
                 await self._opened.wait()
                 self._opened.clear()
-            await asyncio.sleep(self._max_delay / 2)
-            if self._since is not None and time.time() - self._since >= self._max_delay:
+                continue
+            # Sleep to the deadline itself: a loop's timers may wake a millisecond early (Qt's does), and
+            # half-period ticks then missed the deadline by a whole tick (commits at 150 ms instead of 100 ms).
+            left = self._since + self._max_delay - time.time()
+            if left > TIMER_SLACK:
+                await asyncio.sleep(left)
+            else:
                 try:
                     await self.flush()
                 except StorageError as exc:
                     self.failure = exc
-                    self.on_failure()  # the follower pauses; the timer keeps ticking for after
+                    self.on_failure()  # the follower pauses; the timer waits for the next batch
 
     async def flush(self) -> None:
         """Hand the pending batch to the sink (in order); raises the first commit failure."""
