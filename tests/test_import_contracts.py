@@ -111,7 +111,7 @@ def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
     [
         ("monitor.py", "import PySide6", {QT_CONTRACT}),
         ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("settings.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("settings/document.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
         ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
         ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
         ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
@@ -138,7 +138,6 @@ def test_a_planted_back_import_breaks_its_contract(
 # Pairs of modules that still reach each other (the main window's helpers take the window itself). A ratchet:
 # a new circle fails this test, and so does one that went away until it is struck off here.
 KNOWN_CIRCLES = {
-    ("tenant_events.alerts.matchers", "tenant_events.alerts.rule_model"),
     ("tenant_events.ui.window.event_actions", "tenant_events.ui.window.main_window"),
     ("tenant_events.ui.window.main_window", "tenant_events.ui.window.table.event_selection"),
     ("tenant_events.ui.window.main_window", "tenant_events.ui.window.table.keyboard_nav"),

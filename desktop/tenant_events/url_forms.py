@@ -1,6 +1,6 @@
 """URL spellings the profiles need: one form per stream URL, and the exact loopback callback URLs to register.
 
-A leaf module (stdlib only) under settings.py, which re-exports both.
+A leaf module (stdlib only) under the settings package, whose profiles and document use it.
 """
 
 from __future__ import annotations

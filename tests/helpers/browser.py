@@ -116,10 +116,13 @@ def cli_login(
     assert login.stdout is not None
     timer = threading.Timer(60, login.kill)
     timer.start()
-    try:
-        url = login.stdout.readline().strip()
-        final = act_as_browser(url, action)
-        out, err = login.communicate(timeout=60)
-    finally:
-        timer.cancel()
+    with login:  # its pipes are closed (and it is waited for) even when the browser part fails
+        try:
+            url = login.stdout.readline().strip()
+            final = act_as_browser(url, action)
+            out, err = login.communicate(timeout=60)
+        finally:
+            timer.cancel()
+            if login.poll() is None:
+                login.kill()
     return CliLogin(url, final, out, err, login.returncode)

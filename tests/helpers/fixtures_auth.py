@@ -42,6 +42,7 @@ class OidcPeer:
     client_id: str = "desktop-app"
     hs256_client_id: str = "hs256-app"
     output: list[str] = field(default_factory=list)
+    readers: list[threading.Thread] = field(default_factory=list)  # drain its pipes until it exits
 
     @property
     def issuer(self) -> str:
@@ -59,6 +60,11 @@ class OidcPeer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        for reader in self.readers:  # at EOF now that the peer is gone; then its pipes can be closed
+            reader.join(5)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
 
     def act_as_browser(
         self, authorize_url: str, action: str = "allow", login: str = "alice"
@@ -121,7 +127,8 @@ def start_oidc_peer(env: dict[str, str] | None = None) -> OidcPeer:
         for line in process.stderr:
             stderr_lines.append(line)
 
-    threading.Thread(target=drain_stderr, daemon=True).start()
+    stderr_reader = threading.Thread(target=drain_stderr, daemon=True)
+    stderr_reader.start()
     timer = threading.Timer(30, process.kill)
     timer.start()
     try:
@@ -130,10 +137,15 @@ def start_oidc_peer(env: dict[str, str] | None = None) -> OidcPeer:
         timer.cancel()
     if not line:
         process.wait(5)
+        stderr_reader.join(5)
+        process.stdout.close()
+        process.stderr.close()
         raise AssertionError(f"the OIDC peer did not start: {''.join(stderr_lines)[-2000:]}")
     ready = json.loads(line)
-    threading.Thread(target=lambda: [None for _ in process.stdout or []], daemon=True).start()
-    return OidcPeer(auth_url=ready["issuer"], process=process, output=stderr_lines)
+    stdout_reader = threading.Thread(target=lambda: [None for _ in process.stdout or []], daemon=True)
+    stdout_reader.start()
+    return OidcPeer(auth_url=ready["issuer"], process=process, output=stderr_lines,
+                    readers=[stderr_reader, stdout_reader])  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -180,6 +180,10 @@ def unraisable_printed(procs: list[CliProcess]) -> str | None:
         if proc.poll() is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(5)  # a test that signalled it but did not wait
+        if proc.poll() is not None:  # a test that killed it without communicate(): its pipes stay open
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
         text = proc.unraisable_file.read_text(encoding="utf-8") if proc.unraisable_file.exists() else ""
         proc.unraisable_file.unlink(missing_ok=True)
         if text:

@@ -24,7 +24,8 @@ class HubCli:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         self.lines: list[str] = []
         self._changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -52,15 +53,24 @@ class HubCli:
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(10)
+        self._close()
 
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(30)
+            code = self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
+        self._close()
+        return code
+
+    def _close(self) -> None:
+        """The process is gone: let the reader reach the end of its stderr, then close the pipe."""
+        self._reader.join(5)
+        if self.proc.stderr is not None and not self._reader.is_alive():
+            self.proc.stderr.close()
 
     def text(self) -> str:
         with self._changed:

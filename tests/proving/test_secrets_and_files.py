@@ -143,6 +143,7 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
     finally:
         sim.process.kill()
         sim.process.wait(10)
+        sim.process.stdout.close()
 
 
 @pytest.mark.expect_warning_logs

@@ -10,10 +10,10 @@ import pytest
 
 from helpers.entity_events import T0, Tenant, simulated_rows
 from tenant_events.store import Batch, StoreWriter
+from tenant_events.store.commit import insert_events
 from tenant_events.store.directory import LIVE_BATCH
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.schema import _V1, _V2, _split
-from tenant_events.store.writer import _insert_events
 from tenant_events.wire.references import references
 
 
@@ -289,7 +289,7 @@ def test_a_schema_2_database_gets_its_directory_when_opened(tmp_path):
         conn.execute(statement)
     conn.execute("PRAGMA user_version = 2")
     conn.execute("BEGIN")
-    _insert_events(conn, rows)
+    insert_events(conn, rows)
     conn.execute("COMMIT")
     conn.close()
     StoreWriter(path).close()  # the migration builds the directory from the stored events

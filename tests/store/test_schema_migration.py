@@ -7,8 +7,8 @@ import sqlite3
 
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
+from tenant_events.store.commit import insert_events
 from tenant_events.store.schema import _V1, SCHEMA_VERSION, _split, open_database
-from tenant_events.store.writer import _insert_events
 
 
 def _schema1_database(path, rows):
@@ -87,6 +87,6 @@ def test_one_full_batch_is_one_insert_statement(tmp_path):
     conn, _ = open_database(tmp_path / "s.sqlite3")
     statements: list[str] = []
     conn.set_trace_callback(statements.append)
-    _insert_events(conn, [row(i) for i in range(1000)])
+    insert_events(conn, [row(i) for i in range(1000)])
     conn.close()
     assert len(statements) == 1

@@ -66,7 +66,8 @@ def test_export_the_view_as_jsonl_and_csv(open_window, filled_store, qloop, tmp_
 
     (result,) = run_async(qloop, choose())
     assert result == 1091
-    rows = list(csv.reader(csv_target.open(encoding="utf-8")))
+    with csv_target.open(encoding="utf-8", newline="") as exported:
+        rows = list(csv.reader(exported))
     assert rows[0][:4] == ["seq", "time", "type", "event_id"] and len(rows) == 1092
     assert {r[2] for r in rows[1:]} == {"user.deleted", "group.created"}
     seqs = [int(r[0]) for r in rows[1:]]

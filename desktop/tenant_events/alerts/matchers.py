@@ -7,7 +7,6 @@ the real service's payloads (event-stream.md §5, wire/payloads.py): `object.rol
 
 from __future__ import annotations
 
-import fnmatch
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -15,24 +14,13 @@ from datetime import time as wall_time
 from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.alert_settings import WEEKDAYS, WorkingHours
-from tenant_events.wire.event_types import EVENT_TYPE_NAMES
+from tenant_events.alerts.type_patterns import expand_types as expand_types  # a rule's type test
 
 if TYPE_CHECKING:
     from tenant_events.alerts.rule_model import Condition
 
 DataTest = Callable[[Mapping[str, Any]], bool]
 _MINUTE_MS: Final = 60_000
-
-
-def expand_types(patterns: list[str]) -> frozenset[str]:
-    """Event type names matching shell-style patterns (`organization.*`, `*.deleted`, `user.created`)."""
-    out: set[str] = set()
-    for pattern in patterns:
-        hits = {name for name in EVENT_TYPE_NAMES if fnmatch.fnmatchcase(name, pattern)}
-        if not hits:
-            raise ValueError(f"{pattern!r} matches no event type (e.g. user.deleted or organization.*)")
-        out |= hits
-    return frozenset(out)
 
 
 def _at_path(data: Mapping[str, Any], path: list[str]) -> Any:

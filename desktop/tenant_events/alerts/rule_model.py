@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.matchers import expand_types
+from tenant_events.alerts.type_patterns import expand_types
 from tenant_events.store.alert_records import Severity
 
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")

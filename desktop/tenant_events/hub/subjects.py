@@ -13,25 +13,20 @@ A viewer's local cursor is the stream sequence of the last message it stored, ke
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
+
+from tenant_events.settings.hubs import (
+    check_hub_tenant as check_hub_tenant,
+)  # the hub names its tenants by it
 
 PREFIX: Final = "tenant-events"
 CURSOR_KEY: Final = "cursor"
 LEASE_KEY: Final = "leader"
 REJECTED: Final = "rejected"
 GAP: Final = "gap"
-_TENANT: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 _POSITION_PREFIX: Final = "hub:"
-
-
-def check_hub_tenant(name: str) -> str:
-    """`name` if it can be a subject token and a stream name; ValueError saying what is allowed otherwise."""
-    if not _TENANT.match(name):
-        raise ValueError(f"{name!r} is not a hub tenant name (1–64 lowercase letters, digits or dashes)")
-    return name
 
 
 @dataclass(frozen=True)

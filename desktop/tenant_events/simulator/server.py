@@ -80,7 +80,11 @@ class SimulatorServer:
             raise OSError(exc.errno, f"cannot listen on {config.host}:{config.port}: {exc.strerror}") from exc
         self.port = int(self.sock.getsockname()[1])
         host = f"[{config.host}]" if ":" in config.host else config.host
-        self.state = SimState(config)
+        try:
+            self.state = SimState(config)  # a bad scenario file is refused here: the socket must not leak
+        except BaseException:
+            self.sock.close()
+            raise
         self.state.bind(f"http://{host}:{self.port}")
         self.state.activity.fill_backlog(config.backlog)
         logging.getLogger("uvicorn.error").addFilter(_DropFilter())

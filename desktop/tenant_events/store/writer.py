@@ -1,86 +1,37 @@
 """The one writer of a tenant database: a dedicated thread that owns the write connection.
 
-The engine hands it `Batch`es from asyncio (`await writer.commit(batch)`); each batch — events, rejected
-frames, an optional gap marker and the cursor after them — commits in ONE transaction (issue 5), so after a
-crash the stored cursor never points past a stored event nor before one that is missing. Duplicates (same
-event id and time, schema.py _V2) are dropped by the UNIQUE constraint and counted.
-
-Summaries and full-text indexing run on the same thread whenever no batch has arrived for a short while, a few
-hundred rows per transaction, so they never slow ingest; `EventReader` summarises and searches the
-not-yet-indexed tail itself.
-Retention deletes in small chunks, each its own transaction, so a reader or the next batch never waits long.
-After every write transaction, and when writes pause, checkpoint.py keeps the write-ahead log small.
+The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
+commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
+index whenever no batch has arrived for a short while (indexer.py), deletes old events in small chunks when
+asked (retention.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
+(checkpoint.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import logging
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import directory
+from tenant_events.store import indexer
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
-from tenant_events.store.records import Batch, CommitResult, CursorState, EventRow, summary_of
-from tenant_events.store.schema import OpenNotice, open_database, rollback
+from tenant_events.store.commit import commit_batch
+from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING
+from tenant_events.store.records import Batch, CommitResult, CursorState
+from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
+from tenant_events.store.schema import OpenNotice, open_database
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-FTS_CHUNK: Final = 500
-# Seconds without a batch before the indexer starts; once started it goes on chunk after chunk until a batch
-# arrives. A catch-up delivers a batch every few ms, so indexing (summaries in Python, FTS in SQLite) waits
-# for it to end instead of taking the GIL from the ingest path.
-IDLE_BEFORE_INDEXING: Final = 0.5
-RETENTION_CHUNK: Final = 2000
-
-# A batch's events go in as a few multi-row `INSERT … VALUES (…),(…)…` statements of fixed sizes (so the statement
-# cache holds five plans): each is one sqlite3_step in C with the GIL released, instead of one GIL hand-off per
-# row with executemany; the rows keep the stream's order as the stored order (AUTOINCREMENT seq). Measured
-# cheaper than the earlier json_each(?) form, which re-serialised and re-parsed each row's raw JSON in SQLite.
-# ON CONFLICT skips only a duplicate event (same time and id, schema.py _V2); OR IGNORE would also hide a NOT NULL
-# violation.
-_EVENT_COLUMNS: Final = (
-    "event_id, stream_offset, type, family, time, time_ms, source, tenant, purpose, summary, raw, received_at"
-)
-# 1,000 × 12 parameters, under SQLite's 32,766: a full batch is ONE statement, so one GIL hand-back per batch
-# (each can wait up to the 5 ms switch interval while the engine parses).
-_CHUNK_ROWS: Final = (1000, 100, 20, 5, 1)
-
-
-@functools.cache
-def _insert_events_sql(rows: int) -> str:
-    values = ",".join(["(?,?,?,?,?,?,?,?,?,?,?,?)"] * rows)
-    # Only constants and "?" placeholders go into the text; every value is bound.
-    return f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES {values} ON CONFLICT (time_ms, event_id) DO NOTHING"  # noqa: S608
-
-
-def _insert_events(conn: sqlite3.Connection, events: list[EventRow]) -> int | None:
-    """Insert in stream order; returns the seq of the last row inserted (sqlite3_last_insert_rowid)."""
-    start, total, last = 0, len(events), None
-    for size in _CHUNK_ROWS:
-        while total - start >= size:
-            last = conn.execute(
-                _insert_events_sql(size),
-                [v for e in events[start : start + size] for v in e],  # EventRow: columns in order
-            ).lastrowid
-            start += size
-    return last
-
-
-_INSERT_REJECTED: Final = (
-    "INSERT INTO rejected (received_at, event_name, stream_offset, reason, raw) VALUES (?, ?, ?, ?, ?)"
-)
 
 
 class StoreWriter:
@@ -112,7 +63,7 @@ class StoreWriter:
     def _run(self, opened: concurrent.futures.Future[OpenNotice | None]) -> None:
         try:
             self._conn, notice = open_database(self.path)
-            self._fts_pending = self._fts_backlog() > 0
+            self._fts_pending = indexer.backlog(self._conn) > 0
             self._stored_upto = int(
                 self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
             )
@@ -164,10 +115,6 @@ class StoreWriter:
         return self._conn
 
     # -- public API --------------------------------------------------------------------------------------
-    async def commit(self, batch: Batch) -> CommitResult:
-        """Commit `batch` in one transaction on the writer thread."""
-        return await asyncio.wrap_future(self._submit(lambda: self._commit(batch)))
-
     def submit(self, batch: Batch) -> concurrent.futures.Future[CommitResult]:
         """Queue `batch` now (batches commit in the order submitted); the future completes after COMMIT."""
         return self._submit(lambda: self._commit(batch))
@@ -184,7 +131,7 @@ class StoreWriter:
         return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
 
     def duplicates_total(self) -> int:
-        return self._submit(lambda: self._counter("duplicates")).result()
+        return self._submit(lambda: indexer.counter(self.conn, "duplicates")).result()
 
     async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
         """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
@@ -231,119 +178,29 @@ class StoreWriter:
             raise
 
     def _commit_batch(self, batch: Batch) -> CommitResult:
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                before_seq = self._stored_upto
-                before_changes = conn.total_changes
-                last_rowid = _insert_events(conn, batch.events)
-                inserted = conn.total_changes - before_changes
-                duplicates = len(batch.events) - inserted
-                # The new rows lie in before_seq+1 .. the last row inserted. Not before_seq + inserted: a skipped
-                # duplicate still uses up a seq (AUTOINCREMENT). No query: each statement the writer runs is one
-                # more wait for the GIL while the engine parses.
-                first_seq, last_seq = (before_seq + 1, last_rowid) if inserted else (None, None)
-                directory.after_batch(conn, last_seq, inserted)  # live events: into the directory now
-                if duplicates:
-                    conn.execute(
-                        "UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,)
-                    )
-                if batch.rejected:
-                    conn.executemany(
-                        _INSERT_REJECTED,
-                        [(r.received_at, r.event_name, r.offset, r.reason, r.raw) for r in batch.rejected],
-                    )
-                if batch.gap is not None:
-                    g = batch.gap
-                    conn.execute(
-                        "INSERT INTO gaps (created_at, reason, resumed_from, lost_cursor, after_seq)"
-                        " VALUES (?, ?, ?, ?, ?)",
-                        (g.created_at, g.reason, g.resumed_from, g.lost_cursor, before_seq),
-                    )
-                if batch.cursor is not None:
-                    conn.execute(
-                        "UPDATE cursor SET stream_offset = ?, updated_at = ?,"
-                        " last_event_time = CASE WHEN ? IS NOT NULL AND (last_event_time IS NULL"
-                        " OR ? > last_event_time) THEN ? ELSE last_event_time END WHERE id = 1",
-                        (batch.cursor, time.time(), batch.last_event_time, batch.last_event_time,
-                         batch.last_event_time),
-                    )  # fmt: skip
-                conn.execute("COMMIT")
-            except BaseException:
-                rollback(conn)
-                raise
-        except sqlite3.OperationalError as exc:
-            raise StorageError(
-                f"cannot write to {self.path}: {exc}", "free disk space or check the data dir"
-            ) from exc
+        result = commit_batch(self.conn, self.path, batch, self._stored_upto)
+        last_seq, inserted = result.last_seq, result.inserted
         if last_seq is not None:
             self._stored_upto = last_seq
             if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
                 self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
         self._wal_written()
-        return CommitResult(
-            inserted=inserted,
-            duplicates=duplicates,
-            rejected=len(batch.rejected),
-            cursor=batch.cursor,
-            first_seq=first_seq,
-            last_seq=last_seq,
-            last_event_time=batch.last_event_time,
-        )
+        return result
 
     def _wal_written(self) -> None:
         assert self.wal is not None
         self.wal.after_write()
 
-    def _max_seq(self) -> int:
-        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-        return int(row[0]) if row else 0
-
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
 
-    def _counter(self, name: str) -> int:
-        return int(self.conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
-
-    def _fts_backlog(self) -> int:
-        return self._max_seq() - self._counter("fts_upto")
-
     def _index_chunk(self) -> int:
-        """Fill the summaries of the next FTS_CHUNK rows and add them to the full-text index, one transaction."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            upto = self._counter("fts_upto")
-            rows = conn.execute(
-                "SELECT seq, event_id, type, summary, raw FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (upto, FTS_CHUNK),
-            ).fetchall()
-            indexed = [
-                (seq, eid, summary or summary_of(kind, raw), raw) for seq, eid, kind, summary, raw in rows
-            ]
-            if indexed:
-                conn.executemany(
-                    "UPDATE events SET summary = ? WHERE seq = ? AND summary IS NULL",
-                    [(r[2], r[0]) for r in indexed],
-                )
-                conn.executemany(
-                    "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)", indexed
-                )
-                upto = indexed[-1][0]
-            else:
-                upto = max(upto, self._max_seq())
-            directory.catch_up(conn, upto)  # what after_batch left for now (catch-ups)
-            conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
+        indexed = indexer.index_chunk(self.conn)
         self._wal_written()
-        self._fts_pending = len(rows) == FTS_CHUNK
-        return len(rows)
+        self._fts_pending = indexed == FTS_CHUNK
+        return indexed
 
     def _index_chunk_safely(self) -> None:
         try:
@@ -357,35 +214,8 @@ class StoreWriter:
             pass
 
     def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
-        conn = self.conn
-        seqs: list[int] = []
-        if max_age_days is not None:
-            cutoff_ms = int((time.time() - max_age_days * 86400) * 1000)
-            seqs = [r[0] for r in conn.execute(
-                "SELECT seq FROM events WHERE time_ms < ? LIMIT ?", (cutoff_ms, RETENTION_CHUNK))]  # fmt: skip
-        if max_rows is not None and len(seqs) < RETENTION_CHUNK:
-            excess = int(conn.execute("SELECT count(*) FROM events").fetchone()[0]) - len(seqs) - max_rows
-            if excess > 0:
-                seqs += [r[0] for r in conn.execute(
-                    "SELECT seq FROM events WHERE seq NOT IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?",
-                    (str(seqs), min(excess, RETENTION_CHUNK - len(seqs))))]  # fmt: skip
-        if not seqs:
-            return 0
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            upto = self._counter("fts_upto")
-            ids = str(seqs)
-            conn.execute(
-                "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw)"
-                " SELECT 'delete', seq, event_id, summary, raw FROM events"
-                " WHERE seq IN (SELECT value FROM json_each(?)) AND seq <= ?",
-                (ids, upto),
-            )
-            conn.execute("DELETE FROM events WHERE seq IN (SELECT value FROM json_each(?))", (ids,))
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
-        self._wal_written()
-        log.info("retention removed %d events from %s", len(seqs), self.path.name)
-        return len(seqs)
+        removed = retention_chunk(self.conn, max_age_days, max_rows)
+        if removed:
+            self._wal_written()
+            log.info("retention removed %d events from %s", removed, self.path.name)
+        return removed

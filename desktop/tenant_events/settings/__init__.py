@@ -1,0 +1,38 @@
+"""The settings file: tenant and hub profiles and app preferences, validated, versioned, written atomically.
+
+profiles.py       TenantProfile, make_profile (bad values → ConfigError naming the field), callback_urls
+hubs.py           HubProfile: a tenant followed through a team hub
+preferences.py    NotificationSettings, RetentionSettings
+document.py       Settings: the whole document, lookups by profile name
+settings_file.py  load_settings / save_settings, the schema migrations
+"""
+
+from tenant_events.settings.document import SCHEMA_VERSION, Settings
+from tenant_events.settings.field_checks import known_event_types
+from tenant_events.settings.hubs import HubProfile
+from tenant_events.settings.preferences import NotificationSettings, RetentionSettings
+from tenant_events.settings.profiles import (
+    DEFAULT_SCOPES,
+    TenantProfile,
+    callback_urls,
+    make_profile,
+    slugify,
+)
+from tenant_events.settings.settings_file import MIGRATIONS, load_settings, save_settings
+
+__all__ = [
+    "DEFAULT_SCOPES",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "HubProfile",
+    "NotificationSettings",
+    "RetentionSettings",
+    "Settings",
+    "TenantProfile",
+    "callback_urls",
+    "known_event_types",
+    "load_settings",
+    "make_profile",
+    "save_settings",
+    "slugify",
+]

@@ -1,0 +1,121 @@
+"""Hub profiles: a tenant read from a team hub instead of from the tenant — hub URLs, its name there, how to sign in.
+
+Kept in the settings file next to the tenant profiles (document.py `hubs`); the secret itself (password, token,
+NKey seed or creds file) lives only in the keyring (hub/credentials.py). The hub package builds on these names
+(hub/subjects.py uses `check_hub_tenant` for its subjects and streams).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tenant_events.http import is_loopback_host
+from tenant_events.wire.event_types import EVENT_TYPE_NAMES
+
+HubAuthKind = Literal["none", "password", "token", "nkey", "creds"]
+DEFAULT_PORT: Final = 4222
+_SLUG_LIMIT: Final = 64
+_TENANT: Final = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def check_hub_tenant(name: str) -> str:
+    """`name` if it can be a subject token and a stream name; ValueError saying what is allowed otherwise."""
+    if not _TENANT.match(name):
+        raise ValueError(f"{name!r} is not a hub tenant name (1–64 lowercase letters, digits or dashes)")
+    return name
+
+
+def check_hub_url(url: str) -> str:
+    """`url` as nats://HOST:PORT or tls://HOST:PORT; ValueError naming the problem and the fix otherwise.
+
+    Plain nats:// only to a loopback host: anywhere else the credentials and the events would cross the network
+    in clear text (the same rule as http:// for tenants).
+    """
+    text = url.strip()
+    parts = urlsplit(text if "://" in text else f"nats://{text}")
+    if parts.scheme not in ("nats", "tls"):
+        raise ValueError(f"{url!r} is not a hub URL; use nats://HOST:PORT or tls://HOST:PORT")
+    if parts.username or parts.password:
+        raise ValueError(f"{url!r} holds credentials; give them separately so they are kept in the keyring")
+    if not parts.hostname:
+        raise ValueError(f"{url!r} names no host; use nats://HOST:PORT or tls://HOST:PORT")
+    try:
+        port = parts.port or DEFAULT_PORT
+    except ValueError:
+        raise ValueError(f"{url!r} has a bad port number") from None
+    if parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"{url!r} has a path or query; a hub URL is just scheme://HOST:PORT")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    if parts.scheme == "nats" and not is_loopback_host(parts.hostname):
+        raise ValueError(
+            f"{url!r} is not encrypted; use tls://{host}:{port} (nats:// only for this computer)"
+        )
+    return f"{parts.scheme}://{host}:{port}"
+
+
+def split_hub_urls(text: str) -> list[str]:
+    """`nats://a:4222,nats://b:4222` (a cluster's servers) → checked URLs."""
+    urls = [check_hub_url(u) for u in text.split(",") if u.strip()]
+    if not urls:
+        raise ValueError("no hub URL given; use nats://HOST:PORT or tls://HOST:PORT")
+    return urls
+
+
+class HubProfile(BaseModel):
+    """One tenant followed through a hub; `name` is also its database file name."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    name: str = Field(description="short slug; the database file is <name>.sqlite3")
+    hub_urls: list[str] = Field(
+        description="the hub's servers: nats://HOST:PORT (this computer) or tls://HOST:PORT"
+    )
+    hub_tenant: str = Field(description="the tenant's name on the hub (the collector's --hub-tenant)")
+    auth: HubAuthKind = Field("none", description="how to sign in to the hub; the secret is in the keyring")
+    user: str = Field("", description="user name for auth = password")
+    ca_file: str = Field(
+        "", description="PEM file of the CA that signed the hub's certificate; empty = system"
+    )
+    event_types: list[str] = Field(default_factory=list, description="event types to follow; empty = all")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        try:
+            return check_hub_tenant(v)
+        except ValueError:
+            raise ValueError(f"{v!r} must be 1–{_SLUG_LIMIT} lowercase letters, digits or dashes") from None
+
+    @field_validator("hub_tenant")
+    @classmethod
+    def _hub_tenant(cls, v: str) -> str:
+        return check_hub_tenant(v.strip())
+
+    @field_validator("hub_urls")
+    @classmethod
+    def _urls(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("is required: at least one nats://HOST:PORT or tls://HOST:PORT")
+        return [check_hub_url(u) for u in v]
+
+    @field_validator("event_types")
+    @classmethod
+    def _event_types(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if name not in EVENT_TYPE_NAMES:
+                raise ValueError(f"{name!r} is not an event type (e.g. user.created)")
+        return v
+
+    @model_validator(mode="after")
+    def _user(self) -> HubProfile:
+        if self.auth == "password" and not self.user.strip():
+            raise ValueError("user: is required to sign in with a password")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return "hub"

@@ -1,0 +1,53 @@
+"""What the user prefers beyond tenants: when desktop notifications come, and how long events are kept."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tenant_events.alert_settings import WEEKDAYS, Weekday
+from tenant_events.settings.field_checks import known_event_types
+
+_HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
+
+
+class NotificationSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(True, description="raise desktop notifications for new events")
+    event_types: list[str] = Field(default_factory=list, description="types that notify; empty = all")
+    do_not_disturb: bool = Field(False, description="suppress notifications; events are still stored")
+    quiet_hours: tuple[str, str] | None = Field(
+        None, description="('22:00', '07:00'): no notifications between"
+    )
+    do_not_disturb_until: float | None = Field(
+        None, description="unix time when a timed do-not-disturb (1 h / until tomorrow) ends; None = off"
+    )
+    quiet_days: list[Weekday] = Field(
+        default_factory=lambda: list(WEEKDAYS),
+        description="days the quiet hours apply on (the day they start)",
+    )
+    critical_passes_dnd: bool = Field(
+        False, description="alerts of critical rules notify even during do-not-disturb and quiet hours"
+    )
+
+    @field_validator("event_types")
+    @classmethod
+    def _event_types(cls, v: list[str]) -> list[str]:
+        return known_event_types(v)
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _quiet_hours(cls, v: tuple[str, str] | None) -> tuple[str, str] | None:
+        for t in v or ():
+            if not _HH_MM.match(t):
+                raise ValueError(f"{t!r} is not a time of day as HH:MM (00:00–23:59)")
+        return v
+
+
+class RetentionSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_age_days: int | None = Field(
+        90, ge=1, description="delete stored events older than this; None = keep"
+    )
+    max_events: int | None = Field(1_000_000, ge=1000, description="per tenant; oldest deleted first")

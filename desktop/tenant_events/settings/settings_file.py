@@ -1,0 +1,116 @@
+"""The settings file: read, migrated, validated and written atomically (contract 3).
+
+`load_settings(paths)` reads `AppPaths.settings_file`; a file that is not valid JSON or fails validation is
+moved aside (`settings.json.broken-<time>`) and reported through `notices`, never silently dropped. An older
+`schema_version` is backed up (`settings.json.v<N>.bak`) and then migrated step by step (MIGRATIONS); a newer
+one is refused so an old app cannot overwrite it. `save_settings` writes a temp file (0600), fsyncs and renames.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from tenant_events.errors import ConfigError
+from tenant_events.paths import AppPaths
+from tenant_events.settings.document import SCHEMA_VERSION, Settings
+from tenant_events.settings.field_checks import field_of
+
+log = logging.getLogger(__name__)
+
+
+def _v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Files written before versioning: same keys, only `schema_version` missing."""
+    return {**data, "schema_version": 1}
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Hub profiles arrived: nothing to convert, but an older app must refuse the file, not set it aside."""
+    return {**data, "schema_version": 2}
+
+
+# MIGRATIONS[n] turns a version-n dict into version n+1; run in order after a backup.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1, 1: _v1_to_v2}
+
+
+def _move_aside(path: os.PathLike[str] | str, reason: str, notices: list[str]) -> None:
+    target = f"{os.fspath(path)}.broken-{time.strftime('%Y%m%dT%H%M%S')}"
+    os.replace(path, target)
+    notice = f"The settings file {os.fspath(path)} could not be used ({reason}); it was moved to {target} and defaults are in use."
+    log.warning("%s", notice)
+    notices.append(notice)
+
+
+def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings:
+    """Read, migrate and validate the settings file; defaults when there is none."""
+    notices = notices if notices is not None else []
+    path = paths.settings_file
+    if not path.exists():
+        return Settings()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("the top level is not an object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        _move_aside(path, f"not valid JSON: {exc}", notices)
+        return Settings()
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or version < 0:
+        _move_aside(path, f"schema_version {version!r} is not a version", notices)
+        return Settings()
+    if version > SCHEMA_VERSION:
+        raise ConfigError(
+            "schema_version",
+            f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
+            "update Tenant Events",
+        )
+    if version < SCHEMA_VERSION:
+        shutil.copy2(path, f"{path}.v{version}.bak")
+        while version < SCHEMA_VERSION:
+            data = MIGRATIONS[version](data)
+            version += 1
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        _move_aside(path, f"{field_of(dict(first))}: {first.get('msg')}", notices)
+        return Settings()
+    if data.get("schema_version", 0) != (
+        json.loads(path.read_text(encoding="utf-8")).get("schema_version", 0)
+    ):
+        save_settings(paths, settings)  # migrated: write the new version once (the backup is beside it)
+    return settings
+
+
+def save_settings(paths: AppPaths, settings: Settings) -> None:
+    """Atomic replace: temp file in the same dir (0600), fsync, rename, fsync the dir."""
+    path = paths.settings_file
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    payload = settings.model_dump_json(indent=2).encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # not every platform can open a directory
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,67 @@
+"""Summaries and the full-text index, filled in behind ingest a chunk at a time.
+
+The writer thread (writer.py) runs a chunk whenever no batch has arrived for `IDLE_BEFORE_INDEXING` seconds and
+goes on chunk after chunk until a batch arrives, so indexing never slows ingest; `EventReader` summarises and
+searches the not-yet-indexed tail itself. The `fts_upto` counter is the highest seq indexed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+from tenant_events.store import directory
+from tenant_events.store.records import summary_of
+from tenant_events.store.schema import rollback
+
+FTS_CHUNK: Final = 500
+# Seconds without a batch before the indexer starts; once started it goes on chunk after chunk until a batch
+# arrives. A catch-up delivers a batch every few ms, so indexing (summaries in Python, FTS in SQLite) waits
+# for it to end instead of taking the GIL from the ingest path.
+IDLE_BEFORE_INDEXING: Final = 0.5
+
+
+def counter(conn: sqlite3.Connection, name: str) -> int:
+    return int(conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()[0])
+
+
+def max_seq(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def backlog(conn: sqlite3.Connection) -> int:
+    """Rows stored but not yet indexed."""
+    return max_seq(conn) - counter(conn, "fts_upto")
+
+
+def index_chunk(conn: sqlite3.Connection) -> int:
+    """Fill the summaries of the next FTS_CHUNK rows and add them to the full-text index, one transaction.
+
+    Returns how many rows it indexed: FTS_CHUNK means there may be more."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        upto = counter(conn, "fts_upto")
+        rows = conn.execute(
+            "SELECT seq, event_id, type, summary, raw FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+            (upto, FTS_CHUNK),
+        ).fetchall()
+        indexed = [(seq, eid, summary or summary_of(kind, raw), raw) for seq, eid, kind, summary, raw in rows]
+        if indexed:
+            conn.executemany(
+                "UPDATE events SET summary = ? WHERE seq = ? AND summary IS NULL",
+                [(r[2], r[0]) for r in indexed],
+            )
+            conn.executemany(
+                "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)", indexed
+            )
+            upto = indexed[-1][0]
+        else:
+            upto = max(upto, max_seq(conn))
+        directory.catch_up(conn, upto)  # what after_batch left for now (catch-ups)
+        conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return len(rows)
