@@ -4,8 +4,6 @@ rows arrive; a query typed on replaces the one still being read, and a filter ap
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
@@ -93,8 +91,8 @@ def test_a_newer_query_replaces_the_one_being_read_and_a_filter_change_wins(qloo
         w.filter_bar.search.clear()
         w.filter_bar.search.returnPressed.emit()  # an empty query: applied at once, the read is dropped
         assert not w.first_page.busy and w.model.event_filter.query == ""
-        await w.first_page.wait()
-        await asyncio.sleep(0)
+        await w.first_page.wait()  # the dropped read ends without touching the table
+        await until(lambda: not w.model.counting, 10, "the total of all events")
 
     run_async(qloop, filter_meanwhile())
     assert w.model.event_filter.query == "" and w.model.rowCount() == 3000
