@@ -32,6 +32,7 @@ from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
+from tenant_events.ui.alerts.app_alerts import AppAlerts
 from tenant_events.ui.app import first_run, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
@@ -94,6 +95,8 @@ class DesktopApp(QObject):
         self.notifications = NotificationController(self.settings.notifications, self)
         self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
         self.notifier.attach_tray(self.tray.icon if self.tray else None)
+        self.alerts = AppAlerts(self.window, self.tray, self.notifier, self.settings, paths, self._pages_of)
+        self.alerts.dnd_off_requested.connect(lambda: self.set_dnd(0.0))
         self.wake = WakeWatcher(tick_ms=options.wake_tick_ms, parent=self)
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(1000)
@@ -194,6 +197,7 @@ class DesktopApp(QObject):
         for session in list(self.sessions.values()):
             await session.stop()
             session.close_readers()
+        await self.alerts.close()
         await self.notifier.close()
         if self.simulator is not None:
             await self.simulator.stop()
@@ -217,6 +221,7 @@ class DesktopApp(QObject):
         r = self.settings.retention
         retention = Retention(max_age_days=r.max_age_days, max_rows=r.max_events)
         session = TenantSession(profile, self.paths, self.secrets, self.http, retention, parent=self)
+        self.alerts.add_session(session)
         session.status_changed.connect(self._status_changed)
         session.events_committed.connect(self._events_committed)
         session.sign_in_failed.connect(
@@ -268,6 +273,7 @@ class DesktopApp(QObject):
             self.window.remove_tenant(name)
             session.close_readers()
         self.notifications.forget(name)
+        self.alerts.remove(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
         self._update_tray()
@@ -302,6 +308,7 @@ class DesktopApp(QObject):
         self.set_notify_types(set(n.event_types) or set(DEFAULT_TYPES), save=False)
         self.notifications.apply_mute_settings(self.settings.notifications)
         self.policy.paused = self.policy.paused or not n.enabled
+        self.alerts.apply(settings)
         await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
         await asyncio.to_thread(save_settings, self.paths, settings)
 
@@ -311,8 +318,10 @@ class DesktopApp(QObject):
         session = self.sessions.get(tenant)
         if session is not None:
             session.refresh_status()
-        if session is not None and session.pages is not None and self.settings.notifications.enabled:
-            self.notifications.offer_committed(tenant, session.pages, first_seq)
+
+    def _pages_of(self, name: str) -> Any:
+        session = self.sessions.get(name)
+        return session.pages if session is not None else None
 
     def show_tenant(self, name: str) -> None:
         self.window.show_tenant(name)
@@ -352,6 +361,7 @@ class DesktopApp(QObject):
         if until is None:
             n.do_not_disturb = False
         self.notifications.apply_mute_settings(self.settings.notifications)
+        self.alerts.refresh_mute()
         self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
 
     def set_notify_types(self, types: set[str], save: bool = True) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.runner import AlertRunner
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.auth.session import AuthSession
@@ -27,6 +29,7 @@ from tenant_events.store import CommitResult, EventReader
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import StateChange, StreamState, state_line
+from tenant_events.ui.alerts.tenant_rules import attach_rules
 from tenant_events.view.reader_pages import ReaderPages
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
@@ -53,6 +56,7 @@ class TenantSession(QObject):
     events_committed = Signal(str, int, int, int)  # tenant, first seq, last seq, rows inserted
     signed_in = Signal(str, str)  # tenant, user display name
     sign_in_failed = Signal(str, str)  # tenant, message
+    alerts_evaluated = Signal(str, object)  # tenant, alerts.evaluator.StepResult (raised or updated alerts)
 
     def __init__(
         self,
@@ -77,6 +81,8 @@ class TenantSession(QObject):
         self.pages: ReaderPages | None = None
         self.aggregates: ReaderPages | None = None
         self.status = TenantStatus(self.name)
+        self.alert_settings = AlertSettings()  # the app sets the settings file's before the monitor starts
+        self.alert_runner: AlertRunner | None = None
 
     @property
     def is_signed_in(self) -> bool:
@@ -135,6 +141,9 @@ class TenantSession(QObject):
         monitor.on_commit.append(self._on_commit)
         self.monitor = monitor
         await monitor.start()
+        self.alert_runner = attach_rules(  # the alert rules: the app's one attach point
+            monitor, self.alert_settings, self.name, lambda step: self.alerts_evaluated.emit(self.name, step)
+        )
         self._open_readers(monitor)
         if self.paused:
             monitor.pause()
