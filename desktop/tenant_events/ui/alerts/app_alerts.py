@@ -53,6 +53,7 @@ class AppAlerts(QObject):
     ) -> None:
         super().__init__(window)
         self.window, self.tray, self.settings, self.pages_of = window, tray, settings, pages_of
+        self._rules = settings.alerts.model_copy(deep=True)  # what the runners run, to see a change
         self.book = AlertBook(paths.database_file)
         self.notes = AlertNotes(notifier, settings.notifications, self)
         self.notes.alert_requested.connect(self.open_inbox)
@@ -121,8 +122,8 @@ class AppAlerts(QObject):
 
     def apply(self, settings: Settings) -> None:
         """New settings: rules (each running tenant re-evaluates with them), do-not-disturb, quiet hours."""
-        rules_changed = settings.alerts != self.settings.alerts
-        self.settings = settings
+        rules_changed = settings.alerts != self._rules
+        self.settings, self._rules = settings, settings.alerts.model_copy(deep=True)
         self.notes.set_settings(settings.notifications)
         for session in self.sessions.values():
             session.alert_settings = settings.alerts

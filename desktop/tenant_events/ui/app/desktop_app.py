@@ -33,6 +33,7 @@ from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.ui.alerts.app_alerts import AppAlerts
+from tenant_events.ui.alerts.per_type_rule import with_per_type
 from tenant_events.ui.app import first_run, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
@@ -370,6 +371,8 @@ class DesktopApp(QObject):
             self.tray.set_notify_types(self.policy.types)
         if save:
             self.settings.notifications.event_types = sorted(types)
+            with_per_type(self.settings.alerts, types=sorted(types))  # the opt-in per-type alert rule
+            self.alerts.apply(self.settings)
             self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
 
     def nudge_all(self, reason: str) -> None:

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.settings import Settings
+from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
+from tenant_events.ui.dialogs.quiet_hours_box import QuietHoursBox
 from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
 
@@ -41,7 +43,7 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, signed_in: set[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tenant Events settings")
-        self.resize(620, 480)
+        self.resize(680, 640)
         self.settings = settings.model_copy(deep=True)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._tenants_tab(signed_in), "&Tenants")
@@ -115,10 +117,18 @@ class SettingsDialog(QDialog):
         self.types_tree.expandAll()
         self.dnd = QCheckBox("Do not disturb (events are still stored)")
         self.dnd.setChecked(n.do_not_disturb)
+        self.per_type = QCheckBox("Also notify every event of these types (off: only the alert rules notify)")
+        self.per_type.setChecked(per_type_on(self.settings.alerts))
+        self.types_tree.setEnabled(self.per_type.isChecked())
+        self.per_type.toggled.connect(self.types_tree.setEnabled)
+        self.quiet = QuietHoursBox(n)
         layout = QVBoxLayout(page)
         layout.addWidget(self.notify_enabled)
+        layout.addWidget(self.per_type)
         layout.addWidget(self.types_tree)
         layout.addWidget(self.dnd)
+        layout.addWidget(self.quiet)
+        layout.addWidget(self.quiet.critical)
         return page
 
     def _general_tab(self) -> QWidget:
@@ -161,12 +171,20 @@ class SettingsDialog(QDialog):
             children = [fam.child(j) for j in range(fam.childCount())] if fam else []
             chosen += [c.text(0) for c in children if c and c.checkState(0) == Qt.CheckState.Checked]
         s.notifications.event_types = chosen
+        with_per_type(s.alerts, enabled=self.per_type.isChecked(), types=chosen)
+        self.quiet.collect(s.notifications)  # kept as saved while the fields cannot work (see apply)
         return s
 
-    def apply(self) -> None:
+    def apply(self) -> bool:
+        """Emit the edited settings; False (nothing applied) while a field says what is wrong."""
+        if not self.quiet.check():
+            self.tabs.setCurrentIndex(1)
+            self.quiet.setFocus()
+            return False
         self.settings = self.collect()
         self.settings_changed.emit(self.settings)
+        return True
 
     def _ok(self) -> None:
-        self.apply()
-        self.accept()
+        if self.apply():
+            self.accept()
