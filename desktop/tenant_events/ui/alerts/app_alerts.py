@@ -10,17 +10,22 @@ DesktopApp owns one `AppAlerts` and calls `add_session`, `remove`, `apply`, `ref
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from pathlib import Path
 from typing import Final
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolButton
 
+from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts.delivery import MuteState
+from tenant_events.alerts.history import RuleTrial, try_rule
+from tenant_events.alerts.rule_model import Rule
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
+from tenant_events.store import AlertInbox
 from tenant_events.store.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_window import InboxWindow
@@ -32,7 +37,14 @@ from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.ui.tray.alert_menu import TrayAlertMenu
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.view.reader_pages import ReaderPages
+
+
+def _trial(path: Path, rule: Rule, hours: WorkingHours, profile: str, days: float) -> RuleTrial | None:
+    if not path.exists():
+        return None
+    with AlertInbox(path) as inbox:
+        return try_rule(inbox, rule, hours=hours, profile=profile, days=days)
+
 
 INBOX_KEYS: Final = "Ctrl+Shift+A"
 MUTE_TICK_MS: Final = 15_000  # the tray's "until 14:30" and badge follow the clock this often
@@ -49,10 +61,10 @@ class AppAlerts(QObject):
         notifier: Notifier,
         settings: Settings,
         paths: AppPaths,
-        pages_of: Callable[[str], ReaderPages | None],
     ) -> None:
         super().__init__(window)
-        self.window, self.tray, self.settings, self.pages_of = window, tray, settings, pages_of
+        self.window, self.tray, self.settings = window, tray, settings
+        self.paths = paths
         self._rules = settings.alerts.model_copy(deep=True)  # what the runners run, to see a change
         self.book = AlertBook(paths.database_file)
         self.notes = AlertNotes(notifier, settings.notifications, self)
@@ -188,8 +200,21 @@ class AppAlerts(QObject):
         if self.book.mark_all_read(self.book.entries(limit=10_000)):
             self.refresh()
 
+    async def try_rule(self, rule: Rule, days: float = 7.0) -> str:
+        """ "acme: would have fired 3 times in the last 7 days (…)", a line per tenant with a store."""
+        hours = self.settings.alerts.working_hours
+        lines = []
+        for profile in self.book.profiles:
+            trial = await asyncio.to_thread(
+                _trial, self.paths.database_file(profile), rule, hours, profile, days
+            )
+            if trial is not None:
+                lines.append(f"{profile}: {trial.sentence()}")
+        return "\n".join(lines) or "No events stored yet to try the rule on."
+
     def _events(self, profile: str, seqs: list[int]) -> list[StoredEvent]:
-        pages = self.pages_of(profile)
+        session = self.sessions.get(profile)
+        pages = session.pages if session is not None else None
         if pages is None:
             return []
         return [ev for seq in seqs if (ev := pages.get(seq)) is not None]

@@ -96,7 +96,7 @@ class DesktopApp(QObject):
         self.notifications = NotificationController(self.settings.notifications, self)
         self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
         self.notifier.attach_tray(self.tray.icon if self.tray else None)
-        self.alerts = AppAlerts(self.window, self.tray, self.notifier, self.settings, paths, self._pages_of)
+        self.alerts = AppAlerts(self.window, self.tray, self.notifier, self.settings, paths)
         self.alerts.dnd_off_requested.connect(lambda: self.set_dnd(0.0))
         self.wake = WakeWatcher(tick_ms=options.wake_tick_ms, parent=self)
         self._status_timer = QTimer(self)
@@ -292,6 +292,7 @@ class DesktopApp(QObject):
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
         dialog = SettingsDialog(self.settings, signed, self.window)
+        dialog.rules_page.set_tester(self.alerts.try_rule)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.open_connect())
         dialog.edit_tenant_requested.connect(lambda n: self.open_connect(self.settings.tenant(n)))
@@ -319,10 +320,6 @@ class DesktopApp(QObject):
         session = self.sessions.get(tenant)
         if session is not None:
             session.refresh_status()
-
-    def _pages_of(self, name: str) -> Any:
-        session = self.sessions.get(name)
-        return session.pages if session is not None else None
 
     def show_tenant(self, name: str) -> None:
         self.window.show_tenant(name)
