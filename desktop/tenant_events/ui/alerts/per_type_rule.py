@@ -21,6 +21,12 @@ def per_type_on(alerts: AlertSettings) -> bool:
     return rule is not None and rule.enabled
 
 
+def chosen_types(alerts: AlertSettings) -> set[str]:
+    """The types that notify one by one now: the rule's when it is on, none when it is off (the tray's ticks)."""
+    rule = rule_set(alerts).get(RULE_ID)
+    return set(rule.event_types) if rule is not None and rule.enabled else set()
+
+
 def with_per_type(
     alerts: AlertSettings, *, enabled: bool | None = None, types: list[str] | None = None
 ) -> None:

@@ -33,7 +33,7 @@ from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.ui.alerts.app_alerts import AppAlerts
-from tenant_events.ui.alerts.per_type_rule import with_per_type
+from tenant_events.ui.alerts.per_type_rule import chosen_types, with_per_type
 from tenant_events.ui.app import first_run, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT
@@ -127,7 +127,7 @@ class DesktopApp(QObject):
             t.sign_in_requested.connect(lambda name: self.spawn(self.sign_in(name)))
             t.sign_out_requested.connect(lambda name: self.spawn(self.sign_out(name)))
             t.quit_requested.connect(self.quit)
-            t.set_notify_types(self.policy.types)
+            t.set_notify_types(chosen_types(self.settings.alerts))
             w.keep_in_tray = True
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
@@ -364,12 +364,12 @@ class DesktopApp(QObject):
 
     def set_notify_types(self, types: set[str], save: bool = True) -> None:
         self.policy.types = set(types)
-        if self.tray is not None:
-            self.tray.set_notify_types(self.policy.types)
-        if save:
+        if save:  # ticked in the tray: the opt-in per-type alert rule notifies these types (none: it is off)
             self.settings.notifications.event_types = sorted(types)
-            with_per_type(self.settings.alerts, types=sorted(types))  # the opt-in per-type alert rule
+            with_per_type(self.settings.alerts, enabled=bool(types), types=sorted(types))
             self.alerts.apply(self.settings)
+        if self.tray is not None:
+            self.tray.set_notify_types(chosen_types(self.settings.alerts))
             self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
 
     def nudge_all(self, reason: str) -> None:
