@@ -70,7 +70,10 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
             "Mass deletion": "critical",
         }, ours
         assert len(watch.of("Mass deletion")) == 1  # the second burst coalesced
-        assert re.search(r"2\d events in \d s: user.deleted × 2\d", watch.of("Mass deletion")[0].body)
+        body = watch.of("Mass deletion")[0].body
+        assert re.fullmatch(r"2\d events in \d s: user.deleted × 2\d\nacme", body), (
+            body
+        )  # the app's tenant name
         # routine traffic (4 events a second, deletions and role changes among them) raised nothing else
         assert len(ours) == 4
 

@@ -60,6 +60,8 @@ class InboxWindow(QDialog):
         self.mark_all_button = QPushButton("Mark &all read")
         self.mark_all_button.clicked.connect(self.mark_all_read)
         QShortcut(QKeySequence("Ctrl+R"), self, self.mark_selected_read)
+        for button in (self.mark_button, self.mark_all_button):
+            button.setAutoDefault(False)  # Enter in the list is not "mark read"
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
         top.addWidget(self.mark_button)
@@ -89,6 +91,7 @@ class InboxWindow(QDialog):
         self.table_button = QPushButton("&Show these events in the table")
         self.table_button.setEnabled(False)
         self.table_button.clicked.connect(self.show_in_table)
+        self.table_button.setAutoDefault(False)
         detail = QWidget()
         lower = QVBoxLayout(detail)
         lower.setContentsMargins(0, 0, 0, 0)
