@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialogButtonBox
 
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
@@ -16,6 +17,7 @@ from helpers.fixtures_ui import (
     run_async,
     running_app,
     save_screenshot,
+    signal_future,
     until,
 )
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
@@ -127,7 +129,19 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
             page.test_button.click()
             await until(lambda: "would" in page.test_result.text(), 20, "the second trial")
             assert page.test_result.text() == "acme: would not have fired in the last 7 days"
-            d.reject()
+            # a change made here runs at once: the connection rule made critical, then acted out
+            _select(page, "Organization connection changed")
+            page.form.severity.setCurrentIndex(2)
+            changed = signal_future(d.settings_changed, 10)
+            d.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+            await changed
+            await until(lambda: app.settings.alerts.rules, 10, "applied")
+            await asyncio.to_thread(sim.scenario, "org_connection", action="added")
+            await until(lambda: app.alerts.unread == 2, 20, "the connection alert")
+            assert book.entries()[0].alert.rule_id == "org-connection"
+            assert book.entries()[0].alert.severity == "critical"
+            await session.alert_runner.drain()
+            assert len(book.entries()) == 2  # the new rules did not raise the earlier alert again
             apply_theme(qapp, "dark")
             try:
                 app.open_settings()
@@ -138,6 +152,7 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
                 dark.resize(1600, 900)
                 save_screenshot(dark, "rules-editor-dark")
                 dark.reject()
+                assert not d.isVisible()
             finally:
                 apply_theme(qapp, "light")
 
