@@ -24,6 +24,7 @@ from helpers.notify_watch import NotifyWatch
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import NotificationSettings, Settings, load_settings, save_settings
+from tenant_events.ui.alerts.per_type_rule import chosen_types
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -81,6 +82,12 @@ def test_dnd_and_quiet_hours_on_the_tray(qloop, ui_paths, make_simulator, dunst,
                 assert tray is not None and alerts.tray_menu is not None
                 mute_line = alerts.tray_menu.mute_action
                 assert not mute_line.isVisible() and not tray.muted
+                # the tray's per-type ticks are the opt-in per-type rule: off by default, on with a tick
+                assert not any(a.isChecked() for a in tray.type_actions.values())
+                tray.type_actions["group.created"].setChecked(True)
+                assert chosen_types(app.settings.alerts) == {"group.created"}
+                tray.type_actions["group.created"].setChecked(False)
+                assert chosen_types(app.settings.alerts) == set()
                 session = await app.add_tenant(profile_for(sim, "acme"))
                 await until(lambda: session.status.state.value == "live", 30, "live")
 
