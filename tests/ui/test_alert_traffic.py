@@ -86,7 +86,9 @@ def test_a_caught_up_backlog_is_one_while_you_were_away_notification(qloop, ui_p
     assert summaries[0].body.startswith("While you were away: ")
     assert len(shown) == 1 + len(live)  # the live ones (the backlog's last minutes) one each, no more
     seen = [n for n in watch.seen if n.app == "Tenant Events"]
-    assert [n.summary for n in seen].count("While you were away") == 1
+    away = [n for n in seen if n.summary == "While you were away"]
+    assert len(away) == 1 and away[0].body.endswith("\nacme") and " × " in away[0].body
+    assert not away[0].body.startswith("While you were away")  # said once, in the title
     assert len(seen) == len(shown)
     for v in _visits:
         v.cancel()
