@@ -1,8 +1,8 @@
 """The desktop path of bench/alerts.py (`--desktop`): the app's own alert wiring on a qasync loop, measured to
 the notification daemon's bus.
 
-    simulator writes the event ─▶ stream engine ─▶ store ─▶ runner (ui/alerts/tenant_rules.attach_rules, the
-    app's attach point) ─▶ AlertNotes (planner, urgency) ─▶ Notifier.show (desktop-notifier) ─▶ D-Bus Notify
+    simulator writes the event ─▶ stream engine ─▶ store ─▶ runner (tenant/alert_rules.AlertRules, what each
+    tenant link of the app runs) ─▶ AlertNotes (planner, urgency) ─▶ Notifier.show (desktop-notifier) ─▶ D-Bus Notify
 
 Points measured from the event's own `time` (ms precision):
   app       the evaluation step reaches AlertNotes on the Qt thread (committed, evaluated, stored)
@@ -80,7 +80,7 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     from tenant_events.settings import NotificationSettings
     from tenant_events.stream.engine import EngineConfig
     from tenant_events.stream.tokens import StaticTokenProvider
-    from tenant_events.ui.alerts.tenant_rules import attach_rules
+    from tenant_events.tenant.alert_rules import AlertRules
     from tenant_events.ui.notifications.alert_notes import AlertNotes
     from tenant_events.ui.notifications.desktop_notifier import Notifier
 
@@ -116,7 +116,7 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     live = asyncio.Event()
     monitor.on_state.append(lambda change: live.set() if change.state.value == "live" else None)
     await monitor.start()
-    attach_rules(monitor, settings, "bench", lambda step: on_step("bench", step))
+    AlertRules("bench", settings, [lambda step: on_step("bench", step)], strict=False).attach(monitor)
     try:
         async with httpx.AsyncClient(base_url=auth_url, timeout=30) as admin:
             await asyncio.wait_for(live.wait(), 30)

@@ -24,6 +24,7 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 QT_CONTRACT = "Qt only in ui/"
 UI_CONTRACT = "Nothing imports ui/"
 LAYERS_CONTRACT = "Layers: ui and cli over the tenant facade over stream, auth and store over the wire"
+FACADE_CONTRACT = "ui and cli reach a tenant only through the tenant facade"
 
 
 def _contracts() -> dict[str, dict[str, Any]]:
@@ -80,6 +81,18 @@ def test_nothing_imports_ui_contract_covers_every_core_module():
     }
 
 
+def test_the_front_ends_import_no_sign_in_stream_or_store_module():
+    contract = _contracts()[FACADE_CONTRACT]
+    assert set(contract["source_modules"]) == {"tenant_events.ui", "tenant_events.cli"}
+    assert set(contract["forbidden_modules"]) >= {
+        "tenant_events.auth",
+        "tenant_events.stream",
+        "tenant_events.store",
+    }
+    layers = _contracts()[LAYERS_CONTRACT]["layers"]
+    assert layers.index("tenant") == layers.index("ui") + 1  # the facade sits right under the front ends
+
+
 def test_layers_place_every_module_but_the_simulator():
     layered: set[str] = set()
     for layer in _contracts()[LAYERS_CONTRACT]["layers"]:
@@ -104,6 +117,11 @@ def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
         ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
         ("wire/envelope.py", "import tenant_events.settings", {LAYERS_CONTRACT}),
         ("ui/window/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
+        ("tenant/link.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
+        ("alerts/runner.py", "import tenant_events.tenant.link", {LAYERS_CONTRACT}),
+        ("ui/window/status_line.py", "import tenant_events.store.reader", {FACADE_CONTRACT}),
+        ("cli/options.py", "from tenant_events.auth import pkce", {FACADE_CONTRACT}),
+        ("cli/options.py", "import tenant_events.stream.engine", {FACADE_CONTRACT}),
     ],
 )
 def test_a_planted_back_import_breaks_its_contract(

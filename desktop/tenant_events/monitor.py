@@ -1,13 +1,13 @@
-"""The Qt-free facade over one tenant: token provider + stream engine + store, started and stopped as one.
+"""The running part of one tenant link: token provider + stream engine + store, started and stopped as one.
 
-    ui/ (Qt adapter) ─┐
-    cli/ (asyncio.run)┴─▶ TenantMonitor ─▶ StreamEngine ─▶ StoreWriter (writer thread) ─▶ <tenant>.sqlite3
-                                         └▶ TokenProvider (auth/ session, static env token, client credentials)
+    tenant/link.py (TenantLink) ─▶ TenantMonitor ─▶ StreamEngine ─▶ StoreWriter (writer thread) ─▶ <tenant>.sqlite3
+                                                └▶ TokenProvider (auth/ session, static env token, client credentials)
 
-A profile read from a team hub runs a hub viewer (hub/viewer.py) instead of the engine: pass `source`, a
+The front ends never hold one: the tenant link (tenant/link.py) adds sign-in, readers, commit ranges and the
+alert rules around it. A profile read from a team hub runs a hub viewer (hub/viewer.py) instead of the engine: pass `source`, a
 factory that gets the writer and returns any `EventSource`. One monitor per tenant profile; several run side by
 side on one loop. Observers are plain callbacks, called on
-the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`. The UI reads with `open_reader()`.
+the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`.
 Shutdown order (STYLE §6): cancel the stream task → commit what is pending → `before_close` hooks (the alert
 rules evaluate the last commits, alerts/runner.py) → close the writer.
 """

@@ -38,8 +38,8 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
     async def scenario() -> None:
         async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
             w, alerts, tray = app.window, app.alerts, app.tray
-            assert tray is not None and alerts.tray_menu is not None
-            assert alerts.tray_menu.menu.title() == "Alerts" and tray.unread == 0
+            assert tray is not None and app.tray_wiring.alert_menu is not None
+            assert app.tray_wiring.alert_menu.menu.title() == "Alerts" and tray.unread == 0
             session = await app.add_tenant(profile_for(sim, "acme"))
             await until(lambda: session.status.state.value == "live", 30, "live")
             await asyncio.to_thread(sim.scenario, "org_deleted")
@@ -51,7 +51,7 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
 
             # unread on the window, the tray menu, the badge and the tooltip
             assert alerts.action.iconText() == "Alerts (2)"
-            menu = alerts.tray_menu.menu
+            menu = app.tray_wiring.alert_menu.menu
             assert menu.title() == "Alerts — 2 unread"
             listed = [a.text() for a in menu.actions() if a.text()]
             assert listed[0].startswith("● ▲ Mass deletion · acme")

@@ -38,7 +38,7 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
         with NotifyWatch() as watch:
             async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
                 session = await app.add_tenant(profile_for(sim, "acme"))
-                assert session.is_signed_in and session.alert_runner is not None
+                assert session.is_signed_in and session.link.rules.runner is not None
                 await until(lambda: session.status.state.value == "live", 30, "live")
 
                 await asyncio.to_thread(sim.scenario, "admin_grant", to="group")

@@ -79,8 +79,8 @@ def test_dnd_and_quiet_hours_on_the_tray(qloop, ui_paths, make_simulator, dunst,
         with NotifyWatch() as watch:
             async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
                 tray, alerts = app.tray, app.alerts
-                assert tray is not None and alerts.tray_menu is not None
-                mute_line = alerts.tray_menu.mute_action
+                assert tray is not None and app.tray_wiring.alert_menu is not None
+                mute_line = app.tray_wiring.alert_menu.mute_action
                 assert not mute_line.isVisible() and not tray.muted
                 # the tray's per-type ticks are the opt-in per-type rule: off by default, on with a tick
                 assert not any(a.isChecked() for a in tray.type_actions.values())

@@ -42,7 +42,7 @@ def test_alert_screenshots(qloop, ui_paths, make_simulator, dunst, tray_host, th
     async def scenario() -> None:
         async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
             alerts, tray = app.alerts, app.tray
-            assert tray is not None and alerts.tray_menu is not None
+            assert tray is not None and app.tray_wiring.alert_menu is not None
             delivered: list[str] = []
             app.notifier.delivered.connect(lambda title, _how: delivered.append(title))
             session = await app.add_tenant(profile_for(sim, "acme"))
@@ -72,11 +72,11 @@ def test_alert_screenshots(qloop, ui_paths, make_simulator, dunst, tray_host, th
             save_screenshot(inbox, f"alerts-inbox-{theme}")
 
             next(a for a in tray.notify_menu.actions() if a.text() == "Do not disturb for 1 hour").trigger()
-            assert alerts.tray_menu.mute_action.isVisible()
+            assert app.tray_wiring.alert_menu.mute_action.isVisible()
             tray.menu.resize(tray.menu.sizeHint())
             save_screenshot(tray.menu, f"tray-menu-muted-{theme}")
-            alerts.tray_menu.menu.resize(alerts.tray_menu.menu.sizeHint())
-            save_screenshot(alerts.tray_menu.menu, f"tray-recent-alerts-{theme}")
+            app.tray_wiring.alert_menu.menu.resize(app.tray_wiring.alert_menu.menu.sizeHint())
+            save_screenshot(app.tray_wiring.alert_menu.menu, f"tray-recent-alerts-{theme}")
             inbox.close()
 
     run_async(qloop, scenario(), timeout=120)

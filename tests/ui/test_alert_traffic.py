@@ -42,7 +42,7 @@ def test_five_minutes_of_ordinary_demo_traffic_raise_at_most_3_notifications(
             assert pages is not None
             await until(lambda: sim.stats()["last_seq"] - start >= FIVE_MINUTES, 60, "five tenant minutes")
             await until(lambda: pages.head_seq() >= FIVE_MINUTES, 20, "all of it stored")
-            runner = session.alert_runner
+            runner = session.link.rules.runner
             assert runner is not None
             await runner.drain()
             await asyncio.sleep(1.0)  # notifications handed to the notifier reach the bus

@@ -46,7 +46,9 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
     async def scenario() -> None:
         async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
             w = app.window
-            assert app.welcome is not None and app.welcome.isVisible()  # no tenant yet: the welcome window
+            assert (
+                app.first_run.welcome is not None and app.first_run.welcome.isVisible()
+            )  # no tenant yet: the welcome window
             session = await app.add_tenant(profile_for(first, "acme"))
             assert session.is_signed_in
             await until(lambda: w.model.rowCount() >= 300, what="backlog rows in the table")
@@ -95,7 +97,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             # a wall-clock jump (resume from sleep) nudges the engine: it reconnects at once and is live again
             states: list[tuple[float, TrayState]] = []
             session.status_changed.connect(lambda st: states.append((time.monotonic(), st.state)))
-            reconnects = session.monitor.stats.reconnects
+            reconnects = session.link.stats.reconnects
             real_wall = app.wake._wall
             app.wake._wall = lambda: real_wall() + 3600.0
             t0 = time.monotonic()
@@ -107,7 +109,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             await until(lambda: states and states[-1][1] is TrayState.LIVE, what="live again")
             live_after = states[-1][0] - t0
             assert live_after < 1.0, f"live again {live_after:.2f} s after resume"
-            assert session.monitor.stats.reconnects == reconnects  # a nudge is not counted as a failure
+            assert session.link.stats.reconnects == reconnects  # a nudge is not counted as a failure
 
             # a second tenant: its own sign-in, stream and store; the selector switches the table
             other = await app.add_tenant(profile_for(second, "globex"))
@@ -125,7 +127,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
         # quit: no task left on the loop, every tenant stopped and its database closed
         leftover = other_tasks()
         assert leftover == [], leftover
-        assert all(s.monitor is None and s.pages is None for s in app.sessions.values())
+        assert all(s.link.monitor is None and s.pages is None for s in app.sessions.values())
 
     run_async(qloop, scenario(), timeout=150)
     # Python threads the app started (the simulators' uvicorn threads belong to the fixtures; _DummyThreads

@@ -30,8 +30,8 @@ def test_connect_checks_the_tenant_before_saving(qloop, ui_paths, make_simulator
 
     async def scenario() -> None:
         async with running_app(ui_paths, opener=opened.append, secret_store=MemorySecretStore()) as app:
-            app.open_connect()
-            d = app.connect_dialog
+            app.first_run.open_connect()
+            d = app.first_run.connect_dialog
             assert d is not None and d.isVisible()
             ok = d.buttons.button(QDialogButtonBox.StandardButton.Ok)
             d.client_id.setText(sim.demo_client_id)

@@ -66,8 +66,8 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             app.alerts.notes.shown.connect(lambda tenant, planned: shown.append((tenant, planned)))
             delivered: list[str] = []
             app.notifier.delivered.connect(lambda title, how: delivered.append(f"{title}/{how}"))
-            await until(lambda: app.simulator is not None, 30, "the demo simulator child")
-            pid = app.simulator.pid
+            await until(lambda: app.first_run.simulator is not None, 30, "the demo simulator child")
+            pid = app.first_run.simulator.pid
             assert psutil.Process(pid).ppid() == os.getpid()
             await until(
                 lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "demo sign-in"
@@ -115,8 +115,8 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             assert event_id in w.detail.browser.toPlainText() and '"specversion"' in w.detail.pretty
             inbox.close()
             save_screenshot(w, "demo-notification-opened-event")
-            sim = app.simulator
-        assert sim is not None and not sim.alive() and app.simulator is None
+            sim = app.first_run.simulator
+        assert sim is not None and not sim.alive() and app.first_run.simulator is None
         assert other_tasks() == []
         return pid
 

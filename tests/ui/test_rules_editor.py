@@ -140,7 +140,7 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
             await until(lambda: app.alerts.unread == 2, 20, "the connection alert")
             assert book.entries()[0].alert.rule_id == "org-connection"
             assert book.entries()[0].alert.severity == "critical"
-            await session.alert_runner.drain()
+            await session.link.rules.runner.drain()
             assert len(book.entries()) == 2  # the new rules did not raise the earlier alert again
             apply_theme(qapp, "dark")
             try:

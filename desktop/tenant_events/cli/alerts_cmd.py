@@ -20,7 +20,7 @@ from tenant_events.alerts.presentation import alert_json, body, title
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.paths import AppPaths
-from tenant_events.store import AlertInbox, StoredAlert
+from tenant_events.tenant.records import AlertInbox, StoredAlert
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -21,7 +21,7 @@ from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
-from tenant_events.store import EventFilter, EventReader, StoredEvent
+from tenant_events.tenant.records import EventFilter, EventReader, StoredEvent
 from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 
 

@@ -133,11 +133,10 @@ def _profile_for_login(args: argparse.Namespace, settings: Settings) -> tuple[Te
     return profile, False
 
 
-async def _login(args: argparse.Namespace, profile: TenantProfile) -> int:
-    from tenant_events.auth.browser import open_in_browser
-    from tenant_events.auth.secret_store import open_secret_store
-    from tenant_events.auth.sign_in import SignInOptions, sign_in
-    from tenant_events.http import api_client
+async def _login(args: argparse.Namespace, paths: AppPaths, profile: TenantProfile) -> int:
+    from tenant_events.tenant.keyring import SignInOptions, open_in_browser, open_secret_store
+    from tenant_events.tenant.link import TenantLink
+    from tenant_events.tenant.sources import of_profile
 
     opened = await asyncio.to_thread(open_secret_store)
 
@@ -154,8 +153,8 @@ async def _login(args: argparse.Namespace, profile: TenantProfile) -> int:
             print("Could not start a browser: open the URL above yourself.", file=sys.stderr, flush=True)
 
     options = SignInOptions(timeout=args.timeout, prompt=args.prompt)
-    async with api_client() as http:
-        result = await sign_in(http, profile, opened.store, opener, options)
+    async with TenantLink(profile.name, paths, of_profile(profile, opened.store)) as link:
+        result = await link.sign_in(opener, options=options)
     who = result.user.display_name
     email = f" <{result.user.email}>" if result.user.email and result.user.email != who else ""
     print(f"Signed in to {profile.name} as {who}{email}", flush=True)
@@ -183,15 +182,13 @@ def run_login(args: argparse.Namespace) -> int:
         print(
             f"Saved tenant profile {profile.name!r}. {_callbacks_line(profile)}", file=sys.stderr, flush=True
         )
-    return asyncio.run(_login(args, profile))
+    return asyncio.run(_login(args, paths, profile))
 
 
 async def _check(profile: TenantProfile) -> None:
-    from tenant_events.auth.discovery import check_tenant
-    from tenant_events.http import api_client
+    from tenant_events.tenant.sign_in import check_tenant
 
-    async with api_client() as http:
-        await check_tenant(http, profile.auth_url, "--auth-url")
+    await check_tenant(profile.auth_url, "--auth-url")
 
 
 def _callbacks_line(profile: TenantProfile) -> str:
@@ -205,33 +202,23 @@ def _callbacks_line(profile: TenantProfile) -> str:
     )
 
 
-async def _logout(profile: TenantProfile, browser: bool, return_to: str | None = None) -> None:
-    from tenant_events.auth.browser import open_in_browser
-    from tenant_events.auth.discovery import fetch_metadata
-    from tenant_events.auth.errors import SignInFailed
-    from tenant_events.auth.oauth_client import OAuthClient
-    from tenant_events.auth.secret_store import open_secret_store
-    from tenant_events.auth.session import AuthSession
-    from tenant_events.auth.sign_in import logout_url
-    from tenant_events.errors import NetworkError
-    from tenant_events.http import api_client
+async def _logout(
+    paths: AppPaths, profile: TenantProfile, browser: bool, return_to: str | None = None
+) -> None:
+    from tenant_events.tenant.keyring import open_in_browser, open_secret_store
+    from tenant_events.tenant.link import TenantLink
+    from tenant_events.tenant.sources import of_profile
 
     store = (await asyncio.to_thread(open_secret_store)).store
-    async with api_client() as http:
-        try:
-            meta = await fetch_metadata(http, profile.auth_url)
-        except (SignInFailed, NetworkError) as exc:
-            # Offline: still forget the token locally; say that the tenant could not be told.
-            await asyncio.to_thread(store.delete, profile.name)
-            print(
-                f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {exc}",
-                file=sys.stderr,
-            )
+    async with TenantLink(profile.name, paths, of_profile(profile, store)) as link:
+        problem = await link.sign_out()  # RFC 7009 revoke, then forget the keyring entry whatever happens
+        if problem is not None:
+            # Offline: the token is forgotten locally all the same; say that the tenant could not be told.
+            print(f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {problem}",
+                  file=sys.stderr)  # fmt: skip
             return
-        session = AuthSession(profile.name, OAuthClient(http, meta, profile.client_id), store)
-        await session.sign_out()  # RFC 7009 revoke, then delete the keyring entry whatever happens
         if browser:
-            url = logout_url(meta, profile, return_to)
+            url = await link.logout_url(return_to)
             print(url, flush=True)
             open_in_browser(url)
 
@@ -248,6 +235,6 @@ def run_logout(args: argparse.Namespace) -> int:
             check_url(return_to)
         except InsecureURLError as exc:
             raise ConfigError("--return-to", str(exc)) from None
-    asyncio.run(_logout(profile, args.browser, return_to))
+    asyncio.run(_logout(paths, profile, args.browser, return_to))
     print(f"Signed out of {profile.name}; events and cursor are kept.", flush=True)
     return 0

@@ -11,7 +11,7 @@ from typing import Any
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.paths import AppPaths
-from tenant_events.store.reindex import reindex
+from tenant_events.tenant.database import reindex
 
 
 def register(subparsers: Any) -> None:

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import sys
 from typing import Any
 
 from tenant_events.cli.hub_args import add_hub_args, hub_options
 from tenant_events.cli.stream_cmd import add_tenant_args, exit_code_of, report_state
-from tenant_events.cli.stream_target import resolve_target, token_provider
+from tenant_events.cli.stream_target import resolve_target, stream_source
 from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
-from tenant_events.stream.engine import EngineConfig
+from tenant_events.tenant.link import TenantLink
 
 
 def _positive(value: str) -> float:
@@ -67,8 +66,7 @@ async def _main(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
     target = resolve_target(args, paths)
-    name, base_url, profile = target.name, target.base_url, target.profile
-    event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
+    name = target.name
     hub = hub_options(args)
     try:
         names = HubNames(args.hub_tenant or name)
@@ -76,10 +74,8 @@ async def _main(args: argparse.Namespace) -> int:
         raise ConfigError("--hub-tenant", str(exc)) from None
     plan = StreamPlan(retention_days=args.hub_retention_days, replicas=args.hub_replicas,
                       lease_ttl=args.lease_seconds)  # fmt: skip
-    async with contextlib.AsyncExitStack() as stack:
-        tokens = await token_provider(args, target, stack)
-        engine = EngineConfig(base_url=base_url, event_types=event_types, from_timestamp=args.from_timestamp,
-                              name=name, stall_timeout=args.stall_timeout)  # fmt: skip
+    async with TenantLink(name, paths, await stream_source(args, target)) as link:
+        engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
         relay = Relay(RelayConfig(engine, hub, names, plan), tokens)
         relay.on_role.append(_role)
         relay.on_state.append(report_state)

@@ -18,7 +18,7 @@ from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.store import AlertInbox
+from tenant_events.tenant.records import AlertInbox
 
 EXIT_BAD_RULES = ConfigError.exit_code
 

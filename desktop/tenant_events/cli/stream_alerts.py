@@ -1,9 +1,10 @@
-"""The alert part of `tenant-events stream`: evaluate the rules as events are stored, report what they raise.
+"""The alert part of `tenant-events stream`: which rules run, and how what they raise is reported.
 
-Kept apart from stream_cmd.py, which calls three functions: `add_arguments` (the flags), `prepare` (rules
-checked before the stream starts: a bad rule stops it with exit code 3, naming the rule and the field) and
-`attach` (once the monitor runs). Each raised alert is one line on stderr and, with `--alerts-jsonl`, one JSON
-line (written after the alert is stored: a line is never written twice, `tenant-events alerts` lists them all).
+Kept apart from stream_cmd.py, which calls three functions: `add_arguments` (the flags), `rules` (the settings'
+rules for the tenant link, which checks them before the stream starts: a bad rule stops it with exit code 3,
+naming the rule and the field) and `report` (an observer on the link's `on_alerts`). Each raised alert is one
+line on stderr and, with `--alerts-jsonl`, one JSON line (written after the alert is stored: a line is never
+written twice, `tenant-events alerts` lists them all).
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from typing import IO
 
 import orjson
 
-from tenant_events.alerts.evaluator import Evaluator, StepResult
-from tenant_events.alerts.from_settings import build_evaluator
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json, body, title
-from tenant_events.alerts.runner import AlertRunner
-from tenant_events.alerts.runner import attach as attach_runner
-from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
+from tenant_events.tenant.link import TenantLink
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,11 +32,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-alerts", action="store_true", help="store events without evaluating the alert rules")
 
 
-def prepare(args: argparse.Namespace, paths: AppPaths, name: str) -> Evaluator | None:
-    """The evaluator for tenant `name` from the settings file, or None with --no-alerts; BadRules (exit 3)."""
+def rules(args: argparse.Namespace, paths: AppPaths) -> AlertSettings | None:
+    """The settings file's alert rules, or None with --no-alerts."""
     if args.no_alerts:
         return None
-    return build_evaluator(load_settings(paths).alerts, name)
+    return load_settings(paths).alerts
 
 
 class _AlertSink:
@@ -68,17 +67,10 @@ class _AlertSink:
             self._out.close()
 
 
-def attach(
-    args: argparse.Namespace,
-    evaluator: Evaluator | None,
-    monitor: TenantMonitor,
-    stack: contextlib.AsyncExitStack,
-) -> AlertRunner | None:
-    """Evaluate the rules on `monitor`'s commits; the sink closes with `stack`."""
-    if evaluator is None:
-        return None
-    runner = attach_runner(monitor, evaluator)
+def report(args: argparse.Namespace, link: TenantLink, stack: contextlib.AsyncExitStack) -> None:
+    """Report the alerts `link`'s rules raise (none run with --no-alerts); the output closes with `stack`."""
+    if link.rules is None:
+        return
     sink = _AlertSink(args.alerts_jsonl)
     stack.callback(sink.close)
-    runner.on_alerts.append(sink)
-    return runner
+    link.on_alerts.append(sink)

@@ -21,18 +21,23 @@ from typing import IO, Any
 from tenant_events.cli import stream_alerts
 from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.hub_args import add_hub_args
-from tenant_events.cli.hub_view import hub_monitor
+from tenant_events.cli.hub_view import hub_source
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
-from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, token_provider
+from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
 from tenant_events.errors import NetworkError, SignInRequired, StorageError, UserFixableError
 from tenant_events.logs import setup_logging
-from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
-from tenant_events.store import CommitResult, EventReader
-from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.request import format_from_timestamp
-from tenant_events.stream.states import StateChange, StreamState, state_line
+from tenant_events.tenant.committed_rows import CommittedRows
+from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.records import (
+    EventReader,
+    StateChange,
+    StreamState,
+    format_from_timestamp,
+    state_line,
+)
+from tenant_events.tenant.sources import Source
 from tenant_events.wire import EVENT_TYPE_NAMES
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
@@ -122,13 +127,13 @@ class _JsonlSink:
         self._on_closed = on_closed
         self._closed = False
 
-    def __call__(self, result: CommitResult) -> None:
+    def __call__(self, rows: CommittedRows) -> None:
         from tenant_events.cli.export_cmd import jsonl_line
 
-        if result.first_seq is None or self._closed:
+        if self._closed:
             return
         try:
-            for event, raw in self._reader.range_raw(result.first_seq, result.last_seq or result.first_seq):
+            for event, raw in self._reader.range_raw(rows.first_seq, rows.last_seq):
                 self._out.write(jsonl_line(event, raw))
             self._out.flush()
         except BrokenPipeError:  # `| head` has what it wanted: stop streaming, quietly
@@ -155,42 +160,40 @@ async def _main(args: argparse.Namespace) -> int:
         if out is not None and out is not sys.stdout:
             stack.callback(out.close)
         contact: FirstContact | None = None
-        monitor = await hub_monitor(args, paths)  # --hub, or --tenant naming a hub profile
-        if monitor is None:
+        source: Source
+        hub = await hub_source(args, paths)  # --hub, or --tenant naming a hub profile
+        if hub is not None:
+            name, source = hub
+        else:
             target = resolve_target(args, paths)
-            profile = target.profile
-            event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
-            tokens = await token_provider(args, target, stack)
-            config = EngineConfig(base_url=target.base_url, event_types=event_types,
-                                  from_timestamp=args.from_timestamp, name=target.name,
-                                  stall_timeout=args.stall_timeout)  # fmt: skip
-            monitor = TenantMonitor(target.name, paths, config, tokens)
-            contact = FirstContact(target.base_url, args.unreachable_timeout, monitor.stop_soon)
-        evaluator = stream_alerts.prepare(args, paths, monitor.name)
-        monitor.on_state.append(report_state)
-        if contact is not None:
-            monitor.on_state.append(contact.observe)
-        await monitor.start()
+            name, source = target.name, await stream_source(args, target)
+        link = TenantLink(name, paths, source, alerts=stream_alerts.rules(args, paths))
+        stack.push_async_callback(link.close)
+        if hub is None:
+            contact = FirstContact(target.base_url, args.unreachable_timeout, link.stop_soon)
+            link.on_state.append(contact.observe)
+        link.on_state.insert(0, report_state)
+        stream_alerts.report(args, link, stack)
+        await link.start()
         watcher = asyncio.create_task(contact.watch(), name="first-contact") if contact else None
-        if monitor.notice:
-            print(f"tenant-events: {monitor.notice.message}", file=sys.stderr)
-        stream_alerts.attach(args, evaluator, monitor, stack)
+        if link.notice:
+            print(f"tenant-events: {link.notice.message}", file=sys.stderr)
         if out is not None:
-            reader = monitor.open_reader()
+            reader = link.open_reader()
             stack.callback(reader.close)
-            monitor.on_commit.append(_JsonlSink(out, reader, monitor.stop_soon))
+            link.on_commit.append(_JsonlSink(out, reader, link.stop_soon))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, monitor.stop_soon)
+            loop.add_signal_handler(sig, link.stop_soon)
         try:
-            final = await monitor.wait()
+            final = await link.wait()
         finally:
             if watcher is not None:
                 watcher.cancel()
-            await monitor.stop()
+            await link.stop()
         if contact is not None and contact.error is not None:
             raise contact.error
-        stats = monitor.stats
+        stats = link.stats
         print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
               f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
         return exit_code_of(final)

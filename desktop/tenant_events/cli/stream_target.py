@@ -13,17 +13,16 @@ sends it to another host.
 from __future__ import annotations
 
 import argparse
-import contextlib
+import asyncio
 import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from tenant_events.errors import ConfigError, SignInRequired
-from tenant_events.http import InsecureURLError, api_client, check_url
+from tenant_events.http import InsecureURLError, check_url
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings, TenantProfile, load_settings, slugify
-from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
-from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+from tenant_events.tenant.sources import AccessToken, ClientCredentials, Credentials, StoredSignIn, StreamFrom
 
 TOKEN_ENV = "TENANT_EVENTS_ACCESS_TOKEN"
 SECRET_ENV = "TENANT_EVENTS_CLIENT_SECRET"
@@ -67,23 +66,27 @@ def resolve_target(args: argparse.Namespace, paths: AppPaths) -> StreamTarget:
     )
 
 
-async def token_provider(
-    args: argparse.Namespace, target: StreamTarget, stack: contextlib.AsyncExitStack
-) -> TokenProvider:
+async def credentials(args: argparse.Namespace, target: StreamTarget) -> Credentials:
     env_token = os.environ.get(TOKEN_ENV)
     if env_token:
-        return StaticTokenProvider(env_token)
+        return AccessToken(env_token)
     if args.client_id:
-        return ClientCredentialsTokenProvider(
+        return ClientCredentials(
             target.auth_url, args.client_id, os.environ.get(SECRET_ENV, ""), target.audience
         )
     if target.profile is None:
         raise _no_sign_in(target)
-    from tenant_events.auth.secret_store import open_secret_store
-    from tenant_events.auth.sign_in import restore_session
+    from tenant_events.tenant.keyring import open_secret_store
 
-    http = await stack.enter_async_context(api_client())
-    return await restore_session(http, target.profile, open_secret_store().store)
+    return StoredSignIn(target.profile, (await asyncio.to_thread(open_secret_store)).store)
+
+
+async def stream_source(args: argparse.Namespace, target: StreamTarget) -> StreamFrom:
+    """What `stream` and `relay` follow: the target with the command line's types, start and timeout."""
+    profile = target.profile
+    event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
+    return StreamFrom(target.base_url, await credentials(args, target), event_types,
+                      from_timestamp=args.from_timestamp, stall_timeout=args.stall_timeout)  # fmt: skip
 
 
 def _no_sign_in(target: StreamTarget) -> SignInRequired:

@@ -25,7 +25,7 @@ from tenant_events.entities.state_text import state_lines
 from tenant_events.entities.timeline import TimelineEntry, Timelines
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
-from tenant_events.store.reindex import upgrade
+from tenant_events.tenant.database import upgrade
 
 
 def register(subparsers: Any) -> None:

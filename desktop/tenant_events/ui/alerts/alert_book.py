@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tenant_events.errors import StorageError
-from tenant_events.store import AlertInbox
-from tenant_events.store.alert_records import StoredAlert
+from tenant_events.tenant.records import AlertInbox, StoredAlert
 
 log = logging.getLogger(__name__)
 

@@ -1,16 +1,19 @@
 """Alerts in the app: notifications from each tenant's rules, the inbox, the unread count and do-not-disturb on
-the window and the tray.
+the window (and, through `entries_changed` / `mute_changed`, on the tray: ui/app/tray_wiring.py).
 
-    TenantSession.alerts_evaluated ─▶ AlertNotes (notifications) ─▶ alerts_changed ─▶ refresh(): unread count on
-    the window's Alerts button, the tray badge + menu list, the inbox if open
+    TenantLink's rules (tenant/alert_rules.py) ─▶ TenantSession.alerts_raised ─▶ AlertNotes (notifications)
+    ─▶ alerts_changed ─▶ refresh(): unread count on the window's Alerts button, the tray's badge and list, the inbox
     notification / tray entry clicked ─▶ open_inbox(tenant, alert id)
 
-DesktopApp owns one `AppAlerts` and calls `add_session`, `remove`, `apply`, `refresh_mute` and `close`.
+The rules run in each tenant's link, once; this only hands new rules to the links (`set_alert_rules`). The app's
+notification choices (ui/app/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
+removed here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 from typing import Final
@@ -19,24 +22,23 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolButton
 
-from tenant_events.alert_settings import WorkingHours
+from tenant_events.alert_settings import AlertSettings, WorkingHours
 from tenant_events.alerts.delivery import MuteState
+from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import RuleTrial, try_rule
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
-from tenant_events.store import AlertInbox
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import AlertInbox, StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
-from tenant_events.ui.alerts.tenant_rules import retune
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.notifications.alert_notes import AlertNotes
 from tenant_events.ui.notifications.desktop_notifier import Notifier
-from tenant_events.ui.tray.alert_menu import TrayAlertMenu
-from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
 
 
 def _trial(path: Path, rule: Rule, hours: WorkingHours, profile: str, days: float) -> RuleTrial | None:
@@ -50,22 +52,21 @@ INBOX_KEYS: Final = "Ctrl+Shift+A"
 MUTE_TICK_MS: Final = 15_000  # the tray's "until 14:30" and badge follow the clock this often
 
 
+def _log_rule_errors(settings: AlertSettings, profile: str) -> None:
+    for error in rule_set(settings).errors:
+        log.warning("%s: %s (the rule does not run; fix it in Settings → Alert rules)", profile, error)
+
+
 class AppAlerts(QObject):
     unread_changed = Signal(int)
-    dnd_off_requested = Signal()
+    entries_changed = Signal(object, int)  # the newest InboxEntry list (up to 5), unread count
+    mute_changed = Signal(object, int)  # alerts.delivery.MuteState, unread count
 
-    def __init__(
-        self,
-        window: MainWindow,
-        tray: Tray | None,
-        notifier: Notifier,
-        settings: Settings,
-        paths: AppPaths,
-    ) -> None:
+    def __init__(self, window: MainWindow, notifier: Notifier, settings: Settings, paths: AppPaths) -> None:
         super().__init__(window)
-        self.window, self.tray, self.settings = window, tray, settings
+        self.window, self.settings = window, settings
         self.paths = paths
-        self._rules = settings.alerts.model_copy(deep=True)  # what the runners run, to see a change
+        self._rules = settings.alerts.model_copy(deep=True)  # what the links run, to see a change
         self.book = AlertBook(paths.database_file)
         self.notes = AlertNotes(notifier, settings.notifications, self)
         self.notes.alert_requested.connect(self.open_inbox)
@@ -91,13 +92,6 @@ class AppAlerts(QObject):
         window.addAction(self.action)
         window.menu_actions.all.append(self.action)
         self._add_to_window(window)
-        self.tray_menu: TrayAlertMenu | None = None
-        if tray is not None:
-            self.tray_menu = TrayAlertMenu(tray.menu, tray.pause_action, self)
-            self.tray_menu.inbox_requested.connect(lambda: self.open_inbox("", 0))
-            self.tray_menu.alert_requested.connect(self.open_inbox)
-            self.tray_menu.mark_all_requested.connect(self.mark_all_read)
-            self.tray_menu.mute_off_requested.connect(self.dnd_off_requested.emit)
         self.refresh()
 
     def _add_to_window(self, window: MainWindow) -> None:
@@ -119,10 +113,11 @@ class AppAlerts(QObject):
 
     # -- tenants -------------------------------------------------------------------------------------------------
     def add_session(self, session: TenantSession) -> None:
-        """Give the session the rules (before its monitor starts) and listen to what they raise."""
-        session.alert_settings = self.settings.alerts
-        session.alerts_evaluated.connect(self.notes.offer)
-        self.sessions[session.name] = session
+        """Listen to what the rules of the session's link raise (the roster built the link with these rules)."""
+        name = session.name
+        session.alerts_raised.connect(lambda step: self.notes.offer(name, step))
+        _log_rule_errors(self.settings.alerts, name)
+        self.sessions[name] = session
         self.book.add(session.name)
         self._refresh_soon.start()
 
@@ -133,14 +128,15 @@ class AppAlerts(QObject):
         self._refresh_soon.start()
 
     def apply(self, settings: Settings) -> None:
-        """New settings: rules (each running tenant re-evaluates with them), do-not-disturb, quiet hours."""
+        """New settings: rules (each tenant's link runs them from its next evaluation on, nothing raised twice),
+        do-not-disturb, quiet hours."""
         rules_changed = settings.alerts != self._rules
         self.settings, self._rules = settings, settings.alerts.model_copy(deep=True)
         self.notes.set_settings(settings.notifications)
-        for session in self.sessions.values():
-            session.alert_settings = settings.alerts
-            if rules_changed and session.alert_runner is not None:
-                retune(session.alert_runner, settings.alerts, session.name)
+        if rules_changed:
+            for session in self.sessions.values():
+                session.link.set_alert_rules(settings.alerts, strict=False)
+                _log_rule_errors(settings.alerts, session.name)
         self.refresh_mute()
 
     async def close(self) -> None:
@@ -156,24 +152,16 @@ class AppAlerts(QObject):
         self.unread = self.book.unread()
         self.action.setIconText(f"Alerts ({self.unread})" if self.unread else "Alerts")
         self.action.setText(f"&Alerts inbox ({self.unread} unread)" if self.unread else "&Alerts inbox")
-        if self.tray_menu is not None:
-            self.tray_menu.set_entries(self.book.entries(limit=5), self.unread)
+        self.entries_changed.emit(self.book.entries(limit=5), self.unread)
         if self.inbox is not None and self.inbox.isVisible():
             self.inbox.reload()
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
 
     def refresh_mute(self) -> None:
-        """Do-not-disturb / quiet hours on the tray: badge, the menu line with its end, the tooltip."""
+        """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""
         self.mute = self.notes.quiet.state(time.time())
-        text = self.mute.text()
-        if self.tray is None or self.tray_menu is None:
-            return
-        self.tray_menu.set_mute(text, self.mute.reason == "do_not_disturb")
-        lines = [text + " (alerts are still kept)"] if text else []
-        if self.unread:
-            lines.append(f"{self.unread} unread alert{'' if self.unread == 1 else 's'}")
-        self.tray.set_badges(self.unread, self.mute.muted, lines)
+        self.mute_changed.emit(self.mute, self.unread)
 
     # -- the inbox -----------------------------------------------------------------------------------------------
     def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:

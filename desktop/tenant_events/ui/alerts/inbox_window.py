@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.alerts.presentation import body
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.window.filters.filter_bar import CUSTOM
 

@@ -1,6 +1,6 @@
 """Alert notifications: each tenant's evaluation steps → `NotificationPlanner` → the desktop notifier.
 
-    TenantSession.alerts_evaluated(tenant, StepResult) ──▶ AlertNotes.offer ──▶ planner (per tenant: alert ids are
+    TenantSession.alerts_raised(StepResult) + tenant ──▶ AlertNotes.offer ──▶ planner (per tenant: alert ids are
     per database) ──▶ Notifier.show(title, body, urgency, clicked) ──▶ dunst / the tray balloon
 
 The decisions (urgency from the rule's severity, coalescing, the catch-up summary, do-not-disturb and quiet

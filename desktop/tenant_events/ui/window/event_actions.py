@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from tenant_events.store.records import StoredEvent
+from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.look.theme import is_dark
 from tenant_events.ui.window.update_diff_view import changes_html, diff_for
 from tenant_events.view import event_text

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.store.records import EventFilter
+from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
 from tenant_events.ui.look.icons import app_icon

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.query import QueryError, parse
-from tenant_events.store.records import EventFilter
+from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.look.theme import error_color, tenant_color
 from tenant_events.ui.window.filters.query_line import QueryLine
 from tenant_events.view.time_range import from_iso, range_label, to_iso

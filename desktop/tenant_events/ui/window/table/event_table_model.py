@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 

@@ -1,0 +1,62 @@
+"""The alert rules of one tenant link: built from the settings, run on every commit, observed by the front ends.
+
+    settings.alerts ─▶ build_evaluator (a bad rule: BadRules, exit 3 on the command line) ─▶ Evaluator
+    TenantMonitor.on_commit ─▶ AlertRunner (alerts/runner.py) ─▶ StepResult ─▶ every `on_alerts` observer
+
+A link may start several monitors in its life (sign out and in again); each gets a runner on the same
+evaluator, and the observers stay with the link. The app raises desktop notifications from the observers,
+`stream --alerts-jsonl` writes lines from them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator import Evaluator, StepResult
+from tenant_events.alerts.from_settings import build_evaluator
+from tenant_events.alerts.runner import AlertRunner, attach
+from tenant_events.monitor import TenantMonitor
+
+log = logging.getLogger(__name__)
+
+
+class AlertRules:
+    """One tenant's rules; `on_alerts` observers get each evaluation step that raised or updated alerts."""
+
+    def __init__(
+        self,
+        tenant: str,
+        settings: AlertSettings,
+        observers: list[Callable[[StepResult], None]],
+        *,
+        strict: bool = True,
+    ) -> None:
+        """`strict`: BadRules when a rule is invalid (the command line); otherwise the valid rules run."""
+        self.tenant = tenant
+        self.evaluator: Evaluator = build_evaluator(settings, tenant, strict=strict)
+        self.on_alerts = observers
+        self.runner: AlertRunner | None = None
+
+    def replace(self, settings: AlertSettings, *, strict: bool = True) -> None:
+        """Run new rules from the next step on (the rules editor saved). A fresh evaluator reloads its state
+        from the store first, so what the old rules raised stays raised once."""
+        self.evaluator = build_evaluator(settings, self.tenant, strict=strict)
+        if self.runner is not None:
+            self.runner.evaluator = self.evaluator
+            self.runner.kick()
+
+    def attach(self, monitor: TenantMonitor) -> AlertRunner:
+        """Evaluate `monitor`'s commits (call once it started); the last commits are evaluated before it closes."""
+        runner = attach(monitor, self.evaluator)
+        runner.on_alerts.append(self._forward)
+        self.runner = runner
+        return runner
+
+    def _forward(self, result: StepResult) -> None:
+        for observer in list(self.on_alerts):
+            try:
+                observer(result)
+            except Exception:
+                log.exception("an alert observer failed")

@@ -1,0 +1,290 @@
+"""`TenantLink`: everything this machine keeps for one tenant, Qt-free, used the same way by the app and the CLI.
+
+    cli/ (asyncio.run) ─┐                     ┌▶ TenantSignIn (restore, browser, refresh, sign-out) ─▶ HTTP client
+    ui/ (signal adapter)┴─▶ TenantLink ───────┼▶ TenantMonitor ─▶ StreamEngine or hub viewer ─▶ StoreWriter
+                                              ├▶ AlertRules (alerts/runner.py on every commit)
+                                              └▶ readers (open_reader, the window's pages)
+
+Why a "link": the tenant itself lives elsewhere (its service, or a team hub carrying it); this is the live
+connection to it plus the local copy, and it outlives any one stream (sign out and in again, pause, restart).
+
+Observers are plain lists of callbacks, called on the loop's thread:
+  * `on_state(StateChange)` — the stream's state lines;
+  * `on_commit(CommittedRows)` — the seq range each commit made visible (tenant/committed_rows.py);
+  * `on_alerts(StepResult)` — each rule evaluation that raised or updated alerts (empty without rules).
+Shutdown order (STYLE §6): stop() cancels the stream, commits what is pending, lets the rules evaluate the last
+commits and closes the database; close() also closes the readers and the HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.auth.loopback import LoopbackListener
+from tenant_events.auth.sign_in import SignInOptions, SignInResult
+from tenant_events.errors import ConfigError, SignInRequired
+from tenant_events.http import api_client
+from tenant_events.monitor import Retention, TenantMonitor
+from tenant_events.paths import AppPaths
+from tenant_events.store import CommitResult, EventReader, OpenNotice
+from tenant_events.stream.engine import EngineConfig
+from tenant_events.stream.states import EngineStats, StateChange, StreamState
+from tenant_events.stream.tokens import TokenProvider
+from tenant_events.tenant.alert_rules import AlertRules
+from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
+from tenant_events.tenant.sign_in import Opener, TenantSignIn
+from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
+from tenant_events.view.reader_pages import ReaderPages
+
+NOT_STARTED = StateChange(StreamState.STOPPED, "not started")
+
+
+class _SignedInTokens:
+    """The engine's token provider for a profile: whatever sign-in the link holds now (after a sign-out and a
+    new sign-in, the next connection uses the new one)."""
+
+    def __init__(self, sign_in: TenantSignIn) -> None:
+        self._sign_in = sign_in
+
+    def _session(self) -> TokenProvider:
+        if self._sign_in.session is None:
+            raise SignInRequired(f"not signed in to {self._sign_in.profile.name}")
+        return self._sign_in.session
+
+    async def access_token(self) -> str:
+        return await self._session().access_token()
+
+    async def refresh(self) -> str:
+        return await self._session().refresh()
+
+
+class TenantLink:
+    """One tenant followed into its own database; `start()` → following, `stop()` → flushed, `close()` → done."""
+
+    def __init__(
+        self,
+        name: str,
+        paths: AppPaths,
+        source: Source,
+        *,
+        retention: Retention | None = None,
+        alerts: AlertSettings | None = None,
+        strict_rules: bool = True,
+    ) -> None:
+        """`alerts`: the settings' rules (None: no rules run); with `strict_rules` a bad rule raises BadRules
+        here, before anything starts."""
+        self.name = name
+        self.paths = paths
+        self.source = source
+        self.retention = retention
+        self.on_state: list[Callable[[StateChange], None]] = []
+        self.on_commit: list[Callable[[CommittedRows], None]] = []
+        self.on_alerts: list[Callable[[StepResult], None]] = []
+        self.rules: AlertRules | None = None
+        if alerts is not None:
+            self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
+        self.ranges = RowRanges(name)
+        self.pages: ReaderPages | None = None  # the window's table and its aggregates read apart
+        self.aggregates: ReaderPages | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._monitor: TenantMonitor | None = None
+        credentials = source.credentials if isinstance(source, StreamFrom) else None
+        self.sign_in_state: TenantSignIn | None = None
+        if isinstance(credentials, StoredSignIn):
+            self.sign_in_state = TenantSignIn(credentials.profile, credentials.secrets, self.http)
+
+    # -- what it is ------------------------------------------------------------------------------------
+    @property
+    def database_file(self) -> Path:
+        return self.paths.database_file(self.name)
+
+    @property
+    def monitor(self) -> TenantMonitor | None:
+        """The running monitor (engine + writer), None while stopped."""
+        return self._monitor if self._monitor is not None and self._monitor.running else None
+
+    @property
+    def running(self) -> bool:
+        return self.monitor is not None
+
+    @property
+    def state(self) -> StateChange:
+        return self._monitor.state if self._monitor is not None else NOT_STARTED
+
+    @property
+    def stats(self) -> EngineStats:
+        return self._monitor.stats if self._monitor is not None else EngineStats()
+
+    @property
+    def notice(self) -> OpenNotice | None:
+        """What opening the database had to say (a repaired or a newer file), once started."""
+        return self._monitor.notice if self._monitor is not None else None
+
+    @property
+    def is_signed_in(self) -> bool:
+        """Has credentials to stream with: a restored or new sign-in, or credentials that need none."""
+        return self.sign_in_state is None or self.sign_in_state.session is not None
+
+    @property
+    def user(self) -> str:
+        return self.sign_in_state.user if self.sign_in_state is not None else ""
+
+    def http(self) -> httpx.AsyncClient:
+        """The link's HTTP client (tenant_events/http.py), opened on first use, closed by close()."""
+        if self._http is None:
+            self._http = api_client()
+        return self._http
+
+    # -- sign-in -----------------------------------------------------------------------------------------
+    def _signing(self) -> TenantSignIn:
+        if self.sign_in_state is None:
+            raise SignInRequired(f"{self.name} is not followed with a sign-in of its own")
+        return self.sign_in_state
+
+    async def restore(self) -> None:
+        """The stored sign-in (no browser); SignInRequired when there is none."""
+        await self._signing().restore()
+
+    async def sign_in(
+        self,
+        opener: Opener,
+        *,
+        on_listener: Callable[[LoopbackListener], None] | None = None,
+        options: SignInOptions | None = None,
+    ) -> SignInResult:
+        """Sign in through the browser (`opener` shows the address); SignInRequired when it fails."""
+        return await self._signing().sign_in(opener, on_listener=on_listener, options=options)
+
+    async def sign_out(self) -> str | None:
+        """Stop following, revoke and forget the sign-in; None, or why the tenant could not be told."""
+        await self.stop()
+        return await self._signing().sign_out()
+
+    async def logout_url(self, return_to: str | None = None) -> str:
+        return await self._signing().logout_url(return_to)
+
+    def set_alert_rules(self, alerts: AlertSettings, *, strict: bool = True) -> None:
+        """New rules from the settings, from the next evaluation on (the same `on_alerts` observers)."""
+        if self.rules is not None:
+            self.rules.replace(alerts, strict=strict)
+            return
+        self.rules = AlertRules(self.name, alerts, self.on_alerts, strict=strict)
+        if self._monitor is not None and self._monitor.running:
+            self.rules.attach(self._monitor)
+
+    # -- following ---------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the database and follow; restores a stored sign-in first (SignInRequired when there is none)."""
+        if self.running:
+            return
+        if self.sign_in_state is not None and self.sign_in_state.session is None:
+            await self.sign_in_state.restore()
+        if self._monitor is None:
+            self._monitor = self._make_monitor()
+            self._monitor.on_state.append(self._forward_state)
+            self._monitor.on_commit.append(self._forward_commit)
+        await self._monitor.start()
+        if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
+            self.rules.attach(self._monitor)
+
+    async def engine_and_tokens(self) -> tuple[EngineConfig, TokenProvider]:
+        """What a relay into a team hub (hub/relay.py) needs to follow the tenant itself; restores a stored
+        sign-in first (SignInRequired when there is none)."""
+        if not isinstance(self.source, StreamFrom):
+            raise ConfigError("--hub", "a relay follows the tenant itself, not a hub")
+        if self.sign_in_state is not None and self.sign_in_state.session is None:
+            await self.sign_in_state.restore()
+        return self.source.engine_config(self.name), self._tokens(self.source)
+
+    def _tokens(self, source: StreamFrom) -> TokenProvider:
+        if isinstance(source.credentials, StoredSignIn):
+            assert self.sign_in_state is not None
+            return _SignedInTokens(self.sign_in_state)
+        return fixed_tokens(source.credentials)
+
+    def _make_monitor(self) -> TenantMonitor:
+        source = self.source
+        if isinstance(source, HubFrom):
+            from tenant_events.hub.viewer_monitor import viewer_monitor  # loads the NATS client
+
+            return viewer_monitor(self.name, self.paths, source.options, source.hub_tenant, source.event_types,
+                                  retention=self.retention)  # fmt: skip
+        return TenantMonitor(self.name, self.paths, source.engine_config(self.name), self._tokens(source),
+                             retention=self.retention)  # fmt: skip
+
+    async def wait(self) -> StateChange:
+        """Until the stream ends by itself (a terminal state) or is stopped; its last state."""
+        assert self._monitor is not None, "start() first"
+        return await self._monitor.wait()
+
+    def pause(self) -> None:
+        if self._monitor is not None:
+            self._monitor.pause()
+
+    def resume(self) -> None:
+        if self._monitor is not None:
+            self._monitor.resume()
+
+    def nudge(self) -> None:
+        """Reconnect now if waiting to (the machine woke up, the network came back)."""
+        if self._monitor is not None:
+            self._monitor.nudge()
+
+    def stop_soon(self) -> None:
+        """Ask the stream to stop (safe from a signal handler); `wait()` then returns."""
+        if self._monitor is not None:
+            self._monitor.stop_soon()
+
+    async def stop(self) -> None:
+        """Stop the stream, commit what was received, evaluate the rules on it, close the database."""
+        if self._monitor is not None:
+            await self._monitor.stop()
+
+    async def close(self) -> None:
+        """stop(), then the readers and the HTTP client."""
+        await self.stop()
+        self.close_readers()
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
+
+    async def __aenter__(self) -> TenantLink:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    # -- reading -----------------------------------------------------------------------------------------
+    def open_reader(self) -> EventReader:
+        """A new read connection for the caller's thread (an export, `stream --jsonl`); the caller closes it."""
+        return EventReader(self.database_file)
+
+    def open_pages(self) -> bool:
+        """The window's readers, over the database when it exists (old events stay browsable signed out)."""
+        if self.pages is None and self.database_file.exists():
+            self.pages = ReaderPages(self.open_reader())
+            self.aggregates = ReaderPages(self.open_reader())
+        return self.pages is not None
+
+    def close_readers(self) -> None:
+        for pages in (self.pages, self.aggregates):
+            if pages is not None:
+                pages.close()
+        self.pages = self.aggregates = None
+
+    # -- observers ---------------------------------------------------------------------------------------
+    def _forward_state(self, change: StateChange) -> None:
+        for callback in list(self.on_state):
+            callback(change)
+
+    def _forward_commit(self, result: CommitResult) -> None:
+        rows = self.ranges.advance(result)
+        if rows is None:
+            return
+        for callback in list(self.on_commit):
+            callback(rows)
