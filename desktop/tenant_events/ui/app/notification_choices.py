@@ -5,8 +5,9 @@ back into the settings file: which event types, do not disturb, notifications on
     tray (DND), settings dialog ─▶ NotificationChoices ─▶ AppAlerts.apply / refresh_mute ─────────────┴▶ the links'
     rules, AlertNotes ─▶ Notifier (desktop notifications)
 
-Notifications come from the alert rules only (ui/alerts/app_alerts.py); the controller's policy keeps the
-do-not-disturb state the tray's balloon fallback honours.
+Notifications come from the alert rules only (ui/alerts/app_alerts.py, whose QuietTimes decide what
+do-not-disturb and quiet hours hold back); the controller's policy, which the notifier is built on, still
+mirrors those settings but is no longer offered rows.
 """
 
 from __future__ import annotations
