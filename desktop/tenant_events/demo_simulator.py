@@ -117,7 +117,12 @@ def spawn_simulator(data_dir: Path, extra: list[str] | None = None) -> DemoSimul
 async def start_demo_simulator(
     data_dir: Path, extra: list[str] | None = None, wait_s: float = 30.0
 ) -> DemoSimulator:
-    """Start the child and wait for its ready line; raises RuntimeError with its last output if it fails."""
+    """Start the child and wait for its ready line; raises RuntimeError with its last output if it fails. It acts
+    out the demo scenario (an admin role granted in its first minute, then other alert-worthy incidents) unless
+    `extra` names another `--scenario`."""
+    extra = list(extra or [])
+    if "--scenario" not in extra:
+        extra += ["--scenario", "demo"]
     sim = await asyncio.to_thread(spawn_simulator, data_dir, extra)
     try:
         await asyncio.wait_for(asyncio.to_thread(_read_until_ready, sim), wait_s)

@@ -1,8 +1,8 @@
 """The "Must show" flow on a real desktop session (Xvfb + session D-Bus + dunst, via `./run test`):
 
 demo start (the simulator as a child process) → sign-in through its login page (the test is the browser) →
-events appear → a notification shown by a real dunst → invoking its action selects that event → the detail
-pane shows its JSON → quit leaves no task and no child process. Plus: the child dies with a killed app.
+events appear → the demo scenario's first incident raises an alert → its notification shown by a real dunst →
+invoking its action opens the alert in the inbox → its event opens in the table with its JSON → quit leaves no task and no child process. Plus: the child dies with a killed app.
 """
 
 from __future__ import annotations
@@ -30,10 +30,21 @@ from helpers.fixtures_ui import (
 )
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.ui.window.table.event_table_model import Col
-from tenant_events.wire import EventType
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
-DEMO_ARGS = ["--seed", "5", "--rate", "8", "--backlog", "200", "--heartbeat", "0.5", "--ephemeral"]
+DEMO_ARGS = [
+    "--seed",
+    "5",
+    "--rate",
+    "2",
+    "--speed",
+    "4",
+    "--backlog",
+    "200",
+    "--heartbeat",
+    "0.5",
+    "--ephemeral",
+]
 _visits: list[asyncio.Future[str]] = []
 
 
@@ -49,6 +60,12 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
         ) as app:
             w = app.window
+            # earlier tests' notifications may still be up (dunst sorts critical ones first): start clean
+            await asyncio.to_thread(subprocess.run, ["dunstctl", "close-all"], check=True)
+            shown: list = []  # every alert notification from the start: the backlog's come first
+            app.alerts.notes.shown.connect(lambda tenant, planned: shown.append((tenant, planned)))
+            delivered: list[str] = []
+            app.notifier.delivered.connect(lambda title, how: delivered.append(f"{title}/{how}"))
             await until(lambda: app.first_run.simulator is not None, 30, "the demo simulator child")
             pid = app.first_run.simulator.pid
             assert psutil.Process(pid).ppid() == os.getpid()
@@ -60,30 +77,43 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             rows = w.model.rowCount()
             await until(lambda: w.model.rowCount() > rows, 30, "live events")
 
-            # every type notifies for this test; the next stored events raise a real notification
-            app.set_notify_types({t.value for t in EventType}, save=False)
-            # earlier tests' notifications may still be up (dunst sorts critical ones first): start clean
-            await asyncio.to_thread(subprocess.run, ["dunstctl", "close-all"], check=True)
-            await until(lambda: dunst_displayed() == 0, 10, "dunst cleared")
-            before = 0
-            delivered = signal_future(app.notifier.delivered, 30, check=lambda _t, how: how == "native")
-            await delivered
-            await until(lambda: dunst_displayed() > before, 10, "dunst showing the notification")
+            # the demo acts out its scenario: an admin role granted 40 tenant seconds in (10 s at --speed 4)
+            admin = await until(
+                lambda: [(t, p) for t, p in shown if p.title == "Admin role assigned"], 60, "the demo's alert"
+            )
+            tenant, planned = admin[0]
+            assert tenant == "demo" and planned.urgency == "critical"
+            await until(lambda: "Admin role assigned/native" in delivered, 10, "delivered to dunst")
+            await until(lambda: dunst_displayed() > 0, 10, "dunst showing the notification")
             save_screenshot(w, "demo-live")
 
-            # the user clicks it: dunst invokes the default action of the newest notification
+            # the user clicks it: dunst invokes the default action of its first notification (critical ones sort
+            # first, and this is the only critical one) → the alert opens
             w.hide()
-            shown = signal_future(app.notifier.show_requested, 15)
+            opened = signal_future(app.alerts.notes.alert_requested, 15)
             await asyncio.to_thread(subprocess.run, ["dunstctl", "action", "0"], check=True)
-            tenant, seq = await shown
-            assert tenant == "demo" and seq > 0
+            tenant, alert_id = await opened
+            assert (tenant, alert_id) == ("demo", planned.alert_ids[0])
+            inbox = app.alerts.inbox
+            assert inbox is not None and inbox.isVisible()
+            current = inbox.current()
+            assert current is not None and current.alert.id == alert_id and current.alert.read
+            assert current.alert.rule_id == "admin-role"
+            assert inbox.event_list.count() == 1 and "role.assigned" in inbox.event_list.item(0).text()
+            save_screenshot(inbox, "demo-notification-opened-alert")
+
+            # the event behind it, opened from the inbox, is selected in the table with its JSON
+            inbox.event_list.setCurrentRow(0)
+            inbox._event_activated(inbox.event_list.item(0))
+            seq = current.alert.last_seq
             await until(lambda: w.detail.shown is not None and w.detail.shown.seq == seq, 10, "detail")
             event_id = w.detail.shown.event_id
-            assert event_id.startswith("evt_")
+            assert event_id == current.alert.last_event_id
             assert w.isVisible()
-            current = w.table.currentIndex()
-            assert w.model.data(w.model.index(current.row(), Col.ID)) == event_id
+            row = w.table.currentIndex().row()
+            assert w.model.data(w.model.index(row, Col.ID)) == event_id
             assert event_id in w.detail.browser.toPlainText() and '"specversion"' in w.detail.pretty
+            inbox.close()
             save_screenshot(w, "demo-notification-opened-event")
             sim = app.first_run.simulator
         assert sim is not None and not sim.alive() and app.first_run.simulator is None

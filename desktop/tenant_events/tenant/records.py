@@ -3,6 +3,7 @@ or stream module: stored rows and filters, alert records, stream states and the 
 
 from tenant_events.monitor import Retention
 from tenant_events.store import AlertInbox, EventReader, StoredAlert
+from tenant_events.store.alert_records import Severity
 from tenant_events.store.merged import MergedReader
 from tenant_events.store.records import EventFilter, StoredEvent, StoredRejected
 from tenant_events.stream.request import format_from_timestamp
@@ -15,6 +16,7 @@ __all__ = [
     "EventReader",
     "MergedReader",
     "Retention",
+    "Severity",
     "StateChange",
     "StoredAlert",
     "StoredEvent",

@@ -6,8 +6,9 @@
                               → await quit (an asyncio.Event: desktop.md §4 pitfall) → orderly shutdown
 
 The parts, each in its own module: the tenants (tenant_roster.py, one signal adapter per `TenantLink`), the
-browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices
-(notification_choices.py) and the tray (tray_wiring.py). This file builds them and joins them.
+browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices and the
+alerts (notification_choices.py → ui/alerts/app_alerts.py) and the tray (tray_wiring.py). This file builds them
+and joins them.
 Quit = set `quitting`; `run()` then stops every tenant (commits pending events, closes its HTTP client), the demo
 simulator child and the notifier, and returns; the Runner cancels leftovers and closes the loop.
 """
@@ -95,8 +96,10 @@ class DesktopApp(QObject):
                                     sink, parent=self)  # fmt: skip
         tray = Tray(panel="dark") if Tray.available() else None
         self.tray = tray
-        self.notifications = NotificationChoices(lambda: self.settings, self.save_settings_soon, tray, self)
+        self.notifications = NotificationChoices(lambda: self.settings, self.save_settings_soon, tray, self.window,
+                                                 paths, self)  # fmt: skip
         self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
+        self.alerts = self.notifications.alerts
         self.tray_wiring = (
             TrayWiring(tray, self.window, self.tenants, self.notifications, self.spawn) if tray else None
         )
@@ -116,7 +119,8 @@ class DesktopApp(QObject):
         w.pause_toggled.connect(self.set_paused)
         w.settings_requested.connect(self.open_settings)
         self.notifier.show_requested.connect(self.window.select_event)
-        self.tenants.rows_committed.connect(self.notifications.offer)
+        self.tenants.session_added.connect(self.alerts.add_session)
+        self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)
         self.sink.subscribe(self._show_notice)
         hub_connect.add_menu_entry(w, self.open_hub_connect)
@@ -255,6 +259,7 @@ class DesktopApp(QObject):
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
         dialog = SettingsDialog(self.settings, signed, self.window)
+        dialog.rules_page.set_tester(self.alerts.try_rule)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
         dialog.edit_tenant_requested.connect(lambda n: self.first_run.open_connect(self.settings.tenant(n)))

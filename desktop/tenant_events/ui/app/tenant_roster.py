@@ -1,8 +1,9 @@
 """The app's tenants: one `TenantSession` (signals over a `TenantLink`) per saved profile, and what they show.
 
     settings.tenants ─▶ TenantRoster.add(profile) ─▶ TenantLink (tenant/link.py) ─▶ TenantSession (signals)
-    session.events_committed ─▶ the window's table (new head) ─▶ `rows_committed` (the notifications)
+    session.events_committed ─▶ the window's table (new head)
     session.status_changed   ─▶ the window's status line     ─▶ `changed` (the tray redraws)
+    session_added / session_removed ─▶ the app's alerts (AppAlerts listens to each session's `alerts_raised`)
 
 Adding, signing in and out, and removing a tenant live here; saving the settings file stays with the app.
 """
@@ -34,7 +35,8 @@ class TenantRoster(QObject):
     """Every tenant session by profile name; all methods on the loop's (= Qt's) thread."""
 
     tenant_added = Signal(str)  # first shown in the window (its database exists now)
-    rows_committed = Signal(object, object)  # TenantSession, CommittedRows
+    session_added = Signal(object)  # TenantSession, before it starts (its link runs the alert rules)
+    session_removed = Signal(str)  # tenant
     changed = Signal()  # a status or the set of signed-in tenants changed
 
     def __init__(
@@ -71,6 +73,7 @@ class TenantRoster(QObject):
             lambda name, text: self._sink.report(Notice("warning", f"Sign-in to {name} failed", text))
         )
         self.sessions[session.name] = session
+        self.session_added.emit(session)
         if session.open_existing() and session.pages is not None:
             self._window.add_tenant(session.name, session.pages, session.aggregates)
         self.changed.emit()
@@ -82,6 +85,7 @@ class TenantRoster(QObject):
         if session is not None:
             await session.close()
             self._window.remove_tenant(name)
+            self.session_removed.emit(name)
         self.changed.emit()
 
     async def sign_in(self, name: str) -> bool:
@@ -125,7 +129,6 @@ class TenantRoster(QObject):
     def _events_committed(self, session: TenantSession, rows: CommittedRows) -> None:
         self._window.events_stored(rows.tenant, rows.first_seq, rows.last_seq, rows.inserted)
         session.refresh_status()
-        self.rows_committed.emit(session, rows)
 
     def _status_changed(self, status: TenantStatus) -> None:
         self._window.set_status(status)

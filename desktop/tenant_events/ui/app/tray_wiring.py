@@ -1,5 +1,7 @@
 """The tray icon's side of the app: its menu wired to the window, the tenants and the notification choices, and
 its icon, tooltip and tenant list kept up to date (the worst state of all tenants wins, view/tenant_status.py).
+The alerts' part: the newest alerts and the do-not-disturb line in the menu (tray/alert_menu.py), the unread and
+muted badges on the icon (tray/badge.py).
 
 Without a system tray (`Tray.available()` is False) there is no `TrayWiring`: the window is the app.
 """
@@ -9,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from tenant_events.alerts.delivery import MuteState
 from tenant_events.ui.app.notification_choices import NotificationChoices
 from tenant_events.ui.app.tenant_roster import TenantRoster
+from tenant_events.ui.tray.alert_menu import TrayAlertMenu
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.view.tenant_status import tooltip, worst
@@ -39,6 +43,24 @@ class TrayWiring:
         window.unread_changed.connect(lambda _n: self.update())
         window.closed_to_tray.connect(self.closed_to_tray)
         window.keep_in_tray = True
+        alerts = notifications.alerts
+        self.alert_menu = TrayAlertMenu(tray.menu, tray.pause_action, tray)
+        self.alert_menu.inbox_requested.connect(lambda: alerts.open_inbox("", 0))
+        self.alert_menu.alert_requested.connect(alerts.open_inbox)
+        self.alert_menu.mark_all_requested.connect(alerts.mark_all_read)
+        self.alert_menu.mute_off_requested.connect(lambda: notifications.set_dnd(0.0))
+        alerts.entries_changed.connect(self.alert_menu.set_entries)
+        alerts.mute_changed.connect(self.show_mute)
+        alerts.refresh()
+
+    def show_mute(self, mute: MuteState, unread: int) -> None:
+        """Do-not-disturb / quiet hours and the unread alerts: badge, the menu line with its end, the tooltip."""
+        text = mute.text()
+        self.alert_menu.set_mute(text, mute.reason == "do_not_disturb")
+        lines = [text + " (alerts are still kept)"] if text else []
+        if unread:
+            lines.append(f"{unread} unread alert{'' if unread == 1 else 's'}")
+        self.tray.set_badges(unread, mute.muted, lines)
 
     def update(self) -> None:
         statuses = self._tenants.statuses()

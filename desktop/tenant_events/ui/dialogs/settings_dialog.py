@@ -26,6 +26,9 @@ from PySide6.QtWidgets import (
 
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.settings import Settings
+from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
+from tenant_events.ui.dialogs.quiet_hours_box import QuietHoursBox
+from tenant_events.ui.dialogs.rules_page import RulesPage
 from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
 
@@ -41,17 +44,20 @@ class SettingsDialog(QDialog):
     def __init__(self, settings: Settings, signed_in: set[str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tenant Events settings")
-        self.resize(620, 480)
+        self.resize(860, 660)
         self.settings = settings.model_copy(deep=True)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._tenants_tab(signed_in), "&Tenants")
         self.tabs.addTab(self._notifications_tab(), "&Notifications")
+        self.rules_page = RulesPage(self.settings.alerts)
+        self.tabs.addTab(self.rules_page, "&Alert rules")
         self.tabs.addTab(self._general_tab(), "&General")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply
             | QDialogButtonBox.StandardButton.Cancel
         )
+        self.buttons = buttons
         buttons.accepted.connect(self._ok)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.StandardButton.Apply).clicked.connect(self.apply)
@@ -115,10 +121,19 @@ class SettingsDialog(QDialog):
         self.types_tree.expandAll()
         self.dnd = QCheckBox("Do not disturb (events are still stored)")
         self.dnd.setChecked(n.do_not_disturb)
+        self.per_type = QCheckBox("Also notify every event of these types (off: only the alert rules notify)")
+        self.per_type.setChecked(per_type_on(self.settings.alerts))
+        self._per_type_was, self._chosen_was = self.per_type.isChecked(), sorted(chosen)
+        self.types_tree.setEnabled(self.per_type.isChecked())
+        self.per_type.toggled.connect(self.types_tree.setEnabled)
+        self.quiet = QuietHoursBox(n)
         layout = QVBoxLayout(page)
         layout.addWidget(self.notify_enabled)
+        layout.addWidget(self.per_type)
         layout.addWidget(self.types_tree)
         layout.addWidget(self.dnd)
+        layout.addWidget(self.quiet)
+        layout.addWidget(self.quiet.critical)
         return page
 
     def _general_tab(self) -> QWidget:
@@ -161,12 +176,26 @@ class SettingsDialog(QDialog):
             children = [fam.child(j) for j in range(fam.childCount())] if fam else []
             chosen += [c.text(0) for c in children if c and c.checkState(0) == Qt.CheckState.Checked]
         s.notifications.event_types = chosen
+        s.alerts.rules = self.rules_page.entries()
+        on = self.per_type.isChecked()  # the tree's types go to the rule when it or they changed here
+        changed = on != self._per_type_was or sorted(chosen) != self._chosen_was
+        with_per_type(s.alerts, enabled=on if changed else None, types=chosen if changed else None)
+        self.quiet.collect(s.notifications)  # kept as saved while the fields cannot work (see apply)
         return s
 
-    def apply(self) -> None:
+    def apply(self) -> bool:
+        """Emit the edited settings; False (nothing applied) while a field says what is wrong."""
+        if not self.quiet.check():
+            self.tabs.setCurrentIndex(1)
+            self.quiet.setFocus()
+            return False
+        if self.rules_page.error_count():
+            self.tabs.setCurrentWidget(self.rules_page)
+            return False
         self.settings = self.collect()
         self.settings_changed.emit(self.settings)
+        return True
 
     def _ok(self) -> None:
-        self.apply()
-        self.accept()
+        if self.apply():
+            self.accept()

@@ -1,7 +1,8 @@
-"""What the desktop notifier is offered: every stored row once (each commit's range, tenant/committed_rows.py), through the policy.
+"""The desktop notifier and the policy it delivers through, kept in step with the settings (do-not-disturb, quiet
+hours, types).
 
-The policy (notifications/policy.py, Qt-free) decides what shows; this keeps it fed from the settings (types,
-do-not-disturb, quiet hours) and from each commit, and owns the notifier that raises the notifications.
+Stored rows are no longer offered one by one: notifications come from the alert rules (ui/alerts/app_alerts.py,
+whose opt-in "Events of chosen types" rule replaced the per-type path); the policy still holds the mute state.
 """
 
 from __future__ import annotations
@@ -11,35 +12,18 @@ from datetime import datetime, timedelta
 
 from PySide6.QtCore import QObject
 
-from tenant_events.notifications.policy import DEFAULT_TYPES, Candidate, NotifyPolicy
+from tenant_events.notifications.policy import DEFAULT_TYPES, NotifyPolicy
 from tenant_events.settings import NotificationSettings
-from tenant_events.tenant.committed_rows import CommittedRows
-from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.notifications.desktop_notifier import Notifier
-from tenant_events.view.reader_pages import ReaderPages
-
-MAX_NOTIFY_SCAN = 2000
 
 
 class NotificationController:
-    """The policy and the notifier, fed the rows of each commit."""
+    """The policy and the notifier."""
 
     def __init__(self, settings: NotificationSettings, parent: QObject) -> None:
         self.policy = NotifyPolicy(types=set(settings.event_types) or set(DEFAULT_TYPES))
         self.apply_mute_settings(settings)
         self.notifier = Notifier(self.policy, parent)
-
-    def offer_committed(self, pages: ReaderPages, rows: CommittedRows) -> None:
-        """Offer the rows a commit stored: the link's ranges tile the stored rows, so each is offered once."""
-        flt = EventFilter(types=frozenset(self.policy.types))
-        events = pages.reader.newer_than(flt, rows.after_seq, limit=MAX_NOTIFY_SCAN)
-        self.notifier.offer(
-            [
-                Candidate(rows.tenant, e.seq, e.event_id, e.type, e.time, e.summary)
-                for e in events
-                if e.seq in rows
-            ]
-        )
 
     def apply_mute_settings(self, n: NotificationSettings) -> None:
         """Do-not-disturb (always, or until a time) and quiet hours from the settings into the policy."""

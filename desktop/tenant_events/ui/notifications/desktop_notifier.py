@@ -3,13 +3,15 @@
 desktop-notifier talks to org.freedesktop.Notifications over D-Bus (dbus-fast on this qasync loop) and gives a
 default "clicked" action plus a "Show" button; `send()` never raises, it only logs (desktop.md §2), so a
 missing daemon is detected up front with `get_capabilities()`. The tray balloon is the fallback; its
-`messageClicked` opens the last target. Clicking either emits `show_requested(tenant, seq)` (0: no one event).
+`messageClicked` runs the last notification's click. Per-type notifications emit `show_requested(tenant, seq)`
+(0: no one event) on a click; alert notifications (ui/notifications/alert_notes.py) pass their own click.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
@@ -21,6 +23,7 @@ from tenant_events.paths import resource_path
 
 log = logging.getLogger(__name__)
 APP_NAME = "Tenant Events"
+_URGENCY = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Critical}
 
 
 class Notifier(QObject):
@@ -35,6 +38,7 @@ class Notifier(QObject):
         self._native_ok: bool | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._balloon_target: Candidate | None = None
+        self._balloon_clicked_cb: Callable[[], None] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.flush)
@@ -79,32 +83,36 @@ class Notifier(QObject):
         task.add_done_callback(self._tasks.discard)
 
     async def _deliver(self, out: Outgoing) -> None:
+        target = out.target
+
+        def clicked() -> None:
+            self.show_requested.emit(target.tenant if target else "", target.seq if target else 0)
+
+        self._balloon_target = out.target
+        await self.show(out.title, out.body, "critical" if out.urgent else "normal", clicked)
+
+    async def show(self, title: str, body: str, urgency: str, clicked: Callable[[], None]) -> str:
+        """One notification (native, else the tray balloon); `clicked` runs on a click or "Show". Returns the
+        backend used ("native" | "tray" | "")."""
         if await self.probe() and self._native is not None:
-            target = out.target
-
-            def clicked() -> None:
-                if target is not None:
-                    self.show_requested.emit(target.tenant, target.seq)
-                else:
-                    self.show_requested.emit("", 0)
-
-            buttons = (Button(title="Show", on_pressed=clicked),)
             await self._native.send(
-                title=out.title,
-                message=out.body,
-                urgency=Urgency.Critical if out.urgent else Urgency.Normal,
-                buttons=buttons,
+                title=title,
+                message=body,
+                urgency=_URGENCY.get(urgency, Urgency.Normal),
+                buttons=(Button(title="Show", on_pressed=clicked),),
                 on_clicked=clicked,
                 timeout=10,
             )
-            self.delivered.emit(out.title, "native")
-        elif self.tray is not None and self.tray.isVisible():
-            self._balloon_target = out.target
-            self.tray.showMessage(out.title, out.body, QSystemTrayIcon.MessageIcon.Information, 10_000)
-            self.delivered.emit(out.title, "tray")
-        else:
-            log.info("notification not shown (no daemon, no tray): %s", out.title)
+            self.delivered.emit(title, "native")
+            return "native"
+        if self.tray is not None and self.tray.isVisible():
+            self._balloon_clicked_cb = clicked
+            self.tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 10_000)
+            self.delivered.emit(title, "tray")
+            return "tray"
+        log.info("notification not shown (no daemon, no tray): %s", title)
+        return ""
 
     def _balloon_clicked(self) -> None:
-        t = self._balloon_target
-        self.show_requested.emit(t.tenant if t else "", t.seq if t else 0)
+        if self._balloon_clicked_cb is not None:
+            self._balloon_clicked_cb()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.ui.look.icons import tray_icon
+from tenant_events.ui.tray.badge import badged
 from tenant_events.view.tenant_status import TrayState
 from tenant_events.wire import EventType
 
@@ -39,6 +40,7 @@ class Tray(QObject):
         self.panel = panel
         self.state = TrayState.SIGNED_OUT
         self.icon = QSystemTrayIcon(tray_icon(self.state, panel), self)
+        self.unread, self.muted, self._tooltip, self.tip_lines = 0, False, "", list[str]()
         self.icon.activated.connect(self._activated)
         self.menu = QMenu()
         self.menu.setAccessibleName("Tenant Events tray menu")
@@ -72,8 +74,17 @@ class Tray(QObject):
     def set_state(self, state: TrayState, tooltip: str) -> None:
         if state != self.state:
             self.state = state
-            self.icon.setIcon(tray_icon(state, self.panel))
-        self.icon.setToolTip(tooltip)
+            self.icon.setIcon(badged(tray_icon(state, self.panel), self.unread, self.muted))
+        self._tooltip = tooltip
+        self.icon.setToolTip("\n".join([tooltip, *self.tip_lines]))
+
+    def set_badges(self, unread: int, muted: bool, tip_lines: list[str]) -> None:
+        """Unread alerts and do-not-disturb on the icon (badge.py), and their lines under the tooltip."""
+        if (unread, muted) != (self.unread, self.muted):
+            self.unread, self.muted = unread, muted
+            self.icon.setIcon(badged(tray_icon(self.state, self.panel), unread, muted))
+        self.tip_lines = tip_lines
+        self.icon.setToolTip("\n".join([self._tooltip, *tip_lines]))
 
     def set_paused(self, paused: bool) -> None:
         self.pause_action.blockSignals(True)

@@ -1,0 +1,211 @@
+"""Alerts in the app: notifications from each tenant's rules, the inbox, the unread count and do-not-disturb on
+the window (and, through `entries_changed` / `mute_changed`, on the tray: ui/app/tray_wiring.py).
+
+    TenantLink's rules (tenant/alert_rules.py) ─▶ TenantSession.alerts_raised ─▶ AlertNotes (notifications)
+    ─▶ alerts_changed ─▶ refresh(): unread count on the window's Alerts button, the tray's badge and list, the inbox
+    notification / tray entry clicked ─▶ open_inbox(tenant, alert id)
+
+The rules run in each tenant's link, once; this only hands new rules to the links (`set_alert_rules`). The app's
+notification choices (ui/app/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
+removed here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+from typing import Final
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QToolButton
+
+from tenant_events.alert_settings import AlertSettings, WorkingHours
+from tenant_events.alerts.delivery import MuteState
+from tenant_events.alerts.from_settings import rule_set
+from tenant_events.alerts.history import RuleTrial, try_rule
+from tenant_events.alerts.rule_model import Rule
+from tenant_events.paths import AppPaths
+from tenant_events.settings import Settings
+from tenant_events.tenant.records import AlertInbox, StoredEvent
+from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
+from tenant_events.ui.alerts.inbox_window import InboxWindow
+from tenant_events.ui.alerts.table_filter import show_alert_events
+from tenant_events.ui.app.tenant_session import TenantSession
+from tenant_events.ui.notifications.alert_notes import AlertNotes
+from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+def _trial(path: Path, rule: Rule, hours: WorkingHours, profile: str, days: float) -> RuleTrial | None:
+    if not path.exists():
+        return None
+    with AlertInbox(path) as inbox:
+        return try_rule(inbox, rule, hours=hours, profile=profile, days=days)
+
+
+INBOX_KEYS: Final = "Ctrl+Shift+A"
+MUTE_TICK_MS: Final = 15_000  # the tray's "until 14:30" and badge follow the clock this often
+
+
+def _log_rule_errors(settings: AlertSettings, profile: str) -> None:
+    for error in rule_set(settings).errors:
+        log.warning("%s: %s (the rule does not run; fix it in Settings → Alert rules)", profile, error)
+
+
+class AppAlerts(QObject):
+    unread_changed = Signal(int)
+    entries_changed = Signal(object, int)  # the newest InboxEntry list (up to 5), unread count
+    mute_changed = Signal(object, int)  # alerts.delivery.MuteState, unread count
+
+    def __init__(self, window: MainWindow, notifier: Notifier, settings: Settings, paths: AppPaths) -> None:
+        super().__init__(window)
+        self.window, self.settings = window, settings
+        self.paths = paths
+        self._rules = settings.alerts.model_copy(deep=True)  # what the links run, to see a change
+        self.book = AlertBook(paths.database_file)
+        self.notes = AlertNotes(notifier, settings.notifications, self)
+        self.notes.alert_requested.connect(self.open_inbox)
+        self.sessions: dict[str, TenantSession] = {}
+        self.inbox: InboxWindow | None = None
+        self.unread = 0
+        self.mute = MuteState("")
+        self._refresh_soon = QTimer(self)
+        self._refresh_soon.setSingleShot(True)
+        self._refresh_soon.setInterval(150)  # a catch-up's steps come many a second: one refresh for them
+        self._refresh_soon.timeout.connect(self.refresh)
+        self.notes.alerts_changed.connect(lambda _t: self._refresh_soon.start())
+        self._mute_timer = QTimer(self)
+        self._mute_timer.setInterval(MUTE_TICK_MS)
+        self._mute_timer.timeout.connect(self.refresh_mute)
+        self._mute_timer.start()
+        self.action = QAction("&Alerts inbox", window)
+        self.action.setShortcut(QKeySequence(INBOX_KEYS))
+        self.action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.action.setIconText("Alerts")
+        self.action.setToolTip(f"Alerts the rules raised, newest first ({INBOX_KEYS})")
+        self.action.triggered.connect(lambda: self.open_inbox("", 0))
+        window.addAction(self.action)
+        window.menu_actions.all.append(self.action)
+        self._add_to_window(window)
+        self.refresh()
+
+    def _add_to_window(self, window: MainWindow) -> None:
+        """The View menu entry and an "Alerts" button in the menu bar's corner (beside Follow and Settings)."""
+        for menu in window.menuBar().findChildren(QMenu):
+            if menu.title() == "&View":
+                menu.addSeparator()
+                menu.addAction(self.action)
+        self.button = QToolButton()
+        self.button.setDefaultAction(self.action)
+        self.button.setAccessibleName("Alerts inbox")
+        self.button.setAutoRaise(True)
+        self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        corner = window.menu_actions.corner
+        layout = corner.layout() if corner is not None else None
+        if corner is not None and layout is not None:
+            layout.addWidget(self.button)
+            corner.adjustSize()
+
+    # -- tenants -------------------------------------------------------------------------------------------------
+    def add_session(self, session: TenantSession) -> None:
+        """Listen to what the rules of the session's link raise (the roster built the link with these rules)."""
+        name = session.name
+        session.alerts_raised.connect(lambda step: self.notes.offer(name, step))
+        _log_rule_errors(self.settings.alerts, name)
+        self.sessions[name] = session
+        self.book.add(session.name)
+        self._refresh_soon.start()
+
+    def remove(self, name: str) -> None:
+        self.sessions.pop(name, None)
+        self.notes.forget(name)
+        self.book.remove(name)
+        self._refresh_soon.start()
+
+    def apply(self, settings: Settings) -> None:
+        """New settings: rules (each tenant's link runs them from its next evaluation on, nothing raised twice),
+        do-not-disturb, quiet hours."""
+        rules_changed = settings.alerts != self._rules
+        self.settings, self._rules = settings, settings.alerts.model_copy(deep=True)
+        self.notes.set_settings(settings.notifications)
+        if rules_changed:
+            for session in self.sessions.values():
+                session.link.set_alert_rules(settings.alerts, strict=False)
+                _log_rule_errors(settings.alerts, session.name)
+        self.refresh_mute()
+
+    async def close(self) -> None:
+        self._mute_timer.stop()
+        self._refresh_soon.stop()
+        await self.notes.close()
+        if self.inbox is not None:
+            self.inbox.close()
+        self.book.close()
+
+    # -- state on the window and the tray --------------------------------------------------------------------------
+    def refresh(self) -> None:
+        self.unread = self.book.unread()
+        self.action.setIconText(f"Alerts ({self.unread})" if self.unread else "Alerts")
+        self.action.setText(f"&Alerts inbox ({self.unread} unread)" if self.unread else "&Alerts inbox")
+        self.entries_changed.emit(self.book.entries(limit=5), self.unread)
+        if self.inbox is not None and self.inbox.isVisible():
+            self.inbox.reload()
+        self.refresh_mute()
+        self.unread_changed.emit(self.unread)
+
+    def refresh_mute(self) -> None:
+        """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""
+        self.mute = self.notes.quiet.state(time.time())
+        self.mute_changed.emit(self.mute, self.unread)
+
+    # -- the inbox -----------------------------------------------------------------------------------------------
+    def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:
+        """Show the inbox; with an alert (a notification or a tray entry was clicked) select it and mark it read."""
+        if self.inbox is None:
+            self.inbox = InboxWindow(self.book, self._events, self.window)
+            self.inbox.events_requested.connect(self._show_events)
+            self.inbox.event_requested.connect(self.window.select_event)
+            self.inbox.read_changed.connect(self.refresh)
+        inbox = self.inbox
+        inbox.reload()
+        inbox.show()
+        inbox.raise_()
+        inbox.activateWindow()
+        entry = self.book.get(profile, alert_id) if profile and alert_id else None
+        if entry is not None:
+            if not entry.alert.read:
+                self.book.mark_read([entry])
+                self.refresh()
+            inbox.select(profile, alert_id)
+        return inbox
+
+    def mark_all_read(self) -> None:
+        if self.book.mark_all_read(self.book.entries(limit=10_000)):
+            self.refresh()
+
+    async def try_rule(self, rule: Rule, days: float = 7.0) -> str:
+        """ "acme: would have fired 3 times in the last 7 days (…)", a line per tenant with a store."""
+        hours = self.settings.alerts.working_hours
+        lines = []
+        for profile in self.book.profiles:
+            trial = await asyncio.to_thread(
+                _trial, self.paths.database_file(profile), rule, hours, profile, days
+            )
+            if trial is not None:
+                lines.append(f"{profile}: {trial.sentence()}")
+        return "\n".join(lines) or "No events stored yet to try the rule on."
+
+    def _events(self, profile: str, seqs: list[int]) -> list[StoredEvent]:
+        session = self.sessions.get(profile)
+        pages = session.pages if session is not None else None
+        if pages is None:
+            return []
+        return [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+
+    def _show_events(self, entry: InboxEntry, events: list[StoredEvent]) -> None:
+        show_alert_events(self.window, entry, events)

@@ -1,0 +1,120 @@
+"""The inbox's table: one row per alert, newest first; unread rows bold; severity in its colour.
+
+Rows are `InboxEntry`s (alert_book.py); a reload resets the model (the list is at most a few hundred alerts).
+Times are the alert's last event's, shown in local time at the last moment (STYLE.md §5).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import IntEnum
+from typing import Any, Final
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+from tenant_events.alerts.presentation import title
+from tenant_events.tenant.records import Severity
+from tenant_events.ui.alerts.alert_book import InboxEntry
+from tenant_events.ui.look.colors import pick
+from tenant_events.ui.look.theme import is_dark
+
+SEVERITY_COLORS: Final[dict[Severity, tuple[str, str]]] = {
+    "critical": ("#cf222e", "#ff7b72"),
+    "warning": ("#9a6700", "#d29922"),
+    "info": ("#0969da", "#58a6ff"),
+}
+SEVERITY_MARK: Final[dict[Severity, str]] = {
+    "critical": "▲ Critical",
+    "warning": "◆ Warning",
+    "info": "● Info",
+}
+ENTRY_ROLE: Final = Qt.ItemDataRole.UserRole + 1
+Index = QModelIndex | QPersistentModelIndex
+
+
+class Col(IntEnum):
+    SEVERITY = 0
+    ALERT = 1
+    EVENTS = 2
+    TENANT = 3
+    TIME = 4
+
+
+HEADERS: Final = ("Severity", "Alert", "Events", "Tenant", "Last event")
+
+
+def local_time(iso: str, now: datetime | None = None) -> str:
+    """14:32:05 today, else 24 Nov 14:32 (local time)."""
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    today = (now or datetime.now().astimezone()).date()
+    return moment.strftime("%H:%M:%S") if moment.date() == today else moment.strftime("%d %b %H:%M")
+
+
+class InboxModel(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[InboxEntry] = []
+
+    def set_entries(self, entries: list[InboxEntry]) -> None:
+        self.beginResetModel()
+        self.entries = entries
+        self.endResetModel()
+
+    def entry(self, row: int) -> InboxEntry | None:
+        return self.entries[row] if 0 <= row < len(self.entries) else None
+
+    def row_of(self, profile: str, alert_id: int) -> int | None:
+        for row, e in enumerate(self.entries):
+            if e.profile == profile and e.alert.id == alert_id:
+                return row
+        return None
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(Col)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: Index, role: int = 0) -> Any:
+        e = self.entry(index.row())
+        if e is None:
+            return None
+        a, col = e.alert, index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(e, col)
+        if role == ENTRY_ROLE:
+            return e
+        if role == Qt.ItemDataRole.FontRole and not a.read:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole and col == Col.SEVERITY:
+            return QColor(pick(SEVERITY_COLORS[a.severity], is_dark()))
+        if role == Qt.ItemDataRole.ToolTipRole and col == Col.ALERT:
+            return a.detail
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            unread = "unread, " if not a.read else ""
+            return f"{unread}{self._text(e, col)}"
+        return None
+
+    @staticmethod
+    def _text(e: InboxEntry, col: int) -> str:
+        a = e.alert
+        if col == Col.SEVERITY:
+            return SEVERITY_MARK[a.severity]
+        if col == Col.ALERT:
+            return ("While you were away: " if a.catch_up else "") + title(a)
+        if col == Col.EVENTS:
+            return f"{a.event_count:,}"
+        if col == Col.TENANT:
+            return e.profile
+        return local_time(a.last_time)

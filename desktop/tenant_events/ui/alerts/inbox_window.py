@@ -1,0 +1,186 @@
+"""The alerts inbox: every tenant's alerts, newest first; the events behind one; mark read; jump to the table.
+
+    ┌ 3 unread · 12 alerts ─────────────────────────── [Mark read] [Mark all read] ┐
+    │ Severity   Alert                    Events  Tenant  Last event               │
+    │ ▲ Critical Mass deletion            30      demo    14:32:05   (bold: unread) │
+    ├──────────────────────────────────────────────────────────────────────────────┤
+    │ why (presentation.body) · the events behind it · [Show these events in the table] │
+    └──────────────────────────────────────────────────────────────────────────────┘
+
+Widgets only: the alerts come from an `AlertBook`, the events behind one from `load_events` (the app's
+readers). Double-clicking an event opens it in the table; the button filters the table to the alert's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.alerts.presentation import body
+from tenant_events.tenant.records import StoredEvent
+from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
+from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
+
+EventLoader = Callable[[str, list[int]], list[StoredEvent]]  # profile, seqs → stored events
+MAX_LISTED = 200
+
+
+class InboxWindow(QDialog):
+    events_requested = Signal(object, list)  # InboxEntry, [StoredEvent]: filter the table to them
+    event_requested = Signal(str, int)  # profile, seq: open one event in the table
+    read_changed = Signal()  # read marks changed: unread counts elsewhere
+
+    def __init__(self, book: AlertBook, load_events: EventLoader, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Alerts — Tenant Events")
+        self.resize(900, 620)
+        self.book = book
+        self.load_events = load_events
+        self.shown_events: list[StoredEvent] = []
+        self.summary = QLabel()
+        self.mark_button = QPushButton("&Mark read")
+        self.mark_button.setToolTip("Mark the selected alert read (Ctrl+R)")
+        self.mark_button.clicked.connect(self.mark_selected_read)
+        self.mark_all_button = QPushButton("Mark &all read")
+        self.mark_all_button.clicked.connect(self.mark_all_read)
+        QShortcut(QKeySequence("Ctrl+R"), self, self.mark_selected_read)
+        for button in (self.mark_button, self.mark_all_button):
+            button.setAutoDefault(False)  # Enter in the list is not "mark read"
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.mark_button)
+        top.addWidget(self.mark_all_button)
+
+        self.model = InboxModel()
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Alerts")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(Col.ALERT, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().selectionChanged.connect(self._selected)
+        self.table.doubleClicked.connect(lambda _i: self.show_in_table())
+
+        self.why = QLabel("Pick an alert to see why it was raised and the events behind it.")
+        self.why.setWordWrap(True)
+        self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.event_list = QListWidget()
+        self.event_list.setAccessibleName("Events behind the alert")
+        self.event_list.itemActivated.connect(self._event_activated)
+        self.event_list.itemDoubleClicked.connect(self._event_activated)
+        self.table_button = QPushButton("&Show these events in the table")
+        self.table_button.setEnabled(False)
+        self.table_button.clicked.connect(self.show_in_table)
+        self.table_button.setAutoDefault(False)
+        detail = QWidget()
+        lower = QVBoxLayout(detail)
+        lower.setContentsMargins(0, 0, 0, 0)
+        lower.addWidget(self.why)
+        lower.addWidget(self.event_list, 1)
+        lower.addWidget(self.table_button, 0, Qt.AlignmentFlag.AlignLeft)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(detail)
+        splitter.setSizes([330, 260])
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(splitter, 1)
+        self.reload()
+
+    # -- contents --------------------------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Read the alerts again, keeping the selection."""
+        current = self.current()
+        self.model.set_entries(self.book.entries())
+        unread = sum(1 for e in self.model.entries if not e.alert.read)
+        total = len(self.model.entries)
+        self.summary.setText(
+            f"{unread} unread · {total} alert{'' if total == 1 else 's'}" if total else "No alerts yet."
+        )
+        self.mark_all_button.setEnabled(unread > 0)
+        if current is not None:
+            self.select(current.profile, current.alert.id, quiet=True)
+
+    def current(self) -> InboxEntry | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.entry(rows[0].row()) if rows else None
+
+    def select(self, profile: str, alert_id: int, *, quiet: bool = False) -> bool:
+        """Select one alert (a notification was clicked); False if it is not in the list."""
+        row = self.model.row_of(profile, alert_id)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, 0))
+        if not quiet:
+            self.table.setFocus()
+        return True
+
+    def _selected(self, _new: QItemSelection, _old: QItemSelection) -> None:
+        entry = self.current()
+        self.event_list.clear()
+        self.shown_events = []
+        self.table_button.setEnabled(entry is not None)
+        self.mark_button.setEnabled(entry is not None and not entry.alert.read)
+        if entry is None:
+            self.why.setText("")
+            return
+        a = entry.alert
+        why = body(a).split("\n", 1)[0]
+        self.why.setText(f"<b>{a.rule_name}</b> · {a.severity} · {entry.profile}<br>{why}")
+        seqs = self.book.event_seqs(entry.profile, a.id)
+        self.shown_events = self.load_events(entry.profile, seqs[-MAX_LISTED:])
+        for ev in reversed(self.shown_events):  # newest first, like the inbox
+            item = QListWidgetItem(f"{local_time(ev.time)}   {ev.type}   {ev.summary}")
+            item.setData(Qt.ItemDataRole.UserRole, ev.seq)
+            self.event_list.addItem(item)
+        if a.event_count > len(self.shown_events):
+            self.event_list.addItem(f"… {a.event_count - len(self.shown_events):,} more (Show in the table)")
+
+    # -- actions ---------------------------------------------------------------------------------------------
+    def mark_selected_read(self) -> None:
+        entry = self.current()
+        if entry is not None and self.book.mark_read([entry]):
+            self.reload()
+            self.read_changed.emit()
+
+    def mark_all_read(self) -> None:
+        if self.book.mark_all_read(self.model.entries):
+            self.reload()
+            self.read_changed.emit()
+
+    def show_in_table(self) -> None:
+        entry = self.current()
+        if entry is not None:
+            if not entry.alert.read and self.book.mark_read([entry]):
+                self.reload()
+                self.read_changed.emit()
+            self.events_requested.emit(entry, list(self.shown_events))
+
+    def _event_activated(self, item: QListWidgetItem) -> None:
+        entry, seq = self.current(), item.data(Qt.ItemDataRole.UserRole)
+        if entry is not None and isinstance(seq, int):
+            self.event_requested.emit(entry.profile, seq)
+
+    def index_of(self, row: int) -> QModelIndex:
+        return self.model.index(row, Col.ALERT)

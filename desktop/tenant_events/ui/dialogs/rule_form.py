@@ -1,0 +1,221 @@
+"""One alert rule's fields in the rules editor, read into a rule entry (data, as stored in settings) and checked
+with the rules' own validation (alerts/rule_model.py), each problem shown under the field it is about.
+
+    Name · Severity · Event types (patterns) · Conditions (one a line: `field op value, value`) · Threshold
+    (at least N in S seconds, per type) · Time of day · Tenants · Group firings within N minutes · Notify
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, get_args
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.alerts.rule_model import SEVERITIES, Op, Rule, RuleError, load_rules
+from tenant_events.ui.look.theme import error_color
+
+OPS: Final = get_args(Op)
+NO_VALUE: Final = ("exists", "missing")
+TIMES: Final = (("any time", None), ("outside working hours", "outside_working_hours"),
+                ("inside working hours", "inside_working_hours"))  # fmt: skip
+FIELDS: Final = ("name", "severity", "types", "conditions", "threshold", "time_of_day", "tenants",
+                 "coalesce_minutes", "id")  # fmt: skip
+
+
+def conditions_text(rule: Rule) -> str:
+    lines = []
+    for c in rule.conditions:
+        value = ", ".join(c.value) if isinstance(c.value, list) else (c.value or "")
+        lines.append(f"{c.field} {c.op} {value}".rstrip())
+    return "\n".join(lines)
+
+
+def parse_conditions(text: str) -> tuple[list[dict[str, Any]], str]:
+    """Condition entries from the text, or the first line that cannot be one (its message)."""
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.strip().split(None, 2)
+        if not parts:
+            continue
+        if len(parts) < 2 or parts[1] not in OPS:
+            return [], f"line {number}: write “field operator value”, the operator one of {', '.join(OPS)}"
+        field, op = parts[0], parts[1]
+        values = [v.strip() for v in parts[2].split(",") if v.strip()] if len(parts) == 3 else []
+        entry: dict[str, Any] = {"field": field, "op": op}
+        if op not in NO_VALUE:
+            entry["value"] = values[0] if len(values) == 1 else values
+        elif values:
+            return [], f"line {number}: {op} takes no value"
+        out.append(entry)
+    return out, ""
+
+
+class RuleForm(QWidget):
+    edited = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.base: Rule | None = None  # the built-in rule being changed (None: one's own rule)
+        self.explanation = QLabel()
+        self.explanation.setWordWrap(True)
+        self.name = QLineEdit()
+        self.severity = QComboBox()
+        self.severity.addItems([s.capitalize() for s in SEVERITIES])
+        self.types = QLineEdit()
+        self.types.setPlaceholderText("user.deleted, organization.*")
+        self.conditions = QPlainTextEdit()
+        self.conditions.setPlaceholderText("object.role.name contains admin, owner")
+        self.conditions.setFixedHeight(self.fontMetrics().height() * 4 + 12)
+        self.use_threshold = QCheckBox("at least")
+        self.count = QSpinBox()
+        self.count.setRange(0, 1_000_000)
+        self.window_s = QDoubleSpinBox()
+        self.window_s.setRange(0, 86_400)
+        self.window_s.setDecimals(0)
+        self.window_s.setSuffix(" s")
+        self.per_type = QCheckBox("each type on its own")
+        self.time_of_day = QComboBox()
+        self.time_of_day.addItems([label for label, _ in TIMES])
+        self.tenants = QLineEdit()
+        self.tenants.setPlaceholderText("every tenant (or names, comma-separated)")
+        self.coalesce = QDoubleSpinBox()
+        self.coalesce.setRange(0, 1440)
+        self.coalesce.setSuffix(" min")
+        self.coalesce.setDecimals(0)
+        self.notify = QCheckBox("Show a desktop notification (otherwise only the inbox)")
+        self.errors: dict[str, QLabel] = {}
+        threshold = QHBoxLayout()
+        for w in (self.use_threshold, self.count, QLabel("events within"), self.window_s, self.per_type):
+            threshold.addWidget(w)
+        threshold.addStretch(1)
+        form = QFormLayout()
+        rows: tuple[tuple[str, str, Any], ...] = (
+            ("name", "&Name", self.name), ("severity", "&Severity", self.severity),
+            ("types", "Event &types", self.types), ("conditions", "&Conditions", self.conditions),
+            ("threshold", "T&hreshold", threshold), ("time_of_day", "Time of &day", self.time_of_day),
+            ("tenants", "Te&nants", self.tenants), ("coalesce_minutes", "&Group firings within", self.coalesce),
+        )  # fmt: skip
+        for key, label, field in rows:
+            box = QVBoxLayout()
+            box.setSpacing(2)
+            caption = QLabel(label)
+            if isinstance(field, QWidget):
+                box.addWidget(field)
+                field.setAccessibleName(label.replace("&", ""))
+                caption.setBuddy(field)
+            else:
+                box.addLayout(field)
+                caption.setBuddy(self.use_threshold)
+            problem = QLabel()
+            problem.setWordWrap(True)
+            problem.setStyleSheet(f"color: {error_color().name()}")
+            problem.setVisible(False)
+            problem.setAccessibleName(f"{label.replace('&', '')} problem")
+            box.addWidget(problem)
+            self.errors[key] = problem
+            form.addRow(caption, box)
+        form.addRow("", self.notify)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.explanation)
+        layout.addLayout(form)
+        layout.addStretch(1)
+        for signal in (self.name.textChanged, self.types.textChanged, self.conditions.textChanged,
+                       self.tenants.textChanged, self.severity.currentIndexChanged, self.count.valueChanged,
+                       self.window_s.valueChanged, self.per_type.toggled, self.use_threshold.toggled,
+                       self.time_of_day.currentIndexChanged, self.coalesce.valueChanged, self.notify.toggled):  # fmt: skip
+            signal.connect(self._changed)
+        for w in (self.count, self.window_s, self.per_type):
+            self.use_threshold.toggled.connect(w.setEnabled)
+        self._loading = False
+
+    def load(self, rule: Rule, base: Rule | None) -> None:
+        """Show `rule`; `base`: the built-in rule it changes (its name and types stay editable)."""
+        self._loading = True
+        self.base = base
+        self.explanation.setText(rule.explanation or "A rule of your own.")
+        self.name.setText(rule.name)
+        self.severity.setCurrentIndex(SEVERITIES.index(rule.severity))
+        self.types.setText(", ".join(rule.types))
+        self.conditions.setPlainText(conditions_text(rule))
+        t = rule.threshold
+        self.use_threshold.setChecked(t is not None)
+        for w in (self.count, self.window_s, self.per_type):
+            w.setEnabled(t is not None)
+        self.count.setValue(t.count if t else 20)
+        self.window_s.setValue(t.window_seconds if t else 60)
+        self.per_type.setChecked(bool(t and t.per_type))
+        when = rule.time_of_day.when if rule.time_of_day else None
+        self.time_of_day.setCurrentIndex([v for _, v in TIMES].index(when))
+        self.tenants.setText(", ".join(rule.tenants))
+        self.coalesce.setValue(rule.coalesce_minutes)
+        self.notify.setChecked(rule.notify)
+        self._loading = False
+        self.show_errors([])
+
+    def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
+        """The rule as a full entry, and a problem of the conditions text ("" if none)."""
+        conditions, problem = parse_conditions(self.conditions.toPlainText())
+        entry: dict[str, Any] = {
+            "id": rule_id,
+            "name": self.name.text().strip(),
+            "enabled": enabled,
+            "notify": self.notify.isChecked(),
+            "severity": SEVERITIES[self.severity.currentIndex()],
+            "types": [t.strip() for t in self.types.text().split(",") if t.strip()],
+            "conditions": conditions,
+            "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
+            "coalesce_minutes": self.coalesce.value(),
+            "threshold": None,
+            "time_of_day": None,
+        }
+        if self.use_threshold.isChecked():
+            entry["threshold"] = {"count": self.count.value(), "window_seconds": self.window_s.value(),
+                                  "per_type": self.per_type.isChecked()}  # fmt: skip
+        when = TIMES[self.time_of_day.currentIndex()][1]
+        if when is not None:
+            old = self.base.time_of_day if self.base is not None else None
+            entry["time_of_day"] = {
+                "when": when,
+                **({"hours": old.hours.model_dump()} if old and old.hours else {}),
+            }
+        return entry, problem
+
+    def validate(
+        self, rule_id: str, enabled: bool, builtins: tuple[Rule, ...]
+    ) -> tuple[Rule | None, list[RuleError]]:
+        """The rule as typed, checked as the settings file's entries are; errors shown under their fields."""
+        entry, problem = self.entry(rule_id, enabled)
+        ruleset = load_rules([entry], builtins)
+        errors = list(ruleset.errors)
+        if problem:
+            errors.insert(0, RuleError(rule_id, "conditions", problem))
+        self.show_errors(errors)
+        return (ruleset.get(rule_id) if not errors else None), errors
+
+    def show_errors(self, errors: list[RuleError]) -> None:
+        for label in self.errors.values():
+            label.setVisible(False)
+        for error in errors:
+            key = error.field.split(".", 1)[0] or "name"
+            label = self.errors.get(key, self.errors["name"])
+            where = error.field if "." in error.field else ""
+            label.setText(f"{where + ': ' if where else ''}{error.message}")
+            label.setVisible(True)
+
+    def _changed(self) -> None:
+        if not self._loading:
+            self.edited.emit()

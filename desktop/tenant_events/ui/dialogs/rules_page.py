@@ -1,0 +1,234 @@
+"""Settings → Alert rules: the built-in rules and one's own, switched on/off, edited, tried on stored history.
+
+    ┌ rules (checkbox = on) ─┐ ┌ the selected rule's fields (rule_form.py), problems under each field ──────┐
+    │ ☑ Mass deletion        │ │ …                                                                        │
+    │ ☐ Events of chosen …   │ │ [Test against history]  would have fired 3 times in the last 7 days       │
+    │ ⚠ my-rule (a problem)  │ └──────────────────────────────────────────────────────────────────────────┘
+    └ [New rule] [Delete] [Reset to built-in] ┘
+
+`entries()` gives `alerts.rules` back: a built-in rule's entry holds only what differs from it, one's own rule
+all of it. An entry of the settings file that is invalid stays as it is (listed with its problem) until it is
+deleted, so nothing saved is lost. The history test runs through `tester` (the app reads the stores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+from tenant_events.alerts.from_settings import rule_set
+from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
+from tenant_events.ui.dialogs.rule_form import RuleForm
+
+Tester = Callable[[Rule], Awaitable[str]]
+_BUILTIN = {r.id: r for r in BUILTIN_RULES}
+
+
+class RulesPage(QWidget):
+    def __init__(self, alerts: AlertSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tester: Tester | None = None
+        ruleset = rule_set(alerts)
+        self.rules: dict[str, Rule] = {r.id: r for r in ruleset.rules}
+        self.problems: dict[str, list[RuleError]] = {}
+        self.broken: list[
+            tuple[Any, RuleError]
+        ] = []  # entries of the file that are invalid, kept as they are
+        for entry in alerts.rules:
+            alone = load_rules([entry], BUILTIN_RULES)
+            if alone.errors:
+                self.broken.append((entry, alone.errors[0]))
+        self._task: asyncio.Task[None] | None = None
+        self.list = QListWidget()
+        self.list.setAccessibleName("Alert rules")
+        self.list.currentRowChanged.connect(self._show)
+        self.list.itemChanged.connect(self._toggled)
+        self.form = RuleForm()
+        self.form.edited.connect(self._edited)
+        self.add_button = QPushButton("&New rule")
+        self.add_button.clicked.connect(self.add_rule)
+        self.delete_button = QPushButton("&Delete")
+        self.delete_button.clicked.connect(self.delete_rule)
+        self.reset_button = QPushButton("&Reset to built-in")
+        self.reset_button.clicked.connect(self.reset_rule)
+        self.test_button = QPushButton("&Test against history")
+        self.test_button.clicked.connect(self.test_rule)
+        self.test_result = QLabel()
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        left = QWidget()
+        left_box = QVBoxLayout(left)
+        left_box.setContentsMargins(0, 0, 0, 0)
+        left_box.addWidget(self.list, 1)
+        buttons = QHBoxLayout()
+        for b in (self.add_button, self.delete_button, self.reset_button):
+            buttons.addWidget(b)
+        left_box.addLayout(buttons)
+        right = QWidget()
+        right_box = QVBoxLayout(right)
+        right_box.setContentsMargins(0, 0, 0, 0)
+        right_box.addWidget(self.form, 1)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
+        right_box.addLayout(test_row)
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setSizes([260, 560])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self._fill()
+        self.list.setCurrentRow(0)
+
+    def set_tester(self, tester: Tester) -> None:
+        """How "Test against history" tries a rule (the app reads the tenants' stores)."""
+        self.tester = tester
+        self.test_button.setEnabled(self.current_id() is not None)
+
+    # -- the list ------------------------------------------------------------------------------------------------
+    def _fill(self, select: str | None = None) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for rule in self.rules.values():
+            item = QListWidgetItem(self._label(rule.id))
+            item.setData(Qt.ItemDataRole.UserRole, rule.id)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if rule.enabled else Qt.CheckState.Unchecked)
+            item.setToolTip(rule.explanation or rule.name)
+            self.list.addItem(item)
+        for _entry, error in self.broken:
+            item = QListWidgetItem(f"⚠ {error}")
+            item.setToolTip(f"{error} — fix it in the settings file, or delete it here")
+            item.setData(Qt.ItemDataRole.UserRole, None)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+        if select is not None:
+            ids = list(self.rules)
+            self.list.setCurrentRow(ids.index(select) if select in ids else 0)
+
+    def _label(self, rule_id: str) -> str:
+        rule = self.rules[rule_id]
+        mark = "⚠ " if self.problems.get(rule_id) else ""
+        return f"{mark}{rule.name} ({rule.severity})" + ("" if rule_id in _BUILTIN else " · yours")
+
+    def current_id(self) -> str | None:
+        item = self.list.currentItem()
+        value = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        return value if isinstance(value, str) else None
+
+    def _show(self, _row: int) -> None:
+        rule_id = self.current_id()
+        self.test_result.setText("")
+        self.form.setEnabled(rule_id is not None)
+        self.reset_button.setEnabled(rule_id in _BUILTIN)
+        self.delete_button.setEnabled(rule_id not in _BUILTIN)
+        self.test_button.setEnabled(rule_id is not None and self.tester is not None)
+        if rule_id is None:
+            return
+        self.form.load(self.rules[rule_id], _BUILTIN.get(rule_id))
+        if self.problems.get(rule_id):
+            self._edited()
+
+    def _toggled(self, item: QListWidgetItem) -> None:
+        rule_id = item.data(Qt.ItemDataRole.UserRole)
+        if isinstance(rule_id, str) and rule_id in self.rules:
+            on = item.checkState() == Qt.CheckState.Checked
+            self.rules[rule_id] = self.rules[rule_id].model_copy(update={"enabled": on})
+
+    def _edited(self) -> None:
+        rule_id = self.current_id()
+        if rule_id is None:
+            return
+        enabled = self.rules[rule_id].enabled
+        rule, errors = self.form.validate(rule_id, enabled, BUILTIN_RULES)
+        self.problems[rule_id] = errors
+        if rule is not None:
+            self.rules[rule_id] = rule
+        item = self.list.currentItem()
+        if item is not None:
+            item.setText(self._label(rule_id))
+
+    # -- buttons -------------------------------------------------------------------------------------------------
+    def add_rule(self) -> None:
+        n = 1
+        while f"my-rule-{n}" in self.rules:
+            n += 1
+        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning")
+        self.rules[rule.id] = rule
+        self._fill(select=rule.id)
+        self.form.name.setFocus()
+        self.form.name.selectAll()
+
+    def delete_rule(self) -> None:
+        row = self.list.currentRow()
+        rule_id = self.current_id()
+        if rule_id is not None and rule_id not in _BUILTIN:
+            del self.rules[rule_id]
+            self.problems.pop(rule_id, None)
+        elif rule_id is None and row >= len(self.rules):
+            del self.broken[row - len(self.rules)]
+        self._fill(select=next(iter(self.rules)))
+
+    def reset_rule(self) -> None:
+        rule_id = self.current_id()
+        if rule_id in _BUILTIN:
+            self.rules[rule_id] = _BUILTIN[rule_id]
+            self.problems.pop(rule_id, None)
+            self._fill(select=rule_id)
+
+    def test_rule(self) -> None:
+        rule_id = self.current_id()
+        if rule_id is None or self.tester is None:
+            return
+        if self.problems.get(rule_id):
+            self.test_result.setText("Fix the rule's problems first.")
+            return
+        self.test_result.setText("Trying the rule on the last 7 days of stored events…")
+        self.test_button.setEnabled(False)
+        self._task = asyncio.ensure_future(self._test(self.tester(self.rules[rule_id])))
+
+    async def _test(self, result: Awaitable[str]) -> None:
+        try:
+            self.test_result.setText(await result)
+        finally:
+            self.test_button.setEnabled(True)
+
+    # -- out -----------------------------------------------------------------------------------------------------
+    def error_count(self) -> int:
+        return sum(1 for errors in self.problems.values() if errors)
+
+    def first_problem(self) -> str | None:
+        return next((rule_id for rule_id, errors in self.problems.items() if errors), None)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """`alerts.rules` as edited: built-in rules' changes, one's own rules, invalid entries kept."""
+        out: list[dict[str, Any]] = []
+        for rule in self.rules.values():
+            full = rule.model_dump(mode="json")
+            base = _BUILTIN.get(rule.id)
+            if base is None:
+                out.append(rule.model_dump(mode="json", exclude_defaults=True) | {"id": rule.id, "name": rule.name,
+                                                                                 "types": rule.types})  # fmt: skip
+                continue
+            was = base.model_dump(mode="json")
+            changed = {k: v for k, v in full.items() if was.get(k) != v}
+            if changed:
+                out.append({"id": rule.id, **changed})
+        out += [entry for entry, _ in self.broken]
+        return out

@@ -1,0 +1,107 @@
+"""Alert notifications: each tenant's evaluation steps → `NotificationPlanner` → the desktop notifier.
+
+    TenantSession.alerts_raised(StepResult) + tenant ──▶ AlertNotes.offer ──▶ planner (per tenant: alert ids are
+    per database) ──▶ Notifier.show(title, body, urgency, clicked) ──▶ dunst / the tray balloon
+
+The decisions (urgency from the rule's severity, coalescing, the catch-up summary, do-not-disturb and quiet
+hours) are the Qt-free alerts/delivery.py's; this only times the catch-up summary and turns a click into
+`alert_requested(tenant, alert_id)` (0: the inbox, for a summary of several alerts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from tenant_events.alerts.delivery import NotificationPlanner, PlannedNotification, QuietTimes
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.settings import NotificationSettings
+from tenant_events.ui.notifications.desktop_notifier import Notifier
+
+log = logging.getLogger(__name__)
+
+
+class AlertNotes(QObject):
+    alert_requested = Signal(str, int)  # tenant, alert id (0: the inbox)
+    alerts_changed = Signal(str)  # tenant: alerts were raised or updated (the inbox and unread counts)
+    shown = Signal(str, object)  # tenant, PlannedNotification handed to the notifier
+
+    def __init__(
+        self,
+        notifier: Notifier,
+        settings: NotificationSettings,
+        parent: QObject | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(parent)
+        self.notifier = notifier
+        self.settings = settings
+        self.quiet = QuietTimes(settings)
+        self._clock = clock
+        self._planners: dict[str, NotificationPlanner] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._summary_timer = QTimer(self)
+        self._summary_timer.setSingleShot(True)
+        self._summary_timer.timeout.connect(self._summaries)
+
+    def set_settings(self, settings: NotificationSettings) -> None:
+        """New do-not-disturb / quiet hours / enabled settings (the planners share one QuietTimes)."""
+        self.settings = settings
+        self.quiet.settings = settings
+
+    def offer(self, tenant: str, result: StepResult) -> None:
+        """One evaluation step of `tenant`: notify what the planner says now, time the catch-up summary."""
+        self.alerts_changed.emit(tenant)
+        if not self.settings.enabled:
+            return
+        planner = self._planners.get(tenant)
+        if planner is None:
+            planner = self._planners[tenant] = NotificationPlanner(self.quiet, clock=self._clock)
+        for planned in planner.offer(result):
+            self._show(tenant, planned)
+        self._arm_summary()
+
+    def forget(self, tenant: str) -> None:
+        self._planners.pop(tenant, None)
+
+    async def close(self) -> None:
+        self._summary_timer.stop()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _arm_summary(self) -> None:
+        due = [d for p in self._planners.values() if (d := p.summary_due()) is not None]
+        if due:
+            wait_ms = max(0, int((min(due) - self._clock()) * 1000)) + 50
+            self._summary_timer.start(wait_ms)
+
+    def _summaries(self) -> None:
+        for tenant, planner in list(self._planners.items()):
+            planned = planner.summary()
+            if planned is not None:
+                self._show(tenant, planned)
+        self._arm_summary()
+
+    def _show(self, tenant: str, planned: PlannedNotification) -> None:
+        alert_id = 0 if planned.summary else planned.alert_ids[0]
+        log.info("alert notification (%s): %s", planned.urgency, planned.title)
+
+        def clicked() -> None:
+            self.alert_requested.emit(tenant, alert_id)
+
+        self.shown.emit(tenant, planned)
+        if planned.summary:  # the title already says "While you were away"
+            why = planned.body.removeprefix(f"{planned.title}: ")
+        else:
+            why = planned.body.rpartition("\n")[0] or planned.body
+        text = f"{why}\n{tenant}"  # the tenant as the app names it, not the service's tenant id
+        task = asyncio.ensure_future(self.notifier.show(planned.title, text, planned.urgency, clicked))
+        self._tasks.add(task)  # the loop keeps only weak references (qasync#159)
+        task.add_done_callback(self._tasks.discard)

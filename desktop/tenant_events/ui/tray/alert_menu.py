@@ -1,0 +1,66 @@
+"""The tray menu's alert part: the do-not-disturb line ("Do not disturb until 14:30") and the newest alerts.
+
+    Do not disturb until 14:30          (only while muted; picking it turns do-not-disturb off)
+    Alerts — 2 unread ▸  ● ▲ Mass deletion × 2 · demo · 14:32
+                         ○ ◆ Organization connection changed · demo · 14:20
+                         …(the newest five)  ─  Open the alerts inbox…  Mark all read
+
+Inserted into the tray's menu above its first entry after "Open"; only emits signals, like tray_icon.py.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from tenant_events.alerts.presentation import title
+from tenant_events.ui.alerts.alert_book import InboxEntry
+from tenant_events.ui.alerts.inbox_model import local_time
+
+TRAY_LIST = 5
+_MARK = {"critical": "▲", "warning": "◆", "info": "●"}
+
+
+class TrayAlertMenu(QObject):
+    inbox_requested = Signal()
+    alert_requested = Signal(str, int)  # profile, alert id
+    mark_all_requested = Signal()
+    mute_off_requested = Signal()
+
+    def __init__(self, menu: QMenu, before: QAction, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.mute_action = QAction("", menu)
+        self.mute_action.setToolTip("Turn do-not-disturb off")
+        self.mute_action.triggered.connect(self.mute_off_requested.emit)
+        self.mute_action.setVisible(False)
+        menu.insertAction(before, self.mute_action)
+        self.menu = QMenu("Alerts", menu)
+        self.menu.setAccessibleName("Recent alerts")
+        menu.insertMenu(before, self.menu)
+        self.entries: list[InboxEntry] = []
+        self.set_entries([], 0)
+
+    def set_mute(self, text: str, can_turn_off: bool) -> None:
+        """`text`: "Do not disturb until 14:30" / "Quiet hours until 07:00", or "" when nothing is held."""
+        self.mute_action.setText(f"{text} — turn off" if text and can_turn_off else text)
+        self.mute_action.setEnabled(can_turn_off)
+        self.mute_action.setVisible(bool(text))
+
+    def set_entries(self, entries: list[InboxEntry], unread: int) -> None:
+        self.entries = entries[:TRAY_LIST]
+        self.menu.setTitle(f"Alerts — {unread} unread" if unread else "Alerts")
+        self.menu.clear()
+        for e in self.entries:
+            a = e.alert
+            dot = "○" if a.read else "●"
+            text = f"{dot} {_MARK[a.severity]} {title(a)} · {e.profile} · {local_time(a.last_time)}"
+            self.menu.addAction(text, partial(self.alert_requested.emit, e.profile, a.id))
+        if not self.entries:
+            self.menu.addAction("No alerts yet").setEnabled(False)
+        self.menu.addSeparator()
+        self.menu.addAction("Open the alerts inbox…", self.inbox_requested.emit)
+        mark = self.menu.addAction("Mark all read", self.mark_all_requested.emit)
+        mark.setEnabled(unread > 0)

@@ -1,0 +1,103 @@
+"""The alerts inbox in the real app: alerts raised by a real simulator's incidents, listed newest first with
+their events; "Show these events in the table" filters the window's table to exactly them; mark read and all
+read move the unread count on the window's Alerts button, the tray's menu list and the tray icon's badge."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    profile_for,
+    run_async,
+    running_app,
+    save_screenshot,
+    until,
+)
+from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.settings import Settings, save_settings
+from tenant_events.ui.alerts.inbox_model import Col
+
+pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simulator, dunst, tray_host):
+    sim = make_simulator(seed=6, backlog=0, rate=4.0, heartbeat=0.2)
+    save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK)))
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
+            w, alerts, tray = app.window, app.alerts, app.tray
+            assert tray is not None and app.tray_wiring.alert_menu is not None
+            assert app.tray_wiring.alert_menu.menu.title() == "Alerts" and tray.unread == 0
+            session = await app.add_tenant(profile_for(sim, "acme"))
+            await until(lambda: session.status.state.value == "live", 30, "live")
+            await asyncio.to_thread(sim.scenario, "org_deleted")
+            await until(lambda: alerts.unread == 1, 20, "the first alert")
+            await asyncio.to_thread(sim.scenario, "mass_deletion", n=24, over_s=1)
+            await until(lambda: alerts.unread == 2, 20, "the second alert")
+            book = alerts.book
+            await until(lambda: book.entries()[0].alert.event_count == 24, 20, "the whole burst")
+
+            # unread on the window, the tray menu, the badge and the tooltip
+            assert alerts.action.iconText() == "Alerts (2)"
+            menu = app.tray_wiring.alert_menu.menu
+            assert menu.title() == "Alerts — 2 unread"
+            listed = [a.text() for a in menu.actions() if a.text()]
+            assert listed[0].startswith("● ▲ Mass deletion · acme")
+            assert listed[1].startswith("● ◆ Organization deleted · acme")
+            assert tray.unread == 2 and "2 unread alerts" in tray.icon.toolTip()
+
+            # the window's shortcut opens the inbox, newest first
+            w.bring_to_front()
+            alerts.action.trigger()
+            inbox = alerts.inbox
+            assert inbox is not None and inbox.isVisible()
+            rows = [inbox.model.index(r, Col.ALERT).data() for r in range(inbox.model.rowCount())]
+            assert rows == ["Mass deletion", "Organization deleted"]
+            assert inbox.summary.text() == "2 unread · 2 alerts"
+            inbox.table.selectRow(0)
+            assert inbox.event_list.count() == 24
+            assert all("user.deleted" in inbox.event_list.item(i).text() for i in range(24))
+            inbox.resize(1600, 800)
+            save_screenshot(inbox, "alerts-inbox-light")
+
+            # "Show these events in the table": exactly the 24 deletions, and the alert is read now
+            inbox.table_button.click()
+            await until(lambda: w.model.rowCount() == 24 and not w.model.counting, 15, "the filtered table")
+            shown = {w.model.event_at(r).event_id for r in range(24)}
+            assert {e.event_id for e in inbox.shown_events} == shown
+            assert {w.model.event_at(r).type for r in range(24)} == {"user.deleted"}
+            assert w.filter_bar.selected_types() == {"user.deleted"}
+            await until(lambda: alerts.unread == 1, 5, "marked read")
+            assert menu.title() == "Alerts — 1 unread" and alerts.action.iconText() == "Alerts (1)"
+            assert [a.text()[:1] for a in menu.actions()[:2]] == ["○", "●"]
+
+            # mark read (the selected one), then all read
+            inbox.table.selectRow(1)
+            assert inbox.mark_button.isEnabled()
+            inbox.mark_button.click()
+            assert alerts.unread == 0 and inbox.summary.text() == "0 unread · 2 alerts"
+            assert tray.unread == 0 and "unread alert" not in tray.icon.toolTip()
+            assert menu.title() == "Alerts" and alerts.action.iconText() == "Alerts"
+
+            await asyncio.to_thread(sim.scenario, "org_connection", action="added")
+            await until(lambda: alerts.unread == 1, 20, "a new alert")
+            assert inbox.model.rowCount() == 3 and inbox.model.entry(0).alert.rule_id == "org-connection"
+            inbox.mark_all_button.click()
+            assert alerts.unread == 0 and not inbox.mark_all_button.isEnabled()
+            inbox.close()
+
+    run_async(qloop, scenario(), timeout=150)
+    for v in _visits:
+        v.cancel()

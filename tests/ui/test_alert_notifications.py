@@ -1,0 +1,82 @@
+"""Alert rules → desktop notifications in the real app: a real simulator acts the incidents out, the real store
+and rules evaluate them, and the real notification daemon (dunst) receives the Notify calls, watched on the bus.
+
+Urgency follows the rule's severity (critical only for critical rules), a second burst within a rule's coalescing
+time folds into the open alert without a second notification, and the old per-type notifications stay silent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, running_app, until
+from helpers.notify_watch import NotifyWatch
+from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.settings import Settings, save_settings
+
+pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))  # never "off hours"
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_paths, make_simulator, dunst):
+    sim = make_simulator(seed=4, backlog=0, rate=4.0, heartbeat=0.2)
+    # org-deleted made an info rule here, to see the low urgency; the clock never makes "off hours"
+    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=[{"id": "org-deleted", "severity": "info"}])
+    save_settings(ui_paths, Settings(alerts=alerts))
+
+    async def scenario() -> None:
+        with NotifyWatch() as watch:
+            async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
+                session = await app.add_tenant(profile_for(sim, "acme"))
+                assert session.is_signed_in and session.link.rules.runner is not None
+                await until(lambda: session.status.state.value == "live", 30, "live")
+
+                await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
+                await until(lambda: watch.of("Admin role assigned"), 20, "the admin-role notification")
+                await asyncio.to_thread(sim.scenario, "org_connection", action="added")
+                await until(lambda: watch.of("Organization connection changed"), 20, "org-connection")
+                await asyncio.to_thread(sim.scenario, "org_deleted")
+                await until(lambda: watch.of("Organization deleted"), 20, "org-deleted")
+
+                await asyncio.to_thread(sim.scenario, "mass_deletion", n=25, over_s=1)
+                await until(lambda: watch.of("Mass deletion"), 20, "mass deletion")
+                await asyncio.to_thread(sim.scenario, "mass_deletion", n=25, over_s=1)
+                book = app.alerts.book
+                await until(
+                    lambda: any(e.alert.rule_id == "mass-deletion" and e.alert.event_count >= 50
+                                for e in book.entries()),
+                    20, "the second burst folded into the alert",
+                )  # fmt: skip
+                await asyncio.sleep(1.0)  # a second notification would be on the bus by now
+                assert app.alerts.unread == 4
+                assert "4" in app.alerts.action.iconText()
+
+        ours = [n for n in watch.seen if n.app == "Tenant Events"]
+        by_title = {n.summary: n.urgency for n in ours}
+        assert by_title == {
+            "Admin role assigned": "critical",
+            "Organization connection changed": "normal",
+            "Organization deleted": "low",
+            "Mass deletion": "critical",
+        }, ours
+        assert len(watch.of("Mass deletion")) == 1  # the second burst coalesced
+        body = watch.of("Mass deletion")[0].body
+        assert re.fullmatch(r"2\d events in \d s: user.deleted × 2\d\nacme", body), (
+            body
+        )  # the app's tenant name
+        # routine traffic (4 events a second, deletions and role changes among them) raised nothing else
+        assert len(ours) == 4
+
+    run_async(qloop, scenario(), timeout=150)
+    for v in _visits:
+        v.cancel()
