@@ -25,7 +25,7 @@ from tenant_events.cli.hub_view import hub_source
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
-from tenant_events.errors import NetworkError, SignInRequired, StorageError, UserFixableError
+from tenant_events.errors import NetworkError, SignInRequired, StorageError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.committed_rows import CommittedRows
@@ -41,10 +41,6 @@ from tenant_events.tenant.sources import Source
 from tenant_events.wire import EVENT_TYPE_NAMES
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
-
-
-class TenantRefused(UserFixableError):
-    exit_code = EXIT_REFUSED
 
 
 def event_type_arg(value: str) -> str:
