@@ -198,8 +198,26 @@ def test_an_alert_reads_as_unread_again_when_a_new_firing_folds_in(store):
         again = inbox.get(alert.id)
         assert not again.read and again.occurrences == 2 and inbox.event_seqs(alert.id) == [1, 2]
         assert again.type_counts == {"organization.connection.added": 1, "organization.connection.removed": 1}
-        assert again.detail.startswith("Connection con_") and " removed from " in again.detail
+        assert again.detail == "Connection con_CCCCCCCCCCCCCCCC removed from organization acme"
 
 
 def test_base_is_a_wednesday_noon():
     assert (BASE.weekday(), BASE.hour) == (2, 12)
+
+
+def test_an_alerts_detail_names_the_user_and_organization_it_is_about(store):
+    evaluator = make_evaluator(clock_at(600))
+    user = "auth0|5e1f0a9b77c2"
+    store.commit([event("user.created", 1, user=user), event("organization.created", 2)])
+    store.commit([event("organization.member.role.assigned", 3, user=user, role="Org Admin")])
+    [alert] = store.step(evaluator).raised
+    assert alert.rule_id == "admin-role"
+    assert "9b77c2@example.com" in alert.detail and "acme" in alert.detail, alert.detail
+    assert "auth0|" not in alert.detail  # the id stays one click away, in the event
+
+
+def test_an_alerts_detail_keeps_the_id_of_an_object_the_directory_does_not_know(store):
+    evaluator = make_evaluator(clock_at(600))
+    store.commit([event("organization.member.role.assigned", 3, user="auth0|0000aaaa1111", role="Org Admin")])
+    [alert] = store.step(evaluator).raised
+    assert "auth0|0000aaaa1111" in alert.detail

@@ -21,6 +21,7 @@ from typing import Final
 
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine
+from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import AlertLedger
 
@@ -80,7 +81,7 @@ class Evaluator:
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
             for alert in touched:
-                alert.write.detail = ledger.summary(alert.write.last_seq) or alert.write.detail
+                alert.write.detail = _detail(ledger, alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.write for a in touched], self.watermark, end)
             for alert, alert_id in zip(touched, ids, strict=True):
                 result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
@@ -116,3 +117,14 @@ def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:
         first_time=w.first_time, last_time=w.last_time, last_time_ms=w.last_time_ms, type_counts=dict(w.type_counts),
         detail=w.detail, raised_at=w.raised_at, updated_at=w.updated_at, read_at=None,
     )  # fmt: skip
+
+
+def _detail(ledger: AlertLedger, seq: int) -> str | None:
+    """The event's sentence with names from the directory ("grace@example.com added to organization Stark"),
+    ids where a name is not known yet; the stored summary if the event is gone from the directory's view."""
+    sentence = describe_stored(ledger.directory(), [seq]).get(seq)
+    if sentence is None:
+        return ledger.summary(seq)
+    text = sentence.text
+    # A line of its own in a notification: a leading word is capitalised, a leading name (an email) is not.
+    return text[:1].upper() + text[1:] if sentence.parts and isinstance(sentence.parts[0], str) else text

@@ -18,6 +18,7 @@ import orjson
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_records import AlertWrite, RowSegment, StoredAlert
 from tenant_events.store.alert_rows import RecentRows, segment_sql
+from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
@@ -95,6 +96,10 @@ class AlertLedger:
             "SELECT time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
         ).fetchone()
         return int(row[0]) if row else None
+
+    def directory(self) -> DirectoryReader:
+        """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py)."""
+        return DirectoryReader.on_connection(self._conn)
 
     def summary(self, seq: int) -> str | None:
         """The one-line summary of a stored event (the indexer's, or made now), None if it is gone."""

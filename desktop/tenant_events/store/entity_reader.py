@@ -46,6 +46,15 @@ class DirectoryReader:
         directory._conn, directory._lock, directory._owned = reader._conn, reader._lock, False
         return directory
 
+    @classmethod
+    def on_connection(cls, conn: sqlite3.Connection) -> DirectoryReader:
+        """Queries over a connection someone else owns and uses on one thread (the writer's, for the alert
+        rules' wording): no second connection, no lock shared with anyone."""
+        directory = cls.__new__(cls)
+        directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+        directory._conn, directory._lock, directory._owned = conn, threading.Lock(), False
+        return directory
+
     def close(self) -> None:
         if self._owned:
             with self._lock:
