@@ -9,20 +9,11 @@ window through small Protocols of what they use, so none of them imports it back
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
-    QMainWindow,
-    QSplitter,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
@@ -42,6 +33,7 @@ from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table import event_selection, first_page
 from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.table.event_table_view import event_table_view
 from tenant_events.ui.window.table.follow import FollowController
 from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
@@ -49,9 +41,6 @@ from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.window_menus import build_menus
 from tenant_events.view.aggregates import TenantData
 from tenant_events.view.tenant_status import TenantStatus
-
-log = logging.getLogger(__name__)
-
 
 STACK_BELOW_PX = 1100  # narrower windows put the detail pane under the table, so the columns keep their width
 
@@ -78,18 +67,7 @@ class MainWindow(QMainWindow):
         self.histogram = Histogram()
         self.model = EventTableModel()
         self.feed = FeedController(self)  # which tenant is shown, its new rows, totals and aggregates
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.model.modelReset.connect(self.table.clearSpans)  # gap rows (and their spans) go with a reload
-        self.table.setAccessibleName("Events")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)  # follow.py counts rows
-        self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().setVisible(False)
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table = event_table_view(self.model)
         self.columns = ColumnLayout(self.table, self.model, self._state)
         self.detail = DetailPane()
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -154,7 +132,7 @@ class MainWindow(QMainWindow):
             self.splitter.setOrientation(wanted)
             self.splitter.setSizes([600, 300] if narrow else [900, 380])
 
-    # -- tenants and their data (feed_controller.py) --------------------------------------------------------
+    # -- tenants and their data: the feed's, kept here for the app and the window's helpers -----------------
     @property
     def tenant(self) -> str | None:
         return self.feed.tenant
@@ -201,9 +179,6 @@ class MainWindow(QMainWindow):
 
     def schedule_aggregates(self, now: bool = False) -> None:
         self.feed.schedule_aggregates(now)
-
-    def refresh_aggregates(self) -> None:
-        self.feed.refresh_aggregates()
 
     async def shutdown(self) -> None:
         """Stop background queries before the app closes the readers."""
