@@ -6,32 +6,46 @@ window itself only wires them (main_window.py stays a composition of parts).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from tenant_events.tenant.records import StoredEvent
+from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.look.theme import is_dark
+from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.feed_controller import FeedController
+from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.update_diff_view import changes_html, diff_for
 from tenant_events.view import event_text
 from tenant_events.view.dashboard import dashboard_url
 from tenant_events.view.filtered_export import ExportSource
 
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
-
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 
 
+class ActionsWindow(Protocol):
+    """What of the main window the actions use (no import of it: it imports this module)."""
+
+    detail: DetailPane
+    toast: Toast
+    model: EventTableModel
+    exporter: ViewExport
+    feed: FeedController
+
+    def show_tenant(self, name: str) -> None: ...
+
+
 class EventActions:
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ActionsWindow) -> None:
         self.w = window
         self.domains: dict[str, str] = {}  # tenant → its profile's domain, for dashboard links
 
     def show_detail(self, ev: StoredEvent | None) -> None:
-        w = self.w
-        if ev is None or w.tenant not in w._data:
+        w, feed = self.w, self.w.feed
+        if ev is None or feed.tenant not in feed.pages:
             w.detail.show_event(None)
             return
-        pages = w._data[w.tenant]
+        pages = feed.pages[feed.tenant]
         full = pages.get(ev.seq) or ev
         diff = diff_for(pages, full)
         changes = changes_html(diff[0], diff[1], is_dark()) if diff else ""
@@ -39,11 +53,11 @@ class EventActions:
 
     # -- RowMenuHost -----------------------------------------------------------------------------------------
     def full_event(self, seq: int) -> StoredEvent | None:
-        w = self.w
-        return w._data[w.tenant].get(seq) if w.tenant in w._data else None
+        feed = self.w.feed
+        return feed.pages[feed.tenant].get(seq) if feed.tenant in feed.pages else None
 
     def dashboard_url_for(self, ev: StoredEvent) -> str | None:
-        domain = self.domains.get(ev.tenant) or self.domains.get(self.w.tenant or "")
+        domain = self.domains.get(ev.tenant) or self.domains.get(self.w.feed.tenant or "")
         return dashboard_url(domain, ev.type, event_text.data_of(ev.raw)) if domain else None
 
     def show_tenant(self, name: str) -> None:
@@ -65,10 +79,9 @@ class EventActions:
 
     # -- ExportHost ------------------------------------------------------------------------------------------
     def export_source(self) -> tuple[str, ExportSource] | None:
-        w = self.w
-        data = w._aggregate_data.get(w.tenant or "")  # the worker reader: the export runs off the UI thread
-        return (w.tenant, data) if data is not None and w.tenant else None
+        feed = self.w.feed
+        data = feed.shown_worker_pages()  # the worker reader: the export runs off the UI thread
+        return (feed.tenant, data) if data is not None and feed.tenant else None
 
     def keep_task(self, task: asyncio.Task[Any]) -> None:
-        self.w._tasks.add(task)
-        task.add_done_callback(self.w._tasks.discard)
+        self.w.feed.keep_task(task)

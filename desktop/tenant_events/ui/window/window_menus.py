@@ -7,16 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QMenuBar, QToolButton, QWidget
 
 from tenant_events.ui.dialogs.shortcuts_help import ShortcutsHelp
-
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.ui.window.event_actions import EventActions
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.filters.histogram_zoom import HistogramZoom
+from tenant_events.ui.window.filters.saved_filters import SavedFilters
+from tenant_events.ui.window.table.columns import ColumnLayout
+from tenant_events.ui.window.table.follow import FollowController
+from tenant_events.ui.window.table.row_menu import RowMenu
 
 Keys = str | QKeySequence.StandardKey | list[str | QKeySequence.StandardKey]
 
@@ -34,16 +38,40 @@ class WindowActions:
     corner: QWidget | None = None
 
 
-def build_menus(w: MainWindow) -> WindowActions:
+class MenuWindow(Protocol):
+    """What of the main window its menus command (no import of it: it imports this module)."""
+
+    events: EventActions
+    filter_bar: FilterBar
+    row_menu: RowMenu
+    saved_filters: SavedFilters
+    follow: FollowController
+    zoom: HistogramZoom
+    columns: ColumnLayout
+
+    @property
+    def settings_requested(self) -> SignalInstance: ...
+    @property
+    def quit_requested(self) -> SignalInstance: ...
+    @property
+    def pause_toggled(self) -> SignalInstance: ...
+    def step(self, delta: int) -> None: ...
+    def window(self) -> QWidget: ...
+    def menuBar(self) -> QMenuBar: ...
+
+
+def build_menus(w: MenuWindow) -> WindowActions:
+    top = w.window()  # the main window itself: a top-level widget is its own window()
+
     made: list[QAction] = []
 
     def add(text: str, keys: Keys | None, slot: Callable[..., Any], checkable: bool = False) -> QAction:
-        action = QAction(text, w, checkable=checkable)
+        action = QAction(text, top, checkable=checkable)
         if keys is not None:
             action.setShortcuts([QKeySequence(k) for k in (keys if isinstance(keys, list) else [keys])])
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         action.triggered.connect(slot)
-        w.addAction(action)
+        top.addAction(action)
         made.append(action)
         return action
 
@@ -83,7 +111,7 @@ def build_menus(w: MainWindow) -> WindowActions:
 
     help_menu = bar.addMenu("&Help")
     actions = WindowActions(follow, pause, export, settings, follow, reset_zoom, made)
-    shortcuts = add("&Keyboard shortcuts", ["F1", "?"], lambda: show_shortcuts(w, actions))
+    shortcuts = add("&Keyboard shortcuts", ["F1", "?"], lambda: show_shortcuts(top, actions))
     actions.shortcuts = shortcuts
     help_menu.addAction(shortcuts)
     # made as the menu bar's child: setCornerWidget does not hand a parentless widget's ownership to Qt, and a
@@ -93,7 +121,7 @@ def build_menus(w: MainWindow) -> WindowActions:
     return actions
 
 
-def _refill(menu: QMenu, w: MainWindow) -> None:
+def _refill(menu: QMenu, w: MenuWindow) -> None:
     menu.clear()
     w.columns.fill_menu(menu)
 

@@ -3,13 +3,35 @@ the window on one event (a clicked notification), clearing the filters that hide
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
+from PySide6.QtWidgets import QTableView
+
+from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.feed_controller import FeedController
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.filters.histogram_zoom import HistogramZoom
+from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.table.follow import FollowController
 
 
-def reselect_detail(w: MainWindow) -> None:
+class SelectingWindow(Protocol):
+    """What of the main window selecting an event uses (no import of it: it imports this module)."""
+
+    detail: DetailPane
+    model: EventTableModel
+    table: QTableView
+    follow: FollowController
+    filter_bar: FilterBar
+    zoom: HistogramZoom
+    feed: FeedController
+
+    def bring_to_front(self) -> None: ...
+    def show_tenant(self, name: str) -> None: ...
+    def schedule_aggregates(self, now: bool = False) -> None: ...
+
+
+def reselect_detail(w: SelectingWindow) -> None:
     """After a filter change: select the event the detail pane shows again, or clear the pane if it is gone."""
     shown = w.detail.shown
     if shown is None:
@@ -21,13 +43,14 @@ def reselect_detail(w: MainWindow) -> None:
         w.follow.select_quietly(row)
 
 
-def select_event(w: MainWindow, tenant: str, seq: int) -> bool:
+def select_event(w: SelectingWindow, tenant: str, seq: int) -> bool:
     w.bring_to_front()
-    if tenant and tenant in w._data:
+    if tenant and tenant in w.feed.pages:
         w.show_tenant(tenant)
-    if seq <= 0 or w.tenant is None:
+    shown = w.feed.tenant
+    if seq <= 0 or shown is None:
         return False
-    ev = w._data[w.tenant].get(seq)
+    ev = w.feed.pages[shown].get(seq)
     if ev is None:
         return False
     w.model.advance_head()
@@ -50,7 +73,7 @@ def select_event(w: MainWindow, tenant: str, seq: int) -> bool:
     return True
 
 
-def step(w: MainWindow, delta: int) -> None:
+def step(w: SelectingWindow, delta: int) -> None:
     rows = w.model.rowCount()
     if rows == 0:
         return

@@ -5,19 +5,33 @@ events, Escape in the events goes back to the search; Tab visits the filter bar,
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QTableView, QWidget
 
-if TYPE_CHECKING:
-    from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.table.follow import FollowController
+
+
+class NavigatedWindow(Protocol):
+    """What of the main window the keyboard paths join (no import of it: it imports this module)."""
+
+    filter_bar: FilterBar
+    table: QTableView
+    detail: DetailPane
+    model: EventTableModel
+    follow: FollowController
+
+    def window(self) -> QWidget: ...
 
 
 class KeyboardNav(QObject):
-    def __init__(self, w: MainWindow) -> None:
-        super().__init__(w)
+    def __init__(self, w: NavigatedWindow) -> None:
+        super().__init__(w.window())  # the main window itself: a top-level widget is its own window()
         self.w = w
         bar = w.filter_bar
         order: list[QWidget] = [

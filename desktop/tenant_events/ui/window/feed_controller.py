@@ -1,0 +1,245 @@
+"""What follows the tenants into the window: which tenant is shown, its new rows after each commit, the total
+after a filter change, and the aggregates (counts per type, histogram, gaps, rejected) behind the table.
+
+Heavy aggregates run on a worker thread with their own reader, throttled, so the UI thread only runs indexed
+page reads (a million events without a stutter). The window owns the widgets; this owns the timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, QTimer, SignalInstance
+from PySide6.QtWidgets import QTableView, QWidget
+
+from tenant_events.tenant.records import EventFilter
+from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.filters.filter_bar import FilterBar
+from tenant_events.ui.window.filters.histogram import Histogram
+from tenant_events.ui.window.status_line import StatusLine
+from tenant_events.ui.window.table.columns import ColumnLayout
+from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel, count_new
+from tenant_events.ui.window.table.first_page import FirstPageReader, count_and_oldest
+from tenant_events.view import aggregates
+from tenant_events.view.aggregates import TenantData
+from tenant_events.view.tenant_status import TenantStatus
+from tenant_events.view.time_range import filter_span
+
+HEAD_INTERVAL_MS = 200
+AGGREGATE_MIN_MS = 1000
+
+
+class FeedWindow(Protocol):
+    """What of the main window the feed fills (no import of it: it imports this module)."""
+
+    filter_bar: FilterBar
+    histogram: Histogram
+    model: EventTableModel
+    table: QTableView
+    columns: ColumnLayout
+    detail: DetailPane
+    status_line: StatusLine
+    first_page: FirstPageReader
+
+    @property
+    def tenant_shown(self) -> SignalInstance: ...
+    @property
+    def aggregates_updated(self) -> SignalInstance: ...
+    def window(self) -> QWidget: ...
+
+
+def has_loop() -> bool:
+    """Whether an asyncio loop runs (Qt events can be processed outside it: tests between loop runs)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class FeedController(QObject):
+    def __init__(self, w: FeedWindow) -> None:
+        super().__init__(w.window())
+        self.w = w
+        self.pages: dict[str, TenantData] = {}  # tenant → its UI-thread reader
+        self.worker_pages: dict[str, TenantData] = {}  # tenant → its reader for worker threads
+        self.statuses: dict[str, TenantStatus] = {}
+        self.tenant: str | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self._advance_task: asyncio.Future[None] | None = None
+        self._head_timer = QTimer(self)
+        self._head_timer.setSingleShot(True)
+        self._head_timer.setInterval(HEAD_INTERVAL_MS)
+        self._head_timer.timeout.connect(self._advance_head)
+        self._aggregate_timer = QTimer(self)
+        self._aggregate_timer.setSingleShot(True)
+        self._aggregate_timer.setInterval(AGGREGATE_MIN_MS)
+        self._aggregate_timer.timeout.connect(self.refresh_aggregates)
+        w.model.count_needed.connect(lambda generation: self.spawn(self._count(generation)))
+
+    def shown_worker_pages(self) -> TenantData | None:
+        return self.worker_pages.get(self.tenant or "")
+
+    # -- tenants -----------------------------------------------------------------------------------------
+    def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
+        self.pages[name] = data
+        self.worker_pages[name] = aggregates or data
+        self.w.filter_bar.set_tenants(list(self.pages), self.tenant or name)
+        self.w.columns.set_tenant_count(len(self.pages))
+        if self.tenant is None:
+            self.show_tenant(name)
+
+    def remove_tenant(self, name: str) -> None:
+        self.pages.pop(name, None)
+        self.worker_pages.pop(name, None)
+        self.statuses.pop(name, None)
+        if self.tenant == name:
+            self.tenant = None
+            self.w.model.set_store(None)
+            rest = list(self.pages)
+            if rest:
+                self.show_tenant(rest[0])
+        self.w.filter_bar.set_tenants(list(self.pages), self.tenant)
+        self.w.columns.set_tenant_count(len(self.pages))
+
+    def show_tenant(self, name: str) -> None:
+        if name not in self.pages or name == self.tenant:
+            return
+        w = self.w
+        self.tenant = name
+        w.filter_bar.set_tenants(list(self.pages), name)
+        w.model.set_store(self.pages[name], w.filter_bar.current())
+        w.detail.show_event(None)
+        self._show_status()
+        self.schedule_aggregates(now=True)
+        w.tenant_shown.emit(name)
+
+    def set_status(self, status: TenantStatus) -> None:
+        self.statuses[status.tenant] = status
+        if status.tenant == self.tenant:
+            self._show_status()
+
+    def _show_status(self) -> None:
+        self.w.status_line.show(self.tenant, self.statuses.get(self.tenant or ""))
+
+    # -- data flow ---------------------------------------------------------------------------------------
+    def apply_filter_now(self, flt: EventFilter) -> None:
+        """Show `flt` as the filter bar would (first page now, the total counted on a worker thread, then the
+        aggregates: both use the same reader, and the row count matters more)."""
+        if self.w.first_page.take(flt, has_loop()):
+            return  # a query may scan the whole store: read on a worker, applied when it is done
+        self.w.model.set_filter(flt, count_later=has_loop())
+        if not self.w.model.counting:
+            self.schedule_aggregates(now=True)
+
+    def events_stored(self, tenant: str) -> None:
+        """The engine committed a batch for `tenant`: new rows within HEAD_INTERVAL_MS, aggregates later.
+
+        Commits can come 10-40 times a second while catching up; the table moves at most ~5 times a second.
+        """
+        if tenant == self.tenant and not self._head_timer.isActive():
+            self._head_timer.start()
+
+    def _advance_head(self) -> None:
+        task = self._advance_task
+        if self.w.model.counting or self.w.first_page.busy or (task is not None and not task.done()):
+            self._head_timer.start()  # one count at a time; try again shortly
+            return
+        if not has_loop():
+            return
+        self._advance_task = self.spawn(self._advance())
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.create_task(coro)
+        self.keep_task(task)
+        return task
+
+    def keep_task(self, task: asyncio.Task[Any]) -> None:
+        """Hold `task` until it is done; shutdown() cancels what is still running."""
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _count(self, generation: int) -> None:
+        data = self.shown_worker_pages()
+        if data is None:
+            return
+        model = self.w.model
+        flt, head = model.event_filter, model.head
+        total, oldest = await asyncio.to_thread(count_and_oldest, data, flt, head)
+        model.apply_total(generation, total, oldest)
+        self.schedule_aggregates(now=True)
+
+    async def _advance(self) -> None:
+        """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
+        model, tenant = self.w.model, self.tenant
+        data = self.shown_worker_pages()
+        if data is None:
+            return
+        gen, flt, head, rows = model.generation, model.event_filter, model.head, model.event_rows
+
+        def work() -> tuple[int, int]:
+            new_head = data.head_seq()
+            if new_head <= head:
+                return head, 0
+            return new_head, count_new(data, flt, head, rows, new_head)
+
+        new_head, added = await asyncio.to_thread(work)
+        current = model.generation == gen and model.head == head and self.tenant == tenant
+        if current and model.apply_advance(new_head, added):
+            self.schedule_aggregates()
+
+    def schedule_aggregates(self, now: bool = False) -> None:
+        if now:
+            self._aggregate_timer.start(0)
+        elif not self._aggregate_timer.isActive():
+            self._aggregate_timer.start()
+
+    def refresh_aggregates(self) -> None:
+        if self.tenant is None:
+            return
+        if not has_loop():  # Qt events processed outside the asyncio loop (tests between loop runs)
+            return
+        self.spawn(self._aggregates(self.tenant, self.w.model.event_filter))
+
+    async def shutdown(self) -> None:
+        """Stop background aggregate queries before the app closes the readers."""
+        self._aggregate_timer.stop()
+        self._head_timer.stop()
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
+        data = self.worker_pages.get(tenant)
+        if data is None:
+            return
+        w, model = self.w, self.w.model
+        head, generation = model.head, model.generation
+        every = 0 if model.has_anchors else PAGE
+        started = time.perf_counter()
+        try:
+            agg = await asyncio.to_thread(aggregates.compute, data, flt, head, every)
+            # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
+            took_ms = (time.perf_counter() - started) * 1000
+            self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
+        except Exception:
+            if self.worker_pages.get(tenant) is not data:
+                return  # the tenant was removed (its reader closed) while this ran
+            raise
+        if tenant != self.tenant or flt != model.event_filter or w.first_page.busy:
+            return  # the user moved on while this ran; a newer refresh is scheduled
+        w.filter_bar.set_counts(sum(agg.counts.values()), agg.counts)
+        w.histogram.set_data(agg.buckets, agg.bucket_s, filter_span(flt))
+        w.columns.set_has_purpose(agg.has_purpose)
+        if agg.anchors is not None:
+            model.set_anchors(generation, head, agg.anchors)
+        if model.set_gaps(head, agg.gaps):
+            w.table.clearSpans()  # Qt moves spans with inserted/removed rows; reset only when gaps change
+            for row in model.gap_rows():
+                w.table.setSpan(row, Col.SUMMARY, 1, len(Col) - Col.SUMMARY)  # the reason, readable
+        w.status_line.show_counts(agg.rejected, len(agg.gaps))
+        w.aggregates_updated.emit()
