@@ -150,6 +150,8 @@ def test_every_valid_event_stored_once_every_malformed_frame_rejected(tmp_path_f
     assert rejected == garbage
 
 
+# random bytes can make a "data:" line that is not JSON: it is rejected, with a warning
+@pytest.mark.expect_warning_logs
 @FUZZ
 @given(noise=st.binary(max_size=4096), eols=st.lists(st.tuples(st.integers(0, 4096), EOL), max_size=40),
        cuts=st.lists(st.integers(0, 1 << 20), max_size=30))  # fmt: skip
