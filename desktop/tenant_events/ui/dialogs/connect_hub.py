@@ -17,7 +17,6 @@ from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
@@ -31,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.hub.profile import HubProfile, split_hub_urls
 from tenant_events.hub.subjects import check_hub_tenant
-from tenant_events.ui.look.theme import error_style
+from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
 
 FIELDS: Final = ("urls", "hub_tenant", "name", "auth", "user", "secret", "key_file", "ca_file")
 # (auth kind, shown in the menu); the secret is typed for password/token, read from a file for nkey/creds
@@ -59,7 +58,7 @@ class HubRequest:
         return (self.profile, self.secret, self.key_file)
 
 
-class ConnectHubDialog(QDialog):
+class ConnectHubDialog(CheckedDialog):
     check_requested = Signal(object)  # HubRequest
     add_requested = Signal(object)  # HubRequest
 
@@ -100,13 +99,7 @@ class ConnectHubDialog(QDialog):
             caption.setBuddy(widget.focusProxy() or widget)
             form.addRow(caption, widget)
             self.rows[key] = (caption, widget)
-            error = QLabel()
-            error.setWordWrap(True)
-            error.setStyleSheet(error_style())
-            error.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-            error.setVisible(False)
-            self.errors[key] = error
-            form.addRow("", error)
+            self.add_error_row(form, key)
         for edit in (
             self.urls,
             self.hub_tenant,
@@ -180,29 +173,6 @@ class ConnectHubDialog(QDialog):
         self.validate()
 
     # -- as typed ---------------------------------------------------------------------------------------
-    def set_error(self, key: str, text: str) -> None:
-        label = self.errors[key]
-        if label.text() == text:
-            return
-        label.setText(text)
-        label.setVisible(bool(text))
-        if text:
-            self._fit()
-
-    def _fit(self) -> None:
-        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself)."""
-        layout = self.layout()
-        if layout is None:
-            return
-        layout.activate()
-        height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
-        height = max(height, layout.totalSizeHint().height())
-        if height > self.height():
-            self.resize(self.width(), height)
-
-    def error_text(self, key: str) -> str:
-        return self.errors[key].text()
-
     def validate(self) -> HubRequest | None:
         """Check every field's shape; a field not typed in yet gets no red text."""
         for key in FIELDS:

@@ -14,7 +14,6 @@ import re
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.errors import ConfigError
 from tenant_events.settings import TenantProfile, make_profile
-from tenant_events.ui.look.theme import error_style
+from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
 from tenant_events.url_forms import DEFAULT_CALLBACK_PORT, loopback_callbacks
 
 FIELDS = ("domain", "client_id", "audience", "name", "ports")
@@ -45,7 +44,7 @@ def parse_ports(text: str) -> list[int]:
     return ports
 
 
-class ConnectTenantDialog(QDialog):
+class ConnectTenantDialog(CheckedDialog):
     profile_ready = Signal(object)  # TenantProfile, shape-checked; the app checks the tenant itself
     hub_requested = Signal()  # "Connect to a team hub instead": this dialog closes, the hub's opens
 
@@ -75,14 +74,8 @@ class ConnectTenantDialog(QDialog):
         ):
             widget.setAccessibleName(label.replace("&", ""))
             widget.textChanged.connect(self.validate)
-            error = QLabel()
-            error.setWordWrap(True)
-            error.setStyleSheet(error_style())
-            error.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-            error.setVisible(False)
-            self.errors[key] = error
             form.addRow(label, widget)
-            form.addRow("", error)
+            self.add_error_row(form, key)
         self.callbacks = QLabel()
         self.callbacks.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.callbacks.setAccessibleName("Callback URLs to register")
@@ -118,29 +111,6 @@ class ConnectTenantDialog(QDialog):
         self.validate()
 
     # -- as typed ---------------------------------------------------------------------------------------
-    def set_error(self, key: str, text: str) -> None:
-        label = self.errors[key]
-        if label.text() == text:
-            return
-        label.setText(text)
-        label.setVisible(bool(text))
-        if text:
-            self._fit()
-
-    def _fit(self) -> None:
-        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself)."""
-        layout = self.layout()
-        if layout is None:
-            return
-        layout.activate()
-        height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
-        height = max(height, layout.totalSizeHint().height())
-        if height > self.height():
-            self.resize(self.width(), height)
-
-    def error_text(self, key: str) -> str:
-        return self.errors[key].text()
-
     def validate(self) -> TenantProfile | None:
         """Check the shape of every field; the callback URLs depend on the port field alone."""
         for key in FIELDS:

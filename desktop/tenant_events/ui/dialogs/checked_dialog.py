@@ -1,0 +1,49 @@
+"""A dialog whose fields are checked as the user types, each with its error line right under it (connect to a
+tenant, connect to a team hub): the error rows, their text and growing the dialog to show them in one place."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QFormLayout, QLabel
+
+from tenant_events.ui.look.theme import error_style
+
+
+class CheckedDialog(QDialog):
+    """Keeps `errors`: field key → the hidden red line under that field, shown when it has text (a subclass sets
+    `self.errors = {}` before it adds rows)."""
+
+    errors: dict[str, QLabel]
+
+    def add_error_row(self, form: QFormLayout, key: str) -> None:
+        """The error line of field `key`, as the form's next row (call right after adding the field's row)."""
+        error = QLabel()
+        error.setWordWrap(True)
+        error.setStyleSheet(error_style())
+        error.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        error.setVisible(False)
+        self.errors[key] = error
+        form.addRow("", error)
+
+    def set_error(self, key: str, text: str) -> None:
+        label = self.errors[key]
+        if label.text() == text:
+            return
+        label.setText(text)
+        label.setVisible(bool(text))
+        if text:
+            self._fit()
+
+    def error_text(self, key: str) -> str:
+        return self.errors[key].text()
+
+    def _fit(self) -> None:
+        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        layout.activate()
+        height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
+        height = max(height, layout.totalSizeHint().height())
+        if height > self.height():
+            self.resize(self.width(), height)
