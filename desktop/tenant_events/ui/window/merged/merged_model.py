@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QPixmap
 
 from tenant_events.entities.merged_pages import MergedRow
 from tenant_events.entities.page_names import mention_lines
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_chip, tenant_color
+from tenant_events.ui.window.paged_rows import Index, PagedRowsModel
 from tenant_events.ui.window.table.event_table_model import (
     EVENT_ROLE,
     HEADERS,
@@ -25,33 +26,17 @@ from tenant_events.ui.window.table.event_table_model import (
     utc_tooltip,
 )
 
-Index = QModelIndex | QPersistentModelIndex
 TENANT_ROLE = Qt.ItemDataRole.UserRole + 4
 
 
-class MergedTableModel(QAbstractTableModel):
-    more_wanted = Signal()
+class MergedTableModel(PagedRowsModel[MergedRow]):
+    COLUMNS = len(Col)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.rows: list[MergedRow] = []
-        self.done = True
-        self.loading = False
         self._bold = QFont()
         self._bold.setBold(True)
         self._chips: dict[tuple[str, str], QPixmap] = {}
-
-    def reset(self, rows: list[MergedRow], done: bool) -> None:
-        self.beginResetModel()
-        self.rows, self.done, self.loading = list(rows), done, False
-        self.endResetModel()
-
-    def append(self, rows: list[MergedRow], done: bool) -> None:
-        self.loading, self.done = False, done
-        if rows:
-            self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows) + len(rows) - 1)
-            self.rows += rows
-            self.endInsertRows()
 
     def prepend(self, rows: list[MergedRow]) -> None:
         """Newer rows (newest first) go on top in one insert; the selection keeps its row's identity."""
@@ -59,23 +44,6 @@ class MergedTableModel(QAbstractTableModel):
             self.beginInsertRows(QModelIndex(), 0, len(rows) - 1)
             self.rows[:0] = rows
             self.endInsertRows()
-
-    def row_at(self, row: int) -> MergedRow | None:
-        return self.rows[row] if 0 <= row < len(self.rows) else None
-
-    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 - Qt's signature
-        return not parent.isValid() and not self.done and not self.loading
-
-    def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
-        if self.canFetchMore(parent):
-            self.loading = True
-            self.more_wanted.emit()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(Col)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole

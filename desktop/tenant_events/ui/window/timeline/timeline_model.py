@@ -9,15 +9,14 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from tenant_events.entities.page_names import mention_lines
 from tenant_events.entities.timeline_pages import TimelineRow
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.window.paged_rows import Index, PagedRowsModel
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, local_time, utc_tooltip
-
-Index = QModelIndex | QPersistentModelIndex
 
 
 class TimelineCol(IntEnum):
@@ -31,44 +30,8 @@ HEADERS = {TimelineCol.TIME: "Time", TimelineCol.TENANT: "Tenant", TimelineCol.T
            TimelineCol.WHAT: "What happened"}  # fmt: skip
 
 
-class TimelineModel(QAbstractTableModel):
-    more_wanted = Signal()
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.rows: list[TimelineRow] = []
-        self.done = True
-        self.loading = False
-
-    def reset(self, rows: list[TimelineRow], done: bool) -> None:
-        self.beginResetModel()
-        self.rows, self.done, self.loading = list(rows), done, False
-        self.endResetModel()
-
-    def append(self, rows: list[TimelineRow], done: bool) -> None:
-        self.loading = False
-        self.done = done
-        if rows:
-            self.beginInsertRows(QModelIndex(), len(self.rows), len(self.rows) + len(rows) - 1)
-            self.rows += rows
-            self.endInsertRows()
-
-    def row_at(self, row: int) -> TimelineRow | None:
-        return self.rows[row] if 0 <= row < len(self.rows) else None
-
-    def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008 - Qt's signature
-        return not parent.isValid() and not self.done and not self.loading
-
-    def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
-        if self.canFetchMore(parent):
-            self.loading = True
-            self.more_wanted.emit()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(TimelineCol)
+class TimelineModel(PagedRowsModel[TimelineRow]):
+    COLUMNS = len(TimelineCol)
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
