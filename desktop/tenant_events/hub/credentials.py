@@ -17,7 +17,7 @@ from typing import Any, Final
 import nats.js.errors
 from pydantic import ValidationError
 
-from tenant_events.auth.secret_store import SecretStore
+from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable
 from tenant_events.errors import ConfigError, SignInRequired
 from tenant_events.hub.connection import HubAuth, HubOptions, HubUnavailable, connect, describe
 from tenant_events.hub.profile import HubProfile
@@ -86,6 +86,15 @@ def remove_hub_profile(paths: AppPaths, store: SecretStore, name: str) -> None:
     settings.hubs = [h for h in settings.hubs if h.name != name]
     save_settings(paths, settings)
     store.delete(secret_slot(name))
+
+
+def forget_hub_secret(store: SecretStore, name: str) -> str | None:
+    """Delete the hub tenant's secret (the tenant was removed); None, or why the keyring refused."""
+    try:
+        store.delete(secret_slot(name))
+    except SecretStoreUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def hub_options(profile: HubProfile, store: SecretStore) -> HubOptions:

@@ -251,9 +251,22 @@ class DesktopApp(QObject):
         await self.tenants.sign_in(name)
 
     async def remove_tenant(self, name: str) -> None:
+        """Stop it, forget its profile (and a hub tenant's secret); its database file stays."""
+        hub = self.settings.hub(name)
         await self.tenants.remove(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
+        self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
         await asyncio.to_thread(save_settings, self.paths, self.settings)
+        if hub is not None:
+            await hub_connect.forget_secret(self, name)
+        if self.settings_dialog is not None:
+            self.settings_dialog.forget_tenant(name, {n for n, s in self.sessions.items() if s.is_signed_in})
+
+    def _edit_tenant(self, name: str) -> None:
+        if self.settings.hub(name) is not None:  # a hub tenant is added again, not edited
+            self.open_hub_connect()
+        else:
+            self.first_run.open_connect(self.settings.tenant(name))
 
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
@@ -262,7 +275,7 @@ class DesktopApp(QObject):
         dialog.rules_page.set_tester(self.alerts.try_rule)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
-        dialog.edit_tenant_requested.connect(lambda n: self.first_run.open_connect(self.settings.tenant(n)))
+        dialog.edit_tenant_requested.connect(self._edit_tenant)
         dialog.remove_tenant_requested.connect(lambda n: self.spawn(self.remove_tenant(n)))
         dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))

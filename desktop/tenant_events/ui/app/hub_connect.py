@@ -13,6 +13,7 @@ client is imported on the first check, not at the app's start.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from tenant_events.tenant.keyring import SecretStore
     from tenant_events.ui.app.tenant_session import TenantSession
     from tenant_events.ui.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
 
 # ConfigError fields (hub/credentials.py, hub/profile.py) → the dialog's field that fixes them
 _FIELD_OF = {"hub tenant": "hub_tenant", "hub hub_tenant": "hub_tenant", "hub name": "name", "hub user": "user",
@@ -168,6 +171,18 @@ async def add(app: HubHost, dialog: ConnectHubDialog, request: HubRequest) -> Te
         )
     app.window.bring_to_front()
     return await app.add_hub_session(saved)
+
+
+async def forget_secret(app: HubHost, name: str) -> None:
+    """The removed hub tenant's secret out of the keyring; the status bar says so when the keyring refused."""
+    from tenant_events.hub.credentials import forget_hub_secret
+
+    problem = await asyncio.to_thread(forget_hub_secret, app.secrets, name)
+    if problem is not None:
+        log.warning("%s: could not delete the hub secret: %s", name, problem)
+        app.window.statusBar().showMessage(
+            f"{name} is removed, but its hub secret is still in the keyring: {problem}", 30000
+        )
 
 
 def add_menu_entry(window: MainWindow, slot: Callable[[], object]) -> QAction:

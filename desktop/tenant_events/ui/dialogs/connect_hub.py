@@ -58,6 +58,14 @@ class HubRequest:
         return (self.profile, self.secret, self.key_file)
 
 
+def _local_name(text: str) -> str:
+    """The name here, said as the tenant dialog says it (it names no hub's tenant)."""
+    try:
+        return check_hub_tenant(text)
+    except ValueError:
+        raise ValueError(f"{text!r} must be 1–64 lowercase letters, digits or dashes") from None
+
+
 class ConnectHubDialog(CheckedDialog):
     check_requested = Signal(object)  # HubRequest
     add_requested = Signal(object)  # HubRequest
@@ -188,7 +196,7 @@ class ConnectHubDialog(CheckedDialog):
         hub_tenant = self.hub_tenant.text().strip()
         ok = bool(urls) and self._check("hub_tenant", self.hub_tenant, check_hub_tenant)
         name = self.name.text().strip() or hub_tenant
-        ok = self._check("name", self.name, check_hub_tenant) and ok
+        ok = self._check("name", self.name, _local_name) and ok
         kind = self.auth_kind
         if kind in ("password", "token") and not self.secret.text().strip():
             ok = False

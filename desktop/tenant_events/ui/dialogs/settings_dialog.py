@@ -87,15 +87,28 @@ class SettingsDialog(QDialog):
         return page
 
     def set_tenants(self, signed_in: set[str]) -> None:
+        """One row per tenant: those signed in to directly, then those read from a team hub."""
         self.tenant_list.clear()
+        self._names: list[str] = []
         for t in self.settings.tenants:
             state = "signed in" if t.name in signed_in else "signed out"
+            self._names.append(t.name)
             self.tenant_list.addItem(f"{t.name} — {t.domain} ({state})")
+        for h in self.settings.hubs:
+            state = "connected" if h.name in signed_in else "not connected"
+            self._names.append(h.name)
+            self.tenant_list.addItem(f"{h.name} — from hub {', '.join(h.hub_urls)} ({state})")
+
+    def forget_tenant(self, name: str, signed_in: set[str]) -> None:
+        """The app removed `name`: drop it here too, so Apply or OK does not bring it back."""
+        self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
+        self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
+        self.set_tenants(signed_in)
 
     def _with_current(self, signal: SignalInstance) -> None:
         row = self.tenant_list.currentRow()
-        if 0 <= row < len(self.settings.tenants):
-            signal.emit(self.settings.tenants[row].name)
+        if 0 <= row < len(self._names):
+            signal.emit(self._names[row])
 
     def _notifications_tab(self) -> QWidget:
         page = QWidget()

@@ -1,4 +1,5 @@
-"""The Summary cell drawn as its sentence with the names in the link colour; a click on a name is reported.
+"""The Summary cell drawn as its sentence with the names in the link colour; a click on a name is reported, and
+the pointer is a pointing hand while over a name (as over a link), the arrow elsewhere.
 
 Only the parts of the sentence are laid out per paint (a few `horizontalAdvance` calls); the sentence itself was
 made when its page was read (entities/page_names.py). Rows without a sentence paint as plain text.
@@ -8,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QPoint, QRect, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QMouseEvent, QPainter, QPalette
-from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QWidget,
+)
 
 from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE
@@ -35,6 +43,12 @@ def lay_out(sentence: Sentence, metrics: QFontMetrics, left: int, right: int) ->
 
 class SentenceDelegate(QStyledItemDelegate):
     mention_clicked = Signal(QModelIndex, object)  # the cell, the Mention clicked
+
+    def __init__(self, view: QAbstractItemView) -> None:
+        super().__init__(view)
+        self._view = view
+        view.viewport().setMouseTracking(True)  # moves without a button pressed, for the pointer's shape
+        view.viewport().installEventFilter(self)
 
     def _text_span(self, option: QStyleOptionViewItem) -> tuple[QRect, int, int]:
         widget = option.widget
@@ -91,3 +105,28 @@ class SentenceDelegate(QStyledItemDelegate):
             if mention is not None:
                 self.mention_clicked.emit(index, mention)
         return False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """The pointing hand over a name in a cell of this delegate's, the view's own pointer elsewhere."""
+        if event.type() == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+            self._point_at(event.position().toPoint())
+        elif event.type() == QEvent.Type.Leave:
+            self._view.viewport().unsetCursor()
+        return False
+
+    def _point_at(self, pos: QPoint) -> None:
+        view, viewport = self._view, self._view.viewport()
+        index = view.indexAt(pos)
+        delegate = view.itemDelegateForIndex(index) if index.isValid() else None
+        if delegate is not self:
+            if not isinstance(delegate, SentenceDelegate):  # another name delegate's cell: it decides
+                viewport.unsetCursor()
+            return
+        option = QStyleOptionViewItem()
+        option.initFrom(view)
+        option.widget = view
+        option.rect = view.visualRect(index)
+        if self.mention_at(option, index, pos.x()) is not None:
+            viewport.setCursor(Qt.CursorShape.PointingHandCursor)
+        else:
+            viewport.unsetCursor()

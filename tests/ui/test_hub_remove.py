@@ -1,0 +1,75 @@
+"""Removing a tenant read from a team hub in Settings ▸ Tenants, in the real app with the real keyring: its row
+says where it comes from, Remove stops its session, takes it out of the window and the settings file, and
+deletes its hub secret from the keyring; its database file stays, as for a tenant signed in to directly."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+from PySide6.QtWidgets import QPushButton
+
+from helpers.entity_stores import write_store
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
+from helpers.hub_cli import stored_count
+from helpers.nats_hub import free_port
+from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, open_secret_store
+from tenant_events.hub.credentials import add_hub_profile, secret_slot
+from tenant_events.settings import load_settings
+from tenant_events.ui.app.hub_session import HubSession
+
+pytestmark = [pytest.mark.gui, pytest.mark.hub, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+def secret_store() -> SecretStore:
+    """The system keyring under ./run test (gnome-keyring on D-Bus); elsewhere a session-only one."""
+    if os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1":
+        return open_secret_store().store
+    return MemorySecretStore()
+
+
+@pytest.mark.expect_warning_logs  # the hub is not running: the session says it cannot reach it
+def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
+    store = secret_store()
+    name = f"team-{uuid.uuid4().hex[:6]}"
+    url = f"nats://127.0.0.1:{free_port()}"  # nothing listens there: removing needs no running hub
+    add_hub_profile(ui_paths, store, "viewer-password", name=name, hub_urls=[url], hub_tenant="acme",
+                    auth="password", user="viewer")  # fmt: skip
+    database = ui_paths.database_file(name)
+    database.parent.mkdir(parents=True, exist_ok=True)
+    stored = len(write_store(database, 40, seed=3))  # read from the hub before; removing must leave it
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, secret_store=store) as app:
+            session = app.sessions[name]
+            assert isinstance(session, HubSession)
+            await until(lambda: name in app.window._data, 10, "its stored events in the window")
+            app.open_settings()
+            dialog = app.settings_dialog
+            rows = [dialog.tenant_list.item(i).text() for i in range(dialog.tenant_list.count())]
+            assert rows == [f"{name} — from hub {url} (not connected)"]
+            save_screenshot(dialog, "settings-hub-tenant")
+            dialog.tenant_list.setCurrentRow(0)
+            remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
+            remove.click()
+            await until(lambda: dialog.tenant_list.count() == 0, 10, "the row to go")
+            assert name not in app.sessions and name not in app.window._data
+            assert not session.link.running
+            assert app.settings.hub(name) is None and dialog.settings.hub(name) is None
+            dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()  # OK does not bring it back
+            await until(lambda: load_settings(ui_paths).hub(name) is None, 10, "the settings file")
+            assert store.get(secret_slot(name)) is None
+            assert stored_count(database) == stored
+
+        # gone after a restart too, and it can be added again under the same name
+        async with running_app(ui_paths, secret_store=store) as app:
+            assert name not in app.sessions and not app.settings.hubs
+        add_hub_profile(ui_paths, store, "again", name=name, hub_urls=[url], hub_tenant="acme",
+                        auth="password", user="viewer")  # fmt: skip
+        assert load_settings(ui_paths).hub(name) is not None
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        store.delete(secret_slot(name))
