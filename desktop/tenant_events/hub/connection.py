@@ -7,6 +7,7 @@ arguments or logs. `describe()` turns what nats-py raises into the one line a pe
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
@@ -108,24 +109,39 @@ async def connect(
 
         return call
 
+    nc = NATS()
+    # seconds between rejoin attempts; nats-py annotates it `int` but sleeps on it (a float is fine)
+    waits: dict[str, Any] = {"reconnect_time_wait": 0.5 if reconnect else 0.1}
     try:
-        return await nats.connect(
+        await nc.connect(
             servers=list(options.urls),
             name=CLIENT_NAME,
             connect_timeout=max(1, round(options.connect_timeout)),
             allow_reconnect=reconnect,
             max_reconnect_attempts=-1 if reconnect else 1,
-            reconnect_time_wait=0.5 if reconnect else 0.1,
             ping_interval=5,
             max_outstanding_pings=3,
             tls=options.tls_context(),
             error_cb=error_cb,
             disconnected_cb=hook(on_disconnect),
             reconnected_cb=hook(on_reconnect),
+            **waits,
             **_auth_kwargs(options.auth),
         )
     except (TimeoutError, OSError, nats.errors.Error) as exc:
+        _abandon(nc)
         raise translate(exc, options) from exc
+    return nc
+
+
+def _abandon(nc: NATS) -> None:
+    """Close the socket a failed connect left open: nats-py leaves a refused sign-in's socket to the garbage
+    collector (an unclosed-socket ResourceWarning, a file descriptor held until then). Not `nc.close()`: it
+    waits for a TLS socket whose handshake failed to finish closing, which it never does."""
+    transport = getattr(nc, "_transport", None)  # private, but the client keeps no other handle on it
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
 
 
 def translate(exc: BaseException, options: HubOptions) -> HubRefused | HubUnavailable:
