@@ -183,3 +183,28 @@ def test_a_tenant_added_while_a_query_is_active_is_read_on_a_worker(qloop: Any, 
     want = matches(tenants, "acme")
     run_async(qloop, scenario())
     assert_read_on_worker(w, tenants, "acme", want)
+
+
+def test_opening_another_tenants_event_with_a_query_active_keeps_it_selected(qloop: Any, setup: Any) -> None:
+    """A clicked notification needs its row at once: the query is read then, and no read left pending replaces
+    the table (and the selection) afterwards."""
+    w, tenants = setup
+    target = matches(tenants, "beta")[300]  # on the second page of beta's matches
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        for name, (ui, worker) in tenants.pages.items():
+            w.add_tenant(name, ui, worker)
+        await updated
+        updated = signal_future(w.aggregates_updated)
+        type_query(w, QUERY)
+        await updated
+        assert w.select_event("beta", target)
+        await w.first_page.wait()
+        await until(lambda: not w.model.counting, 10, "the total")
+
+    run_async(qloop, scenario())
+    assert w.tenant == "beta" and w.model.event_filter.query == QUERY
+    current = w.model.event_at(w.table.currentIndex().row())
+    assert current is not None and current.seq == target
+    assert w.detail.shown is not None and w.detail.shown.seq == target
