@@ -97,6 +97,7 @@ class FeedController(QObject):
         self.worker_pages.pop(name, None)
         self.statuses.pop(name, None)
         if self.tenant == name:
+            self.w.first_page.cancel()  # its reader is being closed: a page still being read is not shown
             self.tenant = None
             self.w.model.set_store(None)
             rest = list(self.pages)
@@ -111,11 +112,16 @@ class FeedController(QObject):
         w = self.w
         self.tenant = name
         w.filter_bar.set_tenants(list(self.pages), name)
-        w.model.set_store(self.pages[name], w.filter_bar.current())
+        flt = w.filter_bar.current()
+        later = bool(flt.query) and has_loop()  # a query may scan the whole store: never on the UI thread
+        w.model.set_store(self.pages[name], flt, read=not later)
         w.detail.show_event(None)
         self._show_status()
-        self.schedule_aggregates(now=True)
-        w.tenant_shown.emit(name)
+        if not later:
+            self.schedule_aggregates(now=True)  # else once the first page is shown (first_page.attach)
+        w.tenant_shown.emit(name)  # drops a read still pending for the store shown before
+        if later and not w.first_page.start(flt):
+            w.model.reload()
 
     def set_status(self, status: TenantStatus) -> None:
         self.statuses[status.tenant] = status

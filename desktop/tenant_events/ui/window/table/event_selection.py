@@ -12,6 +12,7 @@ from tenant_events.ui.window.feed_controller import FeedController
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram_zoom import HistogramZoom
 from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.table.first_page import FirstPageReader
 from tenant_events.ui.window.table.follow import FollowController
 
 
@@ -25,6 +26,7 @@ class SelectingWindow(Protocol):
     filter_bar: FilterBar
     zoom: HistogramZoom
     feed: FeedController
+    first_page: FirstPageReader
 
     def bring_to_front(self) -> None: ...
     def show_tenant(self, name: str) -> None: ...
@@ -53,6 +55,14 @@ def select_event(w: SelectingWindow, tenant: str, seq: int) -> bool:
     ev = w.feed.pages[shown].get(seq)
     if ev is None:
         return False
+    pending = w.first_page.pending
+    if pending is not None:  # a query's first page is read on a worker: the row is needed now, read it here
+        w.first_page.cancel()
+        if pending == w.model.event_filter:
+            w.model.reload()
+        else:
+            w.model.set_filter(pending)
+        w.schedule_aggregates(now=True)
     w.model.advance_head()
     row = w.model.row_of_seq(ev.seq)
     if row is None:

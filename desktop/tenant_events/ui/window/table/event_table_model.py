@@ -13,7 +13,6 @@ a missing one is read at any depth, is view/page_cache.py's business.
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from enum import IntEnum
 from typing import Any
@@ -29,7 +28,6 @@ from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
 
 __all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel", "local_time", "utc_tooltip"]
 
-log = logging.getLogger(__name__)
 ALL = EventFilter()
 Index = QModelIndex | QPersistentModelIndex
 
@@ -109,12 +107,14 @@ class EventTableModel(QAbstractTableModel):
     def _pages(self) -> OrderedDict[int, list[StoredEvent]]:
         return self._cache.pages
 
-    def set_store(self, store: EventPages | None, flt: EventFilter | None = None) -> None:
+    def set_store(self, store: EventPages | None, flt: EventFilter | None = None, read: bool = True) -> None:
         self._store = store
         self.names.clear(store.directory() if isinstance(store, NamedPages) else None)
-        if flt is not None:
-            self._filter = flt
-        self.reload()
+        self._filter = self._filter if flt is None else flt
+        if read:
+            self.reload()
+        else:  # no rows until show_first_page: a query's first page is read on a worker (first_page.py)
+            self._reset(0, [])
 
     def set_filter(self, flt: EventFilter, count_later: bool = False) -> None:
         if flt != self._filter:

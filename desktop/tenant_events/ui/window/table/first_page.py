@@ -3,7 +3,8 @@
 A query-line term such as `user:*ville` (a leading wildcard) cannot use an index: finding the newest 256 matches
 may walk the whole store (~0.9 s on 1M events). The filter bar's change goes here instead of straight to the
 model; while the worker reads, the table keeps the old rows, the count says "Searching…" and `busy` is True.
-Only the newest request is applied (a query typed on while an older one runs replaces it):
+Only the newest request is applied (a query typed on while an older one runs replaces it). Showing another
+tenant (or a tenant added) while a query is active goes the same way, the table empty meanwhile:
 
     start(flt) ─▶ worker: head, first page (aggregates' reader) ─▶ model.show_first_page
                                                                 └▶ count_needed → total, oldest match (window)
