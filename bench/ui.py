@@ -104,13 +104,14 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
             secs = await fill(db, url, args.events)
             print(f"store filled: {args.events:,} events through the engine in {secs:.1f} s", flush=True)
         base_rss = psutil.Process().memory_info().rss
-        reader, stats_reader = EventReader(db), EventReader(db)
+        # the app's three readers of a tenant (tenant/link.py open_pages): table, aggregates, a query's first page
+        reader, stats_reader, search_reader = EventReader(db), EventReader(db), EventReader(db)
         window = MainWindow(str(tmp / "window.ini"))
         window.resize(1280, 800)
         window.show()
         updated = asyncio.get_running_loop().create_future()
         window.aggregates_updated.connect(lambda: updated.done() or updated.set_result(True))
-        window.add_tenant("bench", ReaderPages(reader), ReaderPages(stats_reader))
+        window.add_tenant("bench", ReaderPages(reader), ReaderPages(stats_reader), ReaderPages(search_reader))
         await asyncio.wait_for(updated, 120)
         first_screen(window, app)
         rows = window.model.rowCount()
@@ -217,6 +218,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     window.close()
     reader.close()
     stats_reader.close()
+    search_reader.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return results
 

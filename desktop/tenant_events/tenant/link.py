@@ -89,8 +89,11 @@ class TenantLink:
         if alerts is not None:
             self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
         self.ranges = RowRanges(name)
-        self.pages: ReaderPages | None = None  # the window's table and its aggregates read apart
+        # The window's table, its aggregates and a query's first page each read on their own connection: a
+        # query's first page never waits behind an aggregates pass over the whole store.
+        self.pages: ReaderPages | None = None
         self.aggregates: ReaderPages | None = None
+        self.search: ReaderPages | None = None
         self._http: httpx.AsyncClient | None = None
         self._monitor: TenantMonitor | None = None
         credentials = source.credentials if isinstance(source, StreamFrom) else None
@@ -269,13 +272,14 @@ class TenantLink:
         if self.pages is None and self.database_file.exists():
             self.pages = ReaderPages(self.open_reader())
             self.aggregates = ReaderPages(self.open_reader())
+            self.search = ReaderPages(self.open_reader())
         return self.pages is not None
 
     def close_readers(self) -> None:
-        for pages in (self.pages, self.aggregates):
+        for pages in (self.pages, self.aggregates, self.search):
             if pages is not None:
                 pages.close()
-        self.pages = self.aggregates = None
+        self.pages = self.aggregates = self.search = None
 
     # -- observers ---------------------------------------------------------------------------------------
     def _forward_state(self, change: StateChange) -> None:

@@ -75,7 +75,7 @@ class TenantRoster(QObject):
         self.sessions[session.name] = session
         self.session_added.emit(session)
         if session.open_existing() and session.pages is not None:
-            self._window.add_tenant(session.name, session.pages, session.aggregates)
+            self._window.add_tenant(session.name, session.pages, session.aggregates, session.search)
         self.changed.emit()
         return session
 
@@ -95,7 +95,7 @@ class TenantRoster(QObject):
             return False
         self._window.statusBar().clearMessage()
         if session.pages is not None and name not in self._window._data:
-            self._window.add_tenant(name, session.pages, session.aggregates)
+            self._window.add_tenant(name, session.pages, session.aggregates, session.search)
             self.tenant_added.emit(name)
         return True
 

@@ -59,6 +59,10 @@ class TenantSession(QObject):
     def aggregates(self) -> ReaderPages | None:
         return self.link.aggregates
 
+    @property
+    def search(self) -> ReaderPages | None:
+        return self.link.search
+
     async def restore(self) -> bool:
         """Start with the stored sign-in (no browser); False when there is none."""
         try:

@@ -66,6 +66,7 @@ class FeedController(QObject):
         self.w = w
         self.pages: dict[str, TenantData] = {}  # tenant → its UI-thread reader
         self.worker_pages: dict[str, TenantData] = {}  # tenant → its reader for worker threads
+        self.search_pages: dict[str, TenantData] = {}  # tenant → its reader for a query's first page
         self.statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -83,10 +84,21 @@ class FeedController(QObject):
     def shown_worker_pages(self) -> TenantData | None:
         return self.worker_pages.get(self.tenant or "")
 
+    def shown_search_pages(self) -> TenantData | None:
+        """The reader of a query's first page: its own, so it never waits behind an aggregates pass."""
+        return self.search_pages.get(self.tenant or "")
+
     # -- tenants -----------------------------------------------------------------------------------------
-    def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
+    def add_tenant(
+        self,
+        name: str,
+        data: TenantData,
+        aggregates: TenantData | None = None,
+        search: TenantData | None = None,
+    ) -> None:
         self.pages[name] = data
         self.worker_pages[name] = aggregates or data
+        self.search_pages[name] = search or aggregates or data
         self.w.filter_bar.set_tenants(list(self.pages), self.tenant or name)
         self.w.columns.set_tenant_count(len(self.pages))
         if self.tenant is None:
@@ -95,6 +107,7 @@ class FeedController(QObject):
     def remove_tenant(self, name: str) -> None:
         self.pages.pop(name, None)
         self.worker_pages.pop(name, None)
+        self.search_pages.pop(name, None)
         self.statuses.pop(name, None)
         if self.tenant == name:
             self.w.first_page.cancel()  # its reader is being closed: a page still being read is not shown

@@ -111,7 +111,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.filter_changed.connect(self.apply_filter)
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.first_page = first_page.attach(self, self.feed.shown_worker_pages)
+        self.first_page = first_page.attach(self, self.feed.shown_search_pages)
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
@@ -149,8 +149,14 @@ class MainWindow(QMainWindow):
     def _tasks(self) -> set[asyncio.Task[Any]]:
         return self.feed.tasks
 
-    def add_tenant(self, name: str, data: TenantData, aggregates: TenantData | None = None) -> None:
-        self.feed.add_tenant(name, data, aggregates)
+    def add_tenant(
+        self,
+        name: str,
+        data: TenantData,
+        aggregates: TenantData | None = None,
+        search: TenantData | None = None,
+    ) -> None:
+        self.feed.add_tenant(name, data, aggregates, search)
 
     def set_tenant_domain(self, name: str, domain: str) -> None:
         """The profile's domain, for "Open in dashboard" (view/dashboard.py decides if it has one)."""
