@@ -80,8 +80,9 @@ class Evaluator:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
+            details = _details(ledger, [alert.write.last_seq for alert in touched]) if touched else {}
             for alert in touched:
-                alert.write.detail = _detail(ledger, alert.write.last_seq) or alert.write.detail
+                alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.write for a in touched], self.watermark, end)
             for alert, alert_id in zip(touched, ids, strict=True):
                 result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
@@ -119,12 +120,21 @@ def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:
     )  # fmt: skip
 
 
-def _detail(ledger: AlertLedger, seq: int) -> str | None:
-    """The event's sentence with names from the directory ("grace@example.com added to organization Stark"),
-    ids where a name is not known yet; the stored summary if the event is gone from the directory's view."""
-    sentence = describe_stored(ledger.directory(), [seq]).get(seq)
-    if sentence is None:
-        return ledger.summary(seq)
-    text = sentence.text
-    # A line of its own in a notification: a leading word is capitalised, a leading name (an email) is not.
-    return text[:1].upper() + text[1:] if sentence.parts and isinstance(sentence.parts[0], str) else text
+def _details(ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:
+    """Each event's sentence with names from the directory ("grace@example.com added to organization Stark"),
+    ids where a name is not known yet, in one directory lookup for the whole chunk; the stored summary for an
+    event the directory cannot read."""
+    sentences = describe_stored(ledger.directory(), seqs)
+    details: dict[int, str] = {}
+    for seq in seqs:
+        sentence = sentences.get(seq)
+        if sentence is None:
+            summary = ledger.summary(seq)
+            if summary:
+                details[seq] = summary
+            continue
+        text = sentence.text
+        # A line of its own in a notification: a leading word is capitalised, a leading name (an email) is not.
+        lead = sentence.parts and isinstance(sentence.parts[0], str)
+        details[seq] = text[:1].upper() + text[1:] if lead else text
+    return details
