@@ -42,12 +42,13 @@ def free_port() -> int:
 class Credentials:
     collector: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     viewer: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    viewer2: str = field(default_factory=lambda: secrets.token_urlsafe(18))  # a second viewer (its own inbox)
     system: str = field(default_factory=lambda: secrets.token_urlsafe(18))
 
     def env(self) -> dict[str, str]:
         """nats-server parses a variable's value as config text: quoted, any password is one string."""
         return {"HUB_COLLECTOR_PASSWORD": f'"{self.collector}"', "HUB_VIEWER_PASSWORD": f'"{self.viewer}"',
-                "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
+                "HUB_VIEWER2_PASSWORD": f'"{self.viewer2}"', "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
 
 
 @dataclass

@@ -27,7 +27,16 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from tenant_events.hub.connection import HubOptions, HubRefused, HubUnavailable, connect, describe, is_refusal
+from tenant_events.errors import ConfigError
+from tenant_events.hub.connection import (
+    HubInsecure,
+    HubOptions,
+    HubRefused,
+    HubUnavailable,
+    connect,
+    describe,
+    is_refusal,
+)
 from tenant_events.hub.consumer import Status, consumer_config, delivery, next_subject, pull_request
 from tenant_events.hub.messages import GapPayload, RejectedPayload
 from tenant_events.hub.subjects import GAP, REJECTED, HubNames, parse_position, position_text
@@ -70,6 +79,8 @@ class HubReason(StrEnum):
     HUB_FORBIDDEN = "hub_forbidden"
     NO_STREAM = "no_stream"
     REORDERED = "reordered"
+    UNTRUSTED = "untrusted_certificate"  # the hub offered no TLS: a network error the user must look at
+    HUB_CONFIG = "config"
 
 
 class HubViewer(FollowLoop):
@@ -116,6 +127,10 @@ class HubViewer(FollowLoop):
                                on_error=lambda exc: refusals.append(exc) if is_refusal(exc) else None)  # fmt: skip
         except HubRefused as refused:
             return Outcome(StreamState.SIGNED_OUT, refused.message, HubReason.HUB_REFUSED, terminal=True)
+        except HubInsecure as insecure:  # the server cannot prove who it is: retrying would not change that
+            return Outcome(StreamState.ERROR, str(insecure), HubReason.UNTRUSTED, terminal=True)
+        except ConfigError as bad:  # a CA file or key that cannot be used: one line, never a retry loop
+            return Outcome(StreamState.ERROR, str(bad), HubReason.HUB_CONFIG, terminal=True)
         except HubUnavailable as unreachable:
             return Outcome(
                 StreamState.RECONNECTING, f"network error: {unreachable.message}", Reason.NETWORK, USE_BACKOFF
