@@ -50,22 +50,29 @@ def next_subject(names: HubNames, consumer: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """Where a delivered message sits: its stream and consumer sequences, and how many wait behind it."""
+    """Where a delivered message comes from (stream, consumer) and sits: its stream and consumer sequences,
+    and how many wait behind it."""
 
     stream_seq: int
     consumer_seq: int
     pending: int
+    stream: str = ""
+    consumer: str = ""
 
 
 def delivery(reply: str) -> Delivery | None:
     """Parse a message's `$JS.ACK…` reply subject (both the 9-token form and the 12-token form with domain and
     account hash); None when it is not one."""
     tokens = reply.split(".")
-    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK":
+    if len(tokens) not in (9, 12) or tokens[0] != "$JS" or tokens[1] != "ACK":
         return None
-    at = 5 if len(tokens) == 9 else 7  # …<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
+    at = (
+        5 if len(tokens) == 9 else 7
+    )  # …<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
     try:
-        return Delivery(int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]))
+        return Delivery(
+            int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]), tokens[at - 3], tokens[at - 2]
+        )
     except (ValueError, IndexError):
         return None
 

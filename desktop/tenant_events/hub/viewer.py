@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import nats.errors
@@ -28,6 +28,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
 from tenant_events.errors import ConfigError
+from tenant_events.hub.admission import Origin, ReadCheck, Verdict
 from tenant_events.hub.connection import (
     HubInsecure,
     HubOptions,
@@ -37,7 +38,7 @@ from tenant_events.hub.connection import (
     describe,
     is_refusal,
 )
-from tenant_events.hub.consumer import Status, consumer_config, delivery, next_subject, pull_request
+from tenant_events.hub.consumer import Status, consumer_config, next_subject, pull_request
 from tenant_events.hub.messages import GapPayload, RejectedPayload
 from tenant_events.hub.subjects import GAP, REJECTED, HubNames, parse_position, position_text
 from tenant_events.store.records import CursorState, EventRow, GapMarker, RejectedRow
@@ -50,6 +51,7 @@ from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.wire import EventMessage, MessageRejected, decode_frame_timed
 
 log = logging.getLogger(__name__)
+MAX_REASON = 1000  # characters of a rejected row's reason (the collector's text, or the checks' own)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class ViewerConfig:
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
     storage_retry: float = 5.0
+    max_data_bytes: int = 1024 * 1024  # as the direct stream's (EngineConfig.max_data_bytes)
 
 
 class HubReason(StrEnum):
@@ -92,6 +95,10 @@ class HubViewer(FollowLoop):
                          max_delay=config.batch_max_delay, storage_retry=config.storage_retry)  # fmt: skip
         self.config = config
         self._position = 0  # stream sequence of the last message taken into a batch
+        self._origin: Origin | None = (
+            None  # the tenant the database holds (read from it before the first read)
+        )
+        self.dropped = 0  # messages on the inbox that were not this viewer's delivery
 
     # -- the follower's part -------------------------------------------------------------------------------
     def _start_from(self, stored: CursorState) -> StateChange | None:
@@ -151,6 +158,10 @@ class HubViewer(FollowLoop):
 
     async def _consume(self, nc: NATS) -> Outcome:
         names, config = self.config.names, self.config
+        if self._origin is None:
+            newest = getattr(self._writer, "newest_origin", None)  # StoreWriter; other sinks hold no events
+            stored = await asyncio.to_thread(newest) if newest is not None else None
+            self._origin = Origin(*stored) if stored else Origin()
         js = nc.jetstream(timeout=5.0)
         try:
             info = await js.stream_info(names.stream)
@@ -170,17 +181,18 @@ class HubViewer(FollowLoop):
         sub = await nc.subscribe(inbox)
         try:
             self._set_live(catching_up=(consumer.num_pending or 0) > 0, force=True)
-            return await self._pull(nc, sub, next_subject(names, consumer.name or ""))
+            check = ReadCheck(names, config.event_types, consumer.name or "", self._position)
+            return await self._pull(nc, sub, next_subject(names, consumer.name or ""), check)
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(js.delete_consumer(names.stream, consumer.name or ""), 1.0)
 
-    async def _pull(self, nc: NATS, sub: Subscription, subject: str) -> Outcome:
+    async def _pull(self, nc: NATS, sub: Subscription, subject: str, check: ReadCheck) -> Outcome:
         config, batches = self.config, self._batches
         request = pull_request(config.pull_batch, config.pull_expires, config.heartbeat)
-        expected, progress = 1, False
+        progress = False
         while True:
             await nc.publish(subject, request, reply=sub.subject)
             remaining = config.pull_batch
@@ -202,17 +214,32 @@ class HubViewer(FollowLoop):
                     text = (msg.headers or {}).get("Description", "") or status
                     return Outcome(StreamState.RECONNECTING, f"the hub ended the read ({status} {text})",
                                     Reason.STREAM_ERROR, 0.0 if progress else USE_BACKOFF, progress=progress)  # fmt: skip
-                where = delivery(msg.reply)
-                if where is None:
+                decision = check.judge(msg.subject, msg.reply)
+                if decision.verdict is Verdict.DROP:
+                    self._drop(decision.why)
                     continue
-                if where.consumer_seq != expected:  # one went missing: read again from what is stored
+                if decision.verdict is Verdict.MISSING:  # one went missing: read again from what is stored
                     return Outcome(StreamState.CONNECTING, "a message from the hub went missing; reading again "
                                     "from the stored position", HubReason.REORDERED, progress=progress)  # fmt: skip
-                expected, remaining, progress = expected + 1, remaining - 1, True
+                where = decision.where
+                assert where is not None
+                remaining, progress = remaining - 1, True
+                if decision.skipped is not None:
+                    first, last = decision.skipped
+                    await batches.flush()
+                    batches.add_gap(GapMarker(f"the hub skipped messages {first}–{last}: events may be missing "
+                                              "here", resumed_from=None, lost_cursor=None), position_text(last))  # fmt: skip
                 await self._take(msg, where.stream_seq)
                 if batches.full or where.pending == 0:
                     self._set_live(catching_up=where.pending > 0)
                     await batches.flush()
+
+    def _drop(self, why: str) -> None:
+        self.dropped += 1
+        if self.dropped <= 20 or self.dropped % 1000 == 0:  # whoever sends them must not flood the log
+            log.warning(
+                "%s: ignored a message on the hub inbox (%d so far): %s", self.config.name, self.dropped, why
+            )
 
     async def _take(self, msg: Msg, sequence: int) -> None:
         """Add one hub message to the pending batch (a gap marker starts a batch of its own)."""
@@ -230,21 +257,34 @@ class HubViewer(FollowLoop):
                 batches.add_rejected(_unreadable(kind, msg, f"gap marker: {exc}"), position)
         elif kind == REJECTED:
             try:
-                batches.add_rejected(RejectedPayload.model_validate_json(msg.data).row(), position)
+                row = RejectedPayload.model_validate_json(msg.data).row()
+                cut = replace(row, reason=row.reason[:MAX_REASON], raw=row.raw[:MAX_REJECTED_RAW])
+                batches.add_rejected(cut, position)
             except ValueError as exc:
                 batches.add_rejected(_unreadable(kind, msg, f"rejected frame: {exc}"), position)
+        elif len(msg.data) > self.config.max_data_bytes:  # kept as the direct stream keeps an oversized frame
+            limit = self.config.max_data_bytes
+            batches.add_rejected(_unreadable(kind, msg, f"data: {len(msg.data)} bytes exceeds the {limit} byte limit"),
+                                 position)  # fmt: skip
         else:
             raw = msg.data.decode(errors="replace")
             try:
                 message, time_text = decode_frame_timed(kind, raw)
             except MessageRejected as exc:
-                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, exc.reason)
-                batches.add_rejected(RejectedRow(kind, exc.offset, exc.reason, raw, time.time()), position)
+                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, exc.reason[:200])
+                batches.add_rejected(_unreadable(kind, msg, exc.reason, exc.offset), position)
                 return
-            if isinstance(message, EventMessage):
-                batches.add_event(EventRow.from_message(message, raw, time.time(), time_text), position)
-            else:  # the collector publishes only events here; anything else is kept, never dropped
+            if not isinstance(
+                message, EventMessage
+            ):  # the collector publishes only events here; kept, not dropped
                 batches.add_rejected(_unreadable(kind, msg, "not an event"), position)
+                return
+            foreign = self._origin.foreign(message.event) if self._origin is not None else None
+            if foreign is not None:
+                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, foreign)
+                batches.add_rejected(_unreadable(kind, msg, foreign, message.offset), position)
+                return
+            batches.add_event(EventRow.from_message(message, raw, time.time(), time_text), position)
 
     def _set_live(self, *, catching_up: bool, force: bool = False) -> None:
         want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE
@@ -253,5 +293,7 @@ class HubViewer(FollowLoop):
             self._emit(want, message, Reason.CATCHING_UP if catching_up else Reason.LIVE)
 
 
-def _unreadable(kind: str, msg: Msg, reason: str) -> RejectedRow:
-    return RejectedRow(kind, None, reason, msg.data.decode(errors="replace")[:MAX_REJECTED_RAW], time.time())
+def _unreadable(kind: str, msg: Msg, reason: str, offset: str | None = None) -> RejectedRow:
+    """A rejected row with the message's start (64 KiB, as the direct stream keeps one)."""
+    raw = msg.data[: MAX_REJECTED_RAW * 4].decode(errors="replace")[:MAX_REJECTED_RAW]
+    return RejectedRow(kind, offset, reason[:MAX_REASON], raw, time.time())
