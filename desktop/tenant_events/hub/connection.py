@@ -13,6 +13,8 @@ its own (`inbox_prefix`), so a hub configured as packaging/nats/accounts.conf sh
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import logging
 import re
@@ -139,11 +141,16 @@ _TOKEN_SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def seed_public_key(seed: str) -> str:
-    """The public key (U…) of an NKey user seed; ValueError when the seed is damaged."""
+    """The public key (U…) of an NKey user seed; ValueError when the seed is damaged (the nkeys package does
+    not check a seed's checksum: a changed character would only show as a refused sign-in)."""
+    text = seed.strip()
     try:
-        pair = nkeys.from_seed(seed.strip().encode())
+        raw = base64.b32decode(text + "=" * (-len(text) % 8))
+        if len(raw) != 36 or nkeys.crc16(raw[:-2]) != int.from_bytes(raw[-2:], "little"):
+            raise ValueError
+        pair = nkeys.from_seed(text.encode())
         public = str(pair.public_key.decode())
-    except (nkeys.NkeysError, ValueError, TypeError, IndexError):  # nkeys raises plain errors on short input
+    except (nkeys.NkeysError, ValueError, TypeError, IndexError, binascii.Error):
         raise ValueError("is not a valid NKey user seed (its checksum or length is wrong)") from None
     if not public.startswith("U"):
         raise ValueError("is an NKey seed, but not a user's (it must start with SU)")
