@@ -1,10 +1,12 @@
-"""Fixtures of the hub tests: a nats-server with the documented accounts and a TLS block (its own throwaway CA)."""
+"""Fixtures of the hub tests: a nats-server with the documented accounts and a TLS block (its own throwaway CA),
+and a NATS impostor that never asks for TLS."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
 import shutil
+from collections.abc import Iterator
 
 import pytest
 from cryptography import x509
@@ -13,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from helpers.nats_hub import CONFIG_DIR, Credentials, NatsNode, free_port
+from helpers.nats_impostor import Impostor, running_impostor
 
 
 def _certificate(subject: str, key, issuer_cert=None, issuer_key=None, ca: bool = False) -> x509.Certificate:
@@ -56,3 +59,9 @@ def tls_hub(tmp_path):
         yield node, creds, tmp_path / "ca.pem"
     finally:
         node.stop()
+
+
+@pytest.fixture
+def impostor() -> Iterator[Impostor]:
+    with running_impostor() as fake:
+        yield fake
