@@ -104,3 +104,15 @@ def test_a_real_tls_hub_is_verified_and_then_takes_the_credentials(tls_hub):
         await nc.close()
 
     asyncio.run(go())
+
+
+@pytest.mark.expect_warning_logs  # asyncio: nats-py's TLS transport returns True from eof_received
+def test_a_hub_certificate_not_trusted_ends_the_viewer_with_one_line_not_signed_out(tls_hub, tmp_path):
+    node, creds, _ = tls_hub  # without --hub-ca: the system's CAs do not know the test CA
+    code, err = run_cli(["stream", "--hub", f"tls://127.0.0.1:{node.client_port}", "--hub-tenant", "acme",
+                         "--data-dir", str(tmp_path), "--hub-user", "viewer"],
+                        {"TENANT_EVENTS_HUB_PASSWORD": creds.viewer})  # fmt: skip
+    errors = [line for line in err.splitlines() if line.startswith("tenant-events: error — ")]
+    assert code == 6 and len(errors) == 1, err
+    assert "the hub's TLS certificate is not trusted" in errors[0] and "--hub-ca" in errors[0], err
+    assert "signed out" not in err

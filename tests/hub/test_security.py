@@ -19,7 +19,7 @@ import nkeys
 import pytest
 
 from helpers.nats_hub import NatsNode, free_port
-from tenant_events.hub.connection import HubAuth, HubOptions, HubRefused, connect
+from tenant_events.hub.connection import HubAuth, HubInsecure, HubOptions, HubRefused, connect
 from tenant_events.hub.credentials import check_hub, check_secret
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
@@ -117,7 +117,9 @@ def test_tls_is_verified_against_the_given_ca(tls_hub):
         await provision(nc.jetstream(), HubNames("acme"), StreamPlan())
         await nc.close()
         assert (await check_hub(trusted, "acme")).messages == 0
-        with pytest.raises(HubRefused, match="certificate is not trusted"):  # the system's CAs do not know it
+        with pytest.raises(
+            HubInsecure, match="certificate is not trusted"
+        ):  # the system's CAs do not know it
             await connect(
                 HubOptions((url,), HubAuth("password", "collector", creds.collector)), reconnect=False
             )

@@ -277,9 +277,9 @@ def translate(exc: BaseException, options: HubOptions) -> HubRefused | HubUnavai
     if is_refusal(exc):
         return HubRefused(f"the hub {options.shown} refused the sign-in ({text})",
                           "check the hub user and its password, token, NKey or creds file")  # fmt: skip
-    if untrusted_certificate(exc) is not None:
-        return HubRefused(f"the hub's TLS certificate is not trusted ({text})",
-                          "give the CA file that signed it (--hub-ca), or check the host name")  # fmt: skip
+    if untrusted_certificate(exc) is not None:  # nothing was sent either: the handshake comes first
+        return HubInsecure(f"the hub's TLS certificate is not trusted ({text})",
+                           "give the CA file that signed it (--hub-ca), or check the host name")  # fmt: skip
     return HubUnavailable(
         f"cannot reach the hub {options.shown} ({text})", "check that it runs and the network"
     )
