@@ -13,8 +13,8 @@ one taken, for a new database); otherwise it is kept as a rejected row, never as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 from tenant_events.hub.consumer import Delivery, delivery
 from tenant_events.hub.subjects import GAP, REJECTED, HubNames
@@ -27,8 +27,7 @@ class Verdict(Enum):
     MISSING = "missing"  # a delivery of this read went missing: read again from the stored position
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     verdict: Verdict
     why: str = ""
     where: Delivery | None = None
@@ -39,7 +38,8 @@ class ReadCheck:
     """One read (one consumer): checks each message against the consumer, the tenant and the position."""
 
     def __init__(self, names: HubNames, event_types: tuple[str, ...], consumer: str, position: int) -> None:
-        self._names, self._consumer, self.position = names, consumer, position
+        self._consumer, self.position = consumer, position
+        self._stream, self._base = names.stream, names.all_subjects[:-1]  # per message: computed once here
         self._types = frozenset(event_types)
         self.expected = 1  # the next consumer sequence
 
@@ -47,12 +47,12 @@ class ReadCheck:
         where = delivery(reply or "")
         if where is None:
             return Decision(Verdict.DROP, "it is not a JetStream delivery")
-        if where.stream != self._names.stream or where.consumer != self._consumer:
+        if where.stream != self._stream or where.consumer != self._consumer:
             return Decision(Verdict.DROP, f"it comes from {where.stream[:80]}/{where.consumer[:80]}, "
                             "not this viewer's read")  # fmt: skip
         if where.consumer_seq < self.expected:
             return Decision(Verdict.DROP, f"its consumer sequence {where.consumer_seq} was delivered already")
-        kind = self._names.kind_of(subject)
+        kind = subject[len(self._base) :] if subject.startswith(self._base) else ""
         if not kind or (self._types and kind not in self._types and kind not in (REJECTED, GAP)):
             return Decision(Verdict.DROP, f"its subject {subject[:120]!r} is not one this viewer reads")
         if where.stream_seq <= self.position:
