@@ -28,7 +28,7 @@ import pytest
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from helpers.fixtures_engine import OLD, reference_ids
-from helpers.nats_hub import CONFIG_DIR, Credentials, NatsHub, NatsNode, free_port
+from helpers.nats_hub import CONFIG_DIR, NatsHub, start_single
 from tenant_events.hub.connection import HubAuth, HubOptions
 from tenant_events.hub.messages import RejectedPayload
 from tenant_events.hub.provision import StreamPlan
@@ -59,14 +59,7 @@ def hub_with_spy(tmp_path: Path) -> Iterator[NatsHub]:
     accounts.write_text(
         text.replace("    users: [\n", f'    users: [\n      {{ user: spy, password: "{SPY}" }}\n', 1)
     )
-    creds = Credentials()
-    port, monitor = free_port(), free_port()
-    env = {**creds.env(), "HUB_LISTEN": f"127.0.0.1:{port}", "HUB_MONITOR": f"127.0.0.1:{monitor}",
-           "HUB_STORE_DIR": str(tmp_path / "store")}  # fmt: skip
-    node = NatsNode("hub", tmp_path / "hub.conf", env, port, monitor, tmp_path)
-    hub = NatsHub([node], creds)
-    node.start()
-    hub.wait_healthy()
+    hub = start_single(tmp_path, config=tmp_path / "hub.conf")
     try:
         yield hub
     finally:
@@ -146,6 +139,15 @@ async def publish_events(sim, hub: NatsHub, total: int) -> None:
     await nc.close()
 
 
+async def victim_after(sim, hub: NatsHub, data: Path, events: int) -> Victim:
+    """A victim viewer that stored the first `events` events the relay published."""
+    await publish_events(sim, hub, events)
+    victim = Victim(hub, data)
+    await victim.monitor.start()
+    await until(lambda: victim.stored >= events, what=f"the victim's first {events} events")
+    return victim
+
+
 def victim_inbox(hub: NatsHub) -> str:
     """The victim's pull inbox, read from the server's monitoring port (no hub client can see it)."""
     node = hub.nodes[0]
@@ -174,10 +176,7 @@ def test_a_hostile_viewer_can_neither_see_nor_feed_another_viewers_inbox(simulat
     sim.emit(15)
 
     async def go() -> None:
-        await publish_events(sim, hub, 15)
-        victim = Victim(hub, tmp_path / "victim")
-        await victim.monitor.start()
-        await until(lambda: victim.stored >= 15, what="the victim's first 15 events")
+        victim = await victim_after(sim, hub, tmp_path / "victim", 15)
         before = await asyncio.to_thread(victim.database)
         assert before[1] == "hub:15" and before[2] == 0
 
@@ -258,10 +257,7 @@ def test_a_stream_sequence_that_jumps_is_a_gap_marker(simulator, hub_with_spy, t
     sim.emit(15)
 
     async def go() -> None:
-        await publish_events(sim, hub, 15)
-        victim = Victim(hub, tmp_path / "victim")
-        await victim.monitor.start()
-        await until(lambda: victim.stored >= 15, what="the first 15 events")
+        victim = await victim_after(sim, hub, tmp_path / "victim", 15)
         await victim.monitor.stop()
         await asyncio.to_thread(sim.emit, 5)
         await publish_events(sim, hub, 20)
