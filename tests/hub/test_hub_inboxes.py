@@ -76,9 +76,9 @@ def make_relay(sim, hub: NatsHub) -> Relay:
 class Victim:
     """A viewer as the app and `stream --hub` run it: a monitor whose source is the hub."""
 
-    def __init__(self, hub: NatsHub, data: Path) -> None:
+    def __init__(self, hub: NatsHub, data: Path, event_types: tuple[str, ...] = ()) -> None:
         options = HubOptions((hub.urls,), HubAuth("password", "viewer", hub.credentials.viewer))
-        config = ViewerConfig(options, NAMES, name="victim", backoff_cap=2.0)
+        config = ViewerConfig(options, NAMES, event_types, name="victim", backoff_cap=2.0)
         self.viewers: list[HubViewer] = []
 
         def source(writer):
@@ -139,12 +139,14 @@ async def publish_events(sim, hub: NatsHub, total: int) -> None:
     await nc.close()
 
 
-async def victim_after(sim, hub: NatsHub, data: Path, events: int) -> Victim:
-    """A victim viewer that stored the first `events` events the relay published."""
+async def victim_after(sim, hub: NatsHub, data: Path, events: int, stored: int | None = None, *,
+                       event_types: tuple[str, ...] = ()) -> Victim:  # fmt: skip
+    """A victim viewer that stored `stored` (default: all) of the first `events` events the relay published."""
     await publish_events(sim, hub, events)
-    victim = Victim(hub, data)
+    victim = Victim(hub, data, event_types)
     await victim.monitor.start()
-    await until(lambda: victim.stored >= events, what=f"the victim's first {events} events")
+    want = events if stored is None else stored
+    await until(lambda: victim.stored >= want, what=f"the victim's first {want} events")
     return victim
 
 
@@ -276,6 +278,41 @@ def test_a_stream_sequence_that_jumps_is_a_gap_marker(simulator, hub_with_spy, t
     assert ids == every[:16] + every[18:]
     assert position == "hub:20" and rejected == 0
     assert gaps == ["the hub skipped messages 17–18: events may be missing here"]
+
+
+def test_a_viewer_of_some_types_keeps_a_gap_marker_for_messages_removed_on_the_hub(
+    simulator, hub_with_spy, tmp_path
+):
+    """Reading some event types, a jump in stream sequence is normal (the other types sit between): messages
+    removed on the hub while the viewer was away are found by asking the hub before reading on."""
+    sim, hub = simulator, hub_with_spy
+    sim.emit(15)
+    chosen = ("user.created", "user.deleted", "user.updated")
+
+    async def go() -> None:
+        nc = await nats.connect(hub.urls, user="spy", password=SPY)
+        await publish_events(sim, hub, 15)
+        js = nc.jetstream()
+        types = [NAMES.kind_of((await js.get_msg(NAMES.stream, seq)).subject or "") for seq in range(1, 16)]
+        wanted = sum(t in chosen for t in types)
+        victim = await victim_after(sim, hub, tmp_path / "victim", 15, wanted, event_types=chosen)
+        await victim.monitor.stop()
+        await asyncio.to_thread(sim.emit, 5)
+        await publish_events(sim, hub, 20)
+        for seq in (17, 18):
+            await js.delete_msg(NAMES.stream, seq)
+        await nc.close()
+        victim = Victim(hub, tmp_path / "victim", chosen)
+        await victim.monitor.start()
+        await until(lambda: len(database(tmp_path / "victim")[3]) >= 1, what="the gap marker")
+        await victim.monitor.stop()
+
+    asyncio.run(go())
+    ids, _, rejected, gaps = database(tmp_path / "victim")
+    assert gaps == [
+        "the hub removed 2 message(s) between 17 and 18: events of the chosen types may be missing here"
+    ]
+    assert rejected == 0 and ids and set(ids) <= set(reference_ids(sim, 20))
 
 
 @pytest.mark.expect_warning_logs  # the rejected events are logged

@@ -5,7 +5,8 @@ does not), JetStream delivering a consumer someone pointed at it, a pull request
 reply. So each message must show, in its `$JS.ACK…` reply subject, the viewer's own stream and consumer and the
 next consumer sequence; its subject must be one of the tenant's the viewer reads; its stream sequence must follow
 the stored position — exactly the next one when the viewer reads every subject (a jump is kept as a gap marker,
-never skipped silently), any later one when it reads some event types (the others sit between). A message that
+never skipped silently), any later one when it reads some event types (the others sit between; messages removed
+on the hub are then found before the read, hub/viewer.py `_mark_removed`). A message that
 fails is dropped without touching the stored position. An event must also come from the tenant the database
 holds: its `xtenant`, and the `<tenant>.<domain>` of its `source`, match the newest event stored (or the first
 one taken, for a new database); otherwise it is kept as a rejected row, never as the tenant's event.

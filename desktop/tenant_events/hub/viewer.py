@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -99,6 +100,9 @@ class HubViewer(FollowLoop):
             None  # the tenant the database holds (read from it before the first read)
         )
         self.dropped = 0  # messages on the inbox that were not this viewer's delivery
+        self._removed_marked = (
+            0  # the last removed stream sequence a gap marker was kept for (filtered reads)
+        )
 
     # -- the follower's part -------------------------------------------------------------------------------
     def _start_from(self, stored: CursorState) -> StateChange | None:
@@ -174,6 +178,8 @@ class HubViewer(FollowLoop):
                                             "(its retention)", resumed_from=None, lost_cursor=None),
                                   position_text(first - 1))  # fmt: skip
             self._position = first - 1
+        if config.event_types and info.state.num_deleted:
+            await self._mark_removed(nc)
         consumer = await js.add_consumer(
             names.stream, consumer_config(names, config.event_types, self._position)
         )
@@ -188,6 +194,27 @@ class HubViewer(FollowLoop):
                 await sub.unsubscribe()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(js.delete_consumer(names.stream, consumer.name or ""), 1.0)
+
+    async def _mark_removed(self, nc: NATS) -> None:
+        """A viewer of some event types cannot tell a message removed on the hub from one of another type (both
+        are a jump in stream sequence), so before reading it asks the hub which messages after its position were
+        removed and keeps a gap marker for them. Best effort: without an answer, it reads on."""
+        subject = f"$JS.API.STREAM.INFO.{self.config.names.stream}"
+        try:
+            reply = await nc.request(subject, json.dumps({"deleted_details": True}).encode(), timeout=5.0)
+            deleted = json.loads(reply.data).get("state", {}).get("deleted") or []
+            after = max(self._position, self._removed_marked)
+            removed = sorted(int(seq) for seq in deleted if int(seq) > after)
+        except (nats.errors.Error, TimeoutError, ValueError, TypeError, AttributeError) as exc:
+            log.debug(
+                "%s: could not list the messages removed on the hub: %s", self.config.name, describe(exc)
+            )
+            return
+        if removed:
+            self._removed_marked = removed[-1]
+            gap = GapMarker(f"the hub removed {len(removed)} message(s) between {removed[0]} and {removed[-1]}: "
+                            "events of the chosen types may be missing here", resumed_from=None, lost_cursor=None)  # fmt: skip
+            self._batches.add_gap(gap, position_text(self._position))
 
     async def _pull(self, nc: NATS, sub: Subscription, subject: str, check: ReadCheck) -> Outcome:
         config, batches = self.config, self._batches
