@@ -42,12 +42,13 @@ def free_port() -> int:
 class Credentials:
     collector: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     viewer: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    viewer2: str = field(default_factory=lambda: secrets.token_urlsafe(18))  # a second viewer (its own inbox)
     system: str = field(default_factory=lambda: secrets.token_urlsafe(18))
 
     def env(self) -> dict[str, str]:
         """nats-server parses a variable's value as config text: quoted, any password is one string."""
         return {"HUB_COLLECTOR_PASSWORD": f'"{self.collector}"', "HUB_VIEWER_PASSWORD": f'"{self.viewer}"',
-                "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
+                "HUB_VIEWER2_PASSWORD": f'"{self.viewer2}"', "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
 
 
 @dataclass
@@ -127,13 +128,15 @@ class NatsHub:
             node.stop()
 
 
-def start_single(workdir: Path, credentials: Credentials | None = None) -> NatsHub:
-    """packaging/nats/hub.conf on free ports."""
+def start_single(
+    workdir: Path, credentials: Credentials | None = None, config: Path = CONFIG_DIR / "hub.conf"
+) -> NatsHub:
+    """packaging/nats/hub.conf (or a copy of it, `config`) on free ports."""
     creds = credentials or Credentials()
     port, monitor = free_port(), free_port()
     env = {**creds.env(), "HUB_LISTEN": f"127.0.0.1:{port}", "HUB_MONITOR": f"127.0.0.1:{monitor}",
            "HUB_STORE_DIR": str(workdir / "store")}  # fmt: skip
-    node = NatsNode("hub", CONFIG_DIR / "hub.conf", env, port, monitor, workdir)
+    node = NatsNode("hub", config, env, port, monitor, workdir)
     hub = NatsHub([node], creds)
     node.start()
     hub.wait_healthy()

@@ -77,7 +77,12 @@ def stream_leader(hub) -> str:
     """The node that leads the tenant's stream now (the one whose loss forces an election)."""
 
     async def ask() -> str:
-        nc = await nats.connect(hub.urls.split(","), user="collector", password=hub.credentials.collector)
+        nc = await nats.connect(
+            hub.urls.split(","),
+            user="collector",
+            password=hub.credentials.collector,
+            inbox_prefix="_INBOX_collector",
+        )
         try:
             info = await nc.jetstream().stream_info("TENANT_EVENTS_ACME")
         finally:

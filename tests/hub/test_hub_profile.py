@@ -18,7 +18,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import SCHEMA_VERSION, Settings, load_settings, make_profile
 
 SEED = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"  # an NKey user seed (nkeys' own example)
-CREDS = "-----BEGIN NATS USER JWT-----\neyJ0...\n------END NATS USER JWT------\n-----BEGIN USER NKEY SEED-----\nSU...\n"
+CREDS = f"-----BEGIN NATS USER JWT-----\neyJ0...\n------END NATS USER JWT------\n-----BEGIN USER NKEY SEED-----\n{SEED}\n"
 
 
 @pytest.fixture

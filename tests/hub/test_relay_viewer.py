@@ -181,7 +181,9 @@ def test_a_clean_stop_hands_over_at_once_and_a_lost_lease_stops_the_stream(simul
         await tasks[[first, second].index(leader)]
 
         # Someone else takes the key (an operator, a relay from another site): this one must stop streaming.
-        nc = await nats.connect(hub.urls, user="collector", password=hub.credentials.collector)
+        nc = await nats.connect(
+            hub.urls, user="collector", password=hub.credentials.collector, inbox_prefix="_INBOX_collector"
+        )
         kv = await nc.jetstream().key_value(NAMES.lease_bucket)
         other = LeaseRecord(holder="elsewhere:1:x", host="elsewhere", pid=1, acquired_at=time.time())
         await kv.put(LEASE_KEY, other.to_bytes())

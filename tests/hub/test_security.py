@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import datetime
 import hashlib
-import ipaddress
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,13 +17,9 @@ import nats
 import nats.errors
 import nkeys
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
-from helpers.nats_hub import CONFIG_DIR, Credentials, NatsNode, free_port
-from tenant_events.hub.connection import HubAuth, HubOptions, HubRefused, connect
+from helpers.nats_hub import NatsNode, free_port
+from tenant_events.hub.connection import HubAuth, HubInsecure, HubOptions, HubRefused, connect
 from tenant_events.hub.credentials import check_hub, check_secret
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
@@ -59,6 +52,7 @@ def test_a_viewer_can_read_but_not_publish_or_change_anything(nats_single):
             errors.append(exc)
 
         viewer = await nats.connect(hub.urls, user="viewer", password=hub.credentials.viewer, error_cb=record,
+                                    inbox_prefix="_INBOX_viewer",  # its own (packaging/nats/accounts.conf)
                                     allow_reconnect=False)  # fmt: skip
         js = viewer.jetstream(timeout=1.0)
         info = await js.stream_info(names.stream)  # reading is allowed
@@ -110,50 +104,7 @@ def test_a_wrong_password_ends_the_viewer_signed_out(nats_single, tmp_path):
     )
 
 
-# -- TLS --------------------------------------------------------------------------------------------------------
-def _certificate(subject: str, key, issuer_cert=None, issuer_key=None, ca: bool = False) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    builder = (x509.CertificateBuilder().subject_name(name)
-               .issuer_name(issuer_cert.subject if issuer_cert else name).public_key(key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(hours=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))  # fmt: skip
-    if not ca:
-        builder = builder.add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-        )
-    return builder.sign(issuer_key or key, hashes.SHA256())
-
-
-@pytest.fixture
-def tls_hub(tmp_path):
-    """hub.conf's accounts with a tls block: a CA, and a server certificate for 127.0.0.1 signed by it."""
-    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca = _certificate("Tenant Events test CA", ca_key, ca=True)
-    cert = _certificate("127.0.0.1", key, ca, ca_key)
-    pem = serialization.Encoding.PEM
-    (tmp_path / "ca.pem").write_bytes(ca.public_bytes(pem))
-    (tmp_path / "server.pem").write_bytes(cert.public_bytes(pem))
-    (tmp_path / "server.key").write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                                            serialization.NoEncryption()))  # fmt: skip
-    port, monitor = free_port(), free_port()
-    config = tmp_path / "tls.conf"
-    config.write_text(f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
-                      f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n'
-                      f'tls {{ cert_file: "{tmp_path / "server.pem"}", key_file: "{tmp_path / "server.key"}" }}\n'
-                      'include "./accounts.conf"\n')  # fmt: skip
-    shutil.copy(CONFIG_DIR / "accounts.conf", tmp_path / "accounts.conf")  # includes are relative to the file
-    creds = Credentials()
-    node = NatsNode("tls", config, creds.env(), port, monitor, tmp_path)
-    node.start()
-    node.wait_healthy()
-    try:
-        yield node, creds, tmp_path / "ca.pem"
-    finally:
-        node.stop()
-
-
+# -- TLS (the tls_hub fixture is in conftest.py) ------------------------------------------------------------
 @pytest.mark.expect_warning_logs  # asyncio: nats-py's TLS transport returns True from eof_received
 def test_tls_is_verified_against_the_given_ca(tls_hub):
     node, creds, ca = tls_hub
@@ -166,7 +117,9 @@ def test_tls_is_verified_against_the_given_ca(tls_hub):
         await provision(nc.jetstream(), HubNames("acme"), StreamPlan())
         await nc.close()
         assert (await check_hub(trusted, "acme")).messages == 0
-        with pytest.raises(HubRefused, match="certificate is not trusted"):  # the system's CAs do not know it
+        with pytest.raises(
+            HubInsecure, match="certificate is not trusted"
+        ):  # the system's CAs do not know it
             await connect(
                 HubOptions((url,), HubAuth("password", "collector", creds.collector)), reconnect=False
             )

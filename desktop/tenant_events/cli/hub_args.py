@@ -58,14 +58,25 @@ def _read_secret(option: str, path: Path) -> str:
         ) from None
 
 
-def hub_auth(args: argparse.Namespace) -> HubAuth:
-    from tenant_events.hub.connection import HubAuth
+def _checked(kind: str, option: str, path: Path) -> str:
+    """The secret in `path`, checked for `kind`; ConfigError naming the option and the file otherwise."""
     from tenant_events.hub.credentials import check_secret
 
+    try:
+        return check_secret(kind, _read_secret(option, path))
+    except ConfigError as exc:
+        if exc.field == option:
+            raise
+        raise ConfigError(option, f"{path} {exc.message.removeprefix(exc.field + ': ')}", exc.hint) from None
+
+
+def hub_auth(args: argparse.Namespace) -> HubAuth:
+    from tenant_events.hub.connection import HubAuth
+
     if args.hub_creds:
-        return HubAuth("creds", secret=check_secret("creds", _read_secret("--hub-creds", args.hub_creds)))
+        return HubAuth("creds", secret=_checked("creds", "--hub-creds", args.hub_creds))
     if args.hub_nkey:
-        return HubAuth("nkey", secret=check_secret("nkey", _read_secret("--hub-nkey", args.hub_nkey)))
+        return HubAuth("nkey", secret=_checked("nkey", "--hub-nkey", args.hub_nkey))
     if args.hub_user:
         password = os.environ.get(PASSWORD_ENV, "")
         if not password:
@@ -77,12 +88,16 @@ def hub_auth(args: argparse.Namespace) -> HubAuth:
 
 def hub_options(args: argparse.Namespace) -> HubOptions:
     """The --hub options as connection options; ConfigError naming the option on a bad value."""
-    from tenant_events.hub.connection import HubOptions
+    from tenant_events.hub.connection import HubOptions, ca_context
 
     try:
         urls = split_hub_urls(args.hub)
     except ValueError as exc:
         raise ConfigError("--hub", str(exc)) from None
-    if args.hub_ca and not Path(args.hub_ca).is_file():
-        raise ConfigError("--hub-ca", f"{args.hub_ca} is not a file", "give the PEM file of the hub's CA")
+    if args.hub_ca:
+        try:
+            ca_context(args.hub_ca)
+        except ValueError as exc:
+            raise ConfigError("--hub-ca", str(exc), "give the PEM file of the CA that signed the hub's "
+                              "certificate") from None  # fmt: skip
     return HubOptions(tuple(urls), hub_auth(args), args.hub_ca or "")

@@ -25,7 +25,7 @@ from tenant_events.cli.hub_view import hub_source
 from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
-from tenant_events.errors import NetworkError, SignInRequired, StorageError
+from tenant_events.errors import ConfigError, NetworkError, SignInRequired, StorageError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.committed_rows import CommittedRows
@@ -204,6 +204,8 @@ def exit_code_of(final: StateChange) -> int:
         return StorageError.exit_code
     if final.reason == "untrusted_certificate":  # the server's identity could not be proven: a network error
         return NetworkError.exit_code
+    if final.reason == "config":  # a hub profile's CA file or key cannot be used
+        return ConfigError.exit_code
     return EXIT_REFUSED
 
 

@@ -11,8 +11,7 @@ when the tenant is quiet.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
@@ -48,24 +47,30 @@ def next_subject(names: HubNames, consumer: str) -> str:
     return f"$JS.API.CONSUMER.MSG.NEXT.{names.stream}.{consumer}"
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """Where a delivered message sits: its stream and consumer sequences, and how many wait behind it."""
+class Delivery(NamedTuple):
+    """Where a delivered message comes from (stream, consumer) and sits: its stream and consumer sequences,
+    and how many wait behind it. A NamedTuple: one is made per message (a frozen dataclass costs more)."""
 
     stream_seq: int
     consumer_seq: int
     pending: int
+    stream: str = ""
+    consumer: str = ""
 
 
 def delivery(reply: str) -> Delivery | None:
     """Parse a message's `$JS.ACK…` reply subject (both the 9-token form and the 12-token form with domain and
     account hash); None when it is not one."""
     tokens = reply.split(".")
-    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK":
+    if len(tokens) not in (9, 12) or tokens[0] != "$JS" or tokens[1] != "ACK":
         return None
-    at = 5 if len(tokens) == 9 else 7  # …<delivered>.<stream seq>.<consumer seq>.<timestamp>.<pending>
+    at = (
+        5 if len(tokens) == 9 else 7
+    )  # …<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
     try:
-        return Delivery(int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]))
+        return Delivery(
+            int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]), tokens[at - 3], tokens[at - 2]
+        )
     except (ValueError, IndexError):
         return None
 

@@ -19,7 +19,15 @@ from pydantic import ValidationError
 
 from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable
 from tenant_events.errors import ConfigError, SignInRequired
-from tenant_events.hub.connection import HubAuth, HubOptions, HubUnavailable, connect, describe
+from tenant_events.hub.connection import (
+    HubAuth,
+    HubOptions,
+    HubUnavailable,
+    connect,
+    creds_seed,
+    describe,
+    seed_public_key,
+)
 from tenant_events.hub.profile import HubProfile
 from tenant_events.hub.subjects import HubNames
 from tenant_events.paths import AppPaths
@@ -47,6 +55,13 @@ def check_secret(auth: str, secret: str) -> str:
     if auth == "creds" and not all(marker in secret for marker in _CREDS_MARKERS):
         raise ConfigError("hub creds", "is not a NATS creds file (it holds a user JWT and an NKey seed)",
                           "pick the .creds file the hub's administrator gave you")  # fmt: skip
+    if auth in ("nkey", "creds"):
+        try:
+            seed_public_key(secret if auth == "nkey" else creds_seed(secret))
+        except ValueError as exc:
+            what = "its seed " if auth == "creds" else ""
+            raise ConfigError(f"hub {auth}", f"{what}{exc}", "use the file the hub's administrator gave you, "
+                              "as it is") from None  # fmt: skip
     return secret
 
 

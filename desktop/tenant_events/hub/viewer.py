@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import nats.errors
@@ -27,8 +28,18 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
-from tenant_events.hub.connection import HubOptions, HubRefused, HubUnavailable, connect, describe, is_refusal
-from tenant_events.hub.consumer import Status, consumer_config, delivery, next_subject, pull_request
+from tenant_events.errors import ConfigError
+from tenant_events.hub.admission import Origin, ReadCheck, Verdict
+from tenant_events.hub.connection import (
+    HubInsecure,
+    HubOptions,
+    HubRefused,
+    HubUnavailable,
+    connect,
+    describe,
+    is_refusal,
+)
+from tenant_events.hub.consumer import Status, consumer_config, next_subject, pull_request
 from tenant_events.hub.messages import GapPayload, RejectedPayload
 from tenant_events.hub.subjects import GAP, REJECTED, HubNames, parse_position, position_text
 from tenant_events.store.records import CursorState, EventRow, GapMarker, RejectedRow
@@ -41,6 +52,7 @@ from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.wire import EventMessage, MessageRejected, decode_frame_timed
 
 log = logging.getLogger(__name__)
+MAX_REASON = 1000  # characters of a rejected row's reason (the collector's text, or the checks' own)
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class ViewerConfig:
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
     storage_retry: float = 5.0
+    max_data_bytes: int = 1024 * 1024  # as the direct stream's (EngineConfig.max_data_bytes)
 
 
 class HubReason(StrEnum):
@@ -70,6 +83,8 @@ class HubReason(StrEnum):
     HUB_FORBIDDEN = "hub_forbidden"
     NO_STREAM = "no_stream"
     REORDERED = "reordered"
+    UNTRUSTED = "untrusted_certificate"  # the hub offered no TLS: a network error the user must look at
+    HUB_CONFIG = "config"
 
 
 class HubViewer(FollowLoop):
@@ -81,6 +96,13 @@ class HubViewer(FollowLoop):
                          max_delay=config.batch_max_delay, storage_retry=config.storage_retry)  # fmt: skip
         self.config = config
         self._position = 0  # stream sequence of the last message taken into a batch
+        self._origin: Origin | None = (
+            None  # the tenant the database holds (read from it before the first read)
+        )
+        self.dropped = 0  # messages on the inbox that were not this viewer's delivery
+        self._removed_marked = (
+            0  # the last removed stream sequence a gap marker was kept for (filtered reads)
+        )
 
     # -- the follower's part -------------------------------------------------------------------------------
     def _start_from(self, stored: CursorState) -> StateChange | None:
@@ -116,6 +138,10 @@ class HubViewer(FollowLoop):
                                on_error=lambda exc: refusals.append(exc) if is_refusal(exc) else None)  # fmt: skip
         except HubRefused as refused:
             return Outcome(StreamState.SIGNED_OUT, refused.message, HubReason.HUB_REFUSED, terminal=True)
+        except HubInsecure as insecure:  # the server cannot prove who it is: retrying would not change that
+            return Outcome(StreamState.ERROR, str(insecure), HubReason.UNTRUSTED, terminal=True)
+        except ConfigError as bad:  # a CA file or key that cannot be used: one line, never a retry loop
+            return Outcome(StreamState.ERROR, str(bad), HubReason.HUB_CONFIG, terminal=True)
         except HubUnavailable as unreachable:
             return Outcome(
                 StreamState.RECONNECTING, f"network error: {unreachable.message}", Reason.NETWORK, USE_BACKOFF
@@ -136,6 +162,10 @@ class HubViewer(FollowLoop):
 
     async def _consume(self, nc: NATS) -> Outcome:
         names, config = self.config.names, self.config
+        if self._origin is None:
+            newest = getattr(self._writer, "newest_origin", None)  # StoreWriter; other sinks hold no events
+            stored = await asyncio.to_thread(newest) if newest is not None else None
+            self._origin = Origin(*stored) if stored else Origin()
         js = nc.jetstream(timeout=5.0)
         try:
             info = await js.stream_info(names.stream)
@@ -148,6 +178,8 @@ class HubViewer(FollowLoop):
                                             "(its retention)", resumed_from=None, lost_cursor=None),
                                   position_text(first - 1))  # fmt: skip
             self._position = first - 1
+        if config.event_types and info.state.num_deleted:
+            await self._mark_removed(nc)
         consumer = await js.add_consumer(
             names.stream, consumer_config(names, config.event_types, self._position)
         )
@@ -155,17 +187,39 @@ class HubViewer(FollowLoop):
         sub = await nc.subscribe(inbox)
         try:
             self._set_live(catching_up=(consumer.num_pending or 0) > 0, force=True)
-            return await self._pull(nc, sub, next_subject(names, consumer.name or ""))
+            check = ReadCheck(names, config.event_types, consumer.name or "", self._position)
+            return await self._pull(nc, sub, next_subject(names, consumer.name or ""), check)
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(js.delete_consumer(names.stream, consumer.name or ""), 1.0)
 
-    async def _pull(self, nc: NATS, sub: Subscription, subject: str) -> Outcome:
+    async def _mark_removed(self, nc: NATS) -> None:
+        """A viewer of some event types cannot tell a message removed on the hub from one of another type (both
+        are a jump in stream sequence), so before reading it asks the hub which messages after its position were
+        removed and keeps a gap marker for them. Best effort: without an answer, it reads on."""
+        subject = f"$JS.API.STREAM.INFO.{self.config.names.stream}"
+        try:
+            reply = await nc.request(subject, json.dumps({"deleted_details": True}).encode(), timeout=5.0)
+            deleted = json.loads(reply.data).get("state", {}).get("deleted") or []
+            after = max(self._position, self._removed_marked)
+            removed = sorted(int(seq) for seq in deleted if int(seq) > after)
+        except (nats.errors.Error, TimeoutError, ValueError, TypeError, AttributeError) as exc:
+            log.debug(
+                "%s: could not list the messages removed on the hub: %s", self.config.name, describe(exc)
+            )
+            return
+        if removed:
+            self._removed_marked = removed[-1]
+            gap = GapMarker(f"the hub removed {len(removed)} message(s) between {removed[0]} and {removed[-1]}: "
+                            "events of the chosen types may be missing here", resumed_from=None, lost_cursor=None)  # fmt: skip
+            self._batches.add_gap(gap, position_text(self._position))
+
+    async def _pull(self, nc: NATS, sub: Subscription, subject: str, check: ReadCheck) -> Outcome:
         config, batches = self.config, self._batches
         request = pull_request(config.pull_batch, config.pull_expires, config.heartbeat)
-        expected, progress = 1, False
+        progress = False
         while True:
             await nc.publish(subject, request, reply=sub.subject)
             remaining = config.pull_batch
@@ -187,17 +241,32 @@ class HubViewer(FollowLoop):
                     text = (msg.headers or {}).get("Description", "") or status
                     return Outcome(StreamState.RECONNECTING, f"the hub ended the read ({status} {text})",
                                     Reason.STREAM_ERROR, 0.0 if progress else USE_BACKOFF, progress=progress)  # fmt: skip
-                where = delivery(msg.reply)
-                if where is None:
+                decision = check.judge(msg.subject, msg.reply)
+                if decision.verdict is Verdict.DROP:
+                    self._drop(decision.why)
                     continue
-                if where.consumer_seq != expected:  # one went missing: read again from what is stored
+                if decision.verdict is Verdict.MISSING:  # one went missing: read again from what is stored
                     return Outcome(StreamState.CONNECTING, "a message from the hub went missing; reading again "
                                     "from the stored position", HubReason.REORDERED, progress=progress)  # fmt: skip
-                expected, remaining, progress = expected + 1, remaining - 1, True
+                where = decision.where
+                assert where is not None
+                remaining, progress = remaining - 1, True
+                if decision.skipped is not None:
+                    first, last = decision.skipped
+                    await batches.flush()
+                    batches.add_gap(GapMarker(f"the hub skipped messages {first}–{last}: events may be missing "
+                                              "here", resumed_from=None, lost_cursor=None), position_text(last))  # fmt: skip
                 await self._take(msg, where.stream_seq)
                 if batches.full or where.pending == 0:
                     self._set_live(catching_up=where.pending > 0)
                     await batches.flush()
+
+    def _drop(self, why: str) -> None:
+        self.dropped += 1
+        if self.dropped <= 20 or self.dropped % 1000 == 0:  # whoever sends them must not flood the log
+            log.warning(
+                "%s: ignored a message on the hub inbox (%d so far): %s", self.config.name, self.dropped, why
+            )
 
     async def _take(self, msg: Msg, sequence: int) -> None:
         """Add one hub message to the pending batch (a gap marker starts a batch of its own)."""
@@ -215,21 +284,34 @@ class HubViewer(FollowLoop):
                 batches.add_rejected(_unreadable(kind, msg, f"gap marker: {exc}"), position)
         elif kind == REJECTED:
             try:
-                batches.add_rejected(RejectedPayload.model_validate_json(msg.data).row(), position)
+                row = RejectedPayload.model_validate_json(msg.data).row()
+                cut = replace(row, reason=row.reason[:MAX_REASON], raw=row.raw[:MAX_REJECTED_RAW])
+                batches.add_rejected(cut, position)
             except ValueError as exc:
                 batches.add_rejected(_unreadable(kind, msg, f"rejected frame: {exc}"), position)
+        elif len(msg.data) > self.config.max_data_bytes:  # kept as the direct stream keeps an oversized frame
+            limit = self.config.max_data_bytes
+            batches.add_rejected(_unreadable(kind, msg, f"data: {len(msg.data)} bytes exceeds the {limit} byte limit"),
+                                 position)  # fmt: skip
         else:
             raw = msg.data.decode(errors="replace")
             try:
                 message, time_text = decode_frame_timed(kind, raw)
             except MessageRejected as exc:
-                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, exc.reason)
-                batches.add_rejected(RejectedRow(kind, exc.offset, exc.reason, raw, time.time()), position)
+                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, exc.reason[:200])
+                batches.add_rejected(_unreadable(kind, msg, exc.reason, exc.offset), position)
                 return
-            if isinstance(message, EventMessage):
-                batches.add_event(EventRow.from_message(message, raw, time.time(), time_text), position)
-            else:  # the collector publishes only events here; anything else is kept, never dropped
+            if not isinstance(
+                message, EventMessage
+            ):  # the collector publishes only events here; kept, not dropped
                 batches.add_rejected(_unreadable(kind, msg, "not an event"), position)
+                return
+            foreign = self._origin.foreign(message.event) if self._origin is not None else None
+            if foreign is not None:
+                log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, foreign)
+                batches.add_rejected(_unreadable(kind, msg, foreign, message.offset), position)
+                return
+            batches.add_event(EventRow.from_message(message, raw, time.time(), time_text), position)
 
     def _set_live(self, *, catching_up: bool, force: bool = False) -> None:
         want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE
@@ -238,5 +320,7 @@ class HubViewer(FollowLoop):
             self._emit(want, message, Reason.CATCHING_UP if catching_up else Reason.LIVE)
 
 
-def _unreadable(kind: str, msg: Msg, reason: str) -> RejectedRow:
-    return RejectedRow(kind, None, reason, msg.data.decode(errors="replace")[:MAX_REJECTED_RAW], time.time())
+def _unreadable(kind: str, msg: Msg, reason: str, offset: str | None = None) -> RejectedRow:
+    """A rejected row with the message's start (64 KiB, as the direct stream keeps one)."""
+    raw = msg.data[: MAX_REJECTED_RAW * 4].decode(errors="replace")[:MAX_REJECTED_RAW]
+    return RejectedRow(kind, offset, reason[:MAX_REASON], raw, time.time())

@@ -133,6 +133,13 @@ class StoreWriter:
     def duplicates_total(self) -> int:
         return self._submit(lambda: indexer.counter(self.conn, "duplicates")).result()
 
+    def newest_origin(self) -> tuple[str, str] | None:
+        """(xtenant, source) of the newest event stored, None when there is none (blocking): a hub viewer takes
+        only events of the tenant its database holds (hub/admission.py)."""
+        sql = "SELECT tenant, source FROM events ORDER BY seq DESC LIMIT 1"
+        row = self._submit(lambda: self.conn.execute(sql).fetchone()).result()
+        return (str(row[0]), str(row[1])) if row else None
+
     async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
         """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
         removed = 0

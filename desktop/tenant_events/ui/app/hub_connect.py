@@ -118,15 +118,17 @@ def found_text(profile: HubProfile, found: HubCheck) -> str:
 
 def where(exc: UserFixableError, request: HubRequest) -> tuple[str, str]:
     """The dialog field that can fix `exc`, and the line to show under it."""
-    from tenant_events.hub.connection import HubRefused, HubUnavailable
+    from tenant_events.hub.connection import HubInsecure, HubRefused, HubUnavailable
 
     text = f"{exc.message} — {exc.hint}" if exc.hint else exc.message
     if isinstance(exc, ConfigError):
         key = _FIELD_OF.get(exc.field, "urls")
         return key, text.removeprefix(f"{exc.field}: ")
+    if isinstance(
+        exc, HubInsecure
+    ):  # an untrusted certificate (the CA file fixes it) or no TLS at all (the URL)
+        return ("ca_file" if "certificate" in exc.message else "urls"), text
     if isinstance(exc, HubRefused):
-        if "certificate" in exc.message:
-            return "ca_file", text
         kind = request.profile.auth
         return {"none": "auth", "password": "secret", "token": "secret"}.get(kind, "key_file"), text
     if isinstance(exc, HubUnavailable):
