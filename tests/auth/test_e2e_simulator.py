@@ -138,6 +138,10 @@ def test_cancel_on_the_login_page_is_access_denied(simulator):
         ),
         ({"id_token_expired": True}, "expired"),
         ({"id_token_nonce": "replayed-nonce"}, "nonce does not match"),
+        # Validly signed, but an `exp` of NaN never compares as past: it would never expire.
+        ({"id_token_exp": "nan"}, "claim 'exp' holds a number that is not finite"),
+        ({"id_token_exp": "inf"}, "claim 'exp' holds a number that is not finite"),
+        ({"id_token_exp": "-inf"}, "claim 'exp' holds a number that is not finite"),
     ],
 )
 def test_bad_id_tokens_from_the_simulator_are_invalid_token(simulator, knobs, text):
