@@ -6,7 +6,7 @@ POST /_sim/faults  JSON knobs (faults.Faults fields, `id_token_alg|issuer|audien
 POST /_sim/emit    {"n": 5, "types": ["user.created"]?} → {"emitted", "last_seq", "latest_offset"}
 POST /_sim/scenario  one scenario step, e.g. {"do": "mass_deletion", "n": 30, "over_s": 5} (scenarios.py); answers
                    once its events are in the log → {"do", "emitted", "last_seq", "latest_offset"}
-GET  /_sim/stats   log position, connection and status counters
+GET  /_sim/stats   log position, connection and status counters, refresh outcomes (rotated/unknown/reused/…)
 POST /_sim/token   {"scope": "read:events", "global_client": true, "ttl": 300} → {"access_token"}
 """
 
@@ -123,7 +123,8 @@ async def stats(request: Request) -> Response:
     state: SimState = request.app.state.sim
     c = state.counters
     body = {**state.log.stats(), "connections": c.connections, "connections_total": c.connections_total,
-            "events_requests": c.requests, "status": {str(k): v for k, v in sorted(c.status.items())}}  # fmt: skip
+            "events_requests": c.requests, "status": {str(k): v for k, v in sorted(c.status.items())},
+            "refresh": dict(state.auth.refresh_outcomes)}  # fmt: skip
     return JSONResponse(body)
 
 
