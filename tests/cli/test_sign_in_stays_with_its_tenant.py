@@ -187,3 +187,28 @@ def test_two_processes_on_one_profile_do_not_revoke_each_other(simulator, tmp_pa
                 proc.kill()
                 proc.communicate(timeout=10)
         forget_token(data, "shared")
+
+
+def test_logout_revokes_and_clears_every_piece_of_the_slot(simulator, tmp_path):
+    import httpx
+    import keyring
+
+    from tenant_events.auth.secret_store import open_secret_store
+
+    data = str(tmp_path / "data")
+    name = "leaving"
+    store = open_secret_store().store
+    store.set(name, "L" * 2500)  # an older version's slot (the name alone), in three pieces
+    _login(simulator, data, name)
+    token = stored_token(data, name)
+    assert token
+    logout = cli("logout", "--tenant", name, "--data-dir", data, env=_env())
+    out, err = logout.communicate(timeout=60)
+    assert logout.returncode == 0, err
+    assert f"Signed out of {name}" in out
+    assert stored_token(data, name) is None and store.get(name) is None
+    pieces = [i for i in range(4) if keyring.get_password("tenant-events", f"refresh-token:{name}#{i}")]
+    assert pieces == []
+    answer = httpx.post(simulator.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
+                        "client_id": simulator.demo_client_id, "refresh_token": token})  # fmt: skip
+    assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"

@@ -49,8 +49,17 @@ def check_origin(paths: AppPaths, name: str, base_url: str, field: str = "tenant
 def claim_origin(paths: AppPaths, name: str, base_url: str) -> None:
     """Check, then record `base_url` as the tenant of `name`'s database (before it is first written)."""
     check_origin(paths, name, base_url)
-    if recorded_origin(paths, name) is not None:
-        return
+    if recorded_origin(paths, name) is None:
+        _record(paths, name, base_url)
+
+
+def move_origin(paths: AppPaths, name: str, base_url: str) -> None:
+    """The same tenant at a new address (the bundled demo tenant gets a new port each start)."""
+    if paths.database_file(name).exists():
+        _record(paths, name, base_url)
+
+
+def _record(paths: AppPaths, name: str, base_url: str) -> None:
     target = origin_file(paths, name)
     scratch = target.with_suffix(".json.tmp")
     try:
