@@ -212,3 +212,34 @@ def test_logout_revokes_and_clears_every_piece_of_the_slot(simulator, tmp_path):
     answer = httpx.post(simulator.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
                         "client_id": simulator.demo_client_id, "refresh_token": token})  # fmt: skip
     assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
+
+
+def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_out(make_simulator, tmp_path):
+    """The audit's case: `stream` twice on one profile, access tokens living ~1 s, the stream rotated every
+    second, so every reconnect refreshes the rotating token in one process or the other."""
+    import time
+
+    sim = make_simulator(token_ttl=31, rotate_after=1.0, heartbeat=0.2, backlog=3)
+    data = str(tmp_path / "data")
+    _login(sim, data, "twice")
+    procs = [cli("stream", "--tenant", "twice", "--data-dir", data, env=_env()) for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 90
+        while sim.stats()["refresh"]["rotated"] < 10 and time.monotonic() < deadline:
+            assert all(p.poll() is None for p in procs), [p.communicate(timeout=30)[1] for p in procs]
+            time.sleep(0.1)
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        results = [proc.communicate(timeout=60) for proc in procs]
+        outcomes = sim.stats()["refresh"]
+        assert outcomes["rotated"] >= 10 and outcomes["reused"] == 0, outcomes
+        for proc, (_, err) in zip(procs, results, strict=True):
+            assert proc.returncode == 0, err
+            assert "signed out" not in err, err
+        assert stored_token(data, "twice"), "still signed in"
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=10)
+        forget_token(data, "twice")
