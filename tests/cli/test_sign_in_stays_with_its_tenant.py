@@ -19,7 +19,7 @@ import pytest
 
 from helpers.browser import cli_login
 from helpers.fixtures_engine import OLD, cli
-from helpers.sign_ins import forget_token, stored_token
+from helpers.sign_ins import forget_token, slot_key, stored_token
 
 REAL_KEYRING = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = pytest.mark.dbus
@@ -243,3 +243,30 @@ def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_o
                 proc.kill()
                 proc.communicate(timeout=10)
         forget_token(data, "twice")
+
+
+def test_a_new_client_id_on_the_same_tenant_retires_the_old_sign_in(simulator, tmp_path):
+    """Same tenant, another client: allowed; once the new sign-in works the old one is revoked and cleared."""
+    import httpx
+
+    from tenant_events.simulator.clients import EXACT_CLIENT_ID, EXACT_PORTS
+
+    data = str(tmp_path / "data")
+    _login(simulator, data, "moving")
+    old_key = slot_key(data, "moving")
+    old_token = stored_token(data, "moving")
+    assert old_token
+    ports = [arg for port in EXACT_PORTS for arg in ("--port", str(port))]  # the first free one is used
+    login = cli_login(simulator.auth_url, EXACT_CLIENT_ID, data, "--name", "moving", *ports, env=_env())
+    try:
+        assert login.returncode == 0, login.err
+        assert slot_key(data, "moving") != old_key
+        assert stored_token(data, "moving"), "the new sign-in is stored"
+        from tenant_events.auth.secret_store import open_secret_store
+
+        assert open_secret_store().store.get(old_key) is None
+        answer = httpx.post(simulator.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
+                            "client_id": simulator.demo_client_id, "refresh_token": old_token})  # fmt: skip
+        assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
+    finally:
+        forget_token(data, "moving")

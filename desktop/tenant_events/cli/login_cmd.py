@@ -175,6 +175,7 @@ def run_login(args: argparse.Namespace) -> int:
     for notice in notices:
         print(f"tenant-events: {notice}", file=sys.stderr)
     profile, changed = _profile_for_login(args, settings)
+    previous = next((t for t in settings.tenants if t.name == profile.name), None)
     # A profile keeps its tenant: its stored sign-in and its database are that tenant's (refused before
     # anything is saved or sent, so a sign-in that never finishes leaves the old profile as it was).
     tenant_kept(settings.tenants, profile, "--name")
@@ -189,7 +190,28 @@ def run_login(args: argparse.Namespace) -> int:
         print(
             f"Saved tenant profile {profile.name!r}. {_callbacks_line(profile)}", file=sys.stderr, flush=True
         )
-    return asyncio.run(_login(args, paths, profile))
+    code = asyncio.run(_login(args, paths, profile))
+    if previous is not None and previous.client_id != profile.client_id:  # the only change a profile may make
+        asyncio.run(_retire(paths, previous, profile))  # to what its sign-in is bound (tenant_kept)
+    return code
+
+
+async def _retire(paths: AppPaths, previous: TenantProfile, profile: TenantProfile) -> None:
+    """The sign-in the profile had before it changed (another client ID of the same tenant): revoked at the
+    tenant and cleared, now that the new one works. A slot the new sign-in uses is not touched."""
+    from tenant_events.http import api_client
+    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import TenantSignIn
+
+    store = (await asyncio.to_thread(open_secret_store)).store
+    async with api_client() as http:
+        old = TenantSignIn(previous, store, lambda: http, paths.data_dir)
+        if old.slot.key == TenantSignIn(profile, store, lambda: http, paths.data_dir).slot.key:
+            return
+        problem = await old.sign_out()
+    if problem is not None:
+        print(f"tenant-events: the earlier sign-in of {previous.name} was removed here but not revoked: {problem}",
+              file=sys.stderr)  # fmt: skip
 
 
 async def _check(profile: TenantProfile) -> None:

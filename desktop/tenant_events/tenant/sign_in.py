@@ -21,7 +21,7 @@ from tenant_events.auth import discovery
 from tenant_events.auth import sign_in as flows
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.oauth_client import OAuthClient
-from tenant_events.auth.secret_store import SecretStore
+from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable
 from tenant_events.auth.session import AuthSession
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
 from tenant_events.auth.stored_sign_in import SignInSlot, slot_for
@@ -69,6 +69,11 @@ class TenantSignIn:
         )
         self.session = result.session
         self.user = result.user.display_name
+        try:  # an old-form slot (the profile name alone) is never read again: do not leave a token in it
+            if self.slot.legacy_key != self.slot.key:
+                await asyncio.to_thread(self.secrets.delete, self.slot.legacy_key)
+        except SecretStoreUnavailable as exc:
+            log.info("%s: could not clear the old-form keyring slot: %s", self.profile.name, exc)
         return result
 
     async def sign_out(self) -> str | None:
