@@ -13,13 +13,18 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
+import httpx
+import keyring
 import pytest
 
 from helpers.browser import cli_login
 from helpers.fixtures_engine import OLD, cli
 from helpers.sign_ins import forget_token, slot_key, stored_token
+from tenant_events.auth.secret_store import open_secret_store
+from tenant_events.simulator.clients import EXACT_CLIENT_ID, EXACT_PORTS
 
 REAL_KEYRING = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = pytest.mark.dbus
@@ -61,6 +66,20 @@ def _stream_a_while(data: str, name: str, lines: int) -> tuple[int, str]:
         if proc.poll() is None:
             proc.kill()
     return proc.returncode, err
+
+
+def _kill(procs: list[subprocess.Popen[str]]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+
+
+def _refused_at_tenant(sim, token: str) -> bool:
+    """The tenant no longer takes `token` (revoked): 403 invalid_grant."""
+    answer = httpx.post(sim.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
+                        "client_id": sim.demo_client_id, "refresh_token": token})  # fmt: skip
+    return answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
 
 
 def _rows(database: Path) -> list[tuple[str, str]]:
@@ -182,19 +201,11 @@ def test_two_processes_on_one_profile_do_not_revoke_each_other(simulator, tmp_pa
                                capture_output=True, text=True, env=_env(), timeout=120)  # fmt: skip
         assert again.returncode == 0, again.stderr[-2000:]  # the stored sign-in still works
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=10)
+        _kill(procs)
         forget_token(data, "shared")
 
 
 def test_logout_revokes_and_clears_every_piece_of_the_slot(simulator, tmp_path):
-    import httpx
-    import keyring
-
-    from tenant_events.auth.secret_store import open_secret_store
-
     data = str(tmp_path / "data")
     name = "leaving"
     store = open_secret_store().store
@@ -209,16 +220,12 @@ def test_logout_revokes_and_clears_every_piece_of_the_slot(simulator, tmp_path):
     assert stored_token(data, name) is None and store.get(name) is None
     pieces = [i for i in range(4) if keyring.get_password("tenant-events", f"refresh-token:{name}#{i}")]
     assert pieces == []
-    answer = httpx.post(simulator.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
-                        "client_id": simulator.demo_client_id, "refresh_token": token})  # fmt: skip
-    assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
+    assert _refused_at_tenant(simulator, token)
 
 
 def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_out(make_simulator, tmp_path):
     """The audit's case: `stream` twice on one profile, access tokens living ~1 s, the stream rotated every
     second, so every reconnect refreshes the rotating token in one process or the other."""
-    import time
-
     sim = make_simulator(token_ttl=31, rotate_after=1.0, heartbeat=0.2, backlog=3)
     data = str(tmp_path / "data")
     _login(sim, data, "twice")
@@ -238,19 +245,12 @@ def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_o
             assert "signed out" not in err, err
         assert stored_token(data, "twice"), "still signed in"
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate(timeout=10)
+        _kill(procs)
         forget_token(data, "twice")
 
 
 def test_a_new_client_id_on_the_same_tenant_retires_the_old_sign_in(simulator, tmp_path):
     """Same tenant, another client: allowed; once the new sign-in works the old one is revoked and cleared."""
-    import httpx
-
-    from tenant_events.simulator.clients import EXACT_CLIENT_ID, EXACT_PORTS
-
     data = str(tmp_path / "data")
     _login(simulator, data, "moving")
     old_key = slot_key(data, "moving")
@@ -262,11 +262,7 @@ def test_a_new_client_id_on_the_same_tenant_retires_the_old_sign_in(simulator, t
         assert login.returncode == 0, login.err
         assert slot_key(data, "moving") != old_key
         assert stored_token(data, "moving"), "the new sign-in is stored"
-        from tenant_events.auth.secret_store import open_secret_store
-
         assert open_secret_store().store.get(old_key) is None
-        answer = httpx.post(simulator.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
-                            "client_id": simulator.demo_client_id, "refresh_token": old_token})  # fmt: skip
-        assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
+        assert _refused_at_tenant(simulator, old_token)
     finally:
         forget_token(data, "moving")
