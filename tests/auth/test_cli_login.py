@@ -13,7 +13,7 @@ import threading
 import httpx
 import pytest
 
-from tenant_events.auth.secret_store import open_secret_store
+from helpers.sign_ins import stored_token
 
 REAL_KEYRING = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 
@@ -71,7 +71,7 @@ def test_cli_login_then_logout_against_the_node_peer(oidc_peer, tmp_path):
     assert settings["tenants"][0]["auth_url"] == oidc_peer.auth_url
     assert (data / "settings.json").stat().st_mode & 0o777 == 0o600
 
-    stored = open_secret_store().store.get("peer") if REAL_KEYRING else None
+    stored = stored_token(data, "peer") if REAL_KEYRING else None
     if REAL_KEYRING:
         assert stored, "the refresh token is in the system keyring"
         assert stored not in files_text(data) and stored not in err and stored not in out
@@ -85,7 +85,7 @@ def test_cli_login_then_logout_against_the_node_peer(oidc_peer, tmp_path):
     assert logout.returncode == 0, err
     assert "Signed out of peer; events and cursor are kept." in out
     if REAL_KEYRING:
-        assert open_secret_store().store.get("peer") is None
+        assert stored_token(data, "peer") is None
         # revoked at the tenant too: the old refresh token no longer works
         answer = httpx.post(
             oidc_peer.auth_url + "/oauth/token",

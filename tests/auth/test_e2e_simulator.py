@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from helpers.browser import act_as_browser, cli_login  # contract 1
+from helpers.sign_ins import forget_token, stored_token
 from tenant_events.auth.errors import SignInFailed, TokenEndpointError
-from tenant_events.auth.secret_store import MemorySecretStore, open_secret_store
+from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.auth.sign_in import SignInOptions, sign_in
 from tenant_events.errors import SignInRequired
 from tenant_events.http import api_client
@@ -97,9 +98,9 @@ def test_sign_in_then_events_with_the_token_then_rotation_and_reuse_detection(si
                 headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"},
             ) as response:
                 status = response.status_code
-            first_rt = store.get("sim")
+            first_rt = store.get(session.slot.key)
             await session.refresh()
-            second_rt = store.get("sim")
+            second_rt = store.get(session.slot.key)
             assert second_rt != first_rt
             with pytest.raises(TokenEndpointError) as reuse:
                 await session.client.refresh(first_rt)
@@ -112,7 +113,7 @@ def test_sign_in_then_events_with_the_token_then_rotation_and_reuse_detection(si
     assert result.id_claims["iss"] == simulator.issuer  # with the trailing slash
     assert status == 200
     assert reuse.status == 403 and reuse.error == "invalid_grant"
-    assert store.get("sim") is None
+    assert store.get(result.session.slot.key) is None
     for secret in secrets:
         assert secret not in caplog.text
 
@@ -138,6 +139,10 @@ def test_cancel_on_the_login_page_is_access_denied(simulator):
         ),
         ({"id_token_expired": True}, "expired"),
         ({"id_token_nonce": "replayed-nonce"}, "nonce does not match"),
+        # Validly signed, but an `exp` of NaN never compares as past: it would never expire.
+        ({"id_token_exp": "nan"}, "claim 'exp' holds a number that is not finite"),
+        ({"id_token_exp": "inf"}, "claim 'exp' holds a number that is not finite"),
+        ({"id_token_exp": "-inf"}, "claim 'exp' holds a number that is not finite"),
     ],
 )
 def test_bad_id_tokens_from_the_simulator_are_invalid_token(simulator, knobs, text):
@@ -201,7 +206,7 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
     assert "code=" in login.final
     assert "Signed in to 127-0-0-1-" in out
     name = out.strip().splitlines()[-1].split()[3]
-    stored = open_secret_store().store.get(name)
+    stored = stored_token(data, name)
     assert stored
 
     stream = subprocess.Popen(
@@ -230,7 +235,7 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
     assert all(e.strip() for e in events), text
     assert "5 events stored" in text, text
     assert stored not in text + "".join(events)
-    open_secret_store().store.delete(name)
+    forget_token(data, name)
 
 
 @pytest.mark.expect_warning_logs

@@ -155,3 +155,13 @@ def test_unknown_kid_refetches_the_key_set_once():
             assert jwks.fetches == 3, "one refetch, not a loop"
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("claim", ["exp", "iat", "auth_time", "custom"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_non_finite_number_in_any_claim_is_rejected(claim, value):
+    """JSON has no NaN or Infinity, but the parser reads them: `exp: NaN` would never compare as expired."""
+    body = claims(auth_time=int(time.time()))
+    body[claim] = value if claim != "custom" else {"nested": [1, value]}
+    with pytest.raises(SignInFailed, match=f"claim '{claim}' holds a number that is not finite"):
+        validate(sign(body), check(max_age=600))

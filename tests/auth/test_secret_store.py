@@ -207,3 +207,60 @@ def test_a_keyring_that_never_answers_falls_back_to_session_only():
         keyring.set_keyring(previous)
     assert not opened.store.persistent
     assert "did not answer within 0.3 s" in opened.notice
+
+
+def _pieces(tenant: str) -> list[str]:
+    """Every piece of `tenant`'s slot the Secret Service still holds (read straight from it)."""
+    import keyring
+
+    found = []
+    for i in range(70):
+        if keyring.get_password("tenant-events", f"refresh-token:{tenant}#{i}") is not None:
+            found.append(f"#{i}")
+    return found
+
+
+@pytest.mark.dbus
+def test_a_long_value_replaced_by_a_short_one_leaves_no_piece_behind(real_store):
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    try:
+        real_store.set(tenant, "L" * 2500)  # three pieces of 1000 characters
+        assert _pieces(tenant) == ["#0", "#1", "#2"]
+        real_store.set(tenant, "short-token")
+        assert real_store.get(tenant) == "short-token"
+        assert _pieces(tenant) == []
+        real_store.set(tenant, "M" * 3500)
+        real_store.set(tenant, "N" * 1500)  # four pieces, then two: #2 and #3 go
+        assert real_store.get(tenant) == "N" * 1500
+        assert _pieces(tenant) == ["#0", "#1"]
+    finally:
+        real_store.delete(tenant)
+    assert real_store.get(tenant) is None and _pieces(tenant) == []
+
+
+@pytest.mark.dbus
+@pytest.mark.parametrize("secret", ["chunked:3", "chunked:", "chunked:abc", "chunked:70", "chunked:1x"])
+def test_a_value_that_starts_with_the_split_marker_round_trips(real_store, secret):
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    try:
+        real_store.set(tenant, secret)
+        assert real_store.get(tenant) == secret
+        real_store.set(tenant, secret + "x" * 1200)
+        assert real_store.get(tenant) == secret + "x" * 1200
+    finally:
+        real_store.delete(tenant)
+    assert real_store.get(tenant) is None and _pieces(tenant) == []
+
+
+@pytest.mark.dbus
+def test_delete_removes_stray_pieces_an_older_version_left(real_store):
+    """Before the fix, a long token replaced by a short one left its pieces: deleting clears them too."""
+    import keyring
+
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    for i in range(3):
+        keyring.set_password("tenant-events", f"refresh-token:{tenant}#{i}", f"old-piece-{i}")
+    keyring.set_password("tenant-events", f"refresh-token:{tenant}", "short-token")
+    assert real_store.get(tenant) == "short-token"
+    real_store.delete(tenant)
+    assert real_store.get(tenant) is None and _pieces(tenant) == []

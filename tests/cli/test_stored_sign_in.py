@@ -13,7 +13,7 @@ import pytest
 
 from helpers.browser import cli_login
 from helpers.fixtures_engine import OLD, cli
-from tenant_events.auth.secret_store import open_secret_store
+from helpers.sign_ins import forget_token
 
 REAL_KEYRING = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 
@@ -41,7 +41,7 @@ def signed_in(sim, tmp_path):
     try:
         yield data, name
     finally:
-        open_secret_store().store.delete(name)
+        forget_token(data, name)
 
 
 @pytest.mark.dbus

@@ -168,7 +168,7 @@ def test_sign_in_leaves_no_token_in_the_settings_file_logs_or_output(simulator, 
     import os
 
     from helpers.browser import cli_login
-    from tenant_events.auth.secret_store import open_secret_store
+    from helpers.sign_ins import forget_token, stored_token
 
     data = tmp_path / "data"
     env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"}
@@ -178,7 +178,7 @@ def test_sign_in_leaves_no_token_in_the_settings_file_logs_or_output(simulator, 
     code = re.search(r"[?&]code=([^&]+)", final)
     assert code
     written = everything_written(data) + out + err + url
-    stored = open_secret_store().store.get("proving")
+    stored = stored_token(data, "proving")
     try:
         assert "Signed in to proving" in out
         assert code.group(1) not in everything_written(data) + out + err, "the authorization code was written"
@@ -191,4 +191,4 @@ def test_sign_in_leaves_no_token_in_the_settings_file_logs_or_output(simulator, 
         assert_private(data)
     finally:
         if stored:
-            open_secret_store().store.delete("proving")
+            forget_token(data, "proving")

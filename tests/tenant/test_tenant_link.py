@@ -112,7 +112,7 @@ def test_sign_in_is_restored_by_the_next_link_and_sign_out_forgets_it(make_simul
             assert first.is_signed_in and first.user == result.user.display_name
             await first.start()
             await _until(lambda: first.stats.events_stored >= 20, "the first link's backlog")
-        assert secrets.get("acme"), "the refresh token was stored"
+        assert secrets.get(first.sign_in_state.slot.key), "the refresh token was stored"
         async with TenantLink("acme", paths, of_profile(profile, secrets)) as second:
             ranges = []
             second.on_commit.append(ranges.append)
@@ -125,7 +125,7 @@ def test_sign_in_is_restored_by_the_next_link_and_sign_out_forgets_it(make_simul
             assert second.open_pages() and second.pages is not None and second.pages.head_seq() >= 25
             problem = await second.sign_out()
             assert problem is None and not second.is_signed_in and not second.running
-        assert secrets.get("acme") is None
+        assert secrets.get(first.sign_in_state.slot.key) is None
 
     asyncio.run(scenario())
 

@@ -11,8 +11,16 @@ import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
 from helpers.browser import act_as_browser
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    profile_for,
+    run_async,
+    running_app,
+    save_screenshot,
+    until,
+)
 from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.tenant.origin import claim_origin
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -63,5 +71,45 @@ def test_connect_checks_the_tenant_before_saving(qloop, ui_paths, make_simulator
             assert _saved_tenants(ui_paths) == [f"127-0-0-1-{port}"]
             await asyncio.to_thread(act_as_browser, opened[0])
             await until(lambda: app.sessions[f"127-0-0-1-{port}"].is_signed_in, 30, "the sign-in")
+
+    run_async(qloop, scenario())
+
+
+def test_connect_refuses_a_name_that_belongs_to_another_tenant(qloop, ui_paths, make_simulator):
+    """A profile keeps its tenant: editing it to another domain, or reusing the name of a removed tenant whose
+    database is still there, is refused under the name; nothing is saved or sent."""
+    first = make_simulator(seed=5, backlog=3, rate=0.0)
+    other = make_simulator(seed=6, backlog=3, rate=0.0)
+    opened: list[str] = []
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, opener=opened.append, secret_store=MemorySecretStore()) as app:
+            await app.add_tenant(profile_for(first, "work"), sign_in=False)
+            claim_origin(ui_paths, "work", first.base_url)  # what starting it records
+            ui_paths.database_file("work").write_bytes(b"")  # a database of the first tenant's events
+            saved = ui_paths.settings_file.read_text()
+
+            app.first_run.open_connect(app.settings.tenant("work"))  # Settings ▸ Edit
+            d = app.first_run.connect_dialog
+            ok = d.buttons.button(QDialogButtonBox.StandardButton.Ok)
+            d.domain.setText(other.auth_url.split("//")[1])
+            ok.click()
+            await until(lambda: d.error_text("name"), 30, "the refusal under the name")
+            assert f"profile 'work' follows {first.auth_url}" in d.error_text("name")
+            assert "give the new one another name" in d.error_text("name")
+            assert d.isVisible() and ui_paths.settings_file.read_text() == saved and not opened
+            d.reject()
+
+            await app.remove_tenant("work")  # the profile goes, its database stays
+            app.first_run.open_connect()
+            d = app.first_run.connect_dialog
+            ok = d.buttons.button(QDialogButtonBox.StandardButton.Ok)
+            d.client_id.setText(other.demo_client_id)
+            d.domain.setText(other.auth_url.split("//")[1])
+            d.name.setText("work")
+            ok.click()
+            await until(lambda: d.error_text("name"), 30, "the refusal under the name")
+            assert f"holds the events of {first.base_url}, not of {other.base_url}" in d.error_text("name")
+            assert _saved_tenants(ui_paths) == [] and not opened
 
     run_async(qloop, scenario())

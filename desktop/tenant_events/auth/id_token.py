@@ -3,12 +3,14 @@
 RS256 only: an HS256 token is `invalid_token`, as the browser library does since v10 (spec 001, "Versioning":
 CVE-2026-42280). Then `iss` (exactly the discovery issuer, trailing slash included), `aud` holds our client ID
 (and `azp` is ours when there are several audiences), `exp`/`iat` with a leeway (60 s by default, like the node
-SDK), `nonce` equals the one we sent, and `auth_time` is recent enough when `max_age` was sent.
+SDK), `nonce` equals the one we sent, and `auth_time` is recent enough when `max_age` was sent. A claim holding NaN
+or Infinity (which JSON does not have, but Python's parser reads) is rejected.
 Every failure raises SignInFailed("invalid_token", <which claim and why>).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,14 +52,31 @@ def peek_header(token: str) -> dict[str, Any]:
 
 def _number(claims: dict[str, Any], name: str) -> float:
     value = claims.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _invalid(f"claim {name!r} is missing or not a number")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _invalid(f"claim {name!r} is missing or not a finite number")
     return float(value)
+
+
+def _has_non_finite(value: object, depth: int = 0) -> bool:
+    """NaN or ±Infinity anywhere in a claim: JSON has no such numbers, and every comparison with NaN is False
+    (an `exp` of NaN would never expire)."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if depth > 32:
+        return True  # nothing a tenant signs nests this deep
+    if isinstance(value, dict):
+        return any(_has_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_non_finite(v, depth + 1) for v in value)
+    return False
 
 
 def check_claims(claims: dict[str, Any], check: IdTokenCheck) -> None:
     """The claim checks of OIDC Core §3.1.3.7 steps 2–4 and 9–11."""
     now = check.clock()
+    for name, value in claims.items():
+        if _has_non_finite(value):
+            raise _invalid(f"claim {name!r} holds a number that is not finite (NaN or Infinity)")
     if claims.get("iss") != check.issuer:
         raise _invalid(f"issuer {claims.get('iss')!r} is not the tenant's issuer {check.issuer!r}")
     aud = claims.get("aud")

@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 
 SERVICE = "tenant-events"
 _CHUNK = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
-_CHUNK_MARK = "chunked:"
+_CHUNK_MARK = "chunked:"  # the slot's value when the secret is in pieces `#0…#n-1`
+_MAX_CHUNKS = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
 
 
 class SecretStoreUnavailable(Exception):
@@ -93,51 +94,73 @@ class KeyringSecretStore:
                 f"the system keyring failed to {what}: {exc.__class__.__name__}"
             ) from exc
 
+    def _read(self, account: str) -> str | None:
+        value = self._call("read the sign-in", self._keyring.get_password, SERVICE, account)
+        return value if isinstance(value, str) else None
+
+    def _remove(self, account: str) -> None:
+        from keyring.errors import PasswordDeleteError
+
+        try:
+            self._call("remove the sign-in", self._keyring.delete_password, SERVICE, account)
+        except SecretStoreUnavailable as exc:
+            if not isinstance(exc.__cause__, PasswordDeleteError):  # already gone is fine
+                raise
+
     def get(self, tenant: str) -> str | None:
-        value = self._call("read the sign-in", self._keyring.get_password, SERVICE, _account(tenant))
-        if not isinstance(value, str):
+        value = self._read(_account(tenant))
+        if value is None:
             return None
-        if not value.startswith(_CHUNK_MARK):
+        count = _chunk_count(value)
+        if count is None:
             return value
-        count = int(value[len(_CHUNK_MARK) :])
-        parts = [
-            self._call("read the sign-in", self._keyring.get_password, SERVICE, f"{_account(tenant)}#{i}")
-            for i in range(count)
-        ]
-        if not all(isinstance(p, str) for p in parts):
+        parts = [self._read(f"{_account(tenant)}#{i}") for i in range(count)]
+        if any(p is None for p in parts):
             return None
         return "".join(str(p) for p in parts)
 
     def set(self, tenant: str, secret: str) -> None:
-        if len(secret) <= _CHUNK:
-            self._call("save the sign-in", self._keyring.set_password, SERVICE, _account(tenant), secret)
-            return
-        chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
-        for i, chunk in enumerate(chunks):
+        """Short values go in the slot itself; long ones (and any that looks like a chunk marker) in pieces,
+        then the marker. Pieces a longer earlier value left beyond the new count are removed."""
+        account = _account(tenant)
+        before = self._read(account)
+        before_count = (_chunk_count(before) if before is not None else None) or 0
+        if len(secret) <= _CHUNK and _chunk_count(secret) is None and not secret.startswith(_CHUNK_MARK):
+            self._call("save the sign-in", self._keyring.set_password, SERVICE, account, secret)
+            count = 0
+        else:
+            chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
+            for i, chunk in enumerate(chunks):
+                self._call("save the sign-in", self._keyring.set_password, SERVICE, f"{account}#{i}", chunk)
+            count = len(chunks)
             self._call(
-                "save the sign-in", self._keyring.set_password, SERVICE, f"{_account(tenant)}#{i}", chunk
+                "save the sign-in", self._keyring.set_password, SERVICE, account, f"{_CHUNK_MARK}{count}"
             )
-        self._call(
-            "save the sign-in",
-            self._keyring.set_password,
-            SERVICE,
-            _account(tenant),
-            f"{_CHUNK_MARK}{len(chunks)}",
-        )
+        self._remove_pieces(account, count, before_count)
+
+    def _remove_pieces(self, account: str, start: int, known: int) -> None:
+        """Pieces `#start…`: the `known` ones, then any stray ones after them (left by an older version)."""
+        i = start
+        while i < _MAX_CHUNKS and (i < known or self._read(f"{account}#{i}") is not None):
+            self._remove(f"{account}#{i}")
+            i += 1
 
     def delete(self, tenant: str) -> None:
-        from keyring.errors import PasswordDeleteError
+        """The slot and every piece of it."""
+        account = _account(tenant)
+        current = self._read(account)
+        known = (_chunk_count(current) if current is not None else None) or 0
+        self._remove(account)
+        self._remove_pieces(account, 0, known)
 
-        current = self._call("read the sign-in", self._keyring.get_password, SERVICE, _account(tenant))
-        names = [_account(tenant)]
-        if isinstance(current, str) and current.startswith(_CHUNK_MARK):
-            names += [f"{_account(tenant)}#{i}" for i in range(int(current[len(_CHUNK_MARK) :]))]
-        for name in names:
-            try:
-                self._call("remove the sign-in", self._keyring.delete_password, SERVICE, name)
-            except SecretStoreUnavailable as exc:
-                if not isinstance(exc.__cause__, PasswordDeleteError):
-                    raise
+
+def _chunk_count(value: str) -> int | None:
+    """The piece count of a chunk marker ("chunked:3"), or None when `value` is not one."""
+    digits = value[len(_CHUNK_MARK) :] if value.startswith(_CHUNK_MARK) else ""
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 3:
+        return None
+    count = int(digits)
+    return count if 1 <= count <= _MAX_CHUNKS else None
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 Refresh is single-flight: concurrent callers wait on one request, and a caller that queued behind a refresh that
 already finished takes its result instead of spending the (rotated, now dead) refresh token again, which the
-server would treat as reuse and revoke the whole family (login.md §1 "Refresh token rotation"). A rotated
-refresh token is saved to the secret store BEFORE the new access token is handed out. `invalid_grant` (Auth0
+server would treat as reuse and revoke the whole family (login.md §1 "Refresh token rotation"). Across processes
+sharing the profile, the refresh holds the slot's file lock (auth/stored_sign_in.py) and reads the stored token
+again first: another process may have rotated it. A rotated refresh token is saved to the secret store BEFORE the
+lock is let go and the new access token handed out. `invalid_grant` (Auth0
 answers 403) deletes the stored token and raises SignInRequired("signed out: sign in again"); events and
 cursor belong to the store and are untouched.
 """
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from tenant_events.auth.errors import TokenEndpointError
 from tenant_events.auth.oauth_client import OAuthClient, TokenResponse
 from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, SecretStoreUnavailable
+from tenant_events.auth.stored_sign_in import SignInSlot, refresh_lock
 from tenant_events.errors import SignInRequired
 
 log = logging.getLogger(__name__)
@@ -36,7 +39,7 @@ class AuthSession:
 
     def __init__(
         self,
-        tenant: str,
+        slot: SignInSlot | str,
         client: OAuthClient,
         store: SecretStore,
         *,
@@ -44,7 +47,10 @@ class AuthSession:
         tokens: TokenResponse | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.tenant = tenant
+        if isinstance(slot, str):  # a slot named by the profile alone, shared with no other process
+            slot = SignInSlot(name=slot, key=slot, legacy_key=slot, lock_file=None)
+        self.slot = slot
+        self.tenant = slot.name
         self.client = client
         self.store = store
         self.notice: str | None = None
@@ -67,15 +73,34 @@ class AuthSession:
         self._generation += 1
 
     async def save_refresh_token(self, token: str) -> None:
-        """Persist first; if the keyring fails now, keep signing in for this session and say so."""
+        """Persist first (under the slot's lock); if the keyring fails now, keep signing in for this session
+        and say so."""
+        async with refresh_lock(self.slot):
+            await self._save(token)
+
+    async def _save(self, token: str) -> None:
         self._refresh_token = token
         try:
-            await asyncio.to_thread(self.store.set, self.tenant, token)
+            await asyncio.to_thread(self.store.set, self.slot.key, token)
         except SecretStoreUnavailable as exc:
             self.notice = f"Sign-in will last only while the app runs: {exc}"
             log.warning("%s", self.notice)
             self.store = MemorySecretStore()
-            self.store.set(self.tenant, token)
+            self.store.set(self.slot.key, token)
+
+    async def _current_token(self) -> str | None:
+        """The stored token (another process sharing the slot may have rotated it), else the one held here.
+
+        A persistent store with nothing in the slot means another process signed out or was refused: the
+        token held here is of the same, dead, family."""
+        try:
+            stored = await asyncio.to_thread(self.store.get, self.slot.key)
+        except SecretStoreUnavailable as exc:
+            log.warning("could not read the stored sign-in of %s (%s); using the one held", self.tenant, exc)
+            return self._refresh_token
+        if stored is not None or self.store.persistent:
+            self._refresh_token = stored
+        return self._refresh_token
 
     async def access_token(self) -> str:
         if self._access_token is not None and self._clock() < self._expires_at - EXPIRY_MARGIN:
@@ -89,22 +114,22 @@ class AuthSession:
         async with self._lock:
             if self._generation != seen_generation and self._access_token is not None:
                 return self._access_token  # someone refreshed while we waited: single flight
-            refresh_token = self._refresh_token
-            if refresh_token is None:
-                refresh_token = await asyncio.to_thread(self.store.get, self.tenant)
-            if not refresh_token:
-                raise signed_out(self.tenant)
-            try:
-                tokens = await self.client.refresh(refresh_token)
-            except TokenEndpointError as exc:
-                if exc.error != "invalid_grant":
-                    raise
-                log.warning("the tenant refused the stored sign-in for %s (%s)", self.tenant, exc.error)
-                await self.forget()
-                raise signed_out(self.tenant) from exc
-            self.refreshes += 1
-            if tokens.refresh_token is not None:
-                await self.save_refresh_token(tokens.refresh_token.get_secret_value())
+            async with refresh_lock(self.slot):
+                refresh_token = await self._current_token()
+                if not refresh_token:
+                    self._access_token = None
+                    raise signed_out(self.tenant)
+                try:
+                    tokens = await self.client.refresh(refresh_token)
+                except TokenEndpointError as exc:
+                    if exc.error != "invalid_grant":
+                        raise
+                    log.warning("the tenant refused the stored sign-in for %s (%s)", self.tenant, exc.error)
+                    await self.forget()
+                    raise signed_out(self.tenant) from exc
+                self.refreshes += 1
+                if tokens.refresh_token is not None:
+                    await self._save(tokens.refresh_token.get_secret_value())
             self._take(tokens)
             assert self._access_token is not None
             return self._access_token
@@ -113,16 +138,19 @@ class AuthSession:
         """Drop every token of this session, the stored refresh token included."""
         self._refresh_token = None
         self._access_token = None
+        keys = dict.fromkeys((self.slot.key, self.slot.legacy_key))  # the old form of the slot too
         try:
-            await asyncio.to_thread(self.store.delete, self.tenant)
+            for key in keys:
+                await asyncio.to_thread(self.store.delete, key)
         except SecretStoreUnavailable as exc:
             log.warning("could not remove the stored sign-in of %s: %s", self.tenant, exc)
 
     async def sign_out(self) -> None:
         """Revoke the refresh token at the tenant (RFC 7009), then forget it locally whatever happens."""
-        token = self._refresh_token or await asyncio.to_thread(self.store.get, self.tenant)
-        try:
-            if token:
-                await self.client.revoke(token)
-        finally:
-            await self.forget()
+        async with refresh_lock(self.slot):
+            try:
+                token = await self._current_token()
+                if token:
+                    await self.client.revoke(token)
+            finally:
+                await self.forget()

@@ -27,6 +27,7 @@ from tenant_events.auth.oauth_client import OAuthClient, UserInfo
 from tenant_events.auth.pkce import AuthRequestSecrets
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.auth.session import AuthSession
+from tenant_events.auth.stored_sign_in import SignInSlot, slot_for
 from tenant_events.settings import TenantProfile
 
 log = logging.getLogger(__name__)
@@ -105,8 +106,10 @@ async def sign_in(
     *,
     listener: LoopbackListener | None = None,
     on_listener: Callable[[LoopbackListener], None] | None = None,
+    slot: SignInSlot | None = None,
 ) -> SignInResult:
-    """Run one sign-in; raises SignInFailed (with `.code`) for every way it can fail."""
+    """Run one sign-in; raises SignInFailed (with `.code`) for every way it can fail. The refresh token goes to
+    `slot` (default: the profile's, bound to its tenant and client, shared with no other process)."""
     options = options or SignInOptions()
     meta = await fetch_metadata(http, profile.auth_url)
     secrets = AuthRequestSecrets()
@@ -145,7 +148,7 @@ async def sign_in(
         tokens.id_token.get_secret_value(), JwksCache(http, meta.jwks_uri), check
     )
     user = await _userinfo(client, tokens.access_token.get_secret_value(), claims)
-    session = AuthSession(profile.name, client, store, tokens=tokens)
+    session = AuthSession(slot or slot_for(profile), client, store, tokens=tokens)
     if tokens.refresh_token is not None:
         await session.save_refresh_token(tokens.refresh_token.get_secret_value())
     else:
@@ -157,9 +160,15 @@ async def sign_in(
     return SignInResult(profile=profile, user=user, session=session, id_claims=claims, notice=notice)
 
 
-async def restore_session(http: httpx.AsyncClient, profile: TenantProfile, store: SecretStore) -> AuthSession:
-    """A session from the stored refresh token (no browser); the first `access_token()` refreshes."""
-    token = await asyncio.to_thread(store.get, profile.name)
+async def restore_session(
+    http: httpx.AsyncClient, profile: TenantProfile, store: SecretStore, slot: SignInSlot | None = None
+) -> AuthSession:
+    """A session from the stored refresh token (no browser); the first `access_token()` refreshes.
+
+    Only the slot bound to this profile's issuer, client ID and stream URL is read: a token made for the tenant
+    the profile pointed at before is never sent to the one it points at now."""
+    slot = slot or slot_for(profile)
+    token = await asyncio.to_thread(store.get, slot.key)
     if not token:
         raise SignInFailed(
             "login_required",
@@ -167,7 +176,7 @@ async def restore_session(http: httpx.AsyncClient, profile: TenantProfile, store
             f"run: tenant-events login --tenant {profile.name}",
         )
     meta = await fetch_metadata(http, profile.auth_url)
-    return AuthSession(profile.name, OAuthClient(http, meta, profile.client_id), store, refresh_token=token)
+    return AuthSession(slot, OAuthClient(http, meta, profile.client_id), store, refresh_token=token)
 
 
 def logout_url(meta: ProviderMetadata, profile: TenantProfile, return_to: str | None = None) -> str:

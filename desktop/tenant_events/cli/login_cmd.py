@@ -2,7 +2,8 @@
 
 `login --auth-url URL --client-id ID` checks the tenant (its discovery document answers and names it as the
 issuer), then creates or updates a tenant profile in the data dir and signs in; with
-`--tenant NAME` (or nothing, when the data dir holds one profile) it signs in to a saved profile. The refresh
+`--tenant NAME` (or nothing, when the data dir holds one profile) it signs in to a saved profile. A profile keeps
+its tenant: `--name` of a profile that signs in elsewhere or streams from elsewhere is refused (exit 3). The refresh
 token goes to the system keyring; `tenant-events stream` then uses it. With `--no-browser` the FIRST stdout line
 is the authorization URL alone (for scripts and remote shells); otherwise the browser is opened and the URL is
 printed too. `logout` revokes the refresh token at the tenant and deletes it from the keyring.
@@ -27,7 +28,9 @@ from tenant_events.settings import (
     load_settings,
     make_profile,
     save_settings,
+    tenant_kept,
 )
+from tenant_events.tenant.origin import check_origin
 from tenant_events.url_forms import DEFAULT_CALLBACK_PORT
 
 EXIT_HELP = "Exit codes: 0 signed in/out · 2 usage · 3 bad profile value · 4 sign-in failed · 6 network"
@@ -172,6 +175,11 @@ def run_login(args: argparse.Namespace) -> int:
     for notice in notices:
         print(f"tenant-events: {notice}", file=sys.stderr)
     profile, changed = _profile_for_login(args, settings)
+    previous = next((t for t in settings.tenants if t.name == profile.name), None)
+    # A profile keeps its tenant: its stored sign-in and its database are that tenant's (refused before
+    # anything is saved or sent, so a sign-in that never finishes leaves the old profile as it was).
+    tenant_kept(settings.tenants, profile, "--name")
+    check_origin(paths, profile.name, profile.base_url, "--name")
     if changed:
         # Checked before it is saved: a domain that is not this tenant's OpenID provider leaves no profile.
         asyncio.run(_check(profile))
@@ -182,7 +190,28 @@ def run_login(args: argparse.Namespace) -> int:
         print(
             f"Saved tenant profile {profile.name!r}. {_callbacks_line(profile)}", file=sys.stderr, flush=True
         )
-    return asyncio.run(_login(args, paths, profile))
+    code = asyncio.run(_login(args, paths, profile))
+    if previous is not None and previous.client_id != profile.client_id:  # the only change a profile may make
+        asyncio.run(_retire(paths, previous, profile))  # to what its sign-in is bound (tenant_kept)
+    return code
+
+
+async def _retire(paths: AppPaths, previous: TenantProfile, profile: TenantProfile) -> None:
+    """The sign-in the profile had before it changed (another client ID of the same tenant): revoked at the
+    tenant and cleared, now that the new one works. A slot the new sign-in uses is not touched."""
+    from tenant_events.http import api_client
+    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import TenantSignIn
+
+    store = (await asyncio.to_thread(open_secret_store)).store
+    async with api_client() as http:
+        old = TenantSignIn(previous, store, lambda: http, paths.data_dir)
+        if old.slot.key == TenantSignIn(profile, store, lambda: http, paths.data_dir).slot.key:
+            return
+        problem = await old.sign_out()
+    if problem is not None:
+        print(f"tenant-events: the earlier sign-in of {previous.name} was removed here but not revoked: {problem}",
+              file=sys.stderr)  # fmt: skip
 
 
 async def _check(profile: TenantProfile) -> None:

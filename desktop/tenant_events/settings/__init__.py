@@ -1,6 +1,7 @@
 """The settings file: tenant and hub profiles and app preferences, validated, versioned, written atomically.
 
-profiles.py       TenantProfile, make_profile (bad values → ConfigError naming the field), callback_urls
+profiles.py       TenantProfile, make_profile (bad values → ConfigError naming the field), callback_urls,
+                  tenant_kept (a profile name keeps its tenant)
 hubs.py           HubProfile: a tenant followed through a team hub
 preferences.py    NotificationSettings, RetentionSettings
 document.py       Settings: the whole document, lookups by profile name
@@ -16,7 +17,9 @@ from tenant_events.settings.profiles import (
     TenantProfile,
     callback_urls,
     make_profile,
+    same_tenant,
     slugify,
+    tenant_kept,
 )
 from tenant_events.settings.settings_file import MIGRATIONS, load_settings, save_settings
 
@@ -33,6 +36,8 @@ __all__ = [
     "known_event_types",
     "load_settings",
     "make_profile",
+    "same_tenant",
     "save_settings",
     "slugify",
+    "tenant_kept",
 ]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
 from tenant_events.settings.field_checks import field_of, known_event_types
-from tenant_events.url_forms import loopback_callbacks
+from tenant_events.url_forms import loopback_callbacks, normalize_url
 
 DEFAULT_SCOPES = ("openid", "profile", "email", "offline_access", "read:events")
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
@@ -175,6 +175,24 @@ def make_profile(**fields: Any) -> TenantProfile:
         message = str(first.get("msg", "")).removeprefix("Value error, ")
         message = message.removeprefix(f"{field}: ")
         raise ConfigError(f"profile {field}", message) from None
+
+
+def same_tenant(a: TenantProfile, b: TenantProfile) -> bool:
+    """Both sign in at the same issuer and stream from the same place (a client ID may change)."""
+    return a.issuer == b.issuer and normalize_url(a.base_url) == normalize_url(b.base_url)
+
+
+def tenant_kept(settings_tenants: list[TenantProfile], profile: TenantProfile, field: str) -> None:
+    """ConfigError naming `field` when a saved profile of that name follows another tenant: a profile keeps its
+    tenant (its stored sign-in and its database are that tenant's)."""
+    existing = next((t for t in settings_tenants if t.name == profile.name), None)
+    if existing is not None and not same_tenant(existing, profile):
+        raise ConfigError(
+            field,
+            f"profile {profile.name!r} follows {existing.auth_url} (events from {existing.base_url}), not "
+            f"{profile.auth_url} (events from {profile.base_url})",
+            "a profile keeps its tenant: give the new one another name",
+        )
 
 
 def callback_urls(profile: TenantProfile) -> list[str]:

@@ -1,12 +1,12 @@
 """Loopback-only test controls under `/_sim/`: fault knobs, emitting events, stats, minting tokens.
 
 Not part of the real service; refused with 403 unless the caller is on a loopback address.
-POST /_sim/faults  JSON knobs (faults.Faults fields, `id_token_alg|issuer|audience|expired|nonce`,
+POST /_sim/faults  JSON knobs (faults.Faults fields, `id_token_alg|issuer|audience|expired|nonce|exp`,
                    `paused` for live generation, `reset: true`) → the resulting knobs
 POST /_sim/emit    {"n": 5, "types": ["user.created"]?} → {"emitted", "last_seq", "latest_offset"}
 POST /_sim/scenario  one scenario step, e.g. {"do": "mass_deletion", "n": 30, "over_s": 5} (scenarios.py); answers
                    once its events are in the log → {"do", "emitted", "last_seq", "latest_offset"}
-GET  /_sim/stats   log position, connection and status counters
+GET  /_sim/stats   log position, connection and status counters, refresh outcomes (rotated/unknown/reused/…)
 POST /_sim/token   {"scope": "read:events", "global_client": true, "ttl": 300} → {"access_token"}
 """
 
@@ -28,8 +28,17 @@ from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import IdTokenFaults
 
 _ID_KNOBS = {"id_token_alg": "alg", "id_token_issuer": "issuer", "id_token_audience": "audience",
-             "id_token_expired": "expired", "id_token_nonce": "nonce"}  # fmt: skip
+             "id_token_expired": "expired", "id_token_nonce": "nonce", "id_token_exp": "exp"}  # fmt: skip
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def _number_text(value: object) -> str:
+    """`id_token_exp`: a number as text ("nan" and "inf" included, which JSON bodies cannot carry)."""
+    try:
+        float(str(value))
+        return str(value)
+    except ValueError:
+        raise ValueError(f"id_token_exp must be a number or nan/inf/-inf as text; got {value!r}") from None
 
 
 async def _json(request: Request) -> dict[str, Any] | Response:
@@ -65,6 +74,8 @@ async def faults(request: Request) -> Response:
         id_knobs = {_ID_KNOBS[k]: data.pop(k) for k in list(data) if k in _ID_KNOBS}
         if "alg" in id_knobs and id_knobs["alg"] not in ("RS256", "HS256"):
             raise ValueError(f"id_token_alg must be RS256 or HS256; got {id_knobs['alg']!r}")
+        if id_knobs.get("exp") is not None:
+            id_knobs["exp"] = _number_text(id_knobs["exp"])
         if "paused" in data:
             state.activity.paused = bool(data.pop("paused"))
         state.faults.update(**data)
@@ -112,7 +123,8 @@ async def stats(request: Request) -> Response:
     state: SimState = request.app.state.sim
     c = state.counters
     body = {**state.log.stats(), "connections": c.connections, "connections_total": c.connections_total,
-            "events_requests": c.requests, "status": {str(k): v for k, v in sorted(c.status.items())}}  # fmt: skip
+            "events_requests": c.requests, "status": {str(k): v for k, v in sorted(c.status.items())},
+            "refresh": dict(state.auth.refresh_outcomes)}  # fmt: skip
     return JSONResponse(body)
 
 

@@ -64,6 +64,9 @@ class AuthStore:
         self.txns: dict[str, AuthRequest] = {}
         self.codes: dict[str, CodeRecord] = {}
         self.sessions: dict[str, int] = {}  # session cookie → auth_time
+        # What refresh requests met (GET /_sim/stats "refresh"): rotated, unknown (a token this tenant never
+        # issued), reused (a spent token: its family revoked), refused (revoked family, other client)
+        self.refresh_outcomes: dict[str, int] = {"rotated": 0, "unknown": 0, "reused": 0, "refused": 0}
 
     def new_txn(self, request: AuthRequest) -> str:
         now = time.time()
@@ -90,16 +93,21 @@ class AuthStore:
         """Rotate: the token's grant and family, or an error description; reuse revokes the family."""
         row = self.store.load_refresh(sha256(token))
         if row is None:
+            self.refresh_outcomes["unknown"] += 1
             return "Unknown or invalid refresh token."
         family, state, grant_json = row
         grant = Grant(**json.loads(grant_json))
         if grant.client_id != client_id:
+            self.refresh_outcomes["refused"] += 1
             return "Unknown or invalid refresh token."
         if state == "used":  # reuse detection: a stolen or replayed token kills every token of the family
+            self.refresh_outcomes["reused"] += 1
             self.store.set_family_state(family, "revoked")
             return "Unknown or invalid refresh token."
         if state != "active":
+            self.refresh_outcomes["refused"] += 1
             return "Unknown or invalid refresh token."
+        self.refresh_outcomes["rotated"] += 1
         self.store.save_refresh(sha256(token), family, "used", grant_json)
         return grant, family
 

@@ -8,6 +8,7 @@ HS256, wrongly issued/addressed or expired for the client's negative tests.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ class IdTokenFaults:
     audience: str | None = None
     expired: bool = False
     nonce: str | None = None
+    exp: str | None = None  # "nan", "inf", "-inf" or a number: the `exp` claim as given (a non-finite one is
+    # what a broken or hostile tenant might sign; JSON carries it as NaN/Infinity)
 
 
 class TokenService:
@@ -84,6 +87,8 @@ class TokenService:
                                   "updated_at": datetime.fromtimestamp(now, UTC).isoformat().replace("+00:00", "Z")}  # fmt: skip
         if f.expired:
             claims.update(iat=now - 7200, exp=now - 3600)
+        if f.exp is not None:
+            claims["exp"] = float(f.exp)
         if nonce is not None or f.nonce is not None:
             claims["nonce"] = f.nonce if f.nonce is not None else nonce
         if f.alg == "HS256":  # the negative case login.md §1 asks clients to reject
@@ -112,7 +117,7 @@ class TokenService:
         claims = self.decode(token)
         now = time.time()
         exp = claims.get("exp")
-        if not isinstance(exp, int | float) or exp <= now:
+        if not isinstance(exp, int | float) or not math.isfinite(exp) or exp <= now:
             raise TokenRejected(401, "Invalid token. The access token has expired.")
         if claims.get("iss") != self.issuer:
             raise TokenRejected(401, f"Invalid token. Unexpected issuer {claims.get('iss')!r}.")

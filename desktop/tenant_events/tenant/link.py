@@ -37,6 +37,7 @@ from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.tenant.alert_rules import AlertRules
 from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
+from tenant_events.tenant.origin import claim_origin
 from tenant_events.tenant.sign_in import Opener, TenantSignIn
 from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
 from tenant_events.view.reader_pages import ReaderPages
@@ -99,7 +100,9 @@ class TenantLink:
         credentials = source.credentials if isinstance(source, StreamFrom) else None
         self.sign_in_state: TenantSignIn | None = None
         if isinstance(credentials, StoredSignIn):
-            self.sign_in_state = TenantSignIn(credentials.profile, credentials.secrets, self.http)
+            self.sign_in_state = TenantSignIn(
+                credentials.profile, credentials.secrets, self.http, paths.data_dir
+            )
 
     # -- what it is ------------------------------------------------------------------------------------
     @property
@@ -185,6 +188,7 @@ class TenantLink:
         """Open the database and follow; restores a stored sign-in first (SignInRequired when there is none)."""
         if self.running:
             return
+        self._claim_database()
         if self.sign_in_state is not None and self.sign_in_state.session is None:
             await self.sign_in_state.restore()
         if self._monitor is None:
@@ -200,9 +204,15 @@ class TenantLink:
         sign-in first (SignInRequired when there is none)."""
         if not isinstance(self.source, StreamFrom):
             raise ConfigError("--hub", "a relay follows the tenant itself, not a hub")
+        self._claim_database()
         if self.sign_in_state is not None and self.sign_in_state.session is None:
             await self.sign_in_state.restore()
         return self.source.engine_config(self.name), self._tokens(self.source)
+
+    def _claim_database(self) -> None:
+        """The database holds one tenant's events: refuse another's (tenant/origin.py)."""
+        if isinstance(self.source, StreamFrom):
+            claim_origin(self.paths, self.name, self.source.base_url)
 
     def _tokens(self, source: StreamFrom) -> TokenProvider:
         if isinstance(source.credentials, StoredSignIn):

@@ -92,6 +92,7 @@ class DesktopApp(QObject):
         self.first_run = FirstRun(self.window, paths, options.simulator_args, sink, self.add_tenant, self.spawn,
                                   parent=self)  # fmt: skip
         self.first_run.open_hub = self.open_hub_connect
+        self.first_run.saved_tenants = lambda: self.settings.tenants
         self.tenants = TenantRoster(paths, self.secrets, lambda: self.settings, self.window, self.sign_in_flow,
                                     sink, parent=self)  # fmt: skip
         tray = Tray(panel="dark") if Tray.available() else None
@@ -251,8 +252,11 @@ class DesktopApp(QObject):
         await self.tenants.sign_in(name)
 
     async def remove_tenant(self, name: str) -> None:
-        """Stop it, forget its profile (and a hub tenant's secret); its database file stays."""
+        """Stop it, sign it out (revoked at the tenant when it answers, its keyring slot cleared whatever
+        happens), forget its profile (and a hub tenant's secret); its database file stays."""
         hub = self.settings.hub(name)
+        if hub is None and name in self.sessions:
+            await self.tenants.sign_out(name)
         await self.tenants.remove(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]

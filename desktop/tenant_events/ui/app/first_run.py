@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 from PySide6.QtCore import QObject, Signal
 
 from tenant_events.demo_simulator import DemoSimulator, start_demo_simulator
-from tenant_events.errors import UserFixableError
+from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
-from tenant_events.settings import TenantProfile, make_profile
+from tenant_events.settings import TenantProfile, make_profile, tenant_kept
+from tenant_events.tenant.origin import check_origin, move_origin
 from tenant_events.tenant.sign_in import check_tenant
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
@@ -52,6 +53,7 @@ class FirstRun(QObject):
         self.connect_dialog: ConnectTenantDialog | None = None
         self.simulator: DemoSimulator | None = None
         self.open_hub: Callable[[], object] = lambda: None  # "Connect to a team hub" (the app sets it)
+        self.saved_tenants: Callable[[], list[TenantProfile]] = list  # the saved profiles (the app sets it)
 
     async def start_demo(self) -> TenantSession | None:
         """Start the bundled simulator as a child, add it as the "demo" tenant and sign in through the browser."""
@@ -75,6 +77,8 @@ class FirstRun(QObject):
             if self.welcome is not None:
                 self.welcome.show_problem(text)
             return None
+        # The bundled demo tenant listens on a new port each start: the same tenant, its database stays its.
+        await asyncio.to_thread(move_origin, self._paths, profile.name, profile.base_url)
         self.demo_ready.emit(sim.base_url)
         self._window.statusBar().showMessage("Demo tenant started: sign in on its page in your browser", 8000)
         if self.welcome is not None:
@@ -109,7 +113,14 @@ class FirstRun(QObject):
         dialog.open()
 
     async def _connected(self, dialog: ConnectTenantDialog, profile: TenantProfile) -> None:
-        """Check the tenant before anything is saved; a failure stays in the dialog, under the domain."""
+        """Check the tenant before anything is saved; a failure stays in the dialog, under the domain (a name
+        that already belongs to another tenant: under the name)."""
+        try:
+            tenant_kept(self.saved_tenants(), profile, "name")
+            check_origin(self._paths, profile.name, profile.base_url, "name")
+        except ConfigError as exc:
+            dialog.check_failed("name", f"{exc.message.removeprefix('name: ')} — {exc.hint}")
+            return
         try:
             await check_tenant(profile.auth_url)
         except (

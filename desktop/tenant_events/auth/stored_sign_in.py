@@ -1,0 +1,131 @@
+"""Where a profile's sign-in is kept, and the lock that lets processes sharing it refresh one at a time.
+
+A stored refresh token belongs to one tenant: its keyring slot is named after the profile AND a digest of the
+issuer, client ID, stream URL and data dir it was made for. A profile that now points elsewhere (another tenant,
+another client) looks up another slot and finds nothing, so a token is never sent to a token endpoint it was not
+issued by; the old slot is cleared by sign-out. Slots of the old form (the profile name alone) are never read.
+
+With refresh-token rotation every refresh spends the token: two processes on one profile that both refreshed
+with the token they read at start would spend it twice, and the tenant revokes the whole family (both signed
+out). `RefreshLock` is an OS file lock beside the data dir's settings; the refresh takes it, reads the stored
+token again (another process may have rotated it), uses it and saves the new one before letting go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from tenant_events.errors import SignInRequired
+from tenant_events.settings import TenantProfile
+from tenant_events.url_forms import normalize_url
+
+log = logging.getLogger(__name__)
+
+LOCK_WAIT = 120.0  # seconds a refresh waits for another process's refresh (a slow token endpoint, a retry)
+
+
+@dataclass(frozen=True)
+class SignInSlot:
+    """One profile's sign-in: `key` names its secret-store slot, `lock_file` coordinates its refreshes."""
+
+    name: str  # the profile, for messages
+    key: str  # "<name>@<digest of issuer, client ID, stream URL and data dir>"
+    legacy_key: str  # the old slot (profile name alone): cleared on sign-out, never read
+    lock_file: Path | None  # None: nothing shared it (tests, session-only use)
+
+
+def binding_digest(profile: TenantProfile, data_dir: Path | None) -> str:
+    """What a stored sign-in is bound to, as 16 hex digits."""
+    bound = [profile.issuer, profile.client_id, normalize_url(profile.base_url)]
+    bound.append(str(data_dir.resolve()) if data_dir is not None else "")
+    return hashlib.sha256(json.dumps(bound).encode()).hexdigest()[:16]
+
+
+def slot_for(profile: TenantProfile, data_dir: Path | None = None) -> SignInSlot:
+    """The slot of `profile` in the data dir `data_dir` (None: no lock file, e.g. a test's memory store)."""
+    key = f"{profile.name}@{binding_digest(profile, data_dir)}"
+    lock = data_dir / "sign-ins" / f"{key}.lock" if data_dir is not None else None
+    return SignInSlot(name=profile.name, key=key, legacy_key=profile.name, lock_file=lock)
+
+
+def _try_lock(handle: IO[bytes]) -> bool:
+    """Take the lock without waiting; False when another process holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(handle: IO[bytes]) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        with contextlib.suppress(OSError):
+            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        return
+    import fcntl
+
+    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _open_lock_file(path: Path) -> IO[bytes] | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        log.warning("cannot open the sign-in lock %s (%s): refreshing without it", path, exc.strerror)
+        return None
+    return os.fdopen(fd, "r+b", buffering=0)
+
+
+@contextlib.asynccontextmanager
+async def refresh_lock(slot: SignInSlot, wait: float = LOCK_WAIT) -> AsyncIterator[None]:
+    """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInRequired when another
+    process holds it for longer than `wait` seconds."""
+    if slot.lock_file is None:
+        yield
+        return
+    handle = await asyncio.to_thread(_open_lock_file, slot.lock_file)
+    if handle is None:
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait
+        pause = 0.01
+        while not _try_lock(handle):
+            if time.monotonic() > deadline:
+                raise SignInRequired(
+                    f"another tenant-events process has been refreshing the sign-in of {slot.name} for over "
+                    f"{wait:g} s",
+                    "stop the other process, or wait and try again",
+                )
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.2)
+        try:
+            yield
+        finally:
+            _unlock(handle)
+    finally:
+        handle.close()
