@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the one-folder app into $DIST_DIR/TenantEvents/ (default dist/) and a versioned tarball beside it.
+# Builds the one-folder app into $DIST_DIR/TenantEvents/ (default dist/), and beside it a versioned tarball and a
+# Debian package (tenant-events_<version>_<arch>.deb).
 # Called by `./run build`; the packaging tests call it with DIST_DIR/BUILD_DIR in a temp dir.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,4 +16,9 @@ rm -rf "$work" "$dist/TenantEvents"
 cp packaging/linux/install.sh packaging/linux/uninstall.sh "$dist/TenantEvents/"
 tarball="$dist/TenantEvents-${version}-linux-${arch}.tar.gz"
 tar -C "$dist" -czf "$tarball" TenantEvents
+if command -v dpkg-deb >/dev/null 2>&1; then
+  bash packaging/linux/build_deb.sh "$dist/TenantEvents" "$dist" "$version"
+else
+  echo "no dpkg-deb here: skipped the .deb (the bundle and tarball are built)" >&2
+fi
 echo "built $dist/TenantEvents ($(du -sh "$dist/TenantEvents" | cut -f1) unpacked) and $tarball ($(du -sh "$tarball" | cut -f1))"

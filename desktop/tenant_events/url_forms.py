@@ -30,3 +30,27 @@ def loopback_callbacks(ports: list[int]) -> list[str]:
     if ports:
         return [f"http://127.0.0.1:{port}/callback" for port in ports]
     return ["http://127.0.0.1/callback"]
+
+
+ALERT_LINK_SCHEME = "tenant-events"
+
+
+def alert_link(tenant: str, alert_id: int) -> str:
+    """The link that opens one alert in the app (the desktop file registers the scheme)."""
+    return f"{ALERT_LINK_SCHEME}://alert/{tenant}/{alert_id}"
+
+
+def parse_alert_link(text: str) -> tuple[str, int] | None:
+    """(tenant, alert id) of an alert link; None for anything else, so a stray argument opens nothing."""
+    parts = urlsplit(text.strip())
+    if parts.scheme.lower() != ALERT_LINK_SCHEME or parts.netloc.lower() != "alert":
+        return None
+    pieces = parts.path.strip("/").split("/")
+    if len(pieces) != 2 or not pieces[0] or not pieces[1].isascii() or not pieces[1].isdigit():
+        return None
+    tenant, number = pieces
+    if len(tenant) > 64 or not all(
+        c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in tenant
+    ):  # a profile name
+        return None
+    return tenant, int(number)

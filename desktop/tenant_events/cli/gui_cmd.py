@@ -12,8 +12,10 @@ import sys
 from typing import Any
 
 from tenant_events.cli.options import add_data_dir
+from tenant_events.errors import UserFixableError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
+from tenant_events.url_forms import parse_alert_link
 
 
 def register(subparsers: Any) -> None:
@@ -26,6 +28,13 @@ def register(subparsers: Any) -> None:
         "--minimized", action="store_true", help="start hidden in the tray (used by start at login)"
     )
     p.add_argument("--verbose", "-v", action="store_true", help="debug logging")
+    p.add_argument(
+        "link",
+        nargs="?",
+        default=None,
+        metavar="LINK",
+        help="an alert link (tenant-events://alert/TENANT/ID) to open, as the desktop menu passes it",
+    )
     p.set_defaults(run=run)
 
 
@@ -38,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
     from tenant_events.ui.app.launch import run_gui
 
     enable_fatal_log(paths.log_dir)
-    options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized))
+    link = None
+    if args.link is not None:
+        link = parse_alert_link(args.link)
+        if link is None:
+            raise UserFixableError(
+                f"not an alert link: {args.link!a}", "expected tenant-events://alert/TENANT/ID"
+            )
+    options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized), open_alert=link)
     # The run marker is set by run_gui once this process is the running instance (not a hand-over).
-    return run_gui(paths, options, sys.argv[:1])
+    return run_gui(paths, options, [*sys.argv[:1], *([args.link] if link else [])])

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from tenant_events import __version__
 from tenant_events.errors import UserFixableError
+from tenant_events.url_forms import ALERT_LINK_SCHEME
 
 # Subcommand modules under tenant_events.cli, in --help order.
 COMMANDS: tuple[str, ...] = (
@@ -64,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     # No subcommand (or only GUI flags such as --demo): the desktop app.
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+    # An alert link alone (the desktop menu's `tenant-events %U`) opens it in the app.
+    if (
+        not argv
+        or argv[0].startswith(f"{ALERT_LINK_SCHEME}:")
+        or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"))
+    ):
         argv = ["gui", *argv]
     args = parser.parse_args(argv)
     run = getattr(args, "run", None)

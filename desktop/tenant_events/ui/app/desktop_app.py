@@ -49,6 +49,7 @@ from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.url_forms import parse_alert_link
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class AppOptions:
     keyring_wait: float = keyring_check.KEYRING_WAIT  # for an unlock prompt, before going session-only
     dead_runs: list[DeadRun] = field(default_factory=list)  # earlier runs that died (crash.RunMarker)
     wake_tick_ms: int = 2000
+    open_alert: tuple[str, int] | None = None  # (tenant, alert id) of the alert link the app was started with
 
 
 class DesktopApp(QObject):
@@ -175,6 +177,8 @@ class DesktopApp(QObject):
             self.window.statusBar().showMessage(
                 "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
             )
+        if self.options.open_alert is not None:
+            self.open_alert(*self.options.open_alert)
         self.started.emit()
         await self.quitting.wait()
         await self.shutdown()
@@ -182,6 +186,17 @@ class DesktopApp(QObject):
 
     def quit(self) -> None:
         self.quitting.set()
+
+    def handle_argv(self, argv: list[str]) -> None:
+        """A later start handed its argv over: open its alert link, else just show the window."""
+        links = [link for arg in argv[1:] if (link := parse_alert_link(arg)) is not None]
+        if links:
+            self.open_alert(*links[-1])
+        else:
+            self.window.bring_to_front()
+
+    def open_alert(self, tenant: str, alert_id: int) -> None:
+        self.alerts.open_inbox(tenant, alert_id)
 
     async def _restore_sign_ins(self, sessions: list[TenantSession]) -> None:
         """Stored sign-ins live in the keyring, which may wait on an unlock prompt: the window is up already."""

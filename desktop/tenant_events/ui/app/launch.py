@@ -59,7 +59,7 @@ def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name:
 
             async def main() -> int:
                 app = DesktopApp(qapp, paths, options, sink)
-                instance.activated.connect(lambda _argv: app.window.bring_to_front())
+                instance.activated.connect(app.handle_argv)
                 # SIGTERM (logout, systemd, kill) and Ctrl+C quit cleanly: events committed, child stopped.
                 # Python runs signal handlers only when it gets control, so a timer lets it in now and then.
                 loop = asyncio.get_running_loop()

@@ -4,7 +4,7 @@ Three hints, each harmless if wrong (shared/reference/desktop.md §6):
   * wall clock vs monotonic clock: CLOCK_MONOTONIC stops during suspend, time.time() does not, so a tick
     whose wall delta exceeds its monotonic delta by `jump_s` means a resume (or an NTP step);
   * logind `PrepareForSleep(false)` on the system bus (missing in containers and on hypervisor pause);
-  * QNetworkInformation reachability turning Online.
+  * the kernel's routing table gaining a default route (a netlink subscription: the network came back).
 Each emits `woke(reason)`; the app calls `nudge()` on every tenant's engine.
 """
 
@@ -14,9 +14,10 @@ import logging
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import SLOT, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import SLOT, QObject, QSocketNotifier, QTimer, Signal, Slot
 from PySide6.QtDBus import QDBusConnection
-from PySide6.QtNetwork import QNetworkInformation
+
+from tenant_events.ui.app.route_watch import RouteWatch
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ class WakeWatcher(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(tick_ms)
         self._timer.timeout.connect(self.check_clock)
-        self._network: QNetworkInformation | None = None
+        self._routes: RouteWatch | None = None
+        self._route_notifier: QSocketNotifier | None = None
         self._online: bool | None = None
 
     def start(self) -> None:
@@ -50,6 +52,11 @@ class WakeWatcher(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
+        if self._route_notifier is not None:
+            self._route_notifier.setEnabled(False)
+        if self._routes is not None:
+            self._routes.close()
+            self._routes = None
 
     @Slot()
     def check_clock(self) -> None:
@@ -83,18 +90,20 @@ class WakeWatcher(QObject):
             self.woke.emit("resumed from sleep")
 
     def _watch_network(self) -> None:
-        if not QNetworkInformation.loadDefaultBackend():
-            log.debug("no QNetworkInformation backend")
+        self._routes = RouteWatch.open()
+        if self._routes is None:
+            log.debug("no netlink route subscription: network changes are not watched")
             return
-        self._network = QNetworkInformation.instance()
-        if self._network is None:
-            return
-        self._online = self._network.reachability() == QNetworkInformation.Reachability.Online
-        self._network.reachabilityChanged.connect(self.on_reachability)
+        self._online = self._routes.online()
+        self._route_notifier = QSocketNotifier(self._routes.fileno(), QSocketNotifier.Type.Read, self)
+        self._route_notifier.activated.connect(self.on_routes_changed)
 
-    @Slot(QNetworkInformation.Reachability)
-    def on_reachability(self, reach: QNetworkInformation.Reachability) -> None:
-        online = reach == QNetworkInformation.Reachability.Online
+    @Slot()
+    def on_routes_changed(self) -> None:
+        if self._routes is None:
+            return
+        self._routes.drain()
+        online = self._routes.online()
         if online and self._online is False:
             self.woke.emit("network is back")
         self._online = online
