@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from tenant_events import __version__
+from tenant_events.cli.options import queries_as_typed
 from tenant_events.errors import UserFixableError
 
 # Subcommand modules under tenant_events.cli, in --help order.
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv = ["gui", *argv]
     parser = build_parser(None if argv[0].startswith("-") else argv[0])
-    args = parser.parse_args(argv)
+    args = parser.parse_args(queries_as_typed(argv))
     run = getattr(args, "run", None)
     if run is None:
         parser.print_help()
