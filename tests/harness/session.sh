@@ -20,6 +20,12 @@ else
   for arg in "$@"; do
     case "$arg" in -n|-n*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;; esac
   done
+  # Compiled test modules (with pytest's assertion rewriting) are kept in the ignored __pycache__ folders; on a
+  # fresh checkout one collection compiles them once, instead of every worker compiling all of them.
+  unset PYTHONDONTWRITEBYTECODE
+  if [ ${#parallel[@]} -gt 0 ] && [ ! -d tests/__pycache__ ]; then
+    python -m pytest -p no:xdist --collect-only -q >/dev/null 2>&1 || true
+  fi
   python -m pytest "${parallel[@]}" "$@" || status=$?
 fi
 # pytest exits 5 when nothing was collected: that is a failure of the suite, not a pass.
