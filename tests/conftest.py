@@ -1,4 +1,5 @@
-"""Suite-wide settings: Qt offscreen unless the session has an X display; shared fixtures from tests/helpers.
+"""Suite-wide settings: Qt offscreen unless the session has an X display; shared fixtures from tests/helpers;
+how the suite splits across pytest-xdist workers, and the quick lane (`--quick`).
 
 Each area keeps its shared fixtures in `tests/helpers/fixtures_<area>.py`; every such module is loaded here
 as a plugin, so areas add fixtures without editing this file.
@@ -9,9 +10,62 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from helpers.worker_session import start_for_this_worker
+
+start_for_this_worker()  # before anything reads DISPLAY or the session bus
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
 os.environ.setdefault("QT_API", "pyside6")
 
 pytest_plugins = sorted(
     f"helpers.{p.stem}" for p in (Path(__file__).parent / "helpers").glob("fixtures_*.py")
 )
+
+# The quick lane: the Qt-free core, without a desktop session, hub servers, the Node peer or long runs.
+QUICK_SKIPS_MARKS = ("gui", "dbus", "hub", "node", "slow")
+QUICK_SKIPS_DIRS = ("ui", "packaging")
+QUICK_SKIPS_FIXTURES = ("qapp", "qtbot", "qloop", "frozen_app", "dunst", "tray_host")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="the edit loop: only the Qt-free core (no gui, dbus, hub, node or slow tests)",
+    )
+
+
+def _quick(item: pytest.Item) -> bool:
+    if any(item.get_closest_marker(mark) for mark in QUICK_SKIPS_MARKS):
+        return False
+    parts = Path(str(item.path)).relative_to(Path(__file__).parent).parts
+    if parts[0] in QUICK_SKIPS_DIRS:
+        return False
+    return not set(QUICK_SKIPS_FIXTURES) & set(getattr(item, "fixturenames", ()))
+
+
+def _xdist_group(item: pytest.Item) -> str | None:
+    """Tests sharing a fixture that is costly to make run on one worker, so it is made once: the frozen bundle
+    (built once per session), or a module's own fixture (a filled store, a streamed tenant)."""
+    info = getattr(item, "_fixtureinfo", None)
+    names = set(getattr(item, "fixturenames", ()))
+    if names & {"frozen_dist", "frozen_app"}:
+        return "frozen-bundle"
+    if info is not None and any(defs[-1].scope == "module" for defs in info.name2fixturedefs.values()):
+        return item.nodeid.split("::")[0]
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--quick"):
+        kept = [item for item in items if _quick(item)]
+        config.hook.pytest_deselected(items=[item for item in items if not _quick(item)])
+        items[:] = kept
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            group = _xdist_group(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))

@@ -38,32 +38,12 @@ def _top_level_modules() -> set[str]:
     return {f"tenant_events.{name}" for name in names}
 
 
-def _lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
-    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
-    assert tool, "lint-imports is not installed in this environment; install the dev extras"
-    env = {**os.environ, "PYTHONPATH": str(tree / "desktop")}
-    return subprocess.run(
-        [tool, "--no-cache", "--config", str(tree / "pyproject.toml")],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def _copy_tree(tmp_path: Path) -> Path:
     shutil.copytree(
         PACKAGE, tmp_path / "desktop" / "tenant_events", ignore=shutil.ignore_patterns("__pycache__")
     )
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
-
-
-def _broken(output: str) -> set[str]:
-    """Names of the contracts lint-imports reported broken (a long name may wrap onto the next line)."""
-    flat = " ".join(output.split())
-    return {name for name in _contracts() if f"{name} BROKEN" in flat}
 
 
 def test_no_qt_contract_covers_every_core_module():
@@ -101,38 +81,80 @@ def test_layers_place_every_module_but_the_simulator():
     assert layered == _top_level_modules() - {"tenant_events.simulator"}
 
 
-def test_the_unplanted_copy_keeps_every_contract(tmp_path: Path):
-    proc = _lint_imports(_copy_tree(tmp_path))
-    assert proc.returncode == 0, proc.stdout[-4000:]
+PLANTS = [
+    ("monitor.py", "import PySide6", {QT_CONTRACT}),
+    ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
+    ("settings/document.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
+    ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
+    ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
+    ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
+    ("wire/envelope.py", "import tenant_events.settings", {LAYERS_CONTRACT}),
+    ("ui/window/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
+    ("tenant/link.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
+    ("alerts/runner.py", "import tenant_events.tenant.link", {LAYERS_CONTRACT}),
+    ("ui/window/status_line.py", "import tenant_events.store.reader", {FACADE_CONTRACT}),
+    ("cli/options.py", "from tenant_events.auth import pkce", {FACADE_CONTRACT}),
+    ("cli/options.py", "import tenant_events.stream.engine", {FACADE_CONTRACT}),
+]
+
+# Runs in a fresh interpreter on the copy, so the copy is read and not the package this test imported: for each
+# case, plant the import, let import-linter build the graph from the files (no cache) and check every contract
+# in pyproject.toml, then take the plant out again. One process for all cases instead of one lint-imports each.
+_LINT_SCRIPT = """
+import json, sys
+from pathlib import Path
+from importlinter import configuration
+from importlinter.application import use_cases
+
+configuration.configure()
+tree, out = Path(sys.argv[1]), Path(sys.argv[2])
+options = use_cases.read_user_options(str(tree / "pyproject.toml"))
+use_cases._register_contract_types(options)
+results = []
+for module, planted in json.loads(sys.stdin.read()):
+    target = tree / "desktop" / "tenant_events" / module if module else None
+    original = target.read_text(encoding="utf-8") if target else ""
+    if target:
+        target.write_text(original + "\\n" + planted + "  # planted\\n", encoding="utf-8")
+    try:
+        report = use_cases.create_report(options, cache_dir=None)
+    finally:
+        if target:
+            target.write_text(original, encoding="utf-8")
+    results.append(sorted(c.name for c, check in report.get_contracts_and_checks() if not check.kept))
+out.write_text(json.dumps(results), encoding="utf-8")
+"""
 
 
-@pytest.mark.parametrize(
-    ("module", "planted", "contracts"),
-    [
-        ("monitor.py", "import PySide6", {QT_CONTRACT}),
-        ("monitor.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("settings/document.py", "import tenant_events.ui.tray.tray_icon", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("store/writer.py", "import tenant_events.monitor", {LAYERS_CONTRACT}),
-        ("auth/session.py", "import tenant_events.store", {LAYERS_CONTRACT}),
-        ("store/reader.py", "import tenant_events.stream.engine", {LAYERS_CONTRACT}),
-        ("wire/envelope.py", "import tenant_events.settings", {LAYERS_CONTRACT}),
-        ("ui/window/status_line.py", "import tenant_events.cli.main", {LAYERS_CONTRACT}),
-        ("tenant/link.py", "import tenant_events.ui.app.desktop_app", {UI_CONTRACT, LAYERS_CONTRACT}),
-        ("alerts/runner.py", "import tenant_events.tenant.link", {LAYERS_CONTRACT}),
-        ("ui/window/status_line.py", "import tenant_events.store.reader", {FACADE_CONTRACT}),
-        ("cli/options.py", "from tenant_events.auth import pkce", {FACADE_CONTRACT}),
-        ("cli/options.py", "import tenant_events.stream.engine", {FACADE_CONTRACT}),
-    ],
-)
+@pytest.fixture(scope="module")
+def broken_by_plant(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], set[str]]:
+    """The contracts import-linter finds broken with no plant (key ("", "")) and with each plant in PLANTS."""
+    tree = _copy_tree(tmp_path_factory.mktemp("tree"))
+    cases = [("", ""), *((module, planted) for module, planted, _ in PLANTS)]
+    out = tree / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", _LINT_SCRIPT, str(tree), str(out)],
+        input=json.dumps(cases),
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree / "desktop")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]  # import-linter comes with the dev extras
+    results = json.loads(out.read_text(encoding="utf-8"))
+    return {case: set(names) for case, names in zip(cases, results, strict=True)}
+
+
+def test_the_unplanted_copy_keeps_every_contract(broken_by_plant: dict[tuple[str, str], set[str]]):
+    assert broken_by_plant[("", "")] == set()
+
+
+@pytest.mark.parametrize(("module", "planted", "contracts"), PLANTS)
 def test_a_planted_back_import_breaks_its_contract(
-    tmp_path: Path, module: str, planted: str, contracts: set[str]
+    broken_by_plant: dict[tuple[str, str], set[str]], module: str, planted: str, contracts: set[str]
 ):
-    tree = _copy_tree(tmp_path)
-    target = tree / "desktop" / "tenant_events" / module
-    target.write_text(target.read_text(encoding="utf-8") + f"\n{planted}  # planted\n", encoding="utf-8")
-    proc = _lint_imports(tree)
-    assert proc.returncode != 0, proc.stdout[-4000:]
-    assert _broken(proc.stdout) == contracts, proc.stdout[-4000:]
+    assert broken_by_plant[(module, planted)] == contracts
 
 
 # Pairs of modules that reach each other. A ratchet: a new circle fails this test, and so does one that went away

@@ -76,7 +76,8 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert [line["rule"] for line in lines] == ["org-deleted", "mass-deletion"]
     assert all(set(line) == LINE_KEYS for line in lines)
     mass = lines[1]
-    assert (mass["severity"], mass["tenant"], mass["catch_up"]) == ("critical", "demo-tenant", False)
+    # the tenant is named as the user named it (--name demo), not by the service's name in its events
+    assert (mass["severity"], mass["tenant"], mass["catch_up"]) == ("critical", "demo", False)
     assert (
         mass["count"] >= 20
         and mass["first_event_id"].startswith("evt_")
@@ -91,12 +92,14 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert [s["alert_id"] for s in stored] == [lines[1]["alert_id"], lines[0]["alert_id"]]  # newest first
     assert stored[0]["count"] == 30 and stored[0]["types"] == {"user.deleted": 30}  # the final count
     assert "2 alerts from demo; 2 unread" in listed.stderr
+    assert [s["tenant"] for s in stored] == ["demo", "demo"]  # one name for the tenant, in every line
 
     text = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
                            "1h", "--mark-read"], capture_output=True, text=True, timeout=60)  # fmt: skip
     assert text.returncode == 0, text.stderr
     first = text.stdout.splitlines()[0]
     assert "critical" in first and "Mass deletion: 30 events in" in first and "user.deleted × 30" in first
+    assert [line.rsplit("  ", 1)[1] for line in text.stdout.splitlines()] == ["(demo, unread)"] * 2
     assert "2 marked read; 0 unread" in text.stderr
     with AlertInbox(db) as inbox:
         assert inbox.unread_count() == 0

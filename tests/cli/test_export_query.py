@@ -37,6 +37,23 @@ def test_export_only_what_the_query_matches(tmp_path):
     assert [r["event_id"] for r in csv.DictReader(io.StringIO(as_csv.stdout))] == want
 
 
+def test_a_query_that_starts_with_a_minus_works_as_typed(tmp_path):
+    db = AppPaths.resolve(tmp_path).database_file("acme")
+    db.parent.mkdir(parents=True)
+    write(db, simulated_rows(300))
+    events = stored_events(db)
+    for query in ("-type:user.updated", "-purpose:test type:user.*"):
+        want = expected_ids(events, query)
+        assert 0 < len(want) < len(events)
+        for spelled in (["--query", query], [f"--query={query}"]):
+            out = export(tmp_path, *spelled, "--jsonl", "-")
+            assert out.returncode == 0, out.stderr
+            assert [orjson.loads(line)["event"]["id"] for line in out.stdout.splitlines()] == want
+    # the value still has to be there
+    missing = export(tmp_path, "--jsonl", "-", "--query")
+    assert missing.returncode == 2 and "argument --query: expected one argument" in missing.stderr
+
+
 def test_a_bad_query_is_one_line_naming_it_and_the_fix(tmp_path):
     db = AppPaths.resolve(tmp_path).database_file("acme")
     db.parent.mkdir(parents=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs inside `xvfb-run dbus-run-session` (started by ./run test): an unlocked gnome-keyring on this private
-# session bus with its own HOME for keyrings (shared/reference/desktop.md §3), then the whole pytest suite
+# session bus with its own HOME for keyrings, then the whole pytest suite on parallel workers
 # (or, after --exec, any command: the benchmarks that need a real desktop session use that).
 set -euo pipefail
 export TENANT_EVENTS_TEST_SESSION=1
@@ -14,7 +14,19 @@ status=0
 if [ "${1:-}" = "--exec" ]; then  # benchmarks reuse this session: ./run test is pytest, bench/ runs commands
   shift; "$@" || status=$?
 else
-  python -m pytest "$@" || status=$?
+  # Workers run side by side, each in a desktop session of its own (tests/helpers/worker_session.py); most
+  # tests wait on servers and subprocesses, so more workers than cores pays. `-n 0` (or -n N) overrides.
+  parallel=(-n "${TEST_WORKERS:-4}" --dist loadgroup)
+  for arg in "$@"; do
+    case "$arg" in -n|-n*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;; esac
+  done
+  # Compiled test modules (with pytest's assertion rewriting) are kept in the ignored __pycache__ folders; on a
+  # fresh checkout one collection compiles them once, instead of every worker compiling all of them.
+  unset PYTHONDONTWRITEBYTECODE
+  if [ ${#parallel[@]} -gt 0 ] && [ ! -d tests/__pycache__ ]; then
+    python -m pytest -p no:xdist --collect-only -q >/dev/null 2>&1 || true
+  fi
+  python -m pytest "${parallel[@]}" "$@" || status=$?
 fi
 # pytest exits 5 when nothing was collected: that is a failure of the suite, not a pass.
 exit "$status"

@@ -22,7 +22,12 @@ from tenant_events.paths import AppPaths
 
 # Offscreen-platform chatter; none of it appears under Xvfb.
 QT_OFFSCREEN_NOISE = ("This plugin does not support", "QPlatformNativeInterface::systemTrayWindowChanged")
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+# Where tests save what they draw: an ignored folder, so a test run leaves the checkout as it was. The pictures
+# in docs/screenshots/ are made on purpose by `./run screenshots`, which points this at a folder of its own.
+SCREENSHOTS = Path(
+    os.environ.get("TENANT_EVENTS_SCREENSHOTS")
+    or Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+)
 
 
 @pytest.fixture

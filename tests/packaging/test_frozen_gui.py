@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.frozen import ROOT, frozen_env
+from helpers.fixtures_ui import SCREENSHOTS
+from helpers.frozen import frozen_env
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DISPLAY"), reason="needs the X display ./run test provides"
@@ -72,9 +73,8 @@ def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: 
                 break
             time.sleep(0.2)
         assert windows, f"no visible Tenant Events window on the display:\n{''.join(watch.lines)[-3000:]}"
-        shots = ROOT / "artifacts" / "screenshots"
-        shots.mkdir(parents=True, exist_ok=True)
-        shot = shots / "frozen-app-start.png"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SCREENSHOTS / "frozen-app-start.png"
         if shutil.which("import"):
             subprocess.run(["import", "-window", "root", str(shot)], check=True, timeout=30)
             colours = subprocess.run(["identify", "-format", "%k", str(shot)], capture_output=True, text=True)

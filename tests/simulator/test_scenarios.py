@@ -27,6 +27,13 @@ def replay(sim, n):
     return events(frames)
 
 
+def _wait_for(condition, what, wait_s=30.0, poll_s=0.05):
+    deadline = time.monotonic() + wait_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {wait_s} s waiting for {what}"
+        time.sleep(poll_s)
+
+
 def seconds(e):
     return datetime.fromisoformat(e["event"]["time"].replace("Z", "+00:00")).timestamp()
 
@@ -89,8 +96,13 @@ def test_routine_live_traffic_leaves_out_the_incidents_and_speed_compresses_time
 
 def test_a_full_live_mix_and_the_backlog_keep_every_kind(make_simulator):
     sim = make_simulator(seed=11, rate=2.0, speed=200.0, live_mix="full", backlog=3000)
-    time.sleep(4)
-    types = Counter(e["type"] for e in replay(sim, sim.stats()["last_seq"]))
+    types: set[str] = set()
+
+    def every_kind_seen() -> bool:  # the backlog has them all; a loaded machine may take longer to serve it
+        types.update(e["type"] for e in replay(sim, sim.stats()["last_seq"]))
+        return len(types) >= 22
+
+    _wait_for(every_kind_seen, "all 22 event types", poll_s=0.5)
     # At 200× the tenant's clock the live mix keeps the simulator's loop busy; pausing it lets the fixture stop
     # the server within its limit on a loaded machine.
     sim.faults(paused=True)

@@ -117,9 +117,16 @@ async def main():
                           backoff_base=0.05)
     engine = StreamEngine(config, StaticTokenProvider(sim.mint_token()), writer)
     task = asyncio.create_task(engine.run())
-    await asyncio.sleep(2)
+
+    async def reconnected(n):  # rotations every 0.3 s, and each fault, end a connection
+        deadline = asyncio.get_running_loop().time() + 60
+        while engine.stats.reconnects < n:
+            assert asyncio.get_running_loop().time() < deadline, f"{engine.stats.reconnects} reconnects, not {n}"
+            await asyncio.sleep(0.05)
+
+    await reconnected(3)
     sim.faults(drop_mid_frame=2, stall=1, http_5xx=1, fault_after=5)
-    await asyncio.sleep(3)
+    await reconnected(engine.stats.reconnects + 6)  # the four faults and two rotations after them
     engine.stop()
     await task
     await asyncio.to_thread(writer.close)

@@ -163,7 +163,10 @@ def test_the_cli_says_each_state_once(make_simulator, tmp_path):
     sim = make_simulator(backlog=200, heartbeat=0.1, rotate_after=0.5, **QUIET)
     proc = cli("stream", "--base-url", sim.base_url, "--name", "said", "--data-dir", str(tmp_path),
                "--from-timestamp", OLD, env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()})  # fmt: skip
-    time.sleep(3)  # a few rotations
+    deadline = time.monotonic() + 60
+    while sim.stats()["connections_total"] < 4:  # a few rotations (one each 0.5 s)
+        assert proc.poll() is None and time.monotonic() < deadline, "no rotations"
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err

@@ -56,10 +56,16 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def text_line(alert: StoredAlert) -> str:
+def text_line(alert: StoredAlert, tenant: str) -> str:
+    """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
+    `--tenant` takes, not the service's own name for it that the events carry."""
     why = body(alert).split("\n", 1)[0]
     state = "" if alert.read else ", unread"
-    return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({alert.tenant}{state})\n"
+    return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})\n"
+
+
+def json_line(alert: StoredAlert, tenant: str) -> str:
+    return orjson.dumps({**alert_json(alert), "tenant": tenant}).decode() + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     paths = AppPaths.resolve(args.data_dir)
     database = database_for(paths, args.tenant)
+    tenant = database.stem
     with AlertInbox(database) as inbox:
         alerts = inbox.alerts(since=args.since, unread_only=args.unread, limit=args.limit)
         out: IO[str] = sys.stdout
@@ -77,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             )
         try:
             for alert in alerts:
-                out.write(orjson.dumps(alert_json(alert)).decode() + "\n" if args.jsonl else text_line(alert))
+                out.write(json_line(alert, tenant) if args.jsonl else text_line(alert, tenant))
         finally:
             if out is not sys.stdout:
                 out.close()
@@ -85,5 +92,5 @@ def run(args: argparse.Namespace) -> int:
         marked = inbox.mark_read([a.id for a in alerts]) if args.mark_read else 0
         unread = inbox.unread_count()
     note = f", {marked} marked read" if args.mark_read else ""
-    print(f"tenant-events: {len(alerts)} alerts from {database.stem}{note}; {unread} unread", file=sys.stderr)
+    print(f"tenant-events: {len(alerts)} alerts from {tenant}{note}; {unread} unread", file=sys.stderr)
     return 0

@@ -2,7 +2,8 @@
 
 With no subcommand it starts the desktop app. Each module in COMMANDS exposes
 `register(subparsers) -> None` (adding its parser with `set_defaults(run=...)`) and a `run(args) -> int`.
-Modules are imported lazily so `tenant-events --version` and the CLI never load Qt.
+Only the module of the verb that runs is imported, so `--version` and `--help` load none of them and the CLI
+never loads Qt.
 
 Exit codes (shared by every subcommand):
   0 success · 1 unexpected error (a bug; see the log) · 2 usage or user-fixable error · 3 bad setting/profile
@@ -21,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from tenant_events import __version__
+from tenant_events.cli.options import queries_as_typed
 from tenant_events.errors import UserFixableError
 from tenant_events.url_forms import ALERT_LINK_SCHEME
 
@@ -38,10 +40,31 @@ COMMANDS: tuple[str, ...] = (
     "relay_cmd",
 )
 
+# Each verb, the module that registers it and its one line in --help: only the module of the verb that runs is
+# imported (the store, the tenant facade and sign-in take a quarter of a second), so --version and --help are
+# instant. tests/cli/test_cli_start.py checks this table against what the modules register.
+VERBS: dict[str, tuple[str, str]] = {
+    "gui": ("gui_cmd", "start the desktop tray app (the default)"),
+    "simulator": ("simulator_cmd", "run the local tenant simulator (no account needed)"),
+    "stream": ("stream_cmd", "follow the event stream headless into the local store"),
+    "export": ("export_cmd", "write every stored event as JSONL or CSV"),
+    "login": ("login_cmd", "sign in to a tenant in your browser"),
+    "logout": ("login_cmd", "sign out: revoke the refresh token and remove it from the keyring"),
+    "alerts": ("alerts_cmd", "list the alerts the rules raised, newest first"),
+    "rules": ("rules_cmd", "list and check the alert rules, or try one on stored history"),
+    "timeline": ("timeline_cmd", "everything stored about one user, organization, group, role or connection"),
+    "reindex": ("reindex_cmd", "build the entity directory again from the stored events"),
+    "relay": ("relay_cmd", "follow a tenant into a team hub (NATS JetStream) that viewers read from"),
+}
+
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = "") -> argparse.ArgumentParser:
+    """The parser with every subcommand's arguments (`verb=""`), or with only `verb`'s (None: only the list).
+
+    A verb left out still appears in --help and among the choices, as a name with its one line.
+    """
     parser = argparse.ArgumentParser(
         prog="tenant-events",
         description="Follow an identity tenant's event stream: desktop tray app (default) and headless CLI.",
@@ -50,7 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tenant-events {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    if verb == "" or (verb is not None and verb not in VERBS):
+        modules: tuple[str, ...] = COMMANDS  # all of them (an unknown verb: a module added to COMMANDS)
+    else:
+        modules = (VERBS[verb][0],) if verb else ()
+    for name in modules:
         try:
             module = importlib.import_module(f"tenant_events.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -58,12 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    for name, (_, line) in VERBS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=line, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     # No subcommand (or only GUI flags such as --demo): the desktop app.
     # An alert link alone (the desktop menu's `tenant-events %U`) opens it in the app.
     if (
@@ -72,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"))
     ):
         argv = ["gui", *argv]
-    args = parser.parse_args(argv)
+    parser = build_parser(None if argv[0].startswith("-") else argv[0])
+    args = parser.parse_args(queries_as_typed(argv))
     run = getattr(args, "run", None)
     if run is None:
         parser.print_help()

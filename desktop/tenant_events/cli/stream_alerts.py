@@ -42,7 +42,8 @@ def rules(args: argparse.Namespace, paths: AppPaths) -> AlertSettings | None:
 class _AlertSink:
     """Reports raised alerts: a line on stderr, and a JSON line on the --alerts-jsonl target."""
 
-    def __init__(self, target: str | None) -> None:
+    def __init__(self, target: str | None, tenant: str) -> None:
+        self._tenant = tenant  # the link's name (its profile and database), as `alerts` names it too
         self._out: IO[str] | None = None
         if target == "-":
             self._out = sys.stdout
@@ -58,7 +59,8 @@ class _AlertSink:
                 f"tenant-events: alert ({alert.severity}): {title(alert)}: {why}", file=sys.stderr, flush=True
             )
             if self._out is not None:
-                self._out.write(orjson.dumps(alert_json(alert)).decode() + "\n")
+                line = {**alert_json(alert), "tenant": self._tenant}
+                self._out.write(orjson.dumps(line).decode() + "\n")
         if self._out is not None and result.raised:
             self._out.flush()
 
@@ -71,6 +73,6 @@ def report(args: argparse.Namespace, link: TenantLink, stack: contextlib.AsyncEx
     """Report the alerts `link`'s rules raise (none run with --no-alerts); the output closes with `stack`."""
     if link.rules is None:
         return
-    sink = _AlertSink(args.alerts_jsonl)
+    sink = _AlertSink(args.alerts_jsonl, link.name)
     stack.callback(sink.close)
     link.on_alerts.append(sink)
