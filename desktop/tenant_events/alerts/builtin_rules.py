@@ -76,12 +76,15 @@ CHOSEN_TYPES: Final = Rule(
     coalesce_minutes=1,
 )
 
-BUILTIN_RULES: Final[tuple[Rule, ...]] = (
-    MASS_DELETION,
-    ADMIN_ROLE,
-    ORG_CONNECTION,
-    ORG_DELETED,
-    SIGNUP_BURST,
-    OFF_HOURS,
-    CHOSEN_TYPES,
+BUILTIN_RULES: Final[tuple[Rule, ...]] = tuple(
+    r.model_copy(update={"origin": "builtin"})
+    for r in (
+        MASS_DELETION,
+        ADMIN_ROLE,
+        ORG_CONNECTION,
+        ORG_DELETED,
+        SIGNUP_BURST,
+        OFF_HOURS,
+        CHOSEN_TYPES,
+    )
 )
