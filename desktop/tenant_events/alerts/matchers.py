@@ -7,6 +7,7 @@ the real service's payloads (event-stream.md §5, wire/payloads.py): `object.rol
 
 from __future__ import annotations
 
+import ipaddress
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -46,7 +47,12 @@ def _scalars(value: Any) -> Iterator[str]:
 
 def compile_condition(cond: Condition) -> DataTest:
     """A test of one event's `data` for `cond`."""
+    if cond.negate:
+        held = compile_condition(cond.model_copy(update={"negate": False}))
+        return lambda data: not held(data)
     path = cond.field.split(".")
+    if cond.op == "cidr":
+        return _in_networks(path, [cond.value] if isinstance(cond.value, str) else list(cond.value or []))
     fold: Callable[[str], str] = str.casefold if cond.ignore_case else str
     wanted = [cond.value] if isinstance(cond.value, str) else list(cond.value or [])
     values = tuple(fold(v) for v in wanted)
@@ -71,6 +77,22 @@ def compile_condition(cond: Condition) -> DataTest:
         if value is None or isinstance(value, dict | list):
             return False
         return compare(fold(str(value).lower() if isinstance(value, bool) else str(value)))
+
+    return test
+
+
+def _in_networks(path: list[str], networks: list[str]) -> DataTest:
+    nets = [ipaddress.ip_network(n) for n in networks]
+
+    def test(data: Mapping[str, Any]) -> bool:
+        value = _at_path(data, path)
+        if not isinstance(value, str):
+            return False
+        try:
+            address = ipaddress.ip_address(value)
+        except ValueError:
+            return False
+        return any(address in net for net in nets)
 
     return test
 

@@ -12,6 +12,7 @@ rule_model.Rule holds them and checks them against the rule's event types.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any, Literal
 
@@ -47,7 +48,7 @@ def check_key(v: str) -> str:
 
 Op = Literal[
     "equals", "contains", "starts_with", "ends_with", "exists", "missing", "mentions", "regex", "in_list",
-    "domain_in_list", "changed", "grew",
+    "domain_in_list", "changed", "grew", "cidr",
 ]  # fmt: skip
 BUILTIN_LISTS: frozenset[str] = frozenset({"disposable-email-domains"})
 
@@ -60,13 +61,15 @@ class Condition(BaseModel):
     `in_list` / `domain_in_list`: the value (or an e-mail's domain) is in a named list — the maintained
     `disposable-email-domains` or one of `alerts.lists` in the settings. `changed` (on `*.updated`): the field
     differs from the object's state before the update, optionally `changed_from` / `changed_to` given values;
-    `grew`: a list field got longer (a user's identities)."""
+    `grew`: a list field got longer (a user's identities). `cidr`: an IP address inside one of the networks
+    (`10.0.0.0/8`). `negate`: the test must not hold (Sigma's `not`; a missing field passes)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     field: str = "object"
     op: Op
     value: str | list[str] | None = None
     ignore_case: bool = True
+    negate: bool = False
     changed_from: str | None = None
     changed_to: str | None = None
 
@@ -96,6 +99,12 @@ class Condition(BaseModel):
                         else exc
                     )
                     raise ValueError(f"regex {pattern!r} does not compile (RE2 syntax): {why}") from None
+        if self.op == "cidr":
+            for network in values:
+                try:
+                    ipaddress.ip_network(network)
+                except ValueError as exc:
+                    raise ValueError(f"{network!r} is not a network such as 10.0.0.0/8: {exc}") from None
         if self.op in ("in_list", "domain_in_list"):
             known = BUILTIN_LISTS | frozenset((info.context or {}).get("lists", ()))
             for name in values:
