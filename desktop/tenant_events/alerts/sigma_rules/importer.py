@@ -39,22 +39,10 @@ def _stored(rule: Rule) -> dict[str, Any]:
     return {"id": rule.id, **{k: v for k, v in now.items() if was.get(k) != v}}
 
 
-def _validated(found: SigmaEntry) -> Rule:
-    alone = load_rules([found.entry], BUILTIN_RULES)
-    if alone.errors:
-        error = alone.errors[0]
-        raise SigmaRefused(
-            found.path, found.label, f"{error.field + ': ' if error.field else ''}{error.message}"
-        )
-    rule = alone.get(str(found.entry["id"]))
-    assert rule is not None
-    return rule
-
-
 def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
     """`alerts` with the rules of `found` added (or replacing earlier imports); SigmaRefused, and nothing
     changed, when any one cannot be."""
-    rules = [_validated(f) for f in found]
+    rules = [f.rule for f in found]
     seen: dict[str, SigmaEntry] = {}
     for f, rule in zip(found, rules, strict=True):
         if rule.id in seen:

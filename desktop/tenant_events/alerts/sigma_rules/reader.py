@@ -25,10 +25,12 @@ from sigma.correlations import (
     SigmaCorrelationRule,
     SigmaCorrelationType,
 )
-from sigma.exceptions import SigmaError
+from sigma.exceptions import SigmaError, SigmaRegularExpressionError
 from sigma.rule import SigmaRule
 from sigma.rule.attributes import SigmaLevel
 
+from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+from tenant_events.alerts.rule_model import Rule, load_rules
 from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, translate
 from tenant_events.errors import ConfigError
 
@@ -110,7 +112,7 @@ def _load(paths: Iterable[Path]) -> _Loaded:
             raise SigmaRefused(path, "", "holds no Sigma rule")
         for index, rule in enumerate(collection.rules, 1):
             if rule.errors:
-                raise SigmaRefused(path, _label(rule, index), str(rule.errors[0]))
+                raise SigmaRefused(path, _label(rule, index), _explained(rule.errors[0], text, rule))
             files[id(rule)] = path
         collections.append(collection)
     merged = SigmaCollection.merge(collections, resolve_references=False)
@@ -121,6 +123,22 @@ def _load(paths: Iterable[Path]) -> _Loaded:
             except SigmaError as exc:
                 raise SigmaRefused(files[id(rule)], _label(rule, index), str(exc)) from None
     return _Loaded(merged, files)
+
+
+def _explained(error: SigmaError, text: str, rule: SigmaRule | SigmaCorrelationRule) -> str:
+    """pySigma's message, with the field named for a regular expression RE2 cannot compile."""
+    message = str(error)
+    if not isinstance(error, SigmaRegularExpressionError):
+        return message
+    pattern, _, reason = message.removeprefix("Regular expression '").partition("' is invalid: ")
+    reason = reason.removeprefix("b'").removesuffix("'").replace("\\\\", "\\")
+    for doc in yaml.safe_load_all(text):
+        detection = doc.get("detection") if isinstance(doc, dict) and doc.get("title") == rule.title else None
+        for selection in detection.values() if isinstance(detection, dict) else ():
+            for key, value in selection.items() if isinstance(selection, dict) else ():
+                if "|re" in str(key) and pattern in (value if isinstance(value, list) else [value]):
+                    return f"{key}: regular expression {pattern!r} does not compile in RE2: {reason}"
+    return f"regular expression {pattern!r} does not compile in RE2: {reason}"
 
 
 def _severity(rule: SigmaRule | SigmaCorrelationRule) -> str:
@@ -195,14 +213,14 @@ def detection_entry(rule: SigmaRule) -> dict[str, Any]:
 
 def _threshold(cond: SigmaCorrelationCondition, rule_type: str) -> int:
     op = cond.op
+    if cond.count != int(cond.count):
+        raise Refusal("condition", f"{cond.count} is not a whole number of events")
     if op == SigmaCorrelationConditionOperator.GTE:
         count = int(cond.count)
     elif op == SigmaCorrelationConditionOperator.GT:
         count = int(cond.count) + 1
     else:
         raise Refusal(f"condition.{op.name.lower()}", f"a {rule_type} fires on 'at least': use gte (or gt)")
-    if count != cond.count:
-        raise Refusal("condition", f"{cond.count} is not a whole number of events")
     return count
 
 
@@ -289,26 +307,37 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class SigmaEntry:
-    """One rule entry made from a Sigma rule, with where it came from (for the error that names it)."""
+    """One rule made from a Sigma rule: its settings entry, the rule as validated, where it came from."""
 
     entry: dict[str, Any]
+    rule: Rule
     path: Path
     label: str
 
 
-def read_sigma(target: Path) -> list[SigmaEntry]:
-    """The rule entries of the Sigma rules in `target` (a file or a folder); SigmaRefused on the first rule
-    that cannot be expressed."""
+def _validated(entry: dict[str, Any], lists: Iterable[str]) -> Rule:
+    alone = load_rules([entry], BUILTIN_RULES, lists=lists)
+    if alone.errors:
+        error = alone.errors[0]
+        raise Refusal(error.field, error.message)
+    rule = alone.get(str(entry["id"]))
+    assert rule is not None
+    return rule
+
+
+def read_sigma(target: Path, *, lists: Iterable[str] = ()) -> list[SigmaEntry]:
+    """The rules of the Sigma rules in `target` (a file or a folder), validated; SigmaRefused on the first
+    rule that cannot be expressed. `lists`: the settings' value lists a rule may name."""
     loaded = _load(sigma_files(target))
     entries: list[SigmaEntry] = []
     for index, rule in enumerate(loaded.collection.get_output_rules(), 1):
         assert isinstance(rule, SigmaRule | SigmaCorrelationRule)
         path, label = loaded.files[id(rule)], _label(rule, index)
         try:
-            if isinstance(rule, SigmaCorrelationRule):
-                entries.append(SigmaEntry(correlation_entry(rule), path, label))
-            else:
-                entries.append(SigmaEntry(detection_entry(rule), path, label))
+            entry = (
+                correlation_entry(rule) if isinstance(rule, SigmaCorrelationRule) else detection_entry(rule)
+            )
+            entries.append(SigmaEntry(entry, _validated(entry, lists), path, label))
         except Refusal as exc:
             raise SigmaRefused(path, label, str(exc)) from None
     return entries
