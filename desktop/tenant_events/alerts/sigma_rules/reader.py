@@ -274,9 +274,8 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
         if len(parts) < 2:
             raise Refusal("rules", f"a {type_name} correlation needs two rules or more")
         steps = [{"types": p.types, "conditions": p.conditions} for p in parts]
-        types = (
-            sorted({t for p in parts for t in p.types}) if all("*" not in p.types for p in parts) else ["*"]
-        )
+        every = [t for p in parts for t in p.types]
+        types = list(dict.fromkeys(every)) if "*" not in every else ["*"]
         entry.update(types=types, sequence={"steps": steps, "within_seconds": seconds,
                                             "ordered": kind == SigmaCorrelationType.TEMPORAL_ORDERED})  # fmt: skip
     else:

@@ -57,6 +57,8 @@ def _selection(cond: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
         return None
     values = cond["value"] if isinstance(cond["value"], list) else [cond["value"]]
     key = field + _MODIFIER[op]
+    if op == "regex" and cond.get("ignore_case", True):
+        key += "|i"
     if op in ("regex", "cidr"):
         return {key: values if len(values) > 1 else values[0]}, negated
     if not cond.get("ignore_case", True):
@@ -91,14 +93,16 @@ def _detection(
 
 
 def _head(rule: Rule, name: str, title: str) -> dict[str, Any]:
-    return {
-        "title": title,
-        "id": str(uuid.uuid5(NAMESPACE, name)),
-        "name": name,
-        "status": "stable" if rule.origin == "builtin" else "experimental",
-        "description": rule.explanation or rule.name,
-        "author": "Tenant Events",
-    }
+    return (
+        {
+            "title": title,
+            "id": str(uuid.uuid5(NAMESPACE, name)),
+            "name": name,
+            "status": "stable" if rule.origin == "builtin" else "experimental",
+        }
+        | ({"description": rule.explanation} if rule.explanation else {})
+        | {"author": "Tenant Events"}
+    )
 
 
 def _extension(rule: Rule, leftover: list[dict[str, Any]]) -> dict[str, Any]:
