@@ -124,5 +124,5 @@ def test_the_whole_pack_reads_back_from_the_folder_in_one_import(exported):
 def test_a_rule_sigma_cannot_hold_is_named_not_written():
     rule = Rule.model_validate({"id": "half-second", "name": "Half", "types": ["user.deleted"],
                                 "threshold": {"count": 2, "window_seconds": 0.5}})  # fmt: skip
-    with pytest.raises(NotExpressible, match="a window of 0.5 s is not whole seconds"):
+    with pytest.raises(NotExpressible, match=r"a window of 0\.5 s is not whole seconds"):
         rule_yaml(rule)
