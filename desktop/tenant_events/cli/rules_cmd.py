@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.check:
         for rule in ruleset.rules:
             state = "on " if rule.enabled else "off"
-            print(f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}: {rule.explanation}")
+            mark = " [Sigma]" if rule.origin == "sigma" else ""
+            print(f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}{mark}: {rule.explanation}")
     for error in ruleset.errors:
         print(f"tenant-events: {error}", file=sys.stderr)
     if ruleset.errors:
