@@ -34,6 +34,7 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
 from tenant_events.ui.dialogs.rule_form import RuleForm
+from tenant_events.ui.dialogs.sigma_import_dialog import SigmaImportDialog
 
 Tester = Callable[[Rule], Awaitable[str]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
@@ -64,6 +65,9 @@ class RulesPage(QWidget):
         self.add_button.clicked.connect(self.add_rule)
         self.delete_button = QPushButton("&Delete")
         self.delete_button.clicked.connect(self.delete_rule)
+        self.sigma_button = QPushButton("&Import Sigma rules…")
+        self.sigma_button.clicked.connect(self.import_sigma)
+        self.sigma_dialog: SigmaImportDialog | None = None
         self.reset_button = QPushButton("&Reset to built-in")
         self.reset_button.clicked.connect(self.reset_rule)
         self.test_button = QPushButton("&Test against history")
@@ -79,6 +83,7 @@ class RulesPage(QWidget):
         for b in (self.add_button, self.delete_button, self.reset_button):
             buttons.addWidget(b)
         left_box.addLayout(buttons)
+        left_box.addWidget(self.sigma_button)
         right = QWidget()
         right_box = QVBoxLayout(right)
         right_box.setContentsMargins(0, 0, 0, 0)
@@ -125,7 +130,8 @@ class RulesPage(QWidget):
     def _label(self, rule_id: str) -> str:
         rule = self.rules[rule_id]
         mark = "⚠ " if self.problems.get(rule_id) else ""
-        return f"{mark}{rule.name} ({rule.severity})" + ("" if rule_id in _BUILTIN else " · yours")
+        whose = "" if rule_id in _BUILTIN else " · Sigma" if rule.origin == "sigma" else " · yours"
+        return f"{mark}{rule.name} ({rule.severity}){whose}"
 
     def current_id(self) -> str | None:
         item = self.list.currentItem()
@@ -184,6 +190,21 @@ class RulesPage(QWidget):
         elif rule_id is None and row >= len(self.rules):
             del self.broken[row - len(self.rules)]
         self._fill(select=next(iter(self.rules)))
+
+    def import_sigma(self) -> None:
+        """Open "Import Sigma rules": the rules it reads join the list (saved with the settings)."""
+        self.sigma_dialog = SigmaImportDialog(AlertSettings(rules=self.entries()), self)
+        self.sigma_dialog.accepted.connect(self._take_imported)
+        self.sigma_dialog.open()
+
+    def _take_imported(self) -> None:
+        imported = self.sigma_dialog.imported if self.sigma_dialog is not None else None
+        if imported is None or not imported.rules:
+            return
+        for rule in imported.rules:
+            self.rules[rule.id] = rule
+            self.problems.pop(rule.id, None)
+        self._fill(select=imported.rules[0].id)
 
     def reset_rule(self) -> None:
         rule_id = self.current_id()
