@@ -38,6 +38,7 @@ class StepResult:
     updated: list[StoredAlert] = field(default_factory=list)
     watermark: int = 0
     evaluated: int = 0  # seqs covered (rows of no rule's type included)
+    refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (unread again)
 
     @property
     def alerts(self) -> list[StoredAlert]:
@@ -85,6 +86,8 @@ class Evaluator:
                 alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.write for a in touched], self.watermark, end)
             for alert, alert_id in zip(touched, ids, strict=True):
+                if alert.write.reopen:
+                    result.refired.add(alert_id)
                 result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
                 alert.committed(alert_id)
             result.evaluated += end - self.watermark
@@ -99,7 +102,7 @@ class Evaluator:
         if engine.threshold_types and watermark:
             newest_ms = ledger.time_before(watermark)
             if newest_ms is not None:
-                since = newest_ms - 2 * engine.longest_window_ms
+                since = newest_ms - engine.history_ms
                 recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
         engine.restore(ledger.latest_alerts(), recent)
         self.watermark = watermark

@@ -109,9 +109,11 @@ class AlertLedger:
         return str(row[1]) if row[1] is not None else summary_of(str(row[0]), str(row[2]))
 
     def latest_alerts(self) -> list[StoredAlert]:
-        """Each rule's newest alert: the one a new firing may fold into."""
+        """Each rule's newest alert (per name: a grouped rule's alert names its group): the ones a firing may
+        fold into."""
         cur = self._conn.execute(
-            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id)"  # noqa: S608
+            f"SELECT {ALERT_COLUMNS} FROM alerts"  # noqa: S608
+            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, rule_name)"
         )
         return [stored_alert(r) for r in cur]
 

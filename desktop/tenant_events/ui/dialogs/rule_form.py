@@ -69,6 +69,7 @@ class RuleForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.base: Rule | None = None  # the built-in rule being changed (None: one's own rule)
+        self.shown: Rule | None = None  # the rule as loaded: what the form has no field for is kept from it
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.name = QLineEdit()
@@ -146,6 +147,7 @@ class RuleForm(QWidget):
         """Show `rule`; `base`: the built-in rule it changes (its name and types stay editable)."""
         self._loading = True
         self.base = base
+        self.shown = rule
         self.explanation.setText(rule.explanation or "A rule of your own.")
         self.name.setText(rule.name)
         self.severity.setCurrentIndex(SEVERITIES.index(rule.severity))
@@ -182,9 +184,21 @@ class RuleForm(QWidget):
             "threshold": None,
             "time_of_day": None,
         }
+        kept = self.shown.model_dump(mode="json", exclude_none=True) if self.shown is not None else {}
+        for key in (
+            "group_by",
+            "sequence",
+            "novelty",
+            "state",
+            "tests",
+            "origin",
+        ):  # not on the form: kept as is
+            if key in kept:
+                entry[key] = kept[key]
         if self.use_threshold.isChecked():
             entry["threshold"] = {"count": self.count.value(), "window_seconds": self.window_s.value(),
-                                  "per_type": self.per_type.isChecked()}  # fmt: skip
+                                  "per_type": self.per_type.isChecked(),
+                                  **{k: v for k, v in kept.get("threshold", {}).items() if k == "distinct"}}  # fmt: skip
         when = TIMES[self.time_of_day.currentIndex()][1]
         if when is not None:
             old = self.base.time_of_day if self.base is not None else None

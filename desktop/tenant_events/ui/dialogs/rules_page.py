@@ -248,7 +248,8 @@ class RulesPage(QWidget):
                                                                                  "types": rule.types})  # fmt: skip
                 continue
             was = base.model_dump(mode="json")
-            changed = {k: v for k, v in full.items() if was.get(k) != v}
+            lean = rule.model_dump(mode="json", exclude_none=True)  # nested parts without their unset fields
+            changed = {k: lean.get(k) for k, v in full.items() if was.get(k) != v}
             if changed:
                 out.append({"id": rule.id, **changed})
         out += [entry for entry, _ in self.broken]
