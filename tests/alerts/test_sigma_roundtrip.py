@@ -60,6 +60,15 @@ OWN = [
              {"types": ["organization.member.role.deleted"],
               "conditions": [{"field": "object.role.name", "op": "contains", "value": ["admin", "owner"]}]},
          ]}, "group_by": ["object.user.user_id"]},
+        {"id": "elevation-outside", "name": "Elevation by an unknown client, from outside",
+         "types": ["organization.member.role.*"],
+         "conditions": [{"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True},
+                        {"field": "context.client.name", "op": "in_list", "value": "disposable-email-domains"}],
+         "sequence": {"within_seconds": 600, "steps": [
+             {"types": ["organization.member.role.assigned"]},
+             {"types": ["organization.member.role.deleted"],
+              "conditions": [{"field": "context.client.id", "op": "starts_with", "value": "cli_"}]}]},
+         "group_by": ["object.user.user_id|context.client.id"]},
         {"id": "any-order", "name": "Granted and taken in any order",
          "types": ["group.role.assigned", "group.role.deleted", "group.member.added"],
          "sequence": {"within_seconds": 120, "ordered": False, "steps": [

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+from pydantic import ValidationError
 from sigma.collection import SigmaCollection
 from sigma.correlations import (
     SigmaCorrelationCondition,
@@ -30,7 +31,7 @@ from sigma.rule import SigmaRule
 from sigma.rule.attributes import SigmaLevel
 
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
-from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.rule_model import Condition, Rule, load_rules
 from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, translate
 from tenant_events.errors import ConfigError
 
@@ -239,6 +240,20 @@ def _group(correlation: SigmaCorrelationRule) -> tuple[bool, list[str]]:
     return per_type, keys
 
 
+def _same(cond: dict[str, Any]) -> Any:
+    """A condition in a form that compares equal however it was written (defaults left out or spelled)."""
+    try:
+        return Condition.model_validate(cond)
+    except ValidationError:
+        return repr(cond)
+
+
+def _rule_conditions(correlation: SigmaCorrelationRule) -> list[Any]:
+    """The rule-wide conditions a sequence's extension names (written into each step as well)."""
+    extra = _extension(correlation).get("conditions")
+    return [_same(c) for c in extra if isinstance(c, dict)] if isinstance(extra, list) else []
+
+
 def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     """The rule entry of a Sigma correlation rule over detection rules."""
     entry = _common(correlation)
@@ -273,7 +288,9 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
             )
         if len(parts) < 2:
             raise Refusal("rules", f"a {type_name} correlation needs two rules or more")
-        steps = [{"types": p.types, "conditions": p.conditions} for p in parts]
+        shared = _rule_conditions(correlation)
+        steps = [{"types": p.types, "conditions": [c for c in p.conditions if _same(c) not in shared]}
+                 for p in parts]  # fmt: skip
         every = [t for p in parts for t in p.types]
         types = list(dict.fromkeys(every)) if "*" not in every else ["*"]
         entry.update(types=types, sequence={"steps": steps, "within_seconds": seconds,

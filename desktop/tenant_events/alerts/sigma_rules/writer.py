@@ -116,6 +116,10 @@ def _extension(rule: Rule, leftover: list[dict[str, Any]]) -> dict[str, Any]:
         out["conditions"] = leftover
     if any("|" in key for key in rule.group_by):
         out["group_by"] = list(rule.group_by)
+    if rule.sequence is not None:
+        every = [t for step in rule.sequence.steps for t in step.types]
+        if list(dict.fromkeys(every)) != rule.types:
+            out["types"] = list(rule.types)
     return out
 
 
@@ -147,11 +151,16 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
         else [{"types": rule.types, "conditions": []}]
     )
     for i, step in enumerate(steps, 1):
-        detection, left = _detection(list(step["types"]), [*conditions, *step["conditions"]] if rule.sequence
-                                     else conditions)  # fmt: skip
-        if left and rule.sequence is not None:
-            raise NotExpressible(f"sequence.steps.{i}: a {left[0]['op']} test cannot be written in Sigma")
-        leftover = left
+        if rule.sequence is None:
+            detection, leftover = _detection(list(step["types"]), conditions)
+        else:
+            # the rule's own conditions hold for every step: written into each step for other Sigma tools,
+            # and kept in the extension, which says they are the rule's (reader.py takes them out of the steps)
+            own = [c for c in conditions if _selection(c) is not None]
+            detection, left = _detection(list(step["types"]), [*own, *step["conditions"]])
+            if left:
+                raise NotExpressible(f"sequence.steps.{i}: a {left[0]['op']} test cannot be written in Sigma")
+            leftover = conditions
         suffix = f"step-{i}" if rule.sequence is not None else "events"
         base = _head(rule, f"{rule.id}-{suffix}"[:120], f"{rule.name} ({suffix.replace('-', ' ')})")
         bases.append(base | {"logsource": logsource, "detection": detection, "level": level})
