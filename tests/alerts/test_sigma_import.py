@@ -7,6 +7,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts import BUILTIN_RULES, load_rules
@@ -263,6 +266,11 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
 
 BAD = [
     ("not: [valid", "rules.yml: not valid YAML"),
+    ("- a\n- b\n", "rules.yml: YAML document 1 is not a map of rule fields"),
+    (f"title: Twice\n{HEAD}detection:\n  s:\n    type: user.deleted\n  s:\n    type: user.created\n"
+     "  condition: s\n", "rules.yml: not valid YAML: Duplicate key 's'"),
+    (f"title: Missing\n{HEAD}detection:\n  s:\n    type: user.deleted\n  condition: s and f\n",
+     "Sigma rule 'Missing': Detection 'f' not defined in detections"),
     (f"title: Event id\n{HEAD}detection:\n  s:\n    EventID: 4624\n  condition: s\n",
      "Sigma rule 'Event id': EventID: not an event field"),
     (f"title: Encoded\n{HEAD}detection:\n  s:\n    data.object.email|base64: x\n  condition: s\n",
@@ -339,3 +347,40 @@ def test_merging_replaces_an_earlier_import_and_never_a_rule_of_ones_own(tmp_pat
     twice = sigma(tmp_path, path.read_text() + "---\n" + path.read_text(), "twice.yml")
     with pytest.raises(SigmaRefused, match="its id 'deleted' is also"):
         merge_imported(AlertSettings(), read_sigma(twice))
+
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(
+    ["user.deleted", "organization.*", "*admin*", "a?b", "10.0.0.0/8", "(a)\\1", "", "x" * 3, "\x1b[2J"]))  # fmt: skip
+KEYS = st.sampled_from([
+    "type", "type|startswith", "data.object.role.name|contains", "data.object.email|re", "data.ip|cidr",
+    "data.x|exists", "data.y|contains|all", "data.z|base64", "EventID", "data.", "data.a|cased", "keywords",
+])  # fmt: skip
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+                      max_leaves=8)  # fmt: skip
+DETECTIONS = st.dictionaries(st.sampled_from(["s", "f", "sel_1", "sel_2"]), VALUES, min_size=1, max_size=3).flatmap(
+    lambda d: st.sampled_from(["s", "s and not f", "1 of sel_*", "all of them", "s or f", "not s", "s |"]).map(
+        lambda c: {**d, "condition": c}))  # fmt: skip
+DOCS = st.fixed_dictionaries(
+    {"title": st.text(max_size=8), "logsource": st.sampled_from([{"product": "auth0", "service": "events"}, {}]),
+     "detection": DETECTIONS},
+    optional={"level": st.sampled_from(["low", "critical", "loud"]), "name": st.sampled_from(["r1", "r2", "Bad!"]),
+              "correlation": st.fixed_dictionaries({
+                  "type": st.sampled_from(["event_count", "value_count", "temporal", "value_sum", "nope"]),
+                  "rules": st.lists(st.sampled_from(["r1", "r2", "r3"]), max_size=2),
+                  "timespan": st.sampled_from(["1m", "0s", "2y", "5x"]),
+                  "group-by": st.lists(st.sampled_from(["type", "data.object.user_id", "x"]), max_size=2),
+                  "condition": st.dictionaries(st.sampled_from(["gte", "lt", "field"]), SCALARS, max_size=2)})},
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(DOCS, min_size=1, max_size=3))
+def test_any_file_either_imports_valid_rules_or_is_refused_in_one_line(tmp_path, docs):
+    path = tmp_path / "fuzz.yml"
+    path.write_text(yaml.safe_dump_all(docs, allow_unicode=True))
+    try:
+        found = read_sigma(path)
+    except SigmaRefused as exc:
+        assert "\n" not in str(exc) and "\x1b" not in str(exc) and str(exc).startswith(str(path))
+        return
+    assert load_rules([f.entry for f in found], BUILTIN_RULES).errors == ()

@@ -28,6 +28,7 @@ from sigma.correlations import (
 )
 from sigma.exceptions import SigmaError, SigmaRegularExpressionError
 from sigma.rule import SigmaRule
+from sigma.rule.base import SigmaYAMLLoader
 from sigma.rule.attributes import SigmaLevel
 
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
@@ -98,7 +99,11 @@ def _load(paths: Iterable[Path]) -> _Loaded:
         except (OSError, UnicodeDecodeError) as exc:
             raise SigmaRefused(path, "", f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
-            collection = SigmaCollection.from_yaml(text, collect_errors=True, resolve_references=False)
+            docs = list(yaml.load_all(text, Loader=SigmaYAMLLoader))  # aliases stay shared, not expanded
+            for number, doc in enumerate(docs, 1):
+                if doc is not None and not isinstance(doc, dict):
+                    raise SigmaRefused(path, "", f"YAML document {number} is not a map of rule fields")
+            collection = SigmaCollection.from_dicts(docs, collect_errors=True, resolve_references=False)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f"line {mark.line + 1}: " if mark is not None else ""
@@ -107,6 +112,8 @@ def _load(paths: Iterable[Path]) -> _Loaded:
             ) from None
         except SigmaError as exc:
             raise SigmaRefused(path, "", str(exc)) from None
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a shape pySigma does not expect
+            raise SigmaRefused(path, "", f"not a Sigma rule file ({type(exc).__name__}: {exc})") from None
         if collection.errors and not any(r.errors for r in collection.rules):
             raise SigmaRefused(path, "", str(collection.errors[0]))
         if not collection.rules:
@@ -356,4 +363,8 @@ def read_sigma(target: Path, *, lists: Iterable[str] = ()) -> list[SigmaEntry]:
             entries.append(SigmaEntry(entry, _validated(entry, lists), path, label))
         except Refusal as exc:
             raise SigmaRefused(path, label, str(exc)) from None
+        except SigmaError as exc:  # e.g. a condition naming a selection that is not there
+            raise SigmaRefused(path, label, str(exc)) from None
+        except (TypeError, AttributeError, KeyError) as exc:  # a value of a shape pySigma let through
+            raise SigmaRefused(path, label, f"cannot be read ({type(exc).__name__}: {exc})") from None
     return entries
