@@ -28,8 +28,8 @@ from sigma.correlations import (
 )
 from sigma.exceptions import SigmaError, SigmaRegularExpressionError
 from sigma.rule import SigmaRule
-from sigma.rule.base import SigmaYAMLLoader
 from sigma.rule.attributes import SigmaLevel
+from sigma.rule.base import SigmaYAMLLoader
 
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.rule_model import Condition, Rule, load_rules
