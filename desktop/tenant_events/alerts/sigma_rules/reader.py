@@ -11,42 +11,29 @@ a correlation uses (without `generate: true`) is only part of that correlation, 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
-from pydantic import ValidationError
 from sigma.collection import SigmaCollection
-from sigma.correlations import (
-    SigmaCorrelationCondition,
-    SigmaCorrelationConditionOperator,
-    SigmaCorrelationRule,
-    SigmaCorrelationType,
-)
+from sigma.correlations import SigmaCorrelationRule
 from sigma.exceptions import SigmaError, SigmaRegularExpressionError
 from sigma.rule import SigmaRule
-from sigma.rule.attributes import SigmaLevel
 from sigma.rule.base import SigmaYAMLLoader
 
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
-from tenant_events.alerts.rule_model import Condition, Rule, load_rules
-from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, translate
+from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.sigma_rules.correlation import correlation_entry
+from tenant_events.alerts.sigma_rules.detection import Refusal
+from tenant_events.alerts.sigma_rules.entries import EXTENSION
+from tenant_events.alerts.sigma_rules.entries import detection_entry
 from tenant_events.errors import ConfigError
 
-EXTENSION: Final = "tenant_events"  # a custom attribute: what a rule holds that Sigma has no words for
-LOGSOURCE: Final = ("auth0", "events")
 SIGMA_SUFFIXES: Final = (".yml", ".yaml")
 MAX_FILES: Final = 2000
 MAX_FILE_BYTES: Final = 1_000_000
-_LEVELS: Final = {"informational": "info", "low": "info", "medium": "warning", "high": "warning",
-                  "critical": "critical"}  # fmt: skip
-_EXTENSION_KEYS: Final = frozenset({
-    "enabled", "notify", "coalesce_minutes", "time_of_day", "tenants", "include_test_events", "conditions",
-    "novelty", "state", "tests", "group_by", "types",
-})  # fmt: skip
 
 
 def printable(text: str) -> str:
@@ -147,185 +134,6 @@ def _explained(error: SigmaError, text: str, rule: SigmaRule | SigmaCorrelationR
                 if "|re" in str(key) and pattern in (value if isinstance(value, list) else [value]):
                     return f"{key}: regular expression {pattern!r} does not compile in RE2: {reason}"
     return f"regular expression {pattern!r} does not compile in RE2: {reason}"
-
-
-def _severity(rule: SigmaRule | SigmaCorrelationRule) -> str:
-    level: SigmaLevel | None = rule.level
-    return _LEVELS.get(level.name.lower(), "warning") if level is not None else "warning"
-
-
-def _rule_id(rule: SigmaRule | SigmaCorrelationRule) -> str:
-    """The rule's id: its Sigma `name` when that is one already, else made from the title."""
-    raw = rule.name or rule.title or str(rule.id or "")
-    slug = re.sub(r"[^a-z0-9]+", "-", raw.lower()).strip("-")[:64].strip("-")
-    return slug or "sigma-rule"
-
-
-def _common(rule: SigmaRule | SigmaCorrelationRule) -> dict[str, Any]:
-    name = (rule.title or rule.name or "Sigma rule").strip()
-    text = " ".join((rule.description or "").split())
-    entry: dict[str, Any] = {
-        "id": _rule_id(rule),
-        "name": name if len(name) <= 80 else name[:79] + "…",
-        "explanation": text if len(text) <= 300 else text[:299] + "…",
-        "severity": _severity(rule),
-        "origin": "sigma",
-    }
-    extension = rule.custom_attributes.get(EXTENSION)
-    if extension is not None:
-        if not isinstance(extension, dict):
-            raise Refusal(EXTENSION, "must be a map of rule fields")
-        for key in extension:
-            if key not in _EXTENSION_KEYS:
-                raise Refusal(f"{EXTENSION}.{key}", "is not a rule field Sigma lacks words for "
-                              f"(known: {', '.join(sorted(_EXTENSION_KEYS))})")  # fmt: skip
-    return entry
-
-
-def _check_logsource(rule: SigmaRule) -> None:
-    source = rule.logsource
-    if (source.product, source.service) != LOGSOURCE or source.category is not None:
-        shown = ", ".join(f"{k}: {v}" for k, v in (("category", source.category), ("product", source.product),
-                                                   ("service", source.service)) if v)  # fmt: skip
-        raise Refusal(
-            "logsource", f"{{{shown}}} is not this app's events (want product: auth0, service: events)"
-        )
-
-
-def _detection(rule: SigmaRule) -> Detection:
-    _check_logsource(rule)
-    return translate(rule)
-
-
-def _extension(rule: SigmaRule | SigmaCorrelationRule) -> dict[str, Any]:
-    value = rule.custom_attributes.get(EXTENSION)
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _apply_extension(entry: dict[str, Any], extension: dict[str, Any]) -> dict[str, Any]:
-    extra_conditions = extension.pop("conditions", None)
-    if extra_conditions is not None:
-        if not isinstance(extra_conditions, list):
-            raise Refusal(f"{EXTENSION}.conditions", "must be a list of conditions")
-        entry["conditions"] = [*entry.get("conditions", []), *extra_conditions]
-    return {**entry, **extension}
-
-
-def detection_entry(rule: SigmaRule) -> dict[str, Any]:
-    """The rule entry of a Sigma detection rule that stands alone."""
-    entry = _common(rule)
-    found = _detection(rule)
-    entry.update(types=found.types, conditions=found.conditions)
-    return _apply_extension(entry, _extension(rule))
-
-
-def _threshold(cond: SigmaCorrelationCondition, rule_type: str) -> int:
-    op = cond.op
-    if cond.count != int(cond.count):
-        raise Refusal("condition", f"{cond.count} is not a whole number of events")
-    if op == SigmaCorrelationConditionOperator.GTE:
-        count = int(cond.count)
-    elif op == SigmaCorrelationConditionOperator.GT:
-        count = int(cond.count) + 1
-    else:
-        raise Refusal(f"condition.{op.name.lower()}", f"a {rule_type} fires on 'at least': use gte (or gt)")
-    return count
-
-
-def _group(correlation: SigmaCorrelationRule) -> tuple[bool, list[str]]:
-    """(per event type, the group keys under data) of the correlation's `group-by`."""
-    per_type, keys = False, []
-    for name in correlation.group_by or []:
-        if name == "type":
-            per_type = True
-            continue
-        if not name.startswith("data.") or len(name) == len("data."):
-            raise Refusal(f"group-by {name}", "not an event field: use type or a dotted path under data")
-        keys.append("|".join(part.strip().removeprefix("data.") for part in name.split("|")))
-    if len(correlation.aliases):
-        raise Refusal("aliases", "field aliases cannot be expressed: group by the same field in every rule")
-    return per_type, keys
-
-
-def _same(cond: dict[str, Any]) -> Any:
-    """A condition in a form that compares equal however it was written (defaults left out or spelled)."""
-    try:
-        return Condition.model_validate(cond)
-    except ValidationError:
-        return repr(cond)
-
-
-def _rule_conditions(correlation: SigmaCorrelationRule) -> list[Any]:
-    """The rule-wide conditions a sequence's extension names (written into each step as well)."""
-    extra = _extension(correlation).get("conditions")
-    return [_same(c) for c in extra if isinstance(c, dict)] if isinstance(extra, list) else []
-
-
-def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
-    """The rule entry of a Sigma correlation rule over detection rules."""
-    entry = _common(correlation)
-    kind = correlation.type
-    if kind not in (SigmaCorrelationType.EVENT_COUNT, SigmaCorrelationType.VALUE_COUNT,
-                    SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED):  # fmt: skip
-        raise Refusal(f"correlation type {kind.name.lower()}", "is not supported (supported: event_count, "
-                      "value_count, temporal, temporal_ordered)")  # fmt: skip
-    cond = correlation.condition
-    if not isinstance(cond, SigmaCorrelationCondition):
-        raise Refusal("condition", "an extended (boolean) correlation condition cannot be expressed")
-    parts: list[Detection] = []
-    for ref in correlation.referenced_rules:
-        base = ref.rule
-        if isinstance(base, SigmaCorrelationRule):
-            raise Refusal(f"rules {ref.reference}", "a correlation of correlations cannot be expressed")
-        try:
-            parts.append(_detection(base))
-        except Refusal as exc:
-            raise Refusal(exc.where, f"{exc} (in rule {base.title or ref.reference!r})") from None
-    if not parts:
-        raise Refusal("rules", "names no rule")
-    seconds = correlation.timespan.seconds
-    per_type, keys = _group(correlation)
-    type_name = kind.name.lower()
-    if kind in (SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED):
-        if per_type:
-            raise Refusal("group-by type", "a sequence of different events cannot be grouped by event type")
-        if cond.op != SigmaCorrelationConditionOperator.GTE or cond.count != len(parts) or cond.fieldref:
-            raise Refusal(
-                "condition", f"a {type_name} correlation must see every one of its {len(parts)} rules"
-            )
-        if len(parts) < 2:
-            raise Refusal("rules", f"a {type_name} correlation needs two rules or more")
-        shared = _rule_conditions(correlation)
-        steps = [{"types": p.types, "conditions": [c for c in p.conditions if _same(c) not in shared]}
-                 for p in parts]  # fmt: skip
-        every = [t for p in parts for t in p.types]
-        types = list(dict.fromkeys(every)) if "*" not in every else ["*"]
-        entry.update(types=types, sequence={"steps": steps, "within_seconds": seconds,
-                                            "ordered": kind == SigmaCorrelationType.TEMPORAL_ORDERED})  # fmt: skip
-    else:
-        first = parts[0]
-        for other in parts[1:]:
-            if other.conditions != first.conditions:
-                raise Refusal("rules", "counting over rules that differ in more than their event types cannot "
-                              "be expressed")  # fmt: skip
-        types = [t for t in dict.fromkeys(t for p in parts for t in p.types)]
-        count = _threshold(cond, type_name)
-        threshold: dict[str, Any] = {"count": count, "window_seconds": seconds, "per_type": per_type}
-        if kind == SigmaCorrelationType.VALUE_COUNT:
-            counted = cond.fieldref
-            if not isinstance(counted, str) or not counted.startswith("data."):
-                raise Refusal(
-                    f"condition.field {counted}", "not an event field: use a dotted path under data"
-                )
-            threshold["distinct"] = counted.removeprefix("data.")
-        elif count < 2:
-            threshold = {}
-        entry.update(types=types, conditions=first.conditions)
-        if threshold:
-            entry["threshold"] = threshold
-    if keys:
-        entry["group_by"] = keys
-    return _apply_extension(entry, _extension(correlation))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Any, Final
 import yaml
 
 from tenant_events.alerts.rule_model import Rule
-from tenant_events.alerts.sigma_rules.reader import EXTENSION
+from tenant_events.alerts.sigma_rules.entries import EXTENSION
 
 NAMESPACE: Final = uuid.UUID("5f1e4c0e-7a61-4d1e-9c53-7e1a5e6d0a11")  # the rules' Sigma ids derive from it
 _LEVELS: Final = {"info": "informational", "warning": "medium", "critical": "critical"}
