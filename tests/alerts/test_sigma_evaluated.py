@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from helpers.alert_events import BASE, clock_at, event
+from helpers.sigma_samples import ELEVATION
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
 from tenant_events.alerts.history import try_rule
@@ -16,30 +17,7 @@ from tenant_events.alerts.sigma_rules import read_sigma
 from tenant_events.store import AlertInbox, Batch, StoreWriter
 
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", timezone="UTC")
-SIGMA = textwrap.dedent("""
-    title: Admin granted
-    name: granted
-    logsource: {product: auth0, service: events}
-    detection:
-      s: {type: organization.member.role.assigned, data.object.role.name|contains: admin}
-      condition: s
-    ---
-    title: Admin removed
-    name: removed
-    logsource: {product: auth0, service: events}
-    detection:
-      s: {type: organization.member.role.deleted, data.object.role.name|contains: admin}
-      condition: s
-    ---
-    title: Temporary elevation
-    name: temporary-elevation
-    level: critical
-    correlation:
-      type: temporal_ordered
-      rules: [granted, removed]
-      group-by: [data.object.user.user_id]
-      timespan: 60m
-    ---
+SIGMA = ELEVATION + "---" + textwrap.dedent("""
     title: Members removed
     name: removed-members
     logsource: {product: auth0, service: events}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
+from helpers.sigma_samples import ELEVATION
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts import BUILTIN_RULES, load_rules
 from tenant_events.settings import Settings
@@ -15,29 +16,7 @@ from tenant_events.ui.look.theme import apply_theme
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 MINE = {"id": "mine", "name": "Mine", "types": ["user.deleted"]}
-GOOD = """title: Temporary elevation
-name: temporary-elevation
-level: critical
-correlation:
-  type: temporal_ordered
-  rules: [granted, removed]
-  group-by: [data.object.user.user_id]
-  timespan: 60m
----
-title: Granted
-name: granted
-logsource: {product: auth0, service: events}
-detection:
-  s: {type: organization.member.role.assigned, data.object.role.name|contains: admin}
-  condition: s
----
-title: Removed
-name: removed
-logsource: {product: auth0, service: events}
-detection:
-  s: {type: organization.member.role.deleted, data.object.role.name|contains: admin}
-  condition: s
-"""
+GOOD = ELEVATION
 BAD = """title: Sign-in from a dashed path
 logsource: {product: auth0, service: events}
 detection:
