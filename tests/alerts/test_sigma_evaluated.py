@@ -17,7 +17,10 @@ from tenant_events.alerts.sigma_rules import read_sigma
 from tenant_events.store import AlertInbox, Batch, StoreWriter
 
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", timezone="UTC")
-SIGMA = ELEVATION + "---" + textwrap.dedent("""
+SIGMA = (
+    ELEVATION
+    + "---"
+    + textwrap.dedent("""
     title: Members removed
     name: removed-members
     logsource: {product: auth0, service: events}
@@ -44,6 +47,7 @@ SIGMA = ELEVATION + "---" + textwrap.dedent("""
       viewer: {data.object.role.name: viewer}
       condition: s and not viewer
 """)
+)
 ORG_A, ORG_B = "org_" + "A" * 16, "org_" + "B" * 16
 
 
