@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.matchers import DataTest, WorkingHoursClock, compile_condition
+from tenant_events.alerts.matchers import DataTest, WorkingHoursClock, change_precheck, compile_condition
 from tenant_events.alerts.rule_model import Rule
+from tenant_events.alerts.rule_parts import StateCheck
 from tenant_events.alerts.sequences import SequenceWindow
 from tenant_events.alerts.windows import BurstWindow, Outcome
 from tenant_events.store.alert_records import EvalRow
@@ -20,7 +21,7 @@ LEARN_MS: Final = 3_600_000  # novelty says "new" only after an hour of history 
 GROUP_MARK: Final = " · "  # an alert of a grouped rule is called "<rule name> · <group>"
 SWEEP_EVERY: Final = 4096  # offers between sweeps of groups gone quiet (memory stays bounded per rule)
 _NOUNS: Final = {"ip": "IP", "user_id": "user", "phone_number": "phone number", "id": ""}
-StateTest = Callable[[str, EvalRow, Mapping[str, Any]], bool]  # (check, row, data) → holds now
+StateTest = Callable[[StateCheck, EvalRow, Mapping[str, Any]], bool]  # (check, row, data) → holds now
 
 
 def _at(data: Mapping[str, Any], path: list[str]) -> Any:
@@ -74,8 +75,14 @@ class CompiledRule:
         self.rule = rule
         self.id = rule.id
         self.types = rule.event_types
-        self.tests: list[DataTest] = [compile_condition(c, lists) for c in rule.conditions]
-        self.needs_before = any(c.op in ("changed", "grew") for c in rule.conditions)
+        changes = [c for c in rule.conditions if c.op in ("changed", "grew")]
+        self.tests: list[DataTest] = [
+            compile_condition(c, lists) for c in rule.conditions if c not in changes
+        ]
+        # an update's changes: cheap checks on the update first, the earlier state looked up only then
+        self.prechecks: list[DataTest] = [change_precheck(c) for c in changes]
+        self.change_tests: list[DataTest] = [compile_condition(c, lists) for c in changes]
+        self.needs_before = bool(changes)
         tod = rule.time_of_day
         self.hours = WorkingHoursClock(tod.hours or hours) if tod else None
         self.want_inside = tod is not None and tod.when == "inside_working_hours"
@@ -99,10 +106,10 @@ class CompiledRule:
         self.novel_ms = int(rule.novelty.days * 86_400_000) if rule.novelty else 0
         self.seen: dict[tuple[str, str], int] = {}  # (key, type or "") → newest sighting (event time)
         self.seen_since: int | None = None  # the first event time novelty has seen (its history's start)
-        self.state_checks = [s.check for s in rule.state]
+        self.state_checks = list(rule.state)
         # the payload is needed beyond the conditions: per-group state, sequences' steps, novelty, state
         self.complex = bool(self.group or self.distinct or self.steps or self.novelty or self.state_checks)
-        self.needs_payload = bool(self.tests or self.complex)
+        self.needs_payload = bool(self.tests or self.complex or self.needs_before)
         self.windows: dict[str, BurstWindow] = {}
         self.sequences: dict[str, SequenceWindow] = {}
         self.labels: dict[str, str] = {}  # group key → label of the alert that names it

@@ -21,6 +21,7 @@ from typing import Final
 
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine
+from tenant_events.alerts.state_checks import DirectoryState
 from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import AlertLedger
@@ -77,6 +78,9 @@ class Evaluator:
         result = StepResult(watermark=self.watermark)
         newest = ledger.newest_seq()
         engine = self.engine
+        if engine.needs_directory:
+            engine.state = DirectoryState(ledger.directory())
+            engine.earlier = ledger.earlier_object
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []

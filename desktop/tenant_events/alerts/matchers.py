@@ -93,6 +93,21 @@ def _change_test(cond: Condition, path: list[str]) -> DataTest:
     return test
 
 
+def change_precheck(cond: Condition) -> DataTest:
+    """What a `changed` / `grew` condition needs of the update alone, tested before the earlier state is looked
+    up: a list that grew has two entries or more now (a first entry is the object's own, not a gain); a field
+    changed to a value has that value now."""
+    path = cond.field.split(".")
+    after_path = ["object", *(path[1:] if path[0] in ("object", "previous_object") else path)]
+    if cond.op == "grew":
+        return lambda data: isinstance(after := _at_path(data, after_path), list) and len(after) >= 2
+    if cond.changed_to is not None:
+        fold: Callable[[str], str] = str.casefold if cond.ignore_case else str
+        want = fold(cond.changed_to)
+        return lambda data: (text := _text(_at_path(data, after_path))) is not None and fold(text) == want
+    return lambda data: True
+
+
 def compile_condition(cond: Condition, lists: Mapping[str, frozenset[str]] | None = None) -> DataTest:
     """A test of one event's `data` for `cond`."""
     if cond.negate:

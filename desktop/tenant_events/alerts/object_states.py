@@ -21,8 +21,7 @@ Earlier = Callable[[EvalRow, Mapping[str, Any]], dict[str, Any] | None]
 class ObjectStates:
     """The newest known `data.object` per object identity (least recently used dropped first)."""
 
-    def __init__(self, *, wanted: bool = False) -> None:
-        self.wanted = wanted
+    def __init__(self) -> None:
         self._objects: OrderedDict[tuple[str | None, ...], dict[str, Any]] = OrderedDict()
 
     def with_before(

@@ -101,6 +101,7 @@ class RuleEngine:
         )
         self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
         # how far back (event time) restoring state reads: two windows, or a novelty period
+        self.needs_directory = any(c.state_checks or c.needs_before for c in self.compiled)
         self.history_ms = max((max(2 * c.window_ms, c.novel_ms) for c in self.compiled), default=0)
 
     def reset(self) -> None:
@@ -111,7 +112,7 @@ class RuleEngine:
             for name in compiled.types:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
-        self.objects = ObjectStates(wanted=any(c.needs_before for c in self.compiled))
+        self.objects = ObjectStates()
 
     def restore(self, latest: Iterable[StoredAlert], recent: Iterable[RowSegment]) -> None:
         """State after a restart: the threshold windows, sequences and novelty sightings are refilled from the
@@ -188,8 +189,10 @@ class RuleEngine:
                         row = new(EvalRow, (seq, e[0], e[2], e[4], time_ms, e[7], e[8], e[10]))
                     if rule.needs_payload:
                         if payload is None:
-                            payload = self._payload(row)
+                            payload = event_data(row)
                         if rule.tests and not all(test(payload) for test in rule.tests):
+                            continue
+                        if rule.needs_before and not self._changed(rule, row, payload):
                             continue
                     catch_up = time_ms < catch_up_before_ms
                     if rule.complex:
@@ -227,13 +230,13 @@ class RuleEngine:
             alert.touched = False
         return touched
 
-    def _payload(self, row: EvalRow) -> Mapping[str, Any]:
-        """The event's data; for an update without `previous_object`, with the object's earlier state filled in
-        when a rule looks at changes (the update diff of view/update_diff.py)."""
-        data = event_data(row)
-        if self.objects.wanted:
-            data = self.objects.with_before(row, data, self.earlier)
-        return data
+    def _changed(self, rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
+        """The rule's `changed` / `grew` conditions: the update against the object's earlier state (the update
+        diff of view/update_diff.py), looked up only once the update itself could match."""
+        if not all(check(data) for check in rule.prechecks):
+            return False
+        full = self.objects.with_before(row, data, self.earlier)
+        return all(test(full) for test in rule.change_tests)
 
     def _record(
         self,

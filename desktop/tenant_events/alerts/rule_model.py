@@ -75,7 +75,8 @@ class Rule(BaseModel):
     """One alert rule. `coalesce_minutes`: a single-event firing this soon after the rule's open alert folds
     into it (a threshold or sequence firing is always an alert of its own). `group_by`: thresholds, sequences
     and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
-    `tests`: fixtures that must fire the rule or must not (`tenant-events rules test`)."""
+    `tests`: fixtures that must fire the rule or must not (`tenant-events rules test`). `mitre`: MITRE ATT&CK
+    technique ids (T1098, T1098.003)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
@@ -97,6 +98,9 @@ class Rule(BaseModel):
     state: list[StateCheck] = Field(default_factory=list, max_length=4)
     tests: list[RuleTest] = Field(default_factory=list, max_length=50)
     origin: Literal["builtin", "own", "sigma"] = "own"
+    mitre: list[Annotated[str, Field(pattern=r"^T\d{4}(?:\.\d{3})?$")]] = Field(
+        default_factory=list, max_length=6
+    )
 
     @field_validator("id")
     @classmethod

@@ -157,13 +157,16 @@ class Novelty(BaseModel):
         return check_key(v)
 
 
-StateCheckName = Literal["group_holds_admin_role", "user_is_org_admin", "connection_added_within"]
+StateCheckName = Literal[
+    "group_holds_admin_role", "group_held_admin_role", "user_is_org_admin", "connection_added_within"
+]
 
 
 class StateCheck(BaseModel):
     """A condition on the entity directory's state when the event is evaluated: the group the event is about
-    holds an admin-like role now; the user is an admin of the event's organization; the connection the event is
-    about was added to the organization within `minutes`."""
+    holds an admin-like role now (`held`: held it until this event, as a deleted group did); the user is an
+    admin of the event's organization; the connection the event is about was added to the organization within
+    `minutes`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: StateCheckName
