@@ -52,6 +52,7 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
         title: Admin role granted from outside
         name: admin-from-outside
         description: An admin-like role was granted by a script from outside the office network.
+        tags: [attack.persistence, attack.t1098.003, attack.t1078]
         level: high
         {HEAD}
         detection:
@@ -91,6 +92,7 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
         "An admin-like role"
     )
     assert rule.types == ["group.role.assigned", "organization.member.role.assigned"]
+    assert rule.mitre == ["T1098.003", "T1078"]  # techniques from the attack tags; the tactic is not one
     data = {
         "object": {"organization": {"id": "org_1"}, "user": {"user_id": "auth0|1"},
                    "role": {"id": "rol_RRRRRRRRRRRRRRRR", "name": "Org ADMIN", "description": "Full Access"}},

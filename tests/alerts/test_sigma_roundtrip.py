@@ -13,7 +13,7 @@ from tenant_events.alerts.sigma_rules import NotExpressible, read_sigma, rule_ya
 OWN = [
     Rule.model_validate(entry)
     for entry in [
-        {"id": "every-test", "name": "Every test Sigma has", "severity": "critical",
+        {"id": "every-test", "name": "Every test Sigma has", "severity": "critical", "mitre": ["T1098", "T1078.004"],
          "types": ["organization.member.role.assigned", "group.role.assigned"],
          "conditions": [
              {"field": "object.role.name", "op": "contains", "value": ["admin", "own*er"]},

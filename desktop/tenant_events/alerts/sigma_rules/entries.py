@@ -14,6 +14,7 @@ from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, trans
 
 EXTENSION: Final = "tenant_events"  # a custom attribute: what a rule holds that Sigma has no words for
 LOGSOURCE: Final = ("auth0", "events")
+_TECHNIQUE: Final = re.compile(r"^t\d{4}(?:\.\d{3})?$")  # attack.t1098.003 → T1098.003; tactics are skipped
 _LEVELS: Final = {"informational": "info", "low": "info", "medium": "warning", "high": "warning",
                   "critical": "critical"}  # fmt: skip
 _EXTENSION_KEYS: Final = frozenset({
@@ -44,6 +45,9 @@ def common(rule: SigmaRule | SigmaCorrelationRule) -> dict[str, Any]:
         "severity": _severity(rule),
         "origin": "sigma",
     }
+    techniques = [t.name.upper() for t in rule.tags if t.namespace == "attack" and _TECHNIQUE.match(t.name)]
+    if techniques:
+        entry["mitre"] = list(dict.fromkeys(techniques))[:6]
     extension = rule.custom_attributes.get(EXTENSION)
     if extension is not None:
         if not isinstance(extension, dict):

@@ -102,6 +102,7 @@ def _head(rule: Rule, name: str, title: str) -> dict[str, Any]:
         }
         | ({"description": rule.explanation} if rule.explanation else {})
         | {"author": "Tenant Events"}
+        | ({"tags": [f"attack.{t.lower()}" for t in rule.mitre]} if rule.mitre else {})
     )
 
 
