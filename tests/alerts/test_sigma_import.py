@@ -71,7 +71,7 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
               - 10.0.0.0/8
               - 192.168.0.0/16
           mail:
-            data.context.user.email|re|i: '^[a-z]+@example\\.(com|org)$'
+            data.context.request.user_agent|re|i: '^curl/[0-9.]+ \\((linux|darwin)\\)$'
           both:
             data.object.role.description|contains|all:
               - full
@@ -97,7 +97,7 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
         "object": {"organization": {"id": "org_1"}, "user": {"user_id": "auth0|1"},
                    "role": {"id": "rol_RRRRRRRRRRRRRRRR", "name": "Org ADMIN", "description": "Full Access"}},
         "context": {"client": {"id": "cli_x_prod", "name": "Backoffice Script"},
-                    "request": {"ip": "203.0.113.9"}, "user": {"email": "Ada@Example.com"}},
+                    "request": {"ip": "203.0.113.9", "user_agent": "Curl/8.5 (Linux)"}},
     }  # fmt: skip
     assert failing(rule, data) == []
 
@@ -117,7 +117,7 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
         ("context.client.name", "Backoffice UI"),  # endswith
         ("context.request.ip", "10.1.2.3"),  # not in the office networks
         ("context.request.ip", "192.168.4.4"),
-        ("context.user.email", "ada@example.net"),  # re
+        ("context.request.user_agent", "curl/8.5 (windows)"),  # re
         ("object.role.description", "full control"),  # all: both words
         ("object.role.id", "ROL_RRRRRRRRRRRRRRRR"),  # cased
         ("object.group", {"id": "grp_1"}),  # exists: false
@@ -275,6 +275,9 @@ BAD = [
      "Sigma rule 'Missing': Detection 'f' not defined in detections"),
     (f"title: Event id\n{HEAD}detection:\n  s:\n    EventID: 4624\n  condition: s\n",
      "Sigma rule 'Event id': EventID: not an event field"),
+    (f"title: Colour\n{HEAD}detection:\n  s:\n    type: user.deleted\n    data.object.colour|contains: red\n"
+     "  condition: s\n", "Sigma rule 'Colour': data.object.colour|contains: unknown field: no event of the rule's "
+     "types (user.deleted) carries the field 'object.colour'"),
     (f"title: Encoded\n{HEAD}detection:\n  s:\n    data.object.email|base64: x\n  condition: s\n",
      "Sigma rule 'Encoded': data.object.email|base64: the modifier base64 is not supported"),
     (f"title: Dashes\n{HEAD}detection:\n  s:\n    data.object.email|windash: -x\n  condition: s\n",

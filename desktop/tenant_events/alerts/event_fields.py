@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-CONTEXT: Final = ("context.client", "context.request", "context.tenant")
+CONTEXT: Final = ("context.client", "context.connection", "context.request", "context.tenant")
 _USER: Final = ("user_id", "email", "email_verified", "username", "name", "nickname", "given_name",
                 "family_name", "phone_number", "phone_verified", "blocked", "identities", "picture",
                 "app_metadata", "user_metadata", "created_at", "updated_at", "deleted_at", "last_login",
-                "logins_count", "multifactor")  # fmt: skip
+                "logins_count", "multifactor", "last_ip")  # fmt: skip
 _ORG: Final = ("id", "name", "display_name", "metadata", "branding")
-_GROUP: Final = ("id", "name", "type", "description", "created_at", "updated_at")
+_GROUP: Final = ("id", "name", "type", "description", "created_at", "updated_at", "external_id", "connection_id",
+                 "organization_id")  # fmt: skip
 _NESTED: Final[dict[str, tuple[str, ...]]] = {
     "group.member.": ("group", "member"),
     "group.role.": ("group", "role"),

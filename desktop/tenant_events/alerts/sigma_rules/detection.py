@@ -39,6 +39,7 @@ from sigma.types import (
     SpecialChars,
 )
 
+from tenant_events.alerts.event_fields import check_carried
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 SUPPORTED_MODIFIERS: Final = (
@@ -106,12 +107,24 @@ def _items(detection: SigmaDetection) -> list[SigmaDetectionItem]:
     return out
 
 
-def _where(expr: ConditionFieldEqualsValueExpression) -> str:
+def _where(expr: ConditionFieldEqualsValueExpression, spelled: dict[str, set[str]]) -> str:
+    """The field as the file wrote it, modifiers included (`data.x|contains`), for the error line."""
     item = expr.parent
     if isinstance(item, SigmaDetectionItem) and item.modifiers:
         names = [reverse_modifier_mapping.get(m.__name__, m.__name__) for m in item.modifiers]
         return "|".join([expr.field, *names])
-    return expr.field
+    ways = spelled.get(expr.field, set())
+    return next(iter(ways)) if len(ways) == 1 else expr.field
+
+
+def _spellings(rule: SigmaRule) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for detection in rule.detection.detections.values():
+        for item in _items(detection):
+            if item.field is not None:
+                names = [reverse_modifier_mapping.get(m.__name__, m.__name__) for m in item.modifiers]
+                out.setdefault(item.field, set()).add("|".join([item.field, *names]))
+    return out
 
 
 def _path(field: str) -> str:
@@ -138,9 +151,9 @@ def _string_test(value: SigmaString) -> tuple[str, str | None]:
     return "regex", "^" + value.to_regex().regexp.to_plain() + "$"
 
 
-def leaf(expr: ConditionFieldEqualsValueExpression, negated: bool) -> Test:
+def leaf(expr: ConditionFieldEqualsValueExpression, negated: bool, spelled: dict[str, set[str]]) -> Test:
     """The rule model's test for one field expression."""
-    where = _where(expr)
+    where = _where(expr, spelled)
     field = _path(expr.field)
     value = expr.value
     ignore_case = True
@@ -183,15 +196,15 @@ def leaf(expr: ConditionFieldEqualsValueExpression, negated: bool) -> Test:
 Tree = tuple[str, list[Any]] | Test
 
 
-def nnf(node: Any, negated: bool = False) -> Tree:
+def nnf(node: Any, spelled: dict[str, set[str]], negated: bool = False) -> Tree:
     """The condition tree with every `not` pushed down to a leaf (De Morgan)."""
     if isinstance(node, ConditionNOT):
-        return nnf(node.args[0], not negated)
+        return nnf(node.args[0], spelled, not negated)
     if isinstance(node, ConditionAND | ConditionOR):
         kind = "and" if isinstance(node, ConditionAND) != negated else "or"
-        return (kind, [nnf(arg, negated) for arg in node.args])
+        return (kind, [nnf(arg, spelled, negated) for arg in node.args])
     if isinstance(node, ConditionFieldEqualsValueExpression):
-        return leaf(node, negated)
+        return leaf(node, negated, spelled)
     if isinstance(node, ConditionValueExpression):
         raise Refusal("", f"keyword search {str(node.value)!r} (a value without a field) cannot be expressed")
     if isinstance(node, ConditionItem):
@@ -250,10 +263,11 @@ def translate(rule: SigmaRule) -> Detection:
     conditions = rule.detection.parsed_condition
     if len(conditions) != 1:
         raise Refusal("", "a detection with several conditions cannot be expressed: write one condition")
-    tree = nnf(conditions[0].parse())
+    tree = nnf(conditions[0].parse(), _spellings(rule))
     types: frozenset[str] | None = None
     patterns: list[list[str]] = []
     out: list[dict[str, Any]] = []
+    fields: list[Test] = []
     for clause in _flatten(tree, "and"):
         tests = _clause(clause)
         first = tests[0]
@@ -275,6 +289,12 @@ def translate(rule: SigmaRule) -> Detection:
         if first.negated:
             cond["negate"] = True
         out.append(cond)
+        fields.append(first)
+    for test in fields:  # a field no event of these types carries is a typo, not a test that never holds
+        try:
+            check_carried(test.field, types if types is not None else EVENT_TYPE_NAMES)
+        except ValueError as exc:
+            raise Refusal(test.where, f"unknown field: {exc}") from None
     if types is None:
         return Detection(["*"], out)
     # one `type` list as written keeps its patterns (organization.*); several are narrowed to the names left
