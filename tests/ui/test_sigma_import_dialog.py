@@ -88,3 +88,40 @@ def test_import_dialog_shows_why_nothing_was_imported_then_imports(qtbot, qapp, 
         and elevation.group_by == ["object.user.user_id"]
     )
     assert saved.get("mine").origin == "own"
+
+
+NOT_FILTER = """title: Role granted by a script
+name: script-grant
+logsource: {product: auth0, service: events}
+detection:
+  s: {type: group.role.assigned}
+  ours: {data.context.client.id|cased: cli_Backoffice}
+  condition: s and not ours
+"""
+
+
+def test_editing_another_field_of_an_imported_rule_keeps_conditions_the_text_cannot_show(qtbot, tmp_path):
+    (tmp_path / "not.yml").write_text(NOT_FILTER)
+    d = SettingsDialog(Settings(), set())
+    qtbot.addWidget(d)
+    d.show()
+    page = d.rules_page
+    d.tabs.setCurrentWidget(page)
+    page.sigma_button.click()
+    page.sigma_dialog.path.setText(str(tmp_path / "not.yml"))
+    page.sigma_dialog.import_button.click()
+    qtbot.waitUntil(lambda: not page.sigma_dialog.isVisible())
+    assert page.list.currentItem().text() == "Role granted by a script (warning) · Sigma"
+    form = page.form
+    assert form.conditions.isReadOnly() and "kept as they are" in form.conditions.toolTip()
+    form.severity.setCurrentIndex(2)  # critical: an edit of another field
+    form.name.setText("Role granted by a script, not ours")
+    assert d.apply()
+    rule = load_rules(d.settings.alerts.rules, BUILTIN_RULES).get("script-grant")
+    assert rule.severity == "critical" and rule.name == "Role granted by a script, not ours"
+    [cond] = rule.conditions
+    assert (cond.field, cond.op, cond.value, cond.negate, cond.ignore_case) == (
+        "context.client.id", "equals", "cli_Backoffice", True, False)  # fmt: skip
+    # a rule whose conditions the text can say stays editable there
+    page.add_rule()
+    assert not form.conditions.isReadOnly()

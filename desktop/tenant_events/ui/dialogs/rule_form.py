@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final, get_args
 
+from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.alerts.rule_model import SEVERITIES, Op, Rule, RuleError, load_rules
+from tenant_events.alerts.rule_model import SEVERITIES, Condition, Op, Rule, RuleError, load_rules
 from tenant_events.ui.look.theme import error_color
 
 OPS: Final = get_args(Op)
@@ -63,6 +64,20 @@ def parse_conditions(text: str) -> tuple[list[dict[str, Any]], str]:
     return out, ""
 
 
+KEPT_TIP: Final = ("These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
+                   "a comma, changed from/to): they are kept as they are; change them in the settings file or "
+                   "import the Sigma rule again.")  # fmt: skip
+
+
+def _same_conditions(parsed: list[dict[str, Any]], rule: Rule) -> bool:
+    """Whether the conditions read back from their text are the rule's own."""
+    try:
+        again = [Condition.model_validate(c) for c in parsed]
+    except ValidationError:
+        return False
+    return again == list(rule.conditions)
+
+
 class RuleForm(QWidget):
     edited = Signal()
 
@@ -70,6 +85,7 @@ class RuleForm(QWidget):
         super().__init__(parent)
         self.base: Rule | None = None  # the built-in rule being changed (None: one's own rule)
         self.shown: Rule | None = None  # the rule as loaded: what the form has no field for is kept from it
+        self.keep_conditions = False  # the loaded conditions cannot be shown as text: kept as they are
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.name = QLineEdit()
@@ -152,7 +168,14 @@ class RuleForm(QWidget):
         self.name.setText(rule.name)
         self.severity.setCurrentIndex(SEVERITIES.index(rule.severity))
         self.types.setText(", ".join(rule.types))
-        self.conditions.setPlainText(conditions_text(rule))
+        text = conditions_text(rule)
+        self.conditions.setPlainText(text)
+        # conditions the one-line text cannot say (not, case-sensitive, a regex with a comma, changed from/to)
+        # are kept as they are, never rewritten by an edit of another field
+        parsed, _ = parse_conditions(text)
+        self.keep_conditions = not _same_conditions(parsed, rule)
+        self.conditions.setReadOnly(self.keep_conditions)
+        self.conditions.setToolTip(KEPT_TIP if self.keep_conditions else "")
         t = rule.threshold
         self.use_threshold.setChecked(t is not None)
         for w in (self.count, self.window_s, self.per_type):
@@ -171,6 +194,8 @@ class RuleForm(QWidget):
     def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
         """The rule as a full entry, and a problem of the conditions text ("" if none)."""
         conditions, problem = parse_conditions(self.conditions.toPlainText())
+        if self.keep_conditions and self.shown is not None:
+            conditions, problem = self.shown.model_dump(mode="json")["conditions"], ""
         entry: dict[str, Any] = {
             "id": rule_id,
             "name": self.name.text().strip(),
