@@ -305,7 +305,7 @@ BAD = [
     (CORRELATIONS + "---\ntitle: Zero\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
      "  timespan: 0s\n  condition: {gte: 5}\n", "Sigma rule 'Zero': Timespan '0s' must be greater than zero"),
     (CORRELATIONS + "---\ntitle: Years\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
-     "  timespan: 2y\n  condition: {gte: 5}\n", "Sigma rule 'Years': threshold.window_seconds:"),
+     "  timespan: 2y\n  condition: {gte: 5}\n", "Sigma rule 'Years': timespan 2y: is longer than a day"),
     (CORRELATIONS + "---\ntitle: Fewer\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
      "  timespan: 1h\n  condition: {lte: 5}\n", "Sigma rule 'Fewer': condition.lte:"),
     (CORRELATIONS + "---\ntitle: Lost\ncorrelation:\n  type: event_count\n  rules: [nowhere]\n"

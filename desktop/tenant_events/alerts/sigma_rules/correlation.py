@@ -15,6 +15,7 @@ from sigma.correlations import (
 )
 
 from tenant_events.alerts.rule_model import Condition
+from tenant_events.alerts.rule_parts import MAX_WINDOW_S
 from tenant_events.alerts.sigma_rules.detection import Detection, Refusal
 from tenant_events.alerts.sigma_rules.entries import apply_extension, base_detection, common, extension_of
 
@@ -84,6 +85,9 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     if not parts:
         raise Refusal("rules", "names no rule")
     seconds = correlation.timespan.seconds
+    if seconds > MAX_WINDOW_S:
+        raise Refusal(f"timespan {correlation.timespan.spec}", "is longer than a day, the longest window a rule "
+                      "keeps (for 'the first time in N days' use the novelty of a rule of your own)")  # fmt: skip
     per_type, keys = _group(correlation)
     type_name = kind.name.lower()
     if kind in (SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED):
