@@ -5,6 +5,7 @@ expressed is refused whole, with one line naming the file, the rule and the fiel
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 import yaml
@@ -389,3 +390,15 @@ def test_any_file_either_imports_valid_rules_or_is_refused_in_one_line(tmp_path,
         assert "\n" not in str(exc) and "\x1b" not in str(exc) and str(exc).startswith(str(path))
         return
     assert load_rules([f.entry for f in found], BUILTIN_RULES).errors == ()
+
+
+def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_all(tmp_path):
+    with pytest.raises(SigmaRefused, match="/dev/zero: is not a regular file"):
+        read_sigma(Path("/dev/zero"))
+    big = tmp_path / "big.yml"
+    big.write_bytes(b"#" * 1_000_001)
+    with pytest.raises(SigmaRefused, match=r"big\.yml: larger than 1 MB"):
+        read_sigma(big)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SigmaRefused, match=r"empty: no \.yml or \.yaml files in this folder"):
+        read_sigma(tmp_path / "empty")

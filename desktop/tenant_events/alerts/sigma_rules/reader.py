@@ -33,6 +33,8 @@ from tenant_events.errors import ConfigError
 SIGMA_SUFFIXES: Final = (".yml", ".yaml")
 MAX_FILES: Final = 2000
 MAX_FILE_BYTES: Final = 1_000_000
+MAX_TOTAL_BYTES: Final = 20_000_000  # SigmaHQ's whole rule set is about 15 MB of YAML
+MAX_RULES: Final = 1000
 
 
 def printable(text: str) -> str:
@@ -77,11 +79,19 @@ def _label(rule: SigmaRule | SigmaCorrelationRule, index: int) -> str:
 def _load(paths: Iterable[Path]) -> _Loaded:
     collections: list[SigmaCollection] = []
     files: dict[int, Path] = {}
+    total = 0
     for path in paths:
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
+            if not path.is_file():  # a device or a pipe could be read forever
+                raise SigmaRefused(path, "", "is not a regular file")
+            with path.open("rb") as f:
+                raw = f.read(MAX_FILE_BYTES + 1)
+            total += len(raw)
+            if len(raw) > MAX_FILE_BYTES:
                 raise SigmaRefused(path, "", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
-            text = path.read_text(encoding="utf-8")
+            if total > MAX_TOTAL_BYTES:
+                raise SigmaRefused(path, "", f"the files come to more than {MAX_TOTAL_BYTES // 1_000_000} MB")
+            text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise SigmaRefused(path, "", f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
@@ -110,6 +120,10 @@ def _load(paths: Iterable[Path]) -> _Loaded:
             files[id(rule)] = path
         collections.append(collection)
     merged = SigmaCollection.merge(collections, resolve_references=False)
+    if len(merged.rules) > MAX_RULES:
+        raise SigmaRefused(
+            next(iter(files.values()), ""), "", f"{len(merged.rules)} rules; at most {MAX_RULES} at a time"
+        )
     for index, rule in enumerate(merged.rules, 1):
         if isinstance(rule, SigmaCorrelationRule):
             try:
