@@ -13,7 +13,7 @@ from typing import Any
 
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import try_rule
-from tenant_events.cli import rules_sigma
+from tenant_events.cli import rules_sigma, rules_test_cmd
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError
@@ -42,7 +42,9 @@ def register(subparsers: Any) -> None:
         "--days", metavar="N", type=float, default=7.0, help="with --try: how far back (default 7)"
     )
     p.set_defaults(run=run)
-    rules_sigma.register(p.add_subparsers(dest="action", metavar="ACTION", title="actions"))
+    actions = p.add_subparsers(dest="rules_action", metavar="ACTION", title="actions")
+    rules_test_cmd.register(actions)
+    rules_sigma.register(actions)
 
 
 def run(args: argparse.Namespace) -> int:
