@@ -81,7 +81,7 @@ def test_temporal_ordered_fires_for_the_same_member_in_order_within_the_timespan
     assert store([event(grant, 0, role="Org Admin", user="auth0|ada")]) == []
     assert store([event(remove, 10, role="Org Admin", user="auth0|bob")]) == []  # another member
     assert store([event(remove, 20, role="viewer", user="auth0|ada")]) == []  # not an admin role
-    assert store([event(remove, 3000, role="Org Admin", user="auth0|ada")]) == ["temporary-elevation"]
+    assert store([event(remove, 3000, role="Org Admin", user="auth0|ada")]) == ["quick-elevation"]
     # removal first, then the grant: not this sequence
     assert store([event(remove, 4000, role="Org Admin", user="auth0|cy")]) == []
     assert store([event(grant, 4010, role="Org Admin", user="auth0|cy")]) == []

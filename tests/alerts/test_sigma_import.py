@@ -214,7 +214,7 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
           condition: {gt: 19}
         ---
         title: One phone on many users
-        name: shared-phone
+        name: phone-reuse
         correlation:
           type: value_count
           rules: [signups]
@@ -224,7 +224,7 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
           generate: true
         ---
         title: Temporary elevation
-        name: temporary-elevation
+        name: quick-elevation
         level: critical
         correlation:
           type: temporal_ordered
@@ -246,7 +246,7 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
     # the detection rules a correlation uses are part of it only, except with generate: true
     ids = [r.id for r in ruleset.rules if r.origin == "sigma"]
     assert sorted(ids) == sorted(["signups", "mass-deletion-by-client",
-                                  "mass-deletion-per-type", "shared-phone", "temporary-elevation",
+                                  "mass-deletion-per-type", "phone-reuse", "quick-elevation",
                                   "grant-and-removal"])  # fmt: skip
     by_client = ruleset.get("mass-deletion-by-client")
     assert by_client.severity == "critical" and by_client.group_by == ["context.client.id"]
@@ -254,11 +254,11 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
     assert by_client.types == ["user.deleted", "group.deleted", "organization.deleted"]
     per_type = ruleset.get("mass-deletion-per-type")
     assert per_type.threshold.per_type and per_type.threshold.count == 20 and per_type.group_by == []
-    phone = ruleset.get("shared-phone")
+    phone = ruleset.get("phone-reuse")
     assert phone.threshold.distinct == "object.user_id" and phone.threshold.count == 3
     assert phone.threshold.window_seconds == 86_400 and phone.group_by == ["object.phone_number"]
     assert phone.conditions[0].op == "exists"
-    elevation = ruleset.get("temporary-elevation")
+    elevation = ruleset.get("quick-elevation")
     assert elevation.sequence.ordered and elevation.sequence.within_seconds == 3600
     assert [s.types for s in elevation.sequence.steps] == [["organization.member.role.assigned"],
                                                            ["organization.member.role.deleted"]]  # fmt: skip

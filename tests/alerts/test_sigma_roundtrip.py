@@ -7,7 +7,8 @@ import pytest
 from sigma.collection import SigmaCollection
 from sigma.correlations import SigmaCorrelationRule
 
-from tenant_events.alerts import BUILTIN_RULES, Rule
+from tenant_events.alerts import BUILTIN_RULES, Rule, load_rules
+from tenant_events.alerts.fixtures import run_rule_tests
 from tenant_events.alerts.sigma_rules import NotExpressible, read_sigma, rule_yaml
 
 OWN = [
@@ -43,7 +44,7 @@ OWN = [
          "types": ["user.deleted", "group.deleted", "organization.deleted"],
          "threshold": {"count": 10, "window_seconds": 600},
          "group_by": ["context.client.id|context.request.ip"]},
-        {"id": "shared-phone", "name": "One phone number, many users", "types": ["user.created"],
+        {"id": "phone-reuse", "name": "One phone number, many users", "types": ["user.created"],
          "conditions": [{"field": "object.phone_number", "op": "exists"}],
          "threshold": {"count": 3, "window_seconds": 86400, "distinct": "object.user_id"},
          "group_by": ["object.phone_number"]},
@@ -101,7 +102,7 @@ def test_pysigma_loads_every_exported_file_without_an_error(exported):
         "mass-deletion",
         "signup-burst",
         "by-client-else-ip",
-        "shared-phone",
+        "phone-reuse",
         "elevation",
         "any-order",
     } <= names
@@ -111,7 +112,7 @@ def test_pysigma_loads_every_exported_file_without_an_error(exported):
             assert (rule.logsource.product, rule.logsource.service) == ("auth0", "events")
             assert rule.detection.parsed_condition[0].parse() is not None
     kinds = {r.name: r.type.name.lower() for r in correlations}
-    assert kinds["shared-phone"] == "value_count" and kinds["elevation"] == "temporal_ordered"
+    assert kinds["phone-reuse"] == "value_count" and kinds["elevation"] == "temporal_ordered"
     assert kinds["any-order"] == "temporal" and kinds["mass-deletion"] == "event_count"
 
 
@@ -121,6 +122,24 @@ def test_each_rule_reads_back_to_the_same_rule(exported, rule):
     # a built-in's id reads back as that built-in changed (as an edit of it would), any other as Sigma's
     assert found.rule.origin == ("builtin" if rule in BUILTIN_RULES else "sigma") and found.rule.id == rule.id
     assert _behaviour(found.rule) == _behaviour(rule)
+    # and the file alone says all of it (nothing filled in from the built-in of the same id)
+    assert _behaviour(from_file_alone(found)) == _behaviour(rule) | {"id": "copy"}
+
+
+def from_file_alone(found):
+    ruleset = load_rules([{**found.entry, "id": "copy"}], ())
+    assert ruleset.errors == ()
+    return ruleset.rules[0]
+
+
+@pytest.mark.parametrize("rule", [r for r in BUILTIN_RULES if r.tests], ids=lambda r: r.id)
+def test_each_built_in_read_back_from_its_file_passes_its_fixtures(exported, rule):
+    [found] = read_sigma(exported / f"{rule.id}.yml")
+    back = from_file_alone(found)
+    results = run_rule_tests(back)
+    assert len(results) == len(rule.tests) >= 2
+    assert {r.expect for r in results} == {"fires", "quiet"}
+    assert [r.line() for r in results if not r.passed] == []
 
 
 def test_the_whole_pack_reads_back_from_the_folder_in_one_import(exported):

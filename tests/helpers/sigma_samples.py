@@ -1,4 +1,4 @@
-"""Sigma files the Sigma tests share: the temporary-elevation correlation over its two detection rules."""
+"""Sigma files the Sigma tests share: the quick-elevation correlation over its two detection rules."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ detection:
   condition: s
 ---
 title: Temporary elevation
-name: temporary-elevation
+name: quick-elevation
 level: critical
 correlation:
   type: temporal_ordered

@@ -81,7 +81,7 @@ def test_import_dialog_shows_why_nothing_was_imported_then_imports(qtbot, qapp, 
     assert d.apply()
     saved = load_rules(d.settings.alerts.rules, BUILTIN_RULES)
     assert saved.errors == ()
-    elevation = saved.get("temporary-elevation")
+    elevation = saved.get("quick-elevation")
     assert (
         elevation.origin == "sigma"
         and elevation.sequence.ordered

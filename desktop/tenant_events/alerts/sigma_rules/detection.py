@@ -173,6 +173,8 @@ def leaf(expr: ConditionFieldEqualsValueExpression, negated: bool, spelled: dict
             re2.compile(text)
         except re2.error as exc:
             raise Refusal(where, f"regular expression {pattern!r} does not compile in RE2: {exc}") from None
+    elif isinstance(value, SigmaString) and field == "type":
+        op, text = "equals", _glob(value)  # event type patterns are globs: organization.*.role.deleted
     elif isinstance(value, SigmaString):
         op, text = _string_test(value)
         ignore_case = not isinstance(value, SigmaCasedString)
@@ -218,13 +220,28 @@ def _flatten(tree: Tree, kind: str) -> list[Tree]:
     return [tree]
 
 
+def _glob(value: SigmaString) -> str:
+    glob = {SpecialChars.WILDCARD_MULTI: "*", SpecialChars.WILDCARD_SINGLE: "?"}
+    out = ""
+    for part in value.s:
+        if isinstance(part, str):
+            if any(c in part for c in "*?["):  # an escaped wildcard: no event type has one
+                raise Refusal("type", f"{value.original!r} is not an event type name or pattern")
+            out += part
+        elif isinstance(part, SpecialChars) and part in glob:
+            out += glob[part]
+        else:
+            raise Refusal("type", f"{value.original!r} is not an event type name or pattern")
+    return out
+
+
 def _type_patterns(tests: list[Test]) -> tuple[list[str], frozenset[str]]:
     """The event type patterns of a `type` clause and the event types they stand for."""
     patterns: list[str] = []
     names: set[str] = set()
     for t in tests:
         text = (t.value or "").lower()
-        if t.op == "regex" or "[" in text or "?" in text:
+        if t.op == "regex" or "[" in text:
             raise Refusal(t.where, f"{t.value!r} is not an event type name or pattern such as organization.*")
         pattern = {"contains": f"*{text}*", "starts_with": f"{text}*", "ends_with": f"*{text}"}.get(
             t.op, text
