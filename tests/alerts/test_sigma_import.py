@@ -402,3 +402,22 @@ def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_a
     (tmp_path / "empty").mkdir()
     with pytest.raises(SigmaRefused, match=r"empty: no \.yml or \.yaml files in this folder"):
         read_sigma(tmp_path / "empty")
+
+
+def test_a_rule_naming_a_settings_list_imports_where_that_list_exists(tmp_path):
+    path = sigma(tmp_path, f"""title: Partner admin
+name: partner-admin
+{HEAD.strip()}
+detection:
+  s: {{type: organization.member.role.assigned}}
+  condition: s
+tenant_events:
+  conditions:
+    - {{field: context.client.name, op: in_list, value: partners}}
+""")  # fmt: skip
+    with pytest.raises(SigmaRefused, match="no list named 'partners'"):
+        read_sigma(path)
+    alerts = AlertSettings(lists={"partners": ["Acme Sync"]})
+    merged = merge_imported(alerts, read_sigma(path, lists=alerts.lists))
+    [rule] = merged.rules
+    assert rule.conditions[0].op == "in_list" and merged.alerts.lists == {"partners": ["Acme Sync"]}

@@ -48,8 +48,8 @@ def register(actions: Any) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
-    found = read_sigma(Path(args.source))
     settings = load_settings(paths)
+    found = read_sigma(Path(args.source), lists=settings.alerts.lists)
     imported = merge_imported(settings.alerts, found)
     save_settings(paths, settings.model_copy(update={"alerts": imported.alerts}))
     for rule in imported.rules:

@@ -63,8 +63,8 @@ def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
             continue
         kept.append(entry)
     entries = kept + [_stored(rule) for rule in rules]
-    before = {str(e) for e in load_rules(alerts.rules, BUILTIN_RULES).errors}
-    for error in load_rules(entries, BUILTIN_RULES).errors:
+    before = {str(e) for e in load_rules(alerts.rules, BUILTIN_RULES, lists=alerts.lists).errors}
+    for error in load_rules(entries, BUILTIN_RULES, lists=alerts.lists).errors:
         if str(error) not in before:
             culprit = seen.get(error.rule.strip("'"))
             where = f"{error.field}: " if error.field else ""

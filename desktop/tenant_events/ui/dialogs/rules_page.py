@@ -45,6 +45,7 @@ class RulesPage(QWidget):
         super().__init__(parent)
         self.tester: Tester | None = None
         ruleset = rule_set(alerts)
+        self.lists = alerts.lists  # the settings' value lists an imported rule may name
         self.rules: dict[str, Rule] = {r.id: r for r in ruleset.rules}
         self.problems: dict[str, list[RuleError]] = {}
         self.broken: list[
@@ -193,7 +194,7 @@ class RulesPage(QWidget):
 
     def import_sigma(self) -> None:
         """Open "Import Sigma rules": the rules it reads join the list (saved with the settings)."""
-        self.sigma_dialog = SigmaImportDialog(AlertSettings(rules=self.entries()), self)
+        self.sigma_dialog = SigmaImportDialog(AlertSettings(rules=self.entries(), lists=self.lists), self)
         self.sigma_dialog.accepted.connect(self._take_imported)
         self.sigma_dialog.open()
 

@@ -95,7 +95,8 @@ class SigmaImportDialog(CheckedDialog):
             self.set_error("path", "Choose a Sigma file or a folder of them.")
             return
         try:
-            self.imported = merge_imported(self.alerts, read_sigma(Path(text).expanduser()))
+            found = read_sigma(Path(text).expanduser(), lists=self.alerts.lists)
+            self.imported = merge_imported(self.alerts, found)
         except SigmaRefused as exc:
             self.imported = None
             self.set_error("path", str(exc))
