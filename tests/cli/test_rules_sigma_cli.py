@@ -1,12 +1,18 @@
 """`tenant-events rules import` and `rules export --sigma`, run as a user runs them (subprocesses): imported Sigma
 rules are listed as ordinary rules marked Sigma; a rule that cannot be expressed is one line on stderr naming
-the file, the rule and the field or modifier, exit 3, and the settings file is byte for byte as it was."""
+the file, the rule and the field or modifier, exit 3, and the settings file is byte for byte as it was; imported
+rules raise alerts in a live `stream` against the simulator."""
 
 from __future__ import annotations
 
 import json
+import signal
+import time
+
+import orjson
 
 from helpers.fixtures_engine import cli
+from tenant_events.store import EventReader
 
 GOOD = """title: Admin role from a script
 name: admin-from-script
@@ -120,3 +126,64 @@ def test_export_into_a_file_is_refused(tmp_path):
         "rules", "export", "--sigma", str(tmp_path / "taken"), "--data-dir", str(tmp_path / "h")
     )
     assert code == 3 and err.strip().endswith("is not a folder")
+
+
+STREAMED = """title: Organization removed (Sigma)
+name: sigma-org-removed
+level: low
+logsource: {product: auth0, service: events}
+detection:
+  s: {type: organization.deleted, data.object.id|startswith: org_}
+  condition: s
+---
+title: Users removed
+name: sigma-users-removed
+logsource: {product: auth0, service: events}
+detection:
+  s: {type: [user.deleted, group.deleted]}
+  condition: s
+---
+title: Five removals of one kind in a minute (Sigma)
+name: sigma-five-removals
+level: critical
+correlation:
+  type: event_count
+  rules: [sigma-users-removed]
+  group-by: [type]
+  timespan: 1m
+  condition: {gte: 5}
+"""
+
+
+def _stored(db):
+    if not db.exists():
+        return 0
+    with EventReader(db) as reader:
+        return reader.count()
+
+
+def test_imported_rules_raise_alerts_in_a_live_stream(make_simulator, tmp_path):
+    sim = make_simulator(heartbeat=0.2)
+    (tmp_path / "settings.json").write_text(json.dumps({"schema_version": 2, "alerts": {"rules": [
+        {"id": "off-hours", "enabled": False}]}}))  # fmt: skip
+    (tmp_path / "streamed.yml").write_text(STREAMED)
+    assert run("rules", "import", str(tmp_path / "streamed.yml"), "--data-dir", str(tmp_path))[0] == 0
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
+               "--alerts-jsonl", "-", env=env)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while sim.stats()["connections"] < 1:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.05)
+    sim.emit(1, ["organization.deleted"])
+    sim.emit(6, ["user.deleted"])
+    db = tmp_path / "tenants" / "demo.sqlite3"
+    while _stored(db) < 7:  # the stream evaluates what it stored before it exits on SIGTERM
+        assert proc.poll() is None and time.monotonic() < deadline + 30, "events not stored"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    rules = [orjson.loads(line)["rule"] for line in out.splitlines()]
+    assert "sigma-org-removed" in rules and "sigma-five-removals" in rules, (rules, err)
+    assert rules.count("sigma-five-removals") == 1
