@@ -118,6 +118,11 @@ def test_export_writes_every_rule_and_importing_it_elsewhere_gives_the_same_rule
     assert code == 0, err
     listing = [run("rules", "--data-dir", str(d))[1] for d in (home, other)]
     assert listing[0] == listing[1]
+    stored = json.loads((other / "settings.json").read_text())["alerts"]["rules"]
+    assert sorted(e["id"] for e in stored) == [
+        "admin-from-script",
+        "mass-deletion-by-client",
+    ]  # built-ins as they are
 
 
 def test_export_into_a_file_is_refused(tmp_path):

@@ -62,7 +62,7 @@ def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
             replaced.append(raw_id)
             continue
         kept.append(entry)
-    entries = kept + [_stored(rule) for rule in rules]
+    entries = kept + [e for e in map(_stored, rules) if len(e) > 1]  # a built-in as it is needs no entry
     before = {str(e) for e in load_rules(alerts.rules, BUILTIN_RULES, lists=alerts.lists).errors}
     for error in load_rules(entries, BUILTIN_RULES, lists=alerts.lists).errors:
         if str(error) not in before:
