@@ -70,7 +70,7 @@ def segments(rows):
 
 def test_a_sequence_counts_per_group_and_names_it():
     [rule] = load_rules([ELEVATION], ()).rules
-    engine = RuleEngine([rule], hours=WorkingHours(), clock=clock_at(4000))
+    engine = RuleEngine([rule], hours=WorkingHours(), clock=clock_at(3600), catch_up_after_s=86_400)  # live
     rows = [
         event("organization.member.role.assigned", 0, user="auth0|aaaa", role="Org Admin"),
         event("organization.member.role.deleted", 60, user="auth0|bbbb", role="Org Admin"),  # another member

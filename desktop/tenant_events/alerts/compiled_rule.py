@@ -50,20 +50,31 @@ class GroupKey:
     def __init__(self, keys: list[str]) -> None:
         self.keys = [[p.split(".") for p in key.split("|")] for key in keys]
 
-    def of(self, data: Mapping[str, Any]) -> tuple[str, str] | None:
-        """(key, label) for the event, or None when it carries none of a key's fields."""
+    def of(self, data: Mapping[str, Any]) -> str | None:
+        """The event's key, or None when it carries none of a key's fields (the hot path: no label made)."""
         parts: list[str] = []
+        for fallbacks in self.keys:
+            for i, path in enumerate(fallbacks):
+                value: Any = data
+                for step in path:
+                    value = value.get(step) if type(value) is dict else None
+                if value is not None and value != "" and type(value) is not dict and type(value) is not list:
+                    parts.append(f"{i}:{value}" if i else str(value))
+                    break
+            else:
+                return None
+        return parts[0] if len(parts) == 1 else "\x1f".join(parts)
+
+    def label(self, data: Mapping[str, Any]) -> str:
+        """How the alert names the group: 'client Backoffice Script, IP 198.51.100.23'."""
         labels: list[str] = []
         for fallbacks in self.keys:
             for path in fallbacks:
                 value = _at(data, path)
                 if value is not None and not isinstance(value, dict | list) and value != "":
-                    parts.append(f"{'.'.join(path)}={value}")
                     labels.append(_label(path, value, data))
                     break
-            else:
-                return None
-        return "\x1f".join(parts), ", ".join(labels)
+        return ", ".join(labels)
 
 
 class CompiledRule:
@@ -110,6 +121,10 @@ class CompiledRule:
         # the payload is needed beyond the conditions: per-group state, sequences' steps, novelty, state
         self.complex = bool(self.group or self.distinct or self.steps or self.novelty or self.state_checks)
         self.needs_payload = bool(self.tests or self.complex or self.needs_before)
+        # an event whose raw JSON names none of the first group key's fields cannot count: skipped unparsed
+        self.needles: tuple[str, ...] = (
+            tuple(f'"{path[-1]}"' for path in self.group.keys[0]) if self.group is not None else ()
+        )
         self.windows: dict[str, BurstWindow] = {}
         self.sequences: dict[str, SequenceWindow] = {}
         self.labels: dict[str, str] = {}  # group key → label of the alert that names it
@@ -138,8 +153,9 @@ class CompiledRule:
             found = self.group.of(data)
             if found is None:
                 return Outcome.QUIET, [], ""
-            group, label = found
-            self.labels[group] = label
+            group = found
+            if replay and group not in self.labels:  # a restart finds each group's alert again by its name
+                self.labels[group] = self.group.label(data)
         label = group
         if (
             self.state_checks
@@ -166,17 +182,25 @@ class CompiledRule:
                     len(self.steps), self.window_ms, ordered=self.ordered
                 )
             events = seq.offer(row, steps)
-            return (Outcome.FIRE, events, label) if events else (Outcome.QUIET, [], label)
+            if not events:
+                return Outcome.QUIET, [], label
+            if self.group is not None and group not in self.labels:
+                self.labels[group] = self.group.label(data)
+            return Outcome.FIRE, events, label
         window = self.window_for(row.type, group)
         if window is None:
+            if self.group is not None and group not in self.labels:
+                self.labels[group] = self.group.label(data)
             return Outcome.FIRE, [row], label
         value = None
         if self.distinct is not None:
             found = self.distinct.of(data)
             if found is None:
                 return Outcome.QUIET, [], label
-            value = found[0]
+            value = found
         outcome, events = window.offer(row, value)
+        if outcome is Outcome.FIRE and self.group is not None and group not in self.labels:
+            self.labels[group] = self.group.label(data)
         return outcome, events, label
 
     def _novel(self, row: EvalRow, data: Mapping[str, Any]) -> bool:
@@ -186,7 +210,7 @@ class CompiledRule:
         found = self.novel_key.of(data)
         if found is None:
             return False
-        key = (found[0], row.type if self.novelty.per_type else "")
+        key = (found, row.type if self.novelty.per_type else "")
         last = self.seen.get(key)
         self.seen[key] = row.time_ms if last is None else max(last, row.time_ms)
         since = self.seen_since = (

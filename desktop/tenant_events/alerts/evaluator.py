@@ -40,6 +40,7 @@ class StepResult:
     watermark: int = 0
     evaluated: int = 0  # seqs covered (rows of no rule's type included)
     refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (unread again)
+    _where: dict[int, tuple[bool, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def alerts(self) -> list[StoredAlert]:
@@ -47,12 +48,13 @@ class StepResult:
 
     def add(self, alert: StoredAlert, *, new: bool) -> None:
         """Record an alert's latest state; one raised in this step stays "raised" however often it changed."""
-        for group in (self.raised, self.updated):
-            for i, known in enumerate(group):
-                if known.id == alert.id:
-                    group[i] = alert
-                    return
-        (self.raised if new else self.updated).append(alert)
+        where = self._where.get(alert.id)
+        if where is not None:
+            (self.raised if where[0] else self.updated)[where[1]] = alert
+            return
+        group = self.raised if new else self.updated
+        self._where[alert.id] = (new, len(group))
+        group.append(alert)
 
 
 class Evaluator:
@@ -62,6 +64,7 @@ class Evaluator:
         self.engine = engine
         self.chunk = chunk
         self.watermark: int | None = None  # None: (re)load from the store before the next step
+        self._directory_upto = -1  # the directory's watermark the state checks' answers were read at
 
     def step(self, ledger: AlertLedger) -> StepResult:
         """Evaluate every committed event after the watermark. On any error the state is reloaded next time."""
@@ -79,7 +82,11 @@ class Evaluator:
         newest = ledger.newest_seq()
         engine = self.engine
         if engine.needs_directory:
-            engine.state = DirectoryState(ledger.directory())
+            directory = ledger.directory()
+            upto = directory.watermark()
+            if not isinstance(engine.state, DirectoryState) or self._directory_upto != upto:
+                engine.state = DirectoryState(directory)  # its answers hold while the directory stays put
+                self._directory_upto = upto
             engine.earlier = ledger.earlier_object
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)

@@ -140,7 +140,7 @@ class RuleEngine:
                 continue
             rule = found
             key = rule.id
-            if rule.group is not None:
+            if rule.group is not None and GROUP_MARK in alert.rule_name:  # (a catch-up summary has no group)
                 label = alert.rule_name.partition(GROUP_MARK)[2]
                 group = next((g for g, text in rule.labels.items() if text == label), None)
                 if group is None:
@@ -188,6 +188,8 @@ class RuleEngine:
                     if row is None:
                         row = new(EvalRow, (seq, e[0], e[2], e[4], time_ms, e[7], e[8], e[10]))
                     if rule.needs_payload:
+                        if rule.needles and e[10] is not None and not any(n in e[10] for n in rule.needles):
+                            continue
                         if payload is None:
                             payload = event_data(row)
                         if rule.tests and not all(test(payload) for test in rule.tests):
@@ -247,6 +249,8 @@ class RuleEngine:
         now: float,
         group: str,
     ) -> OpenAlert:
+        if catch_up:
+            group = ""  # a backlog is one summary per rule, whatever groups it touched
         key = f"{rule.id}\x1f{group}" if group else rule.id
         opened = self.open.get(key)
         if opened is not None:
