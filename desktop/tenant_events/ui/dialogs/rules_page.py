@@ -34,6 +34,7 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
 from tenant_events.ui.dialogs.rule_form import RuleForm
+from tenant_events.ui.dialogs.sigma_import_dialog import SigmaImportDialog
 
 Tester = Callable[[Rule], Awaitable[str]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
@@ -44,6 +45,7 @@ class RulesPage(QWidget):
         super().__init__(parent)
         self.tester: Tester | None = None
         ruleset = rule_set(alerts)
+        self.lists = alerts.lists  # the settings' value lists an imported rule may name
         self.rules: dict[str, Rule] = {r.id: r for r in ruleset.rules}
         self.problems: dict[str, list[RuleError]] = {}
         self.broken: list[
@@ -64,6 +66,9 @@ class RulesPage(QWidget):
         self.add_button.clicked.connect(self.add_rule)
         self.delete_button = QPushButton("&Delete")
         self.delete_button.clicked.connect(self.delete_rule)
+        self.sigma_button = QPushButton("&Import Sigma rules…")
+        self.sigma_button.clicked.connect(self.import_sigma)
+        self.sigma_dialog: SigmaImportDialog | None = None
         self.reset_button = QPushButton("&Reset to built-in")
         self.reset_button.clicked.connect(self.reset_rule)
         self.test_button = QPushButton("&Test against history")
@@ -79,6 +84,7 @@ class RulesPage(QWidget):
         for b in (self.add_button, self.delete_button, self.reset_button):
             buttons.addWidget(b)
         left_box.addLayout(buttons)
+        left_box.addWidget(self.sigma_button)
         right = QWidget()
         right_box = QVBoxLayout(right)
         right_box.setContentsMargins(0, 0, 0, 0)
@@ -125,7 +131,8 @@ class RulesPage(QWidget):
     def _label(self, rule_id: str) -> str:
         rule = self.rules[rule_id]
         mark = "⚠ " if self.problems.get(rule_id) else ""
-        return f"{mark}{rule.name} ({rule.severity})" + ("" if rule_id in _BUILTIN else " · yours")
+        whose = "" if rule_id in _BUILTIN else " · Sigma" if rule.origin == "sigma" else " · yours"
+        return f"{mark}{rule.name} ({rule.severity}){whose}"
 
     def current_id(self) -> str | None:
         item = self.list.currentItem()
@@ -185,6 +192,21 @@ class RulesPage(QWidget):
             del self.broken[row - len(self.rules)]
         self._fill(select=next(iter(self.rules)))
 
+    def import_sigma(self) -> None:
+        """Open "Import Sigma rules": the rules it reads join the list (saved with the settings)."""
+        self.sigma_dialog = SigmaImportDialog(AlertSettings(rules=self.entries(), lists=self.lists), self)
+        self.sigma_dialog.accepted.connect(self._take_imported)
+        self.sigma_dialog.open()
+
+    def _take_imported(self) -> None:
+        imported = self.sigma_dialog.imported if self.sigma_dialog is not None else None
+        if imported is None or not imported.rules:
+            return
+        for rule in imported.rules:
+            self.rules[rule.id] = rule
+            self.problems.pop(rule.id, None)
+        self._fill(select=imported.rules[0].id)
+
     def reset_rule(self) -> None:
         rule_id = self.current_id()
         if rule_id in _BUILTIN:
@@ -227,7 +249,8 @@ class RulesPage(QWidget):
                                                                                  "types": rule.types})  # fmt: skip
                 continue
             was = base.model_dump(mode="json")
-            changed = {k: v for k, v in full.items() if was.get(k) != v}
+            lean = rule.model_dump(mode="json", exclude_none=True)  # nested parts without their unset fields
+            changed = {k: lean.get(k) for k, v in full.items() if was.get(k) != v}
             if changed:
                 out.append({"id": rule.id, **changed})
         out += [entry for entry, _ in self.broken]
