@@ -69,7 +69,10 @@ def test_a_bad_query_is_underlined_with_its_reason_beside_it(qtbot, bar):
     with qtbot.assertNotEmitted(bar.filter_changed, wait=400):
         qtbot.keyClicks(bar.search, "alice usr:ada type:user.deleted")
     qtbot.waitUntil(bar.query_problem.isVisible, timeout=2000)
-    assert bar.query_problem.text() == "unknown field 'usr' — did you mean user?"
+    assert (
+        bar.query_problem.text()
+        == "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"
+    )
     assert bar.search.accessibleDescription() == bar.query_problem.text()
     assert bar.current() == good  # the table keeps showing the last query that could run
     red = red_columns(bar)
@@ -107,7 +110,10 @@ def test_the_underline_in_the_dark_theme(qtbot, qapp, bar):
     bar.search.setText("org:acme emial:x")
     bar.search.returnPressed.emit()
     qtbot.waitUntil(lambda: bool(red_columns(bar)), timeout=2000)
-    assert bar.query_problem.text() == "unknown field 'emial' — did you mean email?"
+    assert (
+        bar.query_problem.text()
+        == "unknown field 'emial' — did you mean email? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"
+    )
     image = bar.search.grab().toImage()
     assert image.pixelColor(image.width() - 30, image.height() // 2).lightness() < 80  # drawn dark
     save_screenshot(bar, "query-line-error-dark")

@@ -148,12 +148,12 @@ class AppAlerts(QObject):
         self.book.close()
 
     # -- state on the window and the tray --------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, *, reload_inbox: bool = True) -> None:
         self.unread = self.book.unread()
         self.action.setIconText(f"Alerts ({self.unread})" if self.unread else "Alerts")
         self.action.setText(f"&Alerts inbox ({self.unread} unread)" if self.unread else "&Alerts inbox")
         self.entries_changed.emit(self.book.entries(limit=5), self.unread)
-        if self.inbox is not None and self.inbox.isVisible():
+        if reload_inbox and self.inbox is not None and self.inbox.isVisible():
             self.inbox.reload()
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
@@ -165,23 +165,20 @@ class AppAlerts(QObject):
 
     # -- the inbox -----------------------------------------------------------------------------------------------
     def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:
-        """Show the inbox; with an alert (a notification or a tray entry was clicked) select it and mark it read."""
+        """Show the inbox; with an alert (a notification or a tray entry was clicked) open it: selected and read,
+        by the inbox's one rule."""
         if self.inbox is None:
             self.inbox = InboxWindow(self.book, self._events, self.window)
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
-            self.inbox.read_changed.connect(self.refresh)
+            self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
         inbox = self.inbox
         inbox.reload()
         inbox.show()
         inbox.raise_()
         inbox.activateWindow()
-        entry = self.book.get(profile, alert_id) if profile and alert_id else None
-        if entry is not None:
-            if not entry.alert.read:
-                self.book.mark_read([entry])
-                self.refresh()
-            inbox.select(profile, alert_id)
+        if profile and alert_id:
+            inbox.open_alert(profile, alert_id)
         return inbox
 
     def mark_all_read(self) -> None:
@@ -207,5 +204,5 @@ class AppAlerts(QObject):
             return []
         return [ev for seq in seqs if (ev := pages.get(seq)) is not None]
 
-    def _show_events(self, entry: InboxEntry, events: list[StoredEvent]) -> None:
-        show_alert_events(self.window, entry, events)
+    def _show_events(self, entry: InboxEntry, _events: list[StoredEvent]) -> None:
+        show_alert_events(self.window, entry)
