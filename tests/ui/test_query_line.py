@@ -9,6 +9,7 @@ from PySide6.QtGui import QPalette
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
 from helpers.query_model import simulated_rows, write
+from helpers.shots import shot
 from tenant_events.query import parse
 from tenant_events.store import EventFilter, EventReader
 from tenant_events.ui.look.colors import DARK
@@ -170,3 +171,28 @@ def test_the_window_runs_the_query_in_the_store(qtbot, qloop, tmp_path):
     run_async(qloop, w.shutdown())
     reader.close()
     stats.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_query_that_cannot_run_says_so_in_the_count(qtbot, qapp, bar, theme):
+    apply_theme(qapp, theme)
+    base = DARK["Base"] if theme == "dark" else "#ffffff"
+    qtbot.waitUntil(lambda: bar.search.palette().color(QPalette.ColorRole.Base).name() == base)
+    bar.search.setText("type:user.deleted")
+    bar.search.returnPressed.emit()
+    bar.set_counts(1_234, {})
+    assert bar.count_label.text() == "1,234 events"
+    bar.search.setText("type:user.deleted usr:ada")
+    bar.search.returnPressed.emit()
+    # the table keeps the last good result, and the count no longer passes for the bad query's
+    assert bar.current().query == "type:user.deleted"
+    assert bar.count_label.text() == "1,234 events · query not run"
+    assert "type:user.deleted" in bar.count_label.toolTip()
+    # the reason lists every field a query can name
+    assert "(fields: type, family, user, email," in bar.query_problem.text()
+    bar.resize(1600, bar.sizeHint().height())
+    shot(bar, f"query-not-run-{theme}")
+    bar.search.setText("type:user.deleted user:ada")
+    bar.search.returnPressed.emit()
+    bar.set_counts(3, {})
+    assert bar.count_label.text() == "3 events" and not bar.query_problem.isVisible()

@@ -74,7 +74,7 @@ class FilterBar(QWidget):
         self.query_problem.setAccessibleName("Query problem")
         self.query_problem.setTextFormat(Qt.TextFormat.PlainText)
         self.query_problem.setWordWrap(True)  # "unknown field" lists every field: wrap, keep the line wide
-        self.query_problem.setMaximumWidth(380)
+        self.query_problem.setMaximumWidth(520)
         self.query_problem.hide()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -261,6 +261,7 @@ class FilterBar(QWidget):
         """Typing paused (or Enter): run the query, or show what is wrong with it."""
         if self._show_problem():
             return
+        self._current_query()  # it can run: it is the last good query now, whoever reads the filter
         self.filter_changed.emit()
 
     def _show_problem(self) -> bool:
