@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QEnterEvent, QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from helpers.browser import act_as_browser
@@ -16,10 +16,10 @@ from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
     run_async,
     running_app,
-    save_screenshot,
     signal_future,
     until,
 )
+from helpers.shots import shot
 from tenant_events.auth.secret_store import MemorySecretStore
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -97,13 +97,45 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
             assert bar.value() == current.row() - 3  # scrolled down by exactly the rows inserted above
             assert w.unread == arrived and w.windowTitle() == f"Tenant Events ({arrived:,} new)"
             assert follow.pill.isVisible() and follow.pill.text() == f"↑ {arrived:,} new events"
-            assert follow.pill.geometry().top() >= table.viewport().geometry().top()  # over the rows
-            save_screenshot(w, "follow-pill")
+            # over the column titles: the first row (the newest event) stays readable
+            assert follow.pill.geometry().bottom() < table.viewport().geometry().top()
+            assert follow.pill.geometry().top() >= 0
+            shot(w, "follow-pill")
 
             # the pill: back to the newest, Follow on, nothing new any more
             click(follow.pill, follow.pill.rect().center())
             assert follow.following and bar.value() == 0
             assert w.unread == 0 and not follow.pill.isVisible() and w.windowTitle() == "Tenant Events"
+
+            # Follow on, the pointer over the rows: nothing moves under it; the rows wait and the pill counts them
+            QApplication.sendEvent(
+                table.viewport(), QEnterEvent(QPointF(200, 60), QPointF(200, 60), QPointF(200, 60))
+            )
+            under = table.indexAt(QPoint(200, 60))
+            held_seq = w.model.event_at(under.row()).seq  # type: ignore[union-attr]
+            waited = 0
+            while waited < 3:
+                (n,) = await signal_future(w.model.rows_arrived, 20)
+                waited += n
+                await asyncio.sleep(0)
+                assert w.model.event_at(table.indexAt(QPoint(200, 60)).row()).seq == held_seq  # type: ignore[union-attr]
+            assert follow.following and bar.value() == waited
+            assert w.unread == waited and follow.pill.isVisible()
+            # a row pressed (and the pointer still on it) holds too
+            click(table.viewport(), QPoint(200, 60))
+            assert not follow.following  # picking a row stops following, as before
+            w.menu_actions.follow.trigger()
+            assert follow.following and bar.value() == 0  # Follow asked for: the newest now
+            QApplication.sendEvent(
+                table.viewport(), QEnterEvent(QPointF(200, 60), QPointF(200, 60), QPointF(200, 60))
+            )
+            await signal_future(w.model.rows_arrived, 20)
+            assert bar.value() > 0 and w.unread > 0
+            # the pointer leaves: the rows that waited come into view, nothing is new any more
+            QApplication.sendEvent(table.viewport(), QEvent(QEvent.Type.Leave))
+            assert follow.following and bar.value() == 0 and w.unread == 0 and not follow.pill.isVisible()
+            await signal_future(w.model.rows_arrived, 20)
+            assert bar.value() == 0 and w.unread == 0
 
             # a scroll by the user (the wheel) stops following too; scrolling up to the new rows sees them
             bar.triggerAction(bar.SliderAction.SliderSingleStepAdd)
