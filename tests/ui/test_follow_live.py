@@ -156,3 +156,56 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
             await until(lambda: w.unread == 0, 10, "the rows on screen counted as seen")
 
     run_async(qloop, scenario(), timeout=200)
+
+
+def test_a_filter_change_shows_the_newest_matching_rows_or_keeps_the_row_being_read(qloop, ui_paths):
+    async def scenario() -> None:
+        async with running_app(
+            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
+        ) as app:
+            w = app.window
+            await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
+            await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
+            w.resize(1600, 900)
+            w.bring_to_front()
+            await until(w.isActiveWindow, 10, "the window active")
+            table, bar, follow, fb = w.table, w.table.verticalScrollBar(), w.follow, w.filter_bar
+
+            # reading far down the table, Follow off, rows arriving above
+            for _ in range(4):
+                bar.triggerAction(bar.SliderAction.SliderPageStepAdd)
+            assert not follow.following and bar.value() > 50
+            await signal_future(w.model.rows_arrived, 20)
+            # "Hide user.created": the view shows the newest matching rows, and nothing above it is uncounted
+            fb.set_types({t for t in fb.type_actions if t != "user.created"})
+            await until(lambda: w.model.rowCount() > 0 and not w.model.counting, 15, "the filtered rows")
+            assert bar.value() == 0 and follow.visible_rows()[0] == 0
+            assert w.unread == 0 and not follow.pill.isVisible()
+            (n,) = await signal_future(w.model.rows_arrived, 20)
+            assert w.unread <= n  # only what arrived since, never rows that were there before the change
+
+            # a row picked, then a filter it still matches: that row stays selected and in view
+            row = 40
+            follow.select_quietly(row)
+            picked = w.model.event_at(row)
+            assert picked is not None and picked.type != "user.created"
+            fb.search.setText(f"-type:user.created type:{picked.type}")
+            fb.search.returnPressed.emit()
+            await until(lambda: not w.first_page.busy and not w.model.counting, 15, "the query's rows")
+            await until(lambda: table.currentIndex().isValid(), 10, "the row selected again")
+            kept = w.model.event_at(table.currentIndex().row())
+            assert kept is not None and kept.seq == picked.seq
+            first, last = follow.visible_rows()
+            assert first <= table.currentIndex().row() <= last
+            shot(w, "filter-change-kept-row")
+
+            # clearing the query keeps it too; a filter that hides it shows the newest rows
+            fb.search.clear()
+            fb.search.returnPressed.emit()
+            await until(lambda: not w.first_page.busy and not w.model.counting, 15, "all rows")
+            assert w.model.event_at(table.currentIndex().row()).seq == picked.seq  # type: ignore[union-attr]
+            fb.set_types({t for t in fb.type_actions if t != picked.type})
+            await until(lambda: not w.model.counting, 15, "the rows without it")
+            assert w.detail.shown is None and bar.value() == 0 and w.unread == 0
+
+    run_async(qloop, scenario(), timeout=200)
