@@ -17,12 +17,13 @@ from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QTableView, QVBoxLayout
+from PySide6.QtWidgets import QMenu, QSplitter, QTableView, QVBoxLayout
 
 from tenant_events.entities.objects import ObjectSpec
 from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.entities.timeline_pages import History, TimelineScreen, TimelineSource
 from tenant_events.tenant.records import StoredEvent
+from tenant_events.ui.look.link_label import LinkLabel
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col, EventTableModel
 from tenant_events.ui.window.table.row_menu import RowMenu
@@ -95,9 +96,8 @@ class TimelineController(QObject):
         self.delegate = SentenceDelegate(window.table)
         window.table.setItemDelegateForColumn(Col.SUMMARY, self.delegate)
         self.delegate.mention_clicked.connect(self._table_mention)
-        self.names = QLabel()  # the detail pane's sentence, names as links
+        self.names = LinkLabel()  # the detail pane's sentence, names as links (in the theme's link colour)
         self.names.setAccessibleName("Who and what")
-        self.names.setTextFormat(Qt.TextFormat.RichText)
         self.names.setWordWrap(True)
         self.names.setTextInteractionFlags(
             Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
