@@ -13,6 +13,7 @@ removed here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ from tenant_events.alerts.delivery import MuteState
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import RuleTrial, try_rule
 from tenant_events.alerts.rule_model import Rule
+from tenant_events.entities.sentences import describe_stored
+from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.tenant.records import AlertInbox, StoredEvent
@@ -198,11 +201,18 @@ class AppAlerts(QObject):
         return "\n".join(lines) or "No events stored yet to try the rule on."
 
     def _events(self, profile: str, seqs: list[int]) -> list[StoredEvent]:
+        """The events behind an alert, each summary said with the directory's names (as the table says it)."""
         session = self.sessions.get(profile)
         pages = session.pages if session is not None else None
         if pages is None:
             return []
-        return [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+        events = [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+        try:
+            said = describe_stored(pages.directory(), [ev.seq for ev in events])
+        except StorageError as exc:  # the names are a nicety: the stored summaries still say what happened
+            log.info("%s: no names for the alert's events (%s)", profile, exc)
+            return events
+        return [dataclasses.replace(ev, summary=s.text) if (s := said.get(ev.seq)) else ev for ev in events]
 
     def _show_events(self, entry: InboxEntry, _events: list[StoredEvent]) -> None:
         show_alert_events(self.window, entry)

@@ -74,10 +74,15 @@ class DetailPane(QWidget):
         self.show_event(None)
 
     def show_event(
-        self, ev: StoredEvent | None, dashboard_url: str | None = None, changes: Changes = ""
+        self,
+        ev: StoredEvent | None,
+        dashboard_url: str | None = None,
+        changes: Changes = "",
+        summary: str | None = None,
     ) -> None:
         """`changes`: the "What changed" HTML of an update (update_diff_view.py), shown above the JSON; given as
-        a function of the theme (dark or not), it is made again when the theme changes."""
+        a function of the theme (dark or not), it is made again when the theme changes. `summary`: the event's
+        sentence with the directory's names (the stored one, with raw ids, when not known yet)."""
         self.shown = ev
         has = ev is not None and ev.raw is not None
         self.copy_button.setEnabled(has)
@@ -90,16 +95,23 @@ class DetailPane(QWidget):
             return
         self.pretty = json.dumps(self._message(ev), indent=2, ensure_ascii=False)
         self.changes = changes
-        full = f"{ev.type} — {ev.summary}"
-        self.title.setToolTip(full)
-        self.title.setText(
-            self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
-        )
+        self._title(f"{ev.type} — {summary or ev.summary}")
         self._show_json()
         if dashboard_url:
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
         else:
             self.link.clear()
+
+    def name_summary(self, seq: int, summary: str) -> None:
+        """The names of the shown event arrived (a burst's rows are named a moment after they are stored)."""
+        if self.shown is not None and self.shown.seq == seq:
+            self._title(f"{self.shown.type} — {summary}")
+
+    def _title(self, full: str) -> None:
+        self.title.setToolTip(full)
+        self.title.setText(
+            self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """The title is elided to the pane's width: again when the width changes (a timeline opened beside it)."""

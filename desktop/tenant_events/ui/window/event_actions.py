@@ -47,11 +47,14 @@ class EventActions:
         pages = feed.pages[feed.tenant]
         full = pages.get(ev.seq) or ev
         diff = diff_for(pages, full)
+        named = w.model.names.text(full)  # the sentence with names once its page was described
         if diff is None:
-            w.detail.show_event(full, self.dashboard_url_for(full))
+            w.detail.show_event(full, self.dashboard_url_for(full), summary=named)
             return
         found, when = diff
-        w.detail.show_event(full, self.dashboard_url_for(full), lambda dark: changes_html(found, when, dark))
+        w.detail.show_event(
+            full, self.dashboard_url_for(full), lambda dark: changes_html(found, when, dark), named
+        )
 
     # -- RowMenuHost -----------------------------------------------------------------------------------------
     def full_event(self, seq: int) -> StoredEvent | None:

@@ -158,6 +158,9 @@ class TimelineController(QObject):
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
         sentence = current.siblingAtColumn(Col.SUMMARY).data(SENTENCE_ROLE) if current.isValid() else None
         self.show_names(self.w.tenant, sentence if isinstance(sentence, Sentence) else None)
+        ev = self.w.model.event_at(current.row()) if current.isValid() else None
+        if ev is not None and isinstance(sentence, Sentence):
+            self.w.detail.name_summary(ev.seq, sentence.text)
 
     def show_names(self, tenant: str | None, sentence: Sentence | None) -> None:
         """The detail pane's line of names (hidden when the event names nobody)."""
