@@ -92,6 +92,7 @@ class TimelineController(QObject):
         self.source: TimelineSource | None = None
         self.screen: TimelineScreen | None = None
         self._generation = 0
+        self._sizes_before: list[int] | None = None  # the splitter's sizes before the pane opened
         self._place_pane()
         self.delegate = SentenceDelegate(window.table)
         window.table.setItemDelegateForColumn(Col.SUMMARY, self.delegate)
@@ -205,7 +206,11 @@ class TimelineController(QObject):
             self._show(spec)
 
     def close_pane(self) -> None:
+        """Hide the timeline; the table gets back the width it had before the pane opened."""
         self.pane.hide()
+        if self._sizes_before is not None:
+            self.w.splitter.setSizes(self._sizes_before)
+            self._sizes_before = None
 
     def open_entry(self, tenant: str, seq: int) -> None:
         self.w.select_event(tenant, seq)
@@ -224,6 +229,7 @@ class TimelineController(QObject):
     def _show(self, spec: ObjectSpec) -> None:
         self.pane.set_history(self.history.can_back, self.history.can_forward)
         if not self.pane.isVisible():
+            self._sizes_before = self.w.splitter.sizes()
             self.pane.show()
             self.follow_orientation()
             sizes = self.w.splitter.sizes()  # room for sentences: the side gets nearly half
