@@ -15,8 +15,9 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, runn
 from helpers.shots import shot
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.entities.sentences import Sentence
 from tenant_events.settings import Settings, save_settings
-from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
 
 pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
@@ -51,8 +52,11 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
             entry = await until(grant, 20, "the admin-role alert")
             inbox = alerts.open_inbox("acme", entry.alert.id)
             await until(lambda: inbox.event_list.count() >= 1, 10, "its events")
-            line = inbox.event_list.item(0).text()  # the newest: the grant just acted out
-            newest = inbox.shown_events[-1]
+            # the newest member grant among the alert's events (the list is newest first)
+            at = next(i for i, ev in enumerate(reversed(inbox.shown_events))
+                      if ev.type == "organization.member.role.assigned")  # fmt: skip
+            line = inbox.event_list.item(at).text()
+            newest = inbox.shown_events[-1 - at]
             stored = session.pages.get(newest.seq)
             # stored: "Role admin assigned to auth0|… in org_…"; shown: who, to which organization, as what
             assert stored is not None and RAW_ID.search(stored.summary), stored
@@ -61,7 +65,7 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
             shot(inbox, f"inbox-names-{theme}")
 
             # double-click the event: the table opens it, and the detail pane's title says it with names
-            inbox.event_list.itemActivated.emit(inbox.event_list.item(0))
+            inbox.event_list.itemActivated.emit(inbox.event_list.item(at))
             await until(lambda: w.detail.shown is not None, 10, "the event in the detail pane")
             await until(lambda: " as admin" in w.detail.title.toolTip(), 10, "the title with names")
             said = line.split("   ")[-1]
@@ -72,6 +76,23 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
             await until(lambda: w.model.index(row, Col.SUMMARY).data() == said, 10, "the table's sentence")
             w.resize(1600, 900)
             shot(w, f"detail-title-names-{theme}")
+            # and the alert's events in the table: the chip names the alert
+            inbox.table_button.click()
+            chip = w.filter_bar.alert_chip
+            await until(
+                lambda: chip.isVisible() and w.model.event_filter.query == f"alert:{entry.alert.id}"
+                and not w.first_page.busy and not w.model.counting, 10, "the alert's rows",
+            )  # fmt: skip
+            assert chip.text().startswith("alert: Admin role assigned")
+            behind = set(book.event_seqs("acme", entry.alert.id))
+            shown = {w.model.event_at(r).seq for r in range(w.model.rowCount())}  # type: ignore[union-attr]
+            # exactly the alert's events up to what the table has read (live traffic may fold in more since)
+            assert shown <= behind and all(seq > w.model.head for seq in behind - shown), (shown, behind)
+            # a query's first page (read on a worker) gets its names like any page the table reads
+            await until(lambda: all(isinstance(w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence)
+                                    for r in range(w.model.rowCount())), 10, "every row named")  # fmt: skip
+            await until(lambda: "Searching" not in w.filter_bar.count_label.text(), 10, "the count")
+            shot(w, f"alert-chip-{theme}")
             inbox.close()
 
     run_async(qloop, scenario(), timeout=150)
@@ -81,8 +102,6 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
 
 def test_the_detail_title_names_what_the_directory_knows(qtbot, open_window, tmp_path):
     from helpers.entity_stores import write_store
-    from tenant_events.entities.sentences import Sentence
-    from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE
 
     path = tmp_path / "acme.sqlite3"
     write_store(path, 300, seed=11)
