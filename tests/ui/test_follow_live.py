@@ -43,17 +43,23 @@ def click(widget, pos) -> None:
         QApplication.sendEvent(widget, event)
 
 
+async def demo_window(app):
+    """The demo signed in, its backlog in the table, the window 1600 × 900 and active."""
+    w = app.window
+    await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
+    await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
+    w.resize(1600, 900)
+    w.bring_to_front()
+    await until(w.isActiveWindow, 10, "the window active")
+    return w
+
+
 def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
     async def scenario() -> None:
         async with running_app(
             ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
         ) as app:
-            w = app.window
-            await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
-            await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
-            w.resize(1600, 900)
-            w.bring_to_front()
-            await until(w.isActiveWindow, 10, "the window active")
+            w = await demo_window(app)
             table, bar, follow = w.table, w.table.verticalScrollBar(), w.follow
 
             # the backlog arrived while the sign-in prompt had the focus: only the rows now on screen are seen
@@ -163,12 +169,7 @@ def test_a_filter_change_shows_the_newest_matching_rows_or_keeps_the_row_being_r
         async with running_app(
             ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
         ) as app:
-            w = app.window
-            await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
-            await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
-            w.resize(1600, 900)
-            w.bring_to_front()
-            await until(w.isActiveWindow, 10, "the window active")
+            w = await demo_window(app)
             table, bar, follow, fb = w.table, w.table.verticalScrollBar(), w.follow, w.filter_bar
 
             # reading far down the table, Follow off, rows arriving above

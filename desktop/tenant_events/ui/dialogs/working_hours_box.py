@@ -10,8 +10,7 @@ from PySide6.QtCore import QTime
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QTimeEdit, QVBoxLayout, QWidget
 
 from tenant_events.alert_settings import WEEKDAYS, Weekday, WorkingHours
-from tenant_events.ui.dialogs.quiet_hours_box import DAY_LABELS
-from tenant_events.ui.look.theme import error_color
+from tenant_events.ui.dialogs.quiet_hours_box import DAY_LABELS, problem_label, say_problem
 
 
 class WorkingHoursBox(QGroupBox):
@@ -39,9 +38,7 @@ class WorkingHoursBox(QGroupBox):
         times.addStretch(1)
         zone = hours.timezone or "this computer's time zone"
         self.note = QLabel(f"In {zone}; the same from and to: the whole day.")
-        self.problem = QLabel()
-        self.problem.setStyleSheet(f"color: {error_color().name()}")
-        self.problem.setVisible(False)
+        self.problem = problem_label()
         layout = QVBoxLayout(self)
         layout.addLayout(times)
         layout.addWidget(self.note)
@@ -53,10 +50,7 @@ class WorkingHoursBox(QGroupBox):
         return ""
 
     def check(self) -> bool:
-        text = self.error()
-        self.problem.setText(text)
-        self.problem.setVisible(bool(text))
-        return not text
+        return say_problem(self.problem, self.error())
 
     def collect(self) -> WorkingHours | None:
         """The hours as set (None while they cannot work)."""
