@@ -196,3 +196,23 @@ def test_a_query_that_cannot_run_says_so_in_the_count(qtbot, qapp, bar, theme):
     bar.search.returnPressed.emit()
     bar.set_counts(3, {})
     assert bar.count_label.text() == "3 events" and not bar.query_problem.isVisible()
+
+
+def test_the_alert_chip_is_per_tenant(qtbot, bar):
+    bar.set_tenants(["acme", "globex"], "acme")
+    state = {"types": [], "text": "", "range": 0, "test": True,
+             "alert": {"id": 7, "name": "Mass deletion", "tenant": "acme"}}  # fmt: skip
+    bar.apply_state(state)
+    assert bar.alert_chip.isVisible() and bar.current().query == "alert:7"
+    assert bar.state()["alert"] == {"id": 7, "name": "Mass deletion", "tenant": "acme"}
+    assert bar.describe() == "alert: Mass deletion"
+    with qtbot.waitSignal(bar.tenant_changed):
+        bar.tenant_box.setCurrentText("globex")  # alert 7 of acme means nothing in globex's store
+    assert not bar.alert_chip.isVisible() and bar.current().query == ""
+    bar.apply_state(state)
+    bar.search.setText("type:user.deleted OR type:group.deleted")
+    bar.search.returnPressed.emit()
+    assert bar.current().query == "alert:7 (type:user.deleted OR type:group.deleted)"
+    with qtbot.waitSignal(bar.filter_changed):
+        bar.alert_chip.click()  # the chip's ✕
+    assert bar.current().query == "type:user.deleted OR type:group.deleted"

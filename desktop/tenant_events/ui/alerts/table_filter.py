@@ -15,7 +15,13 @@ if TYPE_CHECKING:
 def alert_filter_state(entry: InboxEntry) -> dict[str, object]:
     """The filter bar state (FilterBar.apply_state) that shows the events behind the alert."""
     a = entry.alert
-    return {"types": [], "text": "", "range": 0, "test": True, "alert": {"id": a.id, "name": a.rule_name}}
+    return {
+        "types": [],
+        "text": "",
+        "range": 0,
+        "test": True,
+        "alert": {"id": a.id, "name": a.rule_name, "tenant": entry.profile},
+    }
 
 
 def show_alert_events(w: MainWindow, entry: InboxEntry) -> None:

@@ -2,7 +2,8 @@
 
 "Show these events in the table" (the alerts inbox) sets it. It stands for the query term `alert:ID` (the same
 term the CLI's `export --query` understands), ANDed with whatever the query line holds, so the line stays free
-for the user's own terms; clicking the chip removes it.
+for the user's own terms; clicking the chip removes it. Alert numbers are per tenant, so showing another tenant
+(or all of them) removes it too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QToolButton, QWidget
 class AlertPick:
     alert_id: int
     name: str  # the rule's name, as the inbox shows it
+    tenant: str = ""  # whose alert (its number means nothing in another tenant's store)
 
     @property
     def term(self) -> str:

@@ -166,7 +166,7 @@ class FilterBar(QWidget):
         }
         pick = self.alert_chip.pick
         if pick is not None:
-            st["alert"] = {"id": pick.alert_id, "name": pick.name}
+            st["alert"] = {"id": pick.alert_id, "name": pick.name, "tenant": pick.tenant}
         if st["range"] == CUSTOM:
             if self.custom_range is None:
                 st["range"] = 0
@@ -191,7 +191,8 @@ class FilterBar(QWidget):
             and isinstance(alert.get("id"), int)
             and isinstance(alert.get("name"), str)
         )
-        self.alert_chip.set_pick(AlertPick(alert["id"], alert["name"]) if ok and alert else None)
+        tenant = str(alert.get("tenant", "")) if ok and alert else ""
+        self.alert_chip.set_pick(AlertPick(alert["id"], alert["name"], tenant) if ok and alert else None)
         self.blockSignals(False)
         self._debounce.stop()
         self._show_problem()
@@ -301,5 +302,8 @@ class FilterBar(QWidget):
         self.filter_changed.emit()
 
     def _tenant_changed(self, name: str) -> None:
+        pick = self.alert_chip.pick
+        if pick is not None and name and pick.tenant != name:
+            self.alert_chip.set_pick(None)  # another tenant's store: the alert's number means nothing there
         if name:
             self.tenant_changed.emit(name)
