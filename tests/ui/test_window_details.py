@@ -22,14 +22,20 @@ from tenant_events.view.tenant_status import TrayState
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
 
-def test_f1_lists_back_and_forward(qtbot, open_window, filled_store):
-    w = open_window(filled_store(50))
-    qtbot.keyClick(w, Qt.Key.Key_F1)
-    sheet = w.menu_actions.help_dialog
-    assert sheet is not None and sheet.isVisible()
-    assert dict(sheet.entries)["Back / forward between timelines"] == "Alt+Left / Alt+Right"
-    assert "Alt+Left" in sheet.view.toPlainText()
-    sheet.close()
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_f1_lists_back_and_forward(qtbot, qapp, open_window, filled_store, theme):
+    apply_theme(qapp, theme)
+    try:
+        w = open_window(filled_store(50))
+        qtbot.keyClick(w, Qt.Key.Key_F1)
+        sheet = w.menu_actions.help_dialog
+        assert sheet is not None and sheet.isVisible()
+        assert dict(sheet.entries)["Back / forward between timelines"] == "Alt+Left / Alt+Right"
+        assert "Alt+Left" in sheet.view.toPlainText()
+        shot(sheet, f"shortcuts-help-{theme}")
+        sheet.close()
+    finally:
+        apply_theme(qapp, "light")
 
 
 def test_the_tray_menu_shows_no_ctrl_p(qapp):
