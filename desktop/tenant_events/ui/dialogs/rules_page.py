@@ -5,6 +5,10 @@
     │ ☐ Events of chosen …   │ │ [Test against history]  would have fired 3 times in the last 7 days       │
     │ ⚠ my-rule (a problem)  │ └──────────────────────────────────────────────────────────────────────────┘
     └ [New rule] [Delete] [Reset to built-in] ┘
+    Working hours: from 08:00 to 18:00 on ☑ Mon … ☐ Sun  (working_hours_box.py)
+
+A new rule starts switched off and without a desktop notification: it does nothing until it is configured and
+switched on. The list shows whole names (its width follows the longest; the tooltip has the explanation).
 
 `entries()` gives `alerts.rules` back: a built-in rule's entry holds only what differs from it, one's own rule
 all of it. An entry of the settings file that is invalid stays as it is (listed with its problem) until it is
@@ -35,6 +39,7 @@ from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
 from tenant_events.ui.dialogs.rule_form import RuleForm
 from tenant_events.ui.dialogs.sigma_import_dialog import SigmaImportDialog
+from tenant_events.ui.dialogs.working_hours_box import WorkingHoursBox
 
 Tester = Callable[[Rule], Awaitable[str]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
@@ -96,11 +101,15 @@ class RulesPage(QWidget):
         splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setSizes([260, 560])
+        self.working_hours = WorkingHoursBox(alerts.working_hours)
         layout = QVBoxLayout(self)
-        layout.addWidget(splitter)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.working_hours)
         self._fill()
         self.list.setCurrentRow(0)
+        width = self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 24  # whole names, checkbox too
+        self.list.setMinimumWidth(min(max(width, 200), 420))
+        splitter.setSizes([self.list.minimumWidth(), 560])
 
     def set_tester(self, tester: Tester) -> None:
         """How "Test against history" tries a rule (the app reads the tenants' stores)."""
@@ -176,7 +185,9 @@ class RulesPage(QWidget):
         n = 1
         while f"my-rule-{n}" in self.rules:
             n += 1
-        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning")
+        # off and silent until configured: a half-made rule must not notify on every user.deleted meanwhile
+        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning",
+                    enabled=False, notify=False)  # fmt: skip
         self.rules[rule.id] = rule
         self._fill(select=rule.id)
         self.form.name.setFocus()
