@@ -119,7 +119,10 @@ async def main():
     task = asyncio.create_task(engine.run())
     await asyncio.sleep(2)
     sim.faults(drop_mid_frame=2, stall=1, http_5xx=1, fault_after=5)
-    await asyncio.sleep(3)
+    # Rotations this quick count as short-lived (stream/outcomes.py): each waits the server's `retry:` at least.
+    deadline = asyncio.get_running_loop().time() + 60
+    while engine.stats.reconnects < 5 and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
     engine.stop()
     await task
     await asyncio.to_thread(writer.close)

@@ -27,6 +27,7 @@ from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
 from tenant_events.auth.errors import SignInFailed
+from tenant_events.server_text import shown
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +86,10 @@ def _response(status: int, reason: str, body: bytes) -> bytes:
 
 
 def error_message(error: str, description: str | None) -> str:
-    """A sentence for an `error=` redirect; the server's text is quoted, never trusted as markup."""
-    text = _ERROR_TEXT.get(error, f"the tenant answered with error {error!r}")
-    return f"{text}: {description}" if description else text
+    """A sentence for an `error=` redirect; the server's text is quoted, never trusted as markup, and escaped and
+    cut (server_text.py) since it reaches the terminal and the window."""
+    text = _ERROR_TEXT.get(error, f"the tenant answered with error {shown(error, 80)!r}")
+    return f"{text}: {shown(description)}" if description else text
 
 
 class LoopbackListener:
@@ -246,7 +248,11 @@ class LoopbackListener:
         self._handled = True
         if "error" in query:
             message = error_message(query["error"], query.get("error_description"))
-            code = "access_denied" if query["error"] == "access_denied" else query["error"] or "server_error"
+            code = (
+                "access_denied"
+                if query["error"] == "access_denied"
+                else shown(query["error"], 80) or "server_error"
+            )
             self._result.set_exception(SignInFailed(code, f"sign-in failed: {message}"))
             return _response(200, "OK", _page("Sign-in failed", message[:1].upper() + message[1:] + "."))
         code_value = query.get("code")
