@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.events_factory import frame
 from helpers.fixtures_engine import cli
 from helpers.fixtures_proving import http_response, raw_server
+from tenant_events.store import EventReader
+from tenant_events.store.records import summary_of
 
 HOSTILE = "\x1b[2J\x1b[31mPWNED\x1b[0m\rOVERWRITTEN\nsecond line\u202eevil\x00\x7f\x9b\x1b]0;title\x07"
 LONG = HOSTILE + "A" * 3000
@@ -72,3 +75,26 @@ def test_an_in_stream_error_full_of_escape_sequences_is_shown_escaped(tmp_path, 
     assert "the server ended the stream" in err and "\\x1b[2J" in err, err
     assert_no_raw_control(err, "stderr")
     assert_no_raw_control(log_text(tmp_path), "log file")
+
+
+def test_an_event_whose_fields_hold_escape_sequences_is_printed_escaped_by_timeline(tmp_path):
+    """Event fields are the tenant's words too: the table's summary and the `timeline` lines quote them."""
+    name, data = frame(1, type_="organization.created")
+    message = json.loads(data)
+    message["event"]["data"]["object"]["name"] = HOSTILE
+    body = f"event: {name}\ndata: {json.dumps(message)}\n\n".encode()
+    stream = http_response("200 OK", {"Content-Type": "text/event-stream"}, body)
+    db = tmp_path / "tenants" / "hostile.sqlite3"
+    with raw_server("127.0.0.1", stream) as server:
+        _, err = run_stream(server.url + "/api/v2", tmp_path, until=lambda: len(server.requests) >= 2)
+    assert_no_raw_control(err, "stream stderr")
+    with EventReader(db) as reader:
+        [(event, raw)] = list(reader.export_iter())
+    for summary in (event.summary, summary_of(event.type, raw)):  # as stored, as the table makes it again
+        assert summary.isprintable() and "\\x1b[2J" in summary, summary
+    shown = cli("timeline", f"org:{message['event']['data']['object']['id']}", "--data-dir", str(tmp_path))
+    out, err = shown.communicate(timeout=60)
+    assert shown.returncode == 0, err
+    assert "\\x1b[2J" in out, out
+    assert_no_raw_control(out, "timeline stdout")
+    assert_no_raw_control(err, "timeline stderr")

@@ -20,6 +20,7 @@ from tenant_events.alerts.presentation import alert_json, body, title
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.tenant.records import AlertInbox, StoredAlert
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
@@ -59,7 +60,8 @@ def register(subparsers: Any) -> None:
 def text_line(alert: StoredAlert) -> str:
     why = body(alert).split("\n", 1)[0]
     state = "" if alert.read else ", unread"
-    return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({alert.tenant}{state})\n"
+    line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({alert.tenant}{state})"
+    return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 
 def run(args: argparse.Namespace) -> int:
