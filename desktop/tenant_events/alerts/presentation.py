@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tenant_events.alerts.open_alert import iso_to_ms
+from tenant_events.server_text import shown
 from tenant_events.store.alert_records import StoredAlert
 
 
@@ -65,7 +66,8 @@ def body(alert: StoredAlert) -> str:
         text = f"{alert.event_count} events in {_span(alert)}: {people_tally(alert)}"
     if alert.catch_up:
         text = f"While you were away: {text}"
-    return f"{text}\n{alert.tenant}"
+    # The detail quotes the event (names, emails): the tenant's words, one line whatever they hold.
+    return f"{shown(text, None)}\n{alert.tenant}"
 
 
 def catch_up_summary(alerts: Iterable[StoredAlert]) -> str:

@@ -21,6 +21,7 @@ from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json, body, title
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
 
@@ -55,9 +56,8 @@ class _AlertSink:
     def __call__(self, result: StepResult) -> None:
         for alert in result.raised:
             why = body(alert).split("\n", 1)[0]
-            print(
-                f"tenant-events: alert ({alert.severity}): {title(alert)}: {why}", file=sys.stderr, flush=True
-            )
+            line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
+            print(f"tenant-events: {line}", file=sys.stderr, flush=True)
             if self._out is not None:
                 line = {**alert_json(alert), "tenant": self._tenant}
                 self._out.write(orjson.dumps(line).decode() + "\n")
