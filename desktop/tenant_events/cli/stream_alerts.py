@@ -59,8 +59,8 @@ class _AlertSink:
             line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
             print(f"tenant-events: {line}", file=sys.stderr, flush=True)
             if self._out is not None:
-                line = {**alert_json(alert), "tenant": self._tenant}
-                self._out.write(orjson.dumps(line).decode() + "\n")
+                record = {**alert_json(alert), "tenant": self._tenant}
+                self._out.write(orjson.dumps(record).decode() + "\n")
         if self._out is not None and result.raised:
             self._out.flush()
 
