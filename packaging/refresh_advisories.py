@@ -40,7 +40,8 @@ def locked_names(lock: Path) -> set[str]:
     names = set()
     for line in lock.read_text().splitlines():
         if line.strip() and not line[0].isspace() and not line.startswith(("#", "-")):
-            names.add(canonicalize_name(Requirement(line).name))
+            # the pin alone, not the continuation to its hashes
+            names.add(canonicalize_name(Requirement(line.rstrip(" \\")).name))
     return names
 
 

@@ -47,7 +47,7 @@ def pins(lock_text: str) -> list[tuple[str, Version]]:
     for line in lock_text.splitlines():
         if not line.strip() or line[0].isspace() or line.startswith("#"):
             continue
-        req = Requirement(line)
+        req = Requirement(line.rstrip(" \\"))  # the pin, without the continuation to its hashes
         (spec,) = req.specifier
         assert spec.operator == "==", f"not an exact pin in the lock: {line!r}"
         found.append((canonicalize_name(req.name), Version(spec.version)))
