@@ -14,6 +14,16 @@ import time
 from pathlib import Path
 
 from helpers.frozen import frozen_env, start_frozen_simulator
+from tenant_events.store import EventReader
+
+
+def _stored(db: Path) -> int:
+    """Events the bundle's stream has committed so far (0 while its schema is still being made)."""
+    try:
+        with EventReader(db) as reader:
+            return reader.count()
+    except Exception:
+        return 0
 
 
 def test_version(frozen_app: Path):
@@ -70,7 +80,10 @@ def test_simulator_stream_and_export_end_to_end(frozen_app: Path, tmp_path: Path
         while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 0):
             assert stream.poll() is None, stream.communicate()[1][-2000:]
             time.sleep(0.2)
-        time.sleep(3)  # let live events (50/s) arrive and commit
+        deadline = time.monotonic() + 60
+        while _stored(db) <= 20:  # let live events (50/s) arrive and commit
+            assert stream.poll() is None and time.monotonic() < deadline, stream.communicate()[1][-2000:]
+            time.sleep(0.1)
         stream.send_signal(signal.SIGTERM)
         _out, err = stream.communicate(timeout=30)
         assert stream.returncode == 0, err[-2000:]
