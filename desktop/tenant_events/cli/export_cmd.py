@@ -16,11 +16,13 @@ from typing import IO, Any
 
 import orjson
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.stores import known_database, stored_databases
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
+from tenant_events.tenant.database import check_readable, database_errors
 from tenant_events.tenant.records import EventFilter, EventReader, StoredEvent
 from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 
@@ -31,7 +33,7 @@ def register(subparsers: Any) -> None:
                               epilog="Exit codes: 0 done (also when the reader of - stops early, as `| head` does) · 2 usage, "
                               "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    add_tenant(p, "which tenant's database (default: the only one)")
     p.add_argument("--query", metavar="QUERY", default="",
                    help="only events matching QUERY, written as in the window's search line, e.g. "
                         "'type:user.* -purpose:test' or 'org:acme OR org:globex'")  # fmt: skip
@@ -49,19 +51,16 @@ def jsonl_line(event: StoredEvent, raw: str) -> str:
 
 
 def database_for(paths: AppPaths, tenant: str | None) -> Path:
+    """The one database a command reads (`--tenant`'s, or the only one), checked before it is read."""
     if tenant:
-        path = paths.database_file(tenant)
-        if not path.exists():
-            known = sorted(p.stem for p in paths.databases_dir.glob("*.sqlite3"))
-            raise ConfigError("--tenant", f"no stored events for {tenant!r} in {paths.data_dir}",
-                              f"known: {', '.join(known) or 'none'}")  # fmt: skip
-        return path
-    found = sorted(paths.databases_dir.glob("*.sqlite3")) if paths.databases_dir.exists() else []
+        return known_database(paths, tenant)
+    found = stored_databases(paths)
     if not found:
         raise UserFixableError(f"no stored events in {paths.data_dir}", "run tenant-events stream first")
     if len(found) > 1:
         raise ConfigError("--tenant", f"several tenants are stored ({', '.join(p.stem for p in found)})",
                           "pick one with --tenant NAME")  # fmt: skip
+    check_readable(found[0])
     return found[0]
 
 
@@ -94,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
     database = database_for(paths, args.tenant)
     target: str = args.jsonl or args.csv
-    with EventReader(database) as reader:
+    with database_errors(database), EventReader(database) as reader:
         if target == "-":
             try:
                 count = _write(reader, sys.stdout, bool(args.csv), flt)

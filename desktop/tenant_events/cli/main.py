@@ -41,7 +41,9 @@ EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ e
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from tenant_events.cli.options import OneLineParser
+
+    parser = OneLineParser(
         prog="tenant-events",
         description="Follow an identity tenant's event stream: desktop tray app (default) and headless CLI.",
         epilog=EPILOG,

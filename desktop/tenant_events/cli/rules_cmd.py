@@ -14,10 +14,11 @@ from typing import Any
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import try_rule
 from tenant_events.cli.export_cmd import database_for
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
+from tenant_events.tenant.database import database_errors
 from tenant_events.tenant.records import AlertInbox
 
 EXIT_BAD_RULES = ConfigError.exit_code
@@ -34,12 +35,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--try", dest="try_rule", metavar="RULE", help="how often RULE would have fired on stored events"
     )
-    p.add_argument(
-        "--tenant", metavar="NAME", help="with --try: which tenant's events (default: the only one)"
-    )
-    p.add_argument(
-        "--days", metavar="N", type=float, default=7.0, help="with --try: how far back (default 7)"
-    )
+    add_tenant(p, "with --try: which tenant's events (default: the only one)")
+    p.add_argument("--days", metavar="N", type=number(0, 3650, above=True), default=7.0,
+                   help="with --try: how far back, up to 3650 (default 7)")  # fmt: skip
     p.set_defaults(run=run)
 
 
@@ -52,10 +50,8 @@ def run(args: argparse.Namespace) -> int:
         if rule is None:
             known = ", ".join(r.id for r in ruleset.rules)
             raise ConfigError("--try", f"no alert rule {args.try_rule!r}", f"known: {known}")
-        if not 0 < args.days <= 3650:
-            raise ConfigError("--days", f"{args.days:g} is not a number of days from 1 to 3650")
         database = database_for(paths, args.tenant)
-        with AlertInbox(database) as inbox:
+        with database_errors(database), AlertInbox(database) as inbox:
             trial = try_rule(inbox, rule, hours=settings.working_hours, profile=database.stem, days=args.days)
         print(f"{rule.name} ({rule.id}) {trial.sentence()}")
         return 0

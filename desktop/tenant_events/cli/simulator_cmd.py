@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from tenant_events.cli.options import finite, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 
@@ -65,7 +66,12 @@ def register(subparsers: Any) -> None:
         "simulator", help="run the local tenant simulator (no account needed)",
         description="Serve a simulated tenant: auth API, /api/v2/events SSE stream, seeded activity.",
     )  # fmt: skip
-    p.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free port)")
+    p.add_argument(
+        "--port",
+        type=number(0, 65535, integer=True),
+        default=0,
+        help="TCP port on 127.0.0.1 (0 = any free port)",
+    )
     p.add_argument("--data-dir", type=Path, default=None,
                    help="keep key, event log and grants here (default: <app data dir>/simulator)")  # fmt: skip
     p.add_argument("--ephemeral", action="store_true", help="keep nothing on disk")
@@ -74,10 +80,14 @@ def register(subparsers: Any) -> None:
     )
     for flag, name, kind, text in _OPTIONS:
         p.add_argument(
-            flag, dest=name, type=kind, default=getattr(defaults, name), help=f"{text} [%(default)s]"
+            flag,
+            dest=name,
+            type=finite if kind is float else kind,
+            default=getattr(defaults, name),
+            help=f"{text} [%(default)s]",
         )
     for flag, name, kind, text in _FAULTS:
-        p.add_argument(flag, dest=name, type=kind, default=None, help=text)
+        p.add_argument(flag, dest=name, type=finite if kind is float else kind, default=None, help=text)
     p.set_defaults(run=run)
 
 

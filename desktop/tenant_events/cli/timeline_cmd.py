@@ -17,7 +17,7 @@ from typing import IO, Any
 import orjson
 
 from tenant_events.cli.export_cmd import jsonl_line
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
 from tenant_events.entities.sentences import describe_all
@@ -25,7 +25,7 @@ from tenant_events.entities.state_text import state_lines
 from tenant_events.entities.timeline import TimelineEntry, Timelines
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.database import upgrade
+from tenant_events.tenant.database import database_errors, upgrade
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
                               epilog="Exit codes: 0 done · 2 bad OBJECT or nothing stored names it · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
     p.add_argument("object", metavar="OBJECT", help=FORMS)
-    p.add_argument("--tenant", metavar="NAME", help="only this tenant (default: every stored tenant)")
+    add_tenant(p, "only this tenant (default: every stored tenant)")
     p.add_argument(
         "--jsonl", metavar="PATH|-", help="write the events as stream messages, one JSON object a line"
     )
@@ -86,6 +86,12 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     spec = parse_object(args.object)
     stores = tenant_stores(AppPaths.resolve(args.data_dir), args.tenant)
+    where = next(iter(stores.values())) if len(stores) == 1 else ", ".join(map(str, stores.values()))
+    with database_errors(where):
+        return _write(args, spec, stores)
+
+
+def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) -> int:
     for path in stores.values():
         upgrade(path)  # a database from an earlier version gets its directory first
     with Timelines(stores) as timelines:
