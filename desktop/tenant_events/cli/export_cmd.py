@@ -65,12 +65,20 @@ def database_for(paths: AppPaths, tenant: str | None) -> Path:
 
 
 def query_filter(query: str) -> EventFilter:
-    """The filter for `--query`; a query that cannot run is a usage error naming it and what is wrong."""
+    """The filter for `--query`; a query that cannot run is a usage error naming where and what is wrong."""
     try:
         parse(query)
     except QueryError as exc:
-        raise UserFixableError(f"--query {query!r}: {exc.reason}") from exc
+        raise UserFixableError(f"--query {query_span(query, exc.start, exc.end)}: {exc.reason}") from None
     return EventFilter(query=query)
+
+
+def query_span(query: str, start: int, end: int, room: int = 60) -> str:
+    """The query with the part at fault, cut to fit one line: `'a b (c' at characters 5–6 ('(')`."""
+    shown = query if len(query) <= room else query[:room] + "…"
+    part = query[start:end]
+    part = part if len(part) <= 20 else part[:20] + "…"
+    return f"{shown!r} at characters {start + 1}–{max(end, start + 1)} ({part!r})"
 
 
 def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) -> int:
