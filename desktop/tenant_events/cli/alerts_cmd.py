@@ -19,6 +19,7 @@ import orjson
 from tenant_events.alerts.presentation import alert_json, body, title
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.database import database_errors
 from tenant_events.tenant.records import AlertInbox, StoredAlert
@@ -71,9 +72,11 @@ def run(args: argparse.Namespace) -> int:
         alerts = inbox.alerts(since=args.since, unread_only=args.unread, limit=args.limit)
         out: IO[str] = sys.stdout
         if args.jsonl and args.jsonl != "-":
-            out = os.fdopen(
-                os.open(args.jsonl, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
-            )
+            try:
+                fd = os.open(args.jsonl, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            except OSError as exc:
+                raise cannot_write(args.jsonl, exc) from None
+            out = os.fdopen(fd, "w", encoding="utf-8")
         try:
             for alert in alerts:
                 out.write(orjson.dumps(alert_json(alert)).decode() + "\n" if args.jsonl else text_line(alert))

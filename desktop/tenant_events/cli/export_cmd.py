@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -109,14 +110,29 @@ def run(args: argparse.Namespace) -> int:
             except BrokenPipeError:  # `| head` has what it wanted: stop quietly
                 quiet_stdout()
                 return 0
+            except OSError as exc:  # `> /dev/full`, a full disk behind the redirection
+                quiet_stdout()
+                raise cannot_write("standard output", exc) from None
         else:
             count = _write_file(reader, Path(target), bool(args.csv), flt)
     print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
     return 0
 
 
-def _write_file(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
-    """Into a temp file beside `dest`, renamed over it at the end: a failed export leaves no half file."""
+def _write_file(reader: EventReader, given: Path, as_csv: bool, flt: EventFilter) -> int:
+    """A regular file (or a new one) is written into a temp file beside it and renamed over it at the end, so a
+    failed export leaves no half file; through a symlink, its target is replaced and the link stays. Anything
+    else — a FIFO, a device, a socket — is written through, as a shell's `>` would: replacing it with a file
+    would leave its reader with nothing."""
+    dest = Path(os.path.realpath(given))
+    try:
+        mode = dest.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise cannot_write(str(given), exc) from None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return _write_through(reader, given, as_csv, flt)
     try:
         fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
     except OSError as exc:
@@ -127,8 +143,16 @@ def _write_file(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter)
         os.replace(tmp, dest)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise cannot_write(str(dest), exc) from None
+        raise cannot_write(str(given), exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return count
+
+
+def _write_through(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
+    try:
+        with open(dest, "w", encoding="utf-8", newline="") as out:  # no O_CREAT needed: it exists
+            return _write(reader, out, as_csv, flt)
+    except OSError as exc:
+        raise cannot_write(str(dest), exc) from None

@@ -13,6 +13,7 @@ Exit codes (shared by every subcommand):
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -75,7 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     log = logging.getLogger("tenant_events")
     try:
-        return int(run(args))
+        code = int(run(args))
+        sys.stdout.flush()  # here, not at exit: a full disk behind `>` is then this command's one line
+        return code
     except UserFixableError as exc:
         if log.hasHandlers():  # else logging's last-resort handler would print the line a second time
             log.error("%s", exc)
@@ -91,6 +94,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         quiet_stdout()
         return 0
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _unexpected(args, exc)
+        from tenant_events.cli.output_file import cannot_write, quiet_stdout
+
+        quiet_stdout()  # what is still buffered cannot be written either; say it once
+        error = cannot_write(exc.filename or "standard output", exc)
+        print(f"tenant-events: {error}", file=sys.stderr)
+        return error.exit_code
     except Exception as exc:
         return _unexpected(args, exc)
 

@@ -18,6 +18,7 @@ import orjson
 
 from tenant_events.cli.export_cmd import jsonl_line
 from tenant_events.cli.options import add_data_dir, add_tenant
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
 from tenant_events.entities.sentences import describe_all
@@ -108,8 +109,11 @@ def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) 
             sys.stdout.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
             _state(timelines, spec, entities, sys.stderr)
         elif args.jsonl:
-            with Path(args.jsonl).open("w", encoding="utf-8") as target:
-                target.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            try:
+                with Path(args.jsonl).open("w", encoding="utf-8") as target:
+                    target.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            except OSError as exc:
+                raise cannot_write(args.jsonl, exc) from None
             _state(timelines, spec, entities, sys.stdout)
         else:
             _write_text(sys.stdout, entries, _sentences(timelines, entries))
