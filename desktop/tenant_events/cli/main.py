@@ -95,16 +95,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_stdout()
         return 0
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        error = _file_system_error(args, exc)
+        if error is None:
             return _unexpected(args, exc)
-        from tenant_events.cli.output_file import cannot_write, quiet_stdout
-
-        quiet_stdout()  # what is still buffered cannot be written either; say it once
-        error = cannot_write(exc.filename or "standard output", exc)
         print(f"tenant-events: {error}", file=sys.stderr)
         return error.exit_code
     except Exception as exc:
         return _unexpected(args, exc)
+
+
+# The file system said no: the data dir (or a file in it) is another user's, a file, read-only or full.
+_FILE_SYSTEM = {errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG}  # fmt: skip
+
+
+def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableError | None:
+    """One line naming the file and what the system said, for a data dir or output that cannot be used."""
+    from tenant_events.cli.output_file import quiet_stdout
+    from tenant_events.errors import StorageError
+
+    if exc.errno not in _FILE_SYSTEM:
+        return None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        quiet_stdout()  # what is still buffered for stdout cannot be written either; say it once
+        return StorageError(f"cannot write {exc.filename or 'standard output'}: the disk is full",
+                            "free some space or pick another disk")  # fmt: skip
+    if exc.filename is None:
+        return None
+    what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+            errno.ENOTDIR: "a part of this path is a file, not a directory",
+            errno.EEXIST: "it exists and is not a directory", errno.EROFS: "the file system is read-only"}  # fmt: skip
+    data_dir = getattr(args, "data_dir", None) or "the data dir"
+    hint = f"check who owns {data_dir} and its files (ls -l), or use another --data-dir"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        hint = "move the file away, or use another --data-dir"
+    return StorageError(f"cannot use {exc.filename}: {what.get(exc.errno or 0, exc.strerror)}", hint)
 
 
 def _stdout_is_pipe() -> bool:
