@@ -160,7 +160,12 @@ class TenantProfile(BaseModel):
 def make_profile(**fields: Any) -> TenantProfile:
     """Build a profile from user input; a bad value raises ConfigError naming the field."""
     if not fields.get("domain") and fields.get("auth_url"):
-        fields["domain"] = urlsplit(str(fields["auth_url"])).netloc
+        try:
+            fields["domain"] = urlsplit(str(fields["auth_url"])).netloc
+        except ValueError as exc:  # "http://[zz::1]": Python checks a bracketed host while splitting
+            raise ConfigError(
+                "profile auth_url", f"{fields['auth_url']!r} is not a valid URL: {exc}"
+            ) from None
     if not fields.get("domain"):
         raise ConfigError("profile domain", "is required (the tenant's domain, e.g. acme.eu.auth0.com)")
     if not fields.get("name"):
