@@ -160,12 +160,10 @@ class TenantProfile(BaseModel):
 def make_profile(**fields: Any) -> TenantProfile:
     """Build a profile from user input; a bad value raises ConfigError naming the field."""
     if not fields.get("domain") and fields.get("auth_url"):
-        try:
-            fields["domain"] = urlsplit(str(fields["auth_url"])).netloc
-        except ValueError as exc:  # "http://[zz::1]": Python checks a bracketed host while splitting
-            raise ConfigError(
-                "profile auth_url", f"{fields['auth_url']!r} is not a valid URL: {exc}"
-            ) from None
+        try:  # before the domain is taken from it: "http://[zz::1]" or ":99999" is a bad URL, not a bad domain
+            fields["domain"] = urlsplit(check_url(str(fields["auth_url"]))).netloc
+        except InsecureURLError as exc:
+            raise ConfigError("profile auth_url", str(exc)) from None
     if not fields.get("domain"):
         raise ConfigError("profile domain", "is required (the tenant's domain, e.g. acme.eu.auth0.com)")
     if not fields.get("name"):

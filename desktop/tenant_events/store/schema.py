@@ -283,6 +283,8 @@ def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
 
 
 def _open_checked(path: Path) -> sqlite3.Connection:
+    if path.is_file() and path.stat().st_size > 0:
+        _peek(path)  # before connect() turns on WAL: that writes into the file, and it may not be ours
     try:
         conn = connect(path)
     except sqlite3.OperationalError as exc:
@@ -300,6 +302,18 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _peek(path: Path) -> None:
+    """Another program's database is found read-only, so it is moved aside exactly as it was."""
+    try:
+        peek = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return  # cannot even open it read-only: connect() below says why
+    try:
+        _check_ours(peek)
+    finally:
+        peek.close()
 
 
 def _move_aside(path: Path) -> Path:
