@@ -43,7 +43,11 @@ def test_a_bad_query_is_one_line_naming_it_and_the_fix(tmp_path):
     write(db, simulated_rows(10))
     for query, span, reason in [
         ("usr:alice", "1–3 ('usr')", "unknown field 'usr' — did you mean user?"),
-        ("type:user.delted", "6–16 ('user.delted')", "no event type 'user.delted' — did you mean user.deleted?"),
+        (
+            "type:user.delted",
+            "6–16 ('user.delted')",
+            "no event type 'user.delted' — did you mean user.deleted?",
+        ),
         ('"unclosed', "1–9 ('\"unclosed')", 'this phrase has no closing quote — add " at its end'),
     ]:
         bad = export(tmp_path, "--query", query, "--jsonl", "-")
