@@ -27,7 +27,7 @@ EXIT_BAD_RULES = ConfigError.exit_code
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("rules", help="list and check the alert rules, or try one on stored history",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown")  # fmt: skip
+                              epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown · 5 storage (--try)")  # fmt: skip
     add_data_dir(p)
     p.add_argument(
         "--check", action="store_true", help="only report problems (quiet when every rule is valid)"

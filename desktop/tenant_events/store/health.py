@@ -54,8 +54,10 @@ def check_readable(path: Path) -> None:
     try:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.Error as exc:
-        raise damaged(path, f"is damaged ({exc})") from None
+    except sqlite3.DatabaseError as exc:
+        if _is_damage(exc):
+            raise damaged(path, f"is damaged ({exc})") from None
+        raise StorageError(f"cannot read the event database {path}: {exc}", "check the data dir") from None
     finally:
         conn.close()
     if version > SCHEMA_VERSION:
