@@ -239,6 +239,33 @@ def test_damaged_database_under_stream_is_moved_aside_and_said_where(tmp_path, g
     no_crash_report(data)
 
 
+DEEP = {  # damage that only shows when the events themselves are read, past the checks made before reading
+    "export-file": ["export", "--jsonl", "{out}"],
+    "export-stdout": ["export", "--csv", "-"],
+    "timeline": ["timeline", "user:auth0|250"],
+    "reindex": ["reindex"],
+}
+
+
+@pytest.mark.parametrize("command", DEEP)
+def test_damage_found_mid_read(tmp_path, good_database, command):
+    data = tmp_path / "data"
+    (data / "tenants").mkdir(parents=True)
+    db = data / "tenants" / "acme.sqlite3"
+    flipped = bytearray(good_database)
+    for at in range(len(flipped) // 2, len(flipped), 1499):  # the schema and the first pages are intact
+        flipped[at] ^= 0xFF
+    db.write_bytes(bytes(flipped))
+    out = tmp_path / "out.jsonl"
+    before = snapshot(data)
+    words = [w.replace("{out}", str(out)) for w in DEEP[command]]
+    result = run_here([words[0], "--data-dir", str(data), *words[1:]])
+    one_line(result, 5, str(db), "is damaged")
+    assert snapshot(data) == before and not out.exists()  # no half export left behind
+    assert not list(tmp_path.glob(".out.jsonl.*"))
+    no_crash_report(data)
+
+
 # -- 2. a data dir the user cannot use × every command ----------------------------------------------------------
 EVERY_COMMAND: dict[str, list[str]] = {
     **{k: v for k, v in READERS.items() if k in ("export", "alerts", "timeline", "reindex", "rules-try")},

@@ -70,6 +70,19 @@ def check_readable(path: Path) -> None:
         raise damaged(path, f"is not a Tenant Events database (it holds {held})")
 
 
+def check_intact(path: Path) -> None:
+    """`PRAGMA quick_check` read-only: for commands that are about to write into the whole file (reindex), which
+    must not touch a damaged one. It reads every page, so only where the command's own work is as large."""
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        with database_errors(path):
+            result = str(conn.execute("PRAGMA quick_check").fetchone()[0])
+    finally:
+        conn.close()
+    if result != "ok":
+        raise damaged(path, f"is damaged (integrity check: {result.splitlines()[0][:200]})")
+
+
 @contextlib.contextmanager
 def database_errors(where: Path | str) -> Iterator[None]:
     """SQLite failing while reading `where` (a file, or the dir of several) becomes one StorageError line."""
