@@ -16,15 +16,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import logging
 import os
 import shutil
+import signal
 import sqlite3
 import stat
 import subprocess
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,9 +124,19 @@ class Result:
     err: str
 
 
+class RanTooLong(Exception):
+    """A row that should end at once ran on (e.g. a timeout of -1 that keeps trying forever)."""
+
+
+def _too_long(signum: int, frame: object) -> None:
+    raise RanTooLong("still running after 20 s")
+
+
 def run_here(argv: list[str], env: dict[str, str] | None = None) -> Result:
-    """`tenant-events ARGV` in this process, its stdout and stderr captured."""
+    """`tenant-events ARGV` in this process, its stdout and stderr captured; stopped after 20 s (SIGALRM)."""
     out, err = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _too_long)
+    signal.setitimer(signal.ITIMER_REAL, 20)
     saved = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     root = logging.getLogger()
@@ -136,6 +147,8 @@ def run_here(argv: list[str], env: dict[str, str] | None = None) -> Result:
             except SystemExit as exc:  # argparse
                 code = int(exc.code or 0)
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -319,12 +332,30 @@ def another_users_data_dir(tmp_path_factory, good_database) -> tuple[Path, dict[
         os.chown(path, 65534, 65534)
         os.chmod(path, 0o700 if path.is_dir() else 0o600)
     before = snapshot(data)
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {
-            c: pool.submit(run_apart, _as_argv(c, data), prefix=AS_ANOTHER_USER) for c in EVERY_COMMAND
-        }
-        results = {c: f.result() for c, f in futures.items()}
-    return data, results, before
+    # One process for every command (one interpreter start, not ten): each runs the real entry point in turn.
+    argvs = {c: _as_argv(c, data) for c in EVERY_COMMAND}
+    env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "not-used", "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run([*AS_ANOTHER_USER, sys.executable, "-c", EACH_IN_TURN, json.dumps(list(argvs.values()))],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    done = json.loads(proc.stdout)
+    return data, {c: Result(*r) for c, r in zip(argvs, done, strict=True)}, before
+
+
+EACH_IN_TURN = """
+import contextlib, io, json, sys
+from tenant_events.cli.main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    results.append([code, out.getvalue(), err.getvalue()])
+print(json.dumps(results))
+"""
 
 
 @pytest.mark.parametrize("command", EVERY_COMMAND)
@@ -386,19 +417,32 @@ def test_export_through_a_symlink_keeps_the_link(stored, tmp_path):
     assert target.read_text().count("\n") == 300
 
 
-def test_export_into_a_full_device_is_one_line(stored):
-    result = run_here(["export", "--data-dir", str(stored), "--jsonl", "/dev/full"])
-    one_line(result, 5, "/dev/full", "the disk is full")
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # written to, never replaced (as root it could be)
+@pytest.fixture
+def full_device(tmp_path) -> Path:
+    """A device that is always full (/dev/full's numbers), of this test's own: a regression that replaced the
+    device with a file would replace this node, never the machine's /dev/full (as root it could)."""
+    node = tmp_path / "full"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 7))
+        os.close(os.open(node, os.O_WRONLY))  # a nodev mount refuses this
+    except OSError as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    return node
+
+
+def test_export_into_a_full_device_is_one_line(stored, full_device):
+    result = run_here(["export", "--data-dir", str(stored), "--jsonl", str(full_device)])
+    one_line(result, 5, str(full_device), "the disk is full")
+    assert stat.S_ISCHR(full_device.lstat().st_mode)  # written to, never replaced
 
 
 @pytest.mark.parametrize("command", ["export", "timeline", "rules"])
-def test_stdout_on_a_full_disk_is_one_line(stored, tmp_path, command):
+def test_stdout_on_a_full_disk_is_one_line(stored, full_device, command):
     argv = {"export": ["export", "--data-dir", str(stored), "--jsonl", "-"],
             "timeline": ["timeline", "--data-dir", str(stored), "user:auth0|1"],
             "rules": ["rules", "--data-dir", str(stored)]}[command]  # fmt: skip
     before = snapshot(stored)
-    result = run_apart(argv, stdout=Path("/dev/full"))
+    result = run_apart(argv, stdout=full_device)
     one_line(result, 5, "standard output", "the disk is full")
     assert snapshot(stored) == before
 
