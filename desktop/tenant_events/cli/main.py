@@ -113,6 +113,7 @@ def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableErr
     """One line naming the file and what the system said, for a data dir or output that cannot be used."""
     from tenant_events.cli.output_file import quiet_stdout
     from tenant_events.errors import StorageError
+    from tenant_events.paths import AppPaths
 
     if exc.errno not in _FILE_SYSTEM:
         return None
@@ -125,10 +126,12 @@ def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableErr
     what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
             errno.ENOTDIR: "a part of this path is a file, not a directory",
             errno.EEXIST: "it exists and is not a directory", errno.EROFS: "the file system is read-only"}  # fmt: skip
-    data_dir = getattr(args, "data_dir", None) or "the data dir"
-    hint = f"check who owns {data_dir} and its files (ls -l), or use another --data-dir"
+    data_dir = str(AppPaths.resolve(getattr(args, "data_dir", None)).data_dir)
+    inside = os.fspath(exc.filename).startswith(data_dir)
+    hint = f"check who owns {data_dir} and its files (ls -l), or use another --data-dir" if inside else (
+        "check who owns it and its permissions (ls -l)")  # fmt: skip
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
-        hint = "move the file away, or use another --data-dir"
+        hint = "move the file away, or use another --data-dir" if inside else "pick another path"
     return StorageError(f"cannot use {exc.filename}: {what.get(exc.errno or 0, exc.strerror)}", hint)
 
 
