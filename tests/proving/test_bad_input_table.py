@@ -317,6 +317,13 @@ def test_data_dir_is_a_file(tmp_path, command):
     assert snapshot(data) == before
 
 
+def test_simulator_data_dir_is_a_file(tmp_path):
+    data = tmp_path / "sim"
+    data.write_text("a file where the simulator's data dir should be")
+    one_line(run_here(["simulator", "--data-dir", str(data)]), 5, str(data), "use another --data-dir")
+    assert data.read_text() == "a file where the simulator's data dir should be"
+
+
 @pytest.fixture(scope="module")
 def another_users_data_dir(tmp_path_factory, good_database) -> tuple[Path, dict[str, Result], dict[str, str]]:
     """A data dir owned by another user (mode 0700), every command run against it at once, as a user who is not

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tenant_events.cli.options import finite, number
-from tenant_events.errors import ConfigError
+from tenant_events.errors import ConfigError, StorageError
 from tenant_events.paths import AppPaths
 
 # flag → (config field, type, help). Defaults come from SimulatorConfig, shown in --help.
@@ -96,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
     from tenant_events.simulator.faults import Faults
     from tenant_events.simulator.server import SimulatorServer
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     data_dir = None if args.ephemeral else (args.data_dir or AppPaths.resolve().simulator_dir)
     options = {name: getattr(args, name) for _f, name, _k, _t in _OPTIONS}
     try:
@@ -107,7 +106,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError("simulator", str(exc)) from exc
     except OSError as exc:
+        if exc.filename:  # the data dir, not the port: another user's, or a file
+            raise StorageError(
+                f"cannot use {exc.filename}: {exc.strerror}", "use another --data-dir"
+            ) from None
         raise ConfigError("--port", str(exc), "choose another port or use --port 0") from exc
+    # Only now: a bad option or data dir above is the CLI's one line, not also a log line beside it.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server.state.faults.update(**knobs)
     return _serve(server)
 
