@@ -24,7 +24,7 @@ REQUEST_TIMEOUT: Final = httpx.Timeout(15.0, connect=10.0)
 
 
 class InsecureURLError(ValueError):
-    """A URL that would send tokens in clear text to a non-loopback host."""
+    """A URL that would send tokens in clear text to a non-loopback host, or that is not a URL at all."""
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -41,7 +41,16 @@ def is_loopback_host(host: str | None) -> bool:
 
 def check_url(url: str) -> str:
     """Return `url` if its scheme is https, or http to a loopback host; raise InsecureURLError otherwise."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number from 0 to 65535 raises here, not in the first request
+    except ValueError as exc:  # "[::1", "[zz::1]", ":99999", ":abc"
+        raise InsecureURLError(f"{url!r} is not a valid URL: {exc}") from None
+    host = parts.hostname or ""
+    if any(ch.isspace() or not ch.isprintable() or ch in '<>\\^`{|}"' for ch in host):
+        raise InsecureURLError(
+            f"{url!r} is not a valid URL: its host has a space or a character no host name has"
+        )
     if parts.scheme == "https" and parts.hostname:
         return url
     if parts.scheme == "http" and is_loopback_host(parts.hostname):

@@ -8,6 +8,7 @@ a PyInstaller bundle; `resource_path` hides that.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,15 @@ import platformdirs
 
 APP_DIR_NAME = "tenant-events"
 HOME_ENV = "TENANT_EVENTS_HOME"
+# A profile's name is also its database's file name: a slug can never climb out of the data dir (no "/", no "..").
+PROFILE_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def check_profile_name(name: str) -> str:
+    """`name` when it can name a profile (and its database file); ValueError saying what is allowed otherwise."""
+    if not PROFILE_NAME.match(name):
+        raise ValueError(f"{name!r} must be 1–64 lowercase letters, digits or dashes")
+    return name
 
 
 @dataclass(frozen=True)

@@ -58,17 +58,22 @@ def test_a_bad_query_is_one_line_naming_it_and_the_fix(tmp_path):
     db = AppPaths.resolve(tmp_path).database_file("acme")
     db.parent.mkdir(parents=True)
     write(db, simulated_rows(10))
-    for query, reason in [
+    for query, span, reason in [
         (
             "usr:alice",
+            "1–3 ('usr')",
             "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)",
         ),
-        ("type:user.delted", "no event type 'user.delted' — did you mean user.deleted?"),
-        ('"unclosed', 'this phrase has no closing quote — add " at its end'),
+        (
+            "type:user.delted",
+            "6–16 ('user.delted')",
+            "no event type 'user.delted' — did you mean user.deleted?",
+        ),
+        ('"unclosed', "1–9 ('\"unclosed')", 'this phrase has no closing quote — add " at its end'),
     ]:
         bad = export(tmp_path, "--query", query, "--jsonl", "-")
         assert bad.returncode == 2
-        # (the CLI's log line repeats it until its error handling is tidied up; the user line is this one)
-        assert bad.stderr.splitlines()[-1] == f"tenant-events: --query {query!r}: {reason}"
+        assert bad.stderr.count("\n") == 1, bad.stderr
+        assert bad.stderr == f"tenant-events: --query {query!r} at characters {span}: {reason}\n"
         assert "Traceback" not in bad.stderr
         assert bad.stdout == ""

@@ -192,3 +192,31 @@ def test_any_text_parses_or_fails_with_a_span_inside_it(text):
         assert not text.split()
     else:
         assert parse(to_text(tree)) == tree
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 400 + "x" + ")" * 400,
+        "-" * 400 + "x",
+        "NOT " * 300 + "x",
+        " ".join(["user:a"] * 1000),
+        " OR ".join(["x"] * 600),
+        "a" * 100_000,
+    ],
+)
+def test_a_query_past_a_stated_limit_is_one_reason_with_a_span_never_a_crash(text):
+    from tenant_events.query import QueryTooLargeError
+
+    with pytest.raises(QueryTooLargeError) as caught:
+        parse(text)
+    exc = caught.value
+    assert 0 <= exc.start < exc.end == len(text)
+    assert "at most" in exc.reason and "\n" not in exc.reason
+
+
+def test_a_query_at_its_limits_parses():
+    from tenant_events.query import MAX_DEPTH, MAX_TERMS
+
+    assert parse("(" * (MAX_DEPTH - 1) + "-x" + ")" * (MAX_DEPTH - 1)) is not None
+    assert parse(" OR ".join(f"user:u{i}" for i in range(MAX_TERMS))) is not None

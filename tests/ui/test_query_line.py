@@ -105,6 +105,28 @@ def test_each_kind_of_error_is_underlined_where_it_is(qtbot, bar, query, underli
     assert red and min(red) >= x_at(bar, error.start) - 3 and max(red) <= x_at(bar, error.end) + 3
 
 
+@pytest.mark.parametrize(
+    ("query", "first_bad", "reason"),
+    [
+        ("(" * 400 + "x" + ")" * 400, 20, "at most 20 deep"),
+        (" ".join(["user:ada"] * 150), 900, "at most 100 terms"),  # 900: where the 101st term starts
+        ("-" * 400 + "x", 20, "at most 20 deep"),
+    ],
+)
+def test_a_query_past_its_limits_is_a_reason_beside_the_line_not_a_crash(
+    qtbot, bar, query, first_bad, reason
+):
+    # 1,000 terms or 400 nested parentheses used to reach SQLite ("Expression tree is too large") or blow the
+    # parser's stack (RecursionError); now the window says which limit, and underlines from where it is passed.
+    good = bar.current()
+    bar.search.setText(query)
+    bar.search.returnPressed.emit()
+    assert bar.query_problem.isVisible() and reason in bar.query_problem.text()
+    error = bar.search.error
+    assert error is not None and (error.start, error.end) == (first_bad, len(query))
+    assert bar.current() == good  # nothing ran
+
+
 def test_the_underline_in_the_dark_theme(qtbot, qapp, bar):
     apply_theme(qapp, "dark")
     qtbot.waitUntil(lambda: bar.search.palette().color(QPalette.ColorRole.Base).name() == DARK["Base"])

@@ -18,9 +18,11 @@ import orjson
 
 from tenant_events.alerts.presentation import alert_json, body, title
 from tenant_events.cli.export_cmd import database_for
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant, number
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
+from tenant_events.tenant.database import database_errors
 from tenant_events.tenant.records import AlertInbox, StoredAlert
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
@@ -46,12 +48,13 @@ def register(subparsers: Any) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    add_tenant(p, "which tenant's database (default: the only one)")
     p.add_argument(
         "--since", metavar="WHEN", type=since_arg, help="only alerts active since then (2h, 7d, a date)"
     )
     p.add_argument("--unread", action="store_true", help="only alerts not marked read")
-    p.add_argument("--limit", metavar="N", type=int, default=1000, help="at most N alerts (default 1000)")
+    p.add_argument("--limit", metavar="N", type=number(1, 10_000_000, integer=True), default=1000,
+                   help="at most N alerts (default 1000)")  # fmt: skip
     p.add_argument("--jsonl", metavar="PATH|-", help="one JSON object a line instead of text")
     p.add_argument("--mark-read", action="store_true", help="mark the listed alerts read")
     p.set_defaults(run=run)
@@ -71,19 +74,18 @@ def json_line(alert: StoredAlert, tenant: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        print(f"tenant-events: --limit: {args.limit} is not a positive number", file=sys.stderr)
-        return 2
     paths = AppPaths.resolve(args.data_dir)
     database = database_for(paths, args.tenant)
     tenant = database.stem
-    with AlertInbox(database) as inbox:
+    with database_errors(database), AlertInbox(database) as inbox:
         alerts = inbox.alerts(since=args.since, unread_only=args.unread, limit=args.limit)
         out: IO[str] = sys.stdout
         if args.jsonl and args.jsonl != "-":
-            out = os.fdopen(
-                os.open(args.jsonl, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
-            )
+            try:
+                fd = os.open(args.jsonl, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            except OSError as exc:
+                raise cannot_write(args.jsonl, exc) from None
+            out = os.fdopen(fd, "w", encoding="utf-8")
         try:
             for alert in alerts:
                 out.write(json_line(alert, tenant) if args.jsonl else text_line(alert, tenant))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import IO, Any
 
 import orjson
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.stores import known_database, stored_databases
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
+from tenant_events.tenant.database import check_readable, database_errors
 from tenant_events.tenant.records import EventFilter, EventReader, StoredEvent
 from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 
@@ -31,7 +34,7 @@ def register(subparsers: Any) -> None:
                               epilog="Exit codes: 0 done (also when the reader of - stops early, as `| head` does) · 2 usage, "
                               "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--tenant", metavar="NAME", help="which tenant's database (default: the only one)")
+    add_tenant(p, "which tenant's database (default: the only one)")
     p.add_argument("--query", metavar="QUERY", default="",
                    help="only events matching QUERY, written as in the window's search line, e.g. "
                         "'type:user.* -purpose:test' or 'org:acme OR org:globex'")  # fmt: skip
@@ -49,29 +52,34 @@ def jsonl_line(event: StoredEvent, raw: str) -> str:
 
 
 def database_for(paths: AppPaths, tenant: str | None) -> Path:
+    """The one database a command reads (`--tenant`'s, or the only one), checked before it is read."""
     if tenant:
-        path = paths.database_file(tenant)
-        if not path.exists():
-            known = sorted(p.stem for p in paths.databases_dir.glob("*.sqlite3"))
-            raise ConfigError("--tenant", f"no stored events for {tenant!r} in {paths.data_dir}",
-                              f"known: {', '.join(known) or 'none'}")  # fmt: skip
-        return path
-    found = sorted(paths.databases_dir.glob("*.sqlite3")) if paths.databases_dir.exists() else []
+        return known_database(paths, tenant)
+    found = stored_databases(paths)
     if not found:
         raise UserFixableError(f"no stored events in {paths.data_dir}", "run tenant-events stream first")
     if len(found) > 1:
         raise ConfigError("--tenant", f"several tenants are stored ({', '.join(p.stem for p in found)})",
                           "pick one with --tenant NAME")  # fmt: skip
+    check_readable(found[0])
     return found[0]
 
 
 def query_filter(query: str) -> EventFilter:
-    """The filter for `--query`; a query that cannot run is a usage error naming it and what is wrong."""
+    """The filter for `--query`; a query that cannot run is a usage error naming where and what is wrong."""
     try:
         parse(query)
     except QueryError as exc:
-        raise UserFixableError(f"--query {query!r}: {exc.reason}") from exc
+        raise UserFixableError(f"--query {query_span(query, exc.start, exc.end)}: {exc.reason}") from None
     return EventFilter(query=query)
+
+
+def query_span(query: str, start: int, end: int, room: int = 60) -> str:
+    """The query with the part at fault, cut to fit one line: `'a b (c' at characters 5–6 ('(')`."""
+    shown = query if len(query) <= room else query[:room] + "…"
+    part = query[start:end]
+    part = part if len(part) <= 20 else part[:20] + "…"
+    return f"{shown!r} at characters {start + 1}–{max(end, start + 1)} ({part!r})"
 
 
 def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) -> int:
@@ -94,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
     database = database_for(paths, args.tenant)
     target: str = args.jsonl or args.csv
-    with EventReader(database) as reader:
+    with database_errors(database), EventReader(database) as reader:
         if target == "-":
             try:
                 count = _write(reader, sys.stdout, bool(args.csv), flt)
@@ -102,14 +110,29 @@ def run(args: argparse.Namespace) -> int:
             except BrokenPipeError:  # `| head` has what it wanted: stop quietly
                 quiet_stdout()
                 return 0
+            except OSError as exc:  # `> /dev/full`, a full disk behind the redirection
+                quiet_stdout()
+                raise cannot_write("standard output", exc) from None
         else:
             count = _write_file(reader, Path(target), bool(args.csv), flt)
     print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
     return 0
 
 
-def _write_file(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
-    """Into a temp file beside `dest`, renamed over it at the end: a failed export leaves no half file."""
+def _write_file(reader: EventReader, given: Path, as_csv: bool, flt: EventFilter) -> int:
+    """A regular file (or a new one) is written into a temp file beside it and renamed over it at the end, so a
+    failed export leaves no half file; through a symlink, its target is replaced and the link stays. Anything
+    else — a FIFO, a device, a socket — is written through, as a shell's `>` would: replacing it with a file
+    would leave its reader with nothing."""
+    dest = Path(os.path.realpath(given))
+    try:
+        mode = dest.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise cannot_write(str(given), exc) from None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return _write_through(reader, given, as_csv, flt)
     try:
         fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
     except OSError as exc:
@@ -120,8 +143,16 @@ def _write_file(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter)
         os.replace(tmp, dest)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise cannot_write(str(dest), exc) from None
+        raise cannot_write(str(given), exc) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return count
+
+
+def _write_through(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
+    try:
+        with open(dest, "w", encoding="utf-8", newline="") as out:  # no O_CREAT needed: it exists
+            return _write(reader, out, as_csv, flt)
+    except OSError as exc:
+        raise cannot_write(str(dest), exc) from None

@@ -16,7 +16,7 @@ import asyncio
 import sys
 from typing import Any
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, number, profile_name
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url
 from tenant_events.logs import setup_logging
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
         epilog=EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    login.add_argument("--tenant", metavar="NAME", help="a saved tenant profile")
+    login.add_argument("--tenant", metavar="NAME", type=profile_name, help="a saved tenant profile")
     login.add_argument(
         "--auth-url", metavar="URL", help="the tenant's https://<domain> (creates/updates a profile)"
     )
@@ -66,7 +66,10 @@ def register(subparsers: Any) -> None:
         "--base-url", metavar="URL", help="where the event stream lives (default {auth-url}/api/v2)"
     )
     login.add_argument(
-        "--name", metavar="NAME", help="profile name for --auth-url (default: from the domain)"
+        "--name",
+        metavar="NAME",
+        type=profile_name,
+        help="profile name for --auth-url (default: from the domain)",
     )
     login.add_argument(
         "--port",
@@ -81,7 +84,7 @@ def register(subparsers: Any) -> None:
         "--no-browser", action="store_true", help="print the URL (first line) instead of opening it"
     )
     login.add_argument(
-        "--timeout", metavar="S", type=float, default=300.0, help="give up after S seconds (300)"
+        "--timeout", metavar="S", type=number(1, 86400), default=300.0, help="give up after S seconds (300)"
     )
     login.add_argument("--prompt", choices=["login", "consent", "none"], help="OIDC prompt (e.g. login)")
     login.set_defaults(run=run_login)
@@ -91,7 +94,9 @@ def register(subparsers: Any) -> None:
         help="sign out: revoke the refresh token and remove it from the keyring",
         epilog=EXIT_HELP,
     )
-    logout.add_argument("--tenant", metavar="NAME", help="the tenant profile (default: the only one)")
+    logout.add_argument(
+        "--tenant", metavar="NAME", type=profile_name, help="the tenant profile (default: the only one)"
+    )
     add_data_dir(logout)
     logout.add_argument("--browser", action="store_true", help="also end the tenant's browser session")
     logout.add_argument(

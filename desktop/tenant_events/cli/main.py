@@ -14,6 +14,7 @@ Exit codes (shared by every subcommand):
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -66,7 +67,9 @@ def build_parser(verb: str | None = "") -> argparse.ArgumentParser:
 
     A verb left out still appears in --help and among the choices, as a name with its one line.
     """
-    parser = argparse.ArgumentParser(
+    from tenant_events.cli.options import OneLineParser
+
+    parser = OneLineParser(
         prog="tenant-events",
         description="Follow an identity tenant's event stream: desktop tray app (default) and headless CLI.",
         epilog=EPILOG,
@@ -110,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     log = logging.getLogger("tenant_events")
     try:
-        return int(run(args))
+        code = int(run(args))
+        sys.stdout.flush()  # here, not at exit: a full disk behind `>` is then this command's one line
+        return code
     except UserFixableError as exc:
         if log.hasHandlers():  # else logging's last-resort handler would print the line a second time
             log.error("%s", shown(str(exc), None))
@@ -127,8 +132,45 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         quiet_stdout()
         return 0
+    except OSError as exc:
+        error = _file_system_error(args, exc)
+        if error is None:
+            return _unexpected(args, exc)
+        print(f"tenant-events: {error}", file=sys.stderr)
+        return error.exit_code
     except Exception as exc:
         return _unexpected(args, exc)
+
+
+# The file system said no: the data dir (or a file in it) is another user's, a file, read-only or full.
+_FILE_SYSTEM = {errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG}  # fmt: skip
+
+
+def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableError | None:
+    """One line naming the file and what the system said, for a data dir or output that cannot be used."""
+    from tenant_events.cli.output_file import quiet_stdout
+    from tenant_events.errors import StorageError
+    from tenant_events.paths import AppPaths
+
+    if exc.errno not in _FILE_SYSTEM:
+        return None
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        quiet_stdout()  # what is still buffered for stdout cannot be written either; say it once
+        return StorageError(f"cannot write {exc.filename or 'standard output'}: the disk is full",
+                            "free some space or pick another disk")  # fmt: skip
+    if exc.filename is None:
+        return None
+    what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+            errno.ENOTDIR: "a part of this path is a file, not a directory",
+            errno.EEXIST: "it exists and is not a directory", errno.EROFS: "the file system is read-only"}  # fmt: skip
+    data_dir = str(AppPaths.resolve(getattr(args, "data_dir", None)).data_dir)
+    inside = os.fspath(exc.filename).startswith(data_dir)
+    hint = f"check who owns {data_dir} and its files (ls -l), or use another --data-dir" if inside else (
+        "check who owns it and its permissions (ls -l)")  # fmt: skip
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        hint = "move the file away, or use another --data-dir" if inside else "pick another path"
+    return StorageError(f"cannot use {exc.filename}: {what.get(exc.errno or 0, exc.strerror)}", hint)
 
 
 def _stdout_is_pipe() -> bool:

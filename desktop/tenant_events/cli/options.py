@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from tenant_events.paths import check_profile_name
 
 
 def add_data_dir(parser: argparse.ArgumentParser) -> None:
@@ -35,3 +40,55 @@ def queries_as_typed(argv: list[str]) -> list[str]:
         out.append(arg)
         i += 1
     return out
+
+
+def number(low: float, high: float, *, above: bool = False, integer: bool = False) -> Callable[[str], float]:
+    """An argparse `type=`: a finite number from `low` (or just above it) to `high`, else one usage line.
+
+    nan, inf and out-of-range values are refused here, before any work: "nan s" timeouts, "-1 keeps trying"
+    and "0 s between reconnects" cannot reach the engine."""
+    kind = "a whole number" if integer else "a number"
+    where = f"above {low:g}" if above else f"from {low:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(int(text)) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not math.isfinite(value) or value > high or value < low or (above and value == low):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind} {where} to {high:g}")
+        return int(value) if integer else value
+
+    parse.__name__ = "number"  # argparse names the type in its "invalid <type> value" fallback
+    return parse
+
+
+def finite(text: str) -> float:
+    """A float that is not nan or inf (its range is checked by whoever uses it)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def profile_name(text: str) -> str:
+    """`--tenant` and `--name`: a profile name is also its database's file name, so it must be a slug."""
+    try:
+        return check_profile_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_tenant(parser: argparse.ArgumentParser | Any, help_text: str) -> None:
+    """`--tenant NAME` of the read commands."""
+    parser.add_argument("--tenant", metavar="NAME", type=profile_name, help=help_text)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the option and what is wrong, and where the full usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from tenant_events.errors import UserFixableError
+from tenant_events.errors import StorageError, UserFixableError
 
 
 def quiet_stdout() -> None:
@@ -36,8 +36,8 @@ def cannot_write(target: str, exc: OSError) -> UserFixableError:
     if isinstance(exc, PermissionError):
         return UserFixableError(f"cannot write {target}: permission denied",
                                 "pick a path you can write to")  # fmt: skip
-    if exc.errno == errno.ENOSPC:
-        return UserFixableError(
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageError(
             f"cannot write {target}: the disk is full", "free some space or pick another disk"
         )
     return UserFixableError(f"cannot write {target}: {exc.strerror or exc}", "pick another path")

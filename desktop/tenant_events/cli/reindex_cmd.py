@@ -8,10 +8,10 @@ import sys
 import time
 from typing import Any
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.database import reindex
+from tenant_events.tenant.database import database_errors, reindex
 
 
 def register(subparsers: Any) -> None:
@@ -19,7 +19,7 @@ def register(subparsers: Any) -> None:
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
                               epilog="Exit codes: 0 done · 2 nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
-    p.add_argument("--tenant", metavar="NAME", help="only this tenant (default: every stored tenant)")
+    add_tenant(p, "only this tenant (default: every stored tenant)")
     p.set_defaults(run=run)
 
 
@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
                 f"tenant-events: {tenant}: {done:,} of {total:,} stored events", file=sys.stderr, flush=True
             )
 
-        total = reindex(path, progress)
+        with database_errors(path):
+            total = reindex(path, progress)
         print(f"tenant-events: {tenant}: directory rebuilt from {total:,} stored events in "
               f"{time.monotonic() - started:.1f} s", file=sys.stderr)  # fmt: skip
     return 0

@@ -16,22 +16,13 @@ import sys
 from typing import Any
 
 from tenant_events.cli.hub_args import add_hub_args, hub_options
+from tenant_events.cli.options import number
 from tenant_events.cli.stream_cmd import add_tenant_args, exit_code_of, report_state
 from tenant_events.cli.stream_target import resolve_target, stream_source
 from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.link import TenantLink
-
-
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
-    return number
 
 
 def register(subparsers: Any) -> None:
@@ -47,10 +38,10 @@ def register(subparsers: Any) -> None:
     add_hub_args(p, required=True)
     p.add_argument("--hub-replicas", metavar="N", type=int, choices=(1, 3, 5),
                    help="replicas of a new stream (default: 3 on a cluster, 1 on a single server)")  # fmt: skip
-    p.add_argument("--hub-retention-days", metavar="D", type=_positive, default=30.0,
-                   help="how long a new stream keeps events (default 30)")  # fmt: skip
-    p.add_argument("--lease-seconds", metavar="S", type=_positive, default=5.0,
-                   help="a standby takes over this long after the streaming relay is gone (default 5)")  # fmt: skip
+    p.add_argument("--hub-retention-days", metavar="D", type=number(0, 36500, above=True), default=30.0,
+                   help="how long a new stream keeps events (up to 36500, default 30)")  # fmt: skip
+    p.add_argument("--lease-seconds", metavar="S", type=number(1, 600), default=5.0,
+                   help="a standby takes over this long after the streaming relay is gone (1 to 600, default 5)")  # fmt: skip
     p.set_defaults(run=run)
 
 

@@ -15,10 +15,11 @@ from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import try_rule
 from tenant_events.cli import rules_sigma, rules_test_cmd
 from tenant_events.cli.export_cmd import database_for
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
+from tenant_events.tenant.database import database_errors
 from tenant_events.tenant.records import AlertInbox
 
 EXIT_BAD_RULES = ConfigError.exit_code
@@ -27,7 +28,7 @@ EXIT_BAD_RULES = ConfigError.exit_code
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("rules", help="list and check the alert rules, or try one on stored history",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown")  # fmt: skip
+                              epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown · 5 storage (--try)")  # fmt: skip
     add_data_dir(p)
     p.add_argument(
         "--check", action="store_true", help="only report problems (quiet when every rule is valid)"
@@ -35,12 +36,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--try", dest="try_rule", metavar="RULE", help="how often RULE would have fired on stored events"
     )
-    p.add_argument(
-        "--tenant", metavar="NAME", help="with --try: which tenant's events (default: the only one)"
-    )
-    p.add_argument(
-        "--days", metavar="N", type=float, default=7.0, help="with --try: how far back (default 7)"
-    )
+    add_tenant(p, "with --try: which tenant's events (default: the only one)")
+    p.add_argument("--days", metavar="N", type=number(0, 3650, above=True), default=7.0,
+                   help="with --try: how far back, up to 3650 (default 7)")  # fmt: skip
     p.set_defaults(run=run)
     actions = p.add_subparsers(dest="rules_action", metavar="ACTION", title="actions")
     rules_test_cmd.register(actions)
@@ -56,10 +54,8 @@ def run(args: argparse.Namespace) -> int:
         if rule is None:
             known = ", ".join(r.id for r in ruleset.rules)
             raise ConfigError("--try", f"no alert rule {args.try_rule!r}", f"known: {known}")
-        if not 0 < args.days <= 3650:
-            raise ConfigError("--days", f"{args.days:g} is not a number of days from 1 to 3650")
         database = database_for(paths, args.tenant)
-        with AlertInbox(database) as inbox:
+        with database_errors(database), AlertInbox(database) as inbox:
             trial = try_rule(inbox, rule, hours=settings.working_hours, profile=database.stem, days=args.days)
         print(f"{rule.name} ({rule.id}) {trial.sentence()}")
         return 0

@@ -11,7 +11,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from tenant_events.errors import ConfigError
+from tenant_events.cli.options import finite, number
+from tenant_events.errors import ConfigError, StorageError
 from tenant_events.paths import AppPaths
 
 # flag → (config field, type, help). Defaults come from SimulatorConfig, shown in --help.
@@ -65,7 +66,12 @@ def register(subparsers: Any) -> None:
         "simulator", help="run the local tenant simulator (no account needed)",
         description="Serve a simulated tenant: auth API, /api/v2/events SSE stream, seeded activity.",
     )  # fmt: skip
-    p.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = any free port)")
+    p.add_argument(
+        "--port",
+        type=number(0, 65535, integer=True),
+        default=0,
+        help="TCP port on 127.0.0.1 (0 = any free port)",
+    )
     p.add_argument("--data-dir", type=Path, default=None,
                    help="keep key, event log and grants here (default: <app data dir>/simulator)")  # fmt: skip
     p.add_argument("--ephemeral", action="store_true", help="keep nothing on disk")
@@ -74,10 +80,14 @@ def register(subparsers: Any) -> None:
     )
     for flag, name, kind, text in _OPTIONS:
         p.add_argument(
-            flag, dest=name, type=kind, default=getattr(defaults, name), help=f"{text} [%(default)s]"
+            flag,
+            dest=name,
+            type=finite if kind is float else kind,
+            default=getattr(defaults, name),
+            help=f"{text} [%(default)s]",
         )
     for flag, name, kind, text in _FAULTS:
-        p.add_argument(flag, dest=name, type=kind, default=None, help=text)
+        p.add_argument(flag, dest=name, type=finite if kind is float else kind, default=None, help=text)
     p.set_defaults(run=run)
 
 
@@ -86,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
     from tenant_events.simulator.faults import Faults
     from tenant_events.simulator.server import SimulatorServer
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     data_dir = None if args.ephemeral else (args.data_dir or AppPaths.resolve().simulator_dir)
     options = {name: getattr(args, name) for _f, name, _k, _t in _OPTIONS}
     try:
@@ -97,7 +106,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError("simulator", str(exc)) from exc
     except OSError as exc:
+        if exc.filename:  # the data dir, not the port: another user's, or a file
+            raise StorageError(
+                f"cannot use {exc.filename}: {exc.strerror}", "use another --data-dir"
+            ) from None
         raise ConfigError("--port", str(exc), "choose another port or use --port 0") from exc
+    # Only now: a bad option or data dir above is the CLI's one line, not also a log line beside it.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server.state.faults.update(**knobs)
     return _serve(server)
 

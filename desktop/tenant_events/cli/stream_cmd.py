@@ -22,7 +22,7 @@ from tenant_events.cli import stream_alerts
 from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.hub_args import add_hub_args
 from tenant_events.cli.hub_view import hub_source
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, number, profile_name
 from tenant_events.cli.output_file import cannot_write, quiet_stdout
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired, StorageError
@@ -72,7 +72,7 @@ def register(subparsers: Any) -> None:
     add_tenant_args(p)
     p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
     stream_alerts.add_arguments(p)
-    p.add_argument("--unreachable-timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT,
+    p.add_argument("--unreachable-timeout", metavar="S", type=number(0, 86400), default=DEFAULT_TIMEOUT,
                    help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
                    f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
                    "open, network loss is retried for as long as it lasts")  # fmt: skip
@@ -83,13 +83,16 @@ def register(subparsers: Any) -> None:
 def add_tenant_args(p: argparse.ArgumentParser) -> None:
     """Which tenant to follow and how: shared by `stream` and `relay`."""
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--tenant", metavar="NAME", help="tenant profile (from tenant-events login)")
+    where.add_argument(
+        "--tenant", metavar="NAME", type=profile_name, help="tenant profile (from tenant-events login)"
+    )
     where.add_argument(
         "--base-url", metavar="URL", help="the stream's {base_url}, e.g. https://tenant.example/api/v2"
     )
     p.add_argument(
         "--name",
         metavar="NAME",
+        type=profile_name,
         help="database name for --base-url (default: its profile's name, else from the host)",
     )
     p.add_argument("--event-type", metavar="T", action="append", type=event_type_arg, default=[],
@@ -98,8 +101,8 @@ def add_tenant_args(p: argparse.ArgumentParser) -> None:
                    help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
     add_data_dir(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
-    p.add_argument("--stall-timeout", metavar="S", type=float, default=90.0,
-                   help="reconnect after this many seconds without a message (default 90)")  # fmt: skip
+    p.add_argument("--stall-timeout", metavar="S", type=number(1, 3600), default=90.0,
+                   help="reconnect after this many seconds without a message (1 to 3600, default 90)")  # fmt: skip
 
 
 def _open_output(target: str) -> IO[str]:

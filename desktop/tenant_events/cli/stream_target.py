@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -41,7 +42,10 @@ class StreamTarget:
 
 
 def resolve_target(args: argparse.Namespace, paths: AppPaths) -> StreamTarget:
-    settings = load_settings(paths)
+    notices: list[str] = []
+    settings = load_settings(paths, notices)
+    for notice in notices:  # a settings file moved aside: the log is a file here, so say it on stderr too
+        print(f"tenant-events: {notice}", file=sys.stderr)
     if not args.base_url:
         profile = settings.tenant(args.tenant)
         return StreamTarget(

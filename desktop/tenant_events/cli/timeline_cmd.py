@@ -17,7 +17,8 @@ from typing import IO, Any
 import orjson
 
 from tenant_events.cli.export_cmd import jsonl_line
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, add_tenant
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
 from tenant_events.entities.sentences import describe_all
@@ -26,7 +27,7 @@ from tenant_events.entities.timeline import TimelineEntry, Timelines
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
-from tenant_events.tenant.database import upgrade
+from tenant_events.tenant.database import database_errors, upgrade
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +36,7 @@ def register(subparsers: Any) -> None:
                               epilog="Exit codes: 0 done · 2 bad OBJECT or nothing stored names it · 3 unknown tenant · 5 storage")  # fmt: skip
     add_data_dir(p)
     p.add_argument("object", metavar="OBJECT", help=FORMS)
-    p.add_argument("--tenant", metavar="NAME", help="only this tenant (default: every stored tenant)")
+    add_tenant(p, "only this tenant (default: every stored tenant)")
     p.add_argument(
         "--jsonl", metavar="PATH|-", help="write the events as stream messages, one JSON object a line"
     )
@@ -88,6 +89,12 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     spec = parse_object(args.object)
     stores = tenant_stores(AppPaths.resolve(args.data_dir), args.tenant)
+    where = next(iter(stores.values())) if len(stores) == 1 else ", ".join(map(str, stores.values()))
+    with database_errors(where):
+        return _write(args, spec, stores)
+
+
+def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) -> int:
     for path in stores.values():
         upgrade(path)  # a database from an earlier version gets its directory first
     with Timelines(stores) as timelines:
@@ -104,8 +111,11 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
             _state(timelines, spec, entities, sys.stderr)
         elif args.jsonl:
-            with Path(args.jsonl).open("w", encoding="utf-8") as target:
-                target.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            try:
+                with Path(args.jsonl).open("w", encoding="utf-8") as target:
+                    target.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
+            except OSError as exc:
+                raise cannot_write(args.jsonl, exc) from None
             _state(timelines, spec, entities, sys.stdout)
         else:
             _write_text(sys.stdout, entries, _sentences(timelines, entries))

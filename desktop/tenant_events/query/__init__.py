@@ -7,15 +7,19 @@ from tenant_events.query.errors import (
     EmptyValueError,
     QueryError,
     QuerySyntaxError,
+    QueryTooLargeError,
     UnknownFieldError,
     UnknownValueError,
 )
 from tenant_events.query.fields import FIELDS, Field, JsonPath, Kind
-from tenant_events.query.parser import parse
+from tenant_events.query.parser import MAX_DEPTH, MAX_LENGTH, MAX_TERMS, parse
 from tenant_events.query.syntax import And, Node, Not, Or, Term, Text, to_text
 
 __all__ = [
     "FIELDS",
+    "MAX_DEPTH",
+    "MAX_LENGTH",
+    "MAX_TERMS",
     "And",
     "EmptyValueError",
     "Field",
@@ -26,6 +30,7 @@ __all__ = [
     "Or",
     "QueryError",
     "QuerySyntaxError",
+    "QueryTooLargeError",
     "Term",
     "Text",
     "UnknownFieldError",

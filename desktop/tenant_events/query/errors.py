@@ -4,7 +4,8 @@
      ├── QuerySyntaxError       an unclosed quote or parenthesis, a dangling OR/AND/NOT or '-'
      ├── UnknownFieldError      `usr:alice`: names the closest field when there is one
      ├── UnknownValueError      a value the field cannot take (`type:user.delted`, `family:users`)
-     └── EmptyValueError        `user:` with nothing after the colon
+     ├── EmptyValueError        `user:` with nothing after the colon
+     └── QueryTooLargeError     over a stated limit: characters, terms or nesting (parser.LIMITS)
 
 The reason is written for the person typing: the window shows it next to the underlined span and the CLI
 prints it on one line, so it names the value and says what to do instead.
@@ -42,3 +43,7 @@ class UnknownValueError(QueryError):
 
 class EmptyValueError(QueryError):
     """A field with nothing after its colon."""
+
+
+class QueryTooLargeError(QueryError):
+    """More characters, terms or nesting than the store can run in bounded time and stack."""

@@ -8,13 +8,23 @@
 
 Field names and the values of closed fields (event types, families) are checked here, so the store only ever
 sees queries it can run. The first problem found is reported; the window underlines it.
+
+A query is bounded (MAX_LENGTH characters, MAX_TERMS terms, MAX_DEPTH levels of parentheses and negations): past
+those, SQLite refuses the statement ("Expression tree is too large", "parser stack overflow") and this recursive
+parser would run out of stack, so the limit is stated up front with the span that goes over it.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from tenant_events.query.errors import EmptyValueError, QuerySyntaxError, UnknownFieldError, UnknownValueError
+from tenant_events.query.errors import (
+    EmptyValueError,
+    QuerySyntaxError,
+    QueryTooLargeError,
+    UnknownFieldError,
+    UnknownValueError,
+)
 from tenant_events.query.fields import (
     Kind,
     families_matching,
@@ -29,11 +39,17 @@ from tenant_events.query.lexer import Tok, Token, tokens
 from tenant_events.query.syntax import And, Node, Not, Or, Term, Text
 
 _CLOSERS = (Tok.END, Tok.RPAREN, Tok.OR, Tok.AND)
+MAX_LENGTH = 2000  # characters
+MAX_TERMS = 100  # words, phrases and field terms
+MAX_DEPTH = 20  # nested parentheses, NOT and '-'
 
 
 @lru_cache(maxsize=128)
 def parse(text: str) -> Node | None:
     """The tree of `text`; None when it has no terms at all. Raises a QueryError subclass."""
+    if len(text) > MAX_LENGTH:
+        raise QueryTooLargeError(f"a query can be at most {MAX_LENGTH} characters long; this one has "
+                                 f"{len(text)} — shorten it", MAX_LENGTH, len(text))  # fmt: skip
     return _Parser(text).query()
 
 
@@ -41,6 +57,9 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = tokens(text)
         self.i = 0
+        self.depth = 0
+        self.terms = 0
+        self.end = len(text)
 
     def peek(self) -> Token:
         return self.toks[self.i]
@@ -81,9 +100,16 @@ class _Parser:
             items.append(self.unary())
         return _flat(And, items)
 
+    def _deeper(self, tok: Token) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise QueryTooLargeError(f"a query can nest parentheses and negations at most {MAX_DEPTH} deep "
+                                     "— simplify it", tok.start, self.end)  # fmt: skip
+
     def unary(self) -> Node:
         tok = self.peek()
         if tok.kind in (Tok.NEG, Tok.NOT):
+            self._deeper(tok)
             self.take()
             if self.peek().kind in _CLOSERS:
                 raise QuerySyntaxError(
@@ -91,12 +117,15 @@ class _Parser:
                     tok.start,
                     tok.end,
                 )
-            return Not(self.unary())
+            node: Node = Not(self.unary())
+            self.depth -= 1
+            return node
         return self.primary()
 
     def primary(self) -> Node:
         tok = self.take()
         if tok.kind is Tok.LPAREN:
+            self._deeper(tok)
             if self.peek().kind is Tok.END:
                 raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
             if self.peek().kind is Tok.RPAREN:
@@ -107,9 +136,14 @@ class _Parser:
             if self.peek().kind is not Tok.RPAREN:
                 raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
             self.take()
+            self.depth -= 1
             return inner
         if tok.kind is Tok.RPAREN:
             raise QuerySyntaxError("this ')' has no '(' before it — remove it", tok.start, tok.end)
+        self.terms += 1
+        if self.terms > MAX_TERMS:
+            raise QueryTooLargeError(f"a query can have at most {MAX_TERMS} terms — narrow it down, or use "
+                                     "the time range and type filters", tok.start, self.end)  # fmt: skip
         if tok.kind is Tok.FIELD:
             return _term(tok)
         if not any(ch.isalnum() for ch in tok.text):

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tenant_events.errors import ConfigError
 from tenant_events.http import InsecureURLError, check_url, is_loopback_host
+from tenant_events.paths import check_profile_name
 from tenant_events.settings.field_checks import field_of, known_event_types
 from tenant_events.url_forms import loopback_callbacks, normalize_url
 
 DEFAULT_SCOPES = ("openid", "profile", "email", "offline_access", "read:events")
-_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 # Auth0 client IDs are 32 alphanumerics; other OPs use dashes/dots/underscores. No spaces, quotes or slashes.
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
@@ -59,9 +59,7 @@ class TenantProfile(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not _SLUG.match(v):
-            raise ValueError(f"{v!r} must be 1–64 lowercase letters, digits or dashes")
-        return v
+        return check_profile_name(v)
 
     @field_validator("client_id")
     @classmethod
@@ -162,7 +160,10 @@ class TenantProfile(BaseModel):
 def make_profile(**fields: Any) -> TenantProfile:
     """Build a profile from user input; a bad value raises ConfigError naming the field."""
     if not fields.get("domain") and fields.get("auth_url"):
-        fields["domain"] = urlsplit(str(fields["auth_url"])).netloc
+        try:  # before the domain is taken from it: "http://[zz::1]" or ":99999" is a bad URL, not a bad domain
+            fields["domain"] = urlsplit(check_url(str(fields["auth_url"]))).netloc
+        except InsecureURLError as exc:
+            raise ConfigError("profile auth_url", str(exc)) from None
     if not fields.get("domain"):
         raise ConfigError("profile domain", "is required (the tenant's domain, e.g. acme.eu.auth0.com)")
     if not fields.get("name"):

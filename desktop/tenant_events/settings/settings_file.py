@@ -50,6 +50,23 @@ def _move_aside(path: os.PathLike[str] | str, reason: str, notices: list[str]) -
     notices.append(notice)
 
 
+MAX_DEPTH = 32  # the real document nests about 6 deep; far more is a damaged or hostile file
+
+
+def _depth(value: object) -> int:
+    """How deeply lists and objects nest in `value`, without recursion (the validator would recurse)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings:
     """Read, migrate and validate the settings file; defaults when there is none."""
     notices = notices if notices is not None else []
@@ -62,6 +79,14 @@ def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings
             raise ValueError("the top level is not an object")
     except (ValueError, UnicodeDecodeError) as exc:
         _move_aside(path, f"not valid JSON: {exc}", notices)
+        return Settings()
+    except RecursionError:  # json's C decoder recurses once per level
+        _move_aside(path, "not valid JSON: nested too deeply", notices)
+        return Settings()
+    if _depth(data) > MAX_DEPTH:
+        _move_aside(
+            path, f"nested more than {MAX_DEPTH} levels deep, past what a settings file holds", notices
+        )
         return Settings()
     version = data.get("schema_version", 0)
     if not isinstance(version, int) or version < 0:

@@ -32,7 +32,7 @@ class AlertInbox:
         self.path = path
         try:
             self._conn = connect(path)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:  # locked, unreadable, or not a database at all
             raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
         self._conn.execute("PRAGMA cache_size = -2000")
         self._lock = threading.Lock()

@@ -15,6 +15,7 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store import directory
+from tenant_events.store.health import check_intact
 from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
 
 CHUNK: Final = 20_000
@@ -37,7 +38,8 @@ def upgrade(path: Path) -> bool:
 def reindex(path: Path, progress: Callable[[int, int], object] | None = None) -> int:
     """Rebuild the directory of the database at `path`; `progress(done, total)` in stored-seq units after each
     chunk. Returns the last seq covered. An older database is upgraded instead (its migration builds the directory
-    in one transaction)."""
+    in one transaction). A damaged file is refused before anything is written into it."""
+    check_intact(path)
     upgraded = upgrade(path)
     try:
         conn = connect(path)

@@ -253,7 +253,7 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
             raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
         moved = _move_aside(path)
         notice = OpenNotice(
-            f"The event database {path.name} was damaged ({exc}); it was moved to {moved.name} and a new one "
+            f"The event database {path} could not be used ({exc}); it was moved to {moved} and a new one "
             "started. Events from before are in the moved file.",
             moved,
         )
@@ -263,7 +263,17 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
 
 
 class _IntegrityCheckFailed(sqlite3.DatabaseError):
-    """`PRAGMA quick_check` found damage."""
+    """`PRAGMA quick_check` found damage, or the file is another program's database."""
+
+
+def _check_ours(conn: sqlite3.Connection) -> None:
+    """A file with tables but no schema version is not ours: adding our tables to it would mix two programs'
+    data (and a later `export` would read theirs as ours)."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
+        return
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    if tables:
+        raise _IntegrityCheckFailed(f"another program's database: it holds {', '.join(tables[:5])}")
 
 
 def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
@@ -273,6 +283,8 @@ def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
 
 
 def _open_checked(path: Path) -> sqlite3.Connection:
+    if path.is_file() and path.stat().st_size > 0:
+        _peek(path)  # before connect() turns on WAL: that writes into the file, and it may not be ours
     try:
         conn = connect(path)
     except sqlite3.OperationalError as exc:
@@ -283,12 +295,25 @@ def _open_checked(path: Path) -> sqlite3.Connection:
         result = conn.execute("PRAGMA quick_check").fetchone()[0]
         if result != "ok":
             raise _IntegrityCheckFailed(f"integrity check failed: {result}")
+        _check_ours(conn)
         migrate(conn, path)
         path.chmod(0o600)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _peek(path: Path) -> None:
+    """Another program's database is found read-only, so it is moved aside exactly as it was."""
+    try:
+        peek = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return  # cannot even open it read-only: connect() below says why
+    try:
+        _check_ours(peek)
+    finally:
+        peek.close()
 
 
 def _move_aside(path: Path) -> Path:

@@ -18,6 +18,7 @@ commits and closes the database; close() also closes the readers and the HTTP cl
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
-from tenant_events.errors import ConfigError, SignInRequired
+from tenant_events.errors import ConfigError, SignInRequired, StorageError
 from tenant_events.http import api_client
 from tenant_events.monitor import Retention, TenantMonitor
 from tenant_events.paths import AppPaths
@@ -41,6 +42,8 @@ from tenant_events.tenant.origin import claim_origin
 from tenant_events.tenant.sign_in import Opener, TenantSignIn
 from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
 from tenant_events.view.reader_pages import ReaderPages
+
+log = logging.getLogger(__name__)
 
 NOT_STARTED = StateChange(StreamState.STOPPED, "not started")
 
@@ -279,7 +282,7 @@ class TenantLink:
 
     def open_pages(self) -> bool:
         """The window's readers, over the database when it exists (old events stay browsable signed out)."""
-        if self.pages is None and self.database_file.exists():
+        if self.pages is None and self.database_file.exists() and _readable(self.database_file):
             self.pages = ReaderPages(self.open_reader())
             self.aggregates = ReaderPages(self.open_reader())
             self.search = ReaderPages(self.open_reader())
@@ -302,3 +305,16 @@ class TenantLink:
             return
         for callback in list(self.on_commit):
             callback(rows)
+
+
+def _readable(path: Path) -> bool:
+    """Whether readers may open `path` before the writer has: a damaged file is left for the writer to move
+    aside (and say where) when the link starts, instead of the window reading it meanwhile."""
+    from tenant_events.store.health import check_readable
+
+    try:
+        check_readable(path)
+    except StorageError as exc:
+        log.warning("%s", exc)
+        return False
+    return True

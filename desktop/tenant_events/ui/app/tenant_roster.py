@@ -10,6 +10,7 @@ Adding, signing in and out, and removing a tenant live here; saving the settings
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import Callable
 
@@ -72,12 +73,20 @@ class TenantRoster(QObject):
         session.sign_in_failed.connect(
             lambda name, text: self._sink.report(Notice("warning", f"Sign-in to {name} failed", text))
         )
+        session.database_moved.connect(self._database_moved)
         self.sessions[session.name] = session
         self.session_added.emit(session)
         if session.open_existing() and session.pages is not None:
             self._window.add_tenant(session.name, session.pages, session.aggregates, session.search)
         self.changed.emit()
         return session
+
+    def _database_moved(self, name: str, text: str) -> None:
+        """Stays on screen until closed: the user must learn where the old events went."""
+        self._window.banners.show_banner(
+            f"database-moved-{name}", "warning", html.escape(text), closable=True
+        )
+        self._sink.report(Notice("warning", f"{name}: the event database was moved aside", text))
 
     async def remove(self, name: str) -> None:
         """Stop and close the tenant's session (its database file stays)."""

@@ -36,12 +36,16 @@ class TenantSession(QObject):
     )  # alerts.evaluator.StepResult: a rule evaluation that raised or updated alerts
     signed_in = Signal(str, str)  # tenant, user display name
     sign_in_failed = Signal(str, str)  # tenant, message
+    database_moved = Signal(
+        str, str
+    )  # tenant, what happened: its damaged database was moved aside, and where
 
     def __init__(self, link: TenantLink, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.link = link
         self.name = link.name
         self.paused = False
+        self._told_moved = False
         self.status = TenantStatus(self.name)
         link.on_state.append(self._on_state)
         link.on_commit.append(self._on_commit)
@@ -94,6 +98,10 @@ class TenantSession(QObject):
         return True
 
     def _started(self) -> None:
+        notice = self.link.notice
+        if notice is not None and notice.moved_to is not None and not self._told_moved:
+            self._told_moved = True
+            self.database_moved.emit(self.name, notice.message)
         self.link.open_pages()  # the window's readers, now that the database exists
         if self.paused:
             self.link.pause()
