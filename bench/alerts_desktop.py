@@ -136,7 +136,7 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
 
 
 def run_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, Any]:
-    """On a qasync loop over a QApplication, as the app runs (STYLE.md §6)."""
+    """On a qasync loop over a QApplication, as the app runs (CONTRIBUTING.md "Style")."""
     import qasync
     from PySide6.QtWidgets import QApplication
 

@@ -1,4 +1,4 @@
-"""Desktop UI performance against the real stack (issue 7 "Must show": bench/ui.py).
+"""Desktop UI performance against the real stack.
 
 The store is pre-filled from a simulator subprocess's backlog through the real StreamEngine + StoreWriter;
 then the real MainWindow (offscreen Qt, qasync loop, the app's lazy table model over the store) is measured:

@@ -8,7 +8,7 @@ alert rules around it. A profile read from a team hub runs a hub viewer (hub/vie
 factory that gets the writer and returns any `EventSource`. One monitor per tenant profile; several run side by
 side on one loop. Observers are plain callbacks, called on
 the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`.
-Shutdown order (STYLE §6): cancel the stream task → commit what is pending → `before_close` hooks (the alert
+Shutdown order (docs/architecture.md "Threads"): cancel the stream task → commit what is pending → `before_close` hooks (the alert
 rules evaluate the last commits, alerts/runner.py) → close the writer.
 """
 

@@ -1,5 +1,5 @@
 """No secret in logs, crash reports, exported files, process arguments or the settings file, and every file
-the app writes readable by the user only (issue 9, Security). The tests plant known secrets, run the real
+the app writes readable by the user only (proving ground, security). The tests plant known secrets, run the real
 CLI against the real simulator, then search everything the app left behind for them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """With no notification daemon on the session bus, notifications fall back to the tray balloon, and clicking
-the balloon opens the event (issue 7 "with the tray balloon as fallback"). The daemon is absent for real: the
+the balloon opens the event (the tray balloon is the fallback). The daemon is absent for real: the
 notifier's D-Bus client is pointed at a fresh private session bus on which nothing owns
 org.freedesktop.Notifications."""
 

@@ -1,6 +1,6 @@
 """Which stored events become desktop notifications, and how bursts collapse (Qt-free, unit-tested).
 
-Rules (issue 7 "Notifications"):
+Rules:
   * only the chosen types notify (default: deletions and role changes, `DEFAULT_TYPES`);
   * nothing while paused, during do-not-disturb (DND expires by wall clock) or in the quiet hours (local
     wall time, e.g. 22:00–07:00 spans midnight; settings.NotificationSettings.quiet_hours);
@@ -34,7 +34,7 @@ class Candidate:
     seq: int
     event_id: str
     type: str
-    time: str  # ISO 8601 (spec 000 envelope `time`)
+    time: str  # ISO 8601 (the envelope's `time`, docs/event-stream.md "Envelope")
     summary: str
 
 

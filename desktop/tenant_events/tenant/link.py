@@ -12,7 +12,7 @@ Observers are plain lists of callbacks, called on the loop's thread:
   * `on_state(StateChange)` — the stream's state lines;
   * `on_commit(CommittedRows)` — the seq range each commit made visible (tenant/committed_rows.py);
   * `on_alerts(StepResult)` — each rule evaluation that raised or updated alerts (empty without rules).
-Shutdown order (STYLE §6): stop() cancels the stream, commits what is pending, lets the rules evaluate the last
+Shutdown order (docs/architecture.md "Threads"): stop() cancels the stream, commits what is pending, lets the rules evaluate the last
 commits and closes the database; close() also closes the readers and the HTTP client.
 """
 

@@ -1,9 +1,9 @@
 """The composition root of the desktop app: QApplication + qasync loop, windows, tray, tenants, shutdown.
 
-    launch.run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (STYLE.md §6, Python 3.11)
+    launch.run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (docs/architecture.md "Threads"; Python 3.11)
                          └▶ DesktopApp.run(): settings → theme → window, tray, notifications, wake watcher
                               → tenants (restore sign-ins) or the welcome window or the demo
-                              → await quit (an asyncio.Event: desktop.md §4 pitfall) → orderly shutdown
+                              → await quit (an asyncio.Event, so Qt never stops the loop mid-cleanup) → orderly shutdown
 
 The parts, each in its own module: the tenants (tenant_roster.py, one signal adapter per `TenantLink`), the
 browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices and the

@@ -1,7 +1,7 @@
 """Delivers `NotifyPolicy` output: native notifications through desktop-notifier, the tray balloon otherwise.
 
 desktop-notifier talks to org.freedesktop.Notifications over D-Bus (dbus-fast on this qasync loop) and gives a
-default "clicked" action plus a "Show" button; `send()` never raises, it only logs (desktop.md §2), so a
+default "clicked" action plus a "Show" button; `send()` never raises, it only logs, so a
 missing daemon is detected up front with `get_capabilities()`. The tray balloon is the fallback; its
 `messageClicked` runs the last notification's click. Per-type notifications emit `show_requested(tenant, seq)`
 (0: no one event) on a click; alert notifications (ui/notifications/alert_notes.py) pass their own click.

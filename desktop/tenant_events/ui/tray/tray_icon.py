@@ -1,6 +1,6 @@
 """The tray icon and its menu; the window's on/off switch and the app's quiet face.
 
-Menu (issue 7 "Tray"): Open · Pause/Resume stream · Notifications ▸ (per family/type, Do not disturb) ·
+Menu: Open · Pause/Resume stream · Notifications ▸ (per family/type, Do not disturb) ·
 Tenants ▸ · Sign in/out · Quit. Actions only emit signals; the app wires them to the window and engines.
 Where no tray host exists (`isSystemTrayAvailable()` False), the app keeps a normal window instead.
 """
