@@ -50,6 +50,7 @@ FAMILIES: Final[tuple[str, ...]] = ("user", "organization", "group")
 DEFAULT_NOTIFY_TYPES: Final[frozenset[EventType]] = frozenset(
     t for t in EventType if t.value.endswith((".deleted", ".removed", ".role.assigned"))
 )
+DEFAULT_NOTIFY_NAMES: Final[frozenset[str]] = frozenset(t.value for t in DEFAULT_NOTIFY_TYPES)
 
 
 def types_in_family(family: str) -> tuple[EventType, ...]:

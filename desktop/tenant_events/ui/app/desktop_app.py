@@ -101,7 +101,7 @@ class DesktopApp(QObject):
         self.tray = tray
         self.notifications = NotificationChoices(lambda: self.settings, self.save_settings_soon, tray, self.window,
                                                  paths, self)  # fmt: skip
-        self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
+        self.notifier = self.notifications.notifier
         self.alerts = self.notifications.alerts
         self.tray_wiring = (
             TrayWiring(tray, self.window, self.tenants, self.notifications, self.spawn) if tray else None
@@ -121,7 +121,6 @@ class DesktopApp(QObject):
         w.quit_requested.connect(self.quit)
         w.pause_toggled.connect(self.set_paused)
         w.settings_requested.connect(self.open_settings)
-        self.notifier.show_requested.connect(self.window.select_event)
         self.tenants.session_added.connect(self.alerts.add_session)
         self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)
@@ -310,7 +309,6 @@ class DesktopApp(QObject):
         await asyncio.to_thread(save_settings, self.paths, settings)
 
     def set_paused(self, paused: bool) -> None:
-        self.notifications.set_paused(paused)
         self.tenants.set_paused(paused)
         self.window.set_paused(paused)
         if self.tray is not None:

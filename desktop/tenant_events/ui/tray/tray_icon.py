@@ -14,11 +14,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.ui.look.icons import tray_icon
 from tenant_events.ui.tray.badge import badged
 from tenant_events.view.tenant_status import TrayState
 from tenant_events.wire import EventType
+from tenant_events.wire.event_types import DEFAULT_NOTIFY_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Tray(QObject):
         self.menu.addAction(self.pause_action)
         self.notify_menu = self.menu.addMenu("Notifications")
         self.type_actions: dict[str, QAction] = {}
-        self._build_notify_menu(set(DEFAULT_TYPES))
+        self._build_notify_menu(set(DEFAULT_NOTIFY_NAMES))
         self.tenants_menu = self.menu.addMenu("Tenants")
         self.sign_menu = self.menu.addMenu("Sign in/out")
         self.hub_action = self.menu.addAction("Connect to a team hub…", self.hub_requested.emit)
