@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import orjson
 
-from tenant_events.alerts.presentation import alert_json, body, title
+from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.paths import AppPaths
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
 def text_line(alert: StoredAlert, tenant: str) -> str:
     """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
     `--tenant` takes, not the service's own name for it that the events carry."""
-    why = body(alert).split("\n", 1)[0]
+    why = why_line(alert)
     state = "" if alert.read else ", unread"
     return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})\n"
 

@@ -19,7 +19,7 @@ import orjson
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.presentation import alert_json, body, title
+from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
@@ -54,7 +54,7 @@ class _AlertSink:
 
     def __call__(self, result: StepResult) -> None:
         for alert in result.raised:
-            why = body(alert).split("\n", 1)[0]
+            why = why_line(alert)
             print(
                 f"tenant-events: alert ({alert.severity}): {title(alert)}: {why}", file=sys.stderr, flush=True
             )

@@ -97,11 +97,7 @@ class AlertNotes(QObject):
             self.alert_requested.emit(tenant, alert_id)
 
         self.shown.emit(tenant, planned)
-        if planned.summary:  # the title already says "While you were away"
-            why = planned.body.removeprefix(f"{planned.title}: ")
-        else:
-            why = planned.body.rpartition("\n")[0] or planned.body
-        text = f"{why}\n{tenant}"  # the tenant as the app names it, not the service's tenant id
+        text = planned.text(tenant)  # the tenant as the app names it, not the service's tenant id
         task = asyncio.ensure_future(self.notifier.show(planned.title, text, planned.urgency, clicked))
         self._tasks.add(task)  # the loop keeps only weak references (qasync#159)
         task.add_done_callback(self._tasks.discard)
