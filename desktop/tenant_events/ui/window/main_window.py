@@ -15,6 +15,7 @@ from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
+from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
@@ -178,10 +179,10 @@ class MainWindow(QMainWindow):
         self.feed.apply_filter_now(self.filter_bar.current())
         self._reselect_detail()
 
-    def events_stored(self, tenant: str, first_seq: int = 0, last_seq: int = 0, inserted: int = -1) -> None:
-        """The engine committed a batch for `tenant` (the range is not needed: the feed reads the new head)."""
-        self.feed.events_stored(tenant)
-        self.entities.events_stored(tenant)
+    def events_stored(self, rows: CommittedRows) -> None:
+        """A commit made `rows` visible in their tenant's store; the feed reads the new head itself."""
+        self.feed.events_stored(rows.tenant)
+        self.entities.events_stored(rows.tenant)
 
     def schedule_aggregates(self, now: bool = False) -> None:
         self.feed.schedule_aggregates(now)
