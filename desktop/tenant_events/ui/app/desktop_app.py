@@ -47,6 +47,7 @@ from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
@@ -80,7 +81,7 @@ class DesktopApp(QObject):
         self.settings_notices: list[str] = []
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks = TaskSet(on_done=self._task_done)
         # Until the keyring answers (off the UI thread, keyring_check.py) the tenants hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
@@ -134,13 +135,9 @@ class DesktopApp(QObject):
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run a coroutine in the background with a strong reference (the loop keeps weak ones)."""
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+        return self.tasks.spawn(coro)
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             assert exc is not None
@@ -217,10 +214,7 @@ class DesktopApp(QObject):
         await self.tenants.close_all()
         await self.notifications.close()
         await self.first_run.close()
-        for task in list(self.tasks):
-            task.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.tasks.cancel()
         if self.tray is not None:
             self.tray.hide()
         for dialog in (self.settings_dialog, self.hub_dialog):

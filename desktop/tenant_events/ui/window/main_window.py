@@ -8,9 +8,6 @@ window through small Protocols of what they use, so none of them imports it back
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
@@ -20,6 +17,7 @@ from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
 from tenant_events.ui.look.icons import app_icon
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
 from tenant_events.ui.window.banners import BannerArea
 from tenant_events.ui.window.detail_pane import DetailPane
@@ -147,7 +145,7 @@ class MainWindow(QMainWindow):
         return self.feed.pages
 
     @property
-    def _tasks(self) -> set[asyncio.Task[Any]]:
+    def _tasks(self) -> TaskSet:
         return self.feed.tasks
 
     def add_tenant(
