@@ -193,8 +193,8 @@ class TenantLink:
             await self.sign_in_state.restore()
         if self._monitor is None:
             self._monitor = self._make_monitor()
-            self._monitor.on_state.append(self._forward_state)
-            self._monitor.on_commit.append(self._forward_commit)
+            self._monitor.on_state = self.on_state  # handed down: the stream calls these itself
+            self._monitor.on_commit.append(self._rows_committed)
         await self._monitor.start()
         if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
             self.rules.attach(self._monitor)
@@ -292,11 +292,7 @@ class TenantLink:
         self.pages = self.aggregates = self.search = None
 
     # -- observers ---------------------------------------------------------------------------------------
-    def _forward_state(self, change: StateChange) -> None:
-        for callback in list(self.on_state):
-            callback(change)
-
-    def _forward_commit(self, result: CommitResult) -> None:
+    def _rows_committed(self, result: CommitResult) -> None:
         rows = self.ranges.advance(result)
         if rows is None:
             return
