@@ -136,22 +136,11 @@ class TenantMonitor:
         assert self._task is not None, "start() first"
         return await self._task
 
-    def pause(self) -> None:
-        if self._engine:
-            self._engine.pause()
-
-    def resume(self) -> None:
-        if self._engine:
-            self._engine.resume()
-
-    def nudge(self) -> None:
-        if self._engine:
-            self._engine.nudge()
-
-    def stop_soon(self) -> None:
-        """Ask the engine to stop (safe from a signal handler); `wait()` then returns."""
-        if self._engine is not None:
-            self._engine.stop()
+    @property
+    def source(self) -> EventSource | None:
+        """The engine (or hub viewer) of the latest start, None before: pause, resume, nudge and stop it
+        directly (stop() is safe from a signal handler; `wait()` then returns)."""
+        return self._engine
 
     async def stop(self) -> None:
         """Stop the stream, commit what was received, close the database."""

@@ -29,7 +29,7 @@ from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
 from tenant_events.errors import ConfigError, SignInRequired
 from tenant_events.http import api_client
-from tenant_events.monitor import Retention, TenantMonitor
+from tenant_events.monitor import EventSource, Retention, TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice
 from tenant_events.stream.engine import EngineConfig
@@ -235,23 +235,26 @@ class TenantLink:
         assert self._monitor is not None, "start() first"
         return await self._monitor.wait()
 
+    def _source(self) -> EventSource | None:
+        return self._monitor.source if self._monitor is not None else None
+
     def pause(self) -> None:
-        if self._monitor is not None:
-            self._monitor.pause()
+        if (source := self._source()) is not None:
+            source.pause()
 
     def resume(self) -> None:
-        if self._monitor is not None:
-            self._monitor.resume()
+        if (source := self._source()) is not None:
+            source.resume()
 
     def nudge(self) -> None:
         """Reconnect now if waiting to (the machine woke up, the network came back)."""
-        if self._monitor is not None:
-            self._monitor.nudge()
+        if (source := self._source()) is not None:
+            source.nudge()
 
     def stop_soon(self) -> None:
         """Ask the stream to stop (safe from a signal handler); `wait()` then returns."""
-        if self._monitor is not None:
-            self._monitor.stop_soon()
+        if (source := self._source()) is not None:
+            source.stop()
 
     async def stop(self) -> None:
         """Stop the stream, commit what was received, evaluate the rules on it, close the database."""
