@@ -40,7 +40,7 @@ def locked_names(lock: Path) -> set[str]:
     names = set()
     for line in lock.read_text().splitlines():
         if line.strip() and not line[0].isspace() and not line.startswith(("#", "-")):
-            names.add(canonicalize_name(Requirement(line).name))
+            names.add(canonicalize_name(Requirement(line.removesuffix("\\").strip()).name))  # hashes follow
     return names
 
 

@@ -53,6 +53,9 @@ class AlertSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rules: list[dict[str, Any]] = Field(default_factory=list, description="rule overrides and custom rules")
+    lists: dict[str, list[str]] = Field(
+        default_factory=dict, description="named value lists rules test with in_list (e.g. partner domains)"
+    )
     working_hours: WorkingHours = Field(default_factory=WorkingHours)
     catch_up_after_minutes: float = Field(
         5.0,

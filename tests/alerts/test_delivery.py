@@ -101,3 +101,13 @@ def test_critical_alerts_pass_when_the_user_allows_it():
     )
     warning = alert(2, "org-deleted", "Organization deleted", "warning")
     assert [n.alert_ids for n in lenient.offer(StepResult(raised=[alert(1), warning]))] == [(1,)]
+
+
+def test_a_critical_rule_firing_again_into_its_open_alert_notifies_again():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0])
+    planner.offer(StepResult(raised=[alert(1)]))
+    [again] = planner.offer(StepResult(updated=[alert(1, occurrences=2)], refired={1}))
+    assert (again.title, again.urgency, again.alert_ids) == ("Admin role assigned × 2", "critical", (1,))
+    warning = alert(2, "org-connection", "Organization connection changed", "warning", occurrences=2)
+    assert planner.offer(StepResult(updated=[warning], refired={2})) == []  # a warning's burst: one popup

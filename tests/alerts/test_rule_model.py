@@ -15,13 +15,17 @@ from tenant_events.alerts.matchers import WorkingHoursClock, compile_condition, 
 def test_builtins_are_on_explained_and_the_per_type_kind_is_opt_in():
     rules = load_rules([], BUILTIN_RULES).rules
     assert [r.id for r in rules if r.enabled] == [
-        "mass-deletion", "admin-role", "org-connection", "org-deleted", "signup-burst", "off-hours",
+        "mass-deletion", "mass-deletion-by-actor", "admin-role", "admin-group-member", "temporary-elevation",
+        "org-connection", "org-deleted", "admin-group-deleted", "signup-burst", "signup-wave", "shared-phone",
+        "account-linked", "new-privileged-actor", "off-hours",
     ]  # fmt: skip
     assert not next(r for r in rules if r.id == "event-types").enabled
     for rule in rules:
         assert rule.explanation.endswith(".") and rule.explanation.count(". ") == 0, rule.id
     assert {r.severity for r in rules if r.severity == "critical"} == {"critical"}
-    assert [r.id for r in rules if r.severity == "critical"] == ["mass-deletion", "admin-role"]
+    assert [r.id for r in rules if r.severity == "critical"] == [
+        "mass-deletion", "mass-deletion-by-actor", "admin-role", "temporary-elevation",
+    ]  # fmt: skip
 
 
 def test_an_entry_changes_only_the_fields_it_names_and_own_rules_follow():

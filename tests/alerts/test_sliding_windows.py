@@ -31,18 +31,38 @@ def test_events_exactly_one_window_apart_are_not_in_one_window():
     assert feed(w, times)[-1] is Outcome.FIRE
 
 
-def test_fire_carries_the_window_events_then_the_burst_continues_until_a_gap():
+def test_fire_carries_the_window_events_then_the_burst_goes_on_while_the_window_holds_the_count():
     w = BurstWindow(3, 10_000)
     assert feed(w, [0, 1000]) == [Outcome.QUIET] * 2
     outcome, events = w.offer(ev(3, 2000))
     assert outcome is Outcome.FIRE and [e.seq for e in events] == [1, 2, 3]
-    # each next event within 10 s of the burst's last one joins it, however long the burst lasts
-    assert [w.offer(ev(4 + i, 2000 + 9000 * (i + 1)))[0] for i in range(5)] == [Outcome.CONTINUE] * 5
-    last = 2000 + 9000 * 5
-    # a gap longer than the window ends the burst: a new crossing is a new firing
-    assert w.offer(ev(20, last + 10_001))[0] is Outcome.QUIET
-    assert w.offer(ev(21, last + 10_002))[0] is Outcome.QUIET
-    assert w.offer(ev(22, last + 10_003))[0] is Outcome.FIRE
+    # each next event whose own window still holds 3 joins the burst, however long the burst lasts
+    assert [w.offer(ev(4 + i, 2000 + 4000 * (i + 1)))[0] for i in range(5)] == [Outcome.CONTINUE] * 5
+    last = 2000 + 4000 * 5
+    # routine traffic after it (its window holds fewer than 3) joins nothing and ends the burst …
+    assert w.offer(ev(20, last + 12_000))[0] is Outcome.QUIET
+    # … so the next crossing is a new firing, with its own window's events only
+    assert w.offer(ev(21, last + 12_500))[0] is Outcome.QUIET
+    outcome, events = w.offer(ev(22, last + 12_800))
+    assert outcome is Outcome.FIRE and [e.seq for e in events] == [20, 21, 22]
+
+
+def test_a_steady_rate_under_the_threshold_after_a_burst_never_joins_it():
+    w = BurstWindow(60, 60_000)
+    outcomes = feed(w, [i * 900 for i in range(60)])  # 60 in 54 s: fires
+    assert outcomes[-1] is Outcome.FIRE
+    # then 40 a minute for ten minutes: the window falls under 60 within a minute and nothing fires again
+    later = [w.offer(ev(100 + i, 54_000 + 1500 * (i + 1)))[0] for i in range(400)]
+    assert Outcome.FIRE not in later
+    assert later.count(Outcome.CONTINUE) < 40  # only while the burst's own events are still in the window
+
+
+def test_distinct_counts_distinct_values_not_events():
+    w = BurstWindow(3, 60_000, distinct=True)
+    assert [w.offer(ev(i + 1, i * 1000), "user-a")[0] for i in range(5)] == [Outcome.QUIET] * 5
+    assert w.offer(ev(6, 6000), "user-b")[0] is Outcome.QUIET
+    outcome, events = w.offer(ev(7, 7000), "user-c")
+    assert outcome is Outcome.FIRE and len(events) == 7
 
 
 def test_a_late_event_completes_an_earlier_window():

@@ -94,11 +94,26 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert "2 alerts from demo; 2 unread" in listed.stderr
     assert [s["tenant"] for s in stored] == ["demo", "demo"]  # one name for the tenant, in every line
 
+    # the query term alert:ID (the window's alert chip) exports exactly the events behind that alert
+    behind = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--query",
+                             f"alert:{stored[0]['alert_id']}", "--jsonl", "-"],
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert behind.returncode == 0, behind.stderr
+    exported = [orjson.loads(line)["event"] for line in behind.stdout.splitlines()]
+    assert len(exported) == 30 and {e["type"] for e in exported} == {"user.deleted"}
+    assert stored[0]["last_event_id"] in {e["id"] for e in exported}
+    other = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--query",
+                            f"alert:{stored[1]['alert_id']}", "--jsonl", "-"],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert [orjson.loads(line)["event"]["type"] for line in other.stdout.splitlines()] == [
+        "organization.deleted"
+    ]
+
     text = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
                            "1h", "--mark-read"], capture_output=True, text=True, timeout=60)  # fmt: skip
     assert text.returncode == 0, text.stderr
     first = text.stdout.splitlines()[0]
-    assert "critical" in first and "Mass deletion: 30 events in" in first and "user.deleted × 30" in first
+    assert "critical" in first and "Mass deletion: 30 users deleted in" in first
     assert [line.rsplit("  ", 1)[1] for line in text.stdout.splitlines()] == ["(demo, unread)"] * 2
     assert "2 marked read; 0 unread" in text.stderr
     with AlertInbox(db) as inbox:

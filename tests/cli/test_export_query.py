@@ -59,7 +59,10 @@ def test_a_bad_query_is_one_line_naming_it_and_the_fix(tmp_path):
     db.parent.mkdir(parents=True)
     write(db, simulated_rows(10))
     for query, reason in [
-        ("usr:alice", "unknown field 'usr' — did you mean user?"),
+        (
+            "usr:alice",
+            "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)",
+        ),
         ("type:user.delted", "no event type 'user.delted' — did you mean user.deleted?"),
         ('"unclosed', 'this phrase has no closing quote — add " at its end'),
     ]:

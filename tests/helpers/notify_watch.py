@@ -1,7 +1,8 @@
 """Watching the session bus for `org.freedesktop.Notifications.Notify` calls, as the real daemon receives them.
 
 `dbus-monitor` (a bus monitor: it sees every matching call, whoever sends it) runs as a child; each Notify call
-becomes a `SeenNotify` with its summary, body and urgency hint (0 low, 1 normal, 2 critical).
+becomes a `SeenNotify` with its summary, body, urgency hint (0 low, 1 normal, 2 critical) and expire_timeout
+(ms; 0: until dismissed, -1: the daemon's default).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 _FIELD = re.compile(r'^   string "(.*?)"$', re.M | re.S)
+_EXPIRE = re.compile(r"^   int32 (-?\d+)$", re.M)
 _URGENCY = re.compile(r'string "urgency"\s*\n\s*variant\s+byte (\d+)')
 URGENCY_NAMES = {0: "low", 1: "normal", 2: "critical"}
 
@@ -25,6 +27,7 @@ class SeenNotify:
     body: str
     urgency: str
     at: float  # time.time() when the monitor printed it
+    expire_timeout: int | None = None  # Notify's last argument, in ms
 
 
 class NotifyWatch:
@@ -79,8 +82,12 @@ class NotifyWatch:
         text = "".join(block[1:])
         fields = _FIELD.findall(text)
         urgency = _URGENCY.search(text)
+        expire = _EXPIRE.findall(text)
         if len(fields) >= 4:
             level = int(urgency.group(1)) if urgency else 1
+            timeout = int(expire[-1]) if expire else None
             self.seen.append(
-                SeenNotify(fields[0], fields[2], fields[3], URGENCY_NAMES.get(level, "?"), time.time())
+                SeenNotify(
+                    fields[0], fields[2], fields[3], URGENCY_NAMES.get(level, "?"), time.time(), timeout
+                )
             )

@@ -68,6 +68,8 @@ def term(field: str, value: str, phrase: bool = False) -> Term:
         # aliases and any case for field names
         ("organization:acme Email:x", And((term("org", "acme"), term("email", "x")))),
         ("demo-tenant", t("demo-tenant")),
+        # the events behind one alert, by its number
+        ("alert:12 (a OR b)", And((term("alert", "12"), Or((t("a"), t("b")))))),
         ('"say \\"hi\\""', t('say "hi"', True)),
         ("   ", None),
         ("", None),
@@ -86,13 +88,17 @@ def test_groups_are_flat_so_the_text_reads_back():
 @pytest.mark.parametrize(
     ("query", "error", "underlined", "reason"),
     [
-        ("usr:alice", UnknownFieldError, "usr", "unknown field 'usr' — did you mean user?"),
-        ("type:user.deleted emial:x", UnknownFieldError, "emial", "unknown field 'emial' — did you mean email?"),
+        ("usr:alice", UnknownFieldError, "usr", "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
+        ("type:user.deleted emial:x", UnknownFieldError, "emial", "unknown field 'emial' — did you mean email? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
         ("https://example.com", UnknownFieldError, "https",
-         "unknown field 'https' — to search for text with a colon, put it in quotes"),
+         "unknown field 'https' — to search for text with a colon, put it in quotes (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
         ("type:user.delted", UnknownValueError, "user.delted", "no event type 'user.delted' — did you mean user.deleted?"),
         ("type:user", UnknownValueError, "user", "no event type 'user' — did you mean user.*?"),
         ("type:nothing", UnknownValueError, "nothing", "no event type 'nothing' — the Types menu lists them"),
+        ("alert:mass", UnknownValueError, "mass",
+         "'mass' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12"),
+        ("alert:0", UnknownValueError, "0",
+         "'0' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12"),
         ("family:users", UnknownValueError, "users", "no family 'users' — did you mean user?"),
         ("a user: b", EmptyValueError, "user:", "'user:' needs a value right after the colon, e.g. user:ada"),
         ('org:""', EmptyValueError, 'org:""', "'org:' needs a value right after the colon, e.g. org:acme"),
@@ -137,6 +143,8 @@ def terms(draw: st.DrawFn) -> Term:
         )
     if field.kind is Kind.FAMILY:
         return Term(field.name, draw(st.sampled_from(["user", "group", "organization", "org*"])))
+    if field.kind is Kind.ALERT:
+        return Term(field.name, str(draw(st.integers(1, 10**9))))
     value = draw(values)
     if bare_value(value) and draw(st.booleans()):
         return Term(field.name, value)

@@ -1,12 +1,16 @@
 """The alerts inbox in the real app: alerts raised by a real simulator's incidents, listed newest first with
-their events; "Show these events in the table" filters the window's table to exactly them; mark read and all
-read move the unread count on the window's Alerts button, the tray's menu list and the tray icon's badge."""
+their events; "Show these events in the table" filters the window's table to exactly them with a removable
+"alert: <rule>" chip (the query term alert:ID); one mark-read rule (opening an alert, by selecting it here or
+clicking its notification, marks it read); mark all read; each moves the unread count on the window's Alerts
+button, the tray's menu list and the tray icon's badge."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
@@ -14,9 +18,9 @@ from helpers.fixtures_ui import (
     profile_for,
     run_async,
     running_app,
-    save_screenshot,
     until,
 )
+from helpers.shots import shot
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import Settings, save_settings
@@ -58,38 +62,59 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
             assert listed[1].startswith("● ◆ Organization deleted · acme")
             assert tray.unread == 2 and "2 unread alerts" in tray.icon.toolTip()
 
-            # the window's shortcut opens the inbox, newest first
+            # the window's shortcut opens the inbox, newest first; nothing is selected, nothing read yet
             w.bring_to_front()
             alerts.action.trigger()
             inbox = alerts.inbox
             assert inbox is not None and inbox.isVisible()
             rows = [inbox.model.index(r, Col.ALERT).data() for r in range(inbox.model.rowCount())]
             assert rows == ["Mass deletion", "Organization deleted"]
-            assert inbox.summary.text() == "2 unread · 2 alerts"
-            inbox.table.selectRow(0)
-            assert inbox.event_list.count() == 24
-            assert all("user.deleted" in inbox.event_list.item(i).text() for i in range(24))
-            inbox.resize(1600, 800)
-            save_screenshot(inbox, "alerts-inbox-light")
+            assert inbox.summary.text() == "2 unread · 2 alerts" and alerts.unread == 2
 
-            # "Show these events in the table": exactly the 24 deletions, and the alert is read now
+            # selecting an alert opens it: read at once, as clicking its notification does
+            inbox.table.setFocus()
+            QTest.keyClick(inbox.table, Qt.Key.Key_Down)  # the keyboard selects the first row
+            assert inbox.current() is not None and inbox.current().alert.rule_id == "mass-deletion"
+            assert inbox.event_list.count() == 24
+            assert alerts.unread == 1 and inbox.summary.text() == "1 unread · 2 alerts"
+            assert inbox.current().alert.read  # the row is repainted in place, still selected
+            assert menu.title() == "Alerts — 1 unread" and alerts.action.iconText() == "Alerts (1)"
+            assert [a.text()[:1] for a in menu.actions()[:2]] == ["○", "●"]
+            inbox.resize(1600, 800)
+            shot(inbox, "alerts-inbox-light")
+
+            # the other one by its notification's click: the same rule, selected and read
+            org = next(e for e in book.entries() if e.alert.rule_id == "org-deleted")
+            alerts.notes.alert_requested.emit("acme", org.alert.id)
+            assert inbox.current() is not None and inbox.current().alert.id == org.alert.id
+            assert alerts.unread == 0 and inbox.summary.text() == "0 unread · 2 alerts"
+            assert tray.unread == 0 and "unread alert" not in tray.icon.toolTip()
+            assert menu.title() == "Alerts" and alerts.action.iconText() == "Alerts"
+
+            # "Show these events in the table": exactly the 24 deletions, by the alert chip (not 24 id: terms)
+            inbox.table.selectRow(0)
+            mass = inbox.current()
             inbox.table_button.click()
             await until(lambda: w.model.rowCount() == 24 and not w.model.counting, 15, "the filtered table")
             shown = {w.model.event_at(r).event_id for r in range(24)}
             assert {e.event_id for e in inbox.shown_events} == shown
             assert {w.model.event_at(r).type for r in range(24)} == {"user.deleted"}
-            assert w.filter_bar.selected_types() == {"user.deleted"}
-            await until(lambda: alerts.unread == 1, 5, "marked read")
-            assert menu.title() == "Alerts — 1 unread" and alerts.action.iconText() == "Alerts (1)"
-            assert [a.text()[:1] for a in menu.actions()[:2]] == ["○", "●"]
-
-            # mark read (the selected one), then all read
-            inbox.table.selectRow(1)
-            assert inbox.mark_button.isEnabled()
-            inbox.mark_button.click()
-            assert alerts.unread == 0 and inbox.summary.text() == "0 unread · 2 alerts"
-            assert tray.unread == 0 and "unread alert" not in tray.icon.toolTip()
-            assert menu.title() == "Alerts" and alerts.action.iconText() == "Alerts"
+            chip = w.filter_bar.alert_chip
+            assert chip.isVisible() and chip.text().startswith("alert: Mass deletion")
+            assert w.filter_bar.search.text() == "" and w.filter_bar.selected_types() == frozenset()
+            assert w.filter_bar.current().query == f"alert:{mass.alert.id}"
+            # the query line still narrows within the alert
+            w.filter_bar.search.setText("-type:user.created")
+            w.filter_bar.search.returnPressed.emit()
+            assert w.filter_bar.current().query == f"alert:{mass.alert.id} (-type:user.created)"
+            w.filter_bar.search.clear()
+            w.filter_bar.search.returnPressed.emit()
+            await until(lambda: w.model.rowCount() == 24 and not w.model.counting, 15, "still the 24")
+            shot(w, "alert-chip-light")
+            # removing the chip shows every event again
+            QTest.mouseClick(chip, Qt.MouseButton.LeftButton)
+            assert not chip.isVisible() and w.filter_bar.current().query == ""
+            await until(lambda: w.model.rowCount() > 24 and not w.model.counting, 15, "every event again")
 
             await asyncio.to_thread(sim.scenario, "org_connection", action="added")
             await until(lambda: alerts.unread == 1, 20, "a new alert")

@@ -1,7 +1,8 @@
 """Alert rules → desktop notifications in the real app: a real simulator acts the incidents out, the real store
 and rules evaluate them, and the real notification daemon (dunst) receives the Notify calls, watched on the bus.
 
-Urgency follows the rule's severity (critical only for critical rules), a second burst within a rule's coalescing
+Urgency follows the rule's severity (critical only for critical rules), a critical notification stays until it is
+dismissed (expire_timeout 0) while the others leave expiry to the desktop (-1), a second burst within a rule's coalescing
 time folds into the open alert without a second notification, and the old per-type notifications stay silent.
 """
 
@@ -69,11 +70,17 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
             "Organization deleted": "low",
             "Mass deletion": "critical",
         }, ours
+        by_expiry = {n.summary: n.expire_timeout for n in ours}
+        assert by_expiry == {
+            "Admin role assigned": 0,  # critical: stays until dismissed
+            "Organization connection changed": -1,  # the desktop's default
+            "Organization deleted": -1,
+            "Mass deletion": 0,
+        }, ours
         assert len(watch.of("Mass deletion")) == 1  # the second burst coalesced
         body = watch.of("Mass deletion")[0].body
-        assert re.fullmatch(r"2\d events in \d s: user.deleted × 2\d\nacme", body), (
-            body
-        )  # the app's tenant name
+        # as a person says it, with the app's tenant name
+        assert re.fullmatch(r"2\d users deleted in (\d s|under a second)\nacme", body), body
         # routine traffic (4 events a second, deletions and role changes among them) raised nothing else
         assert len(ours) == 4
 

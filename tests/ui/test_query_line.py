@@ -9,6 +9,7 @@ from PySide6.QtGui import QPalette
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
 from helpers.query_model import simulated_rows, write
+from helpers.shots import shot
 from tenant_events.query import parse
 from tenant_events.store import EventFilter, EventReader
 from tenant_events.ui.look.colors import DARK
@@ -69,7 +70,10 @@ def test_a_bad_query_is_underlined_with_its_reason_beside_it(qtbot, bar):
     with qtbot.assertNotEmitted(bar.filter_changed, wait=400):
         qtbot.keyClicks(bar.search, "alice usr:ada type:user.deleted")
     qtbot.waitUntil(bar.query_problem.isVisible, timeout=2000)
-    assert bar.query_problem.text() == "unknown field 'usr' — did you mean user?"
+    assert (
+        bar.query_problem.text()
+        == "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"
+    )
     assert bar.search.accessibleDescription() == bar.query_problem.text()
     assert bar.current() == good  # the table keeps showing the last query that could run
     red = red_columns(bar)
@@ -107,7 +111,10 @@ def test_the_underline_in_the_dark_theme(qtbot, qapp, bar):
     bar.search.setText("org:acme emial:x")
     bar.search.returnPressed.emit()
     qtbot.waitUntil(lambda: bool(red_columns(bar)), timeout=2000)
-    assert bar.query_problem.text() == "unknown field 'emial' — did you mean email?"
+    assert (
+        bar.query_problem.text()
+        == "unknown field 'emial' — did you mean email? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"
+    )
     image = bar.search.grab().toImage()
     assert image.pixelColor(image.width() - 30, image.height() // 2).lightness() < 80  # drawn dark
     save_screenshot(bar, "query-line-error-dark")
@@ -164,3 +171,48 @@ def test_the_window_runs_the_query_in_the_store(qtbot, qloop, tmp_path):
     run_async(qloop, w.shutdown())
     reader.close()
     stats.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_query_that_cannot_run_says_so_in_the_count(qtbot, qapp, bar, theme):
+    apply_theme(qapp, theme)
+    base = DARK["Base"] if theme == "dark" else "#ffffff"
+    qtbot.waitUntil(lambda: bar.search.palette().color(QPalette.ColorRole.Base).name() == base)
+    bar.search.setText("type:user.deleted")
+    bar.search.returnPressed.emit()
+    bar.set_counts(1_234, {})
+    assert bar.count_label.text() == "1,234 events"
+    bar.search.setText("type:user.deleted usr:ada")
+    bar.search.returnPressed.emit()
+    # the table keeps the last good result, and the count no longer passes for the bad query's
+    assert bar.current().query == "type:user.deleted"
+    assert bar.count_label.text() == "1,234 events · query not run"
+    assert "type:user.deleted" in bar.count_label.toolTip()
+    # the reason lists every field a query can name
+    assert "(fields: type, family, user, email," in bar.query_problem.text()
+    bar.resize(1600, bar.sizeHint().height())
+    shot(bar, f"query-not-run-{theme}")
+    bar.search.setText("type:user.deleted user:ada")
+    bar.search.returnPressed.emit()
+    bar.set_counts(3, {})
+    assert bar.count_label.text() == "3 events" and not bar.query_problem.isVisible()
+
+
+def test_the_alert_chip_is_per_tenant(qtbot, bar):
+    bar.set_tenants(["acme", "globex"], "acme")
+    state = {"types": [], "text": "", "range": 0, "test": True,
+             "alert": {"id": 7, "name": "Mass deletion", "tenant": "acme"}}  # fmt: skip
+    bar.apply_state(state)
+    assert bar.alert_chip.isVisible() and bar.current().query == "alert:7"
+    assert bar.state()["alert"] == {"id": 7, "name": "Mass deletion", "tenant": "acme"}
+    assert bar.describe() == "alert: Mass deletion"
+    with qtbot.waitSignal(bar.tenant_changed):
+        bar.tenant_box.setCurrentText("globex")  # alert 7 of acme means nothing in globex's store
+    assert not bar.alert_chip.isVisible() and bar.current().query == ""
+    bar.apply_state(state)
+    bar.search.setText("type:user.deleted OR type:group.deleted")
+    bar.search.returnPressed.emit()
+    assert bar.current().query == "alert:7 (type:user.deleted OR type:group.deleted)"
+    with qtbot.waitSignal(bar.filter_changed):
+        bar.alert_chip.click()  # the chip's ✕
+    assert bar.current().query == "type:user.deleted OR type:group.deleted"

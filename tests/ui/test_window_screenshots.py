@@ -14,6 +14,7 @@ from helpers.events_factory import frame, row
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
 from tenant_events.store import Batch, EventRow, StoreWriter
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.window.table.columns import ID_MIN
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.wire import EventMessage, EventType, decode_frame
 
@@ -68,7 +69,9 @@ def test_main_window_at_two_widths_in_both_themes(qapp, open_window, tmp_path, t
     bold.setBold(True)
     assert table.columnWidth(Col.TYPE) >= max(QFontMetrics(bold).horizontalAdvance(t) for t in TYPES)
     assert not table.isColumnHidden(Col.PURPOSE) and table.isColumnHidden(Col.TENANT)
-    assert table.isColumnHidden(Col.ID) is (width < 1100)  # narrow: the ID steps aside (it is in the detail)
+    assert not table.isColumnHidden(Col.ID)  # never gone; narrow: it narrows to its start (elided)
+    assert (table.columnWidth(Col.ID) < w.columns.content_width(Col.ID)) is (width < 1100)
+    assert table.columnWidth(Col.ID) >= ID_MIN
     assert table.columnWidth(Col.SUMMARY) >= 300
     visible = sum(table.columnWidth(c) for c in Col if not table.isColumnHidden(c))
     assert visible <= table.viewport().width() + 1  # no horizontal scrolling needed

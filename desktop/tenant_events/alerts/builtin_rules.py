@@ -1,18 +1,26 @@
-"""The built-in alert rules: on by default (except the per-type kind), each explained in one sentence.
+"""The built-in detection pack: on by default (except the per-type kind), each explained in one sentence, with
+a severity, its MITRE ATT&CK technique ids and fixtures that must fire it and must not (builtin_fixtures.py).
 
 Only these raise notifications with default settings. Thresholds are set above what an ordinary day looks like
-(the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups, ~7 user and ~4 group deletions) and well
-below what the incidents they stand for look like. Field names follow the real payloads (docs/event-stream.md "Payloads").
+(the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups, ~7 user and ~4 group deletions,
+from a couple of dozen clients) and well below what the incidents they stand for look like. Field names follow
+the real payloads (docs/event-stream.md "Payloads").
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from tenant_events.alerts.builtin_fixtures import FIXTURES
 from tenant_events.alerts.rule_model import Condition, Rule, Threshold, TimeOfDay
+from tenant_events.alerts.rule_parts import Novelty, Sequence, SequenceStep, StateCheck
 from tenant_events.wire.event_types import DEFAULT_NOTIFY_TYPES
 
 ADMIN_LIKE: Final = ["admin", "owner", "superuser"]
+ADMIN_ROLE_NAMED: Final = Condition(field="object.role.name", op="contains", value=ADMIN_LIKE)
+DELETIONS: Final = ["user.deleted", "group.deleted", "organization.deleted"]
+PRIVILEGED: Final = ["group.role.assigned", "organization.member.role.assigned", "organization.group.role.assigned",
+                     "organization.connection.added", "organization.connection.removed"]  # fmt: skip
 
 MASS_DELETION: Final = Rule(
     id="mass-deletion",
@@ -23,6 +31,7 @@ MASS_DELETION: Final = Rule(
     types=["user.deleted", "group.deleted", "organization.deleted"],
     threshold=Threshold(count=20, window_seconds=60, per_type=True),
     coalesce_minutes=30,
+    mitre=["T1531", "T1485"],
 )
 ADMIN_ROLE: Final = Rule(
     id="admin-role",
@@ -31,15 +40,18 @@ ADMIN_ROLE: Final = Rule(
     "member or a group.",
     severity="critical",
     types=["group.role.assigned", "organization.member.role.assigned", "organization.group.role.assigned"],
-    conditions=[Condition(field="object.role.name", op="contains", value=ADMIN_LIKE)],
+    conditions=[ADMIN_ROLE_NAMED],
+    mitre=["T1098.003"],
 )
 ORG_CONNECTION: Final = Rule(
     id="org-connection",
     name="Organization connection changed",
     explanation="A login connection was added to or removed from an organization, which changes who can "
-    "sign in to it.",
+    "sign in to it (one alert per organization).",
     severity="warning",
     types=["organization.connection.added", "organization.connection.removed"],
+    group_by=["object.organization.id"],
+    mitre=["T1556"],
 )
 ORG_DELETED: Final = Rule(
     id="org-deleted",
@@ -47,6 +59,7 @@ ORG_DELETED: Final = Rule(
     explanation="An organization was deleted, and with it its members' access through it.",
     severity="warning",
     types=["organization.deleted"],
+    mitre=["T1485", "T1531"],
 )
 SIGNUP_BURST: Final = Rule(
     id="signup-burst",
@@ -56,6 +69,7 @@ SIGNUP_BURST: Final = Rule(
     types=["user.created"],
     threshold=Threshold(count=60, window_seconds=60),
     coalesce_minutes=30,
+    mitre=["T1136.003"],
 )
 OFF_HOURS: Final = Rule(
     id="off-hours",
@@ -65,6 +79,105 @@ OFF_HOURS: Final = Rule(
     types=["organization.*", "group.*", "user.deleted"],
     time_of_day=TimeOfDay(when="outside_working_hours"),
     coalesce_minutes=60,
+    mitre=["T1078"],
+)
+ADMIN_GROUP_MEMBER: Final = Rule(
+    id="admin-group-member",
+    name="Member added to an admin group",
+    explanation="A user was added to a group that holds an admin-like role, which makes them an admin "
+    "without any role being assigned to them.",
+    severity="warning",
+    types=["group.member.added"],
+    state=[StateCheck(check="group_holds_admin_role")],
+    mitre=["T1098.003"],
+)
+TEMPORARY_ELEVATION: Final = Rule(
+    id="temporary-elevation",
+    name="Temporary elevation",
+    explanation="An admin-like role was assigned and removed again for the same member or group within an "
+    "hour: a way to act as admin and leave no standing grant behind.",
+    severity="critical",
+    types=[
+        "group.role.assigned",
+        "group.role.deleted",
+        "organization.member.role.assigned",
+        "organization.member.role.deleted",
+        "organization.group.role.assigned",
+        "organization.group.role.deleted",
+    ],
+    conditions=[ADMIN_ROLE_NAMED],
+    group_by=["object.user.user_id|object.group.id", "object.role.id"],
+    sequence=Sequence(
+        steps=[
+            SequenceStep(types=["*.role.assigned"]),
+            SequenceStep(types=["group.role.deleted", "organization.*.role.deleted"]),
+        ],
+        within_seconds=3600,
+    ),
+    mitre=["T1098.003", "T1070"],
+)
+MASS_DELETION_BY_ACTOR: Final = Rule(
+    id="mass-deletion-by-actor",
+    name="Mass deletion by one actor",
+    explanation="Ten or more users, groups or organizations deleted by the same client (or, without one, "
+    "from the same IP) within ten minutes, even when no single minute crosses the global threshold.",
+    severity="critical",
+    types=DELETIONS,
+    group_by=["context.client.id|context.request.ip"],
+    threshold=Threshold(count=10, window_seconds=600),
+    mitre=["T1531", "T1485"],
+)
+ADMIN_GROUP_DELETED: Final = Rule(
+    id="admin-group-deleted",
+    name="Admin group deleted",
+    explanation="A group that held an admin-like role was deleted, which takes admin access away from all "
+    "of its members at once.",
+    severity="warning",
+    types=["group.deleted"],
+    state=[StateCheck(check="group_held_admin_role")],
+    mitre=["T1531"],
+)
+SIGNUP_WAVE: Final = Rule(
+    id="signup-wave",
+    name="Sign-ups from throwaway addresses",
+    explanation="Twenty or more accounts with e-mail addresses at disposable domains created within five "
+    "minutes: fake accounts being made in bulk.",
+    severity="warning",
+    types=["user.created"],
+    conditions=[Condition(field="object.email", op="domain_in_list", value="disposable-email-domains")],
+    threshold=Threshold(count=20, window_seconds=300),
+    mitre=["T1136.003"],
+)
+SHARED_PHONE: Final = Rule(
+    id="shared-phone",
+    name="One phone number on many users",
+    explanation="The same phone number on three or more different users within a day: accounts made by one "
+    "person, or a phone number taken over for sign-in.",
+    severity="warning",
+    types=["user.created", "user.updated"],
+    group_by=["object.phone_number"],
+    threshold=Threshold(count=3, window_seconds=86_400, distinct="object.user_id"),
+    mitre=["T1136.003"],
+)
+ACCOUNT_LINKED: Final = Rule(
+    id="account-linked",
+    name="Account linked to another identity",
+    explanation="A user gained an identity from another connection (an account link), so someone can now "
+    "sign in to it another way.",
+    severity="warning",
+    types=["user.updated"],
+    conditions=[Condition(field="object.identities", op="grew")],
+    mitre=["T1098"],
+)
+NEW_PRIVILEGED_ACTOR: Final = Rule(
+    id="new-privileged-actor",
+    name="Privileged change by a new actor",
+    explanation="A role was assigned or an organization's connections were changed by a client (or from an "
+    "IP) not seen making such changes in the last 30 days.",
+    severity="warning",
+    types=PRIVILEGED,
+    novelty=Novelty(key="context.client.id|context.request.ip", days=30),
+    mitre=["T1078.004"],
 )
 CHOSEN_TYPES: Final = Rule(
     id="event-types",
@@ -76,12 +189,23 @@ CHOSEN_TYPES: Final = Rule(
     coalesce_minutes=1,
 )
 
-BUILTIN_RULES: Final[tuple[Rule, ...]] = (
-    MASS_DELETION,
-    ADMIN_ROLE,
-    ORG_CONNECTION,
-    ORG_DELETED,
-    SIGNUP_BURST,
-    OFF_HOURS,
-    CHOSEN_TYPES,
+BUILTIN_RULES: Final[tuple[Rule, ...]] = tuple(
+    Rule.model_validate({**r.model_dump(), "origin": "builtin", "tests": FIXTURES.get(r.id, [])})
+    for r in (
+        MASS_DELETION,
+        MASS_DELETION_BY_ACTOR,
+        ADMIN_ROLE,
+        ADMIN_GROUP_MEMBER,
+        TEMPORARY_ELEVATION,
+        ORG_CONNECTION,
+        ORG_DELETED,
+        ADMIN_GROUP_DELETED,
+        SIGNUP_BURST,
+        SIGNUP_WAVE,
+        SHARED_PHONE,
+        ACCOUNT_LINKED,
+        NEW_PRIVILEGED_ACTOR,
+        OFF_HOURS,
+        CHOSEN_TYPES,
+    )
 )

@@ -2,8 +2,8 @@
 
 Qt-free decisions for the notifier and the tray (ui/ renders them):
   * urgency follows the rule's severity: info → low, warning → normal, critical → critical;
-  * a live alert notifies once, when raised; firings folded into it later never notify again (bursts coalesce
-    per rule in rule_engine.py);
+  * a live alert notifies when raised; a firing folded into it later notifies again only for a critical rule
+    (single-event firings coalesce per rule in rule_engine.py; a threshold or sequence firing is a new alert);
   * catch-up alerts are held and become ONE notification, "While you were away: mass deletion × 2, admin role
     assigned × 5", once the catch-up has been quiet for `hold_s`;
   * nothing notifies while muted: do-not-disturb (on, or until a time) or the quiet hours (local wall time on
@@ -149,6 +149,16 @@ class NotificationPlanner:
         for alert in result.updated:
             if alert.id in self._held:
                 self._hold(alert, now)  # a summary still collecting: keep its latest count
+            elif (
+                alert.id in result.refired
+                and alert.severity == "critical"
+                and alert.notify
+                and not alert.catch_up
+                and self.quiet.allows(alert.severity, now)
+            ):  # a critical rule fired again into its open alert: that is news every time
+                out.append(
+                    PlannedNotification(title(alert), why(alert), urgency_for(alert.severity), (alert.id,))
+                )
         return out
 
     def summary(self) -> PlannedNotification | None:

@@ -21,6 +21,7 @@ from typing import Final
 
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine
+from tenant_events.alerts.state_checks import DirectoryState
 from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import AlertLedger
@@ -38,6 +39,8 @@ class StepResult:
     updated: list[StoredAlert] = field(default_factory=list)
     watermark: int = 0
     evaluated: int = 0  # seqs covered (rows of no rule's type included)
+    refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (unread again)
+    _where: dict[int, tuple[bool, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def alerts(self) -> list[StoredAlert]:
@@ -45,12 +48,13 @@ class StepResult:
 
     def add(self, alert: StoredAlert, *, new: bool) -> None:
         """Record an alert's latest state; one raised in this step stays "raised" however often it changed."""
-        for group in (self.raised, self.updated):
-            for i, known in enumerate(group):
-                if known.id == alert.id:
-                    group[i] = alert
-                    return
-        (self.raised if new else self.updated).append(alert)
+        where = self._where.get(alert.id)
+        if where is not None:
+            (self.raised if where[0] else self.updated)[where[1]] = alert
+            return
+        group = self.raised if new else self.updated
+        self._where[alert.id] = (new, len(group))
+        group.append(alert)
 
 
 class Evaluator:
@@ -60,6 +64,7 @@ class Evaluator:
         self.engine = engine
         self.chunk = chunk
         self.watermark: int | None = None  # None: (re)load from the store before the next step
+        self._directory_upto = -1  # the directory's watermark the state checks' answers were read at
 
     def step(self, ledger: AlertLedger) -> StepResult:
         """Evaluate every committed event after the watermark. On any error the state is reloaded next time."""
@@ -76,6 +81,13 @@ class Evaluator:
         result = StepResult(watermark=self.watermark)
         newest = ledger.newest_seq()
         engine = self.engine
+        if engine.needs_directory:
+            directory = ledger.directory()
+            upto = directory.watermark()
+            if not isinstance(engine.state, DirectoryState) or self._directory_upto != upto:
+                engine.state = DirectoryState(directory)  # its answers hold while the directory stays put
+                self._directory_upto = upto
+            engine.earlier = ledger.earlier_object
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
@@ -85,6 +97,8 @@ class Evaluator:
                 alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.write for a in touched], self.watermark, end)
             for alert, alert_id in zip(touched, ids, strict=True):
+                if alert.write.reopen:
+                    result.refired.add(alert_id)
                 result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
                 alert.committed(alert_id)
             result.evaluated += end - self.watermark
@@ -99,7 +113,7 @@ class Evaluator:
         if engine.threshold_types and watermark:
             newest_ms = ledger.time_before(watermark)
             if newest_ms is not None:
-                since = newest_ms - 2 * engine.longest_window_ms
+                since = newest_ms - engine.history_ms
                 recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
         engine.restore(ledger.latest_alerts(), recent)
         self.watermark = watermark

@@ -29,7 +29,12 @@ class BadRules(ConfigError):
 
 def rule_set(settings: AlertSettings) -> RuleSet:
     """The built-in rules with the settings' changes, and the settings' own rules."""
-    return load_rules(settings.rules, BUILTIN_RULES)
+    return load_rules(settings.rules, BUILTIN_RULES, lists=settings.lists)
+
+
+def value_lists(settings: AlertSettings) -> dict[str, frozenset[str]]:
+    """The settings' named value lists, as rules match them."""
+    return {name: frozenset(values) for name, values in settings.lists.items()}
 
 
 def build_evaluator(
@@ -46,5 +51,6 @@ def build_evaluator(
         profile=profile,
         catch_up_after_s=settings.catch_up_after_minutes * 60,
         clock=clock,
+        lists=value_lists(settings),
     )
     return Evaluator(engine)

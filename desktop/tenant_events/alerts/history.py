@@ -36,7 +36,8 @@ class RuleTrial:
             return f"would not have fired in the last {period}"
         times = "once" if self.firings == 1 else f"{self.firings} times"
         notes = "1 notification" if self.alerts == 1 else f"{self.alerts} notifications"
-        return f"would have fired {times} in the last {period} ({notes}, {self.events} events)"
+        events = "1 event" if self.events == 1 else f"{self.events:,} events"
+        return f"would have fired {times} in the last {period} ({notes}, {events})"
 
 
 def try_rule(

@@ -7,6 +7,8 @@ the real service's payloads (docs/event-stream.md "Payloads", wire/payloads.py):
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -14,6 +16,7 @@ from datetime import time as wall_time
 from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.alert_settings import WEEKDAYS, WorkingHours
+from tenant_events.alerts.rule_parts import re2_compile
 from tenant_events.alerts.type_patterns import expand_types as expand_types  # a rule's type test
 
 if TYPE_CHECKING:
@@ -44,9 +47,75 @@ def _scalars(value: Any) -> Iterator[str]:
         yield str(value)
 
 
-def compile_condition(cond: Condition) -> DataTest:
-    """A test of one event's `data` for `cond`."""
+@functools.cache
+def disposable_domains() -> frozenset[str]:
+    """The maintained list of throwaway e-mail domains (the `disposable-email-domains` package)."""
+    from disposable_email_domains import blocklist
+
+    return frozenset(str(d).casefold() for d in blocklist)
+
+
+def named_list(name: str, lists: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The values of a list a condition names (the built-in one or the settings' `alerts.lists`)."""
+    if name == "disposable-email-domains":
+        return disposable_domains()
+    return lists.get(name, frozenset())
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, dict | list):
+        return None
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _change_test(cond: Condition, path: list[str]) -> DataTest:
+    """`changed` / `grew` on `object.<…>`: the object now against `previous_object` (the update's diff source,
+    view/update_diff.py; the engine fills it in from the object's earlier event when the event lacks it)."""
+    rest = path[1:] if path[0] in ("object", "previous_object") else path
+    after_path, before_path = ["object", *rest], ["previous_object", *rest]
+    fold: Callable[[str], str] = str.casefold if cond.ignore_case else str
+    want_from = None if cond.changed_from is None else fold(cond.changed_from)
+    want_to = None if cond.changed_to is None else fold(cond.changed_to)
+
+    def test(data: Mapping[str, Any]) -> bool:
+        if not isinstance(data.get("previous_object"), dict):
+            return False  # no earlier state known: nothing can be said to have changed
+        before, after = _at_path(data, before_path), _at_path(data, after_path)
+        if cond.op == "grew":
+            return isinstance(after, list) and len(after) > (len(before) if isinstance(before, list) else 0)
+        if before == after:
+            return False
+        old, new = _text(before), _text(after)
+        if want_from is not None and (old is None or fold(old) != want_from):
+            return False
+        return want_to is None or (new is not None and fold(new) == want_to)
+
+    return test
+
+
+def change_precheck(cond: Condition) -> DataTest:
+    """What a `changed` / `grew` condition needs of the update alone, tested before the earlier state is looked
+    up: a list that grew has two entries or more now (a first entry is the object's own, not a gain); a field
+    changed to a value has that value now."""
     path = cond.field.split(".")
+    after_path = ["object", *(path[1:] if path[0] in ("object", "previous_object") else path)]
+    if cond.op == "grew":
+        return lambda data: isinstance(after := _at_path(data, after_path), list) and len(after) >= 2
+    if cond.changed_to is not None:
+        fold: Callable[[str], str] = str.casefold if cond.ignore_case else str
+        want = fold(cond.changed_to)
+        return lambda data: (text := _text(_at_path(data, after_path))) is not None and fold(text) == want
+    return lambda data: True
+
+
+def compile_condition(cond: Condition, lists: Mapping[str, frozenset[str]] | None = None) -> DataTest:
+    """A test of one event's `data` for `cond`."""
+    if cond.negate:
+        held = compile_condition(cond.model_copy(update={"negate": False}), lists)
+        return lambda data: not held(data)
+    path = cond.field.split(".")
+    if cond.op == "cidr":
+        return _in_networks(path, [cond.value] if isinstance(cond.value, str) else list(cond.value or []))
     fold: Callable[[str], str] = str.casefold if cond.ignore_case else str
     wanted = [cond.value] if isinstance(cond.value, str) else list(cond.value or [])
     values = tuple(fold(v) for v in wanted)
@@ -56,8 +125,21 @@ def compile_condition(cond: Condition) -> DataTest:
         return lambda data: _at_path(data, path) is None
     if cond.op == "mentions":
         return lambda data: any(fold(s) in values for s in _scalars(_at_path(data, path)))
+    if cond.op in ("changed", "grew"):
+        return _change_test(cond, path)
     compare: Callable[[str], bool]
-    if cond.op == "equals":
+    if cond.op == "regex":
+        programs = [re2_compile(v, ignore_case=cond.ignore_case) for v in wanted]
+        fold = str
+        compare = lambda text: any(p.search(text) is not None for p in programs)  # noqa: E731
+    elif cond.op in ("in_list", "domain_in_list"):
+        members = frozenset().union(*(named_list(v, lists or {}) for v in wanted))
+        members = frozenset(fold(m) for m in members)
+        if cond.op == "in_list":
+            compare = members.__contains__
+        else:
+            compare = lambda text: "@" in text and text.rpartition("@")[2] in members  # noqa: E731
+    elif cond.op == "equals":
         compare = values.__contains__
     elif cond.op == "contains":
         compare = lambda text: any(v in text for v in values)  # noqa: E731
@@ -71,6 +153,22 @@ def compile_condition(cond: Condition) -> DataTest:
         if value is None or isinstance(value, dict | list):
             return False
         return compare(fold(str(value).lower() if isinstance(value, bool) else str(value)))
+
+    return test
+
+
+def _in_networks(path: list[str], networks: list[str]) -> DataTest:
+    nets = [ipaddress.ip_network(n) for n in networks]
+
+    def test(data: Mapping[str, Any]) -> bool:
+        value = _at_path(data, path)
+        if not isinstance(value, str):
+            return False
+        try:
+            address = ipaddress.ip_address(value)
+        except ValueError:
+            return False
+        return any(address in net for net in nets)
 
     return test
 

@@ -34,11 +34,13 @@ class OpenAlert:
         self.touched = False  # RuleEngine.feed: already in this feed's list
 
     @classmethod
-    def start(cls, rule: Rule, events: list[EvalRow], catch_up: bool, now: float) -> OpenAlert:
-        """A new alert of `rule` made of `events` (one firing)."""
+    def start(
+        cls, rule: Rule, events: list[EvalRow], catch_up: bool, now: float, *, name: str | None = None
+    ) -> OpenAlert:
+        """A new alert of `rule` made of `events` (one firing); `name`: the rule's, with its group."""
         first = events[0]
         write = AlertWrite(
-            alert_id=None, rule_id=rule.id, rule_name=rule.name, severity=rule.severity, tenant=first.tenant,
+            alert_id=None, rule_id=rule.id, rule_name=name or rule.name, severity=rule.severity, tenant=first.tenant,
             catch_up=catch_up, notify=rule.notify, occurrences=1, event_count=0, first_seq=first.seq,
             last_seq=first.seq, first_event_id=first.event_id, last_event_id=first.event_id,
             first_time=first.time, last_time=first.time, last_time_ms=first.time_ms, type_counts={}, detail="",

@@ -17,6 +17,8 @@ from tenant_events.store.alert_records import StoredAlert
 
 def _span(alert: StoredAlert) -> str:
     seconds = max(0, (alert.last_time_ms - iso_to_ms(alert.first_time)) / 1000)
+    if seconds < 1:
+        return "under a second"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -24,12 +26,27 @@ def _span(alert: StoredAlert) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def tally(alert: StoredAlert, limit: int = 3) -> str:
-    """`user.deleted × 25, organization.deleted × 4` (most frequent first)."""
+def counted(event_type: str, n: int) -> str:
+    """`user.deleted`, 20 → "20 users deleted"; `organization.member.added`, 1 → "1 organization member added".
+
+    An event type is a thing and what happened to it (its last part, already a past participle), so it reads
+    as a person would say it; the raw type stays in the inbox's event list and the JSON.
+    """
+    if "." not in event_type:
+        return f"{n} {event_type} event" + ("" if n == 1 else "s")
+    *thing, happened = event_type.split(".")
+    noun = " ".join(thing)
+    if n != 1:
+        noun = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun} {happened}"
+
+
+def people_tally(alert: StoredAlert, limit: int = 3) -> str:
+    """ "25 users deleted, 4 organizations deleted" (most frequent first)."""
     ranked = sorted(alert.type_counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    parts = [f"{name} × {n}" for name, n in ranked[:limit]]
+    parts = [counted(name, n) for name, n in ranked[:limit]]
     rest = sum(n for _, n in ranked[limit:])
-    return ", ".join(parts) + (f", {rest} more" if rest else "")
+    return ", ".join(parts) + (f" and {rest} more" if rest else "")
 
 
 def title(alert: StoredAlert) -> str:
@@ -43,8 +60,10 @@ def why(alert: StoredAlert) -> str:
         text = alert.detail
     elif alert.occurrences > 1 and alert.event_count == alert.occurrences:
         text = f"within {_span(alert)}; latest: {alert.detail}"  # the title already says × N
-    else:
-        text = f"{alert.event_count} events in {_span(alert)}: {tally(alert)}"
+    elif len(alert.type_counts) == 1:  # "20 users deleted in 55 s"
+        text = f"{people_tally(alert)} in {_span(alert)}"
+    else:  # "29 events in 55 s: 25 users deleted, 4 organizations deleted"
+        text = f"{alert.event_count} events in {_span(alert)}: {people_tally(alert)}"
     if alert.catch_up:
         text = f"While you were away: {text}"
     return text

@@ -1,12 +1,14 @@
 """Rules applied to stored events, in memory: which rows fire which rule, and which alert each firing joins.
 
 No I/O: evaluator.py feeds it rows read from the store and writes what it returns; history.py feeds it past
-rows to try a rule. Per rule, one alert is "open":
+rows to try a rule. Per rule (and per group, with `group_by`), one alert is "open":
 
-  * a firing folds into it when the two are close: live, within the rule's `coalesce_minutes` of the alert's
-    last event (a burst of grants is one alert "× 5", one notification); caught up, while the same catch-up
-    goes on — a backlog becomes ONE summary per rule, however long the time away was;
-  * otherwise it starts a new alert, which becomes the open one.
+  * an alert holds the events that made it fire: a threshold's window that crossed (and the events that keep
+    the window over the threshold), a sequence's events, a single event — never the routine traffic after;
+  * live, a threshold or sequence firing is always an alert of its own (a second mass deletion is a second
+    alert, and notifies); a single-event firing folds into the open alert within `coalesce_minutes` of its
+    last event (a burst of grants is one alert "× 5");
+  * caught up, firings fold while the same catch-up goes on — a backlog becomes ONE summary per rule.
 
 An event is a catch-up event when it is older than `catch_up_after_s` as it is evaluated (a backlog after
 sleep, a restart, a replay from a timestamp).
@@ -21,10 +23,11 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.matchers import WorkingHoursClock, compile_condition
+from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, StateTest
+from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
-from tenant_events.alerts.windows import BurstWindow, Outcome
+from tenant_events.alerts.windows import Outcome
 from tenant_events.store.alert_records import EvalRow, RowSegment, StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
@@ -50,56 +53,23 @@ def event_data(row: EvalRow) -> Mapping[str, Any]:
     return data if isinstance(data, dict) else _NO_DATA
 
 
-class CompiledRule:
-    """A rule ready to test rows, with its threshold state."""
-
-    def __init__(self, rule: Rule, hours: WorkingHours, profile: str) -> None:
-        self.rule = rule
-        self.id = rule.id
-        self.types = rule.event_types
-        self.tests = [compile_condition(c) for c in rule.conditions]
-        tod = rule.time_of_day
-        self.hours = WorkingHoursClock(tod.hours or hours) if tod else None
-        self.want_inside = tod is not None and tod.when == "inside_working_hours"
-        # the profile name in scope covers its whole database, whatever tenant id its events carry
-        self.tenants = frozenset() if profile in rule.tenants else frozenset(rule.tenants)
-        self.include_test = rule.include_test_events
-        threshold = rule.threshold
-        self.window_ms = int(threshold.window_seconds * 1000) if threshold else 0
-        self._count = threshold.count if threshold else 0
-        self._per_type = bool(threshold and threshold.per_type)
-        self.windows: dict[str, BurstWindow] = {}
-        self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
-
-    def window_for(self, event_type: str) -> BurstWindow | None:
-        """The threshold window an event of `event_type` counts in (one per type with `per_type`)."""
-        if not self.window_ms:
-            return None
-        key = event_type if self._per_type else ""
-        window = self.windows.get(key)
-        if window is None:
-            window = self.windows[key] = BurstWindow(self._count, self.window_ms)
-        return window
-
-    def accepts(self, row: EvalRow, cache: list[Mapping[str, Any]]) -> bool:
-        """Every condition but the threshold; the payload is parsed (once per row, into `cache`) only when a
-        condition needs it."""
-        if row.purpose == "test" and not self.include_test:
-            return False
-        if self.tenants and row.tenant not in self.tenants:
-            return False
-        if self.hours is not None and self.hours.inside(row.time_ms) is not self.want_inside:
-            return False
-        if self.tests:
-            if not cache:
-                cache.append(event_data(row))
-            payload = cache[0]
-            return all(test(payload) for test in self.tests)
-        return True
+def _accepts(rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
+    """Scope, time of day and conditions (what `feed` writes out inline), for restoring state."""
+    if row.purpose == "test" and not rule.include_test:
+        return False
+    if rule.tenants and row.tenant not in rule.tenants:
+        return False
+    if rule.hours is not None and rule.hours.inside(row.time_ms) is not rule.want_inside:
+        return False
+    return all(test(data) for test in rule.tests)
 
 
 class RuleEngine:
-    """The enabled rules of one tenant database and their open alerts."""
+    """The enabled rules of one tenant database and their open alerts.
+
+    `state`: answers a rule's state checks from the entity directory (None: such rules never fire);
+    `earlier`: the object's state before an update, for `changed` conditions on events without
+    `previous_object` that the engine has not seen the object of since it started."""
 
     def __init__(
         self,
@@ -109,60 +79,81 @@ class RuleEngine:
         profile: str = "",
         catch_up_after_s: float = 300.0,
         clock: Callable[[], float] = time.time,
+        lists: Mapping[str, frozenset[str]] | None = None,
+        state: StateTest | None = None,
+        earlier: Callable[[EvalRow, Mapping[str, Any]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.rules = tuple(r for r in rules if r.enabled)
-        self.hours, self.profile = hours, profile
+        self.hours, self.profile, self.lists = hours, profile, lists
         self.catch_up_after_s = catch_up_after_s
         self.clock = clock
+        self.state, self.earlier = state, earlier
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
+        self.objects = ObjectStates()
         self.reset()
         needed = frozenset(self.by_type)
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
-        self.raw_types = frozenset(t for c in self.compiled if c.tests for t in c.types)
-        self.threshold_types = frozenset(t for c in self.compiled if c.window_ms for t in c.types)
+        self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types)
+        self.threshold_types = frozenset(
+            t for c in self.compiled if c.window_ms or c.novel_ms for t in c.types
+        )
         self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
+        # how far back (event time) restoring state reads: two windows, or a novelty period
+        self.needs_directory = any(c.state_checks or c.needs_before for c in self.compiled)
+        self.history_ms = max((max(2 * c.window_ms, c.novel_ms) for c in self.compiled), default=0)
 
     def reset(self) -> None:
         """Forget window state and open alerts (before restoring them from the store)."""
-        self.compiled = [CompiledRule(r, self.hours, self.profile) for r in self.rules]
+        self.compiled = [CompiledRule(r, self.hours, self.profile, self.lists) for r in self.rules]
         self.by_type = {}
         for compiled in self.compiled:
             for name in compiled.types:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
+        self.objects = ObjectStates()
 
     def restore(self, latest: Iterable[StoredAlert], recent: Iterable[RowSegment]) -> None:
-        """State after a restart: each rule's newest alert is its open one again, and the threshold windows are
-        refilled from the events evaluated before (`recent`: the last two windows' worth), firing nothing."""
-        for alert in latest:
-            if any(c.id == alert.rule_id for c in self.compiled):
-                self.open[alert.rule_id] = OpenAlert.from_stored(alert)
-        newest = None
+        """State after a restart: the threshold windows, sequences and novelty sightings are refilled from the
+        events evaluated before (`recent`: `history_ms` of them), firing nothing; each rule's (each group's)
+        newest alert is its open one again."""
         for row in eval_rows(recent):
-            newest = row.time_ms if newest is None else max(newest, row.time_ms)
-            cache: list[Mapping[str, Any]] = []
+            data: Mapping[str, Any] | None = None
             for rule in self.by_type.get(row.type, ()):
-                window = rule.window_for(row.type)
-                if window is not None and rule.accepts(row, cache):
-                    window.replay(row)
-        for rule in self.compiled:
-            opened = self.open.get(rule.id)
-            if not rule.window_ms or opened is None or newest is None:
-                continue
-            if newest - opened.last_time_ms <= rule.window_ms:  # its burst may still be going on
-                for event_type in opened.write.type_counts:
-                    window = rule.window_for(event_type)
+                if not (rule.window_ms or rule.novel_ms):
+                    continue
+                if data is None:
+                    data = event_data(row)
+                if not _accepts(rule, row, data):
+                    continue
+                if rule.complex:
+                    rule.evaluate(row, data, None, replay=True)
+                else:
+                    window = rule.window_for(row.type)
                     if window is not None:
-                        window.burst_last_ms = max(window.burst_last_ms or 0, opened.last_time_ms)
+                        window.replay(row)
+        by_id = {c.id: c for c in self.compiled}
+        for alert in sorted(latest, key=lambda a: a.id):
+            found = by_id.get(alert.rule_id)
+            if found is None:
+                continue
+            rule = found
+            key = rule.id
+            if rule.group is not None and GROUP_MARK in alert.rule_name:  # (a catch-up summary has no group)
+                label = alert.rule_name.partition(GROUP_MARK)[2]
+                group = next((g for g, text in rule.labels.items() if text == label), None)
+                if group is None:
+                    continue  # its group has had nothing within the restored history: no firing can join it
+                key = f"{rule.id}\x1f{group}"
+            self.open[key] = OpenAlert.from_stored(alert)
 
     def feed(self, segments: Iterable[RowSegment]) -> list[OpenAlert]:
         """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched.
 
         The hot loop of evaluation (every stored event passes here during a catch-up): rows are read by index in
         EventRow's column order, a record (EvalRow) is made only for a row a rule accepts, and the checks of
-        `CompiledRule.accepts` and the common fold are written out (bench/ingest.py, consumer "rules")."""
+        `_accepts` and the common fold are written out (bench/ingest.py, consumer "rules")."""
         now = self.clock()
         catch_up_before_ms = int((now - self.catch_up_after_s) * 1000)
         catch_up_s = self.catch_up_after_s
@@ -196,21 +187,31 @@ class RuleEngine:
                             continue
                     if row is None:
                         row = new(EvalRow, (seq, e[0], e[2], e[4], time_ms, e[7], e[8], e[10]))
-                    if rule.tests:
+                    if rule.needs_payload:
+                        if rule.needles and e[10] is not None and not any(n in e[10] for n in rule.needles):
+                            continue
                         if payload is None:
                             payload = event_data(row)
-                        if not all(test(payload) for test in rule.tests):
+                        if rule.tests and not all(test(payload) for test in rule.tests):
+                            continue
+                        if rule.needs_before and not self._changed(rule, row, payload):
                             continue
                     catch_up = time_ms < catch_up_before_ms
-                    if rule.window_ms:
+                    if rule.complex:
+                        assert payload is not None
+                        outcome, events, group = rule.evaluate(row, payload, self.state)
+                        if outcome is quiet:
+                            continue
+                        alert = self._record(rule, outcome, events, catch_up, now, group)
+                    elif rule.window_ms:
                         window = rule.window_for(e[2])
                         assert window is not None
                         outcome, events = window.offer(row)
                         if outcome is quiet:
                             continue
-                        alert = self._record(rule, outcome, events, catch_up, now)
+                        alert = self._record(rule, outcome, events, catch_up, now, "")
                     else:
-                        opened = opened_by_rule.get(rule.id)  # no threshold: fold into its open alert?
+                        opened = opened_by_rule.get(rule.id)  # a single event: fold into its open alert?
                         if (
                             opened is not None
                             and opened.write.catch_up is catch_up
@@ -231,21 +232,40 @@ class RuleEngine:
             alert.touched = False
         return touched
 
+    def _changed(self, rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
+        """The rule's `changed` / `grew` conditions: the update against the object's earlier state (the update
+        diff of view/update_diff.py), looked up only once the update itself could match."""
+        if not all(check(data) for check in rule.prechecks):
+            return False
+        full = self.objects.with_before(row, data, self.earlier)
+        return all(test(full) for test in rule.change_tests)
+
     def _record(
-        self, rule: CompiledRule, outcome: Outcome, events: list[EvalRow], catch_up: bool, now: float
+        self,
+        rule: CompiledRule,
+        outcome: Outcome,
+        events: list[EvalRow],
+        catch_up: bool,
+        now: float,
+        group: str,
     ) -> OpenAlert:
-        opened = self.open.get(rule.id)
+        if catch_up:
+            group = ""  # a backlog is one summary per rule, whatever groups it touched
+        key = f"{rule.id}\x1f{group}" if group else rule.id
+        opened = self.open.get(key)
         if opened is not None:
             if outcome is Outcome.CONTINUE:
                 opened.add(events, now, new_firing=False)
                 return opened
+            single = not rule.window_ms
             if opened.catch_up == catch_up and (
                 now - opened.updated_at <= self.catch_up_after_s
                 if catch_up
-                else events[-1].time_ms - opened.last_time_ms < rule.coalesce_ms
+                else single and events[-1].time_ms - opened.last_time_ms < rule.coalesce_ms
             ):
                 opened.add(events, now, new_firing=True)
                 return opened
-        alert = OpenAlert.start(rule.rule, events, catch_up, now)
-        self.open[rule.id] = alert
+        name = f"{rule.rule.name}{GROUP_MARK}{rule.labels.get(group, group)}" if group else rule.rule.name
+        alert = OpenAlert.start(rule.rule, events, catch_up, now, name=name)
+        self.open[key] = alert
         return alert

@@ -1,6 +1,7 @@
 """An alert rule as data: which events it looks at, what must hold, how many in what time, how loud.
 
-    types ──▶ tenant scope ──▶ conditions on `data` ──▶ time of day ──▶ threshold window ──▶ alert (severity)
+    types ──▶ tenant scope ──▶ conditions on `data` ──▶ time of day ──▶ state ──▶ novelty
+          ──▶ per group (group_by) ──▶ threshold window (count or distinct count) | sequence ──▶ alert (severity)
 
 Rules come from the settings file (`alerts.rules`, alert_settings.py): an entry whose `id` is a built-in rule's
 changes only the fields it names; any other entry is a whole rule of its own. Each entry is validated on its
@@ -11,59 +12,55 @@ own (`load_rules`), and a bad one becomes a `RuleError` that names the rule and 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tenant_events.alert_settings import WorkingHours
+from tenant_events.alerts.event_fields import check_carried
+from tenant_events.alerts.rule_parts import (
+    MAX_WINDOW_S,
+    Novelty,
+    RuleTest,
+    Sequence,
+    StateCheck,
+    check_key,
+)
+from tenant_events.alerts.rule_parts import Condition as Condition  # re-exported: a rule's building block
+from tenant_events.alerts.rule_parts import Op as Op
 from tenant_events.alerts.type_patterns import expand_types
 from tenant_events.store.alert_records import Severity
 
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 _RULE_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
-_FIELD_PATH = re.compile(r"^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$")
-Op = Literal["equals", "contains", "starts_with", "ends_with", "exists", "missing", "mentions"]
-
-
-class Condition(BaseModel):
-    """A test on the event's `data` at a dotted path, e.g. `object.role.name` contains "admin".
-
-    A list `value` means any of them. `mentions`: some id anywhere under `field` (default `object`) equals the
-    value, which is how "the object is user X / organization Y" is written."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    field: str = "object"
-    op: Op
-    value: str | list[str] | None = None
-    ignore_case: bool = True
-
-    @field_validator("field")
-    @classmethod
-    def _path(cls, v: str) -> str:
-        if not _FIELD_PATH.match(v):
-            raise ValueError(f"{v!r} is not a dotted field path such as object.role.name")
-        return v
-
-    @model_validator(mode="after")
-    def _value_fits_op(self) -> Condition:
-        if self.op in ("exists", "missing"):
-            if self.value is not None:
-                raise ValueError(f"{self.op} takes no value")
-        elif self.value is None or self.value == "" or self.value == []:
-            raise ValueError(f"{self.op} needs a value")
-        return self
 
 
 class Threshold(BaseModel):
     """At least `count` matching events within `window_seconds` (by event time; a window is half-open: events
     exactly `window_seconds` apart are not in one window). `per_type`: each event type counts on its own
-    (20 users or 20 groups deleted, not 10 of each)."""
+    (20 users or 20 groups deleted, not 10 of each). `distinct`: count distinct values of that field instead
+    (one phone number on 3 distinct users)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     count: int = Field(ge=2, le=1_000_000)
-    window_seconds: float = Field(gt=0, le=86_400)
+    window_seconds: float = Field(gt=0, le=MAX_WINDOW_S)
     per_type: bool = False
+    distinct: str | None = None
+
+    @field_validator("distinct")
+    @classmethod
+    def _distinct(cls, v: str | None) -> str | None:
+        return None if v is None else check_key(v)
 
 
 class TimeOfDay(BaseModel):
@@ -75,7 +72,11 @@ class TimeOfDay(BaseModel):
 
 
 class Rule(BaseModel):
-    """One alert rule. `coalesce_minutes`: a firing this soon after the rule's open alert folds into it."""
+    """One alert rule. `coalesce_minutes`: a single-event firing this soon after the rule's open alert folds
+    into it (a threshold or sequence firing is always an alert of its own). `group_by`: thresholds, sequences
+    and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
+    `tests`: fixtures that must fire the rule or must not (`tenant-events rules test`). `mitre`: MITRE ATT&CK
+    technique ids (T1098, T1098.003)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
@@ -91,6 +92,15 @@ class Rule(BaseModel):
     tenants: list[str] = Field(default_factory=list, description="tenant ids or profile names; empty = all")
     include_test_events: bool = False
     coalesce_minutes: float = Field(10.0, ge=0, le=1440)
+    group_by: list[Annotated[str, AfterValidator(check_key)]] = Field(default_factory=list, max_length=4)
+    sequence: Sequence | None = None
+    novelty: Novelty | None = None
+    state: list[StateCheck] = Field(default_factory=list, max_length=4)
+    tests: list[RuleTest] = Field(default_factory=list, max_length=50)
+    origin: Literal["builtin", "own", "sigma"] = "own"
+    mitre: list[Annotated[str, Field(pattern=r"^T\d{4}(?:\.\d{3})?$")]] = Field(
+        default_factory=list, max_length=6
+    )
 
     @field_validator("id")
     @classmethod
@@ -106,10 +116,45 @@ class Rule(BaseModel):
             expand_types([pattern])  # raises ValueError naming a pattern that matches no event type
         return v
 
+    @model_validator(mode="after")
+    def _parts_fit_types(self) -> Rule:
+        types = self.event_types
+        if self.sequence is not None:
+            if self.threshold is not None:
+                raise ValueError("a rule has a threshold or a sequence, not both")
+            for i, step in enumerate(self.sequence.steps):
+                if not step.event_types <= types:
+                    raise ValueError(f"sequence.steps.{i}.types: not among the rule's types")
+        _carried("group_by", self.group_by, types)
+        if self.threshold is not None and self.threshold.distinct:
+            _carried("threshold.distinct", [self.threshold.distinct], types)
+        if self.novelty is not None:
+            _carried("novelty.key", [self.novelty.key], types)
+        for i, cond in enumerate(self.conditions):
+            if cond.op in ("changed", "grew") and not any(t.endswith(".updated") for t in types):
+                raise ValueError(f"conditions.{i}: {cond.op} needs *.updated events among the types")
+        return self
+
+    @property
+    def window_seconds(self) -> float:
+        """How far back the rule's state reaches in event time (0: it keeps none)."""
+        if self.threshold is not None:
+            return self.threshold.window_seconds
+        return self.sequence.within_seconds if self.sequence is not None else 0.0
+
     @property
     def event_types(self) -> frozenset[str]:
         """The event type names the patterns stand for."""
         return expand_types(self.types)
+
+
+def _carried(where: str, keys: Iterable[str], types: frozenset[str]) -> None:
+    for key in keys:
+        for path in key.split("|"):
+            try:
+                check_carried(path, types)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +188,12 @@ def _error(label: str, exc: ValidationError) -> RuleError:
     return RuleError(label, field, message)
 
 
-def load_rules(entries: list[dict[str, Any]], builtins: tuple[Rule, ...]) -> RuleSet:
-    """The built-in rules changed by the entries that name them, followed by the entries' own rules."""
+def load_rules(
+    entries: list[dict[str, Any]], builtins: tuple[Rule, ...], *, lists: Iterable[str] = ()
+) -> RuleSet:
+    """The built-in rules changed by the entries that name them, followed by the entries' own rules; `lists`:
+    the names of the settings' value lists a condition may use (`in_list`)."""
+    context = {"lists": frozenset(lists)}
     by_id = {r.id: r for r in builtins}
     changed: dict[str, Rule] = {}
     own: list[Rule] = []
@@ -157,7 +206,13 @@ def load_rules(entries: list[dict[str, Any]], builtins: tuple[Rule, ...]) -> Rul
             continue
         base = by_id.get(raw_id) if isinstance(raw_id, str) else None
         try:
-            rule = Rule.model_validate({**base.model_dump(), **entry} if base else entry)
+            if base is not None:
+                rule = Rule.model_validate(
+                    {**base.model_dump(), **entry, "origin": "builtin"}, context=context
+                )
+            else:
+                own_origin = "sigma" if entry.get("origin") == "sigma" else "own"
+                rule = Rule.model_validate({**entry, "origin": own_origin}, context=context)
         except ValidationError as exc:
             errors.append(_error(label, exc))
             continue

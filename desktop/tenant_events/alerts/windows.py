@@ -2,12 +2,15 @@
 
 A window is half-open: an event at time t counts the matching events in (t − window, t]. When it holds at
 least `count`, the rule FIRES with every event in that window; from then on the burst goes on as long as each
-matching event comes within `window` of the burst's last one (CONTINUE: the event joins the alert, no new
-firing). A gap longer than the window ends the burst, and the next crossing is a new firing.
+matching event's own window still holds `count` (CONTINUE: the event joins the alert, no new firing). The first
+event whose window holds fewer ends the burst (it joins nothing: routine traffic after an incident is not part
+of it), and the next crossing is a new firing.
 
-    quiet ──(≥ count in window)──▶ FIRE ──▶ in burst ──(next event within window)──▶ CONTINUE
+    quiet ──(≥ count in window)──▶ FIRE ──▶ in burst ──(event's window still ≥ count)──▶ CONTINUE
       ▲                                        │
-      └──────────────(gap > window)────────────┘
+      └─────────(event's window < count)───────┘
+
+With `distinct`, the window counts distinct values (one per event, given to `offer`) instead of events.
 
 Events may arrive slightly out of time order (the service does not promise order, docs/event-stream.md "Quirks"): a late
 event is inserted in time order and the windows ending after it are re-counted. Events older than twice the
@@ -31,54 +34,66 @@ class Outcome(enum.Enum):
 class BurstWindow:
     """Threshold state of one rule."""
 
-    def __init__(self, count: int, window_ms: int) -> None:
+    def __init__(self, count: int, window_ms: int, *, distinct: bool = False) -> None:
         if count < 1 or window_ms <= 0:
             raise ValueError(f"a threshold needs count >= 1 and a window > 0 (got {count}, {window_ms} ms)")
         self.count = count
         self.window_ms = window_ms
+        self.distinct = distinct
         self._times: list[int] = []
         self._rows: list[EvalRow] = []
-        self.burst_last_ms: int | None = None  # time of the newest event of the burst that fired
+        self._values: list[object] = []  # with `distinct`: each event's value
+        self.in_burst = False
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def offer(self, row: EvalRow) -> tuple[Outcome, list[EvalRow]]:
+    @property
+    def newest_ms(self) -> int:
+        return self._times[-1] if self._times else 0
+
+    def offer(self, row: EvalRow, value: object = None) -> tuple[Outcome, list[EvalRow]]:
         """Add a matching event; FIRE with the events of the window that crossed, CONTINUE with `[row]`."""
-        t = row.time_ms
-        last = self.burst_last_ms
-        if last is not None:
-            if abs(t - last) <= self.window_ms:
-                self.burst_last_ms = max(last, t)
-                self._insert(row)
+        index = self._insert(row, value)
+        if self.in_burst:
+            start = bisect.bisect_right(self._times, self._times[index] - self.window_ms)
+            if self._holds(start, index):
                 return Outcome.CONTINUE, [row]
-            if t > last:
-                self.burst_last_ms = None  # the gap ended the burst
-        index = self._insert(row)
+            self.in_burst = False  # the rate fell under the threshold: the burst is over
         events = self._crossing(index)
         if events is None:
             return Outcome.QUIET, []
-        self.burst_last_ms = max(e.time_ms for e in events)
+        self.in_burst = True
         return Outcome.FIRE, events
 
-    def replay(self, row: EvalRow) -> None:
+    def replay(self, row: EvalRow, value: object = None) -> None:
         """Rebuild state from an event evaluated before a restart: as `offer`, but nothing fires again."""
-        self.offer(row)
+        self.offer(row, value)
 
-    def _insert(self, row: EvalRow) -> int:
+    def _holds(self, start: int, end: int) -> bool:
+        """Whether the events start … end (inclusive) reach the count."""
+        if not self.distinct:
+            return end - start + 1 >= self.count
+        return end - start + 1 >= self.count and len(set(self._values[start : end + 1])) >= self.count
+
+    def _insert(self, row: EvalRow, value: object) -> int:
         t = row.time_ms
         if not self._times or t >= self._times[-1]:
             index = len(self._times)
             self._times.append(t)
             self._rows.append(row)
+            if self.distinct:
+                self._values.append(value)
         else:
             index = bisect.bisect_right(self._times, t)
             self._times.insert(index, t)
             self._rows.insert(index, row)
+            if self.distinct:
+                self._values.insert(index, value)
         horizon = self._times[-1] - 2 * self.window_ms
         if self._times[0] < horizon:
             drop = bisect.bisect_left(self._times, horizon)
-            del self._times[:drop], self._rows[:drop]
+            del self._times[:drop], self._rows[:drop], self._values[:drop]
             index -= drop
         return index
 
@@ -90,7 +105,7 @@ class BurstWindow:
         j = index
         while j < len(times) and times[j] < t + window:
             start = bisect.bisect_right(times, times[j] - window)
-            if j - start + 1 >= self.count:
+            if self._holds(start, j):
                 return self._rows[start : j + 1]
             j += 1
         return None

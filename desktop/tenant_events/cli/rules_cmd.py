@@ -13,6 +13,7 @@ from typing import Any
 
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import try_rule
+from tenant_events.cli import rules_sigma, rules_test_cmd
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError
@@ -41,6 +42,9 @@ def register(subparsers: Any) -> None:
         "--days", metavar="N", type=float, default=7.0, help="with --try: how far back (default 7)"
     )
     p.set_defaults(run=run)
+    actions = p.add_subparsers(dest="rules_action", metavar="ACTION", title="actions")
+    rules_test_cmd.register(actions)
+    rules_sigma.register(actions)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.check:
         for rule in ruleset.rules:
             state = "on " if rule.enabled else "off"
-            print(f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}: {rule.explanation}")
+            mark = " [Sigma]" if rule.origin == "sigma" else ""
+            print(f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}{mark}: {rule.explanation}")
     for error in ruleset.errors:
         print(f"tenant-events: {error}", file=sys.stderr)
     if ruleset.errors:

@@ -22,6 +22,7 @@ class Kind(Enum):
     TYPE = "type"  # the event type name, exact with `*` wildcards, checked against the 22 names
     FAMILY = "family"  # user / organization / group
     TEXT = "text"  # a column or JSON values, matched like the free text (a word starting with the value)
+    ALERT = "alert"  # the events behind one alert of the tenant's rules, by its number
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ FIELDS: Final[tuple[Field, ...]] = (
     Field("purpose", "the event's purpose", "purpose:test", column="purpose"),
     Field("id", "the event id", "id:evt_1a2b3c", column="event_id", aliases=("event", "event_id")),
     Field("tenant", "the tenant the event belongs to", "tenant:acme", column="tenant"),
+    Field("alert", "the events behind an alert (its number, per tenant)", "alert:12", Kind.ALERT),
     Field("source", "the event source", "source:urn:auth0:acme", column="source"),
 )
 
@@ -124,6 +126,11 @@ TYPE_NAMES: Final = tuple(sorted(EVENT_TYPE_NAMES))
 
 def field_named(name: str) -> Field | None:
     return _BY_NAME.get(name.lower())
+
+
+def field_names() -> str:
+    """ "type, family, user, …": every field a query can name, for the "unknown field" message."""
+    return ", ".join(f.name for f in FIELDS)
 
 
 def suggest_field(name: str) -> str | None:

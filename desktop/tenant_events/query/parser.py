@@ -19,6 +19,7 @@ from tenant_events.query.fields import (
     Kind,
     families_matching,
     field_named,
+    field_names,
     suggest_family,
     suggest_field,
     suggest_type,
@@ -136,7 +137,7 @@ def _term(tok: Token) -> Term:
     if field is None:
         guess = suggest_field(tok.name)
         hint = f"did you mean {guess}?" if guess else "to search for text with a colon, put it in quotes"
-        raise UnknownFieldError(f"unknown field '{tok.name}' — {hint}", *name_span)
+        raise UnknownFieldError(f"unknown field '{tok.name}' — {hint} (fields: {field_names()})", *name_span)
     value = tok.text
     if not value:
         raise EmptyValueError(
@@ -151,4 +152,10 @@ def _term(tok: Token) -> Term:
         guess = suggest_family(value)
         hint = f"did you mean {guess}?" if guess else "use user, organization or group"
         raise UnknownValueError(f"no family '{value}' — {hint}", *value_span)
+    if field.kind is Kind.ALERT and not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise UnknownValueError(
+            f"'{value}' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, "
+            f"e.g. {field.example}",
+            *value_span,
+        )
     return Term(field.name, value, tok.quoted, (tok.start, tok.end))

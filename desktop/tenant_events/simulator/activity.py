@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 from tenant_events.simulator.config import SimulatorConfig
 from tenant_events.simulator.event_log import EventLog
@@ -53,6 +54,12 @@ class Activity:
         for _ in range(n):
             name, data = self.life.next_event(ts, types)
             self.log.append(name, data, ts, purpose=self._purpose())
+        self.log.flush()
+        return self.log.last_seq
+
+    def emit_event(self, name: str, obj: dict[str, Any]) -> int:
+        """Append one event of `name` about `obj` now (an incident's, scenarios.py); returns its sequence."""
+        self.log.append(name, {"object": obj, "context": self.life._context()}, self.clock())
         self.log.flush()
         return self.log.last_seq
 

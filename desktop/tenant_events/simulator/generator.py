@@ -18,6 +18,7 @@ from tenant_events.simulator.event_types import EVENT_TYPES
 from tenant_events.simulator.tenant_world import TenantWorld
 from tenant_events.simulator.world import (
     CAPS,
+    CLIENTS,
     FIRST,
     GEO,
     GROUP_ALPHABET,
@@ -119,11 +120,16 @@ class TenantLife(TenantWorld):
 
     def _context(self) -> dict[str, Any]:
         ctx: dict[str, Any] = {"tenant": {"id": self.tenant_id, "tenant_id": self.tenant_id}}
-        if self.rng.random() < 0.5:
-            ctx["request"] = {"geo": GEO, "hostname": "demo-tenant.sim.local",
-                              "ip": f"203.0.113.{self.rng.randrange(1, 255)}", "method": "POST",
-                              "user_agent": "tenant-simulator/1.0"}  # fmt: skip
-            ctx["client"] = {"id": "tenant-events-service", "name": "Demo service", "metadata": {}}
+        if self.actor is not None:
+            client_id, client_name, ip = self.actor
+        elif self.rng.random() < 0.5:
+            octet = self.rng.randrange(1, 255)
+            (client_id, client_name), ip = CLIENTS[octet % len(CLIENTS)], f"203.0.113.{octet}"
+        else:
+            return ctx
+        ctx["request"] = {"geo": GEO, "hostname": "demo-tenant.sim.local", "ip": ip, "method": "POST",
+                          "user_agent": "tenant-simulator/1.0"}  # fmt: skip
+        ctx["client"] = {"id": client_id, "name": client_name, "metadata": {}}
         return ctx
 
     # ------------------------------------------------------------------ users

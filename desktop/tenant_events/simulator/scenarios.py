@@ -11,6 +11,15 @@ A scenario is a list of steps, each `{"at": <tenant seconds after start>, "do": 
   signup_burst   n (80) users created over over_s (40) seconds
   off_hours      n (6) routine changes (organization and group updates, a member's role removed) over over_s (60)
                  seconds: a late-night session when the viewer's working hours say it is night
+  temporary_elevation  an admin role assigned to a member and removed over_s (20) seconds later
+  admin_group_member   an admin role given to a group, a user added to it over_s (5) seconds later
+  admin_group_deleted  an admin role given to a group, the group deleted over_s (5) seconds later
+  signup_wave    n (25) users at a throwaway e-mail domain over over_s (60) seconds
+  shared_phone   n (3) users with one phone number over over_s (30) seconds
+  account_link   a user created, an identity from another connection linked to it over_s (5) seconds later
+
+Deletions and the incidents below them are made by one client from one IP (world.INCIDENT_ACTOR, "Backoffice
+Script"), as a script or a misused account would; ordinary traffic is spread over a couple of dozen clients.
 
 Times are the tenant's (activity.py `clock()`), so `--speed` compresses a scenario like the rest of the traffic.
 """
@@ -24,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from tenant_events.simulator.world import ADMIN_ROLE_NAMES
+from tenant_events.simulator.incidents import INCIDENTS
+from tenant_events.simulator.world import ADMIN_ROLE_NAMES, INCIDENT_ACTOR, iso_ms
 
 if TYPE_CHECKING:
     from tenant_events.simulator.activity import Activity
@@ -40,10 +50,13 @@ _CONNECTION: Final = {"added": "organization.connection.added", "removed": "orga
 _OFF_HOURS: Final = ("organization.updated", "group.updated", "organization.member.role.deleted")
 # kind → (default n, default over_s)
 KINDS: Final = {"mass_deletion": (30, 20.0), "admin_grant": (1, 0.0), "org_connection": (1, 0.0),
-                "org_deleted": (1, 0.0), "signup_burst": (80, 40.0), "off_hours": (6, 60.0)}  # fmt: skip
+                "org_deleted": (1, 0.0), "signup_burst": (80, 40.0), "off_hours": (6, 60.0),
+                "temporary_elevation": (1, 20.0), "admin_group_member": (1, 5.0), "admin_group_deleted": (1, 5.0),
+                "signup_wave": (25, 60.0), "shared_phone": (3, 30.0), "account_link": (1, 5.0)}  # fmt: skip
 
 DEMO: Final = [
     {"at": 40, "do": "admin_grant"},
+    {"at": 70, "do": "temporary_elevation", "over_s": 30},
     {"at": 100, "do": "org_connection", "action": "added"},
     {"at": 170, "do": "mass_deletion"},
     {"at": 260, "do": "signup_burst"},
@@ -74,6 +87,8 @@ class Step:
             return ("organization.deleted",)
         if self.do == "signup_burst":
             return ("user.created",)
+        if self.do in INCIDENTS:
+            return ()
         return _OFF_HOURS
 
 
@@ -145,10 +160,34 @@ class ScenarioPlayer:
         """Emit the step's events (spread over `over_s` tenant seconds); returns the last log sequence."""
         pause = step.over_s / step.n / self.activity.config.speed if step.n > 1 else 0.0
         last = self.activity.log.last_seq
-        for i in range(step.n):
-            if i and pause:
-                await asyncio.sleep(pause)
-            last = self._emit_one(step)
+        life = self.activity.life
+        life.actor = INCIDENT_ACTOR if step.do == "mass_deletion" or step.do in INCIDENTS else None
+        try:
+            for i in range(step.n):
+                if i and pause:
+                    await asyncio.sleep(pause)
+                if step.do in INCIDENTS:
+                    last = await self._act_out(step)
+                else:
+                    last = self._emit_one(step)
+        finally:
+            life.actor = None
+        return last
+
+    async def _act_out(self, step: Step) -> int:
+        """One incident: its events in order, the time between them spread over `over_s` when it has several."""
+        activity = self.activity
+        events = INCIDENTS[step.do](activity.life, iso_ms(activity.clock()))
+        gap = (
+            step.over_s / (len(events) - 1) / activity.config.speed
+            if step.n == 1 and len(events) > 1
+            else 0.0
+        )
+        last = activity.log.last_seq
+        for i, (name, obj) in enumerate(events):
+            if i and gap:
+                await asyncio.sleep(gap)
+            last = activity.emit_event(name, obj)
         return last
 
     def _emit_one(self, step: Step) -> int:

@@ -32,6 +32,9 @@ class TenantWorld:
         # routine: live traffic without what alert rules look for (scenarios.py); grantable: roles picked from
         self.routine = False
         self.grantable = self.roles
+        self.actor: tuple[str, str, str] | None = (
+            None  # (client id, name, IP) making every change; None: anyone
+        )
         self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in CONNECTIONS]
 
     def _grantable(self) -> list[tuple[str, str]]:

@@ -10,13 +10,14 @@ event evaluated twice.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable
-from typing import Final
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final
 
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import AlertWrite, RowSegment, StoredAlert
+from tenant_events.store import timeline_query
+from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, StoredAlert
 from tenant_events.store.alert_rows import RecentRows, segment_sql
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.records import summary_of
@@ -101,6 +102,27 @@ class AlertLedger:
         """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py)."""
         return DirectoryReader.on_connection(self._conn)
 
+    def earlier_object(self, row: EvalRow, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`data.object` of the newest event stored before `row` that created or updated the same user, group
+        or organization (the update's "before", as the detail pane finds it); None when none is stored."""
+        family, _, verb = row.type.rpartition(".")
+        obj = data.get("object")
+        if verb != "updated" or family not in ("user", "group", "organization") or not isinstance(obj, dict):
+            return None
+        ident = obj.get("user_id" if family == "user" else "id")
+        if not isinstance(ident, str) or not ident:
+            return None
+        wanted = (f"{family}.created", f"{family}.updated")
+        for ev in timeline_query.page(self._conn, family, ident, row.seq, 8):
+            if ev.type in wanted and ev.raw:
+                try:
+                    before = orjson.loads(ev.raw)["event"]["data"]["object"]
+                except (orjson.JSONDecodeError, KeyError, TypeError):
+                    continue
+                if isinstance(before, dict) and before.get("user_id" if family == "user" else "id") == ident:
+                    return before
+        return None
+
     def summary(self, seq: int) -> str | None:
         """The one-line summary of a stored event (the indexer's, or made now), None if it is gone."""
         row = self._conn.execute("SELECT type, summary, raw FROM events WHERE seq = ?", (seq,)).fetchone()
@@ -109,9 +131,11 @@ class AlertLedger:
         return str(row[1]) if row[1] is not None else summary_of(str(row[0]), str(row[2]))
 
     def latest_alerts(self) -> list[StoredAlert]:
-        """Each rule's newest alert: the one a new firing may fold into."""
+        """Each rule's newest alert (per name: a grouped rule's alert names its group): the ones a firing may
+        fold into."""
         cur = self._conn.execute(
-            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id)"  # noqa: S608
+            f"SELECT {ALERT_COLUMNS} FROM alerts"  # noqa: S608
+            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, rule_name)"
         )
         return [stored_alert(r) for r in cur]
 

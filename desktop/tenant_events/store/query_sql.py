@@ -3,6 +3,7 @@
     Text        the free-text search of query.py: FTS5 for rows the indexer has reached (seq <= fts_upto), LIKE
                 for the tail after them
     Term type   `type IN (…)`: the names a wildcard matches (the (type, seq) index serves it)
+    Term alert  `seq IN` the alert's rows in `alert_events` (the same database holds both)
     Term text   the field's column or JSON values (fields.py), lower-cased, by GLOB: the value at the start of a
                 word (`user:ada` finds "Ada Lovelace" and "ada@example.com", not "Canada"), or with `*` a
                 wildcard over the whole value. Wrapped so a missing field is false, never NULL: `-org:acme`
@@ -122,6 +123,8 @@ def term_condition(term: Term) -> Sql:
         raise ValueError(f"unknown field {term.field!r}")  # parse() never makes one
     if field.kind is Kind.TYPE:
         return _types_in(types_matching(term.value))
+    if field.kind is Kind.ALERT:
+        return "seq IN (SELECT seq FROM alert_events WHERE alert_id = ?)", [int(term.value)]
     if field.kind is Kind.FAMILY:
         families = families_matching(term.value)
         return _types_in(tuple(t for t in TYPE_NAMES if t.split(".", 1)[0] in families))

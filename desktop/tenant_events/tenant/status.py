@@ -23,11 +23,21 @@ TRAY_STATE = {
 }
 
 
+CATCH_UP_SHOWN_S = 15.0  # a resume this close to now is just "live": the user has nothing to learn from it
+
+
 def tenant_status(
     tenant: str, state: TrayState, reason: str, stats: EngineStats | None, *, signed_in: bool
 ) -> TenantStatus:
-    """`stats` is None while no stream runs (signed out, not started)."""
+    """`stats` is None while no stream runs (signed out, not started).
+
+    The stream reports "catching up" after every reconnect until it reaches the present, which after a routine
+    server rotation is at once: while the newest event is under CATCH_UP_SHOWN_S old, that is shown as live.
+    """
     catch_up = ""
+    last = stats.last_event_time if stats is not None else None
+    if state is TrayState.CATCHING_UP and last and lag_s(last) < CATCH_UP_SHOWN_S:
+        state, reason = TrayState.LIVE, "live"
     if state is TrayState.CATCHING_UP and stats is not None and stats.last_event_time:
         catch_up = f"catching up — {behind(stats.last_event_time)} behind, {stats.events_stored:,} events"
     return TenantStatus(
@@ -42,11 +52,18 @@ def tenant_status(
     )
 
 
+def lag_s(iso: str) -> float:
+    """Seconds since an event time (infinite when it cannot be read: never mistaken for "now")."""
+    try:
+        return time.time() - datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("inf")
+
+
 def behind(iso: str) -> str:
     """How long ago an event time was, in the unit a person reads at a glance."""
-    try:
-        lag = time.time() - datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    lag = lag_s(iso)
+    if lag == float("inf"):
         return "?"
     if lag < 120:
         return f"{lag:.0f} s"

@@ -13,6 +13,7 @@ removed here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ from tenant_events.alerts.delivery import MuteState
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import RuleTrial, try_rule
 from tenant_events.alerts.rule_model import Rule
+from tenant_events.entities.sentences import describe_stored
+from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.tenant.records import AlertInbox, StoredEvent
@@ -148,12 +151,12 @@ class AppAlerts(QObject):
         self.book.close()
 
     # -- state on the window and the tray --------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, *, reload_inbox: bool = True) -> None:
         self.unread = self.book.unread()
         self.action.setIconText(f"Alerts ({self.unread})" if self.unread else "Alerts")
         self.action.setText(f"&Alerts inbox ({self.unread} unread)" if self.unread else "&Alerts inbox")
         self.entries_changed.emit(self.book.entries(limit=5), self.unread)
-        if self.inbox is not None and self.inbox.isVisible():
+        if reload_inbox and self.inbox is not None and self.inbox.isVisible():
             self.inbox.reload()
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
@@ -165,23 +168,20 @@ class AppAlerts(QObject):
 
     # -- the inbox -----------------------------------------------------------------------------------------------
     def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:
-        """Show the inbox; with an alert (a notification or a tray entry was clicked) select it and mark it read."""
+        """Show the inbox; with an alert (a notification or a tray entry was clicked) open it: selected and read,
+        by the inbox's one rule."""
         if self.inbox is None:
             self.inbox = InboxWindow(self.book, self._events, self.window)
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
-            self.inbox.read_changed.connect(self.refresh)
+            self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
         inbox = self.inbox
         inbox.reload()
         inbox.show()
         inbox.raise_()
         inbox.activateWindow()
-        entry = self.book.get(profile, alert_id) if profile and alert_id else None
-        if entry is not None:
-            if not entry.alert.read:
-                self.book.mark_read([entry])
-                self.refresh()
-            inbox.select(profile, alert_id)
+        if profile and alert_id:
+            inbox.open_alert(profile, alert_id)
         return inbox
 
     def mark_all_read(self) -> None:
@@ -201,11 +201,18 @@ class AppAlerts(QObject):
         return "\n".join(lines) or "No events stored yet to try the rule on."
 
     def _events(self, profile: str, seqs: list[int]) -> list[StoredEvent]:
+        """The events behind an alert, each summary said with the directory's names (as the table says it)."""
         session = self.sessions.get(profile)
         pages = session.pages if session is not None else None
         if pages is None:
             return []
-        return [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+        events = [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+        try:
+            said = describe_stored(pages.directory(), [ev.seq for ev in events])
+        except StorageError as exc:  # the names are a nicety: the stored summaries still say what happened
+            log.info("%s: no names for the alert's events (%s)", profile, exc)
+            return events
+        return [dataclasses.replace(ev, summary=s.text) if (s := said.get(ev.seq)) else ev for ev in events]
 
-    def _show_events(self, entry: InboxEntry, events: list[StoredEvent]) -> None:
-        show_alert_events(self.window, entry, events)
+    def _show_events(self, entry: InboxEntry, _events: list[StoredEvent]) -> None:
+        show_alert_events(self.window, entry)

@@ -64,6 +64,11 @@ class InboxModel(QAbstractTableModel):
         self.entries = entries
         self.endResetModel()
 
+    def replace(self, row: int, entry: InboxEntry) -> None:
+        """One alert changed (read now): repaint its row without a reset, so the selection stays."""
+        self.entries[row] = entry
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(Col) - 1))
+
     def entry(self, row: int) -> InboxEntry | None:
         return self.entries[row] if 0 <= row < len(self.entries) else None
 

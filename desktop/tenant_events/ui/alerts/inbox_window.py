@@ -1,6 +1,6 @@
 """The alerts inbox: every tenant's alerts, newest first; the events behind one; mark read; jump to the table.
 
-    ┌ 3 unread · 12 alerts ─────────────────────────── [Mark read] [Mark all read] ┐
+    ┌ 3 unread · 12 alerts ─────────────────────────────────────── [Mark all read] ┐
     │ Severity   Alert                    Events  Tenant  Last event               │
     │ ▲ Critical Mass deletion            30      demo    14:32:05   (bold: unread) │
     ├──────────────────────────────────────────────────────────────────────────────┤
@@ -9,6 +9,9 @@
 
 Widgets only: the alerts come from an `AlertBook`, the events behind one from `load_events` (the app's
 readers). Double-clicking an event opens it in the table; the button filters the table to the alert's events.
+
+One rule marks an alert read: opening it, whether by selecting it here (mouse or keys) or by clicking its
+notification or tray entry (`open_alert`). A selection the inbox restores itself after a reload is not an opening.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -54,17 +56,13 @@ class InboxWindow(QDialog):
         self.load_events = load_events
         self.shown_events: list[StoredEvent] = []
         self.summary = QLabel()
-        self.mark_button = QPushButton("&Mark read")
-        self.mark_button.setToolTip("Mark the selected alert read (Ctrl+R)")
-        self.mark_button.clicked.connect(self.mark_selected_read)
+        self._restoring = False  # reload() re-selecting the current alert: not an opening
         self.mark_all_button = QPushButton("Mark &all read")
+        self.mark_all_button.setToolTip("Mark every listed alert read; opening an alert marks it read")
         self.mark_all_button.clicked.connect(self.mark_all_read)
-        QShortcut(QKeySequence("Ctrl+R"), self, self.mark_selected_read)
-        for button in (self.mark_button, self.mark_all_button):
-            button.setAutoDefault(False)  # Enter in the list is not "mark read"
+        self.mark_all_button.setAutoDefault(False)  # Enter in the list is not "mark all read"
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
-        top.addWidget(self.mark_button)
         top.addWidget(self.mark_all_button)
 
         self.model = InboxModel()
@@ -111,15 +109,22 @@ class InboxWindow(QDialog):
     def reload(self) -> None:
         """Read the alerts again, keeping the selection."""
         current = self.current()
-        self.model.set_entries(self.book.entries())
+        self._restoring = True
+        try:
+            self.model.set_entries(self.book.entries())
+            if current is not None:
+                self.select(current.profile, current.alert.id, quiet=True)
+        finally:
+            self._restoring = False
+        self._count()
+
+    def _count(self) -> None:
         unread = sum(1 for e in self.model.entries if not e.alert.read)
         total = len(self.model.entries)
         self.summary.setText(
             f"{unread} unread · {total} alert{'' if total == 1 else 's'}" if total else "No alerts yet."
         )
         self.mark_all_button.setEnabled(unread > 0)
-        if current is not None:
-            self.select(current.profile, current.alert.id, quiet=True)
 
     def current(self) -> InboxEntry | None:
         rows = self.table.selectionModel().selectedRows()
@@ -136,12 +141,33 @@ class InboxWindow(QDialog):
             self.table.setFocus()
         return True
 
+    def open_alert(self, profile: str, alert_id: int) -> bool:
+        """Select one alert and mark it read (its notification or tray entry was clicked), as a click here does."""
+        if not self.select(profile, alert_id):
+            return False
+        self._mark_opened()
+        return True
+
+    def _mark_opened(self) -> None:
+        """The current alert was opened: read now (in place, so the selection and scroll stay)."""
+        entry = self.current()
+        if entry is None or entry.alert.read or not self.book.mark_read([entry]):
+            return
+        fresh = self.book.get(entry.profile, entry.alert.id)
+        row = self.model.row_of(entry.profile, entry.alert.id)
+        if fresh is not None and row is not None:
+            self.model.replace(row, fresh)
+        self._count()
+        self.read_changed.emit()
+
     def _selected(self, _new: QItemSelection, _old: QItemSelection) -> None:
         entry = self.current()
+        if entry is not None and not self._restoring:
+            self._mark_opened()
+            entry = self.current()
         self.event_list.clear()
         self.shown_events = []
         self.table_button.setEnabled(entry is not None)
-        self.mark_button.setEnabled(entry is not None and not entry.alert.read)
         if entry is None:
             self.why.setText("")
             return
@@ -158,12 +184,6 @@ class InboxWindow(QDialog):
             self.event_list.addItem(f"… {a.event_count - len(self.shown_events):,} more (Show in the table)")
 
     # -- actions ---------------------------------------------------------------------------------------------
-    def mark_selected_read(self) -> None:
-        entry = self.current()
-        if entry is not None and self.book.mark_read([entry]):
-            self.reload()
-            self.read_changed.emit()
-
     def mark_all_read(self) -> None:
         if self.book.mark_all_read(self.model.entries):
             self.reload()
@@ -172,9 +192,7 @@ class InboxWindow(QDialog):
     def show_in_table(self) -> None:
         entry = self.current()
         if entry is not None:
-            if not entry.alert.read and self.book.mark_read([entry]):
-                self.reload()
-                self.read_changed.emit()
+            self._mark_opened()
             self.events_requested.emit(entry, list(self.shown_events))
 
     def _event_activated(self, item: QListWidgetItem) -> None:

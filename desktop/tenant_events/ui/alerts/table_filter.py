@@ -1,42 +1,30 @@
-"""Showing an alert's events in the main window's table: its tenant, its types, its time span and, when every
-linked event is known and they are few, exactly their ids (`id:a OR id:b …` on the query line)."""
+"""Showing an alert's events in the main window's table: its tenant, and the filter bar's alert chip (the query
+term `alert:ID`), so the table holds exactly the events behind the alert however many there are; the query line,
+the types and the time range are cleared so nothing else hides them."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import InboxEntry
-from tenant_events.ui.window.filters.filter_bar import CUSTOM
 
 if TYPE_CHECKING:
     from tenant_events.ui.window.main_window import MainWindow
 
-MAX_ID_TERMS: Final = 200  # beyond this the filter is types + time span (the query line stays readable)
 
-
-def _at(iso: str) -> datetime:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
-
-
-def alert_filter_state(entry: InboxEntry, events: list[StoredEvent]) -> dict[str, object]:
+def alert_filter_state(entry: InboxEntry) -> dict[str, object]:
     """The filter bar state (FilterBar.apply_state) that shows the events behind the alert."""
     a = entry.alert
-    exact = len(events) == a.event_count and len(events) <= MAX_ID_TERMS
-    since = _at(a.first_time) - timedelta(seconds=1)
-    until = _at(a.last_time) + timedelta(seconds=1)
     return {
-        "types": sorted(a.type_counts),
-        "text": " OR ".join(f"id:{e.event_id}" for e in events) if exact else "",
-        "range": CUSTOM,
-        "since": since.isoformat(),
-        "until": until.isoformat(),
+        "types": [],
+        "text": "",
+        "range": 0,
         "test": True,
+        "alert": {"id": a.id, "name": a.rule_name, "tenant": entry.profile},
     }
 
 
-def show_alert_events(w: MainWindow, entry: InboxEntry, events: list[StoredEvent]) -> None:
+def show_alert_events(w: MainWindow, entry: InboxEntry) -> None:
     w.show_tenant(entry.profile)
-    w.filter_bar.apply_state(alert_filter_state(entry, events))
+    w.filter_bar.apply_state(alert_filter_state(entry))
     w.bring_to_front()

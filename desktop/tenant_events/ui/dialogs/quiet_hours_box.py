@@ -24,6 +24,21 @@ from tenant_events.ui.look.theme import error_color
 DAY_LABELS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
+def problem_label() -> QLabel:
+    """The line under a box of fields that says what cannot work (hidden while nothing is wrong)."""
+    label = QLabel()
+    label.setStyleSheet(f"color: {error_color().name()}")
+    label.setVisible(False)
+    return label
+
+
+def say_problem(label: QLabel, text: str) -> bool:
+    """Show `text` (or hide the line when it is empty); True when there is nothing wrong."""
+    label.setText(text)
+    label.setVisible(bool(text))
+    return not text
+
+
 class QuietHoursBox(QGroupBox):
     def __init__(self, n: NotificationSettings, parent: QWidget | None = None) -> None:
         super().__init__("&Quiet hours: hold notifications (alerts are still kept)", parent)
@@ -53,10 +68,8 @@ class QuietHoursBox(QGroupBox):
         times.addWidget(self.end)
         times.addWidget(QLabel("(a range past midnight belongs to the day it starts)"))
         times.addStretch(1)
-        self.problem = QLabel()
+        self.problem = problem_label()
         self.problem.setObjectName("quiet_hours_problem")
-        self.problem.setStyleSheet(f"color: {error_color().name()}")
-        self.problem.setVisible(False)
         self.critical = QCheckBox("Let &critical alerts through do not disturb and quiet hours")
         self.critical.setChecked(n.critical_passes_dnd)
         layout = QVBoxLayout(self)
@@ -76,10 +89,7 @@ class QuietHoursBox(QGroupBox):
         return ""
 
     def check(self) -> bool:
-        text = self.error()
-        self.problem.setText(text)
-        self.problem.setVisible(bool(text))
-        return not text
+        return say_problem(self.problem, self.error())
 
     def collect(self, n: NotificationSettings) -> bool:
         """Write the choice into `n`; False (nothing written) when it cannot work."""

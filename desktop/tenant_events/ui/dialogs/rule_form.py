@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final, get_args
 
+from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.alerts.rule_model import SEVERITIES, Op, Rule, RuleError, load_rules
+from tenant_events.alerts.rule_model import SEVERITIES, Condition, Op, Rule, RuleError, load_rules
 from tenant_events.ui.look.theme import error_color
 
 OPS: Final = get_args(Op)
@@ -63,12 +64,28 @@ def parse_conditions(text: str) -> tuple[list[dict[str, Any]], str]:
     return out, ""
 
 
+KEPT_TIP: Final = ("These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
+                   "a comma, changed from/to): they are kept as they are; change them in the settings file or "
+                   "import the Sigma rule again.")  # fmt: skip
+
+
+def _same_conditions(parsed: list[dict[str, Any]], rule: Rule) -> bool:
+    """Whether the conditions read back from their text are the rule's own."""
+    try:
+        again = [Condition.model_validate(c) for c in parsed]
+    except ValidationError:
+        return False
+    return again == list(rule.conditions)
+
+
 class RuleForm(QWidget):
     edited = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.base: Rule | None = None  # the built-in rule being changed (None: one's own rule)
+        self.shown: Rule | None = None  # the rule as loaded: what the form has no field for is kept from it
+        self.keep_conditions = False  # the loaded conditions cannot be shown as text: kept as they are
         self.explanation = QLabel()
         self.explanation.setWordWrap(True)
         self.name = QLineEdit()
@@ -146,11 +163,19 @@ class RuleForm(QWidget):
         """Show `rule`; `base`: the built-in rule it changes (its name and types stay editable)."""
         self._loading = True
         self.base = base
+        self.shown = rule
         self.explanation.setText(rule.explanation or "A rule of your own.")
         self.name.setText(rule.name)
         self.severity.setCurrentIndex(SEVERITIES.index(rule.severity))
         self.types.setText(", ".join(rule.types))
-        self.conditions.setPlainText(conditions_text(rule))
+        text = conditions_text(rule)
+        self.conditions.setPlainText(text)
+        # conditions the one-line text cannot say (not, case-sensitive, a regex with a comma, changed from/to)
+        # are kept as they are, never rewritten by an edit of another field
+        parsed, _ = parse_conditions(text)
+        self.keep_conditions = not _same_conditions(parsed, rule)
+        self.conditions.setReadOnly(self.keep_conditions)
+        self.conditions.setToolTip(KEPT_TIP if self.keep_conditions else "")
         t = rule.threshold
         self.use_threshold.setChecked(t is not None)
         for w in (self.count, self.window_s, self.per_type):
@@ -169,6 +194,8 @@ class RuleForm(QWidget):
     def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
         """The rule as a full entry, and a problem of the conditions text ("" if none)."""
         conditions, problem = parse_conditions(self.conditions.toPlainText())
+        if self.keep_conditions and self.shown is not None:
+            conditions, problem = self.shown.model_dump(mode="json")["conditions"], ""
         entry: dict[str, Any] = {
             "id": rule_id,
             "name": self.name.text().strip(),
@@ -182,9 +209,21 @@ class RuleForm(QWidget):
             "threshold": None,
             "time_of_day": None,
         }
+        kept = self.shown.model_dump(mode="json", exclude_none=True) if self.shown is not None else {}
+        for key in (
+            "group_by",
+            "sequence",
+            "novelty",
+            "state",
+            "tests",
+            "origin",
+        ):  # not on the form: kept as is
+            if key in kept:
+                entry[key] = kept[key]
         if self.use_threshold.isChecked():
             entry["threshold"] = {"count": self.count.value(), "window_seconds": self.window_s.value(),
-                                  "per_type": self.per_type.isChecked()}  # fmt: skip
+                                  "per_type": self.per_type.isChecked(),
+                                  **{k: v for k, v in kept.get("threshold", {}).items() if k == "distinct"}}  # fmt: skip
         when = TIMES[self.time_of_day.currentIndex()][1]
         if when is not None:
             old = self.base.time_of_day if self.base is not None else None

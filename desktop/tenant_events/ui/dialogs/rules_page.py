@@ -5,6 +5,10 @@
     │ ☐ Events of chosen …   │ │ [Test against history]  would have fired 3 times in the last 7 days       │
     │ ⚠ my-rule (a problem)  │ └──────────────────────────────────────────────────────────────────────────┘
     └ [New rule] [Delete] [Reset to built-in] ┘
+    Working hours: from 08:00 to 18:00 on ☑ Mon … ☐ Sun  (working_hours_box.py)
+
+A new rule starts switched off and without a desktop notification: it does nothing until it is configured and
+switched on. The list shows whole names (its width follows the longest; the tooltip has the explanation).
 
 `entries()` gives `alerts.rules` back: a built-in rule's entry holds only what differs from it, one's own rule
 all of it. An entry of the settings file that is invalid stays as it is (listed with its problem) until it is
@@ -34,6 +38,8 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
 from tenant_events.ui.dialogs.rule_form import RuleForm
+from tenant_events.ui.dialogs.sigma_import_dialog import SigmaImportDialog
+from tenant_events.ui.dialogs.working_hours_box import WorkingHoursBox
 
 Tester = Callable[[Rule], Awaitable[str]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
@@ -44,6 +50,7 @@ class RulesPage(QWidget):
         super().__init__(parent)
         self.tester: Tester | None = None
         ruleset = rule_set(alerts)
+        self.lists = alerts.lists  # the settings' value lists an imported rule may name
         self.rules: dict[str, Rule] = {r.id: r for r in ruleset.rules}
         self.problems: dict[str, list[RuleError]] = {}
         self.broken: list[
@@ -64,6 +71,9 @@ class RulesPage(QWidget):
         self.add_button.clicked.connect(self.add_rule)
         self.delete_button = QPushButton("&Delete")
         self.delete_button.clicked.connect(self.delete_rule)
+        self.sigma_button = QPushButton("&Import Sigma rules…")
+        self.sigma_button.clicked.connect(self.import_sigma)
+        self.sigma_dialog: SigmaImportDialog | None = None
         self.reset_button = QPushButton("&Reset to built-in")
         self.reset_button.clicked.connect(self.reset_rule)
         self.test_button = QPushButton("&Test against history")
@@ -79,6 +89,7 @@ class RulesPage(QWidget):
         for b in (self.add_button, self.delete_button, self.reset_button):
             buttons.addWidget(b)
         left_box.addLayout(buttons)
+        left_box.addWidget(self.sigma_button)
         right = QWidget()
         right_box = QVBoxLayout(right)
         right_box.setContentsMargins(0, 0, 0, 0)
@@ -90,11 +101,15 @@ class RulesPage(QWidget):
         splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setSizes([260, 560])
+        self.working_hours = WorkingHoursBox(alerts.working_hours)
         layout = QVBoxLayout(self)
-        layout.addWidget(splitter)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.working_hours)
         self._fill()
         self.list.setCurrentRow(0)
+        width = self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 24  # whole names, checkbox too
+        self.list.setMinimumWidth(min(max(width, 200), 420))
+        splitter.setSizes([self.list.minimumWidth(), 560])
 
     def set_tester(self, tester: Tester) -> None:
         """How "Test against history" tries a rule (the app reads the tenants' stores)."""
@@ -125,7 +140,8 @@ class RulesPage(QWidget):
     def _label(self, rule_id: str) -> str:
         rule = self.rules[rule_id]
         mark = "⚠ " if self.problems.get(rule_id) else ""
-        return f"{mark}{rule.name} ({rule.severity})" + ("" if rule_id in _BUILTIN else " · yours")
+        whose = "" if rule_id in _BUILTIN else " · Sigma" if rule.origin == "sigma" else " · yours"
+        return f"{mark}{rule.name} ({rule.severity}){whose}"
 
     def current_id(self) -> str | None:
         item = self.list.currentItem()
@@ -169,7 +185,9 @@ class RulesPage(QWidget):
         n = 1
         while f"my-rule-{n}" in self.rules:
             n += 1
-        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning")
+        # off and silent until configured: a half-made rule must not notify on every user.deleted meanwhile
+        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning",
+                    enabled=False, notify=False)  # fmt: skip
         self.rules[rule.id] = rule
         self._fill(select=rule.id)
         self.form.name.setFocus()
@@ -184,6 +202,21 @@ class RulesPage(QWidget):
         elif rule_id is None and row >= len(self.rules):
             del self.broken[row - len(self.rules)]
         self._fill(select=next(iter(self.rules)))
+
+    def import_sigma(self) -> None:
+        """Open "Import Sigma rules": the rules it reads join the list (saved with the settings)."""
+        self.sigma_dialog = SigmaImportDialog(AlertSettings(rules=self.entries(), lists=self.lists), self)
+        self.sigma_dialog.accepted.connect(self._take_imported)
+        self.sigma_dialog.open()
+
+    def _take_imported(self) -> None:
+        imported = self.sigma_dialog.imported if self.sigma_dialog is not None else None
+        if imported is None or not imported.rules:
+            return
+        for rule in imported.rules:
+            self.rules[rule.id] = rule
+            self.problems.pop(rule.id, None)
+        self._fill(select=imported.rules[0].id)
 
     def reset_rule(self) -> None:
         rule_id = self.current_id()
@@ -227,7 +260,8 @@ class RulesPage(QWidget):
                                                                                  "types": rule.types})  # fmt: skip
                 continue
             was = base.model_dump(mode="json")
-            changed = {k: v for k, v in full.items() if was.get(k) != v}
+            lean = rule.model_dump(mode="json", exclude_none=True)  # nested parts without their unset fields
+            changed = {k: lean.get(k) for k, v in full.items() if was.get(k) != v}
             if changed:
                 out.append({"id": rule.id, **changed})
         out += [entry for entry, _ in self.broken]

@@ -190,6 +190,9 @@ class SettingsDialog(QDialog):
             chosen += [c.text(0) for c in children if c and c.checkState(0) == Qt.CheckState.Checked]
         s.notifications.event_types = chosen
         s.alerts.rules = self.rules_page.entries()
+        hours = self.rules_page.working_hours.collect()
+        if hours is not None:
+            s.alerts.working_hours = hours
         on = self.per_type.isChecked()  # the tree's types go to the rule when it or they changed here
         changed = on != self._per_type_was or sorted(chosen) != self._chosen_was
         with_per_type(s.alerts, enabled=on if changed else None, types=chosen if changed else None)
@@ -202,7 +205,7 @@ class SettingsDialog(QDialog):
             self.tabs.setCurrentIndex(1)
             self.quiet.setFocus()
             return False
-        if self.rules_page.error_count():
+        if self.rules_page.error_count() or not self.rules_page.working_hours.check():
             self.tabs.setCurrentWidget(self.rules_page)
             return False
         self.settings = self.collect()

@@ -13,6 +13,7 @@ EXTRA = (
     ("Move between events", "↑ / ↓, Page Up / Page Down"),
     ("Event actions, from the keyboard", "the Menu key on a row"),
     ("Zoom the histogram back out", "Escape or right-click on it"),
+    ("Back / forward between timelines", "Alt+Left / Alt+Right"),
     ("Open a menu", "Alt + its underlined letter"),
     ("Next / previous control", "Tab / Shift+Tab"),
 )

@@ -109,7 +109,9 @@ class CheckboxStyle(QProxyStyle):
     """Fusion, but check boxes keep a visible frame on dark palettes.
 
     Fusion draws the box border a shade darker than the window colour, which vanishes on a dark base
-    (seen in the dark settings screenshot: unchecked types showed no box at all).
+    (seen in the dark settings screenshot: unchecked types showed no box at all). A disabled box is drawn dim,
+    so ticks that do nothing (Settings ▸ Notifications' types while per-type notifications are off) do not look
+    active.
     """
 
     def drawPrimitive(
@@ -131,11 +133,13 @@ class CheckboxStyle(QProxyStyle):
         box = QRectF(rect.x() + (rect.width() - side) / 2, rect.y() + (rect.height() - side) / 2, side, side)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(QColor("#8b949e"), 1))
-        painter.setBrush(QColor("#1c2128"))
-        painter.drawRoundedRect(box, 2, 2)
         state = option.state
-        mark = QPen(QColor("#e6edf3"), 2)
+        enabled = bool(state & QStyle.StateFlag.State_Enabled)
+        painter.setPen(QPen(QColor("#8b949e" if enabled else "#484f58"), 1))
+        painter.setBrush(QColor("#1c2128" if enabled else "#161b22"))
+        painter.drawRoundedRect(box, 2, 2)
+        ink = QColor("#e6edf3" if enabled else "#6e7681")
+        mark = QPen(ink, 2)
         if state & QStyle.StateFlag.State_On:
             painter.setPen(mark)
             path = QPainterPath(QPointF(box.left() + side * 0.22, box.top() + side * 0.52))
@@ -144,7 +148,7 @@ class CheckboxStyle(QProxyStyle):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawPath(path)
         elif state & QStyle.StateFlag.State_NoChange:
-            painter.fillRect(box.adjusted(3, side / 2 - 1, -3, -(side / 2 - 1)), QColor("#e6edf3"))
+            painter.fillRect(box.adjusted(3, side / 2 - 1, -3, -(side / 2 - 1)), ink)
         painter.restore()
 
 

@@ -5,6 +5,10 @@ default "clicked" action plus a "Show" button; `send()` never raises, it only lo
 detected up front with `get_capabilities()`. The tray balloon is the fallback; its `messageClicked` runs the
 last notification's click. What to show, and when, is decided before this (ui/notifications/alert_notes.py
 over alerts/delivery.py); every notification comes with its own click.
+
+Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it
+(expire_timeout 0), the others leave expiry to the desktop (-1), so an administrator away from the screen for a
+few seconds still finds "Mass deletion" there.
 """
 
 from __future__ import annotations
@@ -22,6 +26,13 @@ from tenant_events.paths import resource_path
 log = logging.getLogger(__name__)
 APP_NAME = "Tenant Events"
 _URGENCY = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Critical}
+UNTIL_DISMISSED = 0  # desktop-notifier's timeout in seconds; 0 becomes expire_timeout 0 on the bus
+DESKTOP_DEFAULT = -1  # expire_timeout -1: the daemon decides
+
+
+def expiry_for(urgency: str) -> int:
+    """Critical stays until dismissed; everything else expires as the desktop usually does."""
+    return UNTIL_DISMISSED if urgency == "critical" else DESKTOP_DEFAULT
 
 
 class Notifier(QObject):
@@ -63,7 +74,7 @@ class Notifier(QObject):
                 urgency=_URGENCY.get(urgency, Urgency.Normal),
                 buttons=(Button(title="Show", on_pressed=clicked),),
                 on_clicked=clicked,
-                timeout=10,
+                timeout=expiry_for(urgency),
             )
             self.delivered.emit(title, "native")
             return "native"

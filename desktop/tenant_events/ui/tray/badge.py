@@ -1,7 +1,9 @@
 """Badges on the tray icon: the unread alert count (bottom right) and a do-not-disturb mark (top left).
 
 Drawn over every size of the state icon, so a 22 px panel and a 64 px one both get a sharp badge. The mark
-is a filled circle with a bar (a "no entry" sign: notifications held), the count a red circle with 1–9 or "9+".
+is a filled circle with a bar (a "no entry" sign: notifications held), the count a red circle with 1–9 or "9+"
+(a plain dot under 12 px, where digits cannot be read; the tooltip and the menu say the number). Each badge takes
+a corner, well under half the icon's side, so the state icon still reads beside them.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from tenant_events.ui.look.icons import TRAY_SIZES
 
 UNREAD_COLOR = "#cf222e"
 MUTED_COLOR = "#6e40c9"
+BADGE_SHARE = 0.38  # of the icon's side: 8 px on a 22 px panel (0.55 covered 59 % of it)
+DIGITS_FROM = 12.0  # px: a smaller badge is a dot
 
 
 def badged(icon: QIcon, unread: int, muted: bool) -> QIcon:
@@ -31,7 +35,7 @@ def badged(icon: QIcon, unread: int, muted: bool) -> QIcon:
 def _draw(base: QPixmap, unread: int, muted: bool) -> QPixmap:
     pixmap = QPixmap(base)
     side = float(min(pixmap.width(), pixmap.height()))
-    d = max(8.0, side * 0.55)
+    d = max(7.0, side * BADGE_SHARE)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     outline = QPen(QColor("#ffffff"), max(1.0, side / 22))
@@ -47,6 +51,9 @@ def _draw(base: QPixmap, unread: int, muted: bool) -> QPixmap:
         painter.setPen(outline)
         painter.setBrush(QColor(UNREAD_COLOR))
         painter.drawEllipse(box)
+        if d < DIGITS_FROM:
+            painter.end()
+            return pixmap
         font = QFont()
         font.setBold(True)
         font.setPixelSize(max(6, int(d * 0.6)))

@@ -46,7 +46,7 @@ class Tray(QObject):
         self.menu.setAccessibleName("Tenant Events tray menu")
         self.open_action = self.menu.addAction("Open Tenant Events", self.open_requested.emit)
         self.pause_action = QAction("Pause stream", self.menu, checkable=True)
-        self.pause_action.setShortcut("Ctrl+P")
+        # no shortcut shown: a tray menu has no keyboard focus to take Ctrl+P (the window's Pause has it)
         self.pause_action.toggled.connect(self._pause_toggled)
         self.menu.addAction(self.pause_action)
         self.notify_menu = self.menu.addMenu("Notifications")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -12,9 +13,11 @@ from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
 from tenant_events.tenant.records import StoredEvent
+from tenant_events.ui.look.link_label import LinkLabel
 from tenant_events.ui.look.theme import is_dark, json_colors
 from tenant_events.view.event_text import jsonl_line
 
+Changes = str | Callable[[bool], str]
 _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
@@ -48,7 +51,8 @@ class DetailPane(QWidget):
         self.browser = QTextBrowser()
         self.browser.setAccessibleName("Event JSON")
         self.browser.setOpenExternalLinks(True)
-        self.link = QLabel()
+        self.changes: Changes = ""  # "What changed" above the JSON (HTML, or its maker per theme)
+        self.link = LinkLabel()
         self.link.setOpenExternalLinks(True)
         self.link.setAccessibleName("Open in dashboard")
         self.copy_button = QPushButton("&Copy event")
@@ -69,8 +73,16 @@ class DetailPane(QWidget):
         layout.addLayout(buttons)
         self.show_event(None)
 
-    def show_event(self, ev: StoredEvent | None, dashboard_url: str | None = None, changes: str = "") -> None:
-        """`changes`: the "What changed" HTML of an update (update_diff_view.py), shown above the JSON."""
+    def show_event(
+        self,
+        ev: StoredEvent | None,
+        dashboard_url: str | None = None,
+        changes: Changes = "",
+        summary: str | None = None,
+    ) -> None:
+        """`changes`: the "What changed" HTML of an update (update_diff_view.py), shown above the JSON; given as
+        a function of the theme (dark or not), it is made again when the theme changes. `summary`: the event's
+        sentence with the directory's names (the stored one, with raw ids, when not known yet)."""
         self.shown = ev
         has = ev is not None and ev.raw is not None
         self.copy_button.setEnabled(has)
@@ -82,16 +94,24 @@ class DetailPane(QWidget):
             self.link.clear()
             return
         self.pretty = json.dumps(self._message(ev), indent=2, ensure_ascii=False)
-        full = f"{ev.type} — {ev.summary}"
-        self.title.setToolTip(full)
-        self.title.setText(
-            self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
-        )
-        self.browser.setHtml(changes + highlight_json(self.pretty, is_dark()))
+        self.changes = changes
+        self._title(f"{ev.type} — {summary or ev.summary}")
+        self._show_json()
         if dashboard_url:
             self.link.setText(f'<a href="{html.escape(dashboard_url)}">Open in dashboard</a>')
         else:
             self.link.clear()
+
+    def name_summary(self, seq: int, summary: str) -> None:
+        """The names of the shown event arrived (a burst's rows are named a moment after they are stored)."""
+        if self.shown is not None and self.shown.seq == seq:
+            self._title(f"{self.shown.type} — {summary}")
+
+    def _title(self, full: str) -> None:
+        self.title.setToolTip(full)
+        self.title.setText(
+            self.title.fontMetrics().elidedText(full, Qt.TextElideMode.ElideRight, self.width() - 8)
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """The title is elided to the pane's width: again when the width changes (a timeline opened beside it)."""
@@ -103,10 +123,16 @@ class DetailPane(QWidget):
             )
 
     def changeEvent(self, event: QEvent) -> None:
-        """A theme switch repaints the JSON in the new theme's colours (light ones on a dark base are ~2:1)."""
+        """A theme switch repaints the JSON in the new theme's colours (light ones on a dark base are ~2:1), and
+        keeps an update's "What changed" above it."""
         super().changeEvent(event)
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange) and self.pretty:
-            self.browser.setHtml(highlight_json(self.pretty, is_dark()))
+            self._show_json()
+
+    def _show_json(self) -> None:
+        dark = is_dark()
+        changes = self.changes(dark) if callable(self.changes) else self.changes
+        self.browser.setHtml(changes + highlight_json(self.pretty, dark))
 
     @staticmethod
     def _message(ev: StoredEvent) -> Any:

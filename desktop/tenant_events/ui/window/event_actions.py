@@ -10,7 +10,6 @@ from typing import Any, Protocol
 
 from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.dialogs.export_dialog import ViewExport
-from tenant_events.ui.look.theme import is_dark
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.feed_controller import FeedController
 from tenant_events.ui.window.table.event_table_model import EventTableModel
@@ -48,8 +47,14 @@ class EventActions:
         pages = feed.pages[feed.tenant]
         full = pages.get(ev.seq) or ev
         diff = diff_for(pages, full)
-        changes = changes_html(diff[0], diff[1], is_dark()) if diff else ""
-        w.detail.show_event(full, self.dashboard_url_for(full), changes)
+        named = w.model.names.text(full)  # the sentence with names once its page was described
+        if diff is None:
+            w.detail.show_event(full, self.dashboard_url_for(full), summary=named)
+            return
+        found, when = diff
+        w.detail.show_event(
+            full, self.dashboard_url_for(full), lambda dark: changes_html(found, when, dark), named
+        )
 
     # -- RowMenuHost -----------------------------------------------------------------------------------------
     def full_event(self, seq: int) -> StoredEvent | None:

@@ -111,6 +111,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.first_page = first_page.attach(self, self.feed.shown_search_pages)
+        self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------

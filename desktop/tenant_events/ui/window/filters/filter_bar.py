@@ -24,6 +24,7 @@ from tenant_events.query import QueryError, parse
 from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.look.colors import assign_tenant_colors
 from tenant_events.ui.look.theme import error_color, tenant_chips, tenant_color
+from tenant_events.ui.window.filters.alert_chip import AlertChip, AlertPick, with_alert
 from tenant_events.ui.window.filters.query_line import QueryLine
 from tenant_events.view.time_range import from_iso, range_label, to_iso
 from tenant_events.wire import EventType
@@ -65,11 +66,15 @@ class FilterBar(QWidget):
                     act.toggled.connect(self._types_toggled)
                     self.type_actions[t.value] = act
         self.types_button.setMenu(self.types_menu)
+        self.alert_chip = AlertChip()
+        self.alert_chip.removed.connect(self.filter_changed.emit)
         self.search = QueryLine()
         self._query = ""  # the last query handed out by current(): what the table shows
         self.query_problem = QLabel()
         self.query_problem.setAccessibleName("Query problem")
         self.query_problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.query_problem.setWordWrap(True)  # "unknown field" lists every field: wrap, keep the line wide
+        self.query_problem.setMaximumWidth(520)
         self.query_problem.hide()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -87,6 +92,7 @@ class FilterBar(QWidget):
         self.test_box.toggled.connect(lambda _c: self.filter_changed.emit())
         self.count_label = QLabel()
         self.count_label.setAccessibleName("Matching events")
+        self._count_text = ""
         self.saved_button = QToolButton()  # its menu is filled by saved_filters.py
         self.saved_button.setText("Saved")
         self.saved_button.setAccessibleName("Saved filters")
@@ -97,6 +103,7 @@ class FilterBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tenant_box)
         layout.addWidget(self.types_button)
+        layout.addWidget(self.alert_chip)
         layout.addWidget(self.search, 1)
         layout.addWidget(self.query_problem)
         layout.addWidget(self.range_box)
@@ -142,7 +149,8 @@ class FilterBar(QWidget):
             self.range_box.setCurrentIndex(CUSTOM)
 
     def set_counts(self, total: int, by_type: Mapping[str, int]) -> None:
-        self.count_label.setText(f"{total:,} event{'' if total == 1 else 's'}")
+        self._count_text = f"{total:,} event{'' if total == 1 else 's'}"
+        self._show_count()
         for name, act in self.type_actions.items():
             n = by_type.get(name, 0)
             act.setText(f"{name}  ({n:,})" if n else name)
@@ -156,6 +164,9 @@ class FilterBar(QWidget):
             "range": self.range_box.currentIndex(),
             "test": self.test_box.isChecked(),
         }
+        pick = self.alert_chip.pick
+        if pick is not None:
+            st["alert"] = {"id": pick.alert_id, "name": pick.name, "tenant": pick.tenant}
         if st["range"] == CUSTOM:
             if self.custom_range is None:
                 st["range"] = 0
@@ -174,6 +185,14 @@ class FilterBar(QWidget):
         else:
             self.range_box.setCurrentIndex(index if 0 <= index < CUSTOM else 0)
         self.test_box.setChecked(bool(state.get("test", True)))
+        alert = state.get("alert")
+        ok = (
+            isinstance(alert, dict)
+            and isinstance(alert.get("id"), int)
+            and isinstance(alert.get("name"), str)
+        )
+        tenant = str(alert.get("tenant", "")) if ok and alert else ""
+        self.alert_chip.set_pick(AlertPick(alert["id"], alert["name"], tenant) if ok and alert else None)
         self.blockSignals(False)
         self._debounce.stop()
         self._show_problem()
@@ -181,11 +200,9 @@ class FilterBar(QWidget):
 
     def describe(self) -> str:
         st = self.state()
-        parts = (
-            [", ".join(st["types"]) if len(st["types"]) <= 2 else f"{len(st['types'])} types"]
-            if st["types"]
-            else []
-        )
+        parts = [f"alert: {st['alert']['name']}"] if "alert" in st else []
+        if st["types"]:
+            parts.append(", ".join(st["types"]) if len(st["types"]) <= 2 else f"{len(st['types'])} types")
         if st["text"]:
             parts.append(f"“{st['text']}”")
         if st["range"] == CUSTOM:
@@ -206,7 +223,7 @@ class FilterBar(QWidget):
             since = now - RANGES[idx][1]  # type: ignore[operator]
         return EventFilter(
             types=self.selected_types(),
-            query=self._current_query(),
+            query=with_alert(self.alert_chip.pick, self._current_query()),
             since=since,
             until=until,
             include_test=self.test_box.isChecked(),
@@ -245,6 +262,7 @@ class FilterBar(QWidget):
         """Typing paused (or Enter): run the query, or show what is wrong with it."""
         if self._show_problem():
             return
+        self._current_query()  # it can run: it is the last good query now, whoever reads the filter
         self.filter_changed.emit()
 
     def _show_problem(self) -> bool:
@@ -254,7 +272,24 @@ class FilterBar(QWidget):
             self.query_problem.setText(error.reason)
             self.query_problem.setStyleSheet(f"color: {error_color().name()}")
         self.query_problem.setVisible(error is not None)
+        self._show_count()
         return error is not None
+
+    def _show_count(self) -> None:
+        """The count; while the query line cannot run, it says the table still shows the last query that ran."""
+        if self.query_error is None or not self.search.text().strip():
+            self.count_label.setText(self._count_text)
+            self.count_label.setStyleSheet("")
+            self.count_label.setToolTip("")
+            return
+        last = f"“{self._query}”" if self._query else "no query"
+        self.count_label.setText(
+            f"{self._count_text} · query not run" if self._count_text else "query not run"
+        )
+        self.count_label.setStyleSheet(f"color: {error_color().name()}")
+        self.count_label.setToolTip(
+            f"The query cannot run; the table still shows the last one that could ({last})"
+        )
 
     def _types_toggled(self) -> None:
         chosen = self.selected_types()
@@ -267,5 +302,8 @@ class FilterBar(QWidget):
         self.filter_changed.emit()
 
     def _tenant_changed(self, name: str) -> None:
+        pick = self.alert_chip.pick
+        if pick is not None and name and pick.tenant != name:
+            self.alert_chip.set_pick(None)  # another tenant's store: the alert's number means nothing there
         if name:
             self.tenant_changed.emit(name)

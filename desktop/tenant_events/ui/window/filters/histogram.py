@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from tenant_events.ui.look.theme import family_color, is_dark
 
-MIN_BARS = 60
+MIN_BARS = 20  # a span this many bars wide at least; the bucket size already gives 20–120 bars over the data
 FAMILY_ORDER = ("user", "group", "organization")
 AXIS_H = 16  # the bottom strip: start time, legend, end time
 Buckets = list[tuple[int, dict[str, int]]]
@@ -63,6 +63,8 @@ class Histogram(QWidget):
 
     # -- geometry --------------------------------------------------------------------------------------------
     def _span(self) -> tuple[int, int]:
+        """The filter's range, else the data's extent (at least MIN_BARS bars): the bars fill the width rather
+        than a fixed 60-bar span leaving up to two thirds of it empty."""
         if self.span is not None:
             return self.span
         if not self.buckets:

@@ -2,7 +2,10 @@
 whatever the user chose (a width dragged, a column shown or hidden, the order) kept in the window state.
 
 Automatic rules apply only where the user has not chosen: a column the user resized keeps its width, one the user
-showed or hid from the header menu stays that way. Summary takes the rest of the width.
+showed or hid from the header menu stays that way. Summary takes the rest of the width. Type is as wide as the
+type names in the rows (widening as rows arrive, never narrowing under the reader); Purpose as its title. The
+event ID always shows: when the window (or a pane beside the table) leaves the summary less than ROOMY_SUMMARY,
+it narrows to its start (elided; the detail pane has it whole) and widens again when the room comes back.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ GROW_ROWS = 64  # of a batch of new rows, the ones looked at (about the screen's
 ROOMY_SUMMARY = (
     300  # below this much room for the summary, the event ID (also in the detail pane) steps aside
 )
+ID_MIN = 84  # px: "evt_1a2b…", enough to tell rows apart at a glance
 _TIME_SAMPLES = ("23:59:59", "2026-12-31 23:59:59")
 
 
@@ -38,7 +42,8 @@ class ColumnLayout:
         self.has_purpose = False
         self._sizing = False
         self._widths: dict[Col, int] = {}  # what fit() gave each column
-        self._type_widths: dict[str, int] = {}  # font → width of the longest type name, bold
+        self._type_widths: dict[str, int] = {}  # type name → its width, bold, in `_type_font`
+        self._type_font = ""
         header = table.horizontalHeader()
         header.setSectionsMovable(True)
         header.setStretchLastSection(False)
@@ -68,8 +73,6 @@ class ColumnLayout:
             return self.tenants > 1
         if col == Col.PURPOSE:
             return self.has_purpose
-        if col == Col.ID:
-            return self._summary_room(without=Col.ID) - self._width(Col.ID) >= ROOMY_SUMMARY
         return True
 
     def _summary_room(self, without: Col) -> int:
@@ -92,6 +95,22 @@ class ColumnLayout:
         for col in Col:
             shown = self.user_shown.get(col.name, self.auto_visible(col))
             self.table.setColumnHidden(col, not shown)
+        self._fit_id()
+
+    def _fit_id(self) -> None:
+        """The event ID's width for the room there is: whole when the summary keeps ROOMY_SUMMARY, else down to
+        ID_MIN (elided); it follows the window and panes both ways."""
+        if Col.ID.name in self.user_widths or self.table.isColumnHidden(Col.ID):
+            return
+        whole = self._widths.get(Col.ID) or self.content_width(Col.ID)
+        spare = self._summary_room(without=Col.ID) - ROOMY_SUMMARY
+        width = max(min(whole, spare), min(whole, ID_MIN))
+        if self.table.columnWidth(Col.ID) != width:
+            self._sizing = True
+            try:
+                self.table.setColumnWidth(Col.ID, width)
+            finally:
+                self._sizing = False
 
     def content_width(self, col: Col, rows: int = SAMPLE_ROWS) -> int:
         """Widest text this column shows in its first `rows` rows (header included), in pixels.
@@ -102,8 +121,8 @@ class ColumnLayout:
         fm = QFontMetrics(self.table.font())
         header_fm = QFontMetrics(self.table.horizontalHeader().font())
         widest = header_fm.horizontalAdvance(HEADERS[col]) + 8  # the sort/section padding of the header
-        if col == Col.TYPE:  # every name it can show (deleted/removed ones are bold): no jumps as rows arrive
-            widest = max(widest, self._type_width())
+        if col == Col.TYPE:  # the names in the rows (deleted/removed ones are bold)
+            widest = max(widest, self._type_width(rows))
         elif col == Col.PURPOSE:
             widest = max(widest, fm.horizontalAdvance("test"))
         elif col == Col.TIME:
@@ -117,14 +136,21 @@ class ColumnLayout:
             widest = max(widest, *(fm.horizontalAdvance(v) for v in values)) if values else widest
         return widest + PADDING
 
-    def _type_width(self) -> int:
+    def _type_width(self, rows: int) -> int:
+        """The widest type name among the first `rows` rows (bold, as deleted/removed ones are drawn)."""
         key = self.table.font().key()
-        if key not in self._type_widths:
+        if key != self._type_font:
             bold = QFont(self.table.font())
             bold.setBold(True)
             bfm = QFontMetrics(bold)
-            self._type_widths[key] = max(bfm.horizontalAdvance(t.value) for t in EventType)
-        return self._type_widths[key]
+            self._type_font = key
+            self._type_widths = {t.value: bfm.horizontalAdvance(t.value) for t in EventType}
+        types = set()
+        for row in range(min(self.model.rowCount(), rows)):
+            ev = self.model.event_at(row)
+            if ev is not None:
+                types.add(ev.type)
+        return max((self._type_widths.get(t, 0) for t in types), default=0)
 
     def _time_forms(self, rows: int) -> int:
         """1 if the sampled times are today's (shown as HH:MM:SS), 2 if a date shows too. Rows are newest first,
@@ -155,15 +181,16 @@ class ColumnLayout:
         """New rows at the top: widen a column whose new content is wider (never narrow it under the reader)."""
         self._sizing = True
         try:
-            for col in (Col.TIME, Col.TENANT, Col.ID):
+            for col in (Col.TIME, Col.TYPE, Col.TENANT, Col.ID):
                 if col.name in self.user_widths or self.table.isColumnHidden(col):
                     continue
                 width = self.content_width(col, min(arrived, GROW_ROWS))
-                if width > self._width(col):
+                if width > self._widths.get(col, 0):
                     self._widths[col] = width
                     self.table.setColumnWidth(col, width)
         finally:
             self._sizing = False
+        self._fit_id()
 
     def _resized(self, logical: int, _old: int, new: int) -> None:
         if self._sizing or logical == Col.SUMMARY or not 0 <= logical < len(Col) or new <= 0:

@@ -150,8 +150,8 @@ class EventTableModel(QAbstractTableModel):
         if self._store is None:
             cache.rows = 0
         elif first is not None:
-            cache.pages[0] = first
-            cache.rows = len(first)
+            cache.pages[0], cache.rows = first, len(first)
+            self.names.page_read(first)  # a page read elsewhere (a query's, on a worker) gets its names too
             cache.counting = len(first) == PAGE
         else:
             cache.rows = self._store.count(self._filter, cache.head)

@@ -4,8 +4,11 @@
        ▲                                                      │
        └──(Follow toggled on, or the new-events pill clicked)─┘
 
-On: new rows at the top scroll into view. Off: the view shifts by exactly the inserted rows, so every row on
-screen (the selected one included) stays at the same pixel. Rows the user has not had on screen while the
+On: new rows at the top scroll into view, except while the pointer is over the table or a row is pressed: then
+nothing moves under it (the rows wait, the pill counts them) and the view goes to the newest once the pointer
+leaves. Off: the view shifts by exactly the inserted rows, so every row on screen (the selected one included)
+stays at the same pixel. A new filter or tenant (a model reset) shows its newest rows; the window then selects
+the event being read again if it still matches. Rows the user has not had on screen while the
 window was active are counted (view/unseen_rows.py); the pill over the table shows them when they are above
 the viewport and jumps to the newest.
 """
@@ -41,7 +44,7 @@ class NewEventsPill(QPushButton):
         self.setToolTip("Jump to the newest events and follow them (N)")
         self.setStyleSheet(
             "#newEventsPill { background: palette(highlight); color: palette(highlighted-text);"
-            " border: none; border-radius: 12px; padding: 4px 14px; font-weight: bold; }"
+            " border: none; border-radius: 10px; padding: 1px 14px; font-weight: bold; }"
         )
         self.shown = 0
         self.hide()
@@ -58,8 +61,13 @@ class NewEventsPill(QPushButton):
         self.setVisible(n > 0)
 
     def place(self) -> None:
+        """Over the column titles, never over the first row (the newest event is the one to read)."""
         viewport = self.table.viewport().geometry()  # in the table's coordinates: below the header
-        self.move(viewport.x() + (viewport.width() - self.width()) // 2, viewport.y() + 8)
+        band = viewport.y()  # the header's height (0 with no header)
+        if band >= 12:
+            self.setMaximumHeight(band)
+            self.resize(self.width(), min(self.sizeHint().height(), band))
+        self.move(viewport.x() + (viewport.width() - self.width()) // 2, max(0, (band - self.height()) // 2))
 
 
 class FollowController(QObject):
@@ -74,6 +82,8 @@ class FollowController(QObject):
         self.following = True
         self.unseen = UnseenRows()
         self._moving = 0  # > 0 while this controller scrolls or selects itself
+        self._pointer_in = False  # the pointer is over the rows
+        self._pressed = False  # a mouse button is down on the rows
         self.pill = NewEventsPill(table)
         self.pill.clicked.connect(self.jump_to_newest)
         bar = table.verticalScrollBar()
@@ -93,6 +103,20 @@ class FollowController(QObject):
     @property
     def count(self) -> int:
         return self.unseen.count
+
+    @property
+    def held(self) -> bool:
+        """Whether the user's pointer is on the rows: then nothing moves under it, Follow or not."""
+        return self._pointer_in or self._pressed
+
+    def _pointer(self, inside: bool | None = None, pressed: bool | None = None) -> None:
+        was = self.held
+        if inside is not None:
+            self._pointer_in = inside
+        if pressed is not None:
+            self._pressed = pressed
+        if was and not self.held and self.following:
+            self._to_top()  # the pointer left: the rows that waited come into view
 
     # -- the toggle ----------------------------------------------------------------------------------------
     def set_following(self, on: bool) -> None:
@@ -145,7 +169,7 @@ class FollowController(QObject):
         bar = self.table.verticalScrollBar()
         self._moving += 1
         try:
-            if self.following:
+            if self.following and not self.held:
                 bar.setValue(0)
             else:
                 # ScrollPerItem: the value counts rows. The scroll range is updated by a delayed layout; widen it
@@ -170,10 +194,16 @@ class FollowController(QObject):
             self.unseen.removed_at(first, last - first + 1)
 
     def _reset(self) -> None:
-        """A new filter or tenant: a different set of rows, none of them "new"."""
+        """A new filter or tenant: a different set of rows, none of them "new"; the view shows the newest (not
+        wherever the old rows had it), so nothing newer hides above it uncounted."""
         if self.unseen.count:
             self.unseen.clear()
             self.unseen_changed.emit(0)
+        self._moving += 1
+        try:
+            self.table.verticalScrollBar().setValue(0)
+        finally:
+            self._moving -= 1
         self._show_pill()
 
     # -- what is on screen ---------------------------------------------------------------------------------
@@ -206,8 +236,19 @@ class FollowController(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if watched is self.viewport and kind == QEvent.Type.Resize:
-            self.pill.place()
+        if watched is self.viewport:
+            if kind == QEvent.Type.Resize:
+                self.pill.place()
+            elif kind in (QEvent.Type.Enter, QEvent.Type.MouseMove):
+                self._pointer(inside=True)
+            elif kind == QEvent.Type.Leave:
+                self._pointer(inside=False)
+            elif kind == QEvent.Type.MouseButtonPress:
+                self._pointer(inside=True, pressed=True)
+            elif kind == QEvent.Type.MouseButtonRelease:
+                self._pointer(pressed=False)
+        elif watched is self.window and kind == QEvent.Type.WindowDeactivate:
+            self._pointer(inside=False, pressed=False)  # a Leave may never come while another window has it
         if (watched is self.window and kind in _WINDOW_EVENTS) or (
             watched is self.viewport and kind == QEvent.Type.Resize
         ):

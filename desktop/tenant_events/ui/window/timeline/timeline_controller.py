@@ -17,12 +17,13 @@ from urllib.parse import quote, unquote
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMenu, QSplitter, QTableView, QVBoxLayout
+from PySide6.QtWidgets import QMenu, QSplitter, QTableView, QVBoxLayout
 
 from tenant_events.entities.objects import ObjectSpec
 from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.entities.timeline_pages import History, TimelineScreen, TimelineSource
 from tenant_events.tenant.records import StoredEvent
+from tenant_events.ui.look.link_label import LinkLabel
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col, EventTableModel
@@ -92,13 +93,13 @@ class TimelineController(QObject):
         self.source: TimelineSource | None = None
         self.screen: TimelineScreen | None = None
         self._generation = 0
+        self._sizes_before: list[int] | None = None  # the splitter's sizes before the pane opened
         self._place_pane()
         self.delegate = SentenceDelegate(window.table)
         window.table.setItemDelegateForColumn(Col.SUMMARY, self.delegate)
         self.delegate.mention_clicked.connect(self._table_mention)
-        self.names = QLabel()  # the detail pane's sentence, names as links
+        self.names = LinkLabel()  # the detail pane's sentence, names as links (in the theme's link colour)
         self.names.setAccessibleName("Who and what")
-        self.names.setTextFormat(Qt.TextFormat.RichText)
         self.names.setWordWrap(True)
         self.names.setTextInteractionFlags(
             Qt.TextInteractionFlag.LinksAccessibleByMouse | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
@@ -159,6 +160,9 @@ class TimelineController(QObject):
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
         sentence = current.siblingAtColumn(Col.SUMMARY).data(SENTENCE_ROLE) if current.isValid() else None
         self.show_names(self.w.tenant, sentence if isinstance(sentence, Sentence) else None)
+        ev = self.w.model.event_at(current.row()) if current.isValid() else None
+        if ev is not None and isinstance(sentence, Sentence):
+            self.w.detail.name_summary(ev.seq, sentence.text)
 
     def show_names(self, tenant: str | None, sentence: Sentence | None) -> None:
         """The detail pane's line of names (hidden when the event names nobody)."""
@@ -203,7 +207,11 @@ class TimelineController(QObject):
             self._show(spec)
 
     def close_pane(self) -> None:
+        """Hide the timeline; the table gets back the width it had before the pane opened."""
         self.pane.hide()
+        if self._sizes_before is not None:
+            self.w.splitter.setSizes(self._sizes_before)
+            self._sizes_before = None
 
     def open_entry(self, tenant: str, seq: int) -> None:
         self.w.select_event(tenant, seq)
@@ -222,6 +230,7 @@ class TimelineController(QObject):
     def _show(self, spec: ObjectSpec) -> None:
         self.pane.set_history(self.history.can_back, self.history.can_forward)
         if not self.pane.isVisible():
+            self._sizes_before = self.w.splitter.sizes()
             self.pane.show()
             self.follow_orientation()
             sizes = self.w.splitter.sizes()  # room for sentences: the side gets nearly half

@@ -1,0 +1,234 @@
+"""One rule ready to test rows: its conditions compiled, and its state per group (threshold windows, sequences,
+novelty sightings). No I/O; rule_engine.RuleEngine drives it.
+
+    row ─▶ accepts (scope, time of day, conditions) ─▶ group key (group_by) ─▶ novelty ─▶ window | sequence
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from tenant_events.alert_settings import WorkingHours
+from tenant_events.alerts.matchers import DataTest, WorkingHoursClock, change_precheck, compile_condition
+from tenant_events.alerts.rule_model import Rule
+from tenant_events.alerts.rule_parts import StateCheck
+from tenant_events.alerts.sequences import SequenceWindow
+from tenant_events.alerts.windows import BurstWindow, Outcome
+from tenant_events.store.alert_records import EvalRow
+
+LEARN_MS: Final = 3_600_000  # novelty says "new" only after an hour of history (or its period, if shorter)
+GROUP_MARK: Final = " · "  # an alert of a grouped rule is called "<rule name> · <group>"
+SWEEP_EVERY: Final = 4096  # offers between sweeps of groups gone quiet (memory stays bounded per rule)
+_NOUNS: Final = {"ip": "IP", "user_id": "user", "phone_number": "phone number", "id": ""}
+StateTest = Callable[[StateCheck, EvalRow, Mapping[str, Any]], bool]  # (check, row, data) → holds now
+
+
+def _at(data: Mapping[str, Any], path: list[str]) -> Any:
+    value: Any = data
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _label(path: list[str], value: Any, data: Mapping[str, Any]) -> str:
+    """'client Backoffice Script' for context.client.id (its sibling name when the event has one)."""
+    noun = _NOUNS.get(path[-1], path[-1].replace("_", " "))
+    if path[-1] in ("id", "user_id") and len(path) > 1:
+        noun = path[-2]
+        name = _at(data, [*path[:-1], "name"]) or _at(data, [*path[:-1], "email"])
+        if isinstance(name, str) and name:
+            return f"{noun} {name}"
+    return f"{noun} {value}".strip()
+
+
+class GroupKey:
+    """The group an event belongs to: one value per `group_by` entry (the first of its fallbacks present)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = [[p.split(".") for p in key.split("|")] for key in keys]
+
+    def of(self, data: Mapping[str, Any]) -> str | None:
+        """The event's key, or None when it carries none of a key's fields (the hot path: no label made)."""
+        parts: list[str] = []
+        for fallbacks in self.keys:
+            for i, path in enumerate(fallbacks):
+                value: Any = data
+                for step in path:
+                    value = value.get(step) if type(value) is dict else None
+                if value is not None and value != "" and type(value) is not dict and type(value) is not list:
+                    parts.append(f"{i}:{value}" if i else str(value))
+                    break
+            else:
+                return None
+        return parts[0] if len(parts) == 1 else "\x1f".join(parts)
+
+    def label(self, data: Mapping[str, Any]) -> str:
+        """How the alert names the group: 'client Backoffice Script, IP 198.51.100.23'."""
+        labels: list[str] = []
+        for fallbacks in self.keys:
+            for path in fallbacks:
+                value = _at(data, path)
+                if value is not None and not isinstance(value, dict | list) and value != "":
+                    labels.append(_label(path, value, data))
+                    break
+        return ", ".join(labels)
+
+
+class CompiledRule:
+    """A rule ready to test rows, with its state."""
+
+    def __init__(
+        self, rule: Rule, hours: WorkingHours, profile: str, lists: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
+        self.rule = rule
+        self.id = rule.id
+        self.types = rule.event_types
+        changes = [c for c in rule.conditions if c.op in ("changed", "grew")]
+        self.tests: list[DataTest] = [
+            compile_condition(c, lists) for c in rule.conditions if c not in changes
+        ]
+        # an update's changes: cheap checks on the update first, the earlier state looked up only then
+        self.prechecks: list[DataTest] = [change_precheck(c) for c in changes]
+        self.change_tests: list[DataTest] = [compile_condition(c, lists) for c in changes]
+        self.needs_before = bool(changes)
+        tod = rule.time_of_day
+        self.hours = WorkingHoursClock(tod.hours or hours) if tod else None
+        self.want_inside = tod is not None and tod.when == "inside_working_hours"
+        # the profile name in scope covers its whole database, whatever tenant id its events carry
+        self.tenants = frozenset() if profile in rule.tenants else frozenset(rule.tenants)
+        self.include_test = rule.include_test_events
+        threshold, sequence = rule.threshold, rule.sequence
+        self.window_ms = int(rule.window_seconds * 1000)
+        self.group = GroupKey(rule.group_by) if rule.group_by else None
+        self.distinct = GroupKey([threshold.distinct]) if threshold and threshold.distinct else None
+        self._count = threshold.count if threshold else 0
+        self._per_type = bool(threshold and threshold.per_type)
+        self.steps: list[tuple[frozenset[str], list[DataTest]]] = (
+            [(s.event_types, [compile_condition(c, lists) for c in s.conditions]) for s in sequence.steps]
+            if sequence
+            else []
+        )
+        self.ordered = bool(sequence and sequence.ordered)
+        self.novelty = rule.novelty
+        self.novel_key = GroupKey([rule.novelty.key]) if rule.novelty else None
+        self.novel_ms = int(rule.novelty.days * 86_400_000) if rule.novelty else 0
+        self.seen: dict[tuple[str, str], int] = {}  # (key, type or "") → newest sighting (event time)
+        self.seen_since: int | None = None  # the first event time novelty has seen (its history's start)
+        self.state_checks = list(rule.state)
+        # the payload is needed beyond the conditions: per-group state, sequences' steps, novelty, state
+        self.complex = bool(self.group or self.distinct or self.steps or self.novelty or self.state_checks)
+        self.needs_payload = bool(self.tests or self.complex or self.needs_before)
+        # an event whose raw JSON names none of the first group key's fields cannot count: skipped unparsed
+        self.needles: tuple[str, ...] = (
+            tuple(f'"{path[-1]}"' for path in self.group.keys[0]) if self.group is not None else ()
+        )
+        self.windows: dict[str, BurstWindow] = {}
+        self.sequences: dict[str, SequenceWindow] = {}
+        self.labels: dict[str, str] = {}  # group key → label of the alert that names it
+        self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
+        self._offers = 0
+
+    def window_for(self, event_type: str, group: str = "") -> BurstWindow | None:
+        """The threshold window an event of `event_type` counts in (one per type with `per_type`, per group)."""
+        if not self._count:
+            return None
+        key = f"{event_type}\x1e{group}" if self._per_type else group
+        window = self.windows.get(key)
+        if window is None:
+            window = self.windows[key] = BurstWindow(
+                self._count, self.window_ms, distinct=bool(self.distinct)
+            )
+        return window
+
+    def evaluate(
+        self, row: EvalRow, data: Mapping[str, Any], state: StateTest | None, *, replay: bool = False
+    ) -> tuple[Outcome, list[EvalRow], str]:
+        """What a row (already accepted by scope and conditions) does to the rule: QUIET, FIRE with the events
+        behind the firing, CONTINUE with [row]; and its group's key ('' without group_by; `labels` names it)."""
+        group, label = "", ""
+        if self.group is not None:
+            found = self.group.of(data)
+            if found is None:
+                return Outcome.QUIET, [], ""
+            group = found
+            if replay and group not in self.labels:  # a restart finds each group's alert again by its name
+                self.labels[group] = self.group.label(data)
+        label = group
+        if (
+            self.state_checks
+            and not replay
+            and (state is None or not all(state(check, row, data) for check in self.state_checks))
+        ):
+            return Outcome.QUIET, [], label
+        if self.novel_key is not None and not self._novel(row, data):
+            return Outcome.QUIET, [], label
+        self._offers += 1
+        if self._offers % SWEEP_EVERY == 0:
+            self._sweep(row.time_ms)
+        if self.steps:
+            steps = frozenset(
+                i
+                for i, (types, tests) in enumerate(self.steps)
+                if row.type in types and all(t(data) for t in tests)
+            )
+            if not steps:
+                return Outcome.QUIET, [], label
+            seq = self.sequences.get(group)
+            if seq is None:
+                seq = self.sequences[group] = SequenceWindow(
+                    len(self.steps), self.window_ms, ordered=self.ordered
+                )
+            events = seq.offer(row, steps)
+            if not events:
+                return Outcome.QUIET, [], label
+            if self.group is not None and group not in self.labels:
+                self.labels[group] = self.group.label(data)
+            return Outcome.FIRE, events, label
+        window = self.window_for(row.type, group)
+        if window is None:
+            if self.group is not None and group not in self.labels:
+                self.labels[group] = self.group.label(data)
+            return Outcome.FIRE, [row], label
+        value = None
+        if self.distinct is not None:
+            found = self.distinct.of(data)
+            if found is None:
+                return Outcome.QUIET, [], label
+            value = found
+        outcome, events = window.offer(row, value)
+        if outcome is Outcome.FIRE and self.group is not None and group not in self.labels:
+            self.labels[group] = self.group.label(data)
+        return outcome, events, label
+
+    def _novel(self, row: EvalRow, data: Mapping[str, Any]) -> bool:
+        """Whether the key did none of the rule's types within the novelty period before this event; records
+        the sighting either way."""
+        assert self.novel_key is not None and self.novelty is not None
+        found = self.novel_key.of(data)
+        if found is None:
+            return False
+        key = (found, row.type if self.novelty.per_type else "")
+        last = self.seen.get(key)
+        self.seen[key] = row.time_ms if last is None else max(last, row.time_ms)
+        since = self.seen_since = (
+            row.time_ms if self.seen_since is None else min(self.seen_since, row.time_ms)
+        )
+        if row.time_ms - since < min(self.novel_ms, LEARN_MS):
+            return False  # too little history yet to call anything new
+        return last is None or abs(row.time_ms - last) >= self.novel_ms
+
+    def _sweep(self, now_ms: int) -> None:
+        """Drop the state of groups with nothing within two windows of `now_ms`."""
+        horizon = now_ms - 2 * self.window_ms
+        for table in (self.windows, self.sequences):
+            for key in [
+                k for k, w in table.items() if w.newest_ms < horizon and not getattr(w, "in_burst", False)
+            ]:
+                del table[key]
+        if self.novel_ms:
+            old = now_ms - self.novel_ms
+            for seen in [k for k, t in self.seen.items() if t < old]:
+                del self.seen[seen]

@@ -1,0 +1,191 @@
+"""Sigma files → alert rule entries (the settings file's `alerts.rules` form), all or nothing.
+
+    FILE.yml | DIR ──▶ pySigma (YAML, rule syntax, modifiers, references) ──▶ logsource auth0/events
+        ──▶ detection rules: types + conditions (detection.py) ──▶ correlations: threshold, distinct count,
+            sequence, group-by ──▶ entries validated by the rule model
+
+Every rule of every file must translate; the first one that cannot is refused with one line naming the file,
+the rule and the field or modifier (`SigmaRefused`), and then nothing at all is imported. A detection rule that
+a correlation uses (without `generate: true`) is only part of that correlation, as in Sigma.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from sigma.collection import SigmaCollection
+from sigma.correlations import SigmaCorrelationRule
+from sigma.exceptions import SigmaError, SigmaRegularExpressionError
+from sigma.rule import SigmaRule
+from sigma.rule.base import SigmaYAMLLoader
+
+from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.sigma_rules.correlation import correlation_entry
+from tenant_events.alerts.sigma_rules.detection import Refusal
+from tenant_events.alerts.sigma_rules.entries import detection_entry
+from tenant_events.errors import ConfigError
+
+SIGMA_SUFFIXES: Final = (".yml", ".yaml")
+MAX_FILES: Final = 2000
+MAX_FILE_BYTES: Final = 1_000_000
+MAX_TOTAL_BYTES: Final = 20_000_000  # SigmaHQ's whole rule set is about 15 MB of YAML
+MAX_RULES: Final = 1000
+
+
+def printable(text: str) -> str:
+    """`text` with control characters escaped (file content is shown on a terminal and in the window)."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text)
+
+
+class SigmaRefused(ConfigError):
+    """A Sigma file or rule that cannot be imported; nothing was imported."""
+
+    def __init__(self, path: Path | str, rule: str, message: str) -> None:
+        where = f"{path}: Sigma rule {rule}" if rule else f"{path}"
+        super().__init__(printable(where), printable(message), "nothing was imported")
+        self.path, self.rule = str(path), rule
+
+
+@dataclass
+class _Loaded:
+    collection: SigmaCollection
+    files: dict[int, Path] = field(default_factory=dict)  # id(rule) → the file it came from
+
+
+def sigma_files(target: Path) -> list[Path]:
+    """The Sigma files of `target`: itself, or every *.yml / *.yaml under it (sorted, hidden ones skipped)."""
+    if target.is_dir():
+        found = sorted(p for p in target.rglob("*") if p.suffix in SIGMA_SUFFIXES and p.is_file()
+                       and not any(part.startswith(".") for part in p.relative_to(target).parts))  # fmt: skip
+        if not found:
+            raise SigmaRefused(target, "", "no .yml or .yaml files in this folder")
+        if len(found) > MAX_FILES:
+            raise SigmaRefused(target, "", f"{len(found)} files; at most {MAX_FILES} at a time")
+        return found
+    if not target.exists():
+        raise SigmaRefused(target, "", "no such file or folder")
+    return [target]
+
+
+def _label(rule: SigmaRule | SigmaCorrelationRule, index: int) -> str:
+    return repr(rule.title or rule.name or str(rule.id or "") or f"#{index}")
+
+
+def _load(paths: Iterable[Path]) -> _Loaded:
+    collections: list[SigmaCollection] = []
+    files: dict[int, Path] = {}
+    total = 0
+    for path in paths:
+        try:
+            if not path.is_file():  # a device or a pipe could be read forever
+                raise SigmaRefused(path, "", "is not a regular file")
+            with path.open("rb") as f:
+                raw = f.read(MAX_FILE_BYTES + 1)
+            total += len(raw)
+            if len(raw) > MAX_FILE_BYTES:
+                raise SigmaRefused(path, "", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
+            if total > MAX_TOTAL_BYTES:
+                raise SigmaRefused(path, "", f"the files come to more than {MAX_TOTAL_BYTES // 1_000_000} MB")
+            text = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SigmaRefused(path, "", f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+        try:
+            docs = list(yaml.load_all(text, Loader=SigmaYAMLLoader))  # aliases stay shared, not expanded
+            for number, doc in enumerate(docs, 1):
+                if doc is not None and not isinstance(doc, dict):
+                    raise SigmaRefused(path, "", f"YAML document {number} is not a map of rule fields")
+            collection = SigmaCollection.from_dicts(docs, collect_errors=True, resolve_references=False)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f"line {mark.line + 1}: " if mark is not None else ""
+            raise SigmaRefused(
+                path, "", f"not valid YAML: {line}{getattr(exc, 'problem', None) or exc}"
+            ) from None
+        except SigmaError as exc:
+            raise SigmaRefused(path, "", str(exc)) from None
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a shape pySigma does not expect
+            raise SigmaRefused(path, "", f"not a Sigma rule file ({type(exc).__name__}: {exc})") from None
+        if collection.errors and not any(r.errors for r in collection.rules):
+            raise SigmaRefused(path, "", str(collection.errors[0]))
+        if not collection.rules:
+            raise SigmaRefused(path, "", "holds no Sigma rule")
+        for index, rule in enumerate(collection.rules, 1):
+            if rule.errors:
+                raise SigmaRefused(path, _label(rule, index), _explained(rule.errors[0], text, rule))
+            files[id(rule)] = path
+        collections.append(collection)
+    merged = SigmaCollection.merge(collections, resolve_references=False)
+    if len(merged.rules) > MAX_RULES:
+        raise SigmaRefused(
+            next(iter(files.values()), ""), "", f"{len(merged.rules)} rules; at most {MAX_RULES} at a time"
+        )
+    for index, rule in enumerate(merged.rules, 1):
+        if isinstance(rule, SigmaCorrelationRule):
+            try:
+                rule.resolve_rule_references(merged)
+            except SigmaError as exc:
+                raise SigmaRefused(files[id(rule)], _label(rule, index), str(exc)) from None
+    return _Loaded(merged, files)
+
+
+def _explained(error: SigmaError, text: str, rule: SigmaRule | SigmaCorrelationRule) -> str:
+    """pySigma's message, with the field named for a regular expression RE2 cannot compile."""
+    message = str(error)
+    if not isinstance(error, SigmaRegularExpressionError):
+        return message
+    pattern, _, reason = message.removeprefix("Regular expression '").partition("' is invalid: ")
+    reason = reason.removeprefix("b'").removesuffix("'").replace("\\\\", "\\")
+    for doc in yaml.safe_load_all(text):
+        detection = doc.get("detection") if isinstance(doc, dict) and doc.get("title") == rule.title else None
+        for selection in detection.values() if isinstance(detection, dict) else ():
+            for key, value in selection.items() if isinstance(selection, dict) else ():
+                if "|re" in str(key) and pattern in (value if isinstance(value, list) else [value]):
+                    return f"{key}: regular expression {pattern!r} does not compile in RE2: {reason}"
+    return f"regular expression {pattern!r} does not compile in RE2: {reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class SigmaEntry:
+    """One rule made from a Sigma rule: its settings entry, the rule as validated, where it came from."""
+
+    entry: dict[str, Any]
+    rule: Rule
+    path: Path
+    label: str
+
+
+def _validated(entry: dict[str, Any], lists: Iterable[str]) -> Rule:
+    alone = load_rules([entry], BUILTIN_RULES, lists=lists)
+    if alone.errors:
+        error = alone.errors[0]
+        raise Refusal(error.field, error.message)
+    rule = alone.get(str(entry["id"]))
+    assert rule is not None
+    return rule
+
+
+def read_sigma(target: Path, *, lists: Iterable[str] = ()) -> list[SigmaEntry]:
+    """The rules of the Sigma rules in `target` (a file or a folder), validated; SigmaRefused on the first
+    rule that cannot be expressed. `lists`: the settings' value lists a rule may name."""
+    loaded = _load(sigma_files(target))
+    entries: list[SigmaEntry] = []
+    for index, rule in enumerate(loaded.collection.get_output_rules(), 1):
+        assert isinstance(rule, SigmaRule | SigmaCorrelationRule)
+        path, label = loaded.files[id(rule)], _label(rule, index)
+        try:
+            entry = (
+                correlation_entry(rule) if isinstance(rule, SigmaCorrelationRule) else detection_entry(rule)
+            )
+            entries.append(SigmaEntry(entry, _validated(entry, lists), path, label))
+        except Refusal as exc:
+            raise SigmaRefused(path, label, str(exc)) from None
+        except SigmaError as exc:  # e.g. a condition naming a selection that is not there
+            raise SigmaRefused(path, label, str(exc)) from None
+        except (TypeError, AttributeError, KeyError) as exc:  # a value of a shape pySigma let through
+            raise SigmaRefused(path, label, f"cannot be read ({type(exc).__name__}: {exc})") from None
+    return entries

@@ -1,0 +1,193 @@
+"""Alert rules → Sigma files that pySigma loads back to the same rules (reader.py).
+
+    rule ──▶ detection rule: logsource auth0/events, `type` and one selection per condition
+         └─▶ threshold ──▶ event_count / value_count correlation (group-by, timespan) over it
+         └─▶ sequence  ──▶ temporal / temporal_ordered correlation over one detection rule per step
+
+Field names are the event's dotted JSON paths (`type`, `data.object.role.name`). What a rule holds that Sigma
+has no words for (working hours, coalescing, on/off, fixtures, list and change tests) goes into the custom
+attribute `tenant_events`, which pySigma keeps and other Sigma tools ignore.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Final
+
+import yaml
+
+from tenant_events.alerts.rule_model import Rule
+from tenant_events.alerts.sigma_rules.entries import EXTENSION
+
+NAMESPACE: Final = uuid.UUID("5f1e4c0e-7a61-4d1e-9c53-7e1a5e6d0a11")  # the rules' Sigma ids derive from it
+_LEVELS: Final = {"info": "informational", "warning": "medium", "critical": "critical"}
+_MODIFIER: Final = {"equals": "", "contains": "|contains", "starts_with": "|startswith",
+                    "ends_with": "|endswith", "regex": "|re", "cidr": "|cidr"}  # fmt: skip
+_UNITS: Final = (("d", 86_400), ("h", 3600), ("m", 60), ("s", 1))
+# Rule fields kept in the extension when they differ from a new rule's defaults.
+_EXTRA_FIELDS: Final = ("enabled", "notify", "coalesce_minutes", "time_of_day", "tenants", "include_test_events",
+                        "novelty", "state", "tests")  # fmt: skip
+
+
+class NotExpressible(ValueError):
+    """A rule that cannot be written as Sigma (named with the part at fault)."""
+
+
+def _escape(text: str) -> str:
+    """A literal value in Sigma's wildcard syntax: `*`, `?` and `\\` escaped."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("?", "\\?")
+
+
+def _timespan(seconds: float) -> str:
+    if seconds != int(seconds):
+        raise NotExpressible(f"a window of {seconds:g} s is not whole seconds")
+    for unit, size in _UNITS:
+        if int(seconds) % size == 0:
+            return f"{int(seconds) // size}{unit}"
+    raise AssertionError("unreachable")
+
+
+def _selection(cond: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
+    """(selection map, negated) of a condition, or None when Sigma has no words for it."""
+    op, field = cond["op"], "data." + cond["field"]
+    negated = bool(cond.get("negate"))
+    if op in ("exists", "missing"):
+        return {f"{field}|exists": op == "exists"}, negated
+    if op not in _MODIFIER:
+        return None
+    values = cond["value"] if isinstance(cond["value"], list) else [cond["value"]]
+    key = field + _MODIFIER[op]
+    if op == "regex" and cond.get("ignore_case", True):
+        key += "|i"
+    if op in ("regex", "cidr"):
+        return {key: values if len(values) > 1 else values[0]}, negated
+    if not cond.get("ignore_case", True):
+        key += "|cased"
+    shown = [_escape(v) for v in values]
+    return {key: shown if len(shown) > 1 else shown[0]}, negated
+
+
+def _detection(
+    types: list[str], conditions: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The Sigma `detection` of types and conditions, and the conditions it could not hold."""
+    detection: dict[str, Any] = {}
+    terms: list[str] = []
+    if types != ["*"]:
+        detection["selection"] = {"type": types if len(types) > 1 else types[0]}
+        terms.append("selection")
+    leftover: list[dict[str, Any]] = []
+    for cond in conditions:
+        written = _selection(cond)
+        if written is None:
+            leftover.append(cond)
+            continue
+        name = f"test{sum(1 for k in detection if k.startswith('test')) + 1}"
+        detection[name] = written[0]
+        terms.append(f"not {name}" if written[1] else name)
+    if not terms:
+        detection["selection"] = {"type|exists": True}
+        terms.append("selection")
+    detection["condition"] = " and ".join(terms)
+    return detection, leftover
+
+
+def _head(rule: Rule, name: str, title: str) -> dict[str, Any]:
+    return (
+        {
+            "title": title,
+            "id": str(uuid.uuid5(NAMESPACE, name)),
+            "name": name,
+            "status": "stable" if rule.origin == "builtin" else "experimental",
+        }
+        | ({"description": rule.explanation} if rule.explanation else {})
+        | {"author": "Tenant Events"}
+        | ({"tags": [f"attack.{t.lower()}" for t in rule.mitre]} if rule.mitre else {})
+    )
+
+
+def _extension(rule: Rule, leftover: list[dict[str, Any]]) -> dict[str, Any]:
+    new = Rule(id="x", name="x", types=["*"])
+    out = {
+        k: v
+        for k in _EXTRA_FIELDS
+        if (v := rule.model_dump(mode="json")[k]) != new.model_dump(mode="json")[k]
+    }
+    if leftover:
+        out["conditions"] = leftover
+    if any("|" in key for key in rule.group_by):
+        out["group_by"] = list(rule.group_by)
+    if rule.sequence is not None:
+        every = [t for step in rule.sequence.steps for t in step.types]
+        if list(dict.fromkeys(every)) != rule.types:
+            out["types"] = list(rule.types)
+    return out
+
+
+def _group_by(rule: Rule, per_type: bool) -> list[str]:
+    # a key with fallbacks (`a|b`) is grouped by its first field for other Sigma tools; the extension has all
+    return (["type"] if per_type else []) + ["data." + key.split("|")[0] for key in rule.group_by]
+
+
+def rule_documents(rule: Rule) -> list[dict[str, Any]]:
+    """The Sigma documents of one rule: a detection rule, or detection rules then the correlation over them."""
+    dumped = rule.model_dump(mode="json")
+    conditions: list[dict[str, Any]] = dumped["conditions"]
+    level = _LEVELS[rule.severity]
+    logsource = {"product": "auth0", "service": "events"}
+    if rule.sequence is None and rule.threshold is None and not rule.group_by:
+        detection, leftover = _detection(list(rule.types), conditions)
+        doc = _head(rule, rule.id, rule.name) | {
+            "logsource": logsource,
+            "detection": detection,
+            "level": level,
+        }
+        extension = _extension(rule, leftover)
+        return [doc | ({EXTENSION: extension} if extension else {})]
+    bases: list[dict[str, Any]] = []
+    leftover = []
+    steps = (
+        dumped["sequence"]["steps"]
+        if rule.sequence is not None
+        else [{"types": rule.types, "conditions": []}]
+    )
+    for i, step in enumerate(steps, 1):
+        if rule.sequence is None:
+            detection, leftover = _detection(list(step["types"]), conditions)
+        else:
+            # the rule's own conditions hold for every step: written into each step for other Sigma tools,
+            # and kept in the extension, which says they are the rule's (reader.py takes them out of the steps)
+            own = [c for c in conditions if _selection(c) is not None]
+            detection, left = _detection(list(step["types"]), [*own, *step["conditions"]])
+            if left:
+                raise NotExpressible(f"sequence.steps.{i}: a {left[0]['op']} test cannot be written in Sigma")
+            leftover = conditions
+        suffix = f"step-{i}" if rule.sequence is not None else "events"
+        base = _head(rule, f"{rule.id}-{suffix}"[:120], f"{rule.name} ({suffix.replace('-', ' ')})")
+        bases.append(base | {"logsource": logsource, "detection": detection, "level": level})
+    correlation: dict[str, Any] = {"rules": [b["name"] for b in bases]}
+    if rule.sequence is not None:
+        correlation["type"] = "temporal_ordered" if rule.sequence.ordered else "temporal"
+        correlation["timespan"] = _timespan(rule.sequence.within_seconds)
+        correlation["condition"] = {"gte": len(bases)}
+        group = _group_by(rule, False)
+    elif rule.threshold is not None:
+        t = rule.threshold
+        correlation["type"] = "value_count" if t.distinct else "event_count"
+        correlation["timespan"] = _timespan(t.window_seconds)
+        correlation["condition"] = {"gte": t.count} | ({"field": "data." + t.distinct} if t.distinct else {})
+        group = _group_by(rule, t.per_type)
+    else:  # grouped alerts without a count: one event is enough
+        correlation |= {"type": "event_count", "timespan": "1s", "condition": {"gte": 1}}
+        group = _group_by(rule, False)
+    if group:
+        correlation["group-by"] = group
+    correlation["generate"] = False
+    corr = _head(rule, rule.id, rule.name) | {"correlation": correlation, "level": level}
+    extension = _extension(rule, leftover)
+    return [*bases, corr | ({EXTENSION: extension} if extension else {})]
+
+
+def rule_yaml(rule: Rule) -> str:
+    """One rule as a Sigma YAML file (several documents for a correlation)."""
+    return yaml.safe_dump_all(rule_documents(rule), sort_keys=False, allow_unicode=True, width=110)

@@ -1,0 +1,124 @@
+"""Names, not raw ids, where a person reads an alert: the inbox's list of the events behind it and the detail
+pane's title once one of them is opened in the table say it as the table's Summary does — who, where, as what,
+with the directory's names — not the stored one-liner ("Role admin assigned to auth0|… in org_…"). A real
+simulator's admin grant, the real directory."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, running_app, until
+from helpers.shots import shot
+from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.entities.sentences import Sentence
+from tenant_events.settings import Settings, save_settings
+from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
+
+pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
+RAW_ID = re.compile(r"auth0\|[0-9a-f]{6}|\borg_[A-Za-z0-9]{6}")
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_simulator, dunst, theme):
+    sim = make_simulator(seed=9, backlog=3000, rate=2.0, heartbeat=0.2)
+    save_settings(ui_paths, Settings(theme=theme, alerts=AlertSettings(working_hours=AROUND_THE_CLOCK)))
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
+            w, alerts = app.window, app.alerts
+            session = await app.add_tenant(profile_for(sim, "acme"))
+            await until(lambda: session.status.state.value == "live", 30, "live")
+            book = alerts.book
+            seen = {
+                e.alert.id: e.alert.event_count for e in book.entries()
+            }  # the backlog may have raised some
+
+            def grant():
+                return next((e for e in book.entries() if e.alert.rule_id == "admin-role"
+                             and e.alert.event_count > seen.get(e.alert.id, 0)), None)  # fmt: skip
+
+            await asyncio.to_thread(sim.scenario, "admin_grant", to="member")
+            entry = await until(grant, 20, "the admin-role alert")
+            inbox = alerts.open_inbox("acme", entry.alert.id)
+            await until(lambda: inbox.event_list.count() >= 1, 10, "its events")
+            # the newest member grant among the alert's events (the list is newest first)
+            at = next(i for i, ev in enumerate(reversed(inbox.shown_events))
+                      if ev.type == "organization.member.role.assigned")  # fmt: skip
+            line = inbox.event_list.item(at).text()
+            newest = inbox.shown_events[-1 - at]
+            stored = session.pages.get(newest.seq)
+            # stored: "Role admin assigned to auth0|… in org_…"; shown: who, to which organization, as what
+            assert stored is not None and RAW_ID.search(stored.summary), stored
+            assert " added to organization " in line and line.endswith(" as admin"), line
+            inbox.resize(1400, 700)
+            shot(inbox, f"inbox-names-{theme}")
+
+            # double-click the event: the table opens it, and the detail pane's title says it with names
+            inbox.event_list.itemActivated.emit(inbox.event_list.item(at))
+            await until(lambda: w.detail.shown is not None, 10, "the event in the detail pane")
+            await until(lambda: " as admin" in w.detail.title.toolTip(), 10, "the title with names")
+            said = line.split("   ")[-1]
+            assert w.detail.title.toolTip() == f"organization.member.role.assigned — {said}"
+            # the same sentence as the table's Summary for that row: one naming wherever a person reads
+            row = w.table.currentIndex().row()
+            assert w.model.event_at(row).seq == newest.seq  # type: ignore[union-attr]
+            await until(lambda: w.model.index(row, Col.SUMMARY).data() == said, 10, "the table's sentence")
+            w.resize(1600, 900)
+            shot(w, f"detail-title-names-{theme}")
+            # and the alert's events in the table: the chip names the alert
+            inbox.table_button.click()
+            chip = w.filter_bar.alert_chip
+            await until(
+                lambda: chip.isVisible() and w.model.event_filter.query == f"alert:{entry.alert.id}"
+                and not w.first_page.busy and not w.model.counting, 10, "the alert's rows",
+            )  # fmt: skip
+            assert chip.text().startswith("alert: Admin role assigned")
+            behind = set(book.event_seqs("acme", entry.alert.id))
+            shown = {w.model.event_at(r).seq for r in range(w.model.rowCount())}  # type: ignore[union-attr]
+            # exactly the alert's events up to what the table has read (live traffic may fold in more since)
+            assert shown <= behind and all(seq > w.model.head for seq in behind - shown), (shown, behind)
+            # a query's first page (read on a worker) gets its names like any page the table reads
+            await until(lambda: all(isinstance(w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence)
+                                    for r in range(w.model.rowCount())), 10, "every row named")  # fmt: skip
+            await until(lambda: "Searching" not in w.filter_bar.count_label.text(), 10, "the count")
+            shot(w, f"alert-chip-{theme}")
+            inbox.close()
+
+    run_async(qloop, scenario(), timeout=150)
+    for v in _visits:
+        v.cancel()
+
+
+def test_the_detail_title_names_what_the_directory_knows(qtbot, open_window, tmp_path):
+    from helpers.entity_stores import write_store
+
+    path = tmp_path / "acme.sqlite3"
+    write_store(path, 300, seed=11)
+    w = open_window(path)
+
+    def named(r: int) -> Sentence | None:
+        s = w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE)
+        return s if isinstance(s, Sentence) and any(m.label != m.id for m in s.mentions) else None
+
+    row = next(
+        r for r in range(w.model.rowCount()) if named(r) and w.model.event_at(r).summary != named(r).text
+    )
+    sentence = named(row)
+    w.table.selectRow(row)
+    qtbot.waitUntil(lambda: w.detail.shown is not None)
+    title = w.detail.title.toolTip()
+    assert title.endswith(f" — {sentence.text}"), (title, sentence.text)
+    for m in sentence.mentions:
+        if m.label != m.id:
+            assert m.id not in title  # the raw id is in the names line's links and tooltips, not the title
