@@ -19,6 +19,8 @@ def frozen_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ,
         DIST_DIR=str(dist),
         BUILD_DIR=str(tmp_path_factory.mktemp("build")),
+        # a cache of its own: PyInstaller's --clean empties the shared one under another build's feet
+        PYINSTALLER_CONFIG_DIR=str(tmp_path_factory.mktemp("pyinstaller-cache")),
         PYTHON_BIN=sys.executable,
     )
     proc = subprocess.run(

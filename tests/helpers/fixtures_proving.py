@@ -47,13 +47,15 @@ def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Pa
 
 @dataclass
 class RawServer:
-    """A one-response-per-connection HTTP server; `requests` holds the raw request heads it received."""
+    """A one-response-per-connection HTTP server; `requests` holds the raw request heads it received. With no
+    `response` it answers nothing and keeps every connection open (`held`): each one a stalled server."""
 
     host: str
     port: int
-    response: bytes
+    response: bytes | None
     tls: ssl.SSLContext | None = None
     requests: list[bytes] = field(default_factory=list)
+    held: list[socket.socket] = field(default_factory=list)
     handshake_errors: list[str] = field(default_factory=list)
 
     @property
@@ -70,6 +72,9 @@ def _serve(server: RawServer, sock: socket.socket, stop: threading.Event) -> Non
             continue
         except OSError:
             return
+        if server.response is None:
+            server.held.append(conn)
+            continue
         with conn:
             conn.settimeout(5)
             try:
@@ -91,8 +96,8 @@ def _serve(server: RawServer, sock: socket.socket, stop: threading.Event) -> Non
 
 
 @contextmanager
-def raw_server(host: str, response: bytes, tls: ssl.SSLContext | None = None) -> Iterator[RawServer]:
-    """Serve `response` to every connection on host:random-port until the block ends."""
+def raw_server(host: str, response: bytes | None, tls: ssl.SSLContext | None = None) -> Iterator[RawServer]:
+    """Serve `response` to every connection on host:random-port until the block ends (None: hold them)."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.bind((host, 0))
     sock.listen(16)
@@ -106,6 +111,8 @@ def raw_server(host: str, response: bytes, tls: ssl.SSLContext | None = None) ->
         stop.set()
         thread.join(5)
         sock.close()
+        for conn in server.held:
+            conn.close()
 
 
 def tls_context(cert: Path, key: Path) -> ssl.SSLContext:

@@ -66,7 +66,7 @@ async def _follow(bodies: list[Body], db: Path, until: Callable[[Run], bool], li
 
     writer = await asyncio.to_thread(StoreWriter, db)
     config = EngineConfig(base_url="https://tenant.example/api/v2", name="fuzz", stall_timeout=2.0,
-                          backoff_base=0.01, backoff_cap=0.05, batch_max_delay=0.01)  # fmt: skip
+                          backoff_base=0.01, backoff_cap=0.05, batch_max_delay=0.01, min_interval=0.05)  # fmt: skip
     engine = StreamEngine(config, StaticTokenProvider("t"), writer,
                           client_factory=lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler)))  # fmt: skip
     engine.on_state.append(run.states.append)

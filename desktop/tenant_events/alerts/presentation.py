@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tenant_events.alerts.open_alert import iso_to_ms
+from tenant_events.server_text import shown
 from tenant_events.store.alert_records import StoredAlert
 
 
@@ -66,7 +67,8 @@ def why(alert: StoredAlert) -> str:
         text = f"{alert.event_count} events in {_span(alert)}: {people_tally(alert)}"
     if alert.catch_up:
         text = f"While you were away: {text}"
-    return text
+    # The detail quotes the event (names, emails): the tenant's words, one line whatever they hold.
+    return shown(text, None)
 
 
 def why_line(alert: StoredAlert) -> str:

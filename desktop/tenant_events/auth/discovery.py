@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tenant_events.auth.errors import SignInFailed
 from tenant_events.errors import ConfigError, NetworkError
 from tenant_events.http import InsecureURLError, check_url, untrusted_certificate
+from tenant_events.server_text import shown
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +85,16 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
     try:
         meta = ProviderMetadata.model_validate_json(response.content)
     except ValidationError as exc:
-        raise SignInFailed("discovery_failed", f"{url} is not a valid discovery document: {exc}") from exc
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or '(document)'}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise SignInFailed(
+            "discovery_failed", f"{url} is not a valid discovery document ({shown(problems)})"
+        ) from exc
     if not _same_place(meta.issuer, auth_url):
         raise SignInFailed(
             "discovery_failed",
-            f"the discovery document at {url} names issuer {meta.issuer!r}, not {auth_url!r}",
+            f"the discovery document at {url} names issuer {shown(meta.issuer, 120)!r}, not {auth_url!r}",
             "use the tenant's own domain",
         )
     for name in (
@@ -104,10 +110,12 @@ async def fetch_metadata(client: httpx.AsyncClient, auth_url: str) -> ProviderMe
         try:
             check_url(value)
         except InsecureURLError as exc:
-            raise SignInFailed("discovery_failed", f"discovery field {name}: {exc}") from exc
+            raise SignInFailed("discovery_failed", f"discovery field {name}: {shown(exc)}") from exc
     methods = meta.code_challenge_methods_supported
     if methods is not None and "S256" not in methods:
-        raise SignInFailed("discovery_failed", f"the tenant does not support PKCE S256 (it lists {methods})")
+        raise SignInFailed(
+            "discovery_failed", f"the tenant does not support PKCE S256 (it lists {shown(methods, 120)})"
+        )
     return meta
 
 
@@ -137,14 +145,17 @@ class JwksCache:
         try:
             response = await self._client.get(self._uri)
         except httpx.TransportError as exc:
-            raise NetworkError(f"cannot reach the tenant's signing keys at {self._uri}: {exc}") from exc
+            raise NetworkError(
+                f"cannot reach the tenant's signing keys at {shown(self._uri)}: {shown(exc)}"
+            ) from exc
         try:
             response.raise_for_status()
             data: Any = response.json()
             keys = KeySet.import_key_set(data)
         except (httpx.HTTPError, ValueError, TypeError, KeyError) as exc:
             raise SignInFailed(
-                "invalid_token", f"cannot load the tenant's signing keys from {self._uri}: {exc}"
+                "invalid_token",
+                f"cannot load the tenant's signing keys from {shown(self._uri)}: {shown(exc)}",
             ) from exc
         self._keys = keys
         return keys

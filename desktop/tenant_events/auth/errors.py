@@ -11,6 +11,7 @@ SignInRequired (errors.py)
 from __future__ import annotations
 
 from tenant_events.errors import SignInRequired
+from tenant_events.server_text import shown
 
 
 class SignInFailed(SignInRequired):
@@ -25,6 +26,8 @@ class TokenEndpointError(SignInFailed):
     """An OAuth error body from the token, revoke or userinfo endpoint."""
 
     def __init__(self, error: str, description: str, status: int) -> None:
+        # Both are the server's words, shown as they came: escaped and cut (server_text.py).
+        error, description = shown(error, 80), shown(description)
         text = f"the tenant refused the request ({status} {error})"
         if description:
             text += f": {description}"

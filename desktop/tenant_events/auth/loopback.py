@@ -6,6 +6,12 @@ else (favicon) and 400 to a wrong `state` without giving up; the first matching 
 ends the wait with its `code` or its mapped `error`. A timeout (5 min) and `cancel()` end it too. `close()`
 runs in every path (use `async with`).
 
+Whatever else connects is cheap and quiet: at most `_MAX_CONNECTIONS` are open at once (a new one closes the
+oldest still waiting for its request, so idle connections can neither exhaust the process's file descriptors
+nor keep the browser's callback out), one that sends nothing for `_READ_TIMEOUT` is closed without a word, a
+malformed request is answered 400 and logged as one short line (the first few), and `close()` ends every
+connection still open, so none is left to be cancelled, and logged, when the loop shuts down.
+
          bind()            wait(state)                      close()
   new ─────────▶ bound ─────────────▶ waiting ──┬─ callback ──▶ closed
                                                ├─ timeout ───▶ closed (SignInFailed "timeout")
@@ -27,6 +33,7 @@ from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
 from tenant_events.auth.errors import SignInFailed
+from tenant_events.server_text import shown
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +41,12 @@ LOOPBACK_HOST = "127.0.0.1"  # RFC 8252 §8.3: the IP literal, not "localhost"
 CALLBACK_PATH = "/callback"
 DEFAULT_TIMEOUT = 300.0
 _MAX_REQUEST_BYTES = 16 * 1024
-_READ_TIMEOUT = 10.0
+_READ_TIMEOUT = 10.0  # seconds a connection may take to send its request head
+_MAX_CONNECTIONS = 128  # open at once (a browser opens a few); far below any file-descriptor limit
+# Connections the kernel queues for accept(); asyncio accepts this many per turn, so a request that just arrived
+# is read before several more turns of newcomers could push it out past the cap.
+_BACKLOG = 32
+_LOGGED_MALFORMED = 3  # malformed requests logged per listener (one short line each); the rest only counted
 
 # RFC 6749 §4.1.2.1 error codes → what the user reads.
 _ERROR_TEXT = {
@@ -85,9 +97,10 @@ def _response(status: int, reason: str, body: bytes) -> bytes:
 
 
 def error_message(error: str, description: str | None) -> str:
-    """A sentence for an `error=` redirect; the server's text is quoted, never trusted as markup."""
-    text = _ERROR_TEXT.get(error, f"the tenant answered with error {error!r}")
-    return f"{text}: {description}" if description else text
+    """A sentence for an `error=` redirect; the server's text is quoted, never trusted as markup, and escaped and
+    cut (server_text.py) since it reaches the terminal and the window."""
+    text = _ERROR_TEXT.get(error, f"the tenant answered with error {shown(error, 80)!r}")
+    return f"{text}: {shown(description)}" if description else text
 
 
 class LoopbackListener:
@@ -105,6 +118,10 @@ class LoopbackListener:
         self._handled = False
         self.rejected_state = 0  # wrong-state callbacks answered 400 so far
         self.stray_requests = 0  # non-callback requests answered 404 so far
+        self.malformed_requests = 0  # requests that are not HTTP, answered 400 so far
+        self.dropped_connections = 0  # idle connections closed to make room for a new one
+        self._open: set[asyncio.StreamWriter] = set()
+        self._waiting: dict[asyncio.StreamWriter, None] = {}  # no request head yet, oldest first
 
     async def bind(self) -> str:
         """Bind the first free port of the list and return the exact redirect URI to send."""
@@ -121,7 +138,7 @@ class LoopbackListener:
                 sock.close()
                 busy.append(port)
                 continue
-            sock.listen(8)
+            sock.listen(_BACKLOG)
             sock.setblocking(False)
             self._server = await asyncio.start_server(self._handle, sock=sock)
             self._port = sock.getsockname()[1]
@@ -181,6 +198,8 @@ class LoopbackListener:
         if self._server is not None:
             server, self._server = self._server, None
             server.close()
+            for writer in list(self._open):  # their handlers end at once, quietly, before the loop may stop
+                writer.transport.abort()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
         if self._result is not None and not self._result.done():
@@ -195,7 +214,33 @@ class LoopbackListener:
     ) -> None:
         await self.close()
 
+    def _admit(self, writer: asyncio.StreamWriter) -> None:
+        """Count a new connection; past the cap, close the oldest that has not sent its request yet."""
+        self._open.add(writer)
+        self._waiting[writer] = None
+        while len(self._open) > _MAX_CONNECTIONS and self._waiting:
+            oldest = next(iter(self._waiting))
+            del self._waiting[oldest]
+            self._open.discard(oldest)  # its socket closes now, though its handler ends a turn later
+            oldest.transport.abort()  # that handler reads EOF and ends quietly
+            self.dropped_connections += 1
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._admit(writer)
+        try:
+            await self._serve(reader, writer)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        except asyncio.CancelledError:
+            # The loop is shutting down around a connection close() did not reach. Python 3.11's stream server
+            # logs a handler that ends cancelled as an ERROR with a traceback; this connection has nothing to say.
+            writer.transport.abort()
+        finally:
+            self._open.discard(writer)
+            self._waiting.pop(writer, None)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             peer = writer.get_extra_info("peername")
             if not peer or not ipaddress.ip_address(peer[0]).is_loopback:
@@ -203,30 +248,43 @@ class LoopbackListener:
             try:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _READ_TIMEOUT)
             except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
-                return
+                return  # idle, cut off or oversized: closed without a word
+            finally:
+                self._waiting.pop(writer, None)
             if len(head) > _MAX_REQUEST_BYTES:
                 return
             writer.write(self._answer(head))
             await writer.drain()
         except (ConnectionError, OSError):
             pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+
+    def _malformed(self, request_line: str, why: str) -> bytes:
+        """400 for a request that is not HTTP; the first few are logged as one short line, never a traceback."""
+        self.malformed_requests += 1
+        if self.malformed_requests <= _LOGGED_MALFORMED:
+            log.warning("sign-in callback listener: ignored a malformed request (%s): %s", why,
+                        shown(request_line, 80))  # fmt: skip
+        return _response(
+            400, "Bad Request", _page("Bad request", "This is not a request this address reads.")
+        )
 
     def _answer(self, head: bytes) -> bytes:
         request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
         parts = request_line.split(" ")
-        if len(parts) != 3 or parts[0] != "GET":
+        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+            return self._malformed(request_line, "not an HTTP/1 request line")
+        if parts[0] != "GET":
             return _response(405, "Method Not Allowed", _page("Not supported", "Only GET is accepted here."))
-        target = urlsplit(parts[1])
+        try:
+            target = urlsplit(parts[1])
+            query = {k: v[0] for k, v in parse_qs(target.query, keep_blank_values=True).items()}
+        except ValueError as exc:  # "Invalid IPv6 URL", too many fields …
+            return self._malformed(request_line, str(exc))
         if target.path != CALLBACK_PATH:
             self.stray_requests += 1
             return _response(
                 404, "Not Found", _page("Not found", "This address only receives sign-in responses.")
             )
-        query = {k: v[0] for k, v in parse_qs(target.query, keep_blank_values=True).items()}
         if self._result is None or self._handled or self._result.done():
             return _response(
                 409, "Conflict", _page("Already handled", "This sign-in response was already used.")
@@ -246,7 +304,11 @@ class LoopbackListener:
         self._handled = True
         if "error" in query:
             message = error_message(query["error"], query.get("error_description"))
-            code = "access_denied" if query["error"] == "access_denied" else query["error"] or "server_error"
+            code = (
+                "access_denied"
+                if query["error"] == "access_denied"
+                else shown(query["error"], 80) or "server_error"
+            )
             self._result.set_exception(SignInFailed(code, f"sign-in failed: {message}"))
             return _response(200, "OK", _page("Sign-in failed", message[:1].upper() + message[1:] + "."))
         code_value = query.get("code")

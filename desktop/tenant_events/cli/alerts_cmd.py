@@ -20,6 +20,7 @@ from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.tenant.records import AlertInbox, StoredAlert
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
@@ -61,7 +62,8 @@ def text_line(alert: StoredAlert, tenant: str) -> str:
     `--tenant` takes, not the service's own name for it that the events carry."""
     why = why_line(alert)
     state = "" if alert.read else ", unread"
-    return f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})\n"
+    line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
+    return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 
 def json_line(alert: StoredAlert, tenant: str) -> str:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from tenant_events import __version__
 from tenant_events.cli.options import queries_as_typed
 from tenant_events.errors import UserFixableError
+from tenant_events.server_text import shown
 from tenant_events.url_forms import ALERT_LINK_SCHEME
 
 # Subcommand modules under tenant_events.cli, in --help order.
@@ -112,8 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(run(args))
     except UserFixableError as exc:
         if log.hasHandlers():  # else logging's last-resort handler would print the line a second time
-            log.error("%s", exc)
-        print(f"tenant-events: {exc}", file=sys.stderr)
+            log.error("%s", shown(str(exc), None))
+        # One line, even when the message quotes a server (server_text.py).
+        print(f"tenant-events: {shown(str(exc), None)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

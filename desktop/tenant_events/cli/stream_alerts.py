@@ -21,6 +21,7 @@ from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
 
@@ -55,12 +56,11 @@ class _AlertSink:
     def __call__(self, result: StepResult) -> None:
         for alert in result.raised:
             why = why_line(alert)
-            print(
-                f"tenant-events: alert ({alert.severity}): {title(alert)}: {why}", file=sys.stderr, flush=True
-            )
+            line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
+            print(f"tenant-events: {line}", file=sys.stderr, flush=True)
             if self._out is not None:
-                line = {**alert_json(alert), "tenant": self._tenant}
-                self._out.write(orjson.dumps(line).decode() + "\n")
+                record = {**alert_json(alert), "tenant": self._tenant}
+                self._out.write(orjson.dumps(record).decode() + "\n")
         if self._out is not None and result.raised:
             self._out.flush()
 

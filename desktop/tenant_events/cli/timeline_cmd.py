@@ -25,6 +25,7 @@ from tenant_events.entities.state_text import state_lines
 from tenant_events.entities.timeline import TimelineEntry, Timelines
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.tenant.database import upgrade
 
 
@@ -58,7 +59,8 @@ def _sentences(timelines: Timelines, entries: list[TimelineEntry]) -> list[str]:
 def _write_text(out: IO[str], entries: list[TimelineEntry], sentences: list[str]) -> None:
     for entry, sentence in zip(entries, sentences, strict=True):
         e = entry.event
-        out.write(f"{e.time}  {entry.tenant}  {e.type}  {sentence}  [{e.event_id}]\n")
+        # The sentence quotes event fields: the tenant's words, escaped (server_text.py).
+        out.write(shown(f"{e.time}  {entry.tenant}  {e.type}  {sentence}  [{e.event_id}]", None) + "\n")
 
 
 def _state(timelines: Timelines, spec: ObjectSpec, entities: list[Any], out: IO[str]) -> None:
@@ -67,7 +69,7 @@ def _state(timelines: Timelines, spec: ObjectSpec, entities: list[Any], out: IO[
         out.write(f"\nNothing in the entity directory describes {spec} yet.\n")
     for tenant, state in states:
         out.write(f"\nState at the end, in {tenant}:\n")
-        out.writelines(line + "\n" for line in state_lines(state))
+        out.writelines(shown(line, None) + "\n" for line in state_lines(state))
         behind = timelines.directory(tenant).unindexed()
         if behind:
             out.write(

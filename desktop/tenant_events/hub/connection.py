@@ -34,6 +34,7 @@ from tenant_events import __version__
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired
 from tenant_events.http import is_loopback_host, untrusted_certificate
 from tenant_events.hub.profile import HubAuthKind
+from tenant_events.server_text import shown
 
 log = logging.getLogger(__name__)
 
@@ -314,12 +315,13 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, nats.errors.AuthorizationError) or "authorization violation" in str(exc).lower():
         return "authorization violation"
     if "permissions violation" in str(exc).lower():
-        return str(exc).strip().removeprefix("nats: ").strip("'")
+        # The server's words (server_text.py).
+        return shown(str(exc).strip().removeprefix("nats: ").strip("'"))
     if isinstance(exc, nats.errors.NoServersError):
         cause = exc.__cause__ or exc.__context__
         return describe(cause) if cause is not None else "no server answered"
     if isinstance(exc, nats.js.errors.APIError):
-        return f"JetStream: {exc.description or 'error'} (code {exc.code}, {exc.err_code})"
+        return shown(f"JetStream: {exc.description or 'error'} (code {exc.code}, {exc.err_code})")
     if isinstance(exc, nats.errors.NoRespondersError | nats.js.errors.ServiceUnavailableError):
         return "JetStream did not answer (no responders)"
     if isinstance(exc, TimeoutError):
@@ -327,4 +329,4 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, ConnectionRefusedError):
         return "connection refused"
     text = str(exc).strip().removeprefix("nats: ").strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return shown(f"{type(exc).__name__}: {text}") if text else type(exc).__name__

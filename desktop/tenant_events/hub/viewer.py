@@ -42,6 +42,7 @@ from tenant_events.hub.connection import (
 from tenant_events.hub.consumer import Status, consumer_config, next_subject, pull_request
 from tenant_events.hub.messages import GapPayload, RejectedPayload
 from tenant_events.hub.subjects import GAP, REJECTED, HubNames, parse_position, position_text
+from tenant_events.server_text import shown
 from tenant_events.store.records import CursorState, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff
 from tenant_events.stream.batching import MAX_REJECTED_RAW
@@ -238,7 +239,7 @@ class HubViewer(FollowLoop):
                         continue
                     if status in (Status.REQUEST_TIMEOUT, Status.NO_MESSAGES):
                         break
-                    text = (msg.headers or {}).get("Description", "") or status
+                    text = shown((msg.headers or {}).get("Description", "") or status)  # the hub's words
                     return Outcome(StreamState.RECONNECTING, f"the hub ended the read ({status} {text})",
                                     Reason.STREAM_ERROR, 0.0 if progress else USE_BACKOFF, progress=progress)  # fmt: skip
                 decision = check.judge(msg.subject, msg.reply)

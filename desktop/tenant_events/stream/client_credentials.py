@@ -11,6 +11,8 @@ import time
 
 from tenant_events.errors import NetworkError, SignInRequired
 from tenant_events.http import TransportError, api_client
+from tenant_events.server_text import shown
+from tenant_events.stream.backoff import bounded
 
 EXPIRY_MARGIN = 30.0
 
@@ -56,12 +58,20 @@ class ClientCredentialsTokenProvider:
                 body = response.json()
             except ValueError:
                 body = {}
+            if not isinstance(body, dict):
+                body = {}
             if response.status_code != 200 or not isinstance(body.get("access_token"), str):
-                detail = body.get("error_description") or body.get("error") or f"HTTP {response.status_code}"
+                detail = shown(
+                    body.get("error_description") or body.get("error") or f"HTTP {response.status_code}"
+                )
                 raise SignInRequired(
                     f"the tenant refused the client credentials of {self._form['client_id']!r}: {detail}",
                     "check --client-id and TENANT_EVENTS_CLIENT_SECRET",
                 )
             self._token = str(body["access_token"])
-            self._expires_at = time.time() + float(body.get("expires_in", 300))
+            # A lifetime that is not a sane number (NaN, inf, negative, text) counts as five minutes.
+            lifetime = body.get("expires_in", 300)
+            lifetime = bounded(lifetime if isinstance(lifetime, int | float) else 300, default=300.0, low=0.0,
+                               high=86400.0)  # fmt: skip
+            self._expires_at = time.time() + lifetime
             return self._token

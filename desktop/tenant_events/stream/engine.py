@@ -22,11 +22,20 @@ from httpx_sse import SSEError
 
 from tenant_events.errors import SignInRequired
 from tenant_events.http import stream_client, untrusted_certificate
+from tenant_events.server_text import shown
 from tenant_events.store import CommitResult, CursorState, EventRow, GapMarker, RejectedRow
-from tenant_events.stream.backoff import Backoff
+from tenant_events.stream.backoff import Backoff, bounded
 from tenant_events.stream.batching import MAX_REJECTED_RAW
 from tenant_events.stream.follow_loop import FollowLoop
-from tenant_events.stream.outcomes import USE_BACKOFF, Outcome, Reason, Reconnects, rate_limited, refused
+from tenant_events.stream.outcomes import (
+    MIN_INTERVAL,
+    USE_BACKOFF,
+    Outcome,
+    Reason,
+    Reconnects,
+    rate_limited,
+    refused,
+)
 from tenant_events.stream.request import (
     error_text,
     events_url,
@@ -48,6 +57,8 @@ from tenant_events.wire import (
 )
 
 log = logging.getLogger(__name__)
+
+MIN_STALL_TIMEOUT = 0.5  # seconds; a shorter stall timeout is taken as this
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,9 @@ class EngineConfig:
     gap_margin: timedelta = timedelta(minutes=5)
     max_data_bytes: int = 1024 * 1024
     storage_retry: float = 5.0  # seconds between attempts while the database cannot be written
+    # The least time between the starts of two connections, whatever ended the first (outcomes.py); tests that
+    # drive hundreds of deliberately short connections lower it, never below a twentieth of a second.
+    min_interval: float = MIN_INTERVAL
 
 
 class StreamEngine(FollowLoop):
@@ -85,11 +99,14 @@ class StreamEngine(FollowLoop):
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
     ) -> None:
         reconnects = Reconnects(Backoff(base=config.backoff_base, cap=config.backoff_cap),
-                                Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap))  # fmt: skip
+                                Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap),
+                                bounded(config.min_interval, default=MIN_INTERVAL, low=0.05, high=60.0))  # fmt: skip
         super().__init__(config.name, writer, reconnects, max_events=config.batch_max_events,
                          max_delay=config.batch_max_delay, max_bytes=config.batch_max_bytes,
                          storage_retry=config.storage_retry)  # fmt: skip
         self.config = config
+        # Whatever the caller passed: 0, a negative or NaN would make every connection "stall" at once.
+        self._stall = bounded(config.stall_timeout, default=90.0, low=MIN_STALL_TIMEOUT, high=86400.0)
         self._tokens = tokens
         self._client_factory = client_factory
         self._client: httpx.AsyncClient | None = None
@@ -130,7 +147,7 @@ class StreamEngine(FollowLoop):
             return Outcome(StreamState.SIGNED_OUT, str(exc), Reason.SIGNED_OUT, terminal=True)
         cursor = self._cursor
         params = query_params(self.config.event_types, cursor, None if cursor else self._from_timestamp)
-        stall = self.config.stall_timeout
+        stall = self._stall
         self._progress = False
         try:
             # The watchdog covers the wait for response headers too: the stream client has no read timeout.
@@ -163,7 +180,7 @@ class StreamEngine(FollowLoop):
                 )
             return Outcome(
                 StreamState.RECONNECTING,
-                f"network error: {type(exc).__name__}: {exc}".rstrip(": "),
+                shown(f"network error: {type(exc).__name__}: {exc}".rstrip(": ")),
                 Reason.NETWORK,
                 USE_BACKOFF,
             )
@@ -207,7 +224,7 @@ class StreamEngine(FollowLoop):
                 f"Expected response header Content-Type to contain 'text/event-stream', got {content_type!r}"
             )
         loop = asyncio.get_running_loop()
-        stall, batches = self.config.stall_timeout, self._batches
+        stall, batches = self._stall, self._batches
         # Frame size cap: the data limit plus room for the `event:`/`id:` lines around it (memory stays bounded).
         decoder = SSEDecoder(self.config.max_data_bytes + 4096)
         retry = decoder.retry
@@ -286,7 +303,7 @@ class StreamEngine(FollowLoop):
             self._batches.pending.cursor = err.offset  # kept to resume from (docs/event-stream.md "Errors")
         await self._batches.flush()
         code = err.known_code
-        text = f"{err.code}: {err.message}" if err.message else err.code
+        text = shown(f"{err.code}: {err.message}" if err.message else err.code)
         if code is StreamErrorCode.CONNECTION_TIMEOUT:
             return Outcome(StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION)
         if code in (StreamErrorCode.CURSOR_EXPIRED, StreamErrorCode.INVALID_CURSOR):
@@ -295,8 +312,9 @@ class StreamEngine(FollowLoop):
                        USE_BACKOFF)  # fmt: skip
 
     def _reject(self, name: str, offset: str | None, reason: str, data: str, received: float) -> None:
-        log.warning("%s: rejected a frame at offset %s: %s; data starts %r", self.config.name, offset, reason,
-                    data[:120])  # fmt: skip
+        reason = shown(reason)  # it may quote the frame: its field names, its event name
+        log.warning("%s: rejected a frame at offset %s: %s; data starts %r", self.config.name,
+                    shown(offset, 120), reason, data[:120])  # fmt: skip
         row = RejectedRow(name or "", offset, reason, data[:MAX_REJECTED_RAW], received)
         self._batches.add_rejected(
             row, offset, received

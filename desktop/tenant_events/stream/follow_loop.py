@@ -2,10 +2,12 @@
 
     run() ─▶ read the kept cursor ─▶ loop: stopped? ─▶ STOPPED (returns)
                                           paused?  ─▶ PAUSED, wait for resume()
+                                          too soon after the last start? ─▶ wait out `min_interval`
                                           CONNECTING ─▶ _attempt() ─▶ Outcome ─▶ drain the batches
                                               storage failed ─▶ PAUSED, retry, resume from the kept cursor
-                                              terminal ─▶ returns;  interrupted ─▶ again at once
-                                              else ─▶ wait (its delay or the backoff) ─▶ again
+                                              terminal ─▶ returns;  interrupted ─▶ again (after the floor)
+                                              else ─▶ wait (its delay or the backoff; short-lived: at
+                                                      least the backoff, outcomes.py) ─▶ again
 
 The stream engine (engine.py) follows a tenant over HTTP; the hub viewer (hub/viewer.py) follows it through a
 hub. Both subclass `FollowLoop` and write only their attempt and where their position comes from.
@@ -16,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from tenant_events.errors import StorageError
 from tenant_events.store.records import CommitResult, CursorState
+from tenant_events.stream.backoff import bounded
 from tenant_events.stream.batching import BatchKeeper
 from tenant_events.stream.outcomes import USE_BACKOFF, Outcome, Reason, Reconnects
 from tenant_events.stream.sink import BatchSink
@@ -47,12 +51,13 @@ class FollowLoop(ABC):
         self._name = name
         self._writer = sink
         self._reconnects = reconnects
-        self._storage_retry = storage_retry
+        self._storage_retry = bounded(storage_retry, default=5.0, low=0.5)
         self.on_state: list[Callable[[StateChange], None]] = []
         self.stats = EngineStats()
         self.state = StateChange(StreamState.STOPPED, "not started")
         self._batches = BatchKeeper(sink, self.stats, [], name=name, max_events=max_events,
-                                    max_delay=max_delay, max_bytes=max_bytes)  # fmt: skip
+                                    max_delay=bounded(max_delay, default=0.1, low=0.001, high=60.0),
+                                    max_bytes=max_bytes)  # fmt: skip
         self._batches.on_failure = lambda: self._interrupt_attempt("storage error")
         self._wake = asyncio.Event()
         self._paused = False
@@ -147,6 +152,8 @@ class FollowLoop(ABC):
                 self._emit(StreamState.STOPPED, "stopped", Reason.STOPPED)
 
     async def _loop(self) -> StateChange:
+        clock = asyncio.get_running_loop().time
+        next_start = -math.inf  # no attempt before `min_interval` after the previous one started (no storm)
         while True:
             if self._stopping:
                 return self._emit(StreamState.STOPPED, "stopped", Reason.STOPPED)
@@ -157,9 +164,16 @@ class FollowLoop(ABC):
                     await self._wake.wait()
                     self._wake.clear()
                 continue
+            too_soon = next_start - clock()
+            if too_soon > 0:  # a nudge ends this wait early, so look again: stopped, paused, still too soon
+                await self._sleep(too_soon)
+                continue
+            started = clock()
+            next_start = started + self._reconnects.min_interval
             self._interrupt = None
             self._emit(StreamState.CONNECTING, self._connecting_text(), Reason.CONNECTING)
             outcome = await self._attempt_outcome()
+            lived = clock() - started
             try:
                 await self._batches.drain()
             except StorageError as exc:
@@ -167,14 +181,13 @@ class FollowLoop(ABC):
             if outcome.reason is Reason.STORAGE or self._batches.failure is not None:
                 await self._wait_for_storage(outcome.message)
                 continue
-            if outcome.progress:
-                self._reconnects.progressed()
+            self._reconnects.ended(outcome, lived)
             if outcome.terminal:
                 return self._emit(outcome.state, outcome.message, outcome.reason)
             if outcome.reason is Reason.INTERRUPTED:
                 continue
             self.stats.reconnects += 1
-            delay = self._reconnects.delay(outcome)
+            delay = self._reconnects.delay(outcome, lived)
             if delay <= 0:
                 self._emit(outcome.state, outcome.message, outcome.reason)
                 continue

@@ -2,22 +2,32 @@
 
 A follower (the stream engine, the hub viewer) runs one attempt at a time; each attempt ends with an `Outcome`:
 the state to show, a person's message, a machine `Reason`, and either a fixed delay, "use the backoff" (delay
-< 0) or `terminal`. `Reconnects` makes the backoff decision and forgets it after an attempt that made progress.
-The reasons travel on as `StateChange.reason` (a `StrEnum`, so observers that compare with plain strings keep
-working).
+< 0) or `terminal`. `Reconnects` makes the backoff decision and forgets it after an attempt that made progress
+on a connection that lived a while. The reasons travel on as `StateChange.reason` (a `StrEnum`, so observers
+that compare with plain strings keep working).
+
+No reconnect storm, whatever the server or the options say: attempts start at least `min_interval` apart; a
+connection that ended within `steady_after` seconds (a server that answers one message and hangs up, a 429
+with `Retry-After: 0`, a stall timeout of nothing) never reconnects at once and never resets the backoff, so its
+waits grow to the cap; and every delay is a finite number of seconds in a sane range (backoff.bounded).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Final
 
-from tenant_events.stream.backoff import Backoff
+from tenant_events.stream.backoff import MAX_WAIT, Backoff, bounded
 from tenant_events.stream.request import bad_parameter, events_url
 from tenant_events.stream.states import StreamState
 
 USE_BACKOFF = -1.0
+MIN_INTERVAL: Final = 0.5  # seconds between the starts of two attempts, whatever ended the first
+STEADY_AFTER: Final = 5.0  # seconds a connection must live before its end counts as routine (rotation, stall)
+MIN_RATE_LIMIT_WAIT: Final = 1.0  # seconds: a 429 saying "retry now" (0, negative) still waits this long
 
 
 class Reason(StrEnum):
@@ -65,17 +75,36 @@ class Outcome:
 
 @dataclass
 class Reconnects:
-    """The backoff decision: the outcome's own delay, or the next jittered backoff; progress resets it."""
+    """The backoff decision: the outcome's own delay, or the next jittered backoff; progress on a connection
+    that lived `steady_after` seconds resets it."""
 
     backoff: Backoff
     busy: Backoff = field(default_factory=Backoff.busy)  # 403 too many connections (backoff.py)
+    min_interval: float = MIN_INTERVAL
+    steady_after: float = STEADY_AFTER
+
+    def __post_init__(self) -> None:
+        self.min_interval = bounded(self.min_interval, default=MIN_INTERVAL, low=0.05, high=60.0)
+        self.steady_after = bounded(self.steady_after, default=STEADY_AFTER, low=0.0, high=MAX_WAIT)
 
     def progressed(self) -> None:
         self.backoff.reset()
         self.busy.reset()
 
-    def delay(self, outcome: Outcome) -> float:
-        return self.backoff.next_delay() if outcome.delay < 0 else outcome.delay
+    def ended(self, outcome: Outcome, lived: float) -> None:
+        """Take note of an attempt that lived `lived` seconds: its progress resets the backoff only if it lasted."""
+        if outcome.progress and lived >= self.steady_after:
+            self.progressed()
+
+    def delay(self, outcome: Outcome, lived: float = math.inf) -> float:
+        """Seconds to wait after `outcome`. A short-lived attempt waits at least the next backoff delay, so a
+        server that keeps ending connections at once (or asking for an immediate retry) meets a growing wait."""
+        if outcome.delay < 0 or not math.isfinite(outcome.delay):
+            return self.backoff.next_delay()
+        own = bounded(outcome.delay, default=0.0, low=0.0)
+        if lived < self.steady_after:
+            return max(own, self.backoff.next_delay())
+        return own
 
 
 def refused(status: int, text: str, base_url: str, busy: Backoff) -> Outcome:
@@ -110,7 +139,9 @@ def refused(status: int, text: str, base_url: str, busy: Backoff) -> Outcome:
 
 
 def rate_limited(until: float) -> Outcome:
-    """429: wait until the time the tenant named (X-RateLimit-Reset / Retry-After)."""
-    shown = time.strftime("%H:%M:%S", time.localtime(until))
-    return Outcome(StreamState.RATE_LIMITED, f"rate limited until {shown}", Reason.RATE_LIMITED,
-                   max(0.0, until - time.time()))  # fmt: skip
+    """429: wait until the time the tenant named (X-RateLimit-Reset / Retry-After), at least a second and at most
+    an hour (a NaN or infinite time waits a minute)."""
+    now = time.time()
+    wait = bounded(until - now, default=60.0, low=MIN_RATE_LIMIT_WAIT, high=MAX_WAIT)
+    shown = time.strftime("%H:%M:%S", time.localtime(now + wait))
+    return Outcome(StreamState.RATE_LIMITED, f"rate limited until {shown}", Reason.RATE_LIMITED, wait)

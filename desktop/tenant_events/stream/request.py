@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import math
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from typing import Final
 import orjson
 
 from tenant_events.http import Response
+from tenant_events.server_text import shown
 
 MAX_FROM_TIMESTAMP: Final = 20  # docs/event-stream.md "Limits": `from_timestamp` is at most 20 characters
 
@@ -56,7 +58,8 @@ def resume_timestamp(last_event_time: str | None, margin: timedelta, now: dateti
 
 
 def error_text(response: Response, body: bytes) -> str:
-    """The server's message from an error body (`message`, `error_description` or `error`), else the body."""
+    """The server's message from an error body (`message`, `error_description` or `error`), else the body;
+    escaped and cut (server_text.py), since it is shown as it came."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -65,29 +68,37 @@ def error_text(response: Response, body: bytes) -> str:
         for key in ("message", "error_description", "error"):
             value = data.get(key)
             if isinstance(value, str) and value:
-                return value[:300]
+                return shown(value)
     text = body.decode("utf-8", "replace").strip()
-    return text[:300] or response.reason_phrase or f"HTTP {response.status_code}"
+    return shown(text or response.reason_phrase or f"HTTP {response.status_code}")
 
 
 def rate_limit_until(response: Response, now: float | None = None) -> float:
     """Epoch seconds when a 429 lifts: `Retry-After` (s or HTTP date, RFC 9110 §10.2.3) when sent, since it is
-    the server's own answer; else `X-RateLimit-Reset` (epoch s, docs/event-stream.md "Errors"); else a minute."""
+    the server's own answer; else `X-RateLimit-Reset` (epoch s, docs/event-stream.md "Errors"); else a minute. A
+    value that is not a finite number (NaN, inf, 1e999) is no answer; the wait itself is bounded by
+    `outcomes.rate_limited`."""
     now = time.time() if now is None else now
     retry_after = response.headers.get("Retry-After")
     if retry_after:
-        try:
-            return now + max(0.0, float(retry_after))
-        except ValueError:
-            with contextlib.suppress(TypeError, ValueError):
-                return email.utils.parsedate_to_datetime(retry_after).timestamp()
-    reset = response.headers.get("X-RateLimit-Reset")
-    if reset:
-        with contextlib.suppress(ValueError):
-            value = float(reset)
-            # Some services send seconds-to-wait rather than an epoch; a small number can only mean that.
-            return value if value > 1e9 else now + value
+        seconds = _finite(retry_after)
+        if seconds is not None:
+            return now + max(0.0, seconds)
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            return email.utils.parsedate_to_datetime(retry_after).timestamp()
+    reset = _finite(response.headers.get("X-RateLimit-Reset") or "")
+    if reset is not None:
+        # Some services send seconds-to-wait rather than an epoch; a small number can only mean that.
+        return reset if reset > 1e9 else now + max(0.0, reset)
     return now + 60.0
+
+
+def _finite(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def bad_parameter(message: str) -> str:

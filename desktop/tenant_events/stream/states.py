@@ -11,7 +11,8 @@ CONNECTING ──200──▶ CATCHING_UP ⇄ LIVE ──EOF / connection_timeou
 pause() ─▶ PAUSED ─resume()─▶ CONNECTING;  stop() ─▶ STOPPED (terminal)
 
 `state_line()` is the one place a state and its message become words for a person (the CLI's stderr, the
-window's status bar and tray): the state, when the next attempt comes, then why — each said once.
+window's status bar and tray): the state, when the next attempt comes, then why — each said once. The line is
+escaped again there (server_text.py): a message that quotes a server can never move the cursor or split it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from tenant_events.server_text import shown
 
 
 class StreamState(StrEnum):
@@ -77,6 +80,11 @@ def describe(label: str, detail: str) -> str:
 
 
 def state_line(change: StateChange, now: float | None = None) -> str:
+    """One line for a person (see `_state_line`), control characters escaped."""
+    return shown(_state_line(change, now), None)
+
+
+def _state_line(change: StateChange, now: float | None = None) -> str:
     """One line for a person: "reconnecting in 4 s — network error: …", "rate limited until 12:04:10", "live".
 
     The wait comes from `retry_at` (so a line rendered again later counts down); a rate limit's message names

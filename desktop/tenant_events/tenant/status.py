@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
+from tenant_events.server_text import shown
 from tenant_events.stream.states import EngineStats, StreamState
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
@@ -43,7 +44,7 @@ def tenant_status(
     return TenantStatus(
         tenant=tenant,
         state=state,
-        reason=reason,
+        reason=shown(reason, None),  # it may quote a server (server_text.py): never raw in the window
         events_per_s=stats.events_per_second if stats else 0.0,
         cursor_age_s=stats.cursor_age if stats else None,
         last_event=stats.last_event_time or "" if stats else "",

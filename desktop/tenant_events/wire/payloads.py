@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tenant_events.server_text import shown
 from tenant_events.wire.event_types import EventType
 
 
@@ -162,15 +163,16 @@ def _summary(event_type: EventType, obj: dict[str, Any]) -> str:
 
 
 def summarize(event_type: EventType, data: dict[str, Any]) -> str:
-    """A one-line who/what for the table and notifications; never raises on odd payloads."""
+    """A one-line who/what for the table and notifications; never raises on odd payloads. It quotes the tenant's
+    fields (names, emails), so control characters are escaped (server_text.py): one line, whatever they hold."""
     obj = data.get("object")
     if not isinstance(obj, dict):
         return f"{event_type.value} (no object in data)"
     try:
-        return _summary(event_type, obj)
+        return shown(_summary(event_type, obj), None)
     except ValidationError:
         ident = obj.get("id") or obj.get("user_id")
-        return f"{event_type.value} {ident}" if isinstance(ident, str) else event_type.value
+        return shown(f"{event_type.value} {ident}", None) if isinstance(ident, str) else event_type.value
 
 
 def object_id(event_type: EventType, data: dict[str, Any]) -> str | None:

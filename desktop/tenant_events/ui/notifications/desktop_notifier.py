@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from tenant_events.paths import resource_path
+from tenant_events.server_text import shown
 
 log = logging.getLogger(__name__)
 APP_NAME = "Tenant Events"
@@ -66,7 +67,9 @@ class Notifier(QObject):
 
     async def show(self, title: str, body: str, urgency: str, clicked: Callable[[], None]) -> str:
         """One notification (native, else the tray balloon); `clicked` runs on a click or "Show". Returns the
-        backend used ("native" | "tray" | "")."""
+        backend used ("native" | "tray" | ""). Title and each body line may quote the tenant: escaped and cut."""
+        title = shown(title, 120)
+        body = "\n".join(shown(line) for line in body.split("\n")[:4])
         if await self.probe() and self._native is not None:
             await self._native.send(
                 title=title,
