@@ -94,7 +94,7 @@ async def measure(auth_url: str, rounds: int, gap: float, notify: bool) -> dict[
         if notifier is not None:
             for note, alert in zip(planner.offer(result), result.raised, strict=False):
                 task = asyncio.ensure_future(
-                    show(note.title, note.body, note.urgency, _seconds(alert.last_time))
+                    show(note.title, note.text("bench"), note.urgency, _seconds(alert.last_time))
                 )
                 pending.add(task)
                 task.add_done_callback(pending.discard)

@@ -75,7 +75,6 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.evaluator import StepResult
     from tenant_events.monitor import TenantMonitor
-    from tenant_events.notifications.policy import NotifyPolicy
     from tenant_events.paths import AppPaths
     from tenant_events.settings import NotificationSettings
     from tenant_events.stream.engine import EngineConfig
@@ -90,7 +89,7 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     watch = BusWatch("Organization deleted")
     if not watch.ready.wait(10):
         raise SystemExit("dbus-monitor did not start")
-    notifier = Notifier(NotifyPolicy())
+    notifier = Notifier()
     await notifier.probe()  # the app probes the daemon once, at its first notification
     notes = AlertNotes(notifier, NotificationSettings())
     event_times: list[float] = []
@@ -129,14 +128,13 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     finally:
         await monitor.stop()
         await notes.close()
-        await notifier.close()
         watch.close()
     got["bus"] = [at - ev for at, ev in zip(watch.times, event_times, strict=False)]
     return got
 
 
 def run_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, Any]:
-    """On a qasync loop over a QApplication, as the app runs (STYLE.md §6)."""
+    """On a qasync loop over a QApplication, as the app runs (CONTRIBUTING.md "Style")."""
     import qasync
     from PySide6.QtWidgets import QApplication
 

@@ -1,4 +1,4 @@
-"""Durable ingest rate of the stream engine vs the vendor SDK and vs the floor (issue 5 "Must show").
+"""Durable ingest rate of the stream engine vs the vendor SDK and vs the floor.
 
 One simulator subprocess (`--real-names`, so the vendor SDK's models accept the events; our wire models take
 both prefixes) serves a backlog; each consumer runs in its OWN subprocess (clean RSS, no shared GIL with the

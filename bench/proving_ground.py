@@ -1,4 +1,4 @@
-"""The proving ground in one command (issue 9 "Must show"): faults against the real CLI and the real simulator,
+"""The proving ground in one command: faults against the real CLI and the real simulator,
 then one table — rounds, events sent, stored, lost, duplicated, rejected, max recovery time, RSS and open
 file descriptors at start and end.
 
@@ -10,7 +10,7 @@ Scenarios (each on its own simulator and data dir; the CLI is `python -m tenant_
             rotates connections, re-sends duplicates, and each round's first connection carries one malformed
             message (bad JSON / bad envelope / unknown kind, in turn). Recovery = restart → stream connected.
   sigstop   SIGSTOP for 3× the stall timeout while events arrive, then SIGCONT. Recovery = SIGCONT → every
-            event stored (issue 9: live again within 1 s).
+            event stored (the goal: live again within 1 s).
   network   drop mid-frame, stall, 5xx, 429 on successive connections. Recovery = emit → stored.
   restart   the simulator stopped and started again on the same port and data dir. Recovery = restart → stored.
   soak      24 hours compressed: 86,400 events (1/s for a day) and 288 rotations (the real service rotates about

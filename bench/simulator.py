@@ -1,4 +1,4 @@
-"""Backlog replay rate of the tenant simulator (issue 4: ≥ 100k events/s served; never the bottleneck).
+"""Backlog replay rate of the tenant simulator (target: ≥ 100k events/s served; never the bottleneck).
 
 Starts `tenant-events simulator --ephemeral --backlog N` as a subprocess (so the consumer does not share its
 GIL), then replays the whole backlog (`from_timestamp` far in the past) to:

@@ -1,4 +1,4 @@
-"""Reads bench/mem_probe.py's samples of the soak's CLI and says where its memory went (issue 9: "memory flat").
+"""Reads bench/mem_probe.py's samples of the soak's CLI and says where its memory went (the goal: "memory flat").
 
 The CLI's RSS rises for a while and then creeps. The samples split it: SQLite's own memory (`sqlite3_memory_used`)
 climbs to the page cache's bound (`PRAGMA cache_size` of each connection the CLI holds) and stays there; glibc's

@@ -1,4 +1,4 @@
-"""Start-up time of the desktop app: frozen bundle and source tree, measured side by side in one run (issue 8).
+"""Start-up time of the desktop app: frozen bundle and source tree, measured side by side in one run.
 
 Two figures per start, both read from the app's own JSON log lines on stderr:
   * tray icon shown  — process start to the tray icon on screen (goal < 1.0 s median, frozen);

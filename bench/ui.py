@@ -1,4 +1,4 @@
-"""Desktop UI performance against the real stack (issue 7 "Must show": bench/ui.py).
+"""Desktop UI performance against the real stack.
 
 The store is pre-filled from a simulator subprocess's backlog through the real StreamEngine + StoreWriter;
 then the real MainWindow (offscreen Qt, qasync loop, the app's lazy table model over the store) is measured:
@@ -275,6 +275,7 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
     from tenant_events.store import StoreWriter
     from tenant_events.stream.engine import EngineConfig, StreamEngine
     from tenant_events.stream.tokens import StaticTokenProvider
+    from tenant_events.tenant.committed_rows import RowRanges
 
     out: dict[str, Any] = {}
 
@@ -285,12 +286,9 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
         engine = StreamEngine(EngineConfig(url + "/api/v2", name="live"),
                               StaticTokenProvider(sim_process.admin_token(url, 7200)), writer)  # fmt: skip
         if follow_ui:
+            ranges = RowRanges("bench")  # as the tenant link turns commits into row ranges
             engine.on_commit.append(
-                lambda r: (
-                    window.events_stored("bench", r.first_seq or 0, r.last_seq or 0, r.inserted)
-                    if r.first_seq is not None
-                    else None
-                )
+                lambda r: window.events_stored(rows) if (rows := ranges.advance(r)) is not None else None
             )
         gaps: list[float] = []
         last = [time.perf_counter()]

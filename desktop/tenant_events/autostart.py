@@ -1,4 +1,4 @@
-"""Start at login: an XDG autostart entry that starts the app hidden in the tray (desktop.md §7)."""
+"""Start at login: an XDG autostart entry that starts the app hidden in the tray."""
 
 from __future__ import annotations
 

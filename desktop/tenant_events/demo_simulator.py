@@ -2,7 +2,7 @@
 
 Started with PR_SET_PDEATHSIG(SIGTERM) set in the child before exec (prctl(2)): when the app dies for any
 reason, even SIGKILL, the kernel sends SIGTERM to the simulator. On quit the app terminates it and waits.
-Its stdout's "Tenant simulator ready: base_url=... auth_url=..." line (common brief, contract 1) tells where it
+Its stdout's "Tenant simulator ready: base_url=... auth_url=..." line tells where it
 listens; the lines that follow carry the demo client id. No Qt here.
 """
 

@@ -62,7 +62,7 @@ def check_url(url: str) -> str:
 
 def _ssl_context() -> ssl.SSLContext:
     # httpx honours SSL_CERT_FILE/SSL_CERT_DIR first; a stale variable (common in frozen apps) must not make every
-    # request fail with FileNotFoundError (desktop.md §5 pitfall 3), so only use them when they exist.
+    # request fail with FileNotFoundError (httpx reads them first), so only use them when they exist.
     cafile = os.environ.get("SSL_CERT_FILE")
     capath = os.environ.get("SSL_CERT_DIR")
     if (cafile and os.path.isfile(cafile)) or (capath and os.path.isdir(capath)):

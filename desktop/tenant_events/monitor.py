@@ -7,8 +7,9 @@ The front ends never hold one: the tenant link (tenant/link.py) adds sign-in, re
 alert rules around it. A profile read from a team hub runs a hub viewer (hub/viewer.py) instead of the engine: pass `source`, a
 factory that gets the writer and returns any `EventSource`. One monitor per tenant profile; several run side by
 side on one loop. Observers are plain callbacks, called on
-the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`.
-Shutdown order (STYLE §6): cancel the stream task → commit what is pending → `before_close` hooks (the alert
+the loop's thread: `on_state(StateChange)`, `on_commit(CommitResult)`; the monitor hands its lists to each engine it
+starts, so the engine calls them itself.
+Shutdown order (docs/architecture.md "Threads"): cancel the stream task → commit what is pending → `before_close` hooks (the alert
 rules evaluate the last commits, alerts/runner.py) → close the writer.
 """
 
@@ -124,8 +125,7 @@ class TenantMonitor:
         else:
             assert self._tokens is not None, "a tenant stream needs a token provider"
             engine = StreamEngine(self.config, self._tokens, self._writer)
-        engine.on_state.append(self._forward_state)
-        engine.on_commit.append(self._forward_commit)
+        engine.on_state, engine.on_commit = self.on_state, self.on_commit  # handed down, not forwarded
         self._engine = engine
         self._task = asyncio.create_task(engine.run(), name=f"monitor-{self.name}")
         if self.retention and (self.retention.max_age_days or self.retention.max_rows):
@@ -136,22 +136,11 @@ class TenantMonitor:
         assert self._task is not None, "start() first"
         return await self._task
 
-    def pause(self) -> None:
-        if self._engine:
-            self._engine.pause()
-
-    def resume(self) -> None:
-        if self._engine:
-            self._engine.resume()
-
-    def nudge(self) -> None:
-        if self._engine:
-            self._engine.nudge()
-
-    def stop_soon(self) -> None:
-        """Ask the engine to stop (safe from a signal handler); `wait()` then returns."""
-        if self._engine is not None:
-            self._engine.stop()
+    @property
+    def source(self) -> EventSource | None:
+        """The engine (or hub viewer) of the latest start, None before: pause, resume, nudge and stop it
+        directly (stop() is safe from a signal handler; `wait()` then returns)."""
+        return self._engine
 
     async def stop(self) -> None:
         """Stop the stream, commit what was received, close the database."""
@@ -188,11 +177,3 @@ class TenantMonitor:
                 except Exception:
                     log.exception("%s: retention pass failed", self.name)
             await asyncio.sleep(self.retention.interval)
-
-    def _forward_state(self, change: StateChange) -> None:
-        for callback in list(self.on_state):
-            callback(change)
-
-    def _forward_commit(self, result: CommitResult) -> None:
-        for callback in list(self.on_commit):
-            callback(result)

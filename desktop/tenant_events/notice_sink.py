@@ -1,7 +1,7 @@
 """The app's one error sink: uncaught exceptions and user-fixable errors become `Notice`s (Qt-free).
 
 sys.excepthook (which qasync's asyncSlot uses), threading.excepthook and the asyncio loop's exception handler
-all feed `NoticeSink.report`; the UI subscribes and renders (STYLE.md §9). Repeats of the same notice within
+all feed `NoticeSink.report`; the UI subscribes and renders (CONTRIBUTING.md "Style"). Repeats of the same notice within
 `throttle_s` are dropped, not shown again, so a failing timer cannot flood the user.
 """
 

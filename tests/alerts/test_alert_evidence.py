@@ -13,7 +13,7 @@ from helpers.alert_events import BASE, clock_at, event
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
 from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes
-from tenant_events.alerts.presentation import body
+from tenant_events.alerts.presentation import why
 from tenant_events.settings import NotificationSettings
 from tenant_events.store import AlertInbox, Batch, StoreWriter
 
@@ -67,7 +67,7 @@ def test_a_second_mass_deletion_eleven_minutes_later_is_a_new_alert_that_notifie
     assert (first.occurrences, first.event_count) == (1, 20)
     assert (second.occurrences, second.event_count, second.type_counts) == (1, 30, {"group.deleted": 30})
     assert live.notified.count("Mass deletion") == 2
-    assert body(first).startswith("20 events in 55 s: user.deleted × 20")
+    assert why(first).startswith("20 events in 55 s: user.deleted × 20")
 
 
 def test_routine_deletions_after_a_mass_deletion_are_not_part_of_it(live):

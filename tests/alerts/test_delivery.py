@@ -39,7 +39,7 @@ def test_live_alerts_notify_once_and_folds_do_not():
     assert [(n.title, n.urgency, n.alert_ids) for n in out] == [
         ("Admin role assigned", "critical", (1,)), ("Organization deleted", "normal", (2,)),
     ]  # fmt: skip
-    assert out[0].body == "Role admin assigned to group eng\ndemo-tenant"
+    assert out[0].text("demo-tenant") == "Role admin assigned to group eng\ndemo-tenant"
     assert (
         planner.offer(StepResult(updated=[alert(1, occurrences=4)])) == []
     )  # the burst goes on: no new popup
@@ -64,7 +64,7 @@ def test_a_catch_up_becomes_one_summary_after_it_went_quiet():
         (1, 2),
         True,
     )
-    assert summary.body == "While you were away: mass deletion × 2, admin role assigned × 5"
+    assert summary.why == "mass deletion × 2, admin role assigned × 5"  # the title says "While you were away"
     assert planner.summary() is None  # handed out once
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tenant_events.alerts.presentation import body, counted
+from tenant_events.alerts.presentation import counted, why
 from tenant_events.store import StoredAlert
 
 
@@ -17,17 +17,17 @@ def burst(types: dict[str, int], first="2026-11-04T12:00:00.000Z", last_ms=1_793
 
 
 def test_one_type_reads_as_a_sentence():
-    assert body(burst({"user.deleted": 20})) == "20 users deleted in 55 s\nacme"
+    assert why(burst({"user.deleted": 20})) == "20 users deleted in 55 s"
 
 
 def test_several_types_say_the_total_then_each_in_words():
-    text = body(burst({"user.deleted": 25, "organization.deleted": 4}))
-    assert text == "29 events in 55 s: 25 users deleted, 4 organizations deleted\nacme"
+    text = why(burst({"user.deleted": 25, "organization.deleted": 4}))
+    assert text == "29 events in 55 s: 25 users deleted, 4 organizations deleted"
 
 
 def test_no_raw_type_names_and_no_zero_seconds():
-    text = body(burst({"user.deleted": 3}, first="2026-11-04T12:00:55.000Z"))
-    assert text == "3 users deleted in under a second\nacme"
+    text = why(burst({"user.deleted": 3}, first="2026-11-04T12:00:55.000Z"))
+    assert text == "3 users deleted in under a second"
     assert "user.deleted" not in text and "×" not in text
 
 

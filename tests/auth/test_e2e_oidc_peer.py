@@ -26,9 +26,7 @@ from tenant_events.settings import TenantProfile, make_profile
 
 pytestmark = pytest.mark.node
 
-CONSENT = SignInOptions(
-    prompt="consent", timeout=30
-)  # the peer drops offline_access without consent (login.md §5)
+CONSENT = SignInOptions(prompt="consent", timeout=30)  # the peer drops offline_access without consent
 
 
 def profile_for(peer: OidcPeer, client_id: str | None = None, **extra: object) -> TenantProfile:
@@ -79,7 +77,7 @@ def test_sign_in_refresh_rotation_and_reuse_detection(oidc_peer, caplog, tmp_pat
             second_rt = store.get("peer")
             assert second_rt and second_rt != first_rt, "rotation: a new refresh token is saved"
             assert rotated_at != first_at
-            # Reuse of the old refresh token: the server revokes the whole grant (login.md §5).
+            # Reuse of the old refresh token: the server revokes the whole grant.
             thief = AuthSession("peer", result.session.client, MemorySecretStore(), refresh_token=first_rt)
             with pytest.raises(SignInRequired, match="signed out of peer: sign in again"):
                 await thief.refresh()

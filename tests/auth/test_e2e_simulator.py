@@ -91,7 +91,7 @@ def test_sign_in_then_events_with_the_token_then_rotation_and_reuse_detection(si
             await browser.task
             session = result.session
             token = await session.access_token()
-            # The access token is what the event stream accepts (spec 000 "Authentication").
+            # The access token is what the event stream accepts (docs/event-stream.md "Request").
             async with http.stream(
                 "GET",
                 simulator.base_url + "/events",

@@ -1,4 +1,4 @@
-"""Crash safety (issue 5 "Must show"): the CLI SIGKILLed at random moments and restarted, and SIGSTOPped for
+"""Crash safety (no event lost, none twice): the CLI SIGKILLed at random moments and restarted, and SIGSTOPped for
 longer than its stall timeout, while the simulator rotates connections and re-sends duplicates. Afterwards the
 export holds every event exactly once, in the stream's order.
 

@@ -1,4 +1,4 @@
-"""Stored-event rows shaped like the real payloads (event-stream.md §5), for alert rule tests without a server."""
+"""Stored-event rows shaped like the real payloads (docs/event-stream.md "Payloads"), for alert rule tests without a server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Act as the user's browser on the simulator's login page (common brief, contract 1).
+"""Act as the user's browser on the simulator's login page.
 
 `act_as_browser(authorize_url)` GETs the authorize URL, submits the login form with the chosen button, and
 then delivers the result to the app's redirect URI exactly as a browser would (GET for the default query

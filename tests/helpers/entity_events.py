@@ -1,4 +1,4 @@
-"""Events of every type with the payload shapes of event-stream.md §5, for directory, sentence and timeline tests.
+"""Events of every type with the payload shapes of docs/event-stream.md "Payloads", for directory, sentence and timeline tests.
 
 `Tenant` hands out event rows with increasing (or chosen) times; `simulated_rows` runs the simulator's own tenant
 generator (in process, seeded) and returns its events as stored rows, with the generator for checking its world.
@@ -44,7 +44,7 @@ class Tenant:
         seconds = next(self._clock) if at is None else at
         return envelope_row(event_type, {"object": obj}, T0 + timedelta(seconds=seconds), n)
 
-    # -- the objects of each family (event-stream.md §5)
+    # -- the objects of each family (docs/event-stream.md "Payloads")
     @staticmethod
     def user(uid: str, email: str | None = None, name: str | None = None, **more: Any) -> dict[str, Any]:
         obj: dict[str, Any] = {"user_id": uid, "created_at": "2026-01-01T00:00:00Z",

@@ -35,7 +35,7 @@ def _unavailable(reason: str) -> None:
 
 @dataclass
 class OidcPeer:
-    """A running panva/oidc-provider on 127.0.0.1 (shared/reference/login.md §5)."""
+    """A running panva/oidc-provider on 127.0.0.1, configured like Auth0 (tests/peers/oidc_peer.mjs)."""
 
     auth_url: str
     process: subprocess.Popen[str]

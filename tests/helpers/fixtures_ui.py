@@ -189,7 +189,7 @@ def dunst_displayed() -> int:
 
 @pytest.fixture
 def tray_host() -> Iterator[subprocess.Popen[bytes]]:
-    """trayer, a real XEmbed system tray on the Xvfb display (desktop.md §1)."""
+    """trayer, a real XEmbed system tray on the Xvfb display."""
     if not (os.environ.get("DISPLAY") and _have("trayer")):
         pytest.skip("needs X and trayer (run under ./run test)")
     proc = subprocess.Popen(

@@ -1,4 +1,4 @@
-// A certified OpenID provider (panva/oidc-provider) shaped like the real service (shared/reference/login.md §5).
+// A certified OpenID provider (panva/oidc-provider) shaped like the real service (Auth0).
 // Started by tests/helpers/fixtures_auth.py: listens on 127.0.0.1, port 0 unless PORT is set, and prints one
 // JSON line {"ready": true, "issuer": ..., "port": ...} to stdout once it accepts connections.
 import http from 'node:http';
@@ -19,7 +19,7 @@ const provider = new Provider(base, {
       redirect_uris: ['http://127.0.0.1/callback'], post_logout_redirect_uris: ['http://127.0.0.1/logged-out'],
     },
     {
-      // Negative fixture: a confidential client whose ID tokens are HS256 (login.md §5).
+      // Negative fixture: a confidential client whose ID tokens are HS256, which clients must reject.
       client_id: 'hs256-app', client_secret: 'hs256-secret-hs256-secret-hs256-secret-0123456789',
       application_type: 'native', token_endpoint_auth_method: 'none',
       id_token_signed_response_alg: 'HS256',

@@ -1,4 +1,4 @@
-"""Attacks on sign-in and on the transport (issue 9, Security), beyond the sign-in issue's rejection tests
+"""Attacks on sign-in and on the transport (proving ground, security), beyond the sign-in issue's rejection tests
 (tests/auth/): a stolen code without its verifier, a forged callback from another origin, redirects to other
 hosts, and TLS that is always verified — a self-signed server is refused and never sees a token.
 """

@@ -1,4 +1,4 @@
-"""Dependency audit (issue 9, Security): a known-vulnerable pin in requirements.lock fails the suite.
+"""Dependency audit (proving ground, security): a known-vulnerable pin in requirements.lock fails the suite.
 
 Two checks, each proven able to fail by a canary pin with published advisories (requests 2.19.0):
 

@@ -1,4 +1,4 @@
-"""Disk faults while streaming (issue 9, Faults): a full disk and a read-only data dir (a small tmpfs mounted
+"""Disk faults while streaming (proving ground, faults): a full disk and a read-only data dir (a small tmpfs mounted
 for the test; needs root, skipped otherwise), and a corrupted database file. The real CLI against the real
 simulator: what was committed stays, the user gets one clear line, and the stream resumes once the disk is
 usable again — every event exactly once, in order.

@@ -1,4 +1,4 @@
-"""Hostile input on the SSE/wire path (issue 9): the real engine — httpx transport, httpx-sse parsing, wire
+"""Hostile input on the SSE/wire path (proving ground): the real engine — httpx transport, httpx-sse parsing, wire
 decoding, the store writer — fed bytes a test controls completely through httpx's MockTransport (the only
 seam: `client_factory`). Arbitrary bytes, any split points, CR/LF/CRLF mixes, invalid UTF-8, deep JSON and
 huge lines: the engine never crashes or hangs, keeps every malformed frame as rejected, stores every valid

@@ -1,4 +1,4 @@
-"""The log file (issue 9): private from its first byte and after every rotation, and an unwritable log dir
+"""The log file (proving ground): private from its first byte and after every rotation, and an unwritable log dir
 (read-only or full data dir) costs the file log only — the app still starts and says why."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Network and clock faults (issue 9, Faults) against the real CLI and the real simulator: every fault knob at
+"""Network and clock faults (proving ground, faults) against the real CLI and the real simulator: every fault knob at
 once, the server restarted mid-stream on the same port, and the wall clock jumping forwards and backwards
 under the running CLI (libfaketime, per process — the machine's clock is left alone). Each ends with every
 event stored exactly once, in the stream's order, and the CLI live again quickly.

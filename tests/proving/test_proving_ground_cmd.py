@@ -1,4 +1,4 @@
-"""`bench/proving_ground.py` (the one command of issue 9) keeps working: a tiny run prints the table with no
+"""`bench/proving_ground.py` (the proving ground in one command) keeps working: a tiny run prints the table with no
 event lost, duplicated or reordered, and the database's size on disk next to its data. The full run is the script itself, not part of the suite. The soak's memory
 verdict (bench/soak_memory.py) is checked on made-up sample series: a cache filling and freed heap kept by the
 allocator are flat, a leak is not."""

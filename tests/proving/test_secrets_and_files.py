@@ -1,5 +1,5 @@
 """No secret in logs, crash reports, exported files, process arguments or the settings file, and every file
-the app writes readable by the user only (issue 9, Security). The tests plant known secrets, run the real
+the app writes readable by the user only (proving ground, security). The tests plant known secrets, run the real
 CLI against the real simulator, then search everything the app left behind for them."""
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
 @pytest.mark.expect_warning_logs
 def test_a_crash_report_does_not_carry_a_token():
     """An uncaught exception whose text holds a bearer token (an httpx error echoing a header, a URL with
-    code=) becomes a notice with a traceback the user can copy: the token must not be in it (D3)."""
+    code=) becomes a notice with a traceback the user can copy: the token must not be in it."""
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
     sink = NoticeSink()
     try:

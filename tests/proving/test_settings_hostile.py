@@ -1,4 +1,4 @@
-"""Hostile settings (issue 9, Hostile input): every field's bad values get a message naming the field, typed
+"""Hostile settings (proving ground, hostile input): every field's bad values get a message naming the field, typed
 (make_profile, what the dialogs and `login` use) or hand-edited into the file (load_settings); and a broken
 settings file never loses the stored events or the sign-ins."""
 

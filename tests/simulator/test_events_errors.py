@@ -1,4 +1,4 @@
-"""Every HTTP status and message of spec 000's Errors table, from the real server over real HTTP."""
+"""Every HTTP status and message of the errors table (docs/event-stream.md "Errors"), from the real server over real HTTP."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def test_framing_follows_event_stream_reference(make_simulator):
     for frame in frames[1:31]:
         assert set(frame) == {"event", "id", "data"}
         data = orjson.loads(frame["data"])
-        assert set(data) == {"offset", "event"}, "data carries no `type` (event-stream.md §2)"
+        assert set(data) == {"offset", "event"}, "data carries no `type` (docs/event-stream.md 'Frames')"
         assert data["offset"] == frame["id"]
         env = data["event"]
         assert env["type"] == frame["event"]

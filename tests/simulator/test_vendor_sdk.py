@@ -1,5 +1,5 @@
 """--real-names serves what the vendor's own SDK (auth0-python) accepts: it yields every event, all 22 types
-(event-stream.md §11: `a0*` names, `data.context.tenant.id`, `geo` inside `data.context.request`)."""
+(docs/event-stream.md "Quirks": `a0*` names, `data.context.tenant.id`, `geo` inside `data.context.request`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Counting with a time bound over a wide seq window walks the time index, not the whole table (SQLite has no
-statistics to choose; issue 7's filter counts at 1M rows took seconds); a narrow window keeps the seq range."""
+statistics to choose; the window's filter counts at 1M rows took seconds); a narrow window keeps the seq range."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every engine branch of issue 5 driven through the real simulator's fault knobs; state + message asserted.
+"""Every engine branch (docs/event-stream.md "Errors") driven through the real simulator's fault knobs; state + message asserted.
 
 Each test runs the real engine (httpx + httpx-sse over TCP) into a real SQLite file and checks what a user
 would see (the state and its message) and what was kept (every event once, in order; cursor; gaps; rejects).

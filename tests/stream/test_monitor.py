@@ -33,13 +33,13 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
             await asyncio.sleep(0.02)
         await asyncio.sleep(0.3)  # at least one retention pass after the backlog is in
         first = monitors[0]
-        first.pause()
+        first.source.pause()
         for _ in range(100):
             if first.state.state is StreamState.PAUSED:
                 break
             await asyncio.sleep(0.02)
         assert first.state.state is StreamState.PAUSED
-        first.resume()
+        first.source.resume()
         for m in monitors:
             await m.stop()
             assert not m.running and m.state.state is StreamState.STOPPED

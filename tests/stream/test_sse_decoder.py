@@ -30,7 +30,7 @@ def every_split(body: bytes, limit: int = 1 << 20) -> list[list[SSEFrame]]:
     return results
 
 
-SPEC_STREAM = (  # the shape of spec 000's example: kind in `event:`, offset in `id:`, JSON in `data:`
+SPEC_STREAM = (  # the shape of the service's own example: kind in `event:`, offset in `id:`, JSON in `data:`
     b":connected\nretry: 5000\n\n"
     b'event: user.created\nid: b2Zmc2V0MQ\ndata: {"offset":"b2Zmc2V0MQ","event":{}}\n\n'
     b'event: offset-only\nid: b2Zmc2V0Mg\ndata: {"offset":"b2Zmc2V0Mg"}\n\n'

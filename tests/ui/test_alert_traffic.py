@@ -83,7 +83,7 @@ def test_a_caught_up_backlog_is_one_while_you_were_away_notification(qloop, ui_p
     live = [e.alert for e in entries if not e.alert.catch_up and e.alert.notify]
     assert len(caught_up) >= 2, entries  # the backlog held incidents of several rules
     assert len(summaries) == 1 and set(summaries[0].alert_ids) == {a.id for a in caught_up if a.notify}
-    assert summaries[0].body.startswith("While you were away: ")
+    assert summaries[0].title == "While you were away"
     assert len(shown) == 1 + len(live)  # the live ones (the backlog's last minutes) one each, no more
     seen = [n for n in watch.seen if n.app == "Tenant Events"]
     away = [n for n in seen if n.summary == "While you were away"]

@@ -13,6 +13,7 @@ from helpers.entity_stores import GRACE, GRACE_EMAIL, GRACE_TIMELINE, write_stor
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
 from tenant_events.entities.sentences import Mention
 from tenant_events.store import Batch, EventReader, StoreWriter
+from tenant_events.tenant.committed_rows import RowRanges
 from tenant_events.ui.look.colors import DARK, LIGHT, contrast_ratio, tenant_hex
 from tenant_events.ui.look.theme import tenant_color
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
@@ -134,9 +135,10 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window,
 
         shifted.append(envelope_row(r.type, data["event"]["data"], data["event"]["time"], 800_000 + k))
     writer = StoreWriter(stores["initech"][0])
-    writer.commit_sync(Batch(events=shifted, cursor="live"))
+    committed = RowRanges("initech").advance(writer.commit_sync(Batch(events=shifted, cursor="live")))
     writer.close()
-    w.events_stored("initech")
+    assert committed is not None
+    w.events_stored(committed)  # what the tenant link hands the window
     run_async(qloop, until(lambda: model.rowCount() == 210))
     assert [(r.tenant, r.event.event_id) for r in model.rows[:10]] == [
         ("initech", row.event_id) for row in reversed(shifted)

@@ -1,4 +1,4 @@
-"""Regression guard for PySide6 6.12.0 on Python 3.11 (shared/reference/desktop.md §0).
+"""Regression guard for PySide6 6.12.0 on Python 3.11: each empty QVariant returned to Python lost a reference to None.
 
 That release drops a reference to None on every empty-QVariant return and aborts the interpreter after a few
 thousand calls. The pin in pyproject.toml keeps it out; this test fails if an upgrade brings it back.

@@ -1,26 +1,23 @@
-"""Quiet hours and a timed do-not-disturb: the policy stays silent inside them, and the tray's DND (1 h /
-until tomorrow) is written to the settings file and honoured by the next start of the app."""
+"""Quiet hours and a timed do-not-disturb: notifications are held inside them (alerts/delivery.QuietTimes, the
+one place that decides), and the tray's DND (1 h / until tomorrow) is written to the settings file and honoured
+by the next start of the app."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import datetime, timedelta
 
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app
-from tenant_events.notifications.policy import Candidate, NotifyPolicy
-from tenant_events.settings import load_settings, save_settings
+from tenant_events.alerts.delivery import QuietTimes
+from tenant_events.settings import NotificationSettings, load_settings, save_settings
 
 
 def at(hh: int, mm: int = 0) -> float:
     """A local wall time today as unix seconds (quiet hours are local time)."""
     return datetime.now().replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
-
-
-def fresh(clock: float) -> Candidate:
-    when = datetime.fromtimestamp(clock - 1).astimezone().isoformat()
-    return Candidate("acme", 1, "evt_0000000000000001", "user.deleted", when, "someone@example.com")
 
 
 @pytest.mark.parametrize(
@@ -39,20 +36,16 @@ def fresh(clock: float) -> Candidate:
 )
 def test_quiet_hours_silence_notifications(quiet, hh, mm, silent):
     now = at(hh, mm)
-    p = NotifyPolicy(quiet_hours=quiet, clock=lambda: now)
-    assert p.quiet_now is silent
-    assert p.offer([fresh(now)]) is (not silent)
-    assert bool(p.flush()) is (not silent)  # nothing queued during quiet hours shows up later either
+    quiet_times = QuietTimes(NotificationSettings(quiet_hours=quiet))
+    assert quiet_times.state(now).muted is silent
+    assert quiet_times.allows("warning", now) is (not silent)
 
 
 def test_quiet_hours_end_and_notifications_return():
-    clock = [at(6, 59)]
-    p = NotifyPolicy(quiet_hours=("22:00", "07:00"), clock=lambda: clock[0])
-    assert p.offer([fresh(clock[0])]) is False
-    clock[0] = at(7, 1)
-    assert p.offer([fresh(clock[0])]) is True
-    [out] = p.flush()
-    assert out.target is not None
+    quiet_times = QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00")))
+    assert quiet_times.allows("warning", at(6, 59)) is False
+    assert quiet_times.state(at(6, 59)).until == at(7, 0)
+    assert quiet_times.allows("warning", at(7, 1)) is True
 
 
 @pytest.mark.gui
@@ -64,9 +57,10 @@ def test_timed_dnd_is_saved_and_survives_a_restart(qloop, ui_paths):
 
     async def first_run() -> None:
         async with running_app(ui_paths) as app:
-            assert app.policy.quiet_hours == ("22:00", "07:00")  # quiet hours reach the policy
+            quiet_times = app.alerts.notes.quiet
+            assert quiet_times.settings.quiet_hours == ("22:00", "07:00")  # quiet hours reach the one decider
             app.set_dnd(3600.0)
-            assert app.policy.dnd_active
+            assert quiet_times.state(time.time()).reason == "do_not_disturb"
             await asyncio.gather(*app.tasks)  # the settings file is written in the background
 
     run_async(qloop, first_run())
@@ -76,7 +70,7 @@ def test_timed_dnd_is_saved_and_survives_a_restart(qloop, ui_paths):
 
     async def second_run(seconds: float) -> None:
         async with running_app(ui_paths) as app:
-            assert app.policy.dnd_active  # still muted after the restart
+            assert app.alerts.notes.quiet.state(time.time()).reason == "do_not_disturb"  # after a restart
             app.set_dnd(seconds)
             await asyncio.gather(*app.tasks)
 
@@ -91,6 +85,6 @@ def test_timed_dnd_is_saved_and_survives_a_restart(qloop, ui_paths):
 
     async def third_run() -> None:
         async with running_app(ui_paths) as app:
-            assert not app.policy.dnd_active
+            assert app.alerts.notes.quiet.state(time.time()).reason != "do_not_disturb"
 
     run_async(qloop, third_run())

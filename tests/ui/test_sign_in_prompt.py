@@ -1,5 +1,5 @@
 """While a browser sign-in is pending the app shows the address (copyable) — a browser may never come up —
-and Cancel really ends the loopback listener's wait (issue 6: "ALWAYS also shows the URL with a copy button")."""
+and Cancel really ends the loopback listener's wait (the URL is always shown, with a copy button)."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def test_tray_icon_and_menu_under_trayer(qloop, ui_paths, tray_host, make_simula
             shot = QImage(str(root))
             strip = shot.copy(QRect(max(0, g.right() - 200), 0, 200 + 8, g.bottom() + 8))
             assert strip.save(str(SCREENSHOTS / "tray-xvfb.png"))
-            # readable on this panel: the glyph has pixels far from the panel colour (desktop.md §8.1)
+            # readable on this panel: the glyph has pixels far from the panel colour (users of tray apps ask for exactly this)
             panel = shot.pixelColor(g.left(), g.top()).lightness()
             glyph_area = [  # the pulse line, left of and above the state badge
                 (x, y)

@@ -1,20 +1,19 @@
 """With no notification daemon on the session bus, notifications fall back to the tray balloon, and clicking
-the balloon opens the event (issue 7 "with the tray balloon as fallback"). The daemon is absent for real: the
+the balloon runs the notification's click (for an alert: open it in the inbox). The daemon is absent for real: the
 notifier's D-Bus client is pointed at a fresh private session bus on which nothing owns
 org.freedesktop.Notifications."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future
-from tenant_events.notifications.policy import Candidate, NotifyPolicy
 from tenant_events.ui.look.icons import tray_icon
 from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.view.tenant_status import TrayState
@@ -56,24 +55,22 @@ def empty_session_bus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     daemon.wait(10)
 
 
-def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_event(qloop, empty_session_bus):
+def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_alert(qloop, empty_session_bus):
     icon = QSystemTrayIcon(tray_icon(TrayState.LIVE))
     icon.show()
-    notifier = Notifier(NotifyPolicy(window_s=0.05))
+    notifier = Notifier()
     notifier.attach_tray(icon)
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    event = Candidate("acme", 7, "evt_AbCdEfGhIjKlMnOp", "user.deleted", now, "someone@example.com deleted")
 
     async def scenario() -> None:
         assert await notifier.probe() is False  # nothing answers org.freedesktop.Notifications on this bus
+        opened: asyncio.Future[tuple[str, int]] = asyncio.get_running_loop().create_future()
         delivered = signal_future(notifier.delivered, wait_s=10)
-        notifier.offer([event])
-        title, backend = await delivered
-        assert (title, backend) == ("user.deleted", "tray")
-        opened = signal_future(notifier.show_requested, wait_s=5)
+        backend = await notifier.show("User deleted", "someone@example.com deleted\nacme", "critical",
+                                      lambda: opened.set_result(("acme", 7)))  # fmt: skip
+        assert backend == "tray"
+        assert await delivered == ("User deleted", "tray")
         icon.messageClicked.emit()  # what the tray does when the user clicks the balloon
-        assert await opened == ("acme", 7)  # the tenant and the stored seq
-        await notifier.close()
+        assert await asyncio.wait_for(opened, 5) == ("acme", 7)  # the tenant and the alert to open
 
     try:
         run_async(qloop, scenario())

@@ -1,4 +1,4 @@
-"""logind's PrepareForSleep(false) after a resume nudges the engines (desktop.md §6): a fake login1 on a
+"""logind's PrepareForSleep(false) after a resume nudges the engines: a fake login1 on a
 private system bus (its own dbus-daemon) emits the signal; a child process runs the app's WakeWatcher on
 that bus (Qt caches the system bus per process, so the watcher runs in a process that never saw another)."""
 

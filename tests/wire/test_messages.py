@@ -55,7 +55,7 @@ def test_event_message_spec_literal():
 
 
 def test_real_service_ids_and_prefixes_accepted():
-    # event-stream.md §4: 22-character ids and a0-prefixed extensions are what the live service sends.
+    # docs/event-stream.md "Quirks": 22-character ids and a0-prefixed extensions are what the live service sends.
     ev = envelope(id="evt_6SfwXrtm8nVcjzzNCFFH1L", xstream=None, xtenant=None)
     ev.update({"a0tenant": "acme", "a0stream": "est_38ANnv8pQhqsZrX2VFbftv", "a0purpose": "test"})
     msg = decode_frame("user.created", frame(ev))

@@ -1,8 +1,8 @@
-"""Property tests tying the two independent implementations together (issue 4, "Wire models"):
+"""Property tests tying the two independent implementations together (client wire models and simulator):
 
 - every message the simulator emits over real HTTP (events of all 22 types, both id lengths, both extension
   prefixes, heartbeats, each in-stream error) validates with the client's wire models;
-- any single mutation that breaks spec 000 is rejected with the offending field named, as are the
+- any single mutation that breaks the contract is rejected with the offending field named, as are the
   simulator's deliberately malformed messages.
 """
 

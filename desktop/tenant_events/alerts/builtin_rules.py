@@ -4,7 +4,7 @@ a severity, its MITRE ATT&CK technique ids and fixtures that must fire it and mu
 Only these raise notifications with default settings. Thresholds are set above what an ordinary day looks like
 (the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups, ~7 user and ~4 group deletions,
 from a couple of dozen clients) and well below what the incidents they stand for look like. Field names follow
-the real payloads (event-stream.md §5).
+the real payloads (docs/event-stream.md "Payloads").
 """
 
 from __future__ import annotations

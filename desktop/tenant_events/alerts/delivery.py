@@ -23,7 +23,7 @@ from typing import Final, Literal
 
 from tenant_events.alert_settings import WEEKDAYS
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.presentation import body, catch_up_summary, title
+from tenant_events.alerts.presentation import catch_up_tally, title, why
 from tenant_events.settings import NotificationSettings
 from tenant_events.store.alert_records import Severity, StoredAlert
 
@@ -102,15 +102,23 @@ class QuietTimes:
         return ends.timestamp()
 
 
+CATCH_UP_TITLE: Final = "While you were away"
+
+
 @dataclass(frozen=True, slots=True)
 class PlannedNotification:
-    """One notification to show; clicking it opens `alert_ids[0]` (the inbox for a summary)."""
+    """One notification to show; clicking it opens `alert_ids[0]` (the inbox for a summary). `why` is the line
+    under the title, without the tenant: `text(tenant)` composes the body with the name the front end uses."""
 
     title: str
-    body: str
+    why: str
     urgency: Urgency
     alert_ids: tuple[int, ...]
     summary: bool = False
+
+    def text(self, tenant: str) -> str:
+        """The notification's body: why, then the tenant on a line of its own."""
+        return f"{self.why}\n{tenant}"
 
 
 class NotificationPlanner:
@@ -136,7 +144,7 @@ class NotificationPlanner:
                 self._hold(alert, now)
             elif self.quiet.allows(alert.severity, now):
                 out.append(
-                    PlannedNotification(title(alert), body(alert), urgency_for(alert.severity), (alert.id,))
+                    PlannedNotification(title(alert), why(alert), urgency_for(alert.severity), (alert.id,))
                 )
         for alert in result.updated:
             if alert.id in self._held:
@@ -149,7 +157,7 @@ class NotificationPlanner:
                 and self.quiet.allows(alert.severity, now)
             ):  # a critical rule fired again into its open alert: that is news every time
                 out.append(
-                    PlannedNotification(title(alert), body(alert), urgency_for(alert.severity), (alert.id,))
+                    PlannedNotification(title(alert), why(alert), urgency_for(alert.severity), (alert.id,))
                 )
         return out
 
@@ -162,7 +170,7 @@ class NotificationPlanner:
         worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
         if not self.quiet.allows(worst, self.clock()):
             return None
-        return PlannedNotification("While you were away", catch_up_summary(alerts), urgency_for(worst),
+        return PlannedNotification(CATCH_UP_TITLE, catch_up_tally(alerts), urgency_for(worst),
                                    tuple(a.id for a in alerts), summary=True)  # fmt: skip
 
     def summary_due(self) -> float | None:

@@ -2,7 +2,7 @@
 of its types carries is refused when it is loaded, not silently quiet forever.
 
 Paths are relative to the event's `data` (`object.role.name`, `context.client.id`); a path names a field or
-anything below one (`object.identities.connection`). Field names follow the real payloads (event-stream.md §5).
+anything below one (`object.identities.connection`). Field names follow the real payloads (docs/event-stream.md "Payloads").
 """
 
 from __future__ import annotations

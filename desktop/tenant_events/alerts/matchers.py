@@ -1,7 +1,7 @@
 """The tests a rule applies to one event: type patterns, field conditions on `data`, working hours.
 
 Compiled once per rule set into plain closures, so evaluating a row is a few dict lookups. Field names follow
-the real service's payloads (event-stream.md §5, wire/payloads.py): `object.role.name`,
+the real service's payloads (docs/event-stream.md "Payloads", wire/payloads.py): `object.role.name`,
 `object.organization.id`, `object.user.user_id`, `object.connection.id`, `context.client.id`.
 """
 

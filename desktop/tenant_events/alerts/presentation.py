@@ -1,7 +1,8 @@
-"""How an alert reads to a person: its title, one or two lines of why, the catch-up summary, its JSON line.
+"""How an alert reads to a person: its title, one or two lines of why, the catch-up tally, its JSON line.
 
-Shared by the CLI (`stream --alerts-jsonl`, `alerts`) and, later, the inbox and the notifications, so they all
-say the same thing. Plain text only; the UI formats times for display at the last moment.
+Shared by the CLI (`stream --alerts-jsonl`, `alerts`), the inbox and the notifications, so they all say the same
+thing. Plain text only, and no tenant: each front end names the tenant its own way, where it shows the text.
+The UI formats times for display at the last moment.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def title(alert: StoredAlert) -> str:
     return f"{alert.rule_name} × {alert.occurrences}" if alert.occurrences > 1 else alert.rule_name
 
 
-def body(alert: StoredAlert) -> str:
+def why(alert: StoredAlert) -> str:
     """Why, in a line or two: the events behind it, or the one event it is about."""
     if alert.event_count == 1:
         text = alert.detail
@@ -67,16 +68,21 @@ def body(alert: StoredAlert) -> str:
     if alert.catch_up:
         text = f"While you were away: {text}"
     # The detail quotes the event (names, emails): the tenant's words, one line whatever they hold.
-    return f"{shown(text, None)}\n{alert.tenant}"
+    return shown(text, None)
 
 
-def catch_up_summary(alerts: Iterable[StoredAlert]) -> str:
-    """ "While you were away: mass deletion × 2, admin role assigned × 5" (one entry per rule)."""
+def why_line(alert: StoredAlert) -> str:
+    """`why` up to its first line break, for listings of one line per alert."""
+    return why(alert).split("\n", 1)[0]
+
+
+def catch_up_tally(alerts: Iterable[StoredAlert]) -> str:
+    """ "mass deletion × 2, admin role assigned × 5": what a catch-up raised, one entry per rule."""
     per_rule: dict[str, int] = {}
     for alert in alerts:
         name = alert.rule_name[:1].lower() + alert.rule_name[1:]
         per_rule[name] = per_rule.get(name, 0) + alert.occurrences
-    return "While you were away: " + ", ".join(f"{name} × {n}" for name, n in per_rule.items())
+    return ", ".join(f"{name} × {n}" for name, n in per_rule.items())
 
 
 def _iso(seconds: float) -> str:

@@ -12,7 +12,7 @@ of it), and the next crossing is a new firing.
 
 With `distinct`, the window counts distinct values (one per event, given to `offer`) instead of events.
 
-Events may arrive slightly out of time order (the service does not promise order, event-stream.md §7): a late
+Events may arrive slightly out of time order (the service does not promise order, docs/event-stream.md "Quirks"): a late
 event is inserted in time order and the windows ending after it are re-counted. Events older than twice the
 window behind the newest are dropped, so memory stays bounded.
 """

@@ -1,7 +1,7 @@
 """Opening the system browser, with the host environment restored in a frozen app.
 
 PyInstaller's bootloader points LD_LIBRARY_PATH (and friends) at the bundle and keeps the host's value in
-`<NAME>_ORIG`; `xdg-open` and the browser it starts then load our bundled libraries and fail (login.md §2,
+`<NAME>_ORIG`; `xdg-open` and the browser it starts then load our bundled libraries and fail (
 pyinstaller#3668, #6334). `host_environment()` undoes that for child processes. The opener only reports
 that the OS accepted the request, so callers ALWAYS also show the URL (msal's `auth_uri_callback` pattern).
 """

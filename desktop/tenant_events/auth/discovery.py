@@ -1,9 +1,9 @@
 """OpenID provider metadata (OIDC Discovery 1.0) and the JWKS cache.
 
 Discovery is read from `{auth_url}/.well-known/openid-configuration`; its `issuer` must name the same place
-(Auth0's issuer is `https://<domain>/` with the trailing slash, login.md §1; OIDC Discovery §4.3). The key set
+(Auth0's issuer is `https://<domain>/` with the trailing slash; OIDC Discovery §4.3). The key set
 is cached and fetched again once when an ID token names a `kid` it does not hold (signing key rotation,
-login.md §1 "JWKS").
+as Auth0 publishes it).
 """
 
 from __future__ import annotations

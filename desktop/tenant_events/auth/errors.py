@@ -5,7 +5,7 @@ SignInRequired (errors.py)
       │                    state_mismatch, access_denied, timeout, cancelled, port_in_use, invalid_token,
       │                    invalid_grant, discovery_failed, ... (RFC 6749 §4.1.2.1 / §5.2 codes where one exists)
       └── TokenEndpointError   the token endpoint answered `{"error", "error_description"}` (any status:
-                               Auth0 says 403 where RFC 6749 §5.2 says 400, so branch on `error`, login.md §1)
+                               Auth0 says 403 where RFC 6749 §5.2 says 400, so branch on `error`)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""ID token validation (OIDC Core §3.1.3.7) the way Auth0's own SDKs do it (login.md §1).
+"""ID token validation (OIDC Core §3.1.3.7) the way Auth0's own SDKs do it.
 
-RS256 only: an HS256 token is `invalid_token`, as the browser library does since v10 (spec 001, "Versioning":
+RS256 only: an HS256 token is `invalid_token`, as the browser library does since v10 (the auth API's versioning notes:
 CVE-2026-42280). Then `iss` (exactly the discovery issuer, trailing slash included), `aud` holds our client ID
 (and `azp` is ours when there are several audiences), `exp`/`iat` with a leeway (60 s by default, like the node
 SDK), `nonce` equals the one we sent, and `auth_time` is recent enough when `max_age` was sent. A claim holding NaN
@@ -107,7 +107,7 @@ async def validate_id_token(token: str, keys: JwksCache, check: IdTokenCheck) ->
     header = peek_header(token)
     alg = header.get("alg")
     if alg != ALLOWED_ALG:
-        # spec 001 "Errors": HS256 → invalid_token; "none" and everything else too.
+        # The auth API's errors: HS256 → invalid_token; "none" and everything else too.
         raise _invalid(f"it is signed with {alg!r}; only {ALLOWED_ALG} is accepted")
     key_set = await keys.key_set_for(header.get("kid"))
     try:

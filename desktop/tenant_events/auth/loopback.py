@@ -1,6 +1,6 @@
 """The RFC 8252 loopback redirect listener: one asyncio server on 127.0.0.1 per sign-in attempt.
 
-Flow: `bind()` first, then read `redirect_uri` (never probe a free port and bind later, login.md §3);
+Flow: `bind()` first, then read `redirect_uri` (never probe a free port and bind later: another process may take it);
 `wait(state)` serves until a request to `/callback` carries the matching `state`, answering 404 to anything
 else (favicon) and 400 to a wrong `state` without giving up; the first matching request is handled once and
 ends the wait with its `code` or its mapped `error`. A timeout (5 min) and `cancel()` end it too. `close()`

@@ -1,7 +1,7 @@
 """The token endpoint, revocation and userinfo calls of a public native client (no secret, RFC 8252 §8.4).
 
 A small module on the project's one HTTP client (`tenant_events.http.api_client()`) rather than authlib:
-authlib ≥ 1.8 warns on import with httpx (login.md §3) and the suite turns warnings into errors; what we need
+authlib ≥ 1.8 warns on import with httpx and the suite turns warnings into errors; what we need
 is four form POSTs and one GET. Error bodies are `{"error", "error_description"}` at any status: Auth0 answers
 403 for a bad code or refresh token where RFC 6749 §5.2 says 400, so callers branch on `error`.
 """
@@ -34,7 +34,7 @@ class TokenResponse(BaseModel):
 
 
 class UserInfo(BaseModel):
-    """The user profile object of spec 001 (`/userinfo`); the app shows name and picture."""
+    """The user profile object of the auth API (`/userinfo`); the app shows name and picture."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -105,7 +105,7 @@ class OAuthClient:
         )
 
     async def refresh(self, refresh_token: str) -> TokenResponse:
-        """RFC 6749 §6; with rotation on, the answer carries a new refresh token (login.md §1)."""
+        """RFC 6749 §6; with rotation on, the answer carries a new refresh token."""
         return await self._token_request(
             {"grant_type": "refresh_token", "client_id": self.client_id, "refresh_token": refresh_token},
             "refresh",
@@ -124,7 +124,7 @@ class OAuthClient:
         _raise_for_error(response, "revocation")
 
     async def userinfo(self, access_token: str) -> UserInfo:
-        """GET /userinfo with the bearer token (spec 001 "Authentication")."""
+        """GET /userinfo with the bearer token."""
         if not self.metadata.userinfo_endpoint:
             raise SignInFailed("invalid_request", "the tenant has no userinfo endpoint")
         try:

@@ -1,6 +1,6 @@
 """PKCE (RFC 7636) verifier/challenge pairs and the random `state` and `nonce` of one authorization request.
 
-S256 only: Auth0 supports nothing else (login.md §1) and `plain` would defeat the point (RFC 7636 §4.2).
+S256 only: Auth0 supports nothing else and `plain` would defeat the point (RFC 7636 §4.2).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring.
 
-Only the refresh token is stored; access and ID tokens stay in memory (login.md §3: Windows caps a credential at
+Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at
 2560 bytes, and JWTs are long). A keyring that is missing, locked or dismissed (keyring#569, #69, #77,
 poetry#6640) makes `open_secret_store()` return a session-only store plus a notice; a plaintext file backend is
 never used (keyrings.alt's are refused).

@@ -2,7 +2,7 @@
 
 Refresh is single-flight: concurrent callers wait on one request, and a caller that queued behind a refresh that
 already finished takes its result instead of spending the (rotated, now dead) refresh token again, which the
-server would treat as reuse and revoke the whole family (login.md §1 "Refresh token rotation"). Across processes
+server would treat as reuse and revoke the whole family (Auth0's refresh token rotation). Across processes
 sharing the profile, the refresh holds the slot's file lock (auth/stored_sign_in.py) and reads the stored token
 again first: another process may have rotated it. A rotated refresh token is saved to the secret store BEFORE the
 lock is let go and the new access token handed out. `invalid_grant` (Auth0

@@ -65,7 +65,7 @@ def authorization_url(
     secrets: AuthRequestSecrets,
     options: SignInOptions,
 ) -> str:
-    """The /authorize URL (login.md §1 "Authorize"; RFC 7636 §4.3)."""
+    """The /authorize URL (Auth0's /authorize; RFC 7636 §4.3)."""
     params: dict[str, str] = {
         "response_type": "code",
         "client_id": profile.client_id,
@@ -180,7 +180,7 @@ async def restore_session(
 
 
 def logout_url(meta: ProviderMetadata, profile: TenantProfile, return_to: str | None = None) -> str:
-    """Browser logout: OIDC RP-initiated logout when discovered, else Auth0's /v2/logout (login.md §1)."""
+    """Browser logout: OIDC RP-initiated logout when discovered, else Auth0's /v2/logout."""
     if meta.end_session_endpoint:
         params = {"client_id": profile.client_id}
         if return_to:

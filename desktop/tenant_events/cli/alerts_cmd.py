@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import orjson
 
-from tenant_events.alerts.presentation import alert_json, body, title
+from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.cli.output_file import cannot_write
@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
 def text_line(alert: StoredAlert, tenant: str) -> str:
     """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
     `--tenant` takes, not the service's own name for it that the events carry."""
-    why = body(alert).split("\n", 1)[0]
+    why = why_line(alert)
     state = "" if alert.read else ", unread"
     line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)

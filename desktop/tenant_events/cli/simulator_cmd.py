@@ -1,7 +1,7 @@
 """`tenant-events simulator`: run the bundled tenant simulator on 127.0.0.1 until SIGINT/SIGTERM.
 
 Prints `Tenant simulator ready: base_url=... auth_url=...` (and the demo clients) once it listens.
-Only the simulator package is imported, never the client (the simulator is written from the spec).
+Only the simulator package is imported, never the client (the simulator is written from the service's contract).
 """
 
 from __future__ import annotations

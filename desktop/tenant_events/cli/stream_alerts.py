@@ -19,7 +19,7 @@ import orjson
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.presentation import alert_json, body, title
+from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
@@ -55,7 +55,7 @@ class _AlertSink:
 
     def __call__(self, result: StepResult) -> None:
         for alert in result.raised:
-            why = body(alert).split("\n", 1)[0]
+            why = why_line(alert)
             line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
             print(f"tenant-events: {line}", file=sys.stderr, flush=True)
             if self._out is not None:

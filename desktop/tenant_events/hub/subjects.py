@@ -7,7 +7,7 @@
     buckets  TENANT_EVENTS_<TENANT>_CURSOR    key `cursor`: the SSE cursor after everything acknowledged
              TENANT_EVENTS_<TENANT>_LEASE     key `leader`: the collector that streams (expires with the lease)
 
-Every event type name has a dot (spec 000), so the one-token `rejected` and `gap` are never an event's subject.
+Every event type name has a dot (wire/event_types.py), so the one-token `rejected` and `gap` are never an event's subject.
 A viewer's local cursor is the stream sequence of the last message it stored, kept as `hub:<sequence>`.
 """
 

@@ -3,7 +3,7 @@
 A field is an `events` column, the event type (matched by name with `*` wildcards) or a set of JSON paths into
 the stored `data:` text, each path only for the event types where it means that field: `data.object.name` is a
 user's name on `user.*` events but an organization's on `organization.created`. Paths follow the payloads in
-event-stream.md §5 and wire/payloads.py; the store turns them into SQL (store/query_sql.py).
+docs/event-stream.md "Payloads" and wire/payloads.py; the store turns them into SQL (store/query_sql.py).
 """
 
 from __future__ import annotations

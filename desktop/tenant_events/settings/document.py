@@ -17,7 +17,7 @@ SCHEMA_VERSION = 2  # 2: `hubs`, tenants followed through a team hub
 
 
 class Settings(BaseModel):
-    """Everything the user can set; window geometry lives elsewhere (STYLE §8)."""
+    """Everything the user can set; window geometry lives elsewhere (CONTRIBUTING.md "Style")."""
 
     model_config = ConfigDict(extra="forbid")
 

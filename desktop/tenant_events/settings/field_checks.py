@@ -8,12 +8,10 @@ from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 
 def known_event_types(names: list[str]) -> list[str]:
-    """`names` if each is one of spec 000's 22 event types; else ValueError naming the first unknown one."""
+    """`names` if each is one of the 22 event types; else ValueError naming the first unknown one."""
     for name in names:
         if name not in EVENT_TYPE_NAMES:
-            raise ValueError(
-                f"{name!r} is not an event type (spec 000 lists the 22 names, e.g. user.created)"
-            )
+            raise ValueError(f"{name!r} is not an event type (there are 22 names, e.g. user.created)")
     return names
 
 

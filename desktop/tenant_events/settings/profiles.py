@@ -23,7 +23,7 @@ DEFAULT_SCOPES = ("openid", "profile", "email", "offline_access", "read:events")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9._~-]{1,128}$")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 _SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
-_REQUIRED_SCOPES = ("openid", "read:events")  # sign-in (OIDC) and the events API (spec 000)
+_REQUIRED_SCOPES = ("openid", "read:events")  # sign-in (OIDC) and the events API
 _HOST = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::\d{1,5})?$"
 )
@@ -149,7 +149,7 @@ class TenantProfile(BaseModel):
 
     @property
     def issuer(self) -> str:
-        """Auth0's issuer form: the auth URL with a trailing slash (login.md §1)."""
+        """Auth0's issuer form: the auth URL with a trailing slash."""
         return self.auth_url + "/"
 
     @property

@@ -1,1 +1,1 @@
-"""Bundled tenant simulator (Starlette/uvicorn), written from spec 000/001, not from the client."""
+"""Bundled tenant simulator (Starlette/uvicorn), written from the contract in docs/event-stream.md, not from the client."""

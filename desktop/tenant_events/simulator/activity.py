@@ -3,7 +3,7 @@ on-demand events for tests (`/_sim/emit`) and scenarios (scenarios.py).
 
 Every event goes through `TenantLife` (consistency) and `EventLog.append` (ids, offsets, frames). About one
 event in `test_purpose_every` carries `xpurpose: "test"`, the only value the live service uses
-(event-stream.md §1). Live traffic is routine by default (`live_mix`): no organization deletions, no
+(docs/event-stream.md "Quirks"). Live traffic is routine by default (`live_mix`): no organization deletions, no
 organization connection changes, no admin grants, no deletion waves at the population caps — the incidents
 alert rules look for happen when a scenario acts them out. The backlog and `/_sim/emit` keep every kind.
 

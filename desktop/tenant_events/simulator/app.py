@@ -1,4 +1,4 @@
-"""The simulator's Starlette application: routes of spec 000 (events), the auth API (login.md §1) and the
+"""The simulator's Starlette application: routes of the event stream (docs/event-stream.md), the auth API (Auth0-shaped) and the
 loopback admin endpoints; JSON bodies for 404/405 like the management API's."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Browser-facing OAuth endpoints: discovery, JWKS, /authorize, the login decision, /v2/logout.
 
-Shaped like Auth0's (login.md §1): issuer with a trailing slash, code flow only, PKCE S256 required,
+Shaped like Auth0's: issuer with a trailing slash, code flow only, PKCE S256 required,
 `state` and `nonce` echoed, `prompt` (`none` needs a session, `login` forces the page), `audience`.
 Errors before the redirect URI is trusted (unknown client, redirect mismatch) are shown as a page, never
 redirected (RFC 6749 §4.1.2.1); later ones go back to the client as `error=...&state=...`.
@@ -150,7 +150,7 @@ async def decision(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
-    """Auth0 /v2/logout: end the session; returnTo must be allowed for the client (login.md §1)."""
+    """Auth0 /v2/logout: end the session; returnTo must be allowed for the client."""
     state: SimState = request.app.state.sim
     state.auth.sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)
     return_to = request.query_params.get("returnTo")

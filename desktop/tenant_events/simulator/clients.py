@@ -2,9 +2,9 @@
 
 - `tenant-events-demo`: public native app (PKCE, no secret); RFC 8252 §7.3 any-port loopback redirects to
   `/callback` on 127.0.0.1, [::1] or localhost.
-- `tenant-events-exact`: the same, but matched exactly, port included, as Auth0 does (login.md §1).
+- `tenant-events-exact`: the same, but matched exactly, port included, as Auth0 does.
 - `tenant-events-service`: confidential, client_credentials, global, may read events.
-- `tenant-events-nonglobal`: client_credentials, not global → 401 "Client is not global." (spec 000).
+- `tenant-events-nonglobal`: client_credentials, not global → 401 "Client is not global." (docs/event-stream.md "Errors").
 - `tenant-events-noscope`: client_credentials, global, no `read:events` → 403 insufficient scope.
 """
 

@@ -1,7 +1,7 @@
 """Simulator settings: one frozen dataclass that the CLI flags and `running_simulator(**options)` both fill.
 
-Values the spec leaves open (spec 000 "Limits": connection count, rate limit, heartbeat, retention) get
-defaults taken from event-stream.md §7 (Self-service plan: 4 connections) or chosen to exercise clients.
+Values the contract leaves open (docs/event-stream.md "Limits": connection count, rate limit, heartbeat, retention) get
+defaults taken from the real service (Self-service plan: 4 connections) or chosen to exercise clients.
 """
 
 from __future__ import annotations
@@ -29,16 +29,16 @@ class SimulatorConfig:
     backlog: int = 0  # make sure at least this many past events exist before serving
     heartbeat: float = 15.0  # seconds between offset-only messages on an idle stream
     keepalive: float = 10.0  # seconds between `: keep-alive` comments
-    retry_ms: int = 2000  # the `retry:` field sent on connect (event-stream.md §2)
+    retry_ms: int = 2000  # the `retry:` field sent on connect (docs/event-stream.md "Frames")
     rotate_after: float = 300.0  # seconds before connection_timeout + close (0 = never)
     retention: int = 0  # keep only the newest N events; older cursors get 410 (0 = keep all)
-    max_connections: int = 4  # concurrent streams per tenant (event-stream.md §7, Self-service)
+    max_connections: int = 4  # concurrent streams per tenant (the real service's Self-service plan)
     rate_limit: int = 600  # /events requests per rate_window per client
     rate_window: float = 60.0
-    token_ttl: int = 300  # access token lifetime, seconds (issue 4: short, so clients refresh)
+    token_ttl: int = 300  # access token lifetime, seconds (short, so clients refresh)
     code_ttl: int = 60  # authorization code lifetime, seconds
-    id_length: int = 16  # event/stream id characters after the prefix: 16 (spec 000) or 22 (live service)
-    real_names: bool = False  # a0tenant/a0stream/a0purpose instead of xtenant/... (event-stream.md §1)
+    id_length: int = 16  # event/stream id characters after the prefix: 16 (the contract) or 22 (live service)
+    real_names: bool = False  # a0tenant/... instead of xtenant/... (docs/event-stream.md "Quirks")
     test_purpose_every: int = 97  # roughly one event in N carries xpurpose "test"
     chunk_bytes: int = 256 * 1024  # frames are written in batches of about this size
     speed: float = (

@@ -1,7 +1,7 @@
 """Opaque stream cursors (`offset`): base64 of the stream epoch and a sequence number.
 
-Spec 000 only says the cursor is an opaque string of at most 1024 characters; the live service's look like
-base64 (event-stream.md §2). Sequence n means "after event n": resuming from it yields event n + 1 first.
+The contract only says the cursor is an opaque string of at most 1024 characters; the live service's look like
+base64 (docs/event-stream.md "Cursors and resume"). Sequence n means "after event n": resuming from it yields event n + 1 first.
 The epoch changes when a log is created, so a cursor from another simulator log is recognised as such.
 """
 
@@ -12,7 +12,7 @@ import binascii
 import struct
 
 _LAYOUT = struct.Struct(">IQ")  # epoch (u32), sequence (u64)
-MAX_CURSOR_LENGTH = 1024  # spec 000 "Limits"
+MAX_CURSOR_LENGTH = 1024  # docs/event-stream.md "Limits"
 
 
 class CursorError(ValueError):

@@ -1,9 +1,9 @@
 """The append-only event log: every event stored once, with its SSE frame pre-rendered at append time.
 
 Position n (1-based sequence) has the cursor `cursor.encode(epoch, n)`; a client resuming from it gets event
-n + 1 first (event-stream.md §2). Frames are bytes ready for the wire, so serving a backlog is a join of
-slices (the speed target of issue 4: ≥ 100k events/s). Retention drops the oldest events; a cursor before
-them answers 410 (spec 000 "Errors").
+n + 1 first (docs/event-stream.md "Cursors and resume"). Frames are bytes ready for the wire, so serving a backlog is a join of
+slices (the speed target: ≥ 100k events/s). Retention drops the oldest events; a cursor before
+them answers 410 (docs/event-stream.md "Errors").
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tenant_events.simulator.event_types import TYPE_INDEX
 from tenant_events.simulator.storage import SimStore
 from tenant_events.simulator.world import iso_ms
 
-SOURCE = f"urn:sim:{TENANT_DOMAIN}"  # spec 000: `urn:<service>:<tenant>.<domain>`
+SOURCE = f"urn:sim:{TENANT_DOMAIN}"  # `urn:<service>:<tenant>.<domain>` (docs/event-stream.md "Envelope")
 _REAL_NAMES = ((b',"xtenant":', b',"a0tenant":'), (b',"xstream":', b',"a0stream":'),
                (b',"xpurpose":', b',"a0purpose":'))  # fmt: skip
 _ALNUM = string.ascii_letters + string.digits
@@ -37,7 +37,7 @@ class CursorExpired(Exception):
 
 
 def render_frame(event_type: str, offset: str, envelope: bytes) -> bytes:
-    """One SSE event frame: `event:` kind, `id:` offset, `data:` `{offset, event}` (event-stream.md §2)."""
+    """One SSE event frame: `event:` kind, `id:` offset, `data:` `{offset, event}` (docs/event-stream.md "Frames")."""
     off = offset.encode("ascii")
     return b"".join((b"event: ", event_type.encode("ascii"), b"\nid: ", off, b'\ndata: {"offset":"', off,
                      b'","event":', envelope, b"}\n\n"))  # fmt: skip
@@ -93,7 +93,7 @@ class EventLog:
         return seq
 
     def seq_before_time(self, ts: float) -> int:
-        """Position just before the first retained event at or after `ts` (spec 000 `from_timestamp`)."""
+        """Position just before the first retained event at or after `ts` (the `from_timestamp` parameter)."""
         return self.first_seq - 1 + bisect.bisect_left(self.times, ts)
 
     # ------------------------------------------------------------------ appending
@@ -112,7 +112,7 @@ class EventLog:
         return seq
 
     def _new_id(self) -> str:
-        """`evt_` + id_length random characters of [a-zA-Z0-9] (spec 000 / event-stream.md §4)."""
+        """`evt_` + id_length random characters of [a-zA-Z0-9] (docs/event-stream.md "Envelope")."""
         n = self.config.id_length
         raw = base64.b64encode(self._rng.randbytes((n * 3 + 3) // 4)).translate(_B64_TO_ALNUM)
         return "evt_" + raw[:n].decode("ascii")

@@ -1,4 +1,4 @@
-"""The 22 event type names of spec 000 ("Events"), written out again here so the simulator shares no code
+"""The 22 event type names of the contract, written out again here so the simulator shares no code
 with the client's `wire` package (a typo there must not be mirrored here)."""
 
 from __future__ import annotations

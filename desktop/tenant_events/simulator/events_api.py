@@ -1,9 +1,9 @@
-"""`GET /api/v2/events`: the SSE event stream of spec 000, checked in the order the live service does.
+"""`GET /api/v2/events`: the SSE event stream (docs/event-stream.md), checked in the order the live service does.
 
-Request checks, each with spec 000's status and message ("Errors"): bearer token (401/403), request rate
+Request checks, each with the contract's status and message (docs/event-stream.md "Errors"): bearer token (401/403), request rate
 (429 + X-RateLimit-*), query string (400: unknown parameter, `from` > 1024, `from_timestamp` > 20 or not
 RFC 3339, unsupported `event_type`, `from` with `from_timestamp`), cursor (400 bad format, 410 expired),
-concurrent connections (403). Then the stream (event-stream.md §2): preamble with `retry:`, event frames in
+concurrent connections (403). Then the stream (docs/event-stream.md "Frames"): preamble with `retry:`, event frames in
 batches, offset-only heartbeats every `heartbeat` s, `: keep-alive` comments when idle, and an in-stream
 `connection_timeout` error before closing every `rotate_after` s.
 
@@ -34,7 +34,7 @@ from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import TokenRejected
 
 log = logging.getLogger(__name__)
-MAX_FROM_TIMESTAMP = 20  # spec 000 "Limits"
+MAX_FROM_TIMESTAMP = 20  # docs/event-stream.md "Limits"
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _ALLOWED_PARAMS = ("from", "from_timestamp", "event_type")
 
@@ -130,8 +130,8 @@ class EventsEndpoint:
             if not _RFC3339.match(from_ts):
                 raise BadRequest(400, f"Invalid request query string. 'from_timestamp' {from_ts!r} is not an "
                                       "RFC 3339 date-time such as 2025-01-31T12:00:00Z.")  # fmt: skip
-        # Last-Event-ID wins over `from` (event-stream.md §2); `from` and `from_timestamp` are mutually
-        # exclusive (event-stream.md §3, the docs [1]).
+        # Last-Event-ID wins over `from` (docs/event-stream.md "Request"); `from` and `from_timestamp` are mutually
+        # exclusive (docs/event-stream.md "Request").
         last_event_id = request.headers.get("last-event-id", "").strip()
         text = last_event_id or from_
         if from_ is not None and from_ts is not None and not last_event_id:
@@ -153,7 +153,7 @@ class EventsEndpoint:
                     400, f"Invalid request query string. 'from_timestamp' {from_ts!r}: {exc}."
                 ) from exc
             return log_.seq_before_time(ts), bytes(mask) if mask else None
-        return log_.last_seq, bytes(mask) if mask else None  # no cursor: from now (spec 000)
+        return log_.last_seq, bytes(mask) if mask else None  # no cursor: from now
 
     # ------------------------------------------------------------------ streaming
     async def _serve(self, scope: Scope, receive: Receive, send: Send, start_seq: int, mask: bytes | None,

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-# In-stream error codes of the live service (event-stream.md §6).
+# In-stream error codes of the live service (docs/event-stream.md "Errors").
 STREAM_ERROR_CODES = ("invalid_cursor", "cursor_expired", "timeout", "payload_too_large", "processing_error",
                       "connection_timeout")  # fmt: skip
 MALFORMED_KINDS = ("bad_json", "unknown_kind", "bad_envelope", "oversized")

@@ -1,7 +1,7 @@
 """SSE frames other than events: preamble, heartbeats, keep-alives, errors and the malformed ones the fault
 knobs inject. Event frames are rendered once in event_log.py.
 
-Framing per event-stream.md §2: `event:` = message kind, `id:` = offset, `data:` = JSON without `type`.
+Framing per docs/event-stream.md "Frames": `event:` = message kind, `id:` = offset, `data:` = JSON without `type`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ ERROR_MESSAGES = {
 
 
 def preamble(retry_ms: int) -> bytes:
-    """`:connected` comment and the reconnection time, as the docs' example starts (event-stream.md §2)."""
+    """`:connected` comment and the reconnection time, as the service's own example starts (docs/event-stream.md "Frames")."""
     return b":connected\nretry: %d\n\n" % retry_ms
 
 
@@ -32,7 +32,7 @@ def offset_only(offset: str) -> bytes:
 
 
 def error(code: str, offset: str | None) -> bytes:
-    """In-stream error `{error:{code, message, offset?}}`; the stream closes after it (spec 000)."""
+    """In-stream error `{error:{code, message, offset?}}`; the stream closes after it (docs/event-stream.md "Errors")."""
     detail: dict[str, str] = {"code": code, "message": ERROR_MESSAGES.get(code, code)}
     head = b"event: error\n"
     if offset is not None:
@@ -55,7 +55,7 @@ def malformed(kind: str, offset: str, sample_frame: bytes | None, oversized_byte
             off,
             blob,
         )
-    # bad_envelope: a real event whose envelope breaks spec 000 (id too short, unknown property).
+    # bad_envelope: a real event whose envelope breaks the envelope rules (id too short, unknown property).
     data = sample_frame.split(b"\ndata: ", 1)[1].rstrip(b"\n") if sample_frame else b""
     message: dict[str, Any] = orjson.loads(data) if data else {"event": {"type": "user.created", "data": {}}}
     envelope = message["event"]

@@ -4,8 +4,8 @@ The world (users, organizations with members/connections/roles, groups with memb
 so every event refers to things that exist: a member is only removed if it was added, a deleted user leaves
 every organization and group first, and so on. Populations are capped (creation turns into deletion past the
 cap) and every pick is O(1), so a million-event backlog takes seconds. Payload shapes follow
-event-stream.md §5 (the Management API OAS) with `data.context` filled as the vendor SDK's models require
-(event-stream.md §11: `context.tenant.id`, `geo` inside `context.request`).
+docs/event-stream.md "Payloads" (the Management API's schemas) with `data.context` filled as the vendor SDK's models require
+(docs/event-stream.md "Quirks": `context.tenant.id`, `geo` inside `context.request`).
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ class TenantLife(TenantWorld):
             self._drop_group(self.groups[group_id])
         del self.orgs[org.id]
         self.org_bag.discard(org.id)
-        return self._org_object(org, branding=False)  # event-stream.md §5: no branding on deleted
+        return self._org_object(org, branding=False)  # the real payloads: no branding on deleted
 
     def _org_member_added(self, now: str) -> dict[str, Any] | None:
         org = self._any_org()

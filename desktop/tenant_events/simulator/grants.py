@@ -1,5 +1,5 @@
 """Authorization state: pending login transactions, authorization codes, browser sessions and
-refresh-token families (rotation with reuse detection, login.md §1 "Refresh token rotation").
+refresh-token families (rotation with reuse detection, as Auth0's refresh token rotation does).
 
 Refresh tokens are stored only as SHA-256 hashes; a family is every token rotated from one sign-in, and
 reusing any already-used token revokes the whole family, as Auth0 does with a zero reuse interval.

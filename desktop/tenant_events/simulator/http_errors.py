@@ -1,4 +1,4 @@
-"""HTTP error bodies of the management API: JSON `{statusCode, error, message}` (spec 000 leaves the body
+"""HTTP error bodies of the management API: JSON `{statusCode, error, message}` (the contract leaves the body
 shape open; this is the shape Auth0's Management API uses)."""
 
 from __future__ import annotations

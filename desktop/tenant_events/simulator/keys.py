@@ -1,4 +1,4 @@
-"""The simulator's RS256 signing key and the JWKS it publishes (login.md §1, "JWKS").
+"""The simulator's RS256 signing key and the JWKS it publishes, as Auth0 does.
 
 With a data dir the private key is kept as `signing-key.pem` (mode 0600) so tokens stay valid across
 restarts; without one a fresh key is made per run.

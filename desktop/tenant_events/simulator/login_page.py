@@ -1,6 +1,6 @@
 """HTML of the hosted login page, its error page and the form_post reply; every value is escaped.
 
-The page contract (common brief, contract 1): one `<form method="post" action="/authorize/decision">` with a
+The page contract the tests rely on: one `<form method="post" action="/authorize/decision">` with a
 hidden `txn` and two submit buttons `action=allow` ("Continue as demo admin") and `action=deny` (Cancel).
 """
 

@@ -1,4 +1,4 @@
-"""Request bodies of the auth API: `application/x-www-form-urlencoded` (RFC 6749 §4.1.3) or JSON (spec 001:
+"""Request bodies of the auth API: `application/x-www-form-urlencoded` (RFC 6749 §4.1.3) or JSON (the auth API:
 "POST parameters are sent as JSON"). Parsed with the stdlib, so no multipart parser is needed."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ DB_FILE = "simulator.sqlite3"
 
 @dataclass
 class RateWindow:
-    """A fixed window counter per client (spec 000 "Limits": request rate limited, 429 past it)."""
+    """A fixed window counter per client (docs/event-stream.md "Limits": request rate limited, 429 past it)."""
 
     started: float
     count: int = 0

@@ -1,4 +1,4 @@
-"""The simulator's SQLite file: event log rows, refresh-token families and small settings (issue 4:
+"""The simulator's SQLite file: event log rows, refresh-token families and small settings (
 "State (signing key, event log, refresh-token families) persists in its data dir").
 
 The signing key lives beside it as a PEM file (keys.py). With no data dir the simulator keeps everything in

@@ -30,7 +30,7 @@ TEST_DEFAULTS: dict[str, Any] = {"rate": 0.0, "burst_every": 0.0, "heartbeat": 1
 
 @dataclass
 class SimulatorHandle:
-    """A running simulator; see the common brief, contract 1."""
+    """A simulator running in this process: its URLs, client ids and a control client for its fault knobs."""
 
     auth_url: str
     config: SimulatorConfig

@@ -1,4 +1,4 @@
-"""Back-channel OAuth endpoints: /oauth/token, /oauth/revoke, /userinfo (login.md §1).
+"""Back-channel OAuth endpoints: /oauth/token, /oauth/revoke, /userinfo, shaped like Auth0's.
 
 Errors are JSON `{error, error_description}` with the real service's statuses: 403 `invalid_grant` for a
 bad, used or expired code and for an unknown or reused refresh token; 401 for a bad client secret.
@@ -45,7 +45,7 @@ def _pkce_ok(verifier: str, challenge: str) -> bool:
 def _token_reply(state: SimState, grant: Grant, *, refresh: str | None, with_id_token: bool) -> JSONResponse:
     tokens, ttl = state.token_service, state.config.token_ttl
     openid = "openid" in grant.scope
-    # No `audience`: a token only for /userinfo, as Auth0 issues (login.md §1 "Userinfo").
+    # No `audience`: a token only for /userinfo, as Auth0 issues.
     aud = None if grant.audience else tokens.userinfo_audience
     access = tokens.mint_access(client_id=grant.client_id, sub=grant.sub, scope=" ".join(grant.scope), ttl=ttl,
                                 openid=openid, audience=aud)  # fmt: skip
@@ -114,7 +114,7 @@ def _refresh(state: SimState, params: dict[str, str]) -> Response:
     if isinstance(result, str):
         return _error(403, "invalid_grant", result)
     grant, family = result
-    if params.get("scope"):  # a smaller scope is allowed (login.md §1 "Refresh")
+    if params.get("scope"):  # a smaller scope is allowed (as Auth0 allows on refresh)
         wanted = params["scope"].split()
         extra = [s for s in wanted if s not in grant.scope]
         if extra:

@@ -1,8 +1,8 @@
 """Minting and checking the simulator's JWTs with joserfc.
 
 Access tokens: RS256, `aud` = `{base_url}/` (plus `{auth_url}/userinfo` when `openid` was asked, as Auth0
-does, login.md §1 "Userinfo"), `scope`, `azp`, short lifetime. ID tokens: RS256 with nonce, iss, aud=client_id,
-azp, exp, iat, auth_time and profile claims (login.md §1 "ID token validation"); the fault knobs can make them
+does), `scope`, `azp`, short lifetime. ID tokens: RS256 with nonce, iss, aud=client_id,
+azp, exp, iat, auth_time and profile claims (what Auth0's SDKs validate); the fault knobs can make them
 HS256, wrongly issued/addressed or expired for the client's negative tests.
 """
 
@@ -33,7 +33,7 @@ DEMO_USER: dict[str, Any] = {
 
 
 class TokenRejected(Exception):
-    """The bearer token cannot be used; `status` and `message` are the HTTP error to send (spec 000)."""
+    """The bearer token cannot be used; `status` and `message` are the HTTP error to send (docs/event-stream.md "Errors")."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -91,12 +91,12 @@ class TokenService:
             claims["exp"] = float(f.exp)
         if nonce is not None or f.nonce is not None:
             claims["nonce"] = f.nonce if f.nonce is not None else nonce
-        if f.alg == "HS256":  # the negative case login.md §1 asks clients to reject
+        if f.alg == "HS256":  # the negative case clients must reject
             return jwt.encode({"alg": "HS256", "typ": "JWT"}, claims, OctKey.import_key(b"s" * 32))
         return self._sign(claims)
 
     def decode(self, token: str) -> dict[str, Any]:
-        """Signature-checked claims; TokenRejected(401) with spec 000's messages otherwise."""
+        """Signature-checked claims; TokenRejected(401) with the service's messages otherwise (docs/event-stream.md "Errors")."""
         try:
             decoded = jwt.decode(token, self.keyset, algorithms=["RS256"])
         except (
@@ -113,7 +113,7 @@ class TokenService:
         return dict(decoded.claims)
 
     def check_events_access(self, token: str) -> dict[str, Any]:
-        """Spec 000 "Authentication": valid JWT (signature, expiry, audience), global client, read:events."""
+        """What the stream accepts: valid JWT (signature, expiry, audience), global client, read:events."""
         claims = self.decode(token)
         now = time.time()
         exp = claims.get("exp")

@@ -1,5 +1,5 @@
 """The tenant's world for the generator: names, fixed roles/connections, organizations and groups with their
-members, and the RFC 3339 timestamps events carry (event-stream.md §4, §5)."""
+members, and the RFC 3339 timestamps events carry (docs/event-stream.md "Envelope", "Payloads")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from tenant_events.simulator.bag import Bag
 
 ALNUM = string.ascii_letters + string.digits
 GROUP_ALPHABET = (
-    "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"  # event-stream.md §5 grp_ pattern
+    "123456789abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ"  # the real service's grp_ id alphabet
 )
 FIRST = ("Ada", "Alan", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Radia", "Tim", "Frances")
 LAST = ("Lovelace", "Turing", "Hopper", "Torvalds", "Liskov", "Thompson", "Hamilton", "Ritchie", "Perlman")
@@ -42,7 +42,7 @@ _second_cache: list[Any] = [None, ""]
 
 
 def iso_ms(ts: float) -> str:
-    """RFC 3339 UTC with milliseconds, as the live service writes `time` (event-stream.md §4)."""
+    """RFC 3339 UTC with milliseconds, as the live service writes `time` (docs/event-stream.md "Envelope")."""
     second = int(ts)
     if _second_cache[0] != second:  # strftime once per second: the backlog writes ~60k events a second
         _second_cache[0] = second

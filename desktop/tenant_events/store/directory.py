@@ -15,14 +15,14 @@ Either way ONE statement does the work: a row offered to `directory_pending`, wh
 the new rows in SQLite, with the GIL released (each statement the writer runs is one more wait for the GIL):
 
   1. directory_scratch  one row per event: the fields of `data.object` the directory needs, one JSON parse each;
-                        `directory_types` says which fields each event type carries (event-stream.md §5)
+                        `directory_types` says which fields each event type carries (docs/event-stream.md "Payloads")
   2. directory_mention  view: each entity an event names, with the attributes the event gives it (a group's
                         `parent` is its organization or connection: deleting the organization deletes it)
   3. entities           upsert; an entity first seen by reference (a member added to an organization whose
                         `organization.created` never arrived) is stored with its id alone and filled in later
   4. links              memberships and role assignments: the stamps of the newest add and the newest removal
 
-Events may arrive out of order (event-stream.md §7) and `rebuild` replays old events after newer ones, so nothing
+Events may arrive out of order (docs/event-stream.md "Quirks") and `rebuild` replays old events after newer ones, so nothing
 depends on processing order: an attribute keeps the stamp of the event that set it and only a newer stamp replaces
 it; a link is current while its newest add is newer than its newest removal and than the deletion of either end
 (the service removes a deleted user from its organizations without events; entity_reader.py applies that when
@@ -61,7 +61,7 @@ class Rel(IntEnum):
 
 
 class _Has(IntFlag):
-    """What an event type's `data.object` carries (event-stream.md §5): `directory_types.mask`."""
+    """What an event type's `data.object` carries (docs/event-stream.md "Payloads"): `directory_types.mask`."""
 
     USER = 1  # a user object: user_id, name, email
     ORG = 2  # an organization object: id, name, display_name

@@ -109,7 +109,7 @@ def summary_of(event_type: str, raw: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RejectedRow:
-    """A frame that failed validation, kept raw (issue 5: never dropped silently)."""
+    """A frame that failed validation, kept raw, never dropped silently (docs/event-stream.md "Message kinds")."""
 
     event_name: str
     offset: str | None

@@ -86,7 +86,7 @@ INSERT INTO counters (name, value) VALUES ('duplicates', 0), ('fts_upto', 0);
 """
 
 # Schema 2: the dedupe key becomes UNIQUE (time_ms, event_id) instead of UNIQUE (event_id). A re-delivered
-# event (at-least-once delivery, event-stream.md §7; the overlap after a cursor_expired resume) is the same
+# event (at-least-once delivery, docs/event-stream.md "Cursors and resume"; the overlap after a cursor_expired resume) is the same
 # event, with the same id AND the same time, so the key drops exactly the same duplicates. But event ids are
 # random, so an index on them alone takes every insert to a random leaf page: each batch dirtied hundreds of
 # index pages (each written whole to the WAL) and, past the page cache, read them back from disk — ingest slowed

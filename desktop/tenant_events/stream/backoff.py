@@ -1,8 +1,9 @@
 """Reconnect delays: exponential backoff with jitter, the server's `retry:` as a floor; `bounded()` for any wait.
 
 Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter") spreads many clients that lost the same
-server; 0.5 s base and 30 s cap as the vendor CLI does (event-stream.md §8). Progress on a connection that lived
-a while resets it (outcomes.py: a connection that ends at once never does, whatever it delivered).
+server; 0.5 s base and 30 s cap as the vendor CLI does (docs/event-stream.md "Reconnecting"). Progress on a
+connection that lived a while resets it (outcomes.py: a connection that ends at once never does, whatever it
+delivered).
 
 `busy()` is for 403 "maximum concurrent event stream connections": after a crash or a restart the old
 connection still counts at the server until it notices it is gone (its next write fails), so the first retry

@@ -43,7 +43,8 @@ class BatchKeeper:
         max_delay: float,
         max_bytes: int | None = None,
     ) -> None:
-        self._sink, self._stats, self._on_commit, self._name = sink, stats, on_commit, name
+        self._sink, self._stats, self._name = sink, stats, name
+        self.on_commit = on_commit  # the follower's observers (FollowLoop.on_commit)
         self.max_events, self._max_delay, self._max_bytes = max_events, max_delay, max_bytes
         self.pending = Batch()
         self.pending_bytes = 0  # of `data:` text: large events make smaller batches (memory stays bounded)
@@ -166,5 +167,5 @@ class BatchKeeper:
             span = now - self._rate[0][0]
             stats.events_per_second = sum(n for _, n in list(self._rate)[1:]) / span if span > 0 else 0.0
         self.on_kept(result)
-        for callback in list(self._on_commit):
+        for callback in list(self.on_commit):
             callback(result)

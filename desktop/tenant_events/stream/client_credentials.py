@@ -1,7 +1,7 @@
 """A TokenProvider for service use: OAuth 2.0 client credentials (RFC 6749 §4.4) against `{auth_url}/oauth/token`.
 
 The secret comes from the environment (`TENANT_EVENTS_CLIENT_SECRET`), never argv, and is never logged.
-Spec 000 "Authentication": a client credentials token carrying `read:events` is accepted by the stream.
+The stream accepts a client credentials token carrying `read:events`.
 """
 
 from __future__ import annotations

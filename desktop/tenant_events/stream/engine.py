@@ -67,7 +67,7 @@ class EngineConfig:
 
     base_url: str
     event_types: tuple[str, ...] = ()
-    from_timestamp: str | None = None  # spec 000: initial query only, when no cursor exists
+    from_timestamp: str | None = None  # initial query only, when no cursor exists
     name: str = "tenant"
     stall_timeout: float = 90.0  # no message for this long → reconnect (a few heartbeats)
     batch_max_events: int = 1000
@@ -225,7 +225,7 @@ class StreamEngine(FollowLoop):
             )
         loop = asyncio.get_running_loop()
         stall, batches = self._stall, self._batches
-        # Frame size cap: the data limit plus room for the `event:`/`id:` lines around it (D4: memory bounded).
+        # Frame size cap: the data limit plus room for the `event:`/`id:` lines around it (memory stays bounded).
         decoder = SSEDecoder(self.config.max_data_bytes + 4096)
         retry = decoder.retry
         self._emit(
@@ -236,7 +236,7 @@ class StreamEngine(FollowLoop):
             last_kick = loop.time()
             watchdog.reschedule(last_kick + stall)
             async for chunk in chunks:
-                now = loop.time()  # any byte, comment keep-alives included, proves the stream alive (issue 5)
+                now = loop.time()  # any byte, keep-alive comments too, proves the stream alive
                 if now - last_kick > 0.25:  # rescheduling per chunk would cost more than it saves
                     watchdog.reschedule(now + stall)
                     last_kick = now
@@ -266,7 +266,7 @@ class StreamEngine(FollowLoop):
         if not self._progress:
             return Outcome(StreamState.RECONNECTING, "the stream closed before sending anything",
                            Reason.EMPTY_STREAM, USE_BACKOFF)  # fmt: skip
-        # EOF: the service rotates connections every few minutes (event-stream.md §2) — routine.
+        # EOF: the service rotates connections every few minutes (docs/event-stream.md "Reconnecting") — routine.
         return Outcome(
             StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION, progress=True
         )
@@ -293,14 +293,14 @@ class StreamEngine(FollowLoop):
             return None
         if isinstance(message, ErrorMessage):
             return message
-        self._batches.move_cursor(message.offset, received)  # offset-only heartbeat (spec 000)
+        self._batches.move_cursor(message.offset, received)  # an offset-only heartbeat
         self._set_live(catching_up=False)
         return None
 
     async def _stream_error(self, message: ErrorMessage) -> Outcome:
         err = message.error
         if err.offset:
-            self._batches.pending.cursor = err.offset  # "can be used to resume" (event-stream.md §6)
+            self._batches.pending.cursor = err.offset  # kept to resume from (docs/event-stream.md "Errors")
         await self._batches.flush()
         code = err.known_code
         text = shown(f"{err.code}: {err.message}" if err.message else err.code)

@@ -53,10 +53,9 @@ class FollowLoop(ABC):
         self._reconnects = reconnects
         self._storage_retry = bounded(storage_retry, default=5.0, low=0.5)
         self.on_state: list[Callable[[StateChange], None]] = []
-        self.on_commit: list[Callable[[CommitResult], None]] = []
         self.stats = EngineStats()
         self.state = StateChange(StreamState.STOPPED, "not started")
-        self._batches = BatchKeeper(sink, self.stats, self.on_commit, name=name, max_events=max_events,
+        self._batches = BatchKeeper(sink, self.stats, [], name=name, max_events=max_events,
                                     max_delay=bounded(max_delay, default=0.1, low=0.001, high=60.0),
                                     max_bytes=max_bytes)  # fmt: skip
         self._batches.on_failure = lambda: self._interrupt_attempt("storage error")
@@ -65,6 +64,16 @@ class FollowLoop(ABC):
         self._stopping = False
         self._interrupt: str | None = None
         self._attempt_task: asyncio.Task[Outcome] | None = None
+
+    @property
+    def on_commit(self) -> list[Callable[[CommitResult], None]]:
+        """Observers of each commit, called on the loop's thread. An owner may hand down its own list (assign it)
+        instead of forwarding: `on_state` likewise."""
+        return self._batches.on_commit
+
+    @on_commit.setter
+    def on_commit(self, observers: list[Callable[[CommitResult], None]]) -> None:
+        self._batches.on_commit = observers
 
     # -- what a follower writes ---------------------------------------------------------------------------
     @abstractmethod

@@ -1,4 +1,4 @@
-"""The `GET {base_url}/events` request (spec 000 "Endpoints") and the reading of its error responses."""
+"""The `GET {base_url}/events` request (docs/event-stream.md "Request") and the reading of its error responses."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import orjson
 from tenant_events.http import Response
 from tenant_events.server_text import shown
 
-MAX_FROM_TIMESTAMP: Final = 20  # spec 000 Limits: `from_timestamp` is at most 20 characters
+MAX_FROM_TIMESTAMP: Final = 20  # docs/event-stream.md "Limits": `from_timestamp` is at most 20 characters
 
 
 def events_url(base_url: str) -> str:
@@ -37,12 +37,12 @@ def query_params(
 def request_headers(token: str, cursor: str | None) -> dict[str, str]:
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream", "Cache-Control": "no-store"}
     if cursor:
-        headers["Last-Event-ID"] = cursor  # event-stream.md §2: the header wins when both are sent
+        headers["Last-Event-ID"] = cursor  # it wins over `from` (docs/event-stream.md "Request")
     return headers
 
 
 def format_from_timestamp(moment: datetime) -> str:
-    """RFC 3339 in the only form that fits 20 characters: `YYYY-MM-DDTHH:MM:SSZ` (event-stream.md §3)."""
+    """RFC 3339 in the only form that fits 20 characters: `YYYY-MM-DDTHH:MM:SSZ` (docs/event-stream.md "Request")."""
     text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert len(text) <= MAX_FROM_TIMESTAMP
     return text
@@ -75,8 +75,9 @@ def error_text(response: Response, body: bytes) -> str:
 
 def rate_limit_until(response: Response, now: float | None = None) -> float:
     """Epoch seconds when a 429 lifts: `Retry-After` (s or HTTP date, RFC 9110 §10.2.3) when sent, since it is
-    the server's own answer; else `X-RateLimit-Reset` (epoch s, spec 000 Errors); else a minute. A value that is
-    not a finite number (NaN, inf, 1e999) is no answer; the wait itself is bounded by `outcomes.rate_limited`."""
+    the server's own answer; else `X-RateLimit-Reset` (epoch s, docs/event-stream.md "Errors"); else a minute. A
+    value that is not a finite number (NaN, inf, 1e999) is no answer; the wait itself is bounded by
+    `outcomes.rate_limited`."""
     now = time.time() if now is None else now
     retry_after = response.headers.get("Retry-After")
     if retry_after:
@@ -101,7 +102,7 @@ def _finite(text: str) -> float | None:
 
 
 def bad_parameter(message: str) -> str:
-    """Which request parameter a 400 is about, from the server's message (spec 000 Errors)."""
+    """Which request parameter a 400 is about, from the server's message (docs/event-stream.md "Errors")."""
     lowered = message.lower()
     if "cursor" in lowered:
         return "from (the stored cursor)"

@@ -1,7 +1,7 @@
 """A bounded, byte-level SSE decoder: the WHATWG "event stream interpretation" over `response.aiter_bytes()`.
 
 Why not httpx-sse's `aiter_sse` for reading: it decodes text and buffers a whole line before anyone can look
-at its size, so a line that never ends grows memory without bound (proving-ground defect D4), and its
+at its size, so a line that never ends grows memory without bound, and its
 per-line Python work was most of the engine's parsing time. This decoder splits whole frames on the blank line
 with `bytes.split` (C), parses only the few lines of each frame, and never holds more than `max_frame_bytes`
 of one unfinished frame: past that it keeps a short prefix, skips bytes until the frame's blank line, and
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 BOM: Final = b"\xef\xbb\xbf"
-# The shape every frame of the real service has (event-stream.md §2): parsed by one regex call; the general
+# The shape every frame of the real service has (docs/event-stream.md "Frames"): parsed by one regex call; the general
 # line loop below gives the same result for it and handles everything else.
 # The regex takes the two short lines and the `data: ` prefix; that the data is one line is checked with
 # bytes.find (memchr), far faster than the regex engine walking a kilobyte of JSON.

@@ -1,7 +1,7 @@
-"""The token provider seam between the stream engine and sign-in (common brief, contract 2).
+"""The token provider seam between the stream engine and sign-in.
 
-The engine asks for a bearer token before each connection and forces one refresh after a 401 (spec 000
-"Authentication"). `auth/` implements the Protocol for browser sign-in; `StaticTokenProvider` serves the CLI's
+The engine asks for a bearer token before each connection and forces one refresh after a 401 (docs/event-stream.md
+"Errors"). `auth/` implements the Protocol for browser sign-in; `StaticTokenProvider` serves the CLI's
 `TENANT_EVENTS_ACCESS_TOKEN`, and `ClientCredentialsTokenProvider` (stream/client_credentials.py) service use.
 """
 

@@ -12,7 +12,7 @@ Observers are plain lists of callbacks, called on the loop's thread:
   * `on_state(StateChange)` — the stream's state lines;
   * `on_commit(CommittedRows)` — the seq range each commit made visible (tenant/committed_rows.py);
   * `on_alerts(StepResult)` — each rule evaluation that raised or updated alerts (empty without rules).
-Shutdown order (STYLE §6): stop() cancels the stream, commits what is pending, lets the rules evaluate the last
+Shutdown order (docs/architecture.md "Threads"): stop() cancels the stream, commits what is pending, lets the rules evaluate the last
 commits and closes the database; close() also closes the readers and the HTTP client.
 """
 
@@ -30,7 +30,7 @@ from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
 from tenant_events.errors import ConfigError, SignInRequired, StorageError
 from tenant_events.http import api_client
-from tenant_events.monitor import Retention, TenantMonitor
+from tenant_events.monitor import EventSource, Retention, TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice
 from tenant_events.stream.engine import EngineConfig
@@ -196,8 +196,8 @@ class TenantLink:
             await self.sign_in_state.restore()
         if self._monitor is None:
             self._monitor = self._make_monitor()
-            self._monitor.on_state.append(self._forward_state)
-            self._monitor.on_commit.append(self._forward_commit)
+            self._monitor.on_state = self.on_state  # handed down: the stream calls these itself
+            self._monitor.on_commit.append(self._rows_committed)
         await self._monitor.start()
         if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
             self.rules.attach(self._monitor)
@@ -238,23 +238,26 @@ class TenantLink:
         assert self._monitor is not None, "start() first"
         return await self._monitor.wait()
 
+    def _source(self) -> EventSource | None:
+        return self._monitor.source if self._monitor is not None else None
+
     def pause(self) -> None:
-        if self._monitor is not None:
-            self._monitor.pause()
+        if (source := self._source()) is not None:
+            source.pause()
 
     def resume(self) -> None:
-        if self._monitor is not None:
-            self._monitor.resume()
+        if (source := self._source()) is not None:
+            source.resume()
 
     def nudge(self) -> None:
         """Reconnect now if waiting to (the machine woke up, the network came back)."""
-        if self._monitor is not None:
-            self._monitor.nudge()
+        if (source := self._source()) is not None:
+            source.nudge()
 
     def stop_soon(self) -> None:
         """Ask the stream to stop (safe from a signal handler); `wait()` then returns."""
-        if self._monitor is not None:
-            self._monitor.stop_soon()
+        if (source := self._source()) is not None:
+            source.stop()
 
     async def stop(self) -> None:
         """Stop the stream, commit what was received, evaluate the rules on it, close the database."""
@@ -295,11 +298,7 @@ class TenantLink:
         self.pages = self.aggregates = self.search = None
 
     # -- observers ---------------------------------------------------------------------------------------
-    def _forward_state(self, change: StateChange) -> None:
-        for callback in list(self.on_state):
-            callback(change)
-
-    def _forward_commit(self, result: CommitResult) -> None:
+    def _rows_committed(self, result: CommitResult) -> None:
         rows = self.ranges.advance(result)
         if rows is None:
             return

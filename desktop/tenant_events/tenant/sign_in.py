@@ -98,7 +98,7 @@ class TenantSignIn:
             await asyncio.to_thread(self.secrets.delete, key)
 
     async def logout_url(self, return_to: str | None = None) -> str:
-        """The tenant's browser logout page (ends its own session cookie, login.md §1)."""
+        """The tenant's browser logout page (ends its own session cookie there)."""
         meta = await discovery.fetch_metadata(self._http(), self.profile.auth_url)
         return flows.logout_url(meta, self.profile, return_to)
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the NATS client loads only when a hub is read
     from tenant_events.hub.connection import HubOptions
 
 # The app's first start of a tenant looks back this far (with no cursor the stream starts at the latest events);
-# `from_timestamp` is for the initial query only, the stored cursor wins after (event-stream.md).
+# `from_timestamp` is for the initial query only, the stored cursor wins after (docs/event-stream.md "Request").
 FIRST_LOOKBACK = timedelta(hours=24)
 
 

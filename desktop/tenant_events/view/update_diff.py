@@ -1,7 +1,7 @@
 """What a `*.updated` event changed, for the detail pane.
 
 The stream's `data` carries the object as it is after the update (`data.object`). The service's event catalogue
-also has `data.previous_object` (event-stream.md §4); when it is there, the change is exact. When it is not, the
+also has `data.previous_object` (docs/event-stream.md "Payloads"); when it is there, the change is exact. When it is not, the
 object is compared with the newest earlier event about the same object in the store (its created/updated/added
 event). With neither, the fields the update carried are listed as set. Nested objects compare by dotted path.
 

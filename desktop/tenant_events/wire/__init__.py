@@ -1,4 +1,4 @@
-"""Pydantic models of spec 000 (stream messages, envelope) and of the token replies; no I/O."""
+"""Pydantic models of the event stream (stream messages, envelope; docs/event-stream.md) and of the token replies; no I/O."""
 
 from tenant_events.wire.envelope import Envelope
 from tenant_events.wire.event_types import ALL_EVENT_TYPES, EVENT_TYPE_NAMES, EventType

@@ -1,4 +1,4 @@
-"""The 22 event type names of spec 000 ("Events"), grouped into the families the UI colours by.
+"""The 22 event type names of the event stream, grouped into the families the UI colours by.
 
 The names are the allowed values of `event_type` and of the envelope's `type`. Families are the first dotted
 segment (`user`, `group`, `organization`), which is how the real service's catalogue groups them.
@@ -11,7 +11,7 @@ from typing import Final
 
 
 class EventType(StrEnum):
-    """One event type name of spec 000; the value is the wire name."""
+    """One event type name; the value is the wire name."""
 
     GROUP_CREATED = "group.created"
     GROUP_DELETED = "group.deleted"
@@ -46,10 +46,11 @@ ALL_EVENT_TYPES: Final[tuple[EventType, ...]] = tuple(EventType)
 EVENT_TYPE_NAMES: Final[frozenset[str]] = frozenset(t.value for t in EventType)
 FAMILIES: Final[tuple[str, ...]] = ("user", "organization", "group")
 
-# Defaults for desktop notifications: what an administrator must not miss (issue 7).
+# Defaults for desktop notifications: what an administrator must not miss.
 DEFAULT_NOTIFY_TYPES: Final[frozenset[EventType]] = frozenset(
     t for t in EventType if t.value.endswith((".deleted", ".removed", ".role.assigned"))
 )
+DEFAULT_NOTIFY_NAMES: Final[frozenset[str]] = frozenset(t.value for t in DEFAULT_NOTIFY_TYPES)
 
 
 def types_in_family(family: str) -> tuple[EventType, ...]:

@@ -1,8 +1,8 @@
-"""The three stream message kinds of spec 000 and the one function that decodes an SSE frame into them.
+"""The three stream message kinds and the one function that decodes an SSE frame into them.
 
 On the wire the kind travels in the SSE `event:` field and the JSON `data:` has no `type`; like the vendor's
 client libraries we copy the event name into `type` and validate the union discriminated on it
-(spec 000 "Stream message kinds"; event-stream.md §2).
+(docs/event-stream.md "Frames", "Message kinds").
 
     StreamMessage = EventMessage      type ∈ the 22 event types, offset, event (Envelope)
                   | OffsetOnlyMessage type "offset-only", offset              (heartbeat, cursor only)
@@ -30,7 +30,7 @@ from pydantic import (
 from tenant_events.wire.envelope import Envelope
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES, EventType
 
-MAX_OFFSET_LENGTH: Final = 1024  # spec 000 Limits: `from` is at most 1024 characters
+MAX_OFFSET_LENGTH: Final = 1024  # docs/event-stream.md "Limits": `from` is at most 1024 characters
 OFFSET_ONLY: Final = "offset-only"
 ERROR: Final = "error"
 
@@ -38,7 +38,7 @@ Offset = Annotated[str, StringConstraints(min_length=1, max_length=MAX_OFFSET_LE
 
 
 class StreamErrorCode(StrEnum):
-    """In-stream error codes the real service documents (event-stream.md §6)."""
+    """In-stream error codes the real service documents (docs/event-stream.md "Errors")."""
 
     INVALID_CURSOR = "invalid_cursor"
     CURSOR_EXPIRED = "cursor_expired"
@@ -49,7 +49,7 @@ class StreamErrorCode(StrEnum):
 
 
 class ErrorDetail(BaseModel):
-    """Error detail of an in-stream error. Its fields are not shown in spec 000; the OAS gives these three.
+    """Error detail of an in-stream error. The contract does not list its fields; the OAS gives these three.
 
     `code` stays a plain string: an unknown code must still reach the user, not fail validation.
     """
@@ -80,7 +80,7 @@ class EventMessage(BaseModel):
 
     @model_validator(mode="after")
     def _type_matches_envelope(self) -> EventMessage:
-        # spec 000: the envelope's type "equals the type of the enclosing message".
+        # The envelope's type must equal the type of the enclosing message.
         if self.event.type != self.type:
             raise ValueError(
                 f"event.type {self.event.type.value!r} differs from the message type {self.type.value!r}"
@@ -202,5 +202,5 @@ def decode_frame_timed(
 
 
 def encode_message(message: EventMessage | OffsetOnlyMessage | ErrorMessage) -> dict[str, Any]:
-    """The message as a JSON-ready dict with `type` (the export format of issue 5)."""
+    """The message as a JSON-ready dict with `type` (the export format)."""
     return message.model_dump(mode="json", exclude_none=True)

@@ -1,6 +1,6 @@
 """Typed, tolerant views of `data.object` for the 22 event types, used to say who/what an event is about.
 
-Spec 000 does not show the fields inside `data`; these follow the real service's schemas (event-stream.md §5).
+The contract does not show the fields inside `data`; these follow the real service's (docs/event-stream.md "Payloads").
 Every view ignores fields it does not know and treats all but the identifying ones as optional, so a payload
 that grows never breaks display. A payload that does not fit at all still gets a generic summary.
 """

@@ -3,7 +3,7 @@
 Used where an event is shown (the summary sentence names them: entities/sentences.py) and to decide whether an
 event concerns an object (object timelines: store/entity_reader.py). The store's directory (store/directory.py)
 reads the same fields in SQL; tests/store/test_directory.py checks the two agree for every event type. Field
-names follow the real service's payloads (event-stream.md §5); anything missing or of the wrong type is skipped,
+names follow the real service's payloads (docs/event-stream.md "Payloads"); anything missing or of the wrong type is skipped,
 never raised.
 """
 
@@ -49,7 +49,7 @@ def _group_refs(group: Mapping[str, Any], place: str) -> list[Ref]:
 
 
 def _member(member: Mapping[str, Any]) -> list[Ref]:
-    """A group member: a user, or a connection (event-stream.md §5: `member_type` "connection")."""
+    """A group member: a user, or a connection (docs/event-stream.md "Payloads": `member_type` "connection")."""
     if member.get("member_type") == "connection":
         con = _text(member.get("connection_id")) or _text(member.get("id"))
         return [Ref("connection", con, "member")] if con else []

@@ -1,7 +1,7 @@
 """The inbox's table: one row per alert, newest first; unread rows bold; severity in its colour.
 
 Rows are `InboxEntry`s (alert_book.py); a reload resets the model (the list is at most a few hundred alerts).
-Times are the alert's last event's, shown in local time at the last moment (STYLE.md §5).
+Times are the alert's last event's, shown in local time at the last moment (CONTRIBUTING.md "Style").
 """
 
 from __future__ import annotations

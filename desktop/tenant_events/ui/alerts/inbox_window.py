@@ -4,7 +4,7 @@
     │ Severity   Alert                    Events  Tenant  Last event               │
     │ ▲ Critical Mass deletion            30      demo    14:32:05   (bold: unread) │
     ├──────────────────────────────────────────────────────────────────────────────┤
-    │ why (presentation.body) · the events behind it · [Show these events in the table] │
+    │ why (presentation.why_line) · the events behind it · [Show these events in the table] │
     └──────────────────────────────────────────────────────────────────────────────┘
 
 Widgets only: the alerts come from an `AlertBook`, the events behind one from `load_events` (the app's
@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.alerts.presentation import body
+from tenant_events.alerts.presentation import why_line
 from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
@@ -172,7 +172,7 @@ class InboxWindow(QDialog):
             self.why.setText("")
             return
         a = entry.alert
-        why = body(a).split("\n", 1)[0]
+        why = why_line(a)
         self.why.setText(f"<b>{a.rule_name}</b> · {a.severity} · {entry.profile}<br>{why}")
         seqs = self.book.event_seqs(entry.profile, a.id)
         self.shown_events = self.load_events(entry.profile, seqs[-MAX_LISTED:])

@@ -1,9 +1,9 @@
 """The composition root of the desktop app: QApplication + qasync loop, windows, tray, tenants, shutdown.
 
-    launch.run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (STYLE.md §6, Python 3.11)
+    launch.run_gui(options) ─▶ asyncio.Runner(loop_factory=qasync.QEventLoop)  (docs/architecture.md "Threads"; Python 3.11)
                          └▶ DesktopApp.run(): settings → theme → window, tray, notifications, wake watcher
                               → tenants (restore sign-ins) or the welcome window or the demo
-                              → await quit (an asyncio.Event: desktop.md §4 pitfall) → orderly shutdown
+                              → await quit (an asyncio.Event, so Qt never stops the loop mid-cleanup) → orderly shutdown
 
 The parts, each in its own module: the tenants (tenant_roster.py, one signal adapter per `TenantLink`), the
 browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices and the
@@ -47,6 +47,7 @@ from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
@@ -80,7 +81,7 @@ class DesktopApp(QObject):
         self.settings_notices: list[str] = []
         self.settings: Settings = load_settings(paths, self.settings_notices)
         self.dark = apply_theme(qapp, self.settings.theme)
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks = TaskSet(on_done=self._task_done)
         # Until the keyring answers (off the UI thread, keyring_check.py) the tenants hold a pending store.
         self.secrets: SecretStore = options.secret_store or PendingSecretStore(options.keyring_wait + 5)
         self.window = MainWindow(str(paths.config_dir / "window.ini"))
@@ -101,7 +102,7 @@ class DesktopApp(QObject):
         self.tray = tray
         self.notifications = NotificationChoices(lambda: self.settings, self.save_settings_soon, tray, self.window,
                                                  paths, self)  # fmt: skip
-        self.policy, self.notifier = self.notifications.policy, self.notifications.notifier
+        self.notifier = self.notifications.notifier
         self.alerts = self.notifications.alerts
         self.tray_wiring = (
             TrayWiring(tray, self.window, self.tenants, self.notifications, self.spawn) if tray else None
@@ -121,7 +122,6 @@ class DesktopApp(QObject):
         w.quit_requested.connect(self.quit)
         w.pause_toggled.connect(self.set_paused)
         w.settings_requested.connect(self.open_settings)
-        self.notifier.show_requested.connect(self.window.select_event)
         self.tenants.session_added.connect(self.alerts.add_session)
         self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)
@@ -135,13 +135,9 @@ class DesktopApp(QObject):
 
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         """Run a coroutine in the background with a strong reference (the loop keeps weak ones)."""
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+        return self.tasks.spawn(coro)
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             assert exc is not None
@@ -218,10 +214,7 @@ class DesktopApp(QObject):
         await self.tenants.close_all()
         await self.notifications.close()
         await self.first_run.close()
-        for task in list(self.tasks):
-            task.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.tasks.cancel()
         if self.tray is not None:
             self.tray.hide()
         for dialog in (self.settings_dialog, self.hub_dialog):
@@ -310,7 +303,6 @@ class DesktopApp(QObject):
         await asyncio.to_thread(save_settings, self.paths, settings)
 
     def set_paused(self, paused: bool) -> None:
-        self.notifications.set_paused(paused)
         self.tenants.set_paused(paused)
         self.window.set_paused(paused)
         if self.tray is not None:

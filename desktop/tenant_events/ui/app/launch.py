@@ -45,7 +45,7 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
 
 
 def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name: str) -> int:
-    import qasync  # after PySide6 (desktop.md §4: qasync picks the binding already imported)
+    import qasync  # after PySide6: qasync picks the Qt binding already imported
 
     from tenant_events.notice_sink import install_hooks
     from tenant_events.ui.app.single_instance import SingleInstance

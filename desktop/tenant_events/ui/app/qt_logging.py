@@ -1,4 +1,4 @@
-"""Qt's own messages (qWarning & co.) go to Python logging under the "qt" logger (STYLE.md §9)."""
+"""Qt's own messages (qWarning & co.) go to Python logging under the "qt" logger, with every other message."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ LEVELS = {
     QtMsgType.QtCriticalMsg: logging.ERROR,
     QtMsgType.QtFatalMsg: logging.CRITICAL,
 }
-# Harmless noise on offscreen/Xvfb (desktop.md §1).
+# Harmless noise on offscreen/Xvfb displays.
 IGNORED = ("QPlatformNativeInterface::systemTrayWindowChanged",)
 
 

@@ -136,7 +136,7 @@ class TenantRoster(QObject):
         return [(s.name, s.is_signed_in) for s in self.sessions.values()]
 
     def _events_committed(self, session: TenantSession, rows: CommittedRows) -> None:
-        self._window.events_stored(rows.tenant, rows.first_seq, rows.last_seq, rows.inserted)
+        self._window.events_stored(rows)
         session.refresh_status()
 
     def _status_changed(self, status: TenantStatus) -> None:

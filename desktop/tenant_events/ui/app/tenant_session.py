@@ -1,6 +1,6 @@
 """One tenant in the app: Qt signals over its `TenantLink` (sign-in, stream, database, alert rules).
 
-The single adapter between the Qt-free facade and the widgets (STYLE.md §2): the link's observers (loop thread =
+The single adapter between the Qt-free facade and the widgets (CONTRIBUTING.md "Style"): the link's observers (loop thread =
 Qt thread under qasync) become `status_changed`, `events_committed` and `alerts_raised`. Everything else — the
 sign-in, the engine, the readers, the rules — is the link's (tenant/link.py). The browser opener is injected so
 tests act as the browser.

@@ -1,6 +1,6 @@
 """Tells the engine to reconnect at once after sleep or when the network comes back.
 
-Three hints, each harmless if wrong (shared/reference/desktop.md §6):
+Three hints, each harmless if wrong:
   * wall clock vs monotonic clock: CLOCK_MONOTONIC stops during suspend, time.time() does not, so a tick
     whose wall delta exceeds its monotonic delta by `jump_s` means a resume (or an NTP step);
   * logind `PrepareForSleep(false)` on the system bus (missing in containers and on hypervisor pause);

@@ -3,7 +3,7 @@
 Every field is checked as it is typed (hub/profile.py's rules), errors appear under their field. "Check" emits
 `check_requested` and "Add" emits `add_requested` with a `HubRequest`; the app connects to the hub
 (ui/app/hub_connect.py) and answers with `check_passed` / `check_failed`, then `added`. The dialog opens no
-connection and reads no file (STYLE §2): a key or creds file is passed on as a path; the secret typed here
+connection and reads no file (docs/architecture.md "Layers"): a key or creds file is passed on as a path; the secret typed here
 goes only to the keyring.
 """
 

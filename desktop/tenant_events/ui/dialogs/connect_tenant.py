@@ -4,7 +4,7 @@ typed, with the exact callback URLs to register (copyable) shown from the start.
 "Connect and sign in" emits `profile_ready`; the app then checks the tenant (its discovery document is
 reachable and names the same issuer, first_run.py) and calls `check_failed` (the error appears under the field
 and nothing is saved) or `check_passed` (the dialog closes, the profile is saved and sign-in starts). The dialog
-itself opens no connection (STYLE §2).
+itself opens no connection (docs/architecture.md "Layers").
 """
 
 from __future__ import annotations

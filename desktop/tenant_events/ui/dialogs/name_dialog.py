@@ -1,5 +1,5 @@
 """Ask for a name (saving or renaming a filter): the problem with a name shows under the field, OK waits for a
-good one. Opened with `open()` and answered through `name_chosen`, never a blocking `exec()` (STYLE.md §6)."""
+good one. Opened with `open()` and answered through `name_chosen`, never a blocking `exec()` (CONTRIBUTING.md "Style")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A list of the stream messages the app rejected (issue 5: kept raw, never dropped silently)."""
+"""A list of the stream messages the app rejected (kept raw, never dropped silently: docs/event-stream.md "Message kinds")."""
 
 from __future__ import annotations
 

@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.settings import Settings
 from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
 from tenant_events.ui.dialogs.quiet_hours_box import QuietHoursBox
 from tenant_events.ui.dialogs.rules_page import RulesPage
 from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
+from tenant_events.wire.event_types import DEFAULT_NOTIFY_NAMES
 
 
 class SettingsDialog(QDialog):
@@ -118,7 +118,7 @@ class SettingsDialog(QDialog):
         self.types_tree = QTreeWidget()
         self.types_tree.setHeaderHidden(True)
         self.types_tree.setAccessibleName("Event types that notify")
-        chosen = set(n.event_types) or set(DEFAULT_TYPES)
+        chosen = set(n.event_types) or set(DEFAULT_NOTIFY_NAMES)
         families: dict[str, QTreeWidgetItem] = {}
         for t in EventType:
             parent = families.get(t.family)

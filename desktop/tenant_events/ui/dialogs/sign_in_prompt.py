@@ -1,6 +1,6 @@
-"""While a browser sign-in is pending: the address, copyable, in case no browser came up (issue 6, RFC 8252).
+"""While a browser sign-in is pending: the address, copyable, in case no browser came up (RFC 8252).
 
-`QDesktopServices.openUrl` returning True only means the desktop accepted the request (login.md §2), so the
+`QDesktopServices.openUrl` returning True only means the desktop accepted the request, not that a browser opened, so the
 address is always shown too, with Copy, Open again and Cancel (which ends the loopback listener's wait).
 """
 

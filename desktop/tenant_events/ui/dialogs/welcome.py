@@ -1,4 +1,4 @@
-"""First run: "Try the demo tenant" or "Connect your tenant" (issue 7 "First run and tenants")."""
+"""First run: "Try the demo tenant" or "Connect your tenant"."""
 
 from __future__ import annotations
 

@@ -10,11 +10,9 @@ hours) are the Qt-free alerts/delivery.py's; this only times the catch-up summar
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -22,6 +20,7 @@ from tenant_events.alerts.delivery import NotificationPlanner, PlannedNotificati
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.settings import NotificationSettings
 from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.task_set import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,7 @@ class AlertNotes(QObject):
         self.quiet = QuietTimes(settings)
         self._clock = clock
         self._planners: dict[str, NotificationPlanner] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.timeout.connect(self._summaries)
@@ -71,10 +70,7 @@ class AlertNotes(QObject):
 
     async def close(self) -> None:
         self._summary_timer.stop()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.cancel()
 
     def _arm_summary(self) -> None:
         due = [d for p in self._planners.values() if (d := p.summary_due()) is not None]
@@ -97,11 +93,5 @@ class AlertNotes(QObject):
             self.alert_requested.emit(tenant, alert_id)
 
         self.shown.emit(tenant, planned)
-        if planned.summary:  # the title already says "While you were away"
-            why = planned.body.removeprefix(f"{planned.title}: ")
-        else:
-            why = planned.body.rpartition("\n")[0] or planned.body
-        text = f"{why}\n{tenant}"  # the tenant as the app names it, not the service's tenant id
-        task = asyncio.ensure_future(self.notifier.show(planned.title, text, planned.urgency, clicked))
-        self._tasks.add(task)  # the loop keeps only weak references (qasync#159)
-        task.add_done_callback(self._tasks.discard)
+        text = planned.text(tenant)  # the tenant as the app names it, not the service's tenant id
+        self._tasks.spawn(self.notifier.show(planned.title, text, planned.urgency, clicked))

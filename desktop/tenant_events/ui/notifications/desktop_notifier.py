@@ -1,10 +1,10 @@
-"""Delivers `NotifyPolicy` output: native notifications through desktop-notifier, the tray balloon otherwise.
+"""Shows a notification: natively through desktop-notifier, on the tray balloon otherwise.
 
 desktop-notifier talks to org.freedesktop.Notifications over D-Bus (dbus-fast on this qasync loop) and gives a
-default "clicked" action plus a "Show" button; `send()` never raises, it only logs (desktop.md §2), so a
-missing daemon is detected up front with `get_capabilities()`. The tray balloon is the fallback; its
-`messageClicked` runs the last notification's click. Per-type notifications emit `show_requested(tenant, seq)`
-(0: no one event) on a click; alert notifications (ui/notifications/alert_notes.py) pass their own click.
+default "clicked" action plus a "Show" button; `send()` never raises, it only logs, so a missing daemon is
+detected up front with `get_capabilities()`. The tray balloon is the fallback; its `messageClicked` runs the
+last notification's click. What to show, and when, is decided before this (ui/notifications/alert_notes.py
+over alerts/delivery.py); every notification comes with its own click.
 
 Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it
 (expire_timeout 0), the others leave expiry to the desktop (-1), so an administrator away from the screen for a
@@ -16,13 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from tenant_events.notifications.policy import Candidate, NotifyPolicy, Outgoing
 from tenant_events.paths import resource_path
 from tenant_events.server_text import shown
 
@@ -39,21 +37,14 @@ def expiry_for(urgency: str) -> int:
 
 
 class Notifier(QObject):
-    show_requested = Signal(str, int)  # tenant, stored seq of the event (0: none)
     delivered = Signal(str, str)  # title, backend ("native" | "tray")
 
-    def __init__(self, policy: NotifyPolicy, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.policy = policy
         self.tray: QSystemTrayIcon | None = None
         self._native: DesktopNotifier | None = None
         self._native_ok: bool | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._balloon_target: Candidate | None = None
         self._balloon_clicked_cb: Callable[[], None] | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.flush)
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
         self.tray = tray
@@ -73,35 +64,6 @@ class Notifier(QObject):
                 log.info("no native notifications (%s): using the tray balloon", exc)
                 self._native_ok = False
         return self._native_ok
-
-    def offer(self, events: list[Candidate]) -> None:
-        if self.policy.offer(events) and not self._timer.isActive():
-            self._timer.start(int(self.policy.window_s * 1000))
-
-    def flush(self) -> None:
-        for out in self.policy.flush():
-            self._spawn(self._deliver(out))
-
-    async def close(self) -> None:
-        self._timer.stop()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)  # the loop keeps only weak references (qasync#159)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _deliver(self, out: Outgoing) -> None:
-        target = out.target
-
-        def clicked() -> None:
-            self.show_requested.emit(target.tenant if target else "", target.seq if target else 0)
-
-        self._balloon_target = out.target
-        await self.show(out.title, out.body, "critical" if out.urgent else "normal", clicked)
 
     async def show(self, title: str, body: str, urgency: str, clicked: Callable[[], None]) -> str:
         """One notification (native, else the tray balloon); `clicked` runs on a click or "Show". Returns the

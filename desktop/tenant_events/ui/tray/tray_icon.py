@@ -1,6 +1,6 @@
 """The tray icon and its menu; the window's on/off switch and the app's quiet face.
 
-Menu (issue 7 "Tray"): Open · Pause/Resume stream · Notifications ▸ (per family/type, Do not disturb) ·
+Menu: Open · Pause/Resume stream · Notifications ▸ (per family/type, Do not disturb) ·
 Tenants ▸ · Sign in/out · Quit. Actions only emit signals; the app wires them to the window and engines.
 Where no tray host exists (`isSystemTrayAvailable()` False), the app keeps a normal window instead.
 """
@@ -14,11 +14,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from tenant_events.notifications.policy import DEFAULT_TYPES
 from tenant_events.ui.look.icons import tray_icon
 from tenant_events.ui.tray.badge import badged
 from tenant_events.view.tenant_status import TrayState
 from tenant_events.wire import EventType
+from tenant_events.wire.event_types import DEFAULT_NOTIFY_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class Tray(QObject):
         self.menu.addAction(self.pause_action)
         self.notify_menu = self.menu.addMenu("Notifications")
         self.type_actions: dict[str, QAction] = {}
-        self._build_notify_menu(set(DEFAULT_TYPES))
+        self._build_notify_menu(set(DEFAULT_NOTIFY_NAMES))
         self.tenants_menu = self.menu.addMenu("Tenants")
         self.sign_menu = self.menu.addMenu("Sign in/out")
         self.hub_action = self.menu.addAction("Connect to a team hub…", self.hub_requested.emit)

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QTableView, QWidget
 
 from tenant_events.tenant.records import EventFilter
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
@@ -69,7 +70,7 @@ class FeedController(QObject):
         self.search_pages: dict[str, TenantData] = {}  # tenant → its reader for a query's first page
         self.statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks = TaskSet()
         self._advance_task: asyncio.Future[None] | None = None
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)
@@ -172,14 +173,11 @@ class FeedController(QObject):
         self._advance_task = self.spawn(self._advance())
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.create_task(coro)
-        self.keep_task(task)
-        return task
+        return self.tasks.keep(asyncio.create_task(coro))  # create_task: no loop running raises here
 
     def keep_task(self, task: asyncio.Task[Any]) -> None:
         """Hold `task` until it is done; shutdown() cancels what is still running."""
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self.tasks.keep(task)
 
     async def _count(self, generation: int) -> None:
         data = self.shown_worker_pages()
@@ -227,10 +225,7 @@ class FeedController(QObject):
         """Stop background aggregate queries before the app closes the readers."""
         self._aggregate_timer.stop()
         self._head_timer.stop()
-        for task in list(self.tasks):
-            task.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.tasks.cancel()
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
         data = self.worker_pages.get(tenant)

@@ -8,17 +8,16 @@ window through small Protocols of what they use, so none of them imports it back
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
+from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
 from tenant_events.ui.look.icons import app_icon
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
 from tenant_events.ui.window.banners import BannerArea
 from tenant_events.ui.window.detail_pane import DetailPane
@@ -147,7 +146,7 @@ class MainWindow(QMainWindow):
         return self.feed.pages
 
     @property
-    def _tasks(self) -> set[asyncio.Task[Any]]:
+    def _tasks(self) -> TaskSet:
         return self.feed.tasks
 
     def add_tenant(
@@ -179,10 +178,10 @@ class MainWindow(QMainWindow):
         self.feed.apply_filter_now(self.filter_bar.current())
         self._reselect_detail()
 
-    def events_stored(self, tenant: str, first_seq: int = 0, last_seq: int = 0, inserted: int = -1) -> None:
-        """The engine committed a batch for `tenant` (the range is not needed: the feed reads the new head)."""
-        self.feed.events_stored(tenant)
-        self.entities.events_stored(tenant)
+    def events_stored(self, rows: CommittedRows) -> None:
+        """A commit made `rows` visible in their tenant's store; the feed reads the new head itself."""
+        self.feed.events_stored(rows.tenant)
+        self.entities.events_stored(rows.tenant)
 
     def schedule_aggregates(self, now: bool = False) -> None:
         self.feed.schedule_aggregates(now)

@@ -1,5 +1,5 @@
 """The main window's status bar: stream state with its reason, cursor age, events/s, possible gaps and the
-rejected-messages button (issue 7 "Status bar")."""
+rejected-messages button."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What the main window remembers between runs in its QSettings file (issue 7 "remembers window geometry,
+"""What the main window remembers between runs in its QSettings file ("remembers window geometry,
 column layout and filters"): geometry, splitter, the columns (columns.py), the tray hint, the filter and the
-saved filters (saved_filters.py). Window state, not settings (STYLE.md §8)."""
+saved filters (saved_filters.py). Window state, not settings (CONTRIBUTING.md "Style")."""
 
 from __future__ import annotations
 

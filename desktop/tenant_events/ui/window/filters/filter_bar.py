@@ -1,5 +1,5 @@
 """The filter bar: tenant, types grouped by family (with counts), the query line (free text and field terms,
-query_line.py), time range, test events. It only builds an `EventFilter`; the store runs it (issue 7 "Filter
+query_line.py), time range, test events. It only builds an `EventFilter`; the store runs it ("Filter
 bar"). A query that cannot run leaves the last good filter in place and says why beside the line."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A saved filter is the filter bar's `state()`: types, text, test events and the time range — a relative range
 ("last hour") stays relative, a custom one keeps its from/to. They live in the window state file (window.ini,
-`filter/saved`), not the settings (STYLE.md §8).
+`filter/saved`), not the settings (CONTRIBUTING.md "Style").
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from tenant_events.entities.merged_pages import MergedPages, MergedRow
 from tenant_events.entities.sentences import Mention
 from tenant_events.tenant.records import EventFilter, MergedReader
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
@@ -65,7 +66,7 @@ class MergedHost(Protocol):
     @property
     def _data(self) -> Any: ...
     @property
-    def _tasks(self) -> set[asyncio.Task[Any]]: ...
+    def _tasks(self) -> TaskSet: ...
     @property
     def events(self) -> Any: ...
     def select_event(self, tenant: str, seq: int) -> bool: ...
@@ -218,12 +219,9 @@ class MergedController(QObject):
 
     def _spawn(self, coro: Any) -> None:
         try:
-            task = asyncio.ensure_future(coro)
+            self.w._tasks.spawn(coro)
         except RuntimeError:  # no event loop (a timer fired after the app's loop closed)
             coro.close()
-            return
-        self.w._tasks.add(task)
-        task.add_done_callback(self.w._tasks.discard)
 
     async def _first(self, generation: int) -> None:
         pages, f = self._pages(), self.filter

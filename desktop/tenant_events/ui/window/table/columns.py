@@ -242,7 +242,7 @@ class ColumnLayout:
         self.fit()
         self.save()
 
-    # -- persistence (window state, not settings: STYLE.md §8) -----------------------------------------------
+    # -- persistence (window state, not settings) -----------------------------------------------
     def save(self) -> None:
         self.state.setValue("table/header", self.table.horizontalHeader().saveState())
         self.state.setValue("table/user_widths", json.dumps(self.user_widths))

@@ -3,11 +3,11 @@
 Nothing per row is kept for the whole set: the model knows a row count and a `head` (the newest `seq`
 included), and fetches pages of `PAGE` rows from the store on demand, holding at most `MAX_PAGES` of them.
 Row r is the r-th newest event with `seq <= head` that matches the filter, so it is stable until `head` moves.
-Possible-gap markers from the engine are rows of their own (issue 7 "Gap markers ... show as rows"): a short
+Possible-gap markers from the engine are rows of their own: a short
 sorted list of (matching events newer than the gap, reason); display rows are event rows with them interleaved.
 New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
 persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
-Filtering runs in the store (indexes, FTS5), never over Python lists (issue 7). Which pages are held, and how
+Filtering runs in the store (indexes, FTS5), never over Python lists. Which pages are held, and how
 a missing one is read at any depth, is view/page_cache.py's business.
 """
 
@@ -122,7 +122,7 @@ class EventTableModel(QAbstractTableModel):
             self.reload(count_later)
 
     def reload(self, count_later: bool = False) -> None:
-        """Full reset: new filter or store (STYLE.md §7: reset only on full reload).
+        """Full reset: new filter or store (CONTRIBUTING.md "Style": reset only on full reload).
 
         `count_later`: show the first page at once and leave the total to `apply_total` (the caller counts on
         a worker thread; counting a million matches takes far longer than finding the newest 256).
@@ -321,7 +321,7 @@ class EventTableModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
-        # Never `super().headerData`: PySide 6.12 on 3.11 leaks None on empty QVariants (desktop.md §0).
+        # Never `super().headerData`: PySide 6.12 on 3.11 loses a reference to None per empty QVariant, until Python aborts.
         if (
             orientation == Qt.Orientation.Horizontal
             and role == Qt.ItemDataRole.DisplayRole

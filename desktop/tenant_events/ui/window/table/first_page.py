@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
 from tenant_events.tenant.records import EventFilter, StoredEvent
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
 from tenant_events.view.page_cache import EventPages
@@ -55,7 +56,7 @@ class FirstPageReader(QObject):
         self._data = data  # the current tenant's worker-side reader (the window's aggregates reader)
         self._request = 0
         self.pending: EventFilter | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
 
     @property
     def busy(self) -> bool:
@@ -68,9 +69,7 @@ class FirstPageReader(QObject):
             return False
         self._request += 1
         was_busy, self.pending = self.busy, flt
-        task = asyncio.ensure_future(self._read(self._request, data, flt))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._read(self._request, data, flt))
         if not was_busy:
             self.busy_changed.emit(True)
         return True
@@ -92,8 +91,7 @@ class FirstPageReader(QObject):
 
     async def wait(self) -> None:
         """Until the pending request (if any) is applied or dropped."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.wait()
 
     async def _read(self, request: int, data: EventPages, flt: EventFilter) -> None:
         try:

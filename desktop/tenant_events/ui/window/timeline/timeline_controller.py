@@ -24,6 +24,7 @@ from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.entities.timeline_pages import History, TimelineScreen, TimelineSource
 from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.look.link_label import LinkLabel
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col, EventTableModel
 from tenant_events.ui.window.table.row_menu import RowMenu
@@ -47,7 +48,7 @@ class TimelineHost(Protocol):
     @property
     def _data(self) -> Mapping[str, object]: ...
     @property
-    def _tasks(self) -> set[asyncio.Task[Any]]: ...
+    def _tasks(self) -> TaskSet: ...
     def select_event(self, tenant: str, seq: int) -> bool: ...
     def installEventFilter(self, watched: QObject) -> None: ...
     def addAction(self, action: QAction) -> None: ...
@@ -243,16 +244,13 @@ class TimelineController(QObject):
 
     def _spawn(self, coro: Any) -> None:
         try:
-            task = asyncio.ensure_future(coro)
+            self.w._tasks.spawn(coro)
         except RuntimeError:  # no event loop (after the app's loop closed)
             coro.close()
-            return
-        self._keep(task)
 
     def _keep(self, task: asyncio.Task[Any]) -> None:
         """The window awaits its tasks at shutdown, before the readers close."""
-        self.w._tasks.add(task)
-        task.add_done_callback(self.w._tasks.discard)
+        self.w._tasks.keep(task)
 
     async def _load(self, spec: ObjectSpec, generation: int) -> None:
         source = self._source()

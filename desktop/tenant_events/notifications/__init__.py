@@ -1,1 +1,0 @@
-"""Which events become desktop notifications, and when (Qt-free: the window and the command line share it)."""
