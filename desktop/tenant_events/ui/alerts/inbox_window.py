@@ -16,6 +16,7 @@ notification or tray entry (`open_alert`). A selection the inbox restores itself
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
@@ -173,7 +174,7 @@ class InboxWindow(QDialog):
             return
         a = entry.alert
         why = why_line(a)
-        self.why.setText(f"<b>{a.rule_name}</b> · {a.severity} · {entry.profile}<br>{why}")
+        self.why.setText(why_html(a.rule_name, a.severity, entry.profile, why))
         seqs = self.book.event_seqs(entry.profile, a.id)
         self.shown_events = self.load_events(entry.profile, seqs[-MAX_LISTED:])
         for ev in reversed(self.shown_events):  # newest first, like the inbox
@@ -202,3 +203,10 @@ class InboxWindow(QDialog):
 
     def index_of(self, row: int) -> QModelIndex:
         return self.model.index(row, Col.ALERT)
+
+
+def why_html(rule: str, severity: str, profile: str, why: str) -> str:
+    """The detail label's rich text: every part escaped, since rule names come from imported files and the why
+    quotes event fields (a name such as `<a href=…>` must read as written, not become a link)."""
+    parts = [html.escape(p, quote=False) for p in (rule, severity, profile, why)]
+    return f"<b>{parts[0]}</b> · {parts[1]} · {parts[2]}<br>{parts[3]}"
