@@ -62,3 +62,47 @@ def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simu
     assert monitor.stats.duplicates_dropped > 0
     raised = [a.rule_id for r in seen for a in r.raised]
     assert sorted(raised) == ["mass-deletion", "org-deleted"]
+
+
+def test_a_drain_waits_for_what_was_committed_before_it_not_for_the_stream_tail(tmp_path):
+    """A drain during a catch-up used to chase every commit made while it waited: with a stream that goes on
+    committing it never returned until the stream ended (bench/ingest.py's rules consumer ingested and evaluated
+    the simulator's whole backlog instead of its --events)."""
+    from helpers.alert_events import event
+    from tenant_events.alerts.runner import AlertRunner
+    from tenant_events.store import Batch, StoreWriter
+
+    writer = StoreWriter(tmp_path / "t.sqlite3")
+    runner = AlertRunner(build_evaluator(QUIET_CLOCK, "demo"), lambda: writer)
+
+    async def scenario():
+        n = 0
+
+        async def commit(count):
+            nonlocal n
+            n += 1
+            rows = [event("user.updated", n * 10 + i * 0.01) for i in range(count)]
+            result = await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor=f"c{n}")))
+            runner.kick(result)
+            return result.last_seq
+
+        target = await commit(500)
+        stop = asyncio.Event()
+
+        async def stream_goes_on():
+            while not stop.is_set():
+                await commit(200)
+
+        tail = asyncio.create_task(stream_goes_on())
+        try:
+            await asyncio.wait_for(runner.drain(), timeout=15)
+            assert runner.evaluator.watermark >= target
+        finally:
+            stop.set()
+            await tail
+        await runner.drain()  # and a last drain once the stream stopped covers the rest
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()

@@ -9,14 +9,17 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import orjson
 import pytest
 
-from helpers.fixtures_engine import OLD, cli
+from helpers.fixtures_engine import cli
+from helpers.stream_kill import counter as _counter
+from helpers.stream_kill import kill_then_catch_up
+from helpers.stream_kill import stored as _stored
+from helpers.stream_kill import wait as _wait
 from tenant_events.settings import SCHEMA_VERSION
-from tenant_events.store import AlertInbox, EventReader
+from tenant_events.store import AlertInbox
 
 NO_OFF_HOURS = {"schema_version": 1, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}}
 LINE_KEYS = {"alert_id", "rule", "rule_name", "severity", "tenant", "count", "occurrences", "catch_up",
@@ -26,35 +29,6 @@ LINE_KEYS = {"alert_id", "rule", "rule_name", "severity", "tenant", "count", "oc
 
 def _settings(tmp_path, data):
     (tmp_path / "settings.json").write_text(json.dumps(data))
-
-
-def _wait(check, what, proc, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def _counter(db, name):
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
-        return int(row[0]) if row else 0
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
-
-
-def _stored(db):
-    with EventReader(db) as reader:
-        return reader.count()
 
 
 def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_path):
@@ -127,24 +101,7 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
 def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, tmp_path):
     sim = make_simulator(backlog=100_000, heartbeat=0.2)
     sim.faults(duplicate_every=7)
-    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    args = ("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
-            "--from-timestamp", OLD)  # fmt: skip
-    db = tmp_path / "tenants" / "demo.sqlite3"
-    first = cli(*args, env=env)
-    _wait(lambda: _counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
-    killed_at = _counter(db, "alerts_upto")
-    assert killed_at < 100_000, "the kill came after the whole catch-up was evaluated: nothing was tested"
-
-    second = cli(*args, env=env)
-    _wait(
-        lambda: _counter(db, "alerts_upto") >= 100_000 and _stored(db) >= 100_000,
-        "caught up",
-        second,
-        timeout=90,
-    )
+    db, second = kill_then_catch_up(sim, tmp_path, 100_000, timeout=90)
     sim.emit(1, ["organization.deleted"])
     _wait(lambda: _stored(db) > 100_000 and _counter(db, "alerts_upto") > 100_000, "the live event", second)
     second.send_signal(signal.SIGTERM)

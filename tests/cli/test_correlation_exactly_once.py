@@ -9,11 +9,10 @@ import json
 import shutil
 import signal
 import sqlite3
-import time
 
 import pytest
 
-from helpers.fixtures_engine import OLD, cli
+from helpers.stream_kill import kill_then_catch_up
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts import BUILTIN_RULES
 from tenant_events.alerts.from_settings import build_evaluator
@@ -67,42 +66,6 @@ def _uninterrupted(db, tmp_path):
 _BUILTIN_IDS = [r.id for r in BUILTIN_RULES]
 
 
-def _counter(db, name):
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
-        return int(row[0]) if row else 0
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
-
-
-def _stored(db):
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-    try:
-        return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
-
-
-def _wait(check, what, proc, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.expect_warning_logs  # the in-process simulator logs writes to the killed client
 def test_sequence_distinct_and_group_by_alerts_survive_sigkill_restart_and_duplicates(
     make_simulator, tmp_path
@@ -111,24 +74,7 @@ def test_sequence_distinct_and_group_by_alerts_survive_sigkill_restart_and_dupli
     sim.faults(duplicate_every=5)
     rules = [*RULES, *({"id": b, "enabled": False} for b in _BUILTIN_IDS)]
     (tmp_path / "settings.json").write_text(json.dumps({"schema_version": 1, "alerts": {"rules": rules}}))
-    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    args = ("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
-            "--from-timestamp", OLD)  # fmt: skip
-    db = tmp_path / "tenants" / "demo.sqlite3"
-    first = cli(*args, env=env)
-    _wait(lambda: _counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
-    killed_at = _counter(db, "alerts_upto")
-    assert killed_at < 60_000, "the kill came after the whole backlog was evaluated: nothing was tested"
-
-    second = cli(*args, env=env)
-    _wait(
-        lambda: _counter(db, "alerts_upto") >= 60_000 and _stored(db) >= 60_000,
-        "caught up",
-        second,
-        timeout=120,
-    )
+    db, second = kill_then_catch_up(sim, tmp_path, 60_000, timeout=120)
     second.send_signal(signal.SIGTERM)
     _, err = second.communicate(timeout=30)
     assert second.returncode == 0, err

@@ -37,7 +37,9 @@ def browser(url: str) -> None:
 
 def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simulator, dunst, tray_host):
     sim = make_simulator(seed=6, backlog=0, rate=4.0, heartbeat=0.2)
-    save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK)))
+    # the per-actor mass deletion rule is off here: this is about the inbox, with one alert per incident
+    only_global = [{"id": "mass-deletion-by-actor", "enabled": False}]
+    save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK, rules=only_global)))
 
     async def scenario() -> None:
         async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:

@@ -51,7 +51,7 @@ def test_rules_editor_validates_next_to_the_field_and_keeps_what_was_saved(qtbot
     page, form = d.rules_page, d.rules_page.form
     d.tabs.setCurrentWidget(page)
     texts = [page.list.item(r).text() for r in range(page.list.count())]
-    assert texts[0] == "Mass deletion (critical)" and len(texts) == 8
+    assert texts[0] == "Mass deletion (critical)" and len(texts) == 16  # 15 built-in rules, the broken one
     assert texts[-1].startswith("⚠ alert rule 'mine': types:") and "matches no event type" in texts[-1]
 
     _select(page, "Mass deletion")
@@ -120,10 +120,13 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
             assert d is not None
             page = d.rules_page
             d.tabs.setCurrentWidget(page)
+            _select(page, "Temporary elevation")  # its shipped fixtures run as it is shown
+            await until(lambda: page.fixtures_result.text() == "Fixtures: all 4 pass", 30, "the fixtures")
             _select(page, "Organization deleted")
             assert page.test_button.isEnabled()
             page.test_button.click()
             await until(lambda: "would" in page.test_result.text(), 20, "the trial")
+            await until(lambda: page.fixtures_result.text() == "Fixtures: all 2 pass", 30, "its fixtures")
             assert page.test_result.text() == (
                 "acme: would have fired 2 times in the last 7 days (1 notification, 2 events)"
             )
@@ -161,3 +164,15 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
     run_async(qloop, scenario(), timeout=120)
     for v in _visits:
         v.cancel()
+
+
+def test_a_failing_fixture_is_named_beside_the_history_test():
+    from tenant_events.alerts.fixtures import FixtureResult
+    from tenant_events.ui.dialogs.rules_page import fixtures_text
+
+    ok = FixtureResult("mine", "the CEO deleted", "fires", 1)
+    bad = FixtureResult("mine", "someone else deleted", "quiet", 2)
+    assert fixtures_text([ok]) == "Fixtures: all 1 pass"
+    assert (
+        fixtures_text([ok, bad]) == "Fixtures: 1 of 2 fail — someone else deleted (expected: quiet; fired 2×)"
+    )

@@ -117,6 +117,14 @@ FIXTURES: Final[dict[str, list[dict[str, Any]]]] = {
             ],
         ),
         _case(
+            "Org Admin given to a group, removed (by role id only) 10 min later",
+            "fires",
+            [
+                _group_role("group.role.assigned", 0, _ADMIN),
+                _group_role("group.role.deleted", 600, {"id": _ADMIN["id"]}),
+            ],
+        ),
+        _case(
             "removed exactly an hour later",
             "quiet",
             [

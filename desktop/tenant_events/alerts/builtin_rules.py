@@ -105,11 +105,10 @@ TEMPORARY_ELEVATION: Final = Rule(
         "organization.group.role.assigned",
         "organization.group.role.deleted",
     ],
-    conditions=[ADMIN_ROLE_NAMED],
     group_by=["object.user.user_id|object.group.id", "object.role.id"],
     sequence=Sequence(
-        steps=[
-            SequenceStep(types=["*.role.assigned"]),
+        steps=[  # a removal names the role by id only (the service sends no name on group.role.deleted)
+            SequenceStep(types=["*.role.assigned"], conditions=[ADMIN_ROLE_NAMED]),
             SequenceStep(types=["group.role.deleted", "organization.*.role.deleted"]),
         ],
         within_seconds=3600,

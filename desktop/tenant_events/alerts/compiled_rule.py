@@ -10,7 +10,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.matchers import DataTest, WorkingHoursClock, change_precheck, compile_condition
+from tenant_events.alerts.matchers import (
+    DataTest,
+    WorkingHoursClock,
+    change_precheck,
+    compile_condition,
+    raw_precheck,
+)
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.rule_parts import StateCheck
 from tenant_events.alerts.sequences import SequenceWindow
@@ -125,6 +131,9 @@ class CompiledRule:
         self.needles: tuple[str, ...] = (
             tuple(f'"{path[-1]}"' for path in self.group.keys[0]) if self.group is not None else ()
         )
+        self.raw_checks = [
+            c for c in (raw_precheck(cond, lists) for cond in rule.conditions) if c is not None
+        ]
         self.windows: dict[str, BurstWindow] = {}
         self.sequences: dict[str, SequenceWindow] = {}
         self.labels: dict[str, str] = {}  # group key → label of the alert that names it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import zoneinfo
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -91,6 +92,22 @@ def _change_test(cond: Condition, path: list[str]) -> DataTest:
         return want_to is None or (new is not None and fold(new) == want_to)
 
     return test
+
+
+_DOMAIN_IN_RAW: Final = re.compile(r'@([A-Za-z0-9.-]+)"')
+
+
+def raw_precheck(
+    cond: Condition, lists: Mapping[str, frozenset[str]] | None = None
+) -> Callable[[str], bool] | None:
+    """A test of the raw JSON that a condition cannot pass without (None: none cheaper than parsing): an address
+    at a listed domain shows in the raw text as `@domain"`, so an event with none is skipped unparsed."""
+    if cond.op != "domain_in_list":
+        return None
+    wanted = [cond.value] if isinstance(cond.value, str) else list(cond.value or [])
+    members = frozenset(m.casefold() for v in wanted for m in named_list(v, lists or {}))
+    find = _DOMAIN_IN_RAW.findall
+    return lambda raw: any(d.casefold() in members for d in find(raw))
 
 
 def change_precheck(cond: Condition) -> DataTest:

@@ -188,8 +188,12 @@ class RuleEngine:
                     if row is None:
                         row = new(EvalRow, (seq, e[0], e[2], e[4], time_ms, e[7], e[8], e[10]))
                     if rule.needs_payload:
-                        if rule.needles and e[10] is not None and not any(n in e[10] for n in rule.needles):
-                            continue
+                        raw = e[10]
+                        if raw is not None:
+                            if rule.needles and not any(n in raw for n in rule.needles):
+                                continue
+                            if rule.raw_checks and not all(check(raw) for check in rule.raw_checks):
+                                continue
                         if payload is None:
                             payload = event_data(row)
                         if rule.tests and not all(test(payload) for test in rule.tests):

@@ -2,7 +2,7 @@
 
     ┌ rules (checkbox = on) ─┐ ┌ the selected rule's fields (rule_form.py), problems under each field ──────┐
     │ ☑ Mass deletion        │ │ …                                                                        │
-    │ ☐ Events of chosen …   │ │ [Test against history]  would have fired 3 times in the last 7 days       │
+    │ ☐ Events of chosen …   │ │ [Test against history]  would have fired 3 times …   Fixtures: 4 of 4 pass │
     │ ⚠ my-rule (a problem)  │ └──────────────────────────────────────────────────────────────────────────┘
     └ [New rule] [Delete] [Reset to built-in] ┘
     Working hours: from 08:00 to 18:00 on ☑ Mon … ☐ Sun  (working_hours_box.py)
@@ -12,7 +12,9 @@ switched on. The list shows whole names (its width follows the longest; the tool
 
 `entries()` gives `alerts.rules` back: a built-in rule's entry holds only what differs from it, one's own rule
 all of it. An entry of the settings file that is invalid stays as it is (listed with its problem) until it is
-deleted, so nothing saved is lost. The history test runs through `tester` (the app reads the stores).
+deleted, so nothing saved is lost. The history test runs through `tester` (the app reads the stores); the rule's
+fixtures (events that must fire it and must not, alerts/fixtures.py) run on a worker thread whenever a rule is
+shown and again with "Test against history", their result beside it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+from tenant_events.alerts.fixtures import FixtureResult, run_rule_tests
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
 from tenant_events.ui.dialogs.rule_form import RuleForm
@@ -81,6 +84,11 @@ class RulesPage(QWidget):
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.fixtures_result = QLabel()
+        self.fixtures_result.setAccessibleName("Fixtures")
+        self.fixtures_result.setWordWrap(True)
+        self.fixtures_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._fixtures_task: asyncio.Task[None] | None = None
         left = QWidget()
         left_box = QVBoxLayout(left)
         left_box.setContentsMargins(0, 0, 0, 0)
@@ -97,6 +105,7 @@ class RulesPage(QWidget):
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.test_result, 1)
+        test_row.addWidget(self.fixtures_result, 1)
         right_box.addLayout(test_row)
         splitter = QSplitter()
         splitter.addWidget(left)
@@ -156,10 +165,31 @@ class RulesPage(QWidget):
         self.delete_button.setEnabled(rule_id not in _BUILTIN)
         self.test_button.setEnabled(rule_id is not None and self.tester is not None)
         if rule_id is None:
+            self.fixtures_result.setText("")
             return
         self.form.load(self.rules[rule_id], _BUILTIN.get(rule_id))
         if self.problems.get(rule_id):
             self._edited()
+        self.run_fixtures()
+
+    def run_fixtures(self) -> None:
+        """Run the shown rule's fixtures on a worker thread; the result goes beside "Test against history"."""
+        rule_id = self.current_id()
+        rule = self.rules.get(rule_id) if rule_id is not None else None
+        if rule is None or not rule.tests:
+            self.fixtures_result.setText("No fixtures" if rule is not None else "")
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no event loop yet (the dialog built before the app runs): shown when selected
+            return
+        self.fixtures_result.setText(f"Running {len(rule.tests)} fixtures…")
+        self._fixtures_task = asyncio.ensure_future(self._fixtures(rule))
+
+    async def _fixtures(self, rule: Rule) -> None:
+        results = await asyncio.to_thread(run_rule_tests, rule)
+        if self.current_id() == rule.id:
+            self.fixtures_result.setText(fixtures_text(results))
 
     def _toggled(self, item: QListWidgetItem) -> None:
         rule_id = item.data(Qt.ItemDataRole.UserRole)
@@ -234,6 +264,7 @@ class RulesPage(QWidget):
             return
         self.test_result.setText("Trying the rule on the last 7 days of stored events…")
         self.test_button.setEnabled(False)
+        self.run_fixtures()
         self._task = asyncio.ensure_future(self._test(self.tester(self.rules[rule_id])))
 
     async def _test(self, result: Awaitable[str]) -> None:
@@ -266,3 +297,15 @@ class RulesPage(QWidget):
                 out.append({"id": rule.id, **changed})
         out += [entry for entry, _ in self.broken]
         return out
+
+
+def fixtures_text(results: list[FixtureResult]) -> str:
+    """'Fixtures: all 4 pass' or 'Fixtures: 1 of 2 fail — someone else deleted (expected: fires; did not fire)'."""
+    failed = [r for r in results if not r.passed]
+    if not failed:
+        return f"Fixtures: all {len(results)} pass"
+    first = failed[0]
+    fired = "did not fire" if not first.firings else f"fired {first.firings}×"
+    return (
+        f"Fixtures: {len(failed)} of {len(results)} fail — {first.name} (expected: {first.expect}; {fired})"
+    )

@@ -1,0 +1,62 @@
+"""`tenant-events stream` killed while it evaluates a backlog, then restarted: the waits and counters the
+exactly-once tests share (tests/cli/test_alerts_cli.py, test_correlation_exactly_once.py)."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from helpers.fixtures_engine import OLD, CliProcess, cli
+from tenant_events.store import EventReader
+
+
+def wait(check: Any, what: str, proc: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
+        if check():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def counter(db: Path, name: str) -> int:
+    if not db.exists():
+        return 0
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else 0
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def stored(db: Path) -> int:
+    with EventReader(db) as reader:
+        return reader.count()
+
+
+def kill_then_catch_up(sim: Any, data_dir: Path, backlog: int, timeout: float) -> tuple[Path, CliProcess]:
+    """Stream `sim`'s backlog into `data_dir`, SIGKILL the stream once the first alerts are committed (before the
+    backlog is evaluated), start it again and wait until every event is stored and evaluated; returns the
+    database and the running second stream."""
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    args = ("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(data_dir),
+            "--from-timestamp", OLD)  # fmt: skip
+    db = data_dir / "tenants" / "demo.sqlite3"
+    first = cli(*args, env=env)
+    wait(lambda: counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    assert counter(db, "alerts_upto") < backlog, "the kill came after the whole backlog was evaluated"
+    second = cli(*args, env=env)
+    wait(
+        lambda: counter(db, "alerts_upto") >= backlog and stored(db) >= backlog, "caught up", second, timeout
+    )
+    return db, second
