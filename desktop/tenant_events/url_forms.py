@@ -30,3 +30,13 @@ def loopback_callbacks(ports: list[int]) -> list[str]:
     if ports:
         return [f"http://127.0.0.1:{port}/callback" for port in ports]
     return ["http://127.0.0.1/callback"]
+
+
+ALERT_SCHEME = "tenant-events"
+
+
+def alert_link(tenant: str, alert_id: int) -> str:
+    """`tenant-events://alert/<tenant>/<id>`: opens the alert in the app (the desktop file registers the scheme)."""
+    from urllib.parse import quote
+
+    return f"{ALERT_SCHEME}://alert/{quote(tenant, safe='')}/{int(alert_id)}"

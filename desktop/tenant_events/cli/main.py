@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "login_cmd",
     "alerts_cmd",
     "rules_cmd",
+    "destinations_cmd",
     "timeline_cmd",
     "reindex_cmd",
     "relay_cmd",
