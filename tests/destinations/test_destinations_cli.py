@@ -83,3 +83,34 @@ def test_add_list_test_remove_keep_the_url_secret(tmp_path, httpserver):
     assert open_secret_store().store.get(f"destination:{name}") is None
     code, out, err = _run(tmp_path, "destinations", "remove", name)
     assert code == 3 and f"no destination named {name!r}" in err
+
+
+@pytest.mark.expect_warning_logs  # the worker logs the stop
+def test_list_shows_a_stopped_destination_and_why_until_its_url_is_fixed(tmp_path, httpserver):
+    from helpers.deliveries import alert_write, run_worker, store_alerts, target
+    from tenant_events.store.outbox import read_status
+
+    httpserver.expect_request("/revoked", method="POST").respond_with_data("no", status=401)
+    httpserver.expect_request("/fixed", method="POST").respond_with_data("ok")
+    name = f"pager-{uuid.uuid4().hex[:8]}"
+    bad = f"json://127.0.0.1:{httpserver.port}/revoked"
+    assert _run(tmp_path, "destinations", "add", name, stdin=bad + "\n")[0] == 0
+    try:
+        db = tmp_path / "tenants" / "acme.sqlite3"
+        db.parent.mkdir(parents=True, exist_ok=True)
+        store_alerts(db, [alert_write()])
+        run_worker(
+            db, {name: target(name, bad)}, lambda: bool(read_status(db) and read_status(db)[0].stopped_reason)
+        )
+        code, out, err = _run(tmp_path, "destinations", "list")
+        assert code == 0, err
+        line = out.splitlines()[1]
+        assert line.startswith("  acme: STOPPED since ") and line.endswith(
+            ": HTTP 401 Unauthorized: the receiver refused the URL or its token; 1 pending"
+        )
+        fixed = f"json://127.0.0.1:{httpserver.port}/fixed"
+        assert _run(tmp_path, "destinations", "add", name, stdin=fixed + "\n")[0] == 0
+        code, out, err = _run(tmp_path, "destinations", "list")
+        assert "STOPPED" not in out  # a new URL lifts the stop
+    finally:
+        _run(tmp_path, "destinations", "remove", name)

@@ -200,3 +200,28 @@ def test_undelivered_past_the_horizon_marks_the_alert(tmp_path):
         assert undelivered_alerts(conn) == {alert_id: ["ops"]}
     finally:
         conn.close()
+
+
+def test_do_not_disturb_holds_back_a_chat_but_not_a_pager_that_ignores_it(tmp_path, httpserver):
+    from tenant_events.alerts.delivery import QuietTimes
+    from tenant_events.settings import NotificationSettings
+
+    arrived: dict[str, float] = {}
+
+    def handler(request: Request) -> Response:
+        arrived[request.path] = time.time()
+        return Response("ok")
+
+    httpserver.expect_request("/pager", method="POST").respond_with_handler(handler)
+    httpserver.expect_request("/chat", method="POST").respond_with_handler(handler)
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write(severity="critical")])
+    until = time.time() + 1.5
+    quiet = QuietTimes(NotificationSettings(do_not_disturb_until=until, critical_passes_dnd=False))
+    base = f"json://127.0.0.1:{httpserver.port}"
+    targets = {
+        "pager": target("pager", f"{base}/pager", severities=["critical"], held_by_quiet=False),
+        "chat": target("chat", f"{base}/chat", severities=["critical"]),
+    }
+    run_worker(db, targets, lambda: len(arrived) == 2, quiet=lambda: quiet)
+    assert arrived["/pager"] < until <= arrived["/chat"]

@@ -31,13 +31,14 @@ def dedup_key(tenant: str, alert_id: int, version: int) -> str:
     return f"tenant-events:{tenant}:{alert_id}:{version}"
 
 
-def alert_message(alert: StoredAlert, version: int) -> AlertMessage:
-    """The message for `alert` at `version`."""
+def alert_message(alert: StoredAlert, version: int, profile: str) -> AlertMessage:
+    """The message for `alert` at `version`, stored in the database of tenant profile `profile` (the link and
+    the key name the profile: that is where the app finds the alert; the text names the tenant)."""
     first, last = alert.first_time, alert.last_time
     span = first if first == last else f"{first} – {last}"
     events = "1 event" if alert.event_count == 1 else f"{alert.event_count} events"
     why = body(alert).rsplit("\n", 1)[0]
-    link = alert_link(alert.tenant, alert.id)
+    link = alert_link(profile, alert.id)
     text = (
         f"{why}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant {alert.tenant}\n{link}"
     )
@@ -45,7 +46,7 @@ def alert_message(alert: StoredAlert, version: int) -> AlertMessage:
         title=f"[{alert.severity}] {title(alert)} — {alert.tenant}",
         body=text,
         severity=alert.severity,
-        dedup_key=dedup_key(alert.tenant, alert.id, version),
+        dedup_key=dedup_key(profile, alert.id, version),
         link=link,
     )
 

@@ -179,7 +179,7 @@ class DeliveryWorker:
             if held is not None:
                 await self._call(outbox.retry, d, held, "held by quiet hours or do-not-disturb", False)
                 continue
-            message = alert_message(alert, d.version)
+            message = alert_message(alert, d.version, self._database.stem)
             outcome = await asyncio.to_thread(self._sender, target.url, message)
             now = self._clock()
             if outcome.kind == "delivered":
