@@ -20,3 +20,14 @@ def test_retry_after_seconds(value, expected):
 
 def test_retry_after_as_an_http_date():
     assert retry_after_seconds(formatdate(1_000_120, usegmt=True), now=1_000_000) == 120.0
+
+
+def test_apprise_never_writes_a_url_to_the_app_log(caplog):
+    """Apprise logs a URL it cannot parse, whole, at ERROR: none of that reaches the app's log handlers."""
+    from tenant_events.destinations.urls import instantiate
+    from tenant_events.errors import ConfigError
+
+    secret = "tk-do-not-log-me"
+    with pytest.raises(ConfigError):
+        instantiate(f"nope://{secret}@host")
+    assert secret not in caplog.text

@@ -23,7 +23,7 @@ from http import HTTPStatus
 from typing import Any, Final, Literal
 
 from tenant_events.destinations.message import DEDUP_FIELD, DEDUP_HEADER, AlertMessage
-from tenant_events.destinations.urls import instantiate
+from tenant_events.destinations.urls import instantiate, quiet_apprise_log
 
 STOP_CODES: Final = frozenset({401, 403, 404, 410})
 RETRY_AFTER_MAX: Final = 3600.0
@@ -82,10 +82,7 @@ def _install() -> None:
             return response
 
         requests.sessions.Session.send = send  # type: ignore[method-assign]
-        apprise_log = logging.getLogger("apprise")
-        apprise_log.addHandler(_AttemptLog())
-        apprise_log.propagate = False  # its debug lines hold URLs and payloads
-        apprise_log.setLevel(logging.WARNING)
+        quiet_apprise_log().addHandler(_AttemptLog())
         _patched = True
 
 

@@ -8,6 +8,7 @@ are masked here as well. Apprise's default options are left out: they only make 
 from __future__ import annotations
 
 import hashlib
+import logging
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -18,8 +19,18 @@ _NOISE: Final = frozenset({"overflow", "retry", "wait", "optional", "image", "fo
 MASK: Final = "***"
 
 
+def quiet_apprise_log() -> logging.Logger:
+    """Apprise's logger, kept out of the app's log: it prints whole URLs it cannot parse, and at debug level
+    the URLs and payloads it sends (send.py hands its warnings to the attempt that caused them)."""
+    apprise_log = logging.getLogger("apprise")
+    apprise_log.propagate = False
+    apprise_log.setLevel(logging.WARNING)
+    return apprise_log
+
+
 def instantiate(url: str) -> Any:
     """The Apprise plugin for `url`; ConfigError naming the problem when Apprise cannot use it."""
+    quiet_apprise_log()
     import apprise
 
     text = url.strip()
