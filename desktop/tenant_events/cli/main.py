@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "alerts_cmd",
     "rules_cmd",
     "destinations_cmd",
+    "triage_cmd",
     "timeline_cmd",
     "reindex_cmd",
     "relay_cmd",
