@@ -81,7 +81,7 @@ class AppAlerts(QObject):
         self.notes.alerts_changed.connect(lambda _t: self._refresh_soon.start())
         self._mute_timer = QTimer(self)
         self._mute_timer.setInterval(MUTE_TICK_MS)
-        self._mute_timer.timeout.connect(self.refresh_mute)
+        self._mute_timer.timeout.connect(self._tick)
         self._mute_timer.start()
         self.action = QAction("&Alerts inbox", window)
         self.action.setShortcut(QKeySequence(INBOX_KEYS))
@@ -157,6 +157,13 @@ class AppAlerts(QObject):
             self.inbox.reload()
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
+
+    def _tick(self) -> None:
+        """The clock moved: a snooze that ended brings its alert back to the count (store/alert_triage.py)."""
+        if self.book.unread() != self.unread:
+            self.refresh()
+        else:
+            self.refresh_mute()
 
     def refresh_mute(self) -> None:
         """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""
