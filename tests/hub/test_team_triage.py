@@ -1,0 +1,100 @@
+"""Shared triage on a real nats-server with the documented permissions (packaging/nats/accounts.conf): what one
+viewer sets is seen by the others within 1 s, "by" is the hub user of the connection that wrote it (a viewer
+cannot write in another's name, whatever its payload says), and a viewer still cannot publish events or alerts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import nats
+import orjson
+import pytest
+
+from helpers.nats_hub import Credentials
+from tenant_events.hub.connection import HubAuth, HubOptions, connect
+from tenant_events.hub.provision import StreamPlan, provision
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.triage import TriageBoard, alert_key, provision_triage, triage_bucket
+
+pytestmark = pytest.mark.hub
+
+
+def _options(hub, user: str) -> HubOptions:
+    return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", user, getattr(hub.credentials, user)))
+
+
+async def _board(hub, names, user):
+    nc = await connect(_options(hub, user), reconnect=False)
+    board = await TriageBoard.open(nc.jetstream(timeout=2.0), names, _options(hub, user).auth)
+    await board.start()
+    return nc, board
+
+
+def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_be_forged(nats_single):
+    hub, names = nats_single, HubNames("acme")
+    assert isinstance(hub.credentials, Credentials)
+    alert = alert_key("mass-deletion", "evt_AbC123")
+
+    async def go() -> None:
+        collector = await connect(_options(hub, "collector"), reconnect=False)
+        await provision(collector.jetstream(), names, StreamPlan())
+        await provision_triage(collector.jetstream(), names)
+        ana_nc, ana = await _board(hub, names, "viewer")
+        bo_nc, bo = await _board(hub, names, "viewer2")
+        lead_nc, lead = await _board(hub, names, "viewer2")  # bo's second computer: a third viewer
+        seen: dict[str, float] = {}
+        for name, board in (("viewer2", bo), ("viewer2-laptop", lead)):
+            board.on_change.append(lambda e, n=name: seen.setdefault(n, time.monotonic()))
+        started = time.monotonic()
+        await ana.put(alert, "acknowledged", "looking into it")
+        await _until(lambda: len(seen) == 2)
+        assert set(seen) == {"viewer2", "viewer2-laptop"}
+        assert max(seen.values()) - started < 1.0, seen
+        current = bo.current(alert)
+        assert current is not None and (current.by, current.state, current.note) == (
+            "viewer", "acknowledged", "looking into it")  # fmt: skip
+        # the last write wins; the history keeps both
+        await bo.put(alert, "resolved", "expected")
+        await _until(lambda: (c := ana.current(alert)) is not None and c.state == "resolved")
+        assert ana.current(alert).by == "viewer2"
+        assert [(e.by, e.state) for e in await ana.history(alert)] == [
+            ("viewer", "acknowledged"),
+            ("viewer2", "resolved"),
+        ]
+
+        # forging: ana writes under bo's name (the payload claims bo too) — the server refuses it
+        errors: list[Exception] = []
+
+        async def record(exc: Exception) -> None:
+            errors.append(exc)
+
+        raw = await nats.connect(hub.urls, user="viewer", password=hub.credentials.viewer, error_cb=record,
+                                 inbox_prefix="_INBOX_viewer", allow_reconnect=False)  # fmt: skip
+        forged = orjson.dumps(
+            {"state": "resolved", "note": "nothing to see", "at": time.time(), "by": "viewer2"}
+        )
+        await raw.publish(f"$KV.{triage_bucket(names)}.{alert}.viewer2", forged)
+        await raw.publish(names.event_subject("user.deleted"), b"{}")  # an event
+        await raw.publish("tenant-events.acme.alerts", b"{}")  # an alert
+        await raw.publish(f"$KV.{names.cursor_bucket}.cursor", b"{}")  # the collector's cursor
+        await asyncio.sleep(0.5)
+        refused = [str(e).lower() for e in errors if "permissions violation" in str(e).lower()]
+        assert any(f"{alert}.viewer2".lower() in e for e in refused), errors
+        assert any("tenant-events.acme.user.deleted" in e for e in refused), errors
+        assert any("tenant-events.acme.alerts" in e for e in refused), errors
+        assert any("tenant_events_acme_cursor.cursor" in e for e in refused), errors
+        assert bo.current(alert).note == "expected"  # nothing forged arrived
+        for board in (ana, bo, lead):
+            await board.stop()
+        for nc in (raw, ana_nc, bo_nc, lead_nc, collector):
+            await nc.close()
+
+    asyncio.run(go())
+
+
+async def _until(check, limit=5.0):
+    deadline = time.monotonic() + limit
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
