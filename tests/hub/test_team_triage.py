@@ -15,7 +15,7 @@ from helpers.nats_hub import Credentials
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
-from tenant_events.hub.triage import TriageBoard, alert_key, provision_triage, triage_bucket
+from tenant_events.hub.triage import TriageBoard, alert_key, triage_bucket
 
 pytestmark = pytest.mark.hub
 
@@ -38,8 +38,7 @@ def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_b
 
     async def go() -> None:
         collector = await connect(_options(hub, "collector"), reconnect=False)
-        await provision(collector.jetstream(), names, StreamPlan())
-        await provision_triage(collector.jetstream(), names)
+        await provision(collector.jetstream(), names, StreamPlan())  # the relay's set-up makes the bucket too
         ana_nc, ana = await _board(hub, names, "viewer")
         bo_nc, bo = await _board(hub, names, "viewer2")
         lead_nc, lead = await _board(hub, names, "viewer2")  # bo's second computer: a third viewer
