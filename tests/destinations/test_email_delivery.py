@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import email
-import socket
 from email.header import decode_header, make_header
 from email.message import Message
 
 from aiosmtpd.controller import Controller
 
-from helpers.deliveries import alert_write, run_worker, store_alerts, target
+from helpers.deliveries import alert_write, free_port, run_worker, store_alerts, target
 
 
 class _Inbox:
@@ -21,15 +20,9 @@ class _Inbox:
         return "250 OK"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_an_alert_arrives_as_an_email_that_reads_like_the_window(tmp_path):
     inbox = _Inbox()
-    controller = Controller(inbox, hostname="127.0.0.1", port=_free_port())
+    controller = Controller(inbox, hostname="127.0.0.1", port=free_port())
     controller.start()
     try:
         db = tmp_path / "acme.sqlite3"

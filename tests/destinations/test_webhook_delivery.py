@@ -4,7 +4,6 @@ message reads like the window, carries a stable dedup key, and survives 500s, a 
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -12,7 +11,7 @@ import orjson
 import pytest
 from werkzeug import Request, Response
 
-from helpers.deliveries import alert_write, run_worker, store_alerts, target
+from helpers.deliveries import alert_write, free_port, run_worker, store_alerts, target
 from tenant_events.store.outbox import read_status, undelivered_alerts
 from tenant_events.store.schema import connect
 
@@ -84,16 +83,10 @@ def test_500_three_times_then_200_is_delivered_once_with_the_same_key(tmp_path, 
     assert len(keys) == 4 and len(set(keys)) == 1 and worker.delivered == 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_a_receiver_that_is_down_for_a_while_gets_every_alert_when_it_is_back(tmp_path):
     from pytest_httpserver import HTTPServer
 
-    port = _free_port()
+    port = free_port()
     db = tmp_path / "acme.sqlite3"
     ids = store_alerts(db, [alert_write(), alert_write("other-rule")])
     server = HTTPServer(host="127.0.0.1", port=port)
@@ -192,7 +185,7 @@ def test_401_stops_the_destination_with_its_reason_until_its_url_changes(tmp_pat
 def test_undelivered_past_the_horizon_marks_the_alert(tmp_path):
     db = tmp_path / "acme.sqlite3"
     [alert_id] = store_alerts(db, [alert_write()])
-    dead = f"json://127.0.0.1:{_free_port()}/hook"
+    dead = f"json://127.0.0.1:{free_port()}/hook"
     run_worker(db, {"ops": target("ops", dead)}, lambda: read_status(db) != [] and read_status(db)[0].undelivered == 1,
                horizon_s=0.5)  # fmt: skip
     conn = connect(db, readonly=True)

@@ -71,3 +71,12 @@ def run_worker(db: Path, targets: dict[str, Target] | Callable[[], dict[str, Tar
         return worker
 
     return asyncio.run(main())
+
+
+def free_port() -> int:
+    """A port nothing listens on (yet): a receiver that is down, or one started later on it."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
