@@ -97,3 +97,49 @@ async def _until(check, limit=5.0):
     while not check():
         assert time.monotonic() < deadline, "timed out"
         await asyncio.sleep(0.01)
+
+
+def test_two_viewers_databases_share_the_triage_and_a_late_alert_gets_it_when_raised(nats_single, tmp_path):
+    from helpers.deliveries import alert_write, store_alerts
+    from tenant_events.store import AlertInbox
+    from tenant_events.store.alert_triage import AlertTriage
+    from tenant_events.tenant.team_triage import start_mirror
+
+    hub, names = nats_single, HubNames("acme")
+    ana_db, bo_db, late_db = tmp_path / "ana.sqlite3", tmp_path / "bo.sqlite3", tmp_path / "late.sqlite3"
+    [ana_alert] = store_alerts(ana_db, [alert_write()])  # the same events: the same alert (rule, first event)
+    store_alerts(bo_db, [alert_write("other-rule"), alert_write()])  # another local id for it
+    store_alerts(late_db, [alert_write("other-rule")])  # has not raised it yet
+
+    async def go() -> None:
+        collector = await connect(_options(hub, "collector"), reconnect=False)
+        await provision(collector.jetstream(), names, StreamPlan())
+        ana = await start_mirror(ana_db, _options(hub, "viewer"), "acme")
+        bo = await start_mirror(bo_db, _options(hub, "viewer2"), "acme")
+        late = await start_mirror(late_db, _options(hub, "viewer2"), "acme")
+        with AlertTriage(ana_db) as triage:  # what the inbox does: locally, then to the hub
+            made = triage.set(ana_alert, "acknowledged", "viewer", "looking into it")
+        started = time.monotonic()
+        await ana.publish(ana_alert, "acknowledged", "looking into it", at=made.at)
+        await _until(lambda: bo.applied == 1)
+        assert time.monotonic() - started < 1.0
+        with AlertTriage(bo_db) as triage:
+            [entry] = triage.history(2)
+            assert (entry.state, entry.by, entry.note) == ("acknowledged", "viewer", "looking into it")
+        with AlertInbox(bo_db) as inbox:
+            assert inbox.unread_count() == 1  # only its other alert still needs someone
+        assert late.applied == 0 and list(late.pending) == ["mass-deletion.evt_a"]
+        store_alerts(late_db, [alert_write()])  # its rules catch up and raise the alert
+        late.retry()
+        assert late.applied == 1
+        await ana.publish(
+            ana_alert, "acknowledged", "looking into it"
+        )  # seen again: not a second history line
+        await asyncio.sleep(0.3)
+        with AlertTriage(ana_db) as triage:
+            assert len(triage.history(ana_alert)) == 2  # its own write, and the hub's copy of the second
+        for mirror in (ana, bo, late):
+            await mirror.stop()
+        await collector.close()
+
+    asyncio.run(go())

@@ -122,13 +122,18 @@ class TriageBoard:
     async def open(cls, js: JetStreamContext, names: HubNames, auth: HubAuth) -> TriageBoard:
         return cls(await js.key_value(triage_bucket(names)), user_token(auth))
 
-    async def put(self, alert: str, state: str, note: str = "", until: float | None = None) -> int:
-        """Record this user's triage of `alert`; returns the revision. ValueError for a bad value."""
+    async def put(
+        self, alert: str, state: str, note: str = "", until: float | None = None, at: float | None = None
+    ) -> int:
+        """Record this user's triage of `alert` (`at`: when it was made, default now); returns the revision.
+        ValueError for a bad value."""
         if state not in STATES:
             raise ValueError(f"{state!r} is not a triage state")
         if len(note) > NOTE_MAX:
             raise ValueError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
-        payload = orjson.dumps({"state": state, "note": note, "until": until, "at": time.time()})
+        payload = orjson.dumps(
+            {"state": state, "note": note, "until": until, "at": time.time() if at is None else at}
+        )
         return int(await self._kv.put(f"{alert}.{self.user}", payload))
 
     def current(self, alert: str) -> TeamTriage | None:

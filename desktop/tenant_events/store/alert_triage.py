@@ -115,10 +115,11 @@ class AlertTriage:
         self.close()
 
     def set(self, alert_id: int, state: TriageState, by: str, note: str = "", until: float | None = None,
-            at: float | None = None) -> Triage:  # fmt: skip
-        """Record a change (last write wins; the log keeps every one). ValueError for a bad value or alert."""
+            at: float | None = None, *, mirrored: bool = False) -> Triage:  # fmt: skip
+        """Record a change (last write wins; the log keeps every one). ValueError for a bad value or alert.
+        `mirrored`: a teammate's change from the hub, kept as it was made (its snooze may be over already)."""
         now = time.time() if at is None else at
-        check_triage(state, until, note, now)
+        check_triage(state, until if not mirrored else now + 1 if state == "snoozed" else None, note, now)
         entry = Triage(alert_id, state, by, now, until if state == "snoozed" else None, note)
         conn = self._conn
         try:
@@ -148,6 +149,30 @@ class AlertTriage:
         except sqlite3.OperationalError as exc:
             raise StorageError(f"cannot save the triage in {self.path}: {exc}", "free disk space") from exc
         return entry
+
+    def find_alert(self, rule_id: str, first_event_id: str) -> int | None:
+        """The local alert a team names by its rule and first event (hub/triage.py), if raised here yet."""
+        row = self._conn.execute(
+            "SELECT id FROM alerts WHERE rule_id = ? AND first_event_id = ? ORDER BY id LIMIT 1",
+            (rule_id, first_event_id),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def has_entry(self, alert_id: int, by: str, at: float) -> bool:
+        """Whether this change is already in the alert's history (a hub entry seen again after a restart)."""
+        if not has_triage(self._conn):
+            return False
+        row = self._conn.execute(
+            "SELECT 1 FROM alert_triage_log WHERE alert_id = ? AND by = ? AND at = ?", (alert_id, by, at)
+        ).fetchone()
+        return row is not None
+
+    def alert_names(self, alert_id: int) -> tuple[str, str] | None:
+        """(rule id, first event id) of a local alert: its name on the hub."""
+        row = self._conn.execute(
+            "SELECT rule_id, first_event_id FROM alerts WHERE id = ?", (alert_id,)
+        ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
 
     def states(self) -> dict[int, Triage]:
         """{alert id: its current triage} (alerts nobody triaged are absent)."""
