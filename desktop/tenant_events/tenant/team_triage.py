@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tenant_events.errors import StorageError
-from tenant_events.hub.connection import HubOptions, connect
+from tenant_events.hub.connection import HubOptions, connect, describe
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.triage import TeamTriage, TriageBoard, alert_key
 from tenant_events.store.alert_triage import AlertTriage
@@ -38,6 +39,7 @@ class TeamTriageMirror:
             str, TeamTriage
         ] = {}  # alert → newest entry not applied yet (alert not raised here)
         self.applied = 0
+        self.on_applied: list[Callable[[], None]] = []  # a teammate's change reached the local database
 
     async def start(self) -> None:
         self._nc = await connect(self.options, reconnect=True)
@@ -72,6 +74,8 @@ class TeamTriageMirror:
                         triage.set(alert_id, entry.state, entry.by, entry.note, entry.until, entry.at,  # type: ignore[arg-type]
                                    mirrored=True)  # fmt: skip
                         self.applied += 1
+                        for callback in list(self.on_applied):
+                            callback()
         except (StorageError, FileNotFoundError, ValueError) as exc:
             log.warning("the team's triage could not be stored here: %s", exc)
 
@@ -87,6 +91,9 @@ class TeamTriageMirror:
         if names is None:
             raise ValueError(f"no alert {alert_id}")
         await self.board.put(alert_key(*names), state, note, until, at)
+
+
+__all__ = ["TeamTriageMirror", "describe", "start_mirror"]
 
 
 async def start_mirror(database: Path, options: HubOptions, hub_tenant: str) -> TeamTriageMirror:

@@ -116,6 +116,9 @@ class AppAlerts(QObject):
         """Listen to what the rules of the session's link raise (the roster built the link with these rules)."""
         name = session.name
         session.alerts_raised.connect(lambda step: self.notes.offer(name, step))
+        team_changed = getattr(session, "team_triage_changed", None)  # a hub tenant: teammates' triage
+        if team_changed is not None:
+            team_changed.connect(self._refresh_soon.start)
         _log_rule_errors(self.settings.alerts, name)
         self.sessions[name] = session
         self.book.add(session.name)
@@ -178,6 +181,7 @@ class AppAlerts(QObject):
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
             self.inbox.read_changed.connect(self.refresh)
+            self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
         inbox = self.inbox
         inbox.reload()
         inbox.show()

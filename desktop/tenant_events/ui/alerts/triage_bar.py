@@ -9,12 +9,13 @@ Single-user triage is stored in the tenant's database (tenant/triage.py) with th
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
@@ -43,6 +44,9 @@ class TriageBar(QWidget):
         self._database_file = database_file
         self.entry: InboxEntry | None = None
         self.who = getpass.getuser()
+        # profile → its team's triage on the hub (tenant/team_triage.py), None for a tenant of one's own
+        self.team: Callable[[str], Any] = lambda _profile: None
+        self._publishing: set[asyncio.Future[None]] = set()
         self.state = QLabel("")
         self.state.setAccessibleName("Triage state")
         self.state.setWordWrap(True)
@@ -78,13 +82,19 @@ class TriageBar(QWidget):
             self.state.setText("")
             return
         history = self._history(entry)
+        mark = "team · " if self.team(entry.profile) is not None else ""
         if not history:
-            self.state.setText("Nobody has triaged this alert yet.")
+            self.state.setText(f"{mark}Nobody has triaged this alert yet.")
             return
         lines = [triage_line(t) for t in history]
-        self.state.setText(
-            lines[-1] + (f"\nEarlier: {'; '.join(reversed(lines[:-1]))}" if len(lines) > 1 else "")
-        )
+        earlier = f"\nEarlier: {'; '.join(reversed(lines[:-1]))}" if len(lines) > 1 else ""
+        self.state.setText(mark + lines[-1] + earlier)
+
+    def _published(self, task: asyncio.Future[None]) -> None:
+        self._publishing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.error.setText(f"Saved here, but not on the team hub: {task.exception()}")
+            self.error.show()
 
     def _history(self, entry: InboxEntry) -> list[Triage]:
         try:
@@ -98,13 +108,20 @@ class TriageBar(QWidget):
         if entry is None:
             return
         until = time.time() + SNOOZE_S if state == "snoozed" else None
+        team = self.team(entry.profile)
+        who = team.board.user if team is not None and team.board is not None else self.who
+        note = self.note.text().strip()
         try:
             with AlertTriage(self._database_file(entry.profile)) as triage:
-                triage.set(entry.alert.id, state, self.who, self.note.text().strip(), until)
+                made = triage.set(entry.alert.id, state, who, note, until)
         except (ValueError, StorageError, FileNotFoundError) as exc:
             self.error.setText(str(exc))
             self.error.show()
             return
+        if team is not None:  # the team sees it too: under this hub user's own key
+            task = asyncio.ensure_future(team.publish(entry.alert.id, state, note, until, made.at))
+            self._publishing.add(task)
+            task.add_done_callback(self._published)
         self.note.clear()
         self.show_entry(entry)
         self.changed.emit()
