@@ -119,7 +119,7 @@ class DeliveryWorker:
         """Route new outbox rows and send what is due; returns the seconds until there is more to do."""
         outbox = self._outbox
         assert outbox is not None
-        targets = self._targets()
+        targets = await asyncio.to_thread(self._targets)  # the keyring may be read: never on the UI thread
         fingerprints = {n: t.fingerprint for n, t in targets.items()}
         await self._route(outbox, targets)
         stopped = await self._call(outbox.stopped, fingerprints)
