@@ -61,6 +61,7 @@ def _install() -> None:
     with _installed:
         if _patched:
             return
+        apprise_log = quiet_apprise_log()  # first: it also quiets a warning that importing requests may give
         import requests
 
         original: Callable[..., Any] = requests.sessions.Session.send
@@ -82,7 +83,7 @@ def _install() -> None:
             return response
 
         requests.sessions.Session.send = send  # type: ignore[method-assign]
-        quiet_apprise_log().addHandler(_AttemptLog())
+        apprise_log.addHandler(_AttemptLog())
         _patched = True
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import warnings
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -22,6 +23,8 @@ MASK: Final = "***"
 def quiet_apprise_log() -> logging.Logger:
     """Apprise's logger, kept out of the app's log: it prints whole URLs it cannot parse, and at debug level
     the URLs and payloads it sends (send.py hands its warnings to the attempt that caused them)."""
+    # The installed app leaves out requests' optional character-set guesser (packaging/tenant-events.spec).
+    warnings.filterwarnings("ignore", message="Unable to find acceptable character detection dependency")
     apprise_log = logging.getLogger("apprise")
     apprise_log.propagate = False
     apprise_log.setLevel(logging.WARNING)
