@@ -45,3 +45,22 @@ def test_triage_in_the_inbox(qtbot, tmp_path):
     assert bar.state.text().splitlines()[0].endswith("— expected: quarterly clean-up")
     assert book.unread() == 1
     book.close()
+
+
+def test_an_alert_never_delivered_is_marked_in_the_inbox(qtbot, tmp_path):
+    from helpers.deliveries import free_port, run_worker, target
+    from tenant_events.store.outbox import read_status
+
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write()])
+    dead = f"json://127.0.0.1:{free_port()}/hook"
+    run_worker(db, {"pager": target("pager", dead)}, lambda: bool(read_status(db)) and read_status(db)[0].undelivered == 1,
+               horizon_s=0.3)  # fmt: skip
+    book = AlertBook(lambda profile: tmp_path / f"{profile}.sqlite3")
+    book.add("acme")
+    w = InboxWindow(book, lambda profile, seqs: [])
+    qtbot.addWidget(w)
+    w.show()
+    w.table.selectRow(0)
+    assert w.triage.state.text().startswith("Undelivered to pager (given up after 24 h) · Nobody has triaged")
+    book.close()

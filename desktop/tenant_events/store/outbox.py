@@ -219,3 +219,17 @@ def undelivered_alerts(conn: sqlite3.Connection) -> dict[int, list[str]]:
     for alert_id, name in cur:
         out.setdefault(int(alert_id), []).append(str(name))
     return out
+
+
+def read_undelivered(path: Path) -> dict[int, list[str]]:
+    """`undelivered_alerts` of the database at `path`, read-only; {} when it cannot be read."""
+    try:
+        conn = connect(path, readonly=True)
+    except sqlite3.Error:
+        return {}
+    try:
+        return undelivered_alerts(conn)
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()

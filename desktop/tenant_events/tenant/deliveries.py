@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tenant_events.alerts.delivery import QuietTimes
@@ -23,11 +24,17 @@ from tenant_events.destinations.worker import DeliveryWorker, Target
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.store.outbox import DestinationStatus, read_status, undelivered_alerts
-from tenant_events.store.schema import connect
+from tenant_events.store.outbox import DestinationStatus, read_status, read_undelivered
 from tenant_events.tenant.link import TenantLink
 
-__all__ = ["Deliveries", "DestinationTargets", "attach_deliveries", "destination_status", "undelivered"]
+__all__ = [
+    "Deliveries",
+    "DestinationTargets",
+    "attach_deliveries",
+    "destination_status",
+    "undelivered",
+    "undelivered_in",
+]
 
 
 class DestinationTargets:
@@ -108,11 +115,9 @@ def destination_status(paths: AppPaths) -> dict[str, list[tuple[str, Destination
 
 def undelivered(paths: AppPaths, tenant: str) -> dict[int, list[str]]:
     """{alert id: destinations it never reached} in `tenant`'s database."""
-    path = paths.database_file(tenant)
-    if not path.exists():
-        return {}
-    conn = connect(path, readonly=True)
-    try:
-        return undelivered_alerts(conn)
-    finally:
-        conn.close()
+    return undelivered_in(paths.database_file(tenant))
+
+
+def undelivered_in(path: Path) -> dict[int, list[str]]:
+    """{alert id: destinations it never reached} in the database at `path` (the inbox's "undelivered" mark)."""
+    return read_undelivered(path) if path.exists() else {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -21,10 +22,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from tenant_events.errors import StorageError
+from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.tenant.triage import NOTE_MAX, AlertTriage, Triage, TriageState
 from tenant_events.ui.alerts.alert_book import InboxEntry
 
 SNOOZE_S: Final = 3600.0
+log = logging.getLogger(__name__)
 
 
 def triage_line(t: Triage) -> str:
@@ -83,6 +86,9 @@ class TriageBar(QWidget):
             return
         history = self._history(entry)
         mark = "team · " if self.team(entry.profile) is not None else ""
+        missed = self._undelivered(entry)
+        if missed:
+            mark = f"Undelivered to {', '.join(missed)} (given up after 24 h) · {mark}"
         if not history:
             self.state.setText(f"{mark}Nobody has triaged this alert yet.")
             return
@@ -95,6 +101,13 @@ class TriageBar(QWidget):
         if not task.cancelled() and task.exception() is not None:
             self.error.setText(f"Saved here, but not on the team hub: {task.exception()}")
             self.error.show()
+
+    def _undelivered(self, entry: InboxEntry) -> list[str]:
+        try:
+            return undelivered_in(self._database_file(entry.profile)).get(entry.alert.id, [])
+        except (StorageError, OSError) as exc:
+            log.debug("undelivered marks not read: %s", exc)
+            return []
 
     def _history(self, entry: InboxEntry) -> list[Triage]:
         try:
