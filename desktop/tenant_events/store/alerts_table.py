@@ -20,6 +20,7 @@ from tenant_events.store import directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, StoredAlert
 from tenant_events.store.alert_rows import RecentRows, segment_sql
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
@@ -195,6 +196,8 @@ class AlertLedger:
                             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
                             [(alert_id, s) for s in w.new_seqs],
                         )
+                    if w.alert_id is None:  # raised: its delivery to the destinations (store/outbox.py)
+                        enqueue(conn, alert_id, 1, w.raised_at)
                     ids.append(alert_id)
                 conn.execute("COMMIT")
             except BaseException:
