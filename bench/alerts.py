@@ -12,8 +12,10 @@ With --desktop the app's own wiring is measured instead, to the Notify call seen
 
 Event times carry milliseconds, so figures are ±1 ms. p50/p95 over --alerts rounds; goal p95 < 250 ms to the
 notification.
+With --webhook each alert is also delivered to a local JSON webhook (bench/alert_webhook.py): stored→webhook,
+goal p95 < 500 ms.
 
-    .venv/bin/python bench/alerts.py --alerts 50
+    .venv/bin/python bench/alerts.py --alerts 50 --webhook
     ./run test --exec .venv/bin/python bench/alerts.py --alerts 50 --notify   # with a session bus and dunst
     ./run test --exec .venv/bin/python bench/alerts.py --alerts 50 --desktop  # the app's path, to the bus
 """
@@ -46,7 +48,9 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(auth_url: str, rounds: int, gap: float, notify: bool) -> dict[str, list[float]]:
+async def measure(
+    auth_url: str, rounds: int, gap: float, notify: bool, webhook: bool = False
+) -> dict[str, list[float]]:
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes
     from tenant_events.alerts.evaluator import StepResult
@@ -101,6 +105,11 @@ async def measure(auth_url: str, rounds: int, gap: float, notify: bool) -> dict[
         check_done()
 
     runner.on_alerts.append(on_alerts)
+    finish = None
+    if webhook:
+        from alert_webhook import start_webhook
+
+        finish = start_webhook(monitor, runner, got, _seconds)
     async with httpx.AsyncClient(base_url=auth_url, timeout=30) as admin:
         await asyncio.wait_for(live.wait(), 30)
         for _ in range(rounds):
@@ -108,6 +117,8 @@ async def measure(auth_url: str, rounds: int, gap: float, notify: bool) -> dict[
             await asyncio.sleep(gap)
     with contextlib.suppress(TimeoutError):  # missing alerts are reported by main()
         await asyncio.wait_for(done.wait(), 10)
+    if finish is not None:
+        await finish(rounds)
     await monitor.stop()
     return got
 
@@ -118,6 +129,11 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=0.3, help="seconds between them")
     ap.add_argument(
         "--notify", action="store_true", help="also show each alert through the notification daemon"
+    )
+    ap.add_argument(
+        "--webhook",
+        action="store_true",
+        help="also deliver each alert to a local JSON webhook through Apprise (bench/alert_webhook.py)",
     )
     ap.add_argument("--desktop", action="store_true",
                     help="through the desktop app's own alert wiring to the Notify call seen on the bus "
@@ -133,7 +149,7 @@ def main() -> int:
 
             got = run_desktop(auth_url, args.alerts, args.gap)
         else:
-            got = asyncio.run(measure(auth_url, args.alerts, args.gap, args.notify))
+            got = asyncio.run(measure(auth_url, args.alerts, args.gap, args.notify, args.webhook))
     finally:
         sim.terminate()
         sim.wait(timeout=30)
@@ -146,7 +162,7 @@ def main() -> int:
             print(
                 f"| {name} | {len(ms)} | {statistics.median(ms):.0f} | {_percentile(ms, 0.95):.0f} | {max(ms):.0f} |"
             )
-    last = list(got.values())[-1]
+    last = got["stored→webhook"] if args.webhook else list(got.values())[-1]
     if len(last) < args.alerts:
         print(f"only {len(last)} of {args.alerts} alerts arrived", file=sys.stderr)
         return 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.entity_events import Tenant
-from tenant_events.entities import Mention, describe, describe_stored
+from tenant_events.entities import Mention, describe, describe_all, describe_stored
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.wire import EventType
@@ -113,3 +113,36 @@ def test_stored_events_get_their_sentences_and_stay_searchable_by_id(tmp_path):
         sentences = describe_stored(directory, [hit.seq, 1])
     assert sentences[hit.seq].text == "role support removed from group hr-8849"
     assert sentences[1].text == "user grace.hopper@example.com created"
+
+
+def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(tmp_path):
+    """`organization.connection.*` carries the connection's id alone: the name and strategy come from the
+    directory, which learned them from a sign-up's `data.context.connection`; until then the id stands in."""
+    from helpers.entity_events import T0, envelope_row
+    from tenant_events.entities.state_text import title
+
+    saml = {"id": SSO, "name": "acme-saml", "strategy": "samlp"}
+    sign_up = {"object": t.user(GRACE, "grace.hopper@example.com"), "context": {"tenant": {"id": "ten_x"}, "connection": saml}}  # fmt: skip
+    path = tmp_path / "demo.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=[*KNOWN, envelope_row("user.created", sign_up, T0, 99)], cursor="c"))
+    writer.close()
+    added = {"organization": {"id": STARK}, "connection": {"id": SSO}}
+    member = {"group": {"id": HR}, "member": {"member_type": "connection", "id": "m", "connection_id": SSO}}
+    with DirectoryReader(path) as directory:
+        said = describe_all([("organization.connection.added", {"object": added}),
+                             ("group.member.added", {"object": member}),
+                             ("organization.connection.removed", {"object": {**added, "connection": {"id": "con_unknown00000001"}}})],
+                            directory)  # fmt: skip
+        known = directory.entity("connection", SSO)
+    assert [s.text for s in said] == [
+        "connection acme-saml (samlp) added to organization Stark",
+        "connection acme-saml (samlp) added to group hr-8849",
+        "connection con_unknown00000001 removed from organization Stark",
+    ]
+    assert said[0].mentions[0] == Mention("connection", SSO, "acme-saml (samlp)")  # the id one hover away
+    assert known is not None and title(known) == f"connection acme-saml (samlp) ({SSO})"
+    # the sign-up itself names the connection it went through: a connection's timeline holds it
+    from tenant_events.wire.references import names
+
+    assert names("user.created", sign_up, "connection", SSO)

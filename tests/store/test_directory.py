@@ -4,11 +4,12 @@ order, deletions that end memberships, agreement with the simulator's own world,
 from __future__ import annotations
 
 import sqlite3
+from datetime import timedelta
 
 import orjson
 import pytest
 
-from helpers.entity_events import T0, Tenant, simulated_rows
+from helpers.entity_events import T0, Tenant, envelope_row, simulated_rows
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.commit import insert_events
 from tenant_events.store.directory import LIVE_BATCH
@@ -297,3 +298,76 @@ def test_a_schema_2_database_gets_its_directory_when_opened(tmp_path):
         assert reader.watermark() == len(rows)
         alive = [u for u in life.users if reader.entity("user", u) and not reader.entity("user", u).deleted]
     assert len(alive) == len(life.users) > 0
+
+
+def signed_up(n: int, uid: str, connection: dict[str, str] | None, at: float) -> object:
+    """A user.created as a sign-up sends it: the connection it went through in `data.context.connection`."""
+    data: dict[str, object] = {"object": Tenant.user(uid, f"{uid[-4:]}@example.com")}
+    if connection is not None:
+        data["context"] = {"tenant": {"id": "ten_DemoTenant000001"}, "connection": connection}
+    return envelope_row("user.created", data, T0 + timedelta(seconds=at), 1000 + n)
+
+
+SAML = {"id": "con_SAML000000000001", "name": "acme-saml", "strategy": "samlp"}
+GOOGLE = {"id": "con_GOOG000000000001", "name": "google-oauth2", "strategy": "google-oauth2"}
+
+
+def test_connections_get_their_names_and_strategies_from_the_events_that_went_through_them(store):
+    writer, path = store
+    t = Tenant()
+    org = "org_0000000000000009"
+    # first known by id alone: an organization gets the SAML connection before anyone signed up through it
+    commit(
+        writer,
+        t.row(
+            "organization.connection.added",
+            {"organization": t.org(org), "connection": {"id": SAML["id"]}},
+            at=1,
+        ),
+    )
+    assert entity(path, "connection", SAML["id"]).label == SAML["id"]
+    commit(writer, signed_up(1, "samlp|acme-saml|ada", SAML, 2), signed_up(2, "google-oauth2|1077", GOOGLE, 3),
+           signed_up(3, "auth0|nocontext", None, 4))  # fmt: skip
+    saml, google = entity(path, "connection", SAML["id"]), entity(path, "connection", GOOGLE["id"])
+    assert (saml.name, saml.detail, saml.label) == ("acme-saml", "samlp", "acme-saml (samlp)")
+    assert (google.name, google.detail, google.label) == ("google-oauth2", "google-oauth2", "google-oauth2")
+    # an event naming it by id alone keeps what was learned; an older sign-up arriving late changes nothing
+    commit(writer, t.row("organization.connection.updated", {"organization": t.org(org), "connection": {"id": SAML["id"]}}, at=5),
+           signed_up(4, "samlp|acme-saml|old", {**SAML, "name": "old-saml"}, 0.5))  # fmt: skip
+    assert entity(path, "connection", SAML["id"]).label == "acme-saml (samlp)"
+    # a newer sign-up after a rename: the new name
+    commit(writer, signed_up(5, "samlp|acme-saml|bob", {**SAML, "name": "acme-sso"}, 6))
+    assert entity(path, "connection", SAML["id"]).label == "acme-sso (samlp)"
+    with DirectoryReader(path) as reader:
+        assert [e.id for e in reader.find("connection", "ACME-SSO")] == [SAML["id"]]
+    assert current(path, "organization", org) == {
+        "org_connection": [(SAML["id"],)]
+    }  # a sign-up is not a link
+
+
+def test_a_schema_4_database_learns_the_connections_of_the_events_it_holds(tmp_path):
+    """Opened by this version, a file whose directory was built before connections were learned from the
+    context gets them: the schema 5 migration builds the directory again."""
+    path = tmp_path / "v4.sqlite3"
+    rows, life = simulated_rows(1500)
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=rows, cursor="c"))
+    writer.index_all_sync()
+    writer.close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DELETE FROM entities WHERE kind = 'connection'")  # what schema 4 knew: ids at most
+    conn.execute("DROP TABLE directory_scratch")
+    conn.execute("CREATE TABLE directory_scratch (seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL,"
+                 " rel INTEGER, adds INTEGER, skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT,"
+                 " sdetail TEXT, sparent TEXT, org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT,"
+                 " grptype TEXT, grpparent TEXT, role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT,"
+                 " mem TEXT)")  # fmt: skip
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    StoreWriter(path).close()
+    with DirectoryReader(path) as reader:
+        labels = {c[0]: reader.entity("connection", c[0]) for c in life.connections}
+    assert {k: v.label if v else None for k, v in labels.items()} == {
+        con_id: name if name == strategy else f"{name} ({strategy})"
+        for con_id, name, strategy in life.connections
+    }

@@ -69,6 +69,8 @@ def _account(tenant: str) -> str:
         "hub:"
     ):  # a team hub's password, token, NKey seed or creds file (hub/credentials.py)
         return f"hub-credentials:{tenant[4:]}"
+    if tenant.startswith("destination:"):  # an alert destination's whole URL (destinations/registry.py)
+        return f"alert-destination:{tenant[12:]}"
     return f"refresh-token:{tenant}"
 
 

@@ -37,6 +37,8 @@ COMMANDS: tuple[str, ...] = (
     "login_cmd",
     "alerts_cmd",
     "rules_cmd",
+    "destinations_cmd",
+    "triage_cmd",
     "timeline_cmd",
     "reindex_cmd",
     "relay_cmd",

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from tenant_events.cli import stream_alerts
+from tenant_events.cli import stream_alerts, stream_deliveries
 from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.hub_args import add_hub_args
 from tenant_events.cli.hub_view import hub_source
@@ -174,6 +174,7 @@ async def _main(args: argparse.Namespace) -> int:
         link.on_state.insert(0, report_state)
         stream_alerts.report(args, link, stack)
         await link.start()
+        stream_deliveries.deliver(args, link, paths, stack)
         watcher = asyncio.create_task(contact.watch(), name="first-contact") if contact else None
         if link.notice:
             print(f"tenant-events: {link.notice.message}", file=sys.stderr)

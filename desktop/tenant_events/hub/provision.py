@@ -16,6 +16,7 @@ from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StorageT
 from nats.js.kv import KeyValue
 
 from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.triage import provision_triage
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
     lease = await _bucket(js, KeyValueConfig(bucket=names.lease_bucket, history=1, replicas=replicas,
                                             ttl=plan.lease_ttl, storage=StorageType.FILE,
                                             description="Tenant Events: which collector streams"))  # fmt: skip
+    await provision_triage(js, names, replicas)  # the team's triage (hub/triage.py): viewers cannot create it
     return Provisioned(info, cursor, lease, created)
 
 

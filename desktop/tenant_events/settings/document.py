@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.errors import ConfigError
+from tenant_events.settings.destinations import DestinationProfile
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.settings.preferences import NotificationSettings, RetentionSettings
 from tenant_events.settings.profiles import TenantProfile
@@ -28,6 +29,10 @@ class Settings(BaseModel):
     notifications: NotificationSettings = Field(default_factory=NotificationSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
     alerts: AlertSettings = Field(default_factory=AlertSettings)
+    destinations: list[DestinationProfile] = Field(
+        default_factory=list,
+        description="where alerts are sent (Apprise URLs; the secrets are in the keyring)",
+    )
     start_at_login: bool = Field(False, description="start the tray app when the user logs in")
     theme: Literal["system", "light", "dark"] = "system"
 

@@ -33,7 +33,11 @@ class Activity:
         self.config = config
         self.log = event_log
         # Seeded by (seed, log length) so a restarted simulator continues with fresh, non-colliding ids.
-        self.life = TenantLife(f"{config.seed}:{event_log.last_seq}", tenant_id="ten_" + "DemoTenant000001")
+        self.life = TenantLife(
+            f"{config.seed}:{event_log.last_seq}",
+            tenant_id="ten_" + "DemoTenant000001",
+            tenant_seed=config.seed,
+        )
         self._purpose_rng = self.life.rng
         self.paused = False
         self._started = time.time()
@@ -48,18 +52,24 @@ class Activity:
         every = self.config.test_purpose_every
         return "test" if every and self._purpose_rng.randrange(every) == 0 else None
 
-    def emit(self, n: int, types: tuple[str, ...] | None = None, *, at: float | None = None) -> int:
-        """Append n events now (or at `at`); returns the last sequence number."""
+    def emit(
+        self, n: int, types: tuple[str, ...] | None = None, *, at: float | None = None, announce: bool = False
+    ) -> int:
+        """Append n events now (or at `at`); returns the last sequence number. With `announce` (a scenario), what
+        the world had to gain first for them (a user, an organization, a membership) is sent before them, as
+        the service would have: otherwise those never appear with their names."""
         ts = self.clock() if at is None else at
         for _ in range(n):
             name, data = self.life.next_event(ts, types)
+            for made, obj in self.life.made if announce else ():
+                self.log.append(made, {"object": obj, "context": self.life._context(made, obj)}, ts)
             self.log.append(name, data, ts, purpose=self._purpose())
         self.log.flush()
         return self.log.last_seq
 
     def emit_event(self, name: str, obj: dict[str, Any]) -> int:
         """Append one event of `name` about `obj` now (an incident's, scenarios.py); returns its sequence."""
-        self.log.append(name, {"object": obj, "context": self.life._context()}, self.clock())
+        self.log.append(name, {"object": obj, "context": self.life._context(name, obj)}, self.clock())
         self.log.flush()
         return self.log.last_seq
 

@@ -25,6 +25,7 @@ from tenant_events.simulator.world import (
     LAST,
     ORG_BRANDING,
     SENSITIVE_TYPES,
+    SIGNUP_CONNECTION,
     Group,
     Org,
     iso_ms,
@@ -36,8 +37,8 @@ Action = Callable[[str], dict[str, Any] | None]
 class TenantLife(TenantWorld):
     """Produces (event type, data) pairs; `next_event(now)` never breaks the world's consistency."""
 
-    def __init__(self, seed: int | str, tenant_id: str) -> None:
-        super().__init__(seed, tenant_id)
+    def __init__(self, seed: int | str, tenant_id: str, *, tenant_seed: int | str | None = None) -> None:
+        super().__init__(seed, tenant_id, tenant_seed=tenant_seed)
         table: list[tuple[str, int, Action]] = [
             ("user.created", 14, self._user_created), ("user.updated", 12, self._user_updated),
             ("user.deleted", 3, self._user_deleted),
@@ -67,6 +68,9 @@ class TenantLife(TenantWorld):
         for _name, weight, _fn in table:
             total += weight
             self._cum_weights.append(total)
+        self.made: list[
+            tuple[str, dict[str, Any]]
+        ] = []  # the last next_event's prerequisites (_make_possible)
         self._populations: dict[str, Sized] = {
             "user": self.users,
             "organization": self.orgs,
@@ -75,8 +79,10 @@ class TenantLife(TenantWorld):
 
     # ------------------------------------------------------------------ driving
     def next_event(self, now: float, types: tuple[str, ...] | None = None) -> tuple[str, dict[str, Any]]:
-        """The next event; with `types`, the next one of those types (creating prerequisites silently)."""
+        """The next event; with `types`, the next one of those types (creating prerequisites first: their
+        events are in `made` for a caller that shows them)."""
         stamp = iso_ms(now)
+        self.made = []
         for _ in range(64):
             if types:
                 name = self.rng.choice(types)
@@ -92,34 +98,49 @@ class TenantLife(TenantWorld):
                 self._make_possible(name, stamp)
                 obj = self._actions[name](stamp)
             if obj is not None:
-                return name, {"object": obj, "context": self._context()}
-        return "user.created", {"object": self._user_created(stamp), "context": self._context()}
+                return name, {"object": obj, "context": self._context(name, obj)}
+        obj = self._user_created(stamp)
+        return "user.created", {"object": obj, "context": self._context("user.created", obj)}
 
-    def _make_possible(self, name: str, now: str) -> None:
-        """Silently create what `name` needs (only when a caller asks for specific types)."""
+    def _make_possible(self, name: str, now: str) -> list[tuple[str, dict[str, Any]]]:
+        """Create what `name` needs (only when a caller asks for specific types); returns the events that did it,
+        in order, for a caller that shows them (a scenario: the service would have sent them), and keeps them in
+        `made` until the next event."""
+        made: list[tuple[str, dict[str, Any]]] = []
+
+        def do(event_type: str, action: Callable[[], dict[str, Any] | None]) -> None:
+            if (obj := action()) is not None:
+                made.append((event_type, obj))
+
         if not self.users or name.startswith(("organization.member", "group.member")):
-            self._user_created(now)
+            do("user.created", lambda: self._user_created(now))
         if not self.orgs or name.startswith("organization."):
-            self._org_created(now)
+            do("organization.created", lambda: self._org_created(now))
         if len(self.groups) < 2 or name.startswith(("group.", "organization.group")):
-            self._group_created(now, kind="organization" if name.startswith("organization.group") else None)
+            kind = "organization" if name.startswith("organization.group") else None
+            do("group.created", lambda: self._group_created(now, kind=kind))
         prerequisite = {
-            "organization.member.deleted": self._org_member_added,
-            "organization.member.role.assigned": self._org_member_added,
-            "organization.member.role.deleted": self._org_member_role_assigned,
-            "organization.connection.updated": self._org_connection_added,
-            "organization.connection.removed": self._org_connection_added,
-            "organization.group.role.deleted": self._org_group_role_assigned,
-            "group.member.deleted": self._group_member_added,
-            "group.role.deleted": self._group_role_assigned,
+            "organization.member.deleted": "organization.member.added",
+            "organization.member.role.assigned": "organization.member.added",
+            "organization.member.role.deleted": "organization.member.role.assigned",
+            "organization.connection.updated": "organization.connection.added",
+            "organization.connection.removed": "organization.connection.added",
+            "organization.group.role.deleted": "organization.group.role.assigned",
+            "group.member.deleted": "group.member.added",
+            "group.role.deleted": "group.role.assigned",
         }.get(name)
         if name == "organization.member.role.deleted":
-            self._org_member_added(now)
+            do("organization.member.added", lambda: self._org_member_added(now))
         if prerequisite is not None:
-            prerequisite(now)
+            do(prerequisite, lambda: self._actions[prerequisite](now))
+        self.made += made
+        return made
 
-    def _context(self) -> dict[str, Any]:
+    def _context(self, name: str = "", obj: dict[str, Any] | None = None) -> dict[str, Any]:
         ctx: dict[str, Any] = {"tenant": {"id": self.tenant_id, "tenant_id": self.tenant_id}}
+        if (connection := self._flow_connection(name, obj or {})) is not None:
+            con_id, con_name, strategy = connection
+            ctx["connection"] = {"id": con_id, "name": con_name, "strategy": strategy}
         if self.actor is not None:
             client_id, client_name, ip = self.actor
         elif self.rng.random() < 0.5:
@@ -132,18 +153,32 @@ class TenantLife(TenantWorld):
         ctx["client"] = {"id": client_id, "name": client_name, "metadata": {}}
         return ctx
 
+    def _flow_connection(self, name: str, obj: dict[str, Any]) -> tuple[str, str, str] | None:
+        """The connection a user's sign-up or log-in went through (the service's `context.connection`): the
+        user's first identity's, for a user created or an update that is a log-in; None for other changes."""
+        if name not in ("user.created", "user.updated") or not obj.get("identities"):
+            return None
+        if name == "user.updated" and obj.get("last_login") != obj.get("updated_at"):
+            return None
+        return self.connection_named.get(str(obj["identities"][0].get("connection")))
+
     # ------------------------------------------------------------------ users
     def _user_created(self, now: str) -> dict[str, Any]:
         first, last = self.rng.choice(FIRST), self.rng.choice(LAST)
         local = self._chars(24, "0123456789abcdef")
+        _con_id, con_name, strategy = self.connections[int(SIGNUP_CONNECTION[int(local[1], 16)])]
+        subject = (
+            str(int(local[:14], 16)) if strategy == "google-oauth2" else local
+        )  # Google's ids are numbers
+        provider_id = f"samlp|{con_name}|{subject}" if strategy == "samlp" else f"{strategy}|{subject}"
         user: dict[str, Any] = {
-            "user_id": f"auth0|{local}",
+            "user_id": provider_id,
             "email": f"{first.lower()}.{last.lower()}.{local[:4]}@example.com",
-            "email_verified": self.rng.random() < 0.6,
+            "email_verified": self.rng.random() < 0.6 or strategy != "auth0",
             "name": f"{first} {last}", "nickname": first.lower(), "given_name": first, "family_name": last,
             "picture": f"https://example.com/avatars/{local[:8]}.png",
-            "identities": [{"connection": self.connections[0][1], "user_id": local, "provider": "auth0",
-                            "isSocial": False}],
+            "identities": [{"connection": con_name, "user_id": subject, "provider": strategy,
+                            "isSocial": strategy == "google-oauth2"}],
             "created_at": now, "updated_at": now, "logins_count": 0,
         }  # fmt: skip
         self.users[user["user_id"]] = user

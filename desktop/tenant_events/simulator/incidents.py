@@ -26,7 +26,7 @@ def _admin_role(life: TenantLife) -> str:
 
 
 def temporary_elevation(life: TenantLife, now: str) -> Events:
-    life._make_possible("organization.member.role.assigned", now)
+    made = life._make_possible("organization.member.role.assigned", now)
     org = life._any_org()
     assert org is not None
     user_id = org.members.pick(life.rng) or life._user_outside(org.members)
@@ -34,28 +34,38 @@ def temporary_elevation(life: TenantLife, now: str) -> Events:
     if user_id not in org.members:
         org.members.add(user_id)
         life.user_orgs.setdefault(user_id, set()).add(org.id)
+        made.append(
+            ("organization.member.added", {"organization": life._org_ref(org), "user": {"user_id": user_id}})
+        )
     role = life._role(_admin_role(life))
     ref = {"organization": life._org_ref(org, with_name=False), "user": {"user_id": user_id}, "role": role}
-    return [("organization.member.role.assigned", ref), ("organization.member.role.deleted", dict(ref))]
+    return [
+        *made,
+        ("organization.member.role.assigned", ref),
+        ("organization.member.role.deleted", dict(ref)),
+    ]
 
 
 def _admin_group(life: TenantLife, now: str) -> tuple[Any, Events]:
     group = life._any_group()
+    made: Events = []
     if group is None:
-        life._group_created(now, kind="tenant")
+        made.append(("group.created", life._group_created(now, kind="tenant")))
         group = life._any_group()
     assert group is not None
     role_id = _admin_role(life)
     group.roles.add(role_id)
-    return group, [("group.role.assigned", {"group": life._group_ref(group), "role": life._role(role_id),
-                                           "created_at": now})]  # fmt: skip
+    return group, [*made, ("group.role.assigned", {"group": life._group_ref(group), "role": life._role(role_id),
+                                                  "created_at": now})]  # fmt: skip
 
 
 def admin_group_member(life: TenantLife, now: str) -> Events:
     group, events = _admin_group(life, now)
     user_id = life._user_outside(group.members)
     if user_id is None:
-        user_id = life._user_created(now)["user_id"]
+        created = life._user_created(now)
+        user_id = created["user_id"]
+        events.append(("user.created", created))
     group.members.add(user_id)
     life.user_groups.setdefault(user_id, set()).add(group.id)
     return [*events, ("group.member.added", {"group": life._group_ref(group),
@@ -63,10 +73,10 @@ def admin_group_member(life: TenantLife, now: str) -> Events:
 
 
 def admin_group_deleted(life: TenantLife, now: str) -> Events:
-    life._group_created(now, kind="tenant")  # never the last group
+    spare = ("group.created", life._group_created(now, kind="tenant"))  # never the last group
     group, events = _admin_group(life, now)
     life._drop_group(group)
-    return [*events, ("group.deleted", life._group_obj(group, now))]
+    return [spare, *events, ("group.deleted", life._group_obj(group, now))]
 
 
 def signup_wave(life: TenantLife, now: str) -> Events:
@@ -85,12 +95,22 @@ def shared_phone(life: TenantLife, now: str) -> Events:
 
 
 def account_link(life: TenantLife, now: str) -> Events:
-    """A user signs up, then gets a social identity linked (so the update can be compared with the sign-up)."""
+    """A user signs up, then gets an identity from another connection linked (so the update can be compared with
+    the sign-up): a Google account, or for a user who signed up with Google, a database password."""
     created = life._user_created(now)
     user = life.users[created["user_id"]]
-    user["identities"] = [*user.get("identities", []), {"connection": "google-oauth2", "provider": "google-oauth2",
-                                                        "user_id": f"10{life._chars(18, '0123456789')}",
-                                                        "isSocial": True}]  # fmt: skip
+    digits = f"10{life._chars(18, '0123456789')}"
+    if created["identities"][0]["provider"] == "google-oauth2":
+        linked = {"connection": "Username-Password-Authentication", "provider": "auth0", "user_id": digits,
+                  "isSocial": False}  # fmt: skip
+    else:
+        linked = {
+            "connection": "google-oauth2",
+            "provider": "google-oauth2",
+            "user_id": digits,
+            "isSocial": True,
+        }
+    user["identities"] = [*user.get("identities", []), linked]
     user["updated_at"] = now
     return [("user.created", created), ("user.updated", dict(user))]
 

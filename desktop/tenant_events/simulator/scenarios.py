@@ -193,9 +193,9 @@ class ScenarioPlayer:
     def _emit_one(self, step: Step) -> int:
         life = self.activity.life
         if step.do != "admin_grant":
-            return self.activity.emit(1, step.types)
+            return self.activity.emit(1, step.types, announce=True)
         life.grantable = [r for r in life.roles if r[1] in ADMIN_ROLE_NAMES]
         try:
-            return self.activity.emit(1, step.types)
+            return self.activity.emit(1, step.types, announce=True)
         finally:
             life.grantable = life.roles

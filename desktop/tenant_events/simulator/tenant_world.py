@@ -16,7 +16,7 @@ from tenant_events.simulator.world import ADMIN_ROLE_NAMES, ALNUM, CONNECTIONS, 
 class TenantWorld:
     """What exists in the tenant right now; a seeded `rng` makes every run with one seed the same."""
 
-    def __init__(self, seed: int | str, tenant_id: str) -> None:
+    def __init__(self, seed: int | str, tenant_id: str, *, tenant_seed: int | str | None = None) -> None:
         self.rng = random.Random(seed)
         self.tenant_id = tenant_id
         self.users: dict[str, dict[str, Any]] = {}
@@ -27,7 +27,16 @@ class TenantWorld:
         self.org_bag: Bag[str] = Bag()
         self.groups: dict[str, Group] = {}
         self.group_bag: Bag[str] = Bag()
-        self.roles = [(f"rol_{self._chars(16)}", n) for n in ROLE_NAMES]
+        # The tenant's roles and connections keep their ids for the tenant's life (`tenant_seed`: a restarted
+        # simulator's new seed makes new users and organizations, not a second "acme-saml"). The draws from `rng`
+        # stay, so a seed's sequence of events is what it was.
+        stable = random.Random(f"{seed if tenant_seed is None else tenant_seed}:tenant")
+
+        def stable_id(prefix: str) -> str:
+            self._chars(16)
+            return f"{prefix}_{''.join(stable.choices(ALNUM, k=16))}"
+
+        self.roles = [(stable_id("rol"), n) for n in ROLE_NAMES]
         self.role_names = dict(self.roles)
         # routine: live traffic without what alert rules look for (scenarios.py); grantable: roles picked from
         self.routine = False
@@ -35,7 +44,8 @@ class TenantWorld:
         self.actor: tuple[str, str, str] | None = (
             None  # (client id, name, IP) making every change; None: anyone
         )
-        self.connections = [(f"con_{self._chars(16)}", n, s) for n, s in CONNECTIONS]
+        self.connections = [(stable_id("con"), n, s) for n, s in CONNECTIONS]  # (id, name, strategy)
+        self.connection_named = {c[1]: c for c in self.connections}
 
     def _grantable(self) -> list[tuple[str, str]]:
         return [r for r in self.grantable if r[1] not in ADMIN_ROLE_NAMES] if self.routine else self.grantable

@@ -22,8 +22,13 @@ ADMIN_ROLE_NAMES = frozenset({"admin"})  # routine live traffic never grants the
 SENSITIVE_TYPES = frozenset(
     {"organization.deleted", "organization.connection.added", "organization.connection.removed"}
 )
+# The tenant's connections (name, strategy), as the service names its defaults: its users sign up and log in
+# through them, and events from those flows carry the connection in `data.context.connection`.
 CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2", "google-oauth2"),
                 ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
+# Which connection a new user signs up through, by one hex digit of its id (no draw of the seeded generator, so
+# a seed's sequence of events stays what it was): the database for most, then Google, the SAML IdP, email codes.
+SIGNUP_CONNECTION = "0000000001111223"
 GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",
         "latitude": 52.52, "longitude": 13.40, "time_zone": "Europe/Berlin"}  # fmt: skip
 # Who makes the changes: a couple of dozen admins' dashboard sessions and service clients (ordinary traffic spreads

@@ -17,6 +17,7 @@ from typing import Final
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_records import RowSegment, StoredAlert
 from tenant_events.store.alert_rows import segment_sql
+from tenant_events.store.alert_triage import attention_count
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.schema import connect
 
@@ -99,10 +100,11 @@ class AlertInbox:
         return [int(r[0]) for r in rows]
 
     def unread_count(self) -> int:
+        """Alerts that need someone: unread and not triaged, or back from a snooze (store/alert_triage.py)."""
         with self._lock:
             if not self._has_alerts():
                 return 0
-            return int(self._conn.execute("SELECT count(*) FROM alerts WHERE read_at IS NULL").fetchone()[0])
+            return attention_count(self._conn, time.time())
 
     def mark_read(self, alert_ids: Sequence[int]) -> int:
         """Mark these alerts read; returns how many were unread."""

@@ -16,14 +16,16 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store import timeline_query
+from tenant_events.store import directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, StoredAlert
 from tenant_events.store.alert_rows import RecentRows, segment_sql
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
+NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail
 
 ALERT_COLUMNS: Final = (
     "id, rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count, first_seq, last_seq,"
@@ -99,8 +101,23 @@ class AlertLedger:
         return int(row[0]) if row else None
 
     def directory(self) -> DirectoryReader:
-        """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py)."""
-        return DirectoryReader.on_connection(self._conn)
+        """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py).
+
+        Brought up to the newest stored event first when it is at most NAMES_CATCH_UP events behind (a
+        reconnect's backlog, a burst bigger than a live batch, both left to the indexer): an alert's detail is
+        said once, and would keep the ids the indexer names a moment later. A long catch-up is left alone, as
+        the writer's throughput needs (store/directory.py)."""
+        conn = self._conn
+        top = self.newest_seq()
+        if 0 < top - directory.watermark(conn) <= NAMES_CATCH_UP:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                directory.catch_up(conn, top)
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        return DirectoryReader.on_connection(conn)
 
     def earlier_object(self, row: EvalRow, data: Mapping[str, Any]) -> dict[str, Any] | None:
         """`data.object` of the newest event stored before `row` that created or updated the same user, group
@@ -179,6 +196,8 @@ class AlertLedger:
                             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
                             [(alert_id, s) for s in w.new_seqs],
                         )
+                    if w.alert_id is None:  # raised: its delivery to the destinations (store/outbox.py)
+                        enqueue(conn, alert_id, 1, w.raised_at)
                     ids.append(alert_id)
                 conn.execute("COMMIT")
             except BaseException:

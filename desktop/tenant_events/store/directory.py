@@ -113,7 +113,8 @@ _SCHEMA: Final = (
     seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL, rel INTEGER, adds INTEGER,
     skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT, sdetail TEXT, sparent TEXT,
     org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT, grptype TEXT, grpparent TEXT,
-    role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT, mem TEXT)""",
+    role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT, mem TEXT,
+    ctxcon TEXT)""",  # data.context.connection as JSON: a sign-up's or log-in's connection {id, name, strategy}
     "CREATE TABLE IF NOT EXISTS directory_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
     "INSERT OR IGNORE INTO counters (name, value) VALUES ('directory_upto', 0)",
     "DROP VIEW IF EXISTS directory_mention",
@@ -131,7 +132,9 @@ _SCHEMA: Final = (
     UNION ALL SELECT st, type, 0, 'connection', con, conname, NULL, NULL, NULL, NULL FROM directory_scratch
         WHERE con IS NOT NULL
     UNION ALL SELECT st, type, 0, memkind, mem, NULL, NULL, NULL, NULL, NULL FROM directory_scratch
-        WHERE mem IS NOT NULL""",
+        WHERE mem IS NOT NULL
+    UNION ALL SELECT st, type, 0, 'connection', ctxcon ->> 'id', ctxcon ->> 'name', NULL, NULL,
+        ctxcon ->> 'strategy', NULL FROM directory_scratch WHERE ctxcon IS NOT NULL""",
 )
 
 
@@ -179,7 +182,8 @@ INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.se
     CASE WHEN t.mask & {int(_Has.MEMBER_REF)} THEN
         CASE WHEN {_IS_CONNECTION} THEN coalesce(json_extract(e.raw, '$.event.data.object.member.connection_id'),
             json_extract(e.raw, '$.event.data.object.member.id'))
-        ELSE json_extract(e.raw, '$.event.data.object.member.id') END END
+        ELSE json_extract(e.raw, '$.event.data.object.member.id') END END,
+    json_extract(e.raw, '$.event.data.context.connection')
 FROM events AS e CROSS JOIN directory_types AS t ON t.type = e.type
 WHERE e.seq > {_UPTO} AND e.seq <= NEW.last_seq AND NEW.last_seq - {_UPTO} <= NEW.max_gap AND json_valid(e.raw);
 INSERT INTO entities (kind, id, {", ".join(f"{a}, {a}_at" for a in _ATTRS)}, created_at, deleted_at)

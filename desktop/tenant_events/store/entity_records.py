@@ -30,17 +30,21 @@ class Entity:
     name: str | None = None
     display: str | None = None  # an organization's display_name
     email: str | None = None
-    detail: str | None = None  # a group's type
+    detail: str | None = None  # a group's type, a connection's strategy
     created_ms: int | None = None
     deleted_ms: int | None = None  # set while deleted: the newest delete is newer than the newest create
 
     @property
     def label(self) -> str:
-        """What to call it in a sentence: a user's email, an organization's display name, else its name, else id."""
+        """What to call it in a sentence: a user's email, an organization's display name, a connection's name
+        with its strategy ("acme-saml (samlp)"; the name alone when they are the same, as for "google-oauth2"),
+        else its name, else id."""
         if self.kind == "user":
             return self.email or self.name or self.detail or self.id
         if self.kind == "organization":
             return self.display or self.name or self.id
+        if self.kind == "connection" and self.name and self.detail and self.detail != self.name:
+            return f"{self.name} ({self.detail})"
         return self.name or self.id
 
     @property

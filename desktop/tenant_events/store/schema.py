@@ -13,7 +13,7 @@ Tables:
   rejected    frames that failed validation, raw, with offset and reason
   counters    cumulative numbers (duplicates dropped, FTS and directory progress, the alert rules' watermark)
   alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
-  entities, links  the entity directory kept from the events (schema 4, directory.py)
+  entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tenant_events.store.directory import install_and_rebuild
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -152,11 +152,21 @@ CREATE INDEX links_b ON links(b);
 CREATE INDEX links_c ON links(c) WHERE c <> '';
 """
 
+# Schema 5: the directory also learns connections' names and strategies from `data.context.connection`: its
+# scratch table gains columns (it is empty between statements), and the follow-up builds the directory again so
+# the events already stored name their connections too.
+_V5: Final = """
+DROP TABLE IF EXISTS directory_scratch;
+"""
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
-_FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {_V4: install_and_rebuild}
+_FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
+    _V4: install_and_rebuild,
+    _V5: install_and_rebuild,
+}
 
 
 @dataclass(frozen=True)

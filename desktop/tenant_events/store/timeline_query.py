@@ -3,7 +3,7 @@
 Why no index of its own: every stored event's raw JSON is already in `events_fts`, and an entity's id is there
 as tokens (`auth0|3de8f2…` → `auth0`, `3de8f2…`). The longest token of the id finds the candidates (FTS5 walks a
 term's rows by rowid, newest first, and stops at the page size); each candidate is then checked with
-wire/references.py, so the timeline holds exactly the events whose `data.object` names the entity (a token that
+wire/references.py, so the timeline holds exactly the events that name the entity (a token that
 also occurs elsewhere, as a user's identity id does in its own user events, costs a check, never a wrong row).
 Rows the indexer has not reached yet (writer.py) are searched by substring, as text search does (query.py). An
 index maintained with every batch would have cost ingest what the directory cost in its transaction

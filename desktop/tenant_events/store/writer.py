@@ -15,6 +15,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -25,7 +26,7 @@ from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
-from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING
+from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
 from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
@@ -74,6 +75,7 @@ class StoreWriter:
             return
         opened.set_result(notice)
         indexing = False
+        last_chunk = time.monotonic()
         wal = self.wal
         assert wal is not None
         while True:
@@ -85,13 +87,19 @@ class StoreWriter:
             except queue.Empty:
                 if self._fts_pending:
                     self._index_chunk_safely()
-                    indexing = True
+                    last_chunk, indexing = time.monotonic(), True
                 else:
                     wal.idle()
                 continue
             indexing = False
             if job is None:
                 break
+            if self._fts_pending and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
+                # Live traffic, heartbeats and the alert rules' jobs can keep the queue from ever going idle for
+                # IDLE_BEFORE_INDEXING: without this a catch-up's rows would stay unindexed, and the directory
+                # without their names, for as long as the stream runs.
+                self._index_chunk_safely()
+                last_chunk = time.monotonic()
             fn, future = job
             if not future.set_running_or_notify_cancel():
                 continue

@@ -3,8 +3,10 @@
 Used where an event is shown (the summary sentence names them: entities/sentences.py) and to decide whether an
 event concerns an object (object timelines: store/entity_reader.py). The store's directory (store/directory.py)
 reads the same fields in SQL; tests/store/test_directory.py checks the two agree for every event type. Field
-names follow the real service's payloads (docs/event-stream.md "Payloads"); anything missing or of the wrong type is skipped,
-never raised.
+names follow the real service's payloads (docs/event-stream.md "Payloads"); anything missing or of the wrong type
+is skipped, never raised. Besides `data.object`, `data.context.connection` names the connection a sign-up or
+log-in went through: the directory learns connections' names and strategies from it, and a connection's
+timeline holds those sign-ups and log-ins.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class Ref(NamedTuple):
 
     kind: str
     id: str
-    place: str  # subject | organization | user | group | role | connection | member | parent
+    place: str  # subject | organization | user | group | role | connection | member | parent | context
     name: str | None = None
 
 
@@ -67,9 +69,16 @@ def _ref(kind: str, value: object, place: str) -> list[Ref]:
     return [Ref(kind, eid, place, name)]
 
 
+def _context_connection(data: Mapping[str, Any]) -> list[Ref]:
+    """The connection a sign-up or log-in went through (`data.context.connection{id, name, strategy}`)."""
+    con = _obj(_obj(data.get("context")).get("connection"))
+    cid = _text(con.get("id"))
+    return [Ref("connection", cid, "context", _text(con.get("name")))] if cid else []
+
+
 def references(event_type: str, data: Mapping[str, Any]) -> tuple[Ref, ...]:
-    """Every entity `data.object` names, the event's own object first; duplicates (an organization group's
-    organization named twice) are kept once."""
+    """Every entity `data.object` names, the event's own object first, then the connection `data.context` names;
+    duplicates (an organization group's organization named twice) are kept once."""
     obj = _obj(data.get("object"))
     family, _, rest = event_type.partition(".")
     refs: list[Ref] = []
@@ -91,6 +100,7 @@ def references(event_type: str, data: Mapping[str, Any]) -> tuple[Ref, ...]:
         refs += _ref("connection", obj.get("connection"), "connection")
         if "member" in obj:
             refs += _member(_obj(obj.get("member")))
+    refs += _context_connection(data)
     seen: set[tuple[str, str]] = set()
     unique = []
     for ref in refs:

@@ -34,6 +34,9 @@ class AlertBook:
         self._profiles: list[str] = []
         self._open: dict[str, AlertInbox] = {}
 
+    def database_file(self, profile: str) -> Path:
+        return self._database_file(profile)
+
     @property
     def profiles(self) -> list[str]:
         return list(self._profiles)

@@ -84,7 +84,7 @@ class AppAlerts(QObject):
         self.notes.alerts_changed.connect(lambda _t: self._refresh_soon.start())
         self._mute_timer = QTimer(self)
         self._mute_timer.setInterval(MUTE_TICK_MS)
-        self._mute_timer.timeout.connect(self.refresh_mute)
+        self._mute_timer.timeout.connect(self._tick)
         self._mute_timer.start()
         self.action = QAction("&Alerts inbox", window)
         self.action.setShortcut(QKeySequence(INBOX_KEYS))
@@ -119,6 +119,9 @@ class AppAlerts(QObject):
         """Listen to what the rules of the session's link raise (the roster built the link with these rules)."""
         name = session.name
         session.alerts_raised.connect(lambda step: self.notes.offer(name, step))
+        team_changed = getattr(session, "team_triage_changed", None)  # a hub tenant: teammates' triage
+        if team_changed is not None:
+            team_changed.connect(self._refresh_soon.start)
         _log_rule_errors(self.settings.alerts, name)
         self.sessions[name] = session
         self.book.add(session.name)
@@ -161,6 +164,13 @@ class AppAlerts(QObject):
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
 
+    def _tick(self) -> None:
+        """The clock moved: a snooze that ended brings its alert back to the count (store/alert_triage.py)."""
+        if self.book.unread() != self.unread:
+            self.refresh()
+        else:
+            self.refresh_mute()
+
     def refresh_mute(self) -> None:
         """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""
         self.mute = self.notes.quiet.state(time.time())
@@ -175,6 +185,7 @@ class AppAlerts(QObject):
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
             self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
+            self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
         inbox = self.inbox
         inbox.reload()
         inbox.show()

@@ -39,6 +39,7 @@ from tenant_events.alerts.presentation import why_line
 from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
+from tenant_events.ui.alerts.triage_bar import TriageBar
 
 EventLoader = Callable[[str, list[int]], list[StoredEvent]]  # profile, seqs → stored events
 MAX_LISTED = 200
@@ -91,10 +92,13 @@ class InboxWindow(QDialog):
         self.table_button.setEnabled(False)
         self.table_button.clicked.connect(self.show_in_table)
         self.table_button.setAutoDefault(False)
+        self.triage = TriageBar(book.database_file)
+        self.triage.changed.connect(self._triaged)
         detail = QWidget()
         lower = QVBoxLayout(detail)
         lower.setContentsMargins(0, 0, 0, 0)
         lower.addWidget(self.why)
+        lower.addWidget(self.triage)
         lower.addWidget(self.event_list, 1)
         lower.addWidget(self.table_button, 0, Qt.AlignmentFlag.AlignLeft)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -169,6 +173,7 @@ class InboxWindow(QDialog):
         self.event_list.clear()
         self.shown_events = []
         self.table_button.setEnabled(entry is not None)
+        self.triage.show_entry(entry)
         if entry is None:
             self.why.setText("")
             return
@@ -185,6 +190,10 @@ class InboxWindow(QDialog):
             self.event_list.addItem(f"… {a.event_count - len(self.shown_events):,} more (Show in the table)")
 
     # -- actions ---------------------------------------------------------------------------------------------
+    def _triaged(self) -> None:
+        self.reload()
+        self.read_changed.emit()
+
     def mark_all_read(self) -> None:
         if self.book.mark_all_read(self.model.entries):
             self.reload()

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QApplication
 
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
+from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.hub.profile import HubProfile
 from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
@@ -283,7 +284,11 @@ class DesktopApp(QObject):
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
-        dialog = SettingsDialog(self.settings, signed, self.window)
+        dialog = SettingsDialog(
+            self.settings, signed, self.window, DestinationEditor(self.paths, self.secrets)
+        )
+        dialog.destinations_page.changed.connect(self._destinations_saved)
+        self.spawn(dialog.destinations_page.load())
         dialog.rules_page.set_tester(self.alerts.try_rule)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
@@ -293,6 +298,10 @@ class DesktopApp(QObject):
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))
         self.settings_dialog = dialog
         dialog.open()
+
+    def _destinations_saved(self, destinations: list[Any]) -> None:
+        """Settings ▸ Alert destinations saved the file itself: the app's copy follows, so no later save undoes it."""
+        self.settings.destinations = list(destinations)
 
     async def apply_settings(self, settings: Settings) -> None:
         self.settings = settings

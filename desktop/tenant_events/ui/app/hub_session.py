@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.errors import SignInRequired
@@ -28,11 +29,16 @@ from tenant_events.tenant.sources import HubFrom, of_hub_profile
 from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
+if TYPE_CHECKING:
+    from tenant_events.tenant.team_triage import TeamTriageMirror
+
 log = logging.getLogger(__name__)
 
 
 class HubSession(TenantSession):
     """A `TenantSession` following `hub_profile`'s tenant through the hub."""
+
+    team_triage_changed = Signal()  # a teammate's triage reached the local database
 
     def __init__(
         self,
@@ -55,6 +61,8 @@ class HubSession(TenantSession):
         super().__init__(link, parent)
         self.hub_profile = hub_profile
         self._secrets = secrets
+        self.team_triage: TeamTriageMirror | None = None
+        self._triage_task: asyncio.Future[None] | None = None
         self.status = TenantStatus(self.name, reason="not connected to the hub yet")
 
     @property
@@ -72,7 +80,39 @@ class HubSession(TenantSession):
             self._set_status(TrayState.SIGNED_OUT, f"not connected to the hub: {exc.message}")
             self.sign_in_failed.emit(self.name, str(exc))
             return False
-        return await super().restore()
+        started = await super().restore()
+        if started and self.team_triage is None:
+            self._triage_task = asyncio.ensure_future(self._start_team_triage())
+        return started
+
+    async def _start_team_triage(self) -> None:
+        """The team's shared triage of this tenant (tenant/team_triage.py); without it the inbox's triage stays
+        this computer's own (an older hub without the bucket, or a user without the right to it)."""
+        from tenant_events.tenant.team_triage import describe, start_mirror  # loads the NATS client
+
+        source = self.link.source
+        if not isinstance(source, HubFrom):
+            return
+        try:
+            mirror = await start_mirror(self.link.database_file, source.options, source.hub_tenant)
+        except Exception as exc:  # the hub's triage is optional: say why, keep following the tenant
+            log.warning("%s: the team's triage on the hub is not available: %s", self.name, describe(exc))
+            return
+        mirror.on_applied.append(self.team_triage_changed.emit)
+        self.link.on_alerts.append(mirror.retry)
+        self.team_triage = mirror
+        mirror.retry()
+
+    async def _stop_team_triage(self) -> None:
+        mirror, self.team_triage = self.team_triage, None
+        if mirror is not None:
+            if mirror.retry in self.link.on_alerts:
+                self.link.on_alerts.remove(mirror.retry)
+            await mirror.stop()
+
+    async def close(self) -> None:
+        await self._stop_team_triage()
+        await super().close()
 
     async def sign_in(
         self, opener: Opener, on_listener: Callable[[LoopbackListener], None] | None = None
@@ -81,5 +121,6 @@ class HubSession(TenantSession):
         return await self.restore()
 
     async def sign_out(self) -> None:
+        await self._stop_team_triage()
         await self.link.stop()
         self._set_status(TrayState.SIGNED_OUT, "disconnected from the hub")

@@ -64,7 +64,7 @@ class TenantRoster(QObject):
                           retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
                           alerts=settings.alerts, strict_rules=False)  # fmt: skip
         self._window.set_tenant_domain(profile.name, profile.domain)
-        return self.attach(TenantSession(link, parent=self))
+        return self.attach(TenantSession(link, parent=self, secrets=self._secrets))
 
     def attach(self, session: TenantSession) -> TenantSession:
         """Wire and show a session made here or elsewhere (a hub tenant's, ui/app/hub_session.py)."""

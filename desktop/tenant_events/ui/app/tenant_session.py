@@ -17,7 +17,8 @@ from PySide6.QtCore import QObject, Signal
 
 from tenant_events.errors import SignInRequired
 from tenant_events.tenant.committed_rows import CommittedRows
-from tenant_events.tenant.keyring import LoopbackListener
+from tenant_events.tenant.deliveries import Deliveries, attach_deliveries
+from tenant_events.tenant.keyring import LoopbackListener, SecretStore
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.records import StateChange, state_line
 from tenant_events.tenant.sign_in import Opener
@@ -40,9 +41,14 @@ class TenantSession(QObject):
         str, str
     )  # tenant, what happened: its damaged database was moved aside, and where
 
-    def __init__(self, link: TenantLink, parent: QObject | None = None) -> None:
+    def __init__(
+        self, link: TenantLink, parent: QObject | None = None, secrets: SecretStore | None = None
+    ) -> None:
+        """`secrets`: where the alert destinations' URLs are (None: this session delivers no alerts)."""
         super().__init__(parent)
         self.link = link
+        self._delivery_secrets = secrets
+        self._deliveries: Deliveries | None = None
         self.name = link.name
         self.paused = False
         self._told_moved = False
@@ -103,6 +109,9 @@ class TenantSession(QObject):
             self._told_moved = True
             self.database_moved.emit(self.name, notice.message)
         self.link.open_pages()  # the window's readers, now that the database exists
+        secrets = self._delivery_secrets
+        if secrets is not None and self._deliveries is None and self.link.rules is not None:
+            self._deliveries = attach_deliveries(self.link, self.link.paths, lambda: secrets)
         if self.paused:
             self.link.pause()
 
@@ -129,10 +138,19 @@ class TenantSession(QObject):
 
     async def stop(self) -> None:
         await self.link.stop()
+        await self._stop_deliveries()
 
     async def close(self) -> None:
         """Stop, close the readers and the link's HTTP client (the app quits or the tenant is removed)."""
         await self.link.close()
+        await self._stop_deliveries()
+
+    async def _stop_deliveries(self) -> None:
+        deliveries, self._deliveries = self._deliveries, None
+        if deliveries is not None:
+            if deliveries.worker.kick in self.link.on_alerts:
+                self.link.on_alerts.remove(deliveries.worker.kick)
+            await deliveries.stop()
 
     def refresh_status(self) -> None:
         if self.link.running:

@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
 from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
+from tenant_events.ui.dialogs.destinations_page import DestinationsPage
 from tenant_events.ui.dialogs.quiet_hours_box import QuietHoursBox
 from tenant_events.ui.dialogs.rules_page import RulesPage
 from tenant_events.ui.look.theme import THEMES
@@ -41,7 +43,13 @@ class SettingsDialog(QDialog):
     sign_in_requested = Signal(str)
     sign_out_requested = Signal(str)
 
-    def __init__(self, settings: Settings, signed_in: set[str], parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        signed_in: set[str],
+        parent: QWidget | None = None,
+        destinations: DestinationEditor | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tenant Events settings")
         self.resize(860, 660)
@@ -51,6 +59,9 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self._notifications_tab(), "&Notifications")
         self.rules_page = RulesPage(self.settings.alerts)
         self.tabs.addTab(self.rules_page, "&Alert rules")
+        self.destinations_page = DestinationsPage(destinations)
+        self.destinations_page.changed.connect(self._destinations_saved)
+        self.tabs.addTab(self.destinations_page, "Alert &destinations")
         self.tabs.addTab(self._general_tab(), "&General")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
@@ -64,6 +75,10 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(buttons)
+
+    def _destinations_saved(self, destinations: list[object]) -> None:
+        """The page saved at once: this copy keeps the same list, so Apply or OK does not undo it."""
+        self.settings.destinations = list(destinations)  # type: ignore[arg-type]
 
     def _tenants_tab(self, signed_in: set[str]) -> QWidget:
         page = QWidget()

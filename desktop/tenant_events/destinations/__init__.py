@@ -1,0 +1,8 @@
+"""Alert destinations: Apprise URLs that alerts are sent to, durably, with retries and a dedup key.
+
+urls.py      parse, mask and fingerprint an Apprise URL (the masked form is all a file or a log ever shows)
+registry.py  add, edit, remove, list: the settings file holds the masked URL, the keyring the whole one
+message.py   what a delivery says: reads like the window, with the link that opens the alert in the app
+send.py      one attempt through Apprise, classified: delivered, retry (when), or stop (why)
+worker.py    the delivery worker over a tenant database's outbox (store/outbox.py)
+"""

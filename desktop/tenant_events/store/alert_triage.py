@@ -1,0 +1,204 @@
+"""Triage of alerts in a tenant's database: acknowledged, snoozed until, resolved — by whom, when, with a note.
+
+    alert_triage      the current state of each triaged alert (no row: nobody has looked at it yet)
+    alert_triage_log  every change, oldest first: the history the alert's detail shows
+
+What needs attention (the tray badge, the Alerts button, notifications) is an unread alert nobody has triaged,
+and a snoozed alert whose snooze has ended: it comes back by itself, no timer has to fire. Acknowledging or
+resolving also marks the alert read. The tables are created on first use, so older databases need no migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from tenant_events.errors import StorageError
+from tenant_events.store.schema import connect, rollback
+
+TriageState = Literal["acknowledged", "snoozed", "resolved", "open"]
+TRIAGE_STATES: Final[tuple[TriageState, ...]] = ("acknowledged", "snoozed", "resolved", "open")
+NOTE_MAX: Final = 500
+TRIAGE_SQL: Final = (
+    """CREATE TABLE IF NOT EXISTS alert_triage (
+    alert_id INTEGER PRIMARY KEY,
+    state    TEXT NOT NULL CHECK (state IN ('acknowledged', 'snoozed', 'resolved', 'open')),
+    by       TEXT NOT NULL,
+    at       REAL NOT NULL,
+    until    REAL,  -- snoozed until (unix s)
+    note     TEXT NOT NULL DEFAULT ''
+)""",
+    """CREATE TABLE IF NOT EXISTS alert_triage_log (
+    alert_id INTEGER NOT NULL,
+    at       REAL NOT NULL,
+    state    TEXT NOT NULL,
+    by       TEXT NOT NULL,
+    until    REAL,
+    note     TEXT NOT NULL DEFAULT ''
+)""",
+    "CREATE INDEX IF NOT EXISTS alert_triage_log_alert ON alert_triage_log(alert_id, at)",
+)
+# Unread and untriaged (an 'open' entry is a reopened alert), or snoozed with the snooze over.
+ATTENTION_SQL: Final = (
+    "SELECT count(*) FROM alerts a LEFT JOIN alert_triage t ON t.alert_id = a.id"
+    " WHERE (t.alert_id IS NULL AND a.read_at IS NULL) OR (t.state = 'open' AND a.read_at IS NULL)"
+    " OR (t.state = 'snoozed' AND t.until <= ?)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    """One triage state (or one entry of its history)."""
+
+    alert_id: int
+    state: TriageState
+    by: str
+    at: float
+    until: float | None = None
+    note: str = ""
+
+    def needs_attention(self, now: float) -> bool:
+        return self.state == "open" or (self.state == "snoozed" and (self.until or 0) <= now)
+
+
+def ensure_triage(conn: sqlite3.Connection) -> None:
+    for statement in TRIAGE_SQL:
+        conn.execute(statement)
+
+
+def has_triage(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alert_triage'"
+    ).fetchone()
+    return row is not None
+
+
+def attention_count(conn: sqlite3.Connection, now: float) -> int:
+    """Alerts that need someone: unread and untriaged, or back from a snooze (no triage table: the unread)."""
+    if not has_triage(conn):
+        return int(conn.execute("SELECT count(*) FROM alerts WHERE read_at IS NULL").fetchone()[0])
+    return int(conn.execute(ATTENTION_SQL, (now,)).fetchone()[0])
+
+
+def check_triage(state: str, until: float | None, note: str, now: float) -> None:
+    """ValueError naming the problem: an unknown state, a snooze that ends in the past, a note too long."""
+    if state not in TRIAGE_STATES:
+        raise ValueError(f"{state!r} is not a triage state ({', '.join(TRIAGE_STATES)})")
+    if state == "snoozed" and (until is None or until <= now):
+        raise ValueError("a snooze needs an end in the future")
+    if len(note) > NOTE_MAX:
+        raise ValueError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
+
+
+class AlertTriage:
+    """Triage reads and writes on one tenant database (its own connection)."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.exists():
+            raise FileNotFoundError(path)
+        self.path = path
+        try:
+            self._conn = connect(path)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> AlertTriage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def set(self, alert_id: int, state: TriageState, by: str, note: str = "", until: float | None = None,
+            at: float | None = None, *, mirrored: bool = False) -> Triage:  # fmt: skip
+        """Record a change (last write wins; the log keeps every one). ValueError for a bad value or alert.
+        `mirrored`: a teammate's change from the hub, kept as it was made (its snooze may be over already)."""
+        now = time.time() if at is None else at
+        check_triage(state, until if not mirrored else now + 1 if state == "snoozed" else None, note, now)
+        entry = Triage(alert_id, state, by, now, until if state == "snoozed" else None, note)
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                ensure_triage(conn)
+                if conn.execute("SELECT 1 FROM alerts WHERE id = ?", (alert_id,)).fetchone() is None:
+                    raise ValueError(f"no alert {alert_id} in {self.path.stem}")
+                conn.execute(
+                    "INSERT OR REPLACE INTO alert_triage (alert_id, state, by, at, until, note) VALUES (?,?,?,?,?,?)",
+                    (alert_id, state, by, now, entry.until, note),
+                )
+                conn.execute(
+                    "INSERT INTO alert_triage_log (alert_id, at, state, by, until, note) VALUES (?,?,?,?,?,?)",
+                    (alert_id, now, state, by, entry.until, note),
+                )
+                if state in ("acknowledged", "resolved"):
+                    conn.execute(
+                        "UPDATE alerts SET read_at = ? WHERE id = ? AND read_at IS NULL", (now, alert_id)
+                    )
+                elif state == "open":
+                    conn.execute("UPDATE alerts SET read_at = NULL WHERE id = ?", (alert_id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"cannot save the triage in {self.path}: {exc}", "free disk space") from exc
+        return entry
+
+    def find_alert(self, rule_id: str, first_event_id: str) -> int | None:
+        """The local alert a team names by its rule and first event (hub/triage.py), if raised here yet."""
+        row = self._conn.execute(
+            "SELECT id FROM alerts WHERE rule_id = ? AND first_event_id = ? ORDER BY id LIMIT 1",
+            (rule_id, first_event_id),
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def has_entry(self, alert_id: int, by: str, at: float) -> bool:
+        """Whether this change is already in the alert's history (a hub entry seen again after a restart)."""
+        if not has_triage(self._conn):
+            return False
+        row = self._conn.execute(
+            "SELECT 1 FROM alert_triage_log WHERE alert_id = ? AND by = ? AND at = ?", (alert_id, by, at)
+        ).fetchone()
+        return row is not None
+
+    def alert_names(self, alert_id: int) -> tuple[str, str] | None:
+        """(rule id, first event id) of a local alert: its name on the hub."""
+        row = self._conn.execute(
+            "SELECT rule_id, first_event_id FROM alerts WHERE id = ?", (alert_id,)
+        ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    def states(self) -> dict[int, Triage]:
+        """{alert id: its current triage} (alerts nobody triaged are absent)."""
+        if not has_triage(self._conn):
+            return {}
+        rows = self._conn.execute("SELECT alert_id, state, by, at, until, note FROM alert_triage").fetchall()
+        return {int(r[0]): Triage(int(r[0]), r[1], str(r[2]), float(r[3]), r[4], str(r[5])) for r in rows}
+
+    def history(self, alert_id: int) -> list[Triage]:
+        if not has_triage(self._conn):
+            return []
+        rows = self._conn.execute(
+            "SELECT alert_id, state, by, at, until, note FROM alert_triage_log WHERE alert_id = ? ORDER BY at, rowid",
+            (alert_id,),
+        ).fetchall()
+        return [Triage(int(r[0]), r[1], str(r[2]), float(r[3]), r[4], str(r[5])) for r in rows]
+
+    def attention(self, now: float | None = None) -> int:
+        return attention_count(self._conn, time.time() if now is None else now)
+
+    def next_snooze_end(self, now: float | None = None) -> float | None:
+        """When the next snoozed alert comes back (unix s), for a timer; None when none is snoozed."""
+        if not has_triage(self._conn):
+            return None
+        row = self._conn.execute(
+            "SELECT min(until) FROM alert_triage WHERE state = 'snoozed' AND until > ?",
+            (time.time() if now is None else now,),
+        ).fetchone()
+        return float(row[0]) if row and row[0] is not None else None

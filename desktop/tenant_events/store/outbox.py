@@ -1,0 +1,235 @@
+"""The alert outbox: what must still reach each alert destination, kept in the tenant's database.
+
+    alerts commit ──same transaction──▶ alert_outbox (alert id, version)
+    delivery worker ──route──▶ alert_deliveries (one row per destination) ──send──▶ delivered | undelivered
+
+`enqueue` runs inside AlertLedger.commit's transaction, so an alert and its outbox row exist together or not at
+all: a crash after the commit leaves the row for the next start, a crash before it leaves neither. A version is
+the alert's firing count: a new alert is version 1, a firing folded into it later is a new version (one more
+delivery, with its own dedup key); more events in the same firing are not. The tables are created on first use
+(`CREATE TABLE IF NOT EXISTS`), so older databases need no migration.
+
+`destination_status` holds, per destination, why it was stopped (a 4xx that says the URL or token is wrong) and
+for which URL (its fingerprint): a new URL lifts the stop and the pending deliveries go out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from tenant_events.errors import StorageError
+from tenant_events.store.alert_records import StoredAlert
+from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.outbox_schema import ensure_outbox
+from tenant_events.store.schema import connect, rollback
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One alert version still to reach one destination."""
+
+    alert_id: int
+    version: int
+    destination: str
+    attempts: int
+    queued_at: float
+    next_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationStatus:
+    name: str
+    fingerprint: str
+    stopped_reason: str | None
+    stopped_at: float | None
+    last_ok_at: float | None
+    last_error: str | None
+    pending: int = 0
+    undelivered: int = 0
+
+
+class Outbox:
+    """The delivery worker's own connection to a tenant database; every method is one short transaction."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self._conn = connect(path)
+            self._write(ensure_outbox)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the alert outbox in {path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _write(self, fn: object, *args: object) -> object:
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(conn, *args)  # type: ignore[operator]
+                conn.execute("COMMIT")
+                return out
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"cannot update the alert outbox: {exc}", "free disk space") from exc
+
+    def unrouted(self) -> list[tuple[int, int, float]]:
+        """(alert id, version, queued at) of outbox rows not yet turned into deliveries, oldest first."""
+        cur = self._conn.execute(
+            "SELECT alert_id, version, queued_at FROM alert_outbox WHERE routed = 0 ORDER BY alert_id, version"
+        )
+        return [(int(a), int(v), float(q)) for a, v, q in cur]
+
+    def route(self, alert_id: int, version: int, destinations: list[str], queued_at: float, now: float,
+              hold_until: dict[str, float]) -> None:  # fmt: skip
+        """Turn one outbox row into a delivery per destination (none: nothing to deliver), in one transaction."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR IGNORE INTO alert_deliveries (alert_id, version, destination, state, queued_at,"
+                " next_at) VALUES (?, ?, ?, 'pending', ?, ?)",
+                [(alert_id, version, d, queued_at, max(now, hold_until.get(d, now))) for d in destinations],
+            )
+            conn.execute(
+                "UPDATE alert_outbox SET routed = 1 WHERE alert_id = ? AND version = ?", (alert_id, version)
+            )
+
+        self._write(work)
+
+    def due(self, now: float, stopped: set[str], limit: int = 200) -> list[Delivery]:
+        """Pending deliveries whose time has come, oldest first, skipping stopped destinations."""
+        cur = self._conn.execute(
+            "SELECT alert_id, version, destination, attempts, queued_at, next_at FROM alert_deliveries"
+            " WHERE state = 'pending' AND next_at <= ? ORDER BY next_at, alert_id LIMIT ?",
+            (now, limit + len(stopped) * limit),
+        )
+        out = [Delivery(int(a), int(v), str(d), int(n), float(q), float(t)) for a, v, d, n, q, t in cur]
+        return [d for d in out if d.destination not in stopped][:limit]
+
+    def next_due(self, stopped: set[str]) -> float | None:
+        """When the next pending delivery (of a destination not stopped) is due, unix s."""
+        marks = ",".join("?" * len(stopped))
+        where = f" AND destination NOT IN ({marks})" if stopped else ""
+        row = self._conn.execute(
+            f"SELECT min(next_at) FROM alert_deliveries WHERE state = 'pending'{where}",  # noqa: S608
+            tuple(stopped),
+        ).fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def delivered(self, d: Delivery, now: float) -> None:
+        self._write(lambda c: (
+            c.execute("UPDATE alert_deliveries SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"
+                      " last_error = NULL WHERE alert_id = ? AND version = ? AND destination = ?",
+                      (now, d.alert_id, d.version, d.destination)),
+            c.execute("UPDATE destination_status SET last_ok_at = ?, last_error = NULL WHERE name = ?",
+                      (now, d.destination)),
+        ))  # fmt: skip
+
+    def retry(self, d: Delivery, at: float, error: str, count: bool = True) -> None:
+        """Try `d` again at `at`; `count` False for a hold that is no failure (quiet hours, a stopped URL)."""
+        self._write(lambda c: c.execute(
+            "UPDATE alert_deliveries SET next_at = ?, attempts = attempts + ?, last_error = ?"
+            " WHERE alert_id = ? AND version = ? AND destination = ?",
+            (at, int(count), error, d.alert_id, d.version, d.destination),
+        ))  # fmt: skip
+
+    def give_up(self, d: Delivery, error: str) -> None:
+        """`d` stays undelivered for good: the alert shows an "undelivered" mark."""
+        self._write(lambda c: c.execute(
+            "UPDATE alert_deliveries SET state = 'undelivered', last_error = ?"
+            " WHERE alert_id = ? AND version = ? AND destination = ?",
+            (error, d.alert_id, d.version, d.destination),
+        ))  # fmt: skip
+
+    def note_error(self, name: str, fingerprint: str, error: str) -> None:
+        self._write(lambda c: c.execute(
+            "INSERT INTO destination_status (name, fingerprint, last_error) VALUES (?, ?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET last_error = excluded.last_error",
+            (name, fingerprint, error),
+        ))  # fmt: skip
+
+    def stop(self, name: str, fingerprint: str, reason: str, now: float) -> None:
+        """Stop `name` (for this URL) until its URL changes; its deliveries stay pending."""
+        self._write(lambda c: c.execute(
+            "INSERT INTO destination_status (name, fingerprint, stopped_reason, stopped_at, last_error)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET fingerprint = excluded.fingerprint,"
+            " stopped_reason = excluded.stopped_reason, stopped_at = excluded.stopped_at,"
+            " last_error = excluded.last_error",
+            (name, fingerprint, reason, now, reason),
+        ))  # fmt: skip
+
+    def stopped(self, current: dict[str, str]) -> dict[str, str]:
+        """{name: reason} of destinations stopped for the URL they have now (`current`: name → fingerprint)."""
+        rows = self._conn.execute(
+            "SELECT name, fingerprint, stopped_reason FROM destination_status WHERE stopped_reason IS NOT NULL"
+        ).fetchall()
+        return {str(n): str(r) for n, f, r in rows if current.get(str(n)) == f}
+
+    def alert(self, alert_id: int) -> StoredAlert | None:
+        row = self._conn.execute(
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?",  # noqa: S608
+            (alert_id,),
+        ).fetchone()
+        return stored_alert(row) if row else None
+
+
+def read_status(path: Path) -> list[DestinationStatus]:
+    """Each destination's status in one tenant database (read-only; [] before any delivery)."""
+    try:
+        conn = connect(path, readonly=True)
+    except sqlite3.Error:
+        return []
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "destination_status" not in tables:
+            return []
+        counts: dict[tuple[str, str], int] = {
+            (str(d), str(s)): int(n)
+            for d, s, n in conn.execute(
+                "SELECT destination, state, count(*) FROM alert_deliveries GROUP BY destination, state"
+            )
+        }
+        names = {d for d, _ in counts}
+        rows = {str(r[0]): r for r in conn.execute("SELECT * FROM destination_status")}
+        out = []
+        for name in sorted(names | set(rows)):
+            r = rows.get(name, (name, "", None, None, None, None))
+            out.append(DestinationStatus(name, str(r[1]), r[2], r[3], r[4], r[5],
+                                         counts.get((name, "pending"), 0), counts.get((name, "undelivered"), 0)))  # fmt: skip
+        return out
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def undelivered_alerts(conn: sqlite3.Connection) -> dict[int, list[str]]:
+    """{alert id: destinations it never reached}: the "undelivered" mark (no outbox yet: none)."""
+    try:
+        cur = conn.execute(
+            "SELECT alert_id, destination FROM alert_deliveries WHERE state = 'undelivered' ORDER BY destination"
+        )
+    except sqlite3.OperationalError:
+        return {}
+    out: dict[int, list[str]] = {}
+    for alert_id, name in cur:
+        out.setdefault(int(alert_id), []).append(str(name))
+    return out
+
+
+def read_undelivered(path: Path) -> dict[int, list[str]]:
+    """`undelivered_alerts` of the database at `path`, read-only; {} when it cannot be read."""
+    try:
+        conn = connect(path, readonly=True)
+    except sqlite3.Error:
+        return {}
+    try:
+        return undelivered_alerts(conn)
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()

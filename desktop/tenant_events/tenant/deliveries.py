@@ -1,0 +1,123 @@
+"""A tenant link's alert deliveries, and the destinations' status across the tenant databases.
+
+    link.on_alerts ──kick──▶ DeliveryWorker (destinations/worker.py) over the link's database outbox
+
+`attach_deliveries` starts the worker once the link has started (its database exists); `stop()` ends it. The
+destinations and their URLs are re-read when the settings file changes (the keyring only then), so a URL fixed
+in another process lifts a stop without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tenant_events.alerts.delivery import QuietTimes
+from tenant_events.auth.secret_store import SecretStore
+from tenant_events.destinations.registry import destination_url
+from tenant_events.destinations.urls import fingerprint
+from tenant_events.destinations.worker import DeliveryWorker, Target
+from tenant_events.errors import UserFixableError
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings
+from tenant_events.store.outbox import DestinationStatus, read_status, read_undelivered
+from tenant_events.tenant.link import TenantLink
+
+__all__ = [
+    "Deliveries",
+    "DestinationTargets",
+    "attach_deliveries",
+    "destination_status",
+    "undelivered",
+    "undelivered_in",
+]
+
+
+class DestinationTargets:
+    """The destinations with their whole URLs, re-read when the settings file changes."""
+
+    def __init__(self, paths: AppPaths, store: Callable[[], SecretStore]) -> None:
+        """`store` is called only when there is a destination (opening the keyring may prompt)."""
+        self._paths = paths
+        self._store = store
+        self._opened: SecretStore | None = None
+        self._stamp: int | None = -1
+        self._targets: dict[str, Target] = {}
+        self._quiet: QuietTimes | None = None
+        self.problems: dict[
+            str, str
+        ] = {}  # destination → why it cannot be used (its URL is not in the keyring)
+
+    def _stamp_now(self) -> int | None:
+        try:
+            return self._paths.settings_file.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def __call__(self) -> dict[str, Target]:
+        stamp = self._stamp_now()
+        if stamp != self._stamp:
+            settings = load_settings(self._paths)
+            targets, problems = {}, {}
+            for profile in settings.destinations:
+                if self._opened is None:
+                    self._opened = self._store()
+                try:
+                    url = destination_url(self._opened, profile)
+                except UserFixableError as exc:
+                    problems[profile.name] = str(exc)
+                    continue
+                targets[profile.name] = Target(profile, url, fingerprint(url))
+            self._targets, self.problems = targets, problems
+            self._quiet = QuietTimes(settings.notifications)
+            self._stamp = stamp
+        return self._targets
+
+    def quiet(self) -> QuietTimes | None:
+        return self._quiet
+
+
+@dataclass
+class Deliveries:
+    worker: DeliveryWorker
+    task: asyncio.Task[None]
+
+    async def stop(self) -> None:
+        await self.worker.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+
+
+def attach_deliveries(
+    link: TenantLink, paths: AppPaths, store: Callable[[], SecretStore], **options: Any
+) -> Deliveries:
+    """Deliver `link`'s alerts (call after `link.start()`); `options` go to DeliveryWorker (tests: backoff…)."""
+    targets = DestinationTargets(paths, store)
+    worker = DeliveryWorker(link.database_file, targets, targets.quiet, **options)
+    link.on_alerts.append(worker.kick)
+    task = asyncio.create_task(worker.run(), name=f"deliveries-{link.name}")
+    return Deliveries(worker, task)
+
+
+def destination_status(paths: AppPaths) -> dict[str, list[tuple[str, DestinationStatus]]]:
+    """{destination: [(tenant, its status in that tenant's database)]} over every stored tenant."""
+    out: dict[str, list[tuple[str, DestinationStatus]]] = {}
+    folder = paths.databases_dir
+    for db in sorted(folder.glob("*.sqlite3")) if folder.exists() else []:
+        for status in read_status(db):
+            out.setdefault(status.name, []).append((db.stem, status))
+    return out
+
+
+def undelivered(paths: AppPaths, tenant: str) -> dict[int, list[str]]:
+    """{alert id: destinations it never reached} in `tenant`'s database."""
+    return undelivered_in(paths.database_file(tenant))
+
+
+def undelivered_in(path: Path) -> dict[int, list[str]]:
+    """{alert id: destinations it never reached} in the database at `path` (the inbox's "undelivered" mark)."""
+    return read_undelivered(path) if path.exists() else {}

@@ -1,0 +1,280 @@
+"""Settings ▸ Alert destinations: where alerts are sent (any Apprise URL), what each receives, a test button.
+
+    ┌ destinations ─────────┐ ┌ Name      [ops-pager          ]                                      ┐
+    │ ops-pager (critical)  │ │ URL       [••••••••••••••••••] (kept in the keyring; shown masked)     │
+    │ ⚠ chat — stopped: …   │ │           [Send a test alert]  result of the test, under the field     │
+    └ [New] [Remove] ───────┘ │ Receives  ☐ info ☑ warning ☑ critical   Rules […]   Tenants […]       │
+                              │ ☑ Held back by quiet hours and do-not-disturb          [Save destination] │
+                              └──────────────────────────────────────────────────────────────────────────┘
+
+Saving writes at once (the URL goes to the keyring, never to the settings file), independent of the dialog's
+OK/Apply; `changed` tells the dialog so its copy of the settings keeps the same list. Every keyring and network
+call runs in a thread; a problem is shown under the field it is about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.errors import ConfigError, UserFixableError
+from tenant_events.settings.destinations import SEVERITIES, DestinationProfile
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+class DestinationsPage(QWidget):
+    changed = Signal(object)  # list[DestinationProfile]
+
+    def __init__(self, editor: DestinationEditor | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = editor
+        self.profiles: list[DestinationProfile] = []
+        self.stops: dict[str, str] = {}
+        self._task: asyncio.Future[Any] | None = None
+        self.list = QListWidget()
+        self.list.setAccessibleName("Alert destinations")
+        self.list.currentRowChanged.connect(self._show)
+        self.new_button = QPushButton("&New")
+        self.new_button.clicked.connect(self.new_destination)
+        self.remove_button = QPushButton("&Remove")
+        self.remove_button.clicked.connect(self.remove_destination)
+        left = QVBoxLayout()
+        left.addWidget(self.list)
+        row = QHBoxLayout()
+        row.addWidget(self.new_button)
+        row.addWidget(self.remove_button)
+        left.addLayout(row)
+
+        self.name = QLineEdit()
+        self.name.setAccessibleName("Destination name")
+        self.name_error = self._error_label()
+        self.url = QLineEdit()
+        self.url.setEchoMode(QLineEdit.EchoMode.Password)
+        self.url.setAccessibleName("Apprise URL")
+        self.url_note = QLabel("")
+        self.url_note.setWordWrap(True)
+        self.url_error = self._error_label()
+        self.test_button = QPushButton("Send a &test alert")
+        self.test_button.clicked.connect(self.send_test)
+        self.test_result = QLabel("")
+        self.test_result.setWordWrap(True)
+        self.test_result.setAccessibleName("Test result")
+        self.severity = {s: QCheckBox(s) for s in SEVERITIES}
+        self.rules = QLineEdit()
+        self.rules.setPlaceholderText("every rule (or rule ids, comma-separated)")
+        self.tenants = QLineEdit()
+        self.tenants.setPlaceholderText("every tenant (or profile names, comma-separated)")
+        self.held = QCheckBox("Held back by quiet hours and do-not-disturb")
+        self.fields_error = self._error_label()
+        self.stopped = self._error_label()
+        self.save_button = QPushButton("&Save destination")
+        self.save_button.clicked.connect(self.save_destination)
+
+        form = QFormLayout()
+        form.addRow("Name", self.name)
+        form.addRow("", self.name_error)
+        form.addRow("URL", self.url)
+        form.addRow("", self.url_note)
+        form.addRow("", self.url_error)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addStretch(1)
+        form.addRow("", test_row)
+        form.addRow("", self.test_result)
+        sev_row = QHBoxLayout()
+        for box in self.severity.values():
+            sev_row.addWidget(box)
+        sev_row.addStretch(1)
+        form.addRow("Receives", sev_row)
+        form.addRow("Rules", self.rules)
+        form.addRow("Tenants", self.tenants)
+        form.addRow("", self.held)
+        form.addRow("", self.fields_error)
+        form.addRow("", self.stopped)
+        save_row = QHBoxLayout()
+        save_row.addStretch(1)
+        save_row.addWidget(self.save_button)
+        form.addRow("", save_row)
+        layout = QHBoxLayout(self)
+        layout.addLayout(left, 1)
+        layout.addLayout(form, 2)
+        if editor is None:
+            self.setEnabled(False)
+            self.url_note.setText("Alert destinations need the app's keyring.")
+        self.new_destination()
+
+    def _error_label(self) -> QLabel:
+        label = QLabel("")
+        label.setWordWrap(True)
+        label.setStyleSheet("color: palette(link-visited); font-weight: 600")
+        label.hide()
+        return label
+
+    # -- loading --------------------------------------------------------------------------------------
+    async def load(self) -> None:
+        """Read the destinations and their stops (a thread: the stops are in the tenant databases)."""
+        if self.editor is None:
+            return
+        editor = self.editor
+        self.profiles, self.stops = await asyncio.to_thread(lambda: (editor.destinations(), editor.stops()))
+        self._fill()
+
+    def _fill(self, select: str | None = None) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for p in self.profiles:
+            stop = self.stops.get(p.name)
+            text = (
+                f"⚠ {p.name} — stopped: {_printable(stop)}"
+                if stop
+                else f"{p.name} ({', '.join(p.severities)})"
+            )
+            self.list.addItem(text)
+        self.list.blockSignals(False)
+        names = [p.name for p in self.profiles]
+        if select in names:
+            self.list.setCurrentRow(names.index(select))
+            self._show(names.index(select))
+
+    def current(self) -> DestinationProfile | None:
+        row = self.list.currentRow()
+        return self.profiles[row] if 0 <= row < len(self.profiles) else None
+
+    def _show(self, _row: int) -> None:
+        p = self.current()
+        self._clear_errors()
+        self.test_result.setText("")
+        if p is None:
+            return
+        self.name.setText(p.name)
+        self.name.setReadOnly(True)
+        self.url.clear()
+        self.url.setPlaceholderText("unchanged (type a new URL to replace it)")
+        self.url_note.setText(f"Now: {p.url_masked}")
+        for s, box in self.severity.items():
+            box.setChecked(s in p.severities)
+        self.rules.setText(", ".join(p.rules))
+        self.tenants.setText(", ".join(p.tenants))
+        self.held.setChecked(p.held_by_quiet)
+        stop = self.stops.get(p.name)
+        self.stopped.setText(
+            f"Stopped: {_printable(stop)}. Give it a corrected URL to resume." if stop else ""
+        )
+        self.stopped.setVisible(bool(stop))
+
+    def new_destination(self) -> None:
+        self.list.setCurrentRow(-1)
+        self._clear_errors()
+        self.name.setReadOnly(False)
+        self.name.clear()
+        self.url.clear()
+        self.url.setPlaceholderText("e.g. json://hooks.example/alerts, mailtos://user:pass@mail.example")
+        self.url_note.setText("Kept in the system keyring; the settings file shows it masked.")
+        for s, box in self.severity.items():
+            box.setChecked(s != "info")
+        self.rules.clear()
+        self.tenants.clear()
+        self.held.setChecked(True)
+        self.test_result.setText("")
+        self.stopped.hide()
+
+    def _clear_errors(self) -> None:
+        for label in (self.name_error, self.url_error, self.fields_error):
+            label.setText("")
+            label.hide()
+
+    def _show_error(self, exc: Exception) -> None:
+        field = exc.field if isinstance(exc, ConfigError) else ""
+        label = {"destination name": self.name_error, "destination url": self.url_error}.get(
+            field, self.fields_error
+        )
+        label.setText(_printable(str(exc)))
+        label.show()
+
+    # -- actions --------------------------------------------------------------------------------------
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "severities": [s for s, box in self.severity.items() if box.isChecked()],
+            "rules": [r.strip() for r in self.rules.text().split(",") if r.strip()],
+            "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
+            "held_by_quiet": self.held.isChecked(),
+        }
+
+    def _run(self, coro: Any) -> None:
+        self._task = asyncio.ensure_future(coro)
+
+    def save_destination(self) -> None:
+        self._run(self._save())
+
+    async def _save(self) -> None:
+        if self.editor is None:
+            return
+        self._clear_errors()
+        editor, name, url, fields = self.editor, self.name.text().strip(), self.url.text(), self._fields()
+        try:
+            saved = await asyncio.to_thread(editor.save, name, url, **fields)
+        except UserFixableError as exc:
+            self._show_error(exc)
+            return
+        self.url.clear()
+        await self.load()
+        self._fill(saved.name)
+        self.changed.emit(list(self.profiles))
+
+    def remove_destination(self) -> None:
+        p = self.current()
+        if p is not None:
+            self._run(self._remove(p.name))
+
+    async def _remove(self, name: str) -> None:
+        if self.editor is None:
+            return
+        try:
+            await asyncio.to_thread(self.editor.remove, name)
+        except UserFixableError as exc:
+            self._show_error(exc)
+            return
+        await self.load()
+        self.new_destination()
+        self.changed.emit(list(self.profiles))
+
+    def send_test(self) -> None:
+        self._run(self._test())
+
+    async def _test(self) -> None:
+        if self.editor is None:
+            return
+        self._clear_errors()
+        self.test_button.setEnabled(False)
+        self.test_result.setText("Sending a test alert…")
+        try:
+            outcome = await asyncio.to_thread(self.editor.test, self.name.text().strip(), self.url.text())
+        except UserFixableError as exc:
+            self.test_result.setText("")
+            self._show_error(exc)
+            return
+        finally:
+            self.test_button.setEnabled(True)
+        if outcome.kind == "delivered":
+            self.test_result.setText("✓ Test alert delivered.")
+        else:
+            why = _printable(outcome.reason)
+            hint = " Check the URL and its token." if outcome.kind == "stop" else " Try again later."
+            self.test_result.setText(f"✗ Not delivered: {why}.{hint}")

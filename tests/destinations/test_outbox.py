@@ -1,0 +1,41 @@
+"""The outbox row is written in the alert's own transaction: a failed commit leaves neither, an update of an open
+alert (a firing folded in) adds no second delivery."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from helpers.deliveries import alert_write, store_alerts
+from helpers.events_factory import row
+from tenant_events.store import Batch, StoreWriter
+from tenant_events.store.schema import connect
+
+
+def _outbox(db):
+    conn = connect(db, readonly=True)
+    try:
+        return conn.execute("SELECT alert_id, version FROM alert_outbox ORDER BY alert_id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_outbox_rows_come_and_go_with_their_alerts(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    ids = store_alerts(db, [alert_write(), alert_write("other")])
+    assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]
+    writer = StoreWriter(db)
+    try:
+        writer.commit_sync(Batch(events=[row(i) for i in range(2, 4)], cursor="c2"))
+        update = alert_write()
+        update.alert_id, update.occurrences, update.reopen, update.new_seqs = ids[0], 2, True, [3]
+        bad = alert_write("third")
+        bad.severity = "loud"  # type: ignore[assignment]  # the CHECK constraint refuses it mid-transaction
+        with pytest.raises(sqlite3.IntegrityError):
+            writer.run_alert_job(lambda ledger: ledger.commit([alert_write("fourth"), bad], 2, 4)).result()
+        assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]  # the rolled-back alert left no outbox row
+        writer.run_alert_job(lambda ledger: ledger.commit([update], 2, 4)).result()
+    finally:
+        writer.close()
+    assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]  # a folded firing pages no one again

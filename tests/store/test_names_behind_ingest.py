@@ -1,0 +1,60 @@
+"""Names do not wait behind ingest: a batch bigger than a live one (a reconnect's backlog) is left to the indexer,
+which still runs while live traffic keeps the writer busy, and an alert about such a batch is worded with the
+names it holds, not the ids (the alert's detail is said once)."""
+
+from __future__ import annotations
+
+import time
+
+from helpers.entity_events import Tenant, simulated_rows
+from tenant_events.alert_settings import WorkingHours
+from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
+from tenant_events.store import AlertInbox, Batch, StoreWriter
+from tenant_events.store.directory import LIVE_BATCH
+from tenant_events.store.entity_reader import DirectoryReader
+
+
+def test_the_indexer_catches_up_while_live_batches_keep_coming(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    rows, _life = simulated_rows(LIVE_BATCH + 400)
+    writer = StoreWriter(path)
+    try:
+        writer.commit_sync(
+            Batch(events=rows[:-20], cursor="backlog")
+        )  # a catch-up's batch: left to the indexer
+        with DirectoryReader(path) as reader:
+            for i, row in enumerate(rows[-20:]):  # then live events every 0.2 s: never 0.5 s without a batch
+                writer.commit_sync(Batch(events=[row], cursor=f"live{i}"))
+                time.sleep(0.2)
+                if reader.watermark() == len(rows) - 19 + i:
+                    break
+            else:
+                raise AssertionError(f"the directory stayed at {reader.watermark()} of {len(rows)} stored")
+    finally:
+        writer.close()
+
+
+def test_an_alert_about_a_catch_up_batch_names_who_and_where(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    t = Tenant()
+    grace, stark, admin = "auth0|3de8f2ea3c49aa", "org_0000000000stark", "rol_admin0000000001"
+    filler = [t.row("user.created", t.user(f"auth0|filler{i:04d}", f"f{i}@example.com")) for i in range(80)]
+    rows = [*filler,
+            t.row("user.created", t.user(grace, "grace.hopper@example.com", "Grace Hopper")),
+            t.row("organization.created", t.org(stark, "stark", "Stark Industries")),
+            t.row("organization.member.added", {"organization": {"id": stark}, "user": {"user_id": grace}}),
+            t.row("organization.member.role.assigned", {"organization": {"id": stark}, "user": {"user_id": grace},
+                                                        "role": {"id": admin, "name": "admin"}})]  # fmt: skip
+    assert len(rows) > LIVE_BATCH
+    rules = load_rules([], BUILTIN_RULES).rules
+    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
+    evaluator = Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"))
+    writer = StoreWriter(path)
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="backlog"))
+        writer.run_alert_job(evaluator.step).result()
+    finally:
+        writer.close()
+    with AlertInbox(path) as inbox:
+        (grant,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
+    assert grant.detail == "grace.hopper@example.com added to organization Stark Industries as admin"

@@ -1,0 +1,72 @@
+"""One person's triage in the tenant database: acknowledge, snooze until, resolve with a note; the badge counts
+only what needs someone, and a snoozed alert comes back by itself when its snooze ends. Also from the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers.deliveries import alert_write, store_alerts
+from tenant_events.store import AlertInbox
+from tenant_events.store.alert_triage import AlertTriage
+
+
+def test_acknowledged_resolved_and_snoozed_alerts_leave_the_count_and_a_snooze_comes_back(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    a, b, c, d = store_alerts(
+        db, [alert_write("r1"), alert_write("r2"), alert_write("r3"), alert_write("r4")]
+    )
+    with AlertInbox(db) as inbox, AlertTriage(db) as triage:
+        assert inbox.unread_count() == 4
+        triage.set(a, "acknowledged", "ana", "looking into it")
+        triage.set(b, "resolved", "ana", "expected: quarterly clean-up")
+        now = time.time()
+        triage.set(c, "snoozed", "ana", until=now + 0.6)
+        assert inbox.unread_count() == 1  # only d needs someone
+        assert (
+            triage.attention(now + 1.0) == 2
+        )  # at the snooze's end, c is back without anyone doing anything
+        time.sleep(0.7)
+        assert inbox.unread_count() == 2
+        assert inbox.get(a).read and inbox.get(b).read  # acknowledging reads it
+        triage.set(a, "open", "bo", "not done yet")  # reopened: unread and counted again
+        assert inbox.unread_count() == 3 and not inbox.get(a).read
+        states = triage.states()
+        assert (states[a].state, states[a].by, states[a].note) == ("open", "bo", "not done yet")
+        assert [(t.state, t.by) for t in triage.history(a)] == [("acknowledged", "ana"), ("open", "bo")]
+        with pytest.raises(ValueError, match="a snooze needs an end in the future"):
+            triage.set(d, "snoozed", "ana", until=time.time() - 1)
+        with pytest.raises(ValueError, match="no alert 999"):
+            triage.set(999, "acknowledged", "ana")
+        with pytest.raises(ValueError, match="at most 500"):
+            triage.set(d, "resolved", "ana", "x" * 501)
+        assert triage.history(d) == []  # nothing of the refused changes was written
+
+
+def _cli(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "tenant_events", "triage", *args, "--data-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def test_triage_from_the_command_line(tmp_path):
+    db = tmp_path / "tenants" / "acme.sqlite3"
+    db.parent.mkdir(parents=True)
+    [alert_id] = store_alerts(db, [alert_write()])
+    done = _cli(tmp_path, "ack", str(alert_id), "--note", "looking into it\x1b[31m")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"acme alert {alert_id}: acknowledged by ")
+    assert done.stdout.rstrip().endswith("— looking into it\\x1b[31m")  # the escape shown, not obeyed
+    snoozed = _cli(tmp_path, "snooze", str(alert_id), "--for", "2h")
+    assert snoozed.returncode == 0 and " until " in snoozed.stdout
+    bad = _cli(tmp_path, "snooze", str(alert_id), "--for", "soon")
+    assert (
+        bad.returncode == 3
+        and bad.stderr.strip() == "tenant-events: --for: 'soon' is not a duration like 30m, 2h or 1d"
+    )
+    missing = _cli(tmp_path, "ack", "77")
+    assert missing.returncode == 3 and "no alert 77 in acme" in missing.stderr
+    shown = _cli(tmp_path, "show", str(alert_id))
+    assert [line.split(" by ")[0] for line in shown.stdout.splitlines()] == ["acknowledged", "snoozed"]

@@ -1,0 +1,127 @@
+"""Settings ▸ Alert destinations with the real keyring and a real local receiver: add, edit, a bad URL shown under
+its field, "Send a test alert" with the result under the field (a 401 says why), remove."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.settings import Settings
+from tenant_events.tenant.keyring import open_secret_store
+from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+
+REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.dbus,
+    pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE),
+    pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
+]
+
+
+def test_destinations_page_adds_tests_and_removes(qloop, qtbot, ui_paths, httpserver):
+    httpserver.expect_request("/ok", method="POST").respond_with_data("ok")
+    httpserver.expect_request("/revoked", method="POST").respond_with_data("no", status=401)
+    store = open_secret_store().store
+    name = f"chat-{uuid.uuid4().hex[:6]}"
+    token = "tk-" + uuid.uuid4().hex
+    good = f"json://127.0.0.1:{httpserver.port}/ok?+X-Token={token}"
+    d = SettingsDialog(Settings(), set(), None, DestinationEditor(ui_paths, store))
+    qtbot.addWidget(d)
+    d.show()
+    page = d.destinations_page
+    d.tabs.setCurrentWidget(page)
+
+    async def scenario() -> None:
+        await page.load()
+        assert page.list.count() == 0
+        # a URL Apprise does not know: the problem under the URL field, nothing saved
+        page.name.setText(name)
+        page.url.setText("nope://what")
+        page.save_button.click()
+        await until(lambda: page.url_error.isVisible(), 10, "the URL problem")
+        assert "nope:// is not a service Apprise knows" in page.url_error.text()
+        assert page.list.count() == 0
+        # a good one, critical only
+        page.url.setText(good)
+        page.severity["warning"].setChecked(False)
+        page.save_button.click()
+        await until(lambda: page.list.count() == 1, 10, "saved")
+        assert page.list.item(0).text() == f"{name} (critical)"
+        assert [p.name for p in d.settings.destinations] == [name]  # OK/Apply keep it
+        saved = (ui_paths.settings_file).read_text()
+        assert token not in saved and json.loads(saved)["destinations"][0]["severities"] == ["critical"]
+        # the stored URL is tested when the field is empty
+        page.test_button.click()
+        await until(lambda: page.test_result.text().startswith("✓"), 20, "the test")
+        assert page.test_result.text() == "✓ Test alert delivered."
+        # a revoked token typed in: the test says why, under the field
+        page.url.setText(f"json://127.0.0.1:{httpserver.port}/revoked")
+        page.test_button.click()
+        await until(lambda: page.test_result.text().startswith("✗"), 20, "the failed test")
+        assert page.test_result.text() == (
+            "✗ Not delivered: HTTP 401 Unauthorized: the receiver refused the URL or its token. "
+            "Check the URL and its token."
+        )
+        d.resize(1000, 640)
+        assert d.grab().save("/tmp/destinations-failed-test.png")
+        # remove: gone from the file and the keyring
+        page.url.clear()
+        page.list.setCurrentRow(0)
+        page.remove_button.click()
+        await until(lambda: page.list.count() == 0, 10, "removed")
+        assert d.settings.destinations == []
+
+    try:
+        run_async(qloop, scenario(), timeout=90)
+    finally:
+        store.delete(f"destination:{name}")
+    assert store.get(f"destination:{name}") is None
+
+
+def test_the_app_delivers_its_alerts_to_the_destinations(qloop, qapp, ui_paths, make_simulator, httpserver):
+    """Without a hub, the app itself routes what its rules raise."""
+    import asyncio
+
+    from helpers.browser import act_as_browser
+    from helpers.fixtures_ui import profile_for, running_app
+    from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
+    from tenant_events.destinations.registry import make_destination, save_destination
+    from tenant_events.settings import load_settings, save_settings
+
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    sim = make_simulator(seed=8, backlog=0, rate=4.0, heartbeat=0.2, test_purpose_every=0)
+    around_the_clock = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
+    save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=around_the_clock)))
+    store = open_secret_store().store
+    name = f"app-{uuid.uuid4().hex[:6]}"
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    save_destination(ui_paths, store, make_destination(name, url, severities=["warning", "critical"]), url)
+    visits: list[asyncio.Future[str]] = []
+
+    def browser(u: str) -> None:
+        visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, u)))
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, opener=browser, secret_store=store) as app:
+            app.settings = load_settings(ui_paths)
+            session = await app.add_tenant(profile_for(sim, "acme"))
+            await until(lambda: session.status.state.value == "live", 30, "live")
+            await asyncio.to_thread(sim.scenario, "org_deleted")
+            await until(lambda: any(r.path == "/hook" for r, _ in httpserver.log), 30, "the delivery")
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        store.delete(f"destination:{name}")
+        for v in visits:
+            v.cancel()
+    [(request, _)] = [(r, s) for r, s in httpserver.log if r.path == "/hook"]
+    body = json.loads(request.get_data())
+    assert body["title"].startswith("[warning] Organization deleted — ")
+    assert body["link"].startswith("tenant-events://alert/acme/")

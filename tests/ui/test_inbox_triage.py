@@ -1,0 +1,66 @@
+"""The inbox's triage row: acknowledge with a note, snooze, resolve, reopen — the state and its history under the
+alert, the unread count (the tray badge's) following; a note's control characters are shown escaped."""
+
+from __future__ import annotations
+
+import getpass
+
+import pytest
+
+from helpers.deliveries import alert_write, store_alerts
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
+from tenant_events.ui.alerts.alert_book import AlertBook
+from tenant_events.ui.alerts.inbox_window import InboxWindow
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+def test_triage_in_the_inbox(qtbot, tmp_path):
+    store_alerts(tmp_path / "acme.sqlite3", [alert_write("r1"), alert_write("r2")])
+    book = AlertBook(lambda profile: tmp_path / f"{profile}.sqlite3")
+    book.add("acme")
+    read_changes = []
+    w = InboxWindow(book, lambda profile, seqs: [])
+    w.read_changed.connect(lambda: read_changes.append(1))
+    qtbot.addWidget(w)
+    w.show()
+    assert book.unread() == 2
+    w.table.selectRow(0)
+    bar = w.triage
+    assert bar.state.text() == "Nobody has triaged this alert yet."
+    bar.note.setText("looking into it\x1b[2J")
+    bar.buttons["acknowledged"].click()
+    me = getpass.getuser()
+    assert bar.state.text().startswith(f"acknowledged by {me} ")
+    assert bar.state.text().endswith("— looking into it\\x1b[2J")
+    assert book.unread() == 1 and read_changes and w.summary.text().startswith("1 unread")
+    w.resize(900, 620)
+    assert w.grab().save("/tmp/inbox-acknowledged.png")
+    bar.buttons["snoozed"].click()
+    assert " until " in bar.state.text().splitlines()[0] and "Earlier: acknowledged" in bar.state.text()
+    bar.buttons["open"].click()
+    assert book.unread() == 2  # reopened: it needs someone again
+    bar.note.setText("expected: quarterly clean-up")
+    bar.buttons["resolved"].click()
+    assert bar.state.text().splitlines()[0].endswith("— expected: quarterly clean-up")
+    assert book.unread() == 1
+    book.close()
+
+
+def test_an_alert_never_delivered_is_marked_in_the_inbox(qtbot, tmp_path):
+    from helpers.deliveries import free_port, run_worker, target
+    from tenant_events.store.outbox import read_status
+
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write()])
+    dead = f"json://127.0.0.1:{free_port()}/hook"
+    run_worker(db, {"pager": target("pager", dead)}, lambda: bool(read_status(db)) and read_status(db)[0].undelivered == 1,
+               horizon_s=0.3)  # fmt: skip
+    book = AlertBook(lambda profile: tmp_path / f"{profile}.sqlite3")
+    book.add("acme")
+    w = InboxWindow(book, lambda profile, seqs: [])
+    qtbot.addWidget(w)
+    w.show()
+    w.table.selectRow(0)
+    assert w.triage.state.text().startswith("Undelivered to pager (given up after 24 h) · Nobody has triaged")
+    book.close()
