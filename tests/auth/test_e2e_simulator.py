@@ -15,7 +15,7 @@ import threading
 import httpx
 import pytest
 
-from helpers.browser import act_as_browser, cli_login  # contract 1
+from helpers.browser import act_as_browser, cli_login
 from helpers.sign_ins import forget_token, stored_token
 from tenant_events.auth.errors import SignInFailed, TokenEndpointError
 from tenant_events.auth.secret_store import MemorySecretStore

@@ -2,6 +2,7 @@
 
     group_holds_admin_role   the group the event names holds an admin-like role now (a tenant role, or an
                              organization role through the organization)
+    group_held_admin_role    the group held one up to this event (a group.deleted: what it took away)
     user_is_org_admin        the user the event names has an admin-like role in the event's organization now
     connection_added_within  the connection the event names was added to the event's organization within
                              `minutes` before the event

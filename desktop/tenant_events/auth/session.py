@@ -1,4 +1,4 @@
-"""A signed-in tenant: hands access tokens to the stream engine and refreshes them (contract 2, TokenProvider).
+"""A signed-in tenant: hands access tokens to the stream engine and refreshes them (the engine's TokenProvider).
 
 Refresh is single-flight: concurrent callers wait on one request, and a caller that queued behind a refresh that
 already finished takes its result instead of spending the (rotated, now dead) refresh token again, which the

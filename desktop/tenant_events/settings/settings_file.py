@@ -1,4 +1,4 @@
-"""The settings file: read, migrated, validated and written atomically (contract 3).
+"""The settings file: read, migrated, validated and written atomically.
 
 `load_settings(paths)` reads `AppPaths.settings_file`; a file that is not valid JSON or fails validation is
 moved aside (`settings.json.broken-<time>`) and reported through `notices`, never silently dropped. An older
