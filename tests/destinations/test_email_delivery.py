@@ -36,5 +36,5 @@ def test_an_alert_arrives_as_an_email_that_reads_like_the_window(tmp_path):
     assert str(make_header(decode_header(msg["Subject"]))) == "[critical] Mass deletion — acme"
     parts = [p for p in msg.walk() if p.get_content_type() == "text/plain"] or [msg]
     text = parts[0].get_payload(decode=True).decode()
-    assert "25 events in 40 s: user.deleted × 25" in text
+    assert "25 users deleted in 40 s" in text
     assert f"tenant-events://alert/acme/{alert_id}" in text

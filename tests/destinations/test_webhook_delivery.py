@@ -31,7 +31,7 @@ def test_an_alert_reaches_a_json_webhook_once_with_its_key_and_link(tmp_path, ht
     key = f"tenant-events:acme:{alert_id}:1"
     assert msg["_key"] == key and msg["dedup_key"] == key
     assert msg["title"] == "[critical] Mass deletion — acme"
-    assert "25 events in 40 s: user.deleted × 25" in msg["message"]
+    assert "25 users deleted in 40 s" in msg["message"]
     assert "2026-11-01T10:00:00.000Z – 2026-11-01T10:00:40.000Z" in msg["message"]
     assert f"tenant-events://alert/acme/{alert_id}" in msg["message"] and msg["link"].endswith(f"/{alert_id}")
     assert msg["severity"] == "critical"

@@ -59,6 +59,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "timeline": ("timeline_cmd", "everything stored about one user, organization, group, role or connection"),
     "reindex": ("reindex_cmd", "build the entity directory again from the stored events"),
     "relay": ("relay_cmd", "follow a tenant into a team hub (NATS JetStream) that viewers read from"),
+    "destinations": ("destinations_cmd", "where alerts are sent: chat, pager, e-mail, webhooks"),
+    "triage": ("triage_cmd", "acknowledge, snooze or resolve a stored alert (with a note)"),
 }
 
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None
