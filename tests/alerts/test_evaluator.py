@@ -222,3 +222,18 @@ def test_an_alerts_detail_keeps_the_id_of_an_object_the_directory_does_not_know(
     store.commit([event("organization.member.role.assigned", 3, user="auth0|0000aaaa1111", role="Org Admin")])
     [alert] = store.step(evaluator).raised
     assert "auth0|0000aaaa1111" in alert.detail
+
+
+def test_a_negated_list_condition_fires_on_the_events_the_list_does_not_name(store):
+    # The raw-text precheck skips events with no listed domain unparsed: right for `domain_in_list`, wrong for
+    # its negation, which exactly those events pass.
+    outsider = {"id": "not-throwaway", "name": "Not throwaway", "types": ["user.created"],
+                "conditions": [{"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains",
+                                "negate": True}]}  # fmt: skip
+    throwaway = {**outsider, "id": "throwaway", "name": "Throwaway",
+                 "conditions": [{**outsider["conditions"][0], "negate": False}]}  # fmt: skip
+    evaluator = make_evaluator(clock_at(120), entries=[outsider, throwaway])
+    store.commit([event("user.created", 1, email="jane@example.com")])
+    assert [a.rule_id for a in store.step(evaluator).raised] == ["not-throwaway"]
+    store.commit([event("user.created", 2, email="jane@mailinator.com")])
+    assert [a.rule_id for a in store.step(evaluator).raised] == ["throwaway"]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts import BUILTIN_RULES, load_rules
 from tenant_events.alerts.matchers import compile_condition
-from tenant_events.alerts.sigma_rules import SigmaRefused, merge_imported, read_sigma
+from tenant_events.alerts.sigma_rules import SigmaRefused, merge_imported, read_sigma, rule_yaml
 
 HEAD = """
 logsource:
@@ -353,6 +353,21 @@ def test_merging_replaces_an_earlier_import_and_never_a_rule_of_ones_own(tmp_pat
     twice = sigma(tmp_path, path.read_text() + "---\n" + path.read_text(), "twice.yml")
     with pytest.raises(SigmaRefused, match="its id 'deleted' is also"):
         merge_imported(AlertSettings(), read_sigma(twice))
+
+
+def test_a_sigma_rule_never_takes_a_built_in_rules_id_unless_it_is_that_rule_as_it_is(tmp_path):
+    path = sigma(tmp_path, f"title: Grants\nname: temporary-elevation\nlevel: high\n{HEAD}detection:\n  s:\n"
+                           "    type: group.role.assigned\n  condition: s\n")  # fmt: skip
+    with pytest.raises(
+        SigmaRefused, match="its id 'temporary-elevation' is a built-in rule's: give the Sigma rule"
+    ):
+        read_sigma(path)
+    # what `rules export` writes of the unedited built-in reads back and changes nothing, not even an edit of it
+    builtin = next(r for r in BUILTIN_RULES if r.id == "temporary-elevation")
+    path.write_text(rule_yaml(builtin))
+    edited = AlertSettings(rules=[{"id": "temporary-elevation", "severity": "info"}])
+    merged = merge_imported(edited, read_sigma(path))
+    assert merged.alerts.rules == edited.rules and merged.replaced == ()
 
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(

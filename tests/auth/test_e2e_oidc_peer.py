@@ -20,6 +20,7 @@ from tenant_events.auth.pkce import AuthRequestSecrets
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.auth.session import AuthSession
 from tenant_events.auth.sign_in import SignInOptions, authorization_url, sign_in
+from tenant_events.auth.stored_sign_in import slot_for
 from tenant_events.errors import SignInRequired
 from tenant_events.http import api_client
 from tenant_events.settings import TenantProfile, make_profile
@@ -63,18 +64,23 @@ def test_sign_in_refresh_rotation_and_reuse_detection(oidc_peer, caplog, tmp_pat
     async def scenario():
         async with api_client() as http:
             browser = Browser(oidc_peer)
-            result = await sign_in(http, profile_for(oidc_peer), store, browser, CONSENT)
+            profile = profile_for(oidc_peer)
+            slot = slot_for(profile).key  # the slot the sign-in keeps its token in: bound to this tenant
+            result = await sign_in(http, profile, store, browser, CONSENT)
             page = await browser.page()
             assert page.status_code == 200 and "Signed in" in page.text
             assert result.user.sub == "alice"
             assert result.id_claims["iss"] == oidc_peer.issuer
-            first_rt = store.get("peer")
+            first_rt = store.get(slot)
             assert first_rt, "the refresh token must be in the secret store"
+            assert store.get("peer") is None, (
+                "not under the profile name alone, where any tenant could read it"
+            )
             first_at = await result.session.access_token()
             # The access token is accepted by the peer's resource server format: a JWT for our audience.
             assert first_at.count(".") == 2
             rotated_at = await result.session.refresh()
-            second_rt = store.get("peer")
+            second_rt = store.get(slot)
             assert second_rt and second_rt != first_rt, "rotation: a new refresh token is saved"
             assert rotated_at != first_at
             # Reuse of the old refresh token: the server revokes the whole grant.
@@ -83,7 +89,7 @@ def test_sign_in_refresh_rotation_and_reuse_detection(oidc_peer, caplog, tmp_pat
                 await thief.refresh()
             with pytest.raises(SignInRequired, match="signed out of peer: sign in again"):
                 await result.session.refresh()
-            assert store.get("peer") is None, "a dead refresh token is removed from the store"
+            assert store.get(slot) is None, "a dead refresh token is removed from the store"
             return [first_rt, second_rt, first_at, rotated_at, result.id_claims]
 
     secrets = asyncio.run(scenario())

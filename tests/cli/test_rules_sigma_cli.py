@@ -105,6 +105,42 @@ def test_a_rule_that_cannot_be_expressed_refuses_the_import_and_leaves_the_setti
     assert code == 0
 
 
+TAKES_A_BUILTIN = """title: Role granted
+name: temporary-elevation
+level: high
+logsource: {product: auth0, service: events}
+detection:
+  s: {type: group.role.assigned}
+  condition: s
+"""
+
+
+def test_a_sigma_rule_with_a_built_in_rules_id_is_refused_and_the_built_in_stays(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = home / "settings.json"
+    settings.write_text(json.dumps({"schema_version": 2, "alerts": {"rules": [
+        {"id": "mine", "name": "Mine", "types": ["user.deleted"]}]}}))  # fmt: skip
+    before = settings.read_bytes()
+    (tmp_path / "good.yml").write_text(GOOD)  # good rules in the same import are refused with it
+    (tmp_path / "z-builtin.yml").write_text(TAKES_A_BUILTIN)
+    for source in (tmp_path / "z-builtin.yml", tmp_path):
+        code, out, err = run("rules", "import", str(source), "--data-dir", str(home))
+        assert code == 3 and out == "", err
+        assert err.splitlines() == [
+            f"tenant-events: {tmp_path / 'z-builtin.yml'}: Sigma rule 'Role granted': its id 'temporary-elevation' "
+            "is a built-in rule's: give the Sigma rule another name (its `name:`) — nothing was imported"
+        ]
+        assert settings.read_bytes() == before
+    # the built-in is still itself: listed with its explanation, not marked Sigma, and passing its own fixtures
+    code, out, err = run("rules", "--data-dir", str(home))
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if "temporary-elevation" in line]
+    assert "[Sigma]" not in line
+    code, out, err = run("rules", "test", "temporary-elevation", "--data-dir", str(home))
+    assert code == 0, out + err
+
+
 def test_export_writes_every_rule_and_importing_it_elsewhere_gives_the_same_rules(tmp_path):
     home, other = tmp_path / "home", tmp_path / "other"
     (tmp_path / "in.yml").write_text(GOOD)

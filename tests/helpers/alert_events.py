@@ -23,12 +23,12 @@ def _id(prefix: str, n: int = 16) -> str:
 
 
 def payload(type_: str, **kw: Any) -> dict[str, Any]:
-    """`data.object` for `type_`; keywords fill the interesting fields (role, org, user)."""
+    """`data.object` for `type_`; keywords fill the interesting fields (role, org, user, email)."""
     org = {"id": kw.get("org", "org_" + "A" * 16), "name": "acme"}
     role = {"id": "rol_" + "R" * 16, "name": kw.get("role", "viewer")}
     user = kw.get("user", "auth0|" + _id("", 12))
     if type_.startswith("user."):
-        obj: dict[str, Any] = {"user_id": user, "email": f"{user[-6:]}@example.com", "identities": [],
+        obj: dict[str, Any] = {"user_id": user, "email": kw.get("email", f"{user[-6:]}@example.com"), "identities": [],
                                "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
         if type_ == "user.deleted":
             obj["deleted_at"] = "2026-11-01T00:00:00Z"

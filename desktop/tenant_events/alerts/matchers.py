@@ -101,8 +101,9 @@ def raw_precheck(
     cond: Condition, lists: Mapping[str, frozenset[str]] | None = None
 ) -> Callable[[str], bool] | None:
     """A test of the raw JSON that a condition cannot pass without (None: none cheaper than parsing): an address
-    at a listed domain shows in the raw text as `@domain"`, so an event with none is skipped unparsed."""
-    if cond.op != "domain_in_list":
+    at a listed domain shows in the raw text as `@domain"`, so an event with none is skipped unparsed. A negated
+    condition has none: exactly the events without a listed domain pass it."""
+    if cond.op != "domain_in_list" or cond.negate:
         return None
     wanted = [cond.value] if isinstance(cond.value, str) else list(cond.value or [])
     members = frozenset(m.casefold() for v in wanted for m in named_list(v, lists or {}))

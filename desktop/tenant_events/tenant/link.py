@@ -38,7 +38,7 @@ from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.tenant.alert_rules import AlertRules
 from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
-from tenant_events.tenant.origin import claim_origin
+from tenant_events.tenant.origin import check_origin, record_origin, recorded_origin
 from tenant_events.tenant.sign_in import Opener, TenantSignIn
 from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
 from tenant_events.view.reader_pages import ReaderPages
@@ -191,7 +191,7 @@ class TenantLink:
         """Open the database and follow; restores a stored sign-in first (SignInRequired when there is none)."""
         if self.running:
             return
-        self._claim_database()
+        unrecorded = self._check_database()
         if self.sign_in_state is not None and self.sign_in_state.session is None:
             await self.sign_in_state.restore()
         if self._monitor is None:
@@ -199,6 +199,10 @@ class TenantLink:
             self._monitor.on_state = self.on_state  # handed down: the stream calls these itself
             self._monitor.on_commit.append(self._rows_committed)
         await self._monitor.start()
+        if unrecorded and isinstance(self.source, StreamFrom):
+            # the database opened (a damaged one raised above, leaving nothing beside it); the stream's task has
+            # not run yet, so this is before its first write
+            record_origin(self.paths, self.name, self.source.base_url)
         if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
             self.rules.attach(self._monitor)
 
@@ -207,15 +211,18 @@ class TenantLink:
         sign-in first (SignInRequired when there is none)."""
         if not isinstance(self.source, StreamFrom):
             raise ConfigError("--hub", "a relay follows the tenant itself, not a hub")
-        self._claim_database()
+        self._check_database()  # the relay writes into the hub, not into this database
         if self.sign_in_state is not None and self.sign_in_state.session is None:
             await self.sign_in_state.restore()
         return self.source.engine_config(self.name), self._tokens(self.source)
 
-    def _claim_database(self) -> None:
-        """The database holds one tenant's events: refuse another's (tenant/origin.py)."""
-        if isinstance(self.source, StreamFrom):
-            claim_origin(self.paths, self.name, self.source.base_url)
+    def _check_database(self) -> bool:
+        """The database holds one tenant's events: refuse another's (tenant/origin.py) before anything starts.
+        True when no tenant is recorded for it yet (no database, or one from before the record existed)."""
+        if not isinstance(self.source, StreamFrom):
+            return False
+        check_origin(self.paths, self.name, self.source.base_url)
+        return recorded_origin(self.paths, self.name) is None
 
     def _tokens(self, source: StreamFrom) -> TokenProvider:
         if isinstance(source.credentials, StoredSignIn):

@@ -53,6 +53,13 @@ def claim_origin(paths: AppPaths, name: str, base_url: str) -> None:
         _record(paths, name, base_url)
 
 
+def record_origin(paths: AppPaths, name: str, base_url: str) -> None:
+    """Record `base_url` as the tenant of `name`'s database, replacing any record: for a database that has just
+    been opened (created) after `check_origin` found no tenant recorded for it. Nothing is written for a database
+    that could not be opened."""
+    _record(paths, name, base_url)
+
+
 def move_origin(paths: AppPaths, name: str, base_url: str) -> None:
     """The same tenant at a new address (the bundled demo tenant gets a new port each start)."""
     if paths.database_file(name).exists():

@@ -1,10 +1,11 @@
 """Imported Sigma rules joined to the settings' alert rules, all or nothing.
 
 A Sigma rule becomes an ordinary rule entry (listed, switched on and off, tried on history) marked as Sigma's.
-Importing a rule again replaces the one imported before under the same id; a Sigma rule whose id is a built-in
-rule's replaces what that rule does (as an edit of it would; "Reset to built-in" undoes it); a Sigma rule may
-never take the id of a rule written by hand. Each entry is validated by the rule model, and the first invalid
-one refuses the whole import with the file, the rule and the field named.
+Importing a rule again replaces the one imported before under the same id. A Sigma rule may take neither the id
+of a rule written by hand nor a built-in rule's: a built-in replaced by a Sigma rule would keep its name in the
+list but lose its explanation and its fixtures. Only a built-in exactly as it is (what `rules export` writes of
+an unedited one) is let through; it changes nothing. Each entry is validated by the rule model, and the first
+invalid one refuses the whole import with the file, the rule and the field named.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.rule_model import Rule, load_rules
-from tenant_events.alerts.sigma_rules.reader import SigmaEntry, SigmaRefused
+from tenant_events.alerts.sigma_rules.reader import SigmaEntry, SigmaRefused, builtin_taken
 
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
 
@@ -50,12 +51,15 @@ def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
             raise SigmaRefused(f.path, f.label, f"its id {rule.id!r} is also {other.label}'s in {other.path}: "
                                "give one of them another name")  # fmt: skip
         seen[rule.id] = f
+        if rule.id in _BUILTIN and len(_stored(rule)) > 1:
+            raise SigmaRefused(f.path, f.label, builtin_taken(rule.id))
     kept: list[dict[str, Any]] = []
     replaced: list[str] = []
     for entry in alerts.rules:
         raw_id = entry.get("id") if isinstance(entry, dict) else None
-        if isinstance(raw_id, str) and raw_id in seen:
-            if raw_id not in _BUILTIN and entry.get("origin") != "sigma":
+        # a built-in's id here is the built-in as it is (any other was refused): an edit of the built-in stays
+        if isinstance(raw_id, str) and raw_id in seen and raw_id not in _BUILTIN:
+            if entry.get("origin") != "sigma":
                 f = seen[raw_id]
                 raise SigmaRefused(f.path, f.label, f"its id {raw_id!r} is a rule of your own: give the Sigma rule "
                                    "another name (its `name:`)")  # fmt: skip

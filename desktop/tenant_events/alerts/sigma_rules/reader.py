@@ -159,8 +159,22 @@ class SigmaEntry:
     label: str
 
 
+_BUILTIN: Final = {r.id: r for r in BUILTIN_RULES}
+
+
+def builtin_taken(rule_id: str) -> str:
+    """Why a Sigma rule may not take a built-in rule's id (it would replace the built-in, which would then keep
+    its name but lose its explanation and fixtures)."""
+    return f"its id {rule_id!r} is a built-in rule's: give the Sigma rule another name (its `name:`)"
+
+
 def _validated(entry: dict[str, Any], lists: Iterable[str]) -> Rule:
     alone = load_rules([entry], BUILTIN_RULES, lists=lists)
+    builtin = _BUILTIN.get(str(entry["id"]))
+    if builtin is not None:  # only that built-in exactly as it is (what `rules export` writes) reads back
+        same = alone.get(builtin.id)
+        if alone.errors or same is None or same.model_dump(mode="json") != builtin.model_dump(mode="json"):
+            raise Refusal("", builtin_taken(builtin.id))
     if alone.errors:
         error = alone.errors[0]
         raise Refusal(error.field, error.message)
