@@ -32,10 +32,11 @@ def browser(url: str) -> None:
 def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_paths, make_simulator, dunst):
     sim = make_simulator(seed=4, backlog=0, rate=4.0, heartbeat=0.2)
     # org-deleted made an info rule here, to see the low urgency; the clock never makes "off hours"
-    # (routine traffic adding members to the group just made admin would raise "member added to an admin group"
-    # at a time of its own: that rule is off here)
+    # (routine traffic adding members to the group just made admin would raise "member added to an admin group",
+    # and taking that role off the group again "temporary elevation", at a time of their own: those rules are off)
     alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=[{"id": "org-deleted", "severity": "info"},
-                                                                   {"id": "admin-group-member", "enabled": False}])  # fmt: skip
+                                                                   {"id": "admin-group-member", "enabled": False},
+                                                                   {"id": "temporary-elevation", "enabled": False}])  # fmt: skip
     save_settings(ui_paths, Settings(alerts=alerts))
 
     async def scenario() -> None:
