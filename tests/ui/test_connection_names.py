@@ -7,6 +7,7 @@ notification daemon."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -24,6 +25,12 @@ pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_O
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
 LABELS = {name if name == strategy else f"{name} ({strategy})" for name, strategy in CONNECTIONS}
 _visits: list[asyncio.Future[str]] = []
+
+
+def settled(text: str) -> str:
+    """The sentence without an organization's " (123)": the live traffic renames organizations by that suffix
+    alone, so the name the alert was raised with and the name the inbox or table shows a moment later differ."""
+    return re.sub(r" \(\d{3}\)$", "", text or "")
 
 
 def browser(url: str) -> None:
@@ -75,7 +82,7 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 inbox = alerts.open_inbox("acme", entry.alert.id)
                 await until(lambda: inbox.event_list.count() >= 1, 10, "its events")
                 lines = [inbox.event_list.item(i).text() for i in range(inbox.event_list.count())]
-                assert any(line.endswith(sentence) for line in lines), (sentence, lines)
+                assert any(settled(line).endswith(settled(sentence)) for line in lines), (sentence, lines)
                 assert not any("con_" in line for line in lines), lines
                 inbox.resize(1200, 500)
                 shot(inbox, "connection-names-inbox")
@@ -86,7 +93,10 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 def summaries() -> set[str]:
                     return {w.model.index(r, Col.SUMMARY).data() for r in range(w.model.rowCount())}
 
-                await until(lambda: w.filter_bar.alert_chip.isVisible() and sentence in summaries(), 10,
+                def said_in_table() -> bool:
+                    return settled(sentence) in {settled(text) for text in summaries()}
+
+                await until(lambda: w.filter_bar.alert_chip.isVisible() and said_in_table(), 10,
                             "the table's sentence")  # fmt: skip
                 inbox.close()
 
@@ -97,7 +107,7 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 await until(lambda: w.model.event_filter.query == query and not w.first_page.busy
                             and w.model.rowCount() > 3, 10, "the connection changes")  # fmt: skip
                 await until(lambda: not any("con_" in text for text in summaries()), 10, "every row named")
-                assert sentence in summaries()
+                assert said_in_table()
                 w.resize(1600, 900)
                 shot(w, "connection-names-table")
 

@@ -15,9 +15,22 @@ import psutil
 import pytest
 
 from tenant_events.store import EventReader
+from tenant_events.store.schema import SCHEMA_VERSION, connect
 
 pytestmark = pytest.mark.gui
 BROWSER = f"{sys.executable} {Path(__file__).with_name('browser_cmd.py')} %s"
+
+
+def _schema_ready(db: Path) -> bool:
+    """The app has migrated `db` all the way (each migration commits on its own, the version last): until then
+    the file can exist with only some of its tables."""
+    if not db.exists():
+        return False
+    conn = connect(db, readonly=True)  # as EventReader opens it
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION
+    finally:
+        conn.close()
 
 
 def _cmdline(p: psutil.Process) -> str:
@@ -39,7 +52,7 @@ def test_demo_command_end_to_end(tmp_path):
         while stored < 20:  # the demo simulator's live events, stored through the real sign-in
             assert app.poll() is None, f"the app exited early: {app.stderr.read()[-2000:]}"
             assert time.monotonic() < deadline, "no events stored within 90 s"
-            if db.exists():
+            if _schema_ready(db):
                 with EventReader(db) as reader:
                     stored = reader.count()
             time.sleep(0.2)  # polling another process's database
@@ -57,3 +70,6 @@ def test_demo_command_end_to_end(tmp_path):
     finally:
         if app.poll() is None:
             app.kill()
+            app.wait(30)  # reaped: a Popen collected with its child running warns in a later test's teardown
+        if app.stderr is not None:
+            app.stderr.close()

@@ -120,8 +120,8 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
             assert d is not None
             page = d.rules_page
             d.tabs.setCurrentWidget(page)
-            _select(page, "Temporary elevation")  # its shipped fixtures run as it is shown
-            await until(lambda: page.fixtures_result.text() == "Fixtures: all 4 pass", 30, "the fixtures")
+            _select(page, "Temporary elevation")  # its 5 shipped fixtures (group roles too) run as shown
+            await until(lambda: page.fixtures_result.text() == "Fixtures: all 5 pass", 30, "the fixtures")
             _select(page, "Organization deleted")
             assert page.test_button.isEnabled()
             page.test_button.click()
@@ -176,3 +176,24 @@ def test_a_failing_fixture_is_named_beside_the_history_test():
     assert (
         fixtures_text([ok, bad]) == "Fixtures: 1 of 2 fail — someone else deleted (expected: quiet; fired 2×)"
     )
+
+
+def test_closing_the_dialog_while_its_fixtures_run_drops_their_result(qloop):
+    # the fixtures run on a worker thread; the dialog is closed and deleted before they end, as a user closes
+    # Settings right after picking a rule: their result must not be written into the deleted page (not shown
+    # here: closing the only window would end the test's event loop)
+    d = SettingsDialog(Settings(), set())
+
+    async def scenario() -> None:
+        page = d.rules_page
+        d.tabs.setCurrentWidget(page)
+        _select(page, "Temporary elevation")
+        task = page._fixtures_task
+        assert task is not None and not task.done()
+        destroyed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        page.destroyed.connect(lambda *_: destroyed.done() or destroyed.set_result(None))
+        d.deleteLater()
+        await asyncio.wait_for(destroyed, 10)
+        await asyncio.wait_for(task, 30)  # ends quietly: no "Internal C++ object already deleted"
+
+    run_async(qloop, scenario(), timeout=60)

@@ -89,6 +89,10 @@ class RulesPage(QWidget):
         self.fixtures_result.setWordWrap(True)
         self.fixtures_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._fixtures_task: asyncio.Task[None] | None = None
+        # The fixtures and the trial run on a worker thread and may end after the dialog is closed and deleted:
+        # their result is then dropped, not written into widgets that are gone.
+        self._alive = alive = [True]
+        self.destroyed.connect(lambda *_: alive.clear())
         left = QWidget()
         left_box = QVBoxLayout(left)
         left_box.setContentsMargins(0, 0, 0, 0)
@@ -188,7 +192,7 @@ class RulesPage(QWidget):
 
     async def _fixtures(self, rule: Rule) -> None:
         results = await asyncio.to_thread(run_rule_tests, rule)
-        if self.current_id() == rule.id:
+        if self._alive and self.current_id() == rule.id:
             self.fixtures_result.setText(fixtures_text(results))
 
     def _toggled(self, item: QListWidgetItem) -> None:
@@ -269,9 +273,12 @@ class RulesPage(QWidget):
 
     async def _test(self, result: Awaitable[str]) -> None:
         try:
-            self.test_result.setText(await result)
+            text = await result
+            if self._alive:
+                self.test_result.setText(text)
         finally:
-            self.test_button.setEnabled(True)
+            if self._alive:
+                self.test_button.setEnabled(True)
 
     # -- out -----------------------------------------------------------------------------------------------------
     def error_count(self) -> int:

@@ -44,6 +44,7 @@ class Notifier(QObject):
         self.tray: QSystemTrayIcon | None = None
         self._native: DesktopNotifier | None = None
         self._native_ok: bool | None = None
+        self._probing = asyncio.Lock()  # one probe: a burst of alerts must not race it
         self._balloon_clicked_cb: Callable[[], None] | None = None
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
@@ -52,18 +53,23 @@ class Notifier(QObject):
             tray.messageClicked.connect(self._balloon_clicked)
 
     async def probe(self) -> bool:
-        """Whether a notification daemon answers on the session bus (cached)."""
-        if self._native_ok is None:
-            icon = Icon(path=resource_path("icons", "png", "tenant-events-128.png"))
-            self._native = DesktopNotifier(app_name=APP_NAME, app_icon=icon)
-            try:
-                caps = await asyncio.wait_for(self._native.get_capabilities(), 3)
-                self._native_ok = True
-                log.info("notification daemon capabilities: %s", sorted(c.name for c in caps))
-            except Exception as exc:  # no bus, no daemon: fall back to the tray balloon
-                log.info("no native notifications (%s): using the tray balloon", exc)
-                self._native_ok = False
-        return self._native_ok
+        """Whether a notification daemon answers on the session bus (cached).
+
+        Asked once, under a lock: a burst of notifications (a catch-up raises many alerts at once) would
+        otherwise open a D-Bus client each, and the one that timed out under that load sent all later
+        notifications to the tray for the rest of the session."""
+        async with self._probing:
+            if self._native_ok is None:
+                icon = Icon(path=resource_path("icons", "png", "tenant-events-128.png"))
+                self._native = DesktopNotifier(app_name=APP_NAME, app_icon=icon)
+                try:
+                    caps = await asyncio.wait_for(self._native.get_capabilities(), 3)
+                    self._native_ok = True
+                    log.info("notification daemon capabilities: %s", sorted(c.name for c in caps))
+                except Exception as exc:  # no bus, no daemon: fall back to the tray balloon
+                    log.info("no native notifications (%r): using the tray balloon", exc)
+                    self._native_ok = False
+            return self._native_ok
 
     async def show(self, title: str, body: str, urgency: str, clicked: Callable[[], None]) -> str:
         """One notification (native, else the tray balloon); `clicked` runs on a click or "Show". Returns the
