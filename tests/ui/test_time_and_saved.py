@@ -42,9 +42,10 @@ def bar_columns(w) -> list[int]:
     return [x for x in range(image.width()) if image.pixelColor(x, y).name() in colours]
 
 
-def test_drag_zooms_the_chart_to_the_range_and_back(open_window, filled_store, qloop):
+def test_drag_zooms_the_chart_to_the_range_and_back(open_window, filled_store, qloop, qtbot):
     w = open_window(filled_store(3600))  # an hour of events, one a second
     h, bar = w.histogram, w.filter_bar
+    qtbot.waitUntil(lambda: bool(bar_columns(w)), timeout=20_000)  # the counts are read on a worker
     full_span = h._span()
     assert bar_columns(w)[0] < 20 and bar_columns(w)[-1] > h.width() - 20
 
