@@ -186,7 +186,9 @@ class Driver:
             self._into_table(window)
             self._keys("shift+F10", "Up", "Return", pause=0.8)  # the row menu's last entry: "Timeline of …"
             time.sleep(5)
-            self._keys("alt+Left", "Escape", "f")
+            self._keys("alt+Left")
+            self._into_table(window)  # the pane took the focus
+            self._keys("f")
         return kind
 
 
