@@ -14,6 +14,7 @@ from typing import Any
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import UserFixableError
 from tenant_events.logs import setup_logging
+from tenant_events.malloc_arenas import limit_malloc_arenas
 from tenant_events.paths import AppPaths
 from tenant_events.url_forms import parse_alert_link
 
@@ -39,14 +40,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    limit_malloc_arenas()  # before any thread allocates (malloc_arenas.py)
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
     os.environ.setdefault("QT_API", "pyside6")
     from tenant_events.crash import enable_fatal_log
+    from tenant_events.tenant.database import limit_sqlite_memory
     from tenant_events.ui.app.desktop_app import AppOptions
     from tenant_events.ui.app.launch import run_gui
 
     enable_fatal_log(paths.log_dir)
+    limit_sqlite_memory()  # the window's caches share one bound (store/memory_limit.py)
     link = None
     if args.link is not None:
         link = parse_alert_link(args.link)

@@ -53,8 +53,20 @@ class RecentRows:
         while self._rows > self.max_rows and len(self._batches) > 1:
             self._rows -= len(self._batches.popleft()[1])
 
+    @property
+    def held(self) -> int:
+        """How many rows are held."""
+        return self._rows
+
     def segments(self, after: int, upto: int) -> list[RowSegment] | None:
-        """Segments covering every seq in `after < seq <= upto`, or None when one is not held here."""
+        """Segments covering every seq in `after < seq <= upto`, or None when one is not held here.
+
+        Batches that end at or before `after` are let go: the rules read forward from their watermark, so they are
+        not asked for again (a reader that does gets None and reads the table). Without this a quiet tenant's
+        desktop kept its last RECENT_ROWS rows, some 8 MB of raw JSON, long after the rules had read them."""
+        batches = self._batches
+        while batches and batches[0][0] + len(batches[0][1]) <= after + 1:
+            self._rows -= len(batches.popleft()[1])
         out: list[RowSegment] = []
         expect = after + 1
         for first, rows in self._batches:
