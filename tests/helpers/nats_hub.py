@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import distribution
 from pathlib import Path
@@ -128,24 +129,50 @@ class NatsHub:
             node.stop()
 
 
+def _started(make: Callable[[int], NatsHub], timeout: float) -> NatsHub:
+    """Start a hub on free ports; again on new ones when a port was taken between the pick and the bind (tests
+    run in parallel workers), never leaving a node of a failed start running."""
+    for attempt in range(3):
+        hub = make(attempt)
+        for node in hub.nodes:
+            node.start()
+        try:
+            hub.wait_healthy(timeout)
+            for node in hub.nodes:  # one that died before its turn to be waited on
+                if node.proc is None or node.proc.poll() is not None:
+                    raise RuntimeError(f"{node.name} exited: {node.log.read_text()[-3000:]}")
+            return hub
+        except RuntimeError as exc:
+            hub.stop()
+            if "address already in use" not in str(exc) or attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
 def start_single(
     workdir: Path, credentials: Credentials | None = None, config: Path = CONFIG_DIR / "hub.conf"
 ) -> NatsHub:
     """packaging/nats/hub.conf (or a copy of it, `config`) on free ports."""
     creds = credentials or Credentials()
+    return _started(lambda attempt: _single(workdir, creds, config), 30.0)
+
+
+def _single(workdir: Path, creds: Credentials, config: Path) -> NatsHub:
     port, monitor = free_port(), free_port()
     env = {**creds.env(), "HUB_LISTEN": f"127.0.0.1:{port}", "HUB_MONITOR": f"127.0.0.1:{monitor}",
            "HUB_STORE_DIR": str(workdir / "store")}  # fmt: skip
-    node = NatsNode("hub", config, env, port, monitor, workdir)
-    hub = NatsHub([node], creds)
-    node.start()
-    hub.wait_healthy()
-    return hub
+    return NatsHub([NatsNode("hub", config, env, port, monitor, workdir)], creds)
 
 
 def start_cluster(workdir: Path, size: int = 3, credentials: Credentials | None = None) -> NatsHub:
     """packaging/nats/cluster.conf on `size` nodes (routes to every node, itself included)."""
     creds = credentials or Credentials()
+    return _started(
+        lambda attempt: _cluster(workdir / f"try-{attempt}" if attempt else workdir, size, creds), 60.0
+    )
+
+
+def _cluster(workdir: Path, size: int, creds: Credentials) -> NatsHub:
     ports = [(free_port(), free_port(), free_port()) for _ in range(size)]
     routes = {
         f"HUB_ROUTE_{i + 1}": f"nats-route://127.0.0.1:{cluster}" for i, (_, cluster, _) in enumerate(ports)
@@ -157,8 +184,4 @@ def start_cluster(workdir: Path, size: int = 3, credentials: Credentials | None 
                "HUB_MONITOR": f"127.0.0.1:{monitor}", "HUB_STORE_DIR": str(workdir / name),
                "HUB_CLUSTER_LISTEN": f"127.0.0.1:{cluster}"}  # fmt: skip
         nodes.append(NatsNode(name, CONFIG_DIR / "cluster.conf", env, port, monitor, workdir))
-    hub = NatsHub(nodes, creds)
-    for node in nodes:
-        node.start()
-    hub.wait_healthy(60)
-    return hub
+    return NatsHub(nodes, creds)
