@@ -59,6 +59,10 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
 
     def make(kind: str) -> str:
         env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "share"), "HOME": str(tmp_path)}
+        # Not the suite's keyring: its control socket would make the new daemon hand its work (a new keyring,
+        # with a password prompt) to the suite's own, which then waits on that prompt for every later test.
+        for name in ("GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK"):
+            env.pop(name, None)
         (tmp_path / "share").mkdir(exist_ok=True)
         if kind == "absent":
             (tmp_path / "bus.conf").write_text(NO_ACTIVATION)
