@@ -229,8 +229,8 @@ class FeedController(QObject):
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
         data = self.worker_pages.get(tenant)
-        if data is None:
-            return
+        if data is None or not _loop_running():
+            return  # no tenant, or a refresh that came due as the app's loop ended (quit): nothing to show
         w, model = self.w, self.w.model
         head, generation = model.head, model.generation
         every = 0 if model.has_anchors else PAGE
@@ -257,3 +257,12 @@ class FeedController(QObject):
                 w.table.setSpan(row, Col.SUMMARY, 1, len(Col) - Col.SUMMARY)  # the reason, readable
         w.status_line.show_counts(agg.rejected, len(agg.gaps))
         w.aggregates_updated.emit()
+
+
+def _loop_running() -> bool:
+    """Whether an asyncio loop runs this step: Qt's loop may still step a task after the asyncio loop ended."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
