@@ -15,6 +15,7 @@ import pytest
 from werkzeug import Request, Response
 
 from helpers.fixtures_engine import cli
+from helpers.stream_kill import wait
 from tenant_events.destinations.registry import make_destination, save_destination
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
@@ -29,14 +30,7 @@ ALERTS = 12
 
 
 def _wait(check, what, proc, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait(check, what, proc, timeout)
 
 
 @pytest.mark.expect_warning_logs  # the in-process simulator logs writes to the killed client
