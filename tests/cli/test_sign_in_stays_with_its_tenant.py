@@ -233,7 +233,10 @@ def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_o
     try:
         deadline = time.monotonic() + 90
         while sim.stats()["refresh"]["rotated"] < 10 and time.monotonic() < deadline:
-            assert all(p.poll() is None for p in procs), [p.communicate(timeout=30)[1] for p in procs]
+            ended = [p for p in procs if p.poll() is not None]
+            if ended:
+                errs = [p.communicate(timeout=30)[1][-3000:] for p in ended]
+                pytest.fail(f"a stream ended early (exit {ended[0].returncode}): {errs}")
             time.sleep(0.1)
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
