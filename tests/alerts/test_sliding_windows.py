@@ -77,3 +77,29 @@ def test_memory_stays_bounded_over_a_long_stream():
     for i in range(20_000):
         w.offer(ev(i, i * 100))
     assert len(w) <= 21  # two windows' worth at 10 events a second
+
+
+def test_a_second_incident_needs_events_of_its_own_and_never_takes_the_first_ones():
+    w = BurstWindow(3, 10_000)
+    assert feed(w, [0, 1000, 2000])[-1] is Outcome.FIRE  # seqs 1-3
+    assert w.offer(ev(4, 11_500))[0] is Outcome.QUIET  # its window holds 3 (seq 3) and 4 only: the burst ends
+    # seq 5's window (1.9 s … 11.9 s) holds 3, 4, 5: three events, but 3 is the first incident's
+    assert w.offer(ev(5, 11_900))[0] is Outcome.QUIET
+    outcome, events = w.offer(ev(6, 12_100))
+    assert outcome is Outcome.FIRE and [e.seq for e in events] == [4, 5, 6]
+
+
+def test_a_restart_with_the_stored_links_carries_on_as_if_it_never_stopped():
+    times = [0, 1000, 2000, 11_500, 11_900, 12_100, 12_300, 30_000, 30_100, 30_200]
+    straight = BurstWindow(3, 10_000)
+    fired = [straight.offer(ev(i + 1, t)) for i, t in enumerate(times)]
+    linked = {e.seq for outcome, events in fired[:7] if outcome is not Outcome.QUIET for e in events}
+    assert linked == {1, 2, 3, 4, 5, 6, 7}
+    restored = BurstWindow(3, 10_000)
+    for i, t in enumerate(times[:7]):  # the events evaluated before the restart, refilled from the store
+        restored.replay(ev(i + 1, t), spent=i + 1 in linked)
+    after = [restored.offer(ev(i + 8, t)) for i, t in enumerate(times[7:])]
+    assert [(o, [e.seq for e in events]) for o, events in after] == [
+        (o, [e.seq for e in events]) for o, events in fired[7:]
+    ]
+    assert [o for o, _ in after] == [Outcome.QUIET, Outcome.QUIET, Outcome.FIRE]

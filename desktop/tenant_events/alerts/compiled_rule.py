@@ -153,10 +153,17 @@ class CompiledRule:
         return window
 
     def evaluate(
-        self, row: EvalRow, data: Mapping[str, Any], state: StateTest | None, *, replay: bool = False
+        self,
+        row: EvalRow,
+        data: Mapping[str, Any],
+        state: StateTest | None,
+        *,
+        replay: bool = False,
+        spent: bool = False,
     ) -> tuple[Outcome, list[EvalRow], str]:
         """What a row (already accepted by scope and conditions) does to the rule: QUIET, FIRE with the events
-        behind the firing, CONTINUE with [row]; and its group's key ('' without group_by; `labels` names it)."""
+        behind the firing, CONTINUE with [row]; and its group's key ('' without group_by; `labels` names it).
+        With `replay` (a restart rebuilding state) nothing fires; `spent`: the store links the row to an alert."""
         group, label = "", ""
         if self.group is not None:
             found = self.group.of(data)
@@ -190,6 +197,9 @@ class CompiledRule:
                 seq = self.sequences[group] = SequenceWindow(
                     len(self.steps), self.window_ms, ordered=self.ordered
                 )
+            if replay:
+                seq.replay(row, steps, spent=spent)
+                return Outcome.QUIET, [], label
             events = seq.offer(row, steps)
             if not events:
                 return Outcome.QUIET, [], label
@@ -207,6 +217,9 @@ class CompiledRule:
             if found is None:
                 return Outcome.QUIET, [], label
             value = found
+        if replay:
+            window.replay(row, value, spent=spent)
+            return Outcome.QUIET, [], label
         outcome, events = window.offer(row, value)
         if outcome is Outcome.FIRE and self.group is not None and group not in self.labels:
             self.labels[group] = self.group.label(data)

@@ -10,7 +10,8 @@ transaction. Why each alert is raised once:
     after it means it is never evaluated again;
   * a duplicate delivery or a replay never becomes a new row (the store's dedupe key), so never a new seq;
   * after a restart (or any failed step) the in-memory state is rebuilt from the store: each rule's newest alert,
-    and the threshold windows refilled from the events just before the watermark.
+    and the threshold windows and sequences refilled from the events just before the watermark, each marked
+    with whether an alert already holds it (one event is behind one firing of a rule at most).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ class Evaluator:
             if newest_ms is not None:
                 since = newest_ms - engine.history_ms
                 recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
-        engine.restore(ledger.latest_alerts(), recent)
+        engine.restore(ledger.latest_alerts(), recent, ledger.linked(recent))
         self.watermark = watermark
         log.debug(
             "alert evaluation resumes after seq %d (%d events refill the windows)", watermark, len(recent)

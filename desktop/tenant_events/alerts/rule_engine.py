@@ -17,7 +17,7 @@ sleep, a restart, a replay from a timestamp).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -114,10 +114,16 @@ class RuleEngine:
         self.open = {}
         self.objects = ObjectStates()
 
-    def restore(self, latest: Iterable[StoredAlert], recent: Iterable[RowSegment]) -> None:
+    def restore(
+        self,
+        latest: Iterable[StoredAlert],
+        recent: Iterable[RowSegment],
+        spent: Collection[tuple[str, int]],
+    ) -> None:
         """State after a restart: the threshold windows, sequences and novelty sightings are refilled from the
-        events evaluated before (`recent`: `history_ms` of them), firing nothing; each rule's (each group's)
-        newest alert is its open one again."""
+        events evaluated before (`recent`: `history_ms` of them), firing nothing, each event marked with whether
+        an alert of the rule already has it (`spent`: (rule id, seq)); each rule's (each group's) newest alert is
+        its open one again."""
         for row in eval_rows(recent):
             data: Mapping[str, Any] | None = None
             for rule in self.by_type.get(row.type, ()):
@@ -127,12 +133,13 @@ class RuleEngine:
                     data = event_data(row)
                 if not _accepts(rule, row, data):
                     continue
+                used = (rule.id, row.seq) in spent
                 if rule.complex:
-                    rule.evaluate(row, data, None, replay=True)
+                    rule.evaluate(row, data, None, replay=True, spent=used)
                 else:
                     window = rule.window_for(row.type)
                     if window is not None:
-                        window.replay(row)
+                        window.replay(row, spent=used)
         by_id = {c.id: c for c in self.compiled}
         for alert in sorted(latest, key=lambda a: a.id):
             found = by_id.get(alert.rule_id)

@@ -42,6 +42,21 @@ class SequenceWindow:
 
     def offer(self, row: EvalRow, steps: frozenset[int]) -> list[EvalRow] | None:
         """Add an event matching `steps`; the sequence's events (time order) when it completes one, else None."""
+        index = self._insert(row, steps)
+        found = self._complete(index)
+        if found is None:
+            return None
+        used = {e[1] for e in found}
+        self._entries = [e for e in self._entries if e[1] not in used]
+        return [e[3] for e in found]
+
+    def replay(self, row: EvalRow, steps: frozenset[int], *, spent: bool) -> None:
+        """Rebuild state from an event evaluated before a restart, firing nothing: an event the store links to
+        an alert of the rule (`spent`) is used up; any other one waits for the rest of its sequence again."""
+        if not spent:
+            self._insert(row, steps)
+
+    def _insert(self, row: EvalRow, steps: frozenset[int]) -> int:
         entry: Entry = (row.time_ms, row.seq, steps, row)
         entries = self._entries
         index = bisect.bisect_right(entries, (row.time_ms, row.seq), key=lambda e: (e[0], e[1]))
@@ -51,16 +66,7 @@ class SequenceWindow:
             drop = bisect.bisect_left(entries, horizon, key=lambda e: e[0])
             del entries[:drop]
             index -= drop
-        found = self._complete(index)
-        if found is None:
-            return None
-        used = {e[1] for e in found}
-        self._entries = [e for e in entries if e[1] not in used]
-        return [e[3] for e in found]
-
-    def replay(self, row: EvalRow, steps: frozenset[int]) -> None:
-        """Rebuild state from an event evaluated before a restart: as `offer`, firing nothing."""
-        self.offer(row, steps)
+        return index
 
     def _complete(self, index: int) -> list[Entry] | None:
         """A sequence that uses the event at `index`, within T, or None."""

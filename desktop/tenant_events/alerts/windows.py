@@ -4,7 +4,9 @@ A window is half-open: an event at time t counts the matching events in (t − w
 least `count`, the rule FIRES with every event in that window; from then on the burst goes on as long as each
 matching event's own window still holds `count` (CONTINUE: the event joins the alert, no new firing). The first
 event whose window holds fewer ends the burst (it joins nothing: routine traffic after an incident is not part
-of it), and the next crossing is a new firing.
+of it), and the next crossing is a new firing. An event belongs to one firing at most: the events of an
+earlier firing (or its burst) still show the rate while the burst lasts, but a new crossing needs `count` events
+of its own, so no event is behind two alerts of one rule and a second incident never re-counts the first.
 
     quiet ──(≥ count in window)──▶ FIRE ──▶ in burst ──(event's window still ≥ count)──▶ CONTINUE
       ▲                                        │
@@ -43,6 +45,7 @@ class BurstWindow:
         self._times: list[int] = []
         self._rows: list[EvalRow] = []
         self._values: list[object] = []  # with `distinct`: each event's value
+        self._spent: list[bool] = []  # the event is already behind a firing (or joined its burst)
         self.in_burst = False
 
     def __len__(self) -> int:
@@ -54,58 +57,76 @@ class BurstWindow:
 
     def offer(self, row: EvalRow, value: object = None) -> tuple[Outcome, list[EvalRow]]:
         """Add a matching event; FIRE with the events of the window that crossed, CONTINUE with `[row]`."""
-        index = self._insert(row, value)
+        index = self._insert(row, value, spent=False)
         if self.in_burst:
             start = bisect.bisect_right(self._times, self._times[index] - self.window_ms)
-            if self._holds(start, index):
+            if self._holds(start, index, fresh=False):
+                self._spent[index] = True
                 return Outcome.CONTINUE, [row]
             self.in_burst = False  # the rate fell under the threshold: the burst is over
-        events = self._crossing(index)
-        if events is None:
+        found = self._crossing(index)
+        if found is None:
             return Outcome.QUIET, []
+        start, end = found
+        spent = self._spent
+        events = [r for i, r in enumerate(self._rows[start : end + 1], start) if not spent[i]]
+        spent[start : end + 1] = [True] * (end + 1 - start)
         self.in_burst = True
         return Outcome.FIRE, events
 
-    def replay(self, row: EvalRow, value: object = None) -> None:
-        """Rebuild state from an event evaluated before a restart: as `offer`, but nothing fires again."""
-        self.offer(row, value)
+    def replay(self, row: EvalRow, value: object = None, *, spent: bool) -> None:
+        """Rebuild state from an event evaluated before a restart, firing nothing: `spent` says whether the
+        store links it to an alert of the rule. A burst was going on if the newest such event was in it."""
+        self._insert(row, value, spent=spent)
+        self.in_burst = spent
 
-    def _holds(self, start: int, end: int) -> bool:
-        """Whether the events start … end (inclusive) reach the count."""
+    def _holds(self, start: int, end: int, *, fresh: bool) -> bool:
+        """Whether the events start … end (inclusive) reach the count; `fresh`: only those behind no firing."""
+        n = end - start + 1
+        if n < self.count:
+            return False
+        if not fresh:
+            return not self.distinct or len(set(self._values[start : end + 1])) >= self.count
+        spent = self._spent[start : end + 1]
+        if n - sum(spent) < self.count:
+            return False
         if not self.distinct:
-            return end - start + 1 >= self.count
-        return end - start + 1 >= self.count and len(set(self._values[start : end + 1])) >= self.count
+            return True
+        values = {v for v, s in zip(self._values[start : end + 1], spent, strict=True) if not s}
+        return len(values) >= self.count
 
-    def _insert(self, row: EvalRow, value: object) -> int:
+    def _insert(self, row: EvalRow, value: object, *, spent: bool) -> int:
         t = row.time_ms
         if not self._times or t >= self._times[-1]:
             index = len(self._times)
             self._times.append(t)
             self._rows.append(row)
+            self._spent.append(spent)
             if self.distinct:
                 self._values.append(value)
         else:
             index = bisect.bisect_right(self._times, t)
             self._times.insert(index, t)
             self._rows.insert(index, row)
+            self._spent.insert(index, spent)
             if self.distinct:
                 self._values.insert(index, value)
         horizon = self._times[-1] - 2 * self.window_ms
         if self._times[0] < horizon:
             drop = bisect.bisect_left(self._times, horizon)
-            del self._times[:drop], self._rows[:drop], self._values[:drop]
+            del self._times[:drop], self._rows[:drop], self._values[:drop], self._spent[:drop]
             index -= drop
         return index
 
-    def _crossing(self, index: int) -> list[EvalRow] | None:
-        """The events of the first window ending at or after the new event (and covering it) that holds at
-        least `count` events, or None."""
+    def _crossing(self, index: int) -> tuple[int, int] | None:
+        """The first window ending at or after the new event (and covering it) that holds at least `count`
+        events behind no firing yet, as (start, end) indexes; or None."""
         times, window = self._times, self.window_ms
         t = times[index]
         j = index
         while j < len(times) and times[j] < t + window:
             start = bisect.bisect_right(times, times[j] - window)
-            if self._holds(start, j):
-                return self._rows[start : j + 1]
+            if self._holds(start, j, fresh=True):
+                return start, j
             j += 1
         return None

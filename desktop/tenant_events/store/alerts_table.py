@@ -93,6 +93,23 @@ class AlertLedger:
         sql, params = segment_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
         return [(None, self._conn.execute(sql, params).fetchall())]
 
+    def linked(self, segments: Iterable[RowSegment]) -> set[tuple[str, int]]:
+        """(rule id, seq) of each of these rows that an alert already holds: restored windows and sequences do
+        not count them towards a new firing."""
+        bounds = [
+            (first, first + len(rows) - 1) if first is not None else (rows[0][11], rows[-1][11])
+            for first, rows in segments
+            if rows
+        ]
+        if not bounds:
+            return set()
+        cur = self._conn.execute(
+            "SELECT a.rule_id, e.seq FROM alert_events e JOIN alerts a ON a.id = e.alert_id"
+            " WHERE e.seq BETWEEN ? AND ?",
+            (min(b[0] for b in bounds), max(b[1] for b in bounds)),
+        )
+        return {(str(rule), int(seq)) for rule, seq in cur}
+
     def time_before(self, seq: int) -> int | None:
         """The event time (unix ms) of the newest stored event at or before `seq`."""
         row = self._conn.execute(
