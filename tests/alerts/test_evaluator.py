@@ -217,6 +217,23 @@ def test_an_alerts_detail_names_the_user_and_organization_it_is_about(store):
     assert "auth0|" not in alert.detail  # the id stays one click away, in the event
 
 
+def test_a_grouped_alert_is_named_for_the_user_the_directory_knows_not_their_id(store):
+    evaluator = make_evaluator(clock_at(200))  # live, not a catch-up (a summary names no group)
+    user = "auth0|5e1f0a9b77c2"
+    store.commit([event("user.created", 1, user=user), event("organization.created", 2)])
+    store.commit([event("organization.member.role.assigned", 3, user=user, role="Org Admin"),
+                  event("organization.member.role.deleted", 60, user=user, role="Org Admin")])  # fmt: skip
+    names = [a.rule_name for a in store.step(evaluator).raised if a.rule_id == "temporary-elevation"]
+    assert len(names) == 1 and names[0].startswith("Temporary elevation · user 9b77c2@example.com"), names
+    # after a restart the same group's next elevation folds into that alert (found again by its name)
+    store.reopen()
+    again = make_evaluator(clock_at(300))
+    store.commit([event("organization.member.role.assigned", 100, user=user, role="Org Admin"),
+                  event("organization.member.role.deleted", 160, user=user, role="Org Admin")])  # fmt: skip
+    result = store.step(again)
+    assert [a.rule_name for a in result.alerts if a.rule_id == "temporary-elevation"] == names
+
+
 def test_an_alerts_detail_keeps_the_id_of_an_object_the_directory_does_not_know(store):
     evaluator = make_evaluator(clock_at(600))
     store.commit([event("organization.member.role.assigned", 3, user="auth0|0000aaaa1111", role="Org Admin")])

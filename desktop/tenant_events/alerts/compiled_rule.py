@@ -28,6 +28,8 @@ GROUP_MARK: Final = " · "  # an alert of a grouped rule is called "<rule name> 
 SWEEP_EVERY: Final = 4096  # offers between sweeps of groups gone quiet (memory stays bounded per rule)
 _NOUNS: Final = {"ip": "IP", "user_id": "user", "phone_number": "phone number", "id": ""}
 StateTest = Callable[[StateCheck, EvalRow, Mapping[str, Any]], bool]  # (check, row, data) → holds now
+NameOf = Callable[[str, str], str | None]  # (kind, id) → what the directory calls it, None when unknown
+NAMED_KINDS: Final = frozenset({"user", "group", "organization", "role", "connection"})
 
 
 def _at(data: Mapping[str, Any], path: list[str]) -> Any:
@@ -39,12 +41,15 @@ def _at(data: Mapping[str, Any], path: list[str]) -> Any:
     return value
 
 
-def _label(path: list[str], value: Any, data: Mapping[str, Any]) -> str:
-    """'client Backoffice Script' for context.client.id (its sibling name when the event has one)."""
+def _label(path: list[str], value: Any, data: Mapping[str, Any], names: NameOf | None) -> str:
+    """'client Backoffice Script' for context.client.id: its sibling name when the event has one, else the name
+    the directory knows for it ('user grace@example.com' for object.user.user_id), else the id."""
     noun = _NOUNS.get(path[-1], path[-1].replace("_", " "))
     if path[-1] in ("id", "user_id") and len(path) > 1:
         noun = path[-2]
         name = _at(data, [*path[:-1], "name"]) or _at(data, [*path[:-1], "email"])
+        if (not isinstance(name, str) or not name) and names is not None and noun in NAMED_KINDS:
+            name = names(noun, str(value))
         if isinstance(name, str) and name:
             return f"{noun} {name}"
     return f"{noun} {value}".strip()
@@ -71,14 +76,14 @@ class GroupKey:
                 return None
         return parts[0] if len(parts) == 1 else "\x1f".join(parts)
 
-    def label(self, data: Mapping[str, Any]) -> str:
+    def label(self, data: Mapping[str, Any], names: NameOf | None = None) -> str:
         """How the alert names the group: 'client Backoffice Script, IP 198.51.100.23'."""
         labels: list[str] = []
         for fallbacks in self.keys:
             for path in fallbacks:
                 value = _at(data, path)
                 if value is not None and not isinstance(value, dict | list) and value != "":
-                    labels.append(_label(path, value, data))
+                    labels.append(_label(path, value, data, names))
                     break
         return ", ".join(labels)
 
@@ -137,6 +142,7 @@ class CompiledRule:
         self.windows: dict[str, BurstWindow] = {}
         self.sequences: dict[str, SequenceWindow] = {}
         self.labels: dict[str, str] = {}  # group key → label of the alert that names it
+        self.names: NameOf | None = None  # the directory's names for ids in labels (set by the engine)
         self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
         self._offers = 0
 
@@ -171,7 +177,7 @@ class CompiledRule:
                 return Outcome.QUIET, [], ""
             group = found
             if replay and group not in self.labels:  # a restart finds each group's alert again by its name
-                self.labels[group] = self.group.label(data)
+                self.labels[group] = self.group.label(data, self.names)
         label = group
         if (
             self.state_checks
@@ -204,12 +210,12 @@ class CompiledRule:
             if not events:
                 return Outcome.QUIET, [], label
             if self.group is not None and group not in self.labels:
-                self.labels[group] = self.group.label(data)
+                self.labels[group] = self.group.label(data, self.names)
             return Outcome.FIRE, events, label
         window = self.window_for(row.type, group)
         if window is None:
             if self.group is not None and group not in self.labels:
-                self.labels[group] = self.group.label(data)
+                self.labels[group] = self.group.label(data, self.names)
             return Outcome.FIRE, [row], label
         value = None
         if self.distinct is not None:
@@ -222,7 +228,7 @@ class CompiledRule:
             return Outcome.QUIET, [], label
         outcome, events = window.offer(row, value)
         if outcome is Outcome.FIRE and self.group is not None and group not in self.labels:
-            self.labels[group] = self.group.label(data)
+            self.labels[group] = self.group.label(data, self.names)
         return outcome, events, label
 
     def _novel(self, row: EvalRow, data: Mapping[str, Any]) -> bool:

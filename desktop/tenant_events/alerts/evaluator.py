@@ -17,6 +17,7 @@ transaction. Why each alert is raised once:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -26,6 +27,7 @@ from tenant_events.alerts.state_checks import DirectoryState
 from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import AlertLedger
+from tenant_events.store.entity_reader import DirectoryReader
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class Evaluator:
         result = StepResult(watermark=self.watermark)
         newest = ledger.newest_seq()
         engine = self.engine
+        engine.names = _directory_names(ledger)
         if engine.needs_directory:
             directory = ledger.directory()
             upto = directory.watermark()
@@ -109,6 +112,7 @@ class Evaluator:
     def _load(self, ledger: AlertLedger) -> None:
         engine = self.engine
         engine.reset()
+        engine.names = _directory_names(ledger)
         watermark = ledger.watermark()
         recent = []
         if engine.threshold_types and watermark:
@@ -121,6 +125,20 @@ class Evaluator:
         log.debug(
             "alert evaluation resumes after seq %d (%d events refill the windows)", watermark, len(recent)
         )
+
+
+def _directory_names(ledger: AlertLedger) -> Callable[[str, str], str | None]:
+    """What the directory calls an id ("grace@example.com" for a user), for a grouped alert's name; the directory
+    is opened only when a firing needs a name (rarely: once per new group alert)."""
+    opened: list[DirectoryReader] = []
+
+    def name_of(kind: str, ident: str) -> str | None:
+        if not opened:
+            opened.append(ledger.directory())
+        found = opened[0].entity(kind, ident)
+        return found.label if found is not None and found.label != ident else None
+
+    return name_of
 
 
 def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:

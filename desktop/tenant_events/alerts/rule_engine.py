@@ -23,7 +23,7 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, StateTest
+from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, NameOf, StateTest
 from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
@@ -88,6 +88,7 @@ class RuleEngine:
         self.catch_up_after_s = catch_up_after_s
         self.clock = clock
         self.state, self.earlier = state, earlier
+        self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
@@ -107,12 +108,17 @@ class RuleEngine:
     def reset(self) -> None:
         """Forget window state and open alerts (before restoring them from the store)."""
         self.compiled = [CompiledRule(r, self.hours, self.profile, self.lists) for r in self.rules]
+        for compiled in self.compiled:
+            compiled.names = self._name_of
         self.by_type = {}
         for compiled in self.compiled:
             for name in compiled.types:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
         self.objects = ObjectStates()
+
+    def _name_of(self, kind: str, ident: str) -> str | None:
+        return self.names(kind, ident) if self.names is not None else None
 
     def restore(
         self,
