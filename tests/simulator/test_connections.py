@@ -73,3 +73,14 @@ def test_the_vendor_sdk_reads_the_context_connection():
     contexts = [types.EventStreamCloudEventContext.model_validate(d["context"]) for _k, d in events]
     named = [c.connection for c in contexts if c.connection is not None]
     assert named and all(c.id.startswith("con_") and c.name and c.strategy for c in named)
+
+
+def test_organizations_are_named_and_renamed_as_a_person_would():
+    names = [
+        obj["object"]["display_name"]
+        for name, obj in generated(6000)[0]
+        if name in ("organization.created", "organization.updated") and "display_name" in obj.get("object", {})
+    ]
+    assert len(names) > 20
+    for display in names:  # "Globex Europe", never "Globex xtlw (565)"
+        assert all(word[:1].isupper() and word.isalpha() for word in display.split()), display

@@ -225,7 +225,9 @@ class TenantLife(GroupLife):
         word = self.rng.choice(("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne"))
         suffix = self._chars(4, string.ascii_lowercase + string.digits)
         org = Org(
-            id=f"org_{self._chars(16)}", name=f"{word}-{suffix}", display_name=f"{word.title()} {suffix}"
+            id=f"org_{self._chars(16)}",
+            name=f"{word}-{suffix}",
+            display_name=f"{word.title()} {_division(suffix)}",
         )
         self.orgs[org.id] = org
         self.org_bag.add(org.id)
@@ -235,7 +237,9 @@ class TenantLife(GroupLife):
         org = self._any_org()
         if org is None:
             return None
-        org.display_name = f"{org.display_name.split(' (')[0]} ({self._chars(3, string.digits)})"
+        company, _, division = org.display_name.partition(" ")
+        draw = self._chars(3, string.digits)  # a rename as a person makes one: another division's name
+        org.display_name = f"{company} {_division(draw, not_this=division)}"
         return self._org_object(org)
 
     def _org_deleted(self, now: str) -> dict[str, Any] | None:
@@ -341,3 +345,14 @@ class TenantLife(GroupLife):
         g.org_roles.discard(role_id)
         return {"organization": {"id": g.parent}, "group": self._group_ref(g),
                 "role": self._role(role_id, with_name=False), "deleted_at": now}  # fmt: skip
+
+
+DIVISIONS = ("Europe", "Labs", "Retail", "Health", "Logistics", "Bank", "Studios", "Cloud", "Energy", "Partners",
+             "Americas", "Research", "Insurance", "Foods", "Mobility", "Asia Pacific")  # fmt: skip
+
+
+def _division(draw: str, not_this: str = "") -> str:
+    """A division's name picked by characters already drawn (a seeded demo's events stay the same)."""
+    pick = sum(map(ord, draw))
+    name = DIVISIONS[pick % len(DIVISIONS)]
+    return DIVISIONS[(pick + 1) % len(DIVISIONS)] if name == not_this else name
