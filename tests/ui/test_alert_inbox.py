@@ -57,6 +57,9 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
 
             # unread on the window, the tray menu, the badge and the tooltip
             assert alerts.action.iconText() == "Alerts (2)"
+            button = alerts.button
+            assert button is not None  # the menu bar's corner made room for the count: not cut to "Ale…2)"
+            await until(lambda: button.width() >= button.sizeHint().width(), 5, "the whole Alerts (2) button")
             menu = app.tray_wiring.alert_menu.menu
             assert menu.title() == "Alerts — 2 unread"
             listed = [a.text() for a in menu.actions() if a.text()]

@@ -21,7 +21,7 @@ from typing import Final
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QToolButton
+from PySide6.QtWidgets import QMenu, QMenuBar, QToolButton
 
 from tenant_events.alert_settings import AlertSettings, WorkingHours
 from tenant_events.alerts.delivery import MuteState
@@ -75,6 +75,7 @@ class AppAlerts(QObject):
         self.notes.alert_requested.connect(self.open_inbox)
         self.sessions: dict[str, TenantSession] = {}
         self.inbox: InboxWindow | None = None
+        self.button: QToolButton | None = None  # the menu bar corner's "Alerts" button, once a window has one
         self.unread = 0
         self.mute = MuteState("")
         self._refresh_soon = QTimer(self)
@@ -103,16 +104,25 @@ class AppAlerts(QObject):
             if menu.title() == "&View":
                 menu.addSeparator()
                 menu.addAction(self.action)
-        self.button = QToolButton()
-        self.button.setDefaultAction(self.action)
-        self.button.setAccessibleName("Alerts inbox")
-        self.button.setAutoRaise(True)
-        self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        button = self.button = QToolButton()
+        button.setDefaultAction(self.action)
+        button.setAccessibleName("Alerts inbox")
+        button.setAutoRaise(True)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         corner = window.menu_actions.corner
         layout = corner.layout() if corner is not None else None
         if corner is not None and layout is not None:
-            layout.addWidget(self.button)
+            layout.addWidget(button)
             corner.adjustSize()
+
+    def _fit_corner(self) -> None:
+        """The menu bar sizes its corner once, when it is set: set it again so "Alerts (12)" is not cut to
+        "Ale…12)" when the count grows."""
+        corner = self.button.parentWidget() if self.button is not None else None
+        bar = corner.parentWidget() if corner is not None else None
+        if corner is not None and isinstance(bar, QMenuBar):
+            corner.adjustSize()
+            bar.setCornerWidget(corner, Qt.Corner.TopRightCorner)
 
     # -- tenants -------------------------------------------------------------------------------------------------
     def add_session(self, session: TenantSession) -> None:
@@ -156,7 +166,10 @@ class AppAlerts(QObject):
     # -- state on the window and the tray --------------------------------------------------------------------------
     def refresh(self, *, reload_inbox: bool = True) -> None:
         self.unread = self.book.unread()
-        self.action.setIconText(f"Alerts ({self.unread})" if self.unread else "Alerts")
+        label = f"Alerts ({self.unread})" if self.unread else "Alerts"
+        if label != self.action.iconText():
+            self.action.setIconText(label)
+            self._fit_corner()
         self.action.setText(f"&Alerts inbox ({self.unread} unread)" if self.unread else "&Alerts inbox")
         self.entries_changed.emit(self.book.entries(limit=5), self.unread)
         if reload_inbox and self.inbox is not None and self.inbox.isVisible():
