@@ -79,7 +79,8 @@ def test_organizations_are_named_and_renamed_as_a_person_would():
     names = [
         obj["object"]["display_name"]
         for name, obj in generated(6000)[0]
-        if name in ("organization.created", "organization.updated") and "display_name" in obj.get("object", {})
+        if name in ("organization.created", "organization.updated")
+        and "display_name" in obj.get("object", {})
     ]
     assert len(names) > 20
     for display in names:  # "Globex Europe", never "Globex xtlw (565)"
