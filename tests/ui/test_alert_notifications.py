@@ -9,7 +9,9 @@ time folds into the open alert without a second notification, and the old per-ty
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import subprocess
 
 import pytest
 
@@ -101,5 +103,46 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
         assert len(ours) == 5
 
     run_async(qloop, scenario(), timeout=150)
+    for v in _visits:
+        v.cancel()
+
+
+def _closed_summaries() -> list[str]:
+    """The summaries of the notifications dunst has closed (its history), newest first."""
+    out = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, timeout=10).stdout
+    return [n["summary"]["data"] for n in json.loads(out or '{"data": [[]]}')["data"][0]]
+
+
+def test_an_alert_that_fires_again_takes_the_place_of_its_notification(qloop, ui_paths, make_simulator, dunst):
+    """A critical notification stays until dismissed: a second grant folded into the same alert must not leave
+    the first one on screen beside "Admin role assigned × 2"."""
+    sim = make_simulator(seed=4, backlog=0, rate=1.0, heartbeat=0.2)
+    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=[{"id": "admin-group-member", "enabled": False},
+                                                                   {"id": "temporary-elevation", "enabled": False}])  # fmt: skip
+    save_settings(ui_paths, Settings(alerts=alerts))
+
+    async def scenario() -> None:
+        with NotifyWatch() as watch:
+            async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
+                session = await app.add_tenant(profile_for(sim, "acme"))
+                await until(lambda: session.status.state.value == "live", 30, "live")
+                await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
+                await until(lambda: watch.of("Admin role assigned"), 20, "the first notification")
+                assert "Admin role assigned" not in await asyncio.to_thread(_closed_summaries)
+                await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
+                await until(lambda: watch.of("Admin role assigned × 2"), 20, "the second firing's notification")
+                closed: list[str] = []
+
+                async def first_closed() -> bool:
+                    closed[:] = await asyncio.to_thread(_closed_summaries)
+                    return "Admin role assigned" in closed
+
+                deadline = asyncio.get_running_loop().time() + 10
+                while not await first_closed():
+                    assert asyncio.get_running_loop().time() < deadline, closed
+                    await asyncio.sleep(0.1)
+                assert "Admin role assigned × 2" not in closed  # the newer one stays until dismissed
+
+    run_async(qloop, scenario(), timeout=120)
     for v in _visits:
         v.cancel()

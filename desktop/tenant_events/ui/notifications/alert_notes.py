@@ -94,4 +94,5 @@ class AlertNotes(QObject):
 
         self.shown.emit(tenant, planned)
         text = planned.text(tenant)  # the tenant as the app names it, not the service's tenant id
-        self._tasks.spawn(self.notifier.show(planned.title, text, planned.urgency, clicked))
+        key = f"{tenant}\x1f{alert_id}"  # the summary (0) too: a newer one takes the place of the last
+        self._tasks.spawn(self.notifier.show(planned.title, text, planned.urgency, clicked, key))

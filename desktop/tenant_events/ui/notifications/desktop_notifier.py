@@ -29,6 +29,7 @@ APP_NAME = "Tenant Events"
 _URGENCY = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Critical}
 UNTIL_DISMISSED = 0  # desktop-notifier's timeout in seconds; 0 becomes expire_timeout 0 on the bus
 DESKTOP_DEFAULT = -1  # expire_timeout -1: the daemon decides
+KEPT_KEYS = 200  # notifications remembered for replacing
 
 
 def expiry_for(urgency: str) -> int:
@@ -46,6 +47,7 @@ class Notifier(QObject):
         self._native_ok: bool | None = None
         self._probing = asyncio.Lock()  # one probe: a burst of alerts must not race it
         self._balloon_clicked_cb: Callable[[], None] | None = None
+        self._on_screen: dict[str, str] = {}  # key (one alert) → the identifier of its latest notification
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
         self.tray = tray
@@ -71,13 +73,20 @@ class Notifier(QObject):
                     self._native_ok = False
             return self._native_ok
 
-    async def show(self, title: str, body: str, urgency: str, clicked: Callable[[], None]) -> str:
+    async def show(
+        self, title: str, body: str, urgency: str, clicked: Callable[[], None], key: str = ""
+    ) -> str:
         """One notification (native, else the tray balloon); `clicked` runs on a click or "Show". Returns the
-        backend used ("native" | "tray" | ""). Title and each body line may quote the tenant: escaped and cut."""
+        backend used ("native" | "tray" | ""). Title and each body line may quote the tenant: escaped and cut.
+        A `key` names what it is about (one alert): its earlier notification, if still shown, is taken away, so
+        an alert that fires again is one notification, not a stack of them that stay until dismissed."""
         title = shown(title, 120)
         body = "\n".join(shown(line) for line in body.split("\n")[:4])
         if await self.probe() and self._native is not None:
-            await self._native.send(
+            earlier = self._on_screen.pop(key, None) if key else None
+            if earlier is not None:
+                await self._native.clear(earlier)
+            identifier = await self._native.send(
                 title=title,
                 message=body,
                 urgency=_URGENCY.get(urgency, Urgency.Normal),
@@ -85,6 +94,10 @@ class Notifier(QObject):
                 on_clicked=clicked,
                 timeout=expiry_for(urgency),
             )
+            if key:
+                self._on_screen[key] = identifier
+                while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
+                    del self._on_screen[next(iter(self._on_screen))]
             self.delivered.emit(title, "native")
             return "native"
         if self.tray is not None and self.tray.isVisible():
