@@ -113,7 +113,9 @@ def _closed_summaries() -> list[str]:
     return [n["summary"]["data"] for n in json.loads(out or '{"data": [[]]}')["data"][0]]
 
 
-def test_an_alert_that_fires_again_takes_the_place_of_its_notification(qloop, ui_paths, make_simulator, dunst):
+def test_an_alert_that_fires_again_takes_the_place_of_its_notification(
+    qloop, ui_paths, make_simulator, dunst
+):
     """A critical notification stays until dismissed: a second grant folded into the same alert must not leave
     the first one on screen beside "Admin role assigned × 2"."""
     sim = make_simulator(seed=4, backlog=0, rate=1.0, heartbeat=0.2)
@@ -130,7 +132,9 @@ def test_an_alert_that_fires_again_takes_the_place_of_its_notification(qloop, ui
                 await until(lambda: watch.of("Admin role assigned"), 20, "the first notification")
                 assert "Admin role assigned" not in await asyncio.to_thread(_closed_summaries)
                 await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
-                await until(lambda: watch.of("Admin role assigned × 2"), 20, "the second firing's notification")
+                await until(
+                    lambda: watch.of("Admin role assigned × 2"), 20, "the second firing's notification"
+                )
                 closed: list[str] = []
 
                 async def first_closed() -> bool:
