@@ -16,7 +16,14 @@ import subprocess
 import pytest
 
 from helpers.browser import act_as_browser
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, running_app, until
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    dunst_displayed,
+    profile_for,
+    run_async,
+    running_app,
+    until,
+)
 from helpers.notify_watch import NotifyWatch
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
@@ -107,10 +114,13 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
         v.cancel()
 
 
-def _closed_summaries() -> list[str]:
-    """The summaries of the notifications dunst has closed (its history), newest first."""
+def _closed(after_id: int = 0) -> list[tuple[int, str]]:
+    """(id, summary) of the notifications dunst has closed (its history) with an id above `after_id`: the history
+    outlives a test, and ids only grow."""
     out = subprocess.run(["dunstctl", "history"], capture_output=True, text=True, timeout=10).stdout
-    return [n["summary"]["data"] for n in json.loads(out or '{"data": [[]]}')["data"][0]]
+    entries = json.loads(out or '{"data": [[]]}')["data"][0]
+    closed = [(int(n["id"]["data"]), str(n["summary"]["data"])) for n in entries]
+    return [(i, summary) for i, summary in closed if i > after_id]
 
 
 def test_an_alert_that_fires_again_takes_the_place_of_its_notification(
@@ -123,29 +133,34 @@ def test_an_alert_that_fires_again_takes_the_place_of_its_notification(
                                                                    {"id": "temporary-elevation", "enabled": False}])  # fmt: skip
     save_settings(ui_paths, Settings(alerts=alerts))
 
+    async def admin_closed(after_id: int) -> list[str]:
+        closed = await asyncio.to_thread(_closed, after_id)
+        return [summary for _, summary in closed if summary.startswith("Admin role assigned")]
+
     async def scenario() -> None:
         with NotifyWatch() as watch:
             async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
                 session = await app.add_tenant(profile_for(sim, "acme"))
                 await until(lambda: session.status.state.value == "live", 30, "live")
+                await asyncio.to_thread(subprocess.run, ["dunstctl", "close-all"], check=True)
+                await until(
+                    lambda: dunst_displayed() == 0, 10, "dunst cleared (earlier tests' critical ones)"
+                )
+                before = max((i for i, _ in await asyncio.to_thread(_closed)), default=0)
                 await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
                 await until(lambda: watch.of("Admin role assigned"), 20, "the first notification")
-                assert "Admin role assigned" not in await asyncio.to_thread(_closed_summaries)
+                assert not await admin_closed(before)  # critical: it stays
                 await asyncio.to_thread(sim.scenario, "admin_grant", to="group")
                 await until(
                     lambda: watch.of("Admin role assigned × 2"), 20, "the second firing's notification"
                 )
                 closed: list[str] = []
-
-                async def first_closed() -> bool:
-                    closed[:] = await asyncio.to_thread(_closed_summaries)
-                    return "Admin role assigned" in closed
-
                 deadline = asyncio.get_running_loop().time() + 10
-                while not await first_closed():
+                while "Admin role assigned" not in closed:
                     assert asyncio.get_running_loop().time() < deadline, closed
                     await asyncio.sleep(0.1)
-                assert "Admin role assigned × 2" not in closed  # the newer one stays until dismissed
+                    closed = await admin_closed(before)
+                assert closed == ["Admin role assigned"]  # and the newer one stays until dismissed
 
     run_async(qloop, scenario(), timeout=120)
     for v in _visits:

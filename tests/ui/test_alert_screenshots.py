@@ -5,6 +5,7 @@ do-not-disturb holds notifications. Checked for the things that read badly when 
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 
 import pytest
@@ -74,8 +75,21 @@ def test_alert_screenshots(qloop, ui_paths, make_simulator, dunst, tray_host, th
                 image = QImage(str(shot))
                 assert not image.isNull() and image.width() == 640
 
+            # a grouped alert names its group as the directory knows it: the user's e-mail, not their id
+            await asyncio.to_thread(sim.scenario, "temporary_elevation", over_s=2)
+            def elevations():
+                return [e.alert for e in alerts.book.entries() if e.alert.rule_id == "temporary-elevation"]
+
+            await until(lambda: elevations(), 30, "the temporary elevation")  # after its "admin role assigned"
+            [elevation] = elevations()
+            route = next(e.alert for e in alerts.book.entries() if e.alert.rule_id == "org-connection")
+            assert re.search(r" · organization [A-Z][a-z]+ [A-Z]", route.rule_name), route.rule_name  # display name
+            assert re.fullmatch(r"Temporary elevation · user \S+@example\.com, role \w+", elevation.rule_name), (
+                elevation.rule_name
+            )
+
             inbox = alerts.open_inbox()
-            inbox.table.selectRow(0)
+            inbox.table.selectRow(2)  # the mass deletion, under the elevation and its grant
             assert inbox.event_list.count() >= 20
             inbox.resize(1600, 760)
             save_screenshot(inbox, f"alerts-inbox-{theme}")

@@ -42,14 +42,15 @@ def _at(data: Mapping[str, Any], path: list[str]) -> Any:
 
 
 def _label(path: list[str], value: Any, data: Mapping[str, Any], names: NameOf | None) -> str:
-    """'client Backoffice Script' for context.client.id: its sibling name when the event has one, else the name
-    the directory knows for it ('user grace@example.com' for object.user.user_id), else the id."""
+    """'client Backoffice Script' for context.client.id: the name the directory knows for it ('user
+    grace@example.com' for object.user.user_id, an organization's display name), else its sibling name in the
+    event, else the id."""
     noun = _NOUNS.get(path[-1], path[-1].replace("_", " "))
     if path[-1] in ("id", "user_id") and len(path) > 1:
         noun = path[-2]
-        name = _at(data, [*path[:-1], "name"]) or _at(data, [*path[:-1], "email"])
-        if (not isinstance(name, str) or not name) and names is not None and noun in NAMED_KINDS:
-            name = names(noun, str(value))
+        name = names(noun, str(value)) if names is not None and noun in NAMED_KINDS else None
+        if not name:
+            name = _at(data, [*path[:-1], "name"]) or _at(data, [*path[:-1], "email"])
         if isinstance(name, str) and name:
             return f"{noun} {name}"
     return f"{noun} {value}".strip()
