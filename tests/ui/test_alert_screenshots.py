@@ -77,16 +77,21 @@ def test_alert_screenshots(qloop, ui_paths, make_simulator, dunst, tray_host, th
 
             # a grouped alert names its group as the directory knows it: the user's e-mail, not their id
             await asyncio.to_thread(sim.scenario, "temporary_elevation", over_s=2)
+
             def elevations():
                 return [e.alert for e in alerts.book.entries() if e.alert.rule_id == "temporary-elevation"]
 
-            await until(lambda: elevations(), 30, "the temporary elevation")  # after its "admin role assigned"
+            await until(
+                lambda: elevations(), 30, "the temporary elevation"
+            )  # after its "admin role assigned"
             [elevation] = elevations()
             route = next(e.alert for e in alerts.book.entries() if e.alert.rule_id == "org-connection")
-            assert re.search(r" · organization [A-Z][a-z]+ [A-Z]", route.rule_name), route.rule_name  # display name
-            assert re.fullmatch(r"Temporary elevation · user \S+@example\.com, role \w+", elevation.rule_name), (
-                elevation.rule_name
-            )
+            assert re.search(r" · organization [A-Z][a-z]+ [A-Z]", route.rule_name), (
+                route.rule_name
+            )  # display name
+            assert re.fullmatch(
+                r"Temporary elevation · user \S+@example\.com, role \w+", elevation.rule_name
+            ), elevation.rule_name
 
             inbox = alerts.open_inbox()
             inbox.table.selectRow(2)  # the mass deletion, under the elevation and its grant
