@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
+from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.keyring import SecretStore
@@ -47,7 +47,7 @@ class TenantRoster(QObject):
         settings: Callable[[], Settings],
         window: MainWindow,
         sign_in_flow: SignInFlow,
-        sink: NoticeSink,
+        sink: ProblemSink,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -71,7 +71,7 @@ class TenantRoster(QObject):
         session.status_changed.connect(self._status_changed)
         session.events_committed.connect(lambda rows: self._events_committed(session, rows))
         session.sign_in_failed.connect(
-            lambda name, text: self._sink.report(Notice("warning", f"Sign-in to {name} failed", text))
+            lambda name, text: self._sink.report(Problem("warning", f"Sign-in to {name} failed", text))
         )
         session.database_moved.connect(self._database_moved)
         self.sessions[session.name] = session
@@ -86,7 +86,7 @@ class TenantRoster(QObject):
         self._window.banners.show_banner(
             f"database-moved-{name}", "warning", html.escape(text), closable=True
         )
-        self._sink.report(Notice("warning", f"{name}: the event database was moved aside", text))
+        self._sink.report(Problem("warning", f"{name}: the event database was moved aside", text))
 
     async def remove(self, name: str) -> None:
         """Stop and close the tenant's session (its database file stays)."""
