@@ -65,16 +65,19 @@ def test_all_tenants(qapp, open_window, qloop, tmp_path, theme, width):
         w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
     try:
         w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
-        merged = w.entities.merged
-        run_async(qloop, until(lambda: merged.model.rowCount() == 200 and w.filter_bar.count_label.text()))
-        merged.view.setCurrentIndex(merged.model.index(3, Col.TYPE))
+        all_tenants = w.entities.all_tenants
+        run_async(
+            qloop, until(lambda: all_tenants.model.rowCount() == 200 and w.filter_bar.count_label.text())
+        )
+        all_tenants.view.setCurrentIndex(all_tenants.model.index(3, Col.TYPE))
         qapp.processEvents()
-        shown = {row.tenant for row in merged.model.rows[:30]}
+        shown = {row.tenant for row in all_tenants.model.rows[:30]}
         assert len(shown) == 3  # the first screen mixes the tenants
         assert w.filter_bar.tenant_box.currentText() == ALL_TENANTS
-        tenant_col = merged.view.columnWidth(Col.TENANT)
-        assert tenant_col >= merged.view.fontMetrics().horizontalAdvance("initech") + 20  # chip and name fit
-        assert merged.model.index(0, Col.TENANT).data(Qt.ItemDataRole.DecorationRole) is not None
+        tenant_col = all_tenants.view.columnWidth(Col.TENANT)
+        # chip and name fit
+        assert tenant_col >= all_tenants.view.fontMetrics().horizontalAdvance("initech") + 20
+        assert all_tenants.model.index(0, Col.TENANT).data(Qt.ItemDataRole.DecorationRole) is not None
         save_screenshot(w, f"all-tenants-{theme}-{width}")
     finally:
         run_async(qloop, w.shutdown())
