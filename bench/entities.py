@@ -189,7 +189,7 @@ def ui_figures(
     from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
     from tenant_events.ui.window.table.event_table_model import EventTableModel
     from tenant_events.ui.window.timeline.timeline_pane import TimelinePane
-    from tenant_events.view.reader_pages import ReaderPages
+    from tenant_events.view.tenant_reader import TenantReader
 
     app = QApplication.instance() or QApplication([])
     kind, eid = min(counts, key=lambda k: (abs(counts[k] - target), k))
@@ -244,7 +244,7 @@ def ui_figures(
         peer.resize(1280, 800)
         peer.show()
 
-        one.set_store(ReaderPages(reader))
+        one.set_reader(TenantReader(reader))
 
         def one_screen() -> None:
             one.reload(count_later=True)  # as the window does: the first page now, the total on a worker
@@ -253,7 +253,7 @@ def ui_figures(
         print(
             f"| peer: one tenant's table (the app's per-tenant view) | {median_ms(one_screen, runs):.1f} | |"
         )
-        one.set_store(None)
+        one.set_reader(None)
     pages.close()
     source.close()
     app.processEvents()

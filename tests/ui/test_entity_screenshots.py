@@ -14,7 +14,7 @@ from tenant_events.store import EventReader
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 SIZES = [1600, 900]
@@ -62,7 +62,7 @@ def test_all_tenants(qapp, open_window, qloop, tmp_path, theme, width):
     for tenant in ("globex", "initech"):
         pair = EventReader(paths[tenant]), EventReader(paths[tenant])
         readers += pair
-        w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
+        w.add_tenant(tenant, TenantReader(pair[0]), TenantReader(pair[1]))
     try:
         w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
         all_tenants = w.entities.all_tenants

@@ -19,7 +19,7 @@ from tenant_events.ui.look.theme import tenant_color
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 TENANTS = ("acme", "globex", "initech")
@@ -61,7 +61,7 @@ def all_tenants_window(open_window, qloop, stores):
     for tenant in TENANTS[1:]:
         pair = EventReader(stores[tenant][0]), EventReader(stores[tenant][0])
         readers += pair
-        w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
+        w.add_tenant(tenant, TenantReader(pair[0]), TenantReader(pair[1]))
     yield w
     run_async(qloop, w.shutdown())
     for reader in readers:

@@ -76,8 +76,10 @@ class TenantRoster(QObject):
         session.database_moved.connect(self._database_moved)
         self.sessions[session.name] = session
         self.session_added.emit(session)
-        if session.open_existing() and session.pages is not None:
-            self._window.add_tenant(session.name, session.pages, session.aggregates, session.search)
+        if session.open_existing() and session.ui_reader is not None:
+            self._window.add_tenant(
+                session.name, session.ui_reader, session.worker_reader, session.search_reader
+            )
         self.changed.emit()
         return session
 
@@ -103,8 +105,8 @@ class TenantRoster(QObject):
         if not await self._flow.run(session):
             return False
         self._window.statusBar().clearMessage()
-        if session.pages is not None and name not in self._window._data:
-            self._window.add_tenant(name, session.pages, session.aggregates, session.search)
+        if session.ui_reader is not None and name not in self._window.ui_readers:
+            self._window.add_tenant(name, session.ui_reader, session.worker_reader, session.search_reader)
             self.tenant_added.emit(name)
         return True
 

@@ -39,7 +39,7 @@ from tenant_events.ui.window.timeline.timeline_controller import TimelineControl
 from tenant_events.view import event_text
 from tenant_events.view.aggregates import bucket_for
 from tenant_events.view.dashboard import dashboard_url
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.time_range import filter_span
 
 PAGE: Final = 200
@@ -64,7 +64,7 @@ class AllTenantsHost(Protocol):
     def tenant_shown(self) -> SignalInstance: ...
 
     @property
-    def _data(self) -> Any: ...
+    def ui_readers(self) -> Any: ...
     @property
     def _tasks(self) -> TaskSet: ...
     @property
@@ -161,7 +161,7 @@ class AllTenantsController(QObject):
 
     # -- entering and leaving -------------------------------------------------------------------------------
     def stores(self) -> dict[str, Path]:
-        return {name: data.path for name, data in self.w._data.items() if isinstance(data, ReaderPages)}
+        return {name: r.path for name, r in self.w.ui_readers.items() if isinstance(r, TenantReader)}
 
     def _tenant_chosen(self, name: str) -> None:
         if name == ALL_TENANTS:
@@ -173,7 +173,7 @@ class AllTenantsController(QObject):
         w = self.w
         self.active = True
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
-        w.model.set_store(None)
+        w.model.set_reader(None)
         w.detail.show_event(None)
         self.timelines.show_names(None, None)
         self.stack.setCurrentWidget(self.view)
@@ -191,8 +191,8 @@ class AllTenantsController(QObject):
             return
         if len(self.stores()) < 2:  # "All tenants" needs two: show the one left
             self.leave()
-            if self.w._data:
-                self.w.show_tenant(next(iter(self.w._data)))
+            if self.w.ui_readers:
+                self.w.show_tenant(next(iter(self.w.ui_readers)))
         elif self.pages is None or self.pages.stores != self.stores():
             self.reload()
 
