@@ -7,7 +7,7 @@ as the app's idle indexer does. Then, medians over --runs:
   timeline   first screen (50 rows, sentences with names, the object's state) of the object whose timeline is
              nearest --object-events long (goal < 100 ms for ~10,000 in a 1M store); peer: the same object's
              first screen through the table's full-text search for its id (EventReader, newest first)
-  merged     first screen (100 rows) of all tenants by event time (goal < 150 ms for 3 × 1M), a deep page
+  all        first screen (100 rows) of all tenants by event time (goal < 150 ms for 3 × 1M), a deep page
              (keyset from the middle) and filtered first screens; peer: one store's first screen
              (EventReader.page_before), the view the app shows per tenant today
   window     the same through the window's parts, painted offscreen: the timeline pane (its title and 100
@@ -134,9 +134,9 @@ def timeline_figures(
         print(f"timeline holds {len(everything):,} events (goal: first screen < 100 ms)")
 
 
-def merged_figures(stores: dict[str, Path], runs: int) -> None:
+def all_tenants_figures(stores: dict[str, Path], runs: int) -> None:
     from tenant_events.store import EventFilter, EventReader
-    from tenant_events.store.merged import MergedReader
+    from tenant_events.store.all_tenants import AllTenantsReader
 
     everything = EventFilter()
     filters = {
@@ -149,22 +149,22 @@ def merged_figures(stores: dict[str, Path], runs: int) -> None:
         "text (common word)": EventFilter(text="example"),
         "no test events": EventFilter(include_test=False),
     }
-    with MergedReader(stores) as merged, EventReader(next(iter(stores.values()))) as one:
-        total = merged.count()
-        newest = merged.page_before(everything, None, 1)[0]
+    with AllTenantsReader(stores) as all_tenants, EventReader(next(iter(stores.values()))) as one:
+        total = all_tenants.count()
+        newest = all_tenants.page_before(everything, None, 1)[0]
         print(f"\nall tenants: {len(stores)} stores, {total:,} events", flush=True)
         print("| all tenants, first screen (100 rows) | median ms |\n|---|---:|")
         for name, flt in filters.items():
             print(
-                f"| {name} | {median_ms(lambda f=flt: merged.page_before(f, None, 100), runs):.1f} |",
+                f"| {name} | {median_ms(lambda f=flt: all_tenants.page_before(f, None, 100), runs):.1f} |",
                 flush=True,
             )
-        middle_ms = (newest.time_ms + merged.page_after(everything, _oldest(), 1)[0].time_ms) // 2
-        from tenant_events.store.merged import MergedKey
+        middle_ms = (newest.time_ms + all_tenants.page_after(everything, _oldest(), 1)[0].time_ms) // 2
+        from tenant_events.store.all_tenants import AllTenantsKey
 
-        key = MergedKey(middle_ms, "", 0)
+        key = AllTenantsKey(middle_ms, "", 0)
         print(
-            f"| a page from the middle (keyset) | {median_ms(lambda: merged.page_before(everything, key, 100), runs):.1f} |"
+            f"| a page from the middle (keyset) | {median_ms(lambda: all_tenants.page_before(everything, key, 100), runs):.1f} |"
         )
         print(f"| peer: one store's first screen (EventReader) | "
               f"{median_ms(lambda: one.page_before(everything, None, 100), runs):.1f} |")  # fmt: skip
@@ -182,14 +182,14 @@ def ui_figures(
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication, QTableView
 
-    from tenant_events.entities.merged_pages import MergedPages
+    from tenant_events.entities.all_tenants_pages import AllTenantsPages
     from tenant_events.entities.objects import ObjectSpec
     from tenant_events.entities.timeline_pages import TimelineSource
     from tenant_events.store import EventFilter, EventReader
-    from tenant_events.ui.window.merged.merged_model import MergedTableModel
+    from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
     from tenant_events.ui.window.table.event_table_model import EventTableModel
     from tenant_events.ui.window.timeline.timeline_pane import TimelinePane
-    from tenant_events.view.reader_pages import ReaderPages
+    from tenant_events.view.tenant_reader import TenantReader
 
     app = QApplication.instance() or QApplication([])
     kind, eid = min(counts, key=lambda k: (abs(counts[k] - target), k))
@@ -219,23 +219,23 @@ def ui_figures(
     print(f"| timeline pane: its title and 100 entries with sentences | {median_ms(timeline_screen, runs):.1f} | "
           f"{first_ms:.1f} |")  # fmt: skip
     print(f"| … then its state (read next, on its own) | {median_ms(timeline_state, runs):.1f} | |")
-    pages = MergedPages(stores)
-    model = MergedTableModel()
+    pages = AllTenantsPages(stores)
+    model = AllTenantsTableModel()
     view = QTableView()
     view.setModel(model)
     view.resize(1280, 800)
     view.show()
 
-    def merged_screen(f: Any = EventFilter()) -> None:  # noqa: B008 - frozen
+    def all_tenants_screen(f: Any = EventFilter()) -> None:  # noqa: B008 - frozen
         model.reset(pages.first(f, 200), False)
         app.processEvents()
 
-    first_ms = cold(merged_screen)
-    print(f"| All tenants: 200 rows with sentences, {len(stores)} stores | {median_ms(merged_screen, runs):.1f} | "
+    first_ms = cold(all_tenants_screen)
+    print(f"| All tenants: 200 rows with sentences, {len(stores)} stores | {median_ms(all_tenants_screen, runs):.1f} | "
           f"{first_ms:.1f} |")  # fmt: skip
     typed = EventFilter(types=frozenset({"organization.member.added"}))
     print(
-        f"| … filtered to organization.member.added | {median_ms(lambda: merged_screen(typed), runs):.1f} | |"
+        f"| … filtered to organization.member.added | {median_ms(lambda: all_tenants_screen(typed), runs):.1f} | |"
     )
     with EventReader(next(iter(stores.values()))) as reader:
         one = EventTableModel()
@@ -244,7 +244,7 @@ def ui_figures(
         peer.resize(1280, 800)
         peer.show()
 
-        one.set_store(ReaderPages(reader))
+        one.set_reader(TenantReader(reader))
 
         def one_screen() -> None:
             one.reload(count_later=True)  # as the window does: the first page now, the total on a worker
@@ -253,7 +253,7 @@ def ui_figures(
         print(
             f"| peer: one tenant's table (the app's per-tenant view) | {median_ms(one_screen, runs):.1f} | |"
         )
-        one.set_store(None)
+        one.set_reader(None)
     pages.close()
     source.close()
     app.processEvents()
@@ -261,9 +261,9 @@ def ui_figures(
 
 
 def _oldest() -> Any:
-    from tenant_events.store.merged import MergedKey
+    from tenant_events.store.all_tenants import AllTenantsKey
 
-    return MergedKey(-1, "", 0)
+    return AllTenantsKey(-1, "", 0)
 
 
 def _types() -> list[str]:
@@ -304,7 +304,7 @@ def main() -> int:
             counts = mine
     if not args.ui_only:
         timeline_figures(stores[TENANTS[0]], counts, args.object_events, args.runs)
-        merged_figures(stores, args.runs)
+        all_tenants_figures(stores, args.runs)
     ui_figures(stores, counts, args.object_events, args.runs)
     print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0

@@ -84,7 +84,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     from tenant_events.store import EventReader
     from tenant_events.store.records import EventFilter
     from tenant_events.ui.window.main_window import MainWindow
-    from tenant_events.view.reader_pages import ReaderPages
+    from tenant_events.view.tenant_reader import TenantReader
 
     results: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))
@@ -104,14 +104,16 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
             secs = await fill(db, url, args.events)
             print(f"store filled: {args.events:,} events through the engine in {secs:.1f} s", flush=True)
         base_rss = psutil.Process().memory_info().rss
-        # the app's three readers of a tenant (tenant/link.py open_pages): table, aggregates, a query's first page
+        # the app's three readers of a tenant (tenant/link.py open_readers): UI, workers, a query's first page
         reader, stats_reader, search_reader = EventReader(db), EventReader(db), EventReader(db)
         window = MainWindow(str(tmp / "window.ini"))
         window.resize(1280, 800)
         window.show()
         updated = asyncio.get_running_loop().create_future()
         window.aggregates_updated.connect(lambda: updated.done() or updated.set_result(True))
-        window.add_tenant("bench", ReaderPages(reader), ReaderPages(stats_reader), ReaderPages(search_reader))
+        window.add_tenant(
+            "bench", TenantReader(reader), TenantReader(stats_reader), TenantReader(search_reader)
+        )
         await asyncio.wait_for(updated, 120)
         first_screen(window, app)
         rows = window.model.rowCount()

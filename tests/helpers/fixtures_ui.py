@@ -227,10 +227,10 @@ async def running_app(paths: AppPaths, **options: Any) -> AsyncIterator[Any]:
     """The real DesktopApp on the running qasync loop; quits it (and checks it ended) on exit."""
     from PySide6.QtWidgets import QApplication
 
-    from tenant_events.notice_sink import NoticeSink
+    from tenant_events.problem_sink import ProblemSink
     from tenant_events.ui.app.desktop_app import AppOptions, DesktopApp
 
-    sink = NoticeSink()
+    sink = ProblemSink()
     app = DesktopApp(QApplication.instance(), paths, AppOptions(**options), sink)  # type: ignore[arg-type]
     started = signal_future(app.started, wait_s=30)
     task = asyncio.ensure_future(app.run())

@@ -30,7 +30,7 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
 
     from tenant_events.store import EventReader
     from tenant_events.ui.window.main_window import MainWindow
-    from tenant_events.view.reader_pages import ReaderPages
+    from tenant_events.view.tenant_reader import TenantReader
 
     opened: list[tuple[Any, Any, Any]] = []
 
@@ -47,7 +47,7 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
 
         async def fill() -> None:
             updated = signal_future(w.aggregates_updated)
-            w.add_tenant(name, ReaderPages(reader), ReaderPages(stats))
+            w.add_tenant(name, TenantReader(reader), TenantReader(stats))
             await updated
 
         run_async(qloop, fill())

@@ -18,7 +18,7 @@ import pytest
 
 from helpers.fixtures_engine import OLD, cli
 from tenant_events.demo_simulator import spawn_simulator
-from tenant_events.notice_sink import NoticeSink
+from tenant_events.problem_sink import ProblemSink
 from tenant_events.simulator.testing import start_simulator
 from tenant_events.store import EventReader
 
@@ -149,15 +149,15 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
 @pytest.mark.expect_warning_logs
 def test_a_crash_report_does_not_carry_a_token():
     """An uncaught exception whose text holds a bearer token (an httpx error echoing a header, a URL with
-    code=) becomes a notice with a traceback the user can copy: the token must not be in it."""
+    code=) becomes a problem with a traceback the user can copy: the token must not be in it."""
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
-    sink = NoticeSink()
+    sink = ProblemSink()
     try:
         raise RuntimeError(f"request failed: Authorization: Bearer {jwt} url=/cb?code=SplxlOBeZQQYbYS6WxSbIA")
     except RuntimeError as exc:
         sink.report_exception(exc)
-    (notice,) = sink.history
-    shown = f"{notice.title}\n{notice.text}\n{notice.details}"
+    (problem,) = sink.history
+    shown = f"{problem.title}\n{problem.text}\n{problem.details}"
     assert "request failed" in shown
     assert jwt not in shown and "SplxlOBeZQQYbYS6WxSbIA" not in shown
 

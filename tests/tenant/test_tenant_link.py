@@ -122,7 +122,9 @@ def test_sign_in_is_restored_by_the_next_link_and_sign_out_forgets_it(make_simul
             await _until(
                 lambda: sum(r.inserted for r in ranges) >= 5, "new events through the restored sign-in"
             )
-            assert second.open_pages() and second.pages is not None and second.pages.head_seq() >= 25
+            assert (
+                second.open_readers() and second.ui_reader is not None and second.ui_reader.head_seq() >= 25
+            )
             problem = await second.sign_out()
             assert problem is None and not second.is_signed_in and not second.running
         assert secrets.get(first.sign_in_state.slot.key) is None

@@ -38,10 +38,10 @@ def test_five_minutes_of_ordinary_demo_traffic_raise_at_most_3_notifications(
     async def scenario() -> None:
         async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
             session = await app.add_tenant(profile_for(sim, "demo"))
-            pages = session.pages
-            assert pages is not None
+            reader = session.ui_reader
+            assert reader is not None
             await until(lambda: sim.stats()["last_seq"] - start >= FIVE_MINUTES, 60, "five tenant minutes")
-            await until(lambda: pages.head_seq() >= FIVE_MINUTES, 20, "all of it stored")
+            await until(lambda: reader.head_seq() >= FIVE_MINUTES, 20, "all of it stored")
             runner = session.link.rules.runner
             assert runner is not None
             await runner.drain()

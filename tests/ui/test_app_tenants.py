@@ -63,7 +63,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             w.filter_bar.set_types({target.type})
             await until(lambda: not w.model.counting, 10, "the filtered total")
             assert {w.model.event_at(r).type for r in range(min(50, w.model.rowCount()))} == {target.type}
-            assert w.model.rowCount() == session.pages.reader.count(w.model.event_filter)
+            assert w.model.rowCount() == session.ui_reader.reader.count(w.model.event_filter)
             # and by text (FTS over id, summary and data): the event id finds exactly that event
             updated = signal_future(w.aggregates_updated)  # before the query: it may answer at once
             w.filter_bar.search.setText(target.event_id)
@@ -89,12 +89,12 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             w.pause_action.trigger()
             await until(lambda: session.status.state is TrayState.PAUSED, what="paused")
             assert "paused" in w.state_label.text()
-            head = session.pages.head_seq()
+            head = session.ui_reader.head_seq()
             first.emit(5)
             await asyncio.sleep(0)  # one loop turn; nothing may arrive while paused (checked below)
             w.pause_action.trigger()
             await until(lambda: session.status.state is TrayState.LIVE, what="live after resume")
-            await until(lambda: session.pages.head_seq() >= head + 5, what="events emitted while paused")
+            await until(lambda: session.ui_reader.head_seq() >= head + 5, what="events emitted while paused")
 
             # a wall-clock jump (resume from sleep) nudges the engine: it reconnects at once and is live again
             states: list[tuple[float, TrayState]] = []
@@ -120,7 +120,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             assert w.tenant == "globex"
             await until(lambda: w.model.rowCount() >= 40, what="second tenant's rows")
             assert {w.model.data(w.model.index(r, Col.TENANT)) for r in range(10)} != set()
-            assert w.model.rowCount() == other.pages.reader.count()
+            assert w.model.rowCount() == other.ui_reader.reader.count()
             w.filter_bar.tenant_box.setCurrentText("acme")
             assert w.model.rowCount() >= 300
             fixture_threads.update(
@@ -129,7 +129,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
         # quit: no task left on the loop, every tenant stopped and its database closed
         leftover = other_tasks()
         assert leftover == [], leftover
-        assert all(s.link.monitor is None and s.pages is None for s in app.sessions.values())
+        assert all(s.link.monitor is None and s.ui_reader is None for s in app.sessions.values())
 
     run_async(qloop, scenario(), timeout=150)
     # Python threads the app started (the simulators' uvicorn threads belong to the fixtures; _DummyThreads

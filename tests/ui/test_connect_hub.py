@@ -156,7 +156,7 @@ def test_add_keeps_the_secret_in_the_keyring_and_the_window_shows_the_hubs_event
             assert app.first_run.welcome is None
             session = app.sessions[name]
             await until(lambda: session.status.state is TrayState.LIVE, 30, "live again after a restart")
-            await until(lambda: name in app.window._data, 10, "the tenant in the window")
+            await until(lambda: name in app.window.ui_readers, 10, "the tenant in the window")
 
     try:
         run_async(qloop, scenario())

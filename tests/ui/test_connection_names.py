@@ -49,8 +49,8 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 w, alerts = app.window, app.alerts
                 session = await app.add_tenant(profile_for(sim, "acme"))
                 await until(lambda: session.status.state.value == "live", 30, "live")
-                assert session.pages is not None
-                directory = session.pages.directory()
+                assert session.ui_reader is not None
+                directory = session.ui_reader.directory()
 
                 # the backlog's sign-ups have taught the directory every connection's name and strategy
                 def known() -> set[str]:

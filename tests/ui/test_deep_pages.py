@@ -13,13 +13,13 @@ from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel
 from tenant_events.view.page_cache import EXACT_OFFSET_ROWS
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 N = 30_000
 SKEWED = EventFilter(types=frozenset({"user.deleted"}))
 
 
-class CountingPages(ReaderPages):
+class CountingReader(TenantReader):
     """The real store port, noting the OFFSET reads (what made a deep jump slow)."""
 
     def __init__(self, reader: EventReader) -> None:
@@ -55,15 +55,15 @@ def truth(reader: EventReader, flt: EventFilter, r: int) -> int:
 )
 def test_a_deep_jump_reads_by_key_not_by_offset(qapp, skewed, flt):
     with EventReader(skewed) as reader:
-        pages = CountingPages(reader)
+        tenant_reader = CountingReader(reader)
         model = EventTableModel()
-        model.set_store(pages, flt)
+        model.set_reader(tenant_reader, flt)
         total = model.rowCount()
         assert total == reader.count(flt) > 10 * PAGE
         for r in (total // 2, total // 3 + 17, total - 3 * PAGE - 5, total - 1, 5):
             ev = model.event_at(r)
             assert ev is not None and reader.page_before(flt, ev.seq + 1, 1)[0].seq == ev.seq  # it matches
-        assert max(pages.offsets) <= EXACT_OFFSET_ROWS  # no deep OFFSET walked
+        assert max(tenant_reader.offsets) <= EXACT_OFFSET_ROWS  # no deep OFFSET walked
         assert model.event_at(total - 1).seq == truth(reader, flt, total - 1)  # the ends are exact
         assert model.event_at(5).seq == truth(reader, flt, 5)
         # rows on and around an estimated page follow each other like the stored rows do
@@ -76,8 +76,8 @@ def test_a_deep_jump_reads_by_key_not_by_offset(qapp, skewed, flt):
 
 def test_the_keys_make_every_row_exact_and_the_selection_follows(qtbot, qtmodeltester, skewed):
     with EventReader(skewed) as reader:
-        pages = ReaderPages(reader)
-        model = EventTableModel(pages)
+        tenant_reader = TenantReader(reader)
+        model = EventTableModel(tenant_reader)
         model.set_filter(SKEWED)
         total = model.rowCount()
         mid = total // 2
@@ -89,7 +89,9 @@ def test_the_keys_make_every_row_exact_and_the_selection_follows(qtbot, qtmodelt
         selection.setCurrentIndex(model.index(mid, Col.ID), QItemSelectionModel.SelectionFlag.ClearAndSelect)
         kept = QPersistentModelIndex(model.index(mid, Col.TYPE))
         with qtbot.waitSignal(model.layoutChanged):
-            assert model.set_anchors(model.generation, model.head, pages.anchors(SKEWED, model.head, PAGE))
+            assert model.set_anchors(
+                model.generation, model.head, tenant_reader.anchors(SKEWED, model.head, PAGE)
+            )
         # the selected event is still selected, at its true row
         assert selection.currentIndex().row() == kept.row() != mid
         assert model.event_at(kept.row()).seq == estimated.seq  # type: ignore[union-attr]
@@ -101,7 +103,7 @@ def test_the_keys_make_every_row_exact_and_the_selection_follows(qtbot, qtmodelt
 
 def test_row_of_seq_is_exact_on_an_estimated_page(qapp, skewed):
     with EventReader(skewed) as reader:
-        model = EventTableModel(ReaderPages(reader))
+        model = EventTableModel(TenantReader(reader))
         model.set_filter(SKEWED)
         mid = model.rowCount() // 2
         model.event_at(mid)  # an estimated page where the true one belongs
@@ -119,7 +121,7 @@ def test_new_rows_on_top_keep_deep_rows_right(qapp, tmp_path):
     writer = StoreWriter(path)
     writer.commit_sync(Batch(events=[row(i) for i in range(6000)], cursor="a"))
     with EventReader(path) as reader:
-        model = EventTableModel(ReaderPages(reader))
+        model = EventTableModel(TenantReader(reader))
         model.reload()
         before = model.event_at(3000)
         writer.commit_sync(Batch(events=[row(10_000 + i) for i in range(10)], cursor="b"))

@@ -14,7 +14,7 @@ from tenant_events.store import EventReader
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 SIZES = [1600, 900]
@@ -62,19 +62,22 @@ def test_all_tenants(qapp, open_window, qloop, tmp_path, theme, width):
     for tenant in ("globex", "initech"):
         pair = EventReader(paths[tenant]), EventReader(paths[tenant])
         readers += pair
-        w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
+        w.add_tenant(tenant, TenantReader(pair[0]), TenantReader(pair[1]))
     try:
         w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
-        merged = w.entities.merged
-        run_async(qloop, until(lambda: merged.model.rowCount() == 200 and w.filter_bar.count_label.text()))
-        merged.view.setCurrentIndex(merged.model.index(3, Col.TYPE))
+        all_tenants = w.entities.all_tenants
+        run_async(
+            qloop, until(lambda: all_tenants.model.rowCount() == 200 and w.filter_bar.count_label.text())
+        )
+        all_tenants.view.setCurrentIndex(all_tenants.model.index(3, Col.TYPE))
         qapp.processEvents()
-        shown = {row.tenant for row in merged.model.rows[:30]}
+        shown = {row.tenant for row in all_tenants.model.rows[:30]}
         assert len(shown) == 3  # the first screen mixes the tenants
         assert w.filter_bar.tenant_box.currentText() == ALL_TENANTS
-        tenant_col = merged.view.columnWidth(Col.TENANT)
-        assert tenant_col >= merged.view.fontMetrics().horizontalAdvance("initech") + 20  # chip and name fit
-        assert merged.model.index(0, Col.TENANT).data(Qt.ItemDataRole.DecorationRole) is not None
+        tenant_col = all_tenants.view.columnWidth(Col.TENANT)
+        # chip and name fit
+        assert tenant_col >= all_tenants.view.fontMetrics().horizontalAdvance("initech") + 20
+        assert all_tenants.model.index(0, Col.TENANT).data(Qt.ItemDataRole.DecorationRole) is not None
         save_screenshot(w, f"all-tenants-{theme}-{width}")
     finally:
         run_async(qloop, w.shutdown())

@@ -8,12 +8,12 @@ from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.records import EventFilter
 from tenant_events.ui.window.table.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 
 def test_model_passes_qtmodeltester(qtmodeltester, filled_store):
     reader = EventReader(filled_store(600))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     assert model.rowCount() == 600
     qtmodeltester.check(model, force_py=True)
@@ -24,7 +24,7 @@ def test_model_passes_qtmodeltester(qtmodeltester, filled_store):
 
 def test_newest_first_and_cells(qapp, filled_store):
     reader = EventReader(filled_store(100))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     top = model.event_at(0)
     assert top is not None and top.seq == 100
@@ -38,7 +38,7 @@ def test_newest_first_and_cells(qapp, filled_store):
 
 def test_pages_are_bounded_for_a_large_store(qapp, filled_store):
     reader = EventReader(filled_store(20_000))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     assert model.rowCount() == 20_000
     for r in range(0, 20_000, 397):
@@ -52,7 +52,7 @@ def test_pages_are_bounded_for_a_large_store(qapp, filled_store):
 
 def test_filters_run_in_the_store(qapp, filled_store):
     reader = EventReader(filled_store(2200))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     model.set_filter(EventFilter(types=frozenset({"user.deleted", "group.deleted"})))
     assert model.rowCount() == 200  # 22 types rotate: 100 each
@@ -69,7 +69,7 @@ def test_filters_run_in_the_store(qapp, filled_store):
 def test_new_rows_arrive_at_the_top_and_the_read_row_keeps_its_identity(qtbot, filled_store, tmp_path):
     path = filled_store(PAGE * 3)
     reader = EventReader(path)
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     reading = model.index(300, Col.ID)
     reading_id = model.data(reading)
@@ -98,7 +98,7 @@ def test_new_rows_arrive_at_the_top_and_the_read_row_keeps_its_identity(qtbot, f
 
 def test_row_of_seq(qapp, filled_store):
     reader = EventReader(filled_store(1000))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     assert model.row_of_seq(1000) == 0
     assert model.row_of_seq(1) == 999
@@ -116,9 +116,9 @@ def test_counting_new_rows_holds_with_duplicates_and_filters(qapp, tmp_path):
     writer = StoreWriter(path)
     writer.commit_sync(Batch(events=[row(i) for i in range(100)], cursor="a"))
     reader = EventReader(path)
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
-    typed = EventTableModel(ReaderPages(reader))
+    typed = EventTableModel(TenantReader(reader))
     typed.set_filter(EventFilter(types=frozenset({"user.deleted"})))
     for round_ in range(5):
         fresh = [row(1000 + round_ * 10 + i) for i in range(10)]
@@ -138,7 +138,7 @@ def test_counting_new_rows_holds_with_duplicates_and_filters(qapp, tmp_path):
 
 def test_keyset_neighbour_pages_match_offset_pages(qapp, filled_store):
     reader = EventReader(filled_store(PAGE * 6 + 17))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     down = [model.event_at(r).seq for r in range(model.rowCount())]  # each page keyset from the one above
     model._pages.clear()
@@ -155,7 +155,7 @@ def test_keyset_neighbour_pages_match_offset_pages(qapp, filled_store):
 def test_first_screen_first_then_the_total(qtbot, qtmodeltester, filled_store):
     """A filter shows its newest page at once; the total arrives later (counted on a worker in the app)."""
     reader = EventReader(filled_store(PAGE * 4))
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     with qtbot.waitSignal(model.count_needed) as needed:
         model.set_filter(EventFilter(include_test=True, text="example"), count_later=True)
@@ -163,7 +163,7 @@ def test_first_screen_first_then_the_total(qtbot, qtmodeltester, filled_store):
     stale = needed.args[0] - 1
     model.apply_total(stale, 10)  # a count for an older snapshot is dropped
     assert model.rowCount() == PAGE
-    total = ReaderPages(reader).count(model.event_filter, model.head)
+    total = TenantReader(reader).count(model.event_filter, model.head)
     with qtbot.waitSignal(model.rowsInserted):
         model.apply_total(needed.args[0], total)
     assert not model.counting and model.rowCount() == total
@@ -187,16 +187,16 @@ def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp,
         batch = rows[start : start + 500]
         writer.commit_sync(Batch(events=batch + batch[:7], cursor=f"off-{start}"))  # holes in seq
     reader = EventReader(path)
-    pages = ReaderPages(reader)
+    tenant_reader = TenantReader(reader)
     for flt in (EventFilter(), EventFilter(types=frozenset({"user.deleted"}))):
-        plain = EventTableModel(pages)
+        plain = EventTableModel(tenant_reader)
         plain.set_filter(flt)
         plain.reload()
-        keyed = EventTableModel(pages)
+        keyed = EventTableModel(tenant_reader)
         keyed.set_filter(flt)
         keyed.reload()
         snapshot = keyed.head
-        anchors = pages.anchors(flt, snapshot, PAGE)
+        anchors = tenant_reader.anchors(flt, snapshot, PAGE)
         assert len(anchors) == -(-keyed.rowCount() // PAGE)
         more = StoreWriter(path)  # rows arrive after the anchors were counted
         more.commit_sync(Batch(events=[row(5000 + i) for i in range(40)] + [row(6000, type_="user.deleted")]))
@@ -210,7 +210,7 @@ def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp,
             plain._pages.clear()
             a, b = keyed.event_at(r), plain.event_at(r)
             assert a is not None and b is not None and a.seq == b.seq, (flt, r)
-    assert not EventTableModel(pages).set_anchors(99, 1, [1])  # another generation's keys are refused
+    assert not EventTableModel(tenant_reader).set_anchors(99, 1, [1])  # another generation's keys are refused
     writer.close()
     reader.close()
 
@@ -220,7 +220,7 @@ def test_gap_rows_sit_between_their_neighbours_and_move_down_with_new_rows(
 ):
     path = filled_store(100)
     reader = EventReader(path)
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     # 10 events are newer than the gap: the gap row is the 11th row, between seq 91 and seq 90
     with qtbot.waitSignal(model.rowsInserted) as blocker:
@@ -245,7 +245,7 @@ def test_gap_rows_sit_between_their_neighbours_and_move_down_with_new_rows(
 def test_gaps_counted_for_an_older_head_allow_for_the_rows_inserted_since(qtbot, filled_store):
     path = filled_store(100)
     reader = EventReader(path)
-    model = EventTableModel(ReaderPages(reader))
+    model = EventTableModel(TenantReader(reader))
     model.reload()
     counted_at = model.head  # a worker counts the gaps for this snapshot...
     writer = StoreWriter(path)

@@ -122,7 +122,7 @@ def test_columns_fit_content_hide_what_says_nothing_and_keep_choices(open_window
     second = _store_with(
         tmp_path, [row(i, purpose="test" if i % 5 == 0 else None) for i in range(60)], "globex"
     )
-    w.add_tenant("globex", *(w._data["acme"].__class__(EventReader(second)) for _ in range(2)))
+    w.add_tenant("globex", *(w.ui_readers["acme"].__class__(EventReader(second)) for _ in range(2)))
     assert not table.isColumnHidden(Col.TENANT)
     w.show_tenant("globex")
     run_async_settle(w)

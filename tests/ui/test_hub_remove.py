@@ -44,7 +44,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
         async with running_app(ui_paths, secret_store=store) as app:
             session = app.sessions[name]
             assert isinstance(session, HubSession)
-            await until(lambda: name in app.window._data, 10, "its stored events in the window")
+            await until(lambda: name in app.window.ui_readers, 10, "its stored events in the window")
             app.open_settings()
             dialog = app.settings_dialog
             rows = [dialog.tenant_list.item(i).text() for i in range(dialog.tenant_list.count())]
@@ -54,7 +54,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
             remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
             remove.click()
             await until(lambda: dialog.tenant_list.count() == 0, 10, "the row to go")
-            assert name not in app.sessions and name not in app.window._data
+            assert name not in app.sessions and name not in app.window.ui_readers
             assert not session.link.running
             assert app.settings.hub(name) is None and dialog.settings.hub(name) is None
             dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()  # OK does not bring it back

@@ -19,7 +19,7 @@ from tenant_events.ui.look.theme import tenant_color
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 TENANTS = ("acme", "globex", "initech")
@@ -55,13 +55,13 @@ def _shown(model):
 
 
 @pytest.fixture
-def merged_window(open_window, qloop, stores):
+def all_tenants_window(open_window, qloop, stores):
     w = open_window(stores["acme"][0], name="acme")
     readers = []
     for tenant in TENANTS[1:]:
         pair = EventReader(stores[tenant][0]), EventReader(stores[tenant][0])
         readers += pair
-        w.add_tenant(tenant, ReaderPages(pair[0]), ReaderPages(pair[1]))
+        w.add_tenant(tenant, TenantReader(pair[0]), TenantReader(pair[1]))
     yield w
     run_async(qloop, w.shutdown())
     for reader in readers:
@@ -69,16 +69,16 @@ def merged_window(open_window, qloop, stores):
 
 
 def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_search(
-    merged_window, qloop, stores
+    all_tenants_window, qloop, stores
 ):
-    w = merged_window
+    w = all_tenants_window
     box = w.filter_bar.tenant_box
     assert [box.itemText(i) for i in range(box.count())] == [ALL_TENANTS, *TENANTS]
     box.setCurrentText(ALL_TENANTS)
-    merged = w.entities.merged
-    model = merged.model
+    all_tenants = w.entities.all_tenants
+    model = all_tenants.model
     run_async(qloop, until(lambda: model.rowCount() == 200))
-    assert w.entities.merged.stack.currentWidget() is merged.view
+    assert w.entities.all_tenants.stack.currentWidget() is all_tenants.view
     expected = _expected(stores)
     assert _shown(model) == expected[:200]
     assert {t for t, _ in _shown(model)} == set(TENANTS)  # they really interleave
@@ -119,10 +119,10 @@ def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_sear
     assert OTHER_GRACE in pane.state.toPlainText() and GRACE in pane.state.toPlainText()
 
 
-def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window, qloop, stores):
-    w = merged_window
+def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(all_tenants_window, qloop, stores):
+    w = all_tenants_window
     w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
-    model = w.entities.merged.model
+    model = w.entities.all_tenants.model
     run_async(qloop, until(lambda: model.rowCount() == 200))
     later, _ = simulated_rows(1010, seed=99)
     arriving = [r for r in later[1000:]]
@@ -143,14 +143,14 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window,
     assert [(r.tenant, r.event.event_id) for r in model.rows[:10]] == [
         ("initech", row.event_id) for row in reversed(shifted)
     ]
-    merged_view = w.entities.merged.view
-    merged_view.setCurrentIndex(model.index(12, Col.TYPE))
+    all_tenants_view = w.entities.all_tenants.view
+    all_tenants_view.setCurrentIndex(model.index(12, Col.TYPE))
     row = model.rows[12]
     assert w.detail.shown is not None and w.detail.shown.event_id == row.event.event_id
     assert w.detail.shown.raw is not None
     # picking one tenant again brings its own table back
     w.filter_bar.tenant_box.setCurrentText("globex")
-    assert w.tenant == "globex" and w.entities.merged.stack.currentWidget() is w.table
+    assert w.tenant == "globex" and w.entities.all_tenants.stack.currentWidget() is w.table
     # back to all, then a tenant goes: the view follows the stores left, and leaves with one left
     w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
     run_async(qloop, until(lambda: model.rowCount() == 200))
@@ -160,14 +160,14 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(merged_window,
     )
     w.remove_tenant("globex")
     run_async(qloop, until(lambda: w.tenant == "acme"))
-    assert w.entities.merged.stack.currentWidget() is w.table and not w.entities.merged.active
+    assert w.entities.all_tenants.stack.currentWidget() is w.table and not w.entities.all_tenants.active
 
 
 @pytest.mark.parametrize("dark", [False, True])
-def test_each_tenant_has_its_own_colour_readable_in_both_themes(merged_window, qloop, dark):
-    w = merged_window
+def test_each_tenant_has_its_own_colour_readable_in_both_themes(all_tenants_window, qloop, dark):
+    w = all_tenants_window
     w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
-    model = w.entities.merged.model
+    model = w.entities.all_tenants.model
     run_async(qloop, until(lambda: model.rowCount() == 200))
     colours = {tenant_hex(t, dark) for t in TENANTS}
     assert len(colours) == 3  # told apart, whatever their names hash to

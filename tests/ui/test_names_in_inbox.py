@@ -57,7 +57,7 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
                       if ev.type == "organization.member.role.assigned")  # fmt: skip
             line = inbox.event_list.item(at).text()
             newest = inbox.shown_events[-1 - at]
-            stored = session.pages.get(newest.seq)
+            stored = session.ui_reader.get(newest.seq)
             # stored: "Role admin assigned to auth0|… in org_…"; shown: who, to which organization, as what
             assert stored is not None and RAW_ID.search(stored.summary), stored
             assert " added to organization " in line and line.endswith(" as admin"), line

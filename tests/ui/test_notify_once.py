@@ -43,8 +43,8 @@ def test_each_stored_event_is_evaluated_once_despite_duplicates(qloop, ui_paths,
             app.notifier.delivered.connect(lambda title, _how: delivered.append(title))
             session = await app.add_tenant(profile_for(sim, "acme"))
             assert session.is_signed_in
-            pages = session.pages
-            await until(lambda: pages is not None and pages.head_seq() >= 150, 30, "150 events stored")
+            reader = session.ui_reader
+            await until(lambda: reader is not None and reader.head_seq() >= 150, 30, "150 events stored")
         # quitting evaluated the last commits before the database closed (runner.attach's before_close)
 
     run_async(qloop, scenario())

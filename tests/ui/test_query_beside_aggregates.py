@@ -11,7 +11,7 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, un
 from helpers.query_model import simulated_rows, write
 from tenant_events.store import EventReader
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -20,20 +20,20 @@ def test_a_query_first_page_is_shown_while_the_aggregates_reader_is_busy(qtbot, 
     path = tmp_path / "acme.sqlite3"
     write(path, simulated_rows(3000))
     readers = [EventReader(path) for _ in range(3)]
-    table, aggregates, search = (ReaderPages(r) for r in readers)
+    ui_reader, worker_reader, search_reader = (TenantReader(r) for r in readers)
     w = MainWindow(str(tmp_path / "window.ini"))
     w.show()
     release = threading.Event()
     held = threading.Event()
 
-    def busy_aggregates() -> None:  # what a long pass does: it holds the aggregates reader
-        with readers[1]._lock:  # the aggregates reader's connection lock
+    def busy_aggregates() -> None:  # what a long pass does: it holds the worker reader (aggregates)
+        with readers[1]._lock:  # the worker reader's connection lock
             held.set()
             release.wait(30)
 
     async def scenario() -> None:
         updated = signal_future(w.aggregates_updated)
-        w.add_tenant("acme", table, aggregates, search)
+        w.add_tenant("acme", ui_reader, worker_reader, search_reader)
         await updated
         holder = threading.Thread(target=busy_aggregates)
         holder.start()

@@ -16,7 +16,7 @@ from tenant_events.ui.look.colors import DARK
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -157,7 +157,7 @@ def test_the_window_runs_the_query_in_the_store(qtbot, qloop, tmp_path):
 
     async def load() -> None:
         updated = signal_future(w.aggregates_updated)
-        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        w.add_tenant("acme", TenantReader(reader), TenantReader(stats))
         await updated
 
     async def query(text: str) -> None:

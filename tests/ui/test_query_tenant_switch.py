@@ -23,7 +23,7 @@ from tenant_events.store import EventFilter, EventReader
 from tenant_events.store.records import StoredEvent
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.first_page import SEARCHING
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -31,8 +31,8 @@ QUERY = "user:*n"  # no index can help: every stored event's fields are read (~4
 TICK_WAIT_S = 3.0
 
 
-class NotedPages(ReaderPages):
-    """A real store's pages; a query's count or page notes (read, on the UI thread?, a UI tick seen meanwhile?)."""
+class NotedReader(TenantReader):
+    """A real tenant reader; a query's count or page notes (read, on the UI thread?, a UI tick seen meanwhile?)."""
 
     def __init__(self, reader: EventReader, ticked: threading.Event) -> None:
         super().__init__(reader)
@@ -58,27 +58,27 @@ class Tenants:
     def __init__(self, tmp_path: Path) -> None:
         self.ticked = threading.Event()
         self.readers: list[EventReader] = []
-        self.pages: dict[str, tuple[NotedPages, NotedPages]] = {}
+        self.tenant_readers: dict[str, tuple[NotedReader, NotedReader]] = {}
         for seed, name in enumerate(("acme", "beta"), start=3):
             path = tmp_path / f"{name}.sqlite3"
             write(path, simulated_rows(2500, seed=seed))
             ui, worker = EventReader(path), EventReader(path)
             self.readers += [ui, worker]
-            self.pages[name] = (NotedPages(ui, self.ticked), NotedPages(worker, self.ticked))
+            self.tenant_readers[name] = (NotedReader(ui, self.ticked), NotedReader(worker, self.ticked))
 
     def watch(self) -> None:
         self.ticked.clear()
-        for both in self.pages.values():
+        for both in self.tenant_readers.values():
             for p in both:
                 p.watching, p.reads = True, []
 
     def unwatch(self) -> None:
-        for both in self.pages.values():
+        for both in self.tenant_readers.values():
             for p in both:
                 p.watching = False
 
     def reads(self, name: str) -> list[tuple[str, bool, bool]]:
-        return [r for p in self.pages[name] for r in p.reads]
+        return [r for p in self.tenant_readers[name] for r in p.reads]
 
     def close(self) -> None:
         for r in self.readers:
@@ -111,8 +111,8 @@ def ui_ticks(tenants: Tenants) -> QTimer:
 
 
 def matches(tenants: Tenants, name: str) -> list[int]:
-    pages, _ = tenants.pages[name]
-    return [e.seq for e in pages.reader.page_before(EventFilter(query=QUERY), None, 5000)]
+    ui_reader, _ = tenants.tenant_readers[name]
+    return [e.seq for e in ui_reader.reader.page_before(EventFilter(query=QUERY), None, 5000)]
 
 
 async def shown_and_counted(w: MainWindow, want: list[int]) -> None:
@@ -138,7 +138,7 @@ def test_switching_tenants_with_a_query_active_reads_on_a_worker(qloop: Any, set
 
     async def scenario() -> None:
         updated = signal_future(w.aggregates_updated)
-        for name, (ui, worker) in tenants.pages.items():
+        for name, (ui, worker) in tenants.tenant_readers.items():
             w.add_tenant(name, ui, worker)
         await updated
         updated = signal_future(w.aggregates_updated)
@@ -171,7 +171,7 @@ def test_a_tenant_added_while_a_query_is_active_is_read_on_a_worker(qloop: Any, 
         tenants.watch()
         timer = ui_ticks(tenants)
         try:
-            ui, worker = tenants.pages["acme"]
+            ui, worker = tenants.tenant_readers["acme"]
             w.add_tenant("acme", ui, worker)
             assert not [r for r in tenants.reads("acme") if r[1]], "read on the UI thread (no tick meanwhile)"
             assert w.first_page.busy and w.model.rowCount() == 0
@@ -193,7 +193,7 @@ def test_opening_another_tenants_event_with_a_query_active_keeps_it_selected(qlo
 
     async def scenario() -> None:
         updated = signal_future(w.aggregates_updated)
-        for name, (ui, worker) in tenants.pages.items():
+        for name, (ui, worker) in tenants.tenant_readers.items():
             w.add_tenant(name, ui, worker)
         await updated
         updated = signal_future(w.aggregates_updated)

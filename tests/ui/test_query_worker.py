@@ -11,7 +11,7 @@ from helpers.query_model import simulated_rows, write
 from tenant_events.store import EventFilter, EventReader
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.first_page import SEARCHING
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -26,7 +26,7 @@ def window(qtbot, qloop, tmp_path):
 
     async def load() -> None:
         updated = signal_future(w.aggregates_updated)
-        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        w.add_tenant("acme", TenantReader(reader), TenantReader(stats))
         await updated
 
     run_async(qloop, load())

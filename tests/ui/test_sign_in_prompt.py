@@ -22,8 +22,8 @@ def test_address_is_shown_copyable_and_cancel_ends_the_sign_in(qloop, ui_paths, 
     async def scenario() -> None:
         # A desktop whose browser never comes up: the opener "succeeds" and nothing else happens.
         async with running_app(ui_paths, opener=opened.append, secret_store=MemorySecretStore()) as app:
-            notices: list = []
-            app.notice_shown.connect(notices.append)
+            problems: list = []
+            app.problem_shown.connect(problems.append)
             pending = app.spawn(app.add_tenant(profile_for(sim, "nobrowser")))
             prompt = app.sign_in_prompt
             await until(lambda: prompt.isVisible() and bool(opened), what="the sign-in prompt")
@@ -41,10 +41,10 @@ def test_address_is_shown_copyable_and_cancel_ends_the_sign_in(qloop, ui_paths, 
             session = await pending
             assert not session.is_signed_in
             assert not prompt.isVisible()
-            # cancelled, said as such: not "sign-in failed", and no "Sign-in … failed" notice
+            # cancelled, said as such: not "sign-in failed", and no "Sign-in … failed" problem
             assert session.status.reason == "sign-in cancelled"
             assert session.status.line() == "nobrowser: sign-in cancelled"
-            assert not [n for n in notices if "failed" in n.title]
+            assert not [n for n in problems if "failed" in n.title]
 
             # Signing in again and finishing in the browser closes the prompt too.
             again = app.spawn(app.sign_in("nobrowser"))

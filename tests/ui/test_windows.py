@@ -20,7 +20,7 @@ from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.event_table_model import Col
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -122,7 +122,7 @@ def test_main_window_themes(qtbot, qapp, qloop, filled_store, tmp_path, theme):
 
     async def fill() -> None:
         updated = signal_future(w.aggregates_updated)
-        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        w.add_tenant("acme", TenantReader(reader), TenantReader(stats))
         await updated
 
     run_async(qloop, fill())
@@ -176,7 +176,7 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
 
     async def load() -> None:
         updated = signal_future(w.aggregates_updated)
-        w.add_tenant("acme", ReaderPages(reader), ReaderPages(stats))
+        w.add_tenant("acme", TenantReader(reader), TenantReader(stats))
         await updated
 
     run_async(qloop, load())

@@ -20,7 +20,7 @@ from tenant_events.alerts.matchers import (
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.rule_parts import StateCheck
 from tenant_events.alerts.sequences import SequenceWindow
-from tenant_events.alerts.windows import BurstWindow, Outcome
+from tenant_events.alerts.thresholds import BurstWindow, Outcome
 from tenant_events.store.alert_records import EvalRow
 
 LEARN_MS: Final = 3_600_000  # novelty says "new" only after an hour of history (or its period, if shorter)

@@ -27,7 +27,7 @@ from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, NameOf,
 from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
-from tenant_events.alerts.windows import Outcome
+from tenant_events.alerts.thresholds import Outcome
 from tenant_events.store.alert_records import EvalRow, RowSegment, StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 

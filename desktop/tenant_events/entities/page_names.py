@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final
 
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
 from tenant_events.store.records import StoredEvent
@@ -87,13 +87,6 @@ class PageNames:
         if sentence is None or not sentence.mentions:
             return ev.summary
         return "\n".join([sentence.text, *mention_lines(sentence)])
-
-
-@runtime_checkable
-class NamedPages(Protocol):
-    """A table store that can hand out its tenant's directory (view/reader_pages.py `ReaderPages`)."""
-
-    def directory(self) -> StoredLookup: ...
 
 
 def mention_lines(sentence: Sentence) -> list[str]:

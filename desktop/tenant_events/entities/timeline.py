@@ -31,7 +31,7 @@ class TimelineEntry:
 
     @property
     def order(self) -> tuple[str, str, int]:
-        """Event time, then tenant, then stored order: the merged view's order too."""
+        """Event time, then tenant, then stored order: the "All tenants" view's order too."""
         return (self.event.time, self.tenant, self.event.seq)
 
 

@@ -1,4 +1,4 @@
-"""One tenant database's events in event-time order, from a keyset position, for the all-tenants view (merged.py).
+"""One tenant database's events in event-time order, from a keyset position, for the all-tenants view (all_tenants.py).
 
 Plans, because SQLite has no statistics to choose between the time index and the others:
   no text, common or no type filter  walk the (time_ms, event_id) index from the position, skipping what the

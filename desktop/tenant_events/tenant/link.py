@@ -3,7 +3,7 @@
     cli/ (asyncio.run) ─┐                     ┌▶ TenantSignIn (restore, browser, refresh, sign-out) ─▶ HTTP client
     ui/ (signal adapter)┴─▶ TenantLink ───────┼▶ TenantMonitor ─▶ StreamEngine or hub viewer ─▶ StoreWriter
                                               ├▶ AlertRules (alerts/runner.py on every commit)
-                                              └▶ readers (open_reader, the window's pages)
+                                              └▶ readers (open_reader, the window's TenantReaders)
 
 Why a "link": the tenant itself lives elsewhere (its service, or a team hub carrying it); this is the live
 connection to it plus the local copy, and it outlives any one stream (sign out and in again, pause, restart).
@@ -41,7 +41,7 @@ from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
 from tenant_events.tenant.origin import check_origin, record_origin, recorded_origin
 from tenant_events.tenant.sign_in import Opener, TenantSignIn
 from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +93,12 @@ class TenantLink:
         if alerts is not None:
             self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
         self.ranges = RowRanges(name)
-        # The window's table, its aggregates and a query's first page each read on their own connection: a
-        # query's first page never waits behind an aggregates pass over the whole store.
-        self.pages: ReaderPages | None = None
-        self.aggregates: ReaderPages | None = None
-        self.search: ReaderPages | None = None
+        # The window's UI thread (table, detail pane), its workers (aggregates, counts, export) and a query's
+        # first page each read on their own connection: a query's first page never waits behind an aggregates
+        # pass over the whole store.
+        self.ui_reader: TenantReader | None = None
+        self.worker_reader: TenantReader | None = None
+        self.search_reader: TenantReader | None = None
         self._http: httpx.AsyncClient | None = None
         self._monitor: TenantMonitor | None = None
         credentials = source.credentials if isinstance(source, StreamFrom) else None
@@ -290,19 +291,19 @@ class TenantLink:
         """A new read connection for the caller's thread (an export, `stream --jsonl`); the caller closes it."""
         return EventReader(self.database_file)
 
-    def open_pages(self) -> bool:
+    def open_readers(self) -> bool:
         """The window's readers, over the database when it exists (old events stay browsable signed out)."""
-        if self.pages is None and self.database_file.exists() and _readable(self.database_file):
-            self.pages = ReaderPages(self.open_reader())
-            self.aggregates = ReaderPages(self.open_reader())
-            self.search = ReaderPages(self.open_reader())
-        return self.pages is not None
+        if self.ui_reader is None and self.database_file.exists() and _readable(self.database_file):
+            self.ui_reader = TenantReader(self.open_reader())
+            self.worker_reader = TenantReader(self.open_reader())
+            self.search_reader = TenantReader(self.open_reader())
+        return self.ui_reader is not None
 
     def close_readers(self) -> None:
-        for pages in (self.pages, self.aggregates, self.search):
-            if pages is not None:
-                pages.close()
-        self.pages = self.aggregates = self.search = None
+        for reader in (self.ui_reader, self.worker_reader, self.search_reader):
+            if reader is not None:
+                reader.close()
+        self.ui_reader = self.worker_reader = self.search_reader = None
 
     # -- observers ---------------------------------------------------------------------------------------
     def _rows_committed(self, result: CommitResult) -> None:

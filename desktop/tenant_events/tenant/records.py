@@ -4,17 +4,17 @@ or stream module: stored rows and filters, alert records, stream states and the 
 from tenant_events.monitor import Retention
 from tenant_events.store import AlertInbox, EventReader, StoredAlert
 from tenant_events.store.alert_records import Severity
-from tenant_events.store.merged import MergedReader
+from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.store.records import EventFilter, StoredEvent, StoredRejected
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
 
 __all__ = [
     "AlertInbox",
+    "AllTenantsReader",
     "EngineStats",
     "EventFilter",
     "EventReader",
-    "MergedReader",
     "Retention",
     "Severity",
     "StateChange",

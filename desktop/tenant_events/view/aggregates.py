@@ -7,24 +7,12 @@ from __future__ import annotations
 import ctypes
 import sys
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
-from tenant_events.view.page_cache import EventPages
+from tenant_events.store.records import EventFilter
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.time_range import filter_span
 
 PURPOSE_KEYS = ("xpurpose", "a0purpose")  # the envelope attribute's names: tokens of the indexed stored JSON
-
-
-class TenantData(EventPages, Protocol):
-    def counts_by_type(self, flt: EventFilter) -> dict[str, int]: ...
-    def histogram(self, flt: EventFilter, bucket_s: int) -> list[tuple[int, dict[str, int]]]: ...
-    def rejected(self, limit: int = 500) -> list[StoredRejected]: ...
-    def rejected_count(self) -> int: ...
-    def gaps(self) -> list[StoredGap]: ...
-    def cursor(self) -> CursorState: ...
-    def anchors(self, flt: EventFilter, max_seq: int, every: int) -> list[int]: ...
-    def range_raw(self, first_seq: int, last_seq: int) -> list[tuple[StoredEvent, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -46,33 +34,33 @@ def bucket_for(span_s: float) -> int:
     return 7 * 86400
 
 
-def compute(data: TenantData, flt: EventFilter, head: int, anchors_every: int = 0) -> Aggregates:
+def compute(reader: TenantReader, flt: EventFilter, head: int, anchors_every: int = 0) -> Aggregates:
     """The aggregates of `flt` (blocking; call on a worker thread). Gap rows are placed for snapshot `head`;
     with `anchors_every`, also the page keys of that snapshot (once per filter: the table keeps them valid)."""
-    counts = data.counts_by_type(flt)
+    counts = reader.counts_by_type(flt)
     span = filter_span(flt)
     if span is not None:  # the histogram draws the filter's range: buckets sized for it, not for the data
         size = bucket_for(span[1] - span[0])
-        buckets = data.histogram(flt, size)
+        buckets = reader.histogram(flt, size)
     else:
-        buckets = data.histogram(flt, 60)
+        buckets = reader.histogram(flt, 60)
         size = 60
         if buckets:
             size = bucket_for(buckets[-1][0] - buckets[0][0] + 60)
             if size != 60:
-                buckets = data.histogram(flt, size)
+                buckets = reader.histogram(flt, size)
     release_freed_memory()
     gaps = [
-        (data.count(flt, head, min_seq=(gap.after_seq or 0) + 1), gap.reason)
-        for gap in data.gaps()
+        (reader.count(flt, head, min_seq=(gap.after_seq or 0) + 1), gap.reason)
+        for gap in reader.gaps()
         if (gap.after_seq or 0) < head
     ]
-    anchors = data.anchors(flt, head, anchors_every) if anchors_every else None
-    purpose = has_purpose(data, flt, head) if counts else False
-    return Aggregates(counts, buckets, size, data.rejected_count(), gaps, anchors, purpose)
+    anchors = reader.anchors(flt, head, anchors_every) if anchors_every else None
+    purpose = has_purpose(reader, flt, head) if counts else False
+    return Aggregates(counts, buckets, size, reader.rejected_count(), gaps, anchors, purpose)
 
 
-def has_purpose(data: TenantData, flt: EventFilter, head: int) -> bool:
+def has_purpose(reader: TenantReader, flt: EventFilter, head: int) -> bool:
     """Whether any matching event up to `head` carries a purpose (`xpurpose`, or the service's `a0purpose`).
 
     A full-text probe per key name, newest first, stopping at the first hit: no count over the whole set.
@@ -81,7 +69,7 @@ def has_purpose(data: TenantData, flt: EventFilter, head: int) -> bool:
         return False
     for key in PURPOSE_KEYS:
         probe = replace(flt, text=f"{flt.text} {key}".strip())
-        if any(ev.purpose for ev in data.older(probe, head + 1, 1)):
+        if any(ev.purpose for ev in reader.older(probe, head + 1, 1)):
             return True
     return False
 

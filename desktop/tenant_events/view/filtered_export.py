@@ -13,10 +13,11 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import IO, Any, Literal
 
 from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.view.event_text import jsonl_line
+from tenant_events.view.tenant_reader import TenantReader
 
 Format = Literal["jsonl", "csv"]
 CHUNK = 2000
@@ -39,34 +40,28 @@ class ExportCancelled(Exception):
     """The user cancelled; nothing was written."""
 
 
-class ExportSource(Protocol):
-    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
-    def get(self, seq: int) -> StoredEvent | None: ...
-    def range_raw(self, first_seq: int, last_seq: int) -> list[tuple[StoredEvent, str]]: ...
-
-
 def format_for(path: str | Path) -> Format:
     return "csv" if str(path).lower().endswith(".csv") else "jsonl"
 
 
 def rows_with_raw(
-    source: ExportSource, flt: EventFilter, head: int
+    reader: TenantReader, flt: EventFilter, head: int
 ) -> Iterator[list[tuple[StoredEvent, str]]]:
     """Chunks of matching events with seq <= head, oldest first, each with its raw JSON."""
     after = 0
     while True:
-        chunk = source.newer(flt, after, head, CHUNK)  # newest first
+        chunk = reader.newer(flt, after, head, CHUNK)  # newest first
         if not chunk:
             return
         chunk.reverse()
         first, last = chunk[0].seq, chunk[-1].seq
         if last - first + 1 <= DENSE * len(chunk):
-            raws = {ev.seq: raw for ev, raw in source.range_raw(first, last)}
+            raws = {ev.seq: raw for ev, raw in reader.range_raw(first, last)}
             out = [(ev, raws[ev.seq]) for ev in chunk if ev.seq in raws]
         else:
             out = []
             for ev in chunk:
-                full = source.get(ev.seq)
+                full = reader.get(ev.seq)
                 if full is not None and full.raw is not None:
                     out.append((ev, full.raw))
         yield out
@@ -74,7 +69,7 @@ def rows_with_raw(
 
 
 def export_view(
-    source: ExportSource,
+    reader: TenantReader,
     flt: EventFilter,
     head: int,
     target: Path,
@@ -87,7 +82,7 @@ def export_view(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             writer = _csv_writer(out) if fmt == "csv" else None
-            for chunk in rows_with_raw(source, flt, head):
+            for chunk in rows_with_raw(reader, flt, head):
                 for ev, raw in chunk:
                     if writer is not None:
                         writer.writerow(csv_row(ev))

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final
 
 from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.view.tenant_reader import TenantReader
 
 PAGE: Final = 256
 MAX_PAGES: Final = 24
@@ -23,22 +24,11 @@ EXACT_OFFSET_ROWS: Final = 8 * PAGE  # an OFFSET this deep costs a few ms: exact
 EXACT_TAIL_ROWS: Final = 4 * PAGE  # the last rows: read oldest first from the end, exact
 
 
-class EventPages(Protocol):
-    """The store reads the table needs (adapted from the store's reader in reader_pages.py)."""
-
-    def head_seq(self) -> int: ...
-    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int: ...
-    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]: ...
-    def get(self, seq: int) -> StoredEvent | None: ...
-    def older(self, flt: EventFilter, before_seq: int, limit: int) -> list[StoredEvent]: ...
-    def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]: ...
-
-
 class PageCache:
     """Pages of the snapshot `seq <= head` of `flt` with `rows` matching rows (`counting`: rows is provisional)."""
 
     def __init__(self) -> None:
-        self.store: EventPages | None = None
+        self.reader: TenantReader | None = None
         self.flt = EventFilter()
         self.head = 0
         self.rows = 0
@@ -50,9 +40,9 @@ class PageCache:
         self._oldest: int | None = None  # seq of the oldest matching row, once asked for
         self.on_page: Callable[[list[StoredEvent]], None] | None = None  # every page read (page_names.py)
 
-    def reset(self, store: EventPages | None, flt: EventFilter, head: int) -> None:
+    def reset(self, reader: TenantReader | None, flt: EventFilter, head: int) -> None:
         """A new snapshot: nothing cached, no keys."""
-        self.store, self.flt, self.head = store, flt, head
+        self.reader, self.flt, self.head = reader, flt, head
         self.pages.clear()
         self.approx.clear()
         self.anchors, self.anchor_shift, self._oldest = [], 0, None
@@ -70,7 +60,7 @@ class PageCache:
         self.approx.clear()
 
     def event(self, row: int) -> StoredEvent | None:
-        if self.store is None or not 0 <= row < self.rows:
+        if self.reader is None or not 0 <= row < self.rows:
             return None
         number, within = divmod(row, PAGE)
         page = self.pages.get(number)
@@ -94,35 +84,35 @@ class PageCache:
 
     def _fetch(self, number: int) -> tuple[list[StoredEvent], bool]:
         """Page `number` and whether it is placed by estimate."""
-        assert self.store is not None
+        assert self.reader is not None
         flt, head, approx = self.flt, self.head, self.approx
         before, after = self.pages.get(number - 1), self.pages.get(number + 1)
         if before and len(before) == PAGE and (number - 1 not in approx or not after or number + 1 in approx):
-            return self.store.older(flt, before[-1].seq, PAGE), number - 1 in approx
+            return self.reader.older(flt, before[-1].seq, PAGE), number - 1 in approx
         if after:
-            return self.store.newer(flt, after[0].seq, head, PAGE), number + 1 in approx
+            return self.reader.newer(flt, after[0].seq, head, PAGE), number + 1 in approx
         start = number * PAGE - self.anchor_shift  # the page's first row in the anchors' snapshot
         if self.anchors and start >= 0 and start // PAGE < len(self.anchors):
             k = start // PAGE
             skip = start - k * PAGE  # rows from anchor k to the page (0 until rows arrive on top)
-            return self.store.older(flt, self.anchors[k] + 1, skip + PAGE)[skip:], False
+            return self.reader.older(flt, self.anchors[k] + 1, skip + PAGE)[skip:], False
         offset = number * PAGE
         if offset <= EXACT_OFFSET_ROWS or self.counting:
-            return self.store.page(flt, head, offset, PAGE), False
+            return self.reader.page(flt, head, offset, PAGE), False
         to_end = self.rows - offset
         if to_end <= EXACT_TAIL_ROWS:  # from the oldest match when known: a scan from seq 0 can be long
-            return self.store.newer(flt, max(0, (self._oldest or 1) - 1), head, to_end)[:PAGE], False
-        rows = self.store.older(flt, self._estimate_seq(offset) + 1, PAGE)
+            return self.reader.newer(flt, max(0, (self._oldest or 1) - 1), head, to_end)[:PAGE], False
+        rows = self.reader.older(flt, self._estimate_seq(offset) + 1, PAGE)
         if len(rows) < PAGE:  # the estimate fell too near the end: the last rows are the best guess
-            rows = self.store.newer(flt, 0, head, PAGE)
+            rows = self.reader.newer(flt, 0, head, PAGE)
         return rows, True
 
     def _estimate_seq(self, row: int) -> int:
         """The seq row `row` probably has: interpolated between the nearest rows whose seq is known (the ends of
         exactly placed pages, the newest and the oldest matching row)."""
-        assert self.store is not None
+        assert self.reader is not None
         if self._oldest is None:
-            oldest = self.store.newer(self.flt, 0, self.head, 1)
+            oldest = self.reader.newer(self.flt, 0, self.head, 1)
             self._oldest = oldest[0].seq if oldest else 0
         known = [(0, self.head), (self.rows - 1, self._oldest)]
         for number, page in self.pages.items():
@@ -148,9 +138,9 @@ class PageCache:
 
     def exact_row(self, seq: int) -> int | None:
         """The true row of `seq` (None if it does not match): from the nearest key above it, else by count."""
-        assert self.store is not None
+        assert self.reader is not None
         if not self.anchors or seq > self.anchors[0]:
-            newer = self.store.count(self.flt, self.head, min_seq=seq + 1)
+            newer = self.reader.count(self.flt, self.head, min_seq=seq + 1)
             return newer if newer < self.rows else None
         low, high = 0, len(self.anchors) - 1  # anchors run newest first: the last k with anchors[k] >= seq
         while low < high:
@@ -159,13 +149,13 @@ class PageCache:
                 low = mid
             else:
                 high = mid - 1
-        rows = self.store.older(self.flt, self.anchors[low] + 1, PAGE)
+        rows = self.reader.older(self.flt, self.anchors[low] + 1, PAGE)
         found = next((i for i, e in enumerate(rows) if e.seq == seq), None)
         return None if found is None else low * PAGE + found + self.anchor_shift
 
     def place(self, row: int, seq: int) -> None:
         """`seq` is known (by count) to be at `row` if it matches: make the page around it exact."""
-        assert self.store is not None
+        assert self.reader is not None
         number, within = divmod(row, PAGE)
         if number not in self.approx and number in self.pages:
             return
@@ -173,7 +163,7 @@ class PageCache:
             if n in self.approx:
                 self.approx.discard(n)
                 self.pages.pop(n, None)
-        at = self.store.older(self.flt, seq + 1, PAGE - within)
+        at = self.reader.older(self.flt, seq + 1, PAGE - within)
         if not at or at[0].seq != seq:
             return  # filtered out; the page is read again when shown
-        self._keep(number, self.store.newer(self.flt, seq, self.head, within) + at, False)
+        self._keep(number, self.reader.newer(self.flt, seq, self.head, within) + at, False)

@@ -227,12 +227,12 @@ class AppAlerts(QObject):
     def _events(self, profile: str, seqs: list[int]) -> list[StoredEvent]:
         """The events behind an alert, each summary said with the directory's names (as the table says it)."""
         session = self.sessions.get(profile)
-        pages = session.pages if session is not None else None
-        if pages is None:
+        reader = session.ui_reader if session is not None else None
+        if reader is None:
             return []
-        events = [ev for seq in seqs if (ev := pages.get(seq)) is not None]
+        events = [ev for seq in seqs if (ev := reader.get(seq)) is not None]
         try:
-            said = describe_stored(pages.directory(), [ev.seq for ev in events])
+            said = describe_stored(reader.directory(), [ev.seq for ev in events])
         except StorageError as exc:  # the names are a nicety: the stored summaries still say what happened
             log.info("%s: no names for the alert's events (%s)", profile, exc)
             return events

@@ -29,8 +29,8 @@ from tenant_events import autostart
 from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.hub.profile import HubProfile
-from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
+from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.keyring import open_in_background as system_opener
@@ -72,10 +72,10 @@ class AppOptions:
 class DesktopApp(QObject):
     """Owns every window and part; `run()` returns the exit code once the user quits."""
 
-    notice_shown = Signal(object)
+    problem_shown = Signal(object)
     started = Signal()
 
-    def __init__(self, qapp: QApplication, paths: AppPaths, options: AppOptions, sink: NoticeSink) -> None:
+    def __init__(self, qapp: QApplication, paths: AppPaths, options: AppOptions, sink: ProblemSink) -> None:
         super().__init__()
         self.qapp, self.paths, self.options, self.sink = qapp, paths, options, sink
         self.quitting = asyncio.Event()
@@ -126,7 +126,7 @@ class DesktopApp(QObject):
         self.tenants.session_added.connect(self.alerts.add_session)
         self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)
-        self.sink.subscribe(self._show_notice)
+        self.sink.subscribe(self._show_problem)
         hub_connect.add_menu_entry(w, self.open_hub_connect)
         w.banners.link_activated.connect(lambda url: QDesktopServices.openUrl(QUrl(url)))  # the crash report
         if self.tray is not None:
@@ -152,7 +152,7 @@ class DesktopApp(QObject):
         if self.tray is not None:
             self.tray.show()
         for text in self.settings_notices:
-            self.sink.report(Notice("warning", "Settings were reset", text))
+            self.sink.report(Problem("warning", "Settings were reset", text))
         self.wake.start()
         self._status_timer.start()
         for profile in self.settings.tenants:
@@ -323,6 +323,6 @@ class DesktopApp(QObject):
     def set_notify_types(self, types: set[str], save: bool = True) -> None:
         self.notifications.set_types(types, save)
 
-    def _show_notice(self, notice: Notice) -> None:
-        self.window.statusBar().showMessage(f"{notice.title}: {notice.text}", 15000)
-        self.notice_shown.emit(notice)
+    def _show_problem(self, problem: Problem) -> None:
+        self.window.statusBar().showMessage(f"{problem.title}: {problem.text}", 15000)
+        self.problem_shown.emit(problem)

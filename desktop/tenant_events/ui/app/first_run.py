@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, Signal
 
 from tenant_events.demo_simulator import DemoSimulator, start_demo_simulator
 from tenant_events.errors import ConfigError, UserFixableError
-from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
+from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import TenantProfile, make_profile, tenant_kept
 from tenant_events.tenant.origin import check_origin, move_origin
 from tenant_events.tenant.sign_in import check_tenant
@@ -41,7 +41,7 @@ class FirstRun(QObject):
         window: MainWindow,
         paths: AppPaths,
         simulator_args: list[str],
-        sink: NoticeSink,
+        sink: ProblemSink,
         add_tenant: AddTenant,
         spawn: Callable[[Awaitable[Any]], asyncio.Task[Any]],
         parent: QObject | None = None,
@@ -73,7 +73,7 @@ class FirstRun(QObject):
             )
         except (RuntimeError, TimeoutError, UserFixableError, OSError) as exc:
             text = f"The demo tenant did not start: {exc}"
-            self._sink.report(Notice("error", "Demo tenant", text))
+            self._sink.report(Problem("error", "Demo tenant", text))
             if self.welcome is not None:
                 self.welcome.show_problem(text)
             return None

@@ -16,8 +16,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from tenant_events.crash import RunMarker
-from tenant_events.notice_sink import NoticeSink
 from tenant_events.paths import AppPaths
+from tenant_events.problem_sink import ProblemSink
 from tenant_events.ui.app.desktop_app import AppOptions, DesktopApp
 
 log = logging.getLogger(__name__)
@@ -47,10 +47,10 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
 def _run_primary(qapp: QApplication, paths: AppPaths, options: AppOptions, name: str) -> int:
     import qasync  # after PySide6: qasync picks the Qt binding already imported
 
-    from tenant_events.notice_sink import install_hooks
+    from tenant_events.problem_sink import install_hooks
     from tenant_events.ui.app.single_instance import SingleInstance
 
-    sink = NoticeSink()
+    sink = ProblemSink()
     with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
         undo = install_hooks(sink, runner.get_loop())
         instance = SingleInstance(name)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from tenant_events.notice_sink import Notice, NoticeSink
 from tenant_events.paths import AppPaths
+from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.keyring import SecretStore
@@ -47,7 +47,7 @@ class TenantRoster(QObject):
         settings: Callable[[], Settings],
         window: MainWindow,
         sign_in_flow: SignInFlow,
-        sink: NoticeSink,
+        sink: ProblemSink,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -71,13 +71,15 @@ class TenantRoster(QObject):
         session.status_changed.connect(self._status_changed)
         session.events_committed.connect(lambda rows: self._events_committed(session, rows))
         session.sign_in_failed.connect(
-            lambda name, text: self._sink.report(Notice("warning", f"Sign-in to {name} failed", text))
+            lambda name, text: self._sink.report(Problem("warning", f"Sign-in to {name} failed", text))
         )
         session.database_moved.connect(self._database_moved)
         self.sessions[session.name] = session
         self.session_added.emit(session)
-        if session.open_existing() and session.pages is not None:
-            self._window.add_tenant(session.name, session.pages, session.aggregates, session.search)
+        if session.open_existing() and session.ui_reader is not None:
+            self._window.add_tenant(
+                session.name, session.ui_reader, session.worker_reader, session.search_reader
+            )
         self.changed.emit()
         return session
 
@@ -86,7 +88,7 @@ class TenantRoster(QObject):
         self._window.banners.show_banner(
             f"database-moved-{name}", "warning", html.escape(text), closable=True
         )
-        self._sink.report(Notice("warning", f"{name}: the event database was moved aside", text))
+        self._sink.report(Problem("warning", f"{name}: the event database was moved aside", text))
 
     async def remove(self, name: str) -> None:
         """Stop and close the tenant's session (its database file stays)."""
@@ -103,8 +105,8 @@ class TenantRoster(QObject):
         if not await self._flow.run(session):
             return False
         self._window.statusBar().clearMessage()
-        if session.pages is not None and name not in self._window._data:
-            self._window.add_tenant(name, session.pages, session.aggregates, session.search)
+        if session.ui_reader is not None and name not in self._window.ui_readers:
+            self._window.add_tenant(name, session.ui_reader, session.worker_reader, session.search_reader)
             self.tenant_added.emit(name)
         return True
 

@@ -23,7 +23,7 @@ from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.records import StateChange, state_line
 from tenant_events.tenant.sign_in import Opener
 from tenant_events.tenant.status import TRAY_STATE, tenant_status
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus, TrayState, sign_in_line
 
 log = logging.getLogger(__name__)
@@ -62,16 +62,16 @@ class TenantSession(QObject):
         return self.link.is_signed_in
 
     @property
-    def pages(self) -> ReaderPages | None:
-        return self.link.pages
+    def ui_reader(self) -> TenantReader | None:
+        return self.link.ui_reader
 
     @property
-    def aggregates(self) -> ReaderPages | None:
-        return self.link.aggregates
+    def worker_reader(self) -> TenantReader | None:
+        return self.link.worker_reader
 
     @property
-    def search(self) -> ReaderPages | None:
-        return self.link.search
+    def search_reader(self) -> TenantReader | None:
+        return self.link.search_reader
 
     async def restore(self) -> bool:
         """Start with the stored sign-in (no browser); False when there is none."""
@@ -108,7 +108,7 @@ class TenantSession(QObject):
         if notice is not None and notice.moved_to is not None and not self._told_moved:
             self._told_moved = True
             self.database_moved.emit(self.name, notice.message)
-        self.link.open_pages()  # the window's readers, now that the database exists
+        self.link.open_readers()  # the window's readers, now that the database exists
         secrets = self._delivery_secrets
         if secrets is not None and self._deliveries is None and self.link.rules is not None:
             self._deliveries = attach_deliveries(self.link, self.link.paths, lambda: secrets)
@@ -123,7 +123,7 @@ class TenantSession(QObject):
 
     def open_existing(self) -> bool:
         """Readers over an existing database even while signed out (old events stay browsable)."""
-        return self.link.open_pages()
+        return self.link.open_readers()
 
     def pause(self, paused: bool) -> None:
         self.paused = paused
@@ -171,7 +171,7 @@ class TenantSession(QObject):
     def _stored_cursor_age(self) -> float | None:
         """Before the stream has read its cursor, or while signed out: the stored one's age (one row), so
         "no cursor yet" is said only of a database that has none, not of one full of events."""
-        updated = self.pages.cursor().updated_at if self.pages is not None else None
+        updated = self.ui_reader.cursor().updated_at if self.ui_reader is not None else None
         return None if updated is None else max(0.0, time.time() - updated)
 
     def _on_commit(self, rows: CommittedRows) -> None:

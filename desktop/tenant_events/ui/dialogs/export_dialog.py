@@ -15,7 +15,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from tenant_events.tenant.records import EventFilter
-from tenant_events.view.filtered_export import ExportCancelled, ExportSource, export_view, format_for
+from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
+from tenant_events.view.tenant_reader import TenantReader
 
 log = logging.getLogger(__name__)
 SHOW_PROGRESS_FROM = 5000  # rows: smaller exports finish before a dialog would be worth showing
@@ -23,7 +24,7 @@ POLL_MS = 100
 
 
 class ExportHost(Protocol):
-    def export_source(self) -> tuple[str, ExportSource] | None: ...
+    def export_source(self) -> tuple[str, TenantReader] | None: ...
     def confirm(self, text: str) -> None: ...
     def keep_task(self, task: asyncio.Task[Any]) -> None: ...
 
@@ -88,10 +89,10 @@ class ViewExport(QObject):
                 self._cancel = True
             self.progress.setValue(min(self._done, self.progress.maximum()))
 
-    async def _run(self, source: ExportSource, flt: EventFilter, head: int, target: Path) -> None:
+    async def _run(self, reader: TenantReader, flt: EventFilter, head: int, target: Path) -> None:
         fmt = format_for(target)
         try:
-            count = await asyncio.to_thread(export_view, source, flt, head, target, fmt, self._progress)
+            count = await asyncio.to_thread(export_view, reader, flt, head, target, fmt, self._progress)
         except ExportCancelled:
             self._close_progress()
             self.host.confirm("Export cancelled: no file was written")

@@ -17,7 +17,7 @@ from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.update_diff_view import changes_html, diff_for
 from tenant_events.view import event_text
 from tenant_events.view.dashboard import dashboard_url
-from tenant_events.view.filtered_export import ExportSource
+from tenant_events.view.tenant_reader import TenantReader
 
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 
@@ -41,12 +41,12 @@ class EventActions:
 
     def show_detail(self, ev: StoredEvent | None) -> None:
         w, feed = self.w, self.w.feed
-        if ev is None or feed.tenant not in feed.pages:
+        if ev is None or feed.tenant not in feed.ui_readers:
             w.detail.show_event(None)
             return
-        pages = feed.pages[feed.tenant]
-        full = pages.get(ev.seq) or ev
-        diff = diff_for(pages, full)
+        reader = feed.ui_readers[feed.tenant]
+        full = reader.get(ev.seq) or ev
+        diff = diff_for(reader, full)
         named = w.model.names.text(full)  # the sentence with names once its page was described
         if diff is None:
             w.detail.show_event(full, self.dashboard_url_for(full), summary=named)
@@ -59,7 +59,7 @@ class EventActions:
     # -- RowMenuHost -----------------------------------------------------------------------------------------
     def full_event(self, seq: int) -> StoredEvent | None:
         feed = self.w.feed
-        return feed.pages[feed.tenant].get(seq) if feed.tenant in feed.pages else None
+        return feed.ui_readers[feed.tenant].get(seq) if feed.tenant in feed.ui_readers else None
 
     def dashboard_url_for(self, ev: StoredEvent) -> str | None:
         domain = self.domains.get(ev.tenant) or self.domains.get(self.w.feed.tenant or "")
@@ -83,10 +83,10 @@ class EventActions:
         self.w.exporter.ask(m.event_filter, m.head, m.event_rows)
 
     # -- ExportHost ------------------------------------------------------------------------------------------
-    def export_source(self) -> tuple[str, ExportSource] | None:
+    def export_source(self) -> tuple[str, TenantReader] | None:
         feed = self.w.feed
-        data = feed.shown_worker_pages()  # the worker reader: the export runs off the UI thread
-        return (feed.tenant, data) if data is not None and feed.tenant else None
+        reader = feed.shown_worker_reader()  # the export runs off the UI thread
+        return (feed.tenant, reader) if reader is not None and feed.tenant else None
 
     def keep_task(self, task: asyncio.Task[Any]) -> None:
         self.w.feed.keep_task(task)

@@ -25,7 +25,7 @@ from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel, count_new
 from tenant_events.ui.window.table.first_page import FirstPageReader, count_and_oldest
 from tenant_events.view import aggregates
-from tenant_events.view.aggregates import TenantData
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus
 from tenant_events.view.time_range import filter_span
 
@@ -65,9 +65,9 @@ class FeedController(QObject):
     def __init__(self, w: FeedWindow) -> None:
         super().__init__(w.window())
         self.w = w
-        self.pages: dict[str, TenantData] = {}  # tenant → its UI-thread reader
-        self.worker_pages: dict[str, TenantData] = {}  # tenant → its reader for worker threads
-        self.search_pages: dict[str, TenantData] = {}  # tenant → its reader for a query's first page
+        self.ui_readers: dict[str, TenantReader] = {}  # tenant → its UI-thread reader
+        self.worker_readers: dict[str, TenantReader] = {}  # tenant → its reader for worker threads
+        self.search_readers: dict[str, TenantReader] = {}  # tenant → its reader for a query's first page
         self.statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
         self.tasks = TaskSet()
@@ -82,53 +82,53 @@ class FeedController(QObject):
         self._aggregate_timer.timeout.connect(self.refresh_aggregates)
         w.model.count_needed.connect(lambda generation: self.spawn(self._count(generation)))
 
-    def shown_worker_pages(self) -> TenantData | None:
-        return self.worker_pages.get(self.tenant or "")
+    def shown_worker_reader(self) -> TenantReader | None:
+        return self.worker_readers.get(self.tenant or "")
 
-    def shown_search_pages(self) -> TenantData | None:
+    def shown_search_reader(self) -> TenantReader | None:
         """The reader of a query's first page: its own, so it never waits behind an aggregates pass."""
-        return self.search_pages.get(self.tenant or "")
+        return self.search_readers.get(self.tenant or "")
 
     # -- tenants -----------------------------------------------------------------------------------------
     def add_tenant(
         self,
         name: str,
-        data: TenantData,
-        aggregates: TenantData | None = None,
-        search: TenantData | None = None,
+        ui_reader: TenantReader,
+        worker_reader: TenantReader | None = None,
+        search_reader: TenantReader | None = None,
     ) -> None:
-        self.pages[name] = data
-        self.worker_pages[name] = aggregates or data
-        self.search_pages[name] = search or aggregates or data
-        self.w.filter_bar.set_tenants(list(self.pages), self.tenant or name)
-        self.w.columns.set_tenant_count(len(self.pages))
+        self.ui_readers[name] = ui_reader
+        self.worker_readers[name] = worker_reader or ui_reader
+        self.search_readers[name] = search_reader or worker_reader or ui_reader
+        self.w.filter_bar.set_tenants(list(self.ui_readers), self.tenant or name)
+        self.w.columns.set_tenant_count(len(self.ui_readers))
         if self.tenant is None:
             self.show_tenant(name)
 
     def remove_tenant(self, name: str) -> None:
-        self.pages.pop(name, None)
-        self.worker_pages.pop(name, None)
-        self.search_pages.pop(name, None)
+        self.ui_readers.pop(name, None)
+        self.worker_readers.pop(name, None)
+        self.search_readers.pop(name, None)
         self.statuses.pop(name, None)
         if self.tenant == name:
             self.w.first_page.cancel()  # its reader is being closed: a page still being read is not shown
             self.tenant = None
-            self.w.model.set_store(None)
-            rest = list(self.pages)
+            self.w.model.set_reader(None)
+            rest = list(self.ui_readers)
             if rest:
                 self.show_tenant(rest[0])
-        self.w.filter_bar.set_tenants(list(self.pages), self.tenant)
-        self.w.columns.set_tenant_count(len(self.pages))
+        self.w.filter_bar.set_tenants(list(self.ui_readers), self.tenant)
+        self.w.columns.set_tenant_count(len(self.ui_readers))
 
     def show_tenant(self, name: str) -> None:
-        if name not in self.pages or name == self.tenant:
+        if name not in self.ui_readers or name == self.tenant:
             return
         w = self.w
         self.tenant = name
-        w.filter_bar.set_tenants(list(self.pages), name)
+        w.filter_bar.set_tenants(list(self.ui_readers), name)
         flt = w.filter_bar.current()
         later = bool(flt.query) and has_loop()  # a query may scan the whole store: never on the UI thread
-        w.model.set_store(self.pages[name], flt, read=not later)
+        w.model.set_reader(self.ui_readers[name], flt, read=not later)
         w.detail.show_event(None)
         self._show_status()
         if not later:
@@ -180,28 +180,28 @@ class FeedController(QObject):
         self.tasks.keep(task)
 
     async def _count(self, generation: int) -> None:
-        data = self.shown_worker_pages()
-        if data is None:
+        reader = self.shown_worker_reader()
+        if reader is None:
             return
         model = self.w.model
         flt, head = model.event_filter, model.head
-        total, oldest = await asyncio.to_thread(count_and_oldest, data, flt, head)
+        total, oldest = await asyncio.to_thread(count_and_oldest, reader, flt, head)
         model.apply_total(generation, total, oldest)
         self.schedule_aggregates(now=True)
 
     async def _advance(self) -> None:
         """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
         model, tenant = self.w.model, self.tenant
-        data = self.shown_worker_pages()
-        if data is None:
+        reader = self.shown_worker_reader()
+        if reader is None:
             return
         gen, flt, head, rows = model.generation, model.event_filter, model.head, model.event_rows
 
         def work() -> tuple[int, int]:
-            new_head = data.head_seq()
+            new_head = reader.head_seq()
             if new_head <= head:
                 return head, 0
-            return new_head, count_new(data, flt, head, rows, new_head)
+            return new_head, count_new(reader, flt, head, rows, new_head)
 
         new_head, added = await asyncio.to_thread(work)
         current = model.generation == gen and model.head == head and self.tenant == tenant
@@ -228,20 +228,20 @@ class FeedController(QObject):
         await self.tasks.cancel()
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
-        data = self.worker_pages.get(tenant)
-        if data is None or not _loop_running():
+        reader = self.worker_readers.get(tenant)
+        if reader is None or not _loop_running():
             return  # no tenant, or a refresh that came due as the app's loop ended (quit): nothing to show
         w, model = self.w, self.w.model
         head, generation = model.head, model.generation
         every = 0 if model.has_anchors else PAGE
         started = time.perf_counter()
         try:
-            agg = await asyncio.to_thread(aggregates.compute, data, flt, head, every)
+            agg = await asyncio.to_thread(aggregates.compute, reader, flt, head, every)
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
         except Exception:
-            if self.worker_pages.get(tenant) is not data:
+            if self.worker_readers.get(tenant) is not reader:
                 return  # the tenant was removed (its reader closed) while this ran
             raise
         if tenant != self.tenant or flt != model.event_filter or w.first_page.busy:

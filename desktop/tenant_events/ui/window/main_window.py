@@ -38,7 +38,7 @@ from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
 from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.window_menus import build_menus
-from tenant_events.view.aggregates import TenantData
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus
 
 STACK_BELOW_PX = 1100  # narrower windows put the detail pane under the table, so the columns keep their width
@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         self.filter_bar.filter_changed.connect(self.apply_filter)
         self.filter_bar.tenant_changed.connect(self.show_tenant)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
-        self.first_page = first_page.attach(self, self.feed.shown_search_pages)
+        self.first_page = first_page.attach(self, self.feed.shown_search_reader)
         self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
         self._restore_layout()
 
@@ -142,8 +142,8 @@ class MainWindow(QMainWindow):
         self.feed.tenant = name
 
     @property
-    def _data(self) -> dict[str, TenantData]:
-        return self.feed.pages
+    def ui_readers(self) -> dict[str, TenantReader]:
+        return self.feed.ui_readers
 
     @property
     def _tasks(self) -> TaskSet:
@@ -152,11 +152,11 @@ class MainWindow(QMainWindow):
     def add_tenant(
         self,
         name: str,
-        data: TenantData,
-        aggregates: TenantData | None = None,
-        search: TenantData | None = None,
+        ui_reader: TenantReader,
+        worker_reader: TenantReader | None = None,
+        search_reader: TenantReader | None = None,
     ) -> None:
-        self.feed.add_tenant(name, data, aggregates, search)
+        self.feed.add_tenant(name, ui_reader, worker_reader, search_reader)
 
     def set_tenant_domain(self, name: str, domain: str) -> None:
         """The profile's domain, for "Open in dashboard" (view/dashboard.py decides if it has one)."""
@@ -223,7 +223,7 @@ class MainWindow(QMainWindow):
     def show_rejected(self) -> None:
         if self.tenant is None:
             return
-        dialog = RejectedDialog(self.tenant, self._data[self.tenant].rejected(), self)
+        dialog = RejectedDialog(self.tenant, self.ui_readers[self.tenant].rejected(), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 
 from tenant_events.tenant.records import EventFilter, StoredEvent
-from tenant_events.ui.window.table.event_table_model import EventPages, local_time
+from tenant_events.ui.window.table.event_table_model import local_time
 from tenant_events.view import event_text
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.update_diff import (
     Change,
     UpdateDiff,
@@ -42,7 +43,7 @@ SOURCE_TEXT = {
 }
 
 
-def diff_for(pages: EventPages, ev: StoredEvent) -> tuple[UpdateDiff, str] | None:
+def diff_for(reader: TenantReader, ev: StoredEvent) -> tuple[UpdateDiff, str] | None:
     """The update's changes and when the state it is compared with was stored ('' if not compared)."""
     if not is_update(ev.type):
         return None
@@ -56,8 +57,8 @@ def diff_for(pages: EventPages, ev: StoredEvent) -> tuple[UpdateDiff, str] | Non
     query = earlier_query(ev.type, data)
     if query is not None:
         flt = EventFilter(types=query.types, text=query.text)
-        for cand in pages.older(flt, ev.seq, CANDIDATES):
-            full = pages.get(cand.seq)
+        for cand in reader.older(flt, ev.seq, CANDIDATES):
+            full = reader.get(cand.seq)
             cand_data = event_text.data_of(full.raw if full else None)
             if full is not None and cand_data is not None and identity(full.type, cand_data) == query.key:
                 obj = cand_data.get("object")

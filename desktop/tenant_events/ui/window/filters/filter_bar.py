@@ -37,7 +37,7 @@ RANGES: tuple[tuple[str, timedelta | None], ...] = (
     ("Custom", None),
 )
 CUSTOM = len(RANGES) - 1
-ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/merged/)
+ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/all_tenants/)
 
 
 class FilterBar(QWidget):

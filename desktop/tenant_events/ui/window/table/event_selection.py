@@ -47,12 +47,12 @@ def reselect_detail(w: SelectingWindow) -> None:
 
 def select_event(w: SelectingWindow, tenant: str, seq: int) -> bool:
     w.bring_to_front()
-    if tenant and tenant in w.feed.pages:
+    if tenant and tenant in w.feed.ui_readers:
         w.show_tenant(tenant)
     shown = w.feed.tenant
     if seq <= 0 or shown is None:
         return False
-    ev = w.feed.pages[shown].get(seq)
+    ev = w.feed.ui_readers[shown].get(seq)
     if ev is None:
         return False
     pending = w.first_page.pending

@@ -20,27 +20,28 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
-from tenant_events.entities.page_names import NamedPages, PageNames
+from tenant_events.entities.page_names import PageNames
 from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
-from tenant_events.view.page_cache import MAX_PAGES, PAGE, EventPages, PageCache
+from tenant_events.view.page_cache import MAX_PAGES, PAGE, PageCache
+from tenant_events.view.tenant_reader import TenantReader
 
-__all__ = ["MAX_PAGES", "PAGE", "EventPages", "EventTableModel", "local_time", "utc_tooltip"]
+__all__ = ["MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
 
 ALL = EventFilter()
 Index = QModelIndex | QPersistentModelIndex
 
 
-def count_new(store: EventPages, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
+def count_new(reader: TenantReader, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
     """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
 
     Unfiltered: an index count of everything up to `new_head` minus the rows shown (seq has holes where
     duplicates were dropped, so seq arithmetic would be wrong); filtered: the new matching rows only.
     """
     if flt == ALL:
-        return store.count(flt, new_head) - rows
-    return store.count(flt, new_head, min_seq=head + 1)
+        return reader.count(flt, new_head) - rows
+    return reader.count(flt, new_head, min_seq=head + 1)
 
 
 class Col(IntEnum):
@@ -69,9 +70,9 @@ class EventTableModel(QAbstractTableModel):
     rows_arrived = Signal(int)  # how many new rows were inserted at the top
     count_needed = Signal(int)  # generation whose total is still to be counted (see reload)
 
-    def __init__(self, store: EventPages | None = None, parent: Any = None) -> None:
+    def __init__(self, reader: TenantReader | None = None, parent: Any = None) -> None:
         super().__init__(parent)
-        self._store = store
+        self._reader = reader
         self._filter = EventFilter()
         self._cache = PageCache()
         self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
@@ -107,9 +108,11 @@ class EventTableModel(QAbstractTableModel):
     def _pages(self) -> OrderedDict[int, list[StoredEvent]]:
         return self._cache.pages
 
-    def set_store(self, store: EventPages | None, flt: EventFilter | None = None, read: bool = True) -> None:
-        self._store = store
-        self.names.clear(store.directory() if isinstance(store, NamedPages) else None)
+    def set_reader(
+        self, reader: TenantReader | None, flt: EventFilter | None = None, read: bool = True
+    ) -> None:
+        self._reader = reader
+        self.names.clear(reader.directory() if reader is not None else None)
         self._filter = self._filter if flt is None else flt
         if read:
             self.reload()
@@ -122,15 +125,15 @@ class EventTableModel(QAbstractTableModel):
             self.reload(count_later)
 
     def reload(self, count_later: bool = False) -> None:
-        """Full reset: new filter or store (CONTRIBUTING.md "Style": reset only on full reload).
+        """Full reset: new filter or reader (CONTRIBUTING.md "Style": reset only on full reload).
 
         `count_later`: show the first page at once and leave the total to `apply_total` (the caller counts on
         a worker thread; counting a million matches takes far longer than finding the newest 256).
         """
-        head = 0 if self._store is None else self._store.head_seq()
+        head = 0 if self._reader is None else self._reader.head_seq()
         first = None
-        if self._store is not None and count_later:
-            first = self._store.page(self._filter, head, 0, PAGE)
+        if self._reader is not None and count_later:
+            first = self._reader.page(self._filter, head, 0, PAGE)
         self._reset(head, first)
 
     def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent]) -> None:
@@ -146,15 +149,15 @@ class EventTableModel(QAbstractTableModel):
         self._gaps = []
         self.generation += 1
         cache.counting = False
-        cache.reset(self._store, self._filter, head)
-        if self._store is None:
+        cache.reset(self._reader, self._filter, head)
+        if self._reader is None:
             cache.rows = 0
         elif first is not None:
             cache.pages[0], cache.rows = first, len(first)
             self.names.page_read(first)  # a page read elsewhere (a query's, on a worker) gets its names too
             cache.counting = len(first) == PAGE
         else:
-            cache.rows = self._store.count(self._filter, cache.head)
+            cache.rows = self._reader.count(self._filter, cache.head)
         self._added_at[cache.head] = 0
         self.endResetModel()
         if self.counting:
@@ -176,13 +179,13 @@ class EventTableModel(QAbstractTableModel):
     def advance_head(self) -> int:
         """Synchronously insert the events stored since the last call at the top (rare paths; the live path
         counts on a worker thread and calls `apply_advance`)."""
-        if self._store is None:
+        if self._reader is None:
             return 0
-        new_head = self._store.head_seq()
+        new_head = self._reader.head_seq()
         if new_head <= self.head:
             return 0
         return self.apply_advance(
-            new_head, count_new(self._store, self._filter, self.head, self._rows, new_head)
+            new_head, count_new(self._reader, self._filter, self.head, self._rows, new_head)
         )
 
     def apply_advance(self, new_head: int, added: int) -> int:
@@ -303,9 +306,9 @@ class EventTableModel(QAbstractTableModel):
 
     def row_of_seq(self, seq: int) -> int | None:
         """The row showing event `seq` under the current filter, or None if it is filtered out."""
-        if self._store is None or seq > self.head:
+        if self._reader is None or seq > self.head:
             return None
-        newer = self._store.count(self._filter, self.head, min_seq=seq + 1)
+        newer = self._reader.count(self._filter, self.head, min_seq=seq + 1)
         if newer < self._rows:
             self._cache.place(newer, seq)  # the count is exact: so must the page at that row be
         ev = self._event_at(newer)

@@ -23,24 +23,24 @@ from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
-from tenant_events.view.page_cache import EventPages
+from tenant_events.view.tenant_reader import TenantReader
 
 SEARCHING = "Searching…"
 
 
-def read_first_page(data: EventPages, flt: EventFilter) -> tuple[int, list[StoredEvent]]:
+def read_first_page(reader: TenantReader, flt: EventFilter) -> tuple[int, list[StoredEvent]]:
     """On the worker: the snapshot's head and its first page."""
-    head = data.head_seq()
-    return head, data.page(flt, head, 0, PAGE)
+    head = reader.head_seq()
+    return head, reader.page(flt, head, 0, PAGE)
 
 
-def count_and_oldest(data: EventPages, flt: EventFilter, head: int) -> tuple[int, int]:
+def count_and_oldest(reader: TenantReader, flt: EventFilter, head: int) -> tuple[int, int]:
     """On the worker, after a filter change: the total, and the oldest matching seq (0: none). A jump down the
     scrollbar before the page keys arrive estimates from the oldest match; looking it up can take as long as a
     full scan (a time range: ~0.7 s on 1M events, the scan starts at the oldest row), so never on the UI
     thread."""
-    total = data.count(flt, head)
-    oldest = data.newer(flt, 0, head, 1) if total else []
+    total = reader.count(flt, head)
+    oldest = reader.newer(flt, 0, head, 1) if total else []
     return total, oldest[0].seq if oldest else 0
 
 
@@ -49,11 +49,14 @@ class FirstPageReader(QObject):
     applied = Signal()  # the model shows the newest request's first page
 
     def __init__(
-        self, model: EventTableModel, data: Callable[[], EventPages | None], parent: QObject | None = None
+        self,
+        model: EventTableModel,
+        search_reader: Callable[[], TenantReader | None],
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._model = model
-        self._data = data  # the current tenant's worker-side reader (the window's aggregates reader)
+        self._search_reader = search_reader  # the current tenant's reader for a query's first page
         self._request = 0
         self.pending: EventFilter | None = None
         self._tasks = TaskSet()
@@ -64,12 +67,12 @@ class FirstPageReader(QObject):
 
     def start(self, flt: EventFilter) -> bool:
         """Read `flt`'s first page on a worker; False when there is no tenant to read (apply it directly)."""
-        data = self._data()
-        if data is None:
+        reader = self._search_reader()
+        if reader is None:
             return False
         self._request += 1
         was_busy, self.pending = self.busy, flt
-        self._tasks.spawn(self._read(self._request, data, flt))
+        self._tasks.spawn(self._read(self._request, reader, flt))
         if not was_busy:
             self.busy_changed.emit(True)
         return True
@@ -93,9 +96,9 @@ class FirstPageReader(QObject):
         """Until the pending request (if any) is applied or dropped."""
         await self._tasks.wait()
 
-    async def _read(self, request: int, data: EventPages, flt: EventFilter) -> None:
+    async def _read(self, request: int, reader: TenantReader, flt: EventFilter) -> None:
         try:
-            head, first = await asyncio.to_thread(read_first_page, data, flt)
+            head, first = await asyncio.to_thread(read_first_page, reader, flt)
         except BaseException:
             if (
                 request == self._request
@@ -125,11 +128,11 @@ class Window(Protocol):
     def schedule_aggregates(self, now: bool = False) -> None: ...
 
 
-def attach(w: Window, data: Callable[[], EventPages | None]) -> FirstPageReader:
-    """The window's reader of first pages (`data`: the current tenant's worker-side reader): its busy state
+def attach(w: Window, search_reader: Callable[[], TenantReader | None]) -> FirstPageReader:
+    """The window's reader of first pages (`search_reader`: the current tenant's, for a query): its busy state
     ("Searching…", a busy cursor over the table), and the aggregates once a first page is shown (when it is
     the whole result; else after the count)."""
-    reader = FirstPageReader(w.model, data)
+    reader = FirstPageReader(w.model, search_reader)
 
     def busy(on: bool) -> None:
         if on:

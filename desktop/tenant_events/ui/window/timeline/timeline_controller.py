@@ -31,7 +31,7 @@ from tenant_events.ui.window.table.row_menu import RowMenu
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
 from tenant_events.ui.window.timeline.timeline_pane import TimelinePane
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 
 
 class TimelineHost(Protocol):
@@ -46,7 +46,7 @@ class TimelineHost(Protocol):
     @property
     def tenant(self) -> str | None: ...
     @property
-    def _data(self) -> Mapping[str, object]: ...
+    def ui_readers(self) -> Mapping[str, object]: ...
     @property
     def _tasks(self) -> TaskSet: ...
     def select_event(self, tenant: str, seq: int) -> bool: ...
@@ -217,7 +217,7 @@ class TimelineController(QObject):
         self.w.select_event(tenant, seq)
 
     def _stores(self) -> dict[str, Any]:
-        return {name: data.path for name, data in self.w._data.items() if isinstance(data, ReaderPages)}
+        return {name: r.path for name, r in self.w.ui_readers.items() if isinstance(r, TenantReader)}
 
     def _source(self) -> TimelineSource:
         stores = self._stores()
@@ -237,7 +237,7 @@ class TimelineController(QObject):
             self.w.splitter.setSizes([sum(sizes) * 11 // 20, sum(sizes) * 9 // 20])
             side = self.side.sizes()  # and the timeline most of the side
             self.side.setSizes([sum(side) * 3 // 5, sum(side) * 2 // 5])
-        self.pane.table.setColumnHidden(TimelineCol.TENANT, len(self.w._data) < 2)
+        self.pane.table.setColumnHidden(TimelineCol.TENANT, len(self.w.ui_readers) < 2)
         self.pane.show_loading(str(spec))
         self._generation += 1
         self._spawn(self._load(spec, self._generation))

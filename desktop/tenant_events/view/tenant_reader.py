@@ -1,6 +1,7 @@
-"""Adapts the store's `EventReader` to the table model's `EventPages` (a snapshot bounded by `head`).
+"""One tenant's database as the window reads it: the store's `EventReader` as a snapshot bounded by `head`.
 
-The reader pages newest-first over everything stored; the model wants a stable snapshot `seq <= head` so row
+The window holds three per tenant, each on its own connection (tenant/link.py): the UI thread's, the worker
+threads' (aggregates, counts, export) and a query's first page's. The reader pages newest-first over everything stored; the model wants a stable snapshot `seq <= head` so row
 numbers do not move under the user between two `advance_head()` calls. Rows stored after `head` (the writer
 commits on its own thread) are counted and skipped here.
 """
@@ -16,8 +17,8 @@ from tenant_events.store.records import CursorState, EventFilter, StoredEvent, S
 ALL = EventFilter()
 
 
-class ReaderPages:
-    """`EventPages` over one tenant's `EventReader`."""
+class TenantReader:
+    """The reads the table, its aggregates, the export and the detail pane need, over one `EventReader`."""
 
     def __init__(self, reader: EventReader) -> None:
         self.reader = reader

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.entity_events import T0, envelope_row
 from tenant_events.store import Batch, EventFilter, StoreWriter
-from tenant_events.store.merged import MergedKey, MergedReader
+from tenant_events.store.all_tenants import AllTenantsKey, AllTenantsReader
 from tenant_events.store.time_pager import FEW_MATCHES, FEW_ROWS
 
 TYPES = ("user.created", "user.updated", "organization.created", "group.member.added")
@@ -46,7 +46,7 @@ def _rows(tenant_index: int, n: int, rng: random.Random):
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
     rng = random.Random(7)
-    root = tmp_path_factory.mktemp("merged")
+    root = tmp_path_factory.mktemp("all-tenants")
     paths, expected = {}, []
     for index, tenant in enumerate(("globex", "acme", "initech")):  # not in name order on purpose
         path = root / f"{tenant}.sqlite3"
@@ -79,7 +79,7 @@ def _expected(expected, keep):
 @pytest.mark.parametrize("limit", [1, 7, 200, 2000])
 def test_pages_newest_first_across_stores_in_one_order(stores, limit):
     paths, expected = stores
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         got = _walk_back(reader, EventFilter(), limit)
         assert [(e.time_ms, e.tenant, e.event.seq) for e in got] == _expected(expected, lambda r: True)
         assert [e.event.event_id for e in got[:3]] == [x[3].event_id for x in expected[:3]]
@@ -98,13 +98,13 @@ def test_a_position_between_rows_of_one_millisecond_is_exact(stores):
     ms = next(
         x[0] for i, x in enumerate(expected) if i and expected[i - 1][0] == x[0]
     )  # a shared millisecond
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         for tenant in ("acme", "globex", "initech", "zzz", ""):
-            key = MergedKey(ms, tenant, 5)
+            key = AllTenantsKey(ms, tenant, 5)
             page = reader.page_before(EventFilter(), key, 50)
             assert [e.key for e in page] == sorted(
                 (
-                    MergedKey(m, t, s)
+                    AllTenantsKey(m, t, s)
                     for m, t, s, _ in expected
                     if (m, t, s) < (key.time_ms, key.tenant, key.seq)
                 ),
@@ -126,7 +126,7 @@ def test_a_position_between_rows_of_one_millisecond_is_exact(stores):
 )  # fmt: skip
 def test_filters_are_the_single_stores_filters(stores, flt, keep):
     paths, expected = stores
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         got = _walk_back(reader, flt, 13)
         assert [(e.time_ms, e.tenant, e.event.seq) for e in got] == _expected(expected, keep)
         assert reader.count(flt) == len(got)
@@ -140,14 +140,14 @@ def test_each_plan_gives_the_same_pages(stores, flt, monkeypatch):
     """Few matches: the type index or the full-text matches, sorted by time. Many: a walk of the time index (for
     text in chunks checked against the full-text index)."""
     paths, _expected = stores
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         few = _walk_back(reader, flt, 25)
         few_forward = reader.page_after(flt, few[-1].key, 1000)
     monkeypatch.setattr("tenant_events.store.time_pager.FEW_ROWS", 1)
     monkeypatch.setattr("tenant_events.store.time_pager.FEW_MATCHES", 1)
     monkeypatch.setattr("tenant_events.store.time_pager.CHUNK", 7)
     monkeypatch.setattr("tenant_events.store.time_pager._RUN_GAP", 2)
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         many = _walk_back(reader, flt, 25)
         many_forward = reader.page_after(flt, many[-1].key, 1000)
     assert FEW_ROWS > 1 and FEW_MATCHES > 1 and few == many and few_forward == many_forward
@@ -155,7 +155,7 @@ def test_each_plan_gives_the_same_pages(stores, flt, monkeypatch):
 
 
 def reader_count(paths, flt):
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         return reader.count(flt)
 
 
@@ -169,7 +169,7 @@ def test_a_common_word_is_found_in_the_rows_the_indexer_has_not_reached(tmp_path
     writer.close()
     monkeypatch.setattr("tenant_events.store.time_pager.FEW_MATCHES", 1)
     monkeypatch.setattr("tenant_events.store.time_pager.CHUNK", 9)
-    with MergedReader({"zeta": late}) as reader:
+    with AllTenantsReader({"zeta": late}) as reader:
         got = [
             e.event.seq for e in _walk_back(reader, EventFilter(text="t9"), 5)
         ]  # this store's email domain
@@ -179,7 +179,7 @@ def test_a_common_word_is_found_in_the_rows_the_indexer_has_not_reached(tmp_path
 
 def test_counts_and_histogram_add_up(stores):
     paths, expected = stores
-    with MergedReader(paths) as reader:
+    with AllTenantsReader(paths) as reader:
         by_type = reader.counts_by_type()
         assert sum(by_type.values()) == len(expected)
         assert by_type["organization.created"] == sum(

@@ -1,6 +1,6 @@
 """The "All tenants" table: every tenant's events by event time, newest first, a page at a time as it scrolls.
 
-Rows come from entities/merged_pages.py, read on a worker: `fetchMore` only asks (`more_wanted`) and the
+Rows come from entities/all_tenants_pages.py, read on a worker: `fetchMore` only asks (`more_wanted`) and the
 controller appends what it read; live arrivals are put on top with one insert. Same columns as the per-tenant
 table; the Tenant column shows the tenant's colour chip and the store's name (the profile), not the envelope's.
 """
@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QPixmap
 
-from tenant_events.entities.merged_pages import MergedRow
+from tenant_events.entities.all_tenants_pages import AllTenantsRow
 from tenant_events.entities.page_names import mention_lines
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_chip, tenant_color
 from tenant_events.ui.window.paged_rows import Index, PagedRowsModel
@@ -29,7 +29,7 @@ from tenant_events.ui.window.table.event_table_model import (
 TENANT_ROLE = Qt.ItemDataRole.UserRole + 4
 
 
-class MergedTableModel(PagedRowsModel[MergedRow]):
+class AllTenantsTableModel(PagedRowsModel[AllTenantsRow]):
     COLUMNS = len(Col)
 
     def __init__(self, parent: Any = None) -> None:
@@ -38,7 +38,7 @@ class MergedTableModel(PagedRowsModel[MergedRow]):
         self._bold.setBold(True)
         self._chips: dict[tuple[str, str], QPixmap] = {}
 
-    def prepend(self, rows: list[MergedRow]) -> None:
+    def prepend(self, rows: list[AllTenantsRow]) -> None:
         """Newer rows (newest first) go on top in one insert; the selection keeps its row's identity."""
         if rows:
             self.beginInsertRows(QModelIndex(), 0, len(rows) - 1)
@@ -64,7 +64,7 @@ class MergedTableModel(PagedRowsModel[MergedRow]):
             chip = self._chips[key] = tenant_chip(tenant)
         return chip
 
-    def _text(self, item: MergedRow, col: Col) -> str:
+    def _text(self, item: AllTenantsRow, col: Col) -> str:
         ev = item.event
         if col == Col.TIME:
             return local_time(ev.time)

@@ -23,8 +23,8 @@ from tenant_events.store.time_pager import MAX_SEQ, TimePager
 
 
 @dataclass(frozen=True, slots=True, order=True)
-class MergedKey:
-    """A position in the merged order: event time (unix ms), tenant, stored seq."""
+class AllTenantsKey:
+    """A position in the all-tenants order: event time (unix ms), tenant, stored seq."""
 
     time_ms: int
     tenant: str
@@ -32,24 +32,24 @@ class MergedKey:
 
 
 @dataclass(frozen=True, slots=True)
-class MergedEvent:
+class AllTenantsEvent:
     tenant: str
     time_ms: int
     event: StoredEvent
 
     @property
-    def key(self) -> MergedKey:
-        return MergedKey(self.time_ms, self.tenant, self.event.seq)
+    def key(self) -> AllTenantsKey:
+        return AllTenantsKey(self.time_ms, self.tenant, self.event.seq)
 
 
 class _Pager:
-    """One store's side of the merge: its rows before or after a merged position."""
+    """One store's side of the merge: its rows before or after an all-tenants position."""
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
         self.pager = TimePager(tenant, path)
 
-    def _position(self, key: MergedKey) -> tuple[int, int]:
+    def _position(self, key: AllTenantsKey) -> tuple[int, int]:
         """The key as this store's (time_ms, seq) bound. Inside the key's millisecond every row of a tenant ordered
         before the key's is below it, and of one ordered after, above it: seq bound MAX_SEQ or 0 serves both
         directions (`seq < bound` going newest first, `seq > bound` going oldest first)."""
@@ -58,15 +58,15 @@ class _Pager:
         return key.time_ms, (MAX_SEQ if self.tenant < key.tenant else 0)
 
     def page(
-        self, f: EventFilter, key: MergedKey | None, limit: int, newest_first: bool
-    ) -> list[MergedEvent]:
+        self, f: EventFilter, key: AllTenantsKey | None, limit: int, newest_first: bool
+    ) -> list[AllTenantsEvent]:
         position = None if key is None else self._position(key)
         return [
-            MergedEvent(self.tenant, ms, e) for ms, e in self.pager.page(f, position, limit, newest_first)
+            AllTenantsEvent(self.tenant, ms, e) for ms, e in self.pager.page(f, position, limit, newest_first)
         ]
 
 
-class MergedReader:
+class AllTenantsReader:
     """Pages, counts and histograms over several tenant databases (`{tenant: path}`); close when done."""
 
     def __init__(self, stores: Mapping[str, Path]) -> None:
@@ -88,7 +88,7 @@ class MergedReader:
         self._pagers.clear()
         self.readers.clear()
 
-    def __enter__(self) -> MergedReader:
+    def __enter__(self) -> AllTenantsReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -99,13 +99,13 @@ class MergedReader:
         return [p.tenant for p in self._pagers]
 
     def page_before(
-        self, f: EventFilter, before: MergedKey | None = None, limit: int = 200
-    ) -> list[MergedEvent]:
+        self, f: EventFilter, before: AllTenantsKey | None = None, limit: int = 200
+    ) -> list[AllTenantsEvent]:
         """Up to `limit` matching events older than `before` (None: the newest), newest first."""
         runs = [pager.page(f, before, limit, newest_first=True) for pager in self._pagers]
         return list(islice(heapq.merge(*runs, key=lambda e: e.key, reverse=True), limit))
 
-    def page_after(self, f: EventFilter, after: MergedKey, limit: int = 200) -> list[MergedEvent]:
+    def page_after(self, f: EventFilter, after: AllTenantsKey, limit: int = 200) -> list[AllTenantsEvent]:
         """Up to `limit` matching events newer than `after`, oldest first (scrolling back up, live appends)."""
         runs = [pager.page(f, after, limit, newest_first=False) for pager in self._pagers]
         return list(islice(heapq.merge(*runs, key=lambda e: e.key), limit))
@@ -135,10 +135,10 @@ class MergedReader:
         return sorted(buckets.items())
 
 
-def open_merged(stores: Mapping[str, Path]) -> MergedReader:
-    """A merged reader; a store that cannot be read raises StorageError naming it."""
+def open_all_tenants(stores: Mapping[str, Path]) -> AllTenantsReader:
+    """An all-tenants reader; a store that cannot be read raises StorageError naming it."""
     try:
-        return MergedReader(stores)
+        return AllTenantsReader(stores)
     except sqlite3.OperationalError as exc:
         from tenant_events.errors import StorageError
 

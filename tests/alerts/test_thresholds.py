@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tenant_events.alerts.windows import BurstWindow, Outcome
+from tenant_events.alerts.thresholds import BurstWindow, Outcome
 from tenant_events.store import EvalRow
 
 

@@ -1,8 +1,8 @@
-"""The app's one error sink: uncaught exceptions and user-fixable errors become `Notice`s (Qt-free).
+"""The app's one error sink: uncaught exceptions and user-fixable errors become `Problem`s (Qt-free).
 
 sys.excepthook (which qasync's asyncSlot uses), threading.excepthook and the asyncio loop's exception handler
-all feed `NoticeSink.report`; the UI subscribes and renders (CONTRIBUTING.md "Style"). Repeats of the same notice within
-`throttle_s` are dropped, not shown again, so a failing timer cannot flood the user.
+all feed `ProblemSink.report`; the UI subscribes and renders (CONTRIBUTING.md "Style"). Repeats of the same problem
+within `throttle_s` are dropped, not shown again, so a failing timer cannot flood the user.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Notice:
+class Problem:
     """Something the user should see: `details` holds a traceback for bugs, empty for fixable errors."""
 
     level: str  # "error" | "warning" | "info"
@@ -35,48 +35,48 @@ class Notice:
     created: float = field(default_factory=time.time)
 
 
-Subscriber = Callable[[Notice], None]
+Subscriber = Callable[[Problem], None]
 
 
-class NoticeSink:
-    """Collects notices, throttles repeats and hands them to subscribers (the UI)."""
+class ProblemSink:
+    """Collects problems, throttles repeats and hands them to subscribers (the UI)."""
 
     def __init__(self, throttle_s: float = 10.0) -> None:
         self._subscribers: list[Subscriber] = []
         self._last_seen: dict[tuple[str, str], float] = {}
         self.throttle_s = throttle_s
-        self.history: list[Notice] = []
+        self.history: list[Problem] = []
 
     def subscribe(self, fn: Subscriber) -> None:
         self._subscribers.append(fn)
 
-    def report(self, notice: Notice) -> None:
-        key = (notice.title, notice.text)
+    def report(self, problem: Problem) -> None:
+        key = (problem.title, problem.text)
         now = time.monotonic()
         last = self._last_seen.get(key)
         self._last_seen[key] = now
         if last is not None and now - last < self.throttle_s:
             return
-        self.history.append(notice)
+        self.history.append(problem)
         del self.history[:-200]
         for fn in list(self._subscribers):
             try:
-                fn(notice)
+                fn(problem)
             except Exception:  # a broken subscriber must not silence the sink
-                log.exception("notice subscriber failed")
+                log.exception("problem subscriber failed")
 
     def report_exception(self, exc: BaseException, context: str = "") -> None:
         if isinstance(exc, UserFixableError):
             log.warning("%s%s", f"{context}: " if context else "", exc)
-            self.report(Notice("warning", redact(exc.message), redact(exc.hint)))
+            self.report(Problem("warning", redact(exc.message), redact(exc.hint)))
             return
         # The crash report is shown with a copy button and pasted into bug reports: mask tokens as the log does.
         tb = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         log.error("unexpected error%s\n%s", f" in {context}" if context else "", tb)
-        self.report(Notice("error", "Something went wrong", redact(f"{type(exc).__name__}: {exc}"), tb))
+        self.report(Problem("error", "Something went wrong", redact(f"{type(exc).__name__}: {exc}"), tb))
 
 
-def install_hooks(sink: NoticeSink, loop: asyncio.AbstractEventLoop | None = None) -> Callable[[], None]:
+def install_hooks(sink: ProblemSink, loop: asyncio.AbstractEventLoop | None = None) -> Callable[[], None]:
     """Route sys/threading excepthooks and the loop handler into `sink`; returns a function undoing it."""
     old_sys, old_thread = sys.excepthook, threading.excepthook
 

@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
     QTableView,
 )
 
-from tenant_events.entities.merged_pages import MergedPages, MergedRow
+from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
 from tenant_events.entities.sentences import Mention
-from tenant_events.tenant.records import EventFilter, MergedReader
+from tenant_events.tenant.records import AllTenantsReader, EventFilter
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
-from tenant_events.ui.window.merged.merged_model import MergedTableModel
 from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
@@ -39,7 +39,7 @@ from tenant_events.ui.window.timeline.timeline_controller import TimelineControl
 from tenant_events.view import event_text
 from tenant_events.view.aggregates import bucket_for
 from tenant_events.view.dashboard import dashboard_url
-from tenant_events.view.reader_pages import ReaderPages
+from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.time_range import filter_span
 
 PAGE: Final = 200
@@ -48,7 +48,7 @@ LIVE_MS: Final = 500
 AGGREGATE_MS: Final = 2000
 
 
-class MergedHost(Protocol):
+class AllTenantsHost(Protocol):
     """What the controller uses of the main window."""
 
     table: QTableView
@@ -64,7 +64,7 @@ class MergedHost(Protocol):
     def tenant_shown(self) -> SignalInstance: ...
 
     @property
-    def _data(self) -> Any: ...
+    def ui_readers(self) -> Any: ...
     @property
     def _tasks(self) -> TaskSet: ...
     @property
@@ -73,7 +73,7 @@ class MergedHost(Protocol):
     def show_tenant(self, name: str) -> None: ...
 
 
-def merged_aggregates(reader: MergedReader, f: EventFilter) -> tuple[dict[str, int], list[Any], int]:
+def all_tenants_aggregates(reader: AllTenantsReader, f: EventFilter) -> tuple[dict[str, int], list[Any], int]:
     """Counts per type and the histogram over every store (blocking), bucketed as the per-tenant view does."""
     counts = reader.counts_by_type(f)
     span = filter_span(f)
@@ -86,16 +86,16 @@ def merged_aggregates(reader: MergedReader, f: EventFilter) -> tuple[dict[str, i
     return counts, buckets, size
 
 
-class MergedController(QObject):
-    def __init__(self, window: MergedHost, timelines: TimelineController) -> None:
+class AllTenantsController(QObject):
+    def __init__(self, window: AllTenantsHost, timelines: TimelineController) -> None:
         super().__init__()
         self.w = window
         self.timelines = timelines
         self.active = False
-        self.pages: MergedPages | None = None
+        self.pages: AllTenantsPages | None = None
         self.filter = EventFilter()
         self._generation = 0
-        self.model = MergedTableModel(self)
+        self.model = AllTenantsTableModel(self)
         self.view = self._make_view()
         self.stack = QStackedWidget()
         window.splitter.replaceWidget(window.splitter.indexOf(window.table), self.stack)
@@ -161,7 +161,7 @@ class MergedController(QObject):
 
     # -- entering and leaving -------------------------------------------------------------------------------
     def stores(self) -> dict[str, Path]:
-        return {name: data.path for name, data in self.w._data.items() if isinstance(data, ReaderPages)}
+        return {name: r.path for name, r in self.w.ui_readers.items() if isinstance(r, TenantReader)}
 
     def _tenant_chosen(self, name: str) -> None:
         if name == ALL_TENANTS:
@@ -173,7 +173,7 @@ class MergedController(QObject):
         w = self.w
         self.active = True
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
-        w.model.set_store(None)
+        w.model.set_reader(None)
         w.detail.show_event(None)
         self.timelines.show_names(None, None)
         self.stack.setCurrentWidget(self.view)
@@ -191,8 +191,8 @@ class MergedController(QObject):
             return
         if len(self.stores()) < 2:  # "All tenants" needs two: show the one left
             self.leave()
-            if self.w._data:
-                self.w.show_tenant(next(iter(self.w._data)))
+            if self.w.ui_readers:
+                self.w.show_tenant(next(iter(self.w.ui_readers)))
         elif self.pages is None or self.pages.stores != self.stores():
             self.reload()
 
@@ -205,11 +205,11 @@ class MergedController(QObject):
             self._live.start()
 
     # -- reading ----------------------------------------------------------------------------------------------
-    def _pages(self) -> MergedPages:
+    def _pages(self) -> AllTenantsPages:
         stores = self.stores()
         if self.pages is None or self.pages.stores != stores:
             self.close()
-            self.pages = MergedPages(stores)
+            self.pages = AllTenantsPages(stores)
         return self.pages
 
     def reload(self) -> None:
@@ -252,7 +252,9 @@ class MergedController(QObject):
     async def _aggregates(self, generation: int) -> None:
         if self.pages is None:
             return
-        counts, buckets, size = await asyncio.to_thread(merged_aggregates, self.pages.reader, self.filter)
+        counts, buckets, size = await asyncio.to_thread(
+            all_tenants_aggregates, self.pages.reader, self.filter
+        )
         if generation == self._generation:
             self.w.filter_bar.set_counts(sum(counts.values()), counts)
             self.w.histogram.set_data(buckets, size, filter_span(self.filter))
@@ -285,7 +287,7 @@ class MergedController(QObject):
         if row is not None:
             self.menu_for(row).popup(self.view.viewport().mapToGlobal(pos))
 
-    def menu_for(self, row: MergedRow) -> QMenu:
+    def menu_for(self, row: AllTenantsRow) -> QMenu:
         menu = QMenu(self.view)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addAction(
