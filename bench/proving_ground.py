@@ -246,6 +246,20 @@ def restart(work: Path, rounds: int) -> Row:
         sim.stop()
 
 
+def _settled_fds(proc: psutil.Process, db: Path, quiet: float = 1.0, limit: float = 30.0) -> int:
+    """The stream's open fds once its database connections (writer, readers, indexer) stop changing for `quiet`
+    seconds: the baseline a leak is measured from (sockets come and go with every rotation)."""
+    seen, since, deadline = -1, time.monotonic(), time.monotonic() + limit
+    while time.monotonic() < deadline:
+        now = sum(f.path == str(db) for f in proc.open_files())
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+        time.sleep(0.1)
+    return proc.num_fds()
+
+
 def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = False,
          memory_log: Path | None = None) -> Row:  # fmt: skip
     """A day of the real service compressed into `seconds` (or `day_fraction` of a day for --quick)."""
@@ -264,7 +278,8 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
         while cli.connected is None and cli.proc.poll() is None and time.monotonic() - cli.started < 30:
             time.sleep(0.05)  # fds and RSS "at the start" are those of a running stream, database open
         time.sleep(min(5.0, seconds / 10))
-        fd0, start, rss0 = me.num_fds(), time.monotonic() - cli.started, me.memory_info().rss / 2**20
+        fd0 = _settled_fds(me, db)  # a busy machine opens the readers and the indexer's connection later
+        start, rss0 = time.monotonic() - cli.started, me.memory_info().rss / 2**20
         pending: list[tuple[float, int]] = []
         end, next_drop, next_sample = time.monotonic() + seconds, 0.0, 0.0
         drop_every = seconds / (48 * day_fraction)
