@@ -168,7 +168,7 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
 
 def test_a_failing_fixture_is_named_beside_the_history_test():
     from tenant_events.alerts.fixtures import FixtureResult
-    from tenant_events.ui.dialogs.rules_page import fixtures_text
+    from tenant_events.ui.alerts.rules_page import fixtures_text
 
     ok = FixtureResult("mine", "the CEO deleted", "fires", 1)
     bad = FixtureResult("mine", "someone else deleted", "quiet", 2)
