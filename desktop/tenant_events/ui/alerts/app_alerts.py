@@ -34,11 +34,11 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.tenant.records import AlertInbox, StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
+from tenant_events.ui.alerts.alert_notes import AlertNotes
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
 from tenant_events.ui.app.tenant_session import TenantSession
-from tenant_events.ui.notifications.alert_notes import AlertNotes
-from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
