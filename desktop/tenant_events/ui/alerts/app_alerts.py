@@ -6,7 +6,7 @@ the window (and, through `entries_changed` / `mute_changed`, on the tray: ui/app
     notification / tray entry clicked ─▶ open_inbox(tenant, alert id)
 
 The rules run in each tenant's link, once; this only hands new rules to the links (`set_alert_rules`). The app's
-notification choices (ui/app/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
+notification choices (ui/alerts/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
 removed here.
 """
 
