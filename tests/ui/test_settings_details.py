@@ -12,8 +12,8 @@ from helpers.shots import shot
 from tenant_events.alert_settings import AlertSettings, WorkingHours
 from tenant_events.alerts.history import RuleTrial
 from tenant_events.settings import Settings
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
