@@ -91,7 +91,7 @@ def test_a_signed_out_tenant_with_stored_events_shows_its_cursor_age_not_no_curs
     from tenant_events.paths import AppPaths
     from tenant_events.tenant.link import TenantLink
     from tenant_events.tenant.sources import of_profile
-    from tenant_events.ui.app.tenant_session import TenantSession
+    from tenant_events.ui.tenant_session import TenantSession
 
     def session_of(profile):
         return TenantSession(TenantLink(profile.name, paths, of_profile(profile, MemorySecretStore())))

@@ -38,7 +38,7 @@ from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
-from tenant_events.ui.app.tenant_session import TenantSession
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)

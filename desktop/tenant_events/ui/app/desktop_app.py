@@ -42,13 +42,13 @@ from tenant_events.ui.app.first_run import DEMO_TENANT, FirstRun
 from tenant_events.ui.app.hub_session import HubSession
 from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_roster import TenantRoster
-from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.app.tray_wiring import TrayWiring
 from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
