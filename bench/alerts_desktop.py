@@ -80,8 +80,8 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
     from tenant_events.stream.engine import EngineConfig
     from tenant_events.stream.tokens import StaticTokenProvider
     from tenant_events.tenant.alert_rules import AlertRules
-    from tenant_events.ui.notifications.alert_notes import AlertNotes
-    from tenant_events.ui.notifications.desktop_notifier import Notifier
+    from tenant_events.ui.alerts.alert_notes import AlertNotes
+    from tenant_events.ui.alerts.desktop_notifier import Notifier
 
     only = [{"id": r, "enabled": False} for r in ("mass-deletion", "off-hours")]  # one alert per deletion
     settings = AlertSettings(rules=[{"id": "org-deleted", "coalesce_minutes": 0}, *only])

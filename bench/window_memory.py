@@ -6,7 +6,7 @@
 Starts the real app (`tenant-events --demo --data-dir <tmp>`) under bench/mem_probe.py, which samples its RSS,
 glibc's heap, SQLite's memory (and with --tracemalloc the Python heap and the sites that grew) from inside the
 process. `./run test --exec` gives it the harness's desktop: Xvfb, a session D-Bus, gnome-keyring; this script
-adds a dunst (and a tray host when trayer is there) and signs in through tests/ui/browser_cmd.py as $BROWSER.
+adds a dunst (and a tray host when trayer is there) and signs in through tests/ui/app/browser_cmd.py as $BROWSER.
 
 Every --drive-every seconds it uses the window as a person would, through xdotool: a query typed and cleared,
 a few rows stepped through (the detail pane and its names), the row menu's last "Timeline of …" opened and
@@ -285,7 +285,7 @@ def main() -> int:
     helpers = desktop_helpers()
     notes = NotifyLog(work / "notify.log")
     env = dict(os.environ, QT_QPA_PLATFORM="xcb", TENANT_EVENTS_LOG_JSON="1",
-               BROWSER=f"{sys.executable} {ROOT / 'tests' / 'ui' / 'browser_cmd.py'} %s")  # fmt: skip
+               BROWSER=f"{sys.executable} {ROOT / 'tests' / 'ui' / 'app' / 'browser_cmd.py'} %s")  # fmt: skip
     cmd = [sys.executable, str(ROOT / "bench" / "mem_probe.py"), "--out", str(probe_out), "--every", str(ns.every),
            "--settle", str(ns.warmup * 60), *(["--tracemalloc"] if ns.tracemalloc else []),
            "--", "--demo", "--data-dir", str(data)]  # fmt: skip

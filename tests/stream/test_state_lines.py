@@ -2,7 +2,7 @@
 
 Checked on every state with the messages the engine gives it, on the states a real engine goes through against
 the real simulator (rotation, 429, 5xx, a dropped connection, too many connections, pause, stop, 401, a missing
-scope) and on the real CLI's stderr; tests/ui/test_status.py checks the window's line while catching up.
+scope) and on the real CLI's stderr; tests/view/test_status.py checks the window's line while catching up.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What Settings ▸ Alert destinations does, Qt-free: list, save, remove, send a test alert, and why one is stopped.
 
-The page (ui/dialogs/destinations_page.py) calls these from worker threads: each touches the keyring or the
+The page (ui/alerts/destinations_page.py) calls these from worker threads: each touches the keyring or the
 network. Errors are ConfigError / UserFixableError with one line the page shows under the field at fault.
 """
 

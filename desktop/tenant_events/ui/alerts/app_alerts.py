@@ -6,7 +6,7 @@ the window (and, through `entries_changed` / `mute_changed`, on the tray: ui/app
     notification / tray entry clicked ─▶ open_inbox(tenant, alert id)
 
 The rules run in each tenant's link, once; this only hands new rules to the links (`set_alert_rules`). The app's
-notification choices (ui/app/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
+notification choices (ui/alerts/notification_choices.py) own one `AppAlerts`; the roster's sessions are added and
 removed here.
 """
 
@@ -34,11 +34,11 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.tenant.records import AlertInbox, StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
+from tenant_events.ui.alerts.alert_notes import AlertNotes
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
-from tenant_events.ui.app.tenant_session import TenantSession
-from tenant_events.ui.notifications.alert_notes import AlertNotes
-from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import time
 from PySide6.QtCore import QUrl
 
 from tenant_events.crash import DeadRun
-from tenant_events.ui.window.banners import BannerArea
+from tenant_events.ui.look.banners import BannerArea
 
 log = logging.getLogger(__name__)
 BANNER_KEY = "crash"

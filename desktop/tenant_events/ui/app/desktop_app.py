@@ -7,7 +7,7 @@
 
 The parts, each in its own module: the tenants (tenant_roster.py, one signal adapter per `TenantLink`), the
 browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices and the
-alerts (notification_choices.py → ui/alerts/app_alerts.py) and the tray (tray_wiring.py). This file builds them
+alerts (ui/alerts/notification_choices.py → app_alerts.py) and the tray (tray_wiring.py). This file builds them
 and joins them.
 Quit = set `quitting`; `run()` then stops every tenant (commits pending events, closes its HTTP client), the demo
 simulator child and the notifier, and returns; the Runner cancels leftovers and closes the loop.
@@ -35,20 +35,20 @@ from tenant_events.settings import Settings, TenantProfile, load_settings, save_
 from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.keyring import open_in_background as system_opener
 from tenant_events.tenant.records import Retention
+from tenant_events.ui.alerts.notification_choices import NotificationChoices
 from tenant_events.ui.app import hub_connect, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT, FirstRun
 from tenant_events.ui.app.hub_session import HubSession
-from tenant_events.ui.app.notification_choices import NotificationChoices
 from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_roster import TenantRoster
-from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.app.tray_wiring import TrayWiring
 from tenant_events.ui.app.wake_watcher import WakeWatcher
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link

@@ -22,9 +22,9 @@ from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import TenantProfile, make_profile, tenant_kept
 from tenant_events.tenant.origin import check_origin, move_origin
 from tenant_events.tenant.sign_in import check_tenant
-from tenant_events.ui.app.tenant_session import TenantSession
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
 
 DEMO_TENANT = "demo"

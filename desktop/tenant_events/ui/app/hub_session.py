@@ -3,7 +3,7 @@
 A hub tenant has no browser sign-in: "signing in" reads the hub secret from the keyring (hub/credentials.py)
 and starts the link's hub viewer, "signing out" stops reading. Everything the window and tray see —
 `status_changed`, `events_committed`, the readers, the alert rules — is the tenant session's
-(tenant_session.py), so nothing downstream can tell the two apart. The keyring is read when the session
+(ui/tenant_session.py), so nothing downstream can tell the two apart. The keyring is read when the session
 starts (it may still wait on an unlock prompt when the session is made), and the NATS client is imported only
 once a hub tenant exists.
 """
@@ -26,7 +26,7 @@ from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.records import Retention, StreamState
 from tenant_events.tenant.sign_in import Opener
 from tenant_events.tenant.sources import HubFrom, of_hub_profile
-from tenant_events.ui.app.tenant_session import TenantSession
+from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from typing import Any
 
 from tenant_events.tenant.keyring import MemorySecretStore, OpenedStore, open_secret_store
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
-from tenant_events.ui.window.banners import BannerArea
+from tenant_events.ui.look.banners import BannerArea
 
 KEYRING_WAIT = 30.0  # seconds to wait for an unlock prompt before signing in for this session only
 BANNER_KEY = "keyring"

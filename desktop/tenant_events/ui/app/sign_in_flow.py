@@ -14,8 +14,8 @@ from tenant_events.tenant.keyring import LoopbackListener
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 
 if TYPE_CHECKING:
-    from tenant_events.ui.app.tenant_session import TenantSession
     from tenant_events.ui.dialogs.welcome import WelcomeWindow
+    from tenant_events.ui.tenant_session import TenantSession
     from tenant_events.ui.window.main_window import MainWindow
 
 Opener = Callable[[str], Awaitable[None] | None]

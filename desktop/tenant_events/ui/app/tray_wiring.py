@@ -1,7 +1,7 @@
 """The tray icon's side of the app: its menu wired to the window, the tenants and the notification choices, and
 its icon, tooltip and tenant list kept up to date (the worst state of all tenants wins, view/tenant_status.py).
-The alerts' part: the newest alerts and the do-not-disturb line in the menu (tray/alert_menu.py), the unread and
-muted badges on the icon (tray/badge.py).
+The alerts' part: the newest alerts and the do-not-disturb line in the menu (ui/alerts/alert_menu.py), the unread and
+muted badges on the icon (ui/tray/badge.py).
 
 Without a system tray (`Tray.available()` is False) there is no `TrayWiring`: the window is the app.
 """
@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tenant_events.alerts.delivery import MuteState
-from tenant_events.ui.app.notification_choices import NotificationChoices
+from tenant_events.ui.alerts.alert_menu import TrayAlertMenu
+from tenant_events.ui.alerts.notification_choices import NotificationChoices
 from tenant_events.ui.app.tenant_roster import TenantRoster
-from tenant_events.ui.tray.alert_menu import TrayAlertMenu
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.view.tenant_status import tooltip, worst

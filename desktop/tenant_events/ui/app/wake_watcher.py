@@ -73,7 +73,7 @@ class WakeWatcher(QObject):
             log.debug("no system bus: logind PrepareForSleep unavailable")
             return
         # The stubs say bytes, but PySide 6.x raises ValueError for a bytes slot at run time; SLOT() gives the
-        # "1name(args)" str it accepts (tests/ui/test_wake_logind.py, a fake login1 on a private system bus).
+        # "1name(args)" str it accepts (tests/ui/app/test_wake_logind.py, a fake login1 on a private system bus).
         ok = bus.connect(  # type: ignore[call-overload]
             "org.freedesktop.login1",
             "/org/freedesktop/login1",

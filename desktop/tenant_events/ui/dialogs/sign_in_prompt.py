@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from tenant_events.ui.window.banners import BannerArea
+from tenant_events.ui.look.banners import BannerArea
 
 
 class SignInPrompt(QDialog):

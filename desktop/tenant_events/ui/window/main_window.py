@@ -16,10 +16,10 @@ from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
+from tenant_events.ui.look.banners import BannerArea
 from tenant_events.ui.look.icons import app_icon
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
-from tenant_events.ui.window.banners import BannerArea
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.entity_views import EntityViews
 from tenant_events.ui.window.event_actions import COPIED, EventActions

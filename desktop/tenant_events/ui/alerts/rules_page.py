@@ -40,9 +40,9 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.fixtures import FixtureResult, run_rule_tests
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
-from tenant_events.ui.dialogs.rule_form import RuleForm
-from tenant_events.ui.dialogs.sigma_import_dialog import SigmaImportDialog
-from tenant_events.ui.dialogs.working_hours_box import WorkingHoursBox
+from tenant_events.ui.alerts.rule_form import RuleForm
+from tenant_events.ui.alerts.sigma_import_dialog import SigmaImportDialog
+from tenant_events.ui.alerts.working_hours_box import WorkingHoursBox
 
 Tester = Callable[[Rule], Awaitable[str]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}

@@ -21,8 +21,8 @@ from PySide6.QtCore import QObject
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.ui.alerts.app_alerts import AppAlerts
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.per_type_rule import chosen_types, with_per_type
-from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 

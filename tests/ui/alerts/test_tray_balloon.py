@@ -14,8 +14,8 @@ import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.look.icons import tray_icon
-from tenant_events.ui.notifications.desktop_notifier import Notifier
 from tenant_events.view.tenant_status import TrayState
 
 pytestmark = [

@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
 
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
+from tenant_events.ui.alerts.destinations_page import DestinationsPage
 from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
-from tenant_events.ui.dialogs.destinations_page import DestinationsPage
-from tenant_events.ui.dialogs.quiet_hours_box import QuietHoursBox
-from tenant_events.ui.dialogs.rules_page import RulesPage
+from tenant_events.ui.alerts.quiet_hours_box import QuietHoursBox
+from tenant_events.ui.alerts.rules_page import RulesPage
 from tenant_events.ui.look.theme import THEMES
 from tenant_events.wire import EventType
 from tenant_events.wire.event_types import DEFAULT_NOTIFY_NAMES

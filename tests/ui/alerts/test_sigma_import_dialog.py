@@ -11,8 +11,8 @@ from helpers.sigma_samples import ELEVATION
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts import BUILTIN_RULES, load_rules
 from tenant_events.settings import Settings
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 MINE = {"id": "mine", "name": "Mine", "types": ["user.deleted"]}

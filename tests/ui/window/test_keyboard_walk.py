@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QAbstractButton, QApplication, QMenu, QWidget
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
 from tenant_events.settings import Settings
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 from tenant_events.ui.window.filters.filter_bar import CUSTOM
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

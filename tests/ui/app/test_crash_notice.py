@@ -2,7 +2,7 @@
 running instance's marker alone); after SIGKILL the next start shows a banner in the window, with a link to
 the dead run's redacted crash report when it wrote one.
 
-The lifecycle runs `tenant-events gui` as real subprocesses (like tests/ui/test_gui_command.py); the banner
+The lifecycle runs `tenant-events gui` as real subprocesses (like tests/ui/app/test_gui_command.py); the banner
 and its link are checked on the real app in-process, over a marker and a report a real process left behind."""
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from helpers.fixtures_ui import (
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import Settings, save_settings
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
@@ -168,7 +168,7 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
 
 def test_a_failing_fixture_is_named_beside_the_history_test():
     from tenant_events.alerts.fixtures import FixtureResult
-    from tenant_events.ui.dialogs.rules_page import fixtures_text
+    from tenant_events.ui.alerts.rules_page import fixtures_text
 
     ok = FixtureResult("mine", "the CEO deleted", "fires", 1)
     bad = FixtureResult("mine", "someone else deleted", "quiet", 2)

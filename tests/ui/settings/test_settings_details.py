@@ -1,6 +1,6 @@
 """Settings as a person uses them: per-type ticks look (and are) inactive while per-type notifications are off;
-the rules editor shows and sets working hours, starts a new rule off and silent, shows whole rule names and
-counts in good English ("1 notification, 1 event")."""
+the rules editor shows and sets working hours, starts a new rule off and silent, shows whole rule names (a
+trial's counts in good English: tests/alerts/test_rule_trial.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from PySide6.QtCore import QTime
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
 from helpers.shots import shot
 from tenant_events.alert_settings import AlertSettings, WorkingHours
-from tenant_events.alerts.history import RuleTrial
 from tenant_events.settings import Settings
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -103,10 +102,3 @@ def test_rules_editor_working_hours_new_rule_and_whole_names(qtbot, theme):
     assert saved.working_hours.days == ["mon", "tue"]
     mine = next(e for e in saved.rules if e.get("id") == "my-rule-1")
     assert mine["enabled"] is False and mine["notify"] is False
-
-
-def test_trial_counts_in_good_english():
-    one = RuleTrial("r", 7, firings=1, alerts=1, events=1)
-    assert one.sentence() == "would have fired once in the last 7 days (1 notification, 1 event)"
-    many = RuleTrial("r", 1, firings=3, alerts=2, events=1200)
-    assert many.sentence() == "would have fired 3 times in the last day (2 notifications, 1,200 events)"

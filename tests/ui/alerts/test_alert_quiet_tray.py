@@ -25,7 +25,7 @@ from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import NotificationSettings, Settings, load_settings, save_settings
 from tenant_events.ui.alerts.per_type_rule import chosen_types
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 # one alert per incident here: the per-actor mass deletion rule off, and "member added to an admin group" (routine

@@ -5,7 +5,7 @@
                          ○ ◆ Organization connection changed · demo · 14:20
                          …(the newest five)  ─  Open the alerts inbox…  Mark all read
 
-Inserted into the tray's menu above its first entry after "Open"; only emits signals, like tray_icon.py.
+Inserted into the tray's menu above its first entry after "Open"; only emits signals, like ui/tray/tray_icon.py.
 """
 
 from __future__ import annotations

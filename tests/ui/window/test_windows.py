@@ -15,9 +15,9 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, 
 from tenant_events.settings import Settings, make_profile
 from tenant_events.store import EventReader
 from tenant_events.ui.dialogs.connect_tenant import ConnectTenantDialog
-from tenant_events.ui.dialogs.settings_dialog import SettingsDialog
 from tenant_events.ui.dialogs.welcome import WelcomeWindow
 from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.settings.settings_dialog import SettingsDialog
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.view.tenant_reader import TenantReader

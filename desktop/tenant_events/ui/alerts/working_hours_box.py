@@ -10,7 +10,7 @@ from PySide6.QtCore import QTime
 from PySide6.QtWidgets import QCheckBox, QGroupBox, QHBoxLayout, QLabel, QTimeEdit, QVBoxLayout, QWidget
 
 from tenant_events.alert_settings import WEEKDAYS, Weekday, WorkingHours
-from tenant_events.ui.dialogs.quiet_hours_box import DAY_LABELS, problem_label, say_problem
+from tenant_events.ui.alerts.quiet_hours_box import DAY_LABELS, problem_label, say_problem
 
 
 class WorkingHoursBox(QGroupBox):

@@ -3,7 +3,7 @@
 desktop-notifier talks to org.freedesktop.Notifications over D-Bus (dbus-fast on this qasync loop) and gives a
 default "clicked" action plus a "Show" button; `send()` never raises, it only logs, so a missing daemon is
 detected up front with `get_capabilities()`. The tray balloon is the fallback; its `messageClicked` runs the
-last notification's click. What to show, and when, is decided before this (ui/notifications/alert_notes.py
+last notification's click. What to show, and when, is decided before this (ui/alerts/alert_notes.py
 over alerts/delivery.py); every notification comes with its own click.
 
 Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from tenant_events.alerts.delivery import NotificationPlanner, PlannedNotification, QuietTimes
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.settings import NotificationSettings
-from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.task_set import TaskSet
 
 log = logging.getLogger(__name__)

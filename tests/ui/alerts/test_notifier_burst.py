@@ -12,7 +12,7 @@ import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
 from helpers.notify_watch import NotifyWatch
-from tenant_events.ui.notifications.desktop_notifier import Notifier
+from tenant_events.ui.alerts.desktop_notifier import Notifier
 
 pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -28,7 +28,7 @@ def test_a_burst_of_notifications_probes_the_daemon_once_and_all_go_native(qloop
         await until(lambda: len(watch.of("Burst alert")) == len(titles), 20, "all of the burst on the bus")
         return list(backends)
 
-    caplog.set_level(logging.INFO, logger="tenant_events.ui.notifications.desktop_notifier")
+    caplog.set_level(logging.INFO, logger="tenant_events.ui.alerts.desktop_notifier")
     with NotifyWatch() as watch:
         backends = run_async(qloop, scenario(), timeout=60)
     assert backends == ["native"] * len(titles)

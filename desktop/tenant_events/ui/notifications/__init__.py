@@ -1,1 +1,0 @@
-"""Desktop notifications for new events."""
