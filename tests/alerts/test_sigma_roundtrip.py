@@ -180,6 +180,8 @@ def test_alternatives_sigma_can_say_are_in_the_detection_for_other_sigma_tools(e
     # with a list test Sigma has no words for, the alternatives stay together in the extension, whole
     [doc] = yaml.safe_load_all((exported / "either-beyond-sigma.yml").read_text())
     assert doc["detection"]["condition"] == "selection" and len(doc["tenant_events"]["any_of"]) == 2
+    *_, signup_wave = yaml.safe_load_all((exported / "signup-wave.yml").read_text())
+    assert [c["op"] for c in signup_wave["tenant_events"]["any_of"]] == ["equals", "domain_in_list"]
 
 
 def test_a_rule_sigma_cannot_hold_is_named_not_written():
