@@ -254,3 +254,31 @@ def test_a_negated_list_condition_fires_on_the_events_the_list_does_not_name(sto
     assert [a.rule_id for a in store.step(evaluator).raised] == ["not-throwaway"]
     store.commit([event("user.created", 2, email="jane@mailinator.com")])
     assert [a.rule_id for a in store.step(evaluator).raised] == ["throwaway"]
+
+
+def test_one_of_several_alternatives_is_enough_and_none_is_prechecked_as_required(store):
+    # An unverified address at an ordinary domain has no listed domain in its raw text: prechecking the list
+    # alternative as if every event needed it would skip the event unparsed.
+    either = {"id": "either", "name": "Unverified or throwaway", "types": ["user.created"], "coalesce_minutes": 0,
+              "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                         {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"}]}  # fmt: skip
+    # two list alternatives are prechecked as one: an address at either list's domain gets through
+    two_lists = {"id": "two-lists", "name": "Throwaway or VIP", "types": ["user.created"], "coalesce_minutes": 0,
+                 "any_of": [{"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+                            {"field": "object.email", "op": "domain_in_list", "value": "vip"}]}  # fmt: skip
+    rules = load_rules([either, two_lists], BUILTIN_RULES, lists=["vip"]).rules
+    engine = RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=clock_at(120),
+                        lists={"vip": frozenset({"vip.example"})})  # fmt: skip
+    evaluator = Evaluator(engine)
+
+    def raised(*rows):
+        store.commit(rows)
+        return sorted(a.rule_id for r in [store.step(evaluator)] for a in r.raised)
+
+    assert raised(event("user.created", 1, email="jane@example.com", email_verified=False)) == ["either"]
+    assert raised(event("user.created", 20, email="joe@mailinator.com", email_verified=True)) == [
+        "either", "two-lists"
+    ]  # fmt: skip
+    assert raised(event("user.created", 40, email="ann@vip.example", email_verified=True)) == ["two-lists"]
+    assert raised(event("user.created", 60, email="bob@example.com", email_verified=True),
+                  event("user.created", 61, email="eve@example.com")) == []  # fmt: skip

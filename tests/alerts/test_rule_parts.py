@@ -24,6 +24,9 @@ GOOD = [
      "novelty": {"key": "context.client.id", "days": 30}, "state": [{"check": "group_holds_admin_role"}]},
     {"id": "re", "name": "Regex", "types": ["user.created"],
      "conditions": [{"field": "object.email", "op": "regex", "value": "^(a+)+$"}]},
+    {"id": "unverified-or-throwaway", "name": "Either", "types": ["user.created"],
+     "any_of": [{"field": "data.object.email_verified", "op": "equals", "value": "false"},
+                {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"}]},
 ]  # fmt: skip
 
 
@@ -36,6 +39,11 @@ def test_each_new_part_loads_and_keeps_its_meaning():
     elevation = ruleset.get("elevation")
     assert elevation is not None and elevation.sequence is not None and not elevation.sequence.ordered
     assert elevation.window_seconds == 3600
+    either = ruleset.get("unverified-or-throwaway")
+    assert either is not None and [c.field for c in either.any_of] == [
+        "object.email_verified",
+        "object.email",
+    ]
 
 
 def _one(entry, **kw):
@@ -59,6 +67,13 @@ BASE = {"id": "bad", "name": "Bad", "types": ["user.deleted"]}
         ({"sequence": {"steps": [{"types": ["user.deleted"]}, {"types": ["group.deleted"]}], "within_seconds": 60}}, "alert rule 'bad': sequence.steps.1.types: not among the rule's types"),
         ({"novelty": {"key": "context.client.id", "days": 4000}}, "alert rule 'bad': novelty.days: Input should be less than or equal to 365"),
         ({"group_by": ["object..id"]}, "alert rule 'bad': group_by.0: Value error, 'object..id' is not a dotted field path such as object.role.name"),
+        ({"any_of": [{"field": "object.role.name", "op": "equals", "value": "x"}]}, "alert rule 'bad': any_of.0.field: no event of the rule's types (user.deleted) carries the field 'object.role.name'"),
+        ({"any_of": [{"field": "object.email", "op": "exists"}, {"field": "object.email", "op": "near", "value": "x"}]}, "alert rule 'bad': any_of.1.op: Input should be 'equals', 'contains', 'starts_with', 'ends_with', 'exists', 'missing', 'mentions', 'regex', 'in_list', 'domain_in_list', 'changed', 'grew' or 'cidr'"),
+        ({"any_of": [{"field": "object.email", "op": "regex", "value": "(a"}]}, "alert rule 'bad': any_of.0: Value error, regex '(a' does not compile (RE2 syntax): missing ): (a"),
+        ({"any_of": [{"field": "object.email", "op": "in_list", "value": "vip"}]}, "alert rule 'bad': any_of.0: Value error, no list named 'vip' (known: disposable-email-domains)"),
+        ({"any_of": [{"field": "object..id", "op": "exists"}]}, "alert rule 'bad': any_of.0.field: Value error, 'object..id' is not a dotted field path such as object.role.name"),
+        ({"types": ["user.updated"], "any_of": [{"field": "object.blocked", "op": "changed"}]}, "alert rule 'bad': any_of.0.op: changed cannot be an alternative (put it in conditions)"),
+        ({"any_of": {"field": "object.email", "op": "exists"}}, "alert rule 'bad': any_of: Input should be a valid list"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_naming_rule_and_field(change, expected):

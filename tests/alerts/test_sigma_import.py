@@ -292,9 +292,26 @@ BAD = [
     ("title: Okta\nlogsource:\n  product: okta\n  service: okta\ndetection:\n  s:\n    type: user.deleted\n"
      "  condition: s\n", "Sigma rule 'Okta': logsource: {product: okta, service: okta} is not this app's events"),
     (f"title: Keyword\n{HEAD}detection:\n  k:\n    - evil\n  condition: k\n", "Sigma rule 'Keyword': keyword search"),
-    (f"title: Either\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
-     "  condition: a or b\n", "Sigma rule 'Either': data.object.name: an 'or' between data.object.email and "
-     "data.object.name cannot be expressed"),
+    (f"title: Groups\n{HEAD}detection:\n  a:\n    data.object.email: x\n    data.object.name: y\n  b:\n"
+     "    data.object.nickname: z\n  condition: a or b\n", "Sigma rule 'Groups': data.object.email: an 'or' of "
+     "'and' groups cannot be expressed"),
+    (f"title: Two ors\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
+     "  c:\n    data.object.nickname: z\n  d:\n    data.object.blocked: true\n  condition: (a or b) and (c or d)\n",
+     "Sigma rule 'Two ors': data.object.nickname: a second 'or' across fields cannot be expressed"),
+    (f"title: Type or\n{HEAD}detection:\n  a:\n    type: user.created\n  b:\n    data.object.name: y\n"
+     "  condition: a or b\n", "Sigma rule 'Type or': type: an 'or' between the event type and data.object.name "
+     "cannot be expressed"),
+    (f"title: Twice or\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
+     "  condition: a or b\ntenant_events:\n  any_of: [{field: object.nickname, op: exists}]\n",
+     "Sigma rule 'Twice or': tenant_events.any_of: the detection has alternatives (an 'or' across fields) already"),
+    (f"title: Step\nname: step\n{HEAD}detection:\n  s:\n    type: group.role.assigned\n  a:\n"
+     "    data.context.client.id: x\n  b:\n    data.context.request.ip: 10.0.0.1\n  condition: s and (a or b)\n"
+     "---\ntitle: Seq\ncorrelation:\n  type: temporal\n  rules: [step, role-removed]\n  timespan: 1m\n"
+     "  condition: {gte: 2}\n---\n" + CORRELATIONS, "Sigma rule 'Seq': rules step: an 'or' across fields in a "
+     "step of a sequence cannot be expressed"),
+    (f"title: Typo or\n{HEAD}detection:\n  s:\n    type: user.created\n  a:\n    data.object.email: x\n"
+     "  b:\n    data.object.colour: y\n  condition: s and (a or b)\n", "Sigma rule 'Typo or': data.object.colour: "
+     "unknown field: no event of the rule's types (user.created) carries the field 'object.colour'"),
     (f"title: No type\n{HEAD}detection:\n  s:\n    type: user.exploded\n  condition: s\n",
      "Sigma rule 'No type': type: 'user.exploded' matches no event type"),
     (CORRELATIONS + "---\ntitle: Sum\ncorrelation:\n  type: value_sum\n  rules: [deletions]\n  timespan: 1m\n"
@@ -322,6 +339,50 @@ def test_what_cannot_be_expressed_is_refused_in_one_line_naming_file_rule_and_fi
     shown = str(caught.value)
     assert "\n" not in shown and shown.startswith(f"{path}: ") and shown.endswith("nothing was imported")
     assert line in shown, shown
+
+
+def test_an_or_of_single_tests_on_different_fields_becomes_the_rules_alternatives(tmp_path):
+    rule = one_rule(
+        tmp_path,
+        f"""
+        title: Unverified or throwaway
+        {HEAD}
+        detection:
+          s:
+            type: user.created
+          unverified:
+            data.object.email_verified: false
+          throwaway:
+            data.object.email|endswith:
+              - '@mailinator.com'
+              - '@yopmail.com'
+          named:
+            data.object.name|contains: bot
+          condition: s and (unverified or throwaway or not named)
+        """.replace("\n        ", "\n"),
+    )
+    assert rule.types == ["user.created"] and rule.conditions == []
+    assert [c.model_dump(exclude_defaults=True) for c in rule.any_of] == [
+        {"field": "object.email_verified", "op": "equals", "value": "false"},
+        {"field": "object.email", "op": "ends_with", "value": ["@mailinator.com", "@yopmail.com"]},
+        {"field": "object.name", "op": "contains", "value": "bot", "negate": True},
+    ]
+    # "not (a and b)" is "not a or not b": alternatives, each negated on its own (never one negated value list)
+    rule = one_rule(
+        tmp_path,
+        f"""
+        title: Not both
+        {HEAD}
+        detection:
+          s:
+            type: user.created
+          both:
+            data.object.email|contains: admin
+            data.object.name|contains: admin
+          condition: s and not both
+        """.replace("\n        ", "\n"),
+    )
+    assert [(c.field, c.negate) for c in rule.any_of] == [("object.email", True), ("object.name", True)]
 
 
 def test_one_bad_file_in_a_folder_refuses_the_whole_folder(tmp_path):

@@ -4,6 +4,7 @@ gives the same rules — the whole built-in pack and own rules using every part 
 from __future__ import annotations
 
 import pytest
+import yaml
 from sigma.collection import SigmaCollection
 from sigma.correlations import SigmaCorrelationRule
 
@@ -70,6 +71,27 @@ OWN = [
              {"types": ["organization.member.role.deleted"],
               "conditions": [{"field": "context.client.id", "op": "starts_with", "value": "cli_"}]}]},
          "group_by": ["object.user.user_id|context.client.id"]},
+        {"id": "either-in-sigma", "name": "Unverified, throwaway-looking or unnamed", "types": ["user.created"],
+         "conditions": [{"field": "object.user_id", "op": "starts_with", "value": "auth0|"}],
+         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                    {"field": "object.email", "op": "ends_with", "value": ["@mailinator.com", "@yopmail.com"]},
+                    {"field": "object.email", "op": "contains", "value": "+bulk"},
+                    {"field": "object.name", "op": "contains", "value": "bot", "negate": True},
+                    {"field": "object.nickname", "op": "missing"}]},
+        {"id": "either-beyond-sigma", "name": "Unverified or at a listed domain", "types": ["user.created"],
+         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                    {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"}]},
+        {"id": "either-counted", "name": "Many unverified or unnamed", "types": ["user.created"],
+         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                    {"field": "object.name", "op": "missing"}],
+         "threshold": {"count": 20, "window_seconds": 300}, "group_by": ["context.client.id"]},
+        {"id": "either-in-sequence", "name": "Granted and taken by a script or from outside",
+         "types": ["group.role.assigned", "group.role.deleted"],
+         "any_of": [{"field": "context.client.name", "op": "ends_with", "value": "Script"},
+                    {"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True}],
+         "sequence": {"within_seconds": 600, "steps": [{"types": ["group.role.assigned"]},
+                                                       {"types": ["group.role.deleted"]}]},
+         "group_by": ["object.group.id"]},
         {"id": "any-order", "name": "Granted and taken in any order",
          "types": ["group.role.assigned", "group.role.deleted", "group.member.added"],
          "sequence": {"within_seconds": 120, "ordered": False, "steps": [
@@ -147,6 +169,19 @@ def test_the_whole_pack_reads_back_from_the_folder_in_one_import(exported):
     assert {f.rule.id: _behaviour(f.rule) for f in found} == {
         r.id: _behaviour(r) for r in (*BUILTIN_RULES, *OWN)
     }
+
+
+def test_alternatives_sigma_can_say_are_in_the_detection_for_other_sigma_tools(exported):
+    [doc] = yaml.safe_load_all((exported / "either-in-sigma.yml").read_text())
+    assert doc["detection"]["condition"] == (
+        "selection and test1 and (either1 or either2 or either3 or not either4 or either5)"
+    )
+    assert "tenant_events" not in doc
+    # with a list test Sigma has no words for, the alternatives stay together in the extension, whole
+    [doc] = yaml.safe_load_all((exported / "either-beyond-sigma.yml").read_text())
+    assert doc["detection"]["condition"] == "selection" and len(doc["tenant_events"]["any_of"]) == 2
+    *_, signup_wave = yaml.safe_load_all((exported / "signup-wave.yml").read_text())
+    assert [c["op"] for c in signup_wave["tenant_events"]["any_of"]] == ["equals", "domain_in_list"]
 
 
 def test_a_rule_sigma_cannot_hold_is_named_not_written():

@@ -66,6 +66,11 @@ def test_own_rules_in_yaml_carry_fixtures(tmp_path, expect, code):
         ("- id: x\n  name: X\n  types: [user.created]\n  conditions: [{field: object.email, op: regex, value: '(a'}]\n",
          "alert rule 'x': conditions.0: regex '(a' does not compile (RE2 syntax): missing ): (a"),
         ("- id: x\n  name: X\n  types: [user.created]\n  colour: red\n", "alert rule 'x': colour: Extra inputs are not permitted"),
+        ("- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: exists}, {field: object.role.name, op: exists}]\n",
+         "alert rule 'x': any_of.1.field: no event of the rule's types (user.created) carries the field 'object.role.name'"),
+        ("- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: near, value: a}]\n",
+         "alert rule 'x': any_of.0.op: Input should be 'equals', 'contains', 'starts_with', 'ends_with', 'exists', "
+         "'missing', 'mentions', 'regex', 'in_list', 'domain_in_list', 'changed', 'grew' or 'cidr'"),
         ("a: [\n", "cannot be read as rules: line 2: expected the node content, but found '<stream end>'"),
     ],
 )  # fmt: skip
@@ -84,6 +89,35 @@ def test_bad_input_is_one_line_exit_3_and_the_settings_stay(tmp_path, text, line
     assert done.returncode == 3
     assert done.stderr.strip().splitlines() == [f"tenant-events: {path}: {line}"]
     assert settings.read_bytes() == before
+
+
+EITHER = """\
+- id: unverified-or-throwaway
+  name: Unverified or throwaway
+  types: [user.created]
+  any_of:
+    - {field: object.email_verified, op: equals, value: 'false'}
+    - {field: object.email, op: domain_in_list, value: disposable-email-domains}
+  tests:
+    - {name: unverified at example.com, expect: fires, events: [{type: user.created, data: {object:
+        {user_id: "auth0|1", email: jane@example.com, email_verified: false}}}]}
+    - {name: verified at mailinator.com, expect: fires, events: [{type: user.created, data: {object:
+        {user_id: "auth0|2", email: joe@mailinator.com, email_verified: true}}}]}
+    - {name: verified at example.com, expect: quiet, events: [{type: user.created, data: {object:
+        {user_id: "auth0|3", email: ann@example.com, email_verified: true}}}]}
+"""
+
+
+def test_own_rules_with_alternatives_fire_on_either(tmp_path):
+    path = tmp_path / "either.yml"
+    path.write_text(EITHER)
+    done = rules(tmp_path, str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line.split(" (")[0] for line in done.stdout.splitlines()] == [
+        "ok   unverified-or-throwaway: unverified at example.com",
+        "ok   unverified-or-throwaway: verified at mailinator.com",
+        "ok   unverified-or-throwaway: verified at example.com",
+    ]
 
 
 def test_an_unknown_rule_is_named(tmp_path):

@@ -30,6 +30,8 @@ def payload(type_: str, **kw: Any) -> dict[str, Any]:
     if type_.startswith("user."):
         obj: dict[str, Any] = {"user_id": user, "email": kw.get("email", f"{user[-6:]}@example.com"), "identities": [],
                                "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+        if "email_verified" in kw:
+            obj["email_verified"] = kw["email_verified"]
         if type_ == "user.deleted":
             obj["deleted_at"] = "2026-11-01T00:00:00Z"
     elif type_ in ("organization.created", "organization.updated", "organization.deleted"):

@@ -21,10 +21,19 @@ def _ev(type_: str, at: float, obj: dict[str, Any], **ctx: str) -> dict[str, Any
     return {"type": type_, "at": at, "data": {"object": obj, "context": _ctx(**ctx)}}
 
 
-def _user(n: int, *, email: str | None = None, phone: str | None = None, links: int = 1) -> dict[str, Any]:
+def _user(
+    n: int,
+    *,
+    email: str | None = None,
+    phone: str | None = None,
+    links: int = 1,
+    verified: bool | None = None,
+) -> dict[str, Any]:
     user: dict[str, Any] = {"user_id": f"auth0|fixture{n:04d}", "email": email or f"user{n}@example.com",
                             "identities": [{"connection": "Username-Password-Authentication",
                                             "user_id": f"fixture{n:04d}", "provider": "auth0"}]}  # fmt: skip
+    if verified is not None:
+        user["email_verified"] = verified
     if links > 1:
         user["identities"].append(
             {"connection": "google-oauth2", "user_id": f"g{n}", "provider": "google-oauth2"}
@@ -32,6 +41,10 @@ def _user(n: int, *, email: str | None = None, phone: str | None = None, links: 
     if phone:
         user["phone_number"] = phone
     return user
+
+
+def _signup(n: int, every: float, email: str, *, verified: bool) -> dict[str, Any]:
+    return _ev("user.created", n * every, _user(n, email=email, verified=verified))
 
 
 def _deletions(n: int, every: float, **ctx: str) -> list[dict[str, Any]]:
@@ -191,14 +204,37 @@ FIXTURES: Final[dict[str, list[dict[str, Any]]]] = {
     ],
     "signup-wave": [
         _case(
-            "20 accounts at mailinator.com in 4 min",
+            "20 verified accounts at mailinator.com in 4 min",
             "fires",
-            [_ev("user.created", i * 12.0, _user(i, email=f"x{i}@mailinator.com")) for i in range(20)],
+            [_signup(i, 12.0, f"x{i}@mailinator.com", verified=True) for i in range(20)],
         ),
         _case(
-            "20 accounts at example.com in 4 min",
+            "20 unverified accounts at example.com in 4 min",
+            "fires",
+            [_signup(i, 12.0, f"user{i}@example.com", verified=False) for i in range(20)],
+        ),
+        _case(
+            "10 unverified and 10 at yopmail.com in 4 min",
+            "fires",
+            [
+                _signup(i, 12.0, f"u{i}@yopmail.com" if i % 2 else f"u{i}@example.com", verified=i % 2 == 1)
+                for i in range(20)
+            ],
+        ),
+        _case(
+            "19 unverified accounts at mailinator.com in 4 min",
             "quiet",
-            [_ev("user.created", i * 12.0, _user(i)) for i in range(20)],
+            [_signup(i, 12.0, f"x{i}@mailinator.com", verified=False) for i in range(19)],
+        ),
+        _case(
+            "20 unverified at mailinator.com, but over 6 min",
+            "quiet",
+            [_signup(i, 19.0, f"x{i}@mailinator.com", verified=False) for i in range(20)],
+        ),
+        _case(
+            "60 verified accounts at example.com in 4 min",
+            "quiet",
+            [_signup(i, 4.0, f"user{i}@example.com", verified=True) for i in range(60)],
         ),
     ],
     "shared-phone": [

@@ -138,12 +138,15 @@ ADMIN_GROUP_DELETED: Final = Rule(
 )
 SIGNUP_WAVE: Final = Rule(
     id="signup-wave",
-    name="Sign-ups from throwaway addresses",
-    explanation="Twenty or more accounts with e-mail addresses at disposable domains created within five "
-    "minutes: fake accounts being made in bulk.",
+    name="Sign-ups of unverified or throwaway accounts",
+    explanation="Twenty or more accounts created within five minutes with an unverified e-mail address or one "
+    "at a disposable domain: fake accounts being made in bulk.",
     severity="warning",
     types=["user.created"],
-    conditions=[Condition(field="object.email", op="domain_in_list", value="disposable-email-domains")],
+    any_of=[
+        Condition(field="object.email_verified", op="equals", value="false"),
+        Condition(field="object.email", op="domain_in_list", value="disposable-email-domains"),
+    ],
     threshold=Threshold(count=20, window_seconds=300),
     mitre=["T1136.003"],
 )

@@ -13,9 +13,11 @@ from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts.matchers import (
     DataTest,
     WorkingHoursClock,
+    any_of_test,
     change_precheck,
     compile_condition,
     raw_precheck,
+    raw_precheck_any,
 )
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.rule_parts import StateCheck
@@ -102,6 +104,8 @@ class CompiledRule:
         self.tests: list[DataTest] = [
             compile_condition(c, lists) for c in rule.conditions if c not in changes
         ]
+        if rule.any_of:  # alternatives last: the conditions every event must meet rule most events out first
+            self.tests.append(any_of_test(rule.any_of, lists))
         # an update's changes: cheap checks on the update first, the earlier state looked up only then
         self.prechecks: list[DataTest] = [change_precheck(c) for c in changes]
         self.change_tests: list[DataTest] = [compile_condition(c, lists) for c in changes]
@@ -137,8 +141,14 @@ class CompiledRule:
         self.needles: tuple[str, ...] = (
             tuple(f'"{path[-1]}"' for path in self.group.keys[0]) if self.group is not None else ()
         )
+        # alternatives (`any_of`) are prechecked as one: no alternative is required on its own
         self.raw_checks = [
-            c for c in (raw_precheck(cond, lists) for cond in rule.conditions) if c is not None
+            c
+            for c in (
+                *(raw_precheck(cond, lists) for cond in rule.conditions),
+                raw_precheck_any(rule.any_of, lists),
+            )
+            if c is not None
         ]
         self.windows: dict[str, BurstWindow] = {}
         self.sequences: dict[str, SequenceWindow] = {}

@@ -111,6 +111,24 @@ def raw_precheck(
     return lambda raw: any(d.casefold() in members for d in find(raw))
 
 
+def raw_precheck_any(
+    conds: list[Condition], lists: Mapping[str, frozenset[str]] | None = None
+) -> Callable[[str], bool] | None:
+    """The raw-text test of alternatives (`any_of`): only when every one has its own, and then any one of them
+    passing is enough; an alternative without one (an unverified address) can hold in any event."""
+    checks = [raw_precheck(cond, lists) for cond in conds]
+    found = [c for c in checks if c is not None]
+    if not conds or len(found) != len(checks):
+        return None
+    return found[0] if len(found) == 1 else lambda raw: any(check(raw) for check in found)
+
+
+def any_of_test(conds: list[Condition], lists: Mapping[str, frozenset[str]] | None = None) -> DataTest:
+    """A test that at least one of `conds` holds."""
+    tests = [compile_condition(cond, lists) for cond in conds]
+    return lambda data: any(test(data) for test in tests)
+
+
 def change_precheck(cond: Condition) -> DataTest:
     """What a `changed` / `grew` condition needs of the update alone, tested before the earlier state is looked
     up: a list that grew has two entries or more now (a first entry is the object's own, not a gain); a field

@@ -1,6 +1,6 @@
 """An alert rule as data: which events it looks at, what must hold, how many in what time, how loud.
 
-    types ──▶ tenant scope ──▶ conditions on `data` ──▶ time of day ──▶ state ──▶ novelty
+    types ──▶ tenant scope ──▶ conditions on `data` (all of them, and one of `any_of`) ──▶ time of day ──▶ state ──▶ novelty
           ──▶ per group (group_by) ──▶ threshold window (count or distinct count) | sequence ──▶ alert (severity)
 
 Rules come from the settings file (`alerts.rules`, alert_settings.py): an entry whose `id` is a built-in rule's
@@ -75,8 +75,9 @@ class Rule(BaseModel):
     """One alert rule. `coalesce_minutes`: a single-event firing this soon after the rule's open alert folds
     into it (a threshold or sequence firing is always an alert of its own). `group_by`: thresholds, sequences
     and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
-    `tests`: fixtures that must fire the rule or must not (`tenant-events rules test`). `mitre`: MITRE ATT&CK
-    technique ids (T1098, T1098.003)."""
+    `any_of`: alternatives, at least one of which must hold as well as every one of `conditions` (none: no
+    test), e.g. the address is unverified or at a throwaway domain. `tests`: fixtures that must fire the rule or
+    must not (`tenant-events rules test`). `mitre`: MITRE ATT&CK technique ids (T1098, T1098.003)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
@@ -87,6 +88,7 @@ class Rule(BaseModel):
     severity: Severity = "warning"
     types: list[str] = Field(min_length=1)
     conditions: list[Condition] = Field(default_factory=list)
+    any_of: list[Condition] = Field(default_factory=list, max_length=20)
     threshold: Threshold | None = None
     time_of_day: TimeOfDay | None = None
     tenants: list[str] = Field(default_factory=list, description="tenant ids or profile names; empty = all")
@@ -133,6 +135,10 @@ class Rule(BaseModel):
         for i, cond in enumerate(self.conditions):
             if cond.op in ("changed", "grew") and not any(t.endswith(".updated") for t in types):
                 raise ValueError(f"conditions.{i}: {cond.op} needs *.updated events among the types")
+        for i, cond in enumerate(self.any_of):
+            if cond.op in ("changed", "grew"):
+                raise ValueError(f"any_of.{i}.op: {cond.op} cannot be an alternative (put it in conditions)")
+            _carried(f"any_of.{i}.field", [cond.field], types)
         return self
 
     @property

@@ -23,6 +23,7 @@ from helpers.fixtures_ui import (
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.settings import Settings, save_settings
+from tenant_events.ui.alerts.rule_form import KEPT_TIP
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
@@ -197,3 +198,67 @@ def test_closing_the_dialog_while_its_fixtures_run_drops_their_result(qloop):
         await asyncio.wait_for(task, 30)  # ends quietly: no "Internal C++ object already deleted"
 
     run_async(qloop, scenario(), timeout=60)
+
+
+EITHER = {"id": "either", "name": "Either", "types": ["user.created"],
+          "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                     {"field": "object.email", "op": "ends_with", "value": ["@a.example", "@b.example"]}]}  # fmt: skip
+NOT_EITHER = {"id": "not-either", "name": "Not either", "types": ["user.created"],
+              "any_of": [{"field": "object.name", "op": "contains", "value": "bot", "negate": True},
+                         {"field": "object.email", "op": "exists"}]}  # fmt: skip
+
+
+def test_alternatives_are_lines_of_the_conditions_or_kept_as_they_are(qtbot):
+    d = SettingsDialog(Settings(alerts=AlertSettings(rules=[EITHER, NOT_EITHER])), set())
+    qtbot.addWidget(d)
+    d.show()
+    page, form = d.rules_page, d.rules_page.form
+    d.tabs.setCurrentWidget(page)
+    emitted: list[Settings] = []
+    d.settings_changed.connect(emitted.append)
+
+    _select(page, "Sign-ups of unverified or throwaway accounts")
+    assert form.conditions.toPlainText() == (
+        "one of: object.email_verified equals false\n"
+        "one of: object.email domain_in_list disposable-email-domains"
+    )
+    assert not form.conditions.isReadOnly()
+    form.count.setValue(25)
+
+    _select(page, "Either")
+    assert (
+        form.conditions.toPlainText().splitlines()[-1]
+        == "one of: object.email ends_with @a.example, @b.example"
+    )
+    form.name.setText("Either kind")
+    form.conditions.setPlainText(form.conditions.toPlainText() + "\none of: object.role.name exists")
+    assert "any_of.2.field: no event of the rule's types" in form.errors["conditions"].text()
+    form.conditions.setPlainText(
+        form.conditions.toPlainText().rsplit("\n", 1)[0] + "\none of: object.nickname missing"
+    )
+    assert not form.errors["conditions"].isVisible()
+
+    # "not" cannot be said in a line: the alternatives stay as they are, read-only, and an edit keeps them
+    _select(page, "Not either")
+    assert form.conditions.isReadOnly() and form.conditions.toolTip() == KEPT_TIP
+    form.name.setText("Not either, renamed")
+
+    page.add_button.click()
+    form.name.setText("Mine")
+    form.types.setText("user.created")
+    form.conditions.setPlainText("object.user_id starts_with auth0|\none of: object.email_verified equals false\n"
+                                 "ONE OF: object.email contains +bulk")  # fmt: skip
+    assert d.apply() is True
+    by_id = {e["id"]: e for e in emitted[-1].alerts.rules}
+    assert by_id["signup-wave"] == {"id": "signup-wave", "threshold": {"count": 25, "window_seconds": 300.0,
+                                                                       "per_type": False}}  # fmt: skip
+    assert by_id["either"]["name"] == "Either kind" and by_id["either"]["any_of"] == [
+        *EITHER["any_of"], {"field": "object.nickname", "op": "missing"}
+    ]  # fmt: skip
+    assert by_id["not-either"]["name"] == "Not either, renamed"
+    assert by_id["not-either"]["any_of"] == NOT_EITHER["any_of"]
+    assert by_id["my-rule-1"]["conditions"] == [
+        {"field": "object.user_id", "op": "starts_with", "value": "auth0|"}
+    ]
+    assert by_id["my-rule-1"]["any_of"] == [{"field": "object.email_verified", "op": "equals", "value": "false"},
+                                            {"field": "object.email", "op": "contains", "value": "+bulk"}]  # fmt: skip

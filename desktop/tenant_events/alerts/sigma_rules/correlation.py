@@ -74,6 +74,7 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     if not isinstance(cond, SigmaCorrelationCondition):
         raise Refusal("condition", "an extended (boolean) correlation condition cannot be expressed")
     parts: list[Detection] = []
+    sequence = kind in (SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED)
     for ref in correlation.referenced_rules:
         base = ref.rule
         if isinstance(base, SigmaCorrelationRule):
@@ -82,6 +83,9 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
             parts.append(base_detection(base))
         except Refusal as exc:
             raise Refusal(exc.where, f"{exc} (in rule {base.title or ref.reference!r})") from None
+        if sequence and parts[-1].any_of:
+            raise Refusal(f"rules {ref.reference}", "an 'or' across fields in a step of a sequence cannot be "
+                          "expressed: make it a value list of one field, or one rule for each")  # fmt: skip
     if not parts:
         raise Refusal("rules", "names no rule")
     seconds = correlation.timespan.seconds
@@ -90,7 +94,7 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
                       "keeps (for 'the first time in N days' use the novelty of a rule of your own)")  # fmt: skip
     per_type, keys = _group(correlation)
     type_name = kind.name.lower()
-    if kind in (SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED):
+    if sequence:
         if per_type:
             raise Refusal("group-by type", "a sequence of different events cannot be grouped by event type")
         if cond.op != SigmaCorrelationConditionOperator.GTE or cond.count != len(parts) or cond.fieldref:
@@ -109,7 +113,7 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     else:
         first = parts[0]
         for other in parts[1:]:
-            if other.conditions != first.conditions:
+            if other.conditions != first.conditions or other.any_of != first.any_of:
                 raise Refusal("rules", "counting over rules that differ in more than their event types cannot "
                               "be expressed")  # fmt: skip
         types = [t for t in dict.fromkeys(t for p in parts for t in p.types)]
@@ -125,6 +129,8 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
         elif count < 2:
             threshold = {}
         entry.update(types=types, conditions=first.conditions)
+        if first.any_of:
+            entry["any_of"] = first.any_of
         if threshold:
             entry["threshold"] = threshold
     if keys:

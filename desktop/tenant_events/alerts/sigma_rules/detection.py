@@ -1,18 +1,20 @@
 """A Sigma detection (pySigma's parsed condition tree) → the rule model's event types and field conditions.
 
     condition tree ──▶ negation pushed to the leaves ──▶ an AND of clauses ──▶ `type` clauses: event types
-                                                                           └─▶ other clauses: one condition each
+                                                                           ├─▶ value lists: one condition each
+                                                                           └─▶ one OR across fields: `any_of`
 
-A clause is one field test, or an OR of tests on the same field with the same modifier (a value list). A
-shape the rule model cannot hold (an OR across fields, `not` around a value list of another kind, a keyword
-without a field) is refused with the field or modifier named, never approximated. Field names are the event's
-dotted JSON paths: `type`, or a path under `data` (`data.object.role.name`).
+A clause is one field test, an OR of tests on the same field with the same modifier (a value list), or an OR of
+single tests on different fields (the rule's alternatives, `any_of`; a rule has one such list). A shape the
+rule model cannot hold (an OR of AND groups, a second OR across fields, the event type as an alternative, a
+keyword without a field) is refused with the field or modifier named, never approximated. Field names are the
+event's dotted JSON paths: `type`, or a path under `data` (`data.object.role.name`).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import re2
@@ -83,6 +85,7 @@ class Detection:
 
     types: list[str]
     conditions: list[dict[str, Any]]
+    any_of: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_modifiers(rule: SigmaRule) -> None:
@@ -203,6 +206,8 @@ def nnf(node: Any, spelled: dict[str, set[str]], negated: bool = False) -> Tree:
     if isinstance(node, ConditionNOT):
         return nnf(node.args[0], spelled, not negated)
     if isinstance(node, ConditionAND | ConditionOR):
+        if len(node.args) == 1:
+            return nnf(node.args[0], spelled, negated)
         kind = "and" if isinstance(node, ConditionAND) != negated else "or"
         return (kind, [nnf(arg, spelled, negated) for arg in node.args])
     if isinstance(node, ConditionFieldEqualsValueExpression):
@@ -255,23 +260,65 @@ def _type_patterns(tests: list[Test]) -> tuple[list[str], frozenset[str]]:
     return patterns, frozenset(names)
 
 
+def _first_where(tree: Tree) -> str:
+    return tree.where if isinstance(tree, Test) else _first_where(tree[1][0])
+
+
 def _clause(tree: Tree) -> list[Test]:
-    """One AND-clause as its tests, which must all be one field and modifier (a value list)."""
-    tests = [t for t in _flatten(tree, "or")]
-    if not all(isinstance(t, Test) for t in tests):
-        raise Refusal("", "an 'or' of 'and' groups cannot be expressed: a rule is one AND of field tests, each "
-                      "with a list of values")  # fmt: skip
-    leaves = [t for t in tests if isinstance(t, Test)]
+    """One AND-clause as its tests: one field test, or an OR of single field tests."""
+    tests = _flatten(tree, "or")
+    for t in tests:
+        if not isinstance(t, Test):
+            raise Refusal(_first_where(t), "an 'or' of 'and' groups cannot be expressed: a rule is one AND of "
+                          "field tests and one list of alternatives, each a single field test")  # fmt: skip
+    return [t for t in tests if isinstance(t, Test)]
+
+
+def _is_value_list(leaves: list[Test]) -> bool:
+    """Whether an OR of tests is one field with one modifier and several values (a condition's value list)."""
     first = leaves[0]
-    for t in leaves[1:]:
-        if t.key() != first.key() and not (
-            t.field == first.field == "type" and not t.negated and not first.negated
-        ):
-            raise Refusal(t.where, f"an 'or' between {first.where} and {t.where} cannot be expressed: a value "
-                          "list must be one field with one modifier")  # fmt: skip
+    if first.field == "type":
+        return all(t.field == "type" for t in leaves) and (
+            len(leaves) == 1 or not any(t.negated for t in leaves)
+        )
     if len(leaves) > 1 and (first.negated or first.op in ("exists", "missing")):
-        raise Refusal(first.where, "'not' around a list of alternatives cannot be expressed")
-    return leaves
+        return False  # "not a or not b" is not "not (a or b)": alternatives, one test each
+    return all(t.key() == first.key() for t in leaves[1:])
+
+
+def _condition(tests: list[Test]) -> dict[str, Any]:
+    """The rule model's condition for tests of one field and modifier (a value list when several)."""
+    first = tests[0]
+    values = [t.value for t in tests if t.value is not None]
+    cond: dict[str, Any] = {"field": first.field, "op": first.op}
+    if values:
+        cond["value"] = values[0] if len(values) == 1 else values
+    if first.op not in ("exists", "missing", "cidr"):
+        cond["ignore_case"] = first.ignore_case
+    if first.negated:
+        cond["negate"] = True
+    return cond
+
+
+def _alternatives(leaves: list[Test]) -> list[dict[str, Any]]:
+    """`any_of` for an OR across fields: the values of one field and modifier kept together as a value list."""
+    groups: dict[tuple[str, str, bool, bool], list[Test]] = {}
+    ordered: list[list[Test]] = []  # in the order written
+    for t in leaves:
+        if t.field == "type":
+            other = next((x.where for x in leaves if x.field != "type"), None)
+            if other is None:
+                raise Refusal(t.where, "'not' in a list of event types cannot be expressed: name the types")
+            raise Refusal(t.where, f"an 'or' between the event type and {other} cannot be expressed: write one "
+                          "rule for each")  # fmt: skip
+        if t.negated or t.op in ("exists", "missing"):
+            ordered.append([t])  # never a value list: "not a or not b" is not "not (a or b)"
+        elif t.key() in groups:
+            groups[t.key()].append(t)
+        else:
+            groups[t.key()] = [t]
+            ordered.append(groups[t.key()])
+    return [_condition(tests) for tests in ordered]
 
 
 def translate(rule: SigmaRule) -> Detection:
@@ -285,9 +332,17 @@ def translate(rule: SigmaRule) -> Detection:
     patterns: list[list[str]] = []
     out: list[dict[str, Any]] = []
     fields: list[Test] = []
+    any_of: list[dict[str, Any]] | None = None
     for clause in _flatten(tree, "and"):
         tests = _clause(clause)
         first = tests[0]
+        if not _is_value_list(tests):
+            if any_of is not None:
+                raise Refusal(first.where, "a second 'or' across fields cannot be expressed: a rule holds one "
+                              "list of alternatives")  # fmt: skip
+            any_of = _alternatives(tests)
+            fields += tests
+            continue
         if first.field == "type":
             written, names = _type_patterns(tests)
             patterns.append([] if first.negated else written)
@@ -297,15 +352,7 @@ def translate(rule: SigmaRule) -> Detection:
             if not types:
                 raise Refusal(first.where, "no event type is left that the rule could match")
             continue
-        values = [t.value for t in tests if t.value is not None]
-        cond: dict[str, Any] = {"field": first.field, "op": first.op}
-        if values:
-            cond["value"] = values[0] if len(values) == 1 else values
-        if first.op not in ("exists", "missing", "cidr"):
-            cond["ignore_case"] = first.ignore_case
-        if first.negated:
-            cond["negate"] = True
-        out.append(cond)
+        out.append(_condition(tests))
         fields.append(first)
     for test in fields:  # a field no event of these types carries is a typo, not a test that never holds
         try:
@@ -313,6 +360,6 @@ def translate(rule: SigmaRule) -> Detection:
         except ValueError as exc:
             raise Refusal(test.where, f"unknown field: {exc}") from None
     if types is None:
-        return Detection(["*"], out)
+        return Detection(["*"], out, any_of or [])
     # one `type` list as written keeps its patterns (organization.*); several are narrowed to the names left
-    return Detection(patterns[0] if len(patterns) == 1 and patterns[0] else sorted(types), out)
+    return Detection(patterns[0] if len(patterns) == 1 and patterns[0] else sorted(types), out, any_of or [])

@@ -19,7 +19,7 @@ _LEVELS: Final = {"informational": "info", "low": "info", "medium": "warning", "
                   "critical": "critical"}  # fmt: skip
 _EXTENSION_KEYS: Final = frozenset({
     "enabled", "notify", "coalesce_minutes", "time_of_day", "tenants", "include_test_events", "conditions",
-    "novelty", "state", "tests", "group_by", "types",
+    "novelty", "state", "tests", "group_by", "types", "any_of",
 })  # fmt: skip
 
 
@@ -85,6 +85,9 @@ def apply_extension(entry: dict[str, Any], extension: dict[str, Any]) -> dict[st
         if not isinstance(extra_conditions, list):
             raise Refusal(f"{EXTENSION}.conditions", "must be a list of conditions")
         entry["conditions"] = [*entry.get("conditions", []), *extra_conditions]
+    if extension.get("any_of") is not None and entry.get("any_of"):
+        raise Refusal(f"{EXTENSION}.any_of", "the detection has alternatives (an 'or' across fields) already: "
+                      "a rule holds one list of them")  # fmt: skip
     return {**entry, **extension}
 
 
@@ -93,4 +96,6 @@ def detection_entry(rule: SigmaRule) -> dict[str, Any]:
     entry = common(rule)
     found = base_detection(rule)
     entry.update(types=found.types, conditions=found.conditions)
+    if found.any_of:
+        entry["any_of"] = found.any_of
     return apply_extension(entry, extension_of(rule))

@@ -1,11 +1,13 @@
 """Alert rules → Sigma files that pySigma loads back to the same rules (reader.py).
 
-    rule ──▶ detection rule: logsource auth0/events, `type` and one selection per condition
+    rule ──▶ detection rule: logsource auth0/events, `type` and one selection per condition, alternatives
+             (`any_of`) as selections in one `(either1 or either2)`
          └─▶ threshold ──▶ event_count / value_count correlation (group-by, timespan) over it
          └─▶ sequence  ──▶ temporal / temporal_ordered correlation over one detection rule per step
 
 Field names are the event's dotted JSON paths (`type`, `data.object.role.name`). What a rule holds that Sigma
-has no words for (working hours, coalescing, on/off, fixtures, list and change tests) goes into the custom
+has no words for (working hours, coalescing, on/off, fixtures, list and change tests, alternatives that include
+one of those) goes into the custom
 attribute `tenant_events`, which pySigma keeps and other Sigma tools ignore.
 """
 
@@ -67,10 +69,31 @@ def _selection(cond: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
     return {key: shown if len(shown) > 1 else shown[0]}, negated
 
 
+def _alternatives_fit(any_of: list[dict[str, Any]]) -> bool:
+    """Whether Sigma can say the alternatives so that they read back as they are (reader.py): an OR of two
+    selections or more, each one field test, no two of them values of one field and modifier (those read back
+    as one value list)."""
+    if len(any_of) < 2:
+        return False
+    keys: set[tuple[str, str, bool]] = set()
+    for cond in any_of:
+        negated, value = bool(cond.get("negate")), cond.get("value")
+        if _selection(cond) is None or (negated and (cond["op"] in ("exists", "missing") or
+                                                     (isinstance(value, list) and len(value) > 1))):  # fmt: skip
+            return False
+        if not negated and cond["op"] not in ("exists", "missing"):
+            key = (cond["field"], cond["op"], bool(cond.get("ignore_case", True)))
+            if key in keys:
+                return False
+            keys.add(key)
+    return True
+
+
 def _detection(
-    types: list[str], conditions: list[dict[str, Any]]
+    types: list[str], conditions: list[dict[str, Any]], any_of: list[dict[str, Any]] | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The Sigma `detection` of types and conditions, and the conditions it could not hold."""
+    """The Sigma `detection` of types, conditions and alternatives (written only when they fit, see
+    `_alternatives_fit`), and the conditions it could not hold."""
     detection: dict[str, Any] = {}
     terms: list[str] = []
     if types != ["*"]:
@@ -85,6 +108,13 @@ def _detection(
         name = f"test{sum(1 for k in detection if k.startswith('test')) + 1}"
         detection[name] = written[0]
         terms.append(f"not {name}" if written[1] else name)
+    either: list[str] = []
+    for i, cond in enumerate(any_of or [], 1):
+        selection, negated = _selection(cond) or ({}, False)
+        detection[f"either{i}"] = selection
+        either.append(f"not either{i}" if negated else f"either{i}")
+    if either:
+        terms.append(f"({' or '.join(either)})")
     if not terms:
         detection["selection"] = {"type|exists": True}
         terms.append("selection")
@@ -106,7 +136,7 @@ def _head(rule: Rule, name: str, title: str) -> dict[str, Any]:
     )
 
 
-def _extension(rule: Rule, leftover: list[dict[str, Any]]) -> dict[str, Any]:
+def _extension(rule: Rule, leftover: list[dict[str, Any]], any_of: list[dict[str, Any]]) -> dict[str, Any]:
     new = Rule(id="x", name="x", types=["*"])
     out = {
         k: v
@@ -115,6 +145,8 @@ def _extension(rule: Rule, leftover: list[dict[str, Any]]) -> dict[str, Any]:
     }
     if leftover:
         out["conditions"] = leftover
+    if any_of:
+        out["any_of"] = any_of
     if any("|" in key for key in rule.group_by):
         out["group_by"] = list(rule.group_by)
     if rule.sequence is not None:
@@ -133,16 +165,20 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
     """The Sigma documents of one rule: a detection rule, or detection rules then the correlation over them."""
     dumped = rule.model_dump(mode="json")
     conditions: list[dict[str, Any]] = dumped["conditions"]
+    any_of: list[dict[str, Any]] = dumped["any_of"]
+    # alternatives go into the detection when Sigma can say them (not a sequence's: its steps are its own)
+    written = any_of if rule.sequence is None and _alternatives_fit(any_of) else []
+    kept = [] if written else any_of
     level = _LEVELS[rule.severity]
     logsource = {"product": "auth0", "service": "events"}
     if rule.sequence is None and rule.threshold is None and not rule.group_by:
-        detection, leftover = _detection(list(rule.types), conditions)
+        detection, leftover = _detection(list(rule.types), conditions, written)
         doc = _head(rule, rule.id, rule.name) | {
             "logsource": logsource,
             "detection": detection,
             "level": level,
         }
-        extension = _extension(rule, leftover)
+        extension = _extension(rule, leftover, kept)
         return [doc | ({EXTENSION: extension} if extension else {})]
     bases: list[dict[str, Any]] = []
     leftover = []
@@ -153,7 +189,7 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
     )
     for i, step in enumerate(steps, 1):
         if rule.sequence is None:
-            detection, leftover = _detection(list(step["types"]), conditions)
+            detection, leftover = _detection(list(step["types"]), conditions, written)
         else:
             # the rule's own conditions hold for every step: written into each step for other Sigma tools,
             # and kept in the extension, which says they are the rule's (reader.py takes them out of the steps)
@@ -184,7 +220,7 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
         correlation["group-by"] = group
     correlation["generate"] = False
     corr = _head(rule, rule.id, rule.name) | {"correlation": correlation, "level": level}
-    extension = _extension(rule, leftover)
+    extension = _extension(rule, leftover, kept)
     return [*bases, corr | ({EXTENSION: extension} if extension else {})]
 
 

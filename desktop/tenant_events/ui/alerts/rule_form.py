@@ -1,7 +1,8 @@
 """One alert rule's fields in the rules editor, read into a rule entry (data, as stored in settings) and checked
 with the rules' own validation (alerts/rule_model.py), each problem shown under the field it is about.
 
-    Name · Severity · Event types (patterns) · Conditions (one a line: `field op value, value`) · Threshold
+    Name · Severity · Event types (patterns) · Conditions (one a line: `field op value, value`; alternatives,
+    at least one of which must hold, marked `one of: field op value`) · Threshold
     (at least N in S seconds, per type) · Time of day · Tenants · Group firings within N minutes · Notify
 """
 
@@ -32,36 +33,47 @@ OPS: Final = get_args(Op)
 NO_VALUE: Final = ("exists", "missing")
 TIMES: Final = (("any time", None), ("outside working hours", "outside_working_hours"),
                 ("inside working hours", "inside_working_hours"))  # fmt: skip
+_SHOWN_IN: Final = {"any_of": "conditions"}  # the alternatives are lines of the conditions text
 FIELDS: Final = ("name", "severity", "types", "conditions", "threshold", "time_of_day", "tenants",
                  "coalesce_minutes", "id")  # fmt: skip
 
 
+ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
+
+
+def _line(c: Condition) -> str:
+    value = ", ".join(c.value) if isinstance(c.value, list) else (c.value or "")
+    return f"{c.field} {c.op} {value}".rstrip()
+
+
 def conditions_text(rule: Rule) -> str:
-    lines = []
-    for c in rule.conditions:
-        value = ", ".join(c.value) if isinstance(c.value, list) else (c.value or "")
-        lines.append(f"{c.field} {c.op} {value}".rstrip())
-    return "\n".join(lines)
+    """The conditions one a line, then the alternatives, each line marked `one of:`."""
+    return "\n".join([*map(_line, rule.conditions), *(f"{ONE_OF} {_line(c)}" for c in rule.any_of)])
 
 
-def parse_conditions(text: str) -> tuple[list[dict[str, Any]], str]:
-    """Condition entries from the text, or the first line that cannot be one (its message)."""
+def parse_conditions(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """Condition entries and alternatives (`any_of`) from the text, or the first line that cannot be one (its
+    message)."""
     out: list[dict[str, Any]] = []
+    alternatives: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), 1):
-        parts = line.strip().split(None, 2)
+        line = line.strip()
+        alternative = line.casefold().startswith(ONE_OF)
+        parts = (line[len(ONE_OF) :] if alternative else line).split(None, 2)
         if not parts:
             continue
         if len(parts) < 2 or parts[1] not in OPS:
-            return [], f"line {number}: write “field operator value”, the operator one of {', '.join(OPS)}"
+            return [], [], (f"line {number}: write “field operator value” (“{ONE_OF} field operator value” for "
+                            f"one of several), the operator one of {', '.join(OPS)}")  # fmt: skip
         field, op = parts[0], parts[1]
         values = [v.strip() for v in parts[2].split(",") if v.strip()] if len(parts) == 3 else []
         entry: dict[str, Any] = {"field": field, "op": op}
         if op not in NO_VALUE:
             entry["value"] = values[0] if len(values) == 1 else values
         elif values:
-            return [], f"line {number}: {op} takes no value"
-        out.append(entry)
-    return out, ""
+            return [], [], f"line {number}: {op} takes no value"
+        (alternatives if alternative else out).append(entry)
+    return out, alternatives, ""
 
 
 KEPT_TIP: Final = ("These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
@@ -69,13 +81,14 @@ KEPT_TIP: Final = ("These conditions use what one line of text cannot show (not,
                    "import the Sigma rule again.")  # fmt: skip
 
 
-def _same_conditions(parsed: list[dict[str, Any]], rule: Rule) -> bool:
-    """Whether the conditions read back from their text are the rule's own."""
+def _same_conditions(parsed: list[dict[str, Any]], alternatives: list[dict[str, Any]], rule: Rule) -> bool:
+    """Whether the conditions and alternatives read back from their text are the rule's own."""
     try:
         again = [Condition.model_validate(c) for c in parsed]
+        either = [Condition.model_validate(c) for c in alternatives]
     except ValidationError:
         return False
-    return again == list(rule.conditions)
+    return again == list(rule.conditions) and either == list(rule.any_of)
 
 
 class RuleForm(QWidget):
@@ -94,7 +107,9 @@ class RuleForm(QWidget):
         self.types = QLineEdit()
         self.types.setPlaceholderText("user.deleted, organization.*")
         self.conditions = QPlainTextEdit()
-        self.conditions.setPlaceholderText("object.role.name contains admin, owner")
+        self.conditions.setPlaceholderText(
+            f"object.role.name contains admin, owner\n{ONE_OF} object.email_verified equals false"
+        )
         self.conditions.setFixedHeight(self.fontMetrics().height() * 4 + 12)
         self.use_threshold = QCheckBox("at least")
         self.count = QSpinBox()
@@ -172,8 +187,8 @@ class RuleForm(QWidget):
         self.conditions.setPlainText(text)
         # conditions the one-line text cannot say (not, case-sensitive, a regex with a comma, changed from/to)
         # are kept as they are, never rewritten by an edit of another field
-        parsed, _ = parse_conditions(text)
-        self.keep_conditions = not _same_conditions(parsed, rule)
+        parsed, alternatives, _ = parse_conditions(text)
+        self.keep_conditions = not _same_conditions(parsed, alternatives, rule)
         self.conditions.setReadOnly(self.keep_conditions)
         self.conditions.setToolTip(KEPT_TIP if self.keep_conditions else "")
         t = rule.threshold
@@ -193,9 +208,10 @@ class RuleForm(QWidget):
 
     def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
         """The rule as a full entry, and a problem of the conditions text ("" if none)."""
-        conditions, problem = parse_conditions(self.conditions.toPlainText())
+        conditions, any_of, problem = parse_conditions(self.conditions.toPlainText())
         if self.keep_conditions and self.shown is not None:
-            conditions, problem = self.shown.model_dump(mode="json")["conditions"], ""
+            shown = self.shown.model_dump(mode="json")
+            conditions, any_of, problem = shown["conditions"], shown["any_of"], ""
         entry: dict[str, Any] = {
             "id": rule_id,
             "name": self.name.text().strip(),
@@ -204,6 +220,7 @@ class RuleForm(QWidget):
             "severity": SEVERITIES[self.severity.currentIndex()],
             "types": [t.strip() for t in self.types.text().split(",") if t.strip()],
             "conditions": conditions,
+            "any_of": any_of,
             "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
             "coalesce_minutes": self.coalesce.value(),
             "threshold": None,
@@ -249,8 +266,9 @@ class RuleForm(QWidget):
         for label in self.errors.values():
             label.setVisible(False)
         for error in errors:
-            key = error.field.split(".", 1)[0] or "name"
-            label = self.errors.get(key, self.errors["name"])
+            # a problem of the rule as a whole names its field first ("any_of.0.field: no event … carries …")
+            key = error.field.split(".", 1)[0] or error.message.split(":", 1)[0].split(".", 1)[0]
+            label = self.errors.get(_SHOWN_IN.get(key, key), self.errors["name"])
             where = error.field if "." in error.field else ""
             label.setText(f"{where + ': ' if where else ''}{error.message}")
             label.setVisible(True)
