@@ -4,9 +4,8 @@ A SIGKILLed client's stream still counts at the server until the server notices 
 fails), so the restart meets 403 "maximum concurrent event stream connections". The engine retries that after a
 short, growing, jittered wait and says so. Checked against an independent peer — a few dozen lines of asyncio
 streams written from the contract (docs/event-stream.md), sharing no code with the client or the simulator — that
-allows one stream and keeps a dead client's stream counted for 1.5 s after its first failed write (and
-until the restart has met it once), and against
-the real simulator with its one slot held by another client.
+allows one stream and keeps a dead client's stream counted for 1.5 s after its first failed write (and until the
+restart has met it once), and against the real simulator with its one slot held by another client.
 """
 
 from __future__ import annotations
