@@ -198,9 +198,10 @@ def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp,
         snapshot = keyed.head
         anchors = tenant_reader.anchors(flt, snapshot, PAGE)
         assert len(anchors) == -(-keyed.rowCount() // PAGE)
-        more = StoreWriter(path)  # rows arrive after the anchors were counted
-        more.commit_sync(Batch(events=[row(5000 + i) for i in range(40)] + [row(6000, type_="user.deleted")]))
-        more.close()
+        # rows arrive after the anchors were counted
+        writer.commit_sync(
+            Batch(events=[row(5000 + i) for i in range(40)] + [row(6000, type_="user.deleted")])
+        )
         keyed.advance_head()
         assert keyed.set_anchors(keyed.generation, snapshot, anchors)
         plain.advance_head()
