@@ -37,7 +37,7 @@ KEN_EVENTS = [
     ("evt_dX2DHmhP0dQYf2yD", "organization.member.role.assigned"),  # billing in initech-wov1
     ("evt_OaSvzkI7EPwc5T1h", "user.updated"),
     ("evt_sPexPF68yajxhocy", "organization.member.added"),  # wayne-pt5c
-    ("evt_ZEw8cdxydwsxcu1Z", "group.member.added"),  # legal-2948~65
+    ("evt_ZEw8cdxydwsxcu1Z", "group.member.added"),  # a legal team's group
     ("evt_xsVG0l8iECBx3g5E", "group.member.deleted"),  # legal-2662
     ("evt_3F0UQqvznUTO26qv", "user.deleted"),
 ]
@@ -109,7 +109,7 @@ def test_the_timeline_of_a_user_is_the_hand_checked_list_then_its_state(streamed
     assert [(line.rsplit("[", 1)[1].rstrip("]"), line.split("  ")[2]) for line in events] == KEN_EVENTS
     # names come from the directory when shown: the organization's display name as renamed since
     assert "  demo  organization.member.role.assigned  ken.torvalds.b013@example.com added to organization" \
-           " Acme 9b20 (617) as developer  [evt_fGclQMTDxmoihvv5]" in events[4]  # fmt: skip
+           " Acme Mobility as developer  [evt_fGclQMTDxmoihvv5]" in events[4]  # fmt: skip
     state = lines[lines.index("State at the end, in demo:") + 1 :]
     assert state[0] == f"user ken.torvalds.b013@example.com ({KEN}), Ken Torvalds"
     assert any(line.startswith("  deleted ") for line in state)
@@ -118,11 +118,11 @@ def test_the_timeline_of_a_user_is_the_hand_checked_list_then_its_state(streamed
         line.split(",")[0].strip(): line.rsplit(" to ", 1)[1] for line in state if line.startswith("  was ")
     }
     assert sorted(ended) == sorted([
-        "was in group legal-2662~70", "was in group hr-3260~48", "was in group legal-2948~93",
-        "was member of organization Acme 9b20 (617)", "was member of organization Umbrella di4v (834)",
-        "was member of organization Initech wov1 (592)", "was member of organization Wayne pt5c",
-        "was role developer in organization Acme 9b20 (617)", "was role auditor in organization Acme 9b20 (617)",
-        "was role billing in organization Initech wov1 (592)",
+        "was in group legal-recruiting", "was in group hr-mobile", "was in group legal-mobile",
+        "was member of organization Acme Mobility", "was member of organization Umbrella Asia Pacific",
+        "was member of organization Initech Europe", "was member of organization Wayne Insurance",
+        "was role developer in organization Acme Mobility", "was role auditor in organization Acme Mobility",
+        "was role billing in organization Initech Europe",
     ])  # fmt: skip
     # each ended when Ken left the group, when Ken was deleted, or when the simulator deleted the organization
     # (which sends no member events: the directory's cascade)

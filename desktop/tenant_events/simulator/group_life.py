@@ -42,7 +42,12 @@ class GroupLife(TenantWorld):
         g = self._any_group()
         if g is None:
             return None
-        g.name = f"{g.name.split('~')[0]}~{self._chars(2, string.digits)}"
+        draw = self._chars(
+            2, string.digits
+        )  # a rename as a person makes one: "eng-2986" becomes "eng-platform"
+        team = g.name.split("-")[0]
+        areas = [a for a in TEAM_AREAS if f"{team}-{a}" != g.name]
+        g.name = f"{team}-{areas[int(draw) % len(areas)]}"
         return self._group_obj(g, now)
 
     def _group_deleted(self, now: str) -> dict[str, Any] | None:
@@ -85,3 +90,7 @@ class GroupLife(TenantWorld):
         role_id = self.rng.choice(sorted(g.roles))
         g.roles.discard(role_id)
         return {"group": self._group_ref(g), "role": self._role(role_id, with_name=False), "deleted_at": now}
+
+
+TEAM_AREAS = ("platform", "emea", "oncall", "payroll", "contracts", "mobile", "partners", "support",
+              "infra", "apac", "recruiting", "compliance")  # fmt: skip

@@ -66,7 +66,7 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
 
                 await asyncio.to_thread(sim.scenario, "org_connection", action="added")
                 entry = await until(changed, 20, "the org-connection alert")
-                # the alert's detail: "Connection acme-saml (samlp) added to organization Acme 1x2y"
+                # the alert's detail: "Connection acme-saml (samlp) added to organization Acme Europe"
                 said = entry.alert.detail
                 assert said.startswith("Connection ") and " added to organization " in said, said
                 label, org = said.removeprefix("Connection ").split(" added to organization ")
