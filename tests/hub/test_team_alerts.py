@@ -15,13 +15,23 @@ import nats.errors
 import orjson
 import pytest
 
-from helpers.team_alerts import Receiver, relay, team_destination, wait_until
+from helpers.hub_cli import HubCli
+from helpers.team_alerts import RULES, Receiver, relay, team_destination, wait_until
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
-from tenant_events.hub.team_alerts import alert_subject, alerts_stream, outbox_bucket, team_dedup_key
+from tenant_events.hub.team_alerts import (
+    alert_subject,
+    alerts_stream,
+    outbox_bucket,
+    team_dedup_key,
+    team_evaluates,
+)
 from tenant_events.hub.triage import triage_bucket
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.store.team_alert_rows import team_alert_ids
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = [pytest.mark.hub, pytest.mark.dbus,
@@ -42,7 +52,7 @@ def hub_alerts(hub) -> list[dict[str, object]]:
         try:
             js = nc.jetstream(timeout=5.0)
             sub = await js.pull_subscribe(
-                f"tenant-events._alerts.{NAMES.tenant}.>", stream=alerts_stream(NAMES)
+                f"tenant-events._alerts.{NAMES.tenant}.*.*", stream=alerts_stream(NAMES)
             )
             out: list[dict[str, object]] = []
             try:
@@ -59,23 +69,29 @@ def hub_alerts(hub) -> list[dict[str, object]]:
     return asyncio.run(read())
 
 
-def test_the_lease_holder_evaluates_stores_delivers_and_publishes_the_team_alerts(
+def test_the_lease_holder_evaluates_stores_delivers_and_publishes_and_a_viewer_shows_the_team_alerts(
     make_simulator, nats_single, tmp_path, httpserver
 ):
     sim = make_simulator(heartbeat=0.2, rate=0)
     token = sim.mint_token(ttl=3600)
     receiver = Receiver(httpserver)
-    data = tmp_path / "relay"
+    data, seen = tmp_path / "relay", tmp_path / "viewer"
+    with_rules(seen)  # the viewer has the same rules: without the team's alerts it would raise its own
     with team_destination([data], receiver.url) as name:
         proc = relay(sim, nats_single, token, data, name)
+        procs = [proc]
         try:
             proc.wait_for("leader: holds the lease")
+            wait_until(lambda: marked(nats_single), "the relay's mark on the hub", procs)
+            procs.append(viewer(nats_single, seen))
+            procs[1].wait_for("showing the team's alerts")
             sim.emit(GROUPS, ["group.created"])
-            wait_until(lambda: len(receiver.distinct()) >= GROUPS, "every alert delivered", [proc])
-            wait_until(lambda: len(hub_alerts(nats_single)) >= GROUPS, "every alert on the hub", [proc])
+            wait_until(lambda: len(receiver.distinct()) >= GROUPS, "every alert delivered", procs)
+            wait_until(lambda: len(hub_alerts(nats_single)) >= GROUPS, "every alert on the hub", procs)
+            wait_until(lambda: len(team_ids(seen)) >= GROUPS, "the viewer's team alerts", procs)
         finally:
-            code = proc.stop()
-    assert code == 0, proc.text()
+            codes = [p.stop() for p in procs]
+    assert codes == [0] * len(procs), "\n---\n".join(p.text() for p in procs)
     with AlertInbox(data / "tenants" / "acme-team.sqlite3") as inbox:
         stored = inbox.alerts()
     assert len(stored) == GROUPS and {a.rule_id for a in stored} == {"each-group"}
@@ -87,6 +103,44 @@ def test_the_lease_holder_evaluates_stores_delivers_and_publishes_the_team_alert
         (f"each-group.{a.first_event_id}", 1) for a in stored
     }
     assert all(a["hub_tenant"] == "acme" and a["severity"] == "critical" for a in on_hub)
+    # the viewer shows the team's alerts, marked, and none of its own evaluation of the same events
+    with AlertInbox(seen / "tenants" / "acme.sqlite3") as inbox:
+        shown = inbox.alerts()
+    assert len(shown) == GROUPS, [a.rule_name for a in shown]
+    assert {a.id for a in shown} == team_ids(seen / "tenants" / "acme.sqlite3")
+    assert all(a.rule_name == "Group created (team)" for a in shown)
+    assert {a.first_event_id for a in shown} == {a.first_event_id for a in stored}
+    assert procs[1].count("alert (critical)") == GROUPS  # its observers (stderr, notifications) got them
+
+
+def with_rules(data) -> None:
+    paths = AppPaths.resolve(str(data)).ensure()
+    settings = load_settings(paths)
+    settings.alerts.rules = list(RULES)
+    save_settings(paths, settings)
+
+
+def viewer(hub, data) -> HubCli:
+    return HubCli("stream", "--hub", hub.urls, "--hub-tenant", "acme", "--name", "acme", "--data-dir", str(data),
+                  "--hub-user", "viewer", env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer})  # fmt: skip
+
+
+def team_ids(data) -> set[int]:
+    path = data if str(data).endswith(".sqlite3") else data / "tenants" / "acme.sqlite3"
+    return team_alert_ids(path) if path.exists() else set()
+
+
+def marked(hub) -> bool:
+    async def ask() -> bool:
+        nc = await connect(_options(hub, "viewer"), reconnect=False)
+        try:
+            return await team_evaluates(nc.jetstream(timeout=5.0), NAMES)
+        except Exception:
+            return False
+        finally:
+            await nc.close()
+
+    return asyncio.run(ask())
 
 
 def test_a_viewer_cannot_publish_an_alert_nor_write_delivery_state_nor_forge_the_acknowledging_user(

@@ -2,6 +2,8 @@
 
     stream  TENANT_EVENTS_<TENANT>_ALERTS   subject tenant-events._alerts.<tenant>.<rule id>.<first event id>
               the alert as JSON each time it is raised or grows; the newest message per subject is the alert now
+            subject tenant-events._alerts.<tenant>.evaluating: a relay evaluates for the team (viewers then show
+              these alerts instead of evaluating their own: tenant/team_feed.py)
     bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<version>.<destination token>
               {"state": "delivered" | "pending", "attempts", "at", "relay"}: the team's delivery state
 
@@ -19,17 +21,27 @@ one writable key shape (`$KV.*.*.*.<user>`, three tokens) never reaches the buck
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import nats.errors
 import nats.js.errors
 import orjson
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
+from nats.js.api import (
+    DeliverPolicy,
+    DiscardPolicy,
+    KeyValueConfig,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
 from nats.js.kv import KeyValue
 
 from tenant_events.hub.subjects import PREFIX, HubNames
@@ -37,6 +49,7 @@ from tenant_events.hub.triage import alert_key
 
 log = logging.getLogger(__name__)
 ALERTS_TOKEN: Final = "_alerts"
+EVALUATING: Final = "evaluating"
 MSG_ID: Final = "Nats-Msg-Id"
 _NAME_IN_USE: Final = 10058
 
@@ -66,6 +79,19 @@ def alert_subject(names: HubNames, key: str) -> str:
     return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{key}"
 
 
+def marker_subject(names: HubNames) -> str:
+    return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{EVALUATING}"
+
+
+async def team_evaluates(js: JetStreamContext, names: HubNames) -> bool:
+    """Whether a relay has evaluated the rules for the team on this hub (its mark is in the alerts stream)."""
+    try:
+        await js.get_last_msg(alerts_stream(names), marker_subject(names))
+    except nats.js.errors.NotFoundError:
+        return False
+    return True
+
+
 def team_dedup_key(tenant: str, key: str, version: int) -> str:
     """The dedup key every relay sends for one alert version: the hub tenant and the alert's team name."""
     return f"tenant-events:{tenant}:{key}:{version}"
@@ -80,10 +106,10 @@ def delivery_key(key: str, version: int, destination: str) -> str:
     return f"{key}.{version}.{destination_token(destination)}"
 
 
-async def provision_team_alerts(
+async def provision_alerts_stream(
     js: JetStreamContext, names: HubNames, replicas: int, max_age: float | None
 ) -> None:
-    """The alerts stream and the outbox bucket, created when missing (by a collector)."""
+    """The alerts stream, created when missing (by a collector; hub/provision.py makes the outbox bucket)."""
     config = StreamConfig(
         name=alerts_stream(names),
         description=f"Tenant Events: the team's alerts of tenant {names.tenant}",
@@ -105,17 +131,11 @@ async def provision_team_alerts(
         except nats.js.errors.APIError as exc:
             if exc.err_code != _NAME_IN_USE:
                 raise
-    bucket = KeyValueConfig(bucket=outbox_bucket(names), history=1, replicas=replicas, ttl=max_age,
-                            storage=StorageType.FILE,
-                            description="Tenant Events: the team's alert deliveries")  # fmt: skip
-    try:
-        await js.key_value(bucket.bucket)
-    except nats.js.errors.BucketNotFoundError:
-        try:
-            await js.create_key_value(bucket)
-        except nats.js.errors.APIError as exc:
-            if exc.err_code != _NAME_IN_USE:
-                raise
+
+
+def outbox_config(names: HubNames, replicas: int, max_age: float | None) -> KeyValueConfig:
+    return KeyValueConfig(bucket=outbox_bucket(names), history=1, replicas=replicas, ttl=max_age,
+                          storage=StorageType.FILE, description="Tenant Events: the team's alert deliveries")  # fmt: skip
 
 
 class SharedOutbox:
@@ -124,7 +144,7 @@ class SharedOutbox:
 
     def __init__(self, kv: KeyValue, relay: str) -> None:
         self._kv = kv
-        self._relay = relay
+        self.relay = relay
 
     @classmethod
     async def open(cls, nc: NATS, names: HubNames, relay: str) -> SharedOutbox:
@@ -153,7 +173,7 @@ class SharedOutbox:
             "state": state,
             "attempts": attempts,
             "at": time.time(),
-            "relay": self._relay,
+            "relay": self.relay,
             "error": error,
         }
         try:
@@ -181,3 +201,40 @@ class AlertPublisher:
             log.warning("team alerts: the hub did not take %s (%s)", key, exc)
             return False
         return True
+
+    async def announce(self, relay: str) -> None:
+        """Mark the hub as one whose alerts a relay evaluates (viewers switch to them)."""
+        marker = orjson.dumps({"relay": relay, "at": time.time()})
+        try:
+            await self._js.publish(marker_subject(self._names), marker)
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("team alerts: the hub did not take the relay's mark (%s)", exc)
+
+
+class TeamAlertFeed:
+    """Every team alert on the hub, oldest first, then each as it is raised or grows: `on_alert(payload)`."""
+
+    def __init__(self, nc: NATS, names: HubNames, on_alert: Callable[[dict[str, Any]], None]) -> None:
+        self._js = nc.jetstream(timeout=5.0)
+        self._names = names
+        self._on_alert = on_alert
+        self._sub: Any = None
+
+    async def start(self) -> None:
+        subject = f"{PREFIX}.{ALERTS_TOKEN}.{self._names.tenant}.*.*"
+        self._sub = await self._js.subscribe(subject, stream=alerts_stream(self._names), cb=self._arrived,
+                                             ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)  # fmt: skip
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+
+    async def _arrived(self, msg: Msg) -> None:
+        try:
+            payload = orjson.loads(msg.data)
+        except orjson.JSONDecodeError:
+            log.warning("team alerts: an unreadable message on %s was skipped", msg.subject)
+            return
+        if isinstance(payload, dict):
+            self._on_alert(payload)

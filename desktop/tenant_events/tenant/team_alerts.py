@@ -130,11 +130,13 @@ class TeamAlerts:
         tasks: list[asyncio.Task[None]] = []
         try:
             await link.start()
+            await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             while True:
                 alert = await queue.get()
                 key = team_key(alert.rule_id, alert.first_event_id)
-                if fence() and await publisher.publish(key, alert.occurrences, alert_json(alert)):
+                payload = {**alert_json(alert), "raised_at": alert.raised_at, "updated_at": alert.updated_at}
+                if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
             await worker.close()
