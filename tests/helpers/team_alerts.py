@@ -4,6 +4,7 @@ the receiver saw."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -17,8 +18,12 @@ from werkzeug import Request, Response
 from helpers.fixtures_engine import OLD
 from helpers.hub_cli import HubCli
 from tenant_events.destinations.registry import make_destination, save_destination
+from tenant_events.hub.connection import HubAuth, HubOptions, connect
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import team_evaluates
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
+from tenant_events.store.team_alert_rows import team_alert_ids
 from tenant_events.tenant.keyring import open_secret_store
 
 RULES = [
@@ -83,3 +88,37 @@ def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> 
             logs = "\n---\n".join(p.text()[-2500:] for p in procs)
             raise AssertionError(f"timed out after {timeout} s waiting for {what}:\n{logs}")
         time.sleep(0.05)
+
+
+def with_rules(data) -> None:
+    paths = AppPaths.resolve(str(data)).ensure()
+    settings = load_settings(paths)
+    settings.alerts.rules = list(RULES)
+    save_settings(paths, settings)
+
+
+def viewer(hub, data) -> HubCli:
+    return HubCli("stream", "--hub", hub.urls, "--hub-tenant", "acme", "--name", "acme", "--data-dir", str(data),
+                  "--hub-user", "viewer", env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer})  # fmt: skip
+
+
+def team_ids(data) -> set[int]:
+    path = data if str(data).endswith(".sqlite3") else data / "tenants" / "acme.sqlite3"
+    return team_alert_ids(path) if path.exists() else set()
+
+
+def marked(hub) -> bool:
+    async def ask() -> bool:
+        nc = await connect(_viewer_options(hub), reconnect=False)
+        try:
+            return await team_evaluates(nc.jetstream(timeout=5.0), HubNames("acme"))
+        except Exception:
+            return False
+        finally:
+            await nc.close()
+
+    return asyncio.run(ask())
+
+
+def _viewer_options(hub) -> HubOptions:
+    return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", "viewer", hub.credentials.viewer))

@@ -12,7 +12,16 @@ import os
 
 import pytest
 
-from helpers.team_alerts import Receiver, relay, team_destination, wait_until
+from helpers.team_alerts import (
+    Receiver,
+    marked,
+    relay,
+    team_destination,
+    team_ids,
+    viewer,
+    wait_until,
+    with_rules,
+)
 from tenant_events.hub.team_alerts import team_dedup_key
 from tenant_events.store.alerts_inbox import AlertInbox
 
@@ -40,12 +49,19 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
     token = sim.mint_token(ttl=3600)
     receiver = Receiver(httpserver, delay=0.4)  # slow enough that the kill lands mid-delivery
     dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
+    seen = tmp_path / "viewer"
     with team_destination(dirs, receiver.url) as name:
         relays = [relay(sim, nats_cluster, token, d, name) for d in dirs]
+        with_rules(seen)
+        procs = list(relays)
         try:
             first = _leader(relays)
             standby = next(r for r in relays if r is not first)
             standby.wait_for("standby: the lease is held by")
+            first.wait_for("alerts: evaluating the team's alerts")
+            wait_until(lambda: marked(nats_cluster), "the relay's mark on the hub", relays)
+            procs.append(viewer(nats_cluster, seen))
+            procs[-1].wait_for("showing the team's alerts")
             sim.emit(GROUPS, ["group.created"])
             wait_until(lambda: len(receiver.keys) >= 3, "the first deliveries", relays)
             first.kill()
@@ -56,9 +72,10 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
             wait_until(
                 lambda: len(receiver.distinct()) >= GROUPS, "every alert delivered", relays, timeout=90
             )
+            wait_until(lambda: len(team_ids(seen)) >= GROUPS, "the viewer's team alerts", procs, timeout=60)
             code = standby.stop()
         finally:
-            for r in relays:
+            for r in procs:
                 if r.proc.poll() is None:
                     r.stop()
     assert code == 0, standby.text()
@@ -70,4 +87,9 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
     assert receiver.distinct() == expected  # none lost, each alert under one key, the same from both relays
     repeats = {k: n for k, n in collections.Counter(receiver.keys).items() if n > 1}
     assert sum(repeats.values()) - len(repeats) <= 1, repeats  # at most the send in flight at the kill
+    # the viewer shows each team alert once, though both relays published (the same names, counts and versions)
+    with AlertInbox(seen / "tenants" / "acme.sqlite3") as inbox:
+        shown = inbox.alerts()
+    assert sorted(a.first_event_id for a in shown) == sorted(a.first_event_id for a in stored)
+    assert all(a.rule_name == "Group created (team)" for a in shown)
     print(f"{len(receiver.keys)} requests for {GROUPS} alerts; repeated under the same key: {repeats}")

@@ -15,8 +15,16 @@ import nats.errors
 import orjson
 import pytest
 
-from helpers.hub_cli import HubCli
-from helpers.team_alerts import RULES, Receiver, relay, team_destination, wait_until
+from helpers.team_alerts import (
+    Receiver,
+    marked,
+    relay,
+    team_destination,
+    team_ids,
+    viewer,
+    wait_until,
+    with_rules,
+)
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.provision import StreamPlan, provision
 from tenant_events.hub.subjects import HubNames
@@ -25,13 +33,9 @@ from tenant_events.hub.team_alerts import (
     alerts_stream,
     outbox_bucket,
     team_dedup_key,
-    team_evaluates,
 )
 from tenant_events.hub.triage import triage_bucket
-from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
-from tenant_events.store.team_alert_rows import team_alert_ids
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = [pytest.mark.hub, pytest.mark.dbus,
@@ -111,36 +115,6 @@ def test_the_lease_holder_evaluates_stores_delivers_and_publishes_and_a_viewer_s
     assert all(a.rule_name == "Group created (team)" for a in shown)
     assert {a.first_event_id for a in shown} == {a.first_event_id for a in stored}
     assert procs[1].count("alert (critical)") == GROUPS  # its observers (stderr, notifications) got them
-
-
-def with_rules(data) -> None:
-    paths = AppPaths.resolve(str(data)).ensure()
-    settings = load_settings(paths)
-    settings.alerts.rules = list(RULES)
-    save_settings(paths, settings)
-
-
-def viewer(hub, data) -> HubCli:
-    return HubCli("stream", "--hub", hub.urls, "--hub-tenant", "acme", "--name", "acme", "--data-dir", str(data),
-                  "--hub-user", "viewer", env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer})  # fmt: skip
-
-
-def team_ids(data) -> set[int]:
-    path = data if str(data).endswith(".sqlite3") else data / "tenants" / "acme.sqlite3"
-    return team_alert_ids(path) if path.exists() else set()
-
-
-def marked(hub) -> bool:
-    async def ask() -> bool:
-        nc = await connect(_options(hub, "viewer"), reconnect=False)
-        try:
-            return await team_evaluates(nc.jetstream(timeout=5.0), NAMES)
-        except Exception:
-            return False
-        finally:
-            await nc.close()
-
-    return asyncio.run(ask())
 
 
 def test_a_viewer_cannot_publish_an_alert_nor_write_delivery_state_nor_forge_the_acknowledging_user(

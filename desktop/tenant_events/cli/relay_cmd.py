@@ -82,7 +82,7 @@ async def _main(args: argparse.Namespace) -> int:
         from tenant_events.tenant.team_alerts import TeamAlerts, check_destinations
 
         wanted = check_destinations(paths, args.alerts_to)
-        team = TeamAlerts(name, paths, hub, names, wanted, _keyring)
+        team = TeamAlerts(name, paths, hub, names, wanted, _keyring, on_note=lambda m: _role("alerts", m))
     async with TenantLink(name, paths, await stream_source(args, target)) as link:
         engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
         relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=team)

@@ -95,6 +95,7 @@ class TeamAlerts:
         names: HubNames,
         destinations: list[str],
         store: Callable[[], SecretStore],
+        on_note: Callable[[str], None] = lambda _: None,
         **worker_options: object,
     ) -> None:
         self.name = team_database(name)
@@ -104,6 +105,7 @@ class TeamAlerts:
         self.destinations = set(destinations)
         self._store = store
         self._worker_options = worker_options
+        self._note = on_note
         self.worker: DeliveryWorker | None = None
         self.published = 0
 
@@ -131,6 +133,8 @@ class TeamAlerts:
         try:
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
+            self._note(f"evaluating the team's alerts into {self.name}; delivering to "
+                       f"{', '.join(sorted(self.destinations))}")  # fmt: skip
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             while True:
                 alert = await queue.get()
