@@ -72,7 +72,9 @@ class SharedDeliveries(Protocol):
 
     def message(self, alert: StoredAlert, version: int) -> AlertMessage: ...
 
-    async def delivered(self, alert: StoredAlert, version: int, destination: str) -> bool: ...
+    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+        """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
+        ...
 
     async def record(
         self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
@@ -200,14 +202,16 @@ class DeliveryWorker:
             if held is not None:
                 await self._call(outbox.retry, d, held, "held by quiet hours or do-not-disturb", False)
                 continue
-            shared = self._shared
+            shared, attempts = self._shared, d.attempts
             if shared is not None:
                 if not shared.may_send():
                     return  # the lease went to another relay: it delivers what is left
-                if await shared.delivered(alert, d.version, target.profile.name):
+                done, before = await shared.prior(alert, d.version, target.profile.name)
+                if done:
                     await self._call(outbox.delivered, d, now)  # another relay did, before a takeover
                     self._changed()
                     continue
+                attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
                 message = shared.message(alert, d.version)
             else:
                 message = alert_message(alert, d.version, self._database.stem)
@@ -216,7 +220,7 @@ class DeliveryWorker:
             if shared is not None:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
                 await shared.record(
-                    alert, d.version, target.profile.name, state, d.attempts + 1, outcome.reason
+                    alert, d.version, target.profile.name, state, attempts + 1, outcome.reason
                 )
             if outcome.kind == "delivered":
                 await self._call(outbox.delivered, d, now)
@@ -230,7 +234,7 @@ class DeliveryWorker:
                 await self._call(outbox.retry, d, now, outcome.reason, True)
                 self._changed()
                 return
-            delay = outcome.retry_after if outcome.retry_after is not None else self.backoff.delay(d.attempts)
+            delay = outcome.retry_after if outcome.retry_after is not None else self.backoff.delay(attempts)
             log.info(
                 "alert %d to %s not delivered (%s); retrying in %.1f s",
                 d.alert_id,

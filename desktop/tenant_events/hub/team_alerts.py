@@ -165,9 +165,6 @@ class SharedOutbox:
             return {}
         return value if isinstance(value, dict) else {}
 
-    async def delivered(self, key: str) -> bool:
-        return (await self.state(key)).get("state") == "delivered"
-
     async def record(self, key: str, state: str, attempts: int, error: str = "") -> None:
         record = {
             "state": state,

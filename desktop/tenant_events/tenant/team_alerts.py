@@ -56,7 +56,7 @@ def check_destinations(paths: AppPaths, wanted: list[str]) -> list[str]:
     return wanted
 
 
-class _TeamDeliveries:
+class TeamDeliveries:
     """destinations/worker.py's SharedDeliveries on the hub's outbox bucket, fenced by the lease."""
 
     def __init__(self, outbox: SharedOutbox, tenant: str, fence: Callable[[], bool]) -> None:
@@ -71,8 +71,10 @@ class _TeamDeliveries:
         return AlertMessage(plain.title, plain.body, plain.severity, team_dedup_key(self._tenant, key, version),
                             plain.link)  # fmt: skip
 
-    async def delivered(self, alert: StoredAlert, version: int, destination: str) -> bool:
-        return await self._outbox.delivered(self._key(alert, version, destination))
+    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+        state = await self._outbox.state(self._key(alert, version, destination))
+        attempts = state.get("attempts")
+        return state.get("state") == "delivered", attempts if isinstance(attempts, int) else 0
 
     async def record(
         self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
@@ -125,7 +127,7 @@ class TeamAlerts:
                 queue.put_nowait(alert)
 
         worker = DeliveryWorker(link.database_file, chosen, targets.quiet,
-                                shared=_TeamDeliveries(outbox, self.names.tenant, fence),
+                                shared=TeamDeliveries(outbox, self.names.tenant, fence),
                                 **self._worker_options)  # type: ignore[arg-type]  # fmt: skip
         self.worker = worker
         link.on_alerts.extend((step, worker.kick))
