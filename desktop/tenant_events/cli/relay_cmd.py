@@ -5,6 +5,11 @@ $TENANT_EVENTS_CLIENT_SECRET, or $TENANT_EVENTS_ACCESS_TOKEN) and publishes ever
 run `tenant-events stream --hub URL --hub-tenant NAME` and never touch the tenant. Start two relays for
 availability: one streams, the other waits and takes over within seconds of the first one's end. Runs until
 SIGINT/SIGTERM; roles and stream states go to stderr.
+
+With --alerts-to, the relay holding the lease also evaluates the alert rules once for the whole team (the
+built-in pack and the alert settings of its own settings file), publishes the alerts on the hub for the viewers,
+and delivers them to the named destinations (`tenant-events destinations list`). A standby that takes over
+resumes the deliveries from the state the hub keeps, under the same dedup keys.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from tenant_events.cli.stream_target import resolve_target, stream_source
 from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
+from tenant_events.tenant.keyring import SecretStore, open_secret_store
 from tenant_events.tenant.link import TenantLink
 
 
@@ -42,7 +48,13 @@ def register(subparsers: Any) -> None:
                    help="how long a new stream keeps events (up to 36500, default 30)")  # fmt: skip
     p.add_argument("--lease-seconds", metavar="S", type=number(1, 600), default=5.0,
                    help="a standby takes over this long after the streaming relay is gone (1 to 600, default 5)")  # fmt: skip
+    p.add_argument("--alerts-to", metavar="NAME", nargs="+", default=None,
+                   help="evaluate the team's alerts here and deliver them to these destinations")  # fmt: skip
     p.set_defaults(run=run)
+
+
+def _keyring() -> SecretStore:
+    return open_secret_store().store
 
 
 def _role(role: str, message: str) -> None:
@@ -65,9 +77,15 @@ async def _main(args: argparse.Namespace) -> int:
         raise ConfigError("--hub-tenant", str(exc)) from None
     plan = StreamPlan(retention_days=args.hub_retention_days, replicas=args.hub_replicas,
                       lease_ttl=args.lease_seconds)  # fmt: skip
+    team = None
+    if args.alerts_to is not None:
+        from tenant_events.tenant.team_alerts import TeamAlerts, check_destinations
+
+        wanted = check_destinations(paths, args.alerts_to)
+        team = TeamAlerts(name, paths, hub, names, wanted, _keyring, on_note=lambda m: _role("alerts", m))
     async with TenantLink(name, paths, await stream_source(args, target)) as link:
         engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
-        relay = Relay(RelayConfig(engine, hub, names, plan), tokens)
+        relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=team)
         relay.on_role.append(_role)
         relay.on_state.append(report_state)
         loop = asyncio.get_running_loop()

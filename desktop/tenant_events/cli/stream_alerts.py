@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import orjson
 
@@ -24,6 +24,9 @@ from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
+
+if TYPE_CHECKING:
+    from tenant_events.tenant.team_feed import TeamAlertView
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -76,3 +79,10 @@ def report(args: argparse.Namespace, link: TenantLink, stack: contextlib.AsyncEx
     sink = _AlertSink(args.alerts_jsonl, link.name)
     stack.callback(sink.close)
     link.on_alerts.append(sink)
+
+
+async def team_view(link: TenantLink) -> TeamAlertView | None:
+    """The team's alerts instead of this viewer's own evaluation, when the hub's relay evaluates for the team."""
+    from tenant_events.tenant.team_feed import open_team_view  # loads the NATS client
+
+    return await open_team_view(link)

@@ -173,7 +173,15 @@ async def _main(args: argparse.Namespace) -> int:
             link.on_state.append(contact.observe)
         link.on_state.insert(0, report_state)
         stream_alerts.report(args, link, stack)
+        team = await stream_alerts.team_view(link) if hub is not None else None
         await link.start()
+        if team is not None:
+            stack.push_async_callback(team.stop)
+            await team.start()
+            print(
+                "tenant-events: showing the team's alerts (the hub's relay evaluates the rules)",
+                file=sys.stderr,
+            )
         stream_deliveries.deliver(args, link, paths, stack)
         watcher = asyncio.create_task(contact.watch(), name="first-contact") if contact else None
         if link.notice:

@@ -8,7 +8,9 @@ Every state change is a transaction in the database before the next step, so a r
 it stopped: a delivery sent but not yet marked is sent again with the same dedup key (receivers that
 de-duplicate see one incident). Failures back off exponentially with full jitter; a 429's Retry-After is
 honoured; a refused URL or token stops the destination (with its reason) until its URL changes; what is still
-undelivered after `horizon_s` (24 h) is given up and the alert shows an "undelivered" mark.
+undelivered after `horizon_s` (24 h) is given up and the alert shows an "undelivered" mark. Given `shared` (a
+team relay's outbox on the hub, tenant/team_alerts.py), each send first checks that this process may still send
+and that no other relay delivered it, and its result is recorded there too.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from tenant_events.alerts.delivery import QuietTimes
-from tenant_events.destinations.message import alert_message
+from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.send import Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
+from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.outbox import Delivery, Outbox
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,24 @@ Targets = Callable[[], dict[str, Target]]
 Sender = Callable[[str, Any], Outcome]
 
 
+class SharedDeliveries(Protocol):
+    """A team's delivery state kept beside the database (the relays' shared outbox on the hub): a delivery
+    another relay made is not sent again, and every relay sends an alert version under the same dedup key."""
+
+    def may_send(self) -> bool:
+        """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
+
+    def message(self, alert: StoredAlert, version: int) -> AlertMessage: ...
+
+    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+        """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
+        ...
+
+    async def record(
+        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+    ) -> None: ...
+
+
 class DeliveryWorker:
     """Delivers one tenant database's outbox; `run()` until `close()`."""
 
@@ -73,8 +94,10 @@ class DeliveryWorker:
         horizon_s: float = HORIZON_S,
         sender: Sender = send,
         clock: Callable[[], float] = time.time,
+        shared: SharedDeliveries | None = None,
     ) -> None:
         self._database = database
+        self._shared = shared
         self._targets = targets
         self._quiet = quiet
         self.backoff = backoff
@@ -179,9 +202,26 @@ class DeliveryWorker:
             if held is not None:
                 await self._call(outbox.retry, d, held, "held by quiet hours or do-not-disturb", False)
                 continue
-            message = alert_message(alert, d.version, self._database.stem)
+            shared, attempts = self._shared, d.attempts
+            if shared is not None:
+                if not shared.may_send():
+                    return  # the lease went to another relay: it delivers what is left
+                done, before = await shared.prior(alert, d.version, target.profile.name)
+                if done:
+                    await self._call(outbox.delivered, d, now)  # another relay did, before a takeover
+                    self._changed()
+                    continue
+                attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
+                message = shared.message(alert, d.version)
+            else:
+                message = alert_message(alert, d.version, self._database.stem)
             outcome = await asyncio.to_thread(self._sender, target.url, message)
             now = self._clock()
+            if shared is not None:
+                state = "delivered" if outcome.kind == "delivered" else "pending"
+                await shared.record(
+                    alert, d.version, target.profile.name, state, attempts + 1, outcome.reason
+                )
             if outcome.kind == "delivered":
                 await self._call(outbox.delivered, d, now)
                 self.delivered += 1
@@ -194,7 +234,7 @@ class DeliveryWorker:
                 await self._call(outbox.retry, d, now, outcome.reason, True)
                 self._changed()
                 return
-            delay = outcome.retry_after if outcome.retry_after is not None else self.backoff.delay(d.attempts)
+            delay = outcome.retry_after if outcome.retry_after is not None else self.backoff.delay(attempts)
             log.info(
                 "alert %d to %s not delivered (%s); retrying in %.1f s",
                 d.alert_id,

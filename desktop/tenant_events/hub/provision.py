@@ -1,4 +1,4 @@
-"""Creating what a tenant needs on the hub, when missing: the event stream and the two key-value buckets.
+"""Creating what a tenant needs on the hub, when missing: the event stream, its buckets, the team's alerts.
 
 Only a collector does this (viewers hold read-only permissions, packaging/nats/accounts.conf). An existing
 stream is kept as it is — its retention and replicas are an operator's decision once made — and reported.
@@ -16,6 +16,7 @@ from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StorageT
 from nats.js.kv import KeyValue
 
 from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import outbox_config, provision_alerts_stream
 from tenant_events.hub.triage import provision_triage
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,9 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
                                             ttl=plan.lease_ttl, storage=StorageType.FILE,
                                             description="Tenant Events: which collector streams"))  # fmt: skip
     await provision_triage(js, names, replicas)  # the team's triage (hub/triage.py): viewers cannot create it
+    max_age = info.config.max_age or None
+    await provision_alerts_stream(js, names, replicas, max_age)  # the team's alerts (hub/team_alerts.py)
+    await _bucket(js, outbox_config(names, replicas, max_age))  # and what the relays delivered of them
     return Provisioned(info, cursor, lease, created)
 
 

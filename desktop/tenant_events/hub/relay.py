@@ -4,6 +4,7 @@
     STANDBY ──lease acquired──▶ LEADER: StreamEngine(tenant) → HubSink(JetStream) while Lease.hold() renews
     LEADER ──lease lost──▶ engine stopped (tenant connection closed at once) ─▶ STANDBY
     LEADER ──engine ends (stopped, signed out, refused)──▶ lease released ─▶ done
+    LEADER also runs `leader_work(nc, lease.valid)` (the team's alerts, tenant/team_alerts.py), cancelled with it
 
 The tenant connection is opened only by the engine, and the engine exists only while the lease is held: a
 standby never competes for the tenant's few stream connections.
@@ -41,6 +42,7 @@ from tenant_events.stream.tokens import TokenProvider
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+LeaderWork = Callable[[NATS, Callable[[], bool]], Awaitable[None]]
 
 # Seconds between tries while the hub does not take batches (the engine's "storage" pause).
 STORAGE_RETRY = 1.0
@@ -67,12 +69,14 @@ class Relay:
         tokens: TokenProvider,
         *,
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
+        leader_work: LeaderWork | None = None,
     ) -> None:
         engine = replace(config.engine, storage_retry=STORAGE_RETRY,
                          batch_max_delay=min(config.engine.batch_max_delay, BATCH_DELAY))  # fmt: skip
         self.config = replace(config, engine=engine)
         self._tokens = tokens
         self._client_factory = client_factory
+        self._leader_work = leader_work
         self.on_role: list[Callable[[str, str], None]] = []
         self.on_state: list[Callable[[StateChange], None]] = []
         self.engine: StreamEngine | None = None
@@ -187,6 +191,7 @@ class Relay:
         running = asyncio.create_task(engine.run(), name=f"relay-{self.config.names.tenant}")
         holding = asyncio.create_task(lease.hold(), name="relay-lease")
         stopping = asyncio.create_task(self._stop.wait())
+        working = asyncio.create_task(self._work(nc, lease), name="relay-leader-work")
         try:
             await asyncio.wait({running, holding, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if holding.done() and not running.done():
@@ -197,12 +202,24 @@ class Relay:
             engine.stop()
             return await running
         finally:
-            for task in (holding, stopping):
+            for task in (holding, stopping, working):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self.engine = None
             await sink.close()
+
+    async def _work(self, nc: NATS, lease: Lease) -> None:
+        """The leader's other work, while it leads; its failure is reported, the stream goes on."""
+        if self._leader_work is None:
+            return
+        try:
+            await self._leader_work(nc, lease.valid)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("relay %s: the leader's alert work failed", self.config.names.tenant)
+            self._role("alerts", f"the team's alerts stopped: {exc}")
 
     async def _until_stopped(self, work: Awaitable[T]) -> T | None:
         """`work`'s result, or None when stop() came first (the work is then cancelled)."""

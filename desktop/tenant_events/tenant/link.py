@@ -90,6 +90,7 @@ class TenantLink:
         self.on_commit: list[Callable[[CommittedRows], None]] = []
         self.on_alerts: list[Callable[[StepResult], None]] = []
         self.rules: AlertRules | None = None
+        self.team_alerts = False  # the hub's relay evaluates for the team: the rules do not run here
         if alerts is not None:
             self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
         self.ranges = RowRanges(name)
@@ -184,7 +185,7 @@ class TenantLink:
             self.rules.replace(alerts, strict=strict)
             return
         self.rules = AlertRules(self.name, alerts, self.on_alerts, strict=strict)
-        if self._monitor is not None and self._monitor.running:
+        if self._monitor is not None and self._monitor.running and not self.team_alerts:
             self.rules.attach(self._monitor)
 
     # -- following ---------------------------------------------------------------------------------------
@@ -204,8 +205,8 @@ class TenantLink:
             # the database opened (a damaged one raised above, leaving nothing beside it); the stream's task has
             # not run yet, so this is before its first write
             record_origin(self.paths, self.name, self.source.base_url)
-        if self.rules is not None and self.rules.runner is None:  # once: the runner survives a restart
-            self.rules.attach(self._monitor)
+        if self.rules is not None and self.rules.runner is None and not self.team_alerts:
+            self.rules.attach(self._monitor)  # once: the runner survives a restart
 
     async def engine_and_tokens(self) -> tuple[EngineConfig, TokenProvider]:
         """What a relay into a team hub (hub/relay.py) needs to follow the tenant itself; restores a stored

@@ -30,6 +30,7 @@ from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 if TYPE_CHECKING:
+    from tenant_events.tenant.team_feed import TeamAlertView
     from tenant_events.tenant.team_triage import TeamTriageMirror
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class HubSession(TenantSession):
         self.hub_profile = hub_profile
         self._secrets = secrets
         self.team_triage: TeamTriageMirror | None = None
+        self.team_alerts: TeamAlertView | None = None  # the relay's alerts, when it evaluates for the team
         self._triage_task: asyncio.Future[None] | None = None
         self.status = TenantStatus(self.name, reason="not connected to the hub yet")
 
@@ -80,10 +82,32 @@ class HubSession(TenantSession):
             self._set_status(TrayState.SIGNED_OUT, f"not connected to the hub: {exc.message}")
             self.sign_in_failed.emit(self.name, str(exc))
             return False
+        view = await self._team_alert_view()
         started = await super().restore()
+        if view is not None:
+            if started:
+                await view.start()
+                self.team_alerts = view
+            else:
+                await view.stop()
         if started and self.team_triage is None:
             self._triage_task = asyncio.ensure_future(self._start_team_triage())
         return started
+
+    async def _team_alert_view(self) -> TeamAlertView | None:
+        """The team's alerts instead of this computer's own evaluation, when the hub's relay evaluates for the
+        team (tenant/team_feed.py); checked before the link starts, so its rules are not attached meanwhile."""
+        if self.team_alerts is not None:
+            return None
+        from tenant_events.tenant.team_feed import open_team_view  # loads the NATS client
+
+        return await open_team_view(self.link)
+
+    async def _stop_team_alerts(self) -> None:
+        view, self.team_alerts = self.team_alerts, None
+        if view is not None:
+            await view.stop()
+            self.link.team_alerts = False  # asked again at the next start
 
     async def _start_team_triage(self) -> None:
         """The team's shared triage of this tenant (tenant/team_triage.py); without it the inbox's triage stays
@@ -111,6 +135,7 @@ class HubSession(TenantSession):
             await mirror.stop()
 
     async def close(self) -> None:
+        await self._stop_team_alerts()
         await self._stop_team_triage()
         await super().close()
 
@@ -121,6 +146,7 @@ class HubSession(TenantSession):
         return await self.restore()
 
     async def sign_out(self) -> None:
+        await self._stop_team_alerts()
         await self._stop_team_triage()
         await self.link.stop()
         self._set_status(TrayState.SIGNED_OUT, "disconnected from the hub")

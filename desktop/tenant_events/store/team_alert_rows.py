@@ -1,0 +1,161 @@
+"""The team's alerts in a viewer's database: what the hub's relay raised, stored as the viewer's own alerts.
+
+    team_alerts  alert id ─ the team's name of the alert (<rule>.<first event>) and the version last stored
+
+A viewer whose hub has a relay evaluating for the team stores those alerts instead of evaluating its own
+(tenant/team_feed.py): an alert arrives raised, then again each time it grows, and is written in place — the
+inbox, the badge, the notifications and the team's triage (found by rule and first event) work on it as on any
+alert. The rule's name carries the mark " (team)", so every place that names the alert shows where it came
+from. The local events it spans are looked up by id and time; until the viewer has stored them, 0. The table is
+created on first use, so older databases need no migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from tenant_events.errors import StorageError
+from tenant_events.store.alert_records import Severity, StoredAlert
+from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.schema import connect, rollback
+
+TEAM_MARK: Final = " (team)"
+_TABLE: Final = """CREATE TABLE IF NOT EXISTS team_alerts (
+    alert_id INTEGER PRIMARY KEY,
+    team_key TEXT NOT NULL UNIQUE,
+    version  INTEGER NOT NULL
+)"""
+
+
+@dataclass(frozen=True, slots=True)
+class TeamAlertRow:
+    """One team alert as the hub carries it (hub/team_alerts.py's payload, checked)."""
+
+    key: str
+    version: int
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    tenant: str
+    catch_up: bool
+    occurrences: int
+    event_count: int
+    first_event_id: str
+    last_event_id: str
+    first_time: str
+    last_time: str
+    type_counts: dict[str, int]
+    detail: str
+    raised_at: float
+    updated_at: float
+
+
+def _ms(iso: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+class TeamAlertStore:
+    """Writes team alerts into one tenant database on a connection of its own (the writer's lock is shared)."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self._conn = connect(path)
+            self._conn.execute(_TABLE)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot store the team's alerts in {path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> TeamAlertStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _seq(self, event_id: str, iso: str) -> int:
+        ms = _ms(iso)
+        if ms is None:
+            return 0
+        row = self._conn.execute(
+            "SELECT seq FROM events WHERE time_ms = ? AND event_id = ?", (ms, event_id)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def store(self, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
+        """Write `a`; (the alert as stored, True when new), None when this version and count are stored."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = self._store(conn, a)
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot store a team alert: {exc}", "free disk space") from exc
+        return out
+
+    def _store(self, conn: sqlite3.Connection, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
+        known = conn.execute(
+            "SELECT t.alert_id, t.version, a.event_count FROM team_alerts t JOIN alerts a ON a.id = t.alert_id"
+            " WHERE t.team_key = ?",
+            (a.key,),
+        ).fetchone()
+        first, last = self._seq(a.first_event_id, a.first_time), self._seq(a.last_event_id, a.last_time)
+        types = orjson.dumps(a.type_counts).decode()
+        last_ms = _ms(a.last_time) or 0
+        if known is None:
+            cur = conn.execute(
+                "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences,"
+                " event_count, first_seq, last_seq, first_event_id, last_event_id, first_time, last_time,"
+                " last_time_ms, type_counts, detail, raised_at, updated_at)"
+                " VALUES (?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (a.rule_id, a.rule_name + TEAM_MARK, a.severity, a.tenant, int(a.catch_up), a.occurrences,
+                 a.event_count, first, last, a.first_event_id, a.last_event_id, a.first_time, a.last_time,
+                 last_ms, types, a.detail, a.raised_at, a.updated_at),
+            )  # fmt: skip
+            alert_id, new = int(cur.lastrowid or 0), True
+            conn.execute("INSERT INTO team_alerts VALUES (?, ?, ?)", (alert_id, a.key, a.version))
+        else:
+            alert_id, version, count = int(known[0]), int(known[1]), int(known[2])
+            if version >= a.version and count >= a.event_count:
+                return None
+            refired = a.version > version
+            conn.execute(
+                "UPDATE alerts SET occurrences = ?, event_count = ?, last_seq = ?, last_event_id = ?,"
+                " last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?, updated_at = ?,"
+                " read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?",
+                (a.occurrences, a.event_count, last, a.last_event_id, a.last_time, last_ms, types, a.detail,
+                 a.updated_at, int(refired), alert_id),
+            )  # fmt: skip
+            conn.execute(
+                "UPDATE team_alerts SET version = ? WHERE alert_id = ?", (max(version, a.version), alert_id)
+            )
+            new = False
+        row = conn.execute(f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()  # noqa: S608
+        return stored_alert(row), new
+
+
+def team_alert_ids(path: Path) -> set[int]:
+    """The ids of the alerts in the database at `path` that came from the team's relay (read-only)."""
+    try:
+        conn = connect(path, readonly=True)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {int(r[0]) for r in conn.execute("SELECT alert_id FROM team_alerts")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        conn.close()

@@ -1,0 +1,152 @@
+"""The team's alert evaluation in the relay: while it holds the lease, one relay evaluates, publishes, delivers.
+
+    LEADER ─▶ TenantLink(HubFrom: the hub's own events) ─▶ AlertRules (the built-in pack, the settings' rules)
+                 ├─▶ on_alerts ─▶ AlertPublisher: tenant-events._alerts.<tenant>.<rule>.<first event> (viewers)
+                 └─▶ on_alerts ─▶ DeliveryWorker(--alerts-to) ─▶ SharedOutbox (hub) before and after each send
+    lease lost / stopped ─▶ the worker and the link stop; the next leader evaluates the same events itself
+
+The relay reads the hub like a viewer does into a database of its own (`<name>-team`), so the rules see exactly
+the events every viewer sees, in the hub's order. A relay that takes over evaluates from its own stored position
+(a new relay: from the stream's start) and raises the same alerts under the same team names, so the hub's outbox
+bucket says which of their deliveries its predecessor made (hub/team_alerts.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from nats.aio.client import Client as NATS
+
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.alerts.presentation import alert_json
+from tenant_events.auth.secret_store import SecretStore
+from tenant_events.destinations.message import AlertMessage, alert_message
+from tenant_events.destinations.worker import DeliveryWorker, Target
+from tenant_events.errors import ConfigError
+from tenant_events.hub.connection import HubOptions
+from tenant_events.hub.lease import new_holder
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_dedup_key, team_key
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings
+from tenant_events.store.alert_records import StoredAlert
+from tenant_events.tenant.deliveries import DestinationTargets
+from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.sources import HubFrom
+
+log = logging.getLogger(__name__)
+
+
+def team_database(name: str) -> str:
+    """The relay's own database of the hub's events (the profile's database stays the tenant's)."""
+    return f"{name}-team"
+
+
+def check_destinations(paths: AppPaths, wanted: list[str]) -> list[str]:
+    """`wanted` when each names a saved destination; ConfigError naming the first that does not."""
+    known = {d.name for d in load_settings(paths).destinations}
+    for name in wanted:
+        if name not in known:
+            shown = ", ".join(sorted(known)) or "none saved"
+            raise ConfigError("--alerts-to", f"no destination named {name!r} ({shown}); "
+                              "see `tenant-events destinations list`")  # fmt: skip
+    return wanted
+
+
+class TeamDeliveries:
+    """destinations/worker.py's SharedDeliveries on the hub's outbox bucket, fenced by the lease."""
+
+    def __init__(self, outbox: SharedOutbox, tenant: str, fence: Callable[[], bool]) -> None:
+        self._outbox, self._tenant, self._fence = outbox, tenant, fence
+
+    def may_send(self) -> bool:
+        return self._fence()
+
+    def message(self, alert: StoredAlert, version: int) -> AlertMessage:
+        plain = alert_message(alert, version, self._tenant)
+        key = team_key(alert.rule_id, alert.first_event_id)
+        return AlertMessage(plain.title, plain.body, plain.severity, team_dedup_key(self._tenant, key, version),
+                            plain.link)  # fmt: skip
+
+    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+        state = await self._outbox.state(self._key(alert, version, destination))
+        attempts = state.get("attempts")
+        return state.get("state") == "delivered", attempts if isinstance(attempts, int) else 0
+
+    async def record(
+        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+    ) -> None:
+        await self._outbox.record(self._key(alert, version, destination), state, attempts, error)
+
+    @staticmethod
+    def _key(alert: StoredAlert, version: int, destination: str) -> str:
+        return delivery_key(team_key(alert.rule_id, alert.first_event_id), version, destination)
+
+
+class TeamAlerts:
+    """The relay's `leader_work`: evaluate, publish and deliver the team's alerts while holding the lease."""
+
+    def __init__(
+        self,
+        name: str,
+        paths: AppPaths,
+        hub: HubOptions,
+        names: HubNames,
+        destinations: list[str],
+        store: Callable[[], SecretStore],
+        on_note: Callable[[str], None] = lambda _: None,
+        **worker_options: object,
+    ) -> None:
+        self.name = team_database(name)
+        self.paths = paths
+        self.hub = hub
+        self.names = names
+        self.destinations = set(destinations)
+        self._store = store
+        self._worker_options = worker_options
+        self._note = on_note
+        self.worker: DeliveryWorker | None = None
+        self.published = 0
+
+    async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
+        settings = load_settings(self.paths)
+        link = TenantLink(self.name, self.paths, HubFrom(self.hub, self.names.tenant), alerts=settings.alerts)
+        outbox = await SharedOutbox.open(nc, self.names, new_holder().holder)
+        publisher = AlertPublisher(nc, self.names)
+        queue: asyncio.Queue[StoredAlert] = asyncio.Queue()
+        targets = DestinationTargets(self.paths, self._store)
+
+        def chosen() -> dict[str, Target]:
+            return {n: t for n, t in targets().items() if n in self.destinations}
+
+        def step(result: StepResult) -> None:
+            for alert in (*result.raised, *result.updated):
+                queue.put_nowait(alert)
+
+        worker = DeliveryWorker(link.database_file, chosen, targets.quiet,
+                                shared=TeamDeliveries(outbox, self.names.tenant, fence),
+                                **self._worker_options)  # type: ignore[arg-type]  # fmt: skip
+        self.worker = worker
+        link.on_alerts.extend((step, worker.kick))
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            await link.start()
+            await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
+            self._note(f"evaluating the team's alerts into {self.name}; delivering to "
+                       f"{', '.join(sorted(self.destinations))}")  # fmt: skip
+            tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
+            while True:
+                alert = await queue.get()
+                key = team_key(alert.rule_id, alert.first_event_id)
+                payload = {**alert_json(alert), "raised_at": alert.raised_at, "updated_at": alert.updated_at}
+                if fence() and await publisher.publish(key, alert.occurrences, payload):
+                    self.published += 1
+        finally:
+            await worker.close()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            await link.close()

@@ -1,0 +1,126 @@
+"""A hub tenant's alerts from the team's relay, instead of this computer evaluating the same events again.
+
+    hub: tenant-events._alerts.<tenant>.evaluating present? ── no ──▶ the link's own rules run as before
+        │ yes
+        ▼
+    link.team_alerts = True (its rules stay unattached) ─▶ TeamAlertFeed ─▶ TeamAlertStore (the database)
+        ─▶ StepResult ─▶ the link's `on_alerts` observers (inbox, tray badge, notifications, `--alerts-jsonl`)
+
+Call `open_team_view(link)` before `link.start()` and `start()` after it. The team's alerts carry the mark
+" (team)" on their rule name (store/team_alert_rows.py); the viewer's own destinations get none of them (the
+relay delivers for the team), and the team's triage finds them by rule and first event as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, cast
+
+from tenant_events.alerts.evaluator import StepResult
+from tenant_events.errors import StorageError
+from tenant_events.hub.connection import connect, describe
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import TeamAlertFeed, team_evaluates
+from tenant_events.store.alert_records import Severity
+from tenant_events.store.team_alert_rows import TeamAlertRow, TeamAlertStore
+from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.sources import HubFrom
+
+log = logging.getLogger(__name__)
+_SEVERITIES = ("info", "warning", "critical")
+CHECK_TIMEOUT = 10.0  # seconds the hub has to say whether a relay evaluates for the team
+
+
+def team_row(p: dict[str, Any]) -> TeamAlertRow:
+    """A hub payload as a row; ValueError when a field is missing or of the wrong kind."""
+    try:
+        severity = str(p["severity"])
+        if severity not in _SEVERITIES:
+            raise ValueError(f"severity {severity[:20]!r}")
+        types = {str(k): int(v) for k, v in dict(p.get("types") or {}).items()}
+        return TeamAlertRow(
+            key=str(p["key"]), version=int(p["version"]), rule_id=str(p["rule"]), rule_name=str(p["rule_name"]),
+            severity=cast(Severity, severity), tenant=str(p["tenant"]), catch_up=bool(p.get("catch_up")),
+            occurrences=int(p["occurrences"]), event_count=int(p["count"]),
+            first_event_id=str(p["first_event_id"]), last_event_id=str(p["last_event_id"]),
+            first_time=str(p["first_event_time"]), last_time=str(p["last_event_time"]), type_counts=types,
+            detail=str(p.get("detail") or ""), raised_at=float(p["raised_at"]), updated_at=float(p["updated_at"]),
+        )  # fmt: skip
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a team alert ({exc})") from None
+
+
+class TeamAlertView:
+    """Stores the hub's team alerts in the link's database and hands them to the link's observers."""
+
+    def __init__(self, link: TenantLink, nc: Any, names: HubNames) -> None:
+        self.link = link
+        self._nc = nc
+        self._names = names
+        self._feed: TeamAlertFeed | None = None
+        self._store: TeamAlertStore | None = None
+        self.stored = 0
+
+    async def start(self) -> None:
+        """After `link.start()` (its database exists): every team alert, then each as it comes."""
+        self._store = TeamAlertStore(self.link.database_file)
+        self._feed = TeamAlertFeed(self._nc, self._names, self._arrived)
+        await self._feed.start()
+
+    async def stop(self) -> None:
+        if self._feed is not None:
+            await self._feed.stop()
+        with contextlib.suppress(Exception):
+            await self._nc.close()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def _arrived(self, payload: dict[str, Any]) -> None:
+        if self._store is None:
+            return
+        try:
+            stored = self._store.store(team_row(payload))
+        except (ValueError, StorageError) as exc:
+            log.warning("%s: a team alert was not stored: %s", self.link.name, exc)
+            return
+        if stored is None:
+            return
+        alert, new = stored
+        self.stored += new
+        step = StepResult()
+        step.add(alert, new=new)
+        if not new:
+            step.refired.add(alert.id)
+        for callback in list(self.link.on_alerts):
+            try:
+                callback(step)
+            except Exception:
+                log.exception("an alert observer failed")
+
+
+async def open_team_view(link: TenantLink) -> TeamAlertView | None:
+    """A view of the team's alerts when `link` reads a hub whose relay evaluates for the team (the link's own
+    rules then do not run); None otherwise, or when the hub cannot say — unreachable, refusing the sign-in, not
+    trusted: the link's own start then reports that, and its rules run as before."""
+    source = link.source
+    if not isinstance(source, HubFrom) or link.rules is None:
+        return None
+    names = HubNames(source.hub_tenant)
+    try:
+        probe = await asyncio.wait_for(connect(source.options, reconnect=False), CHECK_TIMEOUT)
+        try:
+            evaluated = await team_evaluates(probe.jetstream(timeout=5.0), names)
+        finally:
+            with contextlib.suppress(Exception):
+                await probe.close()
+        if not evaluated:
+            return None
+        nc = await asyncio.wait_for(connect(source.options, reconnect=True), CHECK_TIMEOUT)
+    except Exception as exc:
+        log.info("%s: team alerts not checked (%s); the rules run here", link.name, describe(exc))
+        return None
+    link.team_alerts = True
+    return TeamAlertView(link, nc, names)

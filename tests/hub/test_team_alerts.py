@@ -1,0 +1,172 @@
+"""The team's alerts with real services: a nats-server with the documented permissions, the simulator, a JSON
+webhook (pytest-httpserver) reached through Apprise from the real keyring. The relay holding the lease evaluates
+the rules once for the team, stores the alerts in its own database, delivers them under a dedup key named by the
+alert's rule and first event (not a database row), and publishes them on the hub; a viewer may neither publish
+an alert nor write the team's delivery state nor triage in another user's name."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import nats.errors
+import orjson
+import pytest
+
+from helpers.team_alerts import (
+    Receiver,
+    marked,
+    relay,
+    team_destination,
+    team_ids,
+    viewer,
+    wait_until,
+    with_rules,
+)
+from tenant_events.hub.connection import HubAuth, HubOptions, connect
+from tenant_events.hub.provision import StreamPlan, provision
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import (
+    alert_subject,
+    alerts_stream,
+    outbox_bucket,
+    team_dedup_key,
+)
+from tenant_events.hub.triage import triage_bucket
+from tenant_events.store.alerts_inbox import AlertInbox
+
+REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
+pytestmark = [pytest.mark.hub, pytest.mark.dbus,
+              pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)")]  # fmt: skip
+NAMES = HubNames("acme")
+GROUPS = 6
+
+
+def _options(hub, user: str) -> HubOptions:
+    return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", user, getattr(hub.credentials, user)))
+
+
+def hub_alerts(hub) -> list[dict[str, object]]:
+    """The alerts the hub holds now (the newest message per alert), read as the viewer."""
+
+    async def read() -> list[dict[str, object]]:
+        nc = await connect(_options(hub, "viewer"), reconnect=False)
+        try:
+            js = nc.jetstream(timeout=5.0)
+            sub = await js.pull_subscribe(
+                f"tenant-events._alerts.{NAMES.tenant}.*.*", stream=alerts_stream(NAMES)
+            )
+            out: list[dict[str, object]] = []
+            try:
+                while True:
+                    for msg in await sub.fetch(100, timeout=1.0):
+                        out.append(orjson.loads(msg.data))
+            except (TimeoutError, nats.errors.TimeoutError):
+                pass
+            await sub.unsubscribe()
+            return out
+        finally:
+            await nc.close()
+
+    return asyncio.run(read())
+
+
+def test_the_lease_holder_evaluates_stores_delivers_and_publishes_and_a_viewer_shows_the_team_alerts(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    data, seen = tmp_path / "relay", tmp_path / "viewer"
+    with_rules(seen)  # the viewer has the same rules: without the team's alerts it would raise its own
+    with team_destination([data], receiver.url) as name:
+        proc = relay(sim, nats_single, token, data, name)
+        procs = [proc]
+        try:
+            proc.wait_for("leader: holds the lease")
+            wait_until(lambda: marked(nats_single), "the relay's mark on the hub", procs)
+            procs.append(viewer(nats_single, seen))
+            procs[1].wait_for("showing the team's alerts")
+            sim.emit(GROUPS, ["group.created"])
+            wait_until(lambda: len(receiver.distinct()) >= GROUPS, "every alert delivered", procs)
+            wait_until(lambda: len(hub_alerts(nats_single)) >= GROUPS, "every alert on the hub", procs)
+            wait_until(lambda: len(team_ids(seen)) >= GROUPS, "the viewer's team alerts", procs)
+        finally:
+            codes = [p.stop() for p in procs]
+    assert codes == [0] * len(procs), "\n---\n".join(p.text() for p in procs)
+    with AlertInbox(data / "tenants" / "acme-team.sqlite3") as inbox:
+        stored = inbox.alerts()
+    assert len(stored) == GROUPS and {a.rule_id for a in stored} == {"each-group"}
+    # the dedup key names the hub tenant, the rule and the alert's first event: the same on any relay
+    expected = {team_dedup_key("acme", f"each-group.{a.first_event_id}", 1) for a in stored}
+    assert receiver.distinct() == expected and len(receiver.keys) == GROUPS
+    on_hub = hub_alerts(nats_single)
+    assert {(a["key"], a["version"]) for a in on_hub} == {
+        (f"each-group.{a.first_event_id}", 1) for a in stored
+    }
+    assert all(a["hub_tenant"] == "acme" and a["severity"] == "critical" for a in on_hub)
+    # the viewer shows the team's alerts, marked, and none of its own evaluation of the same events
+    with AlertInbox(seen / "tenants" / "acme.sqlite3") as inbox:
+        shown = inbox.alerts()
+    assert len(shown) == GROUPS, [a.rule_name for a in shown]
+    assert {a.id for a in shown} == team_ids(seen / "tenants" / "acme.sqlite3")
+    assert all(a.rule_name == "Group created (team)" for a in shown)
+    assert {a.first_event_id for a in shown} == {a.first_event_id for a in stored}
+    assert procs[1].count("alert (critical)") == GROUPS  # its observers (stderr, notifications) got them
+
+
+def test_a_viewer_cannot_publish_an_alert_nor_write_delivery_state_nor_forge_the_acknowledging_user(
+    nats_single,
+):
+    hub = nats_single
+    refusals: list[Exception] = []
+
+    async def go() -> None:
+        collector = await connect(_options(hub, "collector"), reconnect=False)
+        await provision(collector.jetstream(), NAMES, StreamPlan())  # the alerts stream and outbox bucket too
+        viewer = await nats.connect(hub.urls.split(","), user="viewer", password=hub.credentials.viewer,
+                                    inbox_prefix="_INBOX_viewer", error_cb=_keep(refusals))  # fmt: skip
+        js = viewer.jetstream(timeout=1.0)
+        key = "each-group.evt_forged"
+        with pytest.raises((TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+            await js.publish(alert_subject(NAMES, key), b'{"severity": "critical"}')
+        await viewer.publish(alert_subject(NAMES, key), b"{}")  # a plain publish: refused on the side
+        await viewer.publish(f"$KV.{outbox_bucket(NAMES)}.{key}.1.dabc", b'{"state": "delivered"}')
+        ack = orjson.dumps({"state": "acknowledged", "note": "not me", "at": 1.0, "by": "viewer2"})
+        await viewer.publish(f"$KV.{triage_bucket(NAMES)}.{key}.viewer2", ack)  # in another user's name
+        await viewer.flush()
+        await asyncio.sleep(0.5)
+        await viewer.close()
+        cjs = collector.jetstream(timeout=5.0)
+        assert (await cjs.stream_info(alerts_stream(NAMES))).state.messages == 0
+        assert (await cjs.stream_info(f"KV_{outbox_bucket(NAMES)}")).state.messages == 0
+        assert (await cjs.stream_info(f"KV_{triage_bucket(NAMES)}")).state.messages == 0
+        # the collector may publish an alert (the relay does)
+        await cjs.publish(alert_subject(NAMES, key), b"{}")
+        assert (await cjs.stream_info(alerts_stream(NAMES))).state.messages == 1
+        await collector.close()
+
+    asyncio.run(go())
+    texts = [str(e).lower() for e in refusals]
+    assert sum("permissions violation" in t for t in texts) >= 4, texts
+    assert any("_alerts.acme" in t for t in texts) and any("triage" in t for t in texts), texts
+
+
+def _keep(into: list[Exception]):
+    async def cb(exc: Exception) -> None:
+        into.append(exc)
+
+    return cb
+
+
+def test_alerts_to_an_unknown_destination_is_one_line_and_exit_3(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tenant_events", "relay", "--base-url", "http://127.0.0.1:9",
+                           "--name", "acme", "--data-dir", str(tmp_path), "--hub", "nats://127.0.0.1:9",
+                           "--hub-user", "collector", "--alerts-to", "nope"], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "t",
+                                           "TENANT_EVENTS_HUB_PASSWORD": "p"})  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--alerts-to" in lines[0] and "'nope'" in lines[0], proc.stderr

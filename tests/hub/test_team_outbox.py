@@ -1,0 +1,115 @@
+"""The team's delivery state on a real nats-server, as the delivery worker uses it under a relay: what another
+relay delivered is not sent again, a relay that takes over goes on counting attempts (and backing off) where
+the last one stopped, and one that lost the lease sends nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+
+import orjson
+import pytest
+from werkzeug import Response
+
+from helpers.deliveries import alert_write, store_alerts, target
+from tenant_events.destinations.worker import Backoff, DeliveryWorker
+from tenant_events.hub.connection import HubAuth, HubOptions, connect
+from tenant_events.hub.provision import StreamPlan, provision
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import SharedOutbox, delivery_key, outbox_bucket
+from tenant_events.tenant.team_alerts import TeamDeliveries
+
+pytestmark = pytest.mark.hub
+NAMES = HubNames("acme")
+KEY = delivery_key("mass-deletion.evt_a", 1, "hook")  # alert_write(): rule mass-deletion, first event evt_a
+
+
+def _collector(hub) -> HubOptions:
+    return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", "collector", hub.credentials.collector))
+
+
+def _pending(db) -> list[tuple[str, int, float]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT state, attempts, next_at FROM alert_deliveries").fetchall()
+
+
+def _run(hub, db, url, before: dict[str, object] | None, fence, until) -> dict[str, object]:
+    """One worker over `db` with the hub's outbox (`before` recorded there first) until `until()`; the record
+    the hub holds afterwards."""
+
+    async def go() -> dict[str, object]:
+        nc = await connect(_collector(hub), reconnect=False)
+        await provision(nc.jetstream(), NAMES, StreamPlan())
+        outbox = await SharedOutbox.open(nc, NAMES, "relay-b")
+        kv = await nc.jetstream().key_value(outbox_bucket(NAMES))
+        if before is not None:
+            await kv.put(KEY, orjson.dumps(before))
+        worker = DeliveryWorker(db, lambda: {"hook": target("hook", url)}, backoff=Backoff(base=0.1, cap=60),
+                                shared=TeamDeliveries(outbox, "acme", fence))  # fmt: skip
+        task = asyncio.create_task(worker.run())
+        deadline = time.monotonic() + 30
+        try:
+            while not until():
+                assert time.monotonic() < deadline, f"timed out: {_pending(db)}"
+                worker.kick()
+                await asyncio.sleep(0.05)
+        finally:
+            await worker.close()
+            await task
+        state = await outbox.state(KEY)
+        await nc.close()
+        return state
+
+    return asyncio.run(go())
+
+
+def test_what_another_relay_delivered_is_not_sent_again(nats_single, tmp_path, httpserver):
+    httpserver.expect_request("/hook").respond_with_data("ok")
+    db = tmp_path / "acme-team.sqlite3"
+    store_alerts(db, [alert_write()])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    record = {"state": "delivered", "attempts": 1, "at": 1.0, "relay": "relay-a"}
+    state = _run(
+        nats_single,
+        db,
+        url,
+        record,
+        lambda: True,
+        lambda: [r[0] for r in _pending(db)] == ["delivered"],
+    )
+    assert httpserver.log == [] and state["relay"] == "relay-a"
+
+
+def test_a_takeover_goes_on_counting_attempts_and_backing_off(nats_single, tmp_path, httpserver):
+    httpserver.expect_request("/hook").respond_with_handler(lambda r: Response("down", status=500))
+    db = tmp_path / "acme-team.sqlite3"
+    store_alerts(db, [alert_write()])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    record = {"state": "pending", "attempts": 6, "at": 1.0, "relay": "relay-a"}
+    started = time.time()
+    state = _run(
+        nats_single,
+        db,
+        url,
+        record,
+        lambda: True,
+        lambda: len(httpserver.log) >= 1 and _pending(db)[0][1] >= 1,
+    )
+    assert state["state"] == "pending" and state["attempts"] == 7 and state["relay"] == "relay-b"
+    # the backoff of a 7th attempt (0.1 s · 2⁶ · 50–100 %), not of a first one (0.05–0.1 s)
+    assert _pending(db)[0][2] - started >= 3.2, _pending(db)
+    key = httpserver.log[0][0].headers["Idempotency-Key"]
+    assert key == "tenant-events:acme:mass-deletion.evt_a:1"
+
+
+def test_a_relay_that_lost_the_lease_sends_nothing(nats_single, tmp_path, httpserver):
+    httpserver.expect_request("/hook").respond_with_data("ok")
+    db = tmp_path / "acme-team.sqlite3"
+    store_alerts(db, [alert_write()])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    routed = time.monotonic() + 1.5  # long enough for several passes over the due delivery
+    state = _run(
+        nats_single, db, url, None, lambda: False, lambda: bool(_pending(db)) and time.monotonic() > routed
+    )
+    assert httpserver.log == [] and state == {} and _pending(db)[0][:2] == ("pending", 0)

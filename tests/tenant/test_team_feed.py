@@ -1,0 +1,47 @@
+"""A viewer's copy of the team's alerts: a hub payload is checked field by field, stored once per version and
+count, grown in place, and marked as the team's."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.deliveries import store_alerts
+from tenant_events.store.team_alert_rows import TeamAlertStore, team_alert_ids
+from tenant_events.tenant.team_feed import team_row
+
+PAYLOAD = {
+    "key": "each-group.evt_a", "version": 1, "rule": "each-group", "rule_name": "Group created",
+    "severity": "critical", "tenant": "acme", "catch_up": False, "occurrences": 1, "count": 1,
+    "first_event_id": "evt_a", "last_event_id": "evt_a", "first_event_time": "2026-11-01T10:00:00.000Z",
+    "last_event_time": "2026-11-01T10:00:00.000Z", "types": {"group.created": 1}, "detail": "Admins created",
+    "raised_at": 1_793_527_200.0, "updated_at": 1_793_527_200.0, "hub_tenant": "acme",
+}  # fmt: skip
+
+
+def test_a_team_alert_is_stored_once_grown_in_place_and_marked(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [])  # a tenant database as the viewer's writer makes it
+    with TeamAlertStore(db) as store:
+        first = store.store(team_row(PAYLOAD))
+        assert first is not None
+        alert, new = first
+        assert new and alert.rule_name == "Group created (team)" and alert.first_event_id == "evt_a"
+        assert store.store(team_row(PAYLOAD)) is None  # the same version and count again: nothing to do
+        grown = store.store(
+            team_row({**PAYLOAD, "count": 3, "last_event_id": "evt_c", "updated_at": 1.0e9 + 5})
+        )
+        assert grown is not None and not grown[1] and grown[0].id == alert.id and grown[0].event_count == 3
+    assert team_alert_ids(db) == {alert.id}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"severity": "urgent"}, {"version": "one"}, {"count": None}, {"types": {"group.created": "x"}}],
+)
+def test_a_payload_that_is_not_a_team_alert_is_refused_naming_why(bad):
+    with pytest.raises(ValueError, match="not a team alert"):
+        team_row({**PAYLOAD, **bad})
+    missing = dict(PAYLOAD)
+    del missing["first_event_id"]
+    with pytest.raises(ValueError, match="first_event_id"):
+        team_row(missing)
