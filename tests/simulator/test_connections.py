@@ -88,4 +88,4 @@ def test_organizations_are_named_and_renamed_as_a_person_would():
     groups = [obj["object"]["name"] for name, obj in generated(6000)[0] if name == "group.updated"]
     assert len(groups) > 20
     for group in groups:  # "eng-platform", never "eng-2986~38"
-        assert all(part.isalnum() and part.islower() or part.isdigit() for part in group.split("-")), group
+        assert all((part.isalnum() and part.islower()) or part.isdigit() for part in group.split("-")), group

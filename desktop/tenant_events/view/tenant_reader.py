@@ -48,6 +48,16 @@ class TenantReader:
             return 0
         return self.reader.count(flt, min_seq=min_seq if min_seq > 0 else None, max_seq=max_seq)
 
+    def count_new(self, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
+        """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
+
+        Unfiltered: an index count of everything up to `new_head` minus the rows shown (seq has holes where
+        duplicates were dropped, so seq arithmetic would be wrong); filtered: the new matching rows only.
+        """
+        if flt == EventFilter():
+            return self.count(flt, new_head) - rows
+        return self.count(flt, new_head, min_seq=head + 1)
+
     def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
         if offset == 0:
             return self.reader.page_before(flt, max_seq + 1, limit)

@@ -22,7 +22,7 @@ from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.columns import ColumnLayout
-from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel, count_new
+from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel
 from tenant_events.ui.window.table.first_page import FirstPageReader, count_and_oldest
 from tenant_events.view import aggregates
 from tenant_events.view.tenant_reader import TenantReader
@@ -201,7 +201,7 @@ class FeedController(QObject):
             new_head = reader.head_seq()
             if new_head <= head:
                 return head, 0
-            return new_head, count_new(reader, flt, head, rows, new_head)
+            return new_head, reader.count_new(flt, head, rows, new_head)
 
         new_head, added = await asyncio.to_thread(work)
         current = model.generation == gen and model.head == head and self.tenant == tenant

@@ -3,12 +3,11 @@
 Nothing per row is kept for the whole set: the model knows a row count and a `head` (the newest `seq`
 included), and fetches pages of `PAGE` rows from the store on demand, holding at most `MAX_PAGES` of them.
 Row r is the r-th newest event with `seq <= head` that matches the filter, so it is stable until `head` moves.
-Possible-gap markers from the engine are rows of their own: a short
-sorted list of (matching events newer than the gap, reason); display rows are event rows with them interleaved.
-New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the selection and
-persistent indexes, so the row being read keeps its identity; the view keeps it in place (main_window.py).
-Filtering runs in the store (indexes, FTS5), never over Python lists. Which pages are held, and how
-a missing one is read at any depth, is view/page_cache.py's business.
+Possible-gap markers are rows of their own, interleaved: a short sorted list of (matching events newer than the
+gap, reason). New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the
+selection and persistent indexes, so the row being read keeps its identity (main_window.py keeps it in place).
+Filtering runs in the store (indexes, FTS5); which pages are held, and how one is read at any depth, is
+view/page_cache.py's business.
 """
 
 from __future__ import annotations
@@ -31,17 +30,6 @@ __all__ = ["MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
 
 ALL = EventFilter()
 Index = QModelIndex | QPersistentModelIndex
-
-
-def count_new(reader: TenantReader, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
-    """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
-
-    Unfiltered: an index count of everything up to `new_head` minus the rows shown (seq has holes where
-    duplicates were dropped, so seq arithmetic would be wrong); filtered: the new matching rows only.
-    """
-    if flt == ALL:
-        return reader.count(flt, new_head) - rows
-    return reader.count(flt, new_head, min_seq=head + 1)
 
 
 class Col(IntEnum):
@@ -185,7 +173,7 @@ class EventTableModel(QAbstractTableModel):
         if new_head <= self.head:
             return 0
         return self.apply_advance(
-            new_head, count_new(self._reader, self._filter, self.head, self._rows, new_head)
+            new_head, self._reader.count_new(self._filter, self.head, self._rows, new_head)
         )
 
     def apply_advance(self, new_head: int, added: int) -> int:
