@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
 from tenant_events.tenant.keyring import open_secret_store
@@ -69,7 +69,7 @@ def test_destinations_page_adds_tests_and_removes(qloop, qtbot, ui_paths, httpse
             "Check the URL and its token."
         )
         d.resize(1000, 640)
-        assert d.grab().save("/tmp/destinations-failed-test.png")
+        save_screenshot(d, "destinations-failed-test")
         # remove: gone from the file and the keyring
         page.url.clear()
         page.list.setCurrentRow(0)

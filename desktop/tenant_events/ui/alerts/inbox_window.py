@@ -186,8 +186,11 @@ class InboxWindow(QDialog):
             item = QListWidgetItem(f"{local_time(ev.time)}   {ev.type}   {ev.summary}")
             item.setData(Qt.ItemDataRole.UserRole, ev.seq)
             self.event_list.addItem(item)
-        if a.event_count > len(self.shown_events):
-            self.event_list.addItem(f"… {a.event_count - len(self.shown_events):,} more (Show in the table)")
+        rest = a.event_count - len(self.shown_events)
+        if rest > 0 and self.shown_events:
+            self.event_list.addItem(f"… {rest:,} more (Show in the table)")
+        elif rest > 0:  # none stored here (yet, or any more): not "25 more" after nothing
+            self.event_list.addItem(f"{rest:,} event{'' if rest == 1 else 's'} (Show in the table)")
 
     # -- actions ---------------------------------------------------------------------------------------------
     def _triaged(self) -> None:
