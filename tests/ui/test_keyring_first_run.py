@@ -60,10 +60,13 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
 
     def make(kind: str) -> str:
         env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "share"), "HOME": str(tmp_path)}
-        # Not the suite's keyring: its control socket would make the new daemon hand its work (a new keyring,
-        # with a password prompt) to the suite's own, which then waits on that prompt for every later test.
-        for name in ("GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK"):
-            env.pop(name, None)
+        # Not the worker's keyring, from the bus on: a keyring daemon started on this bus finds the daemon to hand
+        # its work to (a new keyring, with a password prompt) through GNOME_KEYRING_CONTROL or XDG_RUNTIME_DIR,
+        # and the worker's would then wait on that prompt for every later test. Its own runtime dir, and no other.
+        env.pop("SSH_AUTH_SOCK", None)
+        (tmp_path / "run").mkdir(mode=0o700, exist_ok=True)
+        env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
+        env["GNOME_KEYRING_CONTROL"] = str(tmp_path / "run" / "keyring")
         (tmp_path / "share").mkdir(exist_ok=True)
         if kind == "absent":
             (tmp_path / "bus.conf").write_text(NO_ACTIVATION)
@@ -77,9 +80,6 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
         assert address, "dbus-daemon printed no address"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         if kind in ("locked", "new"):
-            # Its own runtime dir: the suite's keyring daemon must not answer for this one.
-            (tmp_path / "run").mkdir(mode=0o700)
-            env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
             unlock = ["--unlock"] if kind == "locked" else []  # a password from stdin makes the login keyring
             daemon = subprocess.Popen(
                 ["gnome-keyring-daemon", "--foreground", *unlock, "--components=secrets"],
