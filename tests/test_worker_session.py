@@ -41,3 +41,14 @@ def test_the_keyring_control_socket_a_worker_names_belongs_to_its_own_keyring():
     listening = {c.laddr for c in daemon.net_connections(kind="unix")}
     assert str(control) in listening, (control, listening)
     assert "SSH_AUTH_SOCK" not in os.environ
+
+
+@pytest.fixture(scope="module")
+def module_state() -> str:
+    return "made once for this module"
+
+
+def test_tests_sharing_a_module_fixture_are_one_group_on_one_worker(request, module_state):
+    """The suite's groups (a module's own fixture, the frozen bundle) reach pytest-xdist's scheduler: a grouped
+    test's node id carries its group, which keeps the group's tests on one worker."""
+    assert request.node.nodeid.endswith("@tests/test_worker_session.py"), request.node.nodeid
