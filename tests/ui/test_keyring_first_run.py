@@ -127,9 +127,10 @@ def own_session_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str],
     The library picks once per process and keeps which backends were viable then: a pick made on a bus with no
     Secret Service would otherwise stay with this worker, and every later keyring test on it would find none."""
     import keyring
+    from keyring import backend
     from keyring.backend import get_all_keyring
 
-    before = keyring.get_keyring()  # picked on this worker's own session bus
+    before, limit = keyring.get_keyring(), backend._limit  # picked on this worker's own session bus
 
     def forget() -> None:
         if hasattr(get_all_keyring, "saved_result"):
@@ -138,12 +139,15 @@ def own_session_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str],
     def use(address: str) -> None:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)  # the keyring library connects per call
         forget()
-        keyring.core.init_backend()
+        # Only the library's own backends, as in an app process: every backend class defined in a process is
+        # a candidate, the test doubles other tests on this worker define too (a pick among them chains them).
+        keyring.core.init_backend(limit=lambda ring: type(ring).__module__.startswith("keyring.backends."))
 
     try:
         yield use
     finally:
         forget()
+        backend._limit = limit
         keyring.set_keyring(before)
 
 
