@@ -8,8 +8,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from jeepney import DBusAddress, new_method_call
-from jeepney.io.blocking import open_dbus_connection
+
+from helpers.worker_session import ask_bus_about_secret_service
 
 pytestmark = [
     pytest.mark.dbus,
@@ -20,23 +20,12 @@ pytestmark = [
 ]
 
 
-def _secret_service_pid() -> int:
-    bus = DBusAddress(
-        "/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus"
-    )
-    with open_dbus_connection(bus="SESSION") as conn:
-        reply = conn.send_and_get_reply(
-            new_method_call(bus, "GetConnectionUnixProcessID", "s", ("org.freedesktop.secrets",)), timeout=10
-        )
-    return int(reply.body[0])
-
-
 def test_the_keyring_control_socket_a_worker_names_belongs_to_its_own_keyring():
     """A keyring daemon started on demand (`--start`, as D-Bus activation runs it) hands its work to the daemon
     GNOME_KEYRING_CONTROL or XDG_RUNTIME_DIR names: in a worker that is the one on the worker's own bus."""
     control = Path(os.environ["GNOME_KEYRING_CONTROL"]) / "control"
     assert Path(os.environ["XDG_RUNTIME_DIR"]) / "keyring" / "control" == control
-    daemon = psutil.Process(_secret_service_pid())
+    daemon = psutil.Process(int(ask_bus_about_secret_service("GetConnectionUnixProcessID")))
     assert "gnome-keyring-daemon" in " ".join(daemon.cmdline())
     listening = {c.laddr for c in daemon.net_connections(kind="unix")}
     assert str(control) in listening, (control, listening)

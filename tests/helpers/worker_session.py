@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def start_for_this_worker() -> None:
@@ -115,15 +116,16 @@ def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
     proc.stdin.write(b"ci-keyring-password")
     proc.stdin.close()
     deadline = time.monotonic() + 30
-    while not _secret_service_owned():
+    while not ask_bus_about_secret_service("NameHasOwner"):
         if proc.poll() is not None or time.monotonic() > deadline:
             log = (home / "keyring.log").read_text(errors="replace")[-2000:]
             raise RuntimeError(f"gnome-keyring did not take the Secret Service on the worker's bus: {log}")
         time.sleep(0.05)  # worker start-up, before any test: waiting for an external daemon
 
 
-def _secret_service_owned() -> bool:
-    """Asks the worker's bus (without starting anything on it) whether the Secret Service name has an owner."""
+def ask_bus_about_secret_service(method: str) -> Any:
+    """One org.freedesktop.DBus call about the Secret Service's name on the session bus (`NameHasOwner`,
+    `GetConnectionUnixProcessID`): asking the bus starts nothing on it."""
     from jeepney import DBusAddress, new_method_call
     from jeepney.io.blocking import open_dbus_connection
 
@@ -132,6 +134,6 @@ def _secret_service_owned() -> bool:
     )
     with open_dbus_connection(bus="SESSION") as conn:
         reply = conn.send_and_get_reply(
-            new_method_call(bus, "NameHasOwner", "s", ("org.freedesktop.secrets",)), timeout=10
+            new_method_call(bus, method, "s", ("org.freedesktop.secrets",)), timeout=10
         )
-    return bool(reply.body[0])
+    return reply.body[0]
