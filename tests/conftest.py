@@ -73,6 +73,20 @@ def _xdist_group(item: pytest.Item) -> str | None:
     return None
 
 
+def _group_in_node_id(item: pytest.Item) -> None:
+    """`--dist loadgroup` reads a test's group from its node id (`…@group`), which pytest-xdist's worker appends
+    by setting `item._nodeid`; pytest 9 builds node ids from `item._id` and no longer reads that, so no group
+    reached the scheduler (every worker built the frozen bundle for itself, side by side). Append it here."""
+    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")})  # fmt: skip
+    node_id = getattr(item, "_id", None)
+    if not groups or node_id is None or "@" in item.nodeid.rsplit("]", 1)[-1]:
+        return
+    from _pytest.nodeid import NodeId
+
+    item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.nodeid.removeprefix("tests/").startswith(SLOW):
@@ -95,3 +109,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(900))
     items[:] = frozen + [item for item in items if item not in frozen]
+    if config.getvalue("loadgroup"):  # set on a pytest-xdist worker under --dist loadgroup
+        for item in items:
+            _group_in_node_id(item)

@@ -5,6 +5,11 @@ side by side must not share them: one X display has one system-tray selection (t
 owner of org.freedesktop.Notifications (dunst), a root-window screenshot shows whatever another worker drew,
 and one keyring holds one sign-in per profile name. So each worker starts the same three for itself before any
 test (or Qt) reads DISPLAY and DBUS_SESSION_BUS_ADDRESS, and ends them when it exits.
+
+Nothing a worker starts may find the suite's keyring: the suite's GNOME_KEYRING_CONTROL is replaced by the
+worker's own before its bus starts, so a keyring daemon the bus starts on demand (D-Bus activation runs
+`gnome-keyring-daemon --start`, which hands its work to whichever daemon that variable or XDG_RUNTIME_DIR names
+and never answers on the bus itself) reaches the worker's daemon, not the suite's.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 
 def start_for_this_worker() -> None:
@@ -38,9 +45,10 @@ def start_for_this_worker() -> None:
     atexit.register(stop)
     env_before = dict(os.environ)
     try:
+        _own_keyring_dirs(home)
         os.environ["DISPLAY"] = _start_x(home, procs)
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = _start_bus(home, procs)
-        _start_keyring(home)
+        _start_keyring(home, procs)
     except Exception:
         os.environ.clear()
         os.environ.update(env_before)
@@ -82,21 +90,50 @@ def _start_bus(home: Path, procs: list[subprocess.Popen[bytes]]) -> str:
     return address
 
 
-def _start_keyring(home: Path) -> None:
-    """gnome-keyring on this worker's bus, unlocked, keeping its keyrings and sockets under `home`."""
+def _own_keyring_dirs(home: Path) -> None:
+    """The worker's keyrings and keyring sockets under `home`, named in the environment its bus and every
+    process it starts inherit; the suite's keyring sockets are named nowhere."""
     runtime = home / "run"
     runtime.mkdir(mode=0o700)
+    (home / "share").mkdir()
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     os.environ["XDG_DATA_HOME"] = str(home / "share")
-    (home / "share").mkdir()
-    out = subprocess.run(
-        ["gnome-keyring-daemon", "--unlock", "--components=secrets"],
-        input=b"ci-keyring-password",
-        capture_output=True,
-        timeout=30,
-        check=True,
-    ).stdout.decode()
-    for line in out.splitlines():
-        name, _, value = line.partition("=")
-        if name in ("GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK") and value:
-            os.environ[name] = value
+    os.environ["GNOME_KEYRING_CONTROL"] = str(runtime / "keyring")  # where the worker's daemon listens
+    os.environ.pop("SSH_AUTH_SOCK", None)
+
+
+def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
+    """gnome-keyring on this worker's bus, unlocked; ready (it owns the Secret Service name) before any test."""
+    proc = subprocess.Popen(
+        ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=(home / "keyring.log").open("wb"),
+        start_new_session=True,
+    )
+    procs.append(proc)
+    assert proc.stdin is not None
+    proc.stdin.write(b"ci-keyring-password")
+    proc.stdin.close()
+    deadline = time.monotonic() + 30
+    while not ask_bus_about_secret_service("NameHasOwner"):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log = (home / "keyring.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"gnome-keyring did not take the Secret Service on the worker's bus: {log}")
+        time.sleep(0.05)  # worker start-up, before any test: waiting for an external daemon
+
+
+def ask_bus_about_secret_service(method: str) -> Any:
+    """One org.freedesktop.DBus call about the Secret Service's name on the session bus (`NameHasOwner`,
+    `GetConnectionUnixProcessID`): asking the bus starts nothing on it."""
+    from jeepney import DBusAddress, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    bus = DBusAddress(
+        "/org/freedesktop/DBus", bus_name="org.freedesktop.DBus", interface="org.freedesktop.DBus"
+    )
+    with open_dbus_connection(bus="SESSION") as conn:
+        reply = conn.send_and_get_reply(
+            new_method_call(bus, method, "s", ("org.freedesktop.secrets",)), timeout=10
+        )
+    return reply.body[0]

@@ -10,13 +10,14 @@ with no Secret Service at all. The suite's own unlocked keyring is never touched
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -59,10 +60,13 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
 
     def make(kind: str) -> str:
         env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "share"), "HOME": str(tmp_path)}
-        # Not the suite's keyring: its control socket would make the new daemon hand its work (a new keyring,
-        # with a password prompt) to the suite's own, which then waits on that prompt for every later test.
-        for name in ("GNOME_KEYRING_CONTROL", "SSH_AUTH_SOCK"):
-            env.pop(name, None)
+        # Not the worker's keyring, from the bus on: a keyring daemon started on this bus finds the daemon to hand
+        # its work to (a new keyring, with a password prompt) through GNOME_KEYRING_CONTROL or XDG_RUNTIME_DIR,
+        # and the worker's would then wait on that prompt for every later test. Its own runtime dir, and no other.
+        env.pop("SSH_AUTH_SOCK", None)
+        (tmp_path / "run").mkdir(mode=0o700, exist_ok=True)
+        env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
+        env["GNOME_KEYRING_CONTROL"] = str(tmp_path / "run" / "keyring")
         (tmp_path / "share").mkdir(exist_ok=True)
         if kind == "absent":
             (tmp_path / "bus.conf").write_text(NO_ACTIVATION)
@@ -76,9 +80,6 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
         assert address, "dbus-daemon printed no address"
         env["DBUS_SESSION_BUS_ADDRESS"] = address
         if kind in ("locked", "new"):
-            # Its own runtime dir: the suite's keyring daemon must not answer for this one.
-            (tmp_path / "run").mkdir(mode=0o700)
-            env["XDG_RUNTIME_DIR"] = str(tmp_path / "run")
             unlock = ["--unlock"] if kind == "locked" else []  # a password from stdin makes the login keyring
             daemon = subprocess.Popen(
                 ["gnome-keyring-daemon", "--foreground", *unlock, "--components=secrets"],
@@ -118,6 +119,44 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
             proc.kill()
 
 
+@contextlib.contextmanager
+def own_session_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """`use(address)` → the app in this process talks to that bus, and the keyring library picks its backend
+    anew there, as a new app process would. On leaving, this worker's own pick comes back.
+
+    The library picks once per process and keeps which backends were viable then: a pick made on a bus with no
+    Secret Service would otherwise stay with this worker, and every later keyring test on it would find none."""
+    import keyring
+    from keyring import backend
+    from keyring.backend import get_all_keyring
+
+    before, limit = keyring.get_keyring(), backend._limit  # picked on this worker's own session bus
+
+    def forget() -> None:
+        if hasattr(get_all_keyring, "saved_result"):
+            get_all_keyring.reset()
+
+    def use(address: str) -> None:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)  # the keyring library connects per call
+        forget()
+        # Only the library's own backends, as in an app process: every backend class defined in a process is
+        # a candidate, the test doubles other tests on this worker define too (a pick among them chains them).
+        keyring.core.init_backend(limit=lambda ring: type(ring).__module__.startswith("keyring.backends."))
+
+    try:
+        yield use
+    finally:
+        forget()
+        backend._limit = limit
+        keyring.set_keyring(before)
+
+
+@pytest.fixture
+def session_bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    with own_session_bus(monkeypatch) as use:
+        yield use
+
+
 REASONS = {
     "locked": f"the system keyring is locked (its password prompt was not answered within {WAIT:g} s)",
     "new": f"the system keyring has not been set up yet (its password prompt was not answered within {WAIT:g} s)",
@@ -128,10 +167,9 @@ REASONS = {
 @pytest.mark.expect_warning_logs
 @pytest.mark.parametrize("kind", ["locked", "new", "absent"])
 def test_window_shows_at_once_and_a_banner_says_why_sign_ins_are_not_kept(
-    qloop, ui_paths, private_keyring, monkeypatch, kind
+    qloop, ui_paths, private_keyring, session_bus, kind
 ):
-    address = private_keyring(kind)
-    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)  # the keyring library connects per call
+    session_bus(private_keyring(kind))
     # A profile from an earlier run: its stored sign-in is what the keyring would give back.
     ui_paths.settings_file.write_text(json.dumps({"schema_version": 1, "tenants": [
         {"name": "acme", "domain": "127.0.0.1:9", "client_id": "tenant-events-demo"}]}))  # fmt: skip
@@ -171,3 +209,23 @@ def test_window_shows_at_once_and_a_banner_says_why_sign_ins_are_not_kept(
                 app.sign_in_prompt.done_waiting()
 
     run_async(qloop, scenario())
+
+
+@pytest.mark.dbus
+@pytest.mark.skipif(
+    os.environ.get("TENANT_EVENTS_REAL_KEYRING") != "1", reason="needs ./run test (gnome-keyring)"
+)
+@pytest.mark.expect_warning_logs
+def test_a_run_on_a_bus_without_a_keyring_leaves_the_tests_after_it_their_keyring(private_keyring):
+    """The worker's keyring pick comes back after a test on a private bus, even when that was its first pick."""
+    from keyring.backend import get_all_keyring
+
+    from tenant_events.auth.secret_store import open_secret_store
+
+    if hasattr(get_all_keyring, "saved_result"):
+        get_all_keyring.reset()  # as in a worker whose first keyring use is on the private bus
+    with pytest.MonkeyPatch.context() as patch, own_session_bus(patch) as use:
+        use(private_keyring("absent"))
+        assert open_secret_store(probe_wait=WAIT).reason == REASONS["absent"]
+    after = open_secret_store(probe_wait=WAIT)
+    assert after.notice is None and after.store.persistent, after.notice

@@ -1,0 +1,43 @@
+"""Each pytest-xdist worker's desktop session (tests/helpers/worker_session.py) is its own: the keyring daemon a
+process in the worker would find is the one answering on the worker's bus, never the suite's."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+from helpers.worker_session import ask_bus_about_secret_service
+
+pytestmark = [
+    pytest.mark.dbus,
+    pytest.mark.skipif(
+        not os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("TENANT_EVENTS_TEST_SESSION") != "1",
+        reason="a worker's own session exists only on a pytest-xdist worker under ./run test",
+    ),
+]
+
+
+def test_the_keyring_control_socket_a_worker_names_belongs_to_its_own_keyring():
+    """A keyring daemon started on demand (`--start`, as D-Bus activation runs it) hands its work to the daemon
+    GNOME_KEYRING_CONTROL or XDG_RUNTIME_DIR names: in a worker that is the one on the worker's own bus."""
+    control = Path(os.environ["GNOME_KEYRING_CONTROL"]) / "control"
+    assert Path(os.environ["XDG_RUNTIME_DIR"]) / "keyring" / "control" == control
+    daemon = psutil.Process(int(ask_bus_about_secret_service("GetConnectionUnixProcessID")))
+    assert "gnome-keyring-daemon" in " ".join(daemon.cmdline())
+    listening = {c.laddr for c in daemon.net_connections(kind="unix")}
+    assert str(control) in listening, (control, listening)
+    assert "SSH_AUTH_SOCK" not in os.environ
+
+
+@pytest.fixture(scope="module")
+def module_state() -> str:
+    return "made once for this module"
+
+
+def test_tests_sharing_a_module_fixture_are_one_group_on_one_worker(request, module_state):
+    """The suite's groups (a module's own fixture, the frozen bundle) reach pytest-xdist's scheduler: a grouped
+    test's node id carries its group, which keeps the group's tests on one worker."""
+    assert request.node.nodeid.endswith("@tests/test_worker_session.py"), request.node.nodeid
