@@ -282,3 +282,14 @@ def test_one_of_several_alternatives_is_enough_and_none_is_prechecked_as_require
     assert raised(event("user.created", 40, email="ann@vip.example", email_verified=True)) == ["two-lists"]
     assert raised(event("user.created", 60, email="bob@example.com", email_verified=True),
                   event("user.created", 61, email="eve@example.com")) == []  # fmt: skip
+
+
+def test_a_deleted_admin_group_is_seen_whatever_its_number_of_members(store):
+    # The check read the group's whole state, whose ended links are cut to the newest few hundred: a group of
+    # 250 members deleted had its admin role cut off behind the memberships its deletion ended at the same time.
+    group = "grp_" + "G" * 14
+    evaluator = make_evaluator(clock_at(600))
+    store.commit([event("group.created", 1, group=group), event("group.role.assigned", 2, role="admin")])
+    store.commit([event("group.member.added", 3 + i / 100) for i in range(250)])
+    store.commit([event("group.deleted", 10, group=group)])
+    assert "admin-group-deleted" in {a.rule_id for a in store.step(evaluator).raised}

@@ -49,7 +49,11 @@ def payload(type_: str, **kw: Any) -> dict[str, Any]:
     elif type_.startswith("group.member."):
         obj = {"group": {"id": "grp_" + "G" * 14}, "member": {"member_type": "user", "id": user}}
     else:
-        obj = {"id": "grp_" + _id("", 14), "name": "eng", "created_at": "2026-11-01T00:00:00Z"}
+        obj = {
+            "id": kw.get("group") or "grp_" + _id("", 14),
+            "name": "eng",
+            "created_at": "2026-11-01T00:00:00Z",
+        }
     return obj
 
 

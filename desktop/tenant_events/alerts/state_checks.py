@@ -24,6 +24,10 @@ from tenant_events.store.entity_records import Relation
 
 ADMIN_LIKE: Final = ("admin", "owner", "superuser")
 _MINUTE_MS: Final = 60_000
+# The links each check reads: a busy group's thousands of memberships are never loaded to find its roles.
+_GROUP_ROLES: Final = frozenset({Relation.GROUP_ROLE, Relation.ORG_GROUP_ROLE})
+_MEMBER_ROLES: Final = frozenset({Relation.ORG_MEMBER_ROLE})
+_CONNECTION_LINKS: Final = frozenset({Relation.ORG_CONNECTION})
 
 
 def admin_like(name: str | None) -> bool:
@@ -66,7 +70,7 @@ class DirectoryState:
         org, con = _id(data, "organization", "id"), _id(data, "connection", "id")
         if not (org and con):
             return False
-        state = self._directory.state("connection", con)
+        state = self._directory.state("connection", con, _CONNECTION_LINKS)
         if state is None:
             return False
         for link in state.current_links:
@@ -83,7 +87,7 @@ class DirectoryState:
 
     def _group_admin(self, group: str, until_ms: int | None) -> bool:
         """Whether the group holds an admin-like role now, or (`until_ms`) held one up to that moment."""
-        state = self._directory.state("group", group)
+        state = self._directory.state("group", group, _GROUP_ROLES)
         if state is None:
             return False
         links = (
@@ -102,7 +106,7 @@ class DirectoryState:
         )
 
     def _org_admin(self, org: str, user: str) -> bool:
-        state = self._directory.state("user", user)
+        state = self._directory.state("user", user, _MEMBER_ROLES)
         if state is None:
             return False
         return any(

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tenant_events.store import timeline_query
-from tenant_events.store.entity_records import Entity, EntityState
+from tenant_events.store.entity_records import Entity, EntityState, Relation
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
@@ -122,8 +122,11 @@ class DirectoryReader:
             ).fetchall()
         return [_entity(r) for r in rows]
 
-    def state(self, kind: str, entity_id: str) -> EntityState | None:
-        """The entity and its links: every one that holds now, then the most recently ended (entity_state.py)."""
+    def state(
+        self, kind: str, entity_id: str, relations: Collection[Relation] | None = None
+    ) -> EntityState | None:
+        """The entity and its links: every one that holds now, then the most recently ended (entity_state.py);
+        with `relations`, only links of those."""
         with self._lock:
             self._conn.execute("BEGIN")  # one snapshot: the writer may move the watermark meanwhile
             try:
@@ -138,7 +141,7 @@ class DirectoryReader:
                         0
                     ]
                 )
-                return entity_state(self._conn, row, upto)
+                return entity_state(self._conn, row, upto, relations)
             finally:
                 self._conn.execute("COMMIT")
 

@@ -9,7 +9,9 @@ and works out the endings of the most recently made ones only; Python builds obj
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Collection
 from typing import Final, NamedTuple
 
 import orjson
@@ -96,6 +98,12 @@ def _where(rel: Rel, own: int) -> str:
     return f" WHERE l.rel = {int(rel)} AND l.{'abc'[own]} = ?{_PARTIAL[own]} AND l.added_at IS NOT NULL"
 
 
+@functools.cache
+def _count_sql(rel: Rel, own: int) -> str:
+    return f"SELECT count(*) FROM links AS l{_where(rel, own)}"  # noqa: S608 - constants only
+
+
+@functools.cache  # (the statements are constants: made once, not per state asked for)
 def _holding_sql(rel: Rel, own: int) -> str:
     """Links that hold now: each ending is its own NOT EXISTS, so SQLite stops at the first that applies (most
     links of a busy role ended long ago)."""
@@ -104,6 +112,7 @@ def _holding_sql(rel: Rel, own: int) -> str:
             f" AND NOT coalesce(l.removed_at > l.added_at, 0) {checks}")  # fmt: skip
 
 
+@functools.cache
 def _recent_sql(rel: Rel, own: int) -> str:
     """The most recently made links (LIMIT ?) with their first ending (or _HOLDS)."""
     endings = _endings(rel, own)
@@ -114,17 +123,22 @@ def _recent_sql(rel: Rel, own: int) -> str:
 
 
 def _links(
-    conn: sqlite3.Connection, kind: str, entity_id: str, deleted: int | None
+    conn: sqlite3.Connection,
+    kind: str,
+    entity_id: str,
+    deleted: int | None,
+    relations: Collection[Relation] | None = None,
 ) -> tuple[list[tuple[Rel, list[str], int, int]], int]:
     """(relation, end ids, added stamp, first ending stamp or _HOLDS) of the links that hold now and of the most
-    recently made ones; and how many links the entity has in all."""
+    recently made ones (of `relations` only, when given); and how many such links the entity has in all."""
     out, total = [], 0
     for rel, kinds in ENDS.items():
+        if relations is not None and Relation[rel.name] not in relations:
+            continue
         for own, end_kind in enumerate(kinds):
             if end_kind != kind:
                 continue
-            count = f"SELECT count(*) FROM links AS l{_where(rel, own)}"  # noqa: S608 - constants only
-            total += int(conn.execute(count, (entity_id,)).fetchone()[0])
+            total += int(conn.execute(_count_sql(rel, own), (entity_id,)).fetchone()[0])
             seen = set()
             for a, b, c, added in conn.execute(_holding_sql(rel, own), (entity_id,)):
                 if deleted is None or added > deleted:
@@ -140,13 +154,19 @@ def _links(
     return out, total
 
 
-def entity_state(conn: sqlite3.Connection, row: tuple[object, ...], upto: int) -> EntityState:
-    """The state of the entity in `row` (an ENTITY row); call inside a read transaction."""
+def entity_state(
+    conn: sqlite3.Connection,
+    row: tuple[object, ...],
+    upto: int,
+    relations: Collection[Relation] | None = None,
+) -> EntityState:
+    """The state of the entity in `row` (an ENTITY row); call inside a read transaction. With `relations`, only
+    links of those: a group's roles without its thousands of memberships (the alert rules' state checks)."""
     entity = entity_from_row(row)
     deleted = (
         row[7] if isinstance(row[7], int) else None
     )  # its newest deletion stamp (entity_from_row drops it)
-    links, total = _links(conn, entity.kind, entity.id, deleted)
+    links, total = _links(conn, entity.kind, entity.id, deleted, relations)
     holding = [link for link in links if link[3] == _HOLDS]
     ended = sorted((link for link in links if link[3] != _HOLDS), key=lambda link: -link[3])
     shown = holding + ended[:MAX_ENDED]
