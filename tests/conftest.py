@@ -109,6 +109,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(900))
     items[:] = frozen + [item for item in items if item not in frozen]
-    if config.getvalue("loadgroup"):  # set on a pytest-xdist worker under --dist loadgroup
+    if config.getoption("loadgroup", default=False):  # set on a pytest-xdist worker under --dist loadgroup
         for item in items:
             _group_in_node_id(item)
