@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from tenant_events.errors import ConfigError, StorageError
@@ -68,12 +69,18 @@ def move_origin(paths: AppPaths, name: str, base_url: str) -> None:
 
 def _record(paths: AppPaths, name: str, base_url: str) -> None:
     target = origin_file(paths, name)
-    scratch = target.with_suffix(".json.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the database is
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps({"base_url": normalize_url(base_url)}) + "\n")
-        os.replace(scratch, target)
+        # A scratch name of its own: two processes of one profile (two `stream`s) may record at once.
+        fd, scratch = tempfile.mkstemp(
+            prefix=f".{target.name}-", suffix=".tmp", dir=target.parent
+        )  # mode 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps({"base_url": normalize_url(base_url)}) + "\n")
+            os.replace(scratch, target)
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise StorageError(f"cannot write {target}: {exc.strerror or exc}", "check the data dir") from exc
