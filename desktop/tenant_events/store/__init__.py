@@ -8,16 +8,14 @@ from tenant_events.store.records import (
     Batch,
     CommitResult,
     CursorState,
-    EventFilter,
     EventRow,
     GapMarker,
     RejectedRow,
-    StoredEvent,
     StoredGap,
-    StoredRejected,
 )
 from tenant_events.store.schema import SCHEMA_VERSION, OpenNotice
 from tenant_events.store.writer import StoreWriter
+from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected
 
 __all__ = [
     "MAX_ALERT_EVENTS",

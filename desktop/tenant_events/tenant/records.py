@@ -5,7 +5,6 @@ from tenant_events.monitor import Retention
 from tenant_events.store import AlertInbox, EventReader, StoredAlert
 from tenant_events.store.alert_records import Severity
 from tenant_events.store.all_tenants import AllTenantsReader
-from tenant_events.store.records import EventFilter, StoredEvent, StoredRejected
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
 
@@ -13,14 +12,11 @@ __all__ = [
     "AlertInbox",
     "AllTenantsReader",
     "EngineStats",
-    "EventFilter",
     "EventReader",
     "Retention",
     "Severity",
     "StateChange",
     "StoredAlert",
-    "StoredEvent",
-    "StoredRejected",
     "StreamState",
     "format_from_timestamp",
     "state_line",
