@@ -1,9 +1,8 @@
 """The data types the front ends see of a tenant, handed out by the facade so `ui/` and `cli/` import no store
-or stream module: stored rows and filters, alert records, stream states and the readers that return them."""
+or stream module: stored rows and filters, stream states and the readers that return them."""
 
 from tenant_events.monitor import Retention
-from tenant_events.store import AlertInbox, EventReader, StoredAlert
-from tenant_events.store.alert_records import Severity
+from tenant_events.store import AlertInbox, EventReader
 from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
@@ -14,9 +13,7 @@ __all__ = [
     "EngineStats",
     "EventReader",
     "Retention",
-    "Severity",
     "StateChange",
-    "StoredAlert",
     "StreamState",
     "format_from_timestamp",
     "state_line",
