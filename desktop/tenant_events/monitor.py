@@ -26,8 +26,8 @@ from typing import Protocol
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter
 from tenant_events.stream.engine import EngineConfig, StreamEngine
-from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
+from tenant_events.values.stream_states import EngineStats, StateChange, StreamState
 
 log = logging.getLogger(__name__)
 
