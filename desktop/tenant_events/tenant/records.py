@@ -1,7 +1,6 @@
 """The data types the front ends see of a tenant, handed out by the facade so `ui/` and `cli/` import no store
-or stream module: the readers of stored rows and alerts, the retention a link applies."""
+or stream module: the readers of stored rows and alerts."""
 
-from tenant_events.monitor import Retention
 from tenant_events.store import AlertInbox, EventReader
 from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.stream.request import format_from_timestamp
@@ -10,6 +9,5 @@ __all__ = [
     "AlertInbox",
     "AllTenantsReader",
     "EventReader",
-    "Retention",
     "format_from_timestamp",
 ]
