@@ -28,10 +28,10 @@ from PySide6.QtWidgets import QApplication
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
-from tenant_events.hub.profile import HubProfile
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.keyring import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices

@@ -19,8 +19,8 @@ from PySide6.QtCore import QObject, Signal
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.errors import SignInRequired
-from tenant_events.hub.profile import HubProfile
 from tenant_events.paths import AppPaths
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.keyring import LoopbackListener, SecretStore
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sign_in import Opener
