@@ -3,11 +3,9 @@ or stream module: the readers of stored rows and alerts."""
 
 from tenant_events.store import AlertInbox, EventReader
 from tenant_events.store.all_tenants import AllTenantsReader
-from tenant_events.stream.request import format_from_timestamp
 
 __all__ = [
     "AlertInbox",
     "AllTenantsReader",
     "EventReader",
-    "format_from_timestamp",
 ]
