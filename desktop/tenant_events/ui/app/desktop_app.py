@@ -32,8 +32,8 @@ from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
 from tenant_events.settings.hubs import HubProfile
-from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
-from tenant_events.tenant.keyring import open_in_background as system_opener
+from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
+from tenant_events.tenant.sign_in import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
 from tenant_events.ui.app import hub_connect, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from tenant_events.hub.credentials import HubCheck
     from tenant_events.paths import AppPaths
-    from tenant_events.tenant.keyring import SecretStore
+    from tenant_events.tenant.sign_in import SecretStore
     from tenant_events.ui.tenant_session import TenantSession
     from tenant_events.ui.window.main_window import MainWindow
 
