@@ -82,8 +82,8 @@ def first_screen(window: Any, app: Any) -> None:
 
 async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
     from tenant_events.store import EventReader
-    from tenant_events.store.records import EventFilter
     from tenant_events.ui.window.main_window import MainWindow
+    from tenant_events.values.events import EventFilter
     from tenant_events.view.tenant_reader import TenantReader
 
     results: dict[str, Any] = {}
@@ -227,7 +227,7 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
 
 def query_cases(reader: Any, near_seq: int) -> list[str]:
     """Typical query-line queries, the rare ones about a real user stored a third of the way down."""
-    from tenant_events.store.records import EventFilter
+    from tenant_events.values.events import EventFilter
 
     user = reader.page_before(EventFilter(types=frozenset({"user.created"})), near_seq, 1)[0]
     obj = json.loads(reader.get(user.seq).raw)["event"]["data"]["object"]
@@ -247,7 +247,7 @@ def query_cases(reader: Any, near_seq: int) -> list[str]:
 
 def cold_jumps(window: Any, app: Any, rng: random.Random, flt: Any, n: int) -> tuple[float, float, float]:
     """Random scrollbar jumps, each right after `flt` was set afresh (no page keys yet), screen painted."""
-    from tenant_events.store.records import EventFilter
+    from tenant_events.values.events import EventFilter
 
     times = []
     bar = window.table.verticalScrollBar()

@@ -29,7 +29,7 @@ async def jumps_after_filter(
 ) -> tuple[float, float, float, int]:
     """Median, p95 and max ms of a random jump painted just after `flt` was applied afresh, and how many of the
     `n` jumps came before the page keys (a small result's keys may be there already)."""
-    from tenant_events.store.records import EventFilter
+    from tenant_events.values.events import EventFilter
 
     times, cold = [], 0
     bar = window.table.verticalScrollBar()

@@ -26,6 +26,7 @@ UI_CONTRACT = "Nothing imports ui/"
 LAYERS_CONTRACT = "Layers: ui and cli over the tenant facade over stream, auth and store over the wire"
 FACADE_CONTRACT = "ui and cli reach a tenant only through the tenant facade"
 UI_LAYERS_CONTRACT = "Layers inside ui: app over settings over alerts over window and tray over dialogs"
+VALUES_CONTRACT = "values are the bottom layer: plain records that import nothing above them"
 
 
 def _contracts() -> dict[str, dict[str, Any]]:
@@ -74,6 +75,28 @@ def test_the_front_ends_import_no_sign_in_stream_or_store_module():
     assert layers.index("tenant") == layers.index("ui") + 1  # the facade sits right under the front ends
 
 
+# What the front ends may take from hub/ directly: what configures a hub and the collector `relay` runs. Every
+# other hub module is a viewer's or collector's inner part, reached through tenant/ only.
+HUB_FOR_THE_FRONT_ENDS = {"connection", "credentials", "subjects", "provision", "relay"}
+
+
+def test_every_hub_module_is_either_open_to_the_front_ends_or_forbidden_to_them():
+    hub = {p.stem for p in (PACKAGE / "hub").glob("*.py") if p.stem != "__init__"}
+    forbidden = {
+        m.removeprefix("tenant_events.hub.")
+        for m in _contracts()[FACADE_CONTRACT]["forbidden_modules"]
+        if m.startswith("tenant_events.hub.")
+    }
+    assert forbidden == hub - HUB_FOR_THE_FRONT_ENDS
+
+
+def test_the_values_contract_keeps_every_other_module_out_of_the_bottom_layer():
+    forbidden = {
+        m for m in _contracts()[VALUES_CONTRACT]["forbidden_modules"] if m.startswith("tenant_events.")
+    }
+    assert forbidden == _top_level_modules() - {"tenant_events.values", "tenant_events.server_text"}
+
+
 def test_layers_place_every_module_but_the_simulator():
     layered: set[str] = set()
     for layer in _contracts()[LAYERS_CONTRACT]["layers"]:
@@ -99,9 +122,13 @@ PLANTS = [
     ("ui/window/status_line.py", "import tenant_events.store.reader", {FACADE_CONTRACT}),
     ("cli/options.py", "from tenant_events.auth import pkce", {FACADE_CONTRACT}),
     ("cli/options.py", "import tenant_events.stream.engine", {FACADE_CONTRACT}),
+    ("ui/window/status_line.py", "import tenant_events.hub.viewer", {FACADE_CONTRACT}),
+    ("cli/options.py", "import tenant_events.hub.team_alerts", {FACADE_CONTRACT}),
     ("ui/tray/badge.py", "import tenant_events.ui.alerts.alert_book", {UI_LAYERS_CONTRACT}),
     ("ui/dialogs/sign_in_prompt.py", "import tenant_events.ui.window.main_window", {UI_LAYERS_CONTRACT}),
     ("ui/alerts/app_alerts.py", "import tenant_events.ui.app.tenant_roster", {UI_LAYERS_CONTRACT}),
+    ("values/events.py", "import tenant_events.store.reader", {VALUES_CONTRACT, LAYERS_CONTRACT}),
+    ("values/events.py", "import sqlite3", {VALUES_CONTRACT}),
 ]
 
 # Runs in a fresh interpreter on the copy, so the copy is read and not the package this test imported: for each

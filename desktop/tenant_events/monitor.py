@@ -19,19 +19,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter
 from tenant_events.stream.engine import EngineConfig, StreamEngine
-from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
+from tenant_events.values.retention import Retention
+from tenant_events.values.stream_states import EngineStats, StateChange, StreamState
 
 log = logging.getLogger(__name__)
-
-RETENTION_INTERVAL = 600.0  # seconds between background retention passes
 
 
 class EventSource(Protocol):
@@ -51,15 +49,6 @@ class EventSource(Protocol):
     def nudge(self) -> None: ...
 
     def stop(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Retention:
-    """Settings' retention for one tenant; applied at start and then every `interval` seconds."""
-
-    max_age_days: float | None = None
-    max_rows: int | None = None
-    interval: float = RETENTION_INTERVAL
 
 
 class TenantMonitor:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes, urgency_for
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.settings import NotificationSettings
-from tenant_events.store import StoredAlert
+from tenant_events.values.alerts import StoredAlert
 
 
 def alert(i, rule="admin-role", name="Admin role assigned", severity="critical", catch_up=False, occurrences=1,

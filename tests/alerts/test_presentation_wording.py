@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tenant_events.alerts.presentation import counted, why
-from tenant_events.store import StoredAlert
+from tenant_events.values.alerts import StoredAlert
 
 
 def burst(types: dict[str, int], first="2026-11-04T12:00:00.000Z", last_ms=1_793_793_655_000) -> StoredAlert:

@@ -152,7 +152,7 @@ REFRESHER = """
 import asyncio, os, sys, time
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.tenant.keyring import open_secret_store
+from tenant_events.tenant.sign_in import open_secret_store
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import of_profile
 

@@ -78,7 +78,7 @@ def test_add_list_test_remove_keep_the_url_secret(tmp_path, httpserver):
         code, out, err = _run(tmp_path, "destinations", "remove", name)
     assert code == 0, err
     assert json.loads((tmp_path / "settings.json").read_text())["destinations"] == []
-    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import open_secret_store
 
     assert open_secret_store().store.get(f"destination:{name}") is None
     code, out, err = _run(tmp_path, "destinations", "remove", name)

@@ -19,7 +19,7 @@ from helpers.stream_kill import wait
 from tenant_events.destinations.registry import make_destination, save_destination
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
-from tenant_events.tenant.keyring import open_secret_store
+from tenant_events.tenant.sign_in import open_secret_store
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = [

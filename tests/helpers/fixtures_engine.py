@@ -25,8 +25,8 @@ from httpx_sse import connect_sse
 
 from tenant_events.store import CommitResult, EventReader, StoreWriter
 from tenant_events.stream.engine import EngineConfig, StreamEngine
-from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+from tenant_events.values.stream_states import StateChange, StreamState
 
 OLD = "2000-01-01T00:00:00Z"  # from_timestamp that replays the simulator's whole backlog
 

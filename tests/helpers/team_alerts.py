@@ -24,7 +24,7 @@ from tenant_events.hub.team_alerts import team_evaluates
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.team_alert_rows import team_alert_ids
-from tenant_events.tenant.keyring import open_secret_store
+from tenant_events.tenant.sign_in import open_secret_store
 
 RULES = [
     {"id": "off-hours", "enabled": False},

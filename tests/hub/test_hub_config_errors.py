@@ -22,7 +22,7 @@ from tenant_events.hub.viewer import HubViewer, ViewerConfig
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.states import StreamState
+from tenant_events.values.stream_states import StreamState
 
 pytestmark = pytest.mark.hub
 

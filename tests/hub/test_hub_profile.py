@@ -12,10 +12,10 @@ import pytest
 from tenant_events.auth.secret_store import MemorySecretStore, open_secret_store
 from tenant_events.errors import ConfigError, SignInRequired
 from tenant_events.hub.credentials import add_hub_profile, hub_options, remove_hub_profile, secret_slot
-from tenant_events.hub.profile import check_hub_url, split_hub_urls
 from tenant_events.hub.subjects import HubNames, parse_position, position_text
 from tenant_events.paths import AppPaths
 from tenant_events.settings import SCHEMA_VERSION, Settings, load_settings, make_profile
+from tenant_events.settings.hubs import check_hub_url, split_hub_urls
 
 SEED = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"  # an NKey user seed (nkeys' own example)
 CREDS = f"-----BEGIN NATS USER JWT-----\neyJ0...\n------END NATS USER JWT------\n-----BEGIN USER NKEY SEED-----\n{SEED}\n"

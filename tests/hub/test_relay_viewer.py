@@ -23,8 +23,8 @@ from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import EventReader
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.stream.tokens import StaticTokenProvider
+from tenant_events.values.stream_states import StateChange, StreamState
 
 pytestmark = pytest.mark.hub
 NAMES = HubNames("acme")

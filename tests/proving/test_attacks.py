@@ -18,7 +18,7 @@ from helpers.fixtures_engine import follow
 from helpers.fixtures_proving import http_response, raw_server, self_signed_cert, tls_context
 from simulator.oauth_client import authorize_url, exchange, pkce_pair, query
 from tenant_events.auth.loopback import LoopbackListener
-from tenant_events.stream.states import StreamState
+from tenant_events.values.stream_states import StreamState
 
 TOKEN = "proving-token-7f3a9c"  # a marker searched for, not a credential
 

@@ -184,7 +184,7 @@ def test_the_full_disk_message_says_the_disk_is_full(small_disk):
 @pytest.mark.expect_warning_logs
 def test_the_engine_waits_for_space_and_resumes_by_itself(make_simulator, small_disk):
     from helpers.fixtures_engine import follow
-    from tenant_events.stream.states import StreamState
+    from tenant_events.values.stream_states import StreamState
 
     sim = make_simulator(backlog=20_000, rate=0, burst_every=0, heartbeat=0.2)
     db = small_disk / "tenants" / "e.sqlite3"

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from helpers.events_factory import frame
 from tenant_events.store import EventReader, StoreWriter
 from tenant_events.stream.engine import EngineConfig, StreamEngine
-from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.stream.tokens import StaticTokenProvider
+from tenant_events.values.stream_states import StateChange, StreamState
 
 Body = Callable[[], AsyncIterator[bytes]]
 SENTINEL = 999_999  # frame number of the valid event every run ends with

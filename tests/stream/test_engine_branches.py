@@ -13,7 +13,7 @@ import pytest
 from helpers.fixtures_engine import OLD, follow, reference_ids, stored_ids
 from tenant_events.errors import SignInRequired
 from tenant_events.store import EventReader
-from tenant_events.stream.states import StreamState, state_line
+from tenant_events.values.stream_states import StreamState, state_line
 
 QUIET = {"rate": 0, "burst_every": 0}  # no live traffic unless a test emits it
 

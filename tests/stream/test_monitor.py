@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from helpers.fixtures_engine import OLD
-from tenant_events.monitor import Retention, TenantMonitor
+from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import EventFilter
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.states import StreamState
 from tenant_events.stream.tokens import StaticTokenProvider
+from tenant_events.values.retention import Retention
+from tenant_events.values.stream_states import StreamState
 
 
 def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):

@@ -19,7 +19,7 @@ from helpers.fixtures_engine import follow
 from helpers.fixtures_proving import http_response, raw_server
 from tenant_events.stream.backoff import Backoff, bounded
 from tenant_events.stream.outcomes import Outcome, Reason, Reconnects, rate_limited
-from tenant_events.stream.states import StreamState
+from tenant_events.values.stream_states import StreamState
 
 TOKEN = "hostile-test-token"
 

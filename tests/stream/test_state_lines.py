@@ -15,7 +15,7 @@ import time
 import httpx
 
 from helpers.fixtures_engine import OLD, cli, follow
-from tenant_events.stream.states import LABELS, StateChange, StreamState, state_line
+from tenant_events.values.stream_states import LABELS, StateChange, StreamState, state_line
 
 QUIET = {"rate": 0, "burst_every": 0}
 NOW = 1_800_000_000.0

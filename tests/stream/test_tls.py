@@ -8,8 +8,8 @@ import subprocess
 import threading
 
 from helpers.fixtures_engine import follow
-from tenant_events.stream.states import StreamState
 from tenant_events.stream.tokens import StaticTokenProvider
+from tenant_events.values.stream_states import StreamState
 
 
 def test_self_signed_server_stops_with_the_certificate_named(tmp_path, db_path):

@@ -21,10 +21,10 @@ from tenant_events.errors import SignInRequired
 from tenant_events.paths import AppPaths
 from tenant_events.settings import make_profile
 from tenant_events.store import EventFilter
-from tenant_events.stream.states import StreamState
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import AccessToken, StreamFrom, of_profile
+from tenant_events.values.stream_states import StreamState
 
 QUIET_CLOCK = AlertSettings(rules=[{"id": "off-hours", "enabled": False}])  # whatever the hour of the run
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from tenant_events.stream.states import EngineStats
 from tenant_events.tenant.status import tenant_status
+from tenant_events.values.stream_states import EngineStats
 from tenant_events.view.tenant_status import TrayState
 
 

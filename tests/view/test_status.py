@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from tenant_events.stream.states import StateChange, StreamState, state_line
 from tenant_events.tenant.status import TRAY_STATE
+from tenant_events.values.stream_states import StateChange, StreamState, state_line
 from tenant_events.view.tenant_status import TenantStatus, TrayState, age_text, tooltip, worst
 
 

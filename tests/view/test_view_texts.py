@@ -6,7 +6,7 @@ import base64
 import json
 from datetime import UTC, datetime, timedelta
 
-from tenant_events.store.records import EventFilter
+from tenant_events.values.events import EventFilter
 from tenant_events.view import event_text
 from tenant_events.view.cell_filter import choices, minute_around
 from tenant_events.view.dashboard import dashboard_url, tenant_path
@@ -74,7 +74,7 @@ def test_event_text_matches_the_cli_export_line():
 
 def test_copied_jsonl_line_is_the_export_line():
     from tenant_events.cli.export_cmd import jsonl_line as export_line
-    from tenant_events.store.records import StoredEvent
+    from tenant_events.values.events import StoredEvent
 
     raw = json.dumps({"offset": "off-2", "event": {"id": "evt_y", "name": "Zoë", "n": 3}})
     ev = StoredEvent(1, "evt_y", "off-2", "user.created", "user", "t", "s", "demo", None, "", 0.0)

@@ -25,7 +25,7 @@ from tenant_events.alert_settings import WEEKDAYS
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import catch_up_tally, title, why
 from tenant_events.settings import NotificationSettings
-from tenant_events.store.alert_records import Severity, StoredAlert
+from tenant_events.values.alerts import Severity, StoredAlert
 
 Urgency = Literal["low", "normal", "critical"]
 URGENCY: Final[dict[Severity, Urgency]] = {"info": "low", "warning": "normal", "critical": "critical"}

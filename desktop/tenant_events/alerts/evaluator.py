@@ -25,9 +25,9 @@ from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine
 from tenant_events.alerts.state_checks import DirectoryState
 from tenant_events.entities.sentences import describe_stored
-from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
 

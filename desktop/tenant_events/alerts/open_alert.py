@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from tenant_events.store.alert_records import AlertWrite, EvalRow, StoredAlert
+from tenant_events.store.alert_records import AlertWrite, EvalRow
 from tenant_events.store.alerts_table import MAX_ALERT_EVENTS
+from tenant_events.values.alerts import StoredAlert
 
 if TYPE_CHECKING:
     from tenant_events.alerts.rule_model import Rule

@@ -13,7 +13,7 @@ from typing import Any
 
 from tenant_events.alerts.open_alert import iso_to_ms
 from tenant_events.server_text import shown
-from tenant_events.store.alert_records import StoredAlert
+from tenant_events.values.alerts import StoredAlert
 
 
 def _span(alert: StoredAlert) -> str:

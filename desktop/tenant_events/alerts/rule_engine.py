@@ -28,7 +28,8 @@ from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.thresholds import Outcome
-from tenant_events.store.alert_records import EvalRow, RowSegment, StoredAlert
+from tenant_events.store.alert_records import EvalRow, RowSegment
+from tenant_events.values.alerts import StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 _NO_DATA: Final[Mapping[str, Any]] = {}

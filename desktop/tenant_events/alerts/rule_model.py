@@ -39,7 +39,7 @@ from tenant_events.alerts.rule_parts import (
 from tenant_events.alerts.rule_parts import Condition as Condition  # re-exported: a rule's building block
 from tenant_events.alerts.rule_parts import Op as Op
 from tenant_events.alerts.type_patterns import expand_types
-from tenant_events.store.alert_records import Severity
+from tenant_events.values.alerts import Severity
 
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 _RULE_ID = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")

@@ -62,7 +62,7 @@ def register(subparsers: Any) -> None:
 
 
 def _store() -> Any:
-    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import open_secret_store
 
     return open_secret_store().store
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from tenant_events.errors import NetworkError
-from tenant_events.tenant.records import StateChange, StreamState
+from tenant_events.values.stream_states import StateChange, StreamState
 
 DEFAULT_TIMEOUT = 20.0
 PROBE_TIMEOUT = 5.0

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from tenant_events.errors import ConfigError
-from tenant_events.hub.profile import split_hub_urls
 from tenant_events.hub.subjects import check_hub_tenant
+from tenant_events.settings.hubs import split_hub_urls
 
 if TYPE_CHECKING:  # the NATS client loads only when a command talks to a hub (~0.2 s of start-up)
     from tenant_events.hub.connection import HubAuth, HubOptions

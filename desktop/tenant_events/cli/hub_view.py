@@ -20,7 +20,7 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
         profile = load_settings(paths).hub(args.tenant) if args.tenant else None
         if profile is None:
             return None
-        from tenant_events.tenant.keyring import open_secret_store
+        from tenant_events.tenant.sign_in import open_secret_store
 
         store = (await asyncio.to_thread(open_secret_store)).store
         source = of_hub_profile(profile, store)

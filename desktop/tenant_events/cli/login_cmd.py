@@ -142,8 +142,8 @@ def _profile_for_login(args: argparse.Namespace, settings: Settings) -> tuple[Te
 
 
 async def _login(args: argparse.Namespace, paths: AppPaths, profile: TenantProfile) -> int:
-    from tenant_events.tenant.keyring import SignInOptions, open_in_browser, open_secret_store
     from tenant_events.tenant.link import TenantLink
+    from tenant_events.tenant.sign_in import SignInOptions, open_in_browser, open_secret_store
     from tenant_events.tenant.sources import of_profile
 
     opened = await asyncio.to_thread(open_secret_store)
@@ -205,8 +205,7 @@ async def _retire(paths: AppPaths, previous: TenantProfile, profile: TenantProfi
     """The sign-in the profile had before it changed (another client ID of the same tenant): revoked at the
     tenant and cleared, now that the new one works. A slot the new sign-in uses is not touched."""
     from tenant_events.http import api_client
-    from tenant_events.tenant.keyring import open_secret_store
-    from tenant_events.tenant.sign_in import TenantSignIn
+    from tenant_events.tenant.sign_in import TenantSignIn, open_secret_store
 
     store = (await asyncio.to_thread(open_secret_store)).store
     async with api_client() as http:
@@ -239,8 +238,8 @@ def _callbacks_line(profile: TenantProfile) -> str:
 async def _logout(
     paths: AppPaths, profile: TenantProfile, browser: bool, return_to: str | None = None
 ) -> None:
-    from tenant_events.tenant.keyring import open_in_browser, open_secret_store
     from tenant_events.tenant.link import TenantLink
+    from tenant_events.tenant.sign_in import open_in_browser, open_secret_store
     from tenant_events.tenant.sources import of_profile
 
     store = (await asyncio.to_thread(open_secret_store)).store

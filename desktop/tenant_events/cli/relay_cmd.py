@@ -27,8 +27,8 @@ from tenant_events.cli.stream_target import resolve_target, stream_source
 from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.keyring import SecretStore, open_secret_store
 from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.sign_in import SecretStore, open_secret_store
 
 
 def register(subparsers: Any) -> None:

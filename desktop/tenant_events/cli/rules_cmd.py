@@ -19,8 +19,7 @@ from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.tenant.database import database_errors
-from tenant_events.tenant.records import AlertInbox
+from tenant_events.tenant.database import AlertInbox, database_errors
 
 EXIT_BAD_RULES = ConfigError.exit_code
 

@@ -29,16 +29,12 @@ from tenant_events.errors import ConfigError, NetworkError, SignInRequired, Stor
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.committed_rows import CommittedRows
+from tenant_events.tenant.database import EventReader
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.records import (
-    EventReader,
-    StateChange,
-    StreamState,
-    format_from_timestamp,
-    state_line,
-)
 from tenant_events.tenant.sources import Source
+from tenant_events.values.stream_states import StateChange, StreamState, state_line
 from tenant_events.wire import EVENT_TYPE_NAMES
+from tenant_events.wire.from_timestamp import format_from_timestamp
 
 EXIT_REFUSED = 7  # cli/main.py: the tenant refused the request (400/403/404)
 

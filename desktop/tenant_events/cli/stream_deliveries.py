@@ -11,8 +11,8 @@ import contextlib
 
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.deliveries import attach_deliveries
-from tenant_events.tenant.keyring import SecretStore, open_secret_store
 from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.sign_in import SecretStore, open_secret_store
 
 
 def _keyring() -> SecretStore:

@@ -80,7 +80,7 @@ async def credentials(args: argparse.Namespace, target: StreamTarget) -> Credent
         )
     if target.profile is None:
         raise _no_sign_in(target)
-    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import open_secret_store
 
     return StoredSignIn(target.profile, (await asyncio.to_thread(open_secret_store)).store)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tenant_events.alerts.presentation import title, why
-from tenant_events.store.alert_records import StoredAlert
 from tenant_events.url_forms import alert_link
+from tenant_events.values.alerts import StoredAlert
 
 DEDUP_HEADER = "Idempotency-Key"
 DEDUP_FIELD = "dedup_key"

@@ -30,8 +30,8 @@ from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.send import Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
-from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.outbox import Delivery, Outbox
+from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

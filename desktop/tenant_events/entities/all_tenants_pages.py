@@ -15,7 +15,7 @@ from pathlib import Path
 from tenant_events.entities.sentences import Sentence, describe_stored
 from tenant_events.store.all_tenants import AllTenantsEvent, AllTenantsKey, AllTenantsReader, open_all_tenants
 from tenant_events.store.entity_reader import DirectoryReader
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.values.events import EventFilter, StoredEvent
 
 
 @dataclass(frozen=True, slots=True)

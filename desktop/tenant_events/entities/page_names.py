@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
-from tenant_events.store.records import StoredEvent
+from tenant_events.values.events import StoredEvent
 
 KEEP: Final = 24 * 256 * 2  # twice the rows the page cache holds (page_cache.MAX_PAGES × PAGE)
 

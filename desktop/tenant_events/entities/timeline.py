@@ -16,7 +16,7 @@ from pathlib import Path
 from tenant_events.entities.objects import ObjectSpec
 from tenant_events.store.entity_reader import DirectoryReader, open_directory
 from tenant_events.store.entity_records import Entity, EntityState
-from tenant_events.store.records import StoredEvent
+from tenant_events.values.events import StoredEvent
 
 Key = tuple[str, str, str]  # tenant, kind, id
 

@@ -20,7 +20,7 @@ from tenant_events.entities.sentences import Sentence, describe_all
 from tenant_events.entities.state_text import state_lines
 from tenant_events.entities.timeline import Key, TimelineEntry, Timelines
 from tenant_events.store.entity_records import Entity
-from tenant_events.store.records import StoredEvent
+from tenant_events.values.events import StoredEvent
 
 PAGE: Final = 100
 

@@ -5,5 +5,6 @@
                   viewer (viewer.HubViewer → StoreWriter) ◀────┘  × any number, no tenant credentials
 
 Qt-free and SQLite-free (import contracts in pyproject.toml). Modules are imported by name: this package's
-`__init__` imports nothing, so `hub.profile` (a name for settings/hubs.py) loads no NATS client.
+`__init__` imports nothing, so a module that needs no NATS client loads none. The hub profile itself is
+settings/hubs.py (`HubProfile`).
 """

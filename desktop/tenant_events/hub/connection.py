@@ -33,8 +33,8 @@ from nats.aio.client import RawCredentials
 from tenant_events import __version__
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired
 from tenant_events.http import is_loopback_host, untrusted_certificate
-from tenant_events.hub.profile import HubAuthKind
 from tenant_events.server_text import shown
+from tenant_events.settings.hubs import HubAuthKind
 
 log = logging.getLogger(__name__)
 

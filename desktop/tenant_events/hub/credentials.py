@@ -28,10 +28,10 @@ from tenant_events.hub.connection import (
     describe,
     seed_public_key,
 )
-from tenant_events.hub.profile import HubProfile
 from tenant_events.hub.subjects import HubNames
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
+from tenant_events.settings.hubs import HubProfile
 
 _SLOT: Final = "hub:"
 _SEED_PREFIX: Final = "SU"  # an NKey user seed (nkeys: PREFIX_BYTE_SEED + PREFIX_BYTE_USER)

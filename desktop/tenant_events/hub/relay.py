@@ -37,8 +37,8 @@ from tenant_events.hub.subjects import HubNames
 from tenant_events.store.records import CommitResult
 from tenant_events.stream.backoff import Backoff
 from tenant_events.stream.engine import EngineConfig, StreamEngine
-from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
+from tenant_events.values.stream_states import StateChange, StreamState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -49,7 +49,7 @@ from tenant_events.stream.batching import MAX_REJECTED_RAW
 from tenant_events.stream.follow_loop import FollowLoop
 from tenant_events.stream.outcomes import USE_BACKOFF, Outcome, Reason, Reconnects
 from tenant_events.stream.sink import BatchSink
-from tenant_events.stream.states import StateChange, StreamState
+from tenant_events.values.stream_states import StateChange, StreamState
 from tenant_events.wire import EventMessage, MessageRejected, decode_frame_timed
 
 log = logging.getLogger(__name__)

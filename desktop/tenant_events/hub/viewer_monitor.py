@@ -6,12 +6,13 @@ from __future__ import annotations
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.hub.connection import HubOptions
 from tenant_events.hub.credentials import hub_options
-from tenant_events.hub.profile import HubProfile
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.viewer import HubViewer, ViewerConfig
-from tenant_events.monitor import Retention, TenantMonitor
+from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.stream.engine import EngineConfig
+from tenant_events.values.retention import Retention
 
 
 def viewer_monitor(

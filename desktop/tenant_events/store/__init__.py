@@ -1,6 +1,6 @@
 """Local SQLite store of one tenant's events, cursor, gaps and rejected frames (stdlib sqlite3 only here)."""
 
-from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, Severity, StoredAlert
+from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.alerts_table import MAX_ALERT_EVENTS, AlertLedger, WatermarkMoved
 from tenant_events.store.reader import EventReader, open_reader
@@ -8,16 +8,15 @@ from tenant_events.store.records import (
     Batch,
     CommitResult,
     CursorState,
-    EventFilter,
     EventRow,
     GapMarker,
     RejectedRow,
-    StoredEvent,
     StoredGap,
-    StoredRejected,
 )
 from tenant_events.store.schema import SCHEMA_VERSION, OpenNotice
 from tenant_events.store.writer import StoreWriter
+from tenant_events.values.alerts import Severity, StoredAlert
+from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected
 
 __all__ = [
     "MAX_ALERT_EVENTS",

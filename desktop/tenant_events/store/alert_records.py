@@ -1,17 +1,17 @@
 """Plain records that cross the store's boundary for alerts: rows the rules read, alerts written and read back.
 
 The evaluator (alerts/evaluator.py) reads `RowSegment`s, decides, and hands `AlertWrite`s back with the new
-watermark (alerts_table.AlertLedger.commit); the inbox and the CLI read `StoredAlert`s.
+watermark (alerts_table.AlertLedger.commit); the inbox and the CLI read `StoredAlert`s (values/alerts.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
-Severity = Literal["info", "warning", "critical"]
+from tenant_events.values.alerts import Severity
+
 # (first seq, rows in EventRow's column order); first None: each row's seq is its last column (alert_rows.py)
 RowSegment: TypeAlias = tuple[int | None, Sequence[tuple[Any, ...]]]
 
@@ -56,42 +56,3 @@ class AlertWrite:
     updated_at: float
     new_seqs: list[int] = field(default_factory=list)
     reopen: bool = False  # a new firing folded in: unread again
-
-
-@dataclass(frozen=True, slots=True)
-class StoredAlert:
-    """One alert as stored; `read_at` None while unread. Times are the events' own (ISO 8601, UTC)."""
-
-    id: int
-    rule_id: str
-    rule_name: str
-    severity: Severity
-    tenant: str
-    catch_up: bool
-    notify: bool
-    occurrences: int
-    event_count: int
-    first_seq: int
-    last_seq: int
-    first_event_id: str
-    last_event_id: str
-    first_time: str
-    last_time: str
-    last_time_ms: int
-    type_counts: dict[str, int]
-    detail: str
-    raised_at: float
-    updated_at: float
-    read_at: float | None
-
-    @property
-    def read(self) -> bool:
-        return self.read_at is not None
-
-    @property
-    def raised_at_iso(self) -> str:
-        return (
-            datetime.fromtimestamp(self.raised_at, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z")
-        )

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.schema import connect, rollback
+from tenant_events.values.triage import NOTE_MAX, TRIAGE_STATES, Triage, TriageState
 
-TriageState = Literal["acknowledged", "snoozed", "resolved", "open"]
-TRIAGE_STATES: Final[tuple[TriageState, ...]] = ("acknowledged", "snoozed", "resolved", "open")
-NOTE_MAX: Final = 500
 TRIAGE_SQL: Final = (
     """CREATE TABLE IF NOT EXISTS alert_triage (
     alert_id INTEGER PRIMARY KEY,
@@ -47,21 +44,6 @@ ATTENTION_SQL: Final = (
     " WHERE (t.alert_id IS NULL AND a.read_at IS NULL) OR (t.state = 'open' AND a.read_at IS NULL)"
     " OR (t.state = 'snoozed' AND t.until <= ?)"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Triage:
-    """One triage state (or one entry of its history)."""
-
-    alert_id: int
-    state: TriageState
-    by: str
-    at: float
-    until: float | None = None
-    note: str = ""
-
-    def needs_attention(self, now: float) -> bool:
-        return self.state == "open" or (self.state == "snoozed" and (self.until or 0) <= now)
 
 
 def ensure_triage(conn: sqlite3.Connection) -> None:

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import RowSegment, StoredAlert
+from tenant_events.store.alert_records import RowSegment
 from tenant_events.store.alert_rows import segment_sql
 from tenant_events.store.alert_triage import attention_count
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.schema import connect
+from tenant_events.values.alerts import StoredAlert
 
 HISTORY_CHUNK: Final = 5000
 

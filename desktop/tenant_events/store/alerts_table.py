@@ -17,12 +17,13 @@ import orjson
 
 from tenant_events.errors import StorageError
 from tenant_events.store import directory, timeline_query
-from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment, StoredAlert
+from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment
 from tenant_events.store.alert_rows import RecentRows, segment_sql
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
+from tenant_events.values.alerts import StoredAlert
 
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
 NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail

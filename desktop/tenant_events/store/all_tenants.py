@@ -18,8 +18,8 @@ from itertools import islice
 from pathlib import Path
 
 from tenant_events.store.reader import EventReader
-from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.store.time_pager import MAX_SEQ, TimePager
+from tenant_events.values.events import EventFilter, StoredEvent
 
 
 @dataclass(frozen=True, slots=True, order=True)

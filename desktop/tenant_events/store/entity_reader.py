@@ -23,8 +23,8 @@ from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
 from tenant_events.store.entity_state import entity_from_row as _entity
 from tenant_events.store.entity_state import entity_state
 from tenant_events.store.reader import EventReader
-from tenant_events.store.records import StoredEvent
 from tenant_events.store.schema import connect
+from tenant_events.values.events import StoredEvent
 
 
 class DirectoryReader:

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import StoredAlert
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.outbox_schema import ensure_outbox
 from tenant_events.store.schema import connect, rollback
+from tenant_events.values.alerts import StoredAlert
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from tenant_events.store.query_sql import (
     text_match,
     walk_parts,
 )
-from tenant_events.store.records import EventFilter
+from tenant_events.values.events import EventFilter
 
 __all__ = ["Walk", "fts_query", "like_pattern", "text_parts", "text_seqs", "walk_plan", "where_clause"]
 

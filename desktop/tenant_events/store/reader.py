@@ -15,15 +15,9 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.store.query import Walk, fts_count_parts, walk_plan, where_clause
-from tenant_events.store.records import (
-    CursorState,
-    EventFilter,
-    StoredEvent,
-    StoredGap,
-    StoredRejected,
-    summary_of,
-)
+from tenant_events.store.records import CursorState, StoredGap, summary_of
 from tenant_events.store.schema import connect
+from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected
 
 _COLUMNS: Final = (
     "seq, event_id, stream_offset, type, family, time, source, tenant, purpose, summary, received_at,"

@@ -2,7 +2,7 @@
 
 The engine turns each validated `EventMessage` into an `EventRow` (raw JSON kept as received; the one-line
 summary is worked out later, off the ingest path, by the writer's indexer or by the reader — `summary_of`) and hands a `Batch` (events + the cursor after them) to the writer, which commits it
-in one transaction. The UI reads `StoredEvent`s through `EventReader` with an `EventFilter`.
+in one transaction. The UI reads `StoredEvent`s (values/events.py) through `EventReader` with an `EventFilter`.
 """
 
 from __future__ import annotations
@@ -167,52 +167,6 @@ class CursorState:
     offset: str | None
     last_event_time: str | None
     updated_at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class EventFilter:
-    """What the table shows. Empty `types` means all; `text` is a full-text search over id, summary and data;
-    `query` is the query line's text (tenant_events.query: fields, OR, negation), parsed and run by the store."""
-
-    types: frozenset[str] = frozenset()
-    text: str = ""
-    since: datetime | None = None
-    until: datetime | None = None
-    include_test: bool = True
-    tenant: str | None = None
-    query: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One stored event as the UI shows it; `raw` only filled by `EventReader.get`."""
-
-    seq: int
-    event_id: str
-    offset: str
-    type: str
-    family: str
-    time: str
-    source: str
-    tenant: str
-    purpose: str | None
-    summary: str
-    received_at: float
-    raw: str | None = None
-
-    @property
-    def is_test(self) -> bool:
-        return self.purpose == "test"
-
-
-@dataclass(frozen=True, slots=True)
-class StoredRejected:
-    id: int
-    received_at: float
-    event_name: str
-    offset: str | None
-    reason: str
-    raw: str
 
 
 @dataclass(frozen=True, slots=True)

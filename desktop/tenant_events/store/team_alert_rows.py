@@ -21,9 +21,9 @@ from typing import Final
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alert_records import Severity, StoredAlert
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.schema import connect, rollback
+from tenant_events.values.alerts import Severity, StoredAlert
 
 TEAM_MARK: Final = " (team)"
 _TABLE: Final = """CREATE TABLE IF NOT EXISTS team_alerts (

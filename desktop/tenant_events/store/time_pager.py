@@ -23,8 +23,8 @@ import orjson
 
 from tenant_events.store.query import text_parts, where_clause
 from tenant_events.store.reader import _COLUMNS, _event
-from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.store.schema import connect
+from tenant_events.values.events import EventFilter, StoredEvent
 
 MAX_SEQ: Final = 2**63 - 1
 FEW_ROWS: Final = 20_000

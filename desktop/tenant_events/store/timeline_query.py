@@ -20,7 +20,7 @@ from typing import Final
 import orjson
 
 from tenant_events.store.reader import _COLUMNS, _event
-from tenant_events.store.records import StoredEvent
+from tenant_events.values.events import StoredEvent
 from tenant_events.wire.references import names
 
 _TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates

@@ -18,7 +18,7 @@ from typing import Final
 from tenant_events.errors import StorageError
 from tenant_events.store.records import Batch, CommitResult, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.sink import BatchSink
-from tenant_events.stream.states import EngineStats
+from tenant_events.values.stream_states import EngineStats
 
 log = logging.getLogger(__name__)
 

@@ -46,8 +46,8 @@ from tenant_events.stream.request import (
 )
 from tenant_events.stream.sink import BatchSink
 from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
-from tenant_events.stream.states import StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
+from tenant_events.values.stream_states import StateChange, StreamState
 from tenant_events.wire import (
     ErrorMessage,
     EventMessage,

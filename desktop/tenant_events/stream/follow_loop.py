@@ -29,7 +29,7 @@ from tenant_events.stream.backoff import bounded
 from tenant_events.stream.batching import BatchKeeper
 from tenant_events.stream.outcomes import USE_BACKOFF, Outcome, Reason, Reconnects
 from tenant_events.stream.sink import BatchSink
-from tenant_events.stream.states import EngineStats, StateChange, StreamState, state_line
+from tenant_events.values.stream_states import EngineStats, StateChange, StreamState, state_line
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import Final
 
 from tenant_events.stream.backoff import MAX_WAIT, Backoff, bounded
 from tenant_events.stream.request import bad_parameter, events_url
-from tenant_events.stream.states import StreamState
+from tenant_events.values.stream_states import StreamState
 
 USE_BACKOFF = -1.0
 MIN_INTERVAL: Final = 0.5  # seconds between the starts of two attempts, whatever ended the first
@@ -113,7 +113,7 @@ def refused(status: int, text: str, base_url: str, busy: Backoff) -> Outcome:
         lowered = text.lower()
         if "concurrent" in lowered or "connections" in lowered:
             return Outcome(
-                StreamState.TOO_MANY_CONNECTIONS,  # said as "another connection is still open" (states.py)
+                StreamState.TOO_MANY_CONNECTIONS,  # said as "another connection is still open" (values/stream_states.py)
                 "the tenant allows only a few event streams at once; if this lasts, close other apps or CLI "
                 f"sessions following it ({text})",
                 Reason.TOO_MANY_CONNECTIONS,

@@ -8,14 +8,12 @@ import math
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Final
 
 import orjson
 
 from tenant_events.http import Response
 from tenant_events.server_text import shown
-
-MAX_FROM_TIMESTAMP: Final = 20  # docs/event-stream.md "Limits": `from_timestamp` is at most 20 characters
+from tenant_events.wire.from_timestamp import format_from_timestamp
 
 
 def events_url(base_url: str) -> str:
@@ -39,13 +37,6 @@ def request_headers(token: str, cursor: str | None) -> dict[str, str]:
     if cursor:
         headers["Last-Event-ID"] = cursor  # it wins over `from` (docs/event-stream.md "Request")
     return headers
-
-
-def format_from_timestamp(moment: datetime) -> str:
-    """RFC 3339 in the only form that fits 20 characters: `YYYY-MM-DDTHH:MM:SSZ` (docs/event-stream.md "Request")."""
-    text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert len(text) <= MAX_FROM_TIMESTAMP
-    return text
 
 
 def resume_timestamp(last_event_time: str | None, margin: timedelta, now: datetime | None = None) -> str:

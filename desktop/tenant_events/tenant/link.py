@@ -30,17 +30,18 @@ from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
 from tenant_events.errors import ConfigError, SignInRequired, StorageError
 from tenant_events.http import api_client
-from tenant_events.monitor import EventSource, Retention, TenantMonitor
+from tenant_events.monitor import EventSource, TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.states import EngineStats, StateChange, StreamState
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.tenant.alert_rules import AlertRules
 from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
 from tenant_events.tenant.origin import check_origin, record_origin, recorded_origin
 from tenant_events.tenant.sign_in import Opener, TenantSignIn
 from tenant_events.tenant.sources import HubFrom, Source, StoredSignIn, StreamFrom, fixed_tokens
+from tenant_events.values.retention import Retention
+from tenant_events.values.stream_states import EngineStats, StateChange, StreamState
 from tenant_events.view.tenant_reader import TenantReader
 
 log = logging.getLogger(__name__)

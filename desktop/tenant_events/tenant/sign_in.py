@@ -19,9 +19,17 @@ import httpx
 
 from tenant_events.auth import discovery
 from tenant_events.auth import sign_in as flows
+from tenant_events.auth.browser import open_in_background, open_in_browser
 from tenant_events.auth.loopback import LoopbackListener
 from tenant_events.auth.oauth_client import OAuthClient
-from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable
+from tenant_events.auth.secret_store import (
+    MemorySecretStore,
+    OpenedStore,
+    PendingSecretStore,
+    SecretStore,
+    SecretStoreUnavailable,
+    open_secret_store,
+)
 from tenant_events.auth.session import AuthSession
 from tenant_events.auth.sign_in import SignInOptions, SignInResult
 from tenant_events.auth.stored_sign_in import SignInSlot, slot_for
@@ -31,6 +39,24 @@ from tenant_events.settings import TenantProfile
 
 log = logging.getLogger(__name__)
 Opener = Callable[[str], Awaitable[None] | None]
+
+# Besides the sign-in of one profile, the seams the app and the CLI pick for every profile: where sign-ins are
+# kept (the system keyring, or memory when it cannot be opened; tests pass a memory store) and how a browser is
+# opened (tests act as the browser). The facade hands them out so that ui/ and cli/ import nothing from auth/.
+__all__ = [
+    "LoopbackListener",
+    "MemorySecretStore",
+    "OpenedStore",
+    "Opener",
+    "PendingSecretStore",
+    "SecretStore",
+    "SignInOptions",
+    "TenantSignIn",
+    "check_tenant",
+    "open_in_background",
+    "open_in_browser",
+    "open_secret_store",
+]
 
 
 class TenantSignIn:

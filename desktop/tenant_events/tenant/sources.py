@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from tenant_events.auth.secret_store import SecretStore
-from tenant_events.hub.profile import HubProfile
 from tenant_events.settings import TenantProfile
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
 from tenant_events.stream.engine import EngineConfig
-from tenant_events.stream.request import format_from_timestamp
 from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+from tenant_events.wire.from_timestamp import format_from_timestamp
 
 if TYPE_CHECKING:  # the NATS client loads only when a hub is read
     from tenant_events.hub.connection import HubOptions

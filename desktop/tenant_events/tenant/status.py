@@ -7,7 +7,7 @@ import time
 from datetime import datetime
 
 from tenant_events.server_text import shown
-from tenant_events.stream.states import EngineStats, StreamState
+from tenant_events.values.stream_states import EngineStats, StreamState
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 TRAY_STATE = {

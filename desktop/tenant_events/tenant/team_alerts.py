@@ -32,10 +32,10 @@ from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_dedup_key, team_key
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.store.alert_records import StoredAlert
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
+from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
 

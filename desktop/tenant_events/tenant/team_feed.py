@@ -23,10 +23,10 @@ from tenant_events.errors import StorageError
 from tenant_events.hub.connection import connect, describe
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import TeamAlertFeed, team_evaluates
-from tenant_events.store.alert_records import Severity
 from tenant_events.store.team_alert_rows import TeamAlertRow, TeamAlertStore
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
+from tenant_events.values.alerts import Severity
 
 log = logging.getLogger(__name__)
 _SEVERITIES = ("info", "warning", "critical")

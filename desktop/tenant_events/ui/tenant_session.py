@@ -18,11 +18,10 @@ from PySide6.QtCore import QObject, Signal
 from tenant_events.errors import SignInRequired
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.deliveries import Deliveries, attach_deliveries
-from tenant_events.tenant.keyring import LoopbackListener, SecretStore
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.records import StateChange, state_line
-from tenant_events.tenant.sign_in import Opener
+from tenant_events.tenant.sign_in import LoopbackListener, Opener, SecretStore
 from tenant_events.tenant.status import TRAY_STATE, tenant_status
+from tenant_events.values.stream_states import StateChange, state_line
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus, TrayState, sign_in_line
 

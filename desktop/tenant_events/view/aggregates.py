@@ -8,7 +8,7 @@ import ctypes
 import sys
 from dataclasses import dataclass, replace
 
-from tenant_events.store.records import EventFilter
+from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.time_range import filter_span
 

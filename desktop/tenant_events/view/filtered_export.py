@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.event_text import jsonl_line
 from tenant_events.view.tenant_reader import TenantReader
 

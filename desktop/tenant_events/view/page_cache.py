@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
-from tenant_events.store.records import EventFilter, StoredEvent
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 PAGE: Final = 256

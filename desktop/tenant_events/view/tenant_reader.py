@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tenant_events.store import EventReader
 from tenant_events.store.entity_reader import DirectoryReader
-from tenant_events.store.records import CursorState, EventFilter, StoredEvent, StoredGap, StoredRejected
+from tenant_events.store.records import CursorState, StoredGap
+from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected
 
 ALL = EventFilter()
 

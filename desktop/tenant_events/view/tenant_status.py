@@ -44,7 +44,7 @@ class TenantStatus:
     signed_in: bool = False
 
     def line(self) -> str:
-        """ "acme: live" — the reason says the state itself (stream/states.py state_line), so it is not repeated."""
+        """ "acme: live" — the reason says the state itself (values/stream_states.py state_line), so it is not repeated."""
         return f"{self.tenant}: {self.catch_up or self.reason or self.state.value.replace('-', ' ')}"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from tenant_events.store.records import EventFilter
+from tenant_events.values.events import EventFilter
 
 
 def range_label(since: datetime, until: datetime, now: datetime | None = None) -> str:

@@ -12,7 +12,7 @@ import pytest
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
-from tenant_events.tenant.keyring import open_secret_store
+from tenant_events.tenant.sign_in import open_secret_store
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"

@@ -77,9 +77,9 @@ def test_the_applied_palette_is_the_checked_one(qapp, light_again, theme):
 
 
 def test_the_detail_pane_recolours_its_json_when_the_theme_changes(qtbot, qapp, light_again):
-    from tenant_events.store.records import StoredEvent
     from tenant_events.ui.look.theme import apply_theme
     from tenant_events.ui.window.detail_pane import DetailPane
+    from tenant_events.values.events import StoredEvent
 
     apply_theme(qapp, "light")
     pane = DetailPane()

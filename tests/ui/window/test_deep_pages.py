@@ -10,8 +10,8 @@ from PySide6.QtCore import QItemSelectionModel, QPersistentModelIndex
 
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
-from tenant_events.store.records import EventFilter, StoredEvent
 from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.page_cache import EXACT_OFFSET_ROWS
 from tenant_events.view.tenant_reader import TenantReader
 

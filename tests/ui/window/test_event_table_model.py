@@ -6,8 +6,8 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
-from tenant_events.store.records import EventFilter
 from tenant_events.ui.window.table.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
+from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 
 

@@ -16,8 +16,8 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, 
 from helpers.fixtures_window import settle
 from tenant_events.cli.export_cmd import jsonl_line as export_line
 from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
-from tenant_events.store.records import EventFilter
 from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.values.events import EventFilter
 from tenant_events.wire import EventMessage, EventType, decode_frame
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

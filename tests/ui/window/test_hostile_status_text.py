@@ -10,8 +10,8 @@ import pytest
 
 from helpers.fixtures_engine import follow
 from helpers.fixtures_proving import http_response, raw_server
-from tenant_events.tenant.records import StreamState, state_line
 from tenant_events.tenant.status import tenant_status
+from tenant_events.values.stream_states import StreamState, state_line
 from tenant_events.view.tenant_status import TrayState, sign_in_line, tooltip
 
 HOSTILE = "\x1b[2J\x1b[31mPWNED\x1b[0m\rOVERWRITTEN\nsecond line\u202eevil\x00\x7f\x9b\x1b]0;title\x07"

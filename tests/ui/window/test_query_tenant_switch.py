@@ -20,9 +20,9 @@ from PySide6.QtCore import QTimer
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
 from helpers.query_model import simulated_rows, write
 from tenant_events.store import EventFilter, EventReader
-from tenant_events.store.records import StoredEvent
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.first_page import SEARCHING
+from tenant_events.values.events import StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]

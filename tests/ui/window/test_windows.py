@@ -154,7 +154,7 @@ def test_gap_rows_saved_filters_and_rejected_list(qtbot, qloop, tmp_path):
     """A gap the engine recorded marks the first row after it; saved filters come back; rejected frames list."""
     from helpers.events_factory import row
     from tenant_events.store import Batch, GapMarker, RejectedRow, StoreWriter
-    from tenant_events.store.records import EventFilter
+    from tenant_events.values.events import EventFilter
 
     path = tmp_path / "gaps.sqlite3"
     writer = StoreWriter(path)

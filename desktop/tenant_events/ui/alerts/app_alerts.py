@@ -32,7 +32,7 @@ from tenant_events.entities.sentences import describe_stored
 from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
-from tenant_events.tenant.records import AlertInbox, StoredEvent
+from tenant_events.tenant.database import AlertInbox
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
@@ -40,6 +40,7 @@ from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.values.events import StoredEvent
 
 log = logging.getLogger(__name__)
 

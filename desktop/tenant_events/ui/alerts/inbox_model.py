@@ -14,10 +14,10 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.alerts.presentation import title
-from tenant_events.tenant.records import Severity
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.look.colors import pick
 from tenant_events.ui.look.theme import is_dark
+from tenant_events.values.alerts import Severity
 
 SEVERITY_COLORS: Final[dict[Severity, tuple[str, str]]] = {
     "critical": ("#cf222e", "#ff7b72"),

@@ -36,10 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.alerts.presentation import why_line
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
 from tenant_events.ui.alerts.triage_bar import TriageBar
+from tenant_events.values.events import StoredEvent
 
 EventLoader = Callable[[str, list[int]], list[StoredEvent]]  # profile, seqs → stored events
 MAX_LISTED = 200

@@ -3,8 +3,9 @@
     acknowledged by ana 14:02 — looking into it        (the history below, oldest first)
     [note ……………………………]  [Acknowledge] [Snooze 1 h] [Resolve] [Reopen]
 
-Single-user triage is stored in the tenant's database (tenant/triage.py) with the login name as who. A problem
-(a note too long, a database that cannot be written) is shown under the note, nothing is lost.
+Single-user triage is stored in the tenant's database (store/alert_triage.py, through tenant/database.py) with
+the login name as who. A problem (a note too long, a database that cannot be written) is shown under the note,
+nothing is lost.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from tenant_events.errors import StorageError
+from tenant_events.tenant.database import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
-from tenant_events.tenant.triage import NOTE_MAX, AlertTriage, Triage, TriageState
 from tenant_events.ui.alerts.alert_book import InboxEntry
+from tenant_events.values.triage import NOTE_MAX, Triage, TriageState
 
 SNOOZE_S: Final = 3600.0
 log = logging.getLogger(__name__)

@@ -28,13 +28,12 @@ from PySide6.QtWidgets import QApplication
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
-from tenant_events.hub.profile import HubProfile
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
-from tenant_events.tenant.keyring import MemorySecretStore, PendingSecretStore, SecretStore
-from tenant_events.tenant.keyring import open_in_background as system_opener
-from tenant_events.tenant.records import Retention
+from tenant_events.settings.hubs import HubProfile
+from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
+from tenant_events.tenant.sign_in import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
 from tenant_events.ui.app import hub_connect, keyring_check
 from tenant_events.ui.app.crash_notice import show_crash_notice
@@ -52,6 +51,7 @@ from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
+from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 from tenant_events.errors import ConfigError, UserFixableError
-from tenant_events.hub.profile import HubProfile
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog, HubRequest
 
 if TYPE_CHECKING:
@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 
     from tenant_events.hub.credentials import HubCheck
     from tenant_events.paths import AppPaths
-    from tenant_events.tenant.keyring import SecretStore
+    from tenant_events.tenant.sign_in import SecretStore
     from tenant_events.ui.tenant_session import TenantSession
     from tenant_events.ui.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
-# ConfigError fields (hub/credentials.py, hub/profile.py) → the dialog's field that fixes them
+# ConfigError fields (hub/credentials.py, settings/hubs.py) → the dialog's field that fixes them
 _FIELD_OF = {"hub tenant": "hub_tenant", "hub hub_tenant": "hub_tenant", "hub name": "name", "hub user": "user",
              "hub password": "secret", "hub token": "secret", "hub nkey": "key_file", "hub creds": "key_file",
              "hub key file": "key_file", "hub ca_file": "ca_file", "hub hub_urls": "urls"}  # fmt: skip

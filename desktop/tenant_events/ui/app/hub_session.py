@@ -19,14 +19,14 @@ from PySide6.QtCore import QObject, Signal
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.errors import SignInRequired
-from tenant_events.hub.profile import HubProfile
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.keyring import LoopbackListener, SecretStore
+from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.records import Retention, StreamState
-from tenant_events.tenant.sign_in import Opener
+from tenant_events.tenant.sign_in import LoopbackListener, Opener, SecretStore
 from tenant_events.tenant.sources import HubFrom, of_hub_profile
 from tenant_events.ui.tenant_session import TenantSession
+from tenant_events.values.retention import Retention
+from tenant_events.values.stream_states import StreamState
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tenant_events.tenant.keyring import MemorySecretStore, OpenedStore, open_secret_store
+from tenant_events.tenant.sign_in import MemorySecretStore, OpenedStore, open_secret_store
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 from tenant_events.ui.look.banners import BannerArea
 

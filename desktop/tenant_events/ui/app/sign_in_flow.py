@@ -10,7 +10,7 @@ import html
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from tenant_events.tenant.keyring import LoopbackListener
+from tenant_events.tenant.sign_in import LoopbackListener
 from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
 
 if TYPE_CHECKING:

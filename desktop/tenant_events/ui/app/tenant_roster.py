@@ -20,13 +20,13 @@ from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, TenantProfile
 from tenant_events.tenant.committed_rows import CommittedRows
-from tenant_events.tenant.keyring import SecretStore
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.records import Retention
+from tenant_events.tenant.sign_in import SecretStore
 from tenant_events.tenant.sources import of_profile
 from tenant_events.ui.app.sign_in_flow import SignInFlow
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.values.retention import Retention
 from tenant_events.view.tenant_status import TenantStatus
 
 log = logging.getLogger(__name__)

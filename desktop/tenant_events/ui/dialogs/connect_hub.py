@@ -1,6 +1,6 @@
 """Connect to a team hub: the hub's server URL(s), the tenant's name there, a name here, and how to sign in.
 
-Every field is checked as it is typed (hub/profile.py's rules), errors appear under their field. "Check" emits
+Every field is checked as it is typed (settings/hubs.py's rules), errors appear under their field. "Check" emits
 `check_requested` and "Add" emits `add_requested` with a `HubRequest`; the app connects to the hub
 (ui/app/hub_connect.py) and answers with `check_passed` / `check_failed`, then `added`. The dialog opens no
 connection and reads no file (docs/architecture.md "Layers"): a key or creds file is passed on as a path; the secret typed here
@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.hub.profile import HubProfile, split_hub_urls
 from tenant_events.hub.subjects import check_hub_tenant
+from tenant_events.settings.hubs import HubProfile, split_hub_urls
 from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
 
 FIELDS: Final = ("urls", "hub_tenant", "name", "auth", "user", "secret", "key_file", "ca_file")

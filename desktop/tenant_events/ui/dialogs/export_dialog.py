@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
-from tenant_events.tenant.records import EventFilter
+from tenant_events.values.events import EventFilter
 from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
 from tenant_events.view.tenant_reader import TenantReader
 

@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayout, QWidget
 
-from tenant_events.tenant.records import StoredRejected
+from tenant_events.values.events import StoredRejected
 
 
 class RejectedDialog(QDialog):

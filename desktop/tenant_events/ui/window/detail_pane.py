@@ -12,9 +12,9 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.look.link_label import LinkLabel
 from tenant_events.ui.look.theme import is_dark, json_colors
+from tenant_events.values.events import StoredEvent
 from tenant_events.view.event_text import jsonl_line
 
 Changes = str | Callable[[bool], str]

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.feed_controller import FeedController
 from tenant_events.ui.window.table.event_table_model import EventTableModel
 from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.update_diff_view import changes_html, diff_for
+from tenant_events.values.events import StoredEvent
 from tenant_events.view import event_text
 from tenant_events.view.dashboard import dashboard_url
 from tenant_events.view.tenant_reader import TenantReader

@@ -15,7 +15,6 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QTableView, QWidget
 
-from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
@@ -24,6 +23,7 @@ from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.ui.window.table.event_table_model import PAGE, Col, EventTableModel
 from tenant_events.ui.window.table.first_page import FirstPageReader, count_and_oldest
+from tenant_events.values.events import EventFilter
 from tenant_events.view import aggregates
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus

@@ -13,7 +13,6 @@ from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
 from tenant_events.tenant.committed_rows import CommittedRows
-from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.dialogs.export_dialog import ViewExport
 from tenant_events.ui.dialogs.rejected_dialog import RejectedDialog
 from tenant_events.ui.look.banners import BannerArea
@@ -38,6 +37,7 @@ from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
 from tenant_events.ui.window.toast import Toast
 from tenant_events.ui.window.window_menus import build_menus
+from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import html
 
-from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.window.table.event_table_model import local_time
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view import event_text
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.update_diff import (

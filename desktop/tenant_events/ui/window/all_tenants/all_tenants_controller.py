@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
 from tenant_events.entities.sentences import Mention
-from tenant_events.tenant.records import AllTenantsReader, EventFilter
+from tenant_events.tenant.database import AllTenantsReader
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
 from tenant_events.ui.window.detail_pane import DetailPane
@@ -36,6 +36,7 @@ from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
+from tenant_events.values.events import EventFilter
 from tenant_events.view import event_text
 from tenant_events.view.aggregates import bucket_for
 from tenant_events.view.dashboard import dashboard_url

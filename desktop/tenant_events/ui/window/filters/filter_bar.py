@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.query import QueryError, parse
-from tenant_events.tenant.records import EventFilter
 from tenant_events.ui.look.colors import assign_tenant_colors
 from tenant_events.ui.look.theme import error_color, tenant_chips, tenant_color
 from tenant_events.ui.window.filters.alert_chip import AlertChip, AlertPick, with_alert
 from tenant_events.ui.window.filters.query_line import QueryLine
+from tenant_events.values.events import EventFilter
 from tenant_events.view.time_range import from_iso, range_label, to_iso
 from tenant_events.wire import EventType
 

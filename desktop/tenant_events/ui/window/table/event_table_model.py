@@ -20,9 +20,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.entities.page_names import PageNames
-from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, PageCache
 from tenant_events.view.tenant_reader import TenantReader
 

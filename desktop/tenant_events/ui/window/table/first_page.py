@@ -19,10 +19,10 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
-from tenant_events.tenant.records import EventFilter, StoredEvent
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 SEARCHING = "Searching…"

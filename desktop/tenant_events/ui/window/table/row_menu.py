@@ -14,9 +14,9 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QMenu, QTableView
 
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import HEADERS, Col, EventTableModel
+from tenant_events.values.events import StoredEvent
 from tenant_events.view import event_text
 from tenant_events.view.cell_filter import FilterChoice, choices, minute_around
 

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import QMenu, QSplitter, QTableView, QVBoxLayout
 from tenant_events.entities.objects import ObjectSpec
 from tenant_events.entities.sentences import Mention, Sentence
 from tenant_events.entities.timeline_pages import History, TimelineScreen, TimelineSource
-from tenant_events.tenant.records import StoredEvent
 from tenant_events.ui.look.link_label import LinkLabel
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
@@ -31,6 +30,7 @@ from tenant_events.ui.window.table.row_menu import RowMenu
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
 from tenant_events.ui.window.timeline.timeline_pane import TimelinePane
+from tenant_events.values.events import StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 
