@@ -293,3 +293,19 @@ def test_a_deleted_admin_group_is_seen_whatever_its_number_of_members(store):
     store.commit([event("group.member.added", 3 + i / 100) for i in range(250)])
     store.commit([event("group.deleted", 10, group=group)])
     assert "admin-group-deleted" in {a.rule_id for a in store.step(evaluator).raised}
+
+
+def test_a_state_check_sees_the_directory_up_to_its_event_however_long_the_backlog(store):
+    # A step over a backlog longer than the directory's names catch-up (a catch-up's batches leave the directory
+    # to the idle-time indexer) read the directory as it was before the backlog: the group's admin role, assigned
+    # within the backlog, was not there yet and the member added to it raised nothing.
+    from tenant_events.store.alerts_table import NAMES_CATCH_UP
+
+    group = "grp_" + "G" * 14
+    evaluator = make_evaluator(clock_at(600))
+    filler = [event("user.updated", i * 0.01) for i in range(NAMES_CATCH_UP + 500)]
+    store.commit([*filler, event("group.created", 100, group=group), event("group.role.assigned", 101, role="admin"),
+                  event("group.member.added", 102)])  # fmt: skip
+    result = store.step(evaluator)
+    assert "admin-group-member" in {a.rule_id for a in result.raised}
+    assert result.watermark == NAMES_CATCH_UP + 503

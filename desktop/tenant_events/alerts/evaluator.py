@@ -85,15 +85,10 @@ class Evaluator:
         newest = ledger.newest_seq()
         engine = self.engine
         engine.names = _directory_names(ledger)
-        if engine.needs_directory:
-            directory = ledger.directory()
-            upto = directory.watermark()
-            if not isinstance(engine.state, DirectoryState) or self._directory_upto != upto:
-                engine.state = DirectoryState(directory)  # its answers hold while the directory stays put
-                self._directory_upto = upto
-            engine.earlier = ledger.earlier_object
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
+            if engine.needs_directory:
+                self._directory_through(ledger, end)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
             details = _details(ledger, [alert.write.last_seq for alert in touched]) if touched else {}
@@ -108,6 +103,18 @@ class Evaluator:
             result.evaluated += end - self.watermark
             self.watermark = result.watermark = end
         return result
+
+    def _directory_through(self, ledger: AlertLedger, end: int) -> None:
+        """The state checks' directory, brought up to the chunk's last event however far behind it was: during a
+        backlog the idle-time indexer leaves it behind, and a check would read an older state (a group's admin
+        role not assigned yet). Once per chunk, so a catch-up applies it in chunks of `self.chunk` events."""
+        engine = self.engine
+        directory = ledger.directory(upto=end)
+        upto = directory.watermark()
+        if not isinstance(engine.state, DirectoryState) or self._directory_upto != upto:
+            engine.state = DirectoryState(directory)  # its answers hold while the directory stays put
+            self._directory_upto = upto
+        engine.earlier = ledger.earlier_object
 
     def _load(self, ledger: AlertLedger) -> None:
         engine = self.engine

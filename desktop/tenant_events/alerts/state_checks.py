@@ -8,8 +8,9 @@
                              `minutes` before the event
 
 Live, the directory holds every committed event (it is kept in the batch's transaction); during a large
-catch-up it is brought up to date by the idle-time indexer, so a check may then see an older state. Answers
-are cached for one evaluation step (a chunk of at most a few thousand events).
+catch-up the evaluator brings it up to the last event of each chunk it evaluates (evaluator.py), so a check
+sees at least everything up to the event it is asked about. Answers are cached while the directory stays put
+(one chunk of at most a few thousand events).
 """
 
 from __future__ import annotations
