@@ -15,13 +15,13 @@ sees at least everything up to the event it is asked about. Answers are cached w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from tenant_events.alerts.rule_parts import StateCheck
 from tenant_events.store.alert_records import EvalRow
 from tenant_events.store.entity_reader import DirectoryReader
-from tenant_events.store.entity_records import Relation
+from tenant_events.store.entity_records import Link, Relation
 
 ADMIN_LIKE: Final = ("admin", "owner", "superuser")
 _MINUTE_MS: Final = 60_000
@@ -88,18 +88,20 @@ class DirectoryState:
 
     def _group_admin(self, group: str, until_ms: int | None) -> bool:
         """Whether the group holds an admin-like role now, or (`until_ms`) held one up to that moment."""
-        state = self._directory.state("group", group, _GROUP_ROLES)
-        if state is None:
+        links: Sequence[Link] | None
+        if until_ms is None:  # (asked for each group.member.added: its ended links are never needed)
+            links = self._directory.current_links("group", group, _GROUP_ROLES)
+        else:
+            state = self._directory.state("group", group, _GROUP_ROLES)
+            links = None
+            if state is not None:
+                links = [
+                    k
+                    for k in state.links
+                    if k.since_ms is not None and (k.until_ms is None or k.until_ms >= until_ms)
+                ]
+        if links is None:
             return False
-        links = (
-            state.current_links
-            if until_ms is None
-            else [
-                k
-                for k in state.links
-                if k.since_ms is not None and (k.until_ms is None or k.until_ms >= until_ms)
-            ]
-        )
         return any(
             link.relation in (Relation.GROUP_ROLE, Relation.ORG_GROUP_ROLE)
             and any(e.kind == "role" and admin_like(e.name) for e in link.ends)
