@@ -309,3 +309,35 @@ def test_a_state_check_sees_the_directory_up_to_its_event_however_long_the_backl
     result = store.step(evaluator)
     assert "admin-group-member" in {a.rule_id for a in result.raised}
     assert result.watermark == NAMES_CATCH_UP + 503
+
+
+def test_members_added_to_many_groups_in_one_chunk_alert_for_the_admin_groups_alone(store):
+    # The groups a chunk's events name are asked about at once (DirectoryState.prefetch_groups): each answer must
+    # be the one asking for that group alone gives.
+    import sqlite3
+
+    def at(row, group, role="rol_" + "R" * 16):  # the helper's rows name one group and one role; rename them
+        return row._replace(raw=row.raw.replace("grp_" + "G" * 14, group).replace("rol_" + "R" * 16, role))
+
+    evaluator = make_evaluator(clock_at(600))
+    admin, viewer, dropped, org_admin, deleted = (f"grp_{name:0<14}" for name in ("admin", "viewer", "dropped",
+                                                                                   "orgadmin", "deleted"))  # fmt: skip
+    store.commit([event("group.created", 1, group=g) for g in (admin, viewer, dropped, org_admin, deleted)])
+    store.commit([
+        at(event("group.role.assigned", 2, role="Tenant Admin"), admin, "rol_admin"),
+        at(event("group.role.assigned", 3, role="viewer"), viewer, "rol_viewer"),
+        at(event("group.role.assigned", 4, role="owner"), dropped, "rol_owner"),
+        at(event("group.role.deleted", 5, role="owner"), dropped, "rol_owner"),
+        at(event("organization.group.role.assigned", 6, role="superuser"), org_admin, "rol_super"),
+        at(event("group.role.assigned", 7, role="admin"), deleted, "rol_admin"),
+        event("group.deleted", 8, group=deleted),
+    ])  # fmt: skip
+    store.step(evaluator)  # (the deletion of an admin group is an alert of its own)
+    added = {g: at(event("group.member.added", 20 + i), g) for i, g in
+             enumerate((admin, viewer, dropped, org_admin, deleted, "grp_neverseen00000"))}  # fmt: skip
+    store.commit(added.values())
+    [alert] = [a for a in store.step(evaluator).raised if a.rule_id == "admin-group-member"]
+    with sqlite3.connect(store.path) as conn:
+        named = {r[0] for r in conn.execute("SELECT e.event_id FROM alert_events AS a JOIN events AS e ON e.seq = a.seq"
+                                            " WHERE a.alert_id = ?", (alert.id,))}  # fmt: skip
+    assert named == {added[admin].event_id, added[org_admin].event_id}

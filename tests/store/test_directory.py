@@ -374,8 +374,9 @@ def test_a_schema_4_database_learns_the_connections_of_the_events_it_holds(tmp_p
 
 
 def test_current_links_are_the_states_current_links_in_fewer_queries(store):
-    """The alert rules' state checks ask only for the links that hold now (reader.current_links): for every
-    entity of a simulated world and every relation set the checks use, exactly what the full state says."""
+    """The alert rules' state checks ask only for the links that hold now (reader.current_links, or
+    current_links_of for many at once): for every entity of a simulated world and every relation set the checks
+    use, exactly what the full state says."""
     from tenant_events.store.entity_records import Relation
 
     writer, path = store
@@ -397,4 +398,10 @@ def test_current_links_are_the_states_current_links_in_fewer_queries(store):
                 assert links == state.current_links, (kind, entity_id, relations)
                 held += len(links or ())
         assert reader.current_links("group", "grp_unknown", sets[0]) is None
+        # and many at once (the groups a chunk of events names): the same, an unknown id left out
+        for kind in {k for k, _i in keys}:
+            ids = [i for k, i in keys if k == kind]
+            for relations in sets:
+                many = reader.current_links_of(kind, [*ids, "unknown"], relations)
+                assert many == {i: reader.current_links(kind, i, relations) for i in ids}, (kind, relations)
     assert held > 500  # the world holds links of every kind (memberships, roles, connections)

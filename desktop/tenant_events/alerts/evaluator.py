@@ -89,6 +89,9 @@ class Evaluator:
             end = min(newest, self.watermark + self.chunk)
             if engine.needs_directory:
                 self._directory_through(ledger, end)
+                if engine.group_check_types and isinstance(engine.state, DirectoryState):
+                    groups = ledger.named_groups(self.watermark, end, engine.group_check_types)
+                    engine.state.prefetch_groups(groups)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
             details = _details(ledger, [alert.write.last_seq for alert in touched]) if touched else {}

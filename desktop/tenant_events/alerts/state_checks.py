@@ -15,7 +15,7 @@ sees at least everything up to the event it is asked about. Answers are cached w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from tenant_events.alerts.rule_parts import StateCheck
@@ -43,6 +43,15 @@ def _id(data: Mapping[str, Any], *path: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _admin_role(links: Iterable[Link]) -> bool:
+    """Whether one of a group's role links gives it an admin-like role."""
+    return any(
+        link.relation in (Relation.GROUP_ROLE, Relation.ORG_GROUP_ROLE)
+        and any(e.kind == "role" and admin_like(e.name) for e in link.ends)
+        for link in links
+    )
+
+
 class DirectoryState:
     """The state test (compiled_rule.StateTest) over one directory, for one step."""
 
@@ -66,6 +75,17 @@ class DirectoryState:
                 return False
             return self._cached(("u", org, user), lambda: self._org_admin(org, user))
         return self._connection_added(row, data, state.minutes or 60.0)
+
+    def prefetch_groups(self, groups: Iterable[str]) -> None:
+        """Answer "holds an admin-like role now" for these groups in a few queries (the groups a chunk of events
+        names), instead of a few queries for each when it is asked."""
+        wanted = [g for g in groups if ("g", g, "False") not in self._cache]
+        if not wanted:
+            return
+        found = self._directory.current_links_of("group", wanted, _GROUP_ROLES)
+        for group in wanted:
+            links = found.get(group)
+            self._cache["g", group, "False"] = links is not None and _admin_role(links)
 
     def _connection_added(self, row: EvalRow, data: Mapping[str, Any], minutes: float) -> bool:
         org, con = _id(data, "organization", "id"), _id(data, "connection", "id")
@@ -100,13 +120,7 @@ class DirectoryState:
                     for k in state.links
                     if k.since_ms is not None and (k.until_ms is None or k.until_ms >= until_ms)
                 ]
-        if links is None:
-            return False
-        return any(
-            link.relation in (Relation.GROUP_ROLE, Relation.ORG_GROUP_ROLE)
-            and any(e.kind == "role" and admin_like(e.name) for e in link.ends)
-            for link in links
-        )
+        return links is not None and _admin_role(links)
 
     def _org_admin(self, org: str, user: str) -> bool:
         state = self._directory.state("user", user, _MEMBER_ROLES)

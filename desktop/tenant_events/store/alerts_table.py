@@ -138,6 +138,19 @@ class AlertLedger:
                 raise
         return DirectoryReader.on_connection(conn)
 
+    def named_groups(self, after: int, upto: int, types: Collection[str]) -> list[str]:
+        """The groups that events of `types` with `after < seq <= upto` name (`data.object.group.id`, or a
+        group event's own `data.object.id`), read in SQLite: the rules' group checks are answered for all of
+        them at once (alerts/state_checks.py)."""
+        group = (
+            "coalesce(raw ->> '$.event.data.object.group.id', CASE WHEN substr(type, 1, 6) = 'group.'"
+            " THEN raw ->> '$.event.data.object.id' END)"
+        )
+        marks = ",".join("?" * len(types))
+        sql = f"SELECT DISTINCT {group} FROM events WHERE seq > ? AND seq <= ? AND type IN ({marks})"  # noqa: S608
+        cur = self._conn.execute(f"{sql} AND json_valid(raw)", (after, upto, *sorted(types)))
+        return [g for (g,) in cur if isinstance(g, str) and g]
+
     def earlier_object(self, row: EvalRow, data: Mapping[str, Any]) -> dict[str, Any] | None:
         """`data.object` of the newest event stored before `row` that created or updated the same user, group
         or organization (the update's "before", as the detail pane finds it); None when none is stored."""

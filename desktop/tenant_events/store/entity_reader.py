@@ -20,7 +20,7 @@ from tenant_events.store.entity_records import Entity, EntityState, Link, Relati
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
-from tenant_events.store.entity_state import current_links, entity_state
+from tenant_events.store.entity_state import current_links, current_links_of, entity_state
 from tenant_events.store.entity_state import entity_from_row as _entity
 from tenant_events.store.reader import EventReader
 from tenant_events.store.records import StoredEvent
@@ -158,6 +158,20 @@ class DirectoryReader:
                     (kind, entity_id),
                 ).fetchone()
                 return None if row is None else current_links(self._conn, row, relations)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def current_links_of(
+        self, kind: str, ids: Iterable[str], relations: Collection[Relation]
+    ) -> dict[str, tuple[Link, ...]]:
+        """`current_links` of many entities of one kind by id, in five queries however many they are; an id the
+        directory does not know is left out."""
+        wanted = orjson.dumps(sorted({(kind, i) for i in ids})).decode()
+        with self._lock:
+            self._conn.execute("BEGIN")  # one snapshot, as in state()
+            try:
+                rows = self._conn.execute(f"SELECT {_ENTITY} FROM {_FROM_KEYS}", (wanted,)).fetchall()  # noqa: S608
+                return current_links_of(self._conn, rows, relations)
             finally:
                 self._conn.execute("COMMIT")
 
