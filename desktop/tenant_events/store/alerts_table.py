@@ -117,21 +117,22 @@ class AlertLedger:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def directory(self, upto: int | None = None) -> DirectoryReader:
+    def directory(self, upto: int | None = None, *, ahead: int | None = None) -> DirectoryReader:
         """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py).
 
         Brought up to the newest stored event first when it is at most NAMES_CATCH_UP events behind (a
         reconnect's backlog, a burst bigger than a live batch, both left to the indexer): an alert's detail is
         said once, and would keep the ids the indexer names a moment later. A long catch-up is left alone, as
         the writer's throughput needs (store/directory.py). With `upto` (the rules' state checks, which ask what
-        holds as of the events they evaluate) it is brought up to that seq however far behind it is."""
+        holds as of the events they evaluate) it is brought up to that seq however far behind it is, and then on to
+        `ahead` when given: one larger piece costs less than several small ones."""
         conn = self._conn
         top = self.newest_seq() if upto is None else upto
         behind = top - directory.watermark(conn)
         if behind > 0 and (upto is not None or behind <= NAMES_CATCH_UP):
             conn.execute("BEGIN IMMEDIATE")
             try:
-                directory.catch_up(conn, top)
+                directory.catch_up(conn, max(top, ahead or 0))
                 conn.execute("COMMIT")
             except BaseException:
                 rollback(conn)
