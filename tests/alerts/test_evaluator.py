@@ -293,3 +293,51 @@ def test_a_deleted_admin_group_is_seen_whatever_its_number_of_members(store):
     store.commit([event("group.member.added", 3 + i / 100) for i in range(250)])
     store.commit([event("group.deleted", 10, group=group)])
     assert "admin-group-deleted" in {a.rule_id for a in store.step(evaluator).raised}
+
+
+def test_a_state_check_sees_the_directory_up_to_its_event_however_long_the_backlog(store):
+    # A step over a backlog longer than the directory's names catch-up (a catch-up's batches leave the directory
+    # to the idle-time indexer) read the directory as it was before the backlog: the group's admin role, assigned
+    # within the backlog, was not there yet and the member added to it raised nothing.
+    from tenant_events.store.alerts_table import NAMES_CATCH_UP
+
+    group = "grp_" + "G" * 14
+    evaluator = make_evaluator(clock_at(600))
+    filler = [event("user.updated", i * 0.01) for i in range(NAMES_CATCH_UP + 500)]
+    store.commit([*filler, event("group.created", 100, group=group), event("group.role.assigned", 101, role="admin"),
+                  event("group.member.added", 102)])  # fmt: skip
+    result = store.step(evaluator)
+    assert "admin-group-member" in {a.rule_id for a in result.raised}
+    assert result.watermark == NAMES_CATCH_UP + 503
+
+
+def test_members_added_to_many_groups_in_one_chunk_alert_for_the_admin_groups_alone(store):
+    # The groups a chunk's events name are asked about at once (DirectoryState.prefetch_groups): each answer must
+    # be the one asking for that group alone gives.
+    import sqlite3
+
+    def at(row, group, role="rol_" + "R" * 16):  # the helper's rows name one group and one role; rename them
+        return row._replace(raw=row.raw.replace("grp_" + "G" * 14, group).replace("rol_" + "R" * 16, role))
+
+    evaluator = make_evaluator(clock_at(600))
+    admin, viewer, dropped, org_admin, deleted = (f"grp_{name:0<14}" for name in ("admin", "viewer", "dropped",
+                                                                                   "orgadmin", "deleted"))  # fmt: skip
+    store.commit([event("group.created", 1, group=g) for g in (admin, viewer, dropped, org_admin, deleted)])
+    store.commit([
+        at(event("group.role.assigned", 2, role="Tenant Admin"), admin, "rol_admin"),
+        at(event("group.role.assigned", 3, role="viewer"), viewer, "rol_viewer"),
+        at(event("group.role.assigned", 4, role="owner"), dropped, "rol_owner"),
+        at(event("group.role.deleted", 5, role="owner"), dropped, "rol_owner"),
+        at(event("organization.group.role.assigned", 6, role="superuser"), org_admin, "rol_super"),
+        at(event("group.role.assigned", 7, role="admin"), deleted, "rol_admin"),
+        event("group.deleted", 8, group=deleted),
+    ])  # fmt: skip
+    store.step(evaluator)  # (the deletion of an admin group is an alert of its own)
+    added = {g: at(event("group.member.added", 20 + i), g) for i, g in
+             enumerate((admin, viewer, dropped, org_admin, deleted, "grp_neverseen00000"))}  # fmt: skip
+    store.commit(added.values())
+    [alert] = [a for a in store.step(evaluator).raised if a.rule_id == "admin-group-member"]
+    with sqlite3.connect(store.path) as conn:
+        named = {r[0] for r in conn.execute("SELECT e.event_id FROM alert_events AS a JOIN events AS e ON e.seq = a.seq"
+                                            " WHERE a.alert_id = ?", (alert.id,))}  # fmt: skip
+    assert named == {added[admin].event_id, added[org_admin].event_id}

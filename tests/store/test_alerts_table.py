@@ -169,3 +169,34 @@ def test_recent_batches_are_read_from_memory_exactly_as_the_table_holds_them(tmp
         assert held == got == table and [r.seq for r in got] == [9, 10]
     finally:
         writer.close()
+
+
+def test_the_rules_directory_is_brought_up_to_what_they_evaluate_however_far_behind_and_on_to_ahead(
+    tmp_path, monkeypatch
+):
+    from tenant_events.store import directory
+    from tenant_events.store import writer as writer_module
+    from tenant_events.store.alerts_table import NAMES_CATCH_UP
+
+    for name in (
+        "IDLE_BEFORE_INDEXING",
+        "INDEX_AT_LEAST_EVERY",
+    ):  # the idle-time indexer stays out of the way
+        monkeypatch.setattr(writer_module, name, 3600.0)
+    writer = StoreWriter(tmp_path / "t.sqlite3")
+    n = NAMES_CATCH_UP + 1000  # one catch-up batch: left to the idle-time indexer, far behind for names
+    try:
+        writer.commit_sync(Batch(events=[row(i) for i in range(n)], cursor="c"))
+
+        def upto(**kw):
+            return writer.run_alert_job(
+                lambda ledger: (ledger.directory(**kw), directory.watermark(ledger._conn))[1]
+            ).result()
+
+        assert upto() < n  # names alone: too far behind, left as it is
+        assert upto(upto=100) == 100  # a chunk's state checks: up to its last event
+        assert upto(upto=200, ahead=3000) == 3000  # behind that chunk: on to `ahead` in one piece
+        assert upto(upto=2500, ahead=4000) == 3000  # not behind: nothing to do
+        assert upto(upto=n) == n
+    finally:
+        writer.close()

@@ -371,3 +371,37 @@ def test_a_schema_4_database_learns_the_connections_of_the_events_it_holds(tmp_p
         con_id: name if name == strategy else f"{name} ({strategy})"
         for con_id, name, strategy in life.connections
     }
+
+
+def test_current_links_are_the_states_current_links_in_fewer_queries(store):
+    """The alert rules' state checks ask only for the links that hold now (reader.current_links, or
+    current_links_of for many at once): for every entity of a simulated world and every relation set the checks
+    use, exactly what the full state says."""
+    from tenant_events.store.entity_records import Relation
+
+    writer, path = store
+    rows, _life = simulated_rows(8_000)
+    for i in range(0, len(rows), 1000):
+        writer.commit_sync(Batch(events=rows[i : i + 1000], cursor=str(i)))
+    writer.index_all_sync()
+    with sqlite3.connect(path) as conn:
+        keys = conn.execute("SELECT kind, id FROM entities ORDER BY kind, id").fetchall()
+    sets = [frozenset({Relation.GROUP_ROLE, Relation.ORG_GROUP_ROLE}), frozenset({Relation.ORG_MEMBER_ROLE}),
+            frozenset({Relation.ORG_CONNECTION}), frozenset(Relation)]  # fmt: skip
+    held = 0
+    with DirectoryReader(path) as reader:
+        for kind, entity_id in keys:
+            for relations in sets:
+                state = reader.state(kind, entity_id, relations)
+                assert state is not None
+                links = reader.current_links(kind, entity_id, relations)
+                assert links == state.current_links, (kind, entity_id, relations)
+                held += len(links or ())
+        assert reader.current_links("group", "grp_unknown", sets[0]) is None
+        # and many at once (the groups a chunk of events names): the same, an unknown id left out
+        for kind in {k for k, _i in keys}:
+            ids = [i for k, i in keys if k == kind]
+            for relations in sets:
+                many = reader.current_links_of(kind, [*ids, "unknown"], relations)
+                assert many == {i: reader.current_links(kind, i, relations) for i in ids}, (kind, relations)
+    assert held > 500  # the world holds links of every kind (memberships, roles, connections)

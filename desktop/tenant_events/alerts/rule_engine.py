@@ -104,6 +104,13 @@ class RuleEngine:
         self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
         # how far back (event time) restoring state reads: two windows, or a novelty period
         self.needs_directory = any(c.state_checks or c.needs_before for c in self.compiled)
+        # the types whose events ask "does the group hold an admin-like role now": answered a chunk at a time
+        self.group_check_types = frozenset(
+            t
+            for c in self.compiled
+            if any(s.check == "group_holds_admin_role" for s in c.state_checks)
+            for t in c.types
+        )
         self.history_ms = max((max(2 * c.window_ms, c.novel_ms) for c in self.compiled), default=0)
 
     def reset(self) -> None:

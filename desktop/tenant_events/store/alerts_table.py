@@ -118,24 +118,40 @@ class AlertLedger:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def directory(self) -> DirectoryReader:
+    def directory(self, upto: int | None = None, *, ahead: int | None = None) -> DirectoryReader:
         """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py).
 
         Brought up to the newest stored event first when it is at most NAMES_CATCH_UP events behind (a
         reconnect's backlog, a burst bigger than a live batch, both left to the indexer): an alert's detail is
         said once, and would keep the ids the indexer names a moment later. A long catch-up is left alone, as
-        the writer's throughput needs (store/directory.py)."""
+        the writer's throughput needs (store/directory.py). With `upto` (the rules' state checks, which ask what
+        holds as of the events they evaluate) it is brought up to that seq however far behind it is, and then on to
+        `ahead` when given: one larger piece costs less than several small ones."""
         conn = self._conn
-        top = self.newest_seq()
-        if 0 < top - directory.watermark(conn) <= NAMES_CATCH_UP:
+        top = self.newest_seq() if upto is None else upto
+        behind = top - directory.watermark(conn)
+        if behind > 0 and (upto is not None or behind <= NAMES_CATCH_UP):
             conn.execute("BEGIN IMMEDIATE")
             try:
-                directory.catch_up(conn, top)
+                directory.catch_up(conn, max(top, ahead or 0))
                 conn.execute("COMMIT")
             except BaseException:
                 rollback(conn)
                 raise
         return DirectoryReader.on_connection(conn)
+
+    def named_groups(self, after: int, upto: int, types: Collection[str]) -> list[str]:
+        """The groups that events of `types` with `after < seq <= upto` name (`data.object.group.id`, or a
+        group event's own `data.object.id`), read in SQLite: the rules' group checks are answered for all of
+        them at once (alerts/state_checks.py)."""
+        group = (
+            "coalesce(raw ->> '$.event.data.object.group.id', CASE WHEN substr(type, 1, 6) = 'group.'"
+            " THEN raw ->> '$.event.data.object.id' END)"
+        )
+        marks = ",".join("?" * len(types))
+        sql = f"SELECT DISTINCT {group} FROM events WHERE seq > ? AND seq <= ? AND type IN ({marks})"  # noqa: S608
+        cur = self._conn.execute(f"{sql} AND json_valid(raw)", (after, upto, *sorted(types)))
+        return [g for (g,) in cur if isinstance(g, str) and g]
 
     def earlier_object(self, row: EvalRow, data: Mapping[str, Any]) -> dict[str, Any] | None:
         """`data.object` of the newest event stored before `row` that created or updated the same user, group
