@@ -30,7 +30,7 @@ QUICK_SKIPS_DIRS = ("ui", "packaging", "proving", "chaos")
 # Tests that take a quarter of a minute or more on their own (measured on two cores): marked `slow` here, in one
 # list, so the quick lane leaves them out. The whole suite runs them; nothing skips them by default.
 SLOW = (
-    "alerts/test_builtin_rules_live.py::test_five_minutes_of_ordinary_demo_traffic_stay_quiet",
+    "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",
     "cli/test_alerts_cli.py::test_exactly_once_across_sigkill_restart_and_resent_events",
     "cli/test_unreachable.py::test_unresolvable_host_gives_up_after_the_default_time",
     "query/test_query_parser.py::test_canonical_text_parses_back_to_the_same_tree",

@@ -1,7 +1,7 @@
 """The alert part of the settings file: rules as data, working hours, when a backlog counts as a catch-up.
 
-A leaf like settings.py (stdlib + pydantic only), kept apart so settings.py stays small; settings.Settings holds
-an `AlertSettings` under `alerts`. The rules themselves are validated by alerts/rule_model.py.
+A leaf like the settings package (stdlib + pydantic only), kept apart so the settings stay small;
+`Settings` (settings/document.py) holds an `AlertSettings` under `alerts`. The rules themselves are validated by alerts/rule_model.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
     .venv/bin/python resources/icons/generate.py
 
 Tray icons: one monochrome "pulse" glyph per panel kind (dark glyph for light panels, light glyph for dark
-panels) plus a coloured state badge, so the state reads on either panel (shared/reference/desktop.md §8.1).
+panels) plus a coloured state badge, so the state reads on either panel (desktops draw their panels light or
+dark).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Builds spec-000 stream frames for tests that need no server (store and decoding tests)."""
+"""Builds event-stream frames (docs/event-stream.md "Frames") for tests that need no server (store and
+decoding tests)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The team hub's "Must show": a 3-node JetStream cluster (real nats-server processes, packaging/nats/
+"""The team hub under failure: a 3-node JetStream cluster (real nats-server processes, packaging/nats/
 cluster.conf), two collectors and three viewers against the real simulator. The streaming collector is
 SIGKILLed mid-stream and the standby takes over; the killed one restarts as the standby; one NATS node stops
 and comes back; the new leader is killed and the lease moves back. Afterwards every viewer's export equals the

@@ -1,5 +1,5 @@
-"""The query line's parser: the syntax of the issue, operator precedence, typed errors with the span to
-underline, and (hypothesis) canonical text that parses back to the same tree."""
+"""The query line's parser: the syntax the README shows for the filter box, operator precedence, typed errors
+with the span to underline, and (hypothesis) canonical text that parses back to the same tree."""
 
 from __future__ import annotations
 

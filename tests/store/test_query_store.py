@@ -1,5 +1,6 @@
 """The query line run by the store: results against a real SQLite file equal a plain-Python statement of the
-rules (helpers/query_model.py), for the issue's examples and for random queries (hypothesis), indexed or not."""
+rules (helpers/query_model.py), for the README's example queries and for random queries (hypothesis), indexed
+or not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Spec-literal frames through decode_frame: the three kinds, both id lengths, both extension prefixes."""
+"""Frames exactly as docs/event-stream.md "Frames" shows them, through decode_frame: the three kinds, both id
+lengths, both extension prefixes."""
 
 from __future__ import annotations
 

@@ -7,8 +7,9 @@ issued by; the old slot is cleared by sign-out. Slots of the old form (the profi
 
 With refresh-token rotation every refresh spends the token: two processes on one profile that both refreshed
 with the token they read at start would spend it twice, and the tenant revokes the whole family (both signed
-out). `RefreshLock` is an OS file lock beside the data dir's settings; the refresh takes it, reads the stored
-token again (another process may have rotated it), uses it and saves the new one before letting go.
+out). `refresh_lock` holds an OS file lock in the data dir (`sign-ins/<slot>.lock`); the refresh takes it,
+reads the stored token again (another process may have rotated it), uses it and saves the new one before
+letting go.
 """
 
 from __future__ import annotations

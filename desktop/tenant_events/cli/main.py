@@ -28,7 +28,7 @@ from tenant_events.errors import UserFixableError
 from tenant_events.server_text import shown
 from tenant_events.url_forms import ALERT_LINK_SCHEME
 
-# Subcommand modules under tenant_events.cli, in --help order.
+# Subcommand modules under tenant_events.cli; --help lists the verbs in the order of VERBS below.
 COMMANDS: tuple[str, ...] = (
     "gui_cmd",
     "simulator_cmd",

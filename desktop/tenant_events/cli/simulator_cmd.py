@@ -36,7 +36,7 @@ _OPTIONS: tuple[tuple[str, str, type, str], ...] = (
     ("--rate-limit", "rate_limit", int, "/events requests per --rate-window per client before 429"),
     ("--rate-window", "rate_window", float, "seconds of the rate-limit window"),
     ("--token-ttl", "token_ttl", int, "access token lifetime in seconds"),
-    ("--id-length", "id_length", int, "characters after evt_/est_: 16 (spec) or 22 (live service)"),
+    ("--id-length", "id_length", int, "characters after evt_/est_: 16 (documented) or 22 (live service)"),
     ("--speed", "speed", float, "the tenant's clock runs N times faster (live events, bursts, scenarios)"),
     (
         "--live-mix",

@@ -54,5 +54,5 @@ DEFAULT_NOTIFY_NAMES: Final[frozenset[str]] = frozenset(t.value for t in DEFAULT
 
 
 def types_in_family(family: str) -> tuple[EventType, ...]:
-    """Event types whose name starts with `family.`, in spec order."""
+    """Event types whose name starts with `family.`, in the order `EventType` lists them."""
     return tuple(t for t in EventType if t.family == family)

@@ -1,4 +1,5 @@
-"""The "Must show" flow on a real desktop session (Xvfb + session D-Bus + dunst, via `./run test`):
+"""The demo from first start to an alert opened from its notification, on a real desktop session (Xvfb +
+session D-Bus + dunst, via `./run test`):
 
 demo start (the simulator as a child process) → sign-in through its login page (the test is the browser) →
 events appear → the demo scenario's first incident raises an alert → its notification shown by a real dunst →

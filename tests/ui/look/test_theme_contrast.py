@@ -26,7 +26,7 @@ def test_contrast_maths_matches_wcag():
     assert contrast_ratio("#1c2128", "#1c2128") == 1
     assert contrast_ratio("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # the classic AA grey
     assert contrast_ratio("#777777", "#ffffff") < AA_TEXT
-    # what the issue saw: the light theme's string green on the dark theme's base
+    # the pair that once shipped: the light theme's string green on the dark theme's base
     assert contrast_ratio("#116329", "#1C2128") == pytest.approx(2.2, abs=0.05)
     assert over((255, 0, 0, 255), "#000000") == "#ff0000" and over((255, 255, 255, 0), "#123456") == "#123456"
     assert over((255, 255, 255, 128), "#000000") == "#808080"
@@ -38,7 +38,7 @@ def test_every_text_colour_meets_aa(dark):
     failing = [f"{p.what}: {p.foreground} on {p.background} = {p.ratio:.2f}:1 < {p.minimum}" for p in pairs
                if p.ratio < p.minimum]  # fmt: skip
     assert not failing, "\n".join(failing)
-    # the check covers what the issue named and each family of colours
+    # the check covers the pairs that once failed and each family of colours
     names = " | ".join(p.what for p in pairs)
     for what in ("JSON string on Base", "PlaceholderText on Base", "group type on AlternateBase",
                  "tenant colour 0 on Base", "HighlightedText on Highlight", "error text on Window"):  # fmt: skip

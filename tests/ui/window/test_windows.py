@@ -1,7 +1,8 @@
 """Windows without a live tenant: welcome, connect-your-tenant validation, settings, light and dark themes.
 
-Screenshots go to artifacts/screenshots/ (they were looked at; see the report). Pixel checks make sure the
-theme really changed what is drawn, not just a flag.
+Screenshots go to the ignored artifacts/screenshots/ (the README's are refreshed by `./run screenshots`:
+CONTRIBUTING.md "Screenshots"). Pixel checks make sure the theme really changed what is drawn, not just a
+flag.
 """
 
 from __future__ import annotations
