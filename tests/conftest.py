@@ -27,12 +27,19 @@ pytest_plugins = sorted(
 QUICK_SKIPS_MARKS = ("gui", "dbus", "hub", "node", "slow")
 QUICK_SKIPS_DIRS = ("ui", "packaging", "proving", "chaos")
 
-# Tests that take a quarter of a minute or more on their own (measured on two cores): marked `slow` here, in one
-# list, so the quick lane leaves them out. The whole suite runs them; nothing skips them by default.
+# Tests (or whole files, by their path) that take five seconds or more on their own, measured on two cores, most
+# of it watching a live simulator or a clock: marked `slow` here, in one list, so the quick lane leaves them out.
+# The whole suite runs them; nothing skips them by default.
 SLOW = (
-    "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",
+    "alerts/test_builtin_rules_live.py",
+    "auth/test_loopback_under_load.py",
+    "cli/test_correlation_exactly_once.py",
+    "cli/test_unreachable.py",
+    "destinations/test_webhook_delivery.py::test_a_slow_receiver_is_waited_for_and_holds_up_no_other_destination",
+    "simulator/test_scenarios.py::test_routine_live_traffic_leaves_out_the_incidents_and_speed_compresses_time",
+    "stream/test_no_reconnect_storm.py",
+    "stream/test_state_lines.py",
     "cli/test_alerts_cli.py::test_exactly_once_across_sigkill_restart_and_resent_events",
-    "cli/test_unreachable.py::test_unresolvable_host_gives_up_after_the_default_time",
     "query/test_query_parser.py::test_canonical_text_parses_back_to_the_same_tree",
     "store/test_directory.py::test_the_directory_agrees_with_the_simulated_tenants_world",
     "store/test_query_store.py::test_random_queries_match_the_model",
