@@ -26,8 +26,11 @@ from tenant_events.hub.team_alerts import team_dedup_key
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
-pytestmark = [pytest.mark.hub, pytest.mark.dbus,
-              pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)")]  # fmt: skip
+pytestmark = [
+    pytest.mark.hub,
+    pytest.mark.dbus,
+    pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
+]
 GROUPS = 12
 
 
