@@ -22,7 +22,8 @@ from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.cli.output_file import cannot_write
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
-from tenant_events.tenant.database import AlertInbox, database_errors
+from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.store.health import database_errors
 from tenant_events.values.alerts import StoredAlert
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")

@@ -23,7 +23,8 @@ from tenant_events.cli.stores import known_database, stored_databases
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
-from tenant_events.tenant.database import EventReader, check_readable, database_errors
+from tenant_events.store.health import check_readable, database_errors
+from tenant_events.store.reader import EventReader
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 

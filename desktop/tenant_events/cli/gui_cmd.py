@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
     os.environ.setdefault("QT_API", "pyside6")
     from tenant_events.crash import enable_fatal_log
-    from tenant_events.tenant.database import limit_sqlite_memory
+    from tenant_events.store.memory_limit import limit_sqlite_memory
     from tenant_events.ui.app.desktop_app import AppOptions
     from tenant_events.ui.app.launch import run_gui
 

@@ -11,7 +11,8 @@ from typing import Any
 from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.database import database_errors, reindex
+from tenant_events.store.health import database_errors
+from tenant_events.store.reindex import reindex
 
 
 def register(subparsers: Any) -> None:

@@ -19,7 +19,8 @@ from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.tenant.database import AlertInbox, database_errors
+from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.store.health import database_errors
 
 EXIT_BAD_RULES = ConfigError.exit_code
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tenant_events.errors import ConfigError, StorageError, UserFixableError
 from tenant_events.paths import AppPaths, check_profile_name
-from tenant_events.tenant.database import check_readable
+from tenant_events.store.health import check_readable
 
 
 def stored_databases(paths: AppPaths) -> list[Path]:

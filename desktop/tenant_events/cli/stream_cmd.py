@@ -28,8 +28,8 @@ from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_s
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired, StorageError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
+from tenant_events.store.reader import EventReader
 from tenant_events.tenant.committed_rows import CommittedRows
-from tenant_events.tenant.database import EventReader
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import Source
 from tenant_events.values.stream_states import StateChange, StreamState, state_line

@@ -27,7 +27,8 @@ from tenant_events.entities.timeline import TimelineEntry, Timelines
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
-from tenant_events.tenant.database import database_errors, upgrade
+from tenant_events.store.health import database_errors
+from tenant_events.store.reindex import upgrade
 
 
 def register(subparsers: Any) -> None:

@@ -21,7 +21,7 @@ from tenant_events.cli.options import add_data_dir
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.database import AlertTriage
+from tenant_events.store.alert_triage import AlertTriage
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhd])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tenant_events.errors import StorageError
-from tenant_events.tenant.database import AlertInbox
+from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ from tenant_events.entities.sentences import describe_stored
 from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
-from tenant_events.tenant.database import AlertInbox
+from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier

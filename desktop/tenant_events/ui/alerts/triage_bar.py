@@ -3,7 +3,7 @@
     acknowledged by ana 14:02 — looking into it        (the history below, oldest first)
     [note ……………………………]  [Acknowledge] [Snooze 1 h] [Resolve] [Reopen]
 
-Single-user triage is stored in the tenant's database (store/alert_triage.py, through tenant/database.py) with
+Single-user triage is stored in the tenant's database (store/alert_triage.py) with
 the login name as who. A problem (a note too long, a database that cannot be written) is shown under the note,
 nothing is lost.
 """
@@ -23,7 +23,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from tenant_events.errors import StorageError
-from tenant_events.tenant.database import AlertTriage
+from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.values.triage import NOTE_MAX, Triage, TriageState

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
 from tenant_events.entities.sentences import Mention
-from tenant_events.tenant.database import AllTenantsReader
+from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
 from tenant_events.ui.window.detail_pane import DetailPane
