@@ -8,7 +8,10 @@
 The relay reads the hub like a viewer does into a database of its own (`<name>-team`), so the rules see exactly
 the events every viewer sees, in the hub's order. A relay that takes over evaluates from its own stored position
 (a new relay: from the stream's start) and raises the same alerts under the same team names, so the hub's outbox
-bucket says which of their deliveries its predecessor made (hub/team_alerts.py).
+bucket says which of their deliveries its predecessor made (hub/team_alerts.py). "The same alerts" holds however
+late it evaluates: an event's age (live, or part of a catch-up summary) is judged at the time the hub stored it,
+never at the evaluating relay's clock (`HubFrom.hub_time`), so events its predecessor alerted on one by one are
+not folded into one catch-up summary under a new name and sent again.
 """
 
 from __future__ import annotations
@@ -113,7 +116,9 @@ class TeamAlerts:
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         settings = load_settings(self.paths)
-        link = TenantLink(self.name, self.paths, HubFrom(self.hub, self.names.tenant), alerts=settings.alerts)
+        link = TenantLink(
+            self.name, self.paths, HubFrom(self.hub, self.names.tenant, hub_time=True), alerts=settings.alerts
+        )
         outbox = await SharedOutbox.open(nc, self.names, new_holder().holder)
         publisher = AlertPublisher(nc, self.names)
         queue: asyncio.Queue[StoredAlert] = asyncio.Queue()
