@@ -57,6 +57,14 @@ class AlertRules:
         self.runner = runner
         return runner
 
+    async def detach(self) -> None:
+        """Stop evaluating the monitor's commits (the team's relay evaluates from now on); returns once a step in
+        flight has completed, so nothing this computer's rules raise is stored after it."""
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            runner.close()
+            await runner.idle()
+
     def _forward(self, result: StepResult) -> None:
         for observer in list(self.on_alerts):
             try:
