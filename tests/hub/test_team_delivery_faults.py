@@ -1,7 +1,7 @@
 """The team path's delivery faults, end to end: a relay with --alerts-to a JSON webhook (pytest-httpserver through
 Apprise, its password in the real keyring) on a nats-server. The receiver answers 500 three times then 200; is
 down for 30 s; is slow (5 s); answers 401. Every alert is delivered under one dedup key and none is lost; a 401
-stops the destination with its reason in `destinations list`; the destination's password is nowhere in the
+stops the destination with its reason in `destinations list` and the relay's output; the destination's password is nowhere in the
 relay's data dir (settings, databases, logs)."""
 
 from __future__ import annotations
@@ -132,8 +132,11 @@ def test_a_401_stops_the_destination_with_its_reason_in_destinations_list(
                               str(data)], capture_output=True, text=True, timeout=60)  # fmt: skip
         return out.stdout
 
-    _run(make_simulator, nats_single, tmp_path, receiver, 2, lambda: "STOPPED" in listed(),
-         "the destination stopped", 60)  # fmt: skip
+    output, _ = _run(make_simulator, nats_single, tmp_path, receiver, 2, lambda: "STOPPED" in listed(),
+                     "the destination stopped", 60)  # fmt: skip
+    said = [line for line in output.splitlines() if "alerts: destination team-" in line]
+    assert len(said) == 1 and "stopped: " in said[0] and "401" in said[0], output  # the relay says it, once
+    assert SECRET not in output
     text = listed()
     stopped = [line for line in text.splitlines() if "STOPPED" in line]
     assert len(stopped) == 1 and "acme-team:" in stopped[0] and "401" in stopped[0], text

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from nats.aio.client import Client as NATS
 
@@ -34,8 +35,10 @@ from tenant_events.hub.lease import new_holder
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_dedup_key, team_key
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.store.alert_records import StoredAlert
+from tenant_events.store.outbox import read_status
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
@@ -112,7 +115,16 @@ class TeamAlerts:
         self._worker_options = worker_options
         self._note = on_note
         self.worker: DeliveryWorker | None = None
+        self._stopped: dict[str, str] = {}  # destination → the stop reason already said
         self.published = 0
+
+    def _say_stopped(self, database: Path) -> None:
+        """A destination the receiver refused (a 4xx naming the URL or token) is said once, with its reason."""
+        for status in read_status(database):
+            reason = status.stopped_reason
+            if reason and self._stopped.get(status.name) != reason:
+                self._stopped[status.name] = reason
+                self._note(f"destination {status.name} stopped: {shown(reason)} (fix its URL to resume)")
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         settings = load_settings(self.paths)
@@ -136,6 +148,7 @@ class TeamAlerts:
                                 **self._worker_options)  # type: ignore[arg-type]  # fmt: skip
         self.worker = worker
         link.on_alerts.extend((step, worker.kick))
+        worker.on_change.append(lambda: self._say_stopped(link.database_file))
         tasks: list[asyncio.Task[None]] = []
         try:
             await link.start()
