@@ -65,8 +65,12 @@ async def measure(
     only = [{"id": r, "enabled": False} for r in ("mass-deletion", "off-hours")]  # one alert per deletion
     settings = AlertSettings(rules=[{"id": "org-deleted", "coalesce_minutes": 0}, *only])
     paths = AppPaths.resolve(Path(tempfile.mkdtemp(prefix="bench-alerts-"))).ensure()
-    monitor = TenantMonitor("bench", paths, EngineConfig(auth_url + "/api/v2", name="bench"),
-                            StaticTokenProvider(sim_process.admin_token(auth_url)))  # fmt: skip
+    monitor = TenantMonitor(
+        "bench",
+        paths,
+        EngineConfig(auth_url + "/api/v2", name="bench"),
+        StaticTokenProvider(sim_process.admin_token(auth_url)),
+    )
     live = asyncio.Event()
     monitor.on_state.append(lambda change: live.set() if change.state.value == "live" else None)
     await monitor.start()
@@ -135,9 +139,12 @@ def main() -> int:
         action="store_true",
         help="also deliver each alert to a local JSON webhook through Apprise (bench/alert_webhook.py)",
     )
-    ap.add_argument("--desktop", action="store_true",
-                    help="through the desktop app's own alert wiring to the Notify call seen on the bus "
-                         "(bench/alerts_desktop.py; needs a session bus and a daemon)")  # fmt: skip
+    ap.add_argument(
+        "--desktop",
+        action="store_true",
+        help="through the desktop app's own alert wiring to the Notify call seen on the bus "
+        "(bench/alerts_desktop.py; needs a session bus and a daemon)",
+    )
     args = ap.parse_args()
     if (args.notify or args.desktop) and not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
         raise SystemExit("--notify needs a session bus: run it under ./run test --exec")

@@ -42,10 +42,15 @@ class BusWatch:
         self.title = title
         self.times: list[float] = []
         self.proc = subprocess.Popen(
-            ["dbus-monitor", "--session",
-             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            [
+                "dbus-monitor",
+                "--session",
+                "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self.ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -110,8 +115,12 @@ async def measure_desktop(auth_url: str, rounds: int, gap: float) -> dict[str, l
             all_sent.set()
 
     notifier.delivered.connect(delivered)
-    monitor = TenantMonitor("bench", paths, EngineConfig(auth_url + "/api/v2", name="bench"),
-                            StaticTokenProvider(sim_process.admin_token(auth_url)))  # fmt: skip
+    monitor = TenantMonitor(
+        "bench",
+        paths,
+        EngineConfig(auth_url + "/api/v2", name="bench"),
+        StaticTokenProvider(sim_process.admin_token(auth_url)),
+    )
     live = asyncio.Event()
     monitor.on_state.append(lambda change: live.set() if change.state.value == "live" else None)
     await monitor.start()

@@ -56,9 +56,16 @@ def build(path: Path, n: int, seed: int) -> collections.Counter[tuple[str, str]]
     for i in range(n):
         ts += rng.expovariate(2)
         kind, data = life.next_event(ts)
-        env = {"specversion": "1.0", "type": kind, "source": "urn:sim:bench.sim.local",
-               "id": f"evt_{seed:04d}{i:012d}", "time": iso_ms(ts), "data": data, "xtenant": "bench",
-               "xstream": "est_" + "b" * 16}  # fmt: skip
+        env = {
+            "specversion": "1.0",
+            "type": kind,
+            "source": "urn:sim:bench.sim.local",
+            "id": f"evt_{seed:04d}{i:012d}",
+            "time": iso_ms(ts),
+            "data": data,
+            "xtenant": "bench",
+            "xstream": "est_" + "b" * 16,
+        }
         raw = orjson.dumps({"offset": f"o{i}", "event": env}).decode()
         message = decode_frame(kind, raw)
         assert isinstance(message, EventMessage)
@@ -72,8 +79,11 @@ def build(path: Path, n: int, seed: int) -> collections.Counter[tuple[str, str]]
     stored = time.perf_counter() - started
     writer.index_all_sync()  # full-text index and directory, as the idle indexer would
     writer.close()
-    print(f"  {path.stem}: {n:,} events stored in {stored:.0f} s, indexed in "
-          f"{time.perf_counter() - started - stored:.0f} s", flush=True)  # fmt: skip
+    print(
+        f"  {path.stem}: {n:,} events stored in {stored:.0f} s, indexed in "
+        f"{time.perf_counter() - started - stored:.0f} s",
+        flush=True,
+    )
     return counts
 
 
@@ -166,8 +176,10 @@ def all_tenants_figures(stores: dict[str, Path], runs: int) -> None:
         print(
             f"| a page from the middle (keyset) | {median_ms(lambda: all_tenants.page_before(everything, key, 100), runs):.1f} |"
         )
-        print(f"| peer: one store's first screen (EventReader) | "
-              f"{median_ms(lambda: one.page_before(everything, None, 100), runs):.1f} |")  # fmt: skip
+        print(
+            f"| peer: one store's first screen (EventReader) | "
+            f"{median_ms(lambda: one.page_before(everything, None, 100), runs):.1f} |"
+        )
         print("goal: all tenants' first screen < 150 ms")
 
 
@@ -213,11 +225,16 @@ def ui_figures(
         return (time.perf_counter() - t0) * 1000
 
     first_ms = cold(timeline_screen)
-    print(f"\nwindow parts (offscreen Qt): timeline of {kind} {eid} ({counts[(kind, eid)]:,} events in "
-          f"{next(iter(stores))}), over {len(stores)} stores", flush=True)  # fmt: skip
+    print(
+        f"\nwindow parts (offscreen Qt): timeline of {kind} {eid} ({counts[(kind, eid)]:,} events in "
+        f"{next(iter(stores))}), over {len(stores)} stores",
+        flush=True,
+    )
     print("| window part, first screen painted | median ms | first run ms |\n|---|---:|---:|")
-    print(f"| timeline pane: its title and 100 entries with sentences | {median_ms(timeline_screen, runs):.1f} | "
-          f"{first_ms:.1f} |")  # fmt: skip
+    print(
+        f"| timeline pane: its title and 100 entries with sentences | {median_ms(timeline_screen, runs):.1f} | "
+        f"{first_ms:.1f} |"
+    )
     print(f"| … then its state (read next, on its own) | {median_ms(timeline_state, runs):.1f} | |")
     pages = AllTenantsPages(stores)
     model = AllTenantsTableModel()
@@ -231,8 +248,10 @@ def ui_figures(
         app.processEvents()
 
     first_ms = cold(all_tenants_screen)
-    print(f"| All tenants: 200 rows with sentences, {len(stores)} stores | {median_ms(all_tenants_screen, runs):.1f} | "
-          f"{first_ms:.1f} |")  # fmt: skip
+    print(
+        f"| All tenants: 200 rows with sentences, {len(stores)} stores | {median_ms(all_tenants_screen, runs):.1f} | "
+        f"{first_ms:.1f} |"
+    )
     typed = EventFilter(types=frozenset({"organization.member.added"}))
     print(
         f"| … filtered to organization.member.added | {median_ms(lambda: all_tenants_screen(typed), runs):.1f} | |"

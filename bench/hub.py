@@ -109,9 +109,11 @@ def child_direct(auth_url: str, seconds: float, start_after: float) -> dict[str,
     async def go() -> dict[str, object]:
         tmp = Path(tempfile.mkdtemp(prefix="bench-hub-direct-"))
         writer, samples = StoreWriter(tmp / "direct.sqlite3"), []
-        engine = StreamEngine(EngineConfig(auth_url + "/api/v2", name="direct"),
-                              StaticTokenProvider(sim_process.admin_token(auth_url)),
-                              TimedWriter(writer, [int(start_after * 1000)], samples))  # fmt: skip
+        engine = StreamEngine(
+            EngineConfig(auth_url + "/api/v2", name="direct"),
+            StaticTokenProvider(sim_process.admin_token(auth_url)),
+            TimedWriter(writer, [int(start_after * 1000)], samples),
+        )
         task = asyncio.create_task(engine.run())
         await asyncio.sleep(max(0.0, start_after - time.time()) + seconds)
         engine.stop()
@@ -143,8 +145,10 @@ def child_ingest(
     async def go() -> dict[str, object]:
         options = HubOptions(tuple(urls.split(",")), HubAuth("password", "collector", password))
         engine = EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name=tenant)
-        relay = Relay(RelayConfig(engine, options, HubNames(tenant), StreamPlan()),
-                      StaticTokenProvider(sim_process.admin_token(auth_url)))  # fmt: skip
+        relay = Relay(
+            RelayConfig(engine, options, HubNames(tenant), StreamPlan()),
+            StaticTokenProvider(sim_process.admin_token(auth_url)),
+        )
         leading, done = asyncio.Event(), asyncio.Event()
         relay.on_role.append(lambda role, _m: leading.set() if role == "leader" else None)
         relay.on_state.append(lambda _s: None)
@@ -190,11 +194,30 @@ def latency(args: argparse.Namespace, work: Path) -> None:
     hub = start_single(work / "nats-latency")
     sim, auth_url = sim_process.start_simulator(0, "--rate", "2", "--burst-every", "30", "--heartbeat", "15")
     relay = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "relay", "--base-url", auth_url + "/api/v2", "--name", "bench",
-         "--data-dir", str(work / "relay"), "--hub", hub.urls, "--hub-user", "collector"],
-        env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": sim_process.admin_token(auth_url),
-             "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector},
-        stderr=subprocess.PIPE, text=True)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "relay",
+            "--base-url",
+            auth_url + "/api/v2",
+            "--name",
+            "bench",
+            "--data-dir",
+            str(work / "relay"),
+            "--hub",
+            hub.urls,
+            "--hub-user",
+            "collector",
+        ],
+        env={
+            **os.environ,
+            "TENANT_EVENTS_ACCESS_TOKEN": sim_process.admin_token(auth_url),
+            "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector,
+        },
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert relay.stderr is not None
         for line in relay.stderr:
@@ -202,10 +225,22 @@ def latency(args: argparse.Namespace, work: Path) -> None:
                 break
         threading_drain(relay)
         start_after = time.time() + 10.0  # viewers connect and catch up first; only later events count
-        per_proc = [args.viewers // args.viewer_procs + (i < args.viewers % args.viewer_procs)
-                    for i in range(args.viewer_procs)]  # fmt: skip
-        children = [spawn("viewers", hub.urls, str(n), str(args.seconds), str(start_after),
-                          password=hub.credentials.viewer) for n in per_proc if n]  # fmt: skip
+        per_proc = [
+            args.viewers // args.viewer_procs + (i < args.viewers % args.viewer_procs)
+            for i in range(args.viewer_procs)
+        ]
+        children = [
+            spawn(
+                "viewers",
+                hub.urls,
+                str(n),
+                str(args.seconds),
+                str(start_after),
+                password=hub.credentials.viewer,
+            )
+            for n in per_proc
+            if n
+        ]
         direct = spawn("direct", auth_url, str(args.seconds), str(start_after))
         limit = args.seconds + 120
         viewer_results = [result(c, limit) for c in children]
@@ -248,9 +283,15 @@ def throughput(args: argparse.Namespace, work: Path) -> None:
             for kind in order:
                 hub = hubs[kind]
                 os.sync()
-                child = spawn("ingest", "direct" if hub is None else "hub", auth_url, str(args.events),
-                              hub.urls if hub else "-", f"run{run}",
-                              password=hub.credentials.collector if hub else "")  # fmt: skip
+                child = spawn(
+                    "ingest",
+                    "direct" if hub is None else "hub",
+                    auth_url,
+                    str(args.events),
+                    hub.urls if hub else "-",
+                    f"run{run}",
+                    password=hub.credentials.collector if hub else "",
+                )
                 r = result(child, 1800)
                 rates[kind].append(args.events / float(r["seconds"]))  # type: ignore[arg-type]
                 print(f"run {run + 1} {kind:7s} {rates[kind][-1]:>9,.0f} events/s", flush=True)

@@ -83,8 +83,11 @@ def consume_engine(
         stop_sampling = threading.Event()
         sampler = threading.Thread(target=sample_wal, args=(tmp / "bench.sqlite3-wal", stop_sampling))
         sampler.start()
-        engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
-                              StaticTokenProvider(token), writer)  # fmt: skip
+        engine = StreamEngine(
+            EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
+            StaticTokenProvider(token),
+            writer,
+        )
         runner = None
         if rules:  # (imported only here: a --baseline checkout may have no alert rules)
             from tenant_events.alert_settings import AlertSettings
@@ -178,8 +181,13 @@ def consume_floor(auth_url: str, token: str, n: int) -> float:
     seen = 0
     started = time.perf_counter()
     headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
-    with httpx.stream("GET", auth_url + "/api/v2/events", params={"from_timestamp": OLD}, headers=headers,
-                      timeout=httpx.Timeout(30, read=None)) as response:  # fmt: skip
+    with httpx.stream(
+        "GET",
+        auth_url + "/api/v2/events",
+        params={"from_timestamp": OLD},
+        headers=headers,
+        timeout=httpx.Timeout(30, read=None),
+    ) as response:
         buffer = b""
         for chunk in response.iter_bytes():
             buffer += chunk
@@ -236,8 +244,19 @@ def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
     peak_mb = usage.ru_maxrss / 1024  # Linux: KiB
     # CPU seconds of the whole child (start-up included): less swayed than the rate by other work on the machine
     cpu = usage.ru_utime + usage.ru_stime
-    print(json.dumps({"seconds": elapsed, "events": n, "peak_rss_mb": peak_mb, "cpu_s": cpu,
-                      "eval_cpu_s": EVAL_CPU[0], "index_seconds": INDEXED.get("seconds"), **WAL_MAX}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": elapsed,
+                "events": n,
+                "peak_rss_mb": peak_mb,
+                "cpu_s": cpu,
+                "eval_cpu_s": EVAL_CPU[0],
+                "index_seconds": INDEXED.get("seconds"),
+                **WAL_MAX,
+            }
+        )
+    )
 
 
 def run_child(
@@ -249,9 +268,23 @@ def run_child(
     if kind == "baseline":
         assert baseline is not None, "--baseline DIR"
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline / "desktop"), env.get("PYTHONPATH")]))
-    out = subprocess.run([sys.executable, __file__, "--child", kind, "--auth-url", auth_url, "--events", str(n),
-                          *(["--indexing"] if indexing else [])],
-                         capture_output=True, text=True, timeout=3600, env=env)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            kind,
+            "--auth-url",
+            auth_url,
+            "--events",
+            str(n),
+            *(["--indexing"] if indexing else []),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env=env,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{kind} failed:\n{out.stderr[-3000:]}")
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -266,8 +299,12 @@ def main() -> int:
         "--catchup", type=int, default=1_000_000, help="events for the catch-up figure (0 = skip)"
     )
     ap.add_argument("--only", nargs="*", default=["engine", "peer", "floor"], choices=list(CONSUMERS))
-    ap.add_argument("--baseline", type=Path, metavar="DIR",
-                    help="also run the engine from this checkout (its desktop/ first on PYTHONPATH) as 'baseline'")  # fmt: skip
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also run the engine from this checkout (its desktop/ first on PYTHONPATH) as 'baseline'",
+    )
     ap.add_argument(
         "--indexing",
         action="store_true",
@@ -304,8 +341,11 @@ def main() -> int:
                 if r.get("index_seconds") is not None:
                     indexing[kind].append(r["index_seconds"])
                     after = f"  then indexed in {r['index_seconds']:.1f} s"
-                print(f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
-                      f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}{after}", flush=True)  # fmt: skip
+                print(
+                    f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
+                    f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}{after}",
+                    flush=True,
+                )
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
@@ -336,9 +376,11 @@ def main() -> int:
         if args.catchup:
             for kind in ("engine", "rules") if "rules" in args.only else ("engine",):
                 r = run_child(kind, auth_url, args.catchup)
-                print(f"catch-up of {args.catchup:,} events ({kind}): {r['seconds']:.1f} s "
-                      f"({args.catchup / r['seconds']:,.0f} events/s), CPU {r['cpu_s']:.1f} s, peak RSS "
-                      f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB")  # fmt: skip
+                print(
+                    f"catch-up of {args.catchup:,} events ({kind}): {r['seconds']:.1f} s "
+                    f"({args.catchup / r['seconds']:,.0f} events/s), CPU {r['cpu_s']:.1f} s, peak RSS "
+                    f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB"
+                )
         print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         sim.terminate()

@@ -79,8 +79,21 @@ class Cli:
         """`probe`: run the CLI under bench/mem_probe.py with these probe options (same command, same process)."""
         env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=24 * 3600)}
         entry = [str(ROOT / "bench" / "mem_probe.py"), *probe, "--"] if probe else ["-m", "tenant_events"]
-        args = [sys.executable, *entry, "stream", "--base-url", sim.base_url, "--name", "pg",
-                "--data-dir", str(data), "--from-timestamp", OLD, "--stall-timeout", str(STALL)]  # fmt: skip
+        args = [
+            sys.executable,
+            *entry,
+            "stream",
+            "--base-url",
+            sim.base_url,
+            "--name",
+            "pg",
+            "--data-dir",
+            str(data),
+            "--from-timestamp",
+            OLD,
+            "--stall-timeout",
+            str(STALL),
+        ]
         self.started = time.monotonic()
         self.connected: float | None = None
         self.proc = subprocess.Popen(
@@ -208,8 +221,14 @@ def network(work: Path, rounds: int) -> Row:
         row, db = Row("network", rounds), work / "tenants" / "pg.sqlite3"
         cli = Cli(sim, work)
         wait_stored(db, 2000, cli)
-        knobs = [{"drop_mid_frame": 1}, {"stall": 1}, {"http_5xx": 2}, {"http_429": 1},
-                 {"malformed": "bad_json"}, {"duplicate_every": 5}]  # fmt: skip
+        knobs = [
+            {"drop_mid_frame": 1},
+            {"stall": 1},
+            {"http_5xx": 2},
+            {"http_429": 1},
+            {"malformed": "bad_json"},
+            {"duplicate_every": 5},
+        ]
         for i in range(rounds):
             knob = knobs[i % len(knobs)]
             row.injected += "malformed" in knob
@@ -224,8 +243,13 @@ def network(work: Path, rounds: int) -> Row:
 
 
 def restart(work: Path, rounds: int) -> Row:
-    options: dict[str, Any] = {"backlog": 1000, "heartbeat": 0.2, "rate": 0, "burst_every": 0,
-                               "data_dir": work / "sim"}  # fmt: skip
+    options: dict[str, Any] = {
+        "backlog": 1000,
+        "heartbeat": 0.2,
+        "rate": 0,
+        "burst_every": 0,
+        "data_dir": work / "sim",
+    }
     sim = start_simulator(**options)
     options["port"] = int(sim.auth_url.rsplit(":", 1)[1])
     row, db = Row("restart", rounds), work / "tenants" / "pg.sqlite3"
@@ -260,12 +284,18 @@ def _settled_fds(proc: psutil.Process, db: Path, quiet: float = 1.0, limit: floa
     return proc.num_fds()
 
 
-def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = False,
-         memory_log: Path | None = None) -> Row:  # fmt: skip
+def soak(
+    work: Path,
+    seconds: float,
+    day_fraction: float,
+    trace_python: bool = False,
+    memory_log: Path | None = None,
+) -> Row:
     """A day of the real service compressed into `seconds` (or `day_fraction` of a day for --quick)."""
     events, rotations = 86_400 * day_fraction, 288 * day_fraction
-    sim = start_simulator(backlog=0, heartbeat=0.2, rate=events / seconds, burst_every=0,
-                          rotate_after=seconds / rotations)  # fmt: skip
+    sim = start_simulator(
+        backlog=0, heartbeat=0.2, rate=events / seconds, burst_every=0, rotate_after=seconds / rotations
+    )
     try:
         row, db = Row("soak", int(rotations)), work / "tenants" / "pg.sqlite3"
         samples = work / "memory.jsonl"
@@ -309,8 +339,13 @@ def soak(work: Path, seconds: float, day_fraction: float, trace_python: bool = F
         cli.stop()
         if memory_log is not None:
             shutil.copy(samples, memory_log)
-        lines, row.memory = soak_memory.report(soak_memory.read_samples(samples), *soak_memory.cache_bound(db),
-                                               connections, start=start - 0.5, start_rss=rss0)  # fmt: skip
+        lines, row.memory = soak_memory.report(
+            soak_memory.read_samples(samples),
+            *soak_memory.cache_bound(db),
+            connections,
+            start=start - 0.5,
+            start_rss=rss0,
+        )
         for line in lines:
             print(f"soak: {line}", file=sys.stderr, flush=True)
         row.fds = (fd0, fd1)

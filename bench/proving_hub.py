@@ -17,8 +17,11 @@ def leader_index(relays: list[Any]) -> int:
     """Which relay streams now (waiting while the first one starts)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        leading = [i for i, r in enumerate(relays)
-                   if r.proc.poll() is None and r.count("leader: holds") > r.count("standby: lost")]  # fmt: skip
+        leading = [
+            i
+            for i, r in enumerate(relays)
+            if r.proc.poll() is None and r.count("leader: holds") > r.count("standby: lost")
+        ]
         if len(leading) == 1:
             return leading[0]
         time.sleep(0.05)
@@ -44,13 +47,34 @@ def hub(
     common = ["--hub", cluster.urls, "--hub-tenant", "pg", "--name", "pg"]
 
     def relay(data: Path) -> HubCli:
-        return HubCli("relay", "--base-url", sim.base_url, "--data-dir", str(data), "--from-timestamp", OLD,
-                      "--stall-timeout", str(STALL), "--hub-user", "collector", "--lease-seconds", "2", *common,
-                      env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": pw.collector})  # fmt: skip
+        return HubCli(
+            "relay",
+            "--base-url",
+            sim.base_url,
+            "--data-dir",
+            str(data),
+            "--from-timestamp",
+            OLD,
+            "--stall-timeout",
+            str(STALL),
+            "--hub-user",
+            "collector",
+            "--lease-seconds",
+            "2",
+            *common,
+            env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": pw.collector},
+        )
 
     def viewer() -> HubCli:
-        return HubCli("stream", "--data-dir", str(work / "viewer"), "--hub-user", "viewer", *common,
-                      env={"TENANT_EVENTS_HUB_PASSWORD": pw.viewer})  # fmt: skip
+        return HubCli(
+            "stream",
+            "--data-dir",
+            str(work / "viewer"),
+            "--hub-user",
+            "viewer",
+            *common,
+            env={"TENANT_EVENTS_HUB_PASSWORD": pw.viewer},
+        )
 
     row, db = Row("hub", rounds), work / "viewer" / "tenants" / "pg.sqlite3"
     relays, reader = [relay(work / "relay-a"), relay(work / "relay-b")], viewer()

@@ -48,19 +48,45 @@ class Row:
 
 
 def table(rows: list[Row]) -> str:
-    head = ("scenario", "rounds", "sent", "stored", "lost", "dup", "order", "rejected kept/inj",
-            "max recovery s", "RSS start/warm→end MiB", "fds start→end", "data/db/FTS MiB",
-            "WAL max/stop MiB")  # fmt: skip
+    head = (
+        "scenario",
+        "rounds",
+        "sent",
+        "stored",
+        "lost",
+        "dup",
+        "order",
+        "rejected kept/inj",
+        "max recovery s",
+        "RSS start/warm→end MiB",
+        "fds start→end",
+        "data/db/FTS MiB",
+        "WAL max/stop MiB",
+    )
     lines = [head]
     for r in rows:
-        lines.append((r.scenario, str(r.rounds), str(r.sent), str(r.stored), str(r.lost), str(r.duplicated),
-                      "BAD" if r.out_of_order else "ok", f"{r.rejected}/{r.injected}",
-                      f"{max(r.recovery):.2f}" if r.recovery else "-",
-                      memory_cell(r.memory) if r.memory else "-",
-                      f"{r.fds[0]}→{r.fds[1]}" if r.fds else "-", disk_cell(r), wal_cell(r)))  # fmt: skip
+        lines.append(
+            (
+                r.scenario,
+                str(r.rounds),
+                str(r.sent),
+                str(r.stored),
+                str(r.lost),
+                str(r.duplicated),
+                "BAD" if r.out_of_order else "ok",
+                f"{r.rejected}/{r.injected}",
+                f"{max(r.recovery):.2f}" if r.recovery else "-",
+                memory_cell(r.memory) if r.memory else "-",
+                f"{r.fds[0]}→{r.fds[1]}" if r.fds else "-",
+                disk_cell(r),
+                wal_cell(r),
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
-           for line in lines]  # fmt: skip
+    out = [
+        "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True)))
+        for line in lines
+    ]
     out.insert(1, "-" * len(out[0]))
     return "\n".join(out)
 

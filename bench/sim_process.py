@@ -15,8 +15,24 @@ import httpx
 def start_simulator(events: int, *flags: str) -> tuple[subprocess.Popen[str], str]:
     """`tenant-events simulator` with an ephemeral backlog of `events`; returns (process, auth_url) once ready."""
     exe = Path(sys.executable).with_name("tenant-events")
-    cmd = [str(exe), "simulator", "--ephemeral", "--port", "0", "--backlog", str(events), "--rate", "0",
-           "--rotate-after", "0", "--max-connections", "8", "--rate-limit", "100000", *flags]  # fmt: skip
+    cmd = [
+        str(exe),
+        "simulator",
+        "--ephemeral",
+        "--port",
+        "0",
+        "--backlog",
+        str(events),
+        "--rate",
+        "0",
+        "--rotate-after",
+        "0",
+        "--max-connections",
+        "8",
+        "--rate-limit",
+        "100000",
+        *flags,
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None

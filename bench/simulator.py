@@ -33,8 +33,10 @@ PARAMS = "from_timestamp=2000-01-01T00:00:00Z"
 def raw_consumer(auth_url: str, tok: str, n: int) -> int:
     parts = urlsplit(auth_url)
     sock = socket.create_connection((parts.hostname, parts.port))
-    request = (f"GET /api/v2/events?{PARAMS} HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {tok}\r\n"
-               "Accept: text/event-stream\r\n\r\n")  # fmt: skip
+    request = (
+        f"GET /api/v2/events?{PARAMS} HTTP/1.1\r\nHost: {parts.netloc}\r\nAuthorization: Bearer {tok}\r\n"
+        "Accept: text/event-stream\r\n\r\n"
+    )
     sock.sendall(request.encode())
     count, tail = 0, b""
     while count < n:
@@ -104,8 +106,11 @@ def main() -> int:
     proc, auth_url = sim_process.start_simulator(args.events)
     try:
         tok = sim_process.admin_token(auth_url)
-        consumers = [("raw", raw_consumer, args.events), ("httpx", httpx_consumer, args.events),
-                     ("sse", sse_consumer, min(args.sse_events, args.events))]  # fmt: skip
+        consumers = [
+            ("raw", raw_consumer, args.events),
+            ("httpx", httpx_consumer, args.events),
+            ("sse", sse_consumer, min(args.sse_events, args.events)),
+        ]
         rates: dict[str, list[float]] = {name: [] for name, _f, _n in consumers}
         for run in range(args.runs):
             for name, fn, n in consumers:  # interleaved, so machine load hits all alike
@@ -118,8 +123,10 @@ def main() -> int:
     print(f"\nBacklog replay, {args.events:,} events, median of {args.runs} runs ({os.cpu_count()} CPUs)")
     print(f"{'consumer':<10}{'events/s':>14}{'min':>14}{'max':>14}{'vs raw':>9}")
     for name, values in rates.items():
-        print(f"{name:<10}{medians[name]:>14,.0f}{min(values):>14,.0f}{max(values):>14,.0f}"
-              f"{medians[name] / medians['raw']:>9.2f}")  # fmt: skip
+        print(
+            f"{name:<10}{medians[name]:>14,.0f}{min(values):>14,.0f}{max(values):>14,.0f}"
+            f"{medians[name] / medians['raw']:>9.2f}"
+        )
     target = 100_000
     print(f"\ntarget ≥ {target:,}/s served: {'met' if medians['raw'] >= target else 'NOT met'}")
     if args.json:

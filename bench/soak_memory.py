@@ -19,8 +19,13 @@ from typing import Any, Final
 LIVE_GROWTH_LIMIT_MB: Final = 8.0  # after warm-up; a leak of even 100 bytes an event passes it within a day
 FULL: Final = 0.95  # SQLite counts as "at its bound" from this share of the cache bound on ...
 PLATEAU: Final = 0.98  # ... and from this share of its level at the end of the run
-PARTS: Final = {"sqlite_mb": "SQLite", "malloc_used_mb": "heap used", "malloc_free_kept_mb": "heap free",
-                "other_anon_mb": "other anon", "file_mb": "files"}  # fmt: skip
+PARTS: Final = {
+    "sqlite_mb": "SQLite",
+    "malloc_used_mb": "heap used",
+    "malloc_free_kept_mb": "heap free",
+    "other_anon_mb": "other anon",
+    "file_mb": "files",
+}
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,10 @@ def report(
     rss_growth = last["rss_mb"] - base["rss_mb"]
     live = None if warm is None else rss_growth - grew["malloc_free_kept_mb"]
     if warm is None:
-        lines.append(f"The cache never filled in this run (SQLite at {last.get('sqlite_mb', 0):.1f} MiB at the end), "
-                     "so the growth includes it filling: run longer to see the plateau.")  # fmt: skip
+        lines.append(
+            f"The cache never filled in this run (SQLite at {last.get('sqlite_mb', 0):.1f} MiB at the end), "
+            "so the growth includes it filling: run longer to see the plateau."
+        )
     lines.append(
         f"RSS {first['rss_mb']:.1f} MiB at t={first['t']:.0f} s"
         + (f", {warm['rss_mb']:.1f} once the cache was full (t={warm['t']:.0f} s)" if warm else "")
@@ -121,8 +128,10 @@ def report(
         + ", ".join(f"{name} {grew[k]:+.1f}" for k, name in PARTS.items())
     )
     if live is not None:
-        lines.append(f"growth since warm-up that is not freed-but-kept heap: {live:+.1f} MiB (limit "
-                     f"{LIVE_GROWTH_LIMIT_MB:.0f}): {'flat' if live <= LIVE_GROWTH_LIMIT_MB else 'GROWING'}")  # fmt: skip
+        lines.append(
+            f"growth since warm-up that is not freed-but-kept heap: {live:+.1f} MiB (limit "
+            f"{LIVE_GROWTH_LIMIT_MB:.0f}): {'flat' if live <= LIVE_GROWTH_LIMIT_MB else 'GROWING'}"
+        )
     trims = {r["trim"]: r for r in samples if "trim" in r}
     if {"before", "after"} <= trims.keys():
         lines.append(
@@ -132,8 +141,9 @@ def report(
     if "grew" in samples[-1]:
         lines.append("Python allocation sites that grew most after the settle time (tracemalloc):")
         lines += [f"  {g}" for g in samples[-1]["grew"]]
-    verdict = Verdict(first["rss_mb"], warm["rss_mb"] if warm else None, last["rss_mb"], live,
-                      grew["malloc_free_kept_mb"])  # fmt: skip
+    verdict = Verdict(
+        first["rss_mb"], warm["rss_mb"] if warm else None, last["rss_mb"], live, grew["malloc_free_kept_mb"]
+    )
     return lines, verdict
 
 
@@ -147,8 +157,9 @@ def main() -> int:
     ap.add_argument("--connections", type=int, default=1)
     ap.add_argument("--start", type=float, default=0.0, help="seconds into the run where the soak starts")
     args = ap.parse_args()
-    lines, verdict = report(read_samples(args.samples), f"-{args.cache_kib}", args.cache_kib / 1024,
-                            args.connections, args.start)  # fmt: skip
+    lines, verdict = report(
+        read_samples(args.samples), f"-{args.cache_kib}", args.cache_kib / 1024, args.connections, args.start
+    )
     print("\n".join(lines))
     return 0 if verdict.flat else 1
 

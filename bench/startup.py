@@ -36,8 +36,19 @@ def in_session() -> bool:
 
 
 def reexec_in_session() -> int:
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24", "dbus-run-session", "--",
-           "bash", str(ROOT / "tests/harness/session.sh"), "--exec", sys.executable, *sys.argv]  # fmt: skip
+    cmd = [
+        "xvfb-run",
+        "-a",
+        "-s",
+        "-screen 0 1280x1024x24",
+        "dbus-run-session",
+        "--",
+        "bash",
+        str(ROOT / "tests/harness/session.sh"),
+        "--exec",
+        sys.executable,
+        *sys.argv,
+    ]
     return subprocess.call(cmd, cwd=ROOT)
 
 
@@ -45,10 +56,25 @@ def sign_in(auth_url: str, client_id: str, data: Path) -> None:
     from helpers.browser import act_as_browser
 
     login = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", auth_url,
-         "--client-id", client_id, "--name", "bench", "--data-dir", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "login",
+            "--no-browser",
+            "--auth-url",
+            auth_url,
+            "--client-id",
+            client_id,
+            "--name",
+            "bench",
+            "--data-dir",
+            str(data),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert login.stdout is not None
     act_as_browser(login.stdout.readline().strip(), "allow")
     _out, err = login.communicate(timeout=60)
@@ -60,8 +86,9 @@ def one_start(cmd: list[str], data: Path, timeout: float = 60.0) -> tuple[float,
     """Start the app, return (seconds to tray icon shown, seconds to live); then quit it with SIGTERM."""
     env = dict(os.environ, TENANT_EVENTS_LOG_JSON="1")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([*cmd, "--data-dir", str(data)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [*cmd, "--data-dir", str(data)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     tray = live = float("nan")
     done = threading.Event()
     lines: list[str] = []

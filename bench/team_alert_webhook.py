@@ -74,10 +74,27 @@ def main() -> int:
     only = [{"id": r, "enabled": False} for r in ("mass-deletion", "off-hours")]  # one alert per deletion
     settings.alerts.rules = [{"id": "org-deleted", "coalesce_minutes": 0}, *only]
     save_settings(paths, settings)
-    relay = HubCli("relay", "--base-url", auth_url + "/api/v2", "--name", "acme", "--data-dir", str(data),
-                   "--hub", hub.urls, "--hub-tenant", "acme", "--hub-user", "collector", "--alerts-to", name,
-                   env={"TENANT_EVENTS_ACCESS_TOKEN": sim_process.admin_token(auth_url),
-                        "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector})  # fmt: skip
+    relay = HubCli(
+        "relay",
+        "--base-url",
+        auth_url + "/api/v2",
+        "--name",
+        "acme",
+        "--data-dir",
+        str(data),
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--hub-user",
+        "collector",
+        "--alerts-to",
+        name,
+        env={
+            "TENANT_EVENTS_ACCESS_TOKEN": sim_process.admin_token(auth_url),
+            "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector,
+        },
+    )
     try:
         relay.wait_for("alerts: evaluating the team's alerts", timeout=60)
         with httpx.Client(base_url=auth_url, timeout=30) as admin:
@@ -109,8 +126,10 @@ def main() -> int:
     for what, values in got.items():
         if values:
             ms = [v * 1000 for v in values]
-            print(f"| {what} | {len(ms)} | {statistics.median(ms):.0f} | {_percentile(ms, 0.95):.0f} | "
-                  f"{max(ms):.0f} |")  # fmt: skip
+            print(
+                f"| {what} | {len(ms)} | {statistics.median(ms):.0f} | {_percentile(ms, 0.95):.0f} | "
+                f"{max(ms):.0f} |"
+            )
     return 0 if code == 0 and len(got["hub→webhook"]) == args.alerts else 1
 
 

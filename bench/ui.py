@@ -56,8 +56,11 @@ async def fill(db: Path, auth_url: str, n: int) -> float:
     from tenant_events.stream.tokens import StaticTokenProvider
 
     writer = StoreWriter(db)
-    engine = StreamEngine(EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
-                          StaticTokenProvider(sim_process.admin_token(auth_url, 7200)), writer)  # fmt: skip
+    engine = StreamEngine(
+        EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
+        StaticTokenProvider(sim_process.admin_token(auth_url, 7200)),
+        writer,
+    )
     done = asyncio.Event()
     engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
     started = time.perf_counter()
@@ -95,8 +98,17 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
         if not reuse or not args.no_live:
             # One simulator for everything (a cursor is only valid where it was issued): backlog, then ~10k
             # events/s in bursts of 1,000 every 0.1 s while unpaused, heartbeats every second.
-            proc, url = sim_process.start_simulator(args.events, "--rate", "20", "--burst-every", "0.1",
-                                                    "--burst-size", "1000", "--heartbeat", "1")  # fmt: skip
+            proc, url = sim_process.start_simulator(
+                args.events,
+                "--rate",
+                "20",
+                "--burst-every",
+                "0.1",
+                "--burst-size",
+                "1000",
+                "--heartbeat",
+                "1",
+            )
             set_paused(url, True)
         if reuse:
             print(f"store reused: {db}", flush=True)
@@ -127,12 +139,14 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
         newest = datetime.fromisoformat(window.model.event_at(0).time.replace("Z", "+00:00"))  # type: ignore[union-attr]
         filters = {
             "one type": EventFilter(types=frozenset({"user.deleted"})),
-            "a family (7 types)": EventFilter(types=frozenset(t for t in _types() if t.startswith("organization.member"))),
+            "a family (7 types)": EventFilter(
+                types=frozenset(t for t in _types() if t.startswith("organization.member"))
+            ),
             "text (event id)": EventFilter(text=sample.event_id),
             "text (common word)": EventFilter(text="example"),
             "last hour": EventFilter(since=newest - timedelta(hours=1)),
             "no test events": EventFilter(include_test=False),
-        }  # fmt: skip
+        }
         filters.update({f"query: {q}": EventFilter(query=q) for q in query_cases(reader, sample.seq)})
         results["filter_ms"] = {}
         for name, flt in filters.items() if not args.no_filters else ():
@@ -189,11 +203,14 @@ async def main_async(args: argparse.Namespace, app: Any) -> dict[str, Any]:
             first_screen(window, app)
             jumps.append((time.perf_counter() - t0) * 1000)
         results["scroll_cold_ms"] = (statistics.median(cold), pct(cold, 0.95), max(cold))
-        results["scroll_cold_query_ms"] = cold_jumps(window, app, rng, EventFilter(query="type:organization.*"),
-                                                     args.runs * 8)  # fmt: skip
-        for name, flt in (("last hour", EventFilter(since=newest - timedelta(hours=1))),
-                          ("query type:organization.*", EventFilter(query="type:organization.*")),
-                          ("query user:*son", EventFilter(query="user:*son"))):  # fmt: skip
+        results["scroll_cold_query_ms"] = cold_jumps(
+            window, app, rng, EventFilter(query="type:organization.*"), args.runs * 8
+        )
+        for name, flt in (
+            ("last hour", EventFilter(since=newest - timedelta(hours=1))),
+            ("query type:organization.*", EventFilter(query="type:organization.*")),
+            ("query user:*son", EventFilter(query="user:*son")),
+        ):
             results.setdefault("scroll_after_filter_ms", {})[name] = await jumps_after_filter(
                 window, app, rng, flt, args.runs * 4
             )
@@ -285,8 +302,11 @@ async def live(args: argparse.Namespace, app: Any, window: Any, db: Path, url: s
         seconds: float, measure_stalls: bool, follow_ui: bool = True
     ) -> tuple[list[float], int, float]:
         writer = StoreWriter(db)
-        engine = StreamEngine(EngineConfig(url + "/api/v2", name="live"),
-                              StaticTokenProvider(sim_process.admin_token(url, 7200)), writer)  # fmt: skip
+        engine = StreamEngine(
+            EngineConfig(url + "/api/v2", name="live"),
+            StaticTokenProvider(sim_process.admin_token(url, 7200)),
+            writer,
+        )
         if follow_ui:
             ranges = RowRanges("bench")  # as the tenant link turns commits into row ranges
             engine.on_commit.append(
@@ -363,21 +383,34 @@ def main() -> int:
     print("|---|---:|---|")
     if "stalls" in r:
         p99, worst, median, rate, cpu = r["stalls"]
-        print(f"| UI loop stalls while ingesting {rate:,} events/s | p99 {p99:.1f} ms, max {worst:.1f} ms (median {median:.1f}; CPU {cpu:.0f} %) | p99 < 16, max < 50 ms |")  # fmt: skip
+        print(
+            f"| UI loop stalls while ingesting {rate:,} events/s | p99 {p99:.1f} ms, max {worst:.1f} ms (median {median:.1f}; CPU {cpu:.0f} %) | p99 < 16, max < 50 ms |"
+        )
         p99, worst, median, rate, cpu = r["stalls_engine_only"]
-        print(f"| … same, engine alone (table not following) | p99 {p99:.1f} ms, max {worst:.1f} ms at {rate:,} events/s | (attribution) |")  # fmt: skip
+        print(
+            f"| … same, engine alone (table not following) | p99 {p99:.1f} ms, max {worst:.1f} ms at {rate:,} events/s | (attribution) |"
+        )
     for name, (ms, rows, total_ms) in r["filter_ms"].items():
-        print(f"| filter → first screen: {name} ({rows:,} rows) | {ms:.1f} ms (row count complete: {total_ms:.0f} ms) | < 100 ms |")  # fmt: skip
+        print(
+            f"| filter → first screen: {name} ({rows:,} rows) | {ms:.1f} ms (row count complete: {total_ms:.0f} ms) | < 100 ms |"
+        )
     for name, (median, p95, worst, cold) in r.get("scroll_after_filter_ms", {}).items():
-        print(f"| scroll random jump as soon as a new filter's rows are there ({name}; {cold} of the jumps before the page keys), screen painted | median {median:.1f} ms, p95 {p95:.1f}, max {worst:.1f} | p95 < 50 ms |")  # fmt: skip
-    for key, label in (("scroll_cold_ms", "random jumps just after a filter change (no page keys yet)"),
-                       ("scroll_cold_query_ms", "… the same with the query type:organization.*"),
-                       ("scroll_jump_ms", "random jumps"), ("scroll_page_ms", "page down")):  # fmt: skip
+        print(
+            f"| scroll random jump as soon as a new filter's rows are there ({name}; {cold} of the jumps before the page keys), screen painted | median {median:.1f} ms, p95 {p95:.1f}, max {worst:.1f} | p95 < 50 ms |"
+        )
+    for key, label in (
+        ("scroll_cold_ms", "random jumps just after a filter change (no page keys yet)"),
+        ("scroll_cold_query_ms", "… the same with the query type:organization.*"),
+        ("scroll_jump_ms", "random jumps"),
+        ("scroll_page_ms", "page down"),
+    ):
         m, p95, mx = r[key]
         print(
             f"| scroll {label}, screen painted | median {m:.1f} ms, p95 {p95:.1f}, max {mx:.1f} | p95 < 50 ms |"
         )
-    print(f"| RSS with the window on {args.events:,} events | {r['rss_mb']:.0f} MB (before the window {r['rss_before_window_mb']:.0f}; after the filters {r['rss_after_filters_mb']:.0f}; after scrolling {r['rss_after_scroll_mb']:.0f}) | < 300 MB |")  # fmt: skip
+    print(
+        f"| RSS with the window on {args.events:,} events | {r['rss_mb']:.0f} MB (before the window {r['rss_before_window_mb']:.0f}; after the filters {r['rss_after_filters_mb']:.0f}; after scrolling {r['rss_after_scroll_mb']:.0f}) | < 300 MB |"
+    )
     if "idle_cpu_pct" in r:
         print(f"| idle CPU, live with 1 s heartbeats | {r['idle_cpu_pct']:.2f} % | < 0.5 % |")
     return 0

@@ -43,10 +43,21 @@ LIMIT_MB = 200.0
 
 def _gdbus_owned(name: str) -> bool:
     out = subprocess.run(
-        ["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-         "--method", "org.freedesktop.DBus.NameHasOwner", name],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            "gdbus",
+            "call",
+            "--session",
+            "--dest",
+            "org.freedesktop.DBus",
+            "--object-path",
+            "/org/freedesktop/DBus",
+            "--method",
+            "org.freedesktop.DBus.NameHasOwner",
+            name,
+        ],
+        capture_output=True,
+        text=True,
+    )
     return "true" in out.stdout
 
 
@@ -63,10 +74,13 @@ def desktop_helpers() -> list[subprocess.Popen[bytes]]:
         while not _gdbus_owned("org.freedesktop.Notifications") and time.monotonic() < deadline:
             time.sleep(0.1)
     if shutil.which("trayer"):
-        started.append(subprocess.Popen(
-            ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request", "--height", "24"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ))  # fmt: skip
+        started.append(
+            subprocess.Popen(
+                ["trayer", "--edge", "top", "--align", "right", "--widthtype", "request", "--height", "24"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     return started
 
 
@@ -79,12 +93,17 @@ class NotifyLog:
         self._by_id: dict[int, dict[str, Any]] = {}
         self._raw = raw.open("w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            ["dbus-monitor", "--session",
-             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
-             "type='method_return'",
-             "type='signal',interface='org.freedesktop.Notifications',member='NotificationClosed'"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            [
+                "dbus-monitor",
+                "--session",
+                "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+                "type='method_return'",
+                "type='signal',interface='org.freedesktop.Notifications',member='NotificationClosed'",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         threading.Thread(target=self._read, daemon=True).start()
 
     @staticmethod
@@ -115,9 +134,15 @@ class NotifyLog:
             strings = re.findall(r'^   string "(.*?)"$', text, re.MULTILINE | re.DOTALL)
             urgency = re.search(r'string "urgency"\s*variant\s+byte (\d+)', text)
             expire = re.findall(r"^   int32 (-?\d+)$", text, re.MULTILINE)
-            note = {"at": at, "summary": strings[2] if len(strings) > 2 else "?",
-                    "body": strings[3] if len(strings) > 3 else "", "urgency": int(urgency.group(1)) if urgency
-                    else None, "expire_ms": int(expire[-1]) if expire else None, "closed": None, "reason": None}  # fmt: skip
+            note = {
+                "at": at,
+                "summary": strings[2] if len(strings) > 2 else "?",
+                "body": strings[3] if len(strings) > 3 else "",
+                "urgency": int(urgency.group(1)) if urgency else None,
+                "expire_ms": int(expire[-1]) if expire else None,
+                "closed": None,
+                "reason": None,
+            }
             self.shown.append(note)
             self._by_serial[(self._field(head, "sender"), self._field(head, "serial"))] = note
         elif head.startswith("method return"):
@@ -235,9 +260,17 @@ def screenshot(folder: Path, name: str) -> Path:
     return path
 
 
-COLUMNS = (("t min", "t", 60), ("RSS", "rss_mb", 1), ("anon", "anon_mb", 1), ("heap used", "malloc_used_mb", 1),
-           ("heap free", "malloc_free_kept_mb", 1), ("SQLite", "sqlite_mb", 1), ("Python", "python_mb", 1),
-           ("data dir", "data_mb", 1), ("notes", "notes", 1))  # fmt: skip
+COLUMNS = (
+    ("t min", "t", 60),
+    ("RSS", "rss_mb", 1),
+    ("anon", "anon_mb", 1),
+    ("heap used", "malloc_used_mb", 1),
+    ("heap free", "malloc_free_kept_mb", 1),
+    ("SQLite", "sqlite_mb", 1),
+    ("Python", "python_mb", 1),
+    ("data dir", "data_mb", 1),
+    ("notes", "notes", 1),
+)
 
 
 def row_text(r: dict[str, Any]) -> str:
@@ -284,11 +317,27 @@ def main() -> int:
     probe_out = work / "probe.jsonl"
     helpers = desktop_helpers()
     notes = NotifyLog(work / "notify.log")
-    env = dict(os.environ, QT_QPA_PLATFORM="xcb", TENANT_EVENTS_LOG_JSON="1",
-               BROWSER=f"{sys.executable} {ROOT / 'tests' / 'ui' / 'app' / 'browser_cmd.py'} %s")  # fmt: skip
-    cmd = [sys.executable, str(ROOT / "bench" / "mem_probe.py"), "--out", str(probe_out), "--every", str(ns.every),
-           "--settle", str(ns.warmup * 60), *(["--tracemalloc"] if ns.tracemalloc else []),
-           "--", "--demo", "--data-dir", str(data)]  # fmt: skip
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="xcb",
+        TENANT_EVENTS_LOG_JSON="1",
+        BROWSER=f"{sys.executable} {ROOT / 'tests' / 'ui' / 'app' / 'browser_cmd.py'} %s",
+    )
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "mem_probe.py"),
+        "--out",
+        str(probe_out),
+        "--every",
+        str(ns.every),
+        "--settle",
+        str(ns.warmup * 60),
+        *(["--tracemalloc"] if ns.tracemalloc else []),
+        "--",
+        "--demo",
+        "--data-dir",
+        str(data),
+    ]
     log = (work / "app.log").open("wb")
     app = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     driver = Driver(app.pid)
@@ -316,8 +365,13 @@ def main() -> int:
                     next_sample += ns.every
                     sample = last_sample(probe_out)
                     if sample is not None:
-                        row = {**sample, "t": round(now - started), "data_mb": round(dir_mb(data), 1),
-                               "notes": len(notes.shown), "event": "; ".join(events)}  # fmt: skip
+                        row = {
+                            **sample,
+                            "t": round(now - started),
+                            "data_mb": round(dir_mb(data), 1),
+                            "notes": len(notes.shown),
+                            "event": "; ".join(events),
+                        }
                         events.clear()
                         rows.append(row)
                         out.write(json.dumps(row) + "\n")
@@ -355,10 +409,12 @@ def report(
         print(row_text({**r, "event": ""}))
     warm = next((r for r in rows if r["t"] >= warmup), rows[0])
     last, peak = rows[-1], max(rows, key=lambda r: r["rss_mb"])
-    print(f"RSS {rows[0]['rss_mb']:.1f} MiB at {rows[0]['t'] / 60:.1f} min, {warm['rss_mb']:.1f} after warm-up "
-          f"({warm['t'] / 60:.1f} min), {last['rss_mb']:.1f} at the end ({last['t'] / 60:.1f} min), peak "
-          f"{peak['rss_mb']:.1f} at {peak['t'] / 60:.1f} min: {last['rss_mb'] - warm['rss_mb']:+.1f} MiB since "
-          f"warm-up ({(last['rss_mb'] - warm['rss_mb']) / max(1e-9, (last['t'] - warm['t']) / 3600):+.1f} MiB/h)")  # fmt: skip
+    print(
+        f"RSS {rows[0]['rss_mb']:.1f} MiB at {rows[0]['t'] / 60:.1f} min, {warm['rss_mb']:.1f} after warm-up "
+        f"({warm['t'] / 60:.1f} min), {last['rss_mb']:.1f} at the end ({last['t'] / 60:.1f} min), peak "
+        f"{peak['rss_mb']:.1f} at {peak['t'] / 60:.1f} min: {last['rss_mb'] - warm['rss_mb']:+.1f} MiB since "
+        f"warm-up ({(last['rss_mb'] - warm['rss_mb']) / max(1e-9, (last['t'] - warm['t']) / 3600):+.1f} MiB/h)"
+    )
     final = last_sample(probe_out)
     if final and final.get("grew"):
         print("Python allocation sites that grew most after warm-up (tracemalloc):")
@@ -370,12 +426,16 @@ def report(
             if n["closed"]
             else "still open"
         )
-        print(f"  +{n['at'] - notes.shown[0]['at']:6.0f} s urgency {n['urgency']} expire {n['expire_ms']} ms, {life}: "
-              f"{n['summary']!r} — {n['body']!r}")  # fmt: skip
+        print(
+            f"  +{n['at'] - notes.shown[0]['at']:6.0f} s urgency {n['urgency']} expire {n['expire_ms']} ms, {life}: "
+            f"{n['summary']!r} — {n['body']!r}"
+        )
     print(f"app exit code {rc}")
     held = last["rss_mb"] < LIMIT_MB
-    print(f"verdict: RSS {last['rss_mb']:.1f} MiB after {last['t'] / 60:.0f} min: "
-          + (f"under {LIMIT_MB:.0f} MB" if held else f"OVER {LIMIT_MB:.0f} MB"))  # fmt: skip
+    print(
+        f"verdict: RSS {last['rss_mb']:.1f} MiB after {last['t'] / 60:.0f} min: "
+        + (f"under {LIMIT_MB:.0f} MB" if held else f"OVER {LIMIT_MB:.0f} MB")
+    )
     return 0 if held else 1
 
 

@@ -77,8 +77,12 @@ def _group_in_node_id(item: pytest.Item) -> None:
     """`--dist loadgroup` reads a test's group from its node id (`…@group`), which pytest-xdist's worker appends
     by setting `item._nodeid`; pytest 9 builds node ids from `item._id` and no longer reads that, so no group
     reached the scheduler (every worker built the frozen bundle for itself, side by side). Append it here."""
-    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                     for m in item.iter_markers("xdist_group")})  # fmt: skip
+    groups = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
     node_id = getattr(item, "_id", None)
     if not groups or node_id is None or "@" in item.nodeid.rsplit("]", 1)[-1]:
         return

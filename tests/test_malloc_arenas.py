@@ -66,8 +66,13 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 
 def _run(script: str, *args: str, **env: str) -> str:
     environ = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"} | env
-    done = subprocess.run([sys.executable, "-c", ARENAS_AFTER_EIGHT_THREADS + script, *args],
-                          capture_output=True, text=True, env=environ, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", ARENAS_AFTER_EIGHT_THREADS + script, *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]
 

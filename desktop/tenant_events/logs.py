@@ -105,8 +105,10 @@ def setup_logging(log_dir: Path | None, level: int = logging.INFO, *, stderr: bo
                 )
             )
         except OSError as exc:  # a read-only or full data dir must not stop the app before it can say so
-            print(f"tenant-events: cannot write the log in {log_dir} ({exc.strerror or exc}); not logging to a file",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"tenant-events: cannot write the log in {log_dir} ({exc.strerror or exc}); not logging to a file",
+                file=sys.stderr,
+            )
     if stderr:
         stream_handler = logging.StreamHandler(sys.stderr)
         if os.environ.get("TENANT_EVENTS_LOG_JSON") == "1":

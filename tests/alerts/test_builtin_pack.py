@@ -16,9 +16,20 @@ CASES = [(rule, test) for rule in PACK for test in rule.tests]
 
 def test_the_pack_holds_the_detections_each_explained_with_fixtures_both_ways():
     ids = {r.id for r in PACK}
-    assert {"admin-role", "admin-group-member", "temporary-elevation", "mass-deletion-by-actor", "org-connection",
-            "admin-group-deleted", "org-deleted", "signup-wave", "shared-phone", "account-linked",
-            "new-privileged-actor", "off-hours"} <= ids  # fmt: skip
+    assert {
+        "admin-role",
+        "admin-group-member",
+        "temporary-elevation",
+        "mass-deletion-by-actor",
+        "org-connection",
+        "admin-group-deleted",
+        "org-deleted",
+        "signup-wave",
+        "shared-phone",
+        "account-linked",
+        "new-privileged-actor",
+        "off-hours",
+    } <= ids
     for rule in PACK:
         assert rule.explanation.endswith(".") and rule.mitre, rule.id
         assert {t.expect for t in rule.tests} == {"fires", "quiet"}, rule.id

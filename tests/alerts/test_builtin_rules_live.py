@@ -58,8 +58,12 @@ def raised(results):
 
 
 # a mass deletion is made by one client: the global rule and the per-actor rule both see it
-ALSO: dict[str, set[str]] = {"mass-deletion": {"mass-deletion-by-actor"}, "admin-group-member": {"admin-role"},
-                             "admin-group-deleted": {"admin-role"}, "temporary-elevation": {"admin-role"}}  # fmt: skip
+ALSO: dict[str, set[str]] = {
+    "mass-deletion": {"mass-deletion-by-actor"},
+    "admin-group-member": {"admin-role"},
+    "admin-group-deleted": {"admin-role"},
+    "temporary-elevation": {"admin-role"},
+}
 
 
 @pytest.mark.parametrize(
@@ -144,9 +148,15 @@ def test_the_demo_shows_a_correlation_alert_in_its_first_three_minutes(make_simu
     sim = make_simulator(seed=1, scenario="demo", speed=10.0, heartbeat=0.2)
     paths = AppPaths.resolve(tmp_path).ensure()
     results, _ = asyncio.run(
-        _follow(sim, paths, AlertSettings(working_hours=AROUND_THE_CLOCK), lambda: None,
-                lambda rs: "temporary-elevation" in raised(rs), limit_s=40)
-    )  # fmt: skip
+        _follow(
+            sim,
+            paths,
+            AlertSettings(working_hours=AROUND_THE_CLOCK),
+            lambda: None,
+            lambda rs: "temporary-elevation" in raised(rs),
+            limit_s=40,
+        )
+    )
     [alert] = [a for r in results for a in r.raised if a.rule_id == "temporary-elevation"]
     assert alert.rule_name.startswith("Temporary elevation · user ") and alert.event_count == 2
     happened = datetime.fromisoformat(alert.last_time.replace("Z", "+00:00")).timestamp()

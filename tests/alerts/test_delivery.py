@@ -11,15 +11,38 @@ from tenant_events.settings import NotificationSettings
 from tenant_events.store import StoredAlert
 
 
-def alert(i, rule="admin-role", name="Admin role assigned", severity="critical", catch_up=False, occurrences=1,
-          notify=True):  # fmt: skip
+def alert(
+    i,
+    rule="admin-role",
+    name="Admin role assigned",
+    severity="critical",
+    catch_up=False,
+    occurrences=1,
+    notify=True,
+):
     return StoredAlert(
-        id=i, rule_id=rule, rule_name=name, severity=severity, tenant="demo-tenant", catch_up=catch_up,
-        notify=notify, occurrences=occurrences, event_count=occurrences, first_seq=1, last_seq=2,
-        first_event_id="evt_a", last_event_id="evt_b", first_time="2026-11-04T12:00:00.000Z",
-        last_time="2026-11-04T12:00:30.000Z", last_time_ms=0, type_counts={"group.role.assigned": occurrences},
-        detail="Role admin assigned to group eng", raised_at=0.0, updated_at=0.0, read_at=None,
-    )  # fmt: skip
+        id=i,
+        rule_id=rule,
+        rule_name=name,
+        severity=severity,
+        tenant="demo-tenant",
+        catch_up=catch_up,
+        notify=notify,
+        occurrences=occurrences,
+        event_count=occurrences,
+        first_seq=1,
+        last_seq=2,
+        first_event_id="evt_a",
+        last_event_id="evt_b",
+        first_time="2026-11-04T12:00:00.000Z",
+        last_time="2026-11-04T12:00:30.000Z",
+        last_time_ms=0,
+        type_counts={"group.role.assigned": occurrences},
+        detail="Role admin assigned to group eng",
+        raised_at=0.0,
+        updated_at=0.0,
+        read_at=None,
+    )
 
 
 def at(text):
@@ -37,8 +60,9 @@ def test_live_alerts_notify_once_and_folds_do_not():
         StepResult(raised=[alert(1), alert(2, "org-deleted", "Organization deleted", "warning")])
     )
     assert [(n.title, n.urgency, n.alert_ids) for n in out] == [
-        ("Admin role assigned", "critical", (1,)), ("Organization deleted", "normal", (2,)),
-    ]  # fmt: skip
+        ("Admin role assigned", "critical", (1,)),
+        ("Organization deleted", "normal", (2,)),
+    ]
     assert out[0].text("demo-tenant") == "Role admin assigned to group eng\ndemo-tenant"
     assert (
         planner.offer(StepResult(updated=[alert(1, occurrences=4)])) == []
@@ -53,8 +77,14 @@ def test_a_catch_up_becomes_one_summary_after_it_went_quiet():
     grants = alert(2, catch_up=True, occurrences=3)
     assert planner.offer(StepResult(raised=[mass, grants])) == []
     now[0] += 5
-    planner.offer(StepResult(updated=[alert(1, "mass-deletion", "Mass deletion", catch_up=True, occurrences=2),
-                                      alert(2, catch_up=True, occurrences=5)]))  # fmt: skip
+    planner.offer(
+        StepResult(
+            updated=[
+                alert(1, "mass-deletion", "Mass deletion", catch_up=True, occurrences=2),
+                alert(2, catch_up=True, occurrences=5),
+            ]
+        )
+    )
     assert planner.summary() is None and planner.summary_due() == now[0] + 10
     now[0] += 10
     summary = planner.summary()
@@ -92,8 +122,9 @@ def test_quiet_hours_span_midnight_on_their_days_and_say_when_they_end():
 
 def test_critical_alerts_pass_when_the_user_allows_it():
     night = at("2026-11-06T23:30:00+00:00")
-    strict = NotificationPlanner(QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00")), UTC),
-                                 clock=lambda: night)  # fmt: skip
+    strict = NotificationPlanner(
+        QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00")), UTC), clock=lambda: night
+    )
     assert strict.offer(StepResult(raised=[alert(1)])) == []
     lenient = NotificationPlanner(
         QuietTimes(NotificationSettings(quiet_hours=("22:00", "07:00"), critical_passes_dnd=True), UTC),

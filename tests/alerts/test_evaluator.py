@@ -47,8 +47,16 @@ def store(tmp_path):
     s.writer.close()
 
 
-ORDINARY = ["user.created", "user.updated", "organization.member.added", "group.member.added", "group.updated",
-            "organization.updated", "organization.connection.updated", "group.role.deleted"]  # fmt: skip
+ORDINARY = [
+    "user.created",
+    "user.updated",
+    "organization.member.added",
+    "group.member.added",
+    "group.updated",
+    "organization.updated",
+    "organization.connection.updated",
+    "group.role.deleted",
+]
 
 
 @pytest.mark.parametrize(
@@ -64,7 +72,7 @@ ORDINARY = ["user.created", "user.updated", "organization.member.added", "group.
         ("org-deleted", lambda: [event("organization.deleted", 1)]),
         ("signup-burst", lambda: [event("user.created", i * 0.9) for i in range(60)]),
     ],
-)  # fmt: skip
+)
 def test_each_builtin_rule_fires_on_its_events(store, rule, rows):
     evaluator = make_evaluator(clock_at(120))
     store.commit(rows())
@@ -221,15 +229,23 @@ def test_a_grouped_alert_is_named_for_the_user_the_directory_knows_not_their_id(
     evaluator = make_evaluator(clock_at(200))  # live, not a catch-up (a summary names no group)
     user = "auth0|5e1f0a9b77c2"
     store.commit([event("user.created", 1, user=user), event("organization.created", 2)])
-    store.commit([event("organization.member.role.assigned", 3, user=user, role="Org Admin"),
-                  event("organization.member.role.deleted", 60, user=user, role="Org Admin")])  # fmt: skip
+    store.commit(
+        [
+            event("organization.member.role.assigned", 3, user=user, role="Org Admin"),
+            event("organization.member.role.deleted", 60, user=user, role="Org Admin"),
+        ]
+    )
     names = [a.rule_name for a in store.step(evaluator).raised if a.rule_id == "temporary-elevation"]
     assert len(names) == 1 and names[0].startswith("Temporary elevation · user 9b77c2@example.com"), names
     # after a restart the same group's next elevation folds into that alert (found again by its name)
     store.reopen()
     again = make_evaluator(clock_at(300))
-    store.commit([event("organization.member.role.assigned", 100, user=user, role="Org Admin"),
-                  event("organization.member.role.deleted", 160, user=user, role="Org Admin")])  # fmt: skip
+    store.commit(
+        [
+            event("organization.member.role.assigned", 100, user=user, role="Org Admin"),
+            event("organization.member.role.deleted", 160, user=user, role="Org Admin"),
+        ]
+    )
     result = store.step(again)
     assert [a.rule_name for a in result.alerts if a.rule_id == "temporary-elevation"] == names
 
@@ -244,11 +260,25 @@ def test_an_alerts_detail_keeps_the_id_of_an_object_the_directory_does_not_know(
 def test_a_negated_list_condition_fires_on_the_events_the_list_does_not_name(store):
     # The raw-text precheck skips events with no listed domain unparsed: right for `domain_in_list`, wrong for
     # its negation, which exactly those events pass.
-    outsider = {"id": "not-throwaway", "name": "Not throwaway", "types": ["user.created"],
-                "conditions": [{"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains",
-                                "negate": True}]}  # fmt: skip
-    throwaway = {**outsider, "id": "throwaway", "name": "Throwaway",
-                 "conditions": [{**outsider["conditions"][0], "negate": False}]}  # fmt: skip
+    outsider = {
+        "id": "not-throwaway",
+        "name": "Not throwaway",
+        "types": ["user.created"],
+        "conditions": [
+            {
+                "field": "object.email",
+                "op": "domain_in_list",
+                "value": "disposable-email-domains",
+                "negate": True,
+            }
+        ],
+    }
+    throwaway = {
+        **outsider,
+        "id": "throwaway",
+        "name": "Throwaway",
+        "conditions": [{**outsider["conditions"][0], "negate": False}],
+    }
     evaluator = make_evaluator(clock_at(120), entries=[outsider, throwaway])
     store.commit([event("user.created", 1, email="jane@example.com")])
     assert [a.rule_id for a in store.step(evaluator).raised] == ["not-throwaway"]
@@ -259,16 +289,36 @@ def test_a_negated_list_condition_fires_on_the_events_the_list_does_not_name(sto
 def test_one_of_several_alternatives_is_enough_and_none_is_prechecked_as_required(store):
     # An unverified address at an ordinary domain has no listed domain in its raw text: prechecking the list
     # alternative as if every event needed it would skip the event unparsed.
-    either = {"id": "either", "name": "Unverified or throwaway", "types": ["user.created"], "coalesce_minutes": 0,
-              "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                         {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"}]}  # fmt: skip
+    either = {
+        "id": "either",
+        "name": "Unverified or throwaway",
+        "types": ["user.created"],
+        "coalesce_minutes": 0,
+        "any_of": [
+            {"field": "object.email_verified", "op": "equals", "value": "false"},
+            {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+        ],
+    }
     # two list alternatives are prechecked as one: an address at either list's domain gets through
-    two_lists = {"id": "two-lists", "name": "Throwaway or VIP", "types": ["user.created"], "coalesce_minutes": 0,
-                 "any_of": [{"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
-                            {"field": "object.email", "op": "domain_in_list", "value": "vip"}]}  # fmt: skip
+    two_lists = {
+        "id": "two-lists",
+        "name": "Throwaway or VIP",
+        "types": ["user.created"],
+        "coalesce_minutes": 0,
+        "any_of": [
+            {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+            {"field": "object.email", "op": "domain_in_list", "value": "vip"},
+        ],
+    }
     rules = load_rules([either, two_lists], BUILTIN_RULES, lists=["vip"]).rules
-    engine = RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=clock_at(120),
-                        lists={"vip": frozenset({"vip.example"})})  # fmt: skip
+    engine = RuleEngine(
+        rules,
+        hours=OFFICE,
+        profile="demo",
+        catch_up_after_s=300,
+        clock=clock_at(120),
+        lists={"vip": frozenset({"vip.example"})},
+    )
     evaluator = Evaluator(engine)
 
     def raised(*rows):
@@ -277,11 +327,17 @@ def test_one_of_several_alternatives_is_enough_and_none_is_prechecked_as_require
 
     assert raised(event("user.created", 1, email="jane@example.com", email_verified=False)) == ["either"]
     assert raised(event("user.created", 20, email="joe@mailinator.com", email_verified=True)) == [
-        "either", "two-lists"
-    ]  # fmt: skip
+        "either",
+        "two-lists",
+    ]
     assert raised(event("user.created", 40, email="ann@vip.example", email_verified=True)) == ["two-lists"]
-    assert raised(event("user.created", 60, email="bob@example.com", email_verified=True),
-                  event("user.created", 61, email="eve@example.com")) == []  # fmt: skip
+    assert (
+        raised(
+            event("user.created", 60, email="bob@example.com", email_verified=True),
+            event("user.created", 61, email="eve@example.com"),
+        )
+        == []
+    )
 
 
 def test_a_deleted_admin_group_is_seen_whatever_its_number_of_members(store):
@@ -310,8 +366,9 @@ def test_judged_by_received_time_an_events_age_does_not_depend_on_when_it_is_eva
     if from_table:
         store.reopen()
     later = clock_at(8 * 3600)  # evaluated eight hours after the events
-    by_received = Evaluator(RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=later,
-                                       by_received=True))  # fmt: skip
+    by_received = Evaluator(
+        RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=later, by_received=True)
+    )
     alerts = store.step(by_received).raised
     assert [(a.catch_up, a.occurrences) for a in alerts] == [(False, 1)] * 3 + [(True, 2)]
     assert [a.first_event_id for a in alerts[:3]] == [e.event_id for e in live]

@@ -9,11 +9,28 @@ from tenant_events.store import StoredAlert
 def burst(types: dict[str, int], first="2026-11-04T12:00:00.000Z", last_ms=1_793_793_655_000) -> StoredAlert:
     n = sum(types.values())
     return StoredAlert(
-        id=1, rule_id="mass-deletion", rule_name="Mass deletion", severity="critical", tenant="acme", catch_up=False,
-        notify=True, occurrences=1, event_count=n, first_seq=1, last_seq=n, first_event_id="evt_a",
-        last_event_id="evt_b", first_time=first, last_time="2026-11-04T12:00:55.000Z", last_time_ms=last_ms,
-        type_counts=types, detail="User ada deleted", raised_at=0.0, updated_at=0.0, read_at=None,
-    )  # fmt: skip
+        id=1,
+        rule_id="mass-deletion",
+        rule_name="Mass deletion",
+        severity="critical",
+        tenant="acme",
+        catch_up=False,
+        notify=True,
+        occurrences=1,
+        event_count=n,
+        first_seq=1,
+        last_seq=n,
+        first_event_id="evt_a",
+        last_event_id="evt_b",
+        first_time=first,
+        last_time="2026-11-04T12:00:55.000Z",
+        last_time_ms=last_ms,
+        type_counts=types,
+        detail="User ada deleted",
+        raised_at=0.0,
+        updated_at=0.0,
+        read_at=None,
+    )
 
 
 def test_one_type_reads_as_a_sentence():

@@ -15,26 +15,45 @@ from tenant_events.alerts.matchers import WorkingHoursClock, compile_condition, 
 def test_builtins_are_on_explained_and_the_per_type_kind_is_opt_in():
     rules = load_rules([], BUILTIN_RULES).rules
     assert [r.id for r in rules if r.enabled] == [
-        "mass-deletion", "mass-deletion-by-actor", "admin-role", "admin-group-member", "temporary-elevation",
-        "org-connection", "org-deleted", "admin-group-deleted", "signup-burst", "signup-wave", "shared-phone",
-        "account-linked", "new-privileged-actor", "off-hours",
-    ]  # fmt: skip
+        "mass-deletion",
+        "mass-deletion-by-actor",
+        "admin-role",
+        "admin-group-member",
+        "temporary-elevation",
+        "org-connection",
+        "org-deleted",
+        "admin-group-deleted",
+        "signup-burst",
+        "signup-wave",
+        "shared-phone",
+        "account-linked",
+        "new-privileged-actor",
+        "off-hours",
+    ]
     assert not next(r for r in rules if r.id == "event-types").enabled
     for rule in rules:
         assert rule.explanation.endswith(".") and rule.explanation.count(". ") == 0, rule.id
     assert {r.severity for r in rules if r.severity == "critical"} == {"critical"}
     assert [r.id for r in rules if r.severity == "critical"] == [
-        "mass-deletion", "mass-deletion-by-actor", "admin-role", "temporary-elevation",
-    ]  # fmt: skip
+        "mass-deletion",
+        "mass-deletion-by-actor",
+        "admin-role",
+        "temporary-elevation",
+    ]
 
 
 def test_an_entry_changes_only_the_fields_it_names_and_own_rules_follow():
     entries = [
         {"id": "admin-role", "enabled": False},
         {"id": "mass-deletion", "threshold": {"count": 5, "window_seconds": 10}},
-        {"id": "org-watch", "name": "Acme org touched", "types": ["organization.*"],
-         "conditions": [{"op": "mentions", "value": "org_AAAAAAAAAAAAAAAA"}], "severity": "critical"},
-    ]  # fmt: skip
+        {
+            "id": "org-watch",
+            "name": "Acme org touched",
+            "types": ["organization.*"],
+            "conditions": [{"op": "mentions", "value": "org_AAAAAAAAAAAAAAAA"}],
+            "severity": "critical",
+        },
+    ]
     ruleset = load_rules(entries, BUILTIN_RULES)
     assert ruleset.errors == ()
     assert not ruleset.get("admin-role").enabled
@@ -46,25 +65,39 @@ def test_an_entry_changes_only_the_fields_it_names_and_own_rules_follow():
 @pytest.mark.parametrize(
     ("entry", "text"),
     [
-        ({"id": "mass-deletion", "threshold": {"count": 0, "window_seconds": 60}},
-         "alert rule 'mass-deletion': threshold.count: Input should be greater than or equal to 2"),
-        ({"id": "mine", "name": "Mine", "types": ["usr.*"]},
-         "alert rule 'mine': types: 'usr.*' matches no event type (e.g. user.deleted or organization.*)"),
+        (
+            {"id": "mass-deletion", "threshold": {"count": 0, "window_seconds": 60}},
+            "alert rule 'mass-deletion': threshold.count: Input should be greater than or equal to 2",
+        ),
+        (
+            {"id": "mine", "name": "Mine", "types": ["usr.*"]},
+            "alert rule 'mine': types: 'usr.*' matches no event type (e.g. user.deleted or organization.*)",
+        ),
         ({"id": "mine", "types": ["user.deleted"]}, "alert rule 'mine': name: Field required"),
-        ({"id": "mine", "name": "Mine", "types": ["user.deleted"], "severity": "loud"},
-         "alert rule 'mine': severity: Input should be 'info', 'warning' or 'critical'"),
-        ({"id": "mine", "name": "Mine", "types": ["user.deleted"], "conditions": [{"op": "contains"}]},
-         "alert rule 'mine': conditions.0: contains needs a value"),
-        ({"id": "mine", "name": "Mine", "types": ["user.deleted"], "colour": "red"},
-         "alert rule 'mine': colour: Extra inputs are not permitted"),
-        ({"id": "Mine!", "name": "Mine", "types": ["user.deleted"]},
-         "alert rule 'Mine!': id: 'Mine!' must be 1–64 lowercase letters, digits or dashes"),
+        (
+            {"id": "mine", "name": "Mine", "types": ["user.deleted"], "severity": "loud"},
+            "alert rule 'mine': severity: Input should be 'info', 'warning' or 'critical'",
+        ),
+        (
+            {"id": "mine", "name": "Mine", "types": ["user.deleted"], "conditions": [{"op": "contains"}]},
+            "alert rule 'mine': conditions.0: contains needs a value",
+        ),
+        (
+            {"id": "mine", "name": "Mine", "types": ["user.deleted"], "colour": "red"},
+            "alert rule 'mine': colour: Extra inputs are not permitted",
+        ),
+        (
+            {"id": "Mine!", "name": "Mine", "types": ["user.deleted"]},
+            "alert rule 'Mine!': id: 'Mine!' must be 1–64 lowercase letters, digits or dashes",
+        ),
         ({"name": "No id", "types": ["user.deleted"]}, "alert rule #1: id: Field required"),
-        ({"id": "off-hours", "time_of_day": {"hours": {"timezone": "Mars/Olympus"}}},
-         "alert rule 'off-hours': time_of_day.hours.timezone: 'Mars/Olympus' is not a time zone name such as "
-         "Europe/Berlin or UTC"),
+        (
+            {"id": "off-hours", "time_of_day": {"hours": {"timezone": "Mars/Olympus"}}},
+            "alert rule 'off-hours': time_of_day.hours.timezone: 'Mars/Olympus' is not a time zone name such as "
+            "Europe/Berlin or UTC",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_rule_is_named_with_its_field_and_the_others_still_load(entry, text):
     ruleset = load_rules([entry, {"id": "good", "name": "Good", "types": ["user.created"]}], BUILTIN_RULES)
     assert [str(e) for e in ruleset.errors] == [text]
@@ -74,20 +107,31 @@ def test_a_bad_rule_is_named_with_its_field_and_the_others_still_load(entry, tex
 def test_a_duplicate_id_and_a_non_object_entry_are_refused():
     own = {"id": "dup", "name": "Dup", "types": ["user.created"]}
     ruleset = load_rules([own, own, "nonsense"], BUILTIN_RULES)  # type: ignore[list-item]
-    assert [str(e) for e in ruleset.errors] == ["alert rule 'dup': id: is used by another rule",
-                                                "alert rule #3: is not an object"]  # fmt: skip
+    assert [str(e) for e in ruleset.errors] == [
+        "alert rule 'dup': id: is used by another rule",
+        "alert rule #3: is not an object",
+    ]
 
 
 def test_type_patterns():
     assert expand_types(["organization.connection.*"]) == {
-        "organization.connection.added", "organization.connection.removed", "organization.connection.updated",
-    }  # fmt: skip
+        "organization.connection.added",
+        "organization.connection.removed",
+        "organization.connection.updated",
+    }
     assert len(expand_types(["*.deleted"])) == 8 and len(expand_types(["*"])) == 22
 
 
 def test_field_conditions_on_real_payload_shapes():
-    data = {"object": {"organization": {"id": "org_1"}, "user": {"user_id": "auth0|42"},
-                       "role": {"id": "rol_1", "name": "Org Admin"}, "count": 3, "flag": True}}  # fmt: skip
+    data = {
+        "object": {
+            "organization": {"id": "org_1"},
+            "user": {"user_id": "auth0|42"},
+            "role": {"id": "rol_1", "name": "Org Admin"},
+            "count": 3,
+            "flag": True,
+        }
+    }
     contains = compile_condition(Condition(field="object.role.name", op="contains", value=["admin", "owner"]))
     assert contains(data) and not contains({"object": {"role": {"name": "viewer"}}}) and not contains({})
     exact = compile_condition(

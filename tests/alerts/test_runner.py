@@ -33,8 +33,9 @@ def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simu
     seen = []
 
     async def scenario():
-        monitor = TenantMonitor("acme", paths, EngineConfig(sim.base_url, name="acme"),
-                                StaticTokenProvider(sim.mint_token()))  # fmt: skip
+        monitor = TenantMonitor(
+            "acme", paths, EngineConfig(sim.base_url, name="acme"), StaticTokenProvider(sim.mint_token())
+        )
         await monitor.start()
         runner = attach(monitor, build_evaluator(QUIET_CLOCK, "acme"))
         runner.on_alerts.append(seen.append)

@@ -52,15 +52,25 @@ def test_each_event_belongs_to_one_firing():
 
 
 ELEVATION = {
-    "id": "elevation", "name": "Temporary elevation", "severity": "critical",
+    "id": "elevation",
+    "name": "Temporary elevation",
+    "severity": "critical",
     "types": ["organization.member.role.assigned", "organization.member.role.deleted"],
     "group_by": ["object.user.user_id"],
-    "sequence": {"steps": [{"types": ["organization.member.role.assigned"],
-                            "conditions": [{"field": "object.role.name", "op": "contains", "value": "admin"}]},
-                           {"types": ["organization.member.role.deleted"],
-                            "conditions": [{"field": "object.role.name", "op": "contains", "value": "admin"}]}],
-                 "within_seconds": 3600},
-}  # fmt: skip
+    "sequence": {
+        "steps": [
+            {
+                "types": ["organization.member.role.assigned"],
+                "conditions": [{"field": "object.role.name", "op": "contains", "value": "admin"}],
+            },
+            {
+                "types": ["organization.member.role.deleted"],
+                "conditions": [{"field": "object.role.name", "op": "contains", "value": "admin"}],
+            },
+        ],
+        "within_seconds": 3600,
+    },
+}
 
 
 def segments(rows):

@@ -95,11 +95,16 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
     assert rule.types == ["group.role.assigned", "organization.member.role.assigned"]
     assert rule.mitre == ["T1098.003", "T1078"]  # techniques from the attack tags; the tactic is not one
     data = {
-        "object": {"organization": {"id": "org_1"}, "user": {"user_id": "auth0|1"},
-                   "role": {"id": "rol_RRRRRRRRRRRRRRRR", "name": "Org ADMIN", "description": "Full Access"}},
-        "context": {"client": {"id": "cli_x_prod", "name": "Backoffice Script"},
-                    "request": {"ip": "203.0.113.9", "user_agent": "Curl/8.5 (Linux)"}},
-    }  # fmt: skip
+        "object": {
+            "organization": {"id": "org_1"},
+            "user": {"user_id": "auth0|1"},
+            "role": {"id": "rol_RRRRRRRRRRRRRRRR", "name": "Org ADMIN", "description": "Full Access"},
+        },
+        "context": {
+            "client": {"id": "cli_x_prod", "name": "Backoffice Script"},
+            "request": {"ip": "203.0.113.9", "user_agent": "Curl/8.5 (Linux)"},
+        },
+    }
     assert failing(rule, data) == []
 
     def changed(path, value):
@@ -125,31 +130,52 @@ def test_a_detection_rule_with_every_supported_modifier_matches_real_payload_sha
         ("context.client.id", "cli_x_staging"),  # a wildcard inside the value
     ]:
         assert not matches(rule, changed(path, value)), path
-    assert not matches(rule, {"object": {k: v for k, v in data["object"].items() if k != "organization"},
-                              "context": data["context"]})  # fmt: skip
+    assert not matches(
+        rule,
+        {
+            "object": {k: v for k, v in data["object"].items() if k != "organization"},
+            "context": data["context"],
+        },
+    )
     assert matches(rule, changed("context.request.ip", "2001:db8::1"))  # IPv6 is outside the IPv4 networks
 
 
 @pytest.mark.parametrize(
     ("level", "severity"),
-    [("informational", "info"), ("low", "info"), ("medium", "warning"), ("high", "warning"),
-     ("critical", "critical")],
-)  # fmt: skip
+    [
+        ("informational", "info"),
+        ("low", "info"),
+        ("medium", "warning"),
+        ("high", "warning"),
+        ("critical", "critical"),
+    ],
+)
 def test_sigma_level_maps_to_severity(tmp_path, level, severity):
-    rule = one_rule(tmp_path, f"title: T\nlevel: {level}\n{HEAD}detection:\n  s:\n    type: user.deleted\n"
-                              "  condition: s\n")  # fmt: skip
+    rule = one_rule(
+        tmp_path,
+        f"title: T\nlevel: {level}\n{HEAD}detection:\n  s:\n    type: user.deleted\n  condition: s\n",
+    )
     assert rule.severity == severity
 
 
 def test_type_patterns_are_kept_and_a_rule_without_type_sees_every_event(tmp_path):
-    rule = one_rule(tmp_path, f"title: Org changes\n{HEAD}detection:\n  s:\n    type:\n      - organization.*\n"
-                              "      - '*.deleted'\n  condition: s\n")  # fmt: skip
+    rule = one_rule(
+        tmp_path,
+        f"title: Org changes\n{HEAD}detection:\n  s:\n    type:\n      - organization.*\n"
+        "      - '*.deleted'\n  condition: s\n",
+    )
     assert rule.types == ["organization.*", "*.deleted"] and "user.deleted" in rule.event_types
-    rule = one_rule(tmp_path, f"title: Anything by one client\n{HEAD}detection:\n  s:\n"
-                              "    data.context.client.id: cli_1\n  condition: s\n")  # fmt: skip
+    rule = one_rule(
+        tmp_path,
+        f"title: Anything by one client\n{HEAD}detection:\n  s:\n"
+        "    data.context.client.id: cli_1\n  condition: s\n",
+    )
     assert rule.types == ["*"] and len(rule.event_types) == 22
-    rule = one_rule(tmp_path, f"title: Not updates\n{HEAD}detection:\n  s:\n    type|startswith: user.\n"
-                              "  f:\n    type: user.updated\n  condition: s and not f\n")  # fmt: skip
+    rule = one_rule(
+        tmp_path,
+        f"title: Not updates\n{HEAD}detection:\n  s:\n    type|startswith: user.\n"
+        "  f:\n    type: user.updated\n  condition: s and not f\n",
+    )
     assert rule.event_types == {"user.created", "user.deleted"}
 
 
@@ -193,7 +219,9 @@ detection:
 
 def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(tmp_path):
     sigma(tmp_path, CORRELATIONS, "base.yml")
-    sigma(tmp_path, """
+    sigma(
+        tmp_path,
+        """
         title: Mass deletion by one client
         name: mass-deletion-by-client
         level: critical
@@ -239,15 +267,24 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
           rules: [role-assigned, role-removed]
           group-by: [data.object.organization.id]
           timespan: 1h
-    """, "correlations.yml")  # fmt: skip
+    """,
+        "correlations.yml",
+    )
     found = read_sigma(tmp_path)
     ruleset = load_rules([f.entry for f in found], BUILTIN_RULES)
     assert ruleset.errors == ()
     # the detection rules a correlation uses are part of it only, except with generate: true
     ids = [r.id for r in ruleset.rules if r.origin == "sigma"]
-    assert sorted(ids) == sorted(["signups", "mass-deletion-by-client",
-                                  "mass-deletion-per-type", "phone-reuse", "quick-elevation",
-                                  "grant-and-removal"])  # fmt: skip
+    assert sorted(ids) == sorted(
+        [
+            "signups",
+            "mass-deletion-by-client",
+            "mass-deletion-per-type",
+            "phone-reuse",
+            "quick-elevation",
+            "grant-and-removal",
+        ]
+    )
     by_client = ruleset.get("mass-deletion-by-client")
     assert by_client.severity == "critical" and by_client.group_by == ["context.client.id"]
     assert (by_client.threshold.count, by_client.threshold.window_seconds) == (10, 600)
@@ -260,8 +297,10 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
     assert phone.conditions[0].op == "exists"
     elevation = ruleset.get("quick-elevation")
     assert elevation.sequence.ordered and elevation.sequence.within_seconds == 3600
-    assert [s.types for s in elevation.sequence.steps] == [["organization.member.role.assigned"],
-                                                           ["organization.member.role.deleted"]]  # fmt: skip
+    assert [s.types for s in elevation.sequence.steps] == [
+        ["organization.member.role.assigned"],
+        ["organization.member.role.deleted"],
+    ]
     assert all(s.conditions[0].value == "admin" for s in elevation.sequence.steps)
     assert elevation.group_by == ["object.user.user_id"] and elevation.threshold is None
     assert not ruleset.get("grant-and-removal").sequence.ordered
@@ -270,65 +309,123 @@ def test_correlations_become_thresholds_distinct_counts_and_sequences_per_group(
 BAD = [
     ("not: [valid", "rules.yml: not valid YAML"),
     ("- a\n- b\n", "rules.yml: YAML document 1 is not a map of rule fields"),
-    (f"title: Twice\n{HEAD}detection:\n  s:\n    type: user.deleted\n  s:\n    type: user.created\n"
-     "  condition: s\n", "rules.yml: not valid YAML: Duplicate key 's'"),
-    (f"title: Missing\n{HEAD}detection:\n  s:\n    type: user.deleted\n  condition: s and f\n",
-     "Sigma rule 'Missing': Detection 'f' not defined in detections"),
-    (f"title: Event id\n{HEAD}detection:\n  s:\n    EventID: 4624\n  condition: s\n",
-     "Sigma rule 'Event id': EventID: not an event field"),
-    (f"title: Colour\n{HEAD}detection:\n  s:\n    type: user.deleted\n    data.object.colour|contains: red\n"
-     "  condition: s\n", "Sigma rule 'Colour': data.object.colour|contains: unknown field: no event of the rule's "
-     "types (user.deleted) carries the field 'object.colour'"),
-    (f"title: Encoded\n{HEAD}detection:\n  s:\n    data.object.email|base64: x\n  condition: s\n",
-     "Sigma rule 'Encoded': data.object.email|base64: the modifier base64 is not supported"),
-    (f"title: Dashes\n{HEAD}detection:\n  s:\n    data.object.email|windash: -x\n  condition: s\n",
-     "Sigma rule 'Dashes': data.object.email|windash: the modifier windash is not supported"),
-    (f"title: Bigger\n{HEAD}detection:\n  s:\n    data.object.logins_count|gt: 3\n  condition: s\n",
-     "Sigma rule 'Bigger': data.object.logins_count|gt: the modifier gt is not supported"),
-    (f"title: Typo\n{HEAD}detection:\n  s:\n    data.object.email|contians: x\n  condition: s\n",
-     "Sigma rule 'Typo':"),
-    (f"title: Backref\n{HEAD}detection:\n  s:\n    data.object.email|re: '(a)\\1'\n  condition: s\n",
-     "Sigma rule 'Backref': data.object.email|re: regular expression '(a)\\\\1' does not compile in RE2"),
-    ("title: Okta\nlogsource:\n  product: okta\n  service: okta\ndetection:\n  s:\n    type: user.deleted\n"
-     "  condition: s\n", "Sigma rule 'Okta': logsource: {product: okta, service: okta} is not this app's events"),
-    (f"title: Keyword\n{HEAD}detection:\n  k:\n    - evil\n  condition: k\n", "Sigma rule 'Keyword': keyword search"),
-    (f"title: Groups\n{HEAD}detection:\n  a:\n    data.object.email: x\n    data.object.name: y\n  b:\n"
-     "    data.object.nickname: z\n  condition: a or b\n", "Sigma rule 'Groups': data.object.email: an 'or' of "
-     "'and' groups cannot be expressed"),
-    (f"title: Two ors\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
-     "  c:\n    data.object.nickname: z\n  d:\n    data.object.blocked: true\n  condition: (a or b) and (c or d)\n",
-     "Sigma rule 'Two ors': data.object.nickname: a second 'or' across fields cannot be expressed"),
-    (f"title: Type or\n{HEAD}detection:\n  a:\n    type: user.created\n  b:\n    data.object.name: y\n"
-     "  condition: a or b\n", "Sigma rule 'Type or': type: an 'or' between the event type and data.object.name "
-     "cannot be expressed"),
-    (f"title: Twice or\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
-     "  condition: a or b\ntenant_events:\n  any_of: [{field: object.nickname, op: exists}]\n",
-     "Sigma rule 'Twice or': tenant_events.any_of: the detection has alternatives (an 'or' across fields) already"),
-    (f"title: Step\nname: step\n{HEAD}detection:\n  s:\n    type: group.role.assigned\n  a:\n"
-     "    data.context.client.id: x\n  b:\n    data.context.request.ip: 10.0.0.1\n  condition: s and (a or b)\n"
-     "---\ntitle: Seq\ncorrelation:\n  type: temporal\n  rules: [step, role-removed]\n  timespan: 1m\n"
-     "  condition: {gte: 2}\n---\n" + CORRELATIONS, "Sigma rule 'Seq': rules step: an 'or' across fields in a "
-     "step of a sequence cannot be expressed"),
-    (f"title: Typo or\n{HEAD}detection:\n  s:\n    type: user.created\n  a:\n    data.object.email: x\n"
-     "  b:\n    data.object.colour: y\n  condition: s and (a or b)\n", "Sigma rule 'Typo or': data.object.colour: "
-     "unknown field: no event of the rule's types (user.created) carries the field 'object.colour'"),
-    (f"title: No type\n{HEAD}detection:\n  s:\n    type: user.exploded\n  condition: s\n",
-     "Sigma rule 'No type': type: 'user.exploded' matches no event type"),
-    (CORRELATIONS + "---\ntitle: Sum\ncorrelation:\n  type: value_sum\n  rules: [deletions]\n  timespan: 1m\n"
-     "  condition: {field: data.object.logins_count, gte: 5}\n",
-     "Sigma rule 'Sum': correlation type value_sum: is not supported"),
-    (CORRELATIONS + "---\ntitle: Never\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
-     "  group-by: [data.object.nope]\n  timespan: 1m\n  condition: {gte: 5}\n",
-     "Sigma rule 'Never': group_by: no event of the rule's types"),
-    (CORRELATIONS + "---\ntitle: Zero\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
-     "  timespan: 0s\n  condition: {gte: 5}\n", "Sigma rule 'Zero': Timespan '0s' must be greater than zero"),
-    (CORRELATIONS + "---\ntitle: Years\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
-     "  timespan: 2y\n  condition: {gte: 5}\n", "Sigma rule 'Years': timespan 2y: is longer than a day"),
-    (CORRELATIONS + "---\ntitle: Fewer\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
-     "  timespan: 1h\n  condition: {lte: 5}\n", "Sigma rule 'Fewer': condition.lte:"),
-    (CORRELATIONS + "---\ntitle: Lost\ncorrelation:\n  type: event_count\n  rules: [nowhere]\n"
-     "  timespan: 1h\n  condition: {gte: 5}\n", "Sigma rule 'Lost': Rule 'nowhere' not found"),
-]  # fmt: skip
+    (
+        f"title: Twice\n{HEAD}detection:\n  s:\n    type: user.deleted\n  s:\n    type: user.created\n"
+        "  condition: s\n",
+        "rules.yml: not valid YAML: Duplicate key 's'",
+    ),
+    (
+        f"title: Missing\n{HEAD}detection:\n  s:\n    type: user.deleted\n  condition: s and f\n",
+        "Sigma rule 'Missing': Detection 'f' not defined in detections",
+    ),
+    (
+        f"title: Event id\n{HEAD}detection:\n  s:\n    EventID: 4624\n  condition: s\n",
+        "Sigma rule 'Event id': EventID: not an event field",
+    ),
+    (
+        f"title: Colour\n{HEAD}detection:\n  s:\n    type: user.deleted\n    data.object.colour|contains: red\n"
+        "  condition: s\n",
+        "Sigma rule 'Colour': data.object.colour|contains: unknown field: no event of the rule's "
+        "types (user.deleted) carries the field 'object.colour'",
+    ),
+    (
+        f"title: Encoded\n{HEAD}detection:\n  s:\n    data.object.email|base64: x\n  condition: s\n",
+        "Sigma rule 'Encoded': data.object.email|base64: the modifier base64 is not supported",
+    ),
+    (
+        f"title: Dashes\n{HEAD}detection:\n  s:\n    data.object.email|windash: -x\n  condition: s\n",
+        "Sigma rule 'Dashes': data.object.email|windash: the modifier windash is not supported",
+    ),
+    (
+        f"title: Bigger\n{HEAD}detection:\n  s:\n    data.object.logins_count|gt: 3\n  condition: s\n",
+        "Sigma rule 'Bigger': data.object.logins_count|gt: the modifier gt is not supported",
+    ),
+    (
+        f"title: Typo\n{HEAD}detection:\n  s:\n    data.object.email|contians: x\n  condition: s\n",
+        "Sigma rule 'Typo':",
+    ),
+    (
+        f"title: Backref\n{HEAD}detection:\n  s:\n    data.object.email|re: '(a)\\1'\n  condition: s\n",
+        "Sigma rule 'Backref': data.object.email|re: regular expression '(a)\\\\1' does not compile in RE2",
+    ),
+    (
+        "title: Okta\nlogsource:\n  product: okta\n  service: okta\ndetection:\n  s:\n    type: user.deleted\n"
+        "  condition: s\n",
+        "Sigma rule 'Okta': logsource: {product: okta, service: okta} is not this app's events",
+    ),
+    (
+        f"title: Keyword\n{HEAD}detection:\n  k:\n    - evil\n  condition: k\n",
+        "Sigma rule 'Keyword': keyword search",
+    ),
+    (
+        f"title: Groups\n{HEAD}detection:\n  a:\n    data.object.email: x\n    data.object.name: y\n  b:\n"
+        "    data.object.nickname: z\n  condition: a or b\n",
+        "Sigma rule 'Groups': data.object.email: an 'or' of 'and' groups cannot be expressed",
+    ),
+    (
+        f"title: Two ors\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
+        "  c:\n    data.object.nickname: z\n  d:\n    data.object.blocked: true\n  condition: (a or b) and (c or d)\n",
+        "Sigma rule 'Two ors': data.object.nickname: a second 'or' across fields cannot be expressed",
+    ),
+    (
+        f"title: Type or\n{HEAD}detection:\n  a:\n    type: user.created\n  b:\n    data.object.name: y\n"
+        "  condition: a or b\n",
+        "Sigma rule 'Type or': type: an 'or' between the event type and data.object.name cannot be expressed",
+    ),
+    (
+        f"title: Twice or\n{HEAD}detection:\n  a:\n    data.object.email: x\n  b:\n    data.object.name: y\n"
+        "  condition: a or b\ntenant_events:\n  any_of: [{field: object.nickname, op: exists}]\n",
+        "Sigma rule 'Twice or': tenant_events.any_of: the detection has alternatives (an 'or' across fields) already",
+    ),
+    (
+        f"title: Step\nname: step\n{HEAD}detection:\n  s:\n    type: group.role.assigned\n  a:\n"
+        "    data.context.client.id: x\n  b:\n    data.context.request.ip: 10.0.0.1\n  condition: s and (a or b)\n"
+        "---\ntitle: Seq\ncorrelation:\n  type: temporal\n  rules: [step, role-removed]\n  timespan: 1m\n"
+        "  condition: {gte: 2}\n---\n" + CORRELATIONS,
+        "Sigma rule 'Seq': rules step: an 'or' across fields in a step of a sequence cannot be expressed",
+    ),
+    (
+        f"title: Typo or\n{HEAD}detection:\n  s:\n    type: user.created\n  a:\n    data.object.email: x\n"
+        "  b:\n    data.object.colour: y\n  condition: s and (a or b)\n",
+        "Sigma rule 'Typo or': data.object.colour: "
+        "unknown field: no event of the rule's types (user.created) carries the field 'object.colour'",
+    ),
+    (
+        f"title: No type\n{HEAD}detection:\n  s:\n    type: user.exploded\n  condition: s\n",
+        "Sigma rule 'No type': type: 'user.exploded' matches no event type",
+    ),
+    (
+        CORRELATIONS
+        + "---\ntitle: Sum\ncorrelation:\n  type: value_sum\n  rules: [deletions]\n  timespan: 1m\n"
+        "  condition: {field: data.object.logins_count, gte: 5}\n",
+        "Sigma rule 'Sum': correlation type value_sum: is not supported",
+    ),
+    (
+        CORRELATIONS + "---\ntitle: Never\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
+        "  group-by: [data.object.nope]\n  timespan: 1m\n  condition: {gte: 5}\n",
+        "Sigma rule 'Never': group_by: no event of the rule's types",
+    ),
+    (
+        CORRELATIONS + "---\ntitle: Zero\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
+        "  timespan: 0s\n  condition: {gte: 5}\n",
+        "Sigma rule 'Zero': Timespan '0s' must be greater than zero",
+    ),
+    (
+        CORRELATIONS + "---\ntitle: Years\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
+        "  timespan: 2y\n  condition: {gte: 5}\n",
+        "Sigma rule 'Years': timespan 2y: is longer than a day",
+    ),
+    (
+        CORRELATIONS + "---\ntitle: Fewer\ncorrelation:\n  type: event_count\n  rules: [deletions]\n"
+        "  timespan: 1h\n  condition: {lte: 5}\n",
+        "Sigma rule 'Fewer': condition.lte:",
+    ),
+    (
+        CORRELATIONS + "---\ntitle: Lost\ncorrelation:\n  type: event_count\n  rules: [nowhere]\n"
+        "  timespan: 1h\n  condition: {gte: 5}\n",
+        "Sigma rule 'Lost': Rule 'nowhere' not found",
+    ),
+]
 
 
 @pytest.mark.parametrize(("text", "line"), BAD, ids=[b[1].split(":")[0][:40] for b in BAD])
@@ -400,8 +497,11 @@ def test_control_characters_from_a_file_are_escaped_in_the_error_line(tmp_path):
 
 
 def test_merging_replaces_an_earlier_import_and_never_a_rule_of_ones_own(tmp_path):
-    path = sigma(tmp_path, f"title: Deleted\nname: deleted\nlevel: low\n{HEAD}detection:\n  s:\n"
-                           "    type: user.deleted\n  condition: s\n")  # fmt: skip
+    path = sigma(
+        tmp_path,
+        f"title: Deleted\nname: deleted\nlevel: low\n{HEAD}detection:\n  s:\n"
+        "    type: user.deleted\n  condition: s\n",
+    )
     first = merge_imported(AlertSettings(), read_sigma(path))
     assert [r.id for r in first.rules] == ["deleted"] and first.replaced == ()
     path.write_text(path.read_text().replace("level: low", "level: critical"))
@@ -417,8 +517,11 @@ def test_merging_replaces_an_earlier_import_and_never_a_rule_of_ones_own(tmp_pat
 
 
 def test_a_sigma_rule_never_takes_a_built_in_rules_id_unless_it_is_that_rule_as_it_is(tmp_path):
-    path = sigma(tmp_path, f"title: Grants\nname: temporary-elevation\nlevel: high\n{HEAD}detection:\n  s:\n"
-                           "    type: group.role.assigned\n  condition: s\n")  # fmt: skip
+    path = sigma(
+        tmp_path,
+        f"title: Grants\nname: temporary-elevation\nlevel: high\n{HEAD}detection:\n  s:\n"
+        "    type: group.role.assigned\n  condition: s\n",
+    )
     with pytest.raises(
         SigmaRefused, match="its id 'temporary-elevation' is a built-in rule's: give the Sigma rule"
     ):
@@ -431,28 +534,62 @@ def test_a_sigma_rule_never_takes_a_built_in_rules_id_unless_it_is_that_rule_as_
     assert merged.alerts.rules == edited.rules and merged.replaced == ()
 
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from(
-    ["user.deleted", "organization.*", "*admin*", "a?b", "10.0.0.0/8", "(a)\\1", "", "x" * 3, "\x1b[2J"]))  # fmt: skip
-KEYS = st.sampled_from([
-    "type", "type|startswith", "data.object.role.name|contains", "data.object.email|re", "data.ip|cidr",
-    "data.x|exists", "data.y|contains|all", "data.z|base64", "EventID", "data.", "data.a|cased", "keywords",
-])  # fmt: skip
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
-                      max_leaves=8)  # fmt: skip
-DETECTIONS = st.dictionaries(st.sampled_from(["s", "f", "sel_1", "sel_2"]), VALUES, min_size=1, max_size=3).flatmap(
-    lambda d: st.sampled_from(["s", "s and not f", "1 of sel_*", "all of them", "s or f", "not s", "s |"]).map(
-        lambda c: {**d, "condition": c}))  # fmt: skip
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from(
+        ["user.deleted", "organization.*", "*admin*", "a?b", "10.0.0.0/8", "(a)\\1", "", "x" * 3, "\x1b[2J"]
+    ),
+)
+KEYS = st.sampled_from(
+    [
+        "type",
+        "type|startswith",
+        "data.object.role.name|contains",
+        "data.object.email|re",
+        "data.ip|cidr",
+        "data.x|exists",
+        "data.y|contains|all",
+        "data.z|base64",
+        "EventID",
+        "data.",
+        "data.a|cased",
+        "keywords",
+    ]
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    max_leaves=8,
+)
+DETECTIONS = st.dictionaries(
+    st.sampled_from(["s", "f", "sel_1", "sel_2"]), VALUES, min_size=1, max_size=3
+).flatmap(
+    lambda d: st.sampled_from(
+        ["s", "s and not f", "1 of sel_*", "all of them", "s or f", "not s", "s |"]
+    ).map(lambda c: {**d, "condition": c})
+)
 DOCS = st.fixed_dictionaries(
-    {"title": st.text(max_size=8), "logsource": st.sampled_from([{"product": "auth0", "service": "events"}, {}]),
-     "detection": DETECTIONS},
-    optional={"level": st.sampled_from(["low", "critical", "loud"]), "name": st.sampled_from(["r1", "r2", "Bad!"]),
-              "correlation": st.fixed_dictionaries({
-                  "type": st.sampled_from(["event_count", "value_count", "temporal", "value_sum", "nope"]),
-                  "rules": st.lists(st.sampled_from(["r1", "r2", "r3"]), max_size=2),
-                  "timespan": st.sampled_from(["1m", "0s", "2y", "5x"]),
-                  "group-by": st.lists(st.sampled_from(["type", "data.object.user_id", "x"]), max_size=2),
-                  "condition": st.dictionaries(st.sampled_from(["gte", "lt", "field"]), SCALARS, max_size=2)})},
-)  # fmt: skip
+    {
+        "title": st.text(max_size=8),
+        "logsource": st.sampled_from([{"product": "auth0", "service": "events"}, {}]),
+        "detection": DETECTIONS,
+    },
+    optional={
+        "level": st.sampled_from(["low", "critical", "loud"]),
+        "name": st.sampled_from(["r1", "r2", "Bad!"]),
+        "correlation": st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["event_count", "value_count", "temporal", "value_sum", "nope"]),
+                "rules": st.lists(st.sampled_from(["r1", "r2", "r3"]), max_size=2),
+                "timespan": st.sampled_from(["1m", "0s", "2y", "5x"]),
+                "group-by": st.lists(st.sampled_from(["type", "data.object.user_id", "x"]), max_size=2),
+                "condition": st.dictionaries(st.sampled_from(["gte", "lt", "field"]), SCALARS, max_size=2),
+            }
+        ),
+    },
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -481,7 +618,9 @@ def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_a
 
 
 def test_a_rule_naming_a_settings_list_imports_where_that_list_exists(tmp_path):
-    path = sigma(tmp_path, f"""title: Partner admin
+    path = sigma(
+        tmp_path,
+        f"""title: Partner admin
 name: partner-admin
 {HEAD.strip()}
 detection:
@@ -490,7 +629,8 @@ detection:
 tenant_events:
   conditions:
     - {{field: context.client.name, op: in_list, value: partners}}
-""")  # fmt: skip
+""",
+    )
     with pytest.raises(SigmaRefused, match="no list named 'partners'"):
         read_sigma(path)
     alerts = AlertSettings(lists={"partners": ["Acme Sync"]})

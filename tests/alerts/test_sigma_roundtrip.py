@@ -15,90 +15,188 @@ from tenant_events.alerts.sigma_rules import NotExpressible, read_sigma, rule_ya
 OWN = [
     Rule.model_validate(entry)
     for entry in [
-        {"id": "every-test", "name": "Every test Sigma has", "severity": "critical", "mitre": ["T1098", "T1078.004"],
-         "types": ["organization.member.role.assigned", "group.role.assigned"],
-         "conditions": [
-             {"field": "object.role.name", "op": "contains", "value": ["admin", "own*er"]},
-             {"field": "object.role.id", "op": "equals", "value": "rol_1", "ignore_case": False},
-             {"field": "context.client.id", "op": "starts_with", "value": "cli_", "negate": True},
-             {"field": "context.client.name", "op": "ends_with", "value": "Script?"},
-             {"field": "context.request.ip", "op": "cidr", "value": ["10.0.0.0/8", "2001:db8::/32"]},
-             {"field": "context.request.user_agent", "op": "regex", "value": "^[a-z]+/[0-9]"},
-             {"field": "context.connection.name", "op": "regex", "value": "(?s)a.b", "ignore_case": False},
-             {"field": "object.organization.id", "op": "exists"},
-             {"field": "object.group", "op": "missing"},
-             {"field": "object.role.description", "op": "equals", "value": "back\\slash"},
-         ]},
-        {"id": "beyond-sigma", "name": "What Sigma has no words for", "enabled": False, "notify": False,
-         "severity": "info", "types": ["user.updated", "user.created"], "coalesce_minutes": 3,
-         "tenants": ["demo"], "include_test_events": True,
-         "time_of_day": {"when": "inside_working_hours", "hours": {"start": "09:00", "end": "17:00"}},
-         "conditions": [
-             {"op": "mentions", "value": "org_AAAAAAAAAAAAAAAA"},
-             {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
-             {"field": "object.blocked", "op": "changed", "changed_to": "true"},
-             {"field": "object.name", "op": "equals", "value": "x"},
-         ],
-         "tests": [{"name": "a blocked user", "expect": "quiet",
-                    "events": [{"type": "user.updated", "data": {"object": {"user_id": "auth0|1"}}}]}]},
-        {"id": "by-client-else-ip", "name": "Deletions per actor", "severity": "critical",
-         "types": ["user.deleted", "group.deleted", "organization.deleted"],
-         "threshold": {"count": 10, "window_seconds": 600},
-         "group_by": ["context.client.id|context.request.ip"]},
-        {"id": "phone-reuse", "name": "One phone number, many users", "types": ["user.created"],
-         "conditions": [{"field": "object.phone_number", "op": "exists"}],
-         "threshold": {"count": 3, "window_seconds": 86400, "distinct": "object.user_id"},
-         "group_by": ["object.phone_number"]},
-        {"id": "per-type-and-org", "name": "Per type and organization", "types": ["organization.member.*"],
-         "threshold": {"count": 5, "window_seconds": 90, "per_type": True},
-         "group_by": ["object.organization.id", "context.client.id"]},
-        {"id": "grouped-alerts", "name": "Every connection change, per organization",
-         "types": ["organization.connection.*"], "group_by": ["object.organization.id"]},
-        {"id": "elevation", "name": "Temporary elevation", "severity": "critical",
-         "types": ["organization.member.role.assigned", "organization.member.role.deleted"],
-         "sequence": {"within_seconds": 3600, "ordered": True, "steps": [
-             {"types": ["organization.member.role.assigned"],
-              "conditions": [{"field": "object.role.name", "op": "contains", "value": ["admin", "owner"]}]},
-             {"types": ["organization.member.role.deleted"],
-              "conditions": [{"field": "object.role.name", "op": "contains", "value": ["admin", "owner"]}]},
-         ]}, "group_by": ["object.user.user_id"]},
-        {"id": "elevation-outside", "name": "Elevation by an unknown client, from outside",
-         "types": ["organization.member.role.*"],
-         "conditions": [{"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True},
-                        {"field": "context.client.name", "op": "in_list", "value": "disposable-email-domains"}],
-         "sequence": {"within_seconds": 600, "steps": [
-             {"types": ["organization.member.role.assigned"]},
-             {"types": ["organization.member.role.deleted"],
-              "conditions": [{"field": "context.client.id", "op": "starts_with", "value": "cli_"}]}]},
-         "group_by": ["object.user.user_id|context.client.id"]},
-        {"id": "either-in-sigma", "name": "Unverified, throwaway-looking or unnamed", "types": ["user.created"],
-         "conditions": [{"field": "object.user_id", "op": "starts_with", "value": "auth0|"}],
-         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                    {"field": "object.email", "op": "ends_with", "value": ["@mailinator.com", "@yopmail.com"]},
-                    {"field": "object.email", "op": "contains", "value": "+bulk"},
-                    {"field": "object.name", "op": "contains", "value": "bot", "negate": True},
-                    {"field": "object.nickname", "op": "missing"}]},
-        {"id": "either-beyond-sigma", "name": "Unverified or at a listed domain", "types": ["user.created"],
-         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                    {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"}]},
-        {"id": "either-counted", "name": "Many unverified or unnamed", "types": ["user.created"],
-         "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                    {"field": "object.name", "op": "missing"}],
-         "threshold": {"count": 20, "window_seconds": 300}, "group_by": ["context.client.id"]},
-        {"id": "either-in-sequence", "name": "Granted and taken by a script or from outside",
-         "types": ["group.role.assigned", "group.role.deleted"],
-         "any_of": [{"field": "context.client.name", "op": "ends_with", "value": "Script"},
-                    {"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True}],
-         "sequence": {"within_seconds": 600, "steps": [{"types": ["group.role.assigned"]},
-                                                       {"types": ["group.role.deleted"]}]},
-         "group_by": ["object.group.id"]},
-        {"id": "any-order", "name": "Granted and taken in any order",
-         "types": ["group.role.assigned", "group.role.deleted", "group.member.added"],
-         "sequence": {"within_seconds": 120, "ordered": False, "steps": [
-             {"types": ["group.role.assigned"]}, {"types": ["group.role.deleted"]},
-             {"types": ["group.member.added"]}]}, "group_by": ["object.group.id"]},
+        {
+            "id": "every-test",
+            "name": "Every test Sigma has",
+            "severity": "critical",
+            "mitre": ["T1098", "T1078.004"],
+            "types": ["organization.member.role.assigned", "group.role.assigned"],
+            "conditions": [
+                {"field": "object.role.name", "op": "contains", "value": ["admin", "own*er"]},
+                {"field": "object.role.id", "op": "equals", "value": "rol_1", "ignore_case": False},
+                {"field": "context.client.id", "op": "starts_with", "value": "cli_", "negate": True},
+                {"field": "context.client.name", "op": "ends_with", "value": "Script?"},
+                {"field": "context.request.ip", "op": "cidr", "value": ["10.0.0.0/8", "2001:db8::/32"]},
+                {"field": "context.request.user_agent", "op": "regex", "value": "^[a-z]+/[0-9]"},
+                {"field": "context.connection.name", "op": "regex", "value": "(?s)a.b", "ignore_case": False},
+                {"field": "object.organization.id", "op": "exists"},
+                {"field": "object.group", "op": "missing"},
+                {"field": "object.role.description", "op": "equals", "value": "back\\slash"},
+            ],
+        },
+        {
+            "id": "beyond-sigma",
+            "name": "What Sigma has no words for",
+            "enabled": False,
+            "notify": False,
+            "severity": "info",
+            "types": ["user.updated", "user.created"],
+            "coalesce_minutes": 3,
+            "tenants": ["demo"],
+            "include_test_events": True,
+            "time_of_day": {"when": "inside_working_hours", "hours": {"start": "09:00", "end": "17:00"}},
+            "conditions": [
+                {"op": "mentions", "value": "org_AAAAAAAAAAAAAAAA"},
+                {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+                {"field": "object.blocked", "op": "changed", "changed_to": "true"},
+                {"field": "object.name", "op": "equals", "value": "x"},
+            ],
+            "tests": [
+                {
+                    "name": "a blocked user",
+                    "expect": "quiet",
+                    "events": [{"type": "user.updated", "data": {"object": {"user_id": "auth0|1"}}}],
+                }
+            ],
+        },
+        {
+            "id": "by-client-else-ip",
+            "name": "Deletions per actor",
+            "severity": "critical",
+            "types": ["user.deleted", "group.deleted", "organization.deleted"],
+            "threshold": {"count": 10, "window_seconds": 600},
+            "group_by": ["context.client.id|context.request.ip"],
+        },
+        {
+            "id": "phone-reuse",
+            "name": "One phone number, many users",
+            "types": ["user.created"],
+            "conditions": [{"field": "object.phone_number", "op": "exists"}],
+            "threshold": {"count": 3, "window_seconds": 86400, "distinct": "object.user_id"},
+            "group_by": ["object.phone_number"],
+        },
+        {
+            "id": "per-type-and-org",
+            "name": "Per type and organization",
+            "types": ["organization.member.*"],
+            "threshold": {"count": 5, "window_seconds": 90, "per_type": True},
+            "group_by": ["object.organization.id", "context.client.id"],
+        },
+        {
+            "id": "grouped-alerts",
+            "name": "Every connection change, per organization",
+            "types": ["organization.connection.*"],
+            "group_by": ["object.organization.id"],
+        },
+        {
+            "id": "elevation",
+            "name": "Temporary elevation",
+            "severity": "critical",
+            "types": ["organization.member.role.assigned", "organization.member.role.deleted"],
+            "sequence": {
+                "within_seconds": 3600,
+                "ordered": True,
+                "steps": [
+                    {
+                        "types": ["organization.member.role.assigned"],
+                        "conditions": [
+                            {"field": "object.role.name", "op": "contains", "value": ["admin", "owner"]}
+                        ],
+                    },
+                    {
+                        "types": ["organization.member.role.deleted"],
+                        "conditions": [
+                            {"field": "object.role.name", "op": "contains", "value": ["admin", "owner"]}
+                        ],
+                    },
+                ],
+            },
+            "group_by": ["object.user.user_id"],
+        },
+        {
+            "id": "elevation-outside",
+            "name": "Elevation by an unknown client, from outside",
+            "types": ["organization.member.role.*"],
+            "conditions": [
+                {"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True},
+                {"field": "context.client.name", "op": "in_list", "value": "disposable-email-domains"},
+            ],
+            "sequence": {
+                "within_seconds": 600,
+                "steps": [
+                    {"types": ["organization.member.role.assigned"]},
+                    {
+                        "types": ["organization.member.role.deleted"],
+                        "conditions": [{"field": "context.client.id", "op": "starts_with", "value": "cli_"}],
+                    },
+                ],
+            },
+            "group_by": ["object.user.user_id|context.client.id"],
+        },
+        {
+            "id": "either-in-sigma",
+            "name": "Unverified, throwaway-looking or unnamed",
+            "types": ["user.created"],
+            "conditions": [{"field": "object.user_id", "op": "starts_with", "value": "auth0|"}],
+            "any_of": [
+                {"field": "object.email_verified", "op": "equals", "value": "false"},
+                {"field": "object.email", "op": "ends_with", "value": ["@mailinator.com", "@yopmail.com"]},
+                {"field": "object.email", "op": "contains", "value": "+bulk"},
+                {"field": "object.name", "op": "contains", "value": "bot", "negate": True},
+                {"field": "object.nickname", "op": "missing"},
+            ],
+        },
+        {
+            "id": "either-beyond-sigma",
+            "name": "Unverified or at a listed domain",
+            "types": ["user.created"],
+            "any_of": [
+                {"field": "object.email_verified", "op": "equals", "value": "false"},
+                {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+            ],
+        },
+        {
+            "id": "either-counted",
+            "name": "Many unverified or unnamed",
+            "types": ["user.created"],
+            "any_of": [
+                {"field": "object.email_verified", "op": "equals", "value": "false"},
+                {"field": "object.name", "op": "missing"},
+            ],
+            "threshold": {"count": 20, "window_seconds": 300},
+            "group_by": ["context.client.id"],
+        },
+        {
+            "id": "either-in-sequence",
+            "name": "Granted and taken by a script or from outside",
+            "types": ["group.role.assigned", "group.role.deleted"],
+            "any_of": [
+                {"field": "context.client.name", "op": "ends_with", "value": "Script"},
+                {"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8", "negate": True},
+            ],
+            "sequence": {
+                "within_seconds": 600,
+                "steps": [{"types": ["group.role.assigned"]}, {"types": ["group.role.deleted"]}],
+            },
+            "group_by": ["object.group.id"],
+        },
+        {
+            "id": "any-order",
+            "name": "Granted and taken in any order",
+            "types": ["group.role.assigned", "group.role.deleted", "group.member.added"],
+            "sequence": {
+                "within_seconds": 120,
+                "ordered": False,
+                "steps": [
+                    {"types": ["group.role.assigned"]},
+                    {"types": ["group.role.deleted"]},
+                    {"types": ["group.member.added"]},
+                ],
+            },
+            "group_by": ["object.group.id"],
+        },
     ]
-]  # fmt: skip
+]
 
 
 def _behaviour(rule: Rule) -> dict:
@@ -185,7 +283,13 @@ def test_alternatives_sigma_can_say_are_in_the_detection_for_other_sigma_tools(e
 
 
 def test_a_rule_sigma_cannot_hold_is_named_not_written():
-    rule = Rule.model_validate({"id": "half-second", "name": "Half", "types": ["user.deleted"],
-                                "threshold": {"count": 2, "window_seconds": 0.5}})  # fmt: skip
+    rule = Rule.model_validate(
+        {
+            "id": "half-second",
+            "name": "Half",
+            "types": ["user.deleted"],
+            "threshold": {"count": 2, "window_seconds": 0.5},
+        }
+    )
     with pytest.raises(NotExpressible, match=r"a window of 0\.5 s is not whole seconds"):
         rule_yaml(rule)

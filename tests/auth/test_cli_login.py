@@ -55,9 +55,19 @@ def files_text(root) -> str:
 def test_cli_login_then_logout_against_the_node_peer(oidc_peer, tmp_path):
     data = tmp_path / "data"
     proc = cli(
-        "login", "--no-browser", "--auth-url", oidc_peer.auth_url, "--client-id", oidc_peer.client_id,
-        "--name", "peer", "--prompt", "consent", "--data-dir", str(data),
-    )  # fmt: skip
+        "login",
+        "--no-browser",
+        "--auth-url",
+        oidc_peer.auth_url,
+        "--client-id",
+        oidc_peer.client_id,
+        "--name",
+        "peer",
+        "--prompt",
+        "consent",
+        "--data-dir",
+        str(data),
+    )
     url, out, err, page = login_as_browser(proc, oidc_peer.act_as_browser)
     assert proc.returncode == 0, err
     assert page.status_code == 200 and "Signed in" in page.text
@@ -97,9 +107,17 @@ def test_cli_login_then_logout_against_the_node_peer(oidc_peer, tmp_path):
 @pytest.mark.node
 def test_cli_login_cancelled_in_the_browser_exits_4(oidc_peer, tmp_path):
     proc = cli(
-        "login", "--no-browser", "--auth-url", oidc_peer.auth_url, "--client-id", oidc_peer.client_id,
-        "--data-dir", str(tmp_path), "--prompt", "consent",
-    )  # fmt: skip
+        "login",
+        "--no-browser",
+        "--auth-url",
+        oidc_peer.auth_url,
+        "--client-id",
+        oidc_peer.client_id,
+        "--data-dir",
+        str(tmp_path),
+        "--prompt",
+        "consent",
+    )
     _url, _out, err, page = login_as_browser(proc, lambda u: oidc_peer.act_as_browser(u, "deny"))
     assert proc.returncode == 4
     assert "sign-in failed: the sign-in was cancelled or refused in the browser" in err
@@ -134,9 +152,17 @@ def test_cli_login_timeout_and_port_in_use(tmp_path):
 
     with serve_discovery() as auth_url:
         proc = cli(
-            "login", "--no-browser", "--auth-url", auth_url, "--client-id", "abc", "--data-dir", str(tmp_path),
-            "--timeout", "1",
-        )  # fmt: skip
+            "login",
+            "--no-browser",
+            "--auth-url",
+            auth_url,
+            "--client-id",
+            "abc",
+            "--data-dir",
+            str(tmp_path),
+            "--timeout",
+            "1",
+        )
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 4, err
         assert out.splitlines()[0].startswith(auth_url + "/authorize?")
@@ -147,8 +173,16 @@ def test_cli_login_timeout_and_port_in_use(tmp_path):
         busy.listen(1)
         port = busy.getsockname()[1]
         try:
-            proc = cli("login", "--no-browser", "--tenant", "127-0-0-1-" + auth_url.rsplit(":", 1)[1],
-                       "--port", str(port), "--data-dir", str(tmp_path))  # fmt: skip
+            proc = cli(
+                "login",
+                "--no-browser",
+                "--tenant",
+                "127-0-0-1-" + auth_url.rsplit(":", 1)[1],
+                "--port",
+                str(port),
+                "--data-dir",
+                str(tmp_path),
+            )
             out, err = proc.communicate(timeout=60)
         finally:
             busy.close()
@@ -163,8 +197,16 @@ def test_cli_login_unreachable_tenant_is_a_network_error(tmp_path):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = cli("login", "--no-browser", "--auth-url", f"http://127.0.0.1:{port}", "--client-id", "abc",
-               "--data-dir", str(tmp_path))  # fmt: skip
+    proc = cli(
+        "login",
+        "--no-browser",
+        "--auth-url",
+        f"http://127.0.0.1:{port}",
+        "--client-id",
+        "abc",
+        "--data-dir",
+        str(tmp_path),
+    )
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 6, err
     assert f"cannot reach the tenant at http://127.0.0.1:{port}" in err

@@ -211,8 +211,11 @@ def test_cli_login_then_stream_uses_that_sign_in(simulator, tmp_path):
 
     stream = subprocess.Popen(
         [sys.executable, "-m", "tenant_events", "stream", "--data-dir", data, "--jsonl", "-"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     timer = threading.Timer(60, stream.kill)
     timer.start()
     try:
@@ -277,17 +280,42 @@ def test_cli_logout_with_browser_and_return_to(simulator, tmp_path):
     assert login.returncode == 0, login.err
 
     refused = subprocess.run(
-        [sys.executable, "-m", "tenant_events", "logout", "--browser", "--return-to", "http://evil.example/",
-         "--data-dir", data],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "logout",
+            "--browser",
+            "--return-to",
+            "http://evil.example/",
+            "--data-dir",
+            data,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert refused.returncode == 3 and "--return-to" in refused.stderr and "http://" in refused.stderr
 
     back = "http://127.0.0.1:9/signed-out"
     logout = subprocess.run(
-        [sys.executable, "-m", "tenant_events", "logout", "--browser", "--return-to", back, "--data-dir", data],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "logout",
+            "--browser",
+            "--return-to",
+            back,
+            "--data-dir",
+            data,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert logout.returncode == 0, logout.stderr
     url = logout.stdout.splitlines()[0]
     assert (

@@ -33,8 +33,12 @@ def test_a_token_endpoint_error_full_of_escape_sequences_is_escaped_and_cut():
     with raw_server(
         "127.0.0.1", http_response("400 Bad Request", {"Content-Type": "application/json"}, body)
     ) as idp:
-        meta = ProviderMetadata(issuer=idp.url, authorization_endpoint=idp.url + "/authorize",
-                                token_endpoint=idp.url + "/oauth/token", jwks_uri=idp.url + "/jwks")  # fmt: skip
+        meta = ProviderMetadata(
+            issuer=idp.url,
+            authorization_endpoint=idp.url + "/authorize",
+            token_endpoint=idp.url + "/oauth/token",
+            jwks_uri=idp.url + "/jwks",
+        )
 
         async def refresh() -> None:
             async with httpx.AsyncClient(timeout=10) as http:

@@ -15,8 +15,13 @@ TE = [sys.executable, "-m", "tenant_events"]
 
 def _login(data, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"}
-    return subprocess.run([*TE, "login", "--no-browser", "--data-dir", str(data), *args], capture_output=True,
-                          text=True, timeout=90, env=env)  # fmt: skip
+    return subprocess.run(
+        [*TE, "login", "--no-browser", "--data-dir", str(data), *args],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=env,
+    )
 
 
 def _json_lines(err: str) -> list[str]:
@@ -27,8 +32,10 @@ def test_a_domain_that_does_not_exist_saves_nothing(tmp_path):
     proc = _login(tmp_path, "--auth-url", "https://nonexistent.invalid", "--client-id", "abc")
     assert proc.returncode == 6, proc.stderr
     (line,) = _json_lines(proc.stderr)
-    assert line.startswith("tenant-events: cannot reach the tenant at https://nonexistent.invalid: the name does "
-                           "not resolve (DNS")  # fmt: skip
+    assert line.startswith(
+        "tenant-events: cannot reach the tenant at https://nonexistent.invalid: the name does "
+        "not resolve (DNS"
+    )
     assert proc.stdout == ""
     assert not (tmp_path / "settings.json").exists()
 
@@ -47,11 +54,22 @@ def test_the_tenant_checked_is_saved_with_the_exact_callback_url(simulator, tmp_
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         free = s.getsockname()[1]
-    proc = _login(tmp_path, "--auth-url", simulator.auth_url, "--client-id", simulator.demo_client_id, "--port",
-                  str(free), "--timeout", "1")  # fmt: skip
+    proc = _login(
+        tmp_path,
+        "--auth-url",
+        simulator.auth_url,
+        "--client-id",
+        simulator.demo_client_id,
+        "--port",
+        str(free),
+        "--timeout",
+        "1",
+    )
     assert proc.returncode == 4, proc.stderr  # nobody signs in within 1 s: the profile is saved all the same
     saved = [line for line in _json_lines(proc.stderr) if line.startswith("Saved tenant profile")]
-    assert saved == [f"Saved tenant profile '127-0-0-1-{simulator.auth_url.rsplit(':', 1)[1]}'. Callback URL(s) "
-                     f"to allow for client {simulator.demo_client_id}: http://127.0.0.1:{free}/callback"]  # fmt: skip
+    assert saved == [
+        f"Saved tenant profile '127-0-0-1-{simulator.auth_url.rsplit(':', 1)[1]}'. Callback URL(s) "
+        f"to allow for client {simulator.demo_client_id}: http://127.0.0.1:{free}/callback"
+    ]
     settings = json.loads((tmp_path / "settings.json").read_text())
     assert settings["tenants"][0]["redirect_ports"] == [free]

@@ -80,10 +80,24 @@ def send_malformed(port: int) -> list[bytes]:
 
 def test_a_real_sign_in_finishes_at_once_while_1100_idle_connections_hold_the_listener(simulator, tmp_path):
     login = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", simulator.auth_url,
-         "--client-id", simulator.demo_client_id, "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=child_fd_limit,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "login",
+            "--no-browser",
+            "--auth-url",
+            simulator.auth_url,
+            "--client-id",
+            simulator.demo_client_id,
+            "--data-dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=child_fd_limit,
+    )
     assert login.stdout is not None
     timer = threading.Timer(120, login.kill)
     timer.start()

@@ -32,15 +32,31 @@ def stored_count(db) -> int:
 
 
 def export_ids(data_dir) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), "--jsonl", "-"],
-                         capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), "--jsonl", "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
 
 
 def start(sim, data_dir) -> subprocess.Popen[str]:
     # --from-timestamp only applies while no cursor is stored (a round killed during start-up stored none).
-    args = ["stream", "--base-url", sim.base_url, "--name", "chaos", "--data-dir", str(data_dir),
-            "--stall-timeout", "1.0", "--from-timestamp", OLD]  # fmt: skip
+    args = [
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "chaos",
+        "--data-dir",
+        str(data_dir),
+        "--stall-timeout",
+        "1.0",
+        "--from-timestamp",
+        OLD,
+    ]
     return cli(*args, env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600)})
 
 

@@ -22,9 +22,24 @@ from tenant_events.settings import SCHEMA_VERSION
 from tenant_events.store import AlertInbox
 
 NO_OFF_HOURS = {"schema_version": 1, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}}
-LINE_KEYS = {"alert_id", "rule", "rule_name", "severity", "tenant", "count", "occurrences", "catch_up",
-             "first_event_id", "first_event_time", "last_event_id", "last_event_time", "types", "detail",
-             "raised_at", "read"}  # fmt: skip
+LINE_KEYS = {
+    "alert_id",
+    "rule",
+    "rule_name",
+    "severity",
+    "tenant",
+    "count",
+    "occurrences",
+    "catch_up",
+    "first_event_id",
+    "first_event_time",
+    "last_event_id",
+    "last_event_time",
+    "types",
+    "detail",
+    "raised_at",
+    "read",
+}
 
 
 def _settings(tmp_path, data):
@@ -35,11 +50,24 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     sim = make_simulator(heartbeat=0.2)
     _settings(tmp_path, NO_OFF_HOURS)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
-               "--alerts-jsonl", "-", env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "demo",
+        "--data-dir",
+        str(tmp_path),
+        "--alerts-jsonl",
+        "-",
+        env=env,
+    )
     db = tmp_path / "tenants" / "demo.sqlite3"
-    _wait(lambda: db.exists() and _counter(db, "alerts_upto") >= 0 and sim.stats()["connections"] == 1, "connected",
-          proc)  # fmt: skip
+    _wait(
+        lambda: db.exists() and _counter(db, "alerts_upto") >= 0 and sim.stats()["connections"] == 1,
+        "connected",
+        proc,
+    )
     sim.emit(1, ["organization.deleted"])
     sim.emit(30, ["user.deleted"])
     _wait(lambda: _stored(db) >= 31, "31 stored", proc)
@@ -59,8 +87,12 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     )
     assert "alert (critical): Mass deletion:" in err and "alert (warning): Organization deleted:" in err
 
-    listed = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--jsonl",
-                             "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    listed = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--jsonl", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert listed.returncode == 0, listed.stderr
     stored = [orjson.loads(line) for line in listed.stdout.splitlines()]
     assert [s["alert_id"] for s in stored] == [lines[1]["alert_id"], lines[0]["alert_id"]]  # newest first
@@ -69,22 +101,64 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert [s["tenant"] for s in stored] == ["demo", "demo"]  # one name for the tenant, in every line
 
     # the query term alert:ID (the window's alert chip) exports exactly the events behind that alert
-    behind = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--query",
-                             f"alert:{stored[0]['alert_id']}", "--jsonl", "-"],
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    behind = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "export",
+            "--data-dir",
+            str(tmp_path),
+            "--query",
+            f"alert:{stored[0]['alert_id']}",
+            "--jsonl",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert behind.returncode == 0, behind.stderr
     exported = [orjson.loads(line)["event"] for line in behind.stdout.splitlines()]
     assert len(exported) == 30 and {e["type"] for e in exported} == {"user.deleted"}
     assert stored[0]["last_event_id"] in {e["id"] for e in exported}
-    other = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--query",
-                            f"alert:{stored[1]['alert_id']}", "--jsonl", "-"],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    other = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "export",
+            "--data-dir",
+            str(tmp_path),
+            "--query",
+            f"alert:{stored[1]['alert_id']}",
+            "--jsonl",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert [orjson.loads(line)["event"]["type"] for line in other.stdout.splitlines()] == [
         "organization.deleted"
     ]
 
-    text = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
-                           "1h", "--mark-read"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    text = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "alerts",
+            "--data-dir",
+            str(tmp_path),
+            "--since",
+            "1h",
+            "--mark-read",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert text.returncode == 0, text.stderr
     first = text.stdout.splitlines()[0]
     assert "critical" in first and "Mass deletion: 30 users deleted in" in first
@@ -92,8 +166,21 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     assert "2 marked read; 0 unread" in text.stderr
     with AlertInbox(db) as inbox:
         assert inbox.unread_count() == 0
-    future = subprocess.run([sys.executable, "-m", "tenant_events", "alerts", "--data-dir", str(tmp_path), "--since",
-                             "2999-01-01T00:00:00Z"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    future = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "alerts",
+            "--data-dir",
+            str(tmp_path),
+            "--since",
+            "2999-01-01T00:00:00Z",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert future.stdout == "" and "0 alerts from demo" in future.stderr
 
 
@@ -114,42 +201,67 @@ def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, t
         assert _counter(db, "alerts_upto") == newest  # every stored event evaluated
         # every organization deletion (not a test event) is counted in exactly one org-deleted alert (an alert
         # links at most MAX_ALERT_EVENTS of its events; the summary of the catch-up has more)
-        deletions = conn.execute("SELECT count(*) FROM events WHERE type = 'organization.deleted'"
-                                 " AND purpose IS NOT 'test'").fetchone()[0]  # fmt: skip
+        deletions = conn.execute(
+            "SELECT count(*) FROM events WHERE type = 'organization.deleted' AND purpose IS NOT 'test'"
+        ).fetchone()[0]
         counted = conn.execute(
             "SELECT sum(event_count) FROM alerts WHERE rule_id = 'org-deleted'"
         ).fetchone()[0]
         assert deletions > 50 and counted == deletions
         # no event is behind two alerts of one rule, whatever the rule
-        shared = conn.execute("SELECT a.rule_id, e.seq, group_concat(a.id) FROM alert_events e JOIN alerts a"
-                              " ON a.id = e.alert_id GROUP BY 1, 2 HAVING count(*) > 1").fetchall()  # fmt: skip
+        shared = conn.execute(
+            "SELECT a.rule_id, e.seq, group_concat(a.id) FROM alert_events e JOIN alerts a"
+            " ON a.id = e.alert_id GROUP BY 1, 2 HAVING count(*) > 1"
+        ).fetchall()
         assert shared == [], shared[:20]
         # the backlog became one summary per rule; the live deletion is in a live alert
         summaries = conn.execute("SELECT rule_id, count(*) FROM alerts WHERE catch_up GROUP BY 1").fetchall()
         assert summaries and all(n == 1 for _, n in summaries), summaries
         last = conn.execute("SELECT max(seq) FROM events WHERE type = 'organization.deleted'").fetchone()[0]
-        live = conn.execute("SELECT a.rule_id, a.catch_up FROM alert_events e JOIN alerts a ON a.id = e.alert_id"
-                            " WHERE e.seq = ?", (last,)).fetchall()  # fmt: skip
+        live = conn.execute(
+            "SELECT a.rule_id, a.catch_up FROM alert_events e JOIN alerts a ON a.id = e.alert_id"
+            " WHERE e.seq = ?",
+            (last,),
+        ).fetchall()
         assert ("org-deleted", 0) in live
     finally:
         conn.close()
 
 
 def test_a_bad_rule_stops_the_stream_naming_the_rule_and_field(tmp_path):
-    bad = {"schema_version": SCHEMA_VERSION, "alerts": {"rules": [{"id": "signup-burst", "threshold": {"count": 60,
-                                                                                          "window_seconds": -1}}]}}  # fmt: skip
+    bad = {
+        "schema_version": SCHEMA_VERSION,
+        "alerts": {"rules": [{"id": "signup-burst", "threshold": {"count": 60, "window_seconds": -1}}]},
+    }
     _settings(tmp_path, bad)
-    proc = subprocess.run([sys.executable, "-m", "tenant_events", "stream", "--base-url", "http://127.0.0.1:9/api/v2",
-                           "--data-dir", str(tmp_path)], capture_output=True, text=True, timeout=60,
-                          env={**__import__("os").environ, "TENANT_EVENTS_ACCESS_TOKEN": "x"})  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "stream",
+            "--base-url",
+            "http://127.0.0.1:9/api/v2",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "TENANT_EVENTS_ACCESS_TOKEN": "x"},
+    )
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines() == [
         "tenant-events: alert rule 'signup-burst': threshold.window_seconds: Input should be greater than 0 — fix "
         "alerts.rules in the settings file; `tenant-events rules` lists every problem"
     ]
     assert not (tmp_path / "tenants").exists()  # nothing was started
-    check = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--check", "--data-dir", str(tmp_path)],
-                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    check = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "rules", "--check", "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert check.returncode == 3 and "alert rule 'signup-burst': threshold.window_seconds" in check.stderr
     assert json.loads((tmp_path / "settings.json").read_text()) == bad  # the settings file was left alone
 
@@ -157,8 +269,17 @@ def test_a_bad_rule_stops_the_stream_naming_the_rule_and_field(tmp_path):
 def test_rules_try_says_how_often_a_rule_would_have_fired(make_simulator, tmp_path):
     sim = make_simulator(heartbeat=0.2)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path), "--no-alerts",
-               env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "demo",
+        "--data-dir",
+        str(tmp_path),
+        "--no-alerts",
+        env=env,
+    )
     db = tmp_path / "tenants" / "demo.sqlite3"
     _wait(lambda: db.exists() and sim.stats()["connections"] == 1, "connected", proc)
     sim.emit(25, ["user.deleted"])
@@ -167,11 +288,29 @@ def test_rules_try_says_how_often_a_rule_would_have_fired(make_simulator, tmp_pa
     proc.communicate(timeout=20)
     with AlertInbox(db) as inbox:
         assert inbox.alerts() == []  # --no-alerts: nothing evaluated
-    tried = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--data-dir", str(tmp_path), "--try",
-                            "mass-deletion"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    tried = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "rules",
+            "--data-dir",
+            str(tmp_path),
+            "--try",
+            "mass-deletion",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert tried.returncode == 0, tried.stderr
-    assert tried.stdout.strip() == ("Mass deletion (mass-deletion) would have fired once in the last 7 days "
-                                    "(1 notification, 25 events)")  # fmt: skip
-    unknown = subprocess.run([sys.executable, "-m", "tenant_events", "rules", "--data-dir", str(tmp_path), "--try",
-                              "nope"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert tried.stdout.strip() == (
+        "Mass deletion (mass-deletion) would have fired once in the last 7 days (1 notification, 25 events)"
+    )
+    unknown = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "rules", "--data-dir", str(tmp_path), "--try", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert unknown.returncode == 3 and "--try: no alert rule 'nope'" in unknown.stderr

@@ -19,17 +19,34 @@ from tenant_events.alerts.from_settings import build_evaluator
 from tenant_events.store import StoreWriter
 
 RULES = [
-    {"id": "join-and-leave", "name": "Joined and left", "severity": "info",
-     "types": ["organization.member.added", "organization.member.deleted"],
-     "group_by": ["object.organization.id", "object.user.user_id"],
-     "sequence": {"steps": [{"types": ["organization.member.added"]}, {"types": ["organization.member.deleted"]}],
-                  "within_seconds": 3600}},
-    {"id": "many-users-one-client", "name": "Users deleted by one client", "severity": "info",
-     "types": ["user.deleted"], "group_by": ["context.client.id"],
-     "threshold": {"count": 3, "window_seconds": 600, "distinct": "object.user_id"}},
-    {"id": "busy-group", "name": "Busy group", "severity": "info", "types": ["group.member.added"],
-     "group_by": ["object.group.id"], "threshold": {"count": 3, "window_seconds": 900}},
-]  # fmt: skip
+    {
+        "id": "join-and-leave",
+        "name": "Joined and left",
+        "severity": "info",
+        "types": ["organization.member.added", "organization.member.deleted"],
+        "group_by": ["object.organization.id", "object.user.user_id"],
+        "sequence": {
+            "steps": [{"types": ["organization.member.added"]}, {"types": ["organization.member.deleted"]}],
+            "within_seconds": 3600,
+        },
+    },
+    {
+        "id": "many-users-one-client",
+        "name": "Users deleted by one client",
+        "severity": "info",
+        "types": ["user.deleted"],
+        "group_by": ["context.client.id"],
+        "threshold": {"count": 3, "window_seconds": 600, "distinct": "object.user_id"},
+    },
+    {
+        "id": "busy-group",
+        "name": "Busy group",
+        "severity": "info",
+        "types": ["group.member.added"],
+        "group_by": ["object.group.id"],
+        "threshold": {"count": 3, "window_seconds": 900},
+    },
+]
 OURS = [r["id"] for r in RULES]
 
 
@@ -37,8 +54,10 @@ def _per_rule(db):
     conn = sqlite3.connect(db)
     try:
         counts = dict(conn.execute("SELECT rule_id, sum(event_count) FROM alerts GROUP BY 1").fetchall())
-        shared = conn.execute("SELECT count(*) FROM (SELECT a.rule_id, e.seq FROM alert_events e JOIN alerts a"
-                              " ON a.id = e.alert_id GROUP BY 1, 2 HAVING count(*) > 1)").fetchone()[0]  # fmt: skip
+        shared = conn.execute(
+            "SELECT count(*) FROM (SELECT a.rule_id, e.seq FROM alert_events e JOIN alerts a"
+            " ON a.id = e.alert_id GROUP BY 1, 2 HAVING count(*) > 1)"
+        ).fetchone()[0]
     finally:
         conn.close()
     return {r: counts.get(r, 0) for r in OURS}, shared

@@ -40,8 +40,13 @@ def _no_crash_report(data: Path) -> None:
 def test_export_into_a_closed_pipe_exits_quietly(stored, fmt):
     # `export | head -n 3`, with the shell's own pipe and head; pipefail reports export's own exit code.
     cmd = " ".join([*TE, "export", "--data-dir", str(stored), fmt, "-"])
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{cmd} | head -n 3"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONWARNINGS": ""})  # fmt: skip
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"{cmd} | head -n 3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": ""},
+    )
     assert len(proc.stdout.splitlines()) == 3
     assert proc.stderr == "", proc.stderr  # no "Exception ignored", no BrokenPipeError, no "unexpected error"
     assert proc.returncode == 0
@@ -51,10 +56,27 @@ def test_export_into_a_closed_pipe_exits_quietly(stored, fmt):
 def test_stream_into_a_closed_pipe_stops_quietly(make_simulator, tmp_path):
     sim = make_simulator(backlog=3000, heartbeat=0.2)
     env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    cmd = " ".join([*TE, "stream", "--base-url", sim.base_url, "--data-dir", str(tmp_path), "--from-timestamp",
-                    "2000-01-01T00:00:00Z", "--jsonl", "-"])  # fmt: skip
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", f"{cmd} | head -n 3"], capture_output=True, text=True,
-                          timeout=120, env=env)  # fmt: skip
+    cmd = " ".join(
+        [
+            *TE,
+            "stream",
+            "--base-url",
+            sim.base_url,
+            "--data-dir",
+            str(tmp_path),
+            "--from-timestamp",
+            "2000-01-01T00:00:00Z",
+            "--jsonl",
+            "-",
+        ]
+    )
+    proc = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"{cmd} | head -n 3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert len(proc.stdout.splitlines()) == 3
     assert proc.returncode == 0, proc.stderr
     for noise in ("Traceback", "Exception ignored", "BrokenPipeError", "unexpected error"):
@@ -65,8 +87,12 @@ def test_stream_into_a_closed_pipe_stops_quietly(make_simulator, tmp_path):
 
 def test_export_to_a_missing_directory_is_one_line(stored):
     target = "/no/such/dir/x.jsonl"
-    proc = subprocess.run([*TE, "export", "--data-dir", str(stored), "--jsonl", target], capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [*TE, "export", "--data-dir", str(stored), "--jsonl", target],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert target in proc.stderr and "/no/such/dir" in proc.stderr and "does not exist" in proc.stderr
@@ -77,8 +103,22 @@ def test_export_to_a_missing_directory_is_one_line(stored):
 def test_stream_jsonl_to_a_missing_directory_is_one_line(stored):
     target = "/no/such/dir/live.jsonl"
     env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "not-used"}
-    proc = subprocess.run([*TE, "stream", "--base-url", "http://127.0.0.1:9/api/v2", "--data-dir", str(stored),
-                           "--jsonl", target], capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [
+            *TE,
+            "stream",
+            "--base-url",
+            "http://127.0.0.1:9/api/v2",
+            "--data-dir",
+            str(stored),
+            "--jsonl",
+            target,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert target in proc.stderr and "does not exist" in proc.stderr
@@ -86,8 +126,12 @@ def test_stream_jsonl_to_a_missing_directory_is_one_line(stored):
 
 
 def test_export_of_an_unknown_tenant_is_said_once(stored):
-    proc = subprocess.run([*TE, "export", "--data-dir", str(stored), "--tenant", "nope", "--csv", "-"],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [*TE, "export", "--data-dir", str(stored), "--tenant", "nope", "--csv", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 3
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("tenant-events: ") and "'nope'" in proc.stderr and "acme" in proc.stderr

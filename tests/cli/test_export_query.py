@@ -14,8 +14,12 @@ from tenant_events.paths import AppPaths
 
 
 def export(data_dir, *args):
-    return subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), *args],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_export_only_what_the_query_matches(tmp_path):

@@ -36,8 +36,16 @@ def assert_no_raw_control(text: str, where: str) -> None:
 
 
 def run_stream(url: str, data: Path, until) -> tuple[int, str]:
-    proc = cli("stream", "--base-url", url, "--name", "hostile", "--data-dir", str(data),
-               env={"TENANT_EVENTS_ACCESS_TOKEN": "hostile-token"})  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        url,
+        "--name",
+        "hostile",
+        "--data-dir",
+        str(data),
+        env={"TENANT_EVENTS_ACCESS_TOKEN": "hostile-token"},
+    )
     deadline = time.monotonic() + 60
     while proc.poll() is None and not until() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -68,8 +68,10 @@ def test_import_adds_sigma_rules_that_are_listed_as_ordinary_rules(tmp_path):
     assert [line.split()[2] for line in out.splitlines()] == ["admin-from-script", "mass-deletion-by-client"]
     assert "2 Sigma rules imported" in err
     stored = json.loads((home / "settings.json").read_text())["alerts"]["rules"]
-    assert [(e["id"], e["origin"]) for e in stored] == [("admin-from-script", "sigma"),
-                                                       ("mass-deletion-by-client", "sigma")]  # fmt: skip
+    assert [(e["id"], e["origin"]) for e in stored] == [
+        ("admin-from-script", "sigma"),
+        ("mass-deletion-by-client", "sigma"),
+    ]
     code, out, err = run("rules", "--data-dir", str(home))
     assert code == 0, err
     listed = {line.split()[2]: line for line in out.splitlines()}
@@ -85,8 +87,19 @@ def test_a_rule_that_cannot_be_expressed_refuses_the_import_and_leaves_the_setti
     home = tmp_path / "home"
     home.mkdir()
     settings = home / "settings.json"
-    settings.write_text(json.dumps({"schema_version": 2, "alerts": {"rules": [
-        {"id": "mine", "name": "Mine", "types": ["user.deleted"]}, {"id": "off-hours", "enabled": False}]}}))  # fmt: skip
+    settings.write_text(
+        json.dumps(
+            {
+                "schema_version": 2,
+                "alerts": {
+                    "rules": [
+                        {"id": "mine", "name": "Mine", "types": ["user.deleted"]},
+                        {"id": "off-hours", "enabled": False},
+                    ]
+                },
+            }
+        )
+    )
     before = settings.read_bytes()
     folder = tmp_path / "sigma"
     folder.mkdir()
@@ -119,8 +132,14 @@ def test_a_sigma_rule_with_a_built_in_rules_id_is_refused_and_the_built_in_stays
     home = tmp_path / "home"
     home.mkdir()
     settings = home / "settings.json"
-    settings.write_text(json.dumps({"schema_version": 2, "alerts": {"rules": [
-        {"id": "mine", "name": "Mine", "types": ["user.deleted"]}]}}))  # fmt: skip
+    settings.write_text(
+        json.dumps(
+            {
+                "schema_version": 2,
+                "alerts": {"rules": [{"id": "mine", "name": "Mine", "types": ["user.deleted"]}]},
+            }
+        )
+    )
     before = settings.read_bytes()
     (tmp_path / "good.yml").write_text(GOOD)  # good rules in the same import are refused with it
     (tmp_path / "z-builtin.yml").write_text(TAKES_A_BUILTIN)
@@ -205,13 +224,24 @@ def _stored(db):
 
 def test_imported_rules_raise_alerts_in_a_live_stream(make_simulator, tmp_path):
     sim = make_simulator(heartbeat=0.2)
-    (tmp_path / "settings.json").write_text(json.dumps({"schema_version": 2, "alerts": {"rules": [
-        {"id": "off-hours", "enabled": False}]}}))  # fmt: skip
+    (tmp_path / "settings.json").write_text(
+        json.dumps({"schema_version": 2, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
+    )
     (tmp_path / "streamed.yml").write_text(STREAMED)
     assert run("rules", "import", str(tmp_path / "streamed.yml"), "--data-dir", str(tmp_path))[0] == 0
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
-               "--alerts-jsonl", "-", env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "demo",
+        "--data-dir",
+        str(tmp_path),
+        "--alerts-jsonl",
+        "-",
+        env=env,
+    )
     deadline = time.monotonic() + 30
     while sim.stats()["connections"] < 1:
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""

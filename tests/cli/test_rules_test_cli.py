@@ -11,8 +11,12 @@ import pytest
 
 
 def rules(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "tenant_events", "rules", "test", *args, "--data-dir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tenant_events", "rules", "test", *args, "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_the_builtin_pack_passes_its_fixtures(tmp_path):
@@ -57,23 +61,38 @@ def test_own_rules_in_yaml_carry_fixtures(tmp_path, expect, code):
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ("- id: x\n  name: X\n  types: [user.deleted]\n  group_by: [object.role.name]\n",
-         "alert rule 'x': group_by: no event of the rule's types (user.deleted) carries the field 'object.role.name'"),
-        ("- id: x\n  name: X\n  types: [user.deleted]\n  threshold: {count: 5, window_seconds: 0}\n",
-         "alert rule 'x': threshold.window_seconds: Input should be greater than 0"),
-        ("- id: x\n  name: X\n  types: [user.deleted]\n  threshold: {count: 5, window_seconds: 94608000}\n",
-         "alert rule 'x': threshold.window_seconds: Input should be less than or equal to 86400"),
-        ("- id: x\n  name: X\n  types: [user.created]\n  conditions: [{field: object.email, op: regex, value: '(a'}]\n",
-         "alert rule 'x': conditions.0: regex '(a' does not compile (RE2 syntax): missing ): (a"),
-        ("- id: x\n  name: X\n  types: [user.created]\n  colour: red\n", "alert rule 'x': colour: Extra inputs are not permitted"),
-        ("- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: exists}, {field: object.role.name, op: exists}]\n",
-         "alert rule 'x': any_of.1.field: no event of the rule's types (user.created) carries the field 'object.role.name'"),
-        ("- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: near, value: a}]\n",
-         "alert rule 'x': any_of.0.op: Input should be 'equals', 'contains', 'starts_with', 'ends_with', 'exists', "
-         "'missing', 'mentions', 'regex', 'in_list', 'domain_in_list', 'changed', 'grew' or 'cidr'"),
+        (
+            "- id: x\n  name: X\n  types: [user.deleted]\n  group_by: [object.role.name]\n",
+            "alert rule 'x': group_by: no event of the rule's types (user.deleted) carries the field 'object.role.name'",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.deleted]\n  threshold: {count: 5, window_seconds: 0}\n",
+            "alert rule 'x': threshold.window_seconds: Input should be greater than 0",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.deleted]\n  threshold: {count: 5, window_seconds: 94608000}\n",
+            "alert rule 'x': threshold.window_seconds: Input should be less than or equal to 86400",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.created]\n  conditions: [{field: object.email, op: regex, value: '(a'}]\n",
+            "alert rule 'x': conditions.0: regex '(a' does not compile (RE2 syntax): missing ): (a",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.created]\n  colour: red\n",
+            "alert rule 'x': colour: Extra inputs are not permitted",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: exists}, {field: object.role.name, op: exists}]\n",
+            "alert rule 'x': any_of.1.field: no event of the rule's types (user.created) carries the field 'object.role.name'",
+        ),
+        (
+            "- id: x\n  name: X\n  types: [user.created]\n  any_of: [{field: object.email, op: near, value: a}]\n",
+            "alert rule 'x': any_of.0.op: Input should be 'equals', 'contains', 'starts_with', 'ends_with', 'exists', "
+            "'missing', 'mentions', 'regex', 'in_list', 'domain_in_list', 'changed', 'grew' or 'cidr'",
+        ),
         ("a: [\n", "cannot be read as rules: line 2: expected the node content, but found '<stream end>'"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_one_line_exit_3_and_the_settings_stay(tmp_path, text, line):
     settings = tmp_path / "settings.json"
     settings.write_text(

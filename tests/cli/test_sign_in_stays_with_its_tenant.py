@@ -49,8 +49,9 @@ def _login(sim, data: str, name: str) -> None:
 
 def _stream_a_while(data: str, name: str, lines: int) -> tuple[int, str]:
     """`stream --tenant NAME` until it printed `lines` events, then SIGTERM; (exit code, stderr)."""
-    proc = cli("stream", "--tenant", name, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-",
-               env=_env())  # fmt: skip
+    proc = cli(
+        "stream", "--tenant", name, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-", env=_env()
+    )
     timer = threading.Timer(60, proc.kill)
     timer.start()
     try:
@@ -77,8 +78,10 @@ def _kill(procs: list[subprocess.Popen[str]]) -> None:
 
 def _refused_at_tenant(sim, token: str) -> bool:
     """The tenant no longer takes `token` (revoked): 403 invalid_grant."""
-    answer = httpx.post(sim.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
-                        "client_id": sim.demo_client_id, "refresh_token": token})  # fmt: skip
+    answer = httpx.post(
+        sim.auth_url + "/oauth/token",
+        data={"grant_type": "refresh_token", "client_id": sim.demo_client_id, "refresh_token": token},
+    )
     return answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
 
 
@@ -104,9 +107,21 @@ def test_a_profile_keeps_its_tenant_its_sign_in_and_its_database(make_simulator,
         saved = settings_file.read_text()
 
         # `login --name work --auth-url B` on tenant A's profile: refused before anything is saved or sent.
-        login = cli("login", "--name", "work", "--auth-url", tenant_b.auth_url, "--client-id",
-                    tenant_b.demo_client_id, "--no-browser", "--timeout", "5", "--data-dir", data,
-                    env=_env())  # fmt: skip
+        login = cli(
+            "login",
+            "--name",
+            "work",
+            "--auth-url",
+            tenant_b.auth_url,
+            "--client-id",
+            tenant_b.demo_client_id,
+            "--no-browser",
+            "--timeout",
+            "5",
+            "--data-dir",
+            data,
+            env=_env(),
+        )
         out, err = login.communicate(timeout=60)
         assert login.returncode == 3, err
         assert out == ""  # no authorization URL: the sign-in never started
@@ -120,8 +135,12 @@ def test_a_profile_keeps_its_tenant_its_sign_in_and_its_database(make_simulator,
         # The profile moved to B behind the app's back (settings edited by hand): A's token is not sent to B.
         document = json.loads(saved)
         profile = document["tenants"][0]
-        profile.update(domain=tenant_b.auth_url.split("//")[1], auth_url=tenant_b.auth_url,
-                       base_url=tenant_b.base_url, audience=tenant_b.audience)  # fmt: skip
+        profile.update(
+            domain=tenant_b.auth_url.split("//")[1],
+            auth_url=tenant_b.auth_url,
+            base_url=tenant_b.base_url,
+            audience=tenant_b.audience,
+        )
         settings_file.write_text(json.dumps(document))
         proc = cli("stream", "--tenant", "work", "--data-dir", data, env=_env())
         _, err = proc.communicate(timeout=60)
@@ -129,8 +148,9 @@ def test_a_profile_keeps_its_tenant_its_sign_in_and_its_database(make_simulator,
         refused = f"holds the events of {tenant_a.base_url}, not of {tenant_b.base_url}"
         assert refused in err and len(err.strip().splitlines()) == 1, err
         # Nor can it be signed in to B under that name while A's database is there.
-        login = cli("login", "--tenant", "work", "--no-browser", "--timeout", "5", "--data-dir", data,
-                    env=_env())  # fmt: skip
+        login = cli(
+            "login", "--tenant", "work", "--no-browser", "--timeout", "5", "--data-dir", data, env=_env()
+        )
         out, err = login.communicate(timeout=60)
         assert login.returncode == 3 and out == "", err
         assert refused in err, err
@@ -197,8 +217,13 @@ def test_two_processes_on_one_profile_do_not_revoke_each_other(simulator, tmp_pa
         outcomes = simulator.stats()["refresh"]
         assert outcomes == {"rotated": 2 * rounds, "unknown": 0, "reused": 0, "refused": 0}
         assert stored_token(data, "shared"), "still signed in"
-        again = subprocess.run([sys.executable, "-c", REFRESHER, data, "shared", "1", str(go)],
-                               capture_output=True, text=True, env=_env(), timeout=120)  # fmt: skip
+        again = subprocess.run(
+            [sys.executable, "-c", REFRESHER, data, "shared", "1", str(go)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=120,
+        )
         assert again.returncode == 0, again.stderr[-2000:]  # the stored sign-in still works
     finally:
         _kill(procs)

@@ -49,8 +49,9 @@ def test_base_url_of_a_stored_profile_uses_its_sign_in(sim, signed_in):
     data, name = signed_in
     # The same place written differently (upper-case scheme, a trailing slash): the stored sign-in is used.
     url = "HTTP" + sim.base_url.removeprefix("http") + "/"
-    stream = cli("stream", "--base-url", url, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-",
-                 env=_env())  # fmt: skip
+    stream = cli(
+        "stream", "--base-url", url, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-", env=_env()
+    )
     timer = threading.Timer(60, stream.kill)
     timer.start()
     try:

@@ -36,8 +36,20 @@ def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_
     sim = make_simulator(backlog=300, heartbeat=0.2)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
     jsonl = tmp_path / "live.jsonl"
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(tmp_path),
-               "--from-timestamp", OLD, "--jsonl", str(jsonl), env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "demo",
+        "--data-dir",
+        str(tmp_path),
+        "--from-timestamp",
+        OLD,
+        "--jsonl",
+        str(jsonl),
+        env=env,
+    )
     db = tmp_path / "tenants" / "demo.sqlite3"
     wait_stored(db, 300, proc)
     sim.emit(20)
@@ -48,16 +60,35 @@ def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_
     assert "320 events stored" in err and "live" in err
     assert env["TENANT_EVENTS_ACCESS_TOKEN"] not in err + out
 
-    export = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--jsonl",
-                             "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    export = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--jsonl", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert export.returncode == 0, export.stderr
     lines = [orjson.loads(line) for line in export.stdout.splitlines()]
     assert [m["event"]["id"] for m in lines] == reference_ids(sim, 320)
     assert all(set(m) == {"type", "offset", "event"} and m["type"] == m["event"]["type"] for m in lines)
     assert jsonl.read_text().splitlines() == export.stdout.splitlines()  # --jsonl wrote the same, live
 
-    as_csv = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--tenant",
-                             "demo", "--csv", str(tmp_path / "out.csv")], capture_output=True, text=True, timeout=60)  # fmt: skip
+    as_csv = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "export",
+            "--data-dir",
+            str(tmp_path),
+            "--tenant",
+            "demo",
+            "--csv",
+            str(tmp_path / "out.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert as_csv.returncode == 0, as_csv.stderr
     rows = list(csv.DictReader(io.StringIO((tmp_path / "out.csv").read_text())))
     assert [r["event_id"] for r in rows] == [m["event"]["id"] for m in lines]
@@ -66,8 +97,20 @@ def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_
 def test_stream_with_client_credentials(make_simulator, tmp_path):
     sim = make_simulator(backlog=40, heartbeat=0.2)
     env = {"TENANT_EVENTS_CLIENT_SECRET": sim.service_client_secret, "TENANT_EVENTS_ACCESS_TOKEN": ""}
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "svc", "--data-dir", str(tmp_path), "--client-id",
-               sim.service_client_id, "--from-timestamp", OLD, env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "svc",
+        "--data-dir",
+        str(tmp_path),
+        "--client-id",
+        sim.service_client_id,
+        "--from-timestamp",
+        OLD,
+        env=env,
+    )
     wait_stored(tmp_path / "tenants" / "svc.sqlite3", 40, proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=20)
@@ -112,10 +155,29 @@ def test_stream_errors_are_one_clear_line_with_distinct_exit_codes(
 
 
 def test_export_errors(tmp_path):
-    nothing = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--jsonl",
-                              "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    nothing = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--jsonl", "-"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert nothing.returncode == 2 and "no stored events" in nothing.stderr
     (tmp_path / "tenants").mkdir()
-    unknown = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path), "--tenant",
-                              "nope", "--csv", "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    unknown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "export",
+            "--data-dir",
+            str(tmp_path),
+            "--tenant",
+            "nope",
+            "--csv",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert unknown.returncode == 3 and "'nope'" in unknown.stderr

@@ -75,8 +75,18 @@ def streamed(tmp_path_factory):
     db = data / "tenants" / "demo.sqlite3"
     with running_simulator(seed=SEED, backlog=BACKLOG) as sim:  # 1 s heartbeats: the writer gets idle spells
         log = simulator_log(sim, BACKLOG)
-        proc = cli("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(data),
-                   "--from-timestamp", OLD, env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()})  # fmt: skip
+        proc = cli(
+            "stream",
+            "--base-url",
+            sim.base_url,
+            "--name",
+            "demo",
+            "--data-dir",
+            str(data),
+            "--from-timestamp",
+            OLD,
+            env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
+        )
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
@@ -108,8 +118,10 @@ def test_the_timeline_of_a_user_is_the_hand_checked_list_then_its_state(streamed
     events = [line for line in lines if line.startswith("20")]
     assert [(line.rsplit("[", 1)[1].rstrip("]"), line.split("  ")[2]) for line in events] == KEN_EVENTS
     # names come from the directory when shown: the organization's display name as renamed since
-    assert "  demo  organization.member.role.assigned  ken.torvalds.b013@example.com added to organization" \
-           " Acme Mobility as developer  [evt_fGclQMTDxmoihvv5]" in events[4]  # fmt: skip
+    assert (
+        "  demo  organization.member.role.assigned  ken.torvalds.b013@example.com added to organization"
+        " Acme Mobility as developer  [evt_fGclQMTDxmoihvv5]" in events[4]
+    )
     state = lines[lines.index("State at the end, in demo:") + 1 :]
     assert state[0] == f"user ken.torvalds.b013@example.com ({KEN}), Ken Torvalds"
     assert any(line.startswith("  deleted ") for line in state)
@@ -117,18 +129,32 @@ def test_the_timeline_of_a_user_is_the_hand_checked_list_then_its_state(streamed
     ended = {
         line.split(",")[0].strip(): line.rsplit(" to ", 1)[1] for line in state if line.startswith("  was ")
     }
-    assert sorted(ended) == sorted([
-        "was in group legal-recruiting", "was in group hr-mobile", "was in group legal-mobile",
-        "was member of organization Acme Mobility", "was member of organization Umbrella Asia Pacific",
-        "was member of organization Initech Europe", "was member of organization Wayne Insurance",
-        "was role developer in organization Acme Mobility", "was role auditor in organization Acme Mobility",
-        "was role billing in organization Initech Europe",
-    ])  # fmt: skip
+    assert sorted(ended) == sorted(
+        [
+            "was in group legal-recruiting",
+            "was in group hr-mobile",
+            "was in group legal-mobile",
+            "was member of organization Acme Mobility",
+            "was member of organization Umbrella Asia Pacific",
+            "was member of organization Initech Europe",
+            "was member of organization Wayne Insurance",
+            "was role developer in organization Acme Mobility",
+            "was role auditor in organization Acme Mobility",
+            "was role billing in organization Initech Europe",
+        ]
+    )
     # each ended when Ken left the group, when Ken was deleted, or when the simulator deleted the organization
     # (which sends no member events: the directory's cascade)
-    ends = {e["time"][:19].replace("T", " ") + " UTC" for e in log
-            if e["id"] in ("evt_xsVG0l8iECBx3g5E", "evt_3F0UQqvznUTO26qv") or (e["type"] == "organization.deleted"
-            and e["data"]["object"]["id"] in ("org_4bRLkF8fKYdMAD8f", "org_lAHCNCwPIsMCLlbU", "org_iiCwGanLMHgkj241"))}  # fmt: skip
+    ends = {
+        e["time"][:19].replace("T", " ") + " UTC"
+        for e in log
+        if e["id"] in ("evt_xsVG0l8iECBx3g5E", "evt_3F0UQqvznUTO26qv")
+        or (
+            e["type"] == "organization.deleted"
+            and e["data"]["object"]["id"]
+            in ("org_4bRLkF8fKYdMAD8f", "org_lAHCNCwPIsMCLlbU", "org_iiCwGanLMHgkj241")
+        )
+    }
     assert set(ended.values()) == ends and len(ends) == 5
     assert out.stderr.strip() == f"tenant-events: 16 events name user:{KEN}"
 

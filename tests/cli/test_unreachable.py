@@ -29,8 +29,13 @@ def _closed_port() -> int:
 
 def _stream(base_url: str, data, *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    proc = subprocess.run([*TE, "stream", "--base-url", base_url, "--data-dir", str(data), *extra],
-                          capture_output=True, text=True, timeout=120, env=ENV)  # fmt: skip
+    proc = subprocess.run(
+        [*TE, "stream", "--base-url", base_url, "--data-dir", str(data), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     return proc, time.monotonic() - started
 
 
@@ -59,8 +64,9 @@ def test_unresolvable_host_gives_up_after_the_default_time(tmp_path):
     proc, took = _stream("https://nonexistent.invalid/api/v2", tmp_path)
     assert proc.returncode == 6, proc.stderr
     line = _last_line(proc.stderr)
-    assert line.startswith("tenant-events: cannot reach nonexistent.invalid: the name nonexistent.invalid does "
-                           "not resolve (DNS"), line  # fmt: skip
+    assert line.startswith(
+        "tenant-events: cannot reach nonexistent.invalid: the name nonexistent.invalid does not resolve (DNS"
+    ), line
     assert "gave up after 20 s" in line
     assert 19 < took < 45
 
@@ -76,8 +82,20 @@ def test_tls_to_a_plain_http_server_gives_up_with_exit_6(simulator, tmp_path):
 def test_network_loss_after_the_stream_was_open_is_retried(make_simulator, tmp_path):
     sim = make_simulator(backlog=20, heartbeat=0.2)
     env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli("stream", "--base-url", sim.base_url, "--data-dir", str(tmp_path), "--name", "demo",
-               "--from-timestamp", OLD, "--unreachable-timeout", "2", env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--data-dir",
+        str(tmp_path),
+        "--name",
+        "demo",
+        "--from-timestamp",
+        OLD,
+        "--unreachable-timeout",
+        "2",
+        env=env,
+    )
     db = tmp_path / "tenants" / "demo.sqlite3"
     try:
         deadline = time.monotonic() + 30

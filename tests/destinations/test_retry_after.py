@@ -11,9 +11,18 @@ from tenant_events.destinations.send import RETRY_AFTER_MAX, retry_after_seconds
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("5", 5.0), ("0", 1.0), ("-30", 1.0), ("1e12", RETRY_AFTER_MAX), ("inf", RETRY_AFTER_MAX), ("nan", None),
-     ("soon", None), ("", None), (None, None)],
-)  # fmt: skip
+    [
+        ("5", 5.0),
+        ("0", 1.0),
+        ("-30", 1.0),
+        ("1e12", RETRY_AFTER_MAX),
+        ("inf", RETRY_AFTER_MAX),
+        ("nan", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_retry_after_seconds(value, expected):
     assert retry_after_seconds(value) == expected
 

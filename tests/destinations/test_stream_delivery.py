@@ -56,9 +56,14 @@ def test_sigkill_mid_outbox_resumes_and_each_alert_arrives_under_one_key(
     settings = load_settings(paths)
     settings.alerts.rules = [
         {"id": "off-hours", "enabled": False},
-        {"id": "each-group", "name": "Group created", "types": ["group.created"], "severity": "critical",
-         "coalesce_minutes": 0},
-    ]  # fmt: skip
+        {
+            "id": "each-group",
+            "name": "Group created",
+            "types": ["group.created"],
+            "severity": "critical",
+            "coalesce_minutes": 0,
+        },
+    ]
     save_settings(paths, settings)
     try:
         sim = make_simulator(heartbeat=0.2)

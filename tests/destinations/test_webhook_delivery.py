@@ -17,8 +17,11 @@ from tenant_events.store.schema import connect
 
 
 def _received(httpserver, path="/hook"):
-    return [orjson.loads(req.get_data()) | {"_key": req.headers.get("Idempotency-Key")}
-            for req, resp in httpserver.log if req.path == path and resp.status_code == 200]  # fmt: skip
+    return [
+        orjson.loads(req.get_data()) | {"_key": req.headers.get("Idempotency-Key")}
+        for req, resp in httpserver.log
+        if req.path == path and resp.status_code == 200
+    ]
 
 
 def test_an_alert_reaches_a_json_webhook_once_with_its_key_and_link(tmp_path, httpserver):
@@ -46,8 +49,14 @@ def test_routing_by_severity_rule_and_tenant(tmp_path, httpserver):
     httpserver.expect_request("/pager", method="POST").respond_with_data("ok")
     httpserver.expect_request("/chat", method="POST").respond_with_data("ok")
     db = tmp_path / "acme.sqlite3"
-    store_alerts(db, [alert_write("mass-deletion", "critical"), alert_write("off-hours", "warning"),
-                      alert_write("new-admin", "info")])  # fmt: skip
+    store_alerts(
+        db,
+        [
+            alert_write("mass-deletion", "critical"),
+            alert_write("off-hours", "warning"),
+            alert_write("new-admin", "info"),
+        ],
+    )
     base = f"json://127.0.0.1:{httpserver.port}"
     targets = {
         "pager": target("pager", f"{base}/pager", severities=["critical"]),
@@ -78,8 +87,11 @@ def test_500_three_times_then_200_is_delivered_once_with_the_same_key(tmp_path, 
     httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
     db = tmp_path / "acme.sqlite3"
     store_alerts(db, [alert_write()])
-    worker = run_worker(db, {"ops": target("ops", f"json://127.0.0.1:{httpserver.port}/hook")},
-                        lambda: len(_received(httpserver)) == 1)  # fmt: skip
+    worker = run_worker(
+        db,
+        {"ops": target("ops", f"json://127.0.0.1:{httpserver.port}/hook")},
+        lambda: len(_received(httpserver)) == 1,
+    )
     assert len(keys) == 4 and len(set(keys)) == 1 and worker.delivered == 1
 
 
@@ -96,8 +108,12 @@ def test_a_receiver_that_is_down_for_a_while_gets_every_alert_when_it_is_back(tm
     started = time.monotonic()
     starter.start()
     try:
-        run_worker(db, {"ops": target("ops", f"json://127.0.0.1:{port}/hook")},
-                   lambda: len(_received(server)) == 2, timeout=40)  # fmt: skip
+        run_worker(
+            db,
+            {"ops": target("ops", f"json://127.0.0.1:{port}/hook")},
+            lambda: len(_received(server)) == 2,
+            timeout=40,
+        )
         assert time.monotonic() - started >= down_for
         status = read_status(db)
         assert status[0].last_error is None and status[0].pending == 0
@@ -129,9 +145,14 @@ def test_a_slow_receiver_is_waited_for_and_holds_up_no_other_destination(tmp_pat
     store_alerts(db, [alert_write()])
     try:
         started = time.monotonic()
-        run_worker(db, {"slow": target("slow", f"json://127.0.0.1:{slow_server.port}/slow"),
-                        "fast": target("fast", f"json://127.0.0.1:{httpserver.port}/fast")},
-                   lambda: len(_received(slow_server, "/slow")) == 1 and len(fast_at) == 1)  # fmt: skip
+        run_worker(
+            db,
+            {
+                "slow": target("slow", f"json://127.0.0.1:{slow_server.port}/slow"),
+                "fast": target("fast", f"json://127.0.0.1:{httpserver.port}/fast"),
+            },
+            lambda: len(_received(slow_server, "/slow")) == 1 and len(fast_at) == 1,
+        )
         assert fast_at[0] - started < 3.0  # not behind the slow one
         assert time.monotonic() - started >= 5.0
         assert len(slow_server.log) == 1  # waited for, not timed out and sent again
@@ -151,8 +172,11 @@ def test_429_waits_for_retry_after(tmp_path, httpserver):
     httpserver.expect_request("/hook", method="POST").respond_with_handler(handler)
     db = tmp_path / "acme.sqlite3"
     store_alerts(db, [alert_write()])
-    run_worker(db, {"ops": target("ops", f"json://127.0.0.1:{httpserver.port}/hook")},
-               lambda: len(_received(httpserver)) == 1)  # fmt: skip
+    run_worker(
+        db,
+        {"ops": target("ops", f"json://127.0.0.1:{httpserver.port}/hook")},
+        lambda: len(_received(httpserver)) == 1,
+    )
     assert len(times) == 2 and times[1] - times[0] >= 0.95  # not the 50 ms backoff
 
 
@@ -186,8 +210,12 @@ def test_undelivered_past_the_horizon_marks_the_alert(tmp_path):
     db = tmp_path / "acme.sqlite3"
     [alert_id] = store_alerts(db, [alert_write()])
     dead = f"json://127.0.0.1:{free_port()}/hook"
-    run_worker(db, {"ops": target("ops", dead)}, lambda: read_status(db) != [] and read_status(db)[0].undelivered == 1,
-               horizon_s=0.5)  # fmt: skip
+    run_worker(
+        db,
+        {"ops": target("ops", dead)},
+        lambda: read_status(db) != [] and read_status(db)[0].undelivered == 1,
+        horizon_s=0.5,
+    )
     conn = connect(db, readonly=True)
     try:
         assert undelivered_alerts(conn) == {alert_id: ["ops"]}

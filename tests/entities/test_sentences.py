@@ -11,8 +11,13 @@ from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.wire import EventType
 
 GRACE, STARK, HR, ADMIN, SUPPORT, SSO = (
-    "auth0|3de8f2ea3c49", "org_0000000000stark", "grp_hr8849abcdefgh", "rol_admin0000000001", "rol_support00000001",
-    "con_sso0000000000001")  # fmt: skip
+    "auth0|3de8f2ea3c49",
+    "org_0000000000stark",
+    "grp_hr8849abcdefgh",
+    "rol_admin0000000001",
+    "rol_support00000001",
+    "con_sso0000000000001",
+)
 t = Tenant()
 # What the directory learns first: who these ids are.
 KNOWN = [
@@ -20,49 +25,90 @@ KNOWN = [
     t.row("organization.created", t.org(STARK, "stark", "Stark")),
     t.row("group.created", t.group(HR, "hr-8849", "organization", STARK)),
     t.row("group.role.assigned", {"group": t.group(HR, "hr-8849"), "role": t.role(SUPPORT, "support")}),
-    t.row("organization.member.role.assigned", {"organization": {"id": STARK}, "user": {"user_id": GRACE},
-                                                "role": t.role(ADMIN, "admin")}),
-]  # fmt: skip
+    t.row(
+        "organization.member.role.assigned",
+        {"organization": {"id": STARK}, "user": {"user_id": GRACE}, "role": t.role(ADMIN, "admin")},
+    ),
+]
 GROUP = t.group(HR, "hr-8849", "organization", STARK)
 MEMBER = {"organization": {"id": STARK}, "user": {"user_id": GRACE}}
 # (type, data.object, sentence): the references carry ids only (or stale names); names come from the directory.
 CASES = [
     ("user.created", t.user(GRACE, "grace.hopper@example.com"), "user grace.hopper@example.com created"),
     ("user.updated", t.user(GRACE, "grace@stark.example"), "user grace@stark.example updated"),
-    ("user.deleted", {**t.user(GRACE, "grace.hopper@example.com"), "deleted_at": "x"},
-     "user grace.hopper@example.com deleted"),
+    (
+        "user.deleted",
+        {**t.user(GRACE, "grace.hopper@example.com"), "deleted_at": "x"},
+        "user grace.hopper@example.com deleted",
+    ),
     ("organization.created", t.org(STARK, "stark", "Stark"), "organization Stark created"),
-    ("organization.updated", t.org(STARK, "stark", "Stark Industries"), "organization Stark Industries updated"),
+    (
+        "organization.updated",
+        t.org(STARK, "stark", "Stark Industries"),
+        "organization Stark Industries updated",
+    ),
     ("organization.deleted", t.org(STARK, "stark"), "organization stark deleted"),
     ("organization.member.added", MEMBER, "grace.hopper@example.com added to organization Stark"),
     ("organization.member.deleted", MEMBER, "grace.hopper@example.com removed from organization Stark"),
-    ("organization.member.role.assigned", {**MEMBER, "role": {"id": ADMIN, "name": "admin"}},
-     "grace.hopper@example.com added to organization Stark as admin"),
-    ("organization.member.role.deleted", {**MEMBER, "role": {"id": ADMIN}},
-     "role admin removed from grace.hopper@example.com in organization Stark"),
-    ("organization.connection.added", {"organization": {"id": STARK}, "connection": {"id": SSO}},
-     f"connection {SSO} added to organization Stark"),
-    ("organization.connection.updated", {"organization": {"id": STARK}, "connection": {"id": SSO, "name": "sso"}},
-     "connection sso updated in organization Stark"),
-    ("organization.connection.removed", {"organization": {"id": STARK}, "connection": {"id": SSO}},
-     f"connection {SSO} removed from organization Stark"),
-    ("organization.group.role.assigned", {"organization": {"id": STARK}, "group": GROUP,
-                                          "role": {"id": SUPPORT, "name": "support"}},
-     "role support assigned to group hr-8849 in organization Stark"),
-    ("organization.group.role.deleted", {"organization": {"id": STARK}, "group": GROUP, "role": {"id": SUPPORT}},
-     "role support removed from group hr-8849 in organization Stark"),
+    (
+        "organization.member.role.assigned",
+        {**MEMBER, "role": {"id": ADMIN, "name": "admin"}},
+        "grace.hopper@example.com added to organization Stark as admin",
+    ),
+    (
+        "organization.member.role.deleted",
+        {**MEMBER, "role": {"id": ADMIN}},
+        "role admin removed from grace.hopper@example.com in organization Stark",
+    ),
+    (
+        "organization.connection.added",
+        {"organization": {"id": STARK}, "connection": {"id": SSO}},
+        f"connection {SSO} added to organization Stark",
+    ),
+    (
+        "organization.connection.updated",
+        {"organization": {"id": STARK}, "connection": {"id": SSO, "name": "sso"}},
+        "connection sso updated in organization Stark",
+    ),
+    (
+        "organization.connection.removed",
+        {"organization": {"id": STARK}, "connection": {"id": SSO}},
+        f"connection {SSO} removed from organization Stark",
+    ),
+    (
+        "organization.group.role.assigned",
+        {"organization": {"id": STARK}, "group": GROUP, "role": {"id": SUPPORT, "name": "support"}},
+        "role support assigned to group hr-8849 in organization Stark",
+    ),
+    (
+        "organization.group.role.deleted",
+        {"organization": {"id": STARK}, "group": GROUP, "role": {"id": SUPPORT}},
+        "role support removed from group hr-8849 in organization Stark",
+    ),
     ("group.created", GROUP, "group hr-8849 created in organization Stark"),
     ("group.updated", {**GROUP, "name": "hr-8850"}, "group hr-8850 updated"),
     ("group.deleted", GROUP, "group hr-8849 deleted"),
-    ("group.member.added", {"group": {"id": HR}, "member": {"member_type": "user", "id": GRACE}},
-     "grace.hopper@example.com added to group hr-8849"),
-    ("group.member.deleted", {"group": {"id": HR}, "member": {"member_type": "connection", "id": "m",
-                                                              "connection_id": SSO}},
-     f"connection {SSO} removed from group hr-8849"),
-    ("group.role.assigned", {"group": {"id": HR}, "role": {"id": SUPPORT, "name": "support"}},
-     "role support assigned to group hr-8849"),
-    ("group.role.deleted", {"group": {"id": HR}, "role": {"id": SUPPORT}}, "role support removed from group hr-8849"),
-]  # fmt: skip
+    (
+        "group.member.added",
+        {"group": {"id": HR}, "member": {"member_type": "user", "id": GRACE}},
+        "grace.hopper@example.com added to group hr-8849",
+    ),
+    (
+        "group.member.deleted",
+        {"group": {"id": HR}, "member": {"member_type": "connection", "id": "m", "connection_id": SSO}},
+        f"connection {SSO} removed from group hr-8849",
+    ),
+    (
+        "group.role.assigned",
+        {"group": {"id": HR}, "role": {"id": SUPPORT, "name": "support"}},
+        "role support assigned to group hr-8849",
+    ),
+    (
+        "group.role.deleted",
+        {"group": {"id": HR}, "role": {"id": SUPPORT}},
+        "role support removed from group hr-8849",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +168,10 @@ def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(
     from tenant_events.entities.state_text import title
 
     saml = {"id": SSO, "name": "acme-saml", "strategy": "samlp"}
-    sign_up = {"object": t.user(GRACE, "grace.hopper@example.com"), "context": {"tenant": {"id": "ten_x"}, "connection": saml}}  # fmt: skip
+    sign_up = {
+        "object": t.user(GRACE, "grace.hopper@example.com"),
+        "context": {"tenant": {"id": "ten_x"}, "connection": saml},
+    }
     path = tmp_path / "demo.sqlite3"
     writer = StoreWriter(path)
     writer.commit_sync(Batch(events=[*KNOWN, envelope_row("user.created", sign_up, T0, 99)], cursor="c"))
@@ -130,10 +179,17 @@ def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(
     added = {"organization": {"id": STARK}, "connection": {"id": SSO}}
     member = {"group": {"id": HR}, "member": {"member_type": "connection", "id": "m", "connection_id": SSO}}
     with DirectoryReader(path) as directory:
-        said = describe_all([("organization.connection.added", {"object": added}),
-                             ("group.member.added", {"object": member}),
-                             ("organization.connection.removed", {"object": {**added, "connection": {"id": "con_unknown00000001"}}})],
-                            directory)  # fmt: skip
+        said = describe_all(
+            [
+                ("organization.connection.added", {"object": added}),
+                ("group.member.added", {"object": member}),
+                (
+                    "organization.connection.removed",
+                    {"object": {**added, "connection": {"id": "con_unknown00000001"}}},
+                ),
+            ],
+            directory,
+        )
         known = directory.entity("connection", SSO)
     assert [s.text for s in said] == [
         "connection acme-saml (samlp) added to organization Stark",

@@ -16,8 +16,14 @@ from tenant_events.wire.references import references
 
 
 def _named(rows, kind, entity_id):
-    return [r.event_id for r in rows if any((x.kind, x.id) == (kind, entity_id)
-                                            for x in references(r.type, orjson.loads(r.raw)["event"]["data"]))]  # fmt: skip
+    return [
+        r.event_id
+        for r in rows
+        if any(
+            (x.kind, x.id) == (kind, entity_id)
+            for x in references(r.type, orjson.loads(r.raw)["event"]["data"])
+        )
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +45,13 @@ def test_every_kind_of_object_has_exactly_the_events_that_name_it(simulated):
     path, rows, life = simulated
     org = next(iter(life.orgs.values()))
     group = next(iter(life.groups.values()))
-    objects = [("user", next(iter(life.users))), ("organization", org.id), ("group", group.id),
-               ("role", life.roles[0][0]), ("connection", life.connections[0][0])]  # fmt: skip
+    objects = [
+        ("user", next(iter(life.users))),
+        ("organization", org.id),
+        ("group", group.id),
+        ("role", life.roles[0][0]),
+        ("connection", life.connections[0][0]),
+    ]
     with DirectoryReader(path) as directory:
         assert directory.unindexed() == 500
         for kind, entity_id in objects:
@@ -61,13 +72,20 @@ def test_one_email_across_tenants_pages_as_one_timeline(tmp_path):
     for tenant, uid in (("acme", "auth0|a1"), ("globex", "google-oauth2|1099")):
         path = tmp_path / f"{tenant}.sqlite3"
         writer = StoreWriter(path)
-        writer.commit_sync(Batch(events=[
-            t.row("user.created", t.user(uid, "ada@example.com", "Ada")),
-            t.row("organization.member.added", {"organization": {"id": f"org_{tenant}", "name": tenant},
-                                                "user": {"user_id": uid}}),
-            t.row("user.created", t.user(f"{uid}-other", "someone@example.com")),
-            t.row("user.updated", t.user(uid, "ada@example.com", "Ada L.")),
-        ], cursor="c"))  # fmt: skip
+        writer.commit_sync(
+            Batch(
+                events=[
+                    t.row("user.created", t.user(uid, "ada@example.com", "Ada")),
+                    t.row(
+                        "organization.member.added",
+                        {"organization": {"id": f"org_{tenant}", "name": tenant}, "user": {"user_id": uid}},
+                    ),
+                    t.row("user.created", t.user(f"{uid}-other", "someone@example.com")),
+                    t.row("user.updated", t.user(uid, "ada@example.com", "Ada L.")),
+                ],
+                cursor="c",
+            )
+        )
         writer.close()
         stores[tenant] = path
     with Timelines(stores) as timelines:
@@ -78,8 +96,13 @@ def test_one_email_across_tenants_pages_as_one_timeline(tmp_path):
         ]
         everything = list(timelines.everything(found))
         assert [(e.tenant, e.event.type) for e in everything] == [
-            ("acme", "user.created"), ("acme", "organization.member.added"), ("acme", "user.updated"),
-            ("globex", "user.created"), ("globex", "organization.member.added"), ("globex", "user.updated")]  # fmt: skip
+            ("acme", "user.created"),
+            ("acme", "organization.member.added"),
+            ("acme", "user.updated"),
+            ("globex", "user.created"),
+            ("globex", "organization.member.added"),
+            ("globex", "user.updated"),
+        ]
         newest_first, before = [], None
         while True:
             page = timelines.page(found, before, 2)
@@ -90,7 +113,9 @@ def test_one_email_across_tenants_pages_as_one_timeline(tmp_path):
         assert [e.order for e in newest_first] == [e.order for e in reversed(everything)]
         states = timelines.states(found)
         assert [(tenant, [link.ends[0].id for link in s.current_links]) for tenant, s in states] == [
-            ("acme", ["org_acme"]), ("globex", ["org_globex"])]  # fmt: skip
+            ("acme", ["org_acme"]),
+            ("globex", ["org_globex"]),
+        ]
         # an id no event names is looked for anyway, and found nowhere
         ghost = timelines.resolve(ObjectSpec("role", "rol_ghost"))
         assert list(timelines.everything(ghost)) == [] and timelines.states(ghost) == []

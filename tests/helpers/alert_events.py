@@ -28,8 +28,13 @@ def payload(type_: str, **kw: Any) -> dict[str, Any]:
     role = {"id": "rol_" + "R" * 16, "name": kw.get("role", "viewer")}
     user = kw.get("user", "auth0|" + _id("", 12))
     if type_.startswith("user."):
-        obj: dict[str, Any] = {"user_id": user, "email": kw.get("email", f"{user[-6:]}@example.com"), "identities": [],
-                               "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+        obj: dict[str, Any] = {
+            "user_id": user,
+            "email": kw.get("email", f"{user[-6:]}@example.com"),
+            "identities": [],
+            "created_at": "2026-11-01T00:00:00Z",
+            "updated_at": "2026-11-01T00:00:00Z",
+        }
         if "email_verified" in kw:
             obj["email_verified"] = kw["email_verified"]
         if type_ == "user.deleted":
@@ -57,14 +62,22 @@ def payload(type_: str, **kw: Any) -> dict[str, Any]:
     return obj
 
 
-def event(type_: str, when: datetime | float, *, tenant: str = "demo", purpose: str | None = None,
-          **kw: Any) -> EventRow:  # fmt: skip
+def event(
+    type_: str, when: datetime | float, *, tenant: str = "demo", purpose: str | None = None, **kw: Any
+) -> EventRow:
     """One stored-event row of `type_` that occurred at `when` (a datetime or seconds after BASE)."""
     at = when if isinstance(when, datetime) else BASE + timedelta(seconds=when)
     n = next(_counter)
-    env: dict[str, Any] = {"specversion": "1.0", "type": type_, "source": "urn:auth0:demo.example.test",
-                           "id": _id("evt_"), "time": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                           "data": {"object": payload(type_, **kw)}, "xtenant": tenant, "xstream": "est_" + "a" * 16}  # fmt: skip
+    env: dict[str, Any] = {
+        "specversion": "1.0",
+        "type": type_,
+        "source": "urn:auth0:demo.example.test",
+        "id": _id("evt_"),
+        "time": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "data": {"object": payload(type_, **kw)},
+        "xtenant": tenant,
+        "xstream": "est_" + "a" * 16,
+    }
     if purpose:
         env["xpurpose"] = purpose
     data = orjson.dumps({"offset": f"off-{n:08d}", "event": env}).decode()

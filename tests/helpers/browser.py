@@ -29,8 +29,14 @@ class _Forms(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         if tag == "form":
-            self.forms.append({"action": a.get("action", ""), "method": a.get("method", "get").lower(),
-                               "fields": {}, "buttons": []})  # fmt: skip
+            self.forms.append(
+                {
+                    "action": a.get("action", ""),
+                    "method": a.get("method", "get").lower(),
+                    "fields": {},
+                    "buttons": [],
+                }
+            )
         elif self.forms and tag == "input" and a.get("type") == "hidden":
             self.forms[-1]["fields"][a.get("name", "")] = a.get("value", "")  # type: ignore[index]
         elif self.forms and tag == "button" and a.get("name"):
@@ -109,10 +115,25 @@ def cli_login(
     """Run `tenant-events login --no-browser` as a user would and finish it in the (test's) browser."""
     env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1"} if env is None else env
     login = subprocess.Popen(
-        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", auth_url,
-         "--client-id", client_id, "--data-dir", data_dir, *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "login",
+            "--no-browser",
+            "--auth-url",
+            auth_url,
+            "--client-id",
+            client_id,
+            "--data-dir",
+            data_dir,
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     assert login.stdout is not None
     timer = threading.Timer(60, login.kill)
     timer.start()

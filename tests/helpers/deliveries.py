@@ -22,13 +22,28 @@ def alert_write(
     rule_id: str = "mass-deletion", severity: str = "critical", tenant: str = "acme"
 ) -> AlertWrite:
     return AlertWrite(
-        alert_id=None, rule_id=rule_id, rule_name="Mass deletion", severity=severity, tenant=tenant,  # type: ignore[arg-type]
-        catch_up=False, notify=True, occurrences=1, event_count=25, first_seq=1, last_seq=2,
-        first_event_id="evt_a", last_event_id="evt_b", first_time="2026-11-01T10:00:00.000Z",
-        last_time="2026-11-01T10:00:40.000Z", last_time_ms=1_793_527_240_000,
-        type_counts={"user.deleted": 25}, detail="grace@example.com deleted", raised_at=time.time(),
-        updated_at=time.time(), new_seqs=[1, 2],
-    )  # fmt: skip
+        alert_id=None,
+        rule_id=rule_id,
+        rule_name="Mass deletion",
+        severity=severity,
+        tenant=tenant,  # type: ignore[arg-type]
+        catch_up=False,
+        notify=True,
+        occurrences=1,
+        event_count=25,
+        first_seq=1,
+        last_seq=2,
+        first_event_id="evt_a",
+        last_event_id="evt_b",
+        first_time="2026-11-01T10:00:00.000Z",
+        last_time="2026-11-01T10:00:40.000Z",
+        last_time_ms=1_793_527_240_000,
+        type_counts={"user.deleted": 25},
+        detail="grace@example.com deleted",
+        raised_at=time.time(),
+        updated_at=time.time(),
+        new_seqs=[1, 2],
+    )
 
 
 def store_alerts(db: Path, writes: list[AlertWrite]) -> list[int]:
@@ -47,8 +62,13 @@ def target(name: str, url: str, **fields: Any) -> Target:
     return Target(make_destination(name, url, **fields), url, fingerprint(url))
 
 
-def run_worker(db: Path, targets: dict[str, Target] | Callable[[], dict[str, Target]], until: Callable[[], bool],
-               timeout: float = 30.0, **options: Any) -> DeliveryWorker:  # fmt: skip
+def run_worker(
+    db: Path,
+    targets: dict[str, Target] | Callable[[], dict[str, Target]],
+    until: Callable[[], bool],
+    timeout: float = 30.0,
+    **options: Any,
+) -> DeliveryWorker:
     """Run a delivery worker over `db` until `until()` holds (AssertionError after `timeout` s)."""
     options.setdefault("backoff", FAST)
     source = targets if callable(targets) else (lambda: targets)

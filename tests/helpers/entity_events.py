@@ -24,8 +24,16 @@ T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 def envelope_row(event_type: str, data: dict[str, Any], when: datetime | str, n: int) -> EventRow:
     """A stored row exactly as the engine builds it from a valid frame."""
     stamp = when if isinstance(when, str) else when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    env = {"specversion": "1.0", "type": event_type, "source": "urn:auth0:demo.example.test",
-           "id": f"evt_{n:016d}", "time": stamp, "data": data, "xtenant": "demo", "xstream": "est_" + "a" * 16}  # fmt: skip
+    env = {
+        "specversion": "1.0",
+        "type": event_type,
+        "source": "urn:auth0:demo.example.test",
+        "id": f"evt_{n:016d}",
+        "time": stamp,
+        "data": data,
+        "xtenant": "demo",
+        "xstream": "est_" + "a" * 16,
+    }
     raw = orjson.dumps({"offset": f"off-{n:08d}", "event": env}).decode()
     message = decode_frame(event_type, raw)
     assert isinstance(message, EventMessage), message
@@ -47,8 +55,13 @@ class Tenant:
     # -- the objects of each family (docs/event-stream.md "Payloads")
     @staticmethod
     def user(uid: str, email: str | None = None, name: str | None = None, **more: Any) -> dict[str, Any]:
-        obj: dict[str, Any] = {"user_id": uid, "created_at": "2026-01-01T00:00:00Z",
-                               "updated_at": "2026-01-01T00:00:00Z", "identities": [], **more}  # fmt: skip
+        obj: dict[str, Any] = {
+            "user_id": uid,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "identities": [],
+            **more,
+        }
         if email:
             obj["email"] = email
         if name:

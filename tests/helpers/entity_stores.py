@@ -33,8 +33,10 @@ def grace_story(at: float = 5000, uid: str = GRACE) -> list[EventRow]:
         ("organization.updated", t.org(STARK, "stark", "Stark")),
         ("user.updated", t.user(uid, GRACE_EMAIL, "Grace B. Hopper")),
     ]
-    return [envelope_row(kind, {"object": obj}, T0 + timedelta(seconds=at + k), 900_000_000 + int(at) + k)
-            for k, (kind, obj) in enumerate(story)]  # fmt: skip
+    return [
+        envelope_row(kind, {"object": obj}, T0 + timedelta(seconds=at + k), 900_000_000 + int(at) + k)
+        for k, (kind, obj) in enumerate(story)
+    ]
 
 
 # Grace's timeline, newest first: (type, sentence) as a person would write it from the story above.

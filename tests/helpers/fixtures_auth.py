@@ -144,8 +144,9 @@ def start_oidc_peer(env: dict[str, str] | None = None) -> OidcPeer:
     ready = json.loads(line)
     stdout_reader = threading.Thread(target=lambda: [None for _ in process.stdout or []], daemon=True)
     stdout_reader.start()
-    return OidcPeer(auth_url=ready["issuer"], process=process, output=stderr_lines,
-                    readers=[stderr_reader, stdout_reader])  # fmt: skip
+    return OidcPeer(
+        auth_url=ready["issuer"], process=process, output=stderr_lines, readers=[stderr_reader, stdout_reader]
+    )
 
 
 @pytest.fixture(scope="module")

@@ -169,8 +169,14 @@ _STARTED: list[CliProcess] = []
 def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> CliProcess:
     """Start `tenant-events ARGS` as a subprocess (the installed console script's module)."""
     full_env = {**os.environ, **(env or {})}
-    return CliProcess([sys.executable, "-m", "tenant_events", *args], env=full_env, text=True,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # fmt: skip
+    return CliProcess(
+        [sys.executable, "-m", "tenant_events", *args],
+        env=full_env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kw,
+    )
 
 
 def unraisable_printed(procs: list[CliProcess]) -> str | None:

@@ -30,11 +30,16 @@ def self_signed_cert(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Pa
     now = datetime.datetime.now(datetime.UTC)
     san = x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host)), x509.DNSName("localhost")])
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1)).add_extension(san, critical=False)
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(san, critical=False)
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(
@@ -122,8 +127,14 @@ def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
 
 
 def http_response(status: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    lines = [f"HTTP/1.1 {status}", *(f"{k}: {v}" for k, v in headers.items()),
-             f"Content-Length: {len(body)}", "Connection: close", "", ""]  # fmt: skip
+    lines = [
+        f"HTTP/1.1 {status}",
+        *(f"{k}: {v}" for k, v in headers.items()),
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        "",
+        "",
+    ]
     return "\r\n".join(lines).encode() + body
 
 

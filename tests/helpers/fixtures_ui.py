@@ -153,10 +153,20 @@ def dunst() -> Iterator[subprocess.Popen[bytes] | None]:
     if _notifications_owned():
         # an earlier test's notification made D-Bus activate dunst (its service file is installed): use it
         info = subprocess.run(
-            ["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path",
-             "/org/freedesktop/Notifications", "--method", "org.freedesktop.Notifications.GetServerInformation"],
-            capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            [
+                "gdbus",
+                "call",
+                "--session",
+                "--dest",
+                "org.freedesktop.Notifications",
+                "--object-path",
+                "/org/freedesktop/Notifications",
+                "--method",
+                "org.freedesktop.Notifications.GetServerInformation",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout
         if "dunst" not in info:
             pytest.fail(f"another notification daemon owns org.freedesktop.Notifications: {info.strip()}")
         yield None  # type: ignore[misc]
@@ -175,10 +185,21 @@ def dunst() -> Iterator[subprocess.Popen[bytes] | None]:
 
 def _notifications_owned() -> bool:
     out = subprocess.run(
-        ["gdbus", "call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-         "--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.Notifications"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            "gdbus",
+            "call",
+            "--session",
+            "--dest",
+            "org.freedesktop.DBus",
+            "--object-path",
+            "/org/freedesktop/DBus",
+            "--method",
+            "org.freedesktop.DBus.NameHasOwner",
+            "org.freedesktop.Notifications",
+        ],
+        capture_output=True,
+        text=True,
+    )
     return "true" in out.stdout
 
 
@@ -252,6 +273,9 @@ def profile_for(sim: Any, name: str) -> Any:
     from tenant_events.settings import make_profile
 
     return make_profile(
-        name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url, base_url=sim.base_url,
+        name=name,
+        domain=sim.auth_url.split("//")[1],
+        auth_url=sim.auth_url,
+        base_url=sim.base_url,
         client_id=sim.demo_client_id,
-    )  # fmt: skip
+    )

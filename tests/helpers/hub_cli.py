@@ -20,8 +20,13 @@ class HubCli:
 
     def __init__(self, *args: str, env: dict[str, str]) -> None:
         self.args = args
-        self.proc = subprocess.Popen([sys.executable, "-m", "tenant_events", *args], env={**os.environ, **env},
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tenant_events", *args],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self._changed = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -45,8 +50,10 @@ class HubCli:
             while sum(text in line for line in self.lines) < times:
                 left = start + timeout - time.monotonic()
                 if left <= 0 or (self.proc.poll() is not None and not self._changed.wait(0.2)):
-                    raise AssertionError(f"no {text!r} from {self.args[0]} within {timeout} s (exit "
-                                         f"{self.proc.poll()}):\n" + "\n".join(self.lines[-25:]))  # fmt: skip
+                    raise AssertionError(
+                        f"no {text!r} from {self.args[0]} within {timeout} s (exit "
+                        f"{self.proc.poll()}):\n" + "\n".join(self.lines[-25:])
+                    )
                 self._changed.wait(min(left, 0.2))
         return time.monotonic() - start
 
@@ -100,6 +107,11 @@ def wait_stored(db: Path, n: int, timeout: float = 60.0, who: HubCli | None = No
 
 def export_ids(data_dir: Path) -> list[str]:
     """The event ids `tenant-events export` writes, in its order (the stored order)."""
-    out = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), "--jsonl", "-"],
-                         capture_output=True, text=True, timeout=120, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data_dir), "--jsonl", "-"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]

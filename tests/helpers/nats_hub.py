@@ -48,8 +48,12 @@ class Credentials:
 
     def env(self) -> dict[str, str]:
         """nats-server parses a variable's value as config text: quoted, any password is one string."""
-        return {"HUB_COLLECTOR_PASSWORD": f'"{self.collector}"', "HUB_VIEWER_PASSWORD": f'"{self.viewer}"',
-                "HUB_VIEWER2_PASSWORD": f'"{self.viewer2}"', "HUB_SYSTEM_PASSWORD": f'"{self.system}"'}  # fmt: skip
+        return {
+            "HUB_COLLECTOR_PASSWORD": f'"{self.collector}"',
+            "HUB_VIEWER_PASSWORD": f'"{self.viewer}"',
+            "HUB_VIEWER2_PASSWORD": f'"{self.viewer2}"',
+            "HUB_SYSTEM_PASSWORD": f'"{self.system}"',
+        }
 
 
 @dataclass
@@ -76,8 +80,12 @@ class NatsNode:
         assert self.proc is None or self.proc.poll() is not None, f"{self.name} already runs"
         self.workdir.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen([str(nats_server_binary()), "-c", str(self.config)],
-                                         env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+            self.proc = subprocess.Popen(
+                [str(nats_server_binary()), "-c", str(self.config)],
+                env={**os.environ, **self.env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
 
     def healthy(self) -> bool:
         try:
@@ -159,8 +167,12 @@ def start_single(
 
 def _single(workdir: Path, creds: Credentials, config: Path) -> NatsHub:
     port, monitor = free_port(), free_port()
-    env = {**creds.env(), "HUB_LISTEN": f"127.0.0.1:{port}", "HUB_MONITOR": f"127.0.0.1:{monitor}",
-           "HUB_STORE_DIR": str(workdir / "store")}  # fmt: skip
+    env = {
+        **creds.env(),
+        "HUB_LISTEN": f"127.0.0.1:{port}",
+        "HUB_MONITOR": f"127.0.0.1:{monitor}",
+        "HUB_STORE_DIR": str(workdir / "store"),
+    }
     return NatsHub([NatsNode("hub", config, env, port, monitor, workdir)], creds)
 
 
@@ -180,8 +192,14 @@ def _cluster(workdir: Path, size: int, creds: Credentials) -> NatsHub:
     nodes = []
     for i, (port, cluster, monitor) in enumerate(ports):
         name = f"hub-{'abcdefgh'[i]}"
-        env = {**creds.env(), **routes, "HUB_SERVER_NAME": name, "HUB_LISTEN": f"127.0.0.1:{port}",
-               "HUB_MONITOR": f"127.0.0.1:{monitor}", "HUB_STORE_DIR": str(workdir / name),
-               "HUB_CLUSTER_LISTEN": f"127.0.0.1:{cluster}"}  # fmt: skip
+        env = {
+            **creds.env(),
+            **routes,
+            "HUB_SERVER_NAME": name,
+            "HUB_LISTEN": f"127.0.0.1:{port}",
+            "HUB_MONITOR": f"127.0.0.1:{monitor}",
+            "HUB_STORE_DIR": str(workdir / name),
+            "HUB_CLUSTER_LISTEN": f"127.0.0.1:{cluster}",
+        }
         nodes.append(NatsNode(name, CONFIG_DIR / "cluster.conf", env, port, monitor, workdir))
     return NatsHub(nodes, creds)

@@ -27,9 +27,20 @@ class Impostor:
 
     @property
     def info(self) -> bytes:
-        body = {"server_id": "IMPOSTOR", "server_name": "hub", "version": "2.15.1", "proto": 1, "go": "go1.24",
-                "host": "127.0.0.1", "port": self.port, "headers": True, "auth_required": True,
-                "max_payload": 1048576, "jetstream": True, "nonce": "bm9uY2Vub25jZQ"}  # fmt: skip
+        body = {
+            "server_id": "IMPOSTOR",
+            "server_name": "hub",
+            "version": "2.15.1",
+            "proto": 1,
+            "go": "go1.24",
+            "host": "127.0.0.1",
+            "port": self.port,
+            "headers": True,
+            "auth_required": True,
+            "max_payload": 1048576,
+            "jetstream": True,
+            "nonce": "bm9uY2Vub25jZQ",
+        }
         return b"INFO " + json.dumps(body).encode() + b"\r\n"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

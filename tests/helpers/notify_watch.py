@@ -41,10 +41,15 @@ class NotifyWatch:
 
     def __enter__(self) -> NotifyWatch:
         self._proc = subprocess.Popen(
-            ["dbus-monitor", "--session",
-             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            [
+                "dbus-monitor",
+                "--session",
+                "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
         if not self._ready.wait(10):

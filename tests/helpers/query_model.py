@@ -115,10 +115,15 @@ def _row(i: int, kind: str, data: dict[str, Any], eid: str, ts: float, purpose: 
     from datetime import UTC, datetime
 
     env: dict[str, Any] = {
-        "specversion": "1.0", "type": kind, "source": "urn:auth0:acme.example.test", "id": eid,
+        "specversion": "1.0",
+        "type": kind,
+        "source": "urn:auth0:acme.example.test",
+        "id": eid,
         "time": datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "data": data, "xtenant": "acme", "xstream": "est_" + "a" * 16,
-    }  # fmt: skip
+        "data": data,
+        "xtenant": "acme",
+        "xstream": "est_" + "a" * 16,
+    }
     if purpose:
         env["xpurpose"] = purpose
     text = orjson.dumps({"offset": f"off-{i:08d}", "event": env}).decode()

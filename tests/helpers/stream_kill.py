@@ -47,8 +47,17 @@ def kill_then_catch_up(sim: Any, data_dir: Path, backlog: int, timeout: float) -
     backlog is evaluated), start it again and wait until every event is stored and evaluated; returns the
     database and the running second stream."""
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    args = ("stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(data_dir),
-            "--from-timestamp", OLD)  # fmt: skip
+    args = (
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "demo",
+        "--data-dir",
+        str(data_dir),
+        "--from-timestamp",
+        OLD,
+    )
     db = data_dir / "tenants" / "demo.sqlite3"
     first = cli(*args, env=env)
     wait(lambda: counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)

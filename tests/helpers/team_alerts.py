@@ -28,9 +28,14 @@ from tenant_events.tenant.keyring import open_secret_store
 
 RULES = [
     {"id": "off-hours", "enabled": False},
-    {"id": "each-group", "name": "Group created", "types": ["group.created"], "severity": "critical",
-     "coalesce_minutes": 0},
-]  # fmt: skip
+    {
+        "id": "each-group",
+        "name": "Group created",
+        "types": ["group.created"],
+        "severity": "critical",
+        "coalesce_minutes": 0,
+    },
+]
 
 
 class Receiver:
@@ -75,10 +80,30 @@ def team_destination(data_dirs: list[Path], url: str) -> Iterator[str]:
 
 
 def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "2") -> HubCli:
-    return HubCli("relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(data_dir),
-                  "--from-timestamp", OLD, "--stall-timeout", "1", "--hub", hub.urls, "--hub-tenant", "acme",
-                  "--hub-user", "collector", "--lease-seconds", lease, "--alerts-to", destination,
-                  env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector})  # fmt: skip
+    return HubCli(
+        "relay",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "acme",
+        "--data-dir",
+        str(data_dir),
+        "--from-timestamp",
+        OLD,
+        "--stall-timeout",
+        "1",
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--hub-user",
+        "collector",
+        "--lease-seconds",
+        lease,
+        "--alerts-to",
+        destination,
+        env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector},
+    )
 
 
 def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> None:
@@ -98,8 +123,20 @@ def with_rules(data) -> None:
 
 
 def viewer(hub, data) -> HubCli:
-    return HubCli("stream", "--hub", hub.urls, "--hub-tenant", "acme", "--name", "acme", "--data-dir", str(data),
-                  "--hub-user", "viewer", env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer})  # fmt: skip
+    return HubCli(
+        "stream",
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--name",
+        "acme",
+        "--data-dir",
+        str(data),
+        "--hub-user",
+        "viewer",
+        env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer},
+    )
 
 
 def team_ids(data) -> set[int]:

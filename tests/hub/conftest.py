@@ -21,11 +21,16 @@ from helpers.nats_impostor import Impostor, running_impostor
 def _certificate(subject: str, key, issuer_cert=None, issuer_key=None, ca: bool = False) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    builder = (x509.CertificateBuilder().subject_name(name)
-               .issuer_name(issuer_cert.subject if issuer_cert else name).public_key(key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(hours=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))  # fmt: skip
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer_cert.subject if issuer_cert else name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if not ca:
         builder = builder.add_extension(
             x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
@@ -42,14 +47,17 @@ def tls_hub(tmp_path):
     pem = serialization.Encoding.PEM
     (tmp_path / "ca.pem").write_bytes(ca.public_bytes(pem))
     (tmp_path / "server.pem").write_bytes(cert.public_bytes(pem))
-    (tmp_path / "server.key").write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                                            serialization.NoEncryption()))  # fmt: skip
+    (tmp_path / "server.key").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     port, monitor = free_port(), free_port()
     config = tmp_path / "tls.conf"
-    config.write_text(f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
-                      f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n'
-                      f'tls {{ cert_file: "{tmp_path / "server.pem"}", key_file: "{tmp_path / "server.key"}" }}\n'
-                      'include "./accounts.conf"\n')  # fmt: skip
+    config.write_text(
+        f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
+        f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n'
+        f'tls {{ cert_file: "{tmp_path / "server.pem"}", key_file: "{tmp_path / "server.key"}" }}\n'
+        'include "./accounts.conf"\n'
+    )
     shutil.copy(CONFIG_DIR / "accounts.conf", tmp_path / "accounts.conf")  # includes are relative to the file
     creds = Credentials()
     node = NatsNode("tls", config, creds.env(), port, monitor, tmp_path)

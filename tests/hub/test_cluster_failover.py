@@ -32,15 +32,45 @@ LEASE = "2"  # seconds: a standby takes over about this long after the leader di
 
 
 def relay(sim, hub, token: str, data_dir) -> HubCli:
-    return HubCli("relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(data_dir),
-                  "--from-timestamp", OLD, "--stall-timeout", "1", "--hub", hub.urls, "--hub-tenant", "acme",
-                  "--hub-user", "collector", "--lease-seconds", LEASE,
-                  env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector})  # fmt: skip
+    return HubCli(
+        "relay",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "acme",
+        "--data-dir",
+        str(data_dir),
+        "--from-timestamp",
+        OLD,
+        "--stall-timeout",
+        "1",
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--hub-user",
+        "collector",
+        "--lease-seconds",
+        LEASE,
+        env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector},
+    )
 
 
 def viewer(hub, data_dir) -> HubCli:
-    return HubCli("stream", "--hub", hub.urls, "--hub-tenant", "acme", "--name", "acme", "--data-dir", str(data_dir),
-                  "--hub-user", "viewer", env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer})  # fmt: skip
+    return HubCli(
+        "stream",
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--name",
+        "acme",
+        "--data-dir",
+        str(data_dir),
+        "--hub-user",
+        "viewer",
+        env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer},
+    )
 
 
 class ConnectionWatch:

@@ -41,27 +41,47 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     (tmp_path / "key-only.pem").write_text("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
     (tmp_path / "a-directory").mkdir()
     return {
-        "damaged seed": (["--hub-nkey", str(tmp_path / "bad.seed")],
-                         f"--hub-nkey: {tmp_path / 'bad.seed'} is not a valid NKey user seed"),
+        "damaged seed": (
+            ["--hub-nkey", str(tmp_path / "bad.seed")],
+            f"--hub-nkey: {tmp_path / 'bad.seed'} is not a valid NKey user seed",
+        ),
         "missing seed": (["--hub-nkey", str(tmp_path / "nowhere.seed")], "--hub-nkey: cannot read"),
-        "CA not a certificate": (["--hub-ca", str(tmp_path / "not-a-cert.pem")],
-                                 f"--hub-ca: {tmp_path / 'not-a-cert.pem'} holds no PEM certificate"),
+        "CA not a certificate": (
+            ["--hub-ca", str(tmp_path / "not-a-cert.pem")],
+            f"--hub-ca: {tmp_path / 'not-a-cert.pem'} holds no PEM certificate",
+        ),
         "CA a key": (["--hub-ca", str(tmp_path / "key-only.pem")], "holds no PEM certificate"),
         "CA missing": (["--hub-ca", str(tmp_path / "nowhere.pem")], "does not exist"),
         "CA a directory": (["--hub-ca", str(tmp_path / "a-directory")], "is a directory, not a PEM file"),
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize("command", ["stream", "relay"])
 def test_a_bad_hub_setting_is_one_line_and_exit_3(command, nats_single, simulator, tmp_path):
     for name, (option, said) in bad_files(tmp_path).items():
-        argv = [sys.executable, "-m", "tenant_events", command, "--hub", nats_single.urls, "--hub-tenant", "acme",
-                "--data-dir", str(tmp_path / "data"), *option]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            command,
+            "--hub",
+            nats_single.urls,
+            "--hub-tenant",
+            "acme",
+            "--data-dir",
+            str(tmp_path / "data"),
+            *option,
+        ]
         if command == "relay":
             argv += ["--base-url", simulator.base_url]
         started = time.monotonic()
-        proc = subprocess.run(argv, env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token()},
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            argv,
+            env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token()},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 3, (name, proc.stderr)
         assert len(lines) == 1 and lines[0].startswith("tenant-events: ") and said in lines[0], (name, lines)
@@ -89,9 +109,13 @@ def test_a_viewer_whose_saved_setting_went_bad_stops_with_one_error(tmp_path):
     config = ViewerConfig(options, HubNames("acme"), name="v")
 
     async def go() -> list:
-        monitor = TenantMonitor("v", AppPaths.resolve(str(tmp_path / "data")).ensure(),
-                                EngineConfig(options.shown, name="v"), None,
-                                source=lambda writer: HubViewer(config, writer))  # fmt: skip
+        monitor = TenantMonitor(
+            "v",
+            AppPaths.resolve(str(tmp_path / "data")).ensure(),
+            EngineConfig(options.shown, name="v"),
+            None,
+            source=lambda writer: HubViewer(config, writer),
+        )
         states: list = []
         monitor.on_state.append(states.append)
         await monitor.start()

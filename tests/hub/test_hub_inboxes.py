@@ -69,8 +69,10 @@ def hub_with_spy(tmp_path: Path) -> Iterator[NatsHub]:
 def make_relay(sim, hub: NatsHub) -> Relay:
     engine = EngineConfig(sim.base_url, from_timestamp=OLD, name="acme", stall_timeout=2.0)
     options = HubOptions((hub.urls,), HubAuth("password", "collector", hub.credentials.collector))
-    return Relay(RelayConfig(engine, options, NAMES, StreamPlan(lease_ttl=2.0), standby_poll=0.2),
-                 StaticTokenProvider(sim.mint_token(ttl=3600)))  # fmt: skip
+    return Relay(
+        RelayConfig(engine, options, NAMES, StreamPlan(lease_ttl=2.0), standby_poll=0.2),
+        StaticTokenProvider(sim.mint_token(ttl=3600)),
+    )
 
 
 class Victim:
@@ -87,8 +89,13 @@ class Victim:
             return viewer
 
         self.data = data
-        self.monitor = TenantMonitor("victim", AppPaths.resolve(str(data)).ensure(),
-                                     EngineConfig(options.shown, name="victim"), None, source=source)  # fmt: skip
+        self.monitor = TenantMonitor(
+            "victim",
+            AppPaths.resolve(str(data)).ensure(),
+            EngineConfig(options.shown, name="victim"),
+            None,
+            source=source,
+        )
 
     @property
     def stored(self) -> int:
@@ -139,8 +146,15 @@ async def publish_events(sim, hub: NatsHub, total: int) -> None:
     await nc.close()
 
 
-async def victim_after(sim, hub: NatsHub, data: Path, events: int, stored: int | None = None, *,
-                       event_types: tuple[str, ...] = ()) -> Victim:  # fmt: skip
+async def victim_after(
+    sim,
+    hub: NatsHub,
+    data: Path,
+    events: int,
+    stored: int | None = None,
+    *,
+    event_types: tuple[str, ...] = (),
+) -> Victim:
     """A victim viewer that stored `stored` (default: all) of the first `events` events the relay published."""
     await publish_events(sim, hub, events)
     victim = Victim(hub, data, event_types)
@@ -154,16 +168,28 @@ def victim_inbox(hub: NatsHub) -> str:
     """The victim's pull inbox, read from the server's monitoring port (no hub client can see it)."""
     node = hub.nodes[0]
     connz = httpx.get(f"http://127.0.0.1:{node.monitor_port}/connz?subs=1&auth=1", timeout=5).json()
-    subs = [s for c in connz["connections"] if c.get("authorized_user") == "viewer"
-            for s in c.get("subscriptions_list", []) if "*" not in s]  # fmt: skip
+    subs = [
+        s
+        for c in connz["connections"]
+        if c.get("authorized_user") == "viewer"
+        for s in c.get("subscriptions_list", [])
+        if "*" not in s
+    ]
     assert len(subs) == 1, connz
     return subs[0]
 
 
 def _envelope(tenant: str, n: int, source: str = "") -> dict:
-    return {"specversion": "1.0", "type": "user.deleted", "source": source or f"urn:sim:{tenant}.evil.example",
-            "id": f"evt_{'F' * 16}{n:06d}", "time": "2030-01-01T00:00:00.000Z",
-            "data": {"object": {"user_id": "auth0|victim"}}, "xtenant": tenant, "xstream": "est_" + "E" * 22}  # fmt: skip
+    return {
+        "specversion": "1.0",
+        "type": "user.deleted",
+        "source": source or f"urn:sim:{tenant}.evil.example",
+        "id": f"evt_{'F' * 16}{n:06d}",
+        "time": "2030-01-01T00:00:00.000Z",
+        "data": {"object": {"user_id": "auth0|victim"}},
+        "xtenant": tenant,
+        "xstream": "est_" + "E" * 22,
+    }
 
 
 def _event(tenant: str, n: int, source: str = "") -> bytes:
@@ -188,8 +214,14 @@ def test_a_hostile_viewer_can_neither_see_nor_feed_another_viewers_inbox(simulat
         async def record(exc: Exception) -> None:
             errors.append(str(exc).lower())
 
-        hostile = await nats.connect(hub.urls, user="viewer2", password=hub.credentials.viewer2, error_cb=record,
-                                     inbox_prefix="_INBOX_viewer2", allow_reconnect=False)  # fmt: skip
+        hostile = await nats.connect(
+            hub.urls,
+            user="viewer2",
+            password=hub.credentials.viewer2,
+            error_cb=record,
+            inbox_prefix="_INBOX_viewer2",
+            allow_reconnect=False,
+        )
         seen: list[str] = []
 
         async def listen(msg) -> None:
@@ -209,12 +241,18 @@ def test_a_hostile_viewer_can_neither_see_nor_feed_another_viewers_inbox(simulat
         # Forced deliveries into the victim's inbox, learnt here from the monitoring port.
         inbox = victim_inbox(hub)
         js = hostile.jetstream(timeout=5)
-        await js.add_consumer(NAMES.stream, ConsumerConfig(deliver_subject=inbox, deliver_policy=DeliverPolicy.ALL,
-                                                           inactive_threshold=30))  # fmt: skip
-        pulled = await js.add_consumer(NAMES.stream, ConsumerConfig(deliver_policy=DeliverPolicy.ALL,
-                                                                    inactive_threshold=30))  # fmt: skip
-        await hostile.publish(f"$JS.API.CONSUMER.MSG.NEXT.{NAMES.stream}.{pulled.name}",
-                              json.dumps({"batch": 15}).encode(), reply=inbox)  # fmt: skip
+        await js.add_consumer(
+            NAMES.stream,
+            ConsumerConfig(deliver_subject=inbox, deliver_policy=DeliverPolicy.ALL, inactive_threshold=30),
+        )
+        pulled = await js.add_consumer(
+            NAMES.stream, ConsumerConfig(deliver_policy=DeliverPolicy.ALL, inactive_threshold=30)
+        )
+        await hostile.publish(
+            f"$JS.API.CONSUMER.MSG.NEXT.{NAMES.stream}.{pulled.name}",
+            json.dumps({"batch": 15}).encode(),
+            reply=inbox,
+        )
         refused: list[str] = []
 
         async def spy_error(exc: Exception) -> None:
@@ -332,8 +370,9 @@ def test_events_of_another_tenant_in_the_stream_are_rejected_rows(simulator, hub
             NAMES.event_subject("user.deleted"), _event("demo-tenant", 2, "urn:sim:evil.example")
         )
         await js.publish(NAMES.event_subject("user.deleted"), b'{"x": "' + b"y" * 900_000 + b'"}')
-        huge = RejectedPayload(event_name="user.created", offset=None, reason="r" * 5000, raw="z" * 900_000,
-                               received_at=0.0)  # fmt: skip
+        huge = RejectedPayload(
+            event_name="user.created", offset=None, reason="r" * 5000, raw="z" * 900_000, received_at=0.0
+        )
         await js.publish(NAMES.rejected_subject, huge.to_bytes())
         await spy.close()
         victim = Victim(hub, tmp_path / "victim")

@@ -28,19 +28,27 @@ def paths(tmp_path) -> AppPaths:
 
 @pytest.mark.parametrize(
     ("url", "expected"),
-    [("nats://127.0.0.1:4222", "nats://127.0.0.1:4222"), ("localhost", "nats://localhost:4222"),
-     ("tls://hub.example.com", "tls://hub.example.com:4222"), ("tls://[::1]:7422", "tls://[::1]:7422")],
-)  # fmt: skip
+    [
+        ("nats://127.0.0.1:4222", "nats://127.0.0.1:4222"),
+        ("localhost", "nats://localhost:4222"),
+        ("tls://hub.example.com", "tls://hub.example.com:4222"),
+        ("tls://[::1]:7422", "tls://[::1]:7422"),
+    ],
+)
 def test_hub_urls_are_normalised(url, expected):
     assert check_hub_url(url) == expected
 
 
 @pytest.mark.parametrize(
     ("url", "says"),
-    [("nats://hub.example.com:4222", "use tls://hub.example.com:4222"), ("http://127.0.0.1:4222", "not a hub URL"),
-     ("nats://u:p@127.0.0.1:4222", "keyring"), ("tls://hub.example.com:99999", "bad port"),
-     ("tls://hub.example.com:4222/x", "path")],
-)  # fmt: skip
+    [
+        ("nats://hub.example.com:4222", "use tls://hub.example.com:4222"),
+        ("http://127.0.0.1:4222", "not a hub URL"),
+        ("nats://u:p@127.0.0.1:4222", "keyring"),
+        ("tls://hub.example.com:99999", "bad port"),
+        ("tls://hub.example.com:4222/x", "path"),
+    ],
+)
 def test_bad_hub_urls_say_what_to_do(url, says):
     with pytest.raises(ValueError, match=says):
         check_hub_url(url)
@@ -65,8 +73,11 @@ def test_names_on_the_hub():
     assert names.event_subject("user.created") == "tenant-events.acme-eu.user.created"
     assert names.filter_subjects(()) == ["tenant-events.acme-eu.>"]
     assert names.filter_subjects(("user.deleted", "group.created")) == [
-        "tenant-events.acme-eu.group.created", "tenant-events.acme-eu.user.deleted",
-        "tenant-events.acme-eu.rejected", "tenant-events.acme-eu.gap"]  # fmt: skip
+        "tenant-events.acme-eu.group.created",
+        "tenant-events.acme-eu.user.deleted",
+        "tenant-events.acme-eu.rejected",
+        "tenant-events.acme-eu.gap",
+    ]
     assert names.kind_of("tenant-events.acme-eu.organization.member.added") == "organization.member.added"
     assert names.kind_of("tenant-events.other.user.created") == ""
     with pytest.raises(ValueError, match="hub tenant name"):
@@ -82,9 +93,17 @@ def test_a_viewer_position_is_a_stream_sequence_and_never_a_tenant_cursor():
 
 def test_adding_a_hub_tenant_keeps_the_secret_in_the_store_and_the_rest_in_settings(paths):
     store = MemorySecretStore()
-    profile = add_hub_profile(paths, store, "s3cret", name="acme", hub_urls=["tls://hub.example.com"],
-                              hub_tenant="acme", auth="password", user="viewer",
-                              event_types=["user.deleted"])  # fmt: skip
+    profile = add_hub_profile(
+        paths,
+        store,
+        "s3cret",
+        name="acme",
+        hub_urls=["tls://hub.example.com"],
+        hub_tenant="acme",
+        auth="password",
+        user="viewer",
+        event_types=["user.deleted"],
+    )
     assert store.get(secret_slot("acme")) == "s3cret"
     text = paths.settings_file.read_text()
     assert "s3cret" not in text
@@ -102,14 +121,21 @@ def test_adding_a_hub_tenant_keeps_the_secret_in_the_store_and_the_rest_in_setti
 
 @pytest.mark.parametrize(
     ("fields", "secret", "field", "says"),
-    [({"auth": "password"}, "pw", "hub user", "required"),
-     ({"hub_urls": ["nats://hub.example.com"]}, "", "hub hub_urls", "tls://hub.example.com:4222"),
-     ({"hub_tenant": "Acme"}, "", "hub hub_tenant", "lowercase"),
-     ({"event_types": ["user.made"]}, "", "hub event_types", "not an event type"),
-     ({"auth": "nkey"}, "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", "hub nkey", "starts with SU"),
-     ({"auth": "creds"}, "just text", "hub creds", "not a NATS creds file"),
-     ({"auth": "token"}, "  ", "hub token", "empty")],
-)  # fmt: skip
+    [
+        ({"auth": "password"}, "pw", "hub user", "required"),
+        ({"hub_urls": ["nats://hub.example.com"]}, "", "hub hub_urls", "tls://hub.example.com:4222"),
+        ({"hub_tenant": "Acme"}, "", "hub hub_tenant", "lowercase"),
+        ({"event_types": ["user.made"]}, "", "hub event_types", "not an event type"),
+        (
+            {"auth": "nkey"},
+            "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4",
+            "hub nkey",
+            "starts with SU",
+        ),
+        ({"auth": "creds"}, "just text", "hub creds", "not a NATS creds file"),
+        ({"auth": "token"}, "  ", "hub token", "empty"),
+    ],
+)
 def test_bad_input_names_the_field(paths, fields, secret, field, says):
     base = {"name": "acme", "hub_urls": ["nats://127.0.0.1:4222"], "hub_tenant": "acme"}
     with pytest.raises(ConfigError) as caught:
@@ -144,8 +170,9 @@ def test_a_hub_profile_cannot_take_a_tenants_name(paths):
 
 def test_a_missing_secret_asks_to_add_the_hub_again(paths):
     store = MemorySecretStore()
-    profile = add_hub_profile(paths, store, "tok", name="acme", hub_urls=["nats://127.0.0.1:1"], hub_tenant="acme",
-                              auth="token")  # fmt: skip
+    profile = add_hub_profile(
+        paths, store, "tok", name="acme", hub_urls=["nats://127.0.0.1:1"], hub_tenant="acme", auth="token"
+    )
     store.delete(secret_slot("acme"))
     with pytest.raises(SignInRequired, match="add the hub again"):
         hub_options(profile, store)
@@ -168,8 +195,16 @@ def test_the_hub_secret_is_in_the_real_keyring(paths):
     assert opened.notice is None and opened.store.persistent
     name = f"hub-{uuid.uuid4().hex[:8]}"
     try:
-        profile = add_hub_profile(paths, opened.store, "pw-" + name, name=name, hub_urls=["nats://127.0.0.1:1"],
-                                  hub_tenant="acme", auth="password", user="viewer")  # fmt: skip
+        profile = add_hub_profile(
+            paths,
+            opened.store,
+            "pw-" + name,
+            name=name,
+            hub_urls=["nats://127.0.0.1:1"],
+            hub_tenant="acme",
+            auth="password",
+            user="viewer",
+        )
         again = open_secret_store().store  # a new store object: the value comes from the Secret Service
         assert hub_options(profile, again).auth.secret == "pw-" + name
     finally:

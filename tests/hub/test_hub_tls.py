@@ -23,8 +23,13 @@ PASSWORD = "impostor-must-not-see-this-" + os.urandom(6).hex()
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 60) -> tuple[int | None, str]:
     """The command's exit code and stderr; None when it did not end (killed after `timeout`)."""
-    proc = subprocess.Popen([sys.executable, "-m", "tenant_events", *args], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tenant_events", *args],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -42,9 +47,20 @@ def assert_nothing_leaked(fake: Impostor) -> None:
 
 
 def test_stream_hub_tls_sends_nothing_to_a_server_without_tls(impostor, tmp_path):
-    code, err = run_cli(["stream", "--hub", f"tls://127.0.0.1:{impostor.port}", "--hub-tenant", "acme",
-                         "--data-dir", str(tmp_path), "--hub-user", "viewer"],
-                        {"TENANT_EVENTS_HUB_PASSWORD": PASSWORD})  # fmt: skip
+    code, err = run_cli(
+        [
+            "stream",
+            "--hub",
+            f"tls://127.0.0.1:{impostor.port}",
+            "--hub-tenant",
+            "acme",
+            "--data-dir",
+            str(tmp_path),
+            "--hub-user",
+            "viewer",
+        ],
+        {"TENANT_EVENTS_HUB_PASSWORD": PASSWORD},
+    )
     assert_nothing_leaked(impostor)
     assert code == 6, err
     errors = [line for line in err.splitlines() if line.startswith("tenant-events: error — ")]
@@ -54,10 +70,22 @@ def test_stream_hub_tls_sends_nothing_to_a_server_without_tls(impostor, tmp_path
 
 
 def test_relay_sends_no_collector_password_to_a_server_without_tls(impostor, simulator, tmp_path):
-    code, err = run_cli(["relay", "--base-url", simulator.base_url, "--data-dir", str(tmp_path), "--hub",
-                         f"tls://127.0.0.1:{impostor.port}", "--hub-tenant", "acme", "--hub-user", "collector"],
-                        {"TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(),
-                         "TENANT_EVENTS_HUB_PASSWORD": PASSWORD})  # fmt: skip
+    code, err = run_cli(
+        [
+            "relay",
+            "--base-url",
+            simulator.base_url,
+            "--data-dir",
+            str(tmp_path),
+            "--hub",
+            f"tls://127.0.0.1:{impostor.port}",
+            "--hub-tenant",
+            "acme",
+            "--hub-user",
+            "collector",
+        ],
+        {"TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(), "TENANT_EVENTS_HUB_PASSWORD": PASSWORD},
+    )
     assert_nothing_leaked(impostor)
     assert code == 6, err
     assert "offers no TLS, so nothing was sent to it" in err.strip().splitlines()[-1], err
@@ -96,8 +124,9 @@ def test_a_real_tls_hub_is_verified_and_then_takes_the_credentials(tls_hub):
     node, creds, ca = tls_hub
 
     async def go() -> None:
-        options = HubOptions((f"tls://127.0.0.1:{node.client_port}",),
-                             HubAuth("password", "viewer", creds.viewer), str(ca))  # fmt: skip
+        options = HubOptions(
+            (f"tls://127.0.0.1:{node.client_port}",), HubAuth("password", "viewer", creds.viewer), str(ca)
+        )
         nc = await connect(options, reconnect=False)
         assert nc.connected_url is not None and nc.connected_url.scheme == "tls"
         assert nc._transport is not None and nc._transport._io_writer.get_extra_info("ssl_object") is not None
@@ -109,9 +138,20 @@ def test_a_real_tls_hub_is_verified_and_then_takes_the_credentials(tls_hub):
 @pytest.mark.expect_warning_logs  # asyncio: nats-py's TLS transport returns True from eof_received
 def test_a_hub_certificate_not_trusted_ends_the_viewer_with_one_line_not_signed_out(tls_hub, tmp_path):
     node, creds, _ = tls_hub  # without --hub-ca: the system's CAs do not know the test CA
-    code, err = run_cli(["stream", "--hub", f"tls://127.0.0.1:{node.client_port}", "--hub-tenant", "acme",
-                         "--data-dir", str(tmp_path), "--hub-user", "viewer"],
-                        {"TENANT_EVENTS_HUB_PASSWORD": creds.viewer})  # fmt: skip
+    code, err = run_cli(
+        [
+            "stream",
+            "--hub",
+            f"tls://127.0.0.1:{node.client_port}",
+            "--hub-tenant",
+            "acme",
+            "--data-dir",
+            str(tmp_path),
+            "--hub-user",
+            "viewer",
+        ],
+        {"TENANT_EVENTS_HUB_PASSWORD": creds.viewer},
+    )
     errors = [line for line in err.splitlines() if line.startswith("tenant-events: error — ")]
     assert code == 6 and len(errors) == 1, err
     assert "the hub's TLS certificate is not trusted" in errors[0] and "--hub-ca" in errors[0], err

@@ -14,8 +14,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "proving_ground.py"
 
 
 def test_a_tiny_hub_row_is_clean():
-    run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--only", "hub"], capture_output=True, text=True,
-                         timeout=240)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--only", "hub"], capture_output=True, text=True, timeout=240
+    )
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     cells = next(line.split() for line in run.stdout.splitlines() if line.startswith("hub "))
     rounds, sent, stored, lost, dup, order = cells[1:7]

@@ -36,8 +36,10 @@ def make_relay(sim, hub, lease: float = 2.0) -> Relay:
     options = HubOptions(
         tuple(hub.urls.split(",")), HubAuth("password", "collector", hub.credentials.collector)
     )
-    return Relay(RelayConfig(engine, options, NAMES, StreamPlan(lease_ttl=lease), standby_poll=0.2),
-                 StaticTokenProvider(sim.mint_token(ttl=3600)))  # fmt: skip
+    return Relay(
+        RelayConfig(engine, options, NAMES, StreamPlan(lease_ttl=lease), standby_poll=0.2),
+        StaticTokenProvider(sim.mint_token(ttl=3600)),
+    )
 
 
 def make_viewer(
@@ -46,8 +48,13 @@ def make_viewer(
     """A monitor whose source is the hub: the same path the app and `stream --hub` take."""
     options = HubOptions(tuple(hub.urls.split(",")), HubAuth("password", "viewer", hub.credentials.viewer))
     config = ViewerConfig(options, NAMES, event_types, name=name, backoff_cap=2.0)
-    monitor = TenantMonitor(name, AppPaths.resolve(str(data)).ensure(), EngineConfig(options.shown, name=name),
-                            None, source=lambda writer: HubViewer(config, writer))  # fmt: skip
+    monitor = TenantMonitor(
+        name,
+        AppPaths.resolve(str(data)).ensure(),
+        EngineConfig(options.shown, name=name),
+        None,
+        source=lambda writer: HubViewer(config, writer),
+    )
     states: list[StateChange] = []
     monitor.on_state.append(states.append)
     return monitor, states
@@ -147,8 +154,16 @@ def test_the_hub_going_away_stops_the_leader_and_nothing_is_lost_when_it_returns
         for _ in range(20):  # and it stays closed while the hub is away: no lease, no tenant connection
             await asyncio.sleep(0.1)
             assert sim.stats()["connections"] == 0, "the relay reconnected to the tenant without a lease"
-        await until(lambda: any(s.state is StreamState.RECONNECTING and "network error" in s.message
-                                and "reconnecting in" in s.message for s in states), 10.0, "the viewer's backoff")  # fmt: skip
+        await until(
+            lambda: any(
+                s.state is StreamState.RECONNECTING
+                and "network error" in s.message
+                and "reconnecting in" in s.message
+                for s in states
+            ),
+            10.0,
+            "the viewer's backoff",
+        )
         await asyncio.to_thread(sim.emit, 100)  # while the hub is down: they wait at the tenant
         await asyncio.to_thread(hub.nodes[0].start)
         await asyncio.to_thread(hub.nodes[0].wait_healthy)

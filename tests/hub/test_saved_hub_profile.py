@@ -26,18 +26,41 @@ def test_stream_follows_a_saved_hub_profile_with_its_secret_from_the_keyring(
         pytest.skip("TENANT_EVENTS_REAL_KEYRING is not set: run via ./run test (gnome-keyring on D-Bus)")
     hub, sim = nats_single, simulator
     sim.emit(150)
-    relay = HubCli("relay", "--base-url", sim.base_url, "--from-timestamp", OLD, "--data-dir", str(tmp_path / "r"),
-                   "--hub", hub.urls, "--hub-tenant", "acme", "--hub-user", "collector",
-                   env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600),
-                        "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector})  # fmt: skip
+    relay = HubCli(
+        "relay",
+        "--base-url",
+        sim.base_url,
+        "--from-timestamp",
+        OLD,
+        "--data-dir",
+        str(tmp_path / "r"),
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+        "--hub-user",
+        "collector",
+        env={
+            "TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600),
+            "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector,
+        },
+    )
     paths = AppPaths.resolve(str(tmp_path / "v")).ensure()
     store = open_secret_store().store
     name = f"acme-{uuid.uuid4().hex[:6]}"
     viewer = None
     try:
         relay.wait_for("leader: holds")
-        profile = add_hub_profile(paths, store, hub.credentials.viewer, name=name, hub_urls=hub.urls.split(","),
-                                  hub_tenant="acme", auth="password", user="viewer")  # fmt: skip
+        profile = add_hub_profile(
+            paths,
+            store,
+            hub.credentials.viewer,
+            name=name,
+            hub_urls=hub.urls.split(","),
+            hub_tenant="acme",
+            auth="password",
+            user="viewer",
+        )
         assert asyncio.run(check_hub(hub_options(profile, store), "acme")).stream == "TENANT_EVENTS_ACME"
         viewer = HubCli("stream", "--tenant", name, "--data-dir", str(tmp_path / "v"), env={})
         wait_stored(tmp_path / "v" / "tenants" / f"{name}.sqlite3", 150, who=viewer)

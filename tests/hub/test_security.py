@@ -51,9 +51,14 @@ def test_a_viewer_can_read_but_not_publish_or_change_anything(nats_single):
         async def record(exc: Exception) -> None:
             errors.append(exc)
 
-        viewer = await nats.connect(hub.urls, user="viewer", password=hub.credentials.viewer, error_cb=record,
-                                    inbox_prefix="_INBOX_viewer",  # its own (packaging/nats/accounts.conf)
-                                    allow_reconnect=False)  # fmt: skip
+        viewer = await nats.connect(
+            hub.urls,
+            user="viewer",
+            password=hub.credentials.viewer,
+            error_cb=record,
+            inbox_prefix="_INBOX_viewer",  # its own (packaging/nats/accounts.conf)
+            allow_reconnect=False,
+        )
         js = viewer.jetstream(timeout=1.0)
         info = await js.stream_info(names.stream)  # reading is allowed
         assert info.state.messages == 1
@@ -78,11 +83,32 @@ def test_a_viewer_can_read_but_not_publish_or_change_anything(nats_single):
 
 def test_a_relay_with_viewer_credentials_is_refused_in_one_line(nats_single, simulator, tmp_path):
     hub = nats_single
-    proc = subprocess.run([sys.executable, "-m", "tenant_events", "relay", "--base-url", simulator.base_url,
-                           "--data-dir", str(tmp_path), "--hub", hub.urls, "--hub-tenant", "acme", "--hub-user", "viewer"],
-                          env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(),
-                               "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer},
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "relay",
+            "--base-url",
+            simulator.base_url,
+            "--data-dir",
+            str(tmp_path),
+            "--hub",
+            hub.urls,
+            "--hub-tenant",
+            "acme",
+            "--hub-user",
+            "viewer",
+        ],
+        env={
+            **os.environ,
+            "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(),
+            "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 4, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("tenant-events: the hub user may not create or read the stream TENANT_EVENTS_ACME")
@@ -92,10 +118,26 @@ def test_a_relay_with_viewer_credentials_is_refused_in_one_line(nats_single, sim
 
 def test_a_wrong_password_ends_the_viewer_signed_out(nats_single, tmp_path):
     hub = nats_single
-    proc = subprocess.run([sys.executable, "-m", "tenant_events", "stream", "--hub", hub.urls, "--hub-tenant", "acme",
-                           "--data-dir", str(tmp_path), "--hub-user", "viewer"],
-                          env={**os.environ, "TENANT_EVENTS_HUB_PASSWORD": "not-the-password"},
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "stream",
+            "--hub",
+            hub.urls,
+            "--hub-tenant",
+            "acme",
+            "--data-dir",
+            str(tmp_path),
+            "--hub-user",
+            "viewer",
+        ],
+        env={**os.environ, "TENANT_EVENTS_HUB_PASSWORD": "not-the-password"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 4, proc.stderr
     assert "tenant-events: signed out — the hub nats://127.0.0.1:" in proc.stderr
     assert "refused the sign-in (authorization violation)" in proc.stderr
@@ -132,8 +174,10 @@ def _server(tmp_path, authorization: str, extra: str = "") -> NatsNode:
     port, monitor = free_port(), free_port()
     config = tmp_path / "auth.conf"
     block = f"authorization {{ {authorization} }}\n" if authorization else ""
-    config.write_text(f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
-                      f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n{block}{extra}')  # fmt: skip
+    config.write_text(
+        f'listen: "127.0.0.1:{port}"\nhttp: "127.0.0.1:{monitor}"\n'
+        f'jetstream {{ store_dir: "{tmp_path / "store"}" }}\n{block}{extra}'
+    )
     node = NatsNode("auth", config, {}, port, monitor, tmp_path)
     node.start()
     node.wait_healthy()
@@ -183,8 +227,13 @@ def _b64(data: bytes) -> str:
 
 def _jwt(issuer: nkeys.KeyPair, issuer_key: str, subject_key: str, nats_claims: dict) -> str:
     """A NATS JWT (v2): claims signed with the issuer's ed25519 NKey."""
-    claims = {"iat": int(time.time()), "iss": issuer_key, "sub": subject_key, "name": subject_key[:8],
-              "nats": {**nats_claims, "version": 2}}  # fmt: skip
+    claims = {
+        "iat": int(time.time()),
+        "iss": issuer_key,
+        "sub": subject_key,
+        "name": subject_key[:8],
+        "nats": {**nats_claims, "version": 2},
+    }
     claims["jti"] = (
         base64.b32encode(hashlib.sha256(json.dumps(claims).encode()).digest()).decode().rstrip("=")
     )
@@ -194,10 +243,16 @@ def _jwt(issuer: nkeys.KeyPair, issuer_key: str, subject_key: str, nats_claims: 
 
 def _creds(account: nkeys.KeyPair, account_key: str) -> str:
     _, user_key, user_seed = _keypair(nkeys.PREFIX_BYTE_USER)
-    token = _jwt(account, account_key, user_key, {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1,
-                                                   "payload": -1})  # fmt: skip
-    return (f"-----BEGIN NATS USER JWT-----\n{token}\n------END NATS USER JWT------\n\n"
-            f"-----BEGIN USER NKEY SEED-----\n{user_seed}\n------END USER NKEY SEED------\n")  # fmt: skip
+    token = _jwt(
+        account,
+        account_key,
+        user_key,
+        {"type": "user", "pub": {}, "sub": {}, "subs": -1, "data": -1, "payload": -1},
+    )
+    return (
+        f"-----BEGIN NATS USER JWT-----\n{token}\n------END NATS USER JWT------\n\n"
+        f"-----BEGIN USER NKEY SEED-----\n{user_seed}\n------END USER NKEY SEED------\n"
+    )
 
 
 def test_creds_file_sign_in(tmp_path):
@@ -205,17 +260,31 @@ def test_creds_file_sign_in(tmp_path):
     team, team_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)
     _, system_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)
     stranger, stranger_key, _ = _keypair(nkeys.PREFIX_BYTE_ACCOUNT)  # an account this server never heard of
-    limits = {"subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1, "wildcards": True, "conn": -1,
-              "leaf": -1}  # fmt: skip
+    limits = {
+        "subs": -1,
+        "data": -1,
+        "payload": -1,
+        "imports": -1,
+        "exports": -1,
+        "wildcards": True,
+        "conn": -1,
+        "leaf": -1,
+    }
     jetstream = {**limits, "mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1}
-    accounts = {team_key: _jwt(operator, operator_key, team_key, {"type": "account", "limits": jetstream}),
-                system_key: _jwt(operator, operator_key, system_key, {"type": "account", "limits": limits})}  # fmt: skip
+    accounts = {
+        team_key: _jwt(operator, operator_key, team_key, {"type": "account", "limits": jetstream}),
+        system_key: _jwt(operator, operator_key, system_key, {"type": "account", "limits": limits}),
+    }
     operator_jwt = _jwt(
         operator, operator_key, operator_key, {"type": "operator", "system_account": system_key}
     )
     preload = "\n".join(f' {key}: "{token}"' for key, token in accounts.items())
-    node = _server(tmp_path, "", f'operator: "{operator_jwt}"\nsystem_account: {system_key}\nresolver: MEMORY\n'
-                                 f"resolver_preload: {{\n{preload}\n}}\n")  # fmt: skip
+    node = _server(
+        tmp_path,
+        "",
+        f'operator: "{operator_jwt}"\nsystem_account: {system_key}\nresolver: MEMORY\n'
+        f"resolver_preload: {{\n{preload}\n}}\n",
+    )
     try:
 
         async def go() -> None:

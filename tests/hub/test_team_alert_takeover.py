@@ -33,8 +33,11 @@ from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
-pytestmark = [pytest.mark.hub, pytest.mark.dbus,
-              pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)")]  # fmt: skip
+pytestmark = [
+    pytest.mark.hub,
+    pytest.mark.dbus,
+    pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
+]
 GROUPS = 12
 
 

@@ -40,8 +40,11 @@ from tenant_events.hub.triage import triage_bucket
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
-pytestmark = [pytest.mark.hub, pytest.mark.dbus,
-              pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)")]  # fmt: skip
+pytestmark = [
+    pytest.mark.hub,
+    pytest.mark.dbus,
+    pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
+]
 NAMES = HubNames("acme")
 GROUPS = 6
 
@@ -130,11 +133,29 @@ def test_a_viewer_switches_to_the_team_alerts_when_a_relay_starts_evaluating_aft
     with_rules(seen)
     with team_destination([data], receiver.url) as name:
         # a relay without --alerts-to: the viewer evaluates the rules itself
-        first = HubCli("relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(plain),
-                       "--from-timestamp", OLD, "--hub", nats_single.urls, "--hub-tenant", "acme",
-                       "--hub-user", "collector", "--lease-seconds", "2",
-                       env={"TENANT_EVENTS_ACCESS_TOKEN": token,
-                            "TENANT_EVENTS_HUB_PASSWORD": nats_single.credentials.collector})  # fmt: skip
+        first = HubCli(
+            "relay",
+            "--base-url",
+            sim.base_url,
+            "--name",
+            "acme",
+            "--data-dir",
+            str(plain),
+            "--from-timestamp",
+            OLD,
+            "--hub",
+            nats_single.urls,
+            "--hub-tenant",
+            "acme",
+            "--hub-user",
+            "collector",
+            "--lease-seconds",
+            "2",
+            env={
+                "TENANT_EVENTS_ACCESS_TOKEN": token,
+                "TENANT_EVENTS_HUB_PASSWORD": nats_single.credentials.collector,
+            },
+        )
         procs = [first]
         try:
             first.wait_for("leader: holds the lease")
@@ -181,8 +202,13 @@ def test_a_viewer_cannot_publish_an_alert_nor_write_delivery_state_nor_forge_the
     async def go() -> None:
         collector = await connect(_options(hub, "collector"), reconnect=False)
         await provision(collector.jetstream(), NAMES, StreamPlan())  # the alerts stream and outbox bucket too
-        viewer = await nats.connect(hub.urls.split(","), user="viewer", password=hub.credentials.viewer,
-                                    inbox_prefix="_INBOX_viewer", error_cb=_keep(refusals))  # fmt: skip
+        viewer = await nats.connect(
+            hub.urls.split(","),
+            user="viewer",
+            password=hub.credentials.viewer,
+            inbox_prefix="_INBOX_viewer",
+            error_cb=_keep(refusals),
+        )
         js = viewer.jetstream(timeout=1.0)
         key = "each-group.evt_forged"
         with pytest.raises((TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError)):
@@ -217,11 +243,30 @@ def _keep(into: list[Exception]):
 
 
 def test_alerts_to_an_unknown_destination_is_one_line_and_exit_3(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "tenant_events", "relay", "--base-url", "http://127.0.0.1:9",
-                           "--name", "acme", "--data-dir", str(tmp_path), "--hub", "nats://127.0.0.1:9",
-                           "--hub-user", "collector", "--alerts-to", "nope"], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "t",
-                                           "TENANT_EVENTS_HUB_PASSWORD": "p"})  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "relay",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--name",
+            "acme",
+            "--data-dir",
+            str(tmp_path),
+            "--hub",
+            "nats://127.0.0.1:9",
+            "--hub-user",
+            "collector",
+            "--alerts-to",
+            "nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "t", "TENANT_EVENTS_HUB_PASSWORD": "p"},
+    )
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "--alerts-to" in lines[0] and "'nope'" in lines[0], proc.stderr

@@ -19,8 +19,11 @@ from werkzeug import Request, Response
 from helpers.team_alerts import relay, team_destination, wait_until
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
-pytestmark = [pytest.mark.hub, pytest.mark.dbus,
-              pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)")]  # fmt: skip
+pytestmark = [
+    pytest.mark.hub,
+    pytest.mark.dbus,
+    pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
+]
 SECRET = "Hook-Passw0rd-4d1c9e"
 
 
@@ -82,8 +85,16 @@ def test_a_receiver_answering_500_three_times_gets_the_alert_once_under_one_key(
     make_simulator, nats_single, tmp_path, httpserver
 ):
     receiver = FaultyReceiver(httpserver, [500, 500, 500])
-    _, data = _run(make_simulator, nats_single, tmp_path, receiver, 1, lambda: receiver.delivered(),
-                   "the delivery after three 500s", 90)  # fmt: skip
+    _, data = _run(
+        make_simulator,
+        nats_single,
+        tmp_path,
+        receiver,
+        1,
+        lambda: receiver.delivered(),
+        "the delivery after three 500s",
+        90,
+    )
     assert receiver.statuses() == [500, 500, 500, 200]
     assert len({key for key, _ in receiver.requests}) == 1  # the retries carry the same dedup key
     _no_secret(data)
@@ -99,8 +110,16 @@ def test_a_receiver_down_for_30_s_gets_every_alert_when_it_is_back(
     back = threading.Timer(30.0, httpserver.start)
     back.start()
     try:
-        _run(make_simulator, nats_single, tmp_path, receiver, 3, lambda: len(set(receiver.delivered())) >= 3,
-             "every alert after the receiver came back", 150)  # fmt: skip
+        _run(
+            make_simulator,
+            nats_single,
+            tmp_path,
+            receiver,
+            3,
+            lambda: len(set(receiver.delivered())) >= 3,
+            "every alert after the receiver came back",
+            150,
+        )
     finally:
         back.cancel()
         back.join()
@@ -114,8 +133,16 @@ def test_a_receiver_down_for_30_s_gets_every_alert_when_it_is_back(
 
 def test_a_slow_receiver_5_s_gets_every_alert_once(make_simulator, nats_single, tmp_path, httpserver):
     receiver = FaultyReceiver(httpserver, delay=5.0)
-    _run(make_simulator, nats_single, tmp_path, receiver, 2, lambda: len(set(receiver.delivered())) >= 2,
-         "both slow deliveries", 90)  # fmt: skip
+    _run(
+        make_simulator,
+        nats_single,
+        tmp_path,
+        receiver,
+        2,
+        lambda: len(set(receiver.delivered())) >= 2,
+        "both slow deliveries",
+        90,
+    )
     keys = receiver.delivered()
     assert len(set(keys)) == 2 and len(keys) == 2, keys  # a 5 s answer is no timeout: not sent again
 
@@ -128,12 +155,24 @@ def test_a_401_stops_the_destination_with_its_reason_in_destinations_list(
     data = tmp_path / "relay"
 
     def listed() -> str:
-        out = subprocess.run([sys.executable, "-m", "tenant_events", "destinations", "list", "--data-dir",
-                              str(data)], capture_output=True, text=True, timeout=60)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "tenant_events", "destinations", "list", "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return out.stdout
 
-    output, _ = _run(make_simulator, nats_single, tmp_path, receiver, 2, lambda: "STOPPED" in listed(),
-                     "the destination stopped", 60)  # fmt: skip
+    output, _ = _run(
+        make_simulator,
+        nats_single,
+        tmp_path,
+        receiver,
+        2,
+        lambda: "STOPPED" in listed(),
+        "the destination stopped",
+        60,
+    )
     said = [line for line in output.splitlines() if "alerts: destination team-" in line]
     assert len(said) == 1 and "stopped: " in said[0] and "401" in said[0], output  # the relay says it, once
     assert SECRET not in output

@@ -45,8 +45,12 @@ def _run(hub, db, url, before: dict[str, object] | None, fence, until) -> dict[s
         kv = await nc.jetstream().key_value(outbox_bucket(NAMES))
         if before is not None:
             await kv.put(KEY, orjson.dumps(before))
-        worker = DeliveryWorker(db, lambda: {"hook": target("hook", url)}, backoff=Backoff(base=0.1, cap=60),
-                                shared=TeamDeliveries(outbox, "acme", fence))  # fmt: skip
+        worker = DeliveryWorker(
+            db,
+            lambda: {"hook": target("hook", url)},
+            backoff=Backoff(base=0.1, cap=60),
+            shared=TeamDeliveries(outbox, "acme", fence),
+        )
         task = asyncio.create_task(worker.run())
         deadline = time.monotonic() + 30
         try:

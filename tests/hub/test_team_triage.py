@@ -52,7 +52,10 @@ def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_b
         assert max(seen.values()) - started < 1.0, seen
         current = bo.current(alert)
         assert current is not None and (current.by, current.state, current.note) == (
-            "viewer", "acknowledged", "looking into it")  # fmt: skip
+            "viewer",
+            "acknowledged",
+            "looking into it",
+        )
         # the last write wins; the history keeps both
         await bo.put(alert, "resolved", "expected")
         await _until(lambda: (c := ana.current(alert)) is not None and c.state == "resolved")
@@ -68,8 +71,14 @@ def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_b
         async def record(exc: Exception) -> None:
             errors.append(exc)
 
-        raw = await nats.connect(hub.urls, user="viewer", password=hub.credentials.viewer, error_cb=record,
-                                 inbox_prefix="_INBOX_viewer", allow_reconnect=False)  # fmt: skip
+        raw = await nats.connect(
+            hub.urls,
+            user="viewer",
+            password=hub.credentials.viewer,
+            error_cb=record,
+            inbox_prefix="_INBOX_viewer",
+            allow_reconnect=False,
+        )
         forged = orjson.dumps(
             {"state": "resolved", "note": "nothing to see", "at": time.time(), "by": "viewer2"}
         )

@@ -31,8 +31,10 @@ def _dpkg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     force = ["--force-not-root"] if os.geteuid() != 0 else []
     return subprocess.run(
         ["dpkg", f"--root={root}", *force, "--force-depends", "--no-triggers", *args],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_package_says_what_it_is_and_holds_the_desktop_files(frozen_dist: Path):
@@ -94,29 +96,48 @@ def test_installed_from_the_package_it_starts_opens_a_link_and_removes_cleanly(
         assert check.returncode == 0, check.stdout + check.stderr
 
     command = root / "usr" / "bin" / "tenant-events"
-    env = frozen_env(DISPLAY=os.environ["DISPLAY"], TENANT_EVENTS_LOG_JSON="1",
-                     DBUS_SESSION_BUS_ADDRESS=os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""))  # fmt: skip
+    env = frozen_env(
+        DISPLAY=os.environ["DISPLAY"],
+        TENANT_EVENTS_LOG_JSON="1",
+        DBUS_SESSION_BUS_ADDRESS=os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
+    )
     version = subprocess.run([str(command), "--version"], env=env, capture_output=True, text=True, timeout=60)
     assert version.returncode == 0 and version.stdout.strip() == f"tenant-events {__version__}", (
         version.stderr
     )
 
     data = tmp_path / "data"
-    app = subprocess.Popen([str(command), "--data-dir", str(data)], env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    app = subprocess.Popen(
+        [str(command), "--data-dir", str(data)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 90
         windows = ""
         while time.monotonic() < deadline and app.poll() is None and not windows:
-            windows = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)],
-                                     capture_output=True, text=True).stdout.strip()  # fmt: skip
+            windows = subprocess.run(
+                ["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)], capture_output=True, text=True
+            ).stdout.strip()
             time.sleep(0.2)  # polling another process's windows
         assert windows, "the installed app showed no window"
-        link = subprocess.run([str(command), "--data-dir", str(data), "tenant-events://alert/demo/1"], env=env,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        link = subprocess.run(
+            [str(command), "--data-dir", str(data), "tenant-events://alert/demo/1"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert link.returncode == 0 and "already running" in link.stderr, link.stderr[-2000:]
-        bad = subprocess.run([str(command), "--data-dir", str(data), "tenant-events://alert/../x"], env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
+        bad = subprocess.run(
+            [str(command), "--data-dir", str(data), "tenant-events://alert/../x"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert bad.returncode == 2 and "not an alert link" in bad.stderr, bad.stderr[-2000:]
         assert app.poll() is None, "the running app must keep running"
     finally:

@@ -20,8 +20,14 @@ pytestmark = [
 
 
 def _run(app: Path, home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(app), *args], input=stdin, capture_output=True, text=True, timeout=120,
-                          env=frozen_env(TENANT_EVENTS_HOME=str(home)))  # fmt: skip
+    return subprocess.run(
+        [str(app), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=frozen_env(TENANT_EVENTS_HOME=str(home)),
+    )
 
 
 def test_frozen_destinations_deliver_a_test_alert(frozen_app: Path, tmp_path: Path, httpserver):

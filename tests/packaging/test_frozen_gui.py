@@ -55,11 +55,19 @@ class LogWatch:
 
 
 def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: Path, tmp_path: Path):
-    env = frozen_env(DISPLAY=os.environ["DISPLAY"], TENANT_EVENTS_LOG_JSON="1",
-                     DBUS_SESSION_BUS_ADDRESS=os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""))  # fmt: skip
+    env = frozen_env(
+        DISPLAY=os.environ["DISPLAY"],
+        TENANT_EVENTS_LOG_JSON="1",
+        DBUS_SESSION_BUS_ADDRESS=os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""),
+    )
     data = tmp_path / "data"
-    first = subprocess.Popen([str(frozen_app), "--data-dir", str(data)], env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [str(frozen_app), "--data-dir", str(data)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     watch = LogWatch(first)
     try:
         # No tray host in this session, so the app runs as a normal window: the welcome window (no tenant yet)
@@ -67,8 +75,11 @@ def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: 
         deadline = time.monotonic() + 60
         windows = ""
         while time.monotonic() < deadline and first.poll() is None:
-            windows = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "Tenant Events"],
-                                     capture_output=True, text=True).stdout.strip()  # fmt: skip
+            windows = subprocess.run(
+                ["xdotool", "search", "--onlyvisible", "--name", "Tenant Events"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
             if windows:
                 break
             time.sleep(0.2)
@@ -80,8 +91,9 @@ def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: 
             colours = subprocess.run(["identify", "-format", "%k", str(shot)], capture_output=True, text=True)
             assert int(colours.stdout or 0) > 16, "the screenshot is (nearly) one colour: nothing was drawn"
 
-        second = subprocess.run([str(frozen_app), "--data-dir", str(data)], env=env, capture_output=True,
-                                text=True, timeout=60)  # fmt: skip
+        second = subprocess.run(
+            [str(frozen_app), "--data-dir", str(data)], env=env, capture_output=True, text=True, timeout=60
+        )
         assert second.returncode == 0, second.stderr[-2000:]
         assert "already running" in second.stderr
         assert first.poll() is None, "the first instance must keep running"

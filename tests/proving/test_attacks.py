@@ -42,8 +42,12 @@ def test_a_stolen_code_without_the_verifier_buys_nothing(simulator):
     location = act_as_browser(authorize_url(simulator, challenge=challenge), deliver=False)
     code = query(location)["code"]
     token_url = f"{simulator.auth_url}/oauth/token"
-    form = {"grant_type": "authorization_code", "client_id": simulator.demo_client_id, "code": code,
-            "redirect_uri": redirect}  # fmt: skip
+    form = {
+        "grant_type": "authorization_code",
+        "client_id": simulator.demo_client_id,
+        "code": code,
+        "redirect_uri": redirect,
+    }
     no_verifier = httpx.post(token_url, data=form)
     guessed = httpx.post(token_url, data={**form, "code_verifier": pkce_pair()[0]})
     plain = httpx.post(token_url, data={**form, "code_verifier": challenge})  # the challenge seen in the URL
@@ -64,11 +68,14 @@ def test_a_forged_callback_from_another_origin_is_refused_and_the_real_one_still
             await asyncio.sleep(0)
             headers = {"Origin": "https://evil.example", "Referer": "https://evil.example/x"}
             async with httpx.AsyncClient(timeout=5) as client:
-                forged = await client.get(listener.redirect_uri,
-                                          params={"code": "attacker-code", "state": "guessed"},
-                                          headers=headers)  # fmt: skip
-                posted = await client.post(listener.redirect_uri, data={"code": "attacker-code",
-                                           "state": "guessed"}, headers=headers)  # fmt: skip
+                forged = await client.get(
+                    listener.redirect_uri,
+                    params={"code": "attacker-code", "state": "guessed"},
+                    headers=headers,
+                )
+                posted = await client.post(
+                    listener.redirect_uri, data={"code": "attacker-code", "state": "guessed"}, headers=headers
+                )
                 still_waiting = not waiter.done()
                 real = await client.get(listener.redirect_uri, params={"code": "good", "state": "real-state"})
             return forged, posted, still_waiting, real, await waiter
@@ -98,8 +105,13 @@ def test_the_stream_never_follows_a_redirect_to_another_host(tmp_path):
     with raw_server("127.0.0.2", http_response("200 OK", {"Content-Type": "text/event-stream"})) as thief:
         moved = http_response("307 Temporary Redirect", {"Location": thief.url + "/api/v2/events"})
         with raw_server("127.0.0.1", moved) as origin:
-            rec = follow(_Target(origin.url + "/api/v2"), tmp_path / "r.sqlite3", token=TOKEN, timeout=15,
-                         until=lambda r: len(r.states) >= 2 and r.states[-1].state is not StreamState.CONNECTING)  # fmt: skip
+            rec = follow(
+                _Target(origin.url + "/api/v2"),
+                tmp_path / "r.sqlite3",
+                token=TOKEN,
+                timeout=15,
+                until=lambda r: len(r.states) >= 2 and r.states[-1].state is not StreamState.CONNECTING,
+            )
     assert origin.requests and TOKEN.encode() in origin.requests[0]
     assert thief.requests == [], "the redirect was followed"
     ended = [s for s in rec.states if s.state in (StreamState.RECONNECTING, StreamState.ERROR)]
@@ -113,9 +125,23 @@ def test_sign_in_never_follows_a_discovery_redirect_to_another_host(tmp_path):
         moved = http_response("302 Found", {"Location": thief.url + "/.well-known/openid-configuration"})
         with raw_server("127.0.0.1", moved) as origin:
             proc = subprocess.run(
-                [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", origin.url,
-                 "--client-id", "abcdefghijklmnopqrstuvwxyzABCDEF", "--data-dir", str(tmp_path)],
-                capture_output=True, text=True, timeout=60)  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "tenant_events",
+                    "login",
+                    "--no-browser",
+                    "--auth-url",
+                    origin.url,
+                    "--client-id",
+                    "abcdefghijklmnopqrstuvwxyzABCDEF",
+                    "--data-dir",
+                    str(tmp_path),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
     assert proc.returncode != 0 and thief.requests == []
     assert origin.url in proc.stderr, proc.stderr
 
@@ -124,8 +150,13 @@ def test_tls_is_verified_even_on_loopback_and_a_self_signed_stream_never_sees_th
     cert, key = self_signed_cert(tmp_path)
     ok = http_response("200 OK", {"Content-Type": "text/event-stream"})
     with raw_server("127.0.0.1", ok, tls_context(cert, key)) as evil:
-        rec = follow(_Target(evil.url + "/api/v2"), tmp_path / "t.sqlite3", token=TOKEN, timeout=15,
-                     until=lambda r: any(s.state is not StreamState.CONNECTING for s in r.states))  # fmt: skip
+        rec = follow(
+            _Target(evil.url + "/api/v2"),
+            tmp_path / "t.sqlite3",
+            token=TOKEN,
+            timeout=15,
+            until=lambda r: any(s.state is not StreamState.CONNECTING for s in r.states),
+        )
     assert evil.requests == [], "an HTTP request (with the bearer token) went over an unverified TLS session"
     refused = next(s for s in rec.states if s.state is not StreamState.CONNECTING)
     # Not a flaky network: retrying cannot fix it, so the engine stops and says what is wrong.
@@ -138,9 +169,24 @@ def test_sign_in_to_a_self_signed_tenant_fails_with_a_clear_message(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
     with raw_server("127.0.0.1", http_response("200 OK", {}), tls_context(cert, key)) as evil:
         proc = subprocess.run(
-            [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", evil.url,
-             "--client-id", "abcdefghijklmnopqrstuvwxyzABCDEF", "--data-dir", str(tmp_path / "d")],
-            capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tenant_events",
+                "login",
+                "--no-browser",
+                "--auth-url",
+                evil.url,
+                "--client-id",
+                "abcdefghijklmnopqrstuvwxyzABCDEF",
+                "--data-dir",
+                str(tmp_path / "d"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
     assert proc.returncode == 6, proc.stderr  # NetworkError (cli/main.py exit codes)
     line = proc.stderr.strip().splitlines()[-1]
     assert (
@@ -151,9 +197,14 @@ def test_sign_in_to_a_self_signed_tenant_fails_with_a_clear_message(tmp_path):
 
 
 def discovery(issuer: str, override: dict[str, object]) -> bytes:
-    doc = {"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/oauth/token",
-           "jwks_uri": f"{issuer}/.well-known/jwks.json", "response_types_supported": ["code"],
-           "code_challenge_methods_supported": ["S256"]} | override  # fmt: skip
+    doc = {
+        "issuer": issuer,
+        "authorization_endpoint": f"{issuer}/authorize",
+        "token_endpoint": f"{issuer}/oauth/token",
+        "jwks_uri": f"{issuer}/.well-known/jwks.json",
+        "response_types_supported": ["code"],
+        "code_challenge_methods_supported": ["S256"],
+    } | override
     return http_response("200 OK", {"Content-Type": "application/json"}, json.dumps(doc).encode())
 
 
@@ -170,9 +221,23 @@ def test_a_hostile_discovery_document_is_refused_before_anything_is_sent(tmp_pat
     with raw_server("127.0.0.1", b"") as origin:
         origin.response = discovery(origin.url, override)
         proc = subprocess.run(
-            [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", origin.url,
-             "--client-id", "abcdefghijklmnopqrstuvwxyzABCDEF", "--data-dir", str(tmp_path)],
-            capture_output=True, text=True, timeout=60)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tenant_events",
+                "login",
+                "--no-browser",
+                "--auth-url",
+                origin.url,
+                "--client-id",
+                "abcdefghijklmnopqrstuvwxyzABCDEF",
+                "--data-dir",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode != 0 and not proc.stdout.startswith("http"), "an authorization URL was printed"
     assert said in proc.stderr, proc.stderr
     assert len(origin.requests) == 1 and b"/.well-known/openid-configuration" in origin.requests[0]

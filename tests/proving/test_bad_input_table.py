@@ -45,8 +45,11 @@ DEAD_URL = (
 )
 SETPRIV = shutil.which("setpriv")
 # Root reads anything; without these capabilities it is held to file modes like any other user.
-AS_ANOTHER_USER = [SETPRIV or "setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner",
-                   "--inh-caps=-dac_override,-dac_read_search,-fowner"]  # fmt: skip
+AS_ANOTHER_USER = [
+    SETPRIV or "setpriv",
+    "--bounding-set=-dac_override,-dac_read_search,-fowner",
+    "--inh-caps=-dac_override,-dac_read_search,-fowner",
+]
 
 
 # -- the data dirs -----------------------------------------------------------------------------------------------
@@ -167,8 +170,14 @@ def run_apart(argv: list[str], *, prefix: list[str] | None = None, stdout: Path 
     env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "not-used", "QT_QPA_PLATFORM": "offscreen"}
     with contextlib.ExitStack() as stack:
         target = stack.enter_context(stdout.open("w")) if stdout else subprocess.PIPE
-        proc = subprocess.run([*(prefix or []), *TE, *argv], stdout=target, stderr=subprocess.PIPE, text=True,
-                              env=env, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [*(prefix or []), *TE, *argv],
+            stdout=target,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     return Result(proc.returncode, proc.stdout or "", proc.stderr)
 
 
@@ -231,8 +240,20 @@ def test_damaged_database_under_stream_is_moved_aside_and_said_where(tmp_path, g
     db = data / "tenants" / "acme.sqlite3"
     _damage(kind, good_database, db)
     before = snapshot(data)
-    result = run_here(["stream", "--data-dir", str(data), "--base-url", DEAD_URL, "--name", "acme",
-                       "--unreachable-timeout", "0.3"], {"TENANT_EVENTS_ACCESS_TOKEN": "not-used"})  # fmt: skip
+    result = run_here(
+        [
+            "stream",
+            "--data-dir",
+            str(data),
+            "--base-url",
+            DEAD_URL,
+            "--name",
+            "acme",
+            "--unreachable-timeout",
+            "0.3",
+        ],
+        {"TENANT_EVENTS_ACCESS_TOKEN": "not-used"},
+    )
     assert "unexpected error" not in result.err and "Traceback" not in result.err, result.err
     after = snapshot(data)
     if kind == "directory":  # nothing to move: SQLite cannot open it, and a directory is not ours to move
@@ -342,8 +363,13 @@ def another_users_data_dir(tmp_path_factory, good_database) -> tuple[Path, dict[
     # One process for every command (one interpreter start, not ten): each runs the real entry point in turn.
     argvs = {c: _as_argv(c, data) for c in EVERY_COMMAND}
     env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "not-used", "QT_QPA_PLATFORM": "offscreen"}
-    proc = subprocess.run([*AS_ANOTHER_USER, sys.executable, "-c", EACH_IN_TURN, json.dumps(list(argvs.values()))],
-                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [*AS_ANOTHER_USER, sys.executable, "-c", EACH_IN_TURN, json.dumps(list(argvs.values()))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     done = json.loads(proc.stdout)
     return data, {c: Result(*r) for c, r in zip(argvs, done, strict=True)}, before
@@ -445,9 +471,11 @@ def test_export_into_a_full_device_is_one_line(stored, full_device):
 
 @pytest.mark.parametrize("command", ["export", "timeline", "rules"])
 def test_stdout_on_a_full_disk_is_one_line(stored, full_device, command):
-    argv = {"export": ["export", "--data-dir", str(stored), "--jsonl", "-"],
-            "timeline": ["timeline", "--data-dir", str(stored), "user:auth0|1"],
-            "rules": ["rules", "--data-dir", str(stored)]}[command]  # fmt: skip
+    argv = {
+        "export": ["export", "--data-dir", str(stored), "--jsonl", "-"],
+        "timeline": ["timeline", "--data-dir", str(stored), "user:auth0|1"],
+        "rules": ["rules", "--data-dir", str(stored)],
+    }[command]
     before = snapshot(stored)
     result = run_apart(argv, stdout=full_device)
     one_line(result, 5, "standard output", "the disk is full")
@@ -525,8 +553,9 @@ NUMBERS = [
 NUMBER_ROWS = [(words, option, value) for words, option, values in NUMBERS for value in values]
 
 
-@pytest.mark.parametrize(("words", "option", "value"), NUMBER_ROWS,
-                         ids=[f"{w[0]} {o} {v}" for w, o, v in NUMBER_ROWS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("words", "option", "value"), NUMBER_ROWS, ids=[f"{w[0]} {o} {v}" for w, o, v in NUMBER_ROWS]
+)
 def test_number_out_of_range(stored, words, option, value):
     before = snapshot(stored)
     argv = [
@@ -542,8 +571,13 @@ def test_number_out_of_range(stored, words, option, value):
 
 
 # -- 7. malformed URLs ------------------------------------------------------------------------------------------
-URLS = ["http://[::1", "http://[zz::1]:8080/api/v2", "http://[::1]:99999/api/v2", "https://exa mple.com",
-        "http://127.0.0.1:abc/api/v2"]  # fmt: skip
+URLS = [
+    "http://[::1",
+    "http://[zz::1]:8080/api/v2",
+    "http://[::1]:99999/api/v2",
+    "https://exa mple.com",
+    "http://127.0.0.1:abc/api/v2",
+]
 
 
 @pytest.mark.parametrize("url", URLS)
@@ -575,8 +609,11 @@ def test_settings_nested_too_deep(tmp_path, command, case):
     data.mkdir()
     settings = data / "settings.json"
     settings.write_text(NESTED[case])
-    argv = ["rules", "--data-dir", str(data), "--check"] if command == "rules --check" else [
-        "stream", "--data-dir", str(data), "--base-url", DEAD_URL, "--unreachable-timeout", "0.3"]  # fmt: skip
+    argv = (
+        ["rules", "--data-dir", str(data), "--check"]
+        if command == "rules --check"
+        else ["stream", "--data-dir", str(data), "--base-url", DEAD_URL, "--unreachable-timeout", "0.3"]
+    )
     result = run_apart(argv)
     assert "unexpected error" not in result.err and "Traceback" not in result.err, result.err
     told = [line for line in result.err.splitlines() if "settings file" in line]

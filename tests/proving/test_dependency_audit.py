@@ -107,8 +107,10 @@ def findings(pinned: list[tuple[str, Version]]) -> list[str]:
             ranges = [r for r in entry["ranges"] if r["type"] in ("ECOSYSTEM", "SEMVER")]
             if listed(version, entry["versions"]) or any(in_range(version, r["events"]) for r in ranges):
                 aliases = ", ".join(record.get("aliases", []))
-                hits.append(f"{name}=={version}: {record['id']} ({aliases}; {fixed_in(entry)}): "
-                            f"{record.get('summary', '')[:120]}")  # fmt: skip
+                hits.append(
+                    f"{name}=={version}: {record['id']} ({aliases}; {fixed_in(entry)}): "
+                    f"{record.get('summary', '')[:120]}"
+                )
     return hits
 
 
@@ -159,10 +161,23 @@ def test_unreached_code_stays_unreached():
 
 def audit(requirements: Path) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-m", "pip_audit", "-r", str(requirements), "--no-deps", "--disable-pip",
-         "--progress-spinner", "off", "-f", "json"],
-        capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip_audit",
+            "-r",
+            str(requirements),
+            "--no-deps",
+            "--disable-pip",
+            "--progress-spinner",
+            "off",
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.stdout.strip(), f"pip-audit produced no report (rc {proc.returncode}): {proc.stderr[-800:]}"
     report: dict = json.loads(proc.stdout)
     report["returncode"] = proc.returncode
@@ -176,16 +191,27 @@ def test_locked_requirements_have_no_known_vulnerabilities(tmp_path):
     flagged = [d for d in probe["dependencies"] if d.get("vulns")]
     if not flagged:
         why = "; ".join(d.get("skip_reason", "") for d in probe["dependencies"]) or "no advisories returned"
-        message = (f"the vulnerability service is unreachable, online audit NOT performed (the offline check "
-                   f"against the {snapshot_label()} still runs): {why}")  # fmt: skip
+        message = (
+            f"the vulnerability service is unreachable, online audit NOT performed (the offline check "
+            f"against the {snapshot_label()} still runs): {why}"
+        )
         if os.environ.get("TENANT_EVENTS_REQUIRE_AUDIT") == "1":
             pytest.fail(message)
         pytest.skip(message)
     assert probe["returncode"] != 0, "pip-audit must exit non-zero on a vulnerable pin"
 
     report = audit(LOCK)
-    vulnerable = [f"{d['name']}=={d['version']}: {', '.join(ids)}" for d in report["dependencies"]
-                  if (ids := [v["id"] for v in d.get("vulns", []) if not NOT_REACHED.keys() & {v["id"], *v.get("aliases", [])}])]  # fmt: skip
+    vulnerable = [
+        f"{d['name']}=={d['version']}: {', '.join(ids)}"
+        for d in report["dependencies"]
+        if (
+            ids := [
+                v["id"]
+                for v in d.get("vulns", [])
+                if not NOT_REACHED.keys() & {v["id"], *v.get("aliases", [])}
+            ]
+        )
+    ]
     skipped = [f"{d['name']}: {d['skip_reason']}" for d in report["dependencies"] if d.get("skip_reason")]
     assert not vulnerable, "known-vulnerable pins in requirements.lock: " + "; ".join(vulnerable)
     assert not skipped, "dependencies the audit could not check: " + "; ".join(skipped)

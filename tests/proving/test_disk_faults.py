@@ -28,8 +28,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs: big enough for the schema, too small for the simulator's backlog."""
     mnt = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -52,9 +53,21 @@ def count(db: Path) -> int:
 
 
 def stream(sim, data: Path, *extra: str) -> subprocess.Popen[str]:
-    return cli("stream", "--base-url", sim.base_url, "--name", "disk", "--data-dir", str(data),
-               "--from-timestamp", OLD, "--stall-timeout", "2", *extra,
-               env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600)})  # fmt: skip
+    return cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "disk",
+        "--data-dir",
+        str(data),
+        "--from-timestamp",
+        OLD,
+        "--stall-timeout",
+        "2",
+        *extra,
+        env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600)},
+    )
 
 
 def run_until_stored(sim, data: Path, db: Path, total: int, limit: float = 60) -> str:
@@ -195,8 +208,16 @@ def test_the_engine_waits_for_space_and_resumes_by_itself(make_simulator, small_
             remount(small_disk, "size=200m")
             freed.append(time.monotonic())
 
-    rec = follow(sim, db, until=lambda r: count(db) >= 20_000, during=free_space_once_it_is_full, timeout=60,
-                 from_timestamp=OLD, stall_timeout=2.0, storage_retry=0.5)  # fmt: skip
+    rec = follow(
+        sim,
+        db,
+        until=lambda r: count(db) >= 20_000,
+        during=free_space_once_it_is_full,
+        timeout=60,
+        from_timestamp=OLD,
+        stall_timeout=2.0,
+        storage_retry=0.5,
+    )
     assert freed, "the disk never filled"
     assert not any(s.state is StreamState.ERROR for s in rec.states), [s.message for s in rec.states][-3:]
     paused = rec.first("storage")

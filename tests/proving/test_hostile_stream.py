@@ -30,8 +30,11 @@ from tenant_events.stream.tokens import StaticTokenProvider
 
 Body = Callable[[], AsyncIterator[bytes]]
 SENTINEL = 999_999  # frame number of the valid event every run ends with
-FUZZ = settings(max_examples=int(os.environ.get("PROVING_FUZZ_EXAMPLES", "100")), deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+FUZZ = settings(
+    max_examples=int(os.environ.get("PROVING_FUZZ_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def chunks_of(data: bytes, cuts: list[int]) -> Body:
@@ -65,10 +68,21 @@ async def _follow(bodies: list[Body], db: Path, until: Callable[[Run], bool], li
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
 
     writer = await asyncio.to_thread(StoreWriter, db)
-    config = EngineConfig(base_url="https://tenant.example/api/v2", name="fuzz", stall_timeout=2.0,
-                          backoff_base=0.01, backoff_cap=0.05, batch_max_delay=0.01, min_interval=0.05)  # fmt: skip
-    engine = StreamEngine(config, StaticTokenProvider("t"), writer,
-                          client_factory=lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler)))  # fmt: skip
+    config = EngineConfig(
+        base_url="https://tenant.example/api/v2",
+        name="fuzz",
+        stall_timeout=2.0,
+        backoff_base=0.01,
+        backoff_cap=0.05,
+        batch_max_delay=0.01,
+        min_interval=0.05,
+    )
+    engine = StreamEngine(
+        config,
+        StaticTokenProvider("t"),
+        writer,
+        client_factory=lambda: httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
     engine.on_state.append(run.states.append)
     task = asyncio.create_task(engine.run())
     deadline = time.monotonic() + limit
@@ -102,8 +116,9 @@ def follow(bodies: list[Body], db: Path, limit: float = 20.0) -> tuple[list[str]
 
 
 EOL = st.sampled_from(["\n", "\r", "\r\n"])
-LINE_TEXT = st.text(st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), min_size=1,
-                    max_size=200).filter(lambda t: t.strip() != "")  # fmt: skip
+LINE_TEXT = st.text(
+    st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), min_size=1, max_size=200
+).filter(lambda t: t.strip() != "")
 
 
 @st.composite
@@ -153,8 +168,11 @@ def test_every_valid_event_stored_once_every_malformed_frame_rejected(tmp_path_f
 # random bytes can make a "data:" line that is not JSON: it is rejected, with a warning
 @pytest.mark.expect_warning_logs
 @FUZZ
-@given(noise=st.binary(max_size=4096), eols=st.lists(st.tuples(st.integers(0, 4096), EOL), max_size=40),
-       cuts=st.lists(st.integers(0, 1 << 20), max_size=30))  # fmt: skip
+@given(
+    noise=st.binary(max_size=4096),
+    eols=st.lists(st.tuples(st.integers(0, 4096), EOL), max_size=40),
+    cuts=st.lists(st.integers(0, 1 << 20), max_size=30),
+)
 def test_arbitrary_bytes_never_crash_or_hang_and_the_next_connection_works(
     tmp_path_factory, noise, eols, cuts
 ):

@@ -24,8 +24,11 @@ def test_the_log_and_its_rotations_are_0600_whatever_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
         setup_logging(tmp_path / "logs", stderr=False)
-        handler = next(h for h in logging.getLogger().handlers if getattr(h, "_tenant_events", False)
-                       and isinstance(h, logging.handlers.RotatingFileHandler))  # fmt: skip
+        handler = next(
+            h
+            for h in logging.getLogger().handlers
+            if getattr(h, "_tenant_events", False) and isinstance(h, logging.handlers.RotatingFileHandler)
+        )
         handler.maxBytes = 2000  # type: ignore[attr-defined]
         for i in range(200):
             logging.getLogger("proving").warning("line %d %s", i, "x" * 40)

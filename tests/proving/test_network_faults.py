@@ -39,9 +39,20 @@ def wait_count(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 30)
 
 
 def stream(sim, data: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return cli("stream", "--base-url", sim.base_url, "--name", "net", "--data-dir", str(data),
-               "--from-timestamp", OLD, "--stall-timeout", "1.0",
-               env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600), **(env or {})})  # fmt: skip
+    return cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "net",
+        "--data-dir",
+        str(data),
+        "--from-timestamp",
+        OLD,
+        "--stall-timeout",
+        "1.0",
+        env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=3600), **(env or {})},
+    )
 
 
 def finish(proc: subprocess.Popen[str]) -> str:
@@ -123,8 +134,13 @@ def test_the_wall_clock_jumping_both_ways_under_the_cli(make_simulator, tmp_path
     sim = make_simulator(backlog=500, rate=0, burst_every=0, heartbeat=0.2, rotate_after=1.0)
     clock = tmp_path / "faketime"
     clock.write_text("+0\n")
-    env = {"LD_PRELOAD": str(FAKETIME), "FAKETIME_TIMESTAMP_FILE": str(clock), "FAKETIME_CACHE_DURATION": "0",
-           "FAKETIME_NO_CACHE": "1", "DONT_FAKE_MONOTONIC": "1"}  # fmt: skip
+    env = {
+        "LD_PRELOAD": str(FAKETIME),
+        "FAKETIME_TIMESTAMP_FILE": str(clock),
+        "FAKETIME_CACHE_DURATION": "0",
+        "FAKETIME_NO_CACHE": "1",
+        "DONT_FAKE_MONOTONIC": "1",
+    }
     db = tmp_path / "tenants" / "net.sqlite3"
     proc = stream(sim, tmp_path, env)
     lags, skews = [], []

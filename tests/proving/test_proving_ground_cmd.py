@@ -20,8 +20,23 @@ import soak_memory  # noqa: E402
 
 
 def test_a_tiny_proving_ground_run_prints_a_clean_table():
-    run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--rounds", "2", "--soak-seconds", "6",
-                          "--only", "sigkill", "soak"], capture_output=True, text=True, timeout=240)  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--quick",
+            "--rounds",
+            "2",
+            "--soak-seconds",
+            "6",
+            "--only",
+            "sigkill",
+            "soak",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     lines = run.stdout.splitlines()
     assert lines[1].split()[:6] == ["scenario", "rounds", "sent", "stored", "lost", "dup"], run.stdout
@@ -55,8 +70,19 @@ def _series(
         sqlite = bound * min(1.0, t / warm_at)
         used, free = 20 + sqlite + used_after * after, 3 + free_after * after
         anon = used + free + 22
-        rows.append({"t": t, "rss_mb": anon + 17, "anon_mb": anon, "file_mb": 17, "fds": 12, "sqlite_mb": sqlite,
-                     "sqlite_peak_mb": sqlite, "malloc_used_mb": used, "malloc_free_kept_mb": free})  # fmt: skip
+        rows.append(
+            {
+                "t": t,
+                "rss_mb": anon + 17,
+                "anon_mb": anon,
+                "file_mb": 17,
+                "fds": 12,
+                "sqlite_mb": sqlite,
+                "sqlite_peak_mb": sqlite,
+                "malloc_used_mb": used,
+                "malloc_free_kept_mb": free,
+            }
+        )
     return rows
 
 

@@ -72,21 +72,49 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         secret = sim.service_client_secret
         runs = [
             (["--name", "bytoken"], {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_LOG_JSON": "1"}),
-            (["--name", "byclient", "--client-id", sim.service_client_id],
-             {"TENANT_EVENTS_CLIENT_SECRET": secret, "TENANT_EVENTS_LOG_JSON": "1"}),
-        ]  # fmt: skip
+            (
+                ["--name", "byclient", "--client-id", sim.service_client_id],
+                {"TENANT_EVENTS_CLIENT_SECRET": secret, "TENANT_EVENTS_LOG_JSON": "1"},
+            ),
+        ]
         said = []
         for extra, env in runs:
-            proc = cli("stream", "--base-url", sim.base_url, "--data-dir", str(data), "--from-timestamp", OLD,
-                       "--jsonl", str(tmp_path / f"{extra[1]}.jsonl"), *extra, env=env)  # fmt: skip
+            proc = cli(
+                "stream",
+                "--base-url",
+                sim.base_url,
+                "--data-dir",
+                str(data),
+                "--from-timestamp",
+                OLD,
+                "--jsonl",
+                str(tmp_path / f"{extra[1]}.jsonl"),
+                *extra,
+                env=env,
+            )
             wait_stored(data / "tenants" / f"{extra[1]}.sqlite3", 300, proc)
             argv = cmdline(proc.pid)
             assert sim.base_url in argv  # it is the right process
             assert token not in argv and secret not in argv, "a secret is on the command line"
             said.extend(stop(proc))
-        export = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(data),
-                                 "--tenant", "bytoken", "--jsonl", str(tmp_path / "export.jsonl")],
-                                capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        export = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tenant_events",
+                "export",
+                "--data-dir",
+                str(data),
+                "--tenant",
+                "bytoken",
+                "--jsonl",
+                str(tmp_path / "export.jsonl"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         said.extend((export.stdout, export.stderr))
         assert (tmp_path / "export.jsonl").stat().st_size > 0
         yield Run(tmp_path, "\n".join(said), token, secret)

@@ -95,8 +95,11 @@ def test_a_broken_settings_file_loses_no_stored_events_and_no_sign_in(tmp_path, 
     before = hashlib.sha256(db.read_bytes()).hexdigest()
 
     text = paths.settings_file.read_text()
-    broken = {"truncate": text[: len(text) // 2], "garbage": "\x00\xff not json",
-              "bad-field": text.replace('"theme": "system"', '"theme": "pink"')}[damage]  # fmt: skip
+    broken = {
+        "truncate": text[: len(text) // 2],
+        "garbage": "\x00\xff not json",
+        "bad-field": text.replace('"theme": "system"', '"theme": "pink"'),
+    }[damage]
     paths.settings_file.write_text(broken)
     notices: list[str] = []
     assert load_settings(paths, notices).tenants == []
@@ -104,8 +107,23 @@ def test_a_broken_settings_file_loses_no_stored_events_and_no_sign_in(tmp_path, 
 
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before, "the events database was touched"
     assert secrets.get("acme") == "refresh-token-kept"
-    export = subprocess.run([sys.executable, "-m", "tenant_events", "export", "--data-dir", str(tmp_path),
-                             "--tenant", "acme", "--jsonl", "-"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    export = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tenant_events",
+            "export",
+            "--data-dir",
+            str(tmp_path),
+            "--tenant",
+            "acme",
+            "--jsonl",
+            "-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert export.returncode == 0, export.stderr
     assert len(export.stdout.splitlines()) == 50
     # Re-adding the profile under the same name finds everything again: events, cursor, sign-in.

@@ -88,17 +88,44 @@ def test_groups_are_flat_so_the_text_reads_back():
 @pytest.mark.parametrize(
     ("query", "error", "underlined", "reason"),
     [
-        ("usr:alice", UnknownFieldError, "usr", "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
-        ("type:user.deleted emial:x", UnknownFieldError, "emial", "unknown field 'emial' — did you mean email? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
-        ("https://example.com", UnknownFieldError, "https",
-         "unknown field 'https' — to search for text with a colon, put it in quotes (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)"),
-        ("type:user.delted", UnknownValueError, "user.delted", "no event type 'user.delted' — did you mean user.deleted?"),
+        (
+            "usr:alice",
+            UnknownFieldError,
+            "usr",
+            "unknown field 'usr' — did you mean user? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)",
+        ),
+        (
+            "type:user.deleted emial:x",
+            UnknownFieldError,
+            "emial",
+            "unknown field 'emial' — did you mean email? (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)",
+        ),
+        (
+            "https://example.com",
+            UnknownFieldError,
+            "https",
+            "unknown field 'https' — to search for text with a colon, put it in quotes (fields: type, family, user, email, org, group, role, connection, ip, client, purpose, id, tenant, alert, source)",
+        ),
+        (
+            "type:user.delted",
+            UnknownValueError,
+            "user.delted",
+            "no event type 'user.delted' — did you mean user.deleted?",
+        ),
         ("type:user", UnknownValueError, "user", "no event type 'user' — did you mean user.*?"),
         ("type:nothing", UnknownValueError, "nothing", "no event type 'nothing' — the Types menu lists them"),
-        ("alert:mass", UnknownValueError, "mass",
-         "'mass' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12"),
-        ("alert:0", UnknownValueError, "0",
-         "'0' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12"),
+        (
+            "alert:mass",
+            UnknownValueError,
+            "mass",
+            "'mass' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12",
+        ),
+        (
+            "alert:0",
+            UnknownValueError,
+            "0",
+            "'0' is not an alert number — use the alert_id of `tenant-events alerts --jsonl`, e.g. alert:12",
+        ),
         ("family:users", UnknownValueError, "users", "no family 'users' — did you mean user?"),
         ("a user: b", EmptyValueError, "user:", "'user:' needs a value right after the colon, e.g. user:ada"),
         ('org:""', EmptyValueError, 'org:""', "'org:' needs a value right after the colon, e.g. org:acme"),
@@ -110,11 +137,16 @@ def test_groups_are_flat_so_the_text_reads_back():
         ("OR a", QuerySyntaxError, "OR", "OR needs something to search for on each side"),
         ("a OR OR b", QuerySyntaxError, "OR", "OR needs something to search for on each side"),
         ("a AND", QuerySyntaxError, "AND", "AND needs something to search for on each side"),
-        ("a NOT", QuerySyntaxError, "NOT", "'NOT' needs something right after it to leave out, e.g. -type:user.updated"),
+        (
+            "a NOT",
+            QuerySyntaxError,
+            "NOT",
+            "'NOT' needs something right after it to leave out, e.g. -type:user.updated",
+        ),
         ("a - b", QuerySyntaxError, "-", "put '-' right before what to leave out, e.g. -type:user.updated"),
         ("a @", QuerySyntaxError, "@", "'@' has no letters or digits to search for"),
     ],
-)  # fmt: skip
+)
 def test_errors_are_typed_and_point_at_the_problem(query, error, underlined, reason):
     with pytest.raises(error) as caught:
         parse(query)

@@ -18,11 +18,29 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, challenge
 
 
-def authorize_url(sim, *, redirect_uri="http://127.0.0.1:53999/callback", challenge=None, state="st-1",
-                  nonce="n-1", scope=SCOPE, client_id=None, **extra) -> str:  # fmt: skip
-    params = {"response_type": "code", "client_id": client_id or sim.demo_client_id, "redirect_uri": redirect_uri,
-              "scope": scope, "audience": sim.audience, "state": state, "nonce": nonce,
-              "code_challenge": challenge or pkce_pair()[1], "code_challenge_method": "S256", **extra}  # fmt: skip
+def authorize_url(
+    sim,
+    *,
+    redirect_uri="http://127.0.0.1:53999/callback",
+    challenge=None,
+    state="st-1",
+    nonce="n-1",
+    scope=SCOPE,
+    client_id=None,
+    **extra,
+) -> str:
+    params = {
+        "response_type": "code",
+        "client_id": client_id or sim.demo_client_id,
+        "redirect_uri": redirect_uri,
+        "scope": scope,
+        "audience": sim.audience,
+        "state": state,
+        "nonce": nonce,
+        "code_challenge": challenge or pkce_pair()[1],
+        "code_challenge_method": "S256",
+        **extra,
+    }
     return f"{sim.auth_url}/authorize?{urlencode({k: v for k, v in params.items() if v is not None})}"
 
 
@@ -31,11 +49,25 @@ def query(url: str) -> dict[str, str]:
 
 
 def exchange(sim, code: str, verifier: str, redirect_uri="http://127.0.0.1:53999/callback") -> httpx.Response:
-    return httpx.post(f"{sim.auth_url}/oauth/token", data={
-        "grant_type": "authorization_code", "client_id": sim.demo_client_id, "code": code,
-        "code_verifier": verifier, "redirect_uri": redirect_uri})  # fmt: skip
+    return httpx.post(
+        f"{sim.auth_url}/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": sim.demo_client_id,
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": redirect_uri,
+        },
+    )
 
 
 def refresh(sim, token: str, **extra) -> httpx.Response:
-    return httpx.post(f"{sim.auth_url}/oauth/token", data={
-        "grant_type": "refresh_token", "client_id": sim.demo_client_id, "refresh_token": token, **extra})  # fmt: skip
+    return httpx.post(
+        f"{sim.auth_url}/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "client_id": sim.demo_client_id,
+            "refresh_token": token,
+            **extra,
+        },
+    )

@@ -26,8 +26,16 @@ def parse_frames(raw: bytes) -> list[dict[str, str]]:
     return frames
 
 
-def read_frames(client: httpx.Client, url: str, *, token: str, until: Any, params: Any = None,
-                headers: dict[str, str] | None = None, limit: int = 100_000) -> tuple[httpx.Response, list[dict[str, str]]]:  # fmt: skip
+def read_frames(
+    client: httpx.Client,
+    url: str,
+    *,
+    token: str,
+    until: Any,
+    params: Any = None,
+    headers: dict[str, str] | None = None,
+    limit: int = 100_000,
+) -> tuple[httpx.Response, list[dict[str, str]]]:
     """GET url and read frames until `until(frames)` is true or the stream ends."""
     hdrs = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream", **(headers or {})}
     frames: list[dict[str, str]] = []

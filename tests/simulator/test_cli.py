@@ -15,9 +15,22 @@ EXE = str(Path(sys.executable).with_name("tenant-events"))
 
 def test_cli_prints_ready_line_serves_and_stops_on_sigterm(tmp_path):
     proc = subprocess.Popen(
-        [EXE, "simulator", "--port", "0", "--data-dir", str(tmp_path / "sim"), "--backlog", "25", "--rate", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            EXE,
+            "simulator",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "sim"),
+            "--backlog",
+            "25",
+            "--rate",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     with proc:  # closes its pipes on the way out, whatever happens
         try:
             assert proc.stdout is not None
@@ -29,13 +42,24 @@ def test_cli_prints_ready_line_serves_and_stops_on_sigterm(tmp_path):
             assert "tenant-events-demo" in demo
             secret = re.search(r"id=tenant-events-service secret=(\S+)", service)
             assert secret
-            token = httpx.post(f"{auth_url}/oauth/token", data={
-                "grant_type": "client_credentials", "client_id": "tenant-events-service",
-                "client_secret": secret.group(1), "audience": f"{auth_url}/api/v2/"}).json()["access_token"]  # fmt: skip
-            with httpx.Client(timeout=5) as client, client.stream(
-                "GET", f"{auth_url}/api/v2/events", params={"from_timestamp": "2000-01-01T00:00:00Z"},
-                headers={"Authorization": f"Bearer {token}"},
-            ) as response:  # fmt: skip
+            token = httpx.post(
+                f"{auth_url}/oauth/token",
+                data={
+                    "grant_type": "client_credentials",
+                    "client_id": "tenant-events-service",
+                    "client_secret": secret.group(1),
+                    "audience": f"{auth_url}/api/v2/",
+                },
+            ).json()["access_token"]
+            with (
+                httpx.Client(timeout=5) as client,
+                client.stream(
+                    "GET",
+                    f"{auth_url}/api/v2/events",
+                    params={"from_timestamp": "2000-01-01T00:00:00Z"},
+                    headers={"Authorization": f"Bearer {token}"},
+                ) as response,
+            ):
                 assert response.status_code == 200
                 chunks = response.iter_bytes()
                 first = next(chunks)
@@ -53,10 +77,15 @@ def test_cli_prints_ready_line_serves_and_stops_on_sigterm(tmp_path):
 
 
 def test_cli_rejects_bad_options_naming_them():
-    result = subprocess.run([EXE, "simulator", "--id-length", "17", "--port", "0"], capture_output=True, text=True,
-                            timeout=30)  # fmt: skip
+    result = subprocess.run(
+        [EXE, "simulator", "--id-length", "17", "--port", "0"], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 3
     assert "id_length" in result.stderr and "17" in result.stderr
-    result = subprocess.run([EXE, "simulator", "--stream-error", "oops", "--ephemeral"], capture_output=True,
-                            text=True, timeout=30)  # fmt: skip
+    result = subprocess.run(
+        [EXE, "simulator", "--stream-error", "oops", "--ephemeral"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 3 and "oops" in result.stderr

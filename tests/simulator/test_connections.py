@@ -44,8 +44,11 @@ def test_user_sign_ups_and_log_ins_name_their_connection():
         if kind == "user.created":
             assert connection is not None, obj
             identity = obj["identities"][0]
-            assert connection == {"id": ids[identity["connection"]], "name": identity["connection"],
-                                  "strategy": identity["provider"]}  # fmt: skip
+            assert connection == {
+                "id": ids[identity["connection"]],
+                "name": identity["connection"],
+                "strategy": identity["provider"],
+            }
             assert obj["user_id"].startswith(PROVIDER_PREFIX[identity["provider"]])
             used[connection["name"]] += 1
         elif kind == "user.updated" and connection is not None:

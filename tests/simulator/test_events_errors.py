@@ -107,8 +107,11 @@ def test_403_too_many_connections_then_ok_after_closing_one(make_simulator):
         streams = [client.stream("GET", sim.events_url, headers=headers) for _ in range(2)]
         opened = [s.__enter__() for s in streams]
         assert [r.status_code for r in opened] == [200, 200]
-        check(get(sim, token), 403,
-              "Maximum concurrent event stream connections reached. Please close existing connections.")  # fmt: skip
+        check(
+            get(sim, token),
+            403,
+            "Maximum concurrent event stream connections reached. Please close existing connections.",
+        )
         streams[0].__exit__(None, None, None)
         deadline = time.monotonic() + 5
         while sim.stats()["connections"] > 1 and time.monotonic() < deadline:

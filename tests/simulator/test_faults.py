@@ -86,8 +86,9 @@ def test_slow_drip_still_delivers_whole_frames(make_simulator):
     sim = make_simulator(backlog=3)
     sim.faults(slow_drip=0.05)
     with httpx.Client(timeout=10) as client:
-        _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=until_events(3))  # fmt: skip
+        _r, frames = read_frames(
+            client, sim.events_url, token=sim.mint_token(), params=ALL, until=until_events(3)
+        )
     assert len(events(frames)) == 3
 
 
@@ -95,8 +96,13 @@ def test_duplicates_resend_earlier_events_with_the_same_id(make_simulator):
     sim = make_simulator(backlog=12)
     sim.faults(duplicate_every=4)
     with httpx.Client(timeout=10) as client:
-        _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=lambda fs: len({e["event"]["id"] for e in events(fs)}) >= 12)  # fmt: skip
+        _r, frames = read_frames(
+            client,
+            sim.events_url,
+            token=sim.mint_token(),
+            params=ALL,
+            until=lambda fs: len({e["event"]["id"] for e in events(fs)}) >= 12,
+        )
     got = events(frames)
     ids = [e["event"]["id"] for e in got]
     assert len(ids) > len(set(ids)) == 12
@@ -111,10 +117,16 @@ def test_malformed_message_then_the_stream_goes_on(make_simulator, kind):
     sim = make_simulator(backlog=4)
     sim.faults(malformed=kind, fault_after=2, oversized_bytes=300_000)
     with httpx.Client(timeout=10) as client:
-        _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=lambda fs: len(fs) >= 6)  # fmt: skip
-    good = [f for f in frames[1:] if f["data"].startswith('{"offset"') and '"specversion"' in f["data"]
-            and '"evt_short"' not in f["data"]]  # fmt: skip
+        _r, frames = read_frames(
+            client, sim.events_url, token=sim.mint_token(), params=ALL, until=lambda fs: len(fs) >= 6
+        )
+    good = [
+        f
+        for f in frames[1:]
+        if f["data"].startswith('{"offset"')
+        and '"specversion"' in f["data"]
+        and '"evt_short"' not in f["data"]
+    ]
     bad = frames[3]
     assert len(good) == 4
     assert bad["id"] == good[1]["id"], "the bad message carries the last good position"
@@ -131,8 +143,13 @@ def test_malformed_message_then_the_stream_goes_on(make_simulator, kind):
 
 
 def test_fault_knobs_are_validated(simulator):
-    for knobs in ({"stream_error": "nope"}, {"malformed": "weird"}, {"http_429": -1}, {"no_such_knob": 1},
-                  {"id_token_alg": "none"}):  # fmt: skip
+    for knobs in (
+        {"stream_error": "nope"},
+        {"malformed": "weird"},
+        {"http_429": -1},
+        {"no_such_knob": 1},
+        {"id_token_alg": "none"},
+    ):
         with pytest.raises(ValueError, match="400"):
             simulator.faults(**knobs)
     assert simulator.faults()["http_429"] == 0

@@ -77,8 +77,11 @@ def test_code_flow_with_pkce_end_to_end(simulator):
 
 def test_cancel_returns_access_denied_with_state(simulator):
     url = act_as_browser(authorize_url(simulator, state="cancel-me"), action="deny", deliver=False)
-    assert query(url) == {"error": "access_denied", "error_description": "User did not authorize the request",
-                          "state": "cancel-me"}  # fmt: skip
+    assert query(url) == {
+        "error": "access_denied",
+        "error_description": "User did not authorize the request",
+        "state": "cancel-me",
+    }
 
 
 def test_any_port_loopback_for_the_demo_client_and_exact_match_otherwise(simulator):
@@ -208,9 +211,16 @@ def test_no_offline_access_means_no_refresh_token(simulator):
 
 
 def cc(sim, client_id, secret, audience=None, **extra):
-    return httpx.post(f"{sim.auth_url}/oauth/token", json={
-        "grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
-        "audience": audience or sim.audience, **extra})  # fmt: skip
+    return httpx.post(
+        f"{sim.auth_url}/oauth/token",
+        json={
+            "grant_type": "client_credentials",
+            "client_id": client_id,
+            "client_secret": secret,
+            "audience": audience or sim.audience,
+            **extra,
+        },
+    )
 
 
 def test_client_credentials(simulator):
@@ -218,9 +228,11 @@ def test_client_credentials(simulator):
     assert reply.status_code == 200 and reply.json()["scope"] == "read:events"
     assert "refresh_token" not in reply.json() and "id_token" not in reply.json()
     assert events_status(simulator, reply.json()["access_token"]).status_code == 200
-    basic = httpx.post(f"{simulator.auth_url}/oauth/token",
-                       data={"grant_type": "client_credentials", "audience": simulator.audience},
-                       auth=(simulator.service_client_id, simulator.service_client_secret))  # fmt: skip
+    basic = httpx.post(
+        f"{simulator.auth_url}/oauth/token",
+        data={"grant_type": "client_credentials", "audience": simulator.audience},
+        auth=(simulator.service_client_id, simulator.service_client_secret),
+    )
     assert basic.status_code == 200
     assert cc(simulator, simulator.service_client_id, "wrong").status_code == 401
     assert (
@@ -239,8 +251,10 @@ def test_non_global_and_scopeless_clients_produce_the_spec_errors(simulator):
 
 
 def test_demo_client_may_not_use_client_credentials(simulator):
-    reply = httpx.post(f"{simulator.auth_url}/oauth/token",
-                       data={"grant_type": "client_credentials", "client_id": simulator.demo_client_id})  # fmt: skip
+    reply = httpx.post(
+        f"{simulator.auth_url}/oauth/token",
+        data={"grant_type": "client_credentials", "client_id": simulator.demo_client_id},
+    )
     assert reply.status_code == 403 and reply.json()["error"] == "unauthorized_client"
 
 
@@ -252,8 +266,10 @@ def test_prompt_none_uses_the_browser_session_and_form_post(simulator):
         assert silent.status_code == 302 and "code" in query(silent.headers["location"])
         posted = browser.get(authorize_url(simulator, prompt="none", response_mode="form_post"))
         assert posted.status_code == 200 and 'method="post"' in posted.text and 'name="code"' in posted.text
-        out = browser.get(f"{simulator.auth_url}/v2/logout", params={"returnTo": "http://127.0.0.1:53999/",
-                                                                      "client_id": simulator.demo_client_id})  # fmt: skip
+        out = browser.get(
+            f"{simulator.auth_url}/v2/logout",
+            params={"returnTo": "http://127.0.0.1:53999/", "client_id": simulator.demo_client_id},
+        )
         assert out.status_code == 302 and out.headers["location"] == "http://127.0.0.1:53999/"
         after = browser.get(authorize_url(simulator, prompt="none"))
         assert query(after.headers["location"])["error"] == "login_required"
@@ -270,8 +286,12 @@ def test_id_token_fault_knobs(simulator):
         ]
         == "HS256"
     )
-    simulator.faults(id_token_alg="RS256", id_token_issuer="https://wrong/", id_token_audience="someone-else",
-                     id_token_expired=True)  # fmt: skip
+    simulator.faults(
+        id_token_alg="RS256",
+        id_token_issuer="https://wrong/",
+        id_token_audience="someone-else",
+        id_token_expired=True,
+    )
     claims = jwt.decode(sign_in(simulator)["id_token"], keyset(simulator), algorithms=["RS256"]).claims
     assert (
         claims["iss"] == "https://wrong/"

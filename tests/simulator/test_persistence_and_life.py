@@ -15,8 +15,9 @@ ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
 
 def replay(sim, n):
     with httpx.Client(timeout=20) as client:
-        _r, frames = read_frames(client, sim.events_url, token=sim.mint_token(), params=ALL,
-                                 until=until_events(n))  # fmt: skip
+        _r, frames = read_frames(
+            client, sim.events_url, token=sim.mint_token(), params=ALL, until=until_events(n)
+        )
     return events(frames)
 
 

@@ -41,22 +41,57 @@ def seconds(e):
 @pytest.mark.parametrize(
     ("step", "options", "check"),
     [
-        ("mass_deletion", {"n": 25, "over_s": 2},
-         lambda es: [e["type"] for e in es].count("user.deleted") == 25),
-        ("mass_deletion", {"n": 12, "of": "groups", "over_s": 0}, lambda es: [e["type"] for e in es].count("group.deleted") == 12),
-        ("admin_grant", {}, lambda es: any(e["type"] == "organization.member.role.assigned"
-                                           and e["event"]["data"]["object"]["role"]["name"] == "admin" for e in es)),
-        ("admin_grant", {"to": "group"}, lambda es: any(e["type"] == "group.role.assigned"
-                                                        and e["event"]["data"]["object"]["role"]["name"] == "admin"
-                                                        for e in es)),
-        ("org_connection", {"action": "removed"},
-         lambda es: es[-1]["type"] == "organization.connection.removed"),
+        (
+            "mass_deletion",
+            {"n": 25, "over_s": 2},
+            lambda es: [e["type"] for e in es].count("user.deleted") == 25,
+        ),
+        (
+            "mass_deletion",
+            {"n": 12, "of": "groups", "over_s": 0},
+            lambda es: [e["type"] for e in es].count("group.deleted") == 12,
+        ),
+        (
+            "admin_grant",
+            {},
+            lambda es: any(
+                e["type"] == "organization.member.role.assigned"
+                and e["event"]["data"]["object"]["role"]["name"] == "admin"
+                for e in es
+            ),
+        ),
+        (
+            "admin_grant",
+            {"to": "group"},
+            lambda es: any(
+                e["type"] == "group.role.assigned" and e["event"]["data"]["object"]["role"]["name"] == "admin"
+                for e in es
+            ),
+        ),
+        (
+            "org_connection",
+            {"action": "removed"},
+            lambda es: es[-1]["type"] == "organization.connection.removed",
+        ),
         ("org_deleted", {"n": 2}, lambda es: [e["type"] for e in es].count("organization.deleted") == 2),
-        ("signup_burst", {"n": 70, "over_s": 1}, lambda es: [e["type"] for e in es].count("user.created") >= 70),
-        ("off_hours", {"n": 4, "over_s": 0}, lambda es: sum(e["type"] in {
-            "organization.updated", "group.updated", "organization.member.role.deleted"} for e in es) == 4),
+        (
+            "signup_burst",
+            {"n": 70, "over_s": 1},
+            lambda es: [e["type"] for e in es].count("user.created") >= 70,
+        ),
+        (
+            "off_hours",
+            {"n": 4, "over_s": 0},
+            lambda es: (
+                sum(
+                    e["type"] in {"organization.updated", "group.updated", "organization.member.role.deleted"}
+                    for e in es
+                )
+                == 4
+            ),
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_step_emits_what_its_rule_looks_for(make_simulator, step, options, check):
     sim = make_simulator(seed=3)
     started = time.monotonic()
@@ -86,8 +121,11 @@ def test_routine_live_traffic_leaves_out_the_incidents_and_speed_compresses_time
     got = replay(sim, sim.stats()["last_seq"])
     types = Counter(e["type"] for e in got)
     assert sum(types.values()) > 600
-    assert not types.keys() & {"organization.deleted", "organization.connection.added",
-                               "organization.connection.removed"}  # fmt: skip
+    assert not types.keys() & {
+        "organization.deleted",
+        "organization.connection.added",
+        "organization.connection.removed",
+    }
     grants = [e for e in got if e["type"] in ADMIN_TYPES]
     assert grants and all(e["event"]["data"]["object"]["role"]["name"] != "admin" for e in grants)
     span = seconds(got[-1]) - seconds(got[0])
@@ -171,8 +209,12 @@ def test_the_cli_refuses_a_bad_scenario_or_speed_naming_it(tmp_path):
         (["--scenario", str(tmp_path / "missing.json")], "No such file or directory"),
         (["--speed", "0"], "speed must be > 0 and at most 1000, got 0.0"),
     ]:
-        proc = subprocess.run([exe, "simulator", "--ephemeral", "--port", "0", *flags], capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [exe, "simulator", "--ephemeral", "--port", "0", *flags],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 3 and "tenant-events: simulator: " in proc.stderr and text in proc.stderr, (
             proc.stderr
         )

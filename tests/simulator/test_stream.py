@@ -80,8 +80,11 @@ def test_from_resumes_after_the_given_offset_and_last_event_id_wins(make_simulat
     tenth, twentieth = everything[9], everything[19]
     resumed = events(stream(sim, n_events(1), params={"from": tenth["offset"]}))
     assert resumed[0]["event"]["id"] == everything[10]["event"]["id"]
-    both = events(stream(sim, n_events(1), params={"from": tenth["offset"]},
-                         headers={"Last-Event-ID": twentieth["offset"]}))  # fmt: skip
+    both = events(
+        stream(
+            sim, n_events(1), params={"from": tenth["offset"]}, headers={"Last-Event-ID": twentieth["offset"]}
+        )
+    )
     assert both[0]["event"]["id"] == everything[20]["event"]["id"], "Last-Event-ID wins over from (§2)"
     replay = events(stream(sim, n_events(30), params={"from": tenth["offset"]}))
     assert [e["event"] for e in replay] == [e["event"] for e in everything[10:40]], "replays are identical"
@@ -101,8 +104,13 @@ def test_from_timestamp_starts_at_or_after(make_simulator):
 def test_event_type_filter_is_repeatable(make_simulator):
     sim = make_simulator(backlog=400)
     wanted = {"user.created", "organization.member.added"}
-    got = events(stream(sim, lambda fs: any(f.get("event") == "offset-only" for f in fs),
-                        params={"from_timestamp": "2000-01-01T00:00:00Z", "event_type": sorted(wanted)}))  # fmt: skip
+    got = events(
+        stream(
+            sim,
+            lambda fs: any(f.get("event") == "offset-only" for f in fs),
+            params={"from_timestamp": "2000-01-01T00:00:00Z", "event_type": sorted(wanted)},
+        )
+    )
     assert got and {e["type"] for e in got} == wanted
 
 
@@ -118,8 +126,11 @@ def test_backlog_covers_all_22_types_and_marks_some_as_test(make_simulator):
 def test_heartbeat_carries_the_latest_position(make_simulator):
     sim = make_simulator(backlog=5, heartbeat=0.3)
     start = time.monotonic()
-    frames = stream(sim, lambda fs: kinds(fs).count("offset-only") >= 2,
-                    params={"event_type": "group.deleted", "from_timestamp": "2000-01-01T00:00:00Z"})  # fmt: skip
+    frames = stream(
+        sim,
+        lambda fs: kinds(fs).count("offset-only") >= 2,
+        params={"event_type": "group.deleted", "from_timestamp": "2000-01-01T00:00:00Z"},
+    )
     elapsed = time.monotonic() - start
     beats = [f for f in frames if f.get("event") == "offset-only"]
     assert all(orjson.loads(b["data"]) == {"offset": b["id"]} for b in beats)
@@ -169,6 +180,9 @@ def test_real_names_mode(make_simulator):
 
 def test_emit_with_types(simulator):
     simulator.emit(5, types=["organization.group.role.deleted"])
-    frames = stream(simulator, n_events(5), params={"from_timestamp": "2000-01-01T00:00:00Z",
-                                                    "event_type": "organization.group.role.deleted"})  # fmt: skip
+    frames = stream(
+        simulator,
+        n_events(5),
+        params={"from_timestamp": "2000-01-01T00:00:00Z", "event_type": "organization.group.role.deleted"},
+    )
     assert len(events(frames)) == 5

@@ -15,12 +15,28 @@ from tenant_events.store.schema import _V1, _V2, _split
 
 def _write(rule_id="r", alert_id=None, first=1, last=1, seqs=(1,)):
     return AlertWrite(
-        alert_id=alert_id, rule_id=rule_id, rule_name=rule_id.title(), severity="warning", tenant="demo",
-        catch_up=False, notify=True, occurrences=1, event_count=len(seqs), first_seq=first, last_seq=last,
-        first_event_id="evt_a", last_event_id="evt_b", first_time="2026-11-01T00:00:00.000Z",
-        last_time="2026-11-01T00:00:01.000Z", last_time_ms=1, type_counts={"user.deleted": len(seqs)},
-        detail="d", raised_at=100.0, updated_at=100.0, new_seqs=list(seqs),
-    )  # fmt: skip
+        alert_id=alert_id,
+        rule_id=rule_id,
+        rule_name=rule_id.title(),
+        severity="warning",
+        tenant="demo",
+        catch_up=False,
+        notify=True,
+        occurrences=1,
+        event_count=len(seqs),
+        first_seq=first,
+        last_seq=last,
+        first_event_id="evt_a",
+        last_event_id="evt_b",
+        first_time="2026-11-01T00:00:00.000Z",
+        last_time="2026-11-01T00:00:01.000Z",
+        last_time_ms=1,
+        type_counts={"user.deleted": len(seqs)},
+        detail="d",
+        raised_at=100.0,
+        updated_at=100.0,
+        new_seqs=list(seqs),
+    )
 
 
 def test_alerts_and_watermark_commit_together_and_compare_and_set(tmp_path):

@@ -23,8 +23,13 @@ def _rows(tenant_index: int, n: int, rng: random.Random):
     for i in range(n):
         kind = rng.choice(TYPES)
         if kind.startswith("user"):
-            obj = {"user_id": f"auth0|{tenant_index}-{i}", "email": f"u{i}@t{tenant_index}.example",
-                   "created_at": "x", "updated_at": "x", "identities": []}  # fmt: skip
+            obj = {
+                "user_id": f"auth0|{tenant_index}-{i}",
+                "email": f"u{i}@t{tenant_index}.example",
+                "created_at": "x",
+                "updated_at": "x",
+                "identities": [],
+            }
         elif kind == "organization.created":
             obj = {
                 "id": f"org_{tenant_index:04d}{i:012d}",
@@ -115,15 +120,24 @@ def test_a_position_between_rows_of_one_millisecond_is_exact(stores):
 @pytest.mark.parametrize(
     ("flt", "keep"),
     [
-        (EventFilter(types=frozenset({"user.created", "user.updated"})), lambda r: r.type.startswith("user.")),
+        (
+            EventFilter(types=frozenset({"user.created", "user.updated"})),
+            lambda r: r.type.startswith("user."),
+        ),
         (EventFilter(types=frozenset({"organization.created"})), lambda r: r.type == "organization.created"),
         (EventFilter(text="needle"), lambda r: '"needle-' in r.raw),
         (EventFilter(include_test=False), lambda r: r.purpose != "test"),
-        (EventFilter(since=T0 + timedelta(seconds=20), until=T0 + timedelta(seconds=40)),
-         lambda r: (T0 + timedelta(seconds=20)).timestamp() * 1000 <= r.time_ms < (T0 + timedelta(seconds=40)).timestamp() * 1000),
+        (
+            EventFilter(since=T0 + timedelta(seconds=20), until=T0 + timedelta(seconds=40)),
+            lambda r: (
+                (T0 + timedelta(seconds=20)).timestamp() * 1000
+                <= r.time_ms
+                < (T0 + timedelta(seconds=40)).timestamp() * 1000
+            ),
+        ),
     ],
     ids=["common types", "rare type", "text", "no test events", "time range"],
-)  # fmt: skip
+)
 def test_filters_are_the_single_stores_filters(stores, flt, keep):
     paths, expected = stores
     with AllTenantsReader(paths) as reader:

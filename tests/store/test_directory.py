@@ -58,88 +58,156 @@ def test_every_event_type_updates_the_directory(store):
         "rol_admin",
         "rol_sup",
     )
-    commit(writer,
-           t.row("user.created", t.user(u, "grace@example.com", "Grace Hopper")),
-           t.row("user.updated", t.user(u, "grace.hopper@example.com", "Grace Hopper")),
-           t.row("organization.created", t.org(org, "stark", "Stark")),
-           t.row("organization.updated", t.org(org, "stark", "Stark Industries")),
-           t.row("organization.member.added", {"organization": t.org(org, "stark"), "user": {"user_id": u}}),
-           t.row("organization.member.role.assigned", {"organization": {"id": org}, "user": {"user_id": u},
-                                                       "role": t.role(admin, "admin")}),
-           t.row("organization.connection.added", {"organization": t.org(org), "connection": {"id": "con_1"}}),
-           t.row("organization.connection.updated", {"organization": t.org(org), "connection": {"id": "con_1"},
-                                                     "show_as_button": False}),
-           t.row("group.created", t.group(grp, "hr-8849", "organization", org)),
-           t.row("group.updated", t.group(grp, "hr-8850", "organization", org)),
-           t.row("group.member.added", {"group": t.group(grp, "hr-8850", "organization", org),
-                                        "member": {"member_type": "user", "id": u}}),
-           t.row("group.member.added", {"group": t.group(grp, "hr-8850", "organization", org),
-                                        "member": {"member_type": "connection", "id": "mem_1", "type": "x",
-                                                   "connection_id": "con_2"}}),
-           t.row("group.role.assigned", {"group": t.group(grp, "hr-8850"), "role": t.role(support, "support"),
-                                         "created_at": "2026-01-01T00:00:00Z"}),
-           t.row("organization.group.role.assigned", {"organization": {"id": org}, "role": t.role(admin, "admin"),
-                                                      "group": t.group(grp, "hr-8850", "organization", org),
-                                                      "created_at": "2026-01-01T00:00:00Z"}),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("user.created", t.user(u, "grace@example.com", "Grace Hopper")),
+        t.row("user.updated", t.user(u, "grace.hopper@example.com", "Grace Hopper")),
+        t.row("organization.created", t.org(org, "stark", "Stark")),
+        t.row("organization.updated", t.org(org, "stark", "Stark Industries")),
+        t.row("organization.member.added", {"organization": t.org(org, "stark"), "user": {"user_id": u}}),
+        t.row(
+            "organization.member.role.assigned",
+            {"organization": {"id": org}, "user": {"user_id": u}, "role": t.role(admin, "admin")},
+        ),
+        t.row("organization.connection.added", {"organization": t.org(org), "connection": {"id": "con_1"}}),
+        t.row(
+            "organization.connection.updated",
+            {"organization": t.org(org), "connection": {"id": "con_1"}, "show_as_button": False},
+        ),
+        t.row("group.created", t.group(grp, "hr-8849", "organization", org)),
+        t.row("group.updated", t.group(grp, "hr-8850", "organization", org)),
+        t.row(
+            "group.member.added",
+            {
+                "group": t.group(grp, "hr-8850", "organization", org),
+                "member": {"member_type": "user", "id": u},
+            },
+        ),
+        t.row(
+            "group.member.added",
+            {
+                "group": t.group(grp, "hr-8850", "organization", org),
+                "member": {"member_type": "connection", "id": "mem_1", "type": "x", "connection_id": "con_2"},
+            },
+        ),
+        t.row(
+            "group.role.assigned",
+            {
+                "group": t.group(grp, "hr-8850"),
+                "role": t.role(support, "support"),
+                "created_at": "2026-01-01T00:00:00Z",
+            },
+        ),
+        t.row(
+            "organization.group.role.assigned",
+            {
+                "organization": {"id": org},
+                "role": t.role(admin, "admin"),
+                "group": t.group(grp, "hr-8850", "organization", org),
+                "created_at": "2026-01-01T00:00:00Z",
+            },
+        ),
+    )
     grace = entity(path, "user", u)
     assert (grace.email, grace.name, grace.label, grace.deleted) == (
-        "grace.hopper@example.com", "Grace Hopper", "grace.hopper@example.com", False)  # fmt: skip
+        "grace.hopper@example.com",
+        "Grace Hopper",
+        "grace.hopper@example.com",
+        False,
+    )
     stark = entity(path, "organization", org)
     assert (stark.name, stark.display, stark.label) == ("stark", "Stark Industries", "Stark Industries")
     group = entity(path, "group", grp)
     assert (group.name, group.detail) == ("hr-8850", "organization")
     assert entity(path, "role", admin).label == "admin"
     assert current(path, "user", u) == {
-        "org_member": [(org,)], "org_member_role": [(org, admin)], "group_member": [(grp,)]}  # fmt: skip
+        "org_member": [(org,)],
+        "org_member_role": [(org, admin)],
+        "group_member": [(grp,)],
+    }
     assert current(path, "organization", org) == {
-        "org_member": [(u,)], "org_member_role": [(u, admin)], "org_connection": [("con_1",)],
-        "org_group_role": [(grp, admin)]}  # fmt: skip
+        "org_member": [(u,)],
+        "org_member_role": [(u, admin)],
+        "org_connection": [("con_1",)],
+        "org_group_role": [(grp, admin)],
+    }
     assert current(path, "group", grp) == {
-        "group_member": [(u,)], "group_connection_member": [("con_2",)], "group_role": [(support,)],
-        "org_group_role": [(org, admin)]}  # fmt: skip
+        "group_member": [(u,)],
+        "group_connection_member": [("con_2",)],
+        "group_role": [(support,)],
+        "org_group_role": [(org, admin)],
+    }
     assert current(path, "role", admin) == {"org_member_role": [(org, u)], "org_group_role": [(org, grp)]}
     assert current(path, "connection", "con_2") == {"group_connection_member": [(grp,)]}
 
-    commit(writer,
-           t.row("organization.group.role.deleted", {"organization": {"id": org}, "role": {"id": admin},
-                                                     "group": t.group(grp, "hr-8850", "organization", org),
-                                                     "deleted_at": "2026-01-02T00:00:00Z"}),
-           t.row("group.role.deleted", {"group": t.group(grp, "hr-8850"), "role": {"id": support},
-                                        "deleted_at": "2026-01-02T00:00:00Z"}),
-           t.row("group.member.deleted", {"group": t.group(grp, "hr-8850"),
-                                          "member": {"member_type": "connection", "id": "mem_1",
-                                                     "connection_id": "con_2"}}),
-           t.row("organization.connection.removed", {"organization": t.org(org), "connection": {"id": "con_1"}}),
-           t.row("organization.member.role.deleted", {"organization": {"id": org}, "user": {"user_id": u},
-                                                      "role": t.role(admin, "admin")}),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "organization.group.role.deleted",
+            {
+                "organization": {"id": org},
+                "role": {"id": admin},
+                "group": t.group(grp, "hr-8850", "organization", org),
+                "deleted_at": "2026-01-02T00:00:00Z",
+            },
+        ),
+        t.row(
+            "group.role.deleted",
+            {"group": t.group(grp, "hr-8850"), "role": {"id": support}, "deleted_at": "2026-01-02T00:00:00Z"},
+        ),
+        t.row(
+            "group.member.deleted",
+            {
+                "group": t.group(grp, "hr-8850"),
+                "member": {"member_type": "connection", "id": "mem_1", "connection_id": "con_2"},
+            },
+        ),
+        t.row("organization.connection.removed", {"organization": t.org(org), "connection": {"id": "con_1"}}),
+        t.row(
+            "organization.member.role.deleted",
+            {"organization": {"id": org}, "user": {"user_id": u}, "role": t.role(admin, "admin")},
+        ),
+    )
     assert current(path, "organization", org) == {"org_member": [(u,)]}
     assert current(path, "group", grp) == {"group_member": [(u,)]}
-    commit(writer,
-           t.row("organization.member.deleted", {"organization": t.org(org, "stark"), "user": {"user_id": u}}),
-           t.row("group.member.deleted", {"group": t.group(grp, "hr-8850"),
-                                          "member": {"member_type": "user", "id": u}}),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("organization.member.deleted", {"organization": t.org(org, "stark"), "user": {"user_id": u}}),
+        t.row(
+            "group.member.deleted",
+            {"group": t.group(grp, "hr-8850"), "member": {"member_type": "user", "id": u}},
+        ),
+    )
     assert current(path, "user", u) == {}
-    commit(writer,
-           t.row("group.deleted", {**t.group(grp, "hr-8850", "organization", org), "updated_at": "x"}),
-           t.row("organization.deleted", t.org(org, "stark", "Stark Industries")),
-           t.row("user.deleted", {**t.user(u, "grace.hopper@example.com"), "deleted_at": "2026-01-03T00:00:00Z"}),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("group.deleted", {**t.group(grp, "hr-8850", "organization", org), "updated_at": "x"}),
+        t.row("organization.deleted", t.org(org, "stark", "Stark Industries")),
+        t.row(
+            "user.deleted", {**t.user(u, "grace.hopper@example.com"), "deleted_at": "2026-01-03T00:00:00Z"}
+        ),
+    )
     assert all(entity(path, k, i).deleted for k, i in (("group", grp), ("organization", org), ("user", u)))
     with DirectoryReader(path) as reader:
         past = reader.state("user", u).links
     assert {(link.relation.value, link.current) for link in past} == {
-        ("org_member", False), ("org_member_role", False), ("group_member", False)}  # fmt: skip
+        ("org_member", False),
+        ("org_member_role", False),
+        ("group_member", False),
+    }
     assert all(link.since_ms is not None and link.until_ms > link.since_ms for link in past)
 
 
 def test_an_entity_named_only_by_reference_is_known_by_id_and_filled_in_later(store):
     writer, path = store
     t = Tenant()
-    commit(writer, t.row("organization.member.added", {"organization": {"id": "org_never_created"},
-                                                       "user": {"user_id": "auth0|someone"}}))  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "organization.member.added",
+            {"organization": {"id": "org_never_created"}, "user": {"user_id": "auth0|someone"}},
+        ),
+    )
     org, someone = entity(path, "organization", "org_never_created"), entity(path, "user", "auth0|someone")
     assert (org.label, org.name, someone.label, someone.email) == (
         "org_never_created",
@@ -149,18 +217,24 @@ def test_an_entity_named_only_by_reference_is_known_by_id_and_filled_in_later(st
     )
     assert current(path, "organization", "org_never_created") == {"org_member": [("auth0|someone",)]}
     # A later event names the organization; an OLDER user.created tells who the user is: both fill in.
-    commit(writer,
-           t.row("organization.connection.added", {"organization": {"id": "org_never_created", "name": "acme"},
-                                                   "connection": {"id": "con_1"}}),
-           t.row("user.created", t.user("auth0|someone", "ada@example.com", "Ada"), at=-100),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "organization.connection.added",
+            {"organization": {"id": "org_never_created", "name": "acme"}, "connection": {"id": "con_1"}},
+        ),
+        t.row("user.created", t.user("auth0|someone", "ada@example.com", "Ada"), at=-100),
+    )
     assert entity(path, "organization", "org_never_created").label == "acme"
     assert entity(path, "user", "auth0|someone").label == "ada@example.com"
     # a role removed from a group carries no name; the name from an assignment stays
-    commit(writer,
-           t.row("group.role.assigned", {"group": t.group("grp_1abcdefghijkmn"), "role": t.role("rol_1", "viewer")}),
-           t.row("group.role.deleted", {"group": t.group("grp_1abcdefghijkmn"), "role": {"id": "rol_1"}}),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "group.role.assigned", {"group": t.group("grp_1abcdefghijkmn"), "role": t.role("rol_1", "viewer")}
+        ),
+        t.row("group.role.deleted", {"group": t.group("grp_1abcdefghijkmn"), "role": {"id": "rol_1"}}),
+    )
     assert entity(path, "role", "rol_1").label == "viewer"
 
 
@@ -168,11 +242,12 @@ def test_an_older_event_arriving_later_never_overwrites_newer_state(store):
     writer, path = store
     t = Tenant()
     u = "auth0|late"
-    commit(writer,
-           t.row("user.created", t.user(u, "first@example.com"), at=1),
-           t.row("user.updated", t.user(u, "newest@example.com"), at=30),
-           t.row("user.updated", t.user(u, "older@example.com"), at=20),  # delivered late
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("user.created", t.user(u, "first@example.com"), at=1),
+        t.row("user.updated", t.user(u, "newest@example.com"), at=30),
+        t.row("user.updated", t.user(u, "older@example.com"), at=20),  # delivered late
+    )
     assert entity(path, "user", u).email == "newest@example.com"
     member = {"organization": {"id": "org_a", "name": "a"}, "user": {"user_id": u}}
     commit(
@@ -186,16 +261,23 @@ def test_an_older_event_arriving_later_never_overwrites_newer_state(store):
     at = int(T0.timestamp() * 1000)
     assert (link.since_ms, link.until_ms) == (at + 40_000, at + 50_000)
     # the deletion comes first, then a create and an update that happened before it: the user stays deleted
-    commit(writer,
-           t.row("user.deleted", {**t.user(u, "newest@example.com"), "deleted_at": "x"}, at=100),
-           t.row("user.updated", t.user(u, "stale@example.com"), at=90),
-           t.row("user.created", t.user(u, "first@example.com"), at=1),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("user.deleted", {**t.user(u, "newest@example.com"), "deleted_at": "x"}, at=100),
+        t.row("user.updated", t.user(u, "stale@example.com"), at=90),
+        t.row("user.created", t.user(u, "first@example.com"), at=1),
+    )
     late = entity(path, "user", u)
     assert late.deleted and late.email == "newest@example.com"
     # a membership added before the user was deleted, delivered after the deletion, does not hold
-    commit(writer, t.row("group.member.added", {"group": t.group("grp_x1234567890abc"),
-                                                "member": {"member_type": "user", "id": u}}, at=95))  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "group.member.added",
+            {"group": t.group("grp_x1234567890abc"), "member": {"member_type": "user", "id": u}},
+            at=95,
+        ),
+    )
     assert current(path, "user", u) == {}
 
 
@@ -217,14 +299,17 @@ def test_deleting_an_organization_ends_its_memberships_and_its_groups(store):
     writer, path = store
     t = Tenant()
     u, org, grp = "auth0|m", "org_c", "grp_c234567890abcd"
-    commit(writer,
-           t.row("organization.created", t.org(org, "c")),
-           t.row("group.created", t.group(grp, "eng-1", "organization", org)),
-           t.row("organization.member.added", {"organization": t.org(org, "c"), "user": {"user_id": u}}),
-           t.row("group.member.added", {"group": t.group(grp, "eng-1", "organization", org),
-                                        "member": {"member_type": "user", "id": u}}),
-           t.row("organization.deleted", t.org(org, "c")),
-    )  # fmt: skip
+    commit(
+        writer,
+        t.row("organization.created", t.org(org, "c")),
+        t.row("group.created", t.group(grp, "eng-1", "organization", org)),
+        t.row("organization.member.added", {"organization": t.org(org, "c"), "user": {"user_id": u}}),
+        t.row(
+            "group.member.added",
+            {"group": t.group(grp, "eng-1", "organization", org), "member": {"member_type": "user", "id": u}},
+        ),
+        t.row("organization.deleted", t.org(org, "c")),
+    )
     assert entity(path, "group", grp).deleted  # no group.deleted was sent: the organization took it along
     assert current(path, "user", u) == {}
 
@@ -253,8 +338,13 @@ def test_the_directory_agrees_with_the_simulated_tenants_world(store):
     writer.index_all_sync()
     conn = sqlite3.connect(path)
     try:
-        alive = {r[0] for r in conn.execute("SELECT id FROM entities WHERE kind = 'user'"
-                                             " AND NOT coalesce(deleted_at > coalesce(created_at, -1), 0)")}  # fmt: skip
+        alive = {
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM entities WHERE kind = 'user'"
+                " AND NOT coalesce(deleted_at > coalesce(created_at, -1), 0)"
+            )
+        }
         stored = {(r[0], r[1]) for r in conn.execute("SELECT kind, id FROM entities")}
         raws = [
             (r[0], orjson.loads(r[1])["event"]["data"]) for r in conn.execute("SELECT type, raw FROM events")
@@ -326,14 +416,25 @@ def test_connections_get_their_names_and_strategies_from_the_events_that_went_th
         ),
     )
     assert entity(path, "connection", SAML["id"]).label == SAML["id"]
-    commit(writer, signed_up(1, "samlp|acme-saml|ada", SAML, 2), signed_up(2, "google-oauth2|1077", GOOGLE, 3),
-           signed_up(3, "auth0|nocontext", None, 4))  # fmt: skip
+    commit(
+        writer,
+        signed_up(1, "samlp|acme-saml|ada", SAML, 2),
+        signed_up(2, "google-oauth2|1077", GOOGLE, 3),
+        signed_up(3, "auth0|nocontext", None, 4),
+    )
     saml, google = entity(path, "connection", SAML["id"]), entity(path, "connection", GOOGLE["id"])
     assert (saml.name, saml.detail, saml.label) == ("acme-saml", "samlp", "acme-saml (samlp)")
     assert (google.name, google.detail, google.label) == ("google-oauth2", "google-oauth2", "google-oauth2")
     # an event naming it by id alone keeps what was learned; an older sign-up arriving late changes nothing
-    commit(writer, t.row("organization.connection.updated", {"organization": t.org(org), "connection": {"id": SAML["id"]}}, at=5),
-           signed_up(4, "samlp|acme-saml|old", {**SAML, "name": "old-saml"}, 0.5))  # fmt: skip
+    commit(
+        writer,
+        t.row(
+            "organization.connection.updated",
+            {"organization": t.org(org), "connection": {"id": SAML["id"]}},
+            at=5,
+        ),
+        signed_up(4, "samlp|acme-saml|old", {**SAML, "name": "old-saml"}, 0.5),
+    )
     assert entity(path, "connection", SAML["id"]).label == "acme-saml (samlp)"
     # a newer sign-up after a rename: the new name
     commit(writer, signed_up(5, "samlp|acme-saml|bob", {**SAML, "name": "acme-sso"}, 6))
@@ -357,11 +458,13 @@ def test_a_schema_4_database_learns_the_connections_of_the_events_it_holds(tmp_p
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DELETE FROM entities WHERE kind = 'connection'")  # what schema 4 knew: ids at most
     conn.execute("DROP TABLE directory_scratch")
-    conn.execute("CREATE TABLE directory_scratch (seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL,"
-                 " rel INTEGER, adds INTEGER, skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT,"
-                 " sdetail TEXT, sparent TEXT, org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT,"
-                 " grptype TEXT, grpparent TEXT, role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT,"
-                 " mem TEXT)")  # fmt: skip
+    conn.execute(
+        "CREATE TABLE directory_scratch (seq INTEGER PRIMARY KEY, st INTEGER NOT NULL, type TEXT NOT NULL,"
+        " rel INTEGER, adds INTEGER, skind TEXT, sid TEXT, sname TEXT, sdisplay TEXT, semail TEXT,"
+        " sdetail TEXT, sparent TEXT, org TEXT, orgname TEXT, usr TEXT, grp TEXT, grpname TEXT,"
+        " grptype TEXT, grpparent TEXT, role TEXT, rolename TEXT, con TEXT, conname TEXT, memkind TEXT,"
+        " mem TEXT)"
+    )
     conn.execute("PRAGMA user_version = 4")
     conn.close()
     StoreWriter(path).close()

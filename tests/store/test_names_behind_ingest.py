@@ -39,12 +39,20 @@ def test_an_alert_about_a_catch_up_batch_names_who_and_where(tmp_path):
     t = Tenant()
     grace, stark, admin = "auth0|3de8f2ea3c49aa", "org_0000000000stark", "rol_admin0000000001"
     filler = [t.row("user.created", t.user(f"auth0|filler{i:04d}", f"f{i}@example.com")) for i in range(80)]
-    rows = [*filler,
-            t.row("user.created", t.user(grace, "grace.hopper@example.com", "Grace Hopper")),
-            t.row("organization.created", t.org(stark, "stark", "Stark Industries")),
-            t.row("organization.member.added", {"organization": {"id": stark}, "user": {"user_id": grace}}),
-            t.row("organization.member.role.assigned", {"organization": {"id": stark}, "user": {"user_id": grace},
-                                                        "role": {"id": admin, "name": "admin"}})]  # fmt: skip
+    rows = [
+        *filler,
+        t.row("user.created", t.user(grace, "grace.hopper@example.com", "Grace Hopper")),
+        t.row("organization.created", t.org(stark, "stark", "Stark Industries")),
+        t.row("organization.member.added", {"organization": {"id": stark}, "user": {"user_id": grace}}),
+        t.row(
+            "organization.member.role.assigned",
+            {
+                "organization": {"id": stark},
+                "user": {"user_id": grace},
+                "role": {"id": admin, "name": "admin"},
+            },
+        ),
+    ]
     assert len(rows) > LIVE_BATCH
     rules = load_rules([], BUILTIN_RULES).rules
     around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")

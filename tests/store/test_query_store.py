@@ -25,10 +25,22 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str
 
     rng = random.Random(3)
     edge = [
-        user_row(N, {"user_id": "auth0|canada01", "email": "bob@canada.test", "name": "Bob Canadaville"}, event_id(rng)),
-        user_row(N + 1, {"user_id": "auth0|pct01", "email": "a_b%c@example.com", "name": "Percy O'Brien"}, event_id(rng)),
-        user_row(N + 2, {"user_id": "auth0|quote01", "email": 'q"t@example.com', "name": "Zoë Ünïcode"}, event_id(rng)),
-    ]  # fmt: skip
+        user_row(
+            N,
+            {"user_id": "auth0|canada01", "email": "bob@canada.test", "name": "Bob Canadaville"},
+            event_id(rng),
+        ),
+        user_row(
+            N + 1,
+            {"user_id": "auth0|pct01", "email": "a_b%c@example.com", "name": "Percy O'Brien"},
+            event_id(rng),
+        ),
+        user_row(
+            N + 2,
+            {"user_id": "auth0|quote01", "email": 'q"t@example.com', "name": "Zoë Ünïcode"},
+            event_id(rng),
+        ),
+    ]
     path = tmp_path_factory.mktemp("query") / "acme.sqlite3"
     write(path, simulated_rows(N) + edge)
     return path, stored_events(path)
@@ -127,9 +139,20 @@ def test_values_are_data_never_sql_or_patterns(store):
 def test_fields_of_every_kind_find_their_events(store):
     path, events = store
     with EventReader(path) as reader:
-        for query in ("group:grp", "connection:con_", "connection:con", "role:viewer", "ip:203.0.113",
-                      "client:demo", "tenant:acme", "source:urn:auth0", "family:group", "id:evt",
-                      "email:*.com", "org:org_*"):  # fmt: skip
+        for query in (
+            "group:grp",
+            "connection:con_",
+            "connection:con",
+            "role:viewer",
+            "ip:203.0.113",
+            "client:demo",
+            "tenant:acme",
+            "source:urn:auth0",
+            "family:group",
+            "id:evt",
+            "email:*.com",
+            "org:org_*",
+        ):
             assert check(reader, events, query), query
         assert check(reader, events, "family:group") == check(reader, events, "type:group.*")
         assert not check(reader, events, "ip:203.0.113 type:organization.created -ip:203")
@@ -150,8 +173,16 @@ def test_the_same_rows_before_the_indexer_reaches_them(store, tmp_path, indexed)
     copy.write_bytes(path.read_bytes())
     set_indexed_upto(copy, events[int(indexed * (len(events) - 1))]["seq"] if indexed else 0)
     with EventReader(copy) as reader:
-        for query in ("type:user.deleted", "user:ada", "org:acme OR role:admin", "-email:example.com",
-                      "lovelace", "acme -type:organization.*", "user:*ville", '"Ada Lovelace"'):  # fmt: skip
+        for query in (
+            "type:user.deleted",
+            "user:ada",
+            "org:acme OR role:admin",
+            "-email:example.com",
+            "lovelace",
+            "acme -type:organization.*",
+            "user:*ville",
+            '"Ada Lovelace"',
+        ):
             f = EventFilter(query=query)
             want = expected(events, query)
             assert [e.seq for e in reader.page_before(f, None, 5000)] == want, query
@@ -172,12 +203,34 @@ def test_export_iter_with_a_query(store):
 # -- random queries over the data's own vocabulary ------------------------------------------------------
 WORDS = ["ada", "lovelace", "acme", "admin", "berlin", "example", "auth0", "google", "hopper", "grace", "zzz"]
 TERMS = [
-    "type:user.*", "type:user.deleted", "type:organization.member.*", "type:*.deleted", "family:group",
-    "user:ada", "user:grace.hopper", "user:auth0", 'user:"Ada Lovelace"', "user:gr*", "user:*@example.com",
-    "email:ada", "email:example.com", "org:acme", "org:globex*", "org:org_", "group:grp", "role:admin",
-    "role:viewer", "connection:con", "connection:email", "ip:203.0.113.1", "client:demo", "purpose:test",
-    "id:evt", "tenant:acme", "source:acme",
-]  # fmt: skip
+    "type:user.*",
+    "type:user.deleted",
+    "type:organization.member.*",
+    "type:*.deleted",
+    "family:group",
+    "user:ada",
+    "user:grace.hopper",
+    "user:auth0",
+    'user:"Ada Lovelace"',
+    "user:gr*",
+    "user:*@example.com",
+    "email:ada",
+    "email:example.com",
+    "org:acme",
+    "org:globex*",
+    "org:org_",
+    "group:grp",
+    "role:admin",
+    "role:viewer",
+    "connection:con",
+    "connection:email",
+    "ip:203.0.113.1",
+    "client:demo",
+    "purpose:test",
+    "id:evt",
+    "tenant:acme",
+    "source:acme",
+]
 leaves = st.one_of(
     st.sampled_from(WORDS).map(Text),
     st.sampled_from(["ada lovelace", "grace hopper", "demo service"]).map(lambda p: Text(p, True)),

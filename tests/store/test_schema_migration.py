@@ -59,8 +59,9 @@ def test_a_schema1_database_is_migrated_without_losing_anything(tmp_path):
         conn.close()
     with EventReader(path) as reader:
         stored = [(e.seq, e.event_id, raw) for e, raw in reader.export_iter()]
-        assert stored == [(i + 1, rows[i].event_id, rows[i].raw) for i in range(9)] + [(12, row(10).event_id,
-                                                                                       row(10).raw)]  # fmt: skip
+        assert stored == [(i + 1, rows[i].event_id, rows[i].raw) for i in range(9)] + [
+            (12, row(10).event_id, row(10).raw)
+        ]
         assert reader.cursor().offset == "off-10"
         found = reader.page(
             EventFilter(text=rows[4].event_id)

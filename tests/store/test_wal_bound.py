@@ -221,8 +221,20 @@ def test_the_cli_stopped_by_a_signal_leaves_at_most_1_mib_of_wal(make_simulator,
     sim = make_simulator(backlog=2000, rate=60, heartbeat=0.05)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
     db = tmp_path / "tenants" / "live.sqlite3"
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "live", "--data-dir", str(tmp_path),
-               "--from-timestamp", OLD, "--jsonl", str(tmp_path / "live.jsonl"), env=env)  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "live",
+        "--data-dir",
+        str(tmp_path),
+        "--from-timestamp",
+        OLD,
+        "--jsonl",
+        str(tmp_path / "live.jsonl"),
+        env=env,
+    )
     sampler = None
     try:
         deadline = time.monotonic() + 60

@@ -24,8 +24,12 @@ def ended(rec) -> bool:
 
 def test_backlog_is_caught_up_then_live_and_every_event_is_stored_once_in_order(make_simulator, db_path):
     sim = make_simulator(backlog=3000, heartbeat=0.2, **QUIET)
-    rec = follow(sim, db_path, from_timestamp=OLD, until=lambda r: r.stored >= 3000 and r.engine.state.state
-                 is StreamState.LIVE)  # fmt: skip
+    rec = follow(
+        sim,
+        db_path,
+        from_timestamp=OLD,
+        until=lambda r: r.stored >= 3000 and r.engine.state.state is StreamState.LIVE,
+    )
     assert stored_ids(db_path) == reference_ids(sim, 3000)
     assert rec.reached(StreamState.CATCHING_UP) or rec.reached(StreamState.LIVE)
     with EventReader(db_path) as reader:
@@ -60,8 +64,13 @@ def test_rotation_by_connection_timeout_reconnects_at_once_without_loss(make_sim
         if rec.stored >= 100 and rec.stored < 400 and len(rec.commits) % 3 == 0:
             sim.emit(20)
 
-    rec = follow(sim, db_path, from_timestamp=OLD, during=emit_some,
-                 until=lambda r: r.reasons().count("rotation") >= 2 and r.stored >= 100)  # fmt: skip
+    rec = follow(
+        sim,
+        db_path,
+        from_timestamp=OLD,
+        during=emit_some,
+        until=lambda r: r.reasons().count("rotation") >= 2 and r.stored >= 100,
+    )
     rotation = rec.first("rotation")
     assert rotation.state is StreamState.CONNECTING and "rotated" in rotation.message
     total = len(stored_ids(db_path))
@@ -71,8 +80,7 @@ def test_rotation_by_connection_timeout_reconnects_at_once_without_loss(make_sim
 def test_network_drop_mid_frame_backs_off_then_resumes_without_loss(make_simulator, db_path):
     sim = make_simulator(backlog=500, heartbeat=0.2, **QUIET)
     sim.faults(drop_mid_frame=2, fault_after=100)
-    rec = follow(sim, db_path, from_timestamp=OLD, backoff_base=0.05,
-                 until=lambda r: r.stored >= 500)  # fmt: skip
+    rec = follow(sim, db_path, from_timestamp=OLD, backoff_base=0.05, until=lambda r: r.stored >= 500)
     lost = rec.first("network")
     assert lost.state is StreamState.RECONNECTING
     assert lost.retry_at is not None
@@ -229,8 +237,15 @@ def test_expired_cursor_resumes_by_timestamp_with_a_gap_marker_and_no_duplicates
     else:
         sim.emit(20)
         sim.faults(stream_error="cursor_expired", fault_after=5)
-    rec = follow(sim, db_path, until=lambda r: r.reasons().count("cursor_expired") >= 1 and r.engine.state.state
-                 is StreamState.LIVE and r.stored > 0)  # fmt: skip
+    rec = follow(
+        sim,
+        db_path,
+        until=lambda r: (
+            r.reasons().count("cursor_expired") >= 1
+            and r.engine.state.state is StreamState.LIVE
+            and r.stored > 0
+        ),
+    )
     expired = rec.first("cursor_expired")
     assert expired.state is StreamState.CONNECTING
     assert re.search(
@@ -248,8 +263,13 @@ def test_expired_cursor_resumes_by_timestamp_with_a_gap_marker_and_no_duplicates
 def test_malformed_messages_are_kept_counted_and_skipped(make_simulator, db_path, kind):
     sim = make_simulator(backlog=50, heartbeat=0.2, **QUIET)
     sim.faults(malformed=kind, fault_after=10)
-    rec = follow(sim, db_path, from_timestamp=OLD, max_data_bytes=512 * 1024,
-                 until=lambda r: r.stored >= 50 and r.engine.stats.rejected >= 1)  # fmt: skip
+    rec = follow(
+        sim,
+        db_path,
+        from_timestamp=OLD,
+        max_data_bytes=512 * 1024,
+        until=lambda r: r.stored >= 50 and r.engine.stats.rejected >= 1,
+    )
     assert rec.engine.stats.rejected == 1 and rec.engine.state.state is not StreamState.ERROR
     with EventReader(db_path) as reader:
         [rejected] = reader.rejected()
@@ -309,9 +329,14 @@ def test_two_engines_side_by_side(make_simulator, tmp_path):
 
     async def both():
         writers = [StoreWriter(tmp_path / f"t{i}.sqlite3") for i in range(2)]
-        engines = [StreamEngine(EngineConfig(s.base_url, from_timestamp=OLD, name=f"t{i}"),
-                                StaticTokenProvider(s.mint_token()), w)
-                   for i, (s, w) in enumerate(zip(sims, writers, strict=True))]  # fmt: skip
+        engines = [
+            StreamEngine(
+                EngineConfig(s.base_url, from_timestamp=OLD, name=f"t{i}"),
+                StaticTokenProvider(s.mint_token()),
+                w,
+            )
+            for i, (s, w) in enumerate(zip(sims, writers, strict=True))
+        ]
         tasks = [asyncio.create_task(e.run()) for e in engines]
         for _ in range(500):
             if engines[0].stats.events_stored >= 300 and engines[1].stats.events_stored >= 400:

@@ -61,8 +61,11 @@ def test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a_loo
 ):
     sim = make_simulator(backlog=300, heartbeat=0.05, rotate_after=0.3, rate=40, burst_every=0)
     # one fault per stream (the simulator gives a stream only one of them), each after the previous was seen
-    steps = [("connected", {"http_5xx": 1, "stall": 1}), ("stalled", {"drop_mid_frame": 1, "fault_after": 3}),
-             ("network", {"stream_error": "processing_error", "fault_after": 3})]  # fmt: skip
+    steps = [
+        ("connected", {"http_5xx": 1, "stall": 1}),
+        ("stalled", {"drop_mid_frame": 1, "fault_after": 3}),
+        ("network", {"stream_error": "processing_error", "fault_after": 3}),
+    ]
 
     def done(rec) -> bool:
         reasons = rec.reasons()
@@ -89,8 +92,16 @@ def test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a_loo
         # connections this short (0.3 s rotations) count as short-lived, so each reconnect waits the server's
         # `retry:` at least and the backoff grows (stream/outcomes.py): the faults take longer to come round
         # a stall is 1 s of silence, 20 heartbeats: a busy machine's pauses are not mistaken for the planted stall
-        rec = follow(sim, db_path, from_timestamp=OLD, stall_timeout=1.0, backoff_base=0.05, during=during,
-                     until=done, timeout=180)  # fmt: skip
+        rec = follow(
+            sim,
+            db_path,
+            from_timestamp=OLD,
+            stall_timeout=1.0,
+            backoff_base=0.05,
+            during=during,
+            until=done,
+            timeout=180,
+        )
     assert qt_like.installed
     assert {"server_error", "stalled", "network", "stream_error", "rotation"} <= set(rec.reasons())
     assert qt_like.ignored == [], "\n".join(qt_like.ignored)
@@ -174,8 +185,9 @@ def test_a_cli_subprocess_that_prints_an_unraisable_exception_fails_its_test():
     assert "Exception ignored in" in err  # what the user saw
     printed = unraisable_printed([proc])
     assert printed and "RuntimeError: no running event loop" in printed and "Finalised.__del__" in printed
-    clean = CliProcess([sys.executable, "-c", "print('fine')"], text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)  # fmt: skip
+    clean = CliProcess(
+        [sys.executable, "-c", "print('fine')"], text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     _STARTED.remove(clean)
     clean.communicate(timeout=30)
     assert unraisable_printed([clean]) is None

@@ -19,10 +19,15 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
 
     async def scenario():
         monitors = [
-            TenantMonitor(f"t{i}", paths, EngineConfig(s.base_url, from_timestamp=OLD, name=f"t{i}"),
-                          StaticTokenProvider(s.mint_token()), retention=Retention(max_rows=150, interval=0.1))
+            TenantMonitor(
+                f"t{i}",
+                paths,
+                EngineConfig(s.base_url, from_timestamp=OLD, name=f"t{i}"),
+                StaticTokenProvider(s.mint_token()),
+                retention=Retention(max_rows=150, interval=0.1),
+            )
             for i, s in enumerate(sims)
-        ]  # fmt: skip
+        ]
         states = {m.name: [] for m in monitors}
         for m in monitors:
             m.on_state.append(states[m.name].append)
@@ -57,8 +62,12 @@ def test_stopping_the_monitor_while_the_window_still_reads_leaves_the_wal_empty(
     """The window's quit: its sessions stop their monitors first and close their readers after (ui/app/desktop_app.py)."""
     sim = make_simulator(backlog=3000, heartbeat=0.05, rate=50, burst_every=0)
     paths = AppPaths.resolve(tmp_path).ensure()
-    monitor = TenantMonitor("quit", paths, EngineConfig(sim.base_url, from_timestamp=OLD, name="quit"),
-                            StaticTokenProvider(sim.mint_token()))  # fmt: skip
+    monitor = TenantMonitor(
+        "quit",
+        paths,
+        EngineConfig(sim.base_url, from_timestamp=OLD, name="quit"),
+        StaticTokenProvider(sim.mint_token()),
+    )
     wal = monitor.database_file.with_name(monitor.database_file.name + "-wal")
 
     async def scenario() -> tuple[int, int]:

@@ -87,8 +87,15 @@ def test_a_refusal_that_lasts_keeps_attempts_apart_even_with_a_zero_backoff(tmp_
     """The backoff options through the API (0, NaN) cannot remove the floor between attempts either."""
     refusal = http_response("503 Service Unavailable", {"Content-Type": "text/plain"}, b"down")
     with raw_server("127.0.0.1", refusal) as server:
-        follow(_Target(server.url), tmp_path / "z.sqlite3", backoff_base=0.0, backoff_cap=math.nan,
-               min_interval=0.0, until=_for(5.0), timeout=30)  # fmt: skip
+        follow(
+            _Target(server.url),
+            tmp_path / "z.sqlite3",
+            backoff_base=0.0,
+            backoff_cap=math.nan,
+            min_interval=0.0,
+            until=_for(5.0),
+            timeout=30,
+        )
         requests = len(server.requests)
     # The floor an API caller can lower to 0.05 s at the least; the backoff still grows from there.
     assert 1 <= requests <= 30, requests

@@ -104,16 +104,21 @@ class OneStreamPeer:
 
     async def _reply(self, writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
         reason = {401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}[status]
-        writer.write(f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}"
-                     "\r\nconnection: close\r\n\r\n".encode() + body)  # fmt: skip
+        writer.write(
+            f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}"
+            "\r\nconnection: close\r\n\r\n".encode()
+            + body
+        )
         await writer.drain()
 
     async def _stream(self, writer: asyncio.StreamWriter, position: int) -> None:
         self.counted += 1
         self.accepted += 1
         try:
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
-                         b"connection: close\r\n\r\nretry: 2000\n\n")  # fmt: skip
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+                b"connection: close\r\n\r\nretry: 2000\n\n"
+            )
             while not self._closing:
                 chunk = b""
                 while position < self.events:  # the backlog at once, then one event a tick
@@ -164,8 +169,18 @@ def wait_streaming(proc, lines: list[str], limit: float) -> float:
 
 
 def stream_cli(base_url: str, data_dir, token: str = "peer-token"):
-    return cli("stream", "--base-url", base_url, "--name", "busy", "--data-dir", str(data_dir),
-               "--from-timestamp", OLD, env={"TENANT_EVENTS_ACCESS_TOKEN": token})  # fmt: skip
+    return cli(
+        "stream",
+        "--base-url",
+        base_url,
+        "--name",
+        "busy",
+        "--data-dir",
+        str(data_dir),
+        "--from-timestamp",
+        OLD,
+        env={"TENANT_EVENTS_ACCESS_TOKEN": token},
+    )
 
 
 def stop(proc) -> str:

@@ -132,12 +132,23 @@ def test_the_states_of_a_real_engine_are_said_once(make_simulator, db_path):
             paused_at.append(time.monotonic())
             rec.engine.resume()
 
-    rec = follow(sim, db_path, from_timestamp=OLD, backoff_base=0.05, during=pause_once,
-                 until=lambda r: len(paused_at) == 2 and r.reasons().count("rotation") >= 2)  # fmt: skip
+    rec = follow(
+        sim,
+        db_path,
+        from_timestamp=OLD,
+        backoff_base=0.05,
+        during=pause_once,
+        until=lambda r: len(paused_at) == 2 and r.reasons().count("rotation") >= 2,
+    )
     states = list(rec.states)
     seen = {s.state for s in states}
-    assert {StreamState.CONNECTING, StreamState.RECONNECTING, StreamState.RATE_LIMITED, StreamState.PAUSED,
-            StreamState.STOPPED} <= seen and seen & {StreamState.LIVE, StreamState.CATCHING_UP}, seen  # fmt: skip
+    assert {
+        StreamState.CONNECTING,
+        StreamState.RECONNECTING,
+        StreamState.RATE_LIMITED,
+        StreamState.PAUSED,
+        StreamState.STOPPED,
+    } <= seen and seen & {StreamState.LIVE, StreamState.CATCHING_UP}, seen
     states += follow(sim, db_path, token=sim.mint_token(ttl=-60), until=ended).states
     states += follow(sim, db_path, token=sim.mint_token(scope="openid"), until=ended).states
     assert {StreamState.SIGNED_OUT, StreamState.ERROR} <= {s.state for s in states}
@@ -151,8 +162,13 @@ def test_too_many_connections_is_said_once(make_simulator, db_path):
         hog.stream("GET", sim.events_url, headers={"Authorization": f"Bearer {sim.mint_token()}"}) as held,
     ):
         assert held.status_code == 200
-        rec = follow(sim, db_path, from_timestamp=OLD, timeout=15,
-                     until=lambda r: r.reached(StreamState.TOO_MANY_CONNECTIONS))  # fmt: skip
+        rec = follow(
+            sim,
+            db_path,
+            from_timestamp=OLD,
+            timeout=15,
+            until=lambda r: r.reached(StreamState.TOO_MANY_CONNECTIONS),
+        )
     busy = rec.first("too_many_connections")
     line = state_line(busy, busy.at)
     assert re.match(r"another connection is still open — retrying in \d+ s — ", line), line
@@ -161,8 +177,18 @@ def test_too_many_connections_is_said_once(make_simulator, db_path):
 
 def test_the_cli_says_each_state_once(make_simulator, tmp_path):
     sim = make_simulator(backlog=200, heartbeat=0.1, rotate_after=0.5, **QUIET)
-    proc = cli("stream", "--base-url", sim.base_url, "--name", "said", "--data-dir", str(tmp_path),
-               "--from-timestamp", OLD, env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()})  # fmt: skip
+    proc = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "said",
+        "--data-dir",
+        str(tmp_path),
+        "--from-timestamp",
+        OLD,
+        env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
+    )
     deadline = time.monotonic() + 60
     while sim.stats()["connections_total"] < 4:  # a few rotations (one each 0.5 s)
         assert proc.poll() is None and time.monotonic() < deadline, "no rotations"
@@ -178,11 +204,22 @@ def test_the_cli_says_each_state_once(make_simulator, tmp_path):
     assert lines[0].startswith("connecting to http://127.0.0.1:"), lines
     assert "stopped" in lines and any(line.startswith(("live", "catching up")) for line in lines), lines
     assert_said_once(lines)
-    expired = cli("stream", "--base-url", sim.base_url, "--name", "said", "--data-dir", str(tmp_path),
-                  env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=-60)})  # fmt: skip
+    expired = cli(
+        "stream",
+        "--base-url",
+        sim.base_url,
+        "--name",
+        "said",
+        "--data-dir",
+        str(tmp_path),
+        env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token(ttl=-60)},
+    )
     _, err = expired.communicate(timeout=30)
     assert expired.returncode == 4, err
-    told = [line.removeprefix("tenant-events: ") for line in err.splitlines()
-            if line.startswith("tenant-events: signed out")]  # fmt: skip
+    told = [
+        line.removeprefix("tenant-events: ")
+        for line in err.splitlines()
+        if line.startswith("tenant-events: signed out")
+    ]
     assert told, err
     assert_said_once(told)

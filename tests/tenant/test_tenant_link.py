@@ -38,8 +38,13 @@ async def _until(check, what, limit=30.0):
 
 
 def _profile(sim, name):
-    return make_profile(name=name, domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url,
-                        base_url=sim.base_url, client_id=sim.demo_client_id)  # fmt: skip
+    return make_profile(
+        name=name,
+        domain=sim.auth_url.split("//")[1],
+        auth_url=sim.auth_url,
+        base_url=sim.base_url,
+        client_id=sim.demo_client_id,
+    )
 
 
 def test_commit_ranges_tile_the_stored_rows_and_alerts_reach_the_observer(make_simulator, tmp_path):
@@ -60,8 +65,10 @@ def test_commit_ranges_tile_the_stored_rows_and_alerts_reach_the_observer(make_s
             sim.emit(30, ["user.deleted"])
             sim.emit(1, ["organization.deleted"])
             await _until(lambda: link.stats.events_stored >= 431, "431 stored")
-            await _until(lambda: {a.rule_id for r in steps for a in r.raised} >= {"mass-deletion", "org-deleted"},
-                         "both alerts observed")  # fmt: skip
+            await _until(
+                lambda: {a.rule_id for r in steps for a in r.raised} >= {"mass-deletion", "org-deleted"},
+                "both alerts observed",
+            )
             await link.stop()
             assert not link.running and link.monitor is None and link.state.state is StreamState.STOPPED
             with link.open_reader() as reader:

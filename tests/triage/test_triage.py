@@ -47,8 +47,12 @@ def test_acknowledged_resolved_and_snoozed_alerts_leave_the_count_and_a_snooze_c
 
 
 def _cli(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "tenant_events", "triage", *args, "--data-dir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "tenant_events", "triage", *args, "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_triage_from_the_command_line(tmp_path):

@@ -32,8 +32,9 @@ def test_the_status_line_says_the_state_once_and_catching_up_replaces_it():
     live = TenantStatus("acme", TrayState.LIVE, "live — connected")
     assert live.line() == "acme: live — connected"
     connected = state_line(StateChange(StreamState.CATCHING_UP, "connected"))
-    catching = TenantStatus("acme", TrayState.CATCHING_UP, connected,
-                            catch_up="catching up — 2 h behind, 120,000 events")  # fmt: skip
+    catching = TenantStatus(
+        "acme", TrayState.CATCHING_UP, connected, catch_up="catching up — 2 h behind, 120,000 events"
+    )
     assert catching.line() == "acme: catching up — 2 h behind, 120,000 events"
     assert TenantStatus("acme").line() == "acme: not signed in"
 

@@ -12,13 +12,25 @@ from tenant_events.view.update_diff import (
     update_diff,
 )
 
-USER = {"user_id": "auth0|abc", "email": "a@example.com", "blocked": False, "logins_count": 1,
-        "app_metadata": {"plan": "free", "seats": 2}, "created_at": "t0", "updated_at": "t1"}  # fmt: skip
+USER = {
+    "user_id": "auth0|abc",
+    "email": "a@example.com",
+    "blocked": False,
+    "logins_count": 1,
+    "app_metadata": {"plan": "free", "seats": 2},
+    "created_at": "t0",
+    "updated_at": "t1",
+}
 
 
 def test_previous_object_gives_exact_changes_with_nested_paths():
-    after = {**USER, "blocked": True, "app_metadata": {"plan": "pro", "seats": 2}, "updated_at": "t2",
-             "last_login": "t2"}  # fmt: skip
+    after = {
+        **USER,
+        "blocked": True,
+        "app_metadata": {"plan": "pro", "seats": 2},
+        "updated_at": "t2",
+        "last_login": "t2",
+    }
     del after["logins_count"]
     diff = update_diff("user.updated", {"object": after, "previous_object": USER})
     assert diff is not None and diff.source == "previous_object"

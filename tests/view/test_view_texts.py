@@ -66,7 +66,10 @@ def test_event_text_matches_the_cli_export_line():
     raw = json.dumps({"offset": "off-1", "event": {"id": "evt_x", "data": {"object": {"id": "org_1"}}}})
     line = event_text.jsonl_line("organization.created", "off-1", raw)
     assert line.endswith("\n") and json.loads(line) == {
-        "type": "organization.created", "offset": "off-1", "event": json.loads(raw)["event"]}  # fmt: skip
+        "type": "organization.created",
+        "offset": "off-1",
+        "event": json.loads(raw)["event"],
+    }
     assert event_text.data_of(raw) == {"object": {"id": "org_1"}}
     assert event_text.pretty(raw).startswith('{\n  "offset"')
     assert event_text.message_of("not json") == "not json" and event_text.data_of("not json") is None

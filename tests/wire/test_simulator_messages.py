@@ -29,8 +29,14 @@ from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 from tenant_events.wire.messages import ErrorMessage, EventMessage, MessageRejected, OffsetOnlyMessage
 
 ALL = {"from_timestamp": "2000-01-01T00:00:00Z"}
-ERROR_CODES = ("invalid_cursor", "cursor_expired", "timeout", "payload_too_large", "processing_error",
-               "connection_timeout")  # fmt: skip
+ERROR_CODES = (
+    "invalid_cursor",
+    "cursor_expired",
+    "timeout",
+    "payload_too_large",
+    "processing_error",
+    "connection_timeout",
+)
 
 
 def _read_all(sim, n_events: int) -> list[dict[str, str]]:
@@ -129,8 +135,13 @@ MUTATIONS: list[Mutation] = [
     ("offset", lambda m, x: m.__setitem__("offset", "A" * 1025)),
     ("offset", lambda m, x: m.pop("offset")),
     ("event.type", lambda m, x: m["event"].__setitem__("type", "user.exploded")),
-    ("event.type", lambda m, x: m["event"].__setitem__("type", "group.created" if m["event"]["type"] != "group.created" else "user.created")),
-]  # fmt: skip
+    (
+        "event.type",
+        lambda m, x: m["event"].__setitem__(
+            "type", "group.created" if m["event"]["type"] != "group.created" else "user.created"
+        ),
+    ),
+]
 TENANT_MUTATIONS = ["A-Upper", "ab", "-leading", "trailing-", "x" * 64, "has space", ""]
 STREAM_MUTATIONS = ["est_short", "evt_" + "a" * 16, "est_" + "a" * 17, "est_" + "!" * 16]
 

@@ -29,9 +29,17 @@ def _user(
     links: int = 1,
     verified: bool | None = None,
 ) -> dict[str, Any]:
-    user: dict[str, Any] = {"user_id": f"auth0|fixture{n:04d}", "email": email or f"user{n}@example.com",
-                            "identities": [{"connection": "Username-Password-Authentication",
-                                            "user_id": f"fixture{n:04d}", "provider": "auth0"}]}  # fmt: skip
+    user: dict[str, Any] = {
+        "user_id": f"auth0|fixture{n:04d}",
+        "email": email or f"user{n}@example.com",
+        "identities": [
+            {
+                "connection": "Username-Password-Authentication",
+                "user_id": f"fixture{n:04d}",
+                "provider": "auth0",
+            }
+        ],
+    }
     if verified is not None:
         user["email_verified"] = verified
     if links > 1:
@@ -52,8 +60,11 @@ def _deletions(n: int, every: float, **ctx: str) -> list[dict[str, Any]]:
 
 
 def _member_role(type_: str, at: float, role: dict[str, str], user: int = 1) -> dict[str, Any]:
-    return _ev(type_, at, {"organization": {"id": _ORG["id"]}, "user": {"user_id": f"auth0|fixture{user:04d}"},
-                           "role": role})  # fmt: skip
+    return _ev(
+        type_,
+        at,
+        {"organization": {"id": _ORG["id"]}, "user": {"user_id": f"auth0|fixture{user:04d}"}, "role": role},
+    )
 
 
 def _group_role(type_: str, at: float, role: dict[str, str], **ctx: str) -> dict[str, Any]:
@@ -65,8 +76,11 @@ def _case(name: str, expect: str, events: list[dict[str, Any]]) -> dict[str, Any
 
 
 _ADMIN_GROUP = [_ev("group.created", 0, dict(_GROUP)), _group_role("group.role.assigned", 5, _ADMIN)]
-_MEMBER_ADDED = _ev("group.member.added", 60, {"group": {"id": _GROUP["id"]},
-                                               "member": {"member_type": "user", "id": "auth0|fixture0001"}})  # fmt: skip
+_MEMBER_ADDED = _ev(
+    "group.member.added",
+    60,
+    {"group": {"id": _GROUP["id"]}, "member": {"member_type": "user", "id": "auth0|fixture0001"}},
+)
 _CONNECTION = {
     "organization": {"id": _ORG["id"]},
     "connection": {"id": "con_fixtureSaml0001", "name": "acme-saml"},

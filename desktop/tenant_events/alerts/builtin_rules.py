@@ -19,8 +19,13 @@ from tenant_events.wire.event_types import DEFAULT_NOTIFY_TYPES
 ADMIN_LIKE: Final = ["admin", "owner", "superuser"]
 ADMIN_ROLE_NAMED: Final = Condition(field="object.role.name", op="contains", value=ADMIN_LIKE)
 DELETIONS: Final = ["user.deleted", "group.deleted", "organization.deleted"]
-PRIVILEGED: Final = ["group.role.assigned", "organization.member.role.assigned", "organization.group.role.assigned",
-                     "organization.connection.added", "organization.connection.removed"]  # fmt: skip
+PRIVILEGED: Final = [
+    "group.role.assigned",
+    "organization.member.role.assigned",
+    "organization.group.role.assigned",
+    "organization.connection.added",
+    "organization.connection.removed",
+]
 
 MASS_DELETION: Final = Rule(
     id="mass-deletion",

@@ -170,8 +170,13 @@ class NotificationPlanner:
         worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
         if not self.quiet.allows(worst, self.clock()):
             return None
-        return PlannedNotification(CATCH_UP_TITLE, catch_up_tally(alerts), urgency_for(worst),
-                                   tuple(a.id for a in alerts), summary=True)  # fmt: skip
+        return PlannedNotification(
+            CATCH_UP_TITLE,
+            catch_up_tally(alerts),
+            urgency_for(worst),
+            tuple(a.id for a in alerts),
+            summary=True,
+        )
 
     def summary_due(self) -> float | None:
         """When `summary` will have something (unix s), for a timer; None when nothing is held."""

@@ -145,12 +145,28 @@ def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:
     """The alert as the store now holds it (read state is the inbox's: an update may have been read)."""
     w = alert.write
     return StoredAlert(
-        id=alert_id, rule_id=w.rule_id, rule_name=w.rule_name, severity=w.severity, tenant=w.tenant,
-        catch_up=w.catch_up, notify=w.notify, occurrences=w.occurrences, event_count=w.event_count,
-        first_seq=w.first_seq, last_seq=w.last_seq, first_event_id=w.first_event_id, last_event_id=w.last_event_id,
-        first_time=w.first_time, last_time=w.last_time, last_time_ms=w.last_time_ms, type_counts=dict(w.type_counts),
-        detail=w.detail, raised_at=w.raised_at, updated_at=w.updated_at, read_at=None,
-    )  # fmt: skip
+        id=alert_id,
+        rule_id=w.rule_id,
+        rule_name=w.rule_name,
+        severity=w.severity,
+        tenant=w.tenant,
+        catch_up=w.catch_up,
+        notify=w.notify,
+        occurrences=w.occurrences,
+        event_count=w.event_count,
+        first_seq=w.first_seq,
+        last_seq=w.last_seq,
+        first_event_id=w.first_event_id,
+        last_event_id=w.last_event_id,
+        first_time=w.first_time,
+        last_time=w.last_time,
+        last_time_ms=w.last_time_ms,
+        type_counts=dict(w.type_counts),
+        detail=w.detail,
+        raised_at=w.raised_at,
+        updated_at=w.updated_at,
+        read_at=None,
+    )
 
 
 def _details(ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:

@@ -11,13 +11,42 @@ from collections.abc import Iterable
 from typing import Final
 
 CONTEXT: Final = ("context.client", "context.connection", "context.request", "context.tenant")
-_USER: Final = ("user_id", "email", "email_verified", "username", "name", "nickname", "given_name",
-                "family_name", "phone_number", "phone_verified", "blocked", "identities", "picture",
-                "app_metadata", "user_metadata", "created_at", "updated_at", "deleted_at", "last_login",
-                "logins_count", "multifactor", "last_ip")  # fmt: skip
+_USER: Final = (
+    "user_id",
+    "email",
+    "email_verified",
+    "username",
+    "name",
+    "nickname",
+    "given_name",
+    "family_name",
+    "phone_number",
+    "phone_verified",
+    "blocked",
+    "identities",
+    "picture",
+    "app_metadata",
+    "user_metadata",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "last_login",
+    "logins_count",
+    "multifactor",
+    "last_ip",
+)
 _ORG: Final = ("id", "name", "display_name", "metadata", "branding")
-_GROUP: Final = ("id", "name", "type", "description", "created_at", "updated_at", "external_id", "connection_id",
-                 "organization_id")  # fmt: skip
+_GROUP: Final = (
+    "id",
+    "name",
+    "type",
+    "description",
+    "created_at",
+    "updated_at",
+    "external_id",
+    "connection_id",
+    "organization_id",
+)
 _NESTED: Final[dict[str, tuple[str, ...]]] = {
     "group.member.": ("group", "member"),
     "group.role.": ("group", "role"),

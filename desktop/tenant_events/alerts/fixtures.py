@@ -50,9 +50,16 @@ class FixtureResult:
 
 def _row(n: int, ev: FixtureEvent) -> EventRow:
     at = BASE + timedelta(seconds=ev.at)
-    envelope = {"specversion": "1.0", "type": ev.type, "source": "urn:tenant-events:fixture",
-                "id": f"evt_fixture{n:09d}", "time": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                "data": ev.data, "xtenant": "fixture", "xstream": "est_fixturefixture00"}  # fmt: skip
+    envelope = {
+        "specversion": "1.0",
+        "type": ev.type,
+        "source": "urn:tenant-events:fixture",
+        "id": f"evt_fixture{n:09d}",
+        "time": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "data": ev.data,
+        "xtenant": "fixture",
+        "xstream": "est_fixturefixture00",
+    }
     if ev.purpose:
         envelope["xpurpose"] = ev.purpose
     data = orjson.dumps({"offset": f"fixture-{n:09d}", "event": envelope}).decode()
@@ -74,8 +81,14 @@ def run_fixture(
         rows = [_row(i + 1, ev) for i, ev in enumerate(test.events)]
         last = BASE.timestamp() + max(ev.at for ev in test.events) + 1
         live = rule.model_copy(update={"enabled": True})
-        engine = RuleEngine([live], hours=HOURS, profile="fixture", catch_up_after_s=10 * 86_400,
-                            clock=lambda: last, lists=lists)  # fmt: skip
+        engine = RuleEngine(
+            [live],
+            hours=HOURS,
+            profile="fixture",
+            catch_up_after_s=10 * 86_400,
+            clock=lambda: last,
+            lists=lists,
+        )
         evaluator = Evaluator(engine)
         path = Path(tmp) / "fixture.sqlite3"
         writer = StoreWriter(path)

@@ -51,8 +51,13 @@ def try_rule(
 ) -> RuleTrial:
     """Run `rule` (enabled or not) over the events stored for the last `days` days."""
     at = time.time() if now is None else now
-    engine = RuleEngine([rule.model_copy(update={"enabled": True})], hours=hours, profile=profile,
-                        catch_up_after_s=_NEVER_CATCH_UP, clock=lambda: at)  # fmt: skip
+    engine = RuleEngine(
+        [rule.model_copy(update={"enabled": True})],
+        hours=hours,
+        profile=profile,
+        catch_up_after_s=_NEVER_CATCH_UP,
+        clock=lambda: at,
+    )
     seen: dict[int, OpenAlert] = {}
     since_ms, until_ms = int((at - days * 86400) * 1000), int(at * 1000) + 1
     for segment in inbox.history_rows(since_ms, until_ms, engine.types, engine.raw_types):

@@ -40,12 +40,27 @@ class OpenAlert:
         """A new alert of `rule` made of `events` (one firing); `name`: the rule's, with its group."""
         first = events[0]
         write = AlertWrite(
-            alert_id=None, rule_id=rule.id, rule_name=name or rule.name, severity=rule.severity, tenant=first.tenant,
-            catch_up=catch_up, notify=rule.notify, occurrences=1, event_count=0, first_seq=first.seq,
-            last_seq=first.seq, first_event_id=first.event_id, last_event_id=first.event_id,
-            first_time=first.time, last_time=first.time, last_time_ms=first.time_ms, type_counts={}, detail="",
-            raised_at=now, updated_at=now,
-        )  # fmt: skip
+            alert_id=None,
+            rule_id=rule.id,
+            rule_name=name or rule.name,
+            severity=rule.severity,
+            tenant=first.tenant,
+            catch_up=catch_up,
+            notify=rule.notify,
+            occurrences=1,
+            event_count=0,
+            first_seq=first.seq,
+            last_seq=first.seq,
+            first_event_id=first.event_id,
+            last_event_id=first.event_id,
+            first_time=first.time,
+            last_time=first.time,
+            last_time_ms=first.time_ms,
+            type_counts={},
+            detail="",
+            raised_at=now,
+            updated_at=now,
+        )
         alert = cls(write, first.time_ms, 0)
         alert.add(events, now, new_firing=False)
         return alert
@@ -53,14 +68,27 @@ class OpenAlert:
     @classmethod
     def from_stored(cls, stored: StoredAlert) -> OpenAlert:
         write = AlertWrite(
-            alert_id=stored.id, rule_id=stored.rule_id, rule_name=stored.rule_name, severity=stored.severity,
-            tenant=stored.tenant, catch_up=stored.catch_up, notify=stored.notify, occurrences=stored.occurrences,
-            event_count=stored.event_count, first_seq=stored.first_seq, last_seq=stored.last_seq,
-            first_event_id=stored.first_event_id, last_event_id=stored.last_event_id,
-            first_time=stored.first_time, last_time=stored.last_time, last_time_ms=stored.last_time_ms,
-            type_counts=dict(stored.type_counts), detail=stored.detail, raised_at=stored.raised_at,
+            alert_id=stored.id,
+            rule_id=stored.rule_id,
+            rule_name=stored.rule_name,
+            severity=stored.severity,
+            tenant=stored.tenant,
+            catch_up=stored.catch_up,
+            notify=stored.notify,
+            occurrences=stored.occurrences,
+            event_count=stored.event_count,
+            first_seq=stored.first_seq,
+            last_seq=stored.last_seq,
+            first_event_id=stored.first_event_id,
+            last_event_id=stored.last_event_id,
+            first_time=stored.first_time,
+            last_time=stored.last_time,
+            last_time_ms=stored.last_time_ms,
+            type_counts=dict(stored.type_counts),
+            detail=stored.detail,
+            raised_at=stored.raised_at,
             updated_at=stored.updated_at,
-        )  # fmt: skip
+        )
         return cls(write, iso_to_ms(stored.first_time), min(stored.event_count, MAX_ALERT_EVENTS))
 
     @property

@@ -47,9 +47,20 @@ def check_key(v: str) -> str:
 
 
 Op = Literal[
-    "equals", "contains", "starts_with", "ends_with", "exists", "missing", "mentions", "regex", "in_list",
-    "domain_in_list", "changed", "grew", "cidr",
-]  # fmt: skip
+    "equals",
+    "contains",
+    "starts_with",
+    "ends_with",
+    "exists",
+    "missing",
+    "mentions",
+    "regex",
+    "in_list",
+    "domain_in_list",
+    "changed",
+    "grew",
+    "cidr",
+]
 BUILTIN_LISTS: frozenset[str] = frozenset({"disposable-email-domains"})
 
 

@@ -262,8 +262,11 @@ class LoopbackListener:
         """400 for a request that is not HTTP; the first few are logged as one short line, never a traceback."""
         self.malformed_requests += 1
         if self.malformed_requests <= _LOGGED_MALFORMED:
-            log.warning("sign-in callback listener: ignored a malformed request (%s): %s", why,
-                        shown(request_line, 80))  # fmt: skip
+            log.warning(
+                "sign-in callback listener: ignored a malformed request (%s): %s",
+                why,
+                shown(request_line, 80),
+            )
         return _response(
             400, "Bad Request", _page("Bad request", "This is not a request this address reads.")
         )

@@ -44,17 +44,26 @@ def since_arg(value: str) -> float:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("alerts", help="list the alerts the rules raised, newest first", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
+    p = subparsers.add_parser(
+        "alerts",
+        help="list the alerts the rules raised, newest first",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done · 2 usage or nothing stored · 3 unknown tenant · 5 storage",
+    )
     add_data_dir(p)
     add_tenant(p, "which tenant's database (default: the only one)")
     p.add_argument(
         "--since", metavar="WHEN", type=since_arg, help="only alerts active since then (2h, 7d, a date)"
     )
     p.add_argument("--unread", action="store_true", help="only alerts not marked read")
-    p.add_argument("--limit", metavar="N", type=number(1, 10_000_000, integer=True), default=1000,
-                   help="at most N alerts (default 1000)")  # fmt: skip
+    p.add_argument(
+        "--limit",
+        metavar="N",
+        type=number(1, 10_000_000, integer=True),
+        default=1000,
+        help="at most N alerts (default 1000)",
+    )
     p.add_argument("--jsonl", metavar="PATH|-", help="one JSON object a line instead of text")
     p.add_argument("--mark-read", action="store_true", help="mark the listed alerts read")
     p.set_defaults(run=run)

@@ -30,24 +30,35 @@ from tenant_events.settings.destinations import SEVERITIES
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("destinations", help="where alerts are sent: chat, pager, e-mail, webhooks",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 usage · 3 bad name or URL · "
-                                     "6 the test alert was not delivered")  # fmt: skip
+    p = subparsers.add_parser(
+        "destinations",
+        help="where alerts are sent: chat, pager, e-mail, webhooks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done · 2 usage · 3 bad name or URL · 6 the test alert was not delivered",
+    )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     ls = sub.add_parser("list", help="the destinations, what they receive and whether they are stopped")
     add_data_dir(ls)
     ls.set_defaults(run=run_list)
     add = sub.add_parser("add", help="add a destination or change one (the URL is read from stdin)")
     add.add_argument("name", metavar="NAME")
-    add.add_argument("--severity", action="append", choices=SEVERITIES, default=[],
-                     help="severities it receives (repeatable; default warning and critical)")  # fmt: skip
+    add.add_argument(
+        "--severity",
+        action="append",
+        choices=SEVERITIES,
+        default=[],
+        help="severities it receives (repeatable; default warning and critical)",
+    )
     add.add_argument("--rule", action="append", default=[], metavar="ID", help="only this rule (repeatable)")
     add.add_argument(
         "--tenant", action="append", default=[], metavar="NAME", help="only this tenant (repeatable)"
     )
-    add.add_argument("--ignore-quiet", action="store_true",
-                     help="deliver during quiet hours and do-not-disturb too (a pager for critical alerts)")  # fmt: skip
+    add.add_argument(
+        "--ignore-quiet",
+        action="store_true",
+        help="deliver during quiet hours and do-not-disturb too (a pager for critical alerts)",
+    )
     add.add_argument("--keep-url", action="store_true", help="change only what it receives; keep its URL")
     add_data_dir(add)
     add.set_defaults(run=run_add)
@@ -114,8 +125,10 @@ def run_test(args: argparse.Namespace) -> int:
     if outcome.kind == "delivered":
         print(f"destination {profile.name}: test alert delivered")
         return 0
-    raise NetworkError(f"destination {profile.name}: test alert not delivered: {outcome.reason}",
-                       "fix the URL: tenant-events destinations add NAME" if outcome.kind == "stop" else "")  # fmt: skip
+    raise NetworkError(
+        f"destination {profile.name}: test alert not delivered: {outcome.reason}",
+        "fix the URL: tenant-events destinations add NAME" if outcome.kind == "stop" else "",
+    )
 
 
 def run_list(args: argparse.Namespace) -> int:

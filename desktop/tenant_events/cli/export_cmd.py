@@ -29,15 +29,23 @@ from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("export", help="write every stored event as JSONL or CSV", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done (also when the reader of - stops early, as `| head` does) · 2 usage, "
-                              "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage")  # fmt: skip
+    p = subparsers.add_parser(
+        "export",
+        help="write every stored event as JSONL or CSV",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done (also when the reader of - stops early, as `| head` does) · 2 usage, "
+        "nothing stored or an output path that cannot be written · 3 unknown tenant · 5 storage",
+    )
     add_data_dir(p)
     add_tenant(p, "which tenant's database (default: the only one)")
-    p.add_argument("--query", metavar="QUERY", default="",
-                   help="only events matching QUERY, written as in the window's search line, e.g. "
-                        "'type:user.* -purpose:test' or 'org:acme OR org:globex'")  # fmt: skip
+    p.add_argument(
+        "--query",
+        metavar="QUERY",
+        default="",
+        help="only events matching QUERY, written as in the window's search line, e.g. "
+        "'type:user.* -purpose:test' or 'org:acme OR org:globex'",
+    )
     fmt = p.add_mutually_exclusive_group(required=True)
     fmt.add_argument("--jsonl", metavar="PATH|-", help="stream messages, one JSON object a line")
     fmt.add_argument("--csv", metavar="PATH|-", help="one row per event")
@@ -59,8 +67,11 @@ def database_for(paths: AppPaths, tenant: str | None) -> Path:
     if not found:
         raise UserFixableError(f"no stored events in {paths.data_dir}", "run tenant-events stream first")
     if len(found) > 1:
-        raise ConfigError("--tenant", f"several tenants are stored ({', '.join(p.stem for p in found)})",
-                          "pick one with --tenant NAME")  # fmt: skip
+        raise ConfigError(
+            "--tenant",
+            f"several tenants are stored ({', '.join(p.stem for p in found)})",
+            "pick one with --tenant NAME",
+        )
     check_readable(found[0])
     return found[0]
 

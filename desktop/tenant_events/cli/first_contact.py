@@ -24,10 +24,15 @@ DEFAULT_TIMEOUT = 20.0
 PROBE_TIMEOUT = 5.0
 
 # States and reasons that prove an HTTP answer came back from the server.
-_ANSWERED_STATES = (StreamState.CATCHING_UP, StreamState.LIVE, StreamState.RATE_LIMITED,
-                    StreamState.TOO_MANY_CONNECTIONS)  # fmt: skip
-_ANSWERED_REASONS = frozenset({"server_error", "token_refreshed", "cursor_expired", "rotation", "empty_stream",
-                               "stream_error"})  # fmt: skip
+_ANSWERED_STATES = (
+    StreamState.CATCHING_UP,
+    StreamState.LIVE,
+    StreamState.RATE_LIMITED,
+    StreamState.TOO_MANY_CONNECTIONS,
+)
+_ANSWERED_REASONS = frozenset(
+    {"server_error", "token_refreshed", "cursor_expired", "rotation", "empty_stream", "stream_error"}
+)
 _NOT_ANSWERED_REASONS = frozenset({"network", "stalled", "internal_error"})
 
 

@@ -24,10 +24,18 @@ TOKEN_ENV: Final = "TENANT_EVENTS_HUB_TOKEN"
 
 def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
     group = parser.add_argument_group("team hub (NATS JetStream)")
-    group.add_argument("--hub", metavar="URL[,URL…]", required=required,
-                       help="the hub's servers: nats://HOST:PORT on this computer, tls://HOST:PORT elsewhere")  # fmt: skip
-    group.add_argument("--hub-tenant", metavar="NAME", type=_hub_tenant,
-                       help="the tenant's name on the hub (default: the profile or database name)")  # fmt: skip
+    group.add_argument(
+        "--hub",
+        metavar="URL[,URL…]",
+        required=required,
+        help="the hub's servers: nats://HOST:PORT on this computer, tls://HOST:PORT elsewhere",
+    )
+    group.add_argument(
+        "--hub-tenant",
+        metavar="NAME",
+        type=_hub_tenant,
+        help="the tenant's name on the hub (default: the profile or database name)",
+    )
     sign_in = group.add_mutually_exclusive_group()
     sign_in.add_argument(
         "--hub-user", metavar="USER", help=f"sign in as USER with the password in ${PASSWORD_ENV}"
@@ -98,6 +106,7 @@ def hub_options(args: argparse.Namespace) -> HubOptions:
         try:
             ca_context(args.hub_ca)
         except ValueError as exc:
-            raise ConfigError("--hub-ca", str(exc), "give the PEM file of the CA that signed the hub's "
-                              "certificate") from None  # fmt: skip
+            raise ConfigError(
+                "--hub-ca", str(exc), "give the PEM file of the CA that signed the hub's certificate"
+            ) from None
     return HubOptions(tuple(urls), hub_auth(args), args.hub_ca or "")

@@ -28,8 +28,11 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
             source = HubFrom(source.options, source.hub_tenant, tuple(args.event_type))
         return profile.name, source
     if args.base_url or args.client_id:
-        raise ConfigError("--hub", "reads the tenant from the hub, which holds no tenant credentials",
-                          "drop --base-url and --client-id")  # fmt: skip
+        raise ConfigError(
+            "--hub",
+            "reads the tenant from the hub, which holds no tenant credentials",
+            "drop --base-url and --client-id",
+        )
     if not args.hub_tenant:
         raise ConfigError("--hub-tenant", "is required with --hub", "give the tenant's name on the hub")
     name = args.name or args.hub_tenant

@@ -215,8 +215,10 @@ async def _retire(paths: AppPaths, previous: TenantProfile, profile: TenantProfi
             return
         problem = await old.sign_out()
     if problem is not None:
-        print(f"tenant-events: the earlier sign-in of {previous.name} was removed here but not revoked: {problem}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"tenant-events: the earlier sign-in of {previous.name} was removed here but not revoked: {problem}",
+            file=sys.stderr,
+        )
 
 
 async def _check(profile: TenantProfile) -> None:
@@ -248,8 +250,10 @@ async def _logout(
         problem = await link.sign_out()  # RFC 7009 revoke, then forget the keyring entry whatever happens
         if problem is not None:
             # Offline: the token is forgotten locally all the same; say that the tenant could not be told.
-            print(f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {problem}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"tenant-events: removed the local sign-in; could not revoke it at the tenant: {problem}",
+                file=sys.stderr,
+            )
             return
         if browser:
             url = await link.logout_url(return_to)

@@ -147,8 +147,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # The file system said no: the data dir (or a file in it) is another user's, a file, read-only or full.
-_FILE_SYSTEM = {errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
-                errno.EISDIR, errno.ELOOP, errno.ENAMETOOLONG}  # fmt: skip
+_FILE_SYSTEM = {
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENOTDIR,
+    errno.EEXIST,
+    errno.EROFS,
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EISDIR,
+    errno.ELOOP,
+    errno.ENAMETOOLONG,
+}
 
 
 def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableError | None:
@@ -161,17 +171,26 @@ def _file_system_error(args: argparse.Namespace, exc: OSError) -> UserFixableErr
         return None
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         quiet_stdout()  # what is still buffered for stdout cannot be written either; say it once
-        return StorageError(f"cannot write {exc.filename or 'standard output'}: the disk is full",
-                            "free some space or pick another disk")  # fmt: skip
+        return StorageError(
+            f"cannot write {exc.filename or 'standard output'}: the disk is full",
+            "free some space or pick another disk",
+        )
     if exc.filename is None:
         return None
-    what = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-            errno.ENOTDIR: "a part of this path is a file, not a directory",
-            errno.EEXIST: "it exists and is not a directory", errno.EROFS: "the file system is read-only"}  # fmt: skip
+    what = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.ENOTDIR: "a part of this path is a file, not a directory",
+        errno.EEXIST: "it exists and is not a directory",
+        errno.EROFS: "the file system is read-only",
+    }
     data_dir = str(AppPaths.resolve(getattr(args, "data_dir", None)).data_dir)
     inside = os.fspath(exc.filename).startswith(data_dir)
-    hint = f"check who owns {data_dir} and its files (ls -l), or use another --data-dir" if inside else (
-        "check who owns it and its permissions (ls -l)")  # fmt: skip
+    hint = (
+        f"check who owns {data_dir} and its files (ls -l), or use another --data-dir"
+        if inside
+        else ("check who owns it and its permissions (ls -l)")
+    )
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):
         hint = "move the file away, or use another --data-dir" if inside else "pick another path"
     return StorageError(f"cannot use {exc.filename}: {what.get(exc.errno or 0, exc.strerror)}", hint)

@@ -29,13 +29,14 @@ def cannot_write(target: str, exc: OSError) -> UserFixableError:
     """The one line for an output path that failed, naming the path and what to do."""
     parent = Path(target).parent
     if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOENT:
-        return UserFixableError(f"cannot write {target}: the directory {parent} does not exist",
-                                "create it first or pick another path")  # fmt: skip
+        return UserFixableError(
+            f"cannot write {target}: the directory {parent} does not exist",
+            "create it first or pick another path",
+        )
     if isinstance(exc, IsADirectoryError) or exc.errno == errno.EISDIR:
         return UserFixableError(f"cannot write {target}: it is a directory", "give a file name")
     if isinstance(exc, PermissionError):
-        return UserFixableError(f"cannot write {target}: permission denied",
-                                "pick a path you can write to")  # fmt: skip
+        return UserFixableError(f"cannot write {target}: permission denied", "pick a path you can write to")
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return StorageError(
             f"cannot write {target}: the disk is full", "free some space or pick another disk"

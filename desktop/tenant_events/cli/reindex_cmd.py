@@ -15,9 +15,13 @@ from tenant_events.tenant.database import database_errors, reindex
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("reindex", help="build the entity directory again from the stored events",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 nothing stored · 3 unknown tenant · 5 storage")  # fmt: skip
+    p = subparsers.add_parser(
+        "reindex",
+        help="build the entity directory again from the stored events",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done · 2 nothing stored · 3 unknown tenant · 5 storage",
+    )
     add_data_dir(p)
     add_tenant(p, "only this tenant (default: every stored tenant)")
     p.set_defaults(run=run)
@@ -35,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
         with database_errors(path):
             total = reindex(path, progress)
-        print(f"tenant-events: {tenant}: directory rebuilt from {total:,} stored events in "
-              f"{time.monotonic() - started:.1f} s", file=sys.stderr)  # fmt: skip
+        print(
+            f"tenant-events: {tenant}: directory rebuilt from {total:,} stored events in "
+            f"{time.monotonic() - started:.1f} s",
+            file=sys.stderr,
+        )
     return 0

@@ -42,14 +42,34 @@ def register(subparsers: Any) -> None:
     )
     add_tenant_args(p)
     add_hub_args(p, required=True)
-    p.add_argument("--hub-replicas", metavar="N", type=int, choices=(1, 3, 5),
-                   help="replicas of a new stream (default: 3 on a cluster, 1 on a single server)")  # fmt: skip
-    p.add_argument("--hub-retention-days", metavar="D", type=number(0, 36500, above=True), default=30.0,
-                   help="how long a new stream keeps events (up to 36500, default 30)")  # fmt: skip
-    p.add_argument("--lease-seconds", metavar="S", type=number(1, 600), default=5.0,
-                   help="a standby takes over this long after the streaming relay is gone (1 to 600, default 5)")  # fmt: skip
-    p.add_argument("--alerts-to", metavar="NAME", nargs="+", default=None,
-                   help="evaluate the team's alerts here and deliver them to these destinations")  # fmt: skip
+    p.add_argument(
+        "--hub-replicas",
+        metavar="N",
+        type=int,
+        choices=(1, 3, 5),
+        help="replicas of a new stream (default: 3 on a cluster, 1 on a single server)",
+    )
+    p.add_argument(
+        "--hub-retention-days",
+        metavar="D",
+        type=number(0, 36500, above=True),
+        default=30.0,
+        help="how long a new stream keeps events (up to 36500, default 30)",
+    )
+    p.add_argument(
+        "--lease-seconds",
+        metavar="S",
+        type=number(1, 600),
+        default=5.0,
+        help="a standby takes over this long after the streaming relay is gone (1 to 600, default 5)",
+    )
+    p.add_argument(
+        "--alerts-to",
+        metavar="NAME",
+        nargs="+",
+        default=None,
+        help="evaluate the team's alerts here and deliver them to these destinations",
+    )
     p.set_defaults(run=run)
 
 
@@ -75,8 +95,9 @@ async def _main(args: argparse.Namespace) -> int:
         names = HubNames(args.hub_tenant or name)
     except ValueError as exc:
         raise ConfigError("--hub-tenant", str(exc)) from None
-    plan = StreamPlan(retention_days=args.hub_retention_days, replicas=args.hub_replicas,
-                      lease_ttl=args.lease_seconds)  # fmt: skip
+    plan = StreamPlan(
+        retention_days=args.hub_retention_days, replicas=args.hub_replicas, lease_ttl=args.lease_seconds
+    )
     team = None
     if args.alerts_to is not None:
         from tenant_events.tenant.team_alerts import TeamAlerts, check_destinations
@@ -92,8 +113,10 @@ async def _main(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, relay.stop)
         final = await relay.run()
-    print(f"tenant-events: {relay.published} events published to the hub, {relay.duplicates} were there already",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"tenant-events: {relay.published} events published to the hub, {relay.duplicates} were there already",
+        file=sys.stderr,
+    )
     return exit_code_of(final)
 
 

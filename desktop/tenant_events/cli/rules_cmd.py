@@ -26,9 +26,13 @@ EXIT_BAD_RULES = ConfigError.exit_code
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("rules", help="list and check the alert rules, or try one on stored history",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown · 5 storage (--try)")  # fmt: skip
+    p = subparsers.add_parser(
+        "rules",
+        help="list and check the alert rules, or try one on stored history",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 all rules valid · 2 usage · 3 a rule is invalid or unknown · 5 storage (--try)",
+    )
     add_data_dir(p)
     p.add_argument(
         "--check", action="store_true", help="only report problems (quiet when every rule is valid)"
@@ -37,8 +41,13 @@ def register(subparsers: Any) -> None:
         "--try", dest="try_rule", metavar="RULE", help="how often RULE would have fired on stored events"
     )
     add_tenant(p, "with --try: which tenant's events (default: the only one)")
-    p.add_argument("--days", metavar="N", type=number(0, 3650, above=True), default=7.0,
-                   help="with --try: how far back, up to 3650 (default 7)")  # fmt: skip
+    p.add_argument(
+        "--days",
+        metavar="N",
+        type=number(0, 3650, above=True),
+        default=7.0,
+        help="with --try: how far back, up to 3650 (default 7)",
+    )
     p.set_defaults(run=run)
     actions = p.add_subparsers(dest="rules_action", metavar="ACTION", title="actions")
     rules_test_cmd.register(actions)

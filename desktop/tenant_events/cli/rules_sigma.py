@@ -28,17 +28,25 @@ _EXIT_BAD = ConfigError.exit_code
 
 def register(actions: Any) -> None:
     """Add `import` and `export` under `tenant-events rules`."""
-    imp = actions.add_parser("import", help="add Sigma rules (a .yml file or a folder of them) as alert rules",
-                             description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                             epilog="Exit codes: 0 imported · 2 usage · 3 a rule cannot be expressed (nothing imported)")  # fmt: skip
+    imp = actions.add_parser(
+        "import",
+        help="add Sigma rules (a .yml file or a folder of them) as alert rules",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 imported · 2 usage · 3 a rule cannot be expressed (nothing imported)",
+    )
     imp.add_argument(
         "source", metavar="FILE.yml|DIR", help="a Sigma file, or a folder of them (searched deeply)"
     )
     imp.add_argument("--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     imp.set_defaults(run=run_import)
-    exp = actions.add_parser("export", help="write the alert rules as Sigma files", description=__doc__,
-                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                             epilog="Exit codes: 0 written · 2 usage · 3 a rule cannot be written as Sigma (the others are)")  # fmt: skip
+    exp = actions.add_parser(
+        "export",
+        help="write the alert rules as Sigma files",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 written · 2 usage · 3 a rule cannot be written as Sigma (the others are)",
+    )
     exp.add_argument(
         "--sigma", metavar="DIR", required=True, help="the folder to write <rule id>.yml files into"
     )
@@ -56,8 +64,10 @@ def run_import(args: argparse.Namespace) -> int:
         again = " (replaced)" if rule.id in imported.replaced else ""
         print(f"imported  {rule.severity:<8}  {rule.id:<24}  {rule.name}{again}")
     count = len(imported.rules)
-    print(f"tenant-events: {count} Sigma rule{'s' if count != 1 else ''} imported from {args.source}",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"tenant-events: {count} Sigma rule{'s' if count != 1 else ''} imported from {args.source}",
+        file=sys.stderr,
+    )
     return 0
 
 

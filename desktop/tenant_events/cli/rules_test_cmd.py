@@ -32,8 +32,12 @@ EXIT_FAILED = 1
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("test", help="run the rules' fixtures", description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = subparsers.add_parser(
+        "test",
+        help="run the rules' fixtures",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_data_dir(p)
     p.add_argument("target", nargs="?", metavar="RULE|FILE", help="a rule id, or a YAML/JSON file of rules")
     p.set_defaults(run=run)
@@ -69,8 +73,10 @@ def _rules(args: argparse.Namespace) -> tuple[list[Rule], dict[str, frozenset[st
         ruleset = load_rules(_file_entries(path), (), lists=settings.lists)
         if ruleset.errors:
             first = ruleset.errors[0]
-            raise ConfigError(f"{path}: alert rule {first.rule}", f"{first.field + ': ' if first.field else ''}"
-                              f"{first.message}")  # fmt: skip
+            raise ConfigError(
+                f"{path}: alert rule {first.rule}",
+                f"{first.field + ': ' if first.field else ''}{first.message}",
+            )
         return list(ruleset.rules), lists
     ruleset = rule_set(settings)
     if target:

@@ -63,17 +63,22 @@ def register(subparsers: Any) -> None:
 
     defaults = SimulatorConfig()
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "simulator", help="run the local tenant simulator (no account needed)",
+        "simulator",
+        help="run the local tenant simulator (no account needed)",
         description="Serve a simulated tenant: auth API, /api/v2/events SSE stream, seeded activity.",
-    )  # fmt: skip
+    )
     p.add_argument(
         "--port",
         type=number(0, 65535, integer=True),
         default=0,
         help="TCP port on 127.0.0.1 (0 = any free port)",
     )
-    p.add_argument("--data-dir", type=Path, default=None,
-                   help="keep key, event log and grants here (default: <app data dir>/simulator)")  # fmt: skip
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="keep key, event log and grants here (default: <app data dir>/simulator)",
+    )
     p.add_argument("--ephemeral", action="store_true", help="keep nothing on disk")
     p.add_argument(
         "--real-names", action="store_true", help="a0tenant/a0stream/a0purpose like the live service"

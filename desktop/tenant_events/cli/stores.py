@@ -16,8 +16,10 @@ from tenant_events.tenant.database import check_readable
 def stored_databases(paths: AppPaths) -> list[Path]:
     """The tenants' database files, by name; one line when the data dir cannot be read."""
     if paths.data_dir.exists() and not paths.data_dir.is_dir():
-        raise StorageError(f"cannot use the data dir {paths.data_dir}: it is a file, not a directory",
-                           "use another --data-dir")  # fmt: skip
+        raise StorageError(
+            f"cannot use the data dir {paths.data_dir}: it is a file, not a directory",
+            "use another --data-dir",
+        )
     try:
         found = sorted(paths.databases_dir.glob("*.sqlite3")) if paths.databases_dir.exists() else []
     except PermissionError:
@@ -26,8 +28,10 @@ def stored_databases(paths: AppPaths) -> list[Path]:
 
 
 def cannot_read(paths: AppPaths) -> UserFixableError:
-    return StorageError(f"cannot read the data dir {paths.data_dir}: permission denied",
-                        "check who owns it (ls -ld), or use another --data-dir")  # fmt: skip
+    return StorageError(
+        f"cannot read the data dir {paths.data_dir}: permission denied",
+        "check who owns it (ls -ld), or use another --data-dir",
+    )
 
 
 def _is_tenant(stem: str) -> bool:

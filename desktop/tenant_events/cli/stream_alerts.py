@@ -30,9 +30,12 @@ if TYPE_CHECKING:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--alerts-jsonl", metavar="PATH|-",
-                   help="also write each alert the rules raise as a JSON line (rule, severity, tenant, count, "
-                        "first/last event id and time)")  # fmt: skip
+    p.add_argument(
+        "--alerts-jsonl",
+        metavar="PATH|-",
+        help="also write each alert the rules raise as a JSON line (rule, severity, tenant, count, "
+        "first/last event id and time)",
+    )
     p.add_argument("--no-alerts", action="store_true", help="store events without evaluating the alert rules")
 
 

@@ -72,10 +72,15 @@ def register(subparsers: Any) -> None:
     add_tenant_args(p)
     p.add_argument("--jsonl", metavar="PATH|-", help="also append each stored event as a JSON line")
     stream_alerts.add_arguments(p)
-    p.add_argument("--unreachable-timeout", metavar="S", type=number(0, 86400), default=DEFAULT_TIMEOUT,
-                   help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
-                   f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
-                   "open, network loss is retried for as long as it lasts")  # fmt: skip
+    p.add_argument(
+        "--unreachable-timeout",
+        metavar="S",
+        type=number(0, 86400),
+        default=DEFAULT_TIMEOUT,
+        help="until the server has answered once, give up after S seconds of DNS, connection or TLS "
+        f"failures with exit 6 (default {DEFAULT_TIMEOUT:g}; 0 keeps trying). Once a stream has been "
+        "open, network loss is retried for as long as it lasts",
+    )
     add_hub_args(p, required=False)
     p.set_defaults(run=run)
 
@@ -95,14 +100,29 @@ def add_tenant_args(p: argparse.ArgumentParser) -> None:
         type=profile_name,
         help="database name for --base-url (default: its profile's name, else from the host)",
     )
-    p.add_argument("--event-type", metavar="T", action="append", type=event_type_arg, default=[],
-                   help="only this event type (repeatable); default all")  # fmt: skip
-    p.add_argument("--from-timestamp", metavar="TS", type=from_timestamp_arg,
-                   help="start here when no cursor is stored yet (RFC 3339)")  # fmt: skip
+    p.add_argument(
+        "--event-type",
+        metavar="T",
+        action="append",
+        type=event_type_arg,
+        default=[],
+        help="only this event type (repeatable); default all",
+    )
+    p.add_argument(
+        "--from-timestamp",
+        metavar="TS",
+        type=from_timestamp_arg,
+        help="start here when no cursor is stored yet (RFC 3339)",
+    )
     add_data_dir(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
-    p.add_argument("--stall-timeout", metavar="S", type=number(1, 3600), default=90.0,
-                   help="reconnect after this many seconds without a message (1 to 3600, default 90)")  # fmt: skip
+    p.add_argument(
+        "--stall-timeout",
+        metavar="S",
+        type=number(1, 3600),
+        default=90.0,
+        help="reconnect after this many seconds without a message (1 to 3600, default 90)",
+    )
 
 
 def _open_output(target: str) -> IO[str]:
@@ -201,8 +221,11 @@ async def _main(args: argparse.Namespace) -> int:
         if contact is not None and contact.error is not None:
             raise contact.error
         stats = link.stats
-        print(f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
-              f"{stats.rejected} rejected", file=sys.stderr)  # fmt: skip
+        print(
+            f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
+            f"{stats.rejected} rejected",
+            file=sys.stderr,
+        )
         return exit_code_of(final)
 
 

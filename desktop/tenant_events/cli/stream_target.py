@@ -58,8 +58,9 @@ def resolve_target(args: argparse.Namespace, paths: AppPaths) -> StreamTarget:
     matches = settings.streaming_from(base_url)
     if len(matches) > 1:
         names = ", ".join(t.name for t in matches)
-        raise ConfigError("--base-url", f"several profiles stream from {base_url} ({names})",
-                          "pick one with --tenant NAME")  # fmt: skip
+        raise ConfigError(
+            "--base-url", f"several profiles stream from {base_url} ({names})", "pick one with --tenant NAME"
+        )
     if matches:
         p = matches[0]
         return StreamTarget(args.name or p.name, p.base_url, p.auth_url, p.audience, p, settings)
@@ -89,8 +90,13 @@ async def stream_source(args: argparse.Namespace, target: StreamTarget) -> Strea
     """What `stream` and `relay` follow: the target with the command line's types, start and timeout."""
     profile = target.profile
     event_types = tuple(args.event_type) or tuple(profile.event_types if profile else ())
-    return StreamFrom(target.base_url, await credentials(args, target), event_types,
-                      from_timestamp=args.from_timestamp, stall_timeout=args.stall_timeout)  # fmt: skip
+    return StreamFrom(
+        target.base_url,
+        await credentials(args, target),
+        event_types,
+        from_timestamp=args.from_timestamp,
+        stall_timeout=args.stall_timeout,
+    )
 
 
 def _no_sign_in(target: StreamTarget) -> SignInRequired:

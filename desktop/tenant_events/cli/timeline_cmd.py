@@ -31,9 +31,13 @@ from tenant_events.tenant.database import database_errors, upgrade
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("timeline", help="everything stored about one user, organization, group, role or connection",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 bad OBJECT or nothing stored names it · 3 unknown tenant · 5 storage")  # fmt: skip
+    p = subparsers.add_parser(
+        "timeline",
+        help="everything stored about one user, organization, group, role or connection",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done · 2 bad OBJECT or nothing stored names it · 3 unknown tenant · 5 storage",
+    )
     add_data_dir(p)
     p.add_argument("object", metavar="OBJECT", help=FORMS)
     add_tenant(p, "only this tenant (default: every stored tenant)")
@@ -105,8 +109,10 @@ def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) 
             )
         entries = list(timelines.everything(entities))
         if not entries and not timelines.states(entities):
-            raise UserFixableError(f"no stored event names {spec} in {', '.join(stores)}",
-                                   f"check the id; an object can also be named by its name ({FORMS})")  # fmt: skip
+            raise UserFixableError(
+                f"no stored event names {spec} in {', '.join(stores)}",
+                f"check the id; an object can also be named by its name ({FORMS})",
+            )
         if args.jsonl == "-":
             sys.stdout.writelines(jsonl_line(e.event, e.event.raw or "{}") for e in entries)
             _state(timelines, spec, entities, sys.stderr)

@@ -28,9 +28,13 @@ _UNITS = {"m": 60, "h": 3600, "d": 86400}
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("triage", help="acknowledge, snooze or resolve a stored alert (with a note)",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
-                              epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value")  # fmt: skip
+    p = subparsers.add_parser(
+        "triage",
+        help="acknowledge, snooze or resolve a stored alert (with a note)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value",
+    )
     p.add_argument("action", choices=["ack", "snooze", "resolve", "reopen", "show"])
     p.add_argument("alert_id", metavar="ID", type=int)
     p.add_argument("--tenant", metavar="NAME", help="the tenant (default: the only one)")

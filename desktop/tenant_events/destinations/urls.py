@@ -15,8 +15,27 @@ from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from tenant_events.errors import ConfigError
 
-_NOISE: Final = frozenset({"overflow", "retry", "wait", "optional", "image", "footer", "timestamp", "blocks",
-                           "mode", "method", "format", "rto", "cto", "verify", "emojis", "tz", "store"})  # fmt: skip
+_NOISE: Final = frozenset(
+    {
+        "overflow",
+        "retry",
+        "wait",
+        "optional",
+        "image",
+        "footer",
+        "timestamp",
+        "blocks",
+        "mode",
+        "method",
+        "format",
+        "rto",
+        "cto",
+        "verify",
+        "emojis",
+        "tz",
+        "store",
+    }
+)
 MASK: Final = "***"
 
 
@@ -38,18 +57,27 @@ def instantiate(url: str) -> Any:
 
     text = url.strip()
     if "://" not in text:
-        raise ConfigError("destination url", "is not an Apprise URL (scheme://…)",
-                          "e.g. json://host/path, mailtos://user:pass@host, slack://…, pagerduty://…")  # fmt: skip
+        raise ConfigError(
+            "destination url",
+            "is not an Apprise URL (scheme://…)",
+            "e.g. json://host/path, mailtos://user:pass@host, slack://…, pagerduty://…",
+        )
     scheme = text.split("://", 1)[0].lower()
     plugin = apprise.Apprise.instantiate(text, suppress_exceptions=True)
     if plugin is None:
         from apprise.manager_plugins import NotificationManager
 
         if scheme in NotificationManager():  # type: ignore[no-untyped-call]
-            raise ConfigError("destination url", f"is not a complete {scheme}:// URL",
-                              "see the Apprise wiki page of that service for its URL form")  # fmt: skip
-        raise ConfigError("destination url", f"{scheme}:// is not a service Apprise knows",
-                          "e.g. json://, mailtos://, slack://, msteams://, pagerduty://, ntfy://")  # fmt: skip
+            raise ConfigError(
+                "destination url",
+                f"is not a complete {scheme}:// URL",
+                "see the Apprise wiki page of that service for its URL form",
+            )
+        raise ConfigError(
+            "destination url",
+            f"{scheme}:// is not a service Apprise knows",
+            "e.g. json://, mailtos://, slack://, msteams://, pagerduty://, ntfy://",
+        )
     return plugin
 
 

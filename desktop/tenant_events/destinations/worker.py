@@ -164,9 +164,15 @@ class DeliveryWorker:
     async def _route(self, outbox: Outbox, targets: dict[str, Target]) -> None:
         for alert_id, version, queued_at in await self._call(outbox.unrouted):
             alert = await self._call(outbox.alert, alert_id)
-            names = [] if alert is None else [
-                n for n, t in targets.items() if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
-            ]  # fmt: skip
+            names = (
+                []
+                if alert is None
+                else [
+                    n
+                    for n, t in targets.items()
+                    if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
+                ]
+            )
             now = self._clock()
             holds = {
                 n: h

@@ -66,8 +66,13 @@ def _label(ref: Ref, known: Mapping[tuple[str, str], Entity]) -> str:
     return ref.name or ref.id
 
 
-_VERB_PREP = {"added": ("added", "to"), "deleted": ("removed", "from"), "removed": ("removed", "from"),
-              "assigned": ("assigned", "to"), "updated": ("updated", "in")}  # fmt: skip
+_VERB_PREP = {
+    "added": ("added", "to"),
+    "deleted": ("removed", "from"),
+    "removed": ("removed", "from"),
+    "assigned": ("assigned", "to"),
+    "updated": ("updated", "in"),
+}
 
 
 def _parts(event_type: str, refs: Sequence[Ref], mention: dict[str, Mention]) -> list[str | Mention] | None:

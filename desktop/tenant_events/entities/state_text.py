@@ -14,18 +14,27 @@ from tenant_events.store.entity_records import Entity, EntityState, Link, Relati
 # The link from each end's side: {kind of the entity looked at: phrase over the other ends (by kind)}.
 _PHRASES: Final[dict[Relation, dict[str, str]]] = {
     Relation.ORG_MEMBER: {"user": "member of organization {organization}", "organization": "member {user}"},
-    Relation.ORG_MEMBER_ROLE: {"user": "role {role} in organization {organization}",
-                               "organization": "member {user} has role {role}",
-                               "role": "held by {user} in organization {organization}"},
-    Relation.ORG_CONNECTION: {"organization": "connection {connection}",
-                              "connection": "enabled for organization {organization}"},
-    Relation.ORG_GROUP_ROLE: {"organization": "group {group} has role {role}",
-                              "group": "role {role} in organization {organization}",
-                              "role": "given to group {group} in organization {organization}"},
+    Relation.ORG_MEMBER_ROLE: {
+        "user": "role {role} in organization {organization}",
+        "organization": "member {user} has role {role}",
+        "role": "held by {user} in organization {organization}",
+    },
+    Relation.ORG_CONNECTION: {
+        "organization": "connection {connection}",
+        "connection": "enabled for organization {organization}",
+    },
+    Relation.ORG_GROUP_ROLE: {
+        "organization": "group {group} has role {role}",
+        "group": "role {role} in organization {organization}",
+        "role": "given to group {group} in organization {organization}",
+    },
     Relation.GROUP_MEMBER: {"user": "in group {group}", "group": "member {user}"},
     Relation.GROUP_ROLE: {"group": "role {role}", "role": "given to group {group}"},
-    Relation.GROUP_CONNECTION_MEMBER: {"group": "member connection {connection}", "connection": "in group {group}"},
-}  # fmt: skip
+    Relation.GROUP_CONNECTION_MEMBER: {
+        "group": "member connection {connection}",
+        "connection": "in group {group}",
+    },
+}
 MAX_LINES: Final = 50  # per part; the rest is counted
 
 

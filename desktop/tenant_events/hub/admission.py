@@ -49,16 +49,20 @@ class ReadCheck:
         if where is None:
             return Decision(Verdict.DROP, "it is not a JetStream delivery")
         if where.stream != self._stream or where.consumer != self._consumer:
-            return Decision(Verdict.DROP, f"it comes from {where.stream[:80]}/{where.consumer[:80]}, "
-                            "not this viewer's read")  # fmt: skip
+            return Decision(
+                Verdict.DROP,
+                f"it comes from {where.stream[:80]}/{where.consumer[:80]}, not this viewer's read",
+            )
         if where.consumer_seq < self.expected:
             return Decision(Verdict.DROP, f"its consumer sequence {where.consumer_seq} was delivered already")
         kind = subject[len(self._base) :] if subject.startswith(self._base) else ""
         if not kind or (self._types and kind not in self._types and kind not in (REJECTED, GAP)):
             return Decision(Verdict.DROP, f"its subject {subject[:120]!r} is not one this viewer reads")
         if where.stream_seq <= self.position:
-            return Decision(Verdict.DROP, f"its stream sequence {where.stream_seq} is not after the stored "
-                            f"position {self.position}")  # fmt: skip
+            return Decision(
+                Verdict.DROP,
+                f"its stream sequence {where.stream_seq} is not after the stored position {self.position}",
+            )
         if where.consumer_seq > self.expected:
             return Decision(Verdict.MISSING, where=where)
         skipped = None

@@ -116,8 +116,9 @@ class HubOptions:
         try:
             return ca_context(self.ca_file)
         except ValueError as exc:
-            raise ConfigError("hub ca_file", str(exc), "give the PEM file of the CA that signed the hub's "
-                              "certificate") from None  # fmt: skip
+            raise ConfigError(
+                "hub ca_file", str(exc), "give the PEM file of the CA that signed the hub's certificate"
+            ) from None
 
 
 def ca_context(ca_file: str) -> ssl.SSLContext:
@@ -272,15 +273,22 @@ def translate(exc: BaseException, options: HubOptions) -> HubRefused | HubUnavai
     text = describe(exc)
     plain = no_tls(exc)
     if plain is not None:
-        return HubInsecure(f"the hub {plain.server} offers no TLS, so nothing was sent to it (the credentials "
-                           "would have crossed the network in clear text)", "check that the URL is the hub's "
-                           "and that its tls block is set; if it is, someone may be intercepting the connection")  # fmt: skip
+        return HubInsecure(
+            f"the hub {plain.server} offers no TLS, so nothing was sent to it (the credentials "
+            "would have crossed the network in clear text)",
+            "check that the URL is the hub's "
+            "and that its tls block is set; if it is, someone may be intercepting the connection",
+        )
     if is_refusal(exc):
-        return HubRefused(f"the hub {options.shown} refused the sign-in ({text})",
-                          "check the hub user and its password, token, NKey or creds file")  # fmt: skip
+        return HubRefused(
+            f"the hub {options.shown} refused the sign-in ({text})",
+            "check the hub user and its password, token, NKey or creds file",
+        )
     if untrusted_certificate(exc) is not None:  # nothing was sent either: the handshake comes first
-        return HubInsecure(f"the hub's TLS certificate is not trusted ({text})",
-                           "give the CA file that signed it (--hub-ca), or check the host name")  # fmt: skip
+        return HubInsecure(
+            f"the hub's TLS certificate is not trusted ({text})",
+            "give the CA file that signed it (--hub-ca), or check the host name",
+        )
     return HubUnavailable(
         f"cannot reach the hub {options.shown} ({text})", "check that it runs and the network"
     )

@@ -70,8 +70,14 @@ def delivery(reply: str) -> Delivery | None:
         5 if len(tokens) == 9 else 7
     )  # …<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
     try:
-        return Delivery(int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]), tokens[at - 3], tokens[at - 2],
-                        int(tokens[at + 2]))  # fmt: skip
+        return Delivery(
+            int(tokens[at]),
+            int(tokens[at + 1]),
+            int(tokens[at + 3]),
+            tokens[at - 3],
+            tokens[at - 2],
+            int(tokens[at + 2]),
+        )
     except (ValueError, IndexError):
         return None
 

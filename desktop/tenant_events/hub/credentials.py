@@ -50,18 +50,25 @@ def check_secret(auth: str, secret: str) -> str:
     if not secret:
         raise ConfigError(f"hub {auth}", "is empty", "paste it again")
     if auth == "nkey" and not (secret.startswith(_SEED_PREFIX) and secret.isalnum()):
-        raise ConfigError("hub nkey", "is not an NKey user seed (it starts with SU)",
-                          "use the seed file the hub's administrator gave you, not the public key (U…)")  # fmt: skip
+        raise ConfigError(
+            "hub nkey",
+            "is not an NKey user seed (it starts with SU)",
+            "use the seed file the hub's administrator gave you, not the public key (U…)",
+        )
     if auth == "creds" and not all(marker in secret for marker in _CREDS_MARKERS):
-        raise ConfigError("hub creds", "is not a NATS creds file (it holds a user JWT and an NKey seed)",
-                          "pick the .creds file the hub's administrator gave you")  # fmt: skip
+        raise ConfigError(
+            "hub creds",
+            "is not a NATS creds file (it holds a user JWT and an NKey seed)",
+            "pick the .creds file the hub's administrator gave you",
+        )
     if auth in ("nkey", "creds"):
         try:
             seed_public_key(secret if auth == "nkey" else creds_seed(secret))
         except ValueError as exc:
             what = "its seed " if auth == "creds" else ""
-            raise ConfigError(f"hub {auth}", f"{what}{exc}", "use the file the hub's administrator gave you, "
-                              "as it is") from None  # fmt: skip
+            raise ConfigError(
+                f"hub {auth}", f"{what}{exc}", "use the file the hub's administrator gave you, as it is"
+            ) from None
     return secret
 
 
@@ -118,8 +125,10 @@ def hub_options(profile: HubProfile, store: SecretStore) -> HubOptions:
     if profile.auth != "none":
         secret = store.get(secret_slot(profile.name)) or ""
         if not secret:
-            raise SignInRequired(f"no hub {profile.auth} is stored for {profile.name!r}",
-                                 "add the hub again with its credentials")  # fmt: skip
+            raise SignInRequired(
+                f"no hub {profile.auth} is stored for {profile.name!r}",
+                "add the hub again with its credentials",
+            )
     auth = HubAuth(profile.auth, profile.user, secret)
     return HubOptions(tuple(profile.hub_urls), auth, profile.ca_file)
 
@@ -141,11 +150,15 @@ async def check_hub(options: HubOptions, hub_tenant: str) -> HubCheck:
     try:
         info = await nc.jetstream(timeout=5.0).stream_info(names.stream)
     except nats.js.errors.NotFoundError:
-        raise ConfigError("hub tenant", f"the hub has no events of {hub_tenant!r} yet",
-                          "check the name the relay uses (--hub-tenant), or start the relay first") from None  # fmt: skip
+        raise ConfigError(
+            "hub tenant",
+            f"the hub has no events of {hub_tenant!r} yet",
+            "check the name the relay uses (--hub-tenant), or start the relay first",
+        ) from None
     except (nats.errors.Error, TimeoutError) as exc:
-        raise HubUnavailable(f"the hub {options.shown} did not answer ({describe(exc)})",
-                             "check that JetStream runs there") from exc  # fmt: skip
+        raise HubUnavailable(
+            f"the hub {options.shown} did not answer ({describe(exc)})", "check that JetStream runs there"
+        ) from exc
     finally:
         await nc.close()
     state = info.state

@@ -39,8 +39,12 @@ RENEW_FRACTION: Final = 0.25
 def new_holder() -> LeaseRecord:
     """This process as a lease holder: host and pid say who it is, the random part makes it unique."""
     host = socket.gethostname()
-    return LeaseRecord(holder=f"{host}:{os.getpid()}:{uuid.uuid4().hex[:8]}", host=host, pid=os.getpid(),
-                       acquired_at=time.time())  # fmt: skip
+    return LeaseRecord(
+        holder=f"{host}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
+        host=host,
+        pid=os.getpid(),
+        acquired_at=time.time(),
+    )
 
 
 class Lease:

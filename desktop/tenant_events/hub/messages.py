@@ -32,8 +32,13 @@ class RejectedPayload(_Record):
 
     @classmethod
     def of(cls, row: RejectedRow) -> RejectedPayload:
-        return cls(event_name=row.event_name, offset=row.offset, reason=row.reason, raw=row.raw,
-                   received_at=row.received_at)  # fmt: skip
+        return cls(
+            event_name=row.event_name,
+            offset=row.offset,
+            reason=row.reason,
+            raw=row.raw,
+            received_at=row.received_at,
+        )
 
     def row(self) -> RejectedRow:
         return RejectedRow(self.event_name, self.offset, self.reason, self.raw, self.received_at)
@@ -54,8 +59,12 @@ class GapPayload(_Record):
 
     @classmethod
     def of(cls, gap: GapMarker) -> GapPayload:
-        return cls(reason=gap.reason, resumed_from=gap.resumed_from, lost_cursor=gap.lost_cursor,
-                   created_at=gap.created_at)  # fmt: skip
+        return cls(
+            reason=gap.reason,
+            resumed_from=gap.resumed_from,
+            lost_cursor=gap.lost_cursor,
+            created_at=gap.created_at,
+        )
 
     def marker(self) -> GapMarker:
         return GapMarker(self.reason, self.resumed_from, self.lost_cursor, self.created_at)

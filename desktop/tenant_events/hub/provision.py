@@ -48,8 +48,10 @@ class Provisioned:
         days = (config.max_age or 0) / 86400
         kept = f"{days:g} days" if days else "until deleted"
         verb = "created" if self.created else "found"
-        return (f"{verb} the hub stream {config.name}: {config.num_replicas} replica(s), events kept {kept}, "
-                f"a replay within {config.duplicate_window:g} s is kept once")  # fmt: skip
+        return (
+            f"{verb} the hub stream {config.name}: {config.num_replicas} replica(s), events kept {kept}, "
+            f"a replay within {config.duplicate_window:g} s is kept once"
+        )
 
 
 async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> Provisioned:
@@ -66,12 +68,27 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
                 raise
             info = await js.stream_info(names.stream)  # another collector made it just now
     replicas = info.config.num_replicas or 1
-    cursor = await _bucket(js, KeyValueConfig(bucket=names.cursor_bucket, history=1, replicas=replicas,
-                                             storage=StorageType.FILE,
-                                             description="Tenant Events: the collector's SSE cursor"))  # fmt: skip
-    lease = await _bucket(js, KeyValueConfig(bucket=names.lease_bucket, history=1, replicas=replicas,
-                                            ttl=plan.lease_ttl, storage=StorageType.FILE,
-                                            description="Tenant Events: which collector streams"))  # fmt: skip
+    cursor = await _bucket(
+        js,
+        KeyValueConfig(
+            bucket=names.cursor_bucket,
+            history=1,
+            replicas=replicas,
+            storage=StorageType.FILE,
+            description="Tenant Events: the collector's SSE cursor",
+        ),
+    )
+    lease = await _bucket(
+        js,
+        KeyValueConfig(
+            bucket=names.lease_bucket,
+            history=1,
+            replicas=replicas,
+            ttl=plan.lease_ttl,
+            storage=StorageType.FILE,
+            description="Tenant Events: which collector streams",
+        ),
+    )
     await provision_triage(js, names, replicas)  # the team's triage (hub/triage.py): viewers cannot create it
     max_age = info.config.max_age or None
     await provision_alerts_stream(js, names, replicas, max_age)  # the team's alerts (hub/team_alerts.py)

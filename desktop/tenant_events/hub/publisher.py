@@ -167,8 +167,11 @@ class HubSink:
         self._revision = entry.revision
 
     def _fail(self, exc: BaseException) -> StorageError:
-        failed = exc if isinstance(exc, StorageError) else HubWriteError(
-            f"the hub did not take a batch ({describe(exc)})", _HINT)  # fmt: skip
+        failed = (
+            exc
+            if isinstance(exc, StorageError)
+            else HubWriteError(f"the hub did not take a batch ({describe(exc)})", _HINT)
+        )
         if self._failed is None:
             self._failed = failed
         self._last_seq = None
@@ -256,20 +259,27 @@ class HubSink:
         if sent.ack is not None:
             ack = await asyncio.wait_for(sent.ack, self._ack_timeout)
             if ack.duplicate or ack.seq != sent.last:  # something before it went missing (or was there)
-                raise HubWriteError(f"the hub stored the batch's last message at {ack.seq}, not {sent.last}",
-                                    _HINT)  # fmt: skip
+                raise HubWriteError(
+                    f"the hub stored the batch's last message at {ack.seq}, not {sent.last}", _HINT
+                )
         self.published += sent.events
         self._duplicates += len(batch.events) - sent.events
         if batch.cursor is not None:
             await self._move_cursor(batch)
-        return CommitResult(inserted=sent.events, duplicates=len(batch.events) - sent.events,
-                            rejected=len(batch.rejected), cursor=batch.cursor,
-                            last_event_time=batch.last_event_time)  # fmt: skip
+        return CommitResult(
+            inserted=sent.events,
+            duplicates=len(batch.events) - sent.events,
+            rejected=len(batch.rejected),
+            cursor=batch.cursor,
+            last_event_time=batch.last_event_time,
+        )
 
     async def _move_cursor(self, batch: Batch) -> None:
         if not self._fence():
-            raise LeaseLost("this collector's lease lapsed; the cursor stays where it was",
-                            "another collector takes over, or this one once it holds the lease again")  # fmt: skip
+            raise LeaseLost(
+                "this collector's lease lapsed; the cursor stays where it was",
+                "another collector takes over, or this one once it holds the lease again",
+            )
         newest = batch.last_event_time
         if self._state.last_event_time and (newest is None or self._state.last_event_time > newest):
             newest = self._state.last_event_time

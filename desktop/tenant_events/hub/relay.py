@@ -71,8 +71,11 @@ class Relay:
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
         leader_work: LeaderWork | None = None,
     ) -> None:
-        engine = replace(config.engine, storage_retry=STORAGE_RETRY,
-                         batch_max_delay=min(config.engine.batch_max_delay, BATCH_DELAY))  # fmt: skip
+        engine = replace(
+            config.engine,
+            storage_retry=STORAGE_RETRY,
+            batch_max_delay=min(config.engine.batch_max_delay, BATCH_DELAY),
+        )
         self.config = replace(config, engine=engine)
         self._tokens = tokens
         self._client_factory = client_factory
@@ -120,8 +123,15 @@ class Relay:
                 await self._until_stopped(asyncio.sleep(delay))
                 continue
             await probe.close()
-            return await self._until_stopped(connect(hub, reconnect=True, on_error=self._hub_error,
-                                                     on_disconnect=self._hub_lost, on_reconnect=self._hub_back))  # fmt: skip
+            return await self._until_stopped(
+                connect(
+                    hub,
+                    reconnect=True,
+                    on_error=self._hub_error,
+                    on_disconnect=self._hub_lost,
+                    on_reconnect=self._hub_back,
+                )
+            )
         return None
 
     async def _serve(self, nc: NATS) -> StateChange:
@@ -164,13 +174,17 @@ class Relay:
                 exc: Exception = self._refusal or error
                 self._refusal = None
                 if is_refusal(exc) or (isinstance(exc, nats.js.errors.APIError) and exc.code == 403):
-                    raise HubRefused(f"the hub user may not create or read the stream {names.stream} "
-                                     f"({describe(exc)})", "use a collector's credentials") from exc  # fmt: skip
+                    raise HubRefused(
+                        f"the hub user may not create or read the stream {names.stream} ({describe(exc)})",
+                        "use a collector's credentials",
+                    ) from exc
                 if isinstance(exc, nats.js.errors.APIError) and exc.code == 400:
                     raise  # a bad request (e.g. more replicas than servers): its description says why
                 delay = backoff.next_delay()
-                self._role("connecting", f"the hub did not set up the stream ({describe(exc)}); "
-                           f"retrying in {delay:.1f} s")  # fmt: skip
+                self._role(
+                    "connecting",
+                    f"the hub did not set up the stream ({describe(exc)}); retrying in {delay:.1f} s",
+                )
                 await asyncio.sleep(delay)
 
     async def _lead(self, nc: NATS, cursor: KeyValue, lease: Lease) -> StateChange | None:

@@ -134,8 +134,14 @@ async def provision_alerts_stream(
 
 
 def outbox_config(names: HubNames, replicas: int, max_age: float | None) -> KeyValueConfig:
-    return KeyValueConfig(bucket=outbox_bucket(names), history=1, replicas=replicas, ttl=max_age,
-                          storage=StorageType.FILE, description="Tenant Events: the team's alert deliveries")  # fmt: skip
+    return KeyValueConfig(
+        bucket=outbox_bucket(names),
+        history=1,
+        replicas=replicas,
+        ttl=max_age,
+        storage=StorageType.FILE,
+        description="Tenant Events: the team's alert deliveries",
+    )
 
 
 class SharedOutbox:
@@ -219,8 +225,13 @@ class TeamAlertFeed:
 
     async def start(self) -> None:
         subject = f"{PREFIX}.{ALERTS_TOKEN}.{self._names.tenant}.*.*"
-        self._sub = await self._js.subscribe(subject, stream=alerts_stream(self._names), cb=self._arrived,
-                                             ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)  # fmt: skip
+        self._sub = await self._js.subscribe(
+            subject,
+            stream=alerts_stream(self._names),
+            cb=self._arrived,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL,
+        )
 
     async def stop(self) -> None:
         if self._sub is not None:

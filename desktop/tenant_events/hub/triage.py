@@ -77,8 +77,13 @@ async def provision_triage(js: JetStreamContext, names: HubNames, replicas: int 
     bucket = triage_bucket(names)
     with contextlib.suppress(nats.js.errors.BucketNotFoundError):
         return await js.key_value(bucket)
-    config = KeyValueConfig(bucket=bucket, history=HISTORY, replicas=replicas, storage=StorageType.FILE,
-                            description=f"Tenant Events: the team's triage of tenant {names.tenant}'s alerts")  # fmt: skip
+    config = KeyValueConfig(
+        bucket=bucket,
+        history=HISTORY,
+        replicas=replicas,
+        storage=StorageType.FILE,
+        description=f"Tenant Events: the team's triage of tenant {names.tenant}'s alerts",
+    )
     try:
         return await js.create_key_value(config)
     except nats.js.errors.APIError as exc:
@@ -103,8 +108,15 @@ def parse_entry(key: str, value: bytes | None, revision: int) -> TeamTriage | No
         return None
     if at != at or (until is not None and until != until):  # NaN
         return None
-    return TeamTriage(f"{parts[0]}.{parts[1]}", parts[2], state, at, float(until) if until is not None else None,
-                      note, revision)  # fmt: skip
+    return TeamTriage(
+        f"{parts[0]}.{parts[1]}",
+        parts[2],
+        state,
+        at,
+        float(until) if until is not None else None,
+        note,
+        revision,
+    )
 
 
 class TriageBoard:

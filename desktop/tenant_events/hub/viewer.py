@@ -96,8 +96,14 @@ class HubViewer(FollowLoop):
 
     def __init__(self, config: ViewerConfig, writer: BatchSink) -> None:
         reconnects = Reconnects(Backoff(base=config.backoff_base, cap=config.backoff_cap))
-        super().__init__(config.name, writer, reconnects, max_events=config.batch_max_events,
-                         max_delay=config.batch_max_delay, storage_retry=config.storage_retry)  # fmt: skip
+        super().__init__(
+            config.name,
+            writer,
+            reconnects,
+            max_events=config.batch_max_events,
+            max_delay=config.batch_max_delay,
+            storage_retry=config.storage_retry,
+        )
         self.config = config
         self._position = 0  # stream sequence of the last message taken into a batch
         self._origin: Origin | None = (
@@ -113,8 +119,11 @@ class HubViewer(FollowLoop):
         try:
             self._resume_from(stored)
         except ValueError as exc:
-            return self._emit(StreamState.ERROR, f"{exc}: this database was filled from the tenant itself; "
-                              "give the hub profile another name", HubReason.NOT_A_HUB_DATABASE)  # fmt: skip
+            return self._emit(
+                StreamState.ERROR,
+                f"{exc}: this database was filled from the tenant itself; give the hub profile another name",
+                HubReason.NOT_A_HUB_DATABASE,
+            )
         return None
 
     def _resume_from(self, stored: CursorState) -> None:
@@ -138,8 +147,11 @@ class HubViewer(FollowLoop):
     async def _attempt(self) -> Outcome:
         refusals: list[Exception] = []  # a refused request gets no answer; the server says why on the side
         try:
-            nc = await connect(self.config.hub, reconnect=False,
-                               on_error=lambda exc: refusals.append(exc) if is_refusal(exc) else None)  # fmt: skip
+            nc = await connect(
+                self.config.hub,
+                reconnect=False,
+                on_error=lambda exc: refusals.append(exc) if is_refusal(exc) else None,
+            )
         except HubRefused as refused:
             return Outcome(StreamState.SIGNED_OUT, refused.message, HubReason.HUB_REFUSED, terminal=True)
         except HubInsecure as insecure:  # the server cannot prove who it is: retrying would not change that
@@ -155,8 +167,13 @@ class HubViewer(FollowLoop):
         except (nats.errors.Error, TimeoutError) as error:
             cause: Exception = refusals[-1] if refusals else error
             if is_refusal(cause):
-                return Outcome(StreamState.ERROR, f"the hub refused to let this user read the tenant "
-                                f"{self.config.names.tenant} ({describe(cause)})", HubReason.HUB_FORBIDDEN, terminal=True)  # fmt: skip
+                return Outcome(
+                    StreamState.ERROR,
+                    f"the hub refused to let this user read the tenant "
+                    f"{self.config.names.tenant} ({describe(cause)})",
+                    HubReason.HUB_FORBIDDEN,
+                    terminal=True,
+                )
             return Outcome(
                 StreamState.RECONNECTING, f"network error: {describe(cause)}", Reason.NETWORK, USE_BACKOFF
             )
@@ -174,13 +191,23 @@ class HubViewer(FollowLoop):
         try:
             info = await js.stream_info(names.stream)
         except nats.js.errors.NotFoundError:
-            return Outcome(StreamState.RECONNECTING, f"the hub has no events of the tenant {names.tenant} yet "
-                            "(is its relay running, with the same hub tenant name?)", HubReason.NO_STREAM, USE_BACKOFF)  # fmt: skip
+            return Outcome(
+                StreamState.RECONNECTING,
+                f"the hub has no events of the tenant {names.tenant} yet "
+                "(is its relay running, with the same hub tenant name?)",
+                HubReason.NO_STREAM,
+                USE_BACKOFF,
+            )
         first = info.state.first_seq
         if self._position and first > self._position + 1 and info.state.messages:
-            self._batches.add_gap(GapMarker(f"the hub no longer holds messages {self._position + 1}–{first - 1} "
-                                            "(its retention)", resumed_from=None, lost_cursor=None),
-                                  position_text(first - 1))  # fmt: skip
+            self._batches.add_gap(
+                GapMarker(
+                    f"the hub no longer holds messages {self._position + 1}–{first - 1} (its retention)",
+                    resumed_from=None,
+                    lost_cursor=None,
+                ),
+                position_text(first - 1),
+            )
             self._position = first - 1
         if config.event_types and info.state.num_deleted:
             await self._mark_removed(nc)
@@ -216,8 +243,12 @@ class HubViewer(FollowLoop):
             return
         if removed:
             self._removed_marked = removed[-1]
-            gap = GapMarker(f"the hub removed {len(removed)} message(s) between {removed[0]} and {removed[-1]}: "
-                            "events of the chosen types may be missing here", resumed_from=None, lost_cursor=None)  # fmt: skip
+            gap = GapMarker(
+                f"the hub removed {len(removed)} message(s) between {removed[0]} and {removed[-1]}: "
+                "events of the chosen types may be missing here",
+                resumed_from=None,
+                lost_cursor=None,
+            )
             self._batches.add_gap(gap, position_text(self._position))
 
     async def _pull(self, nc: NATS, sub: Subscription, subject: str, check: ReadCheck) -> Outcome:
@@ -232,10 +263,20 @@ class HubViewer(FollowLoop):
                     msg = await sub.next_msg(timeout=config.stall_timeout)
                 except nats.errors.TimeoutError:
                     if nc.is_closed or not nc.is_connected:
-                        return Outcome(StreamState.RECONNECTING, "network error: lost the connection to the hub",
-                                        Reason.NETWORK, USE_BACKOFF, progress=progress)  # fmt: skip
-                    return Outcome(StreamState.RECONNECTING, f"the hub went quiet for {config.stall_timeout:g} s "
-                                    "(stalled)", Reason.STALLED, 0.0, progress=progress)  # fmt: skip
+                        return Outcome(
+                            StreamState.RECONNECTING,
+                            "network error: lost the connection to the hub",
+                            Reason.NETWORK,
+                            USE_BACKOFF,
+                            progress=progress,
+                        )
+                    return Outcome(
+                        StreamState.RECONNECTING,
+                        f"the hub went quiet for {config.stall_timeout:g} s (stalled)",
+                        Reason.STALLED,
+                        0.0,
+                        progress=progress,
+                    )
                 status = msg.headers.get("Status") if msg.headers else None
                 if status is not None:
                     if status == Status.HEARTBEAT:
@@ -243,23 +284,38 @@ class HubViewer(FollowLoop):
                     if status in (Status.REQUEST_TIMEOUT, Status.NO_MESSAGES):
                         break
                     text = shown((msg.headers or {}).get("Description", "") or status)  # the hub's words
-                    return Outcome(StreamState.RECONNECTING, f"the hub ended the read ({status} {text})",
-                                    Reason.STREAM_ERROR, 0.0 if progress else USE_BACKOFF, progress=progress)  # fmt: skip
+                    return Outcome(
+                        StreamState.RECONNECTING,
+                        f"the hub ended the read ({status} {text})",
+                        Reason.STREAM_ERROR,
+                        0.0 if progress else USE_BACKOFF,
+                        progress=progress,
+                    )
                 decision = check.judge(msg.subject, msg.reply)
                 if decision.verdict is Verdict.DROP:
                     self._drop(decision.why)
                     continue
                 if decision.verdict is Verdict.MISSING:  # one went missing: read again from what is stored
-                    return Outcome(StreamState.CONNECTING, "a message from the hub went missing; reading again "
-                                    "from the stored position", HubReason.REORDERED, progress=progress)  # fmt: skip
+                    return Outcome(
+                        StreamState.CONNECTING,
+                        "a message from the hub went missing; reading again from the stored position",
+                        HubReason.REORDERED,
+                        progress=progress,
+                    )
                 where = decision.where
                 assert where is not None
                 remaining, progress = remaining - 1, True
                 if decision.skipped is not None:
                     first, last = decision.skipped
                     await batches.flush()
-                    batches.add_gap(GapMarker(f"the hub skipped messages {first}–{last}: events may be missing "
-                                              "here", resumed_from=None, lost_cursor=None), position_text(last))  # fmt: skip
+                    batches.add_gap(
+                        GapMarker(
+                            f"the hub skipped messages {first}–{last}: events may be missing here",
+                            resumed_from=None,
+                            lost_cursor=None,
+                        ),
+                        position_text(last),
+                    )
                 await self._take(msg, where.stream_seq, where.stored_ns)
                 if batches.full or where.pending == 0:
                     self._set_live(catching_up=where.pending > 0)
@@ -295,8 +351,10 @@ class HubViewer(FollowLoop):
                 batches.add_rejected(_unreadable(kind, msg, f"rejected frame: {exc}"), position)
         elif len(msg.data) > self.config.max_data_bytes:  # kept as the direct stream keeps an oversized frame
             limit = self.config.max_data_bytes
-            batches.add_rejected(_unreadable(kind, msg, f"data: {len(msg.data)} bytes exceeds the {limit} byte limit"),
-                                 position)  # fmt: skip
+            batches.add_rejected(
+                _unreadable(kind, msg, f"data: {len(msg.data)} bytes exceeds the {limit} byte limit"),
+                position,
+            )
         else:
             raw = msg.data.decode(errors="replace")
             try:

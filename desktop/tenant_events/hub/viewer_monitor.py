@@ -28,8 +28,9 @@ def viewer_monitor(
     stored them)."""
     config = ViewerConfig(options, HubNames(hub_tenant), event_types, name=name, hub_time=hub_time)
     shown = EngineConfig(base_url=options.shown, event_types=event_types, name=name)  # what the UI displays
-    return TenantMonitor(name, paths, shown, None, retention=retention,
-                         source=lambda writer: HubViewer(config, writer))  # fmt: skip
+    return TenantMonitor(
+        name, paths, shown, None, retention=retention, source=lambda writer: HubViewer(config, writer)
+    )
 
 
 def profile_monitor(
@@ -37,5 +38,6 @@ def profile_monitor(
 ) -> TenantMonitor:
     """The monitor of a saved hub profile, its secret read from `store` (SignInRequired when it is missing)."""
     options = hub_options(profile, store)
-    return viewer_monitor(profile.name, paths, options, profile.hub_tenant, tuple(profile.event_types),
-                          retention=retention)  # fmt: skip
+    return viewer_monitor(
+        profile.name, paths, options, profile.hub_tenant, tuple(profile.event_types), retention=retention
+    )

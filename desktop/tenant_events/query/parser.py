@@ -48,8 +48,11 @@ MAX_DEPTH = 20  # nested parentheses, NOT and '-'
 def parse(text: str) -> Node | None:
     """The tree of `text`; None when it has no terms at all. Raises a QueryError subclass."""
     if len(text) > MAX_LENGTH:
-        raise QueryTooLargeError(f"a query can be at most {MAX_LENGTH} characters long; this one has "
-                                 f"{len(text)} — shorten it", MAX_LENGTH, len(text))  # fmt: skip
+        raise QueryTooLargeError(
+            f"a query can be at most {MAX_LENGTH} characters long; this one has {len(text)} — shorten it",
+            MAX_LENGTH,
+            len(text),
+        )
     return _Parser(text).query()
 
 
@@ -103,8 +106,11 @@ class _Parser:
     def _deeper(self, tok: Token) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise QueryTooLargeError(f"a query can nest parentheses and negations at most {MAX_DEPTH} deep "
-                                     "— simplify it", tok.start, self.end)  # fmt: skip
+            raise QueryTooLargeError(
+                f"a query can nest parentheses and negations at most {MAX_DEPTH} deep — simplify it",
+                tok.start,
+                self.end,
+            )
 
     def unary(self) -> Node:
         tok = self.peek()
@@ -130,8 +136,9 @@ class _Parser:
                 raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
             if self.peek().kind is Tok.RPAREN:
                 close = self.peek()
-                raise QuerySyntaxError("these parentheses are empty — put terms inside or remove them",
-                                       tok.start, close.end)  # fmt: skip
+                raise QuerySyntaxError(
+                    "these parentheses are empty — put terms inside or remove them", tok.start, close.end
+                )
             inner = self.or_()
             if self.peek().kind is not Tok.RPAREN:
                 raise QuerySyntaxError("this '(' is never closed — add ')'", tok.start, tok.end)
@@ -142,8 +149,12 @@ class _Parser:
             raise QuerySyntaxError("this ')' has no '(' before it — remove it", tok.start, tok.end)
         self.terms += 1
         if self.terms > MAX_TERMS:
-            raise QueryTooLargeError(f"a query can have at most {MAX_TERMS} terms — narrow it down, or use "
-                                     "the time range and type filters", tok.start, self.end)  # fmt: skip
+            raise QueryTooLargeError(
+                f"a query can have at most {MAX_TERMS} terms — narrow it down, or use "
+                "the time range and type filters",
+                tok.start,
+                self.end,
+            )
         if tok.kind is Tok.FIELD:
             return _term(tok)
         if not any(ch.isalnum() for ch in tok.text):

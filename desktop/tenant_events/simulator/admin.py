@@ -27,8 +27,14 @@ from tenant_events.simulator.scenarios import parse_step
 from tenant_events.simulator.state import SimState
 from tenant_events.simulator.tokens import IdTokenFaults
 
-_ID_KNOBS = {"id_token_alg": "alg", "id_token_issuer": "issuer", "id_token_audience": "audience",
-             "id_token_expired": "expired", "id_token_nonce": "nonce", "id_token_exp": "exp"}  # fmt: skip
+_ID_KNOBS = {
+    "id_token_alg": "alg",
+    "id_token_issuer": "issuer",
+    "id_token_audience": "audience",
+    "id_token_expired": "expired",
+    "id_token_nonce": "nonce",
+    "id_token_exp": "exp",
+}
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
@@ -122,9 +128,14 @@ async def scenario(request: Request) -> Response:
 async def stats(request: Request) -> Response:
     state: SimState = request.app.state.sim
     c = state.counters
-    body = {**state.log.stats(), "connections": c.connections, "connections_total": c.connections_total,
-            "events_requests": c.requests, "status": {str(k): v for k, v in sorted(c.status.items())},
-            "refresh": dict(state.auth.refresh_outcomes)}  # fmt: skip
+    body = {
+        **state.log.stats(),
+        "connections": c.connections,
+        "connections_total": c.connections_total,
+        "events_requests": c.requests,
+        "status": {str(k): v for k, v in sorted(c.status.items())},
+        "refresh": dict(state.auth.refresh_outcomes),
+    }
     return JSONResponse(body)
 
 
@@ -134,7 +145,10 @@ async def token(request: Request) -> Response:
     if isinstance(data, Response):
         return data
     client_id = SERVICE_CLIENT_ID if data.get("global_client", True) else NONGLOBAL_CLIENT_ID
-    access = state.token_service.mint_access(client_id=client_id, sub=f"{client_id}@clients",
-                                             scope=str(data.get("scope", "read:events")),
-                                             ttl=int(data.get("ttl", state.config.token_ttl)))  # fmt: skip
+    access = state.token_service.mint_access(
+        client_id=client_id,
+        sub=f"{client_id}@clients",
+        scope=str(data.get("scope", "read:events")),
+        ttl=int(data.get("ttl", state.config.token_ttl)),
+    )
     return JSONResponse({"access_token": access})

@@ -30,24 +30,38 @@ OIDC_SCOPES = ("openid", "profile", "email", "offline_access")
 
 def discovery(state: SimState) -> JSONResponse:
     base = state.auth_url
-    return JSONResponse({
-        "issuer": base + "/",
-        "authorization_endpoint": base + "/authorize",
-        "token_endpoint": base + "/oauth/token",
-        "userinfo_endpoint": base + "/userinfo",
-        "jwks_uri": base + "/.well-known/jwks.json",
-        "revocation_endpoint": base + "/oauth/revoke",
-        "scopes_supported": [*OIDC_SCOPES, READ_EVENTS],
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query", "form_post"],
-        "code_challenge_methods_supported": ["S256"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-        "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["RS256"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
-        "claims_supported": ["aud", "auth_time", "email", "email_verified", "exp", "iat", "iss", "name",
-                             "nickname", "nonce", "picture", "sub"],
-    })  # fmt: skip
+    return JSONResponse(
+        {
+            "issuer": base + "/",
+            "authorization_endpoint": base + "/authorize",
+            "token_endpoint": base + "/oauth/token",
+            "userinfo_endpoint": base + "/userinfo",
+            "jwks_uri": base + "/.well-known/jwks.json",
+            "revocation_endpoint": base + "/oauth/revoke",
+            "scopes_supported": [*OIDC_SCOPES, READ_EVENTS],
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query", "form_post"],
+            "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            "claims_supported": [
+                "aud",
+                "auth_time",
+                "email",
+                "email_verified",
+                "exp",
+                "iat",
+                "iss",
+                "name",
+                "nickname",
+                "nonce",
+                "picture",
+                "sub",
+            ],
+        }
+    )
 
 
 def jwks(state: SimState) -> JSONResponse:
@@ -79,8 +93,10 @@ async def authorize(request: Request) -> Response:
             "Unauthorized client", f"{client.client_id} may not use the authorization code flow."
         )
     if not client.redirect_allowed(redirect_uri):
-        return _bad_page("Callback URL mismatch",
-                         f"{redirect_uri!r} is not in the list of allowed callback URLs of {client.client_id}.")  # fmt: skip
+        return _bad_page(
+            "Callback URL mismatch",
+            f"{redirect_uri!r} is not in the list of allowed callback URLs of {client.client_id}.",
+        )
     mode = q.get("response_mode", "query")
     if mode not in ("query", "form_post"):
         mode = "query"
@@ -103,8 +119,16 @@ async def authorize(request: Request) -> Response:
     audience = q.get("audience")
     if audience is not None and audience != state.base_url + "/":
         return fail("access_denied", f"Service not found: {audience}")
-    req = AuthRequest(client.client_id, redirect_uri, st, q.get("nonce"), (q.get("scope") or "openid").split(),
-                      audience, q["code_challenge"], mode)  # fmt: skip
+    req = AuthRequest(
+        client.client_id,
+        redirect_uri,
+        st,
+        q.get("nonce"),
+        (q.get("scope") or "openid").split(),
+        audience,
+        q["code_challenge"],
+        mode,
+    )
     prompt = (q.get("prompt") or "").split()
     session = state.auth.sessions.get(request.cookies.get(SESSION_COOKIE, ""))
     if "none" in prompt:
@@ -136,9 +160,15 @@ async def decision(request: Request) -> Response:
         )
     action = str(form.get("action", ""))
     if action == "deny":
-        return _to_client(req.redirect_uri, req.response_mode,
-                          {"error": "access_denied", "error_description": "User did not authorize the request",
-                           "state": req.state})  # fmt: skip
+        return _to_client(
+            req.redirect_uri,
+            req.response_mode,
+            {
+                "error": "access_denied",
+                "error_description": "User did not authorize the request",
+                "state": req.state,
+            },
+        )
     if action != "allow":
         return _bad_page("Bad request", f"Unknown action {action!r}; expected allow or deny.")
     auth_time = int(time.time())

@@ -85,18 +85,40 @@ class ClientRegistry:
         self.clients = {
             c.client_id: c
             for c in (
-                Client(DEMO_CLIENT_ID, "Tenant Events (demo)", grant_types=native, api_scopes=(READ_EVENTS,),
-                       redirect_uris=tuple(f"http://{h}/callback" for h in LOOPBACK_HOSTS), loopback_any_port=True),
-                Client(EXACT_CLIENT_ID, "Tenant Events (exact redirects)", grant_types=native,
-                       api_scopes=(READ_EVENTS,),
-                       redirect_uris=tuple(f"http://127.0.0.1:{p}/callback" for p in EXACT_PORTS),
-                       logout_urls=tuple(f"http://127.0.0.1:{p}/" for p in EXACT_PORTS)),
-                Client(SERVICE_CLIENT_ID, "Demo service", secret(SERVICE_CLIENT_ID), cc, api_scopes=(READ_EVENTS,)),
-                Client(NONGLOBAL_CLIENT_ID, "Non-global service", secret(NONGLOBAL_CLIENT_ID), cc, is_global=False,
-                       api_scopes=(READ_EVENTS,)),
+                Client(
+                    DEMO_CLIENT_ID,
+                    "Tenant Events (demo)",
+                    grant_types=native,
+                    api_scopes=(READ_EVENTS,),
+                    redirect_uris=tuple(f"http://{h}/callback" for h in LOOPBACK_HOSTS),
+                    loopback_any_port=True,
+                ),
+                Client(
+                    EXACT_CLIENT_ID,
+                    "Tenant Events (exact redirects)",
+                    grant_types=native,
+                    api_scopes=(READ_EVENTS,),
+                    redirect_uris=tuple(f"http://127.0.0.1:{p}/callback" for p in EXACT_PORTS),
+                    logout_urls=tuple(f"http://127.0.0.1:{p}/" for p in EXACT_PORTS),
+                ),
+                Client(
+                    SERVICE_CLIENT_ID,
+                    "Demo service",
+                    secret(SERVICE_CLIENT_ID),
+                    cc,
+                    api_scopes=(READ_EVENTS,),
+                ),
+                Client(
+                    NONGLOBAL_CLIENT_ID,
+                    "Non-global service",
+                    secret(NONGLOBAL_CLIENT_ID),
+                    cc,
+                    is_global=False,
+                    api_scopes=(READ_EVENTS,),
+                ),
                 Client(NOSCOPE_CLIENT_ID, "Service without read:events", secret(NOSCOPE_CLIENT_ID), cc),
             )
-        }  # fmt: skip
+        }
 
     def get(self, client_id: str | None) -> Client | None:
         return self.clients.get(client_id or "")

@@ -26,8 +26,11 @@ from tenant_events.simulator.storage import SimStore
 from tenant_events.simulator.world import iso_ms
 
 SOURCE = f"urn:sim:{TENANT_DOMAIN}"  # `urn:<service>:<tenant>.<domain>` (docs/event-stream.md "Envelope")
-_REAL_NAMES = ((b',"xtenant":', b',"a0tenant":'), (b',"xstream":', b',"a0stream":'),
-               (b',"xpurpose":', b',"a0purpose":'))  # fmt: skip
+_REAL_NAMES = (
+    (b',"xtenant":', b',"a0tenant":'),
+    (b',"xstream":', b',"a0stream":'),
+    (b',"xpurpose":', b',"a0purpose":'),
+)
 _ALNUM = string.ascii_letters + string.digits
 _B64_TO_ALNUM = bytes.maketrans(b"+/=", b"xyz")  # base64 of random bytes, kept inside [a-zA-Z0-9]
 
@@ -39,8 +42,19 @@ class CursorExpired(Exception):
 def render_frame(event_type: str, offset: str, envelope: bytes) -> bytes:
     """One SSE event frame: `event:` kind, `id:` offset, `data:` `{offset, event}` (docs/event-stream.md "Frames")."""
     off = offset.encode("ascii")
-    return b"".join((b"event: ", event_type.encode("ascii"), b"\nid: ", off, b'\ndata: {"offset":"', off,
-                     b'","event":', envelope, b"}\n\n"))  # fmt: skip
+    return b"".join(
+        (
+            b"event: ",
+            event_type.encode("ascii"),
+            b"\nid: ",
+            off,
+            b'\ndata: {"offset":"',
+            off,
+            b'","event":',
+            envelope,
+            b"}\n\n",
+        )
+    )
 
 
 class EventLog:
@@ -101,8 +115,16 @@ class EventLog:
         """Append one event now; persist it at the next flush; wake waiting streams."""
         seq = self.last_seq + 1
         event_id = self._new_id()
-        env: dict[str, Any] = {"specversion": "1.0", "type": event_type, "source": SOURCE, "id": event_id,
-                               "time": iso_ms(ts), "data": data, "xtenant": TENANT, "xstream": self.stream_id}  # fmt: skip
+        env: dict[str, Any] = {
+            "specversion": "1.0",
+            "type": event_type,
+            "source": SOURCE,
+            "id": event_id,
+            "time": iso_ms(ts),
+            "data": data,
+            "xtenant": TENANT,
+            "xstream": self.stream_id,
+        }
         if purpose is not None:
             env["xpurpose"] = purpose
         envelope = orjson.dumps(env)
@@ -179,8 +201,14 @@ class EventLog:
         return True
 
     def stats(self) -> dict[str, Any]:
-        return {"events": len(self.frames), "first_seq": self.first_seq, "last_seq": self.last_seq,
-                "latest_offset": self.offset(self.last_seq), "epoch": self.epoch, "stream_id": self.stream_id}  # fmt: skip
+        return {
+            "events": len(self.frames),
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "latest_offset": self.offset(self.last_seq),
+            "epoch": self.epoch,
+            "stream_id": self.stream_id,
+        }
 
 
 def now() -> float:

@@ -72,12 +72,17 @@ class EventsEndpoint:
             allowed, rate_headers = st.rate_check(str(claims.get("azp", "")))
             if st.faults.take("http_429") or not allowed:
                 rate_headers.setdefault("Retry-After", "1")
-                raise BadRequest(429, "Too many requests. Check the X-RateLimit-Limit, X-RateLimit-Remaining "
-                                      "and X-RateLimit-Reset headers.")  # fmt: skip
+                raise BadRequest(
+                    429,
+                    "Too many requests. Check the X-RateLimit-Limit, X-RateLimit-Remaining "
+                    "and X-RateLimit-Reset headers.",
+                )
             start_seq, mask = self._parse(request)
             if st.counters.connections >= st.config.max_connections:
-                raise BadRequest(403, "Maximum concurrent event stream connections reached. "
-                                      "Please close existing connections.")  # fmt: skip
+                raise BadRequest(
+                    403,
+                    "Maximum concurrent event stream connections reached. Please close existing connections.",
+                )
         except BadRequest as exc:
             st.counters.status[exc.status] = st.counters.status.get(exc.status, 0) + 1
             await json_error(exc.status, exc.message, rate_headers)(scope, receive, send)
@@ -99,15 +104,22 @@ class EventsEndpoint:
     def _parse(self, request: Request) -> tuple[int, bytes | None]:
         """(position to resume after, type mask or None for all types)."""
         try:
-            pairs = parse_qsl(request.scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True,
-                              strict_parsing=False, errors="strict")  # fmt: skip
+            pairs = parse_qsl(
+                request.scope.get("query_string", b"").decode("latin-1"),
+                keep_blank_values=True,
+                strict_parsing=False,
+                errors="strict",
+            )
         except (UnicodeDecodeError, ValueError) as exc:
             raise BadRequest(400, f"Invalid request query string. {exc}") from exc
         values: dict[str, list[str]] = collections.defaultdict(list)
         for key, value in pairs:
             if key not in _ALLOWED_PARAMS:
-                raise BadRequest(400, f"Invalid request query string. Unknown parameter {key!r}; "
-                                      f"allowed: {', '.join(_ALLOWED_PARAMS)}.")  # fmt: skip
+                raise BadRequest(
+                    400,
+                    f"Invalid request query string. Unknown parameter {key!r}; "
+                    f"allowed: {', '.join(_ALLOWED_PARAMS)}.",
+                )
             values[key].append(value)
         for key in ("from", "from_timestamp"):
             if len(values.get(key, [])) > 1:
@@ -121,22 +133,34 @@ class EventsEndpoint:
         from_ = values.get("from", [None])[0]
         from_ts = values.get("from_timestamp", [None])[0]
         if from_ is not None and len(from_) > cursor.MAX_CURSOR_LENGTH:
-            raise BadRequest(400, f"Invalid request query string. 'from' is {len(from_)} characters; "
-                                  f"at most {cursor.MAX_CURSOR_LENGTH} are allowed.")  # fmt: skip
+            raise BadRequest(
+                400,
+                f"Invalid request query string. 'from' is {len(from_)} characters; "
+                f"at most {cursor.MAX_CURSOR_LENGTH} are allowed.",
+            )
         if from_ts is not None:
             if len(from_ts) > MAX_FROM_TIMESTAMP:
-                raise BadRequest(400, f"Invalid request query string. 'from_timestamp' {from_ts!r} is longer than "
-                                      f"{MAX_FROM_TIMESTAMP} characters; use YYYY-MM-DDTHH:MM:SSZ.")  # fmt: skip
+                raise BadRequest(
+                    400,
+                    f"Invalid request query string. 'from_timestamp' {from_ts!r} is longer than "
+                    f"{MAX_FROM_TIMESTAMP} characters; use YYYY-MM-DDTHH:MM:SSZ.",
+                )
             if not _RFC3339.match(from_ts):
-                raise BadRequest(400, f"Invalid request query string. 'from_timestamp' {from_ts!r} is not an "
-                                      "RFC 3339 date-time such as 2025-01-31T12:00:00Z.")  # fmt: skip
+                raise BadRequest(
+                    400,
+                    f"Invalid request query string. 'from_timestamp' {from_ts!r} is not an "
+                    "RFC 3339 date-time such as 2025-01-31T12:00:00Z.",
+                )
         # Last-Event-ID wins over `from` (docs/event-stream.md "Request"); `from` and `from_timestamp` are mutually
         # exclusive (docs/event-stream.md "Request").
         last_event_id = request.headers.get("last-event-id", "").strip()
         text = last_event_id or from_
         if from_ is not None and from_ts is not None and not last_event_id:
-            raise BadRequest(400, "Invalid request query string. 'from' and 'from_timestamp' are mutually "
-                                  "exclusive; send only the cursor.")  # fmt: skip
+            raise BadRequest(
+                400,
+                "Invalid request query string. 'from' and 'from_timestamp' are mutually "
+                "exclusive; send only the cursor.",
+            )
         log_ = self.state.log
         if text is not None:
             try:
@@ -156,14 +180,24 @@ class EventsEndpoint:
         return log_.last_seq, bytes(mask) if mask else None  # no cursor: from now
 
     # ------------------------------------------------------------------ streaming
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, start_seq: int, mask: bytes | None,
-                     headers: dict[str, str]) -> None:  # fmt: skip
+    async def _serve(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        start_seq: int,
+        mask: bytes | None,
+        headers: dict[str, str],
+    ) -> None:
         st = self.state
         st.counters.connections += 1
         st.counters.connections_total += 1
         plan = StreamPlan.take(st.faults)
-        raw_headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
-                       (b"x-accel-buffering", b"no")]  # fmt: skip
+        raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+            (b"x-accel-buffering", b"no"),
+        ]
         raw_headers += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
         writer: asyncio.Task[None] | None = None
         try:
@@ -239,8 +273,14 @@ class EventsEndpoint:
             wake = min(next_heartbeat, last_write + cfg.keepalive, rotate_at)
             await st.log.wait_beyond(pos, max(0.0, wake - time.monotonic()))
 
-    async def _write_with_faults(self, write: Any, batch: list[bytes], delivered: int, plan: StreamPlan,
-                                 recent: collections.deque[bytes]) -> bool:  # fmt: skip
+    async def _write_with_faults(
+        self,
+        write: Any,
+        batch: list[bytes],
+        delivered: int,
+        plan: StreamPlan,
+        recent: collections.deque[bytes],
+    ) -> bool:
         """Frame-by-frame writing with the active faults; True when the stream must end."""
         st = self.state
         faults = st.faults

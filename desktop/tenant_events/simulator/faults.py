@@ -12,8 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 # In-stream error codes of the live service (docs/event-stream.md "Errors").
-STREAM_ERROR_CODES = ("invalid_cursor", "cursor_expired", "timeout", "payload_too_large", "processing_error",
-                      "connection_timeout")  # fmt: skip
+STREAM_ERROR_CODES = (
+    "invalid_cursor",
+    "cursor_expired",
+    "timeout",
+    "payload_too_large",
+    "processing_error",
+    "connection_timeout",
+)
 MALFORMED_KINDS = ("bad_json", "unknown_kind", "bad_envelope", "oversized")
 
 
@@ -78,8 +84,12 @@ class StreamPlan:
 
     @classmethod
     def take(cls, faults: Faults) -> StreamPlan:
-        plan = cls(drop=faults.take("drop_mid_frame"), stall=faults.take("stall"), error=faults.stream_error,
-                   malformed=faults.malformed)  # fmt: skip
+        plan = cls(
+            drop=faults.take("drop_mid_frame"),
+            stall=faults.take("stall"),
+            error=faults.stream_error,
+            malformed=faults.malformed,
+        )
         faults.stream_error = faults.malformed = None
         return plan
 

@@ -92,5 +92,17 @@ class GroupLife(TenantWorld):
         return {"group": self._group_ref(g), "role": self._role(role_id, with_name=False), "deleted_at": now}
 
 
-TEAM_AREAS = ("platform", "emea", "oncall", "payroll", "contracts", "mobile", "partners", "support",
-              "infra", "apac", "recruiting", "compliance")  # fmt: skip
+TEAM_AREAS = (
+    "platform",
+    "emea",
+    "oncall",
+    "payroll",
+    "contracts",
+    "mobile",
+    "partners",
+    "support",
+    "infra",
+    "apac",
+    "recruiting",
+    "compliance",
+)

@@ -55,8 +55,13 @@ def _admin_group(life: TenantLife, now: str) -> tuple[Any, Events]:
     assert group is not None
     role_id = _admin_role(life)
     group.roles.add(role_id)
-    return group, [*made, ("group.role.assigned", {"group": life._group_ref(group), "role": life._role(role_id),
-                                                  "created_at": now})]  # fmt: skip
+    return group, [
+        *made,
+        (
+            "group.role.assigned",
+            {"group": life._group_ref(group), "role": life._role(role_id), "created_at": now},
+        ),
+    ]
 
 
 def admin_group_member(life: TenantLife, now: str) -> Events:
@@ -68,8 +73,13 @@ def admin_group_member(life: TenantLife, now: str) -> Events:
         events.append(("user.created", created))
     group.members.add(user_id)
     life.user_groups.setdefault(user_id, set()).add(group.id)
-    return [*events, ("group.member.added", {"group": life._group_ref(group),
-                                             "member": {"member_type": "user", "id": user_id}})]  # fmt: skip
+    return [
+        *events,
+        (
+            "group.member.added",
+            {"group": life._group_ref(group), "member": {"member_type": "user", "id": user_id}},
+        ),
+    ]
 
 
 def admin_group_deleted(life: TenantLife, now: str) -> Events:
@@ -101,8 +111,12 @@ def account_link(life: TenantLife, now: str) -> Events:
     user = life.users[created["user_id"]]
     digits = f"10{life._chars(18, '0123456789')}"
     if created["identities"][0]["provider"] == "google-oauth2":
-        linked = {"connection": "Username-Password-Authentication", "provider": "auth0", "user_id": digits,
-                  "isSocial": False}  # fmt: skip
+        linked = {
+            "connection": "Username-Password-Authentication",
+            "provider": "auth0",
+            "user_id": digits,
+            "isSocial": False,
+        }
     else:
         linked = {
             "connection": "google-oauth2",

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from html import escape
 
-_STYLE = ("body{font-family:system-ui,sans-serif;background:#f4f5f7;display:flex;justify-content:center;"
-          "padding-top:10vh}main{background:#fff;padding:2rem 2.5rem;border-radius:8px;"
-          "box-shadow:0 2px 12px #0002;max-width:26rem}button{font-size:1rem;padding:.6rem 1.2rem;"
-          "margin:.3rem}.allow{background:#0059d6;color:#fff;border:0;border-radius:4px}")  # fmt: skip
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;background:#f4f5f7;display:flex;justify-content:center;"
+    "padding-top:10vh}main{background:#fff;padding:2rem 2.5rem;border-radius:8px;"
+    "box-shadow:0 2px 12px #0002;max-width:26rem}button{font-size:1rem;padding:.6rem 1.2rem;"
+    "margin:.3rem}.allow{background:#0059d6;color:#fff;border:0;border-radius:4px}"
+)
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body><main>{body}</main></body></html>")  # fmt: skip
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+        f"<style>{_STYLE}</style></head><body><main>{body}</main></body></html>"
+    )
 
 
 def login_page(txn: str, client_name: str, tenant: str, scopes: list[str]) -> str:

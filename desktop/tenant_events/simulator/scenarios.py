@@ -44,15 +44,28 @@ _DELETE_OF: Final = {
     "groups": "group.deleted",
     "organizations": "organization.deleted",
 }
-_GRANT_TO: Final = {"member": "organization.member.role.assigned", "group": "group.role.assigned",
-                    "org_group": "organization.group.role.assigned"}  # fmt: skip
+_GRANT_TO: Final = {
+    "member": "organization.member.role.assigned",
+    "group": "group.role.assigned",
+    "org_group": "organization.group.role.assigned",
+}
 _CONNECTION: Final = {"added": "organization.connection.added", "removed": "organization.connection.removed"}
 _OFF_HOURS: Final = ("organization.updated", "group.updated", "organization.member.role.deleted")
 # kind → (default n, default over_s)
-KINDS: Final = {"mass_deletion": (30, 20.0), "admin_grant": (1, 0.0), "org_connection": (1, 0.0),
-                "org_deleted": (1, 0.0), "signup_burst": (80, 40.0), "off_hours": (6, 60.0),
-                "temporary_elevation": (1, 20.0), "admin_group_member": (1, 5.0), "admin_group_deleted": (1, 5.0),
-                "signup_wave": (25, 60.0), "shared_phone": (3, 30.0), "account_link": (1, 5.0)}  # fmt: skip
+KINDS: Final = {
+    "mass_deletion": (30, 20.0),
+    "admin_grant": (1, 0.0),
+    "org_connection": (1, 0.0),
+    "org_deleted": (1, 0.0),
+    "signup_burst": (80, 40.0),
+    "off_hours": (6, 60.0),
+    "temporary_elevation": (1, 20.0),
+    "admin_group_member": (1, 5.0),
+    "admin_group_deleted": (1, 5.0),
+    "signup_wave": (25, 60.0),
+    "shared_phone": (3, 30.0),
+    "account_link": (1, 5.0),
+}
 
 DEMO: Final = [
     {"at": 40, "do": "admin_grant"},

@@ -88,8 +88,15 @@ class SimulatorServer:
         self.state.bind(f"http://{host}:{self.port}")
         self.state.activity.fill_backlog(config.backlog)
         logging.getLogger("uvicorn.error").addFilter(_DropFilter())
-        uv_config = uvicorn.Config(create_app(self.state), log_level="warning", access_log=False, lifespan="on",
-                                   timeout_graceful_shutdown=3, ws="none", http="auto")  # fmt: skip
+        uv_config = uvicorn.Config(
+            create_app(self.state),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=3,
+            ws="none",
+            http="auto",
+        )
         self.server = _Uvicorn(uv_config, self.state, on_ready)
 
     @property

@@ -84,9 +84,11 @@ class SimState:
         window.count += 1
         allowed = window.count <= cfg.rate_limit
         reset = int(window.started + cfg.rate_window) + 1
-        headers = {"X-RateLimit-Limit": str(cfg.rate_limit),
-                   "X-RateLimit-Remaining": str(max(0, cfg.rate_limit - window.count)),
-                   "X-RateLimit-Reset": str(reset)}  # fmt: skip
+        headers = {
+            "X-RateLimit-Limit": str(cfg.rate_limit),
+            "X-RateLimit-Remaining": str(max(0, cfg.rate_limit - window.count)),
+            "X-RateLimit-Reset": str(reset),
+        }
         if not allowed:
             headers["Retry-After"] = str(max(1, reset - int(now)))
         return allowed, headers

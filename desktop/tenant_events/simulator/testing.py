@@ -24,8 +24,13 @@ from tenant_events.simulator.clients import DEMO_CLIENT_ID, NONGLOBAL_CLIENT_ID,
 from tenant_events.simulator.config import SimulatorConfig
 from tenant_events.simulator.server import SimulatorServer
 
-TEST_DEFAULTS: dict[str, Any] = {"rate": 0.0, "burst_every": 0.0, "heartbeat": 1.0, "keepalive": 5.0,
-                                 "rotate_after": 0.0}  # fmt: skip
+TEST_DEFAULTS: dict[str, Any] = {
+    "rate": 0.0,
+    "burst_every": 0.0,
+    "heartbeat": 1.0,
+    "keepalive": 5.0,
+    "rotate_after": 0.0,
+}
 
 
 @dataclass
@@ -69,8 +74,15 @@ class SimulatorHandle:
             raise KeyError(f"no confidential client {client_id!r}")
         return client.secret
 
-    def mint_token(self, scope: str = "read:events", global_client: bool = True, ttl: int = 300,
-                   *, client_id: str | None = None, audience: str | None = None) -> str:  # fmt: skip
+    def mint_token(
+        self,
+        scope: str = "read:events",
+        global_client: bool = True,
+        ttl: int = 300,
+        *,
+        client_id: str | None = None,
+        audience: str | None = None,
+    ) -> str:
         """An RS256 access token signed by this simulator (ttl may be negative: already expired)."""
         cid = client_id or (SERVICE_CLIENT_ID if global_client else NONGLOBAL_CLIENT_ID)
         return self._server.state.token_service.mint_access(

@@ -47,10 +47,20 @@ def _token_reply(state: SimState, grant: Grant, *, refresh: str | None, with_id_
     openid = "openid" in grant.scope
     # No `audience`: a token only for /userinfo, as Auth0 issues.
     aud = None if grant.audience else tokens.userinfo_audience
-    access = tokens.mint_access(client_id=grant.client_id, sub=grant.sub, scope=" ".join(grant.scope), ttl=ttl,
-                                openid=openid, audience=aud)  # fmt: skip
-    body: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": ttl,
-                            "scope": " ".join(grant.scope)}  # fmt: skip
+    access = tokens.mint_access(
+        client_id=grant.client_id,
+        sub=grant.sub,
+        scope=" ".join(grant.scope),
+        ttl=ttl,
+        openid=openid,
+        audience=aud,
+    )
+    body: dict[str, Any] = {
+        "access_token": access,
+        "token_type": "Bearer",
+        "expires_in": ttl,
+        "scope": " ".join(grant.scope),
+    }
     if openid and with_id_token:
         body["id_token"] = tokens.mint_id_token(
             client_id=grant.client_id, nonce=grant.nonce, auth_time=grant.auth_time
@@ -136,10 +146,17 @@ def _client_credentials(
     if refused:
         return _error(403, "access_denied", f"Client has not been granted scopes: {' '.join(refused)}")
     ttl = state.config.token_ttl
-    access = state.token_service.mint_access(client_id=client_id, sub=f"{client_id}@clients", scope=" ".join(wanted),
-                                             ttl=ttl, grant_type="client_credentials")  # fmt: skip
-    return JSONResponse({"access_token": access, "token_type": "Bearer", "expires_in": ttl, "scope": " ".join(wanted)},
-                        headers={"Cache-Control": "no-store"})  # fmt: skip
+    access = state.token_service.mint_access(
+        client_id=client_id,
+        sub=f"{client_id}@clients",
+        scope=" ".join(wanted),
+        ttl=ttl,
+        grant_type="client_credentials",
+    )
+    return JSONResponse(
+        {"access_token": access, "token_type": "Bearer", "expires_in": ttl, "scope": " ".join(wanted)},
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 async def revoke(request: Request) -> Response:
@@ -174,8 +191,9 @@ async def userinfo(request: Request) -> Response:
     aud = claims.get("aud")
     auds = aud if isinstance(aud, list) else [aud]
     if tokens.userinfo_audience not in auds or float(claims.get("exp", 0)) <= time.time():
-        return JSONResponse({"error": "invalid_token", "error_description": "Token not valid for /userinfo"}, 401,
-                            challenge)  # fmt: skip
+        return JSONResponse(
+            {"error": "invalid_token", "error_description": "Token not valid for /userinfo"}, 401, challenge
+        )
     if claims.get("sub") != DEMO_USER["sub"]:
         return JSONResponse(
             {"error": "invalid_token", "error_description": "Not a user token"}, 401, challenge

@@ -67,24 +67,48 @@ class TokenService:
     def _sign(self, claims: dict[str, Any]) -> str:
         return jwt.encode({"alg": "RS256", "typ": "JWT", "kid": self.key.kid}, claims, self.key)
 
-    def mint_access(self, *, client_id: str, sub: str, scope: str, ttl: int, openid: bool = False,
-                    grant_type: str | None = None, audience: str | None = None) -> str:  # fmt: skip
+    def mint_access(
+        self,
+        *,
+        client_id: str,
+        sub: str,
+        scope: str,
+        ttl: int,
+        openid: bool = False,
+        grant_type: str | None = None,
+        audience: str | None = None,
+    ) -> str:
         """An RS256 access token; `audience` replaces the events API audience (`{base_url}/`)."""
         now = int(time.time())
         aud: str | list[str] = [self.audience, self.userinfo_audience] if openid else self.audience
         if audience is not None:
             aud = audience
-        claims: dict[str, Any] = {"iss": self.issuer, "sub": sub, "aud": aud, "iat": now, "exp": now + ttl,
-                                  "azp": client_id, "scope": scope, "jti": secrets.token_hex(8)}  # fmt: skip
+        claims: dict[str, Any] = {
+            "iss": self.issuer,
+            "sub": sub,
+            "aud": aud,
+            "iat": now,
+            "exp": now + ttl,
+            "azp": client_id,
+            "scope": scope,
+            "jti": secrets.token_hex(8),
+        }
         if grant_type == "client_credentials":
             claims["gty"] = "client-credentials"
         return self._sign(claims)
 
     def mint_id_token(self, *, client_id: str, nonce: str | None, auth_time: int, ttl: int = 36000) -> str:
         f, now = self.id_faults, int(time.time())
-        claims: dict[str, Any] = {**DEMO_USER, "iss": f.issuer or self.issuer, "aud": f.audience or client_id,
-                                  "azp": client_id, "iat": now, "exp": now + ttl, "auth_time": auth_time,
-                                  "updated_at": datetime.fromtimestamp(now, UTC).isoformat().replace("+00:00", "Z")}  # fmt: skip
+        claims: dict[str, Any] = {
+            **DEMO_USER,
+            "iss": f.issuer or self.issuer,
+            "aud": f.audience or client_id,
+            "azp": client_id,
+            "iat": now,
+            "exp": now + ttl,
+            "auth_time": auth_time,
+            "updated_at": datetime.fromtimestamp(now, UTC).isoformat().replace("+00:00", "Z"),
+        }
         if f.expired:
             claims.update(iat=now - 7200, exp=now - 3600)
         if f.exp is not None:

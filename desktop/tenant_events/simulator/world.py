@@ -24,20 +24,41 @@ SENSITIVE_TYPES = frozenset(
 )
 # The tenant's connections (name, strategy), as the service names its defaults: its users sign up and log in
 # through them, and events from those flows carry the connection in `data.context.connection`.
-CONNECTIONS = (("Username-Password-Authentication", "auth0"), ("google-oauth2", "google-oauth2"),
-                ("acme-saml", "samlp"), ("email", "email"))  # fmt: skip
+CONNECTIONS = (
+    ("Username-Password-Authentication", "auth0"),
+    ("google-oauth2", "google-oauth2"),
+    ("acme-saml", "samlp"),
+    ("email", "email"),
+)
 # Which connection a new user signs up through, by one hex digit of its id (no draw of the seeded generator, so
 # a seed's sequence of events stays what it was): the database for most, then Google, the SAML IdP, email codes.
 SIGNUP_CONNECTION = "0000000001111223"
-GEO = {"country_code": "DE", "country_name": "Germany", "city_name": "Berlin", "continent_code": "EU",
-        "latitude": 52.52, "longitude": 13.40, "time_zone": "Europe/Berlin"}  # fmt: skip
+GEO = {
+    "country_code": "DE",
+    "country_name": "Germany",
+    "city_name": "Berlin",
+    "continent_code": "EU",
+    "latitude": 52.52,
+    "longitude": 13.40,
+    "time_zone": "Europe/Berlin",
+}
 # Who makes the changes: a couple of dozen admins' dashboard sessions and service clients (ordinary traffic spreads
 # over them, so no one actor deletes much), and the script that acts out the incidents (scenarios.py).
-CLIENTS = (("tenant-events-service", "Demo service"), ("hr-sync", "HR sync"), ("scim-provisioner", "SCIM provisioner"),
-           ("support-portal", "Support portal"), ("billing-bridge", "Billing bridge"), ("crm-connector", "CRM connector"),
-           ("terraform", "Terraform"), ("onboarding-bot", "Onboarding bot"), ("audit-exporter", "Audit exporter"),
-           *((f"dashboard-{n.lower()}", f"Dashboard ({n})") for n in FIRST),
-           ("mobile-backend", "Mobile backend"), ("partner-api", "Partner API"), ("ops-runbook", "Ops runbook"))  # fmt: skip
+CLIENTS = (
+    ("tenant-events-service", "Demo service"),
+    ("hr-sync", "HR sync"),
+    ("scim-provisioner", "SCIM provisioner"),
+    ("support-portal", "Support portal"),
+    ("billing-bridge", "Billing bridge"),
+    ("crm-connector", "CRM connector"),
+    ("terraform", "Terraform"),
+    ("onboarding-bot", "Onboarding bot"),
+    ("audit-exporter", "Audit exporter"),
+    *((f"dashboard-{n.lower()}", f"Dashboard ({n})") for n in FIRST),
+    ("mobile-backend", "Mobile backend"),
+    ("partner-api", "Partner API"),
+    ("ops-runbook", "Ops runbook"),
+)
 INCIDENT_ACTOR = ("backoffice-script", "Backoffice Script", "198.51.100.23")  # client id, name, request IP
 CAPS = {"user": 2000, "organization": 60, "group": 120}  # past these, "created" becomes "deleted"
 ORG_BRANDING = {"colors": {"primary": "#0059d6", "page_background": "#000000"}}

@@ -114,8 +114,17 @@ class AlertTriage:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def set(self, alert_id: int, state: TriageState, by: str, note: str = "", until: float | None = None,
-            at: float | None = None, *, mirrored: bool = False) -> Triage:  # fmt: skip
+    def set(
+        self,
+        alert_id: int,
+        state: TriageState,
+        by: str,
+        note: str = "",
+        until: float | None = None,
+        at: float | None = None,
+        *,
+        mirrored: bool = False,
+    ) -> Triage:
         """Record a change (last write wins; the log keeps every one). ValueError for a bad value or alert.
         `mirrored`: a teammate's change from the hub, kept as it was made (its snooze may be over already)."""
         now = time.time() if at is None else at

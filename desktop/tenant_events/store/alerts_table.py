@@ -194,20 +194,50 @@ class AlertLedger:
                     if w.alert_id is None:
                         alert_id = conn.execute(
                             _INSERT,
-                            (w.rule_id, w.rule_name, w.severity, w.tenant, int(w.catch_up), int(w.notify),
-                             w.occurrences, w.event_count, w.first_seq, w.last_seq, w.first_event_id,
-                             w.last_event_id, w.first_time, w.last_time, w.last_time_ms, counts, w.detail,
-                             w.raised_at, w.updated_at),
-                        ).lastrowid  # fmt: skip
+                            (
+                                w.rule_id,
+                                w.rule_name,
+                                w.severity,
+                                w.tenant,
+                                int(w.catch_up),
+                                int(w.notify),
+                                w.occurrences,
+                                w.event_count,
+                                w.first_seq,
+                                w.last_seq,
+                                w.first_event_id,
+                                w.last_event_id,
+                                w.first_time,
+                                w.last_time,
+                                w.last_time_ms,
+                                counts,
+                                w.detail,
+                                w.raised_at,
+                                w.updated_at,
+                            ),
+                        ).lastrowid
                         assert alert_id is not None
                     else:
                         alert_id = w.alert_id
                         conn.execute(
                             _UPDATE,
-                            (w.occurrences, w.event_count, w.first_seq, w.last_seq, w.first_event_id,
-                             w.last_event_id, w.first_time, w.last_time, w.last_time_ms, counts, w.detail,
-                             w.updated_at, int(w.reopen), alert_id),
-                        )  # fmt: skip
+                            (
+                                w.occurrences,
+                                w.event_count,
+                                w.first_seq,
+                                w.last_seq,
+                                w.first_event_id,
+                                w.last_event_id,
+                                w.first_time,
+                                w.last_time,
+                                w.last_time_ms,
+                                counts,
+                                w.detail,
+                                w.updated_at,
+                                int(w.reopen),
+                                alert_id,
+                            ),
+                        )
                     if w.new_seqs:
                         conn.executemany(
                             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",

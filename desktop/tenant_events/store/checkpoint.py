@@ -135,8 +135,11 @@ class WalKeeper:
         """Stop the background thread and leave the WAL empty (the clean-stop promise)."""
         self.background.close()
         if not self.checkpoint("TRUNCATE", wait=True):
-            log.warning("%s: readers kept the write-ahead log from being emptied at close (%d bytes)",
-                        self.path.name, self.index.file_size())  # fmt: skip
+            log.warning(
+                "%s: readers kept the write-ahead log from being emptied at close (%d bytes)",
+                self.path.name,
+                self.index.file_size(),
+            )
         self.index.close()
 
     def checkpoint(self, mode: Literal["PASSIVE", "RESTART", "TRUNCATE"], *, wait: bool) -> bool:

@@ -91,9 +91,14 @@ def commit_batch(conn: sqlite3.Connection, path: Path, batch: Batch, before_seq:
                     "UPDATE cursor SET stream_offset = ?, updated_at = ?,"
                     " last_event_time = CASE WHEN ? IS NOT NULL AND (last_event_time IS NULL"
                     " OR ? > last_event_time) THEN ? ELSE last_event_time END WHERE id = 1",
-                    (batch.cursor, time.time(), batch.last_event_time, batch.last_event_time,
-                     batch.last_event_time),
-                )  # fmt: skip
+                    (
+                        batch.cursor,
+                        time.time(),
+                        batch.last_event_time,
+                        batch.last_event_time,
+                        batch.last_event_time,
+                    ),
+                )
             conn.execute("COMMIT")
         except BaseException:
             rollback(conn)

@@ -87,16 +87,28 @@ _TYPES: Final = {
     **_family("organization", _Has.ORG, _CUD),
     **_family("group", _Has.GROUP, _CUD),
     **_family("organization.member", _Has.ORG_REF | _Has.USER_REF, ("added", "deleted"), Rel.ORG_MEMBER),
-    **_family("organization.member.role", _Has.ORG_REF | _Has.USER_REF | _Has.ROLE_REF, ("assigned", "deleted"),
-              Rel.ORG_MEMBER_ROLE),
-    **_family("organization.connection", _Has.ORG_REF | _Has.CONNECTION_REF, ("added", "removed"),
-              Rel.ORG_CONNECTION),
+    **_family(
+        "organization.member.role",
+        _Has.ORG_REF | _Has.USER_REF | _Has.ROLE_REF,
+        ("assigned", "deleted"),
+        Rel.ORG_MEMBER_ROLE,
+    ),
+    **_family(
+        "organization.connection",
+        _Has.ORG_REF | _Has.CONNECTION_REF,
+        ("added", "removed"),
+        Rel.ORG_CONNECTION,
+    ),
     **_family("organization.connection", _Has.ORG_REF | _Has.CONNECTION_REF, ("updated",)),
-    **_family("organization.group.role", _Has.ORG_REF | _Has.GROUP_REF | _Has.ROLE_REF, ("assigned", "deleted"),
-              Rel.ORG_GROUP_ROLE),
+    **_family(
+        "organization.group.role",
+        _Has.ORG_REF | _Has.GROUP_REF | _Has.ROLE_REF,
+        ("assigned", "deleted"),
+        Rel.ORG_GROUP_ROLE,
+    ),
     **_family("group.member", _Has.GROUP_REF | _Has.MEMBER_REF, ("added", "deleted"), Rel.GROUP_MEMBER),
     **_family("group.role", _Has.GROUP_REF | _Has.ROLE_REF, ("assigned", "deleted"), Rel.GROUP_ROLE),
-}  # fmt: skip
+}
 
 
 def _x(has: _Has, path: str) -> str:

@@ -108,8 +108,10 @@ def _holding_sql(rel: Rel, own: int) -> str:
     """Links that hold now: each ending is its own NOT EXISTS, so SQLite stops at the first that applies (most
     links of a busy role ended long ago)."""
     checks = " ".join(f"AND NOT EXISTS ({e.ended})" for e in _endings(rel, own))
-    return (f"SELECT l.a, l.b, l.c, l.added_at FROM links AS l{_where(rel, own)}"  # noqa: S608 - constants only
-            f" AND NOT coalesce(l.removed_at > l.added_at, 0) {checks}")  # fmt: skip
+    return (
+        f"SELECT l.a, l.b, l.c, l.added_at FROM links AS l{_where(rel, own)}"  # noqa: S608 - constants only
+        f" AND NOT coalesce(l.removed_at > l.added_at, 0) {checks}"
+    )
 
 
 @functools.cache
@@ -118,8 +120,10 @@ def _recent_sql(rel: Rel, own: int) -> str:
     endings = _endings(rel, own)
     ended = "min(" + ", ".join(_ending(s) for s in ["l.removed_at", *(e.stamp for e in endings)]) + ")"
     joins = " ".join(e.join for e in endings)
-    return (f"SELECT l.a, l.b, l.c, l.added_at, {ended} FROM links AS l {joins}{_where(rel, own)}"  # noqa: S608
-            " ORDER BY l.added_at DESC LIMIT ?")  # fmt: skip
+    return (
+        f"SELECT l.a, l.b, l.c, l.added_at, {ended} FROM links AS l {joins}{_where(rel, own)}"  # noqa: S608
+        " ORDER BY l.added_at DESC LIMIT ?"
+    )
 
 
 def _links(

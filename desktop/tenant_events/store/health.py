@@ -37,8 +37,9 @@ def check_readable(path: Path) -> None:
     except IsADirectoryError:
         raise damaged(path, "is a directory, not a database file", "move the directory away") from None
     except PermissionError:
-        raise StorageError(f"cannot read the event database {path}: permission denied",
-                           "check who owns the data dir (ls -l)") from None  # fmt: skip
+        raise StorageError(
+            f"cannot read the event database {path}: permission denied", "check who owns the data dir (ls -l)"
+        ) from None
     except OSError as exc:
         raise StorageError(f"cannot read the event database {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):

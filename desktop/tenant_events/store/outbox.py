@@ -84,8 +84,15 @@ class Outbox:
         )
         return [(int(a), int(v), float(q)) for a, v, q in cur]
 
-    def route(self, alert_id: int, version: int, destinations: list[str], queued_at: float, now: float,
-              hold_until: dict[str, float]) -> None:  # fmt: skip
+    def route(
+        self,
+        alert_id: int,
+        version: int,
+        destinations: list[str],
+        queued_at: float,
+        now: float,
+        hold_until: dict[str, float],
+    ) -> None:
         """Turn one outbox row into a delivery per destination (none: nothing to deliver), in one transaction."""
 
         def work(conn: sqlite3.Connection) -> None:
@@ -121,46 +128,60 @@ class Outbox:
         return float(row[0]) if row and row[0] is not None else None
 
     def delivered(self, d: Delivery, now: float) -> None:
-        self._write(lambda c: (
-            c.execute("UPDATE alert_deliveries SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"
-                      " last_error = NULL WHERE alert_id = ? AND version = ? AND destination = ?",
-                      (now, d.alert_id, d.version, d.destination)),
-            c.execute("UPDATE destination_status SET last_ok_at = ?, last_error = NULL WHERE name = ?",
-                      (now, d.destination)),
-        ))  # fmt: skip
+        self._write(
+            lambda c: (
+                c.execute(
+                    "UPDATE alert_deliveries SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"
+                    " last_error = NULL WHERE alert_id = ? AND version = ? AND destination = ?",
+                    (now, d.alert_id, d.version, d.destination),
+                ),
+                c.execute(
+                    "UPDATE destination_status SET last_ok_at = ?, last_error = NULL WHERE name = ?",
+                    (now, d.destination),
+                ),
+            )
+        )
 
     def retry(self, d: Delivery, at: float, error: str, count: bool = True) -> None:
         """Try `d` again at `at`; `count` False for a hold that is no failure (quiet hours, a stopped URL)."""
-        self._write(lambda c: c.execute(
-            "UPDATE alert_deliveries SET next_at = ?, attempts = attempts + ?, last_error = ?"
-            " WHERE alert_id = ? AND version = ? AND destination = ?",
-            (at, int(count), error, d.alert_id, d.version, d.destination),
-        ))  # fmt: skip
+        self._write(
+            lambda c: c.execute(
+                "UPDATE alert_deliveries SET next_at = ?, attempts = attempts + ?, last_error = ?"
+                " WHERE alert_id = ? AND version = ? AND destination = ?",
+                (at, int(count), error, d.alert_id, d.version, d.destination),
+            )
+        )
 
     def give_up(self, d: Delivery, error: str) -> None:
         """`d` stays undelivered for good: the alert shows an "undelivered" mark."""
-        self._write(lambda c: c.execute(
-            "UPDATE alert_deliveries SET state = 'undelivered', last_error = ?"
-            " WHERE alert_id = ? AND version = ? AND destination = ?",
-            (error, d.alert_id, d.version, d.destination),
-        ))  # fmt: skip
+        self._write(
+            lambda c: c.execute(
+                "UPDATE alert_deliveries SET state = 'undelivered', last_error = ?"
+                " WHERE alert_id = ? AND version = ? AND destination = ?",
+                (error, d.alert_id, d.version, d.destination),
+            )
+        )
 
     def note_error(self, name: str, fingerprint: str, error: str) -> None:
-        self._write(lambda c: c.execute(
-            "INSERT INTO destination_status (name, fingerprint, last_error) VALUES (?, ?, ?)"
-            " ON CONFLICT(name) DO UPDATE SET last_error = excluded.last_error",
-            (name, fingerprint, error),
-        ))  # fmt: skip
+        self._write(
+            lambda c: c.execute(
+                "INSERT INTO destination_status (name, fingerprint, last_error) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET last_error = excluded.last_error",
+                (name, fingerprint, error),
+            )
+        )
 
     def stop(self, name: str, fingerprint: str, reason: str, now: float) -> None:
         """Stop `name` (for this URL) until its URL changes; its deliveries stay pending."""
-        self._write(lambda c: c.execute(
-            "INSERT INTO destination_status (name, fingerprint, stopped_reason, stopped_at, last_error)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET fingerprint = excluded.fingerprint,"
-            " stopped_reason = excluded.stopped_reason, stopped_at = excluded.stopped_at,"
-            " last_error = excluded.last_error",
-            (name, fingerprint, reason, now, reason),
-        ))  # fmt: skip
+        self._write(
+            lambda c: c.execute(
+                "INSERT INTO destination_status (name, fingerprint, stopped_reason, stopped_at, last_error)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET fingerprint = excluded.fingerprint,"
+                " stopped_reason = excluded.stopped_reason, stopped_at = excluded.stopped_at,"
+                " last_error = excluded.last_error",
+                (name, fingerprint, reason, now, reason),
+            )
+        )
 
     def stopped(self, current: dict[str, str]) -> dict[str, str]:
         """{name: reason} of destinations stopped for the URL they have now (`current`: name → fingerprint)."""
@@ -198,8 +219,18 @@ def read_status(path: Path) -> list[DestinationStatus]:
         out = []
         for name in sorted(names | set(rows)):
             r = rows.get(name, (name, "", None, None, None, None))
-            out.append(DestinationStatus(name, str(r[1]), r[2], r[3], r[4], r[5],
-                                         counts.get((name, "pending"), 0), counts.get((name, "undelivered"), 0)))  # fmt: skip
+            out.append(
+                DestinationStatus(
+                    name,
+                    str(r[1]),
+                    r[2],
+                    r[3],
+                    r[4],
+                    r[5],
+                    counts.get((name, "pending"), 0),
+                    counts.get((name, "undelivered"), 0),
+                )
+            )
         return out
     except sqlite3.Error:
         return []

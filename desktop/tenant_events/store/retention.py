@@ -21,14 +21,22 @@ def retention_chunk(conn: sqlite3.Connection, max_age_days: float | None, max_ro
     seqs: list[int] = []
     if max_age_days is not None:
         cutoff_ms = int((time.time() - max_age_days * 86400) * 1000)
-        seqs = [r[0] for r in conn.execute(
-            "SELECT seq FROM events WHERE time_ms < ? LIMIT ?", (cutoff_ms, RETENTION_CHUNK))]  # fmt: skip
+        seqs = [
+            r[0]
+            for r in conn.execute(
+                "SELECT seq FROM events WHERE time_ms < ? LIMIT ?", (cutoff_ms, RETENTION_CHUNK)
+            )
+        ]
     if max_rows is not None and len(seqs) < RETENTION_CHUNK:
         excess = int(conn.execute("SELECT count(*) FROM events").fetchone()[0]) - len(seqs) - max_rows
         if excess > 0:
-            seqs += [r[0] for r in conn.execute(
-                "SELECT seq FROM events WHERE seq NOT IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?",
-                (str(seqs), min(excess, RETENTION_CHUNK - len(seqs))))]  # fmt: skip
+            seqs += [
+                r[0]
+                for r in conn.execute(
+                    "SELECT seq FROM events WHERE seq NOT IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?",
+                    (str(seqs), min(excess, RETENTION_CHUNK - len(seqs))),
+                )
+            ]
     if not seqs:
         return 0
     conn.execute("BEGIN IMMEDIATE")

@@ -145,10 +145,27 @@ class TeamAlertStore:
                 " event_count, first_seq, last_seq, first_event_id, last_event_id, first_time, last_time,"
                 " last_time_ms, type_counts, detail, raised_at, updated_at)"
                 " VALUES (?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (a.rule_id, a.rule_name + TEAM_MARK, a.severity, a.tenant, int(a.catch_up), a.occurrences,
-                 a.event_count, first, last, a.first_event_id, a.last_event_id, a.first_time, a.last_time,
-                 last_ms, types, a.detail, a.raised_at, a.updated_at),
-            )  # fmt: skip
+                (
+                    a.rule_id,
+                    a.rule_name + TEAM_MARK,
+                    a.severity,
+                    a.tenant,
+                    int(a.catch_up),
+                    a.occurrences,
+                    a.event_count,
+                    first,
+                    last,
+                    a.first_event_id,
+                    a.last_event_id,
+                    a.first_time,
+                    a.last_time,
+                    last_ms,
+                    types,
+                    a.detail,
+                    a.raised_at,
+                    a.updated_at,
+                ),
+            )
             alert_id, new = int(cur.lastrowid or 0), True
             conn.execute("INSERT INTO team_alerts VALUES (?, ?, ?)", (alert_id, a.key, a.version))
         else:
@@ -160,9 +177,20 @@ class TeamAlertStore:
                 "UPDATE alerts SET occurrences = ?, event_count = ?, last_seq = ?, last_event_id = ?,"
                 " last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?, updated_at = ?,"
                 " read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?",
-                (a.occurrences, a.event_count, last, a.last_event_id, a.last_time, last_ms, types, a.detail,
-                 a.updated_at, int(refired), alert_id),
-            )  # fmt: skip
+                (
+                    a.occurrences,
+                    a.event_count,
+                    last,
+                    a.last_event_id,
+                    a.last_time,
+                    last_ms,
+                    types,
+                    a.detail,
+                    a.updated_at,
+                    int(refired),
+                    alert_id,
+                ),
+            )
             conn.execute(
                 "UPDATE team_alerts SET version = ? WHERE alert_id = ?", (max(version, a.version), alert_id)
             )

@@ -118,21 +118,36 @@ class TimePager:
         where, params = where_clause(replace(f, text=""), upto)
         kept: list[int] = []
         while len(kept) < limit:
-            chunk = self._rows("events INDEXED BY events_time_id", where, params, position, CHUNK, newest_first,
-                               columns="seq, time_ms")  # fmt: skip
+            chunk = self._rows(
+                "events INDEXED BY events_time_id",
+                where,
+                params,
+                position,
+                CHUNK,
+                newest_first,
+                columns="seq, time_ms",
+            )
             if not chunk:
                 break
             seqs = [r[0] for r in chunk]
             hits: set[int] = set()
             for low, high in _runs(sorted(s for s in seqs if s <= upto)):
-                hits.update(int(r[0]) for r in self._conn.execute(
-                    "SELECT rowid FROM events_fts WHERE events_fts MATCH ? AND rowid BETWEEN ? AND ?",
-                    (match, low, high)))  # fmt: skip
+                hits.update(
+                    int(r[0])
+                    for r in self._conn.execute(
+                        "SELECT rowid FROM events_fts WHERE events_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                        (match, low, high),
+                    )
+                )
             recent = [s for s in seqs if s > upto]
             if recent:
-                hits.update(int(r[0]) for r in self._conn.execute(
-                    f"SELECT seq FROM events WHERE seq IN (SELECT value FROM json_each(?)) AND {tail}",  # noqa: S608
-                    [orjson.dumps(recent).decode(), *tail_params]))  # fmt: skip
+                hits.update(
+                    int(r[0])
+                    for r in self._conn.execute(
+                        f"SELECT seq FROM events WHERE seq IN (SELECT value FROM json_each(?)) AND {tail}",  # noqa: S608
+                        [orjson.dumps(recent).decode(), *tail_params],
+                    )
+                )
             kept += [s for s in seqs if s in hits][: limit - len(kept)]
             if len(chunk) < CHUNK:
                 break

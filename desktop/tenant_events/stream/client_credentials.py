@@ -71,7 +71,8 @@ class ClientCredentialsTokenProvider:
             self._token = str(body["access_token"])
             # A lifetime that is not a sane number (NaN, inf, negative, text) counts as five minutes.
             lifetime = body.get("expires_in", 300)
-            lifetime = bounded(lifetime if isinstance(lifetime, int | float) else 300, default=300.0, low=0.0,
-                               high=86400.0)  # fmt: skip
+            lifetime = bounded(
+                lifetime if isinstance(lifetime, int | float) else 300, default=300.0, low=0.0, high=86400.0
+            )
             self._expires_at = time.time() + lifetime
             return self._token

@@ -98,12 +98,20 @@ class StreamEngine(FollowLoop):
         *,
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
     ) -> None:
-        reconnects = Reconnects(Backoff(base=config.backoff_base, cap=config.backoff_cap),
-                                Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap),
-                                bounded(config.min_interval, default=MIN_INTERVAL, low=0.05, high=60.0))  # fmt: skip
-        super().__init__(config.name, writer, reconnects, max_events=config.batch_max_events,
-                         max_delay=config.batch_max_delay, max_bytes=config.batch_max_bytes,
-                         storage_retry=config.storage_retry)  # fmt: skip
+        reconnects = Reconnects(
+            Backoff(base=config.backoff_base, cap=config.backoff_cap),
+            Backoff.busy(config.busy_backoff_base, config.busy_backoff_cap),
+            bounded(config.min_interval, default=MIN_INTERVAL, low=0.05, high=60.0),
+        )
+        super().__init__(
+            config.name,
+            writer,
+            reconnects,
+            max_events=config.batch_max_events,
+            max_delay=config.batch_max_delay,
+            max_bytes=config.batch_max_bytes,
+            storage_retry=config.storage_retry,
+        )
         self.config = config
         # Whatever the caller passed: 0, a negative or NaN would make every connection "stall" at once.
         self._stall = bounded(config.stall_timeout, default=90.0, low=MIN_STALL_TIMEOUT, high=86400.0)
@@ -166,8 +174,13 @@ class StreamEngine(FollowLoop):
                 self._refreshed = False
                 return await self._read(response, watchdog)
         except TimeoutError:
-            return Outcome(StreamState.RECONNECTING, f"the stream went quiet for {stall:g} s (stalled)",
-                           Reason.STALLED, 0.0, progress=self._progress)  # fmt: skip
+            return Outcome(
+                StreamState.RECONNECTING,
+                f"the stream went quiet for {stall:g} s (stalled)",
+                Reason.STALLED,
+                0.0,
+                progress=self._progress,
+            )
         except (httpx.HTTPError, SSEError) as exc:
             reason = untrusted_certificate(exc)
             if reason is not None:  # not a flaky network: retrying cannot prove the server's identity
@@ -189,8 +202,12 @@ class StreamEngine(FollowLoop):
         status, text = response.status_code, error_text(response, body)
         if status == 401:
             if self._refreshed:
-                return Outcome(StreamState.SIGNED_OUT, f"the tenant rejected the token twice ({text})",
-                               Reason.UNAUTHORIZED, terminal=True)  # fmt: skip
+                return Outcome(
+                    StreamState.SIGNED_OUT,
+                    f"the tenant rejected the token twice ({text})",
+                    Reason.UNAUTHORIZED,
+                    terminal=True,
+                )
             self._refreshed = True
             try:
                 await self._tokens.refresh()
@@ -259,13 +276,22 @@ class StreamEngine(FollowLoop):
                         self._set_live(catching_up=True)
                         await batches.flush()
         except httpx.HTTPError as exc:
-            return Outcome(StreamState.RECONNECTING, f"connection lost: {type(exc).__name__}", Reason.NETWORK,
-                           USE_BACKOFF, progress=self._progress)  # fmt: skip
+            return Outcome(
+                StreamState.RECONNECTING,
+                f"connection lost: {type(exc).__name__}",
+                Reason.NETWORK,
+                USE_BACKOFF,
+                progress=self._progress,
+            )
         finally:
             await _close_reading(response, chunks)
         if not self._progress:
-            return Outcome(StreamState.RECONNECTING, "the stream closed before sending anything",
-                           Reason.EMPTY_STREAM, USE_BACKOFF)  # fmt: skip
+            return Outcome(
+                StreamState.RECONNECTING,
+                "the stream closed before sending anything",
+                Reason.EMPTY_STREAM,
+                USE_BACKOFF,
+            )
         # EOF: the service rotates connections every few minutes (docs/event-stream.md "Reconnecting") — routine.
         return Outcome(
             StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION, progress=True
@@ -278,9 +304,15 @@ class StreamEngine(FollowLoop):
         size = sse.oversized or len(data)
         limit = self.config.max_data_bytes
         if size > limit:  # `data` is then only the frame's start (sse_decoder.py)
-            self._reject(name, sse_id or None, f"data: {size} bytes exceeds the {limit} byte limit (frame discarded,"
-                         " its start kept)" if sse.oversized else f"data: {size} bytes exceeds the {limit} byte limit",
-                         data, received)  # fmt: skip
+            self._reject(
+                name,
+                sse_id or None,
+                f"data: {size} bytes exceeds the {limit} byte limit (frame discarded, its start kept)"
+                if sse.oversized
+                else f"data: {size} bytes exceeds the {limit} byte limit",
+                data,
+                received,
+            )
             return None
         try:
             message, time_text = decode_frame_timed(name, data)
@@ -308,13 +340,22 @@ class StreamEngine(FollowLoop):
             return Outcome(StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION)
         if code in (StreamErrorCode.CURSOR_EXPIRED, StreamErrorCode.INVALID_CURSOR):
             return await self._cursor_expired(text)
-        return Outcome(StreamState.RECONNECTING, f"the server ended the stream ({text})", Reason.STREAM_ERROR,
-                       USE_BACKOFF)  # fmt: skip
+        return Outcome(
+            StreamState.RECONNECTING,
+            f"the server ended the stream ({text})",
+            Reason.STREAM_ERROR,
+            USE_BACKOFF,
+        )
 
     def _reject(self, name: str, offset: str | None, reason: str, data: str, received: float) -> None:
         reason = shown(reason)  # it may quote the frame: its field names, its event name
-        log.warning("%s: rejected a frame at offset %s: %s; data starts %r", self.config.name,
-                    shown(offset, 120), reason, data[:120])  # fmt: skip
+        log.warning(
+            "%s: rejected a frame at offset %s: %s; data starts %r",
+            self.config.name,
+            shown(offset, 120),
+            reason,
+            data[:120],
+        )
         row = RejectedRow(name or "", offset, reason, data[:MAX_REJECTED_RAW], received)
         self._batches.add_rejected(
             row, offset, received

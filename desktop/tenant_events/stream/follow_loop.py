@@ -55,9 +55,15 @@ class FollowLoop(ABC):
         self.on_state: list[Callable[[StateChange], None]] = []
         self.stats = EngineStats()
         self.state = StateChange(StreamState.STOPPED, "not started")
-        self._batches = BatchKeeper(sink, self.stats, [], name=name, max_events=max_events,
-                                    max_delay=bounded(max_delay, default=0.1, low=0.001, high=60.0),
-                                    max_bytes=max_bytes)  # fmt: skip
+        self._batches = BatchKeeper(
+            sink,
+            self.stats,
+            [],
+            name=name,
+            max_events=max_events,
+            max_delay=bounded(max_delay, default=0.1, low=0.001, high=60.0),
+            max_bytes=max_bytes,
+        )
         self._batches.on_failure = lambda: self._interrupt_attempt("storage error")
         self._wake = asyncio.Event()
         self._paused = False
@@ -207,8 +213,12 @@ class FollowLoop(ABC):
             return Outcome(StreamState.PAUSED, str(exc), Reason.STORAGE)
         except Exception as exc:  # a bug: keep the traceback, keep following (with backoff)
             log.exception("%s: unexpected error while following", self._name)
-            return Outcome(StreamState.RECONNECTING, f"internal error: {type(exc).__name__}: {exc}",
-                           Reason.INTERNAL_ERROR, USE_BACKOFF)  # fmt: skip
+            return Outcome(
+                StreamState.RECONNECTING,
+                f"internal error: {type(exc).__name__}: {exc}",
+                Reason.INTERNAL_ERROR,
+                USE_BACKOFF,
+            )
         finally:
             self._attempt_task = None
 

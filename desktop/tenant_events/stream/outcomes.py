@@ -119,11 +119,19 @@ def refused(status: int, text: str, base_url: str, busy: Backoff) -> Outcome:
                 Reason.TOO_MANY_CONNECTIONS,
                 busy.next_delay(),
             )
-        return Outcome(StreamState.ERROR, f"access denied: the token lacks the read:events scope ({text})",
-                       Reason.MISSING_SCOPE, terminal=True)  # fmt: skip
+        return Outcome(
+            StreamState.ERROR,
+            f"access denied: the token lacks the read:events scope ({text})",
+            Reason.MISSING_SCOPE,
+            terminal=True,
+        )
     if status == 400:
-        return Outcome(StreamState.ERROR, f"the tenant refused {bad_parameter(text)}: {text}", Reason.BAD_REQUEST,
-                       terminal=True)  # fmt: skip
+        return Outcome(
+            StreamState.ERROR,
+            f"the tenant refused {bad_parameter(text)}: {text}",
+            Reason.BAD_REQUEST,
+            terminal=True,
+        )
     if status == 404:
         return Outcome(
             StreamState.ERROR,

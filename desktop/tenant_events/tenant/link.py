@@ -244,10 +244,22 @@ class TenantLink:
         if isinstance(source, HubFrom):
             from tenant_events.hub.viewer_monitor import viewer_monitor  # loads the NATS client
 
-            return viewer_monitor(self.name, self.paths, source.options, source.hub_tenant, source.event_types,
-                                  retention=self.retention, hub_time=source.hub_time)  # fmt: skip
-        return TenantMonitor(self.name, self.paths, source.engine_config(self.name), self._tokens(source),
-                             retention=self.retention)  # fmt: skip
+            return viewer_monitor(
+                self.name,
+                self.paths,
+                source.options,
+                source.hub_tenant,
+                source.event_types,
+                retention=self.retention,
+                hub_time=source.hub_time,
+            )
+        return TenantMonitor(
+            self.name,
+            self.paths,
+            source.engine_config(self.name),
+            self._tokens(source),
+            retention=self.retention,
+        )
 
     async def wait(self) -> StateChange:
         """Until the stream ends by itself (a terminal state) or is stopped; its last state."""

@@ -83,8 +83,9 @@ class TenantSignIn:
         try:
             if session is None:
                 meta = await discovery.fetch_metadata(self._http(), self.profile.auth_url)
-                session = AuthSession(self.slot, OAuthClient(self._http(), meta, self.profile.client_id),
-                                      self.secrets)  # fmt: skip
+                session = AuthSession(
+                    self.slot, OAuthClient(self._http(), meta, self.profile.client_id), self.secrets
+                )
             await session.sign_out()  # revokes, then deletes the keyring entry whatever happens
         except (UserFixableError, httpx.HTTPError) as exc:
             await self.forget()

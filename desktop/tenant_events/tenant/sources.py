@@ -73,8 +73,13 @@ class StreamFrom:
         since = self.from_timestamp
         if since is None and self.lookback is not None:
             since = format_from_timestamp((now or datetime.now(UTC)) - self.lookback)
-        return EngineConfig(base_url=self.base_url, event_types=self.event_types, from_timestamp=since,
-                            name=name, stall_timeout=self.stall_timeout)  # fmt: skip
+        return EngineConfig(
+            base_url=self.base_url,
+            event_types=self.event_types,
+            from_timestamp=since,
+            name=name,
+            stall_timeout=self.stall_timeout,
+        )
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,10 @@ def check_destinations(paths: AppPaths, wanted: list[str]) -> list[str]:
     for name in wanted:
         if name not in known:
             shown = ", ".join(sorted(known)) or "none saved"
-            raise ConfigError("--alerts-to", f"no destination named {name!r} ({shown}); "
-                              "see `tenant-events destinations list`")  # fmt: skip
+            raise ConfigError(
+                "--alerts-to",
+                f"no destination named {name!r} ({shown}); see `tenant-events destinations list`",
+            )
     return wanted
 
 
@@ -74,8 +76,9 @@ class TeamDeliveries:
     def message(self, alert: StoredAlert, version: int) -> AlertMessage:
         plain = alert_message(alert, version, self._tenant)
         key = team_key(alert.rule_id, alert.first_event_id)
-        return AlertMessage(plain.title, plain.body, plain.severity, team_dedup_key(self._tenant, key, version),
-                            plain.link)  # fmt: skip
+        return AlertMessage(
+            plain.title, plain.body, plain.severity, team_dedup_key(self._tenant, key, version), plain.link
+        )
 
     async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
         state = await self._outbox.state(self._key(alert, version, destination))
@@ -143,9 +146,13 @@ class TeamAlerts:
             for alert in (*result.raised, *result.updated):
                 queue.put_nowait(alert)
 
-        worker = DeliveryWorker(link.database_file, chosen, targets.quiet,
-                                shared=TeamDeliveries(outbox, self.names.tenant, fence),
-                                **self._worker_options)  # type: ignore[arg-type]  # fmt: skip
+        worker = DeliveryWorker(
+            link.database_file,
+            chosen,
+            targets.quiet,
+            shared=TeamDeliveries(outbox, self.names.tenant, fence),
+            **self._worker_options,
+        )  # type: ignore[arg-type]
         self.worker = worker
         link.on_alerts.extend((step, worker.kick))
         worker.on_change.append(lambda: self._say_stopped(link.database_file))
@@ -153,8 +160,10 @@ class TeamAlerts:
         try:
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
-            self._note(f"evaluating the team's alerts into {self.name}; delivering to "
-                       f"{', '.join(sorted(self.destinations))}")  # fmt: skip
+            self._note(
+                f"evaluating the team's alerts into {self.name}; delivering to "
+                f"{', '.join(sorted(self.destinations))}"
+            )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             while True:
                 alert = await queue.get()

@@ -49,13 +49,24 @@ def team_row(p: dict[str, Any]) -> TeamAlertRow:
             raise ValueError(f"severity {severity[:20]!r}")
         types = {str(k): int(v) for k, v in dict(p.get("types") or {}).items()}
         return TeamAlertRow(
-            key=str(p["key"]), version=int(p["version"]), rule_id=str(p["rule"]), rule_name=str(p["rule_name"]),
-            severity=cast(Severity, severity), tenant=str(p["tenant"]), catch_up=bool(p.get("catch_up")),
-            occurrences=int(p["occurrences"]), event_count=int(p["count"]),
-            first_event_id=str(p["first_event_id"]), last_event_id=str(p["last_event_id"]),
-            first_time=str(p["first_event_time"]), last_time=str(p["last_event_time"]), type_counts=types,
-            detail=str(p.get("detail") or ""), raised_at=float(p["raised_at"]), updated_at=float(p["updated_at"]),
-        )  # fmt: skip
+            key=str(p["key"]),
+            version=int(p["version"]),
+            rule_id=str(p["rule"]),
+            rule_name=str(p["rule_name"]),
+            severity=cast(Severity, severity),
+            tenant=str(p["tenant"]),
+            catch_up=bool(p.get("catch_up")),
+            occurrences=int(p["occurrences"]),
+            event_count=int(p["count"]),
+            first_event_id=str(p["first_event_id"]),
+            last_event_id=str(p["last_event_id"]),
+            first_time=str(p["first_event_time"]),
+            last_time=str(p["last_event_time"]),
+            type_counts=types,
+            detail=str(p.get("detail") or ""),
+            raised_at=float(p["raised_at"]),
+            updated_at=float(p["updated_at"]),
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a team alert ({exc})") from None
 

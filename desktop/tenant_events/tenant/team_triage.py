@@ -71,8 +71,15 @@ class TeamTriageMirror:
                         continue
                     del self.pending[alert]
                     if not triage.has_entry(alert_id, entry.by, entry.at):
-                        triage.set(alert_id, entry.state, entry.by, entry.note, entry.until, entry.at,  # type: ignore[arg-type]
-                                   mirrored=True)  # fmt: skip
+                        triage.set(
+                            alert_id,
+                            entry.state,
+                            entry.by,
+                            entry.note,
+                            entry.until,
+                            entry.at,  # type: ignore[arg-type]
+                            mirrored=True,
+                        )
                         self.applied += 1
                         for callback in list(self.on_applied):
                             callback()

@@ -106,5 +106,15 @@ def _csv_writer(out: IO[str]) -> Any:
 
 def csv_row(e: StoredEvent) -> tuple[object, ...]:
     """One CSV row, in CSV_COLUMNS order: the window's export and `tenant-events export --csv` write the same."""
-    return (e.seq, e.time, e.type, e.event_id, e.summary, e.source, e.tenant, e.purpose or "", e.offset,
-            f"{e.received_at:.3f}")  # fmt: skip
+    return (
+        e.seq,
+        e.time,
+        e.type,
+        e.event_id,
+        e.summary,
+        e.source,
+        e.tenant,
+        e.purpose or "",
+        e.offset,
+        f"{e.received_at:.3f}",
+    )

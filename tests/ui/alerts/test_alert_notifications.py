@@ -44,9 +44,14 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
     # (routine traffic adding members to the group just made admin would raise "member added to an admin group"
     # at a time of its own, and routine traffic taking that role away again within the hour raises "temporary
     # elevation" when it happens to: those two rules are off here; tests/alerts cover them)
-    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=[{"id": "org-deleted", "severity": "info"},
-                                                                   {"id": "admin-group-member", "enabled": False},
-                                                                   {"id": "temporary-elevation", "enabled": False}])  # fmt: skip
+    alerts = AlertSettings(
+        working_hours=AROUND_THE_CLOCK,
+        rules=[
+            {"id": "org-deleted", "severity": "info"},
+            {"id": "admin-group-member", "enabled": False},
+            {"id": "temporary-elevation", "enabled": False},
+        ],
+    )
     save_settings(ui_paths, Settings(alerts=alerts))
 
     async def scenario() -> None:
@@ -68,10 +73,13 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
                 await asyncio.to_thread(sim.scenario, "mass_deletion", n=25, over_s=1)
                 book = app.alerts.book
                 await until(
-                    lambda: any(e.alert.rule_id == "mass-deletion" and e.alert.event_count >= 50
-                                for e in book.entries()),
-                    20, "the second burst folded into the alert",
-                )  # fmt: skip
+                    lambda: any(
+                        e.alert.rule_id == "mass-deletion" and e.alert.event_count >= 50
+                        for e in book.entries()
+                    ),
+                    20,
+                    "the second burst folded into the alert",
+                )
                 await asyncio.sleep(1.0)  # a second notification would be on the bus by now
                 assert app.alerts.unread == 5, [
                     e.alert.rule_name for e in book.entries()
@@ -129,8 +137,13 @@ def test_an_alert_that_fires_again_takes_the_place_of_its_notification(
     """A critical notification stays until dismissed: a second grant folded into the same alert must not leave
     the first one on screen beside "Admin role assigned × 2"."""
     sim = make_simulator(seed=4, backlog=0, rate=1.0, heartbeat=0.2)
-    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=[{"id": "admin-group-member", "enabled": False},
-                                                                   {"id": "temporary-elevation", "enabled": False}])  # fmt: skip
+    alerts = AlertSettings(
+        working_hours=AROUND_THE_CLOCK,
+        rules=[
+            {"id": "admin-group-member", "enabled": False},
+            {"id": "temporary-elevation", "enabled": False},
+        ],
+    )
     save_settings(ui_paths, Settings(alerts=alerts))
 
     async def admin_closed(after_id: int) -> list[str]:

@@ -61,8 +61,15 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 seen = {e.alert.id: e.alert.event_count for e in book.entries()}
 
                 def changed():
-                    return next((e for e in book.entries() if e.alert.rule_id == "org-connection"
-                                 and e.alert.event_count > seen.get(e.alert.id, 0)), None)  # fmt: skip
+                    return next(
+                        (
+                            e
+                            for e in book.entries()
+                            if e.alert.rule_id == "org-connection"
+                            and e.alert.event_count > seen.get(e.alert.id, 0)
+                        ),
+                        None,
+                    )
 
                 await asyncio.to_thread(sim.scenario, "org_connection", action="added")
                 entry = await until(changed, 20, "the org-connection alert")
@@ -73,8 +80,11 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 assert label in LABELS, said
                 sentence = f"connection {label} added to organization {org}"
                 # its notification on the bus says it (alone, or as the latest of the alert's events)
-                await until(lambda: [n for n in watch.of("Organization connection changed")
-                                             if said in n.body], 20, "its notification")  # fmt: skip
+                await until(
+                    lambda: [n for n in watch.of("Organization connection changed") if said in n.body],
+                    20,
+                    "its notification",
+                )
                 assert not any("con_" in n.body for n in watch.of("Organization connection changed")), (
                     watch.seen
                 )
@@ -96,16 +106,26 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
                 def said_in_table() -> bool:
                     return settled(sentence) in {settled(text) for text in summaries()}
 
-                await until(lambda: w.filter_bar.alert_chip.isVisible() and said_in_table(), 10,
-                            "the table's sentence")  # fmt: skip
+                await until(
+                    lambda: w.filter_bar.alert_chip.isVisible() and said_in_table(),
+                    10,
+                    "the table's sentence",
+                )
                 inbox.close()
 
                 # every organization connection change stored: each connection by its name
                 query = "type:organization.connection.*"
                 w.filter_bar.alert_chip.remove()
                 w.filter_bar.search.setText(query)
-                await until(lambda: w.model.event_filter.query == query and not w.first_page.busy
-                            and w.model.rowCount() > 3, 10, "the connection changes")  # fmt: skip
+                await until(
+                    lambda: (
+                        w.model.event_filter.query == query
+                        and not w.first_page.busy
+                        and w.model.rowCount() > 3
+                    ),
+                    10,
+                    "the connection changes",
+                )
                 await until(lambda: not any("con_" in text for text in summaries()), 10, "every row named")
                 assert said_in_table()
                 w.resize(1600, 900)

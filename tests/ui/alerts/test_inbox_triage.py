@@ -54,8 +54,12 @@ def test_an_alert_never_delivered_is_marked_in_the_inbox(qtbot, tmp_path):
     db = tmp_path / "acme.sqlite3"
     store_alerts(db, [alert_write()])
     dead = f"json://127.0.0.1:{free_port()}/hook"
-    run_worker(db, {"pager": target("pager", dead)}, lambda: bool(read_status(db)) and read_status(db)[0].undelivered == 1,
-               horizon_s=0.3)  # fmt: skip
+    run_worker(
+        db,
+        {"pager": target("pager", dead)},
+        lambda: bool(read_status(db)) and read_status(db)[0].undelivered == 1,
+        horizon_s=0.3,
+    )
     book = AlertBook(lambda profile: tmp_path / f"{profile}.sqlite3")
     book.add("acme")
     w = InboxWindow(book, lambda profile, seqs: [])

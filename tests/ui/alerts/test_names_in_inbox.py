@@ -45,16 +45,25 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
             }  # the backlog may have raised some
 
             def grant():
-                return next((e for e in book.entries() if e.alert.rule_id == "admin-role"
-                             and e.alert.event_count > seen.get(e.alert.id, 0)), None)  # fmt: skip
+                return next(
+                    (
+                        e
+                        for e in book.entries()
+                        if e.alert.rule_id == "admin-role" and e.alert.event_count > seen.get(e.alert.id, 0)
+                    ),
+                    None,
+                )
 
             await asyncio.to_thread(sim.scenario, "admin_grant", to="member")
             entry = await until(grant, 20, "the admin-role alert")
             inbox = alerts.open_inbox("acme", entry.alert.id)
             await until(lambda: inbox.event_list.count() >= 1, 10, "its events")
             # the newest member grant among the alert's events (the list is newest first)
-            at = next(i for i, ev in enumerate(reversed(inbox.shown_events))
-                      if ev.type == "organization.member.role.assigned")  # fmt: skip
+            at = next(
+                i
+                for i, ev in enumerate(reversed(inbox.shown_events))
+                if ev.type == "organization.member.role.assigned"
+            )
             line = inbox.event_list.item(at).text()
             newest = inbox.shown_events[-1 - at]
             stored = session.ui_reader.get(newest.seq)
@@ -91,17 +100,29 @@ def test_inbox_events_and_detail_title_read_with_names(qloop, ui_paths, make_sim
             inbox.table_button.click()
             chip = w.filter_bar.alert_chip
             await until(
-                lambda: chip.isVisible() and w.model.event_filter.query == f"alert:{entry.alert.id}"
-                and not w.first_page.busy and not w.model.counting, 10, "the alert's rows",
-            )  # fmt: skip
+                lambda: (
+                    chip.isVisible()
+                    and w.model.event_filter.query == f"alert:{entry.alert.id}"
+                    and not w.first_page.busy
+                    and not w.model.counting
+                ),
+                10,
+                "the alert's rows",
+            )
             assert chip.text().startswith("alert: Admin role assigned")
             behind = set(book.event_seqs("acme", entry.alert.id))
             shown = {w.model.event_at(r).seq for r in range(w.model.rowCount())}  # type: ignore[union-attr]
             # exactly the alert's events up to what the table has read (live traffic may fold in more since)
             assert shown <= behind and all(seq > w.model.head for seq in behind - shown), (shown, behind)
             # a query's first page (read on a worker) gets its names like any page the table reads
-            await until(lambda: all(isinstance(w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence)
-                                    for r in range(w.model.rowCount())), 10, "every row named")  # fmt: skip
+            await until(
+                lambda: all(
+                    isinstance(w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence)
+                    for r in range(w.model.rowCount())
+                ),
+                10,
+                "every row named",
+            )
             await until(lambda: "Searching" not in w.filter_bar.count_label.text(), 10, "the count")
             shot(w, f"alert-chip-{theme}")
             inbox.close()

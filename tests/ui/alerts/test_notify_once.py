@@ -30,8 +30,13 @@ def browser(url: str) -> None:
 def test_each_stored_event_is_evaluated_once_despite_duplicates(qloop, ui_paths, make_simulator):
     sim = make_simulator(seed=9, backlog=0, rate=60.0, heartbeat=0.25)
     sim.faults(duplicate_every=3)
-    every_type = {"id": "event-types", "enabled": True, "notify": False, "include_test_events": True,
-                 "types": [t.value for t in EventType]}  # fmt: skip
+    every_type = {
+        "id": "event-types",
+        "enabled": True,
+        "notify": False,
+        "include_test_events": True,
+        "types": [t.value for t in EventType],
+    }
     around_the_clock = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))  # never "off hours"
     save_settings(
         ui_paths, Settings(alerts=AlertSettings(rules=[every_type], working_hours=around_the_clock))

@@ -200,12 +200,24 @@ def test_closing_the_dialog_while_its_fixtures_run_drops_their_result(qloop):
     run_async(qloop, scenario(), timeout=60)
 
 
-EITHER = {"id": "either", "name": "Either", "types": ["user.created"],
-          "any_of": [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                     {"field": "object.email", "op": "ends_with", "value": ["@a.example", "@b.example"]}]}  # fmt: skip
-NOT_EITHER = {"id": "not-either", "name": "Not either", "types": ["user.created"],
-              "any_of": [{"field": "object.name", "op": "contains", "value": "bot", "negate": True},
-                         {"field": "object.email", "op": "exists"}]}  # fmt: skip
+EITHER = {
+    "id": "either",
+    "name": "Either",
+    "types": ["user.created"],
+    "any_of": [
+        {"field": "object.email_verified", "op": "equals", "value": "false"},
+        {"field": "object.email", "op": "ends_with", "value": ["@a.example", "@b.example"]},
+    ],
+}
+NOT_EITHER = {
+    "id": "not-either",
+    "name": "Not either",
+    "types": ["user.created"],
+    "any_of": [
+        {"field": "object.name", "op": "contains", "value": "bot", "negate": True},
+        {"field": "object.email", "op": "exists"},
+    ],
+}
 
 
 def test_alternatives_are_lines_of_the_conditions_or_kept_as_they_are(qtbot):
@@ -246,19 +258,26 @@ def test_alternatives_are_lines_of_the_conditions_or_kept_as_they_are(qtbot):
     page.add_button.click()
     form.name.setText("Mine")
     form.types.setText("user.created")
-    form.conditions.setPlainText("object.user_id starts_with auth0|\none of: object.email_verified equals false\n"
-                                 "ONE OF: object.email contains +bulk")  # fmt: skip
+    form.conditions.setPlainText(
+        "object.user_id starts_with auth0|\none of: object.email_verified equals false\n"
+        "ONE OF: object.email contains +bulk"
+    )
     assert d.apply() is True
     by_id = {e["id"]: e for e in emitted[-1].alerts.rules}
-    assert by_id["signup-wave"] == {"id": "signup-wave", "threshold": {"count": 25, "window_seconds": 300.0,
-                                                                       "per_type": False}}  # fmt: skip
+    assert by_id["signup-wave"] == {
+        "id": "signup-wave",
+        "threshold": {"count": 25, "window_seconds": 300.0, "per_type": False},
+    }
     assert by_id["either"]["name"] == "Either kind" and by_id["either"]["any_of"] == [
-        *EITHER["any_of"], {"field": "object.nickname", "op": "missing"}
-    ]  # fmt: skip
+        *EITHER["any_of"],
+        {"field": "object.nickname", "op": "missing"},
+    ]
     assert by_id["not-either"]["name"] == "Not either, renamed"
     assert by_id["not-either"]["any_of"] == NOT_EITHER["any_of"]
     assert by_id["my-rule-1"]["conditions"] == [
         {"field": "object.user_id", "op": "starts_with", "value": "auth0|"}
     ]
-    assert by_id["my-rule-1"]["any_of"] == [{"field": "object.email_verified", "op": "equals", "value": "false"},
-                                            {"field": "object.email", "op": "contains", "value": "+bulk"}]  # fmt: skip
+    assert by_id["my-rule-1"]["any_of"] == [
+        {"field": "object.email_verified", "op": "equals", "value": "false"},
+        {"field": "object.email", "op": "contains", "value": "+bulk"},
+    ]

@@ -121,7 +121,12 @@ def test_editing_another_field_of_an_imported_rule_keeps_conditions_the_text_can
     assert rule.severity == "critical" and rule.name == "Role granted by a script, not ours"
     [cond] = rule.conditions
     assert (cond.field, cond.op, cond.value, cond.negate, cond.ignore_case) == (
-        "context.client.id", "equals", "cli_Backoffice", True, False)  # fmt: skip
+        "context.client.id",
+        "equals",
+        "cli_Backoffice",
+        True,
+        False,
+    )
     # a rule whose conditions the text can say stays editable there
     page.add_rule()
     assert not form.conditions.isReadOnly()

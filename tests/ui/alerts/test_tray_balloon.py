@@ -65,8 +65,12 @@ def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_alert(
         assert await notifier.probe() is False  # nothing answers org.freedesktop.Notifications on this bus
         opened: asyncio.Future[tuple[str, int]] = asyncio.get_running_loop().create_future()
         delivered = signal_future(notifier.delivered, wait_s=10)
-        backend = await notifier.show("User deleted", "someone@example.com deleted\nacme", "critical",
-                                      lambda: opened.set_result(("acme", 7)))  # fmt: skip
+        backend = await notifier.show(
+            "User deleted",
+            "someone@example.com deleted\nacme",
+            "critical",
+            lambda: opened.set_result(("acme", 7)),
+        )
         assert backend == "tray"
         assert await delivered == ("User deleted", "tray")
         icon.messageClicked.emit()  # what the tray does when the user clicks the balloon

@@ -135,8 +135,10 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
     # Python threads the app started (the simulators' uvicorn threads belong to the fixtures; _DummyThreads
     # are qasync's executor QThreads, owned and joined by the loop when it closes)
     extra = [
-        t for t in threading.enumerate()
-        if t.ident not in threads_before and not isinstance(t, threading._DummyThread)
+        t
+        for t in threading.enumerate()
+        if t.ident not in threads_before
+        and not isinstance(t, threading._DummyThread)
         and t.ident not in fixture_threads
-    ]  # fmt: skip
+    ]
     assert extra == [], f"threads left behind: {extra}"

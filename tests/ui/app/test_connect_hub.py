@@ -34,10 +34,25 @@ EVENTS = 120
 def relay(simulator, nats_single, tmp_path):
     """A collector publishing the simulator's tenant as `acme` on the hub."""
     simulator.emit(EVENTS)
-    proc = HubCli("relay", "--base-url", simulator.base_url, "--from-timestamp", OLD, "--data-dir",
-                  str(tmp_path / "relay"), "--hub", nats_single.urls, "--hub-tenant", "acme", "--hub-user",
-                  "collector", env={"TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(ttl=3600),
-                                    "TENANT_EVENTS_HUB_PASSWORD": nats_single.credentials.collector})  # fmt: skip
+    proc = HubCli(
+        "relay",
+        "--base-url",
+        simulator.base_url,
+        "--from-timestamp",
+        OLD,
+        "--data-dir",
+        str(tmp_path / "relay"),
+        "--hub",
+        nats_single.urls,
+        "--hub-tenant",
+        "acme",
+        "--hub-user",
+        "collector",
+        env={
+            "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token(ttl=3600),
+            "TENANT_EVENTS_HUB_PASSWORD": nats_single.credentials.collector,
+        },
+    )
     try:
         proc.wait_for("leader: holds")
         yield proc

@@ -136,8 +136,10 @@ def test_demo_simulator_dies_with_a_killed_app(tmp_path):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BROWSER="true", TENANT_EVENTS_HOME=str(tmp_path))
     app = subprocess.Popen(
         [sys.executable, "-m", "tenant_events", "--demo", "--data-dir", str(tmp_path)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         child = None

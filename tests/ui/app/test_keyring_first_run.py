@@ -46,8 +46,16 @@ def _gdbus(address: str, *args: str) -> str:
 
 
 def _owned(address: str, name: str) -> bool:
-    return "true" in _gdbus(address, "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
-                            "--method", "org.freedesktop.DBus.NameHasOwner", name)  # fmt: skip
+    return "true" in _gdbus(
+        address,
+        "--dest",
+        "org.freedesktop.DBus",
+        "--object-path",
+        "/org/freedesktop/DBus",
+        "--method",
+        "org.freedesktop.DBus.NameHasOwner",
+        name,
+    )
 
 
 @pytest.fixture
@@ -83,8 +91,12 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
             unlock = ["--unlock"] if kind == "locked" else []  # a password from stdin makes the login keyring
             daemon = subprocess.Popen(
                 ["gnome-keyring-daemon", "--foreground", *unlock, "--components=secrets"],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env,
-            )  # fmt: skip
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                env=env,
+            )
             procs.insert(0, daemon)
             assert daemon.stdin is not None
             if kind == "locked":
@@ -95,11 +107,27 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
                 assert time.monotonic() < deadline, "gnome-keyring did not come up on the private bus"
                 time.sleep(0.05)  # fixture set-up outside Qt: waiting for an external daemon
         if kind == "locked":
-            _gdbus(address, "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
-                   "--method", "org.freedesktop.Secret.Service.Lock", "['/org/freedesktop/secrets/aliases/default']")  # fmt: skip
-            locked = _gdbus(address, "--dest", "org.freedesktop.secrets", "--object-path",
-                            "/org/freedesktop/secrets/aliases/default", "--method", "org.freedesktop.DBus.Properties.Get",
-                            "org.freedesktop.Secret.Collection", "Locked")  # fmt: skip
+            _gdbus(
+                address,
+                "--dest",
+                "org.freedesktop.secrets",
+                "--object-path",
+                "/org/freedesktop/secrets",
+                "--method",
+                "org.freedesktop.Secret.Service.Lock",
+                "['/org/freedesktop/secrets/aliases/default']",
+            )
+            locked = _gdbus(
+                address,
+                "--dest",
+                "org.freedesktop.secrets",
+                "--object-path",
+                "/org/freedesktop/secrets/aliases/default",
+                "--method",
+                "org.freedesktop.DBus.Properties.Get",
+                "org.freedesktop.Secret.Collection",
+                "Locked",
+            )
             assert "true" in locked, locked
         return address
 
@@ -171,8 +199,14 @@ def test_window_shows_at_once_and_a_banner_says_why_sign_ins_are_not_kept(
 ):
     session_bus(private_keyring(kind))
     # A profile from an earlier run: its stored sign-in is what the keyring would give back.
-    ui_paths.settings_file.write_text(json.dumps({"schema_version": 1, "tenants": [
-        {"name": "acme", "domain": "127.0.0.1:9", "client_id": "tenant-events-demo"}]}))  # fmt: skip
+    ui_paths.settings_file.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "tenants": [{"name": "acme", "domain": "127.0.0.1:9", "client_id": "tenant-events-demo"}],
+            }
+        )
+    )
 
     async def scenario() -> None:
         started = time.monotonic()

@@ -119,7 +119,10 @@ def test_hub_dialog_screenshots(qtbot, theme):
     d.auth.setCurrentIndex(d.auth.findData("password"))
     d.user.setText("viewer")
     d.secret.setText("password")
-    d.check_failed("secret", "the hub tls://hub.example.com:4222 refused the sign-in (authorization violation) "
-                   "— check the hub user and its password, token, NKey or creds file")  # fmt: skip
+    d.check_failed(
+        "secret",
+        "the hub tls://hub.example.com:4222 refused the sign-in (authorization violation) "
+        "— check the hub user and its password, token, NKey or creds file",
+    )
     qtbot.waitExposed(d)
     save_screenshot(d, f"connect-hub-{'dark' if theme else 'light'}")

@@ -35,13 +35,22 @@ def test_contrast_maths_matches_wcag():
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_every_text_colour_meets_aa(dark):
     pairs = text_pairs(dark)
-    failing = [f"{p.what}: {p.foreground} on {p.background} = {p.ratio:.2f}:1 < {p.minimum}" for p in pairs
-               if p.ratio < p.minimum]  # fmt: skip
+    failing = [
+        f"{p.what}: {p.foreground} on {p.background} = {p.ratio:.2f}:1 < {p.minimum}"
+        for p in pairs
+        if p.ratio < p.minimum
+    ]
     assert not failing, "\n".join(failing)
     # the check covers what the issue named and each family of colours
     names = " | ".join(p.what for p in pairs)
-    for what in ("JSON string on Base", "PlaceholderText on Base", "group type on AlternateBase",
-                 "tenant colour 0 on Base", "HighlightedText on Highlight", "error text on Window"):  # fmt: skip
+    for what in (
+        "JSON string on Base",
+        "PlaceholderText on Base",
+        "group type on AlternateBase",
+        "tenant colour 0 on Base",
+        "HighlightedText on Highlight",
+        "error text on Window",
+    ):
         assert what in names
     assert all(p.minimum in (AA_TEXT, AA_LARGE) for p in pairs)
 
@@ -85,8 +94,22 @@ def test_the_detail_pane_recolours_its_json_when_the_theme_changes(qtbot, qapp, 
     pane = DetailPane()
     qtbot.addWidget(pane)
     raw = '{"offset": "o1", "event": {"id": "evt_1", "data": {"object": {"name": "Ada", "n": 3}}}}'
-    pane.show_event(StoredEvent(1, "evt_1", "o1", "user.created", "user", "2026-01-01T00:00:00.000Z", "urn:x",
-                                "acme", None, "User Ada created", 1.0, raw))  # fmt: skip
+    pane.show_event(
+        StoredEvent(
+            1,
+            "evt_1",
+            "o1",
+            "user.created",
+            "user",
+            "2026-01-01T00:00:00.000Z",
+            "urn:x",
+            "acme",
+            None,
+            "User Ada created",
+            1.0,
+            raw,
+        )
+    )
     light_string, dark_string = JSON_COLORS["string"]
     assert light_string in pane.browser.toHtml().lower()
     # Qt posts the palette change to the widgets: the pane repaints on its loop turn

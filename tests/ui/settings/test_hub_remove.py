@@ -34,8 +34,16 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
     store = secret_store()
     name = f"team-{uuid.uuid4().hex[:6]}"
     url = f"nats://127.0.0.1:{free_port()}"  # nothing listens there: removing needs no running hub
-    add_hub_profile(ui_paths, store, "viewer-password", name=name, hub_urls=[url], hub_tenant="acme",
-                    auth="password", user="viewer")  # fmt: skip
+    add_hub_profile(
+        ui_paths,
+        store,
+        "viewer-password",
+        name=name,
+        hub_urls=[url],
+        hub_tenant="acme",
+        auth="password",
+        user="viewer",
+    )
     database = ui_paths.database_file(name)
     database.parent.mkdir(parents=True, exist_ok=True)
     stored = len(write_store(database, 40, seed=3))  # read from the hub before; removing must leave it
@@ -65,8 +73,16 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
         # gone after a restart too, and it can be added again under the same name
         async with running_app(ui_paths, secret_store=store) as app:
             assert name not in app.sessions and not app.settings.hubs
-        add_hub_profile(ui_paths, store, "again", name=name, hub_urls=[url], hub_tenant="acme",
-                        auth="password", user="viewer")  # fmt: skip
+        add_hub_profile(
+            ui_paths,
+            store,
+            "again",
+            name=name,
+            hub_urls=[url],
+            hub_tenant="acme",
+            auth="password",
+            user="viewer",
+        )
         assert load_settings(ui_paths).hub(name) is not None
 
     try:

@@ -64,8 +64,10 @@ def test_remove_tenant_revokes_its_sign_in_and_clears_its_keyring_slot(qloop, ui
         ]
         assert leftovers == [], "every piece of the old-form slot is gone"
         # revoked at the tenant too: the token no longer refreshes
-        answer = httpx.post(sim.auth_url + "/oauth/token", data={"grant_type": "refresh_token",
-                            "client_id": sim.demo_client_id, "refresh_token": token})  # fmt: skip
+        answer = httpx.post(
+            sim.auth_url + "/oauth/token",
+            data={"grant_type": "refresh_token", "client_id": sim.demo_client_id, "refresh_token": token},
+        )
         assert answer.status_code == 403 and answer.json()["error"] == "invalid_grant"
         assert ui_paths.database_file(name).exists(), "the database file stays"
     finally:

@@ -33,8 +33,13 @@ def test_tray_icon_and_menu_under_trayer(qloop, ui_paths, tray_host, make_simula
             icon = app.tray.icon
             await until(lambda: icon.isVisible() and icon.geometry().width() > 0, 10, "icon docked in trayer")
             assert app.tray.state is TrayState.SIGNED_OUT
-            profile = make_profile(name="acme", domain=sim.auth_url.split("//")[1], auth_url=sim.auth_url,
-                                   base_url=sim.base_url, client_id=sim.demo_client_id)  # fmt: skip
+            profile = make_profile(
+                name="acme",
+                domain=sim.auth_url.split("//")[1],
+                auth_url=sim.auth_url,
+                base_url=sim.base_url,
+                client_id=sim.demo_client_id,
+            )
             session = await app.add_tenant(profile)
             await until(lambda: app.tray.state is TrayState.LIVE, 15, "tray icon live")
             assert "acme: live" in icon.toolTip()

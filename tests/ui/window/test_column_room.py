@@ -51,8 +51,10 @@ def test_event_id_stays_when_purpose_appears_and_type_fits_the_rows(qloop, open_
 
     path = tmp_path / "acme.sqlite3"
     writer = StoreWriter(path)
-    rows = [row(i, type_="user.created" if i % 2 else "user.updated", purpose="test" if i % 3 == 0 else None)
-            for i in range(200)]  # fmt: skip
+    rows = [
+        row(i, type_="user.created" if i % 2 else "user.updated", purpose="test" if i % 3 == 0 else None)
+        for i in range(200)
+    ]
     writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
     writer.index_all_sync()
     writer.close()

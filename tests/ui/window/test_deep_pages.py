@@ -38,8 +38,10 @@ def skewed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("deep") / "acme.sqlite3"
     writer = StoreWriter(path)
     for start in range(0, N, 5000):
-        rows = [row(i, type_="user.deleted" if i % (3 if i < N // 2 else 40) == 0 else "user.created")
-                for i in range(start, start + 5000)]  # fmt: skip
+        rows = [
+            row(i, type_="user.deleted" if i % (3 if i < N // 2 else 40) == 0 else "user.created")
+            for i in range(start, start + 5000)
+        ]
         writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
     writer.index_all_sync()
     writer.close()

@@ -37,10 +37,12 @@ def test_theme_switch_recolours_the_detail_panes_links(qtbot, qapp, open_window,
     write_store(path, 300, seed=11)
     w = open_window(path)
     row = next(
-        r for r in range(w.model.rowCount())
-        if isinstance(s := w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence) and s.mentions
+        r
+        for r in range(w.model.rowCount())
+        if isinstance(s := w.model.index(r, Col.SUMMARY).data(SENTENCE_ROLE), Sentence)
+        and s.mentions
         and w.model.event_at(r).type == "user.updated"
-    )  # fmt: skip
+    )
     w.table.selectRow(row)
     light_changed, dark_changed = COLOURS[False]["changed"][0], COLOURS[True]["changed"][0]
     qtbot.waitUntil(lambda: light_changed in w.detail.browser.toHtml().lower())

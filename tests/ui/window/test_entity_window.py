@@ -103,8 +103,12 @@ def test_clicking_a_name_opens_its_timeline_and_back_and_forward_walk_the_histor
         until(lambda: pane.title.text() == "Timeline of organization Stark" and pane.model.rowCount() == 5),
     )
     assert [r.event.type for r in pane.model.rows] == [
-        "organization.updated", "organization.member.role.assigned", "organization.member.added",
-        "group.created", "organization.created"]  # fmt: skip
+        "organization.updated",
+        "organization.member.role.assigned",
+        "organization.member.added",
+        "group.created",
+        "organization.created",
+    ]
     assert pane.back_button.isEnabled() and not pane.forward_button.isEnabled()
     qtbot.keyClick(w, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
     run_async(

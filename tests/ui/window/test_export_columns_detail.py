@@ -177,18 +177,27 @@ def _with_data(i: int, type_: str, obj: dict, previous: dict | None = None) -> E
 
 
 def test_an_update_shows_what_changed(open_window, tmp_path):
-    user = {"user_id": "auth0|0123456789abcdef01234567", "email": "ada@example.com", "blocked": False,
-            "logins_count": 3, "created_at": "2026-11-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z",
-            "identities": []}  # fmt: skip
+    user = {
+        "user_id": "auth0|0123456789abcdef01234567",
+        "email": "ada@example.com",
+        "blocked": False,
+        "logins_count": 3,
+        "created_at": "2026-11-01T00:00:00Z",
+        "updated_at": "2026-11-01T00:00:00Z",
+        "identities": [],
+    }
     updated = {**user, "blocked": True, "updated_at": "2026-11-01T00:00:05Z"}
     org = {"id": "org_AAAAAAAAAAAAAAAA", "name": "acme", "display_name": "Acme (1)"}
-    path = _store_with(tmp_path, [
-        _with_data(0, "user.created", user),
-        _with_data(1, "organization.created", org),
-        _with_data(2, "user.updated", updated),  # the store has the earlier state: the created event
-        _with_data(3, "organization.updated", {**org, "display_name": "Acme (2)"}, previous=org),
-        _with_data(4, "group.updated", {"id": "grp_abcdefghijkmnop", "name": "eng", "created_at": "t"}),
-    ])  # fmt: skip
+    path = _store_with(
+        tmp_path,
+        [
+            _with_data(0, "user.created", user),
+            _with_data(1, "organization.created", org),
+            _with_data(2, "user.updated", updated),  # the store has the earlier state: the created event
+            _with_data(3, "organization.updated", {**org, "display_name": "Acme (2)"}, previous=org),
+            _with_data(4, "group.updated", {"id": "grp_abcdefghijkmnop", "name": "eng", "created_at": "t"}),
+        ],
+    )
     w = open_window(path)
 
     def shown_for(event_type: str) -> str:

@@ -36,10 +36,13 @@ def click(widget, pos) -> None:
     would re-enter the qasync loop from inside this test's coroutine.)"""
     for kind in (QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease):
         event = QMouseEvent(
-            kind, QPointF(pos), QPointF(widget.mapToGlobal(pos)), Qt.MouseButton.LeftButton,
+            kind,
+            QPointF(pos),
+            QPointF(widget.mapToGlobal(pos)),
+            Qt.MouseButton.LeftButton,
             Qt.MouseButton.LeftButton if kind == QEvent.Type.MouseButtonPress else Qt.MouseButton.NoButton,
             Qt.KeyboardModifier.NoModifier,
-        )  # fmt: skip
+        )
         QApplication.sendEvent(widget, event)
 
 

@@ -34,8 +34,12 @@ def test_the_status_bar_and_tooltip_show_a_hostile_403_escaped(qtbot, tmp_path):
     body = json.dumps({"message": HOSTILE + "A" * 3000}).encode()  # read whole: the engine reads 4 KiB
     refusal = http_response("403 Forbidden", {"Content-Type": "application/json"}, body)
     with raw_server("127.0.0.1", refusal) as server:
-        rec = follow(_Target(server.url), tmp_path / "h.sqlite3", timeout=30,
-                     until=lambda r: bool(r.states) and r.states[-1].state.terminal)  # fmt: skip
+        rec = follow(
+            _Target(server.url),
+            tmp_path / "h.sqlite3",
+            timeout=30,
+            until=lambda r: bool(r.states) and r.states[-1].state.terminal,
+        )
     final = rec.states[-1]
     assert final.state is StreamState.ERROR
     bar = QStatusBar()

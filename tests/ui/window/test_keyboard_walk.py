@@ -166,13 +166,29 @@ def test_every_control_has_a_name_and_a_keyboard_path(open_window, filled_store)
         widget = widget.nextInFocusChain()
         if widget is bar.tenant_box:
             break
-    wanted = [bar.tenant_box, bar.types_button, bar.search, bar.range_box, bar.test_box, bar.saved_button,
-              w.table, d.browser, d.copy_button, d.copy_jsonl_button]  # fmt: skip
+    wanted = [
+        bar.tenant_box,
+        bar.types_button,
+        bar.search,
+        bar.range_box,
+        bar.test_box,
+        bar.saved_button,
+        w.table,
+        d.browser,
+        d.copy_button,
+        d.copy_jsonl_button,
+    ]
     positions = [chain.index(x) for x in wanted]
     assert positions == sorted(positions)
     # what is not in the Tab chain has a shortcut and a menu entry: the histogram zoom, the pill, the corner buttons
     menus = {a.text().replace("&", "") for m in w.menuBar().findChildren(QMenu) for a in m.actions()}
-    for text, keys in (("Custom time range…", "Ctrl+T"), ("Reset zoom", "Ctrl+0"), ("Jump to newest", "N"),
-                       ("Follow newest events", "F"), ("Settings…", "Ctrl+,"), ("Export view…", "Ctrl+E")):  # fmt: skip
+    for text, keys in (
+        ("Custom time range…", "Ctrl+T"),
+        ("Reset zoom", "Ctrl+0"),
+        ("Jump to newest", "N"),
+        ("Follow newest events", "F"),
+        ("Settings…", "Ctrl+,"),
+        ("Export view…", "Ctrl+E"),
+    ):
         action = next(a for a in w.menu_actions.all if a.text().replace("&", "") == text)
         assert action.shortcut().toString() == keys and text in menus

@@ -44,9 +44,12 @@ def stores(tmp_path):
 
 def _expected(stores, keep=lambda row: True):
     """Every stored row, newest first by (event time, tenant, seq): the order "All tenants" promises."""
-    keyed = [(row.time_ms, tenant, seq, row.event_id)
-             for tenant, (_path, rows) in stores.items()
-             for seq, row in enumerate(rows, start=1) if keep(row)]  # fmt: skip
+    keyed = [
+        (row.time_ms, tenant, seq, row.event_id)
+        for tenant, (_path, rows) in stores.items()
+        for seq, row in enumerate(rows, start=1)
+        if keep(row)
+    ]
     return [(tenant, event_id) for _ms, tenant, _seq, event_id in sorted(keyed, reverse=True)]
 
 

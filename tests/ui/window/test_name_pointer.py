@@ -44,8 +44,14 @@ def spots(view, index) -> tuple[QPoint, QPoint]:
 
 def shape_after_move(view, pos: QPoint) -> Qt.CursorShape:
     viewport = view.viewport()
-    move = QMouseEvent(QEvent.Type.MouseMove, QPointF(pos), QPointF(viewport.mapToGlobal(pos)),
-                       Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    move = QMouseEvent(
+        QEvent.Type.MouseMove,
+        QPointF(pos),
+        QPointF(viewport.mapToGlobal(pos)),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(viewport, move)
     return viewport.cursor().shape()
 

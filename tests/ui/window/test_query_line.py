@@ -222,8 +222,13 @@ def test_a_query_that_cannot_run_says_so_in_the_count(qtbot, qapp, bar, theme):
 
 def test_the_alert_chip_is_per_tenant(qtbot, bar):
     bar.set_tenants(["acme", "globex"], "acme")
-    state = {"types": [], "text": "", "range": 0, "test": True,
-             "alert": {"id": 7, "name": "Mass deletion", "tenant": "acme"}}  # fmt: skip
+    state = {
+        "types": [],
+        "text": "",
+        "range": 0,
+        "test": True,
+        "alert": {"id": 7, "name": "Mass deletion", "tenant": "acme"},
+    }
     bar.apply_state(state)
     assert bar.alert_chip.isVisible() and bar.current().query == "alert:7"
     assert bar.state()["alert"] == {"id": 7, "name": "Mass deletion", "tenant": "acme"}

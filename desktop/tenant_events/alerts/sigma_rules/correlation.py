@@ -66,10 +66,16 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     """The rule entry of a Sigma correlation rule over detection rules."""
     entry = common(correlation)
     kind = correlation.type
-    if kind not in (SigmaCorrelationType.EVENT_COUNT, SigmaCorrelationType.VALUE_COUNT,
-                    SigmaCorrelationType.TEMPORAL, SigmaCorrelationType.TEMPORAL_ORDERED):  # fmt: skip
-        raise Refusal(f"correlation type {kind.name.lower()}", "is not supported (supported: event_count, "
-                      "value_count, temporal, temporal_ordered)")  # fmt: skip
+    if kind not in (
+        SigmaCorrelationType.EVENT_COUNT,
+        SigmaCorrelationType.VALUE_COUNT,
+        SigmaCorrelationType.TEMPORAL,
+        SigmaCorrelationType.TEMPORAL_ORDERED,
+    ):
+        raise Refusal(
+            f"correlation type {kind.name.lower()}",
+            "is not supported (supported: event_count, value_count, temporal, temporal_ordered)",
+        )
     cond = correlation.condition
     if not isinstance(cond, SigmaCorrelationCondition):
         raise Refusal("condition", "an extended (boolean) correlation condition cannot be expressed")
@@ -84,14 +90,20 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
         except Refusal as exc:
             raise Refusal(exc.where, f"{exc} (in rule {base.title or ref.reference!r})") from None
         if sequence and parts[-1].any_of:
-            raise Refusal(f"rules {ref.reference}", "an 'or' across fields in a step of a sequence cannot be "
-                          "expressed: make it a value list of one field, or one rule for each")  # fmt: skip
+            raise Refusal(
+                f"rules {ref.reference}",
+                "an 'or' across fields in a step of a sequence cannot be "
+                "expressed: make it a value list of one field, or one rule for each",
+            )
     if not parts:
         raise Refusal("rules", "names no rule")
     seconds = correlation.timespan.seconds
     if seconds > MAX_WINDOW_S:
-        raise Refusal(f"timespan {correlation.timespan.spec}", "is longer than a day, the longest window a rule "
-                      "keeps (for 'the first time in N days' use the novelty of a rule of your own)")  # fmt: skip
+        raise Refusal(
+            f"timespan {correlation.timespan.spec}",
+            "is longer than a day, the longest window a rule "
+            "keeps (for 'the first time in N days' use the novelty of a rule of your own)",
+        )
     per_type, keys = _group(correlation)
     type_name = kind.name.lower()
     if sequence:
@@ -104,18 +116,28 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
         if len(parts) < 2:
             raise Refusal("rules", f"a {type_name} correlation needs two rules or more")
         shared = _rule_conditions(correlation)
-        steps = [{"types": p.types, "conditions": [c for c in p.conditions if _same(c) not in shared]}
-                 for p in parts]  # fmt: skip
+        steps = [
+            {"types": p.types, "conditions": [c for c in p.conditions if _same(c) not in shared]}
+            for p in parts
+        ]
         every = [t for p in parts for t in p.types]
         types = list(dict.fromkeys(every)) if "*" not in every else ["*"]
-        entry.update(types=types, sequence={"steps": steps, "within_seconds": seconds,
-                                            "ordered": kind == SigmaCorrelationType.TEMPORAL_ORDERED})  # fmt: skip
+        entry.update(
+            types=types,
+            sequence={
+                "steps": steps,
+                "within_seconds": seconds,
+                "ordered": kind == SigmaCorrelationType.TEMPORAL_ORDERED,
+            },
+        )
     else:
         first = parts[0]
         for other in parts[1:]:
             if other.conditions != first.conditions or other.any_of != first.any_of:
-                raise Refusal("rules", "counting over rules that differ in more than their event types cannot "
-                              "be expressed")  # fmt: skip
+                raise Refusal(
+                    "rules",
+                    "counting over rules that differ in more than their event types cannot be expressed",
+                )
         types = [t for t in dict.fromkeys(t for p in parts for t in p.types)]
         count = _threshold(cond, type_name)
         threshold: dict[str, Any] = {"count": count, "window_seconds": seconds, "per_type": per_type}

@@ -45,9 +45,21 @@ from tenant_events.alerts.event_fields import check_carried
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 SUPPORTED_MODIFIERS: Final = (
-    "contains", "startswith", "endswith", "re", "i", "ignorecase", "m", "multiline", "s", "dotall", "cidr",
-    "exists", "all", "cased",
-)  # fmt: skip
+    "contains",
+    "startswith",
+    "endswith",
+    "re",
+    "i",
+    "ignorecase",
+    "m",
+    "multiline",
+    "s",
+    "dotall",
+    "cidr",
+    "exists",
+    "all",
+    "cased",
+)
 _SHOWN_MODIFIERS: Final = "contains, startswith, endswith, re, cidr, exists, all, cased"
 _RE_FLAGS: Final = {
     SigmaRegularExpressionFlag.IGNORECASE: "i",
@@ -94,13 +106,18 @@ def check_modifiers(rule: SigmaRule) -> None:
         for item in _items(detection):
             if item.field is None:
                 shown = ", ".join(str(v) for v in item.original_value or item.value)
-                raise Refusal("", f"keyword search {shown!r} (a value without a field) cannot be expressed: "
-                              "name the field, e.g. data.object.email")  # fmt: skip
+                raise Refusal(
+                    "",
+                    f"keyword search {shown!r} (a value without a field) cannot be expressed: "
+                    "name the field, e.g. data.object.email",
+                )
             for modifier in item.modifiers:
                 name = reverse_modifier_mapping.get(modifier.__name__, modifier.__name__)
                 if name not in SUPPORTED_MODIFIERS:
-                    raise Refusal(f"{item.field}|{name}", f"the modifier {name} is not supported "
-                                  f"(supported: {_SHOWN_MODIFIERS})")  # fmt: skip
+                    raise Refusal(
+                        f"{item.field}|{name}",
+                        f"the modifier {name} is not supported (supported: {_SHOWN_MODIFIERS})",
+                    )
 
 
 def _items(detection: SigmaDetection) -> list[SigmaDetectionItem]:
@@ -134,8 +151,11 @@ def _path(field: str) -> str:
     if field == "type":
         return field
     if not field.startswith("data.") or len(field) == len("data."):
-        raise Refusal(field, "not an event field: use type or a dotted path under data "
-                      "(e.g. data.object.role.name, data.context.client.id)")  # fmt: skip
+        raise Refusal(
+            field,
+            "not an event field: use type or a dotted path under data "
+            "(e.g. data.object.role.name, data.context.client.id)",
+        )
     return field.removeprefix("data.")
 
 
@@ -269,8 +289,11 @@ def _clause(tree: Tree) -> list[Test]:
     tests = _flatten(tree, "or")
     for t in tests:
         if not isinstance(t, Test):
-            raise Refusal(_first_where(t), "an 'or' of 'and' groups cannot be expressed: a rule is one AND of "
-                          "field tests and one list of alternatives, each a single field test")  # fmt: skip
+            raise Refusal(
+                _first_where(t),
+                "an 'or' of 'and' groups cannot be expressed: a rule is one AND of "
+                "field tests and one list of alternatives, each a single field test",
+            )
     return [t for t in tests if isinstance(t, Test)]
 
 
@@ -309,8 +332,10 @@ def _alternatives(leaves: list[Test]) -> list[dict[str, Any]]:
             other = next((x.where for x in leaves if x.field != "type"), None)
             if other is None:
                 raise Refusal(t.where, "'not' in a list of event types cannot be expressed: name the types")
-            raise Refusal(t.where, f"an 'or' between the event type and {other} cannot be expressed: write one "
-                          "rule for each")  # fmt: skip
+            raise Refusal(
+                t.where,
+                f"an 'or' between the event type and {other} cannot be expressed: write one rule for each",
+            )
         if t.negated or t.op in ("exists", "missing"):
             ordered.append([t])  # never a value list: "not a or not b" is not "not (a or b)"
         elif t.key() in groups:
@@ -338,8 +363,10 @@ def translate(rule: SigmaRule) -> Detection:
         first = tests[0]
         if not _is_value_list(tests):
             if any_of is not None:
-                raise Refusal(first.where, "a second 'or' across fields cannot be expressed: a rule holds one "
-                              "list of alternatives")  # fmt: skip
+                raise Refusal(
+                    first.where,
+                    "a second 'or' across fields cannot be expressed: a rule holds one list of alternatives",
+                )
             any_of = _alternatives(tests)
             fields += tests
             continue

@@ -15,12 +15,30 @@ from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, trans
 EXTENSION: Final = "tenant_events"  # a custom attribute: what a rule holds that Sigma has no words for
 LOGSOURCE: Final = ("auth0", "events")
 _TECHNIQUE: Final = re.compile(r"^t\d{4}(?:\.\d{3})?$")  # attack.t1098.003 → T1098.003; tactics are skipped
-_LEVELS: Final = {"informational": "info", "low": "info", "medium": "warning", "high": "warning",
-                  "critical": "critical"}  # fmt: skip
-_EXTENSION_KEYS: Final = frozenset({
-    "enabled", "notify", "coalesce_minutes", "time_of_day", "tenants", "include_test_events", "conditions",
-    "novelty", "state", "tests", "group_by", "types", "any_of",
-})  # fmt: skip
+_LEVELS: Final = {
+    "informational": "info",
+    "low": "info",
+    "medium": "warning",
+    "high": "warning",
+    "critical": "critical",
+}
+_EXTENSION_KEYS: Final = frozenset(
+    {
+        "enabled",
+        "notify",
+        "coalesce_minutes",
+        "time_of_day",
+        "tenants",
+        "include_test_events",
+        "conditions",
+        "novelty",
+        "state",
+        "tests",
+        "group_by",
+        "types",
+        "any_of",
+    }
+)
 
 
 def _severity(rule: SigmaRule | SigmaCorrelationRule) -> str:
@@ -54,16 +72,26 @@ def common(rule: SigmaRule | SigmaCorrelationRule) -> dict[str, Any]:
             raise Refusal(EXTENSION, "must be a map of rule fields")
         for key in extension:
             if key not in _EXTENSION_KEYS:
-                raise Refusal(f"{EXTENSION}.{key}", "is not a rule field Sigma lacks words for "
-                              f"(known: {', '.join(sorted(_EXTENSION_KEYS))})")  # fmt: skip
+                raise Refusal(
+                    f"{EXTENSION}.{key}",
+                    "is not a rule field Sigma lacks words for "
+                    f"(known: {', '.join(sorted(_EXTENSION_KEYS))})",
+                )
     return entry
 
 
 def _check_logsource(rule: SigmaRule) -> None:
     source = rule.logsource
     if (source.product, source.service) != LOGSOURCE or source.category is not None:
-        shown = ", ".join(f"{k}: {v}" for k, v in (("category", source.category), ("product", source.product),
-                                                   ("service", source.service)) if v)  # fmt: skip
+        shown = ", ".join(
+            f"{k}: {v}"
+            for k, v in (
+                ("category", source.category),
+                ("product", source.product),
+                ("service", source.service),
+            )
+            if v
+        )
         raise Refusal(
             "logsource", f"{{{shown}}} is not this app's events (want product: auth0, service: events)"
         )
@@ -86,8 +114,10 @@ def apply_extension(entry: dict[str, Any], extension: dict[str, Any]) -> dict[st
             raise Refusal(f"{EXTENSION}.conditions", "must be a list of conditions")
         entry["conditions"] = [*entry.get("conditions", []), *extra_conditions]
     if extension.get("any_of") is not None and entry.get("any_of"):
-        raise Refusal(f"{EXTENSION}.any_of", "the detection has alternatives (an 'or' across fields) already: "
-                      "a rule holds one list of them")  # fmt: skip
+        raise Refusal(
+            f"{EXTENSION}.any_of",
+            "the detection has alternatives (an 'or' across fields) already: a rule holds one list of them",
+        )
     return {**entry, **extension}
 
 

@@ -34,8 +34,11 @@ def _stored(rule: Rule) -> dict[str, Any]:
     """The settings entry of a validated rule: a built-in's only what differs, one's own rule in full."""
     base = _BUILTIN.get(rule.id)
     if base is None:
-        return rule.model_dump(mode="json", exclude_defaults=True) | {"id": rule.id, "name": rule.name,
-                                                                      "types": rule.types}  # fmt: skip
+        return rule.model_dump(mode="json", exclude_defaults=True) | {
+            "id": rule.id,
+            "name": rule.name,
+            "types": rule.types,
+        }
     was, now = base.model_dump(mode="json"), rule.model_dump(mode="json")
     return {"id": rule.id, **{k: v for k, v in now.items() if was.get(k) != v}}
 
@@ -48,8 +51,11 @@ def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
     for f, rule in zip(found, rules, strict=True):
         if rule.id in seen:
             other = seen[rule.id]
-            raise SigmaRefused(f.path, f.label, f"its id {rule.id!r} is also {other.label}'s in {other.path}: "
-                               "give one of them another name")  # fmt: skip
+            raise SigmaRefused(
+                f.path,
+                f.label,
+                f"its id {rule.id!r} is also {other.label}'s in {other.path}: give one of them another name",
+            )
         seen[rule.id] = f
         if rule.id in _BUILTIN and len(_stored(rule)) > 1:
             raise SigmaRefused(f.path, f.label, builtin_taken(rule.id))
@@ -61,8 +67,12 @@ def merge_imported(alerts: AlertSettings, found: list[SigmaEntry]) -> Imported:
         if isinstance(raw_id, str) and raw_id in seen and raw_id not in _BUILTIN:
             if entry.get("origin") != "sigma":
                 f = seen[raw_id]
-                raise SigmaRefused(f.path, f.label, f"its id {raw_id!r} is a rule of your own: give the Sigma rule "
-                                   "another name (its `name:`)")  # fmt: skip
+                raise SigmaRefused(
+                    f.path,
+                    f.label,
+                    f"its id {raw_id!r} is a rule of your own: give the Sigma rule "
+                    "another name (its `name:`)",
+                )
             replaced.append(raw_id)
             continue
         kept.append(entry)

@@ -60,8 +60,13 @@ class _Loaded:
 def sigma_files(target: Path) -> list[Path]:
     """The Sigma files of `target`: itself, or every *.yml / *.yaml under it (sorted, hidden ones skipped)."""
     if target.is_dir():
-        found = sorted(p for p in target.rglob("*") if p.suffix in SIGMA_SUFFIXES and p.is_file()
-                       and not any(part.startswith(".") for part in p.relative_to(target).parts))  # fmt: skip
+        found = sorted(
+            p
+            for p in target.rglob("*")
+            if p.suffix in SIGMA_SUFFIXES
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(target).parts)
+        )
         if not found:
             raise SigmaRefused(target, "", "no .yml or .yaml files in this folder")
         if len(found) > MAX_FILES:

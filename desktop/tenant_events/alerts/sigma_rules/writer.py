@@ -23,12 +23,27 @@ from tenant_events.alerts.sigma_rules.entries import EXTENSION
 
 NAMESPACE: Final = uuid.UUID("5f1e4c0e-7a61-4d1e-9c53-7e1a5e6d0a11")  # the rules' Sigma ids derive from it
 _LEVELS: Final = {"info": "informational", "warning": "medium", "critical": "critical"}
-_MODIFIER: Final = {"equals": "", "contains": "|contains", "starts_with": "|startswith",
-                    "ends_with": "|endswith", "regex": "|re", "cidr": "|cidr"}  # fmt: skip
+_MODIFIER: Final = {
+    "equals": "",
+    "contains": "|contains",
+    "starts_with": "|startswith",
+    "ends_with": "|endswith",
+    "regex": "|re",
+    "cidr": "|cidr",
+}
 _UNITS: Final = (("d", 86_400), ("h", 3600), ("m", 60), ("s", 1))
 # Rule fields kept in the extension when they differ from a new rule's defaults.
-_EXTRA_FIELDS: Final = ("enabled", "notify", "coalesce_minutes", "time_of_day", "tenants", "include_test_events",
-                        "novelty", "state", "tests")  # fmt: skip
+_EXTRA_FIELDS: Final = (
+    "enabled",
+    "notify",
+    "coalesce_minutes",
+    "time_of_day",
+    "tenants",
+    "include_test_events",
+    "novelty",
+    "state",
+    "tests",
+)
 
 
 class NotExpressible(ValueError):
@@ -78,8 +93,9 @@ def _alternatives_fit(any_of: list[dict[str, Any]]) -> bool:
     keys: set[tuple[str, str, bool]] = set()
     for cond in any_of:
         negated, value = bool(cond.get("negate")), cond.get("value")
-        if _selection(cond) is None or (negated and (cond["op"] in ("exists", "missing") or
-                                                     (isinstance(value, list) and len(value) > 1))):  # fmt: skip
+        if _selection(cond) is None or (
+            negated and (cond["op"] in ("exists", "missing") or (isinstance(value, list) and len(value) > 1))
+        ):
             return False
         if not negated and cond["op"] not in ("exists", "missing"):
             key = (cond["field"], cond["op"], bool(cond.get("ignore_case", True)))

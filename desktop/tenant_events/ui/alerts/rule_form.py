@@ -31,11 +31,23 @@ from tenant_events.ui.look.theme import error_color
 
 OPS: Final = get_args(Op)
 NO_VALUE: Final = ("exists", "missing")
-TIMES: Final = (("any time", None), ("outside working hours", "outside_working_hours"),
-                ("inside working hours", "inside_working_hours"))  # fmt: skip
+TIMES: Final = (
+    ("any time", None),
+    ("outside working hours", "outside_working_hours"),
+    ("inside working hours", "inside_working_hours"),
+)
 _SHOWN_IN: Final = {"any_of": "conditions"}  # the alternatives are lines of the conditions text
-FIELDS: Final = ("name", "severity", "types", "conditions", "threshold", "time_of_day", "tenants",
-                 "coalesce_minutes", "id")  # fmt: skip
+FIELDS: Final = (
+    "name",
+    "severity",
+    "types",
+    "conditions",
+    "threshold",
+    "time_of_day",
+    "tenants",
+    "coalesce_minutes",
+    "id",
+)
 
 
 ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
@@ -63,8 +75,14 @@ def parse_conditions(text: str) -> tuple[list[dict[str, Any]], list[dict[str, An
         if not parts:
             continue
         if len(parts) < 2 or parts[1] not in OPS:
-            return [], [], (f"line {number}: write “field operator value” (“{ONE_OF} field operator value” for "
-                            f"one of several), the operator one of {', '.join(OPS)}")  # fmt: skip
+            return (
+                [],
+                [],
+                (
+                    f"line {number}: write “field operator value” (“{ONE_OF} field operator value” for "
+                    f"one of several), the operator one of {', '.join(OPS)}"
+                ),
+            )
         field, op = parts[0], parts[1]
         values = [v.strip() for v in parts[2].split(",") if v.strip()] if len(parts) == 3 else []
         entry: dict[str, Any] = {"field": field, "op": op}
@@ -76,9 +94,11 @@ def parse_conditions(text: str) -> tuple[list[dict[str, Any]], list[dict[str, An
     return out, alternatives, ""
 
 
-KEPT_TIP: Final = ("These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
-                   "a comma, changed from/to): they are kept as they are; change them in the settings file or "
-                   "import the Sigma rule again.")  # fmt: skip
+KEPT_TIP: Final = (
+    "These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
+    "a comma, changed from/to): they are kept as they are; change them in the settings file or "
+    "import the Sigma rule again."
+)
 
 
 def _same_conditions(parsed: list[dict[str, Any]], alternatives: list[dict[str, Any]], rule: Rule) -> bool:
@@ -135,11 +155,15 @@ class RuleForm(QWidget):
         threshold.addStretch(1)
         form = QFormLayout()
         rows: tuple[tuple[str, str, Any], ...] = (
-            ("name", "&Name", self.name), ("severity", "&Severity", self.severity),
-            ("types", "Event &types", self.types), ("conditions", "&Conditions", self.conditions),
-            ("threshold", "T&hreshold", threshold), ("time_of_day", "Time of &day", self.time_of_day),
-            ("tenants", "Te&nants", self.tenants), ("coalesce_minutes", "&Group firings within", self.coalesce),
-        )  # fmt: skip
+            ("name", "&Name", self.name),
+            ("severity", "&Severity", self.severity),
+            ("types", "Event &types", self.types),
+            ("conditions", "&Conditions", self.conditions),
+            ("threshold", "T&hreshold", threshold),
+            ("time_of_day", "Time of &day", self.time_of_day),
+            ("tenants", "Te&nants", self.tenants),
+            ("coalesce_minutes", "&Group firings within", self.coalesce),
+        )
         for key, label, field in rows:
             box = QVBoxLayout()
             box.setSpacing(2)
@@ -165,10 +189,20 @@ class RuleForm(QWidget):
         layout.addWidget(self.explanation)
         layout.addLayout(form)
         layout.addStretch(1)
-        for signal in (self.name.textChanged, self.types.textChanged, self.conditions.textChanged,
-                       self.tenants.textChanged, self.severity.currentIndexChanged, self.count.valueChanged,
-                       self.window_s.valueChanged, self.per_type.toggled, self.use_threshold.toggled,
-                       self.time_of_day.currentIndexChanged, self.coalesce.valueChanged, self.notify.toggled):  # fmt: skip
+        for signal in (
+            self.name.textChanged,
+            self.types.textChanged,
+            self.conditions.textChanged,
+            self.tenants.textChanged,
+            self.severity.currentIndexChanged,
+            self.count.valueChanged,
+            self.window_s.valueChanged,
+            self.per_type.toggled,
+            self.use_threshold.toggled,
+            self.time_of_day.currentIndexChanged,
+            self.coalesce.valueChanged,
+            self.notify.toggled,
+        ):
             signal.connect(self._changed)
         for w in (self.count, self.window_s, self.per_type):
             self.use_threshold.toggled.connect(w.setEnabled)
@@ -238,9 +272,12 @@ class RuleForm(QWidget):
             if key in kept:
                 entry[key] = kept[key]
         if self.use_threshold.isChecked():
-            entry["threshold"] = {"count": self.count.value(), "window_seconds": self.window_s.value(),
-                                  "per_type": self.per_type.isChecked(),
-                                  **{k: v for k, v in kept.get("threshold", {}).items() if k == "distinct"}}  # fmt: skip
+            entry["threshold"] = {
+                "count": self.count.value(),
+                "window_seconds": self.window_s.value(),
+                "per_type": self.per_type.isChecked(),
+                **{k: v for k, v in kept.get("threshold", {}).items() if k == "distinct"},
+            }
         when = TIMES[self.time_of_day.currentIndex()][1]
         if when is not None:
             old = self.base.time_of_day if self.base is not None else None

@@ -220,8 +220,14 @@ class RulesPage(QWidget):
         while f"my-rule-{n}" in self.rules:
             n += 1
         # off and silent until configured: a half-made rule must not notify on every user.deleted meanwhile
-        rule = Rule(id=f"my-rule-{n}", name=f"My rule {n}", types=["user.deleted"], severity="warning",
-                    enabled=False, notify=False)  # fmt: skip
+        rule = Rule(
+            id=f"my-rule-{n}",
+            name=f"My rule {n}",
+            types=["user.deleted"],
+            severity="warning",
+            enabled=False,
+            notify=False,
+        )
         self.rules[rule.id] = rule
         self._fill(select=rule.id)
         self.form.name.setFocus()
@@ -294,8 +300,10 @@ class RulesPage(QWidget):
             full = rule.model_dump(mode="json")
             base = _BUILTIN.get(rule.id)
             if base is None:
-                out.append(rule.model_dump(mode="json", exclude_defaults=True) | {"id": rule.id, "name": rule.name,
-                                                                                 "types": rule.types})  # fmt: skip
+                out.append(
+                    rule.model_dump(mode="json", exclude_defaults=True)
+                    | {"id": rule.id, "name": rule.name, "types": rule.types}
+                )
                 continue
             was = base.model_dump(mode="json")
             lean = rule.model_dump(mode="json", exclude_none=True)  # nested parts without their unset fields

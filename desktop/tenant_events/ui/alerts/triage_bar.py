@@ -62,8 +62,12 @@ class TriageBar(QWidget):
         self.buttons: dict[TriageState, QPushButton] = {}
         row = QHBoxLayout()
         row.addWidget(self.note, 1)
-        for state, text in (("acknowledged", "Ac&knowledge"), ("snoozed", "S&nooze 1 h"),
-                            ("resolved", "Resol&ve"), ("open", "Re&open")):  # fmt: skip
+        for state, text in (
+            ("acknowledged", "Ac&knowledge"),
+            ("snoozed", "S&nooze 1 h"),
+            ("resolved", "Resol&ve"),
+            ("open", "Re&open"),
+        ):
             button = QPushButton(text)
             button.setAutoDefault(False)
             button.clicked.connect(lambda _c=False, s=state: self.set_state(s))

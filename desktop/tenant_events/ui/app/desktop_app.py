@@ -93,16 +93,19 @@ class DesktopApp(QObject):
         self.window.restore_filter()
         self.settings_dialog: SettingsDialog | None = None
         self.hub_dialog: ConnectHubDialog | None = None
-        self.first_run = FirstRun(self.window, paths, options.simulator_args, sink, self.add_tenant, self.spawn,
-                                  parent=self)  # fmt: skip
+        self.first_run = FirstRun(
+            self.window, paths, options.simulator_args, sink, self.add_tenant, self.spawn, parent=self
+        )
         self.first_run.open_hub = self.open_hub_connect
         self.first_run.saved_tenants = lambda: self.settings.tenants
-        self.tenants = TenantRoster(paths, self.secrets, lambda: self.settings, self.window, self.sign_in_flow,
-                                    sink, parent=self)  # fmt: skip
+        self.tenants = TenantRoster(
+            paths, self.secrets, lambda: self.settings, self.window, self.sign_in_flow, sink, parent=self
+        )
         tray = Tray(panel="dark") if Tray.available() else None
         self.tray = tray
-        self.notifications = NotificationChoices(lambda: self.settings, self.save_settings_soon, tray, self.window,
-                                                 paths, self)  # fmt: skip
+        self.notifications = NotificationChoices(
+            lambda: self.settings, self.save_settings_soon, tray, self.window, paths, self
+        )
         self.notifier = self.notifications.notifier
         self.alerts = self.notifications.alerts
         self.tray_wiring = (
@@ -243,8 +246,14 @@ class DesktopApp(QObject):
 
     def _hub_session(self, profile: HubProfile) -> HubSession:
         r = self.settings.retention
-        return HubSession(profile, self.paths, self.secrets, parent=self.tenants, alerts=self.settings.alerts,
-                          retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events))  # fmt: skip
+        return HubSession(
+            profile,
+            self.paths,
+            self.secrets,
+            parent=self.tenants,
+            alerts=self.settings.alerts,
+            retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
+        )
 
     async def add_hub_session(self, profile: HubProfile) -> TenantSession:
         """A hub tenant just saved (hub_connect.py): start reading it and show it."""

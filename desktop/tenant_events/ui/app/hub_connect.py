@@ -38,9 +38,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # ConfigError fields (hub/credentials.py, hub/profile.py) → the dialog's field that fixes them
-_FIELD_OF = {"hub tenant": "hub_tenant", "hub hub_tenant": "hub_tenant", "hub name": "name", "hub user": "user",
-             "hub password": "secret", "hub token": "secret", "hub nkey": "key_file", "hub creds": "key_file",
-             "hub key file": "key_file", "hub ca_file": "ca_file", "hub hub_urls": "urls"}  # fmt: skip
+_FIELD_OF = {
+    "hub tenant": "hub_tenant",
+    "hub hub_tenant": "hub_tenant",
+    "hub name": "name",
+    "hub user": "user",
+    "hub password": "secret",
+    "hub token": "secret",
+    "hub nkey": "key_file",
+    "hub creds": "key_file",
+    "hub key file": "key_file",
+    "hub ca_file": "ca_file",
+    "hub hub_urls": "urls",
+}
 
 
 class HubHost(Protocol):
@@ -110,10 +120,14 @@ async def run_check(request: HubRequest) -> tuple[HubCheck, Secret]:
 
 def found_text(profile: HubProfile, found: HubCheck) -> str:
     if found.messages == 0:
-        return (f"Found {profile.hub_tenant} on the hub: its stream is there, but the relay has not published "
-                "any events yet. They will appear as it does.")  # fmt: skip
-    return (f"Found {profile.hub_tenant} on the hub: {found.messages:,} events stored "
-            f"(up to number {found.last_sequence:,}). Add it to read them here.")  # fmt: skip
+        return (
+            f"Found {profile.hub_tenant} on the hub: its stream is there, but the relay has not published "
+            "any events yet. They will appear as it does."
+        )
+    return (
+        f"Found {profile.hub_tenant} on the hub: {found.messages:,} events stored "
+        f"(up to number {found.last_sequence:,}). Add it to read them here."
+    )
 
 
 def where(exc: UserFixableError, request: HubRequest) -> tuple[str, str]:

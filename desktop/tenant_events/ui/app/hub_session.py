@@ -54,8 +54,11 @@ class HubSession(TenantSession):
         from tenant_events.hub.connection import HubOptions  # loads the NATS client
 
         # Where the hub is, without its secret yet: restore() reads that from the keyring before the link starts.
-        unsigned = HubFrom(HubOptions(tuple(hub_profile.hub_urls), ca_file=hub_profile.ca_file),
-                           hub_profile.hub_tenant, tuple(hub_profile.event_types))  # fmt: skip
+        unsigned = HubFrom(
+            HubOptions(tuple(hub_profile.hub_urls), ca_file=hub_profile.ca_file),
+            hub_profile.hub_tenant,
+            tuple(hub_profile.event_types),
+        )
         link = TenantLink(
             hub_profile.name, paths, unsigned, retention=retention, alerts=alerts, strict_rules=False
         )

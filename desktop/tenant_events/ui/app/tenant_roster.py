@@ -60,9 +60,14 @@ class TenantRoster(QObject):
         settings = self._settings()
         r = settings.retention
         # The app runs the valid rules even when one is broken (the settings show what is wrong with it).
-        link = TenantLink(profile.name, self._paths, of_profile(profile, self._secrets),
-                          retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
-                          alerts=settings.alerts, strict_rules=False)  # fmt: skip
+        link = TenantLink(
+            profile.name,
+            self._paths,
+            of_profile(profile, self._secrets),
+            retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
+            alerts=settings.alerts,
+            strict_rules=False,
+        )
         self._window.set_tenant_domain(profile.name, profile.domain)
         return self.attach(TenantSession(link, parent=self, secrets=self._secrets))
 

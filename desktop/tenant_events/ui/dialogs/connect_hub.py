@@ -203,8 +203,14 @@ class ConnectHubDialog(CheckedDialog):
         if kind in FILE_KINDS and not self.key_file.text().strip():
             ok = False
         if ok:
-            fields = {"name": name, "hub_urls": urls, "hub_tenant": hub_tenant, "auth": kind,
-                      "user": self.user.text().strip(), "ca_file": self.ca_file.text().strip()}  # fmt: skip
+            fields = {
+                "name": name,
+                "hub_urls": urls,
+                "hub_tenant": hub_tenant,
+                "auth": kind,
+                "user": self.user.text().strip(),
+                "ca_file": self.ca_file.text().strip(),
+            }
             try:
                 profile = HubProfile.model_validate(fields)
             except ValidationError as exc:

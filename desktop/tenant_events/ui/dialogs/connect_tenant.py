@@ -131,8 +131,12 @@ class ConnectTenantDialog(CheckedDialog):
                 self.profile = make_profile(**fields)
             except ConfigError as exc:
                 key = self._field_key(exc.field)
-                typed = {"domain": self.domain, "client_id": self.client_id, "audience": self.audience,
-                         "name": self.name}.get(key)  # fmt: skip
+                typed = {
+                    "domain": self.domain,
+                    "client_id": self.client_id,
+                    "audience": self.audience,
+                    "name": self.name,
+                }.get(key)
                 if typed is None or typed.text().strip():  # no red text for a field not typed in yet
                     self.set_error(key, self._message(exc))
         self.ok_button.setEnabled(self.profile is not None and not self.checking)

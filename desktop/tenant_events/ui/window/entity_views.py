@@ -27,9 +27,20 @@ class EntityViews:
         # Moving the table and the detail pane into new containers put them last in the Tab order: restore it,
         # with the new parts where they sit on screen.
         pane, detail = self.timelines.pane, window.detail
-        order = [before, window.table, self.all_tenants.view, pane.back_button, pane.forward_button, pane.close_button,
-                 pane.state, pane.table, self.timelines.names, detail.browser, detail.copy_button,
-                 detail.copy_jsonl_button]  # fmt: skip
+        order = [
+            before,
+            window.table,
+            self.all_tenants.view,
+            pane.back_button,
+            pane.forward_button,
+            pane.close_button,
+            pane.state,
+            pane.table,
+            self.timelines.names,
+            detail.browser,
+            detail.copy_button,
+            detail.copy_jsonl_button,
+        ]
         for first, second in pairwise(order):
             QWidget.setTabOrder(first, second)
 

@@ -134,8 +134,13 @@ class AllTenantsController(QObject):
         metrics = view.fontMetrics()
         view.verticalHeader().setDefaultSectionSize(metrics.height() + 6)
         header = view.horizontalHeader()
-        widths = {Col.TIME: "2026-11-24 23:59:59", Col.TYPE: "organization.member.role.assigned",
-                  Col.TENANT: "▇ a-longer-tenant", Col.PURPOSE: "Purpose", Col.ID: "evt_0000000000000000000"}  # fmt: skip
+        widths = {
+            Col.TIME: "2026-11-24 23:59:59",
+            Col.TYPE: "organization.member.role.assigned",
+            Col.TENANT: "▇ a-longer-tenant",
+            Col.PURPOSE: "Purpose",
+            Col.ID: "evt_0000000000000000000",
+        }
         for col, sample in widths.items():
             header.resizeSection(col, metrics.horizontalAdvance(sample) + 24)
         header.setSectionResizeMode(Col.SUMMARY, QHeaderView.ResizeMode.Stretch)

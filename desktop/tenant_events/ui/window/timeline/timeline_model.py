@@ -26,8 +26,12 @@ class TimelineCol(IntEnum):
     WHAT = 3
 
 
-HEADERS = {TimelineCol.TIME: "Time", TimelineCol.TENANT: "Tenant", TimelineCol.TYPE: "Type",
-           TimelineCol.WHAT: "What happened"}  # fmt: skip
+HEADERS = {
+    TimelineCol.TIME: "Time",
+    TimelineCol.TENANT: "Tenant",
+    TimelineCol.TYPE: "Type",
+    TimelineCol.WHAT: "What happened",
+}
 
 
 class TimelineModel(PagedRowsModel[TimelineRow]):
@@ -46,8 +50,12 @@ class TimelineModel(PagedRowsModel[TimelineRow]):
             return None
         col, ev = TimelineCol(index.column()), item.event
         if role == Qt.ItemDataRole.DisplayRole:
-            return {TimelineCol.TIME: local_time(ev.time), TimelineCol.TENANT: item.tenant,
-                    TimelineCol.TYPE: ev.type, TimelineCol.WHAT: item.sentence.text}[col]  # fmt: skip
+            return {
+                TimelineCol.TIME: local_time(ev.time),
+                TimelineCol.TENANT: item.tenant,
+                TimelineCol.TYPE: ev.type,
+                TimelineCol.WHAT: item.sentence.text,
+            }[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == TimelineCol.TIME:
                 return utc_tooltip(ev.time)
