@@ -414,3 +414,34 @@ def test_members_added_to_many_groups_in_one_chunk_alert_for_the_admin_groups_al
             )
         }
     assert named == {added[admin].event_id, added[org_admin].event_id}
+
+
+@pytest.mark.parametrize("from_table", [False, True])
+def test_judged_by_received_time_an_events_age_does_not_depend_on_when_it_is_evaluated(store, from_table):
+    """A team relay's evaluation (by_received): events received as they occurred stay live alerts however late
+    they are evaluated, and events received late are a catch-up summary, read from the writer's memory or the
+    table alike; judged at evaluation the same late evaluation folds everything into one catch-up summary."""
+    rules = load_rules([{"id": "admin-role", "coalesce_minutes": 0}], BUILTIN_RULES).rules
+    live = [event("organization.member.role.assigned", i * 60, role="Org Admin") for i in range(3)]
+    late = [
+        e._replace(received_at=e.received_at + 3600)
+        for e in (event("organization.member.role.assigned", 400 + i, role="Org Admin") for i in range(2))
+    ]
+    store.commit(live + late)
+    if from_table:
+        store.reopen()
+    later = clock_at(8 * 3600)  # evaluated eight hours after the events
+    by_received = Evaluator(
+        RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=later, by_received=True)
+    )
+    alerts = store.step(by_received).raised
+    assert [(a.catch_up, a.occurrences) for a in alerts] == [(False, 1)] * 3 + [(True, 2)]
+    assert [a.first_event_id for a in alerts[:3]] == [e.event_id for e in live]
+
+
+def test_judged_at_evaluation_a_late_evaluation_is_one_catch_up_summary(store):
+    rules = load_rules([{"id": "admin-role", "coalesce_minutes": 0}], BUILTIN_RULES).rules
+    store.commit([event("organization.member.role.assigned", i * 60, role="Org Admin") for i in range(3)])
+    engine = RuleEngine(rules, hours=OFFICE, profile="demo", catch_up_after_s=300, clock=clock_at(8 * 3600))
+    alerts = store.step(Evaluator(engine)).raised
+    assert [(a.catch_up, a.occurrences) for a in alerts] == [(True, 3)]

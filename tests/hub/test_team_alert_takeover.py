@@ -3,12 +3,17 @@
 is delivering; the standby takes the lease, evaluates the same events itself, finds in the hub's outbox bucket
 what its predecessor delivered and sends the rest. Every alert arrives, each under one dedup key, none lost;
 only the send in flight at the kill may arrive twice — with the same key, so a de-duplicating receiver sees it
-once."""
+once. A relay that takes over late — after the events have grown older than the catch-up age — judges their age
+when the hub stored them, as its predecessor did: it raises the same alerts under the same names, not one catch-up
+summary under a new dedup key, and sends nothing again."""
 
 from __future__ import annotations
 
 import collections
 import os
+import sqlite3
+import time
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +28,8 @@ from helpers.team_alerts import (
     with_rules,
 )
 from tenant_events.hub.team_alerts import team_dedup_key
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -96,3 +103,75 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
     assert sorted(a.first_event_id for a in shown) == sorted(a.first_event_id for a in stored)
     assert all(a.rule_name == "Group created (team)" for a in shown)
     print(f"{len(receiver.keys)} requests for {GROUPS} alerts; repeated under the same key: {repeats}")
+
+
+def _settled(db: Path, events: int) -> bool:
+    """The relay's team database holds `events` group events, has evaluated all it stores, and its outbox has
+    nothing left to route or send."""
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return False
+    try:
+        stored = conn.execute("SELECT count(*) FROM events WHERE type = 'group.created'").fetchone()[0]
+        newest = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+        upto = conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()[0]
+        unrouted = conn.execute("SELECT count(*) FROM alert_outbox WHERE routed = 0").fetchone()[0]
+        pending = conn.execute("SELECT count(*) FROM alert_deliveries WHERE state = 'pending'").fetchone()[0]
+        routed = conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0]
+    except sqlite3.Error:  # being created
+        return False
+    finally:
+        conn.close()
+    return stored >= events and upto >= newest and routed > 0 and unrouted == 0 and pending == 0
+
+
+CATCH_UP_MINUTES = 0.1  # events older than 6 s when evaluated would be a catch-up
+
+
+def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_sends_nothing_again(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
+    groups = 5
+    with team_destination(dirs, receiver.url) as name:
+        for data in dirs:
+            paths = AppPaths.resolve(str(data))
+            settings = load_settings(paths)
+            settings.alerts.catch_up_after_minutes = CATCH_UP_MINUTES
+            save_settings(paths, settings)
+        relays = [relay(sim, nats_single, token, d, name) for d in dirs]
+        try:
+            first = _leader(relays)
+            standby = next(r for r in relays if r is not first)
+            first.wait_for("alerts: evaluating the team's alerts")
+            standby.wait_for("standby: the lease is held by")
+            sim.emit(groups, ["group.created"])
+            emitted = time.monotonic()
+            wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
+            # the standby takes over only once every event is older than the catch-up age
+            wait_until(
+                lambda: time.monotonic() - emitted > CATCH_UP_MINUTES * 60 + 2, "the catch-up age", relays
+            )
+            first.kill()
+            standby.wait_for("leader: holds the lease", timeout=30)
+            survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
+            wait_until(lambda: _settled(survivor, groups), "the new leader's evaluation and outbox", relays)
+            code = standby.stop()
+        finally:
+            for r in relays:
+                if r.proc.poll() is None:
+                    r.stop()
+    assert code == 0, standby.text()
+    with AlertInbox(survivor) as inbox:
+        stored = inbox.alerts()
+    # one live alert per group, as the first relay raised them: no catch-up summary of all five
+    assert sorted((a.catch_up, a.occurrences, a.event_count) for a in stored) == [(False, 1, 1)] * groups
+    expected = {team_dedup_key("acme", f"each-group.{a.first_event_id}", 1) for a in stored}
+    assert receiver.distinct() == expected
+    assert len(receiver.keys) == groups, receiver.keys  # the new leader sent nothing again

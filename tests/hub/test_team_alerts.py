@@ -15,6 +15,8 @@ import nats.errors
 import orjson
 import pytest
 
+from helpers.fixtures_engine import OLD
+from helpers.hub_cli import HubCli
 from helpers.team_alerts import (
     Receiver,
     marked,
@@ -118,6 +120,77 @@ def test_the_lease_holder_evaluates_stores_delivers_and_publishes_and_a_viewer_s
     assert all(a.rule_name == "Group created (team)" for a in shown)
     assert {a.first_event_id for a in shown} == {a.first_event_id for a in stored}
     assert procs[1].count("alert (critical)") == GROUPS  # its observers (stderr, notifications) got them
+
+
+def test_a_viewer_switches_to_the_team_alerts_when_a_relay_starts_evaluating_after_it(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    plain, data, seen = tmp_path / "plain", tmp_path / "relay", tmp_path / "viewer"
+    db = seen / "tenants" / "acme.sqlite3"
+    with_rules(seen)
+    with team_destination([data], receiver.url) as name:
+        # a relay without --alerts-to: the viewer evaluates the rules itself
+        first = HubCli(
+            "relay",
+            "--base-url",
+            sim.base_url,
+            "--name",
+            "acme",
+            "--data-dir",
+            str(plain),
+            "--from-timestamp",
+            OLD,
+            "--hub",
+            nats_single.urls,
+            "--hub-tenant",
+            "acme",
+            "--hub-user",
+            "collector",
+            "--lease-seconds",
+            "2",
+            env={
+                "TENANT_EVENTS_ACCESS_TOKEN": token,
+                "TENANT_EVENTS_HUB_PASSWORD": nats_single.credentials.collector,
+            },
+        )
+        procs = [first]
+        try:
+            first.wait_for("leader: holds the lease")
+            watcher = viewer(nats_single, seen)
+            procs.append(watcher)
+            sim.emit(GROUPS, ["group.created"])
+            wait_until(lambda: _alert_count(db) >= GROUPS, "the viewer's own alerts", procs)
+            assert not team_ids(seen) and watcher.count("showing the team's alerts") == 0
+            assert first.stop() == 0, first.text()
+            procs.append(relay(sim, nats_single, token, data, name))
+            watcher.wait_for("showing the team's alerts", timeout=60)
+            wait_until(lambda: len(team_ids(seen)) >= GROUPS, "the viewer's team alerts", procs)
+            sim.emit(2, ["group.created"])  # after the switch: the team's alerts only
+            wait_until(lambda: len(team_ids(seen)) >= GROUPS + 2, "the later team alerts", procs)
+            wait_until(lambda: len(receiver.distinct()) >= GROUPS + 2, "every alert delivered", procs)
+        finally:
+            codes = [p.stop() for p in procs]
+    assert codes == [0, 0, 0], "\n---\n".join(p.text() for p in procs)
+    with AlertInbox(db) as inbox:
+        shown = inbox.alerts()
+    # each group's alert once, the team's: the viewer's own alerts of the same events are gone
+    assert len(shown) == GROUPS + 2, [a.rule_name for a in shown]
+    assert {a.id for a in shown} == team_ids(db)
+    assert all(a.rule_name == "Group created (team)" for a in shown)
+    assert len({a.first_event_id for a in shown}) == GROUPS + 2
+
+
+def _alert_count(db) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with AlertInbox(db) as inbox:
+            return len(inbox.alerts())
+    except Exception:  # being created
+        return 0
 
 
 def test_a_viewer_cannot_publish_an_alert_nor_write_delivery_state_nor_forge_the_acknowledging_user(

@@ -38,10 +38,16 @@ def value_lists(settings: AlertSettings) -> dict[str, frozenset[str]]:
 
 
 def build_evaluator(
-    settings: AlertSettings, profile: str, *, strict: bool = True, clock: Callable[[], float] = time.time
+    settings: AlertSettings,
+    profile: str,
+    *,
+    strict: bool = True,
+    clock: Callable[[], float] = time.time,
+    by_received: bool = False,
 ) -> Evaluator:
     """An evaluator of the enabled rules for the tenant `profile`; `strict`: BadRules if any rule is invalid
-    (otherwise the valid ones run and the caller shows `rule_set(settings).errors`)."""
+    (otherwise the valid ones run and the caller shows `rule_set(settings).errors`); `by_received`: see
+    RuleEngine."""
     ruleset = rule_set(settings)
     if strict and ruleset.errors:
         raise BadRules(ruleset)
@@ -51,6 +57,7 @@ def build_evaluator(
         profile=profile,
         catch_up_after_s=settings.catch_up_after_minutes * 60,
         clock=clock,
+        by_received=by_received,
         lists=value_lists(settings),
     )
     return Evaluator(engine)

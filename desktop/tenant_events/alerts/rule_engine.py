@@ -11,7 +11,9 @@ rows to try a rule. Per rule (and per group, with `group_by`), one alert is "ope
   * caught up, firings fold while the same catch-up goes on — a backlog becomes ONE summary per rule.
 
 An event is a catch-up event when it is older than `catch_up_after_s` as it is evaluated (a backlog after
-sleep, a restart, a replay from a timestamp).
+sleep, a restart, a replay from a timestamp). With `by_received` its age is taken when it was received instead,
+and that time also stands for "now" when catch-up firings fold: a team relay's events are received when the hub
+stored them, so whichever relay evaluates them, and however late, groups them alike under the same alert names.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class RuleEngine:
         profile: str = "",
         catch_up_after_s: float = 300.0,
         clock: Callable[[], float] = time.time,
+        by_received: bool = False,
         lists: Mapping[str, frozenset[str]] | None = None,
         state: StateTest | None = None,
         earlier: Callable[[EvalRow, Mapping[str, Any]], dict[str, Any] | None] | None = None,
@@ -88,6 +91,7 @@ class RuleEngine:
         self.hours, self.profile, self.lists = hours, profile, lists
         self.catch_up_after_s = catch_up_after_s
         self.clock = clock
+        self.by_received = by_received
         self.state, self.earlier = state, earlier
         self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
         self.compiled: list[CompiledRule] = []
@@ -182,6 +186,7 @@ class RuleEngine:
         by_type = self.by_type
         opened_by_rule = self.open
         quiet = Outcome.QUIET
+        by_received = self.by_received
         new = tuple.__new__
         for first, rows in segments:
             pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
@@ -221,6 +226,9 @@ class RuleEngine:
                             continue
                         if rule.needs_before and not self._changed(rule, row, payload):
                             continue
+                    if by_received:  # in memory an EventRow (received_at at 11), from the table seq at 11
+                        now = e[11] if first is not None else e[12]
+                        catch_up_before_ms = int((now - catch_up_s) * 1000)
                     catch_up = time_ms < catch_up_before_ms
                     if rule.complex:
                         assert payload is not None

@@ -86,6 +86,10 @@ class AlertRunner:
             if self._inflight is None and self._again:
                 self.kick()
 
+    async def idle(self) -> None:
+        """Until no step is in flight (after `close()`: none will be again)."""
+        await self._idle.wait()
+
     def close(self) -> None:
         """No more steps (the database is closing); one in flight still completes."""
         self._closed = True

@@ -89,3 +89,18 @@ async def team_view(link: TenantLink) -> TeamAlertView | None:
     from tenant_events.tenant.team_feed import open_team_view  # loads the NATS client
 
     return await open_team_view(link)
+
+
+TEAM_LINE = "tenant-events: showing the team's alerts (the hub's relay evaluates the rules)"
+
+
+def watch_team(link: TenantLink, stack: contextlib.AsyncExitStack) -> None:
+    """Switch to the team's alerts once a relay starts evaluating for the team (it did not when the stream
+    started); the line on stderr says when."""
+    from tenant_events.tenant.team_feed import TeamAlertWatch  # loads the NATS client
+
+    if link.rules is None:
+        return
+    watch = TeamAlertWatch(link, lambda _: print(TEAM_LINE, file=sys.stderr, flush=True))
+    watch.start()
+    stack.push_async_callback(watch.stop)

@@ -194,10 +194,9 @@ async def _main(args: argparse.Namespace) -> int:
         if team is not None:
             stack.push_async_callback(team.stop)
             await team.start()
-            print(
-                "tenant-events: showing the team's alerts (the hub's relay evaluates the rules)",
-                file=sys.stderr,
-            )
+            print(stream_alerts.TEAM_LINE, file=sys.stderr)
+        elif hub is not None:
+            stream_alerts.watch_team(link, stack)
         stream_deliveries.deliver(args, link, paths, stack)
         watcher = asyncio.create_task(contact.watch(), name="first-contact") if contact else None
         if link.notice:

@@ -49,13 +49,15 @@ def next_subject(names: HubNames, consumer: str) -> str:
 
 class Delivery(NamedTuple):
     """Where a delivered message comes from (stream, consumer) and sits: its stream and consumer sequences,
-    and how many wait behind it. A NamedTuple: one is made per message (a frozen dataclass costs more)."""
+    how many wait behind it, and when the hub stored it (Unix ns). A NamedTuple: one is made per message (a
+    frozen dataclass costs more)."""
 
     stream_seq: int
     consumer_seq: int
     pending: int
     stream: str = ""
     consumer: str = ""
+    stored_ns: int = 0
 
 
 def delivery(reply: str) -> Delivery | None:
@@ -69,7 +71,12 @@ def delivery(reply: str) -> Delivery | None:
     )  # …<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
     try:
         return Delivery(
-            int(tokens[at]), int(tokens[at + 1]), int(tokens[at + 3]), tokens[at - 3], tokens[at - 2]
+            int(tokens[at]),
+            int(tokens[at + 1]),
+            int(tokens[at + 3]),
+            tokens[at - 3],
+            tokens[at - 2],
+            int(tokens[at + 2]),
         )
     except (ValueError, IndexError):
         return None

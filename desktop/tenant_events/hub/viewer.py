@@ -74,6 +74,9 @@ class ViewerConfig:
     backoff_cap: float = 30.0
     storage_retry: float = 5.0
     max_data_bytes: int = 1024 * 1024  # as the direct stream's (EngineConfig.max_data_bytes)
+    # Each event's received_at is when the hub stored it, not when this process did: the same for every reader,
+    # so rules judging an event's age by it (a team relay's) decide alike whenever they read it.
+    hub_time: bool = False
 
 
 class HubReason(StrEnum):
@@ -313,7 +316,7 @@ class HubViewer(FollowLoop):
                         ),
                         position_text(last),
                     )
-                await self._take(msg, where.stream_seq)
+                await self._take(msg, where.stream_seq, where.stored_ns)
                 if batches.full or where.pending == 0:
                     self._set_live(catching_up=where.pending > 0)
                     await batches.flush()
@@ -325,7 +328,7 @@ class HubViewer(FollowLoop):
                 "%s: ignored a message on the hub inbox (%d so far): %s", self.config.name, self.dropped, why
             )
 
-    async def _take(self, msg: Msg, sequence: int) -> None:
+    async def _take(self, msg: Msg, sequence: int, stored_ns: int = 0) -> None:
         """Add one hub message to the pending batch (a gap marker starts a batch of its own)."""
         kind, position, batches = (
             self.config.names.kind_of(msg.subject),
@@ -370,7 +373,8 @@ class HubViewer(FollowLoop):
                 log.warning("%s: rejected hub message %d: %s", self.config.name, sequence, foreign)
                 batches.add_rejected(_unreadable(kind, msg, foreign, message.offset), position)
                 return
-            batches.add_event(EventRow.from_message(message, raw, time.time(), time_text), position)
+            received = stored_ns / 1e9 if self.config.hub_time and stored_ns else time.time()
+            batches.add_event(EventRow.from_message(message, raw, received, time_text), position)
 
     def _set_live(self, *, catching_up: bool, force: bool = False) -> None:
         want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE

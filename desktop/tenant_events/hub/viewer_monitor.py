@@ -23,9 +23,11 @@ def viewer_monitor(
     event_types: tuple[str, ...] = (),
     *,
     retention: Retention | None = None,
+    hub_time: bool = False,
 ) -> TenantMonitor:
-    """Follow `hub_tenant` on the hub into the database `name`."""
-    config = ViewerConfig(options, HubNames(hub_tenant), event_types, name=name)
+    """Follow `hub_tenant` on the hub into the database `name` (`hub_time`: events received when the hub
+    stored them)."""
+    config = ViewerConfig(options, HubNames(hub_tenant), event_types, name=name, hub_time=hub_time)
     shown = EngineConfig(base_url=options.shown, event_types=event_types, name=name)  # what the UI displays
     return TenantMonitor(
         name, paths, shown, None, retention=retention, source=lambda writer: HubViewer(config, writer)

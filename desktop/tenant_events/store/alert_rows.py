@@ -1,8 +1,8 @@
 """The rows the alert rules read: the writer's recent batches in memory, or the table, as row segments.
 
 A `RowSegment` is `(first_seq, rows)` with rows in `EventRow`'s column order (records.py): row i has seq
-`first_seq + i`; with `first_seq` None each row carries its seq in the last column (index 11, where an EventRow
-has `received_at`). The rules read them by index without building a record per row (alerts/rule_engine.py).
+`first_seq + i`; with `first_seq` None each row carries its seq in column 11 (where an EventRow has
+`received_at`) and its `received_at` in column 12. The rules read them by index without building a record per row (alerts/rule_engine.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from tenant_events.store.alert_records import RowSegment
 from tenant_events.store.records import EventRow
 
 RECENT_ROWS: Final = 4000  # rows of recent batches the writer keeps for the rules (~5 MB of raw JSON)
-_COLUMNS: Final = "event_id, NULL, type, NULL, time, time_ms, NULL, tenant, purpose, NULL, {raw}, seq"
+_COLUMNS: Final = (
+    "event_id, NULL, type, NULL, time, time_ms, NULL, tenant, purpose, NULL, {raw}, seq, received_at"
+)
 
 
 def segment_sql(

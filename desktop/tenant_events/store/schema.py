@@ -180,9 +180,11 @@ class OpenNotice:
 def _make_private(path: Path) -> None:
     """Create the file 0600 before SQLite does: its unix VFS gives -wal and -shm the database file's mode, so a
     file born with the umask (0644) would leave events readable by other users in all three. Files from an
-    older version are tightened. Failures (read-only dir) are left for sqlite3.connect to report."""
+    older version are tightened. Failures (read-only dir) are left for sqlite3.connect to report. An existing
+    file is never opened here: closing any descriptor of a file drops every POSIX lock the process holds on it,
+    so a second connection in a process whose writer is busy broke the writer's locks ("disk I/O error")."""
     with contextlib.suppress(OSError):
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
     for name in (path.name, path.name + "-wal", path.name + "-shm"):
         with contextlib.suppress(OSError):
             os.chmod(path.with_name(name), 0o600)

@@ -91,6 +91,30 @@ class TeamAlertStore:
         ).fetchone()
         return int(row[0]) if row else 0
 
+    def retire_own(self) -> int:
+        """Delete the alerts this database's own rules raised, with their deliveries and triage: the team's relay
+        evaluates the same events (all the hub holds), so its alerts take their place and the inbox does not show
+        both. How many were deleted."""
+        conn = self._conn
+        own = "SELECT id FROM alerts WHERE id NOT IN (SELECT alert_id FROM team_alerts)"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("alert_deliveries", "alert_outbox", "alert_triage", "alert_triage_log"):
+                    if table in tables:
+                        conn.execute(f"DELETE FROM {table} WHERE alert_id IN ({own})")  # noqa: S608
+                gone = conn.execute(f"DELETE FROM alerts WHERE id IN ({own})").rowcount  # noqa: S608
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot set aside this computer's own alerts: {exc}", "free disk space"
+            ) from exc
+        return int(gone)
+
     def store(self, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
         """Write `a`; (the alert as stored, True when new), None when this version and count are stored."""
         conn = self._conn

@@ -32,17 +32,20 @@ class AlertRules:
         observers: list[Callable[[StepResult], None]],
         *,
         strict: bool = True,
+        by_received: bool = False,
     ) -> None:
-        """`strict`: BadRules when a rule is invalid (the command line); otherwise the valid rules run."""
+        """`strict`: BadRules when a rule is invalid (the command line); otherwise the valid rules run.
+        `by_received`: an event's age is judged at its received time, not at evaluation (alerts/rule_engine.py)."""
         self.tenant = tenant
-        self.evaluator: Evaluator = build_evaluator(settings, tenant, strict=strict)
+        self.by_received = by_received
+        self.evaluator: Evaluator = build_evaluator(settings, tenant, strict=strict, by_received=by_received)
         self.on_alerts = observers
         self.runner: AlertRunner | None = None
 
     def replace(self, settings: AlertSettings, *, strict: bool = True) -> None:
         """Run new rules from the next step on (the rules editor saved). A fresh evaluator reloads its state
         from the store first, so what the old rules raised stays raised once."""
-        self.evaluator = build_evaluator(settings, self.tenant, strict=strict)
+        self.evaluator = build_evaluator(settings, self.tenant, strict=strict, by_received=self.by_received)
         if self.runner is not None:
             self.runner.evaluator = self.evaluator
             self.runner.kick()
@@ -53,6 +56,14 @@ class AlertRules:
         runner.on_alerts.append(self._forward)
         self.runner = runner
         return runner
+
+    async def detach(self) -> None:
+        """Stop evaluating the monitor's commits (the team's relay evaluates from now on); returns once a step in
+        flight has completed, so nothing this computer's rules raise is stored after it."""
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            runner.close()
+            await runner.idle()
 
     def _forward(self, result: StepResult) -> None:
         for observer in list(self.on_alerts):

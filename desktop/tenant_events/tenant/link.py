@@ -93,7 +93,9 @@ class TenantLink:
         self.rules: AlertRules | None = None
         self.team_alerts = False  # the hub's relay evaluates for the team: the rules do not run here
         if alerts is not None:
-            self.rules = AlertRules(name, alerts, self.on_alerts, strict=strict_rules)
+            self.rules = AlertRules(
+                name, alerts, self.on_alerts, strict=strict_rules, by_received=self._hub_time
+            )
         self.ranges = RowRanges(name)
         # The window's UI thread (table, detail pane), its workers (aggregates, counts, export) and a query's
         # first page each read on their own connection: a query's first page never waits behind an aggregates
@@ -111,6 +113,11 @@ class TenantLink:
             )
 
     # -- what it is ------------------------------------------------------------------------------------
+    @property
+    def _hub_time(self) -> bool:
+        """Whether events are received when the hub stored them (the rules then judge age by that)."""
+        return isinstance(self.source, HubFrom) and self.source.hub_time
+
     @property
     def database_file(self) -> Path:
         return self.paths.database_file(self.name)
@@ -185,7 +192,7 @@ class TenantLink:
         if self.rules is not None:
             self.rules.replace(alerts, strict=strict)
             return
-        self.rules = AlertRules(self.name, alerts, self.on_alerts, strict=strict)
+        self.rules = AlertRules(self.name, alerts, self.on_alerts, strict=strict, by_received=self._hub_time)
         if self._monitor is not None and self._monitor.running and not self.team_alerts:
             self.rules.attach(self._monitor)
 
@@ -245,6 +252,7 @@ class TenantLink:
                 source.hub_tenant,
                 source.event_types,
                 retention=self.retention,
+                hub_time=source.hub_time,
             )
         return TenantMonitor(
             self.name,

@@ -84,11 +84,14 @@ class StreamFrom:
 
 @dataclass(frozen=True)
 class HubFrom:
-    """Follow the tenant as a team hub carries it (hub/viewer.py)."""
+    """Follow the tenant as a team hub carries it (hub/viewer.py). `hub_time`: an event counts as received when
+    the hub stored it, and the rules judge its age (catch-up or live) by that — a team relay's evaluation, which
+    any relay repeats alike whenever it reads the stream."""
 
     options: HubOptions
     hub_tenant: str
     event_types: tuple[str, ...] = ()
+    hub_time: bool = False
 
 
 Source = StreamFrom | HubFrom

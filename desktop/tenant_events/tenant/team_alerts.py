@@ -8,7 +8,10 @@
 The relay reads the hub like a viewer does into a database of its own (`<name>-team`), so the rules see exactly
 the events every viewer sees, in the hub's order. A relay that takes over evaluates from its own stored position
 (a new relay: from the stream's start) and raises the same alerts under the same team names, so the hub's outbox
-bucket says which of their deliveries its predecessor made (hub/team_alerts.py).
+bucket says which of their deliveries its predecessor made (hub/team_alerts.py). "The same alerts" holds however
+late it evaluates: an event's age (live, or part of a catch-up summary) is judged at the time the hub stored it,
+never at the evaluating relay's clock (`HubFrom.hub_time`), so events its predecessor alerted on one by one are
+not folded into one catch-up summary under a new name and sent again.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from nats.aio.client import Client as NATS
 
@@ -31,7 +35,9 @@ from tenant_events.hub.lease import new_holder
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_dedup_key, team_key
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
+from tenant_events.store.outbox import read_status
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
@@ -112,11 +118,22 @@ class TeamAlerts:
         self._worker_options = worker_options
         self._note = on_note
         self.worker: DeliveryWorker | None = None
+        self._stopped: dict[str, str] = {}  # destination → the stop reason already said
         self.published = 0
+
+    def _say_stopped(self, database: Path) -> None:
+        """A destination the receiver refused (a 4xx naming the URL or token) is said once, with its reason."""
+        for status in read_status(database):
+            reason = status.stopped_reason
+            if reason and self._stopped.get(status.name) != reason:
+                self._stopped[status.name] = reason
+                self._note(f"destination {status.name} stopped: {shown(reason)} (fix its URL to resume)")
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         settings = load_settings(self.paths)
-        link = TenantLink(self.name, self.paths, HubFrom(self.hub, self.names.tenant), alerts=settings.alerts)
+        link = TenantLink(
+            self.name, self.paths, HubFrom(self.hub, self.names.tenant, hub_time=True), alerts=settings.alerts
+        )
         outbox = await SharedOutbox.open(nc, self.names, new_holder().holder)
         publisher = AlertPublisher(nc, self.names)
         queue: asyncio.Queue[StoredAlert] = asyncio.Queue()
@@ -138,6 +155,7 @@ class TeamAlerts:
         )
         self.worker = worker
         link.on_alerts.extend((step, worker.kick))
+        worker.on_change.append(lambda: self._say_stopped(link.database_file))
         tasks: list[asyncio.Task[None]] = []
         try:
             await link.start()

@@ -8,7 +8,13 @@
 
 Call `open_team_view(link)` before `link.start()` and `start()` after it. The team's alerts carry the mark
 " (team)" on their rule name (store/team_alert_rows.py); the viewer's own destinations get none of them (the
-relay delivers for the team), and the team's triage finds them by rule and first event as before.
+relay delivers for the team), and the team's triage finds them by rule and first event as before. The view's
+start sets aside the alerts this computer's own rules raised before (the relay evaluates the same events), so
+the inbox never shows both for the same events.
+
+A relay may start evaluating for the team after the viewer: `TeamAlertWatch` (started after `link.start()` when
+there was no view) asks the hub every TEAM_CHECK_EVERY seconds, and once the relay's mark is there it stops the
+link's own rules (a step in flight completes first), then starts the view.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any, cast
 
 from tenant_events.alerts.evaluator import StepResult
@@ -31,6 +38,7 @@ from tenant_events.values.alerts import Severity
 log = logging.getLogger(__name__)
 _SEVERITIES = ("info", "warning", "critical")
 CHECK_TIMEOUT = 10.0  # seconds the hub has to say whether a relay evaluates for the team
+TEAM_CHECK_EVERY = 5.0  # seconds between a viewer's questions whether a relay evaluates for the team now
 
 
 def team_row(p: dict[str, Any]) -> TeamAlertRow:
@@ -77,6 +85,11 @@ class TeamAlertView:
     async def start(self) -> None:
         """After `link.start()` (its database exists): every team alert, then each as it comes."""
         self._store = TeamAlertStore(self.link.database_file)
+        retired = self._store.retire_own()
+        if retired:
+            log.info(
+                "%s: %d alerts of this computer's rules set aside for the team's", self.link.name, retired
+            )
         self._feed = TeamAlertFeed(self._nc, self._names, self._arrived)
         await self._feed.start()
 
@@ -110,6 +123,51 @@ class TeamAlertView:
                 callback(step)
             except Exception:
                 log.exception("an alert observer failed")
+
+
+class TeamAlertWatch:
+    """Until the hub's relay evaluates for the team, asks every `every` seconds; then switches the link to the
+    team's alerts and calls `on_switch(view)`. `stop()` also stops the view it started."""
+
+    def __init__(
+        self,
+        link: TenantLink,
+        on_switch: Callable[[TeamAlertView], None] = lambda _: None,
+        every: float = TEAM_CHECK_EVERY,
+    ) -> None:
+        self.link = link
+        self.every = every
+        self.view: TeamAlertView | None = None
+        self._on_switch = on_switch
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch(), name=f"team-alert-watch-{self.link.name}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.view is not None:
+            await self.view.stop()
+
+    async def _watch(self) -> None:
+        while self.view is None:
+            await asyncio.sleep(self.every)
+            view = await open_team_view(self.link)
+            if view is None:
+                continue
+            if self.link.rules is not None:
+                await self.link.rules.detach()
+            try:
+                await view.start()
+            except Exception as exc:  # the database cannot take them: the team's alerts are asked for again
+                log.warning("%s: cannot show the team's alerts: %s", self.link.name, exc)
+                await view.stop()
+                continue
+            self.view = view
+            self._on_switch(view)
 
 
 async def open_team_view(link: TenantLink) -> TeamAlertView | None:

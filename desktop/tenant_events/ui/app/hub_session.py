@@ -30,7 +30,7 @@ from tenant_events.values.stream_states import StreamState
 from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 if TYPE_CHECKING:
-    from tenant_events.tenant.team_feed import TeamAlertView
+    from tenant_events.tenant.team_feed import TeamAlertView, TeamAlertWatch
     from tenant_events.tenant.team_triage import TeamTriageMirror
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,7 @@ class HubSession(TenantSession):
         self._secrets = secrets
         self.team_triage: TeamTriageMirror | None = None
         self.team_alerts: TeamAlertView | None = None  # the relay's alerts, when it evaluates for the team
+        self._team_watch: TeamAlertWatch | None = None  # until a relay evaluates for the team
         self._triage_task: asyncio.Future[None] | None = None
         self.status = TenantStatus(self.name, reason="not connected to the hub yet")
 
@@ -93,6 +94,11 @@ class HubSession(TenantSession):
                 self.team_alerts = view
             else:
                 await view.stop()
+        elif started and self._team_watch is None and self.link.rules is not None:
+            from tenant_events.tenant.team_feed import TeamAlertWatch  # loads the NATS client
+
+            self._team_watch = TeamAlertWatch(self.link, self._team_switched)
+            self._team_watch.start()
         if started and self.team_triage is None:
             self._triage_task = asyncio.ensure_future(self._start_team_triage())
         return started
@@ -106,7 +112,14 @@ class HubSession(TenantSession):
 
         return await open_team_view(self.link)
 
+    def _team_switched(self, view: TeamAlertView) -> None:
+        """A relay started evaluating for the team after this session started: its alerts are shown now."""
+        self.team_alerts = view
+
     async def _stop_team_alerts(self) -> None:
+        watch, self._team_watch = self._team_watch, None
+        if watch is not None:
+            await watch.stop()  # and the view it started
         view, self.team_alerts = self.team_alerts, None
         if view is not None:
             await view.stop()
