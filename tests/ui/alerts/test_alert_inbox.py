@@ -122,8 +122,13 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
             await until(lambda: w.model.rowCount() > 24 and not w.model.counting, 15, "every event again")
 
             await asyncio.to_thread(sim.scenario, "org_connection", action="added")
-            await until(lambda: alerts.unread == 1, 20, "a new alert")
-            assert inbox.model.rowCount() == 3 and inbox.model.entry(0).alert.rule_id == "org-connection"
+            await until(
+                lambda: any(e.alert.rule_id == "org-connection" for e in book.entries()), 40, "a new alert"
+            )
+            await until(lambda: inbox.model.rowCount() == 3, 5, "its row in the open inbox")
+            listed = [inbox.model.entry(r).alert.rule_id for r in range(inbox.model.rowCount())]
+            assert listed == ["org-connection", "mass-deletion", "org-deleted"], listed
+            assert alerts.unread == 1
             inbox.mark_all_button.click()
             assert alerts.unread == 0 and not inbox.mark_all_button.isEnabled()
             inbox.close()
