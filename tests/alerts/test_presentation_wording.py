@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from tenant_events.alerts.presentation import counted, why
 from tenant_events.values.alerts import StoredAlert
 
@@ -54,3 +56,12 @@ def test_counted_singular_plural_and_nested_types():
     assert counted("group.role.assigned", 2) == "2 group roles assigned"
     assert counted("organization.connection.removed", 1) == "1 organization connection removed"
     assert counted("legacy", 2) == "2 legacy events"
+
+
+def test_single_event_firings_folded_together_say_their_span_and_the_latest():
+    quick = dataclasses.replace(
+        burst({"group.role.assigned": 2}, first="2026-11-04T12:00:55.000Z"), occurrences=2
+    )
+    assert why(quick) == "in under a second; latest: User ada deleted"  # not "within under a second"
+    slow = dataclasses.replace(burst({"group.role.assigned": 3}), occurrences=3)
+    assert why(slow) == "in 55 s; latest: User ada deleted"
