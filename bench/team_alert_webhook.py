@@ -50,7 +50,7 @@ def main() -> int:
     from tenant_events.paths import AppPaths
     from tenant_events.settings import load_settings, save_settings
     from tenant_events.store.alerts_inbox import AlertInbox
-    from tenant_events.tenant.keyring import open_secret_store
+    from tenant_events.tenant.sign_in import open_secret_store
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--alerts", type=int, default=50, help="alerting events to send")

@@ -60,7 +60,7 @@ def why(alert: StoredAlert) -> str:
     if alert.event_count == 1:
         text = alert.detail
     elif alert.occurrences > 1 and alert.event_count == alert.occurrences:
-        text = f"in {_span(alert)}; latest: {alert.detail}"  # the title already says × N ("in under a second")
+        text = f"in {_span(alert)}; latest: {alert.detail}"  # the title already says × N
     elif len(alert.type_counts) == 1:  # "20 users deleted in 55 s"
         text = f"{people_tally(alert)} in {_span(alert)}"
     else:  # "29 events in 55 s: 25 users deleted, 4 organizations deleted"
