@@ -15,9 +15,8 @@ if [ "${1:-}" = "--exec" ]; then  # benchmarks reuse this session: ./run test is
   shift; "$@" || status=$?
 else
   # Workers run side by side, each in a desktop session of its own (tests/helpers/worker_session.py); most
-  # tests wait on servers and subprocesses, so three workers a core pays (on two cores six took 4:45 where four
-  # took 5:31). `-n 0` (or -n N) overrides.
-  parallel=(-n "${TEST_WORKERS:-6}" --dist loadgroup)
+  # tests wait on servers and subprocesses, so more workers than cores pays. `-n 0` (or -n N) overrides.
+  parallel=(-n "${TEST_WORKERS:-4}" --dist loadgroup)
   for arg in "$@"; do
     case "$arg" in -n|-n*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;; esac
   done
