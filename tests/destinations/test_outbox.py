@@ -39,3 +39,19 @@ def test_outbox_rows_come_and_go_with_their_alerts(tmp_path):
     finally:
         writer.close()
     assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]  # a folded firing pages no one again
+
+
+def test_a_stopped_worker_leaves_no_thread_behind(tmp_path):
+    """The outbox's database thread ends with the worker's run, not whenever the worker is garbage collected (a
+    quit that left it running was seen as "threads left behind: outbox_0" under load)."""
+    import threading
+
+    from helpers.deliveries import run_worker, store_alerts
+
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [])
+    before = {t.ident for t in threading.enumerate()}
+    worker = run_worker(db, {}, until=lambda: True)
+    left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("outbox")]
+    assert left == [], left
+    del worker

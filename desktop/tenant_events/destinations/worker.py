@@ -132,7 +132,10 @@ class DeliveryWorker:
                     await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, wait))
         finally:
             outbox, self._outbox = self._outbox, None
-            await self._call(outbox.close)
+            try:
+                await self._call(outbox.close)
+            finally:  # the outbox's thread ends with the worker, not whenever the worker is garbage collected
+                await asyncio.to_thread(self._db.shutdown)
 
     async def close(self) -> None:
         self._closed = True
