@@ -55,3 +55,42 @@ def test_a_stopped_worker_leaves_no_thread_behind(tmp_path):
     left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("outbox")]
     assert left == [], left
     del worker
+
+
+def test_a_worker_told_to_stop_ends_after_the_send_in_flight(tmp_path):
+    """A relay or app stopping while a slow receiver holds a page of deliveries stops after the send in flight,
+    not after the whole page (seen: a relay still sending 30 s after it was told to stop); the rest stay due."""
+    import asyncio
+    import threading
+
+    from helpers.deliveries import alert_write, store_alerts, target
+    from tenant_events.destinations.send import Outcome
+    from tenant_events.destinations.worker import DeliveryWorker
+    from tenant_events.store.outbox import Outbox
+
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write() for _ in range(5)])
+    sending, sent = threading.Event(), []
+
+    def slow(url, message):
+        sending.set()
+        threading.Event().wait(0.5)
+        sent.append(message)
+        return Outcome("delivered")
+
+    hook = target("hook", "json://127.0.0.1:9/hook")
+
+    async def main():
+        worker = DeliveryWorker(db, lambda: {"hook": hook}, sender=slow)
+        task = asyncio.create_task(worker.run())
+        await asyncio.to_thread(sending.wait, 10)
+        await worker.close()
+        await asyncio.wait_for(task, 10)
+
+    asyncio.run(main())
+    assert len(sent) == 1
+    outbox = Outbox(db)
+    try:
+        assert len(outbox.due(10**10, set())) == 4
+    finally:
+        outbox.close()

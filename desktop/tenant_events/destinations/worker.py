@@ -195,6 +195,8 @@ class DeliveryWorker:
     async def _deliver(self, outbox: Outbox, target: Target | None, deliveries: list[Delivery]) -> None:
         """Send one destination's due deliveries in order; after a failure the rest wait with it."""
         for i, d in enumerate(deliveries):
+            if self._closed:
+                return  # stopping: the send in flight ended; the rest stay due for the next run
             now = self._clock()
             if target is None:
                 await self._call(outbox.give_up, d, "the destination was removed")
