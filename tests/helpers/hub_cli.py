@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 
+from helpers.fixtures_engine import OLD
 from tenant_events.store import EventReader
 
 
@@ -115,3 +116,14 @@ def export_ids(data_dir: Path) -> list[str]:
         check=True,
     ).stdout
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
+
+
+def relay(sim, hub, token: str, data_dir: Path, *, lease: str = "2", alerts_to: str | None = None) -> HubCli:
+    """`tenant-events relay` from the simulator to the hub as the collector (with `alerts_to`: the team's rules
+    evaluated and their alerts sent to that destination)."""
+    args = ["relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(data_dir)]
+    args += ["--from-timestamp", OLD, "--stall-timeout", "1", "--hub", hub.urls, "--hub-tenant", "acme"]
+    args += ["--hub-user", "collector", "--lease-seconds", lease]
+    args += ["--alerts-to", alerts_to] if alerts_to else []
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector}
+    return HubCli(*args, env=env)

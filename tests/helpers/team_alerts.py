@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 from werkzeug import Request, Response
 
-from helpers.fixtures_engine import OLD
 from helpers.hub_cli import HubCli
+from helpers.hub_cli import relay as hub_relay
 from tenant_events.destinations.registry import make_destination, save_destination
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.subjects import HubNames
@@ -80,30 +80,7 @@ def team_destination(data_dirs: list[Path], url: str) -> Iterator[str]:
 
 
 def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "2") -> HubCli:
-    return HubCli(
-        "relay",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "acme",
-        "--data-dir",
-        str(data_dir),
-        "--from-timestamp",
-        OLD,
-        "--stall-timeout",
-        "1",
-        "--hub",
-        hub.urls,
-        "--hub-tenant",
-        "acme",
-        "--hub-user",
-        "collector",
-        "--lease-seconds",
-        lease,
-        "--alerts-to",
-        destination,
-        env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector},
-    )
+    return hub_relay(sim, hub, token, data_dir, lease=lease, alerts_to=destination)
 
 
 def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> None:

@@ -14,8 +14,9 @@ import time
 import nats
 import pytest
 
-from helpers.fixtures_engine import OLD, reference_ids
+from helpers.fixtures_engine import reference_ids
 from helpers.hub_cli import HubCli, export_ids, wait_stored
+from helpers.hub_cli import relay as hub_relay
 
 pytestmark = pytest.mark.hub
 
@@ -32,28 +33,7 @@ LEASE = "2"  # seconds: a standby takes over about this long after the leader di
 
 
 def relay(sim, hub, token: str, data_dir) -> HubCli:
-    return HubCli(
-        "relay",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "acme",
-        "--data-dir",
-        str(data_dir),
-        "--from-timestamp",
-        OLD,
-        "--stall-timeout",
-        "1",
-        "--hub",
-        hub.urls,
-        "--hub-tenant",
-        "acme",
-        "--hub-user",
-        "collector",
-        "--lease-seconds",
-        LEASE,
-        env={"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector},
-    )
+    return hub_relay(sim, hub, token, data_dir, lease=LEASE)
 
 
 def viewer(hub, data_dir) -> HubCli:
