@@ -117,7 +117,10 @@ def _settled(db: Path, events: int) -> bool:
     try:
         stored = conn.execute("SELECT count(*) FROM events WHERE type = 'group.created'").fetchone()[0]
         newest = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
-        upto = conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()[0]
+        found = conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()
+        if found is None:  # the schema is being set up: its counters come in a later transaction
+            return False
+        upto = found[0]
         unrouted = conn.execute("SELECT count(*) FROM alert_outbox WHERE routed = 0").fetchone()[0]
         pending = conn.execute("SELECT count(*) FROM alert_deliveries WHERE state = 'pending'").fetchone()[0]
         routed = conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0]
