@@ -16,7 +16,7 @@ if [ "${1:-}" = "--exec" ]; then  # benchmarks reuse this session: ./run test is
 else
   # Workers run side by side, each in a desktop session of its own (tests/helpers/worker_session.py); most
   # tests wait on servers and subprocesses, so more workers than cores pays. `-n 0` (or -n N) overrides.
-  parallel=(-n "${TEST_WORKERS:-4}" --dist loadgroup)
+  parallel=(-n "${TEST_WORKERS:-6}" --dist loadgroup)
   for arg in "$@"; do
     case "$arg" in -n|-n*|--numprocesses*|--pdb|--trace|no:xdist) parallel=() ;; esac
   done
