@@ -122,6 +122,9 @@ class SimulatorHandle:
         return str(self.stats()["latest_offset"])
 
     def stop(self) -> None:
+        # Live traffic first: at a high speed its loop keeps the server's event loop busy, and on a loaded machine
+        # uvicorn's shutdown waited behind it past the limit below (a bool the loop reads: safe across threads).
+        self._server.state.activity.paused = True
         if self._client is not None:
             self._client.close()
             self._client = None
