@@ -51,10 +51,18 @@ import sim_process
 
 OLD = "2000-01-01T00:00:00Z"
 EVAL_CPU = [0.0]  # seconds of CPU the rules' evaluation took in this child (consumer "rules")
+RUN_CPU = [0.0]  # seconds of CPU this child used while timed (engine and rules; start-up left out)
 EVENT_KINDS = ("offset-only", "error")
 
 
 WAL_MAX: dict[str, float] = {}  # the engine consumers' largest -wal file, MiB (sampled)
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process so far (Linux /proc): the simulator's share of the cores
+    during a run, to tell how much of the machine was left over."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def sample_wal(wal: Path, stop: threading.Event) -> None:
@@ -111,7 +119,7 @@ def consume_engine(
             runner.on_alerts.append(lambda result: raised.append(len(result.raised)))
         done = asyncio.Event()
         engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), time.process_time()
         task = asyncio.create_task(engine.run())
         await done.wait()
         if runner is not None:
@@ -119,6 +127,7 @@ def consume_engine(
             assert runner.failures == 0 and runner.evaluator.watermark, runner.failures
             print(f"rules raised {sum(raised)} alerts", file=sys.stderr)
         elapsed = time.perf_counter() - started  # every event and its cursor committed (durable)
+        RUN_CPU[0] = time.process_time() - cpu_before
         engine.stop()
         await task
         if INDEXING:  # the writer's idle-time indexer: full-text index, and the directory when it is kept
@@ -252,6 +261,7 @@ def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
                 "peak_rss_mb": peak_mb,
                 "cpu_s": cpu,
                 "eval_cpu_s": EVAL_CPU[0],
+                "run_cpu_s": RUN_CPU[0],
                 "index_seconds": INDEXED.get("seconds"),
                 **WAL_MAX,
             }
@@ -333,7 +343,9 @@ def main() -> int:
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
+                sim_before = process_cpu(sim.pid)
                 r = run_child(kind, auth_url, args.events, args.baseline, args.indexing)
+                sim_cpu = process_cpu(sim.pid) - sim_before
                 rates[kind].append(r["events"] / r["seconds"])
                 wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
                 evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"
@@ -343,6 +355,7 @@ def main() -> int:
                     after = f"  then indexed in {r['index_seconds']:.1f} s"
                 print(
                     f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
+                    f"(timed {r['run_cpu_s']:.1f} s in {r['seconds']:.1f} s; simulator {sim_cpu:.1f} s)  "
                     f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}{after}",
                     flush=True,
                 )
