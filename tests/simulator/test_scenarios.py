@@ -101,6 +101,28 @@ def test_each_step_emits_what_its_rule_looks_for(make_simulator, step, options, 
     assert check(got), Counter(e["type"] for e in got)
 
 
+def test_a_step_acts_out_real_activity_never_test_events(make_simulator):
+    """Every event a step emits is real: the alert rules pass test events over, so a step's event marked "test"
+    raised nothing (the demo's incident or a test's alert went missing now and then)."""
+    sim = make_simulator(
+        seed=3, test_purpose_every=1
+    )  # every other event the simulator makes is a test event
+    sim.emit(3)
+    routine = sim.stats()["last_seq"]
+    for step, options in [
+        ("org_deleted", {}),
+        ("mass_deletion", {"n": 5}),
+        ("org_connection", {"action": "added"}),
+        ("admin_grant", {}),
+        ("signup_burst", {"n": 3}),
+        ("off_hours", {"n": 2}),
+    ]:
+        last = sim.scenario(step, **options, over_s=0)["last_seq"]
+    got = replay(sim, last)
+    assert [e["event"].get("xpurpose") for e in got[:routine]] == ["test"] * routine
+    assert [e["type"] for e in got[routine:] if e["event"].get("xpurpose") is not None] == []
+
+
 def test_bad_steps_are_refused_with_the_field_named(make_simulator, tmp_path):
     sim = make_simulator()
     with pytest.raises(ValueError, match="do must be one of mass_deletion, admin_grant"):
