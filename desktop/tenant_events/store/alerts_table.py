@@ -207,54 +207,29 @@ class AlertLedger:
                         f"the alert watermark of {_db_name(conn)} moved under this evaluator"
                     )
                 for w in writes:
-                    counts = orjson.dumps(w.type_counts).decode()
+                    # the columns an insert and an update both write, in the order both statements name them
+                    evidence = (
+                        w.occurrences,
+                        w.event_count,
+                        w.first_seq,
+                        w.last_seq,
+                        w.first_event_id,
+                        w.last_event_id,
+                        w.first_time,
+                        w.last_time,
+                        w.last_time_ms,
+                        orjson.dumps(w.type_counts).decode(),
+                        w.detail,
+                    )
                     if w.alert_id is None:
+                        head = (w.rule_id, w.rule_name, w.severity, w.tenant, int(w.catch_up), int(w.notify))
                         alert_id = conn.execute(
-                            _INSERT,
-                            (
-                                w.rule_id,
-                                w.rule_name,
-                                w.severity,
-                                w.tenant,
-                                int(w.catch_up),
-                                int(w.notify),
-                                w.occurrences,
-                                w.event_count,
-                                w.first_seq,
-                                w.last_seq,
-                                w.first_event_id,
-                                w.last_event_id,
-                                w.first_time,
-                                w.last_time,
-                                w.last_time_ms,
-                                counts,
-                                w.detail,
-                                w.raised_at,
-                                w.updated_at,
-                            ),
+                            _INSERT, (*head, *evidence, w.raised_at, w.updated_at)
                         ).lastrowid
                         assert alert_id is not None
                     else:
                         alert_id = w.alert_id
-                        conn.execute(
-                            _UPDATE,
-                            (
-                                w.occurrences,
-                                w.event_count,
-                                w.first_seq,
-                                w.last_seq,
-                                w.first_event_id,
-                                w.last_event_id,
-                                w.first_time,
-                                w.last_time,
-                                w.last_time_ms,
-                                counts,
-                                w.detail,
-                                w.updated_at,
-                                int(w.reopen),
-                                alert_id,
-                            ),
-                        )
+                        conn.execute(_UPDATE, (*evidence, w.updated_at, int(w.reopen), alert_id))
                     if w.new_seqs:
                         conn.executemany(
                             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
