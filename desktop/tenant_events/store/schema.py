@@ -201,7 +201,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
-        conn.execute("PRAGMA journal_mode = WAL")
+        _to_wal(conn)
     conn.execute(
         "PRAGMA synchronous = NORMAL"
     )  # WAL + NORMAL: durable across app crashes (sqlite.org/wal.html)
@@ -210,27 +210,49 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def _to_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new file to WAL. Two processes creating the same file at once (the app and a CLI command, two
+    `stream`s) meet in the rollback journal's locks, where SQLite answers "locked" at once rather than wait (it
+    would deadlock): that answer is retried for as long as any other lock is waited for."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
-    """Bring the schema to SCHEMA_VERSION; refuse a database written by a newer app."""
+    """Bring the schema to SCHEMA_VERSION, one version a transaction; refuse a database written by a newer app.
+    The version is read inside each write transaction: another process opening the same file may have taken the
+    schema further meanwhile, and a step must never run twice."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    while version < SCHEMA_VERSION:  # (an up-to-date file is opened without taking the write lock)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version >= SCHEMA_VERSION:
+                conn.execute("COMMIT")
+                break
+            for statement in _split(MIGRATIONS[version]):
+                conn.execute(statement)
+            if (follow_up := _FOLLOW_UPS.get(MIGRATIONS[version])) is not None:
+                follow_up(conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+        version += 1
+        log.info("database %s migrated to schema %d", path.name, version)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
             "update Tenant Events, or use another --data-dir",
         )
-    for target in range(version, SCHEMA_VERSION):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _split(MIGRATIONS[target]):
-                conn.execute(statement)
-            if (follow_up := _FOLLOW_UPS.get(MIGRATIONS[target])) is not None:
-                follow_up(conn)
-            conn.execute(f"PRAGMA user_version = {target + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
-        log.info("database %s migrated to schema %d", path.name, target + 1)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
@@ -281,9 +303,16 @@ class _IntegrityCheckFailed(sqlite3.DatabaseError):
 def _check_ours(conn: sqlite3.Connection) -> None:
     """A file with tables but no schema version is not ours: adding our tables to it would mix two programs'
     data (and a later `export` would read theirs as ours)."""
-    if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
+    # One statement, so one snapshot: read apart, a version of 0 and the tables another process's first migration
+    # committed in between would call a database just being made someone else's (and move it aside).
+    version, names = conn.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version),"
+        " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
+        " ORDER BY name))"
+    ).fetchone()
+    if int(version) != 0:
         return
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    tables = names.split("\x1f") if names else []
     if tables:
         raise _IntegrityCheckFailed(f"another program's database: it holds {', '.join(tables[:5])}")
 
