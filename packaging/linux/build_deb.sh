@@ -51,5 +51,6 @@ Description: follow an identity tenant's event stream from the tray
  tenant simulator lets you try it without an account.
 CTL
 deb="$out/tenant-events_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Zgzip --build "$stage" "$deb" >/dev/null
+# gzip level 6, not dpkg-deb's 9: a third of the time (4 s against 14 s here) for a package 0.4 % larger
+dpkg-deb --root-owner-group -Zgzip -z6 --build "$stage" "$deb" >/dev/null
 echo "built $deb ($(du -h "$deb" | cut -f1), $((size_kib / 1024)) MiB installed)"
