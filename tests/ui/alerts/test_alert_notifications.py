@@ -44,12 +44,14 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
     # (routine traffic adding members to the group just made admin would raise "member added to an admin group"
     # at a time of its own, routine traffic taking that role away again within the hour raises "temporary
     # elevation" when it happens to, and at 4 events a second (about 50 sign-ups a minute) routine sign-ups cross
-    # the sign-up burst's 60 a minute at times: those three rules are off here; tests/alerts cover them)
+    # the sign-up burst's 60 a minute at times, and routine traffic deleting that group raises "admin group
+    # deleted": those four rules are off here; tests/alerts cover them)
     alerts = AlertSettings(
         working_hours=AROUND_THE_CLOCK,
         rules=[
             {"id": "org-deleted", "severity": "info"},
             {"id": "admin-group-member", "enabled": False},
+            {"id": "admin-group-deleted", "enabled": False},
             {"id": "temporary-elevation", "enabled": False},
             {"id": "signup-burst", "enabled": False},
         ],
