@@ -4,19 +4,16 @@ failing fixture exits 1; a bad file or rule is one line naming it, exit 3, the s
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from helpers.cli_here import run_here
+
+pytestmark = pytest.mark.expect_warning_logs  # (run in this process) a command logs the error line it prints
+
 
 def rules(tmp_path, *args):
-    return subprocess.run(
-        [sys.executable, "-m", "tenant_events", "rules", "test", *args, "--data-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_here(["rules", "test", *args, "--data-dir", str(tmp_path)], limit=120)
 
 
 def test_the_builtin_pack_passes_its_fixtures(tmp_path):

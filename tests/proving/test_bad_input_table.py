@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
-import logging
 import os
 import shutil
-import signal
 import sqlite3
 import stat
 import subprocess
@@ -31,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import cli_here
 from helpers.events_factory import row as event_row
-from tenant_events.cli.main import main
 from tenant_events.store import Batch, StoreWriter
 
 pytestmark = (
@@ -127,43 +124,9 @@ class Result:
     err: str
 
 
-class RanTooLong(Exception):
-    """A row that should end at once ran on (e.g. a timeout of -1 that keeps trying forever)."""
-
-
-def _too_long(signum: int, frame: object) -> None:
-    raise RanTooLong("still running after 20 s")
-
-
 def run_here(argv: list[str], env: dict[str, str] | None = None) -> Result:
-    """`tenant-events ARGV` in this process, its stdout and stderr captured; stopped after 20 s (SIGALRM)."""
-    out, err = io.StringIO(), io.StringIO()
-    previous = signal.signal(signal.SIGALRM, _too_long)
-    signal.setitimer(signal.ITIMER_REAL, 20)
-    saved = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    root = logging.getLogger()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(argv)
-            except SystemExit as exc:  # argparse
-                code = int(exc.code or 0)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        for handler in list(
-            root.handlers
-        ):  # what a command's setup_logging installed points into its data dir
-            if getattr(handler, "_tenant_events", False):
-                root.removeHandler(handler)
-                handler.close()
-    return Result(code, out.getvalue(), err.getvalue())
+    done = cli_here.run_here(argv, env)
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def run_apart(argv: list[str], *, prefix: list[str] | None = None, stdout: Path | None = None) -> Result:
