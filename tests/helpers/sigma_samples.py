@@ -1,27 +1,21 @@
-"""Sigma files the Sigma tests share: the quick-elevation correlation over its two detection rules."""
+"""A Sigma rule file as a user would import it, for tests of what happens around the import."""
 
 from __future__ import annotations
 
-ELEVATION = """title: Admin granted
-name: granted
+from typing import Any
+
+VIP_DELETED = """title: VIP deleted
+name: vip-deleted
+level: high
 logsource: {product: auth0, service: events}
 detection:
-  s: {type: organization.member.role.assigned, data.object.role.name|contains: admin}
+  s:
+    type: user.deleted
+    data.object.email|startswith: ceo@
   condition: s
----
-title: Admin removed
-name: removed
-logsource: {product: auth0, service: events}
-detection:
-  s: {type: organization.member.role.deleted, data.object.role.name|contains: admin}
-  condition: s
----
-title: Temporary elevation
-name: quick-elevation
-level: critical
-correlation:
-  type: temporal_ordered
-  rules: [granted, removed]
-  group-by: [data.object.user.user_id]
-  timespan: 60m
 """
+
+
+def has_vip_deleted(settings: Any) -> bool:
+    """Whether the settings hold the rule VIP_DELETED imports."""
+    return any(entry.get("id") == "vip-deleted" for entry in settings.alerts.rules)

@@ -6,6 +6,7 @@ hubs.py           HubProfile: a tenant followed through a team hub
 preferences.py    NotificationSettings, RetentionSettings
 document.py       Settings: the whole document, lookups by profile name
 settings_file.py  load_settings / save_settings, the schema migrations
+shared_file.py    SharedSettings: the app's saves keep what a command saved meanwhile (a three-way merge)
 """
 
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
@@ -22,6 +23,7 @@ from tenant_events.settings.profiles import (
     tenant_kept,
 )
 from tenant_events.settings.settings_file import MIGRATIONS, load_settings, save_settings
+from tenant_events.settings.shared_file import SharedSettings
 
 __all__ = [
     "DEFAULT_SCOPES",
@@ -31,6 +33,7 @@ __all__ = [
     "NotificationSettings",
     "RetentionSettings",
     "Settings",
+    "SharedSettings",
     "TenantProfile",
     "callback_urls",
     "known_event_types",

@@ -30,7 +30,7 @@ from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
-from tenant_events.settings import Settings, TenantProfile, load_settings, save_settings
+from tenant_events.settings import Settings, SharedSettings, TenantProfile
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
@@ -80,7 +80,8 @@ class DesktopApp(QObject):
         self.qapp, self.paths, self.options, self.sink = qapp, paths, options, sink
         self.quitting = asyncio.Event()
         self.settings_notices: list[str] = []
-        self.settings: Settings = load_settings(paths, self.settings_notices)
+        self.shared_settings = SharedSettings(paths, self.settings_notices)
+        self.settings: Settings = self.shared_settings.base.model_copy(deep=True)
         self.dark = apply_theme(qapp, self.settings.theme)
         self.tasks = TaskSet(on_done=self._task_done)
         # Until the keyring answers (off the UI thread, keyring_check.py) the tenants hold a pending store.
@@ -115,6 +116,9 @@ class DesktopApp(QObject):
         self._status_timer = QTimer(self)
         self._status_timer.setInterval(1000)
         self._status_timer.timeout.connect(self.tenants.refresh_status)
+        self._status_timer.timeout.connect(
+            lambda: self._follow_settings_file() if self.shared_settings.changed() else None
+        )
         self._wire()
 
     @property
@@ -148,7 +152,23 @@ class DesktopApp(QObject):
             self.sink.report_exception(exc, "background task")
 
     def save_settings_soon(self) -> None:
-        self.spawn(asyncio.to_thread(save_settings, self.paths, self.settings))
+        self.spawn(self.save_settings())
+
+    async def save_settings(self) -> None:
+        """Write the app's settings, keeping what a command saved in the meantime (settings/shared_file.py)."""
+        mine = self.settings.model_copy(deep=True)
+        written = await asyncio.to_thread(self.shared_settings.save, mine)
+        if written != mine and self.settings == mine:  # others' changes came in, and none of ours since
+            self.settings = written
+            self.notifications.apply(written)
+
+    def _follow_settings_file(self) -> None:
+        """Settings a command saved (rules imported, a destination added): in use from now on, and kept by the
+        app's next save."""
+        fresh = self.shared_settings.refresh(self.settings)
+        if fresh != self.settings:
+            self.settings = fresh
+            self.notifications.apply(fresh)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
@@ -235,7 +255,7 @@ class DesktopApp(QObject):
         self.settings.upsert(profile)
         if self.settings.active_tenant is None:
             self.settings.active_tenant = profile.name
-        await asyncio.to_thread(save_settings, self.paths, self.settings)
+        await self.save_settings()
         session = self.tenants.add(profile)
         if sign_in and await self.tenants.sign_in(profile.name):
             self.window.show_tenant(profile.name)
@@ -278,7 +298,7 @@ class DesktopApp(QObject):
         await self.tenants.remove(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
-        await asyncio.to_thread(save_settings, self.paths, self.settings)
+        await self.save_settings()
         if hub is not None:
             await hub_connect.forget_secret(self, name)
         if self.settings_dialog is not None:
@@ -292,6 +312,7 @@ class DesktopApp(QObject):
 
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
+        self._follow_settings_file()  # the dialog shows what a command saved meanwhile
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
         dialog = SettingsDialog(
             self.settings, signed, self.window, DestinationEditor(self.paths, self.secrets)
@@ -318,7 +339,7 @@ class DesktopApp(QObject):
         self.window.model.layoutChanged.emit()
         self.notifications.apply(settings)
         await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
-        await asyncio.to_thread(save_settings, self.paths, settings)
+        await self.save_settings()
 
     def set_paused(self, paused: bool) -> None:
         self.tenants.set_paused(paused)

@@ -1,0 +1,138 @@
+"""The settings file shared by the running app and the command line.
+
+The app holds the settings in memory and writes the whole document whenever the user changes something; a
+command (`rules import`, `destinations add`, `login`) may have written the file in between. Written as it was,
+the app's copy would undo that command without a word. So the app remembers the document as it last read or
+wrote it (the base), and a save folds both sides' changes together:
+
+  * a value only one side changed takes that side's value;
+  * objects are merged key by key, and lists of named things entry by entry (tenants, hubs and destinations
+    by `name`, alert rules by `id`);
+  * an entry one side removed and the other left alone is removed; one side removed and the other edited is kept;
+  * where both changed the same value differently, this process's change wins (it is the newer one).
+
+`refresh` takes in what others saved without writing: the app looks each second whether the file changed
+(`changed`, one stat) and before it opens the Settings dialog.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from tenant_events.paths import AppPaths
+from tenant_events.settings.document import SCHEMA_VERSION, Settings
+from tenant_events.settings.settings_file import load_settings, save_settings
+
+log = logging.getLogger(__name__)
+
+_GONE: Final[Any] = object()  # an entry or key one side does not have
+_KEYS: Final = ("id", "name")  # what names an entry of a list, in order of preference
+
+
+def merge(base: Any, mine: Any, theirs: Any) -> Any:
+    """Three-way merge of JSON values (see the module docstring); `_GONE` stands for an absent entry."""
+    if mine == theirs or theirs == base:
+        return mine
+    if mine == base:
+        return theirs
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        before = base if isinstance(base, dict) else {}
+        out = {}
+        for key in [*mine, *(k for k in theirs if k not in mine)]:
+            value = merge(before.get(key, _GONE), mine.get(key, _GONE), theirs.get(key, _GONE))
+            if value is not _GONE:
+                out[key] = value
+        return out
+    if isinstance(mine, list) and isinstance(theirs, list):
+        earlier = base if isinstance(base, list) else []
+        name = _entry_key([*earlier, *mine, *theirs])
+        if name is not None:
+            return _merge_entries(name, earlier, mine, theirs)
+    return theirs if mine is _GONE else mine  # both changed it: ours is newer; an edit outlives a removal
+
+
+def _entry_key(items: list[Any]) -> str | None:
+    """The field every item of these lists is named by, if each name occurs once per list."""
+    for key in _KEYS:
+        if items and all(isinstance(i, dict) and isinstance(i.get(key), str) for i in items):
+            return key
+    return None
+
+
+def _merge_entries(key: str, base: list[Any], mine: list[Any], theirs: list[Any]) -> list[Any]:
+    by = [{item[key]: item for item in side} for side in (base, mine, theirs)]
+    if any(len(names) != len(side) for names, side in zip(by, (base, mine, theirs), strict=True)):
+        return mine  # a name twice: not a list of named things after all
+    old, ours, other = by
+    out = []
+    for name in [*ours, *(n for n in other if n not in ours)]:
+        value = merge(old.get(name, _GONE), ours.get(name, _GONE), other.get(name, _GONE))
+        if value is not _GONE:
+            out.append(value)
+    return out
+
+
+def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings:
+    """`mine` with what `theirs` changed since `base` folded in; `mine` when the result is not a valid document
+    (e.g. a profile name both sides took for different tenants)."""
+    dumps = [s.model_dump(mode="json") for s in (base, mine, theirs)]
+    try:
+        return Settings.model_validate(merge(*dumps))
+    except ValidationError as exc:
+        log.warning("the settings saved by another process could not be kept beside these: %s", exc)
+        return mine
+
+
+def read_current(paths: AppPaths) -> Settings | None:
+    """The settings file as it is now, or None when there is none or it cannot be used as it is (no file is
+    moved aside here: the next start of the app does that and says so)."""
+    try:
+        data = json.loads(paths.settings_file.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+            return None
+        return Settings.model_validate(data)
+    except (OSError, ValueError, RecursionError):  # (pydantic's ValidationError is a ValueError)
+        return None
+
+
+class SharedSettings:
+    """The app's side of the settings file: what it last read or wrote, to tell others' changes from its own."""
+
+    def __init__(self, paths: AppPaths, notices: list[str] | None = None) -> None:
+        self.paths = paths
+        self.base = load_settings(paths, notices)
+        self._seen = self._stamp()
+
+    def _stamp(self) -> tuple[int, int] | None:
+        """The file's modification time and size: changed by any write (an atomic replace included)."""
+        try:
+            found = self.paths.settings_file.stat()
+        except OSError:
+            return None
+        return found.st_mtime_ns, found.st_size
+
+    def changed(self) -> bool:
+        """Whether the file was written since this side last read or wrote it."""
+        return self._stamp() != self._seen
+
+    def save(self, mine: Settings) -> Settings:
+        """Write `mine`, keeping what another process saved since; returns what was written."""
+        theirs = read_current(self.paths)
+        written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
+        save_settings(self.paths, written)
+        self.base, self._seen = written.model_copy(deep=True), self._stamp()
+        return written
+
+    def refresh(self, mine: Settings) -> Settings:
+        """`mine` with what another process saved since folded in (nothing is written)."""
+        self._seen = self._stamp()
+        theirs = read_current(self.paths)
+        if theirs is None or theirs == self.base:
+            return mine
+        result = merged(self.base, mine, theirs)
+        self.base = theirs
+        return result

@@ -1,0 +1,107 @@
+"""The settings file shared by the running app and the command line: a command's change (rules imported, a
+destination added) survives the app's next save, and the app's own change survives too; where both changed the
+same value the app's is the newer."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.cli_here import run_here
+from helpers.sigma_samples import VIP_DELETED, has_vip_deleted
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings, save_settings
+from tenant_events.settings.document import Settings
+from tenant_events.settings.shared_file import SharedSettings, merge
+
+pytestmark = pytest.mark.expect_warning_logs  # (commands run in this process) a command logs what it refuses
+
+
+def test_rules_imported_by_a_command_survive_the_apps_next_save(tmp_path):
+    paths = AppPaths.resolve(tmp_path)
+    app = SharedSettings(paths)  # the app starts and reads the file (none yet)
+    mine = app.base.model_copy(deep=True)
+
+    (tmp_path / "vip.yml").write_text(VIP_DELETED)
+    done = run_here(["rules", "import", str(tmp_path / "vip.yml"), "--data-dir", str(tmp_path)])
+    assert done.returncode == 0, done.stderr
+
+    mine.notifications.do_not_disturb = True  # then the user changes something in the app
+    written = app.save(mine)
+    on_disk = load_settings(paths)
+    assert has_vip_deleted(on_disk) and on_disk.notifications.do_not_disturb
+    assert written == on_disk and app.base == on_disk
+
+
+def test_the_app_takes_in_what_a_command_saved_without_writing(tmp_path):
+    paths = AppPaths.resolve(tmp_path)
+    app = SharedSettings(paths)
+    mine = app.base.model_copy(deep=True)
+    (tmp_path / "vip.yml").write_text(VIP_DELETED)
+    assert (
+        run_here(["rules", "import", str(tmp_path / "vip.yml"), "--data-dir", str(tmp_path)]).returncode == 0
+    )
+    before = paths.settings_file.read_bytes()
+
+    fresh = app.refresh(mine)
+    assert has_vip_deleted(fresh)
+    assert paths.settings_file.read_bytes() == before  # nothing written
+    assert app.save(fresh) == load_settings(paths)  # and the next save has nothing to fold in
+    assert has_vip_deleted(load_settings(paths))
+
+
+def test_a_removal_in_the_app_and_an_addition_by_a_command_both_stay(tmp_path):
+    paths = AppPaths.resolve(tmp_path)
+    save_settings(
+        paths,
+        Settings.model_validate(
+            {
+                "tenants": [
+                    {"name": "acme", "domain": "acme.example.com", "client_id": "c1"},
+                    {"name": "globex", "domain": "globex.example.com", "client_id": "c2"},
+                ],
+                "alerts": {"rules": [{"id": "off-hours", "enabled": False}]},
+            }
+        ),
+    )
+    app = SharedSettings(paths)
+    mine = app.base.model_copy(deep=True)
+    theirs = load_settings(paths)  # a command's read, change and write
+    theirs.alerts.rules.append({"id": "org-deleted", "severity": "info"})
+    theirs.alerts.rules[0]["enabled"] = True  # and it switched a rule the app changes too
+    save_settings(paths, theirs)
+
+    mine.tenants = [t for t in mine.tenants if t.name != "acme"]
+    mine.alerts.rules[0]["severity"] = "critical"
+    on_disk = app.save(mine)
+    assert [t.name for t in on_disk.tenants] == ["globex"]
+    assert on_disk.alerts.rules == [
+        {"id": "off-hours", "enabled": True, "severity": "critical"},  # both sides' fields of one rule
+        {"id": "org-deleted", "severity": "info"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("base", "mine", "theirs", "result"),
+    [
+        ({"a": 1}, {"a": 2}, {"a": 1}, {"a": 2}),  # only mine changed
+        ({"a": 1}, {"a": 1}, {"a": 3}, {"a": 3}),  # only theirs changed
+        ({"a": 1}, {"a": 2}, {"a": 3}, {"a": 2}),  # both: the app's is the newer
+        ({"a": 1, "b": 1}, {"b": 1}, {"a": 1, "b": 2}, {"b": 2}),  # removed here, left alone there
+        ({"a": 1}, {}, {"a": 5}, {"a": 5}),  # removed here, edited there: the edit stays
+        ({"l": ["x", "y"]}, {"l": ["x"]}, {"l": ["x", "y", "z"]}, {"l": ["x"]}),  # plain lists are values
+        (
+            {"l": [{"name": "a", "v": 1}]},
+            {"l": [{"name": "a", "v": 1}, {"name": "b", "v": 2}]},
+            {"l": [{"name": "c", "v": 3}, {"name": "a", "v": 1}]},
+            {"l": [{"name": "a", "v": 1}, {"name": "b", "v": 2}, {"name": "c", "v": 3}]},
+        ),
+        (
+            {"l": [{"name": "a"}, {"name": "a"}]},  # a name twice: a plain list, the app's wins
+            {"l": [{"name": "a"}]},
+            {"l": [{"name": "b"}]},
+            {"l": [{"name": "a"}]},
+        ),
+    ],
+)
+def test_merge(base, mine, theirs, result):
+    assert merge(base, mine, theirs) == result
