@@ -10,7 +10,7 @@ import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
 from helpers.sigma_samples import VIP_DELETED, has_vip_deleted
-from tenant_events.settings import load_settings
+from tenant_events.settings import TenantProfile, load_settings, save_settings
 
 
 @pytest.mark.gui
@@ -39,3 +39,30 @@ def test_rules_imported_while_the_app_runs_survive_its_next_save(qloop, ui_paths
     run_async(qloop, scenario())
     saved = load_settings(ui_paths)
     assert has_vip_deleted(saved) and saved.notifications.do_not_disturb_until is not None
+
+
+@pytest.mark.gui
+@pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)
+def test_a_tenant_a_command_adds_gets_a_session_and_one_it_removes_stops(qloop, ui_paths):
+    """What `login` (or a removal by hand) writes while the app runs: the new tenant is there to sign in to, as
+    after a restart, and a removed one stops."""
+    profile = TenantProfile(name="globex", domain="globex.example.com", client_id="c2")
+
+    async def scenario() -> None:
+        async with running_app(ui_paths) as app:
+            settings = load_settings(ui_paths)  # another process reads, changes and writes the file
+            settings.upsert(profile)
+            save_settings(ui_paths, settings)
+            await until(lambda: "globex" in app.sessions, 10, "a session for the tenant the command added")
+            assert app.settings.tenant("globex") == profile
+            app.set_dnd(3600.0)  # and the app's own next save keeps it
+            await asyncio.gather(*app.tasks)
+            assert [t.name for t in load_settings(ui_paths).tenants] == ["globex"]
+
+            settings = load_settings(ui_paths)
+            settings.tenants = []
+            save_settings(ui_paths, settings)
+            await until(lambda: "globex" not in app.sessions, 10, "the removed tenant's session stopped")
+
+    run_async(qloop, scenario())
+    assert load_settings(ui_paths).tenants == []

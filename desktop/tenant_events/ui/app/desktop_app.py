@@ -166,9 +166,25 @@ class DesktopApp(QObject):
         """Settings a command saved (rules imported, a destination added): in use from now on, and kept by the
         app's next save."""
         fresh = self.shared_settings.refresh(self.settings)
-        if fresh != self.settings:
-            self.settings = fresh
-            self.notifications.apply(fresh)
+        if fresh == self.settings:
+            return
+        before, self.settings = self.settings, fresh
+        self.notifications.apply(fresh)
+        self._follow_profiles(before)
+
+    def _follow_profiles(self, before: Settings) -> None:
+        """Tenants a command added (`login`) start here as at start-up, their stored sign-in restored; tenants a
+        command removed stop (their databases stay)."""
+        had = {t.name for t in before.tenants} | {h.name for h in before.hubs}
+        now = {t.name for t in self.settings.tenants} | {h.name for h in self.settings.hubs}
+        for name in had - now:
+            self.spawn(self.tenants.remove(name))
+        for profile in self.settings.tenants:
+            if profile.name not in had and profile.name not in self.sessions:
+                self.spawn(self.tenants.add(profile).restore())
+        for hub in self.settings.hubs:
+            if hub.name not in had and hub.name not in self.sessions:
+                self.spawn(self.tenants.attach(self._hub_session(hub)).restore())
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
