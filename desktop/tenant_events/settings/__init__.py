@@ -7,6 +7,7 @@ preferences.py    NotificationSettings, RetentionSettings
 document.py       Settings: the whole document, lookups by profile name
 settings_file.py  load_settings / save_settings, the schema migrations
 shared_file.py    SharedSettings: the app's saves keep what a command saved meanwhile (a three-way merge)
+sync.py           SettingsSync: the app's copy, saved one at a time, following the file, the dialog's edits laid over it
 """
 
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
@@ -24,6 +25,7 @@ from tenant_events.settings.profiles import (
 )
 from tenant_events.settings.settings_file import MIGRATIONS, load_settings, save_settings
 from tenant_events.settings.shared_file import SharedSettings
+from tenant_events.settings.sync import SettingsSync
 
 __all__ = [
     "DEFAULT_SCOPES",
@@ -33,6 +35,7 @@ __all__ = [
     "NotificationSettings",
     "RetentionSettings",
     "Settings",
+    "SettingsSync",
     "SharedSettings",
     "TenantProfile",
     "callback_urls",

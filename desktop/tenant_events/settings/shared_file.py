@@ -9,7 +9,9 @@ wrote it (the base), and a save folds both sides' changes together:
   * objects are merged key by key, and lists of named things entry by entry (tenants, hubs and destinations
     by `name`, alert rules by `id`);
   * an entry one side removed and the other left alone is removed; one side removed and the other edited is kept;
-  * where both changed the same value differently, this process's change wins (it is the newer one).
+  * where both changed the same value differently, this process's change wins (it is the newer one);
+  * when the two cannot stand together (a profile name both sides gave to different tenants) this process's
+    document is written and the other's is kept beside it (`settings.json.kept-<time>`), never dropped.
 
 `refresh` takes in what others saved without writing: the app looks each second whether the file changed
 (`changed`, one stat) and before it opens the Settings dialog.
@@ -19,6 +21,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import time
+from pathlib import Path
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -76,15 +81,15 @@ def _merge_entries(key: str, base: list[Any], mine: list[Any], theirs: list[Any]
     return out
 
 
-def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings:
-    """`mine` with what `theirs` changed since `base` folded in; `mine` when the result is not a valid document
+def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings | None:
+    """`mine` with what `theirs` changed since `base` folded in; None when the result is not a valid document
     (e.g. a profile name both sides took for different tenants)."""
     dumps = [s.model_dump(mode="json") for s in (base, mine, theirs)]
     try:
         return Settings.model_validate(merge(*dumps))
     except ValidationError as exc:
-        log.warning("the settings saved by another process could not be kept beside these: %s", exc)
-        return mine
+        log.warning("the settings another process saved cannot stand beside these: %s", exc)
+        return None
 
 
 def read_current(paths: AppPaths) -> Settings | None:
@@ -105,15 +110,16 @@ class SharedSettings:
     def __init__(self, paths: AppPaths, notices: list[str] | None = None) -> None:
         self.paths = paths
         self.base = load_settings(paths, notices)
+        self.kept_aside: Path | None = None  # where the last save had to keep another process's settings
         self._seen = self._stamp()
 
-    def _stamp(self) -> tuple[int, int] | None:
-        """The file's modification time and size: changed by any write (an atomic replace included)."""
+    def _stamp(self) -> tuple[int, int, int] | None:
+        """The file's inode, modification time and size: every write here is an atomic replace (a new inode)."""
         try:
             found = self.paths.settings_file.stat()
         except OSError:
             return None
-        return found.st_mtime_ns, found.st_size
+        return found.st_ino, found.st_mtime_ns, found.st_size
 
     def changed(self) -> bool:
         """Whether the file was written since this side last read or wrote it."""
@@ -123,9 +129,21 @@ class SharedSettings:
         """Write `mine`, keeping what another process saved since; returns what was written."""
         theirs = read_current(self.paths)
         written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
+        if written is None:
+            assert theirs is not None
+            self.kept_aside = self._keep_aside(theirs)
+            written = mine
         save_settings(self.paths, written)
         self.base, self._seen = written.model_copy(deep=True), self._stamp()
         return written
+
+    def _keep_aside(self, theirs: Settings) -> Path:
+        target = self.paths.settings_file.with_name(f"settings.json.kept-{time.strftime('%Y%m%dT%H%M%S')}")
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(theirs.model_dump_json(indent=2))
+        log.warning("settings another process saved are kept in %s", target)
+        return target
 
     def refresh(self, mine: Settings) -> Settings:
         """`mine` with what another process saved since folded in (nothing is written)."""
@@ -134,5 +152,7 @@ class SharedSettings:
         if theirs is None or theirs == self.base:
             return mine
         result = merged(self.base, mine, theirs)
+        if result is None:  # left to the next save, which keeps theirs beside ours
+            return mine
         self.base = theirs
         return result

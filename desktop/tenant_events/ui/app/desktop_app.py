@@ -30,7 +30,7 @@ from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
-from tenant_events.settings import Settings, SharedSettings, TenantProfile
+from tenant_events.settings import Settings, SettingsSync, SharedSettings, TenantProfile
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
@@ -54,6 +54,10 @@ from tenant_events.url_forms import parse_alert_link
 from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
+
+
+# How long `login` waits for its browser step by default: a profile it saved is looked at again so long.
+LOGIN_WAIT_S = 300.0
 
 
 @dataclass
@@ -80,8 +84,11 @@ class DesktopApp(QObject):
         self.qapp, self.paths, self.options, self.sink = qapp, paths, options, sink
         self.quitting = asyncio.Event()
         self.settings_notices: list[str] = []
-        self.shared_settings = SharedSettings(paths, self.settings_notices)
-        self.settings: Settings = self.shared_settings.base.model_copy(deep=True)
+        self.settings_sync = SettingsSync(
+            SharedSettings(paths, self.settings_notices),
+            self._take_in,
+            lambda title, text: sink.report(Problem("warning", title, text)),
+        )
         self.dark = apply_theme(qapp, self.settings.theme)
         self.tasks = TaskSet(on_done=self._task_done)
         # Until the keyring answers (off the UI thread, keyring_check.py) the tenants hold a pending store.
@@ -117,7 +124,7 @@ class DesktopApp(QObject):
         self._status_timer.setInterval(1000)
         self._status_timer.timeout.connect(self.tenants.refresh_status)
         self._status_timer.timeout.connect(
-            lambda: self._follow_settings_file() if self.shared_settings.changed() else None
+            lambda: self.settings_sync.follow() if self.settings_sync.changed() else None
         )
         self._wire()
 
@@ -151,40 +158,40 @@ class DesktopApp(QObject):
             assert exc is not None
             self.sink.report_exception(exc, "background task")
 
+    @property
+    def settings(self) -> Settings:
+        return self.settings_sync.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.settings_sync.settings = settings
+
     def save_settings_soon(self) -> None:
-        self.spawn(self.save_settings())
+        self.spawn(self.settings_sync.save())
 
-    async def save_settings(self) -> None:
-        """Write the app's settings, keeping what a command saved in the meantime (settings/shared_file.py)."""
-        mine = self.settings.model_copy(deep=True)
-        written = await asyncio.to_thread(self.shared_settings.save, mine)
-        if written != mine and self.settings == mine:  # others' changes came in, and none of ours since
-            self.settings = written
-            self.notifications.apply(written)
-
-    def _follow_settings_file(self) -> None:
-        """Settings a command saved (rules imported, a destination added): in use from now on, and kept by the
-        app's next save."""
-        fresh = self.shared_settings.refresh(self.settings)
-        if fresh == self.settings:
-            return
-        before, self.settings = self.settings, fresh
-        self.notifications.apply(fresh)
-        self._follow_profiles(before)
-
-    def _follow_profiles(self, before: Settings) -> None:
-        """Tenants a command added (`login`) start here as at start-up, their stored sign-in restored; tenants a
-        command removed stop (their databases stay)."""
+    def _take_in(self, before: Settings, now: Settings) -> None:
+        """Settings a command saved (rules imported, a destination added, a tenant signed in to with `login`):
+        in use from now on. New tenants start as at start-up; tenants a command removed stop (their databases
+        stay)."""
+        self.notifications.apply(now)
         had = {t.name for t in before.tenants} | {h.name for h in before.hubs}
-        now = {t.name for t in self.settings.tenants} | {h.name for h in self.settings.hubs}
-        for name in had - now:
+        for name in had - ({t.name for t in now.tenants} | {h.name for h in now.hubs}):
             self.spawn(self.tenants.remove(name))
-        for profile in self.settings.tenants:
+        for profile in now.tenants:
             if profile.name not in had and profile.name not in self.sessions:
-                self.spawn(self.tenants.add(profile).restore())
-        for hub in self.settings.hubs:
+                self.spawn(self._restore_added(self.tenants.add(profile)))
+        for hub in now.hubs:
             if hub.name not in had and hub.name not in self.sessions:
                 self.spawn(self.tenants.attach(self._hub_session(hub)).restore())
+
+    async def _restore_added(self, session: TenantSession) -> None:
+        """`login` saves the profile before its browser step: the sign-in is stored once that step is done in
+        the terminal, so it is looked for again for as long as `login` waits for the browser."""
+        deadline = asyncio.get_running_loop().time() + LOGIN_WAIT_S
+        while not await session.restore():
+            if asyncio.get_running_loop().time() > deadline or self.sessions.get(session.name) is not session:
+                return
+            await asyncio.sleep(5)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def run(self) -> int:
@@ -271,7 +278,7 @@ class DesktopApp(QObject):
         self.settings.upsert(profile)
         if self.settings.active_tenant is None:
             self.settings.active_tenant = profile.name
-        await self.save_settings()
+        await self.settings_sync.save()
         session = self.tenants.add(profile)
         if sign_in and await self.tenants.sign_in(profile.name):
             self.window.show_tenant(profile.name)
@@ -297,7 +304,8 @@ class DesktopApp(QObject):
         if self.settings.active_tenant is None:
             self.settings.active_tenant = profile.name
         self.first_run.close_welcome()
-        session = self.tenants.attach(self._hub_session(profile))
+        # (the file's hub, taken in a moment before, may have its session already)
+        session = self.sessions.get(profile.name) or self.tenants.attach(self._hub_session(profile))
         if await self.tenants.sign_in(profile.name):
             self.window.show_tenant(profile.name)
         return session
@@ -314,7 +322,7 @@ class DesktopApp(QObject):
         await self.tenants.remove(name)
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
-        await self.save_settings()
+        await self.settings_sync.save()
         if hub is not None:
             await hub_connect.forget_secret(self, name)
         if self.settings_dialog is not None:
@@ -328,10 +336,9 @@ class DesktopApp(QObject):
 
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
-        self._follow_settings_file()  # the dialog shows what a command saved meanwhile
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
         dialog = SettingsDialog(
-            self.settings, signed, self.window, DestinationEditor(self.paths, self.secrets)
+            self.settings_sync.open_dialog(), signed, self.window, DestinationEditor(self.paths, self.secrets)
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())
@@ -350,12 +357,12 @@ class DesktopApp(QObject):
         self.settings.destinations = list(destinations)
 
     async def apply_settings(self, settings: Settings) -> None:
-        self.settings = settings
+        settings = self.settings_sync.from_dialog(settings)
         self.dark = apply_theme(self.qapp, settings.theme)
         self.window.model.layoutChanged.emit()
         self.notifications.apply(settings)
         await asyncio.to_thread(autostart.set_enabled, settings.start_at_login)
-        await self.save_settings()
+        await self.settings_sync.save()
 
     def set_paused(self, paused: bool) -> None:
         self.tenants.set_paused(paused)
