@@ -10,8 +10,9 @@ from helpers.cli_here import run_here
 from helpers.sigma_samples import VIP_DELETED, has_vip_deleted
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
+from tenant_events.settings.destinations import DestinationProfile
 from tenant_events.settings.document import Settings
-from tenant_events.settings.shared_file import SharedSettings, merge
+from tenant_events.settings.shared_file import SharedSettings, edited_settings, merge
 
 pytestmark = pytest.mark.expect_warning_logs  # (commands run in this process) a command logs what it refuses
 
@@ -105,3 +106,27 @@ def test_a_removal_in_the_app_and_an_addition_by_a_command_both_stay(tmp_path):
 )
 def test_merge(base, mine, theirs, result):
     assert merge(base, mine, theirs) == result
+
+
+def test_a_command_that_read_the_file_before_the_app_saved_keeps_the_apps_change(tmp_path):
+    """`login` reads the settings, then waits on the network; the app saves a tray choice meanwhile."""
+    paths = AppPaths.resolve(tmp_path)
+    app = SharedSettings(paths)
+    pager = DestinationProfile(name="pager", url_masked="ntfy://…@ntfy.example/alerts")
+    with edited_settings(paths) as settings:  # the command's read
+        mine = app.base.model_copy(deep=True)
+        mine.notifications.do_not_disturb = True
+        app.save(mine)  # the app's save, while the command works
+        settings.destinations.append(pager)  # the command's change, written as the block ends
+    on_disk = load_settings(paths)
+    assert on_disk.notifications.do_not_disturb and on_disk.destinations == [pager]
+
+
+def test_a_command_that_fails_writes_nothing(tmp_path):
+    paths = AppPaths.resolve(tmp_path)
+    save_settings(paths, Settings(theme="dark"))
+    before = paths.settings_file.read_bytes()
+    with pytest.raises(RuntimeError), edited_settings(paths) as settings:
+        settings.theme = "light"
+        raise RuntimeError("a check failed half-way")
+    assert paths.settings_file.read_bytes() == before

@@ -23,11 +23,11 @@ from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.settings import (
     Settings,
+    SharedSettings,
     TenantProfile,
     callback_urls,
     load_settings,
     make_profile,
-    save_settings,
     tenant_kept,
 )
 from tenant_events.tenant.origin import check_origin
@@ -176,7 +176,8 @@ def run_login(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, stderr=False)
     notices: list[str] = []
-    settings = load_settings(paths, notices)
+    shared = SharedSettings(paths, notices)  # written at the end, keeping what the app saved meanwhile
+    settings = shared.base.model_copy(deep=True)
     for notice in notices:
         print(f"tenant-events: {notice}", file=sys.stderr)
     profile, changed = _profile_for_login(args, settings)
@@ -191,7 +192,7 @@ def run_login(args: argparse.Namespace) -> int:
         settings.upsert(profile)
         if settings.active_tenant is None:
             settings.active_tenant = profile.name
-        save_settings(paths, settings)
+        shared.save(settings)
         print(
             f"Saved tenant profile {profile.name!r}. {_callbacks_line(profile)}", file=sys.stderr, flush=True
         )

@@ -21,7 +21,8 @@ from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.sigma_rules import NotExpressible, merge_imported, read_sigma, rule_yaml
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
+from tenant_events.settings import load_settings
+from tenant_events.settings.shared_file import edited_settings
 
 _EXIT_BAD = ConfigError.exit_code
 
@@ -56,10 +57,10 @@ def register(actions: Any) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
-    settings = load_settings(paths)
-    found = read_sigma(Path(args.source), lists=settings.alerts.lists)
-    imported = merge_imported(settings.alerts, found)
-    save_settings(paths, settings.model_copy(update={"alerts": imported.alerts}))
+    with edited_settings(paths) as settings:
+        found = read_sigma(Path(args.source), lists=settings.alerts.lists)
+        imported = merge_imported(settings.alerts, found)
+        settings.alerts = imported.alerts
     for rule in imported.rules:
         again = " (replaced)" if rule.id in imported.replaced else ""
         print(f"imported  {rule.severity:<8}  {rule.id:<24}  {rule.name}{again}")

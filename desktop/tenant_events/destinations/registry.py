@@ -19,8 +19,9 @@ from tenant_events.destinations.send import Outcome, send
 from tenant_events.destinations.urls import fingerprint, instantiate, mask
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
+from tenant_events.settings import load_settings
 from tenant_events.settings.destinations import DestinationProfile, check_destination_name
+from tenant_events.settings.shared_file import edited_settings
 
 SLOT = "destination:"
 
@@ -48,31 +49,29 @@ def save_destination(
     paths: AppPaths, store: SecretStore, profile: DestinationProfile, url: str | None
 ) -> DestinationProfile:
     """Add or replace `profile`; `url` None keeps the stored URL (an edit of the filter only)."""
-    settings = load_settings(paths)
-    if url is not None:
-        if not store.persistent:
-            raise UserFixableError(
-                "no system keyring to keep the destination's URL in",
-                "unlock or install a system keyring (e.g. GNOME Keyring, KWallet)",
-            )
-        try:
-            store.set(slot(profile.name), url.strip())
-        except SecretStoreUnavailable as exc:
-            raise UserFixableError(str(exc), "unlock the system keyring and try again") from None
-    settings.destinations = [d for d in settings.destinations if d.name != profile.name] + [profile]
-    save_settings(paths, settings)
+    with edited_settings(paths) as settings:
+        if url is not None:
+            if not store.persistent:
+                raise UserFixableError(
+                    "no system keyring to keep the destination's URL in",
+                    "unlock or install a system keyring (e.g. GNOME Keyring, KWallet)",
+                )
+            try:
+                store.set(slot(profile.name), url.strip())
+            except SecretStoreUnavailable as exc:
+                raise UserFixableError(str(exc), "unlock the system keyring and try again") from None
+        settings.destinations = [d for d in settings.destinations if d.name != profile.name] + [profile]
     return profile
 
 
 def remove_destination(paths: AppPaths, store: SecretStore, name: str) -> None:
     """Remove `name` from the settings and its URL from the keyring; ConfigError if there is none."""
-    settings = load_settings(paths)
-    if not any(d.name == name for d in settings.destinations):
-        raise ConfigError(
-            "destination", f"no destination named {name!r}", f"known: {known(settings.destinations)}"
-        )
-    settings.destinations = [d for d in settings.destinations if d.name != name]
-    save_settings(paths, settings)
+    with edited_settings(paths) as settings:
+        if not any(d.name == name for d in settings.destinations):
+            raise ConfigError(
+                "destination", f"no destination named {name!r}", f"known: {known(settings.destinations)}"
+            )
+        settings.destinations = [d for d in settings.destinations if d.name != name]
     # the profile is gone: an orphaned slot is never read, and the next add of the name overwrites it
     with contextlib.suppress(SecretStoreUnavailable):
         store.delete(slot(name))

@@ -30,8 +30,8 @@ from tenant_events.hub.connection import (
 )
 from tenant_events.hub.subjects import HubNames
 from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
 from tenant_events.settings.hubs import HubProfile
+from tenant_events.settings.shared_file import edited_settings
 
 _SLOT: Final = "hub:"
 _SEED_PREFIX: Final = "SU"  # an NKey user seed (nkeys: PREFIX_BYTE_SEED + PREFIX_BYTE_USER)
@@ -90,23 +90,21 @@ def add_hub_profile(paths: AppPaths, store: SecretStore, secret: str = "", **fie
     always has its secret, unless the keyring is session-only — `store.persistent` tells)."""
     profile = make_hub_profile(**fields)
     secret = check_secret(profile.auth, secret)
-    settings = load_settings(paths)
-    if any(t.name == profile.name for t in settings.tenants):
-        raise ConfigError("hub name", f"{profile.name!r} is already a tenant's name", "pick another name")
-    if profile.auth != "none":
-        store.set(secret_slot(profile.name), secret)
-    else:
-        with contextlib.suppress(Exception):
-            store.delete(secret_slot(profile.name))
-    settings.upsert_hub(profile)
-    save_settings(paths, settings)
+    with edited_settings(paths) as settings:
+        if any(t.name == profile.name for t in settings.tenants):
+            raise ConfigError("hub name", f"{profile.name!r} is already a tenant's name", "pick another name")
+        if profile.auth != "none":
+            store.set(secret_slot(profile.name), secret)
+        else:
+            with contextlib.suppress(Exception):
+                store.delete(secret_slot(profile.name))
+        settings.upsert_hub(profile)
     return profile
 
 
 def remove_hub_profile(paths: AppPaths, store: SecretStore, name: str) -> None:
-    settings = load_settings(paths)
-    settings.hubs = [h for h in settings.hubs if h.name != name]
-    save_settings(paths, settings)
+    with edited_settings(paths) as settings:
+        settings.hubs = [h for h in settings.hubs if h.name != name]
     store.delete(secret_slot(name))
 
 

@@ -13,16 +13,19 @@ wrote it (the base), and a save folds both sides' changes together:
   * when the two cannot stand together (a profile name both sides gave to different tenants) this process's
     document is written and the other's is kept beside it (`settings.json.kept-<time>`), never dropped.
 
-`refresh` takes in what others saved without writing: the app looks each second whether the file changed
+A command changes the file through `edited_settings` (the same folding, from what it read at its start: a
+`login` waits on the network, an import reads files). `refresh` takes in what others saved without writing: the app looks each second whether the file changed
 (`changed`, one stat) and before it opens the Settings dialog.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -156,3 +159,13 @@ class SharedSettings:
             return mine
         self.base = theirs
         return result
+
+
+@contextlib.contextmanager
+def edited_settings(paths: AppPaths, notices: list[str] | None = None) -> Iterator[Settings]:
+    """The settings to change inside the `with` block, written at its end (not when it raises), keeping what
+    another process saved while the change was being made."""
+    shared = SharedSettings(paths, notices)
+    settings = shared.base.model_copy(deep=True)
+    yield settings
+    shared.save(settings)
