@@ -1,15 +1,20 @@
-"""A command run in a terminal while the app is open (`rules import`): the app takes in what it saved within
-a second or two and uses it from then on, and the app's next save of its own settings does not undo it."""
+"""Commands run in a terminal while the app is open (`rules import`, `login`, a tenant removed): the app takes in
+what they saved within a second or two and uses it from then on (rules, a session signed in with the sign-in
+`login` stored), and the app's next save of its own settings does not undo it."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 
 import pytest
 
+from helpers.browser import act_as_browser
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
 from helpers.sigma_samples import VIP_DELETED, has_vip_deleted
+from helpers.sign_ins import forget_token
 from tenant_events.settings import TenantProfile, load_settings, save_settings
 
 
@@ -70,3 +75,36 @@ def test_a_tenant_a_command_adds_gets_a_session_and_one_it_removes_stops(qloop, 
 
     run_async(qloop, scenario())
     assert load_settings(ui_paths).tenants == []
+
+
+@pytest.mark.gui
+@pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)
+def test_a_login_in_a_terminal_while_the_app_runs_signs_the_app_in_too(qloop, ui_paths, simulator):
+    """`login` saves the profile, then waits for its browser step: the app takes the tenant in at once, finds
+    no sign-in yet, and looks again until the terminal's sign-in is stored (the real keyring)."""
+    data = str(ui_paths.data_dir)
+    env = {k: v for k, v in os.environ.items() if k != "TENANT_EVENTS_ACCESS_TOKEN"}
+    login = subprocess.Popen(
+        [sys.executable, "-m", "tenant_events", "login", "--no-browser", "--auth-url", simulator.auth_url,
+         "--client-id", simulator.demo_client_id, "--name", "acme", "--data-dir", data],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+
+    async def scenario() -> None:
+        async with running_app(ui_paths) as app:
+            assert login.stdout is not None
+            url = await asyncio.to_thread(login.stdout.readline)  # the profile is saved by now
+            session = await until(lambda: app.sessions.get("acme"), 10, "the tenant login added")
+            await until(lambda: not session.is_signed_in and session.status.reason, 10, "a first look")
+            assert not session.is_signed_in  # nothing stored yet: the browser step is still to come
+            await asyncio.to_thread(act_as_browser, url.strip())
+            _, err = await asyncio.to_thread(login.communicate, timeout=60)
+            assert login.returncode == 0, err
+            await until(lambda: session.is_signed_in, 20, "the app signed in with the stored sign-in")
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        if login.poll() is None:
+            login.kill()
+        forget_token(data, "acme")
