@@ -121,3 +121,27 @@ def _profile(name: str):
     from tenant_events.settings import TenantProfile
 
     return TenantProfile(name=name, domain=f"{name}.example.com", client_id="c1")
+
+
+@pytest.mark.expect_warning_logs  # the log says where the file was kept, as it should
+@pytest.mark.parametrize(
+    ("found", "why"),
+    [
+        ('{"schema_version": 2, "tenants": [', "not valid JSON"),
+        ('{"schema_version": 99, "theme": "dark"}', "written by a newer Tenant Events (schema 99"),
+        ('{"schema_version": 2, "theme": "purple"}', "theme: Input should be"),
+    ],
+)
+def test_a_damaged_or_newer_file_found_at_a_save_is_kept_as_it_was_and_said(tmp_path, found, why):
+    paths = AppPaths.resolve(tmp_path)
+    app = App(paths)
+    paths.settings_file.write_text(found)  # a hand edit gone wrong, or a newer app, while this one runs
+    app.sync.follow()  # nothing taken in from it
+    assert app.taken == [] and app.sync.settings == Settings()
+    app.sync.settings.theme = "light"
+    asyncio.run(app.sync.save())
+    [kept] = list(tmp_path.glob("settings.json.kept-*"))
+    assert kept.read_text() == found  # byte for byte
+    assert load_settings(paths).theme == "light"
+    [(title, text)] = app.reported
+    assert title == "The settings file was kept aside" and why in text and str(kept) in text

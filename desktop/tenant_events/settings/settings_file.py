@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -67,6 +68,46 @@ def _depth(value: object) -> int:
     return deepest
 
 
+class Unusable(ValueError):
+    """A settings file that cannot be used as it is; the message says why (for the notice)."""
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """The file's JSON object with a usable `schema_version`; Unusable says what is wrong (OSError: unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("the top level is not an object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Unusable(f"not valid JSON: {exc}") from None
+    except RecursionError:  # json's C decoder recurses once per level
+        raise Unusable("not valid JSON: nested too deeply") from None
+    if _depth(data) > MAX_DEPTH:
+        raise Unusable(f"nested more than {MAX_DEPTH} levels deep, past what a settings file holds")
+    version = data.get("schema_version", 0)
+    if not isinstance(version, int) or version < 0:
+        raise Unusable(f"schema_version {version!r} is not a version")
+    return data
+
+
+def migrated(data: dict[str, Any]) -> dict[str, Any]:
+    """An older document brought to SCHEMA_VERSION (in memory)."""
+    version = data.get("schema_version", 0)
+    while version < SCHEMA_VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+    return data
+
+
+def validated(data: dict[str, Any]) -> Settings:
+    """The document as Settings; Unusable names the first field that is wrong."""
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise Unusable(f"{field_of(dict(first))}: {first.get('msg')}") from None
+
+
 def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings:
     """Read, migrate and validate the settings file; defaults when there is none."""
     notices = notices if notices is not None else []
@@ -74,24 +115,11 @@ def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings
     if not path.exists():
         return Settings()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("the top level is not an object")
-    except (ValueError, UnicodeDecodeError) as exc:
-        _move_aside(path, f"not valid JSON: {exc}", notices)
-        return Settings()
-    except RecursionError:  # json's C decoder recurses once per level
-        _move_aside(path, "not valid JSON: nested too deeply", notices)
-        return Settings()
-    if _depth(data) > MAX_DEPTH:
-        _move_aside(
-            path, f"nested more than {MAX_DEPTH} levels deep, past what a settings file holds", notices
-        )
+        data = read_document(path)
+    except Unusable as exc:
+        _move_aside(path, str(exc), notices)
         return Settings()
     version = data.get("schema_version", 0)
-    if not isinstance(version, int) or version < 0:
-        _move_aside(path, f"schema_version {version!r} is not a version", notices)
-        return Settings()
     if version > SCHEMA_VERSION:
         raise ConfigError(
             "schema_version",
@@ -100,14 +128,11 @@ def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings
         )
     if version < SCHEMA_VERSION:
         shutil.copy2(path, f"{path}.v{version}.bak")
-        while version < SCHEMA_VERSION:
-            data = MIGRATIONS[version](data)
-            version += 1
+        data = migrated(data)
     try:
-        settings = Settings.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        _move_aside(path, f"{field_of(dict(first))}: {first.get('msg')}", notices)
+        settings = validated(data)
+    except Unusable as exc:
+        _move_aside(path, str(exc), notices)
         return Settings()
     if data.get("schema_version", 0) != (
         json.loads(path.read_text(encoding="utf-8")).get("schema_version", 0)

@@ -10,18 +10,19 @@ wrote it (the base), and a save folds both sides' changes together:
     by `name`, alert rules by `id`);
   * an entry one side removed and the other left alone is removed; one side removed and the other edited is kept;
   * where both changed the same value differently, this process's change wins (it is the newer one);
-  * when the two cannot stand together (a profile name both sides gave to different tenants) this process's
-    document is written and the other's is kept beside it (`settings.json.kept-<time>`), never dropped.
+  * when the two cannot stand together (a profile name both sides gave to different tenants), or the file is
+    damaged or from a newer app, the file is moved to `settings.json.kept-<time>` as it was and this process's
+    document written in its place: never dropped, never written over.
 
 A command changes the file through `edited_settings` (the same folding, from what it read at its start: a
-`login` waits on the network, an import reads files). `refresh` takes in what others saved without writing: the app looks each second whether the file changed
-(`changed`, one stat) and before it opens the Settings dialog.
+`login` waits on the network, an import reads files). `refresh` takes in what others saved without writing:
+the app looks each second whether the file changed (`changed`, one stat) and before it opens the Settings
+dialog.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -29,11 +30,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from tenant_events.paths import AppPaths
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
-from tenant_events.settings.settings_file import load_settings, save_settings
+from tenant_events.settings.settings_file import (
+    Unusable,
+    load_settings,
+    migrated,
+    read_document,
+    save_settings,
+    validated,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,27 +90,31 @@ def _merge_entries(key: str, base: list[Any], mine: list[Any], theirs: list[Any]
     return out
 
 
-def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings | None:
-    """`mine` with what `theirs` changed since `base` folded in; None when the result is not a valid document
+def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings:
+    """`mine` with what `theirs` changed since `base` folded in; Unusable when the two cannot stand together
     (e.g. a profile name both sides took for different tenants)."""
     dumps = [s.model_dump(mode="json") for s in (base, mine, theirs)]
     try:
-        return Settings.model_validate(merge(*dumps))
-    except ValidationError as exc:
-        log.warning("the settings another process saved cannot stand beside these: %s", exc)
-        return None
+        return validated(merge(*dumps))
+    except Unusable as exc:
+        raise Unusable(f"what another process saved cannot stand beside this one's ({exc})") from None
 
 
 def read_current(paths: AppPaths) -> Settings | None:
-    """The settings file as it is now, or None when there is none or it cannot be used as it is (no file is
-    moved aside here: the next start of the app does that and says so)."""
+    """The settings file as it is now (an older one migrated in memory), None when there is none; Unusable
+    when it is damaged or from a newer app (the same checks as at start-up, nothing moved here)."""
     try:
-        data = json.loads(paths.settings_file.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-            return None
-        return Settings.model_validate(data)
-    except (OSError, ValueError, RecursionError):  # (pydantic's ValidationError is a ValueError)
+        data = read_document(paths.settings_file)
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise Unusable(f"cannot be read: {exc.strerror}") from None
+    version = data.get("schema_version", 0)
+    if version > SCHEMA_VERSION:
+        raise Unusable(
+            f"written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})"
+        )
+    return validated(migrated(data))
 
 
 class SharedSettings:
@@ -113,7 +123,7 @@ class SharedSettings:
     def __init__(self, paths: AppPaths, notices: list[str] | None = None) -> None:
         self.paths = paths
         self.base = load_settings(paths, notices)
-        self.kept_aside: Path | None = None  # where the last save had to keep another process's settings
+        self.kept_aside: tuple[Path, str] | None = None  # where the last save kept the file it found, and why
         self._seen = self._stamp()
 
     def _stamp(self) -> tuple[int, int, int] | None:
@@ -130,32 +140,34 @@ class SharedSettings:
 
     def save(self, mine: Settings) -> Settings:
         """Write `mine`, keeping what another process saved since; returns what was written."""
-        theirs = read_current(self.paths)
-        written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
-        if written is None:
-            assert theirs is not None
-            self.kept_aside = self._keep_aside(theirs)
+        try:
+            theirs = read_current(self.paths)
+            written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
+        except Unusable as exc:
+            self.kept_aside = self._keep_aside(str(exc)), str(exc)
             written = mine
         save_settings(self.paths, written)
         self.base, self._seen = written.model_copy(deep=True), self._stamp()
         return written
 
-    def _keep_aside(self, theirs: Settings) -> Path:
-        target = self.paths.settings_file.with_name(f"settings.json.kept-{time.strftime('%Y%m%dT%H%M%S')}")
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(theirs.model_dump_json(indent=2))
-        log.warning("settings another process saved are kept in %s", target)
+    def _keep_aside(self, why: str) -> Path:
+        """The file as it is, moved beside the one about to be written."""
+        path = self.paths.settings_file
+        target = path.with_name(f"{path.name}.kept-{time.strftime('%Y%m%dT%H%M%S')}")
+        os.replace(path, target)
+        log.warning("the settings file was kept as %s: %s", target, why)
         return target
 
     def refresh(self, mine: Settings) -> Settings:
-        """`mine` with what another process saved since folded in (nothing is written)."""
+        """`mine` with what another process saved since folded in (nothing is written; a file that cannot be
+        used, or folded in, is left to the next save, which keeps it aside)."""
         self._seen = self._stamp()
-        theirs = read_current(self.paths)
-        if theirs is None or theirs == self.base:
-            return mine
-        result = merged(self.base, mine, theirs)
-        if result is None:  # left to the next save, which keeps theirs beside ours
+        try:
+            theirs = read_current(self.paths)
+            if theirs is None or theirs == self.base:
+                return mine
+            result = merged(self.base, mine, theirs)
+        except Unusable:
             return mine
         self.base = theirs
         return result

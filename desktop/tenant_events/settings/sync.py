@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Callable
 
 from tenant_events.settings.document import Settings
+from tenant_events.settings.settings_file import Unusable
 from tenant_events.settings.shared_file import SharedSettings, merged
 
 
@@ -43,11 +44,11 @@ class SettingsSync:
         if kept is not None:
             self.shared.kept_aside = None
             self._report(
-                "Settings saved by a command were kept aside",
-                f"They could not stand beside the app's (the same name for two tenants?): they are in {kept}.",
+                "The settings file was kept aside",
+                f"The file the app found {kept[1]}; it is kept as {kept[0]} and the app's settings are saved.",
             )
         if written != mine:
-            self._adopt(merged(mine, self.settings, written))
+            self._adopt(_folded(mine, self.settings, written))
 
     def follow(self) -> None:
         """What a command saved since the app last read or wrote the file, in use from now on."""
@@ -67,7 +68,7 @@ class SettingsSync:
         """The dialog's OK or Apply: its changes laid over the settings as they are now (a command may have saved
         something while it was open), which become the app's."""
         opened, self._dialog_opened = self._dialog_opened, edited.model_copy(deep=True)
-        result = merged(opened, edited, self.settings) if opened is not None else None
+        result = _folded(opened, edited, self.settings) if opened is not None else None
         self.settings = result if result is not None else edited
         return self.settings
 
@@ -76,3 +77,11 @@ class SettingsSync:
             return
         before, self.settings = self.settings, fresh
         self._take_in(before, fresh)
+
+
+def _folded(base: Settings, mine: Settings, theirs: Settings) -> Settings | None:
+    """`merged`, or None when the two cannot stand together (then `mine` stays, and the file keeps theirs)."""
+    try:
+        return merged(base, mine, theirs)
+    except Unusable:
+        return None
