@@ -45,7 +45,8 @@ class SettingsSync:
             self.shared.kept_aside = None
             self._report(
                 "The settings file was kept aside",
-                f"The file the app found {kept[1]}; it is kept as {kept[0]} and the app's settings are saved.",
+                f"Kept as {kept[0]}, and the app's settings saved in its place. It could not be used as it was: "
+                f"{kept[1]}.",
             )
         if written != mine:
             self._adopt(_folded(mine, self.settings, written))
