@@ -23,7 +23,7 @@ class HubCli:
         self.args = args
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tenant_events", *args],
-            env={**os.environ, **env},
+            env={**os.environ, "PYTHONFAULTHANDLER": "1", **env},  # (a hung process's threads, at stop)
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -69,8 +69,17 @@ class HubCli:
         try:
             code = self.proc.wait(30)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise
+            # where it hangs: SIGABRT makes Python print every thread's stack (PYTHONFAULTHANDLER), then it is gone
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+            self._close()
+            raise AssertionError(
+                f"{self.args[0]} did not stop within 30 s of SIGTERM:\n" + "\n".join(self.lines[-120:])
+            ) from None
         self._close()
         return code
 
