@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import nkeys
 import pytest
 
+from helpers.cli_here import run_here
 from tenant_events.errors import ConfigError
 from tenant_events.hub.connection import HubAuth, HubOptions
 from tenant_events.hub.credentials import check_hub, check_secret
@@ -56,13 +55,11 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     }
 
 
+@pytest.mark.expect_warning_logs  # the error line is what the command logs (in this process)
 @pytest.mark.parametrize("command", ["stream", "relay"])
 def test_a_bad_hub_setting_is_one_line_and_exit_3(command, nats_single, simulator, tmp_path):
     for name, (option, said) in bad_files(tmp_path).items():
         argv = [
-            sys.executable,
-            "-m",
-            "tenant_events",
             command,
             "--hub",
             nats_single.urls,
@@ -75,13 +72,7 @@ def test_a_bad_hub_setting_is_one_line_and_exit_3(command, nats_single, simulato
         if command == "relay":
             argv += ["--base-url", simulator.base_url]
         started = time.monotonic()
-        proc = subprocess.run(
-            argv,
-            env={**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token()},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = run_here(argv, {"TENANT_EVENTS_ACCESS_TOKEN": simulator.mint_token()}, limit=60)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 3, (name, proc.stderr)
         assert len(lines) == 1 and lines[0].startswith("tenant-events: ") and said in lines[0], (name, lines)
