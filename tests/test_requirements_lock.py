@@ -50,4 +50,7 @@ def test_run_installs_the_lock_with_hashes_required():
     script = (ROOT / "run").read_text(encoding="utf-8")
     assert "pip install -q --require-hashes -r requirements.lock" in script
     assert "pip install -q --no-deps -e" in script
+    # the faster path: uv installed from its own pins with hashes, then the lock with hashes required
+    assert 'pip install -q --require-hashes -r "$pinned"' in script
+    assert "--require-hashes -r requirements.lock && " in script
     assert "-c requirements.lock" not in script  # constraints alone would let unhashed files in
