@@ -28,7 +28,7 @@ async def _until(check, what, limit=20.0):
 
 
 def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simulator, tmp_path):
-    sim = make_simulator(heartbeat=0.2)
+    sim = make_simulator(heartbeat=0.2, test_purpose_every=0)  # every event sent counts: none is a test event
     paths = AppPaths.resolve(tmp_path).ensure()
     seen = []
 

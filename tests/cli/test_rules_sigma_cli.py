@@ -223,7 +223,7 @@ def _stored(db):
 
 
 def test_imported_rules_raise_alerts_in_a_live_stream(make_simulator, tmp_path):
-    sim = make_simulator(heartbeat=0.2)
+    sim = make_simulator(heartbeat=0.2, test_purpose_every=0)  # (rules skip test events)
     (tmp_path / "settings.json").write_text(
         json.dumps({"schema_version": 2, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
     )

@@ -48,7 +48,9 @@ def _profile(sim, name):
 
 
 def test_commit_ranges_tile_the_stored_rows_and_alerts_reach_the_observer(make_simulator, tmp_path):
-    sim = make_simulator(backlog=400, heartbeat=0.2, rate=0.0)
+    sim = make_simulator(
+        backlog=400, heartbeat=0.2, rate=0.0, test_purpose_every=0
+    )  # (rules skip test events)
     paths = AppPaths.resolve(tmp_path).ensure()
     source = StreamFrom(sim.base_url, AccessToken(sim.mint_token()), from_timestamp=OLD)
     ranges: list[CommittedRows] = []
@@ -141,7 +143,7 @@ def test_sign_in_is_restored_by_the_next_link_and_sign_out_forgets_it(make_simul
 
 def test_rules_set_while_following_evaluate_what_is_stored_and_what_comes(make_simulator, tmp_path):
     """The rules editor saves: a link that ran no rules starts with the stored events, then follows commits."""
-    sim = make_simulator(backlog=0, heartbeat=0.2, rate=0.0)
+    sim = make_simulator(backlog=0, heartbeat=0.2, rate=0.0, test_purpose_every=0)  # (rules skip test events)
     paths = AppPaths.resolve(tmp_path).ensure()
     steps = []
 
