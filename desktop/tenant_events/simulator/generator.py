@@ -11,6 +11,7 @@ docs/event-stream.md "Payloads" (the Management API's schemas) with `data.contex
 from __future__ import annotations
 
 import string
+from collections import deque
 from collections.abc import Callable, Sized
 from typing import Any
 
@@ -23,6 +24,7 @@ from tenant_events.simulator.world import (
     GEO,
     LAST,
     ORG_BRANDING,
+    ROUTINE_SIGNUPS_PER_MINUTE,
     SENSITIVE_TYPES,
     SIGNUP_CONNECTION,
     Org,
@@ -69,6 +71,7 @@ class TenantLife(GroupLife):
         self.made: list[
             tuple[str, dict[str, Any]]
         ] = []  # the last next_event's prerequisites (_make_possible)
+        self._signups: deque[float] = deque()  # times of routine sign-ups in the last tenant minute
         self._populations: dict[str, Sized] = {
             "user": self.users,
             "organization": self.orgs,
@@ -91,14 +94,24 @@ class TenantLife(GroupLife):
                     name = family + (".updated" if self.routine else ".deleted")  # routine: no mass deletion
                 if self.routine and name in SENSITIVE_TYPES:
                     continue
+                if self.routine and name == "user.created" and not self._room_to_sign_up(now):
+                    name = "user.updated"
             obj = self._actions[name](stamp)
             if obj is None and types:
                 self._make_possible(name, stamp)
                 obj = self._actions[name](stamp)
             if obj is not None:
+                if self.routine and name == "user.created":
+                    self._signups.append(now)
                 return name, {"object": obj, "context": self._context(name, obj)}
         obj = self._user_created(stamp)
         return "user.created", {"object": obj, "context": self._context("user.created", obj)}
+
+    def _room_to_sign_up(self, now: float) -> bool:
+        """Whether a routine sign-up now stays within ROUTINE_SIGNUPS_PER_MINUTE (a burst is a scenario's)."""
+        while self._signups and self._signups[0] <= now - 60:
+            self._signups.popleft()
+        return len(self._signups) < ROUTINE_SIGNUPS_PER_MINUTE
 
     def _make_possible(self, name: str, now: str) -> list[tuple[str, dict[str, Any]]]:
         """Create what `name` needs (only when a caller asks for specific types); returns the events that did it,

@@ -22,6 +22,9 @@ ADMIN_ROLE_NAMES = frozenset({"admin"})  # routine live traffic never grants the
 SENSITIVE_TYPES = frozenset(
     {"organization.deleted", "organization.connection.added", "organization.connection.removed"}
 )
+# Routine sign-ups in any tenant minute, at most: well under the sign-up burst rule's 60 (a busy test tenant's
+# 170 events a minute held up to 51 sign-ups by chance, and now and then 60)
+ROUTINE_SIGNUPS_PER_MINUTE = 40
 # The tenant's connections (name, strategy), as the service names its defaults: its users sign up and log in
 # through them, and events from those flows carry the connection in `data.context.connection`.
 CONNECTIONS = (
