@@ -13,6 +13,7 @@ its own (`inbox_prefix`), so a hub configured as packaging/nats/accounts.conf sh
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -256,6 +257,20 @@ async def connect(
         _abandon(nc)
         raise translate(exc, options) from exc
     return nc
+
+
+CLOSE_WITHIN_S: Final = 5.0
+
+
+async def close_connection(nc: NATS) -> None:
+    """`nc.close()`, bounded: nats-py waits for its socket to finish closing, which a socket lost while it
+    reconnects (a hub node going down) may never do — a command that had stopped, its summary printed, hung at
+    exit. After CLOSE_WITHIN_S the socket is closed under it."""
+    try:
+        await asyncio.wait_for(nc.close(), CLOSE_WITHIN_S)
+    except TimeoutError:
+        log.info("the hub connection did not close within %.0f s; its socket was closed", CLOSE_WITHIN_S)
+        _abandon(nc)
 
 
 def _abandon(nc: NATS) -> None:

@@ -23,6 +23,7 @@ from tenant_events.hub.connection import (
     HubAuth,
     HubOptions,
     HubUnavailable,
+    close_connection,
     connect,
     creds_seed,
     describe,
@@ -158,6 +159,6 @@ async def check_hub(options: HubOptions, hub_tenant: str) -> HubCheck:
             f"the hub {options.shown} did not answer ({describe(exc)})", "check that JetStream runs there"
         ) from exc
     finally:
-        await nc.close()
+        await close_connection(nc)
     state = info.state
     return HubCheck(names.stream, state.messages, state.first_seq, state.last_seq)

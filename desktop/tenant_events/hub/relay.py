@@ -28,7 +28,15 @@ from nats.js.kv import KeyValue
 
 from tenant_events.errors import StorageError
 from tenant_events.http import stream_client
-from tenant_events.hub.connection import HubOptions, HubRefused, HubUnavailable, connect, describe, is_refusal
+from tenant_events.hub.connection import (
+    HubOptions,
+    HubRefused,
+    HubUnavailable,
+    close_connection,
+    connect,
+    describe,
+    is_refusal,
+)
 from tenant_events.hub.lease import Lease, new_holder
 from tenant_events.hub.messages import LeaseRecord
 from tenant_events.hub.provision import Provisioned, StreamPlan, provision
@@ -107,7 +115,7 @@ class Relay:
         finally:
             self._closing = True
             with contextlib.suppress(Exception):
-                await nc.close()
+                await close_connection(nc)
 
     async def _connect(self) -> NATS | None:
         """A connection that rejoins another server by itself; first one that does not, to learn quickly
@@ -122,7 +130,7 @@ class Relay:
                 self._role("connecting", f"{exc.message}; retrying in {delay:.1f} s")
                 await self._until_stopped(asyncio.sleep(delay))
                 continue
-            await probe.close()
+            await close_connection(probe)
             return await self._until_stopped(
                 connect(
                     hub,

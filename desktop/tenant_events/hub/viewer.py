@@ -35,6 +35,7 @@ from tenant_events.hub.connection import (
     HubOptions,
     HubRefused,
     HubUnavailable,
+    close_connection,
     connect,
     describe,
     is_refusal,
@@ -179,7 +180,7 @@ class HubViewer(FollowLoop):
             )
         finally:
             with contextlib.suppress(Exception):
-                await nc.close()
+                await close_connection(nc)
 
     async def _consume(self, nc: NATS) -> Outcome:
         names, config = self.config.names, self.config

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.errors import StorageError
-from tenant_events.hub.connection import connect, describe
+from tenant_events.hub.connection import close_connection, connect, describe
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import TeamAlertFeed, team_evaluates
 from tenant_events.store.team_alert_rows import TeamAlertRow, TeamAlertStore
@@ -97,7 +97,7 @@ class TeamAlertView:
         if self._feed is not None:
             await self._feed.stop()
         with contextlib.suppress(Exception):
-            await self._nc.close()
+            await close_connection(self._nc)
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -184,7 +184,7 @@ async def open_team_view(link: TenantLink) -> TeamAlertView | None:
             evaluated = await team_evaluates(probe.jetstream(timeout=5.0), names)
         finally:
             with contextlib.suppress(Exception):
-                await probe.close()
+                await close_connection(probe)
         if not evaluated:
             return None
         nc = await asyncio.wait_for(connect(source.options, reconnect=True), CHECK_TIMEOUT)

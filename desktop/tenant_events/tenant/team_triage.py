@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tenant_events.errors import StorageError
-from tenant_events.hub.connection import HubOptions, connect, describe
+from tenant_events.hub.connection import HubOptions, close_connection, connect, describe
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.triage import TeamTriage, TriageBoard, alert_key
 from tenant_events.store.alert_triage import AlertTriage
@@ -52,7 +52,7 @@ class TeamTriageMirror:
             await self.board.stop()
         if self._nc is not None:
             with contextlib.suppress(Exception):
-                await self._nc.close()
+                await close_connection(self._nc)
 
     def _arrived(self, entry: TeamTriage) -> None:
         self.pending[entry.alert] = entry
