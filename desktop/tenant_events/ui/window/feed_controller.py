@@ -72,6 +72,7 @@ class FeedController(QObject):
         self.tenant: str | None = None
         self.tasks = TaskSet()
         self._advance_task: asyncio.Future[None] | None = None
+        self._stopped = False  # shutdown() began: a commit or a timer that comes after starts no new work
         self._head_timer = QTimer(self)
         self._head_timer.setSingleShot(True)
         self._head_timer.setInterval(HEAD_INTERVAL_MS)
@@ -160,11 +161,13 @@ class FeedController(QObject):
 
         Commits can come 10-40 times a second while catching up; the table moves at most ~5 times a second.
         """
-        if tenant == self.tenant and not self._head_timer.isActive():
+        if tenant == self.tenant and not self._head_timer.isActive() and not self._stopped:
             self._head_timer.start()
 
     def _advance_head(self) -> None:
         task = self._advance_task
+        if self._stopped:
+            return
         if self.w.model.counting or self.w.first_page.busy or (task is not None and not task.done()):
             self._head_timer.start()  # one count at a time; try again shortly
             return
@@ -209,13 +212,15 @@ class FeedController(QObject):
             self.schedule_aggregates()
 
     def schedule_aggregates(self, now: bool = False) -> None:
+        if self._stopped:
+            return
         if now:
             self._aggregate_timer.start(0)
         elif not self._aggregate_timer.isActive():
             self._aggregate_timer.start()
 
     def refresh_aggregates(self) -> None:
-        if self.tenant is None:
+        if self.tenant is None or self._stopped:
             return
         if not has_loop():  # Qt events processed outside the asyncio loop (tests between loop runs)
             return
@@ -223,6 +228,9 @@ class FeedController(QObject):
 
     async def shutdown(self) -> None:
         """Stop background aggregate queries before the app closes the readers."""
+        self._stopped = (
+            True  # (a commit during the cancel below restarted the head timer: a task left at quit)
+        )
         self._aggregate_timer.stop()
         self._head_timer.stop()
         await self.tasks.cancel()
