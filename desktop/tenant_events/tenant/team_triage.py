@@ -104,6 +104,12 @@ __all__ = ["TeamTriageMirror", "describe", "start_mirror"]
 
 
 async def start_mirror(database: Path, options: HubOptions, hub_tenant: str) -> TeamTriageMirror:
+    """Connected and following the bucket, or raises with nothing left open (a connection made before the
+    board failed, timed out or was cancelled is closed)."""
     mirror = TeamTriageMirror(database, options, hub_tenant)
-    await asyncio.wait_for(mirror.start(), 15)
+    try:
+        await asyncio.wait_for(mirror.start(), 15)
+    except BaseException:
+        await asyncio.shield(mirror.stop())
+        raise
     return mirror

@@ -8,6 +8,7 @@ tests act as the browser.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -51,6 +52,10 @@ class TenantSession(QObject):
         self.name = link.name
         self.paused = False
         self._told_moved = False
+        # a start and close() take turns, and nothing starts once closed: a tenant removed while it was still
+        # connecting would otherwise go on following, out of the window and the settings
+        self._starting = asyncio.Lock()
+        self._closed = False
         self.status = TenantStatus(self.name)
         link.on_state.append(self._on_state)
         link.on_commit.append(self._on_commit)
@@ -73,7 +78,12 @@ class TenantSession(QObject):
         return self.link.search_reader
 
     async def restore(self) -> bool:
-        """Start with the stored sign-in (no browser); False when there is none."""
+        """Start with the stored sign-in (no browser); False when there is none or the session is closed."""
+        async with self._starting:
+            return not self._closed and await self._restore()
+
+    async def _restore(self) -> bool:
+        """restore()'s work, its turn taken."""
         try:
             await self.link.start()
         except SignInRequired as exc:
@@ -98,8 +108,11 @@ class TenantSession(QObject):
                 self.sign_in_failed.emit(self.name, str(exc))
             return False
         self.signed_in.emit(self.name, result.user.display_name)
-        await self.link.start()
-        self._started()
+        async with self._starting:
+            if self._closed:
+                return False
+            await self.link.start()
+            self._started()
         return True
 
     def _started(self) -> None:
@@ -140,7 +153,14 @@ class TenantSession(QObject):
         await self._stop_deliveries()
 
     async def close(self) -> None:
-        """Stop, close the readers and the link's HTTP client (the app quits or the tenant is removed)."""
+        """Stop, close the readers and the link's HTTP client (the app quits or the tenant is removed); a start
+        under way finishes first."""
+        self._closed = True
+        async with self._starting:
+            await self._close()
+
+    async def _close(self) -> None:
+        """close()'s work, its turn taken."""
         await self.link.close()
         await self._stop_deliveries()
 

@@ -4,6 +4,7 @@ deletes its hub secret from the keyring; its database file stays, as for a tenan
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
 
@@ -89,3 +90,53 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
         run_async(qloop, scenario())
     finally:
         store.delete(secret_slot(name))
+
+
+@pytest.mark.expect_warning_logs  # the hub never answers: the session says it cannot reach it
+def test_a_hub_tenant_removed_while_it_connects_stops_and_connects_no_more(qloop, ui_paths):
+    """Remove while the session is still waiting for the hub's first answer (a server that accepts and stays
+    silent): the removal waits for that attempt to end, nothing starts after it, and no connection stays open."""
+    store = MemorySecretStore()
+    name = f"team-{uuid.uuid4().hex[:6]}"
+    open_now = [0]
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        open_now[0] += 1
+        try:
+            await reader.read()  # until the client gives up and closes
+        finally:
+            open_now[0] -= 1
+            writer.close()
+
+    async def scenario() -> None:
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        add_hub_profile(
+            ui_paths,
+            store,
+            "viewer-password",
+            name=name,
+            hub_urls=[f"nats://127.0.0.1:{port}"],
+            hub_tenant="acme",
+            auth="password",
+            user="viewer",
+        )
+        try:
+            async with running_app(ui_paths, secret_store=store) as app:
+                session = app.sessions[name]
+                await until(lambda: open_now[0] > 0, 10, "the session to knock at the hub")
+                app.open_settings()
+                dialog = app.settings_dialog
+                dialog.tenant_list.setCurrentRow(0)
+                remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
+                remove.click()
+                await until(lambda: dialog.tenant_list.count() == 0, 20, "the row to go")
+                await until(lambda: open_now[0] == 0, 1, "the connection attempt to be over once removed")
+                # the removal waited for the attempt to end, and nothing started after it
+                assert not session.link.running and session.team_triage is None
+                assert name not in app.sessions and load_settings(ui_paths).hub(name) is None
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    run_async(qloop, scenario())

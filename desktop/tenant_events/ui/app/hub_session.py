@@ -11,6 +11,7 @@ once a hub tenant exists.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -75,7 +76,7 @@ class HubSession(TenantSession):
     def is_signed_in(self) -> bool:
         return self.link.running and self.link.state.state is not StreamState.SIGNED_OUT
 
-    async def restore(self) -> bool:
+    async def _restore(self) -> bool:
         """Start reading from the hub with the stored secret; False when there is none (or no keyring)."""
         if self.link.running:
             return True
@@ -87,7 +88,11 @@ class HubSession(TenantSession):
             self.sign_in_failed.emit(self.name, str(exc))
             return False
         view = await self._team_alert_view()
-        started = await super().restore()
+        if self._closed:  # removed or quitting while the hub was asked: start nothing
+            if view is not None:
+                await view.stop()
+            return False
+        started = await super()._restore()
         if view is not None:
             if started:
                 await view.start()
@@ -144,16 +149,21 @@ class HubSession(TenantSession):
         mirror.retry()
 
     async def _stop_team_triage(self) -> None:
+        task, self._triage_task = self._triage_task, None
+        if task is not None and not task.done():
+            task.cancel()  # still connecting: start_mirror leaves nothing open when cancelled
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         mirror, self.team_triage = self.team_triage, None
         if mirror is not None:
             if mirror.retry in self.link.on_alerts:
                 self.link.on_alerts.remove(mirror.retry)
             await mirror.stop()
 
-    async def close(self) -> None:
+    async def _close(self) -> None:
         await self._stop_team_alerts()
         await self._stop_team_triage()
-        await super().close()
+        await super()._close()
 
     async def sign_in(
         self, opener: Opener, on_listener: Callable[[LoopbackListener], None] | None = None
