@@ -37,6 +37,16 @@ def _dpkg(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _no_window(app: subprocess.Popen[str], output: Path, data: Path) -> str:
+    """Why the app showed no window, as far as it said: whether it ended, and the end of its output and logs."""
+    ended = app.poll()
+    state = "it is still running" if ended is None else f"it ended with exit code {ended}"
+    said = [f"--- {output.name}", *output.read_text(errors="replace").splitlines()[-30:]]
+    for log_file in sorted((data / "logs").glob("*")):
+        said += [f"--- {log_file.name}", *log_file.read_text(errors="replace").splitlines()[-30:]]
+    return "the installed app showed no window within 90 s; " + state + "\n" + "\n".join(said)
+
+
 def test_the_package_says_what_it_is_and_holds_the_desktop_files(frozen_dist: Path):
     deb = _deb(frozen_dist)
     arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
@@ -107,13 +117,11 @@ def test_installed_from_the_package_it_starts_opens_a_link_and_removes_cleanly(
     )
 
     data = tmp_path / "data"
-    app = subprocess.Popen(
-        [str(command), "--data-dir", str(data)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    output = tmp_path / "app-output.txt"
+    with output.open("w") as out:
+        app = subprocess.Popen(
+            [str(command), "--data-dir", str(data)], env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
     try:
         deadline = time.monotonic() + 90
         windows = ""
@@ -122,7 +130,7 @@ def test_installed_from_the_package_it_starts_opens_a_link_and_removes_cleanly(
                 ["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)], capture_output=True, text=True
             ).stdout.strip()
             time.sleep(0.2)  # polling another process's windows
-        assert windows, "the installed app showed no window"
+        assert windows, _no_window(app, output, data)
         link = subprocess.run(
             [str(command), "--data-dir", str(data), "tenant-events://alert/demo/1"],
             env=env,
