@@ -182,13 +182,15 @@ async def _main(args: argparse.Namespace) -> int:
         else:
             target = resolve_target(args, paths)
             name, source = target.name, await stream_source(args, target)
-        link = TenantLink(name, paths, source, alerts=stream_alerts.rules(args, paths))
+        alerts = stream_alerts.rules(args, paths)
+        link = TenantLink(name, paths, source, alerts=alerts)
         stack.push_async_callback(link.close)
         if hub is None:
             contact = FirstContact(target.base_url, args.unreachable_timeout, link.stop_soon)
             link.on_state.append(contact.observe)
         link.on_state.insert(0, report_state)
         stream_alerts.report(args, link, stack)
+        stream_alerts.follow(link, paths, alerts, stack)
         team = await stream_alerts.team_view(link) if hub is not None else None
         await link.start()
         if team is not None:

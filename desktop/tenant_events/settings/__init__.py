@@ -24,7 +24,7 @@ from tenant_events.settings.profiles import (
     tenant_kept,
 )
 from tenant_events.settings.settings_file import MIGRATIONS, load_settings, save_settings
-from tenant_events.settings.shared_file import SharedSettings
+from tenant_events.settings.shared_file import SharedSettings, file_stamp, read_current
 from tenant_events.settings.sync import SettingsSync
 
 __all__ = [
@@ -39,9 +39,11 @@ __all__ = [
     "SharedSettings",
     "TenantProfile",
     "callback_urls",
+    "file_stamp",
     "known_event_types",
     "load_settings",
     "make_profile",
+    "read_current",
     "same_tenant",
     "save_settings",
     "slugify",

@@ -100,6 +100,16 @@ def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings:
         raise Unusable(f"what another process saved cannot stand beside this one's ({exc})") from None
 
 
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """The file's inode, modification time and size (None when it is not there): every save is an atomic
+    replace (a new inode), so a change shows however quick the writes."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
+
+
 def read_current(paths: AppPaths) -> Settings | None:
     """The settings file as it is now (an older one migrated in memory), None when there is none; Unusable
     when it is damaged or from a newer app (the same checks as at start-up, nothing moved here)."""
@@ -127,12 +137,7 @@ class SharedSettings:
         self._seen = self._stamp()
 
     def _stamp(self) -> tuple[int, int, int] | None:
-        """The file's inode, modification time and size: every write here is an atomic replace (a new inode)."""
-        try:
-            found = self.paths.settings_file.stat()
-        except OSError:
-            return None
-        return found.st_ino, found.st_mtime_ns, found.st_size
+        return file_stamp(self.paths.settings_file)
 
     def changed(self) -> bool:
         """Whether the file was written since this side last read or wrote it."""
