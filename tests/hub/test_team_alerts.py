@@ -37,6 +37,8 @@ from tenant_events.hub.team_alerts import (
     team_dedup_key,
 )
 from tenant_events.hub.triage import triage_bucket
+from tenant_events.paths import AppPaths
+from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -47,6 +49,13 @@ pytestmark = [
 ]
 NAMES = HubNames("acme")
 GROUPS = 6
+EACH_ORG = {
+    "id": "each-org",
+    "name": "Organization created",
+    "types": ["organization.created"],
+    "severity": "critical",
+    "coalesce_minutes": 0,
+}
 
 
 def _options(hub, user: str) -> HubOptions:
@@ -270,3 +279,35 @@ def test_alerts_to_an_unknown_destination_is_one_line_and_exit_3(tmp_path):
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "--alerts-to" in lines[0] and "'nope'" in lines[0], proc.stderr
+
+
+def test_a_rule_saved_while_the_relay_holds_the_lease_runs_for_the_team_from_then_on(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    data = tmp_path / "relay"
+    with team_destination([data], receiver.url) as name:
+        proc = relay(sim, nats_single, token, data, name)
+        try:
+            proc.wait_for("leader: holds the lease")
+            wait_until(lambda: marked(nats_single), "the relay's mark on the hub", [proc])
+            sim.emit(2, ["organization.created"])  # no rule for these yet
+            paths = AppPaths.resolve(str(data))
+            settings = load_settings(paths)
+            settings.alerts.rules = [*settings.alerts.rules, EACH_ORG]
+            save_settings(paths, settings)  # as `rules import` or the app's editor would
+            proc.wait_for("the alert rules changed in the settings file: ")
+            sim.emit(3, ["organization.created"])
+            wait_until(
+                lambda: len([k for k in receiver.distinct() if ":each-org." in k]) >= 3,
+                "the new rule's alerts",
+                [proc],
+            )
+        finally:
+            code = proc.stop()
+    assert code == 0, proc.text()
+    with AlertInbox(data / "tenants" / "acme-team.sqlite3") as inbox:
+        orgs = [a for a in inbox.alerts() if a.rule_id == "each-org"]
+    assert len(orgs) == 3  # from the save on: the two before it stay as they were

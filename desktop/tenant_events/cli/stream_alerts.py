@@ -10,23 +10,21 @@ while the stream runs). Each raised alert is one line on stderr and, with `--ale
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING
 
 import orjson
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.from_settings import BadRules, rule_set
 from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
-from tenant_events.settings import file_stamp, load_settings, read_current
-from tenant_events.settings.settings_file import Unusable
+from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.rules_follow import follow_rules
 
 if TYPE_CHECKING:
     from tenant_events.tenant.team_feed import TeamAlertView
@@ -49,53 +47,14 @@ def rules(args: argparse.Namespace, paths: AppPaths) -> AlertSettings | None:
     return load_settings(paths).alerts
 
 
-FOLLOW_EVERY_S: Final = 1.0  # how often the settings file is looked at (one stat)
-
-
 def follow(
     link: TenantLink, paths: AppPaths, alerts: AlertSettings | None, stack: contextlib.AsyncExitStack
 ) -> None:
     """Rules saved to the settings file while the stream runs (`rules import`, the app's rules editor, a hand
-    edit) run from the next evaluation on, and a line on stderr says so; `alerts`: the rules it started with
-    (None: --no-alerts). Rules that are not valid, or a file that cannot be read, leave the rules before running,
-    with a line saying why. The file is only read here."""
-    if alerts is None or link.rules is None:
-        return
-    task = asyncio.create_task(_follow(link, paths, alerts), name="follow-rules")
-
-    async def stop() -> None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-    stack.push_async_callback(stop)
-
-
-async def _follow(link: TenantLink, paths: AppPaths, running: AlertSettings) -> None:
-    seen = file_stamp(paths.settings_file)
-    while True:
-        await asyncio.sleep(FOLLOW_EVERY_S)
-        stamp = file_stamp(paths.settings_file)
-        if stamp == seen:
-            continue
-        seen = stamp
-        try:
-            found = await asyncio.to_thread(read_current, paths)
-            alerts = found.alerts if found is not None else AlertSettings()
-            if alerts == running:
-                continue  # another part of the settings changed
-            link.set_alert_rules(alerts)
-        except (Unusable, BadRules) as exc:
-            kept = "the rules before keep running"
-            say(f"the alert rules saved to the settings file were not taken in ({kept}): {exc}")
-            continue
-        running = alerts
-        enabled = sum(1 for rule in rule_set(alerts).rules if rule.enabled)
-        where = " (while the hub's relay evaluates for the team, its rules are the ones that run)"
-        say(
-            f"the alert rules changed in the settings file: {enabled} rules run from now on"
-            + (where if link.team_alerts else "")
-        )
+    edit) run from the next evaluation on, with a line on stderr (tenant/rules_follow.py); `alerts`: the rules it
+    started with (None: --no-alerts)."""
+    if alerts is not None and link.rules is not None:
+        stack.push_async_callback(follow_rules(link, paths, alerts, say))
 
 
 def say(text: str) -> None:

@@ -11,7 +11,8 @@ the events every viewer sees, in the hub's order. A relay that takes over evalua
 bucket says which of their deliveries its predecessor made (hub/team_alerts.py). "The same alerts" holds however
 late it evaluates: an event's age (live, or part of a catch-up summary) is judged at the time the hub stored it,
 never at the evaluating relay's clock (`HubFrom.hub_time`), so events its predecessor alerted on one by one are
-not folded into one catch-up summary under a new name and sent again.
+not folded into one catch-up summary under a new name and sent again. Rules saved to the relay's settings file
+while it holds the lease run from the next evaluation on (tenant/rules_follow.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from nats.aio.client import Client as NATS
@@ -40,6 +41,7 @@ from tenant_events.settings import load_settings
 from tenant_events.store.outbox import read_status
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.rules_follow import follow_rules
 from tenant_events.tenant.sources import HubFrom
 from tenant_events.values.alerts import StoredAlert
 
@@ -157,6 +159,7 @@ class TeamAlerts:
         link.on_alerts.extend((step, worker.kick))
         worker.on_change.append(lambda: self._say_stopped(link.database_file))
         tasks: list[asyncio.Task[None]] = []
+        unfollow: Callable[[], Awaitable[None]] | None = None
         try:
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
@@ -165,6 +168,7 @@ class TeamAlerts:
                 f"{', '.join(sorted(self.destinations))}"
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
+            unfollow = follow_rules(link, self.paths, settings.alerts, self._note)
             while True:
                 alert = await queue.get()
                 key = team_key(alert.rule_id, alert.first_event_id)
@@ -172,6 +176,8 @@ class TeamAlerts:
                 if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
+            if unfollow is not None:
+                await unfollow()
             await worker.close()
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
