@@ -13,7 +13,7 @@ import sys
 import orjson
 import pytest
 
-from helpers.fixtures_engine import cli
+from helpers.fixtures_engine import demo_stream
 from helpers.stream_kill import counter as _counter
 from helpers.stream_kill import kill_then_catch_up
 from helpers.stream_kill import stored as _stored
@@ -50,18 +50,7 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
     sim = make_simulator(heartbeat=0.2, test_purpose_every=0)  # (rules skip test events)
     _settings(tmp_path, NO_OFF_HOURS)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli(
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(tmp_path),
-        "--alerts-jsonl",
-        "-",
-        env=env,
-    )
+    proc = demo_stream(sim, tmp_path, "--alerts-jsonl", "-", env=env)
     db = tmp_path / "tenants" / "demo.sqlite3"
     _wait(
         lambda: db.exists() and _counter(db, "alerts_upto") >= 0 and sim.stats()["connections"] == 1,
@@ -271,17 +260,7 @@ def test_a_bad_rule_stops_the_stream_naming_the_rule_and_field(tmp_path):
 def test_rules_try_says_how_often_a_rule_would_have_fired(make_simulator, tmp_path):
     sim = make_simulator(heartbeat=0.2)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    proc = cli(
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(tmp_path),
-        "--no-alerts",
-        env=env,
-    )
+    proc = demo_stream(sim, tmp_path, "--no-alerts", env=env)
     db = tmp_path / "tenants" / "demo.sqlite3"
     _wait(lambda: db.exists() and sim.stats()["connections"] == 1, "connected", proc)
     sim.emit(25, ["user.deleted"])

@@ -12,7 +12,7 @@ import time
 import orjson
 import pytest
 
-from helpers.fixtures_engine import OLD, cli, reference_ids, stored_ids
+from helpers.fixtures_engine import OLD, cli, demo_stream, reference_ids, stored_ids
 from tenant_events.store import EventReader
 
 
@@ -36,14 +36,9 @@ def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_
     sim = make_simulator(backlog=300, heartbeat=0.2)
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
     jsonl = tmp_path / "live.jsonl"
-    proc = cli(
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(tmp_path),
+    proc = demo_stream(
+        sim,
+        tmp_path,
         "--from-timestamp",
         OLD,
         "--jsonl",

@@ -10,7 +10,7 @@ import sqlite3
 import threading
 import time
 
-from helpers.fixtures_engine import cli
+from helpers.fixtures_engine import cli, demo_stream
 from helpers.stream_kill import counter, stored
 
 RENAMED = """title: Organization renamed
@@ -77,16 +77,7 @@ def test_rules_imported_while_the_stream_runs_raise_alerts_and_bad_rules_keep_th
     settings.write_text(
         json.dumps({"schema_version": 2, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
     )
-    proc = cli(
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(tmp_path),
-        env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
-    )
+    proc = demo_stream(sim, tmp_path)
     err = Lines(proc.stderr)
     db = tmp_path / "tenants" / "demo.sqlite3"
     try:

@@ -16,7 +16,7 @@ import orjson
 import pytest
 from httpx_sse import connect_sse
 
-from helpers.fixtures_engine import OLD, cli
+from helpers.fixtures_engine import OLD, demo_stream
 from tenant_events.store import EventReader
 from tenant_events.store.entity_reader import DirectoryReader
 
@@ -75,18 +75,7 @@ def streamed(tmp_path_factory):
     db = data / "tenants" / "demo.sqlite3"
     with running_simulator(seed=SEED, backlog=BACKLOG) as sim:  # 1 s heartbeats: the writer gets idle spells
         log = simulator_log(sim, BACKLOG)
-        proc = cli(
-            "stream",
-            "--base-url",
-            sim.base_url,
-            "--name",
-            "demo",
-            "--data-dir",
-            str(data),
-            "--from-timestamp",
-            OLD,
-            env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
-        )
+        proc = demo_stream(sim, data, "--from-timestamp", OLD)
         try:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:

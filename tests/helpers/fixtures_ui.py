@@ -78,6 +78,16 @@ async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = 
         await asyncio.sleep(0.02)
 
 
+async def remove_first_tenant(dialog: Any) -> None:
+    """In Settings ▸ Tenants, select the first row and press Remove as a user does; returns once the row is gone."""
+    from PySide6.QtWidgets import QPushButton
+
+    dialog.tenant_list.setCurrentRow(0)
+    remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
+    remove.click()
+    await until(lambda: dialog.tenant_list.count() == 0, 20, "the row to go")
+
+
 def signal_future(
     signal: Any, wait_s: float = 20.0, check: Callable[..., bool] | None = None
 ) -> Awaitable[tuple[Any, ...]]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers.fixtures_engine import OLD, CliProcess, cli
+from helpers.fixtures_engine import OLD, CliProcess, demo_stream
 from tenant_events.store import EventReader
 
 
@@ -47,24 +47,13 @@ def kill_then_catch_up(sim: Any, data_dir: Path, backlog: int, timeout: float) -
     backlog is evaluated), start it again and wait until every event is stored and evaluated; returns the
     database and the running second stream."""
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
-    args = (
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(data_dir),
-        "--from-timestamp",
-        OLD,
-    )
     db = data_dir / "tenants" / "demo.sqlite3"
-    first = cli(*args, env=env)
+    first = demo_stream(sim, data_dir, "--from-timestamp", OLD, env=env)
     wait(lambda: counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     assert counter(db, "alerts_upto") < backlog, "the kill came after the whole backlog was evaluated"
-    second = cli(*args, env=env)
+    second = demo_stream(sim, data_dir, "--from-timestamp", OLD, env=env)
     wait(
         lambda: counter(db, "alerts_upto") >= backlog and stored(db) >= backlog, "caught up", second, timeout
     )

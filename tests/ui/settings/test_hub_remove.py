@@ -9,10 +9,16 @@ import os
 import uuid
 
 import pytest
-from PySide6.QtWidgets import QPushButton
 
 from helpers.entity_stores import write_store
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    remove_first_tenant,
+    run_async,
+    running_app,
+    save_screenshot,
+    until,
+)
 from helpers.hub_cli import stored_count
 from helpers.nats_hub import free_port
 from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, open_secret_store
@@ -59,10 +65,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
             rows = [dialog.tenant_list.item(i).text() for i in range(dialog.tenant_list.count())]
             assert rows == [f"{name} — from hub {url} (not connected)"]
             save_screenshot(dialog, "settings-hub-tenant")
-            dialog.tenant_list.setCurrentRow(0)
-            remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
-            remove.click()
-            await until(lambda: dialog.tenant_list.count() == 0, 10, "the row to go")
+            await remove_first_tenant(dialog)
             assert name not in app.sessions and name not in app.window.ui_readers
             assert not session.link.running
             assert app.settings.hub(name) is None and dialog.settings.hub(name) is None
@@ -127,10 +130,7 @@ def test_a_hub_tenant_removed_while_it_connects_stops_and_connects_no_more(qloop
                 await until(lambda: open_now[0] > 0, 10, "the session to knock at the hub")
                 app.open_settings()
                 dialog = app.settings_dialog
-                dialog.tenant_list.setCurrentRow(0)
-                remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
-                remove.click()
-                await until(lambda: dialog.tenant_list.count() == 0, 20, "the row to go")
+                await remove_first_tenant(dialog)
                 await until(lambda: open_now[0] == 0, 1, "the connection attempt to be over once removed")
                 # the removal waited for the attempt to end, and nothing started after it
                 assert not session.link.running and session.team_triage is None

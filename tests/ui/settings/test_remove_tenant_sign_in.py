@@ -10,10 +10,16 @@ import uuid
 
 import httpx
 import pytest
-from PySide6.QtWidgets import QPushButton
 
 from helpers.browser import act_as_browser
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, profile_for, run_async, running_app, until
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    profile_for,
+    remove_first_tenant,
+    run_async,
+    running_app,
+    until,
+)
 from tenant_events.auth.secret_store import open_secret_store
 from tenant_events.settings import load_settings
 
@@ -45,10 +51,7 @@ def test_remove_tenant_revokes_its_sign_in_and_clears_its_keyring_slot(qloop, ui
             await until(lambda: ui_paths.database_file(name).exists(), 20, "its database")
             app.open_settings()
             dialog = app.settings_dialog
-            dialog.tenant_list.setCurrentRow(0)
-            remove = next(b for b in dialog.findChildren(QPushButton) if b.text() == "Remove")
-            remove.click()
-            await until(lambda: dialog.tenant_list.count() == 0, 20, "the row to go")
+            await remove_first_tenant(dialog)
             await until(lambda: store.get(slot) is None, 20, "the keyring slot to be cleared")
             dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()
             await until(lambda: not load_settings(ui_paths).tenants, 10, "the settings file")
