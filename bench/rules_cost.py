@@ -1,0 +1,143 @@
+"""Where the alert rules' time goes during a catch-up, as the app evaluates them (on the store's writer thread,
+after each commit; bench/ingest.py, consumer "rules").
+
+One simulator subprocess serves a backlog; this process stores it with the stream engine and evaluates the whole
+built-in pack, timing the writer thread's CPU in each part of a step:
+
+  directory  bringing the entity directory up to the events evaluated (for the state checks, an alert's detail
+             and a group's name), wherever in the step it is asked for
+  feed       the rules applied to the rows (rule_engine.py), the directory part left out
+  rest       everything else in the step: reading rows, prefetching state, writing alerts and the watermark
+
+and, beside them, the CPU of the whole process and of the simulator while the backlog was stored. Every run is
+listed.
+
+    .venv/bin/python bench/rules_cost.py --events 100000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import sim_process
+
+OLD = "2000-01-01T00:00:00Z"
+SPENT: Counter[str] = Counter()
+_OPEN: list[str] = []  # the parts being timed on the writer thread, innermost last
+
+
+def _timed(owner: Any, attribute: str, part: str) -> None:
+    """Time `owner.attribute` as `part`; time spent in a part nested in it counts for the nested one only."""
+    inner = getattr(owner, attribute)
+
+    @functools.wraps(inner)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time()
+        _OPEN.append(part)
+        nested_before = SPENT["_nested"]
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            _OPEN.pop()
+            took = time.thread_time() - started
+            nested = SPENT["_nested"] - nested_before
+            SPENT[part] += took - nested
+            SPENT["_nested"] = nested_before + (took if _OPEN else 0)
+
+    setattr(owner, attribute, wrapper)
+
+
+def _process_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
+    from tenant_events.alert_settings import AlertSettings
+    from tenant_events.alerts.from_settings import build_evaluator
+    from tenant_events.alerts.runner import AlertRunner
+    from tenant_events.store import StoreWriter
+    from tenant_events.stream.engine import EngineConfig, StreamEngine
+    from tenant_events.stream.tokens import StaticTokenProvider
+
+    SPENT.clear()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-rules-cost-"))
+    writer = StoreWriter(tmp / "bench.sqlite3")
+    engine = StreamEngine(
+        EngineConfig(url + "/api/v2", from_timestamp=OLD, name="bench"), StaticTokenProvider(token), writer
+    )
+    runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer)
+    step = runner.evaluator.step
+
+    def timed_step(ledger: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return step(ledger)
+        finally:
+            SPENT["step"] += time.thread_time() - started
+
+    runner.evaluator.step = timed_step  # type: ignore[method-assign]
+    engine.on_commit.append(runner.kick)
+    done = asyncio.Event()
+    engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
+    cpu, sim_cpu, started = time.process_time(), _process_cpu(sim_pid), time.perf_counter()
+    task = asyncio.create_task(engine.run())
+    await done.wait()
+    stored = time.perf_counter() - started
+    await runner.drain()
+    out = {
+        "stored_s": stored,
+        "evaluated_s": time.perf_counter() - started,
+        "process_cpu": time.process_time() - cpu,
+        "sim_cpu": _process_cpu(sim_pid) - sim_cpu,
+        **{k: v for k, v in SPENT.items() if not k.startswith("_")},
+    }
+    engine.stop()
+    await task
+    writer.close()
+    shutil.rmtree(tmp)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    from tenant_events.alerts.rule_engine import RuleEngine
+    from tenant_events.store.alerts_table import AlertLedger
+
+    _timed(AlertLedger, "directory", "directory")
+    _timed(RuleEngine, "feed", "feed")
+    sim, url = sim_process.start_simulator(
+        args.events, "--real-names", "--burst-every", "0", "--heartbeat", "1"
+    )
+    try:
+        token = sim_process.admin_token(url)
+        for run in range(1, args.runs + 1):
+            r = asyncio.run(_run(url, token, args.events, sim.pid))
+            rest = r["step"] - r.get("directory", 0.0) - r.get("feed", 0.0)
+            print(
+                f"run {run}: stored in {r['stored_s']:.2f} s, evaluated in {r['evaluated_s']:.2f} s; CPU: process "
+                f"{r['process_cpu']:.2f} s, simulator {r['sim_cpu']:.2f} s; rules {r['step']:.2f} s = directory "
+                f"{r.get('directory', 0.0):.2f} + feed {r.get('feed', 0.0):.2f} + rest {rest:.2f}",
+                flush=True,
+            )
+    finally:
+        sim.terminate()
+        sim.wait(timeout=30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
