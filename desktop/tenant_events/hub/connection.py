@@ -256,6 +256,9 @@ async def connect(
     except (TimeoutError, OSError, nats.errors.Error) as exc:
         _abandon(nc)
         raise translate(exc, options) from exc
+    except BaseException:  # cancelled (a tenant removed while it connects): its socket goes with it
+        _abandon(nc)
+        raise
     return nc
 
 
@@ -281,6 +284,10 @@ def _abandon(nc: NATS) -> None:
     if transport is not None:
         with contextlib.suppress(Exception):
             transport.close()
+    for name in ("_reading_task", "_ping_interval_task", "_flusher_task"):  # a connect cancelled at its end
+        task = getattr(nc, name, None)
+        if isinstance(task, asyncio.Task) and not task.done():
+            task.cancel()
 
 
 def translate(exc: BaseException, options: HubOptions) -> HubRefused | HubUnavailable | HubInsecure:

@@ -184,6 +184,12 @@ class TenantLink:
         await self.stop()
         return await self._signing().sign_out()
 
+    async def forget_sign_in(self) -> None:
+        """The stored sign-in out of the keyring without telling the tenant (a sign-in that ended after its
+        tenant was removed)."""
+        if self.sign_in_state is not None:
+            await self.sign_in_state.forget()
+
     async def logout_url(self, return_to: str | None = None) -> str:
         return await self._signing().logout_url(return_to)
 

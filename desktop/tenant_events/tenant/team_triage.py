@@ -110,6 +110,7 @@ async def start_mirror(database: Path, options: HubOptions, hub_tenant: str) -> 
     try:
         await asyncio.wait_for(mirror.start(), 15)
     except BaseException:
-        await asyncio.shield(mirror.stop())
+        with contextlib.suppress(Exception):  # what went wrong first is what the caller hears
+            await asyncio.shield(mirror.stop())
         raise
     return mirror

@@ -96,6 +96,8 @@ class TenantSession(QObject):
     async def sign_in(
         self, opener: Opener, on_listener: Callable[[LoopbackListener], None] | None = None
     ) -> bool:
+        if self._closed:
+            return False
         self._set_status(TrayState.SIGNED_OUT, "waiting for the browser sign-in")
         try:
             result = await self.link.sign_in(opener, on_listener=on_listener)
@@ -107,10 +109,11 @@ class TenantSession(QObject):
             if not cancelled:
                 self.sign_in_failed.emit(self.name, str(exc))
             return False
-        self.signed_in.emit(self.name, result.user.display_name)
         async with self._starting:
-            if self._closed:
+            if self._closed:  # removed while the browser was out: what it stored goes too
+                await self.link.forget_sign_in()
                 return False
+            self.signed_in.emit(self.name, result.user.display_name)
             await self.link.start()
             self._started()
         return True
@@ -156,8 +159,12 @@ class TenantSession(QObject):
         """Stop, close the readers and the link's HTTP client (the app quits or the tenant is removed); a start
         under way finishes first."""
         self._closed = True
+        self._interrupt()
         async with self._starting:
             await self._close()
+
+    def _interrupt(self) -> None:
+        """Cut short what a start under way waits for on the network, so close() need not wait for it."""
 
     async def _close(self) -> None:
         """close()'s work, its turn taken."""

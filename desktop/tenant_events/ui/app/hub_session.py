@@ -11,7 +11,6 @@ once a hub tenant exists.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from tenant_events.alert_settings import AlertSettings
+from tenant_events.cancelling import finish_cancelled
 from tenant_events.errors import SignInRequired
 from tenant_events.paths import AppPaths
 from tenant_events.settings.hubs import HubProfile
@@ -70,6 +70,7 @@ class HubSession(TenantSession):
         self.team_alerts: TeamAlertView | None = None  # the relay's alerts, when it evaluates for the team
         self._team_watch: TeamAlertWatch | None = None  # until a relay evaluates for the team
         self._triage_task: asyncio.Future[None] | None = None
+        self._probe: asyncio.Future[TeamAlertView | None] | None = None  # asking the hub, while starting
         self.status = TenantStatus(self.name, reason="not connected to the hub yet")
 
     @property
@@ -87,7 +88,16 @@ class HubSession(TenantSession):
             self._set_status(TrayState.SIGNED_OUT, f"not connected to the hub: {exc.message}")
             self.sign_in_failed.emit(self.name, str(exc))
             return False
-        view = await self._team_alert_view()
+        probe = self._probe = asyncio.ensure_future(self._team_alert_view())
+        try:
+            view = await probe
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not self._closed or (task is not None and task.cancelling()):
+                raise
+            return False  # close() cut the question short: start nothing
+        finally:
+            self._probe = None
         if self._closed:  # removed or quitting while the hub was asked: start nothing
             if view is not None:
                 await view.stop()
@@ -152,15 +162,19 @@ class HubSession(TenantSession):
         task, self._triage_task = self._triage_task, None
         if task is not None and not task.done():
             task.cancel()  # still connecting: start_mirror leaves nothing open when cancelled
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await finish_cancelled(task)
         mirror, self.team_triage = self.team_triage, None
         if mirror is not None:
             if mirror.retry in self.link.on_alerts:
                 self.link.on_alerts.remove(mirror.retry)
             await mirror.stop()
 
+    def _interrupt(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()  # the hub's answer is not waited for (up to its connect timeouts)
+
     async def _close(self) -> None:
+        """The team's alerts and triage go before the link: they read its database."""
         await self._stop_team_alerts()
         await self._stop_team_triage()
         await super()._close()

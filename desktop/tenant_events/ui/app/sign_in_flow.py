@@ -49,6 +49,11 @@ class SignInFlow:
         if self._listener is not None:
             self._listener.cancel()
 
+    def cancel_for(self, tenant: str) -> None:
+        """Stop waiting for the browser if it is `tenant`'s sign-in that waits (the tenant is being removed)."""
+        if self._tenant == tenant:
+            self.cancel()
+
     def _listener_started(self, listener: LoopbackListener) -> None:
         self._listener = listener
 

@@ -96,13 +96,18 @@ class TenantRoster(QObject):
         self._sink.report(Problem("warning", f"{name}: the event database was moved aside", text))
 
     async def remove(self, name: str) -> None:
-        """Stop and close the tenant's session (its database file stays)."""
+        """Stop and close the tenant's session (its database file stays); a browser sign-in it waits for is
+        given up."""
+        self.cancel_sign_in(name)
         session = self.sessions.pop(name, None)
         if session is not None:
             await session.close()
             self._window.remove_tenant(name)
             self.session_removed.emit(name)
         self.changed.emit()
+
+    def cancel_sign_in(self, name: str) -> None:
+        self._flow.cancel_for(name)
 
     async def sign_in(self, name: str) -> bool:
         """Through the browser (the sign-in flow shows where); True when it finished signed in."""
