@@ -5,10 +5,13 @@ says so; rules that are not valid leave the rules before running, with a line sa
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from helpers.fixtures_engine import cli, demo_stream
 from helpers.stream_kill import counter, stored
@@ -49,14 +52,14 @@ class Lines:
         self._thread.join(10)
 
 
-def _until(predicate, what: str, timeout: float = 30) -> None:
+def _until(predicate: Callable[[], object], what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.05)  # polling another process's database
 
 
-def _renamed(db) -> int:
+def _renamed(db: Path) -> int:
     """How many events the imported rule's alerts hold."""
     conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
     try:
@@ -104,10 +107,16 @@ def test_rules_imported_while_the_stream_runs_raise_alerts_and_bad_rules_keep_th
         assert alert.startswith("tenant-events: alert (warning): Organization renamed: Organization ")
         assert _renamed(db) == 1
 
-        # a hand edit that breaks a rule: one line says why, and the imported rule keeps running
+        # an edit that turns the imported rule off and breaks another: one line says why, and the rules before
+        # (the imported one on) keep running
         document = json.loads(settings.read_text())
+        for rule in document["alerts"]["rules"]:
+            if rule["id"] == "org-renamed":
+                rule["enabled"] = False
         document["alerts"]["rules"].append({"id": "mine", "name": "Mine", "types": ["no.such.type"]})
-        settings.write_text(json.dumps(document))
+        edited = tmp_path / "settings.json.new"
+        edited.write_text(json.dumps(document))
+        os.replace(edited, settings)  # as an editor or the app saves: whole, never half-written
         refused = err.wait_for("were not taken in", proc)
         assert refused.startswith(
             "tenant-events: the alert rules saved to the settings file were not taken in (the rules before keep "

@@ -17,6 +17,7 @@ import pytest
 
 from helpers.fixtures_engine import OLD
 from helpers.hub_cli import HubCli
+from helpers.stream_kill import counter, stored
 from helpers.team_alerts import (
     Receiver,
     marked,
@@ -293,7 +294,14 @@ def test_a_rule_saved_while_the_relay_holds_the_lease_runs_for_the_team_from_the
         try:
             proc.wait_for("leader: holds the lease")
             wait_until(lambda: marked(nats_single), "the relay's mark on the hub", [proc])
-            sim.emit(2, ["organization.created"])  # no rule for these yet
+            team_db = data / "tenants" / "acme-team.sqlite3"
+            before = stored(team_db) if team_db.exists() else 0
+            sim.emit(2, ["organization.created"])  # no rule for these yet: evaluated before the save
+            wait_until(
+                lambda: stored(team_db) >= before + 2 and counter(team_db, "alerts_upto") >= stored(team_db),
+                "the two evaluated",
+                [proc],
+            )
             paths = AppPaths.resolve(str(data))
             settings = load_settings(paths)
             settings.alerts.rules = [*settings.alerts.rules, EACH_ORG]

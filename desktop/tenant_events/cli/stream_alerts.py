@@ -24,7 +24,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.rules_follow import follow_rules
+from tenant_events.tenant.rules_follow import Stamp, follow_rules
 
 if TYPE_CHECKING:
     from tenant_events.tenant.team_feed import TeamAlertView
@@ -48,16 +48,21 @@ def rules(args: argparse.Namespace, paths: AppPaths) -> AlertSettings | None:
 
 
 def follow(
-    link: TenantLink, paths: AppPaths, alerts: AlertSettings | None, stack: contextlib.AsyncExitStack
+    link: TenantLink,
+    paths: AppPaths,
+    alerts: AlertSettings | None,
+    seen: Stamp,
+    stack: contextlib.AsyncExitStack,
 ) -> None:
     """Rules saved to the settings file while the stream runs (`rules import`, the app's rules editor, a hand
     edit) run from the next evaluation on, with a line on stderr (tenant/rules_follow.py); `alerts`: the rules it
-    started with (None: --no-alerts)."""
+    started with (None: --no-alerts), read after `seen` was taken."""
     if alerts is not None and link.rules is not None:
-        stack.push_async_callback(follow_rules(link, paths, alerts, say))
+        stack.push_async_callback(follow_rules(link, paths, alerts, seen, say))
 
 
 def say(text: str) -> None:
+    """One line on stderr, control characters escaped."""
     print(f"tenant-events: {shown(text, None)}", file=sys.stderr, flush=True)
 
 

@@ -31,6 +31,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.store.reader import EventReader
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.link import TenantLink
+from tenant_events.tenant.rules_follow import settings_stamp
 from tenant_events.tenant.sources import Source
 from tenant_events.values.stream_states import StateChange, StreamState, state_line
 from tenant_events.wire import EVENT_TYPE_NAMES
@@ -182,6 +183,7 @@ async def _main(args: argparse.Namespace) -> int:
         else:
             target = resolve_target(args, paths)
             name, source = target.name, await stream_source(args, target)
+        seen = settings_stamp(paths)  # before the rules are read: a save in between is taken in
         alerts = stream_alerts.rules(args, paths)
         link = TenantLink(name, paths, source, alerts=alerts)
         stack.push_async_callback(link.close)
@@ -190,7 +192,7 @@ async def _main(args: argparse.Namespace) -> int:
             link.on_state.append(contact.observe)
         link.on_state.insert(0, report_state)
         stream_alerts.report(args, link, stack)
-        stream_alerts.follow(link, paths, alerts, stack)
+        stream_alerts.follow(link, paths, alerts, seen, stack)
         team = await stream_alerts.team_view(link) if hub is not None else None
         await link.start()
         if team is not None:

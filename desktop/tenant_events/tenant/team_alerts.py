@@ -41,7 +41,7 @@ from tenant_events.settings import load_settings
 from tenant_events.store.outbox import read_status
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.rules_follow import follow_rules
+from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
 from tenant_events.tenant.sources import HubFrom
 from tenant_events.values.alerts import StoredAlert
 
@@ -132,6 +132,7 @@ class TeamAlerts:
                 self._note(f"destination {status.name} stopped: {shown(reason)} (fix its URL to resume)")
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
+        seen = settings_stamp(self.paths)  # before the rules are read: a save in between is taken in
         settings = load_settings(self.paths)
         link = TenantLink(
             self.name, self.paths, HubFrom(self.hub, self.names.tenant, hub_time=True), alerts=settings.alerts
@@ -168,7 +169,7 @@ class TeamAlerts:
                 f"{', '.join(sorted(self.destinations))}"
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
-            unfollow = follow_rules(link, self.paths, settings.alerts, self._note)
+            unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()
                 key = team_key(alert.rule_id, alert.first_event_id)
@@ -176,10 +177,10 @@ class TeamAlerts:
                 if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
-            if unfollow is not None:
-                await unfollow()
             await worker.close()
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+            if unfollow is not None:
+                await unfollow()
             await link.close()
