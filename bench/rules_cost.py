@@ -92,7 +92,12 @@ async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
     engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
     cpu, sim_cpu, started = time.process_time(), _process_cpu(sim_pid), time.perf_counter()
     task = asyncio.create_task(engine.run())
-    await done.wait()
+    waiter = asyncio.ensure_future(done.wait())
+    await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+    if not waiter.done():
+        waiter.cancel()
+        shutil.rmtree(tmp)
+        raise SystemExit(f"the engine stopped before the backlog was stored: {engine.stats}")
     stored = time.perf_counter() - started
     await runner.drain()
     out = {
