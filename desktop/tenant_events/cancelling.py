@@ -1,4 +1,4 @@
-"""Waiting for a task this code cancelled, without swallowing a cancellation meant for the one that waits."""
+"""Waiting for a task this code cancelled, in clean-up code that must go on whatever happens."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from typing import Any
 
 
 async def finish_cancelled(task: asyncio.Future[Any]) -> None:
-    """Await `task` after `task.cancel()`: its CancelledError is expected and dropped, unless the waiting task is
-    itself being cancelled (then it goes on up, as a cancellation must)."""
-    try:
-        await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
-            raise
+    """Wait for `task` to end after `task.cancel()`. Its CancelledError is expected and not raised (nor is one
+    the waiting task already received: the clean-up after this line still runs); a cancellation of the waiting
+    task that arrives during the wait does interrupt it. An error the task ended with is raised."""
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.result()

@@ -181,6 +181,8 @@ class TeamAlerts:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            if unfollow is not None:
-                await unfollow()
-            await link.close()
+            try:
+                if unfollow is not None:
+                    await unfollow()
+            finally:
+                await link.close()
