@@ -23,8 +23,9 @@ from tenant_events.alerts.presentation import alert_json, title, why_line
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
+from tenant_events.settings.shared_file import Stamp
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.rules_follow import Stamp, follow_rules
+from tenant_events.tenant.rules_follow import follow_rules
 
 if TYPE_CHECKING:
     from tenant_events.tenant.team_feed import TeamAlertView

@@ -100,7 +100,10 @@ def merged(base: Settings, mine: Settings, theirs: Settings) -> Settings:
         raise Unusable(f"what another process saved cannot stand beside this one's ({exc})") from None
 
 
-def file_stamp(path: Path) -> tuple[int, int, int] | None:
+Stamp = tuple[int, int, int] | None  # a file's inode, modification time and size; None: not there
+
+
+def file_stamp(path: Path) -> Stamp:
     """The file's inode, modification time and size (None when it is not there): every save is an atomic
     replace (a new inode), so a change shows however quick the writes."""
     try:
@@ -136,7 +139,7 @@ class SharedSettings:
         self.kept_aside: tuple[Path, str] | None = None  # where the last save kept the file it found, and why
         self._seen = self._stamp()
 
-    def _stamp(self) -> tuple[int, int, int] | None:
+    def _stamp(self) -> Stamp:
         return file_stamp(self.paths.settings_file)
 
     def changed(self) -> bool:

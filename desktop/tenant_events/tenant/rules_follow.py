@@ -21,12 +21,12 @@ from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import file_stamp, read_current
 from tenant_events.settings.settings_file import Unusable
+from tenant_events.settings.shared_file import Stamp
 from tenant_events.tenant.link import TenantLink
 
 log = logging.getLogger(__name__)
 
 FOLLOW_EVERY_S: Final = 1.0
-Stamp = tuple[int, int, int] | None
 
 
 def settings_stamp(paths: AppPaths) -> Stamp:

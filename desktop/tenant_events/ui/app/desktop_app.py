@@ -317,9 +317,8 @@ class DesktopApp(QObject):
         """Stop it, sign it out (revoked at the tenant when it answers, its keyring slot cleared whatever
         happens), forget its profile (and a hub tenant's secret); its database file stays."""
         hub = self.settings.hub(name)
-        self.tenants.cancel_sign_in(
-            name
-        )  # before signing out: nothing the browser finishes is stored after it
+        # before signing out: nothing a browser sign-in finishes is stored after it
+        self.tenants.cancel_sign_in(name)
         if hub is None and name in self.sessions:
             await self.tenants.sign_out(name)
         await self.tenants.remove(name)
