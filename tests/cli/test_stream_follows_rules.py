@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sqlite3
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from helpers.fixtures_engine import cli, demo_stream
+from helpers.fixtures_engine import cli, demo_stream_args
+from helpers.hub_cli import HubCli
 from helpers.stream_kill import counter, stored
+from helpers.team_alerts import wait_until
 
 RENAMED = """title: Organization renamed
 name: org-renamed
@@ -26,37 +24,10 @@ detection:
 """
 
 
-class Lines:
-    """A process's stderr, read as it comes."""
-
-    def __init__(self, pipe: object) -> None:
-        self.lines: list[str] = []
-        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
-        self._thread.start()
-
-    def _read(self, pipe: object) -> None:
-        for line in pipe:  # type: ignore[attr-defined]
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, text: str, proc: object, timeout: float = 30) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [line for line in self.lines if text in line]
-            if found:
-                return found[-1]
-            assert proc.poll() is None, "\n".join(self.lines)  # type: ignore[attr-defined]
-            time.sleep(0.05)  # polling another process's output
-        raise AssertionError(f"no line with {text!r} within {timeout} s:\n" + "\n".join(self.lines))
-
-    def join(self) -> None:
-        self._thread.join(10)
-
-
-def _until(predicate: Callable[[], object], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)  # polling another process's database
+def _line(proc: HubCli, text: str) -> str:
+    """The newest stderr line holding `text`, once there is one."""
+    proc.wait_for(text)
+    return [line for line in proc.lines if text in line][-1]
 
 
 def _renamed(db: Path) -> int:
@@ -80,30 +51,34 @@ def test_rules_imported_while_the_stream_runs_raise_alerts_and_bad_rules_keep_th
     settings.write_text(
         json.dumps({"schema_version": 2, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
     )
-    proc = demo_stream(sim, tmp_path)
-    err = Lines(proc.stderr)
+    proc = HubCli(*demo_stream_args(sim, tmp_path), env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()})
     db = tmp_path / "tenants" / "demo.sqlite3"
     try:
-        _until(
+        wait_until(
             lambda: db.exists() and counter(db, "alerts_upto") >= 0 and sim.stats()["connections"] == 1,
             "a stream",
+            [proc],
         )
 
         # before the import: an organization renamed is not an alert
         sim.emit(1, ["organization.updated"])
-        _until(lambda: stored(db) >= 1 and counter(db, "alerts_upto") >= stored(db), "the event evaluated")
-        assert not [line for line in err.lines if "Organization renamed" in line]
+        wait_until(
+            lambda: stored(db) >= 1 and counter(db, "alerts_upto") >= stored(db),
+            "the event evaluated",
+            [proc],
+        )
+        assert proc.count("Organization renamed") == 0
 
         (tmp_path / "renamed.yml").write_text(RENAMED)
         imported = cli("rules", "import", str(tmp_path / "renamed.yml"), "--data-dir", str(tmp_path))
         _out, import_err = imported.communicate(timeout=60)
         assert imported.returncode == 0, import_err
-        line = err.wait_for("alert rules changed in the settings file", proc)
+        line = _line(proc, "alert rules changed in the settings file")
         assert line.startswith("tenant-events: the alert rules changed in the settings file: ")
         assert line.endswith(" rules run from now on")
 
         sim.emit(1, ["organization.updated"])
-        alert = err.wait_for("Organization renamed", proc)
+        alert = _line(proc, "Organization renamed")
         assert alert.startswith("tenant-events: alert (warning): Organization renamed: Organization ")
         assert _renamed(db) == 1
 
@@ -117,7 +92,7 @@ def test_rules_imported_while_the_stream_runs_raise_alerts_and_bad_rules_keep_th
         edited = tmp_path / "settings.json.new"
         edited.write_text(json.dumps(document))
         os.replace(edited, settings)  # as an editor or the app saves: whole, never half-written
-        refused = err.wait_for("were not taken in", proc)
+        refused = _line(proc, "were not taken in")
         assert refused.startswith(
             "tenant-events: the alert rules saved to the settings file were not taken in (the rules before keep "
             "running): alert rule 'mine': types: 'no.such.type'"
@@ -125,11 +100,7 @@ def test_rules_imported_while_the_stream_runs_raise_alerts_and_bad_rules_keep_th
         assert settings.read_text() == json.dumps(document)  # read, never written
 
         sim.emit(1, ["organization.updated"])
-        _until(
-            lambda: _renamed(db) == 2 or proc.poll() is not None, "the imported rule to take the next one in"
-        )
+        wait_until(lambda: _renamed(db) == 2, "the imported rule to take the next one in", [proc])
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
-        err.join()
-    assert proc.returncode == 0, "\n".join(err.lines)
+        code = proc.stop()
+    assert code == 0, proc.text()

@@ -179,20 +179,16 @@ def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> CliProcess:
     )
 
 
+def demo_stream_args(sim: Any, data_dir: Path, *more: str) -> list[str]:
+    """The arguments of `tenant-events stream` of the simulator `sim` into `data_dir` as the tenant "demo"."""
+    return ["stream", "--base-url", sim.base_url, "--name", "demo", "--data-dir", str(data_dir), *more]
+
+
 def demo_stream(sim: Any, data_dir: Path, *more: str, env: dict[str, str] | None = None) -> CliProcess:
-    """`tenant-events stream` of the simulator `sim` into `data_dir` as the tenant "demo", then `more` arguments;
-    signed in with a token minted for it unless `env` brings one."""
-    return cli(
-        "stream",
-        "--base-url",
-        sim.base_url,
-        "--name",
-        "demo",
-        "--data-dir",
-        str(data_dir),
-        *more,
-        env=env if env is not None else {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
-    )
+    """`tenant-events stream` of `sim` into `data_dir` as the tenant "demo", then `more` arguments; signed in with
+    a token minted for it unless `env` brings one."""
+    token = env if env is not None else {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    return cli(*demo_stream_args(sim, data_dir, *more), env=token)
 
 
 def unraisable_printed(procs: list[CliProcess]) -> str | None:
