@@ -50,6 +50,7 @@ class StorageError(UserFixableError):
     """The local database cannot be written or read."""
 
     exit_code = 5
+    expected = False  # a refusal that is part of normal operation (logged as news, not as an error)
 
 
 class NetworkError(UserFixableError):

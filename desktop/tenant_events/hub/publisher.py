@@ -60,7 +60,10 @@ class HubWriteError(StorageError):
 
 
 class LeaseLost(StorageError):
-    """This collector no longer holds the lease, so it must not move the cursor."""
+    """This collector no longer holds the lease, so it must not move the cursor: a relay's lease lapses whenever
+    the hub is out of reach for a while, and another relay (or this one, later) carries on."""
+
+    expected = True
 
 
 class _Sent:

@@ -150,7 +150,8 @@ class BatchKeeper:
         exc = future.exception()
         if exc is not None:
             self.failure = exc if isinstance(exc, StorageError) else StorageError(str(exc))
-            log.error("%s: could not store a batch: %s", self._name, exc)
+            level = logging.INFO if self.failure.expected else logging.ERROR
+            log.log(level, "%s: could not store a batch: %s", self._name, exc)
             return
         result, now, stats = future.result(), time.time(), self._stats
         stats.events_stored += result.inserted
