@@ -4,10 +4,10 @@ after each commit; bench/ingest.py, consumer "rules").
 One simulator subprocess serves a backlog; this process stores it with the stream engine and evaluates the whole
 built-in pack, timing the writer thread's CPU in each part of a step:
 
-  directory  bringing the entity directory up to the events evaluated (for the state checks, an alert's detail
-             and a group's name), wherever in the step it is asked for
-  feed       the rules applied to the rows (rule_engine.py), the directory part left out
-  rest       everything else in the step: reading rows, prefetching state, writing alerts and the watermark
+  directory  opening the entity directory, and bringing it up when a new or live alert's detail names who and
+             what (a catch-up leaves it to the idle-time indexer)
+  feed       the rules applied to the rows (rule_engine.py), the state checks' links kept on the way
+  rest       everything else in the step: reading rows, writing alerts and the watermark
 
 and, beside them, the CPU of the whole process and of the simulator while the backlog was stored. Every run is
 listed.

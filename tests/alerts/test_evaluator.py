@@ -374,8 +374,8 @@ def test_a_state_check_sees_the_directory_up_to_its_event_however_long_the_backl
 
 
 def test_members_added_to_many_groups_in_one_chunk_alert_for_the_admin_groups_alone(store):
-    # The groups a chunk's events name are asked about at once (DirectoryState.prefetch_groups): each answer must
-    # be the one asking for that group alone gives.
+    # Many groups in one chunk: each answer is the one for that group alone (the state checks' links are kept
+    # per group as the events go by, alerts/access_state.py).
     import sqlite3
 
     def at(row, group, role="rol_" + "R" * 16):  # the helper's rows name one group and one role; rename them

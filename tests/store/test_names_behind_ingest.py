@@ -1,6 +1,7 @@
 """Names do not wait behind ingest: a batch bigger than a live one (a reconnect's backlog) is left to the indexer,
 which still runs while live traffic keeps the writer busy, and an alert about such a batch is worded with the
-names it holds, not the ids (the alert's detail is said once)."""
+names it holds, not the ids. A catch-up alert's later events are worded once the indexer has brought the
+directory up to them (bringing it up for each would keep the whole directory during a backlog)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,57 @@ def test_an_alert_about_a_catch_up_batch_names_who_and_where(tmp_path):
     with AlertInbox(path) as inbox:
         (grant,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
     assert grant.detail == "grace.hopper@example.com added to organization Stark Industries as admin"
+
+
+def test_a_catch_up_alerts_later_event_is_worded_with_names_once_the_indexer_reached_it(
+    tmp_path, monkeypatch
+):
+    from tenant_events.store import writer as writer_module
+
+    for name in ("IDLE_BEFORE_INDEXING", "INDEX_AT_LEAST_EVERY"):  # the idle-time indexer waits to be asked
+        monkeypatch.setattr(writer_module, name, 3600.0)
+    path = tmp_path / "demo.sqlite3"
+    t = Tenant()
+    stark, admin = "org_0000000000stark", "rol_admin0000000001"
+
+    def granted(uid: str, email: str) -> list:
+        return [
+            t.row("user.created", t.user(uid, email)),
+            t.row(
+                "organization.member.role.assigned",
+                {
+                    "organization": {"id": stark},
+                    "user": {"user_id": uid},
+                    "role": {"id": admin, "name": "admin"},
+                },
+            ),
+        ]
+
+    filler = [t.row("user.created", t.user(f"auth0|filler{i:04d}", f"f{i}@example.com")) for i in range(60)]
+    first = [*filler, t.row("organization.created", t.org(stark, "stark", "Stark Industries"))]
+    first += granted("auth0|grace0000000001", "grace@example.com")
+    second = [
+        *[t.row("user.updated", t.user(f"auth0|filler{i:04d}", f"g{i}@example.com")) for i in range(60)]
+    ]
+    second += granted("auth0|linus0000000002", "linus@example.com")
+    rules = load_rules([], BUILTIN_RULES).rules
+    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
+    evaluator = Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"))
+    writer = StoreWriter(path)
+    try:
+        writer.commit_sync(Batch(events=first, cursor="backlog-1"))
+        writer.run_alert_job(evaluator.step).result()
+        writer.commit_sync(Batch(events=second, cursor="backlog-2"))
+        folded = writer.run_alert_job(evaluator.step).result()
+        (alert,) = [a for a in folded.updated if a.rule_id == "admin-role"]
+        assert alert.catch_up and "auth0|linus0000000002" in alert.detail  # the directory had not reached it
+        writer.index_all_sync()
+        named = writer.run_alert_job(evaluator.step).result()  # (no new event: the next step says it again)
+        renamed = {a.id: a.detail for a in named.updated}  # (off-hours holds the same event)
+        assert renamed[alert.id] == "linus@example.com added to organization Stark Industries as admin"
+        assert not named.raised and not named.refired
+    finally:
+        writer.close()
+    with AlertInbox(path) as inbox:
+        (stored,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
+    assert stored.detail == "linus@example.com added to organization Stark Industries as admin"

@@ -11,7 +11,8 @@ transaction. Why each alert is raised once:
   * a duplicate delivery or a replay never becomes a new row (the store's dedupe key), so never a new seq;
   * after a restart (or any failed step) the in-memory state is rebuilt from the store: each rule's newest alert,
     and the threshold windows and sequences refilled from the events just before the watermark, each marked
-    with whether an alert already holds it (one event is behind one firing of a rule at most).
+    with whether an alert already holds it (one event is behind one firing of a rule at most); the state
+    checks' links (access_state.py) are read back from the entity directory and the events it does not cover.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from tenant_events.alerts import access_state
 from tenant_events.alerts.open_alert import OpenAlert
-from tenant_events.alerts.rule_engine import RuleEngine
-from tenant_events.alerts.state_checks import DirectoryState
+from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
 from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
@@ -32,9 +33,7 @@ from tenant_events.values.alerts import StoredAlert
 log = logging.getLogger(__name__)
 
 EVAL_CHUNK: Final = 5000  # seqs per transaction: a catch-up of 1M events commits alerts every 5,000
-# seqs the state checks' directory is brought up at most at once, when a step is that far behind (the per-event
-# cost of applying it falls with the piece's size: a 1M backlog spent 20 s in 5,000-event pieces, 16 s in larger)
-DIRECTORY_CHUNK: Final = 50_000
+RESTORE_CHUNK: Final = 50_000  # seqs read at once when the state checks' links are restored
 
 
 @dataclass
@@ -70,7 +69,9 @@ class Evaluator:
         self.engine = engine
         self.chunk = chunk
         self.watermark: int | None = None  # None: (re)load from the store before the next step
-        self._directory_upto = -1  # the directory's watermark the state checks' answers were read at
+        # catch-up alerts whose detail was said before the directory reached their latest event (its names):
+        # alert id → that event's seq; said again once the idle-time indexer has brought the directory there
+        self._unnamed: dict[int, int] = {}
 
     def step(self, ledger: AlertLedger) -> StepResult:
         """Evaluate every committed event after the watermark. On any error the state is reloaded next time."""
@@ -88,44 +89,59 @@ class Evaluator:
         newest = ledger.newest_seq()
         engine = self.engine
         engine.names = _directory_names(ledger)
+        engine.earlier = ledger.earlier_object
+        if self._unnamed:
+            self._name_late(ledger, result)
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
-            if engine.needs_directory:
-                self._directory_through(ledger, end, min(newest, self.watermark + DIRECTORY_CHUNK))
-                if engine.group_check_types and isinstance(engine.state, DirectoryState):
-                    groups = ledger.named_groups(self.watermark, end, engine.group_check_types)
-                    engine.state.prefetch_groups(groups)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
-            details = _details(ledger, [alert.write.last_seq for alert in touched]) if touched else {}
-            for alert in touched:
-                alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
+            named_upto = end
+            if touched:
+                # A new or live alert's names are worth bringing the directory up (a little) for; a catch-up
+                # alert's later events are not: that would keep the whole directory during the backlog
+                # (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
+                refresh = any(not a.write.catch_up or a.write.alert_id is None for a in touched)
+                directory = ledger.directory(refresh=refresh)
+                named_upto = directory.watermark()
+                details = _details(directory, ledger, [alert.write.last_seq for alert in touched])
+                for alert in touched:
+                    alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.write for a in touched], self.watermark, end)
             for alert, alert_id in zip(touched, ids, strict=True):
                 if alert.write.reopen:
                     result.refired.add(alert_id)
                 result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
+                if alert.write.last_seq > named_upto:
+                    self._unnamed[alert_id] = alert.write.last_seq
+                else:
+                    self._unnamed.pop(alert_id, None)
                 alert.committed(alert_id)
             result.evaluated += end - self.watermark
             self.watermark = result.watermark = end
         return result
 
-    def _directory_through(self, ledger: AlertLedger, end: int, ahead: int) -> None:
-        """The state checks' directory, brought up to the chunk's last event (`end`) however far behind it was:
-        during a backlog the idle-time indexer leaves it behind, and a check would read an older state (a group's
-        admin role not assigned yet). When it is behind it goes on to `ahead` (at most DIRECTORY_CHUNK events of
-        the step): a long backlog applies it in pieces of that size, each cheaper an event than a chunk's."""
-        engine = self.engine
-        directory = ledger.directory(upto=end, ahead=ahead)
+    def _name_late(self, ledger: AlertLedger, result: StepResult) -> None:
+        """Say again, with names, the details of catch-up alerts the directory has now reached."""
+        directory = ledger.directory(refresh=False)
         upto = directory.watermark()
-        if not isinstance(engine.state, DirectoryState) or self._directory_upto != upto:
-            engine.state = DirectoryState(directory)  # its answers hold while the directory stays put
-            self._directory_upto = upto
-        engine.earlier = ledger.earlier_object
+        ready = {alert_id: seq for alert_id, seq in self._unnamed.items() if seq <= upto}
+        if not ready:
+            return
+        for alert_id in ready:
+            del self._unnamed[alert_id]
+        details = _details(directory, ledger, list(ready.values()))
+        renamed = ledger.rename({i: (seq, details[seq]) for i, seq in ready.items() if seq in details})
+        for alert in self.engine.open.values():
+            stored_id = alert.write.alert_id
+            if stored_id is not None and stored_id in renamed:
+                alert.write.detail = details[ready[stored_id]]
+                result.add(_stored(alert, stored_id), new=False)
 
     def _load(self, ledger: AlertLedger) -> None:
         engine = self.engine
         engine.reset()
+        self._unnamed = {}
         engine.names = _directory_names(ledger)
         watermark = ledger.watermark()
         recent = []
@@ -135,20 +151,39 @@ class Evaluator:
                 since = newest_ms - engine.history_ms
                 recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
         engine.restore(ledger.latest_alerts(), recent, ledger.linked(recent))
+        if engine.access is not None:
+            self._restore_access(ledger, watermark)
         self.watermark = watermark
         log.debug(
             "alert evaluation resumes after seq %d (%d events refill the windows)", watermark, len(recent)
         )
 
+    def _restore_access(self, ledger: AlertLedger, watermark: int) -> None:
+        """The state checks' links as of the watermark: those the entity directory holds, then the stored events
+        up to the watermark it does not cover yet (left to the idle-time indexer during a catch-up)."""
+        access = self.engine.access
+        assert access is not None
+        links, upto = ledger.access_links()
+        access.load(links)
+        for low in range(upto, watermark, RESTORE_CHUNK):
+            rows = ledger.rows(
+                low, min(watermark, low + RESTORE_CHUNK), access_state.TYPES, access_state.TYPES
+            )
+            for row in eval_rows(rows):
+                if row.type in access_state.TYPES:  # (rows held in memory come of every type)
+                    access.apply(row.type, row.time_ms, row.seq, event_data(row))
+
 
 def _directory_names(ledger: AlertLedger) -> Callable[[str, str], str | None]:
     """What the directory calls an id ("grace@example.com" for a user), for a grouped alert's name; the directory
-    is opened only when a firing needs a name (rarely: once per new group alert)."""
+    is opened only when a firing needs a name (rarely: once per new group alert), as it stands: live it holds
+    every committed event, and during a catch-up bringing it up would cost the whole directory (the name the
+    event itself gives is used instead, compiled_rule.py)."""
     opened: list[DirectoryReader] = []
 
     def name_of(kind: str, ident: str) -> str | None:
         if not opened:
-            opened.append(ledger.directory())
+            opened.append(ledger.directory(refresh=False))
         found = opened[0].entity(kind, ident)
         return found.label if found is not None and found.label != ident else None
 
@@ -183,11 +218,11 @@ def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:
     )
 
 
-def _details(ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:
+def _details(directory: DirectoryReader, ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:
     """Each event's sentence with names from the directory ("grace@example.com added to organization Stark"),
     ids where a name is not known yet, in one directory lookup for the whole chunk; the stored summary for an
     event the directory cannot read."""
-    sentences = describe_stored(ledger.directory(), seqs)
+    sentences = describe_stored(directory, seqs)
     details: dict[int, str] = {}
     for seq in seqs:
         sentence = sentences.get(seq)

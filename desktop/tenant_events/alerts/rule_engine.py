@@ -25,7 +25,9 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, NameOf, StateTest
+from tenant_events.alerts import access_state
+from tenant_events.alerts.access_state import AccessState
+from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, NameOf
 from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
@@ -47,10 +49,15 @@ def eval_rows(segments: Iterable[RowSegment]) -> Iterator[EvalRow]:
 
 def event_data(row: EvalRow) -> Mapping[str, Any]:
     """The event's `data` object from the row's raw JSON (empty when absent or unreadable)."""
-    if row.raw is None:
+    return raw_data(row.raw)
+
+
+def raw_data(raw: str | None) -> Mapping[str, Any]:
+    """`data` of an event's raw JSON (empty when absent or unreadable)."""
+    if raw is None:
         return _NO_DATA
     try:
-        data = orjson.loads(row.raw)["event"]["data"]
+        data = orjson.loads(raw)["event"]["data"]
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return _NO_DATA
     return data if isinstance(data, dict) else _NO_DATA
@@ -70,7 +77,7 @@ def _accepts(rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
 class RuleEngine:
     """The enabled rules of one tenant database and their open alerts.
 
-    `state`: answers a rule's state checks from the entity directory (None: such rules never fire);
+    `access`: answers the rules' state checks, kept from the events fed (None when no rule has one);
     `earlier`: the object's state before an update, for `changed` conditions on events without
     `previous_object` that the engine has not seen the object of since it started."""
 
@@ -84,7 +91,6 @@ class RuleEngine:
         clock: Callable[[], float] = time.time,
         by_received: bool = False,
         lists: Mapping[str, frozenset[str]] | None = None,
-        state: StateTest | None = None,
         earlier: Callable[[EvalRow, Mapping[str, Any]], dict[str, Any] | None] | None = None,
     ) -> None:
         self.rules = tuple(r for r in rules if r.enabled)
@@ -92,29 +98,23 @@ class RuleEngine:
         self.catch_up_after_s = catch_up_after_s
         self.clock = clock
         self.by_received = by_received
-        self.state, self.earlier = state, earlier
+        self.earlier = earlier
+        self.access: AccessState | None = None
         self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
         self.objects = ObjectStates()
         self.reset()
-        needed = frozenset(self.by_type)
+        access: frozenset[str] = access_state.TYPES if self.access is not None else frozenset()
+        needed = frozenset(self.by_type) | access
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
-        self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types)
+        self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types) | access
         self.threshold_types = frozenset(
             t for c in self.compiled if c.window_ms or c.novel_ms for t in c.types
         )
         self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
         # how far back (event time) restoring state reads: two windows, or a novelty period
-        self.needs_directory = any(c.state_checks or c.needs_before for c in self.compiled)
-        # the types whose events ask "does the group hold an admin-like role now": answered a chunk at a time
-        self.group_check_types = frozenset(
-            t
-            for c in self.compiled
-            if any(s.check == "group_holds_admin_role" for s in c.state_checks)
-            for t in c.types
-        )
         self.history_ms = max((max(2 * c.window_ms, c.novel_ms) for c in self.compiled), default=0)
 
     def reset(self) -> None:
@@ -128,6 +128,7 @@ class RuleEngine:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
         self.objects = ObjectStates()
+        self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
 
     def _name_of(self, kind: str, ident: str) -> str | None:
         return self.names(kind, ident) if self.names is not None else None
@@ -188,17 +189,23 @@ class RuleEngine:
         quiet = Outcome.QUIET
         by_received = self.by_received
         new = tuple.__new__
+        access = self.access
+        access_types: frozenset[str] = access_state.TYPES if access is not None else frozenset()
         for first, rows in segments:
             pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
             for seq, e in pairs:
                 # EventRow order: event_id, offset, type, family, time, time_ms, source, tenant, purpose, summary, raw
+                payload: Mapping[str, Any] | None = None
+                if e[2] in access_types:
+                    assert access is not None
+                    payload = raw_data(e[10])
+                    access.apply(e[2], e[5], seq, payload)
                 rules = by_type.get(e[2])
                 if rules is None:
                     continue
                 time_ms = e[5]
                 is_test = e[8] == "test"
                 row: EvalRow | None = None
-                payload: Mapping[str, Any] | None = None
                 for rule in rules:
                     if is_test and not rule.include_test:
                         continue
@@ -232,7 +239,7 @@ class RuleEngine:
                     catch_up = time_ms < catch_up_before_ms
                     if rule.complex:
                         assert payload is not None
-                        outcome, events, group = rule.evaluate(row, payload, self.state)
+                        outcome, events, group = rule.evaluate(row, payload, access)
                         if outcome is quiet:
                             continue
                         alert = self._record(rule, outcome, events, catch_up, now, group)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
+from tenant_events.store.directory import Rel
 from tenant_events.values.alerts import Severity
 
 # (first seq, rows in EventRow's column order); first None: each row's seq is its last column (alert_rows.py)
@@ -28,6 +29,20 @@ class EvalRow(NamedTuple):
     tenant: str
     purpose: str | None
     raw: str | None
+
+
+class HeldLink(NamedTuple):
+    """A link of the entity directory that holds now, as the rules' state checks start from it after a restart:
+    its relation and ends (store/directory.py's links table), its add stamp, its role's name (role links) and,
+    when one end is an organization's group, that group's organization."""
+
+    rel: Rel
+    a: str
+    b: str
+    c: str
+    added: int
+    role: str | None
+    group_org: str | None
 
 
 @dataclass(slots=True)

@@ -17,9 +17,11 @@ import orjson
 
 from tenant_events.errors import StorageError
 from tenant_events.store import directory, timeline_query
-from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment
+from tenant_events.store.alert_records import AlertWrite, EvalRow, HeldLink, RowSegment
 from tenant_events.store.alert_rows import RecentRows, segment_sql
+from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.entity_state import holding_links
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
@@ -27,6 +29,7 @@ from tenant_events.values.alerts import StoredAlert
 
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
 NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail
+_ACCESS_RELATIONS: Final = (Rel.GROUP_ROLE, Rel.ORG_GROUP_ROLE, Rel.ORG_MEMBER_ROLE, Rel.ORG_CONNECTION)
 
 ALERT_COLUMNS: Final = (
     "id, rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count, first_seq, last_seq,"
@@ -118,40 +121,50 @@ class AlertLedger:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def directory(self, upto: int | None = None, *, ahead: int | None = None) -> DirectoryReader:
+    def directory(self, *, refresh: bool = True) -> DirectoryReader:
         """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py).
 
-        Brought up to the newest stored event first when it is at most NAMES_CATCH_UP events behind (a
-        reconnect's backlog, a burst bigger than a live batch, both left to the indexer): an alert's detail is
-        said once, and would keep the ids the indexer names a moment later. A long catch-up is left alone, as
-        the writer's throughput needs (store/directory.py). With `upto` (the rules' state checks, which ask what
-        holds as of the events they evaluate) it is brought up to that seq however far behind it is, and then on to
-        `ahead` when given: one larger piece costs less than several small ones."""
+        With `refresh`, brought up to the newest stored event first when it is at most NAMES_CATCH_UP events
+        behind (a reconnect's backlog, a burst bigger than a live batch, both left to the indexer): a live alert
+        is notified with its names. A long catch-up is left alone, as the writer's throughput needs
+        (store/directory.py)."""
         conn = self._conn
-        top = self.newest_seq() if upto is None else upto
+        top = self.newest_seq()
         behind = top - directory.watermark(conn)
-        if behind > 0 and (upto is not None or behind <= NAMES_CATCH_UP):
+        if refresh and 0 < behind <= NAMES_CATCH_UP:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                directory.catch_up(conn, max(top, ahead or 0))
+                directory.catch_up(conn, top)
                 conn.execute("COMMIT")
             except BaseException:
                 rollback(conn)
                 raise
         return DirectoryReader.on_connection(conn)
 
-    def named_groups(self, after: int, upto: int, types: Collection[str]) -> list[str]:
-        """The groups that events of `types` with `after < seq <= upto` name (`data.object.group.id`, or a
-        group event's own `data.object.id`), read in SQLite: the rules' group checks are answered for all of
-        them at once (alerts/state_checks.py)."""
-        group = (
-            "coalesce(raw ->> '$.event.data.object.group.id', CASE WHEN substr(type, 1, 6) = 'group.'"
-            " THEN raw ->> '$.event.data.object.id' END)"
-        )
-        marks = ",".join("?" * len(types))
-        sql = f"SELECT DISTINCT {group} FROM events WHERE seq > ? AND seq <= ? AND type IN ({marks})"  # noqa: S608
-        cur = self._conn.execute(f"{sql} AND json_valid(raw)", (after, upto, *sorted(types)))
-        return [g for (g,) in cur if isinstance(g, str) and g]
+    def access_links(self) -> tuple[list[HeldLink], int]:
+        """The links the rules' state checks start from after a restart (alerts/access_state.py), as the entity
+        directory holds them now: organizations' connections and role links, each with its role's name and, for
+        an organization's group, the group's organization; and the last seq the directory covers."""
+        conn = self._conn
+        conn.execute("BEGIN")  # one snapshot: the links and the watermark they hold at
+        try:
+            upto = directory.watermark(conn)
+            found = {rel: holding_links(conn, rel) for rel in _ACCESS_RELATIONS}
+            roles = dict(conn.execute("SELECT id, name FROM entities WHERE kind = 'role'").fetchall())
+            orgs = dict(
+                conn.execute(
+                    "SELECT id, parent FROM entities WHERE kind = 'group' AND detail = 'organization'"
+                ).fetchall()
+            )
+        finally:
+            conn.execute("COMMIT")
+        out: list[HeldLink] = []
+        for rel, links in found.items():
+            for a, b, c, added in links:
+                role = None if rel is Rel.ORG_CONNECTION else roles.get(c or b)
+                group = b if rel is Rel.ORG_GROUP_ROLE else a if rel is Rel.GROUP_ROLE else None
+                out.append(HeldLink(rel, a, b, c, added, role, orgs.get(group) if group else None))
+        return out, upto
 
     def earlier_object(self, row: EvalRow, data: Mapping[str, Any]) -> dict[str, Any] | None:
         """`data.object` of the newest event stored before `row` that created or updated the same user, group
@@ -180,6 +193,25 @@ class AlertLedger:
         if row is None:
             return None
         return str(row[1]) if row[1] is not None else summary_of(str(row[0]), str(row[2]))
+
+    def rename(self, details: Mapping[int, tuple[int, str]]) -> set[int]:
+        """Set alerts' details (alert id → (the seq it is said of, the text)) where the alert's latest event is
+        still that seq; returns the ids changed."""
+        conn = self._conn
+        changed: set[int] = set()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for alert_id, (seq, text) in details.items():
+                cur = conn.execute(
+                    "UPDATE alerts SET detail = ? WHERE id = ? AND last_seq = ?", (text, alert_id, seq)
+                )
+                if cur.rowcount:
+                    changed.add(alert_id)
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+        return changed
 
     def latest_alerts(self) -> list[StoredAlert]:
         """Each rule's newest alert (per name: a grouped rule's alert names its group): the ones a firing may

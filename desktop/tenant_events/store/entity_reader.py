@@ -16,12 +16,12 @@ from typing import Any
 import orjson
 
 from tenant_events.store import timeline_query
-from tenant_events.store.entity_records import Entity, EntityState, Link, Relation
+from tenant_events.store.entity_records import Entity, EntityState, Relation
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
-from tenant_events.store.entity_state import current_links, current_links_of, entity_state
 from tenant_events.store.entity_state import entity_from_row as _entity
+from tenant_events.store.entity_state import entity_state
 from tenant_events.store.reader import EventReader
 from tenant_events.store.schema import connect
 from tenant_events.values.events import StoredEvent
@@ -142,36 +142,6 @@ class DirectoryReader:
                     ]
                 )
                 return entity_state(self._conn, row, upto, relations)
-            finally:
-                self._conn.execute("COMMIT")
-
-    def current_links(
-        self, kind: str, entity_id: str, relations: Collection[Relation]
-    ) -> tuple[Link, ...] | None:
-        """`state(kind, entity_id, relations).current_links` in a third of the queries; None for an entity the
-        directory does not know."""
-        with self._lock:
-            self._conn.execute("BEGIN")  # one snapshot, as in state()
-            try:
-                row = self._conn.execute(
-                    f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
-                    (kind, entity_id),
-                ).fetchone()
-                return None if row is None else current_links(self._conn, row, relations)
-            finally:
-                self._conn.execute("COMMIT")
-
-    def current_links_of(
-        self, kind: str, ids: Iterable[str], relations: Collection[Relation]
-    ) -> dict[str, tuple[Link, ...]]:
-        """`current_links` of many entities of one kind by id, in five queries however many they are; an id the
-        directory does not know is left out."""
-        wanted = orjson.dumps(sorted({(kind, i) for i in ids})).decode()
-        with self._lock:
-            self._conn.execute("BEGIN")  # one snapshot, as in state()
-            try:
-                rows = self._conn.execute(f"SELECT {_ENTITY} FROM {_FROM_KEYS}", (wanted,)).fetchall()  # noqa: S608
-                return current_links_of(self._conn, rows, relations)
             finally:
                 self._conn.execute("COMMIT")
 

@@ -94,10 +94,9 @@ def _endings(rel: Rel, own: int) -> list[_Ending]:
     return out
 
 
-def _where(rel: Rel, own: int, many: bool = False) -> str:
-    """The links of `rel` whose end `own` is the bound id (`many`: one of the ids of a bound JSON array)."""
-    match = "IN (SELECT value FROM json_each(?))" if many else "= ?"
-    return f" WHERE l.rel = {int(rel)} AND l.{'abc'[own]} {match}{_PARTIAL[own]} AND l.added_at IS NOT NULL"
+def _where(rel: Rel, own: int) -> str:
+    """The links of `rel` whose end `own` is the bound id."""
+    return f" WHERE l.rel = {int(rel)} AND l.{'abc'[own]} = ?{_PARTIAL[own]} AND l.added_at IS NOT NULL"
 
 
 @functools.cache
@@ -106,12 +105,12 @@ def _count_sql(rel: Rel, own: int) -> str:
 
 
 @functools.cache  # (the statements are constants: made once, not per state asked for)
-def _holding_sql(rel: Rel, own: int, many: bool = False) -> str:
+def _holding_sql(rel: Rel, own: int) -> str:
     """Links that hold now: each ending is its own NOT EXISTS, so SQLite stops at the first that applies (most
     links of a busy role ended long ago)."""
     checks = " ".join(f"AND NOT EXISTS ({e.ended})" for e in _endings(rel, own))
     return (
-        f"SELECT l.a, l.b, l.c, l.added_at FROM links AS l{_where(rel, own, many)}"  # noqa: S608 - constants
+        f"SELECT l.a, l.b, l.c, l.added_at FROM links AS l{_where(rel, own)}"  # noqa: S608 - constants
         f" AND NOT coalesce(l.removed_at > l.added_at, 0) {checks}"
     )
 
@@ -179,40 +178,15 @@ def entity_state(
     return EntityState(entity, _as_links(shown, _ends(conn, shown)), upto, ended_total=total - len(holding))
 
 
-def current_links(
-    conn: sqlite3.Connection, row: tuple[object, ...], relations: Collection[Relation]
-) -> tuple[Link, ...]:
-    """`entity_state(...).current_links` of the entity in `row` (of `relations` only) without the ended links and
-    the counts: a third of the queries, for the alert rules' "holds an admin-like role now" (each query on the
-    writer's thread is one more wait for the GIL)."""
-    return current_links_of(conn, [row], relations)[str(row[1])]
-
-
-def current_links_of(
-    conn: sqlite3.Connection, rows: Collection[tuple[object, ...]], relations: Collection[Relation]
-) -> dict[str, tuple[Link, ...]]:
-    """`current_links` of the entities in `rows` (ENTITY rows of one kind) by id, in the same few queries however
-    many they are: the groups a chunk of events names, for the alert rules' state checks."""
-    if not rows:
-        return {}
-    kind = str(next(iter(rows))[0])
-    deleted = {str(r[1]): r[7] if isinstance(r[7], int) else None for r in rows}
-    holding: dict[str, list[tuple[Rel, list[str], int, int]]] = {ident: [] for ident in deleted}
-    many = len(deleted) > 1  # (one id is bound as it is: the statement `state()` uses too)
-    bound = orjson.dumps(list(deleted)).decode() if many else next(iter(deleted))
-    for rel, kinds in ENDS.items():
-        if Relation[rel.name] not in relations:
-            continue
-        for own, end_kind in enumerate(kinds):
-            if end_kind != kind:
-                continue
-            for a, b, c, added in conn.execute(_holding_sql(rel, own, many), (bound,)):
-                ident = (a, b, c)[own]
-                gone = deleted[ident]
-                if gone is None or added > gone:
-                    holding[ident].append((rel, [a, b, c][: len(kinds)], int(added), _HOLDS))
-    found = _ends(conn, [link for links in holding.values() for link in links])
-    return {ident: _as_links(links, found) for ident, links in holding.items()}
+def holding_links(conn: sqlite3.Connection, rel: Rel) -> list[tuple[str, str, str, int]]:
+    """(a, b, c, add stamp) of every link of `rel` that holds now: the alert rules' state checks start from
+    these after a restart (alerts/access_state.py)."""
+    checks = " ".join(f"AND NOT EXISTS ({e.ended})" for e in _endings(rel, -1))
+    sql = (
+        f"SELECT l.a, l.b, l.c, l.added_at FROM links AS l WHERE l.rel = {int(rel)}"  # noqa: S608 - constants
+        f" AND l.added_at IS NOT NULL AND NOT coalesce(l.removed_at > l.added_at, 0) {checks}"
+    )
+    return [(str(a), str(b), str(c), int(added)) for a, b, c, added in conn.execute(sql)]
 
 
 def _ends(
