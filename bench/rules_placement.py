@@ -8,13 +8,9 @@ design can reach the rules consumer's goal (≥ 85 % of the engine's rate):
   thread    on a second writer (thread and connection) of the same process, following the engine's commits
   process   in a process of its own, following the store on disk
 
-Each placement's time runs from the engine's start until every stored event is evaluated. With
---no-directory the state checks are switched off, and so is bringing the entity directory up to date for them:
-what the directory work costs in each placement. In the thread and process placements that work is also a
-write that holds the database's lock against the engine's commits.
+Each placement's time runs from the engine's start until every stored event is evaluated.
 
     .venv/bin/python bench/rules_placement.py --events 100000 --runs 3
-    .venv/bin/python bench/rules_placement.py --events 100000 --runs 3 --no-directory
 """
 
 from __future__ import annotations
@@ -35,17 +31,14 @@ OLD = "2000-01-01T00:00:00Z"
 PLACES = ("writer", "thread", "process")
 
 
-def _evaluator(no_directory: bool) -> Any:
+def _evaluator() -> Any:
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.from_settings import build_evaluator
 
-    evaluator = build_evaluator(AlertSettings(), "bench")
-    if no_directory:
-        evaluator.engine.needs_directory = False
-    return evaluator
+    return build_evaluator(AlertSettings(), "bench")
 
 
-async def _engine(url: str, token: str, n: int, db: Path, place: str | None, no_directory: bool) -> float:
+async def _engine(url: str, token: str, n: int, db: Path, place: str | None) -> float:
     """Seconds until `n` events are stored and (with a place in this process) evaluated."""
     from tenant_events.alerts.runner import AlertRunner
     from tenant_events.store import StoreWriter
@@ -60,7 +53,7 @@ async def _engine(url: str, token: str, n: int, db: Path, place: str | None, no_
     runner = None
     if place in ("writer", "thread"):
         target = second if second is not None else writer
-        runner = AlertRunner(_evaluator(no_directory), lambda: target)
+        runner = AlertRunner(_evaluator(), lambda: target)
         engine.on_commit.append(runner.kick)
     done = asyncio.Event()
     engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
@@ -80,14 +73,14 @@ async def _engine(url: str, token: str, n: int, db: Path, place: str | None, no_
     return elapsed
 
 
-def _follow(db: Path, n: int, no_directory: bool, ready: Any, finished: Any) -> None:
+def _follow(db: Path, n: int, ready: Any, finished: Any) -> None:
     """The process placement's child: evaluate what the engine commits until `n` events are evaluated."""
     from tenant_events.alerts.runner import AlertRunner
     from tenant_events.store import StoreWriter
 
     async def go() -> None:
         writer = StoreWriter(db)
-        runner = AlertRunner(_evaluator(no_directory), lambda: writer)
+        runner = AlertRunner(_evaluator(), lambda: writer)
         ready.set()  # imported and open: the clock starts once this is so
         while (runner.evaluator.watermark or 0) < n:
             runner.kick()
@@ -99,22 +92,22 @@ def _follow(db: Path, n: int, no_directory: bool, ready: Any, finished: Any) -> 
     asyncio.run(go())
 
 
-def measure(url: str, token: str, n: int, place: str | None, no_directory: bool) -> float:
+def measure(url: str, token: str, n: int, place: str | None) -> float:
     tmp = Path(tempfile.mkdtemp(prefix="bench-placement-"))
     db = tmp / "bench.sqlite3"
     try:
         if place != "process":
-            return asyncio.run(_engine(url, token, n, db, place, no_directory))
+            return asyncio.run(_engine(url, token, n, db, place))
         from tenant_events.store import StoreWriter
 
         StoreWriter(db).close()  # the schema, made before either process opens it (untimed)
         finished, ready = mp.Value("d", 0.0), mp.Event()
-        child = mp.Process(target=_follow, args=(db, n, no_directory, ready, finished))
+        child = mp.Process(target=_follow, args=(db, n, ready, finished))
         child.start()
         if not ready.wait(60):
             raise SystemExit("the rules process did not start")
         started = time.perf_counter()
-        asyncio.run(_engine(url, token, n, db, None, no_directory))
+        asyncio.run(_engine(url, token, n, db, None))
         child.join()
         if child.exitcode != 0:
             raise SystemExit(f"the rules process failed ({child.exitcode})")
@@ -128,7 +121,6 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", nargs="*", default=list(PLACES), choices=PLACES)
-    ap.add_argument("--no-directory", action="store_true", help="state checks and their directory work off")
     args = ap.parse_args()
     sim, url = sim_process.start_simulator(
         args.events, "--real-names", "--burst-every", "0", "--heartbeat", "1"
@@ -136,10 +128,10 @@ def main() -> int:
     try:
         token = sim_process.admin_token(url)
         for run in range(args.runs):
-            alone = measure(url, token, args.events, None, args.no_directory)
+            alone = measure(url, token, args.events, None)
             cells = [f"engine {args.events / alone:,.0f}/s"]
             for place in args.only:
-                seconds = measure(url, token, args.events, place, args.no_directory)
+                seconds = measure(url, token, args.events, place)
                 cells.append(f"{place} {args.events / seconds:,.0f}/s ({alone / seconds:.2f})")
             print(f"run {run + 1}: " + ", ".join(cells), flush=True)
     finally:

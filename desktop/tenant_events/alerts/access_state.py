@@ -68,10 +68,16 @@ def stamp(time_ms: int, seq: int) -> int:
     return (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK)
 
 
-def _text(obj: Any, *path: str) -> str | None:
-    for key in path:
-        obj = obj.get(key) if type(obj) is dict else None
-    return obj if type(obj) is str and obj else None
+def _text(obj: Any, key: str) -> str | None:
+    value = obj.get(key) if type(obj) is dict else None
+    return value if type(value) is str and value else None
+
+
+def _ref(obj: Any, key: str, field: str) -> str | None:
+    """`obj[key][field]` when it is a non-empty string (a reference's id or name)."""
+    ref = obj.get(key) if type(obj) is dict else None
+    value = ref.get(field) if type(ref) is dict else None
+    return value if type(value) is str and value else None
 
 
 class AccessState:
@@ -82,6 +88,7 @@ class AccessState:
         self._of: dict[tuple[str, str], set[Key]] = {}  # (kind, id) of an end → its links
         self._group_org: dict[str, str] = {}  # an organization's group (one with links) → the organization
         self._admin: dict[str, bool] = {}  # role id → whether its name is admin-like (roles are few)
+        self._names: dict[str, str] = {}  # role id → the name that was judged
         self._gone: dict[tuple[str, str], int] = {}  # (kind, id) deleted, or ("member", org␟user) departed
         self._newest_ms = 0
         self._applied = 0
@@ -90,20 +97,20 @@ class AccessState:
         check = state.check
         obj = data.get("object")
         if check in ("group_holds_admin_role", "group_held_admin_role"):
-            group = _text(obj, "group", "id") or (_text(obj, "id") if row.type.startswith("group.") else None)
+            group = _ref(obj, "group", "id") or (_text(obj, "id") if row.type.startswith("group.") else None)
             if group is None:
                 return False
             if check == "group_holds_admin_role":
                 return any(self._holds(k) for k in self._of.get(("group", group), ()) if k[0] in _GROUP_ROLES)
             return self._held(group, row.time_ms)
-        org = _text(obj, "organization", "id")
+        org = _ref(obj, "organization", "id")
         if check == "user_is_org_admin":
-            user = _text(obj, "user", "user_id")
+            user = _ref(obj, "user", "user_id")
             return any(
                 k[0] is Rel.ORG_MEMBER_ROLE and k[1] == org and self._holds(k)
                 for k in self._of.get(("user", user or ""), ())
             )
-        con = _text(obj, "connection", "id")
+        con = _ref(obj, "connection", "id")
         link = self._links.get((Rel.ORG_CONNECTION, org or "", con or "", ""))
         if link is None or not link[0] > link[1]:
             return False
@@ -112,7 +119,7 @@ class AccessState:
     def apply(self, event_type: str, time_ms: int, seq: int, data: Mapping[str, Any]) -> None:
         """Take in one event of TYPES (any order: stamps decide)."""
         obj = data.get("object")
-        at = stamp(time_ms, seq)
+        at = (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK)
         if time_ms > self._newest_ms:
             self._newest_ms = time_ms
         link = _LINKS.get(event_type)
@@ -121,7 +128,7 @@ class AccessState:
         else:
             self._ending(_ENDINGS[event_type], obj, at)
         self._applied += 1
-        if self._applied % 4096 == 0:
+        if not self._applied & 4095:
             self.sweep()
 
     def load(self, links: Iterable[HeldLink]) -> None:
@@ -158,25 +165,27 @@ class AccessState:
         return len(self._links)
 
     def _link(self, rel: Rel, adds: bool, obj: Any, at: int) -> None:
-        org = _text(obj, "organization", "id") or ""
-        group = _text(obj, "group", "id") or ""
+        org = _ref(obj, "organization", "id") or ""
         if rel is Rel.ORG_CONNECTION:
-            key: Key = (rel, org, _text(obj, "connection", "id") or "", "")
+            key: Key = (rel, org, _ref(obj, "connection", "id") or "", "")
         else:
-            role = _text(obj, "role", "id") or ""
-            name = _text(obj, "role", "name")  # (an assignment names the role, a removal need not)
+            role = _ref(obj, "role", "id") or ""
+            name = _ref(obj, "role", "name")  # (an assignment names the role, a removal need not)
             if name is not None:
-                self._admin[role] = admin_like(name)
+                admin = self._admin.get(role)
+                if admin is None or self._names.get(role) != name:
+                    self._admin[role], self._names[role] = admin_like(name), name
             if not self._admin.get(role, False):
                 return
+            group = _ref(obj, "group", "id") or ""
             if rel is Rel.GROUP_ROLE:
                 key = (rel, group, role, "")
             elif rel is Rel.ORG_GROUP_ROLE:
                 key = (rel, org, group, role)
             else:
-                key = (rel, org, _text(obj, "user", "user_id") or "", role)
-            parent = _text(obj, "group", "organization_id")
-            if group and parent and _text(obj, "group", "type") == "organization":
+                key = (rel, org, _ref(obj, "user", "user_id") or "", role)
+            parent = _ref(obj, "group", "organization_id")
+            if group and parent and _ref(obj, "group", "type") == "organization":
                 self._group_org[group] = parent
         if not all(key[1:3]) or (rel in (Rel.ORG_GROUP_ROLE, Rel.ORG_MEMBER_ROLE) and not key[3]):
             return
@@ -206,27 +215,29 @@ class AccessState:
         """A deletion ends the links of the entity (and of an organization's groups); a member leaving an
         organization ends the roles it held there."""
         if kind == "member":
-            org, user = _text(obj, "organization", "id"), _text(obj, "user", "user_id")
+            org, user = _ref(obj, "organization", "id"), _ref(obj, "user", "user_id")
             self._gone_at(("member", f"{org}\x1f{user}"), at)
-            ended = [
-                k
-                for k in self._of.get(("user", user or ""), ())
-                if k[0] is Rel.ORG_MEMBER_ROLE and k[1] == org
-            ]
+            keys = self._of.get(("user", user or ""))
+            if not keys:
+                return
+            ended = [k for k in keys if k[0] is Rel.ORG_MEMBER_ROLE and k[1] == org]
         else:
             ident = _text(obj, "user_id" if kind == "user" else "id") or ""
             self._gone_at((kind, ident), at)
             ended = list(self._of.get((kind, ident), ()))
-            if kind == "organization":
+            if kind == "organization" and self._group_org:
                 for group in [g for g, o in self._group_org.items() if o == ident]:
                     ended.extend(self._of.get(("group", group), ()))
+        links = self._links
         for key in ended:
-            link = self._links[key]
-            link[1] = max(link[1], at)
+            link = links[key]
+            if at > link[1]:
+                link[1] = at
 
     def _gone_at(self, key: tuple[str, str], at: int) -> None:
-        if at > self._gone.get(key, 0):
-            self._gone[key] = at
+        gone = self._gone
+        if at > gone.get(key, 0):
+            gone[key] = at
 
     def _holds(self, key: Key) -> bool:
         added, ended = self._links[key]
