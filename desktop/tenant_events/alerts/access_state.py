@@ -100,8 +100,17 @@ class AccessState:
             group = _ref(obj, "group", "id") or (_text(obj, "id") if row.type.startswith("group.") else None)
             if group is None:
                 return False
+            keys = self._of.get(("group", group))
+            if not keys:
+                return False
             if check == "group_holds_admin_role":
-                return any(self._holds(k) for k in self._of.get(("group", group), ()) if k[0] in _GROUP_ROLES)
+                links = self._links
+                for key in keys:
+                    if key[0] in _GROUP_ROLES:
+                        added, ended = links[key]
+                        if added > ended:
+                            return True
+                return False
             return self._held(group, row.time_ms)
         org = _ref(obj, "organization", "id")
         if check == "user_is_org_admin":

@@ -190,12 +190,12 @@ class CompiledRule:
             if replay and group not in self.labels:  # a restart finds each group's alert again by its name
                 self.labels[group] = self.group.label(data, self.names)
         label = group
-        if (
-            self.state_checks
-            and not replay
-            and (state is None or not all(state(check, row, data) for check in self.state_checks))
-        ):
-            return Outcome.QUIET, [], label
+        if self.state_checks and not replay:
+            if state is None:
+                return Outcome.QUIET, [], label
+            for check in self.state_checks:
+                if not state(check, row, data):
+                    return Outcome.QUIET, [], label
         if self.novel_key is not None and not self._novel(row, data):
             return Outcome.QUIET, [], label
         self._offers += 1

@@ -223,15 +223,23 @@ class RuleEngine:
                     if rule.needs_payload:
                         raw = e[10]
                         if raw is not None:
-                            if rule.needles and not any(n in raw for n in rule.needles):
-                                continue
+                            needles = rule.needles
+                            if needles:
+                                for needle in needles:
+                                    if needle in raw:
+                                        break
+                                else:
+                                    continue
                             if rule.raw_checks and not all(check(raw) for check in rule.raw_checks):
                                 continue
                         if payload is None:
-                            payload = event_data(row)
-                        if rule.tests and not all(test(payload) for test in rule.tests):
-                            continue
-                        if rule.needs_before and not self._changed(rule, row, payload):
+                            payload = raw_data(raw)
+                        passed = True
+                        for test in rule.tests:
+                            if not test(payload):
+                                passed = False
+                                break
+                        if not passed or (rule.needs_before and not self._changed(rule, row, payload)):
                             continue
                     if by_received:  # in memory an EventRow (received_at at 11), from the table seq at 11
                         now = e[11] if first is not None else e[12]
