@@ -1,5 +1,5 @@
 """A viewer's copy of the team's alerts: a hub payload is checked field by field, stored once per version and
-count, grown in place, and marked as the team's."""
+count (and detail), grown in place, and marked as the team's."""
 
 from __future__ import annotations
 
@@ -44,6 +44,16 @@ def test_a_team_alert_is_stored_once_grown_in_place_and_marked(tmp_path):
             team_row({**PAYLOAD, "count": 3, "last_event_id": "evt_c", "updated_at": 1.0e9 + 5})
         )
         assert grown is not None and not grown[1] and grown[0].id == alert.id and grown[0].event_count == 3
+        # the relay words the same latest event again, with names: the detail alone changes, and only that way
+        grown_payload = {**PAYLOAD, "count": 3, "last_event_id": "evt_c", "updated_at": 1.0e9 + 5}
+        renamed = store.store(team_row({**grown_payload, "detail": "Admins created by grace@example.com"}))
+        assert renamed is not None and renamed[0].detail == "Admins created by grace@example.com"
+        assert renamed[0].event_count == 3 and renamed[0].read_at is None
+        older = {**PAYLOAD, "count": 2, "last_event_id": "evt_b", "detail": "an older word"}
+        assert store.store(team_row(older)) is None  # an older version of it changes nothing
+        assert (
+            store.store(team_row({**grown_payload, "detail": "Admins created by grace@example.com"})) is None
+        )
     assert team_alert_ids(db) == {alert.id}
 
 

@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import logging
 import time
+import zlib
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -195,7 +196,9 @@ class AlertPublisher:
     async def publish(self, key: str, version: int, alert: dict[str, Any]) -> bool:
         """True once the hub stored it (or had it); False when it did not answer (the next update carries it)."""
         payload = {**alert, "key": key, "version": version, "hub_tenant": self._names.tenant}
-        msg_id = f"{key}:{version}:{alert.get('count')}"
+        # (the detail too: a catch-up alert's latest event is worded again once the relay knows its names)
+        detail = str(alert.get("detail") or "").encode()
+        msg_id = f"{key}:{version}:{alert.get('count')}:{zlib.crc32(detail):08x}"
         try:
             await self._js.publish(
                 alert_subject(self._names, key), orjson.dumps(payload), headers={MSG_ID: msg_id}

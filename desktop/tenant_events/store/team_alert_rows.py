@@ -116,7 +116,8 @@ class TeamAlertStore:
         return int(gone)
 
     def store(self, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
-        """Write `a`; (the alert as stored, True when new), None when this version and count are stored."""
+        """Write `a`; (the alert as stored, True when new), None when this version and count are stored (with the
+        same detail: a relay words a catch-up alert's latest event again once it knows the names in it)."""
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -132,8 +133,8 @@ class TeamAlertStore:
 
     def _store(self, conn: sqlite3.Connection, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
         known = conn.execute(
-            "SELECT t.alert_id, t.version, a.event_count FROM team_alerts t JOIN alerts a ON a.id = t.alert_id"
-            " WHERE t.team_key = ?",
+            "SELECT t.alert_id, t.version, a.event_count, a.last_event_id, a.detail FROM team_alerts t"
+            " JOIN alerts a ON a.id = t.alert_id WHERE t.team_key = ?",
             (a.key,),
         ).fetchone()
         first, last = self._seq(a.first_event_id, a.first_time), self._seq(a.last_event_id, a.last_time)
@@ -171,7 +172,12 @@ class TeamAlertStore:
         else:
             alert_id, version, count = int(known[0]), int(known[1]), int(known[2])
             if version >= a.version and count >= a.event_count:
-                return None
+                same = (version, count, known[3]) == (a.version, a.event_count, a.last_event_id)
+                if not same or known[4] == a.detail:
+                    return None
+                conn.execute("UPDATE alerts SET detail = ? WHERE id = ?", (a.detail, alert_id))
+                row = conn.execute(f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()  # noqa: S608
+                return stored_alert(row), False
             refired = a.version > version
             conn.execute(
                 "UPDATE alerts SET occurrences = ?, event_count = ?, last_seq = ?, last_event_id = ?,"
