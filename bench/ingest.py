@@ -17,7 +17,8 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
   baseline (with --baseline DIR) the engine consumer again, importing `tenant_events` from another checkout
            (e.g. main, before a change): before/after in the same run, on the same simulator
 
-The engine rows also give the largest write-ahead log seen during the run (sampled every 5 ms).
+The engine rows also give the largest write-ahead log seen during the run (sampled every 5 ms by a process of
+its own, off the consumer's GIL).
 Rates are medians over --runs (consumer order rotated each run, all in the same run of this script). Then one
 engine catch-up of --catchup events (1M by default) reports its time and peak RSS.
 
@@ -33,13 +34,13 @@ import contextlib
 import json
 import os
 import resource
+import select
 import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -65,12 +66,29 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def sample_wal(wal: Path, stop: threading.Event) -> None:
+def sample_wal(wal: Path) -> None:
+    """The WAL sampler's own process (`--sample-wal`): the size every 5 ms until its stdin closes, then the
+    largest. A sampling thread in the consumer took the consumer's GIL 200 times a second: it slowed the
+    GIL-bound consumers it measured (a 1M catch-up with rules took 1-2 s longer with it)."""
     largest = 0
-    while not stop.wait(0.005):
+    while not select.select([sys.stdin], [], [], 0.005)[0]:
         with contextlib.suppress(OSError):  # not there yet, or just emptied
             largest = max(largest, wal.stat().st_size)
-    WAL_MAX["wal_max_mib"] = largest / 2**20
+    print(largest / 2**20, flush=True)
+
+
+def start_wal_sampler(wal: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, __file__, "--sample-wal", str(wal)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop_wal_sampler(sampler: subprocess.Popen[str]) -> None:
+    out, _ = sampler.communicate("", timeout=30)
+    WAL_MAX["wal_max_mib"] = float(out.strip())
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
@@ -88,9 +106,7 @@ def consume_engine(
 
             directory.ENABLED = False
         writer = StoreWriter(tmp / "bench.sqlite3")
-        stop_sampling = threading.Event()
-        sampler = threading.Thread(target=sample_wal, args=(tmp / "bench.sqlite3-wal", stop_sampling))
-        sampler.start()
+        sampler = start_wal_sampler(tmp / "bench.sqlite3-wal")
         engine = StreamEngine(
             EngineConfig(auth_url + "/api/v2", from_timestamp=OLD, name="bench"),
             StaticTokenProvider(token),
@@ -133,8 +149,7 @@ def consume_engine(
         if INDEXING:  # the writer's idle-time indexer: full-text index, and the directory when it is kept
             INDEXED["seconds"] = await asyncio.to_thread(wait_indexed, tmp / "bench.sqlite3", keep_directory)
         writer.close()
-        stop_sampling.set()
-        sampler.join()
+        stop_wal_sampler(sampler)
         assert engine.stats.events_stored >= n and engine.stats.rejected == 0, engine.stats
         shutil.rmtree(tmp)
         return elapsed
@@ -321,6 +336,7 @@ def main() -> int:
         help="engine and nodir: also time the idle indexer (full-text, directory) after the catch-up",
     )
     ap.add_argument("--child", choices=list(CONSUMERS), help=argparse.SUPPRESS)
+    ap.add_argument("--sample-wal", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--auth-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline is not None:
@@ -329,6 +345,9 @@ def main() -> int:
                 f"--baseline {args.baseline}: no desktop/tenant_events there; give a checkout of this project"
             )
         args.only = [*args.only, "baseline"] if "baseline" not in args.only else args.only
+    if args.sample_wal:
+        sample_wal(args.sample_wal)
+        return 0
     if args.child:
         child(args.child, args.auth_url, args.events, args.indexing)
         return 0
