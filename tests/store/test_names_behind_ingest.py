@@ -35,6 +35,13 @@ def test_the_indexer_catches_up_while_live_batches_keep_coming(tmp_path):
         writer.close()
 
 
+def pack_evaluator() -> Evaluator:
+    """The built-in pack, with every hour outside working hours."""
+    rules = load_rules([], BUILTIN_RULES).rules
+    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
+    return Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"))
+
+
 def test_an_alert_about_a_catch_up_batch_names_who_and_where(tmp_path):
     path = tmp_path / "demo.sqlite3"
     t = Tenant()
@@ -55,9 +62,7 @@ def test_an_alert_about_a_catch_up_batch_names_who_and_where(tmp_path):
         ),
     ]
     assert len(rows) > LIVE_BATCH
-    rules = load_rules([], BUILTIN_RULES).rules
-    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
-    evaluator = Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"))
+    evaluator = pack_evaluator()
     writer = StoreWriter(path)
     try:
         writer.commit_sync(Batch(events=rows, cursor="backlog"))
@@ -100,9 +105,7 @@ def test_a_catch_up_alerts_later_event_is_worded_with_names_once_the_indexer_rea
         *[t.row("user.updated", t.user(f"auth0|filler{i:04d}", f"g{i}@example.com")) for i in range(60)]
     ]
     second += granted("auth0|linus0000000002", "linus@example.com")
-    rules = load_rules([], BUILTIN_RULES).rules
-    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
-    evaluator = Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"))
+    evaluator = pack_evaluator()
     writer = StoreWriter(path)
     try:
         writer.commit_sync(Batch(events=first, cursor="backlog-1"))
