@@ -37,7 +37,8 @@ FORGET_AFTER_MS: Final = 3_600_000  # event time an ended link is kept for (late
 _SEQ_MASK: Final = (1 << STAMP_SHIFT) - 1
 _GROUP_ROLES: Final = (Rel.GROUP_ROLE, Rel.ORG_GROUP_ROLE)
 
-# Event types that change the state: (relation, adds) for link events, None for deletions and departures.
+# Event types that change the state: link events, (relation, whether it adds); deletions and departures, what
+# ends (an entity of that kind, or a member's place in an organization).
 _LINKS: Final = {
     "group.role.assigned": (Rel.GROUP_ROLE, True),
     "group.role.deleted": (Rel.GROUP_ROLE, False),
