@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
-from typing import Any
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
 
 from tenant_events.cli.hub_args import add_hub_args, hub_options
 from tenant_events.cli.options import number
@@ -73,6 +76,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
+SLOW_STOP_S: Final = 10.0  # a stop still going after this long says what it waits for
+
+
 def _keyring() -> SecretStore:
     return open_secret_store().store
 
@@ -110,14 +116,38 @@ async def _main(args: argparse.Namespace) -> int:
         relay.on_role.append(_role)
         relay.on_state.append(report_state)
         loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            relay.stop()
+            loop.call_later(SLOW_STOP_S, _say_pending)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, relay.stop)
+            loop.add_signal_handler(sig, stop)
         final = await relay.run()
     print(
         f"tenant-events: {relay.published} events published to the hub, {relay.duplicates} were there already",
         file=sys.stderr,
     )
     return exit_code_of(final)
+
+
+def _say_pending() -> None:
+    """Still stopping long after the signal: say what it waits for (each unfinished task's chain of awaits, and
+    where in this program it stands)."""
+    waits = []
+    for task in asyncio.all_tasks():
+        frames: list[FrameType] = []
+        awaited: Any = task.get_coro()
+        while getattr(awaited, "cr_frame", None) is not None:
+            frames.append(awaited.cr_frame)  # (a coroutine's await chain: get_stack stops at its first frame)
+            awaited = getattr(awaited, "cr_await", None)
+        if task.done() or not frames:
+            continue
+        ours = [f for f in frames if f"{os.sep}tenant_events{os.sep}" in f.f_code.co_filename] or frames
+        at = f"{Path(ours[-1].f_code.co_filename).name}:{ours[-1].f_lineno}"
+        chain = " > ".join(f.f_code.co_name for f in frames)
+        waits.append(f"{task.get_name()}: {chain} ({at})")
+    _role("stopping", f"still stopping after {SLOW_STOP_S:.0f} s; waiting in " + "; ".join(sorted(waits)))
 
 
 def run(args: argparse.Namespace) -> int:
