@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Final
+
+CANCEL_AGAIN_S: Final = 1.0  # with `again`: a cancelled task still running after this long is cancelled again
 
 
-async def finish_cancelled(task: asyncio.Future[Any]) -> None:
+async def finish_cancelled(task: asyncio.Future[Any], *, again: bool = False) -> None:
     """Wait for `task` to end after `task.cancel()`. Its CancelledError is expected and not raised (nor is one
     the waiting task already received: the clean-up after this line still runs); a cancellation of the waiting
-    task that arrives during the wait does interrupt it. An error the task ended with is raised."""
-    await asyncio.wait({task})
+    task that arrives during the wait does interrupt it. An error the task ended with is raised.
+
+    With `again`, a task still running a second later is cancelled again: on Python 3.11 a cancellation that
+    arrives just as an inner `asyncio.wait_for` finishes is lost (the hub client's requests use it), and the
+    task goes on as if it had never been cancelled (a relay renewed its lease for good after a stop). Only for
+    tasks without a clean-up of their own to finish: a second cancellation would cut that short."""
+    while not (await asyncio.wait({task}, timeout=CANCEL_AGAIN_S if again else None))[0]:
+        task.cancel()
     if not task.cancelled():
         task.result()

@@ -26,6 +26,7 @@ from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
+from tenant_events.cancelling import finish_cancelled
 from tenant_events.errors import StorageError
 from tenant_events.http import stream_client
 from tenant_events.hub.connection import (
@@ -224,10 +225,11 @@ class Relay:
             engine.stop()
             return await running
         finally:
-            for task in (holding, stopping, working):
+            for task in (holding, stopping):  # (hub requests and waits: nothing of their own to clean up)
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await finish_cancelled(task, again=True)
+            working.cancel()  # (the team's alerts close their tenant database: one cancellation, then wait)
+            await finish_cancelled(working)
             self.engine = None
             await sink.close()
 
@@ -254,8 +256,7 @@ class Relay:
         if task.done():
             return task.result()
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await finish_cancelled(task, again=True)
         return None
 
     def _count(self, result: CommitResult) -> None:
