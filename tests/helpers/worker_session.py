@@ -72,6 +72,7 @@ def _start_x(home: Path, procs: list[subprocess.Popen[bytes]]) -> str:
     if not number:
         raise RuntimeError(f"Xvfb did not start: {(home / 'xvfb.log').read_text(errors='replace')[-2000:]}")
     os.environ.pop("XAUTHORITY", None)  # the shared display's cookie; this server takes local clients
+    os.environ["TENANT_EVENTS_TEST_XVFB_LOG"] = str(home / "xvfb.log")  # for a test's failure message
     return f":{number.decode()}"
 
 

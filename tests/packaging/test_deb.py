@@ -44,7 +44,25 @@ def _no_window(app: subprocess.Popen[str], output: Path, data: Path) -> str:
     said = [f"--- {output.name}", *output.read_text(errors="replace").splitlines()[-30:]]
     for log_file in sorted((data / "logs").glob("*")):
         said += [f"--- {log_file.name}", *log_file.read_text(errors="replace").splitlines()[-30:]]
-    return "the installed app showed no window within 90 s; " + state + "\n" + "\n".join(said)
+    return (
+        "the installed app showed no window within 90 s; " + state + "\n" + "\n".join(said + _display_now())
+    )
+
+
+def _display_now() -> list[str]:
+    """Whether the X display answers now, how many clients it has, and its server's log: an app that could not
+    connect to it tells apart a display that went away from one that refused this client."""
+    info = subprocess.run(["xdpyinfo"], capture_output=True, text=True, timeout=30)
+    clients = subprocess.run(["xlsclients", "-a"], capture_output=True, text=True, timeout=30)
+    said = [
+        f"--- the display {os.environ.get('DISPLAY')} now: xdpyinfo exit code {info.returncode}"
+        f" {info.stderr.strip()[:300]}; xlsclients lists {len(clients.stdout.splitlines())} clients",
+        *clients.stdout.splitlines()[-40:],
+    ]
+    log = Path(os.environ.get("TENANT_EVENTS_TEST_XVFB_LOG", "/nonexistent"))
+    if log.is_file():
+        said += ["--- Xvfb log", *log.read_text(errors="replace").splitlines()[-30:]]
+    return said
 
 
 def test_the_package_says_what_it_is_and_holds_the_desktop_files(frozen_dist: Path):
