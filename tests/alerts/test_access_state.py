@@ -151,3 +151,32 @@ def test_a_deleted_group_held_its_admin_role_up_to_its_deletion_and_not_after():
     )
     state.apply("group.role.deleted", 5_000, 5, {"object": {"group": group, "role": {"id": "r1"}}})
     assert not state(HOLDS, at(5_001), {"object": {"group": group}})
+
+
+def test_trying_a_state_rule_on_history_answers_its_check_from_the_events_tried(tmp_path):
+    """ "Test against history" runs a rule with a state check too: the group's admin role assigned in the period
+    tried makes a member added afterwards count; a member added before it, or to another group, does not."""
+    from helpers.alert_events import BASE, event
+    from tenant_events.alert_settings import WorkingHours
+    from tenant_events.alerts import BUILTIN_RULES, load_rules
+    from tenant_events.alerts.history import try_rule
+    from tenant_events.store import AlertInbox, Batch, StoreWriter
+
+    rule = next(r for r in load_rules([], BUILTIN_RULES).rules if r.id == "admin-group-member")
+    other = event("group.member.added", 30)
+    other = other._replace(raw=other.raw.replace("grp_" + "G" * 14, "grp_" + "H" * 14))
+    rows = [
+        event("group.member.added", 10),  # before the group held an admin role
+        event("group.role.assigned", 20, role="admin"),
+        other,  # another group
+        event("group.member.added", 40),  # counts
+    ]
+    writer = StoreWriter(tmp_path / "history.sqlite3")
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="c"))
+    finally:
+        writer.close()
+    hours = WorkingHours(start="00:00", end="00:00", timezone="UTC")
+    with AlertInbox(tmp_path / "history.sqlite3") as inbox:
+        trial = try_rule(inbox, rule, hours=hours, profile="demo", now=BASE.timestamp() + 3600)
+    assert (trial.firings, trial.events) == (1, 1), trial
