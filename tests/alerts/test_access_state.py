@@ -154,8 +154,9 @@ def test_a_deleted_group_held_its_admin_role_up_to_its_deletion_and_not_after():
 
 
 def test_trying_a_state_rule_on_history_answers_its_check_from_the_events_tried(tmp_path):
-    """ "Test against history" runs a rule with a state check too: the group's admin role assigned in the period
-    tried makes a member added afterwards count; a member added before it, or to another group, does not."""
+    """Trying a rule on history (Test against history) answers its state check too: the group's admin role
+    assigned in the period tried makes a member added afterwards count; one added before, or to another group,
+    does not."""
     from helpers.alert_events import BASE, event
     from tenant_events.alert_settings import WorkingHours
     from tenant_events.alerts import BUILTIN_RULES, load_rules
