@@ -59,13 +59,6 @@ EVENT_KINDS = ("offset-only", "error")
 WAL_MAX: dict[str, float] = {}  # the engine consumers' largest -wal file, MiB (sampled)
 
 
-def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a running process so far (Linux /proc): the simulator's share of the cores
-    during a run, to tell how much of the machine was left over."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def sample_wal(wal: Path) -> None:
     """The WAL sampler's own process (`--sample-wal`): the size every 5 ms until its stdin closes, then the
     largest. A sampling thread in the consumer took the consumer's GIL 200 times a second: it slowed the
@@ -362,9 +355,9 @@ def main() -> int:
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
-                sim_before = process_cpu(sim.pid)
+                sim_before = sim_process.process_cpu(sim.pid)
                 r = run_child(kind, auth_url, args.events, args.baseline, args.indexing)
-                sim_cpu = process_cpu(sim.pid) - sim_before
+                sim_cpu = sim_process.process_cpu(sim.pid) - sim_before
                 rates[kind].append(r["events"] / r["seconds"])
                 wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
                 evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"

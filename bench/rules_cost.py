@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import os
 import shutil
 import sys
 import tempfile
@@ -57,11 +56,6 @@ def _timed(owner: Any, attribute: str, part: str) -> None:
     setattr(owner, attribute, wrapper)
 
 
-def _process_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.from_settings import build_evaluator
@@ -90,7 +84,7 @@ async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
     engine.on_commit.append(runner.kick)
     done = asyncio.Event()
     engine.on_commit.append(lambda _r: done.set() if engine.stats.events_stored >= n else None)
-    cpu, sim_cpu, started = time.process_time(), _process_cpu(sim_pid), time.perf_counter()
+    cpu, sim_cpu, started = time.process_time(), sim_process.process_cpu(sim_pid), time.perf_counter()
     task = asyncio.create_task(engine.run())
     waiter = asyncio.ensure_future(done.wait())
     await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
@@ -104,7 +98,7 @@ async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
         "stored_s": stored,
         "evaluated_s": time.perf_counter() - started,
         "process_cpu": time.process_time() - cpu,
-        "sim_cpu": _process_cpu(sim_pid) - sim_cpu,
+        "sim_cpu": sim_process.process_cpu(sim_pid) - sim_cpu,
         **{k: v for k, v in SPENT.items() if not k.startswith("_")},
     }
     engine.stop()

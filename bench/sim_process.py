@@ -3,6 +3,7 @@ consumer being measured; shared by bench/simulator.py, bench/ingest.py and bench
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -45,6 +46,13 @@ def start_simulator(events: int, *flags: str) -> tuple[subprocess.Popen[str], st
             )
             return proc, found.group(1)
     raise SystemExit("simulator exited before it was ready")
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process so far (Linux /proc): the simulator's share of the cores
+    during a run, to tell how much of the machine was left over."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def admin_token(auth_url: str, ttl: int = 3600) -> str:
