@@ -65,10 +65,6 @@ def admin_like(name: str | None) -> bool:
     return any(word in folded for word in ADMIN_LIKE)
 
 
-def stamp(time_ms: int, seq: int) -> int:
-    return (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK)
-
-
 def _text(obj: Any, key: str) -> str | None:
     value = obj.get(key) if type(obj) is dict else None
     return value if type(value) is str and value else None
@@ -157,7 +153,7 @@ class AccessState:
     def sweep(self) -> None:
         """Forget links that ended, and deletions made, over FORGET_AFTER_MS of event time before the newest
         event."""
-        horizon = stamp(self._newest_ms - FORGET_AFTER_MS, 0)
+        horizon = (self._newest_ms - FORGET_AFTER_MS) << STAMP_SHIFT
         for gone in [k for k, at in self._gone.items() if at < horizon]:
             del self._gone[gone]
         for key in [k for k, (added, ended) in self._links.items() if added < ended < horizon]:
@@ -170,9 +166,6 @@ class AccessState:
                         del self._of[end]
                         if end[0] == "group":
                             self._group_org.pop(end[1], None)
-
-    def __len__(self) -> int:
-        return len(self._links)
 
     def _link(self, rel: Rel, adds: bool, obj: Any, at: int) -> None:
         org = _ref(obj, "organization", "id") or ""

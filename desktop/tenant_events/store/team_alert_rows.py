@@ -176,8 +176,7 @@ class TeamAlertStore:
                 if not same or known[4] == a.detail:
                     return None
                 conn.execute("UPDATE alerts SET detail = ? WHERE id = ?", (a.detail, alert_id))
-                row = conn.execute(f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()  # noqa: S608
-                return stored_alert(row), False
+                return self._stored(conn, alert_id), False
             refired = a.version > version
             conn.execute(
                 "UPDATE alerts SET occurrences = ?, event_count = ?, last_seq = ?, last_event_id = ?,"
@@ -201,8 +200,12 @@ class TeamAlertStore:
                 "UPDATE team_alerts SET version = ? WHERE alert_id = ?", (max(version, a.version), alert_id)
             )
             new = False
+        return self._stored(conn, alert_id), new
+
+    @staticmethod
+    def _stored(conn: sqlite3.Connection, alert_id: int) -> StoredAlert:
         row = conn.execute(f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()  # noqa: S608
-        return stored_alert(row), new
+        return stored_alert(row)
 
 
 def team_alert_ids(path: Path) -> set[int]:
