@@ -10,6 +10,11 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
            committed rows on the writer thread (alerts/runner.py); timed until every stored event is evaluated.
            Its cost is reported as 1 − rules/engine of the median rates (goal ≤ 10 %); with it in --only, the
            catch-up is timed with the rules as well
+  rules-off    the same with every rule switched off: what evaluating costs with nothing to evaluate
+  rules-floor  the same with one rule in place of the pack that reads the payload of every event the pack reads
+           (of the pack's types with a payload condition) and never fires: the least a rule over the payload
+           costs, decoding the event's JSON once. With `rules`, these tell the pack's own cost from the floor
+           any payload rule on this machine pays, and from the run-to-run spread of a pack that does nothing
   nodir    the same engine with the store's entity directory switched off: what the directory costs
            (`--only engine nodir` for just that comparison; goal engine ≥ 90 % of nodir)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
@@ -85,8 +90,29 @@ def stop_wal_sampler(sampler: subprocess.Popen[str]) -> None:
 
 
 # -- consumers (each runs in a child process) ----------------------------------------------------------------
+def _floor_settings(pack: str) -> Any:
+    """Alert settings of the floor consumers: every built-in rule off, and for "floor" one rule of the pack's
+    payload types whose condition reads each event and never holds."""
+    from tenant_events.alert_settings import AlertSettings
+    from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+    from tenant_events.alerts.from_settings import build_evaluator
+
+    off: list[dict[str, Any]] = [{"id": rule.id, "enabled": False} for rule in BUILTIN_RULES]
+    if pack == "floor":
+        types = sorted(build_evaluator(AlertSettings(), "bench").engine.raw_types)
+        off.append(
+            {
+                "id": "payload-floor",
+                "name": "Reads every payload",
+                "types": types,
+                "conditions": [{"field": "object.id", "op": "equals", "value": "never-an-id"}],
+            }
+        )
+    return AlertSettings(rules=off)
+
+
 def consume_engine(
-    auth_url: str, token: str, n: int, rules: bool = False, *, keep_directory: bool = True
+    auth_url: str, token: str, n: int, rules: bool = False, *, keep_directory: bool = True, pack: str = "all"
 ) -> float:
     from tenant_events.store import StoreWriter
     from tenant_events.stream.engine import EngineConfig, StreamEngine
@@ -111,7 +137,8 @@ def consume_engine(
             from tenant_events.alerts.from_settings import build_evaluator
             from tenant_events.alerts.runner import AlertRunner
 
-            runner = AlertRunner(build_evaluator(AlertSettings(), "bench"), lambda: writer)
+            settings = AlertSettings() if pack == "all" else _floor_settings(pack)
+            runner = AlertRunner(build_evaluator(settings, "bench"), lambda: writer)
         raised: list[int] = []
         if runner is not None:
             step = runner.evaluator.step
@@ -238,6 +265,14 @@ def consume_rules(auth_url: str, token: str, n: int) -> float:
     return consume_engine(auth_url, token, n, rules=True)
 
 
+def consume_rules_off(auth_url: str, token: str, n: int) -> float:
+    return consume_engine(auth_url, token, n, rules=True, pack="off")
+
+
+def consume_rules_floor(auth_url: str, token: str, n: int) -> float:
+    return consume_engine(auth_url, token, n, rules=True, pack="floor")
+
+
 def consume_engine_without_directory(auth_url: str, token: str, n: int) -> float:
     return consume_engine(auth_url, token, n, keep_directory=False)
 
@@ -245,6 +280,8 @@ def consume_engine_without_directory(auth_url: str, token: str, n: int) -> float
 CONSUMERS = {
     "engine": consume_engine,
     "rules": consume_rules,
+    "rules-off": consume_rules_off,
+    "rules-floor": consume_rules_floor,
     "nodir": consume_engine_without_directory,
     "peer": consume_peer,
     "floor": consume_floor,
@@ -366,11 +403,19 @@ def main() -> int:
                     indexing[kind].append(r["index_seconds"])
                     after = f"  then indexed in {r['index_seconds']:.1f} s"
                 print(
-                    f"run {run + 1} {kind:8s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
+                    f"run {run + 1} {kind:11s} {rates[kind][-1]:>10,.0f} events/s  CPU {r['cpu_s']:.1f} s  "
                     f"(timed {r['run_cpu_s']:.1f} s in {r['seconds']:.1f} s; simulator {sim_cpu:.1f} s)  "
-                    f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind == 'rules' else ''}{after}",
+                    f"peak RSS {r['peak_rss_mb']:.0f} MB{wal}{evaluating if kind.startswith('rules') else ''}{after}",
                     flush=True,
                 )
+            if "engine" in rates:
+                same_run = [
+                    f"{k} {v[-1] / rates['engine'][-1]:.2f}"
+                    for k, v in rates.items()
+                    if k.startswith("rules")
+                ]
+                if same_run:
+                    print(f"run {run + 1} over the engine's rate in this run: {', '.join(same_run)}")
         med = {k: statistics.median(v) for k, v in rates.items()}
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
