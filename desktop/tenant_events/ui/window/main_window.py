@@ -35,7 +35,7 @@ from tenant_events.ui.window.table.event_table_view import event_table_view
 from tenant_events.ui.window.table.follow import FollowController
 from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
-from tenant_events.ui.window.toast import Toast
+from tenant_events.ui.window.toast import SAY_MS, Toast
 from tenant_events.ui.window.window_menus import build_menus
 from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
@@ -94,10 +94,11 @@ class MainWindow(QMainWindow):
         )
         self.rejected_button.clicked.connect(self.show_rejected)
 
-        self.toast = Toast(self.splitter)
+        self.toast = Toast(central)  # not the splitter's child: a splitter makes every child widget a pane
         self.events = EventActions(self)
         self.follow = FollowController(self.table, self.model, self)
         self.follow.unseen_changed.connect(lambda _n: self._unread_updated())
+        self.follow.said.connect(lambda text: self.toast.show_text(text, SAY_MS))
         self.row_menu = RowMenu(self.table, self.model, self.filter_bar, self.events)
         self.zoom = HistogramZoom(self.histogram, self.filter_bar, self)
         self.saved_filters = SavedFilters(self.filter_bar, self)
