@@ -36,11 +36,14 @@ def click(widget: Any, pos: QPoint) -> None:
         QApplication.sendEvent(widget, event)
 
 
-async def demo_window(app: Any, size: tuple[int, int] = (1600, 900)) -> Any:
-    """The demo signed in, its backlog in the table, the window at `size` and active."""
+QUIET_DEMO_ARGS = ["--seed", "11", "--rate", "2", "--backlog", "20", "--heartbeat", "0.5", "--ephemeral"]
+
+
+async def demo_window(app: Any, size: tuple[int, int] = (1600, 900), rows: int = 300) -> Any:
+    """The demo signed in, its backlog (`rows`) in the table, the window at `size` and active."""
     w = app.window
     await until(lambda: "demo" in app.sessions and app.sessions["demo"].is_signed_in, 60, "sign-in")
-    await until(lambda: w.tenant == "demo" and w.model.rowCount() >= 300, 30, "backlog rows")
+    await until(lambda: w.tenant == "demo" and w.model.rowCount() >= rows, 30, "backlog rows")
     w.resize(*size)
     w.bring_to_front()
     await until(w.isActiveWindow, 10, "the window active")
@@ -55,3 +58,17 @@ async def pointer_to(widget: Any, pos: QPoint | None) -> None:
         QCursor.setPos(widget.mapToGlobal(pos))
     for _ in range(3):
         await asyncio.sleep(0.05)  # the X server's enter and leave events reach the loop
+
+
+async def act_out(app: Any, kind: str, **options: Any) -> None:
+    """Have the demo's simulator act out an incident now (POST /_sim/scenario); returns once it was."""
+    import httpx
+
+    sim = app.first_run.simulator
+    assert sim is not None, "the demo's simulator is not running"
+    url = f"{sim.auth_url}/_sim/scenario"
+
+    def post() -> None:
+        httpx.post(url, json={"do": kind, **options}, timeout=120).raise_for_status()
+
+    await asyncio.to_thread(post)

@@ -67,10 +67,17 @@ def window_manager(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def stacking() -> list[int]:
-    """Top-level client windows, bottom to top, as the window manager stacks them (_NET_CLIENT_LIST_STACKING)."""
-    out = _root_property("_NET_CLIENT_LIST_STACKING")
-    _, _, ids = out.partition("#")
-    return [int(i.strip(), 16) for i in ids.split(",") if i.strip()]
+    """Top-level windows, bottom to top: as the window manager stacks its clients (_NET_CLIENT_LIST_STACKING), or
+    without one, the root's children in X's own order."""
+    if wm_running():
+        _, _, ids = _root_property("_NET_CLIENT_LIST_STACKING").partition("#")
+        return [int(i.strip(), 16) for i in ids.split(",") if i.strip()]
+    out = subprocess.run(
+        ["xwininfo", "-root", "-children"], capture_output=True, text=True, timeout=10
+    ).stdout
+    # xwininfo lists the children top first: "     0x1400007 "Tenant Events": ..."
+    ids = [int(line.split()[0], 16) for line in out.splitlines() if line.strip().startswith("0x")]
+    return ids[::-1]
 
 
 def transient_for(window_id: int) -> str:
@@ -95,6 +102,7 @@ def user_activates(widget: Any) -> None:
     if hasattr(widget, "bring_to_front"):
         widget.bring_to_front()
     else:
+        widget.raise_()
         widget.activateWindow()
     if wm_running():
         subprocess.run(

@@ -352,6 +352,8 @@ class DesktopApp(QObject):
         dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))
         self.settings_dialog = dialog
+        before = QApplication.focusWidget()  # where the keyboard goes back to when Settings closes
+        dialog.finished.connect(lambda _r: self.window.take_focus_back(before))
         dialog.open()
 
     def _destinations_saved(self, destinations: list[Any]) -> None:

@@ -8,7 +8,7 @@ window through small Protocols of what they use, so none of them imports it back
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
 
@@ -229,6 +229,29 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     # -- window --------------------------------------------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:
+        """Activated with no widget of its own focused: the keyboard goes to the events (Qt would pick the first
+        field of the Tab order, the filter bar's, where N and F type letters into a filter)."""
+        if (
+            event.type() == QEvent.Type.ActivationChange
+            and self.isActiveWindow()
+            and self.focusWidget() is None
+        ):
+            self.table.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+        super().changeEvent(event)
+
+    def take_focus_back(self, widget: QWidget | None) -> None:
+        """A dialog of the window closed: the window active again (with no window manager nobody else hands it
+        back) and the keyboard where it was before (`widget`), else on the events."""
+        try:
+            keep = widget is not None and widget.isVisible() and self.isAncestorOf(widget)
+        except RuntimeError:  # deleted meanwhile (its pane closed)
+            keep = False
+        target = widget if keep and widget is not None else self.table
+        if not self.isActiveWindow():
+            self.activateWindow()
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def bring_to_front(self) -> None:
         self.showNormal()
         self.raise_()
