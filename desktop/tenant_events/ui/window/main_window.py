@@ -41,7 +41,7 @@ from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus
 
-STACK_BELOW_PX = 1100  # narrower windows put the detail pane under the table, so the columns keep their width
+DETAIL_BESIDE_MIN = 360  # px: the detail pane beside the table is at least this wide, else it goes below
 
 
 class MainWindow(QMainWindow):
@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.first_page = first_page.attach(self, self.feed.shown_search_reader)
         self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
+        self.model.modelReset.connect(self.place_detail)  # (after the columns fit the new rows)
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
@@ -127,11 +128,22 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        narrow = event.size().width() < STACK_BELOW_PX
-        wanted = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
+        self.place_detail()
+
+    def place_detail(self) -> None:
+        """The detail pane beside the table when the table keeps the room its columns need there (the summary's
+        sentence and the whole event ID), else under it: decided by the columns this tenant's rows have, on each
+        resize and each new set of rows (a window just as wide may need it below for another tenant)."""
+        if not hasattr(self, "entities"):  # a resize while the window is being built
+            return
+        room = self.width() - DETAIL_BESIDE_MIN - 2 * self.splitter.handleWidth() - 16  # the layout's margins
+        below = room < self.columns.wanted_width()
+        wanted = Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
         if self.splitter.orientation() != wanted:
             self.splitter.setOrientation(wanted)
-            self.splitter.setSizes([600, 300] if narrow else [900, 380])
+            total = self.height() if below else self.width()
+            self.splitter.setSizes([total * 2 // 3, total // 3] if below else [room, DETAIL_BESIDE_MIN])
+            self.entities.timelines.follow_orientation()  # the timeline pane goes with the detail pane
 
     # -- tenants and their data: the feed's, kept here for the app and the window's helpers -----------------
     @property
