@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.malloc_arenas import trim_heap
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, SettingsSync, SharedSettings, TenantProfile
@@ -58,6 +59,7 @@ log = logging.getLogger(__name__)
 
 # How long `login` waits for its browser step by default: a profile it saved is looked at again so long.
 LOGIN_WAIT_S = 300.0
+TRIM_MS = 60_000  # how often the heap's free pages go back to the system
 
 
 @dataclass
@@ -126,6 +128,9 @@ class DesktopApp(QObject):
         self._status_timer.timeout.connect(
             lambda: self.settings_sync.follow() if self.settings_sync.changed() else None
         )
+        self._trim_timer = QTimer(self)  # the heap's free pages back to the system (malloc_arenas.py)
+        self._trim_timer.setInterval(TRIM_MS)
+        self._trim_timer.timeout.connect(trim_heap)
         self._wire()
 
     @property
@@ -201,6 +206,7 @@ class DesktopApp(QObject):
             self.sink.report(Problem("warning", "Settings were reset", text))
         self.wake.start()
         self._status_timer.start()
+        self._trim_timer.start()
         for profile in self.settings.tenants:
             if profile.name == DEMO_TENANT and self.options.demo:
                 continue
