@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from tenant_events.store import timeline_query
-from tenant_events.store.entity_records import Entity, EntityState, Relation
+from tenant_events.store.entity_records import STAMP_SHIFT, Entity, EntityState, Relation, StoredPayload
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
@@ -145,23 +145,31 @@ class DirectoryReader:
             finally:
                 self._conn.execute("COMMIT")
 
-    def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-        """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
+    def event_data(self, seqs: Iterable[int]) -> dict[int, StoredPayload]:
+        """The type, `data` and directory stamp of stored events by seq (one query), to make a page's summary
+        sentences."""
         wanted = orjson.dumps(sorted(set(seqs))).decode()
         with self._lock:
             rows = self._conn.execute(
-                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
+                "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
+                " CROSS JOIN events AS e ON e.seq = j.value",
                 (wanted,),
             ).fetchall()
-        out: dict[int, tuple[str, dict[str, Any]]] = {}
-        for seq, kind, raw in rows:
+        out: dict[int, StoredPayload] = {}
+        for seq, kind, raw, time_ms in rows:
             try:
                 data = orjson.loads(raw)["event"]["data"]
             except (orjson.JSONDecodeError, KeyError, TypeError):
                 continue
             if isinstance(data, dict):
-                out[int(seq)] = (str(kind), data)
+                stamp = (int(time_ms) << STAMP_SHIFT) | (int(seq) & ((1 << STAMP_SHIFT) - 1))
+                out[int(seq)] = StoredPayload(str(kind), data, stamp)
         return out
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
+        """The entity as its newest created/updated event before `before_seq` gave it (timeline_query.py)."""
+        with self._lock:
+            return timeline_query.object_before(self._conn, kind, entity_id, before_seq)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from itertools import islice
 from typing import Final
 
 import orjson
@@ -25,6 +26,7 @@ from tenant_events.wire.references import names
 
 _TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates
 _NEWEST: Final = 2**63 - 1
+OBJECT_LOOKS: Final = 64  # candidates `object_before` reads before it gives up
 
 
 def fts_token(entity_id: str) -> str | None:
@@ -98,3 +100,48 @@ def page(
     finally:
         conn.execute("COMMIT")
     return out
+
+
+def object_before(
+    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int, limit: int = OBJECT_LOOKS
+) -> dict[str, object] | None:
+    """`data.object` of the newest `<kind>.created` or `<kind>.updated` event about the entity stored before
+    `before_seq`: the entity as it was then (its name at the time, an update's "before"). None when none is
+    found among the `limit` newest candidates. The full-text index narrows to events whose raw JSON holds the id
+    and whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring."""
+    wanted = (f"{kind}.created", f"{kind}.updated")
+    conn.execute("BEGIN")  # one snapshot, as `page`
+    try:
+        upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
+        token = fts_token(entity_id)
+        sources = [_tail(conn, entity_id, upto, before_seq, limit)]
+        if token is not None:
+            sources.append(_own_events(conn, kind, token, min(before_seq, upto + 1), limit))
+        for source in sources:
+            for row in islice(source, limit):
+                if str(row[3]) not in wanted:
+                    continue
+                try:
+                    obj = orjson.loads(str(row[-1]))["event"]["data"]["object"]
+                except (orjson.JSONDecodeError, KeyError, TypeError):
+                    continue
+                if isinstance(obj, dict) and obj.get("user_id" if kind == "user" else "id") == entity_id:
+                    return obj
+    finally:
+        conn.execute("COMMIT")
+    return None
+
+
+def _own_events(
+    conn: sqlite3.Connection, kind: str, token: str, high: int, limit: int
+) -> Iterator[tuple[object, ...]]:
+    """Indexed rows below `high` with the id's token in the raw JSON and a summary of the entity's own kind
+    created or updated ("Organization Acme Cloud updated"), newest first."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    match = f'raw : {quoted} AND summary : "{kind}" AND (summary : "created" OR summary : "updated")'
+    yield from conn.execute(
+        f"SELECT {_COLUMNS}, raw FROM (SELECT rowid AS hit FROM events_fts"  # noqa: S608
+        " WHERE events_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)"
+        " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
+        (match, high, limit),
+    )

@@ -7,9 +7,9 @@ Only choices the filter can express are offered: free text cannot be excluded, s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from tenant_events.wire import EventType
