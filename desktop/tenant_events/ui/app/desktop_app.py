@@ -44,6 +44,7 @@ from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_roster import TenantRoster
 from tenant_events.ui.app.tray_wiring import TrayWiring
 from tenant_events.ui.app.wake_watcher import WakeWatcher
+from tenant_events.ui.dialogs.about_dialog import open_about
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
@@ -142,6 +143,7 @@ class DesktopApp(QObject):
         w.quit_requested.connect(self.quit)
         w.pause_toggled.connect(self.set_paused)
         w.settings_requested.connect(self.open_settings)
+        w.about_requested.connect(lambda: open_about(self.paths, w))
         self.tenants.session_added.connect(self.alerts.add_session)
         self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)

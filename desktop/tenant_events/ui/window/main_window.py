@@ -48,6 +48,7 @@ class MainWindow(QMainWindow):
     pause_toggled = Signal(bool)
     quit_requested = Signal()
     settings_requested = Signal()
+    about_requested = Signal()  # Help ▸ About: the app opens it (it knows where the data and logs are)
     closed_to_tray = Signal()
     tenant_shown = Signal(str)
     unread_changed = Signal(int)
