@@ -229,7 +229,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION, one version a transaction; refuse a database written by a newer app.
     The version is read inside each write transaction: another process opening the same file may have taken the
     schema further meanwhile, and a step must never run twice."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = start = int(conn.execute("PRAGMA user_version").fetchone()[0])
     while version < SCHEMA_VERSION:  # (an up-to-date file is opened without taking the write lock)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -247,12 +247,23 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             rollback(conn)
             raise
         version += 1
-        log.info("database %s migrated to schema %d", path.name, version)
+    _log_migration(path, start, version)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
             "update Tenant Events, or use another --data-dir",
         )
+
+
+def _log_migration(path: Path, start: int, end: int) -> None:
+    """One line for what `migrate` did: a new file made is routine (a rule's fixtures make three each time the
+    rules page tries them), an existing one taken to a newer schema is news."""
+    if end <= start or end > SCHEMA_VERSION:
+        return
+    if start == 0:
+        log.debug("database %s created (schema %d)", path.name, end)
+    else:
+        log.info("database %s migrated from schema %d to %d", path.name, start, end)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
