@@ -53,6 +53,7 @@ SLOW = (
     "ui/app/test_gui_command.py::test_demo_command_end_to_end",
     "ui/app/test_demo_flow.py",
     "ui/alerts/test_inbox_window_states.py",
+    "ui/alerts/test_alert_words.py",
     "ui/window/test_follow_states.py",
     "ui/app/test_rotation_status.py",
     "stream/test_no_reconnect_storm.py",

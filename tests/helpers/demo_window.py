@@ -72,3 +72,14 @@ async def act_out(app: Any, kind: str, **options: Any) -> None:
         httpx.post(url, json={"do": kind, **options}, timeout=120).raise_for_status()
 
     await asyncio.to_thread(post)
+
+
+def demo_app(paths: Any, simulator_args: list[str] = DEMO_ARGS) -> Any:
+    """The real app on the demo tenant (a `running_app` context): signed in through the simulator's login page,
+    its sign-in kept in memory."""
+    from helpers.fixtures_ui import running_app
+    from tenant_events.auth.secret_store import MemorySecretStore
+
+    return running_app(
+        paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=simulator_args
+    )

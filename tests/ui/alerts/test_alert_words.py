@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.demo_window import QUIET_DEMO_ARGS, act_out, browser, demo_window, pointer_to
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
-from tenant_events.auth.secret_store import MemorySecretStore
+from helpers.demo_window import QUIET_DEMO_ARGS, act_out, demo_app, demo_window, pointer_to
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.view import event_text
 
@@ -32,13 +31,7 @@ async def table_sentence(w, seq: int) -> str:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_names_at_the_time_and_what_an_account_link_linked(qapp, qloop, ui_paths, dunst, theme):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths,
-            demo=True,
-            opener=browser,
-            secret_store=MemorySecretStore(),
-            simulator_args=QUIET_DEMO_ARGS,
-        ) as app:
+        async with demo_app(ui_paths, QUIET_DEMO_ARGS) as app:
             w = await demo_window(app, rows=20)
             apply_theme(qapp, theme)
             await pointer_to(w, None)

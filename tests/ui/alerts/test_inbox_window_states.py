@@ -9,10 +9,16 @@ import asyncio
 
 import pytest
 
-from helpers.demo_window import DEMO_ARGS, QUIET_DEMO_ARGS, act_out, browser, click, demo_window, pointer_to
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
+from helpers.demo_window import (
+    QUIET_DEMO_ARGS,
+    act_out,
+    click,
+    demo_app,
+    demo_window,
+    pointer_to,
+)
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from helpers.fixtures_window_manager import above, transient_for, user_activates
-from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.store.alert_triage import AlertTriage
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -35,9 +41,7 @@ async def first_alerts(app, n: int = 1):
 @pytest.mark.parametrize("window_manager", ["openbox", "none"], indirect=True)
 def test_the_main_window_can_cover_the_inbox(qloop, ui_paths, dunst, window_manager):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             await pointer_to(w, None)
             await act_out(app, "admin_grant", to="member")
@@ -69,13 +73,7 @@ def test_the_main_window_can_cover_the_inbox(qloop, ui_paths, dunst, window_mana
 @pytest.mark.parametrize("window_manager", ["openbox", "none"], indirect=True)
 def test_triage_on_the_alert_the_inbox_reopens_on(qloop, ui_paths, dunst, window_manager):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths,
-            demo=True,
-            opener=browser,
-            secret_store=MemorySecretStore(),
-            simulator_args=QUIET_DEMO_ARGS,
-        ) as app:
+        async with demo_app(ui_paths, QUIET_DEMO_ARGS) as app:
             w = await demo_window(app, rows=20)
             await pointer_to(w, None)
             await act_out(app, "admin_grant", to="member")

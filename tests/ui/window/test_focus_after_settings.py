@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QApplication, QDialog
 
-from helpers.demo_window import DEMO_ARGS, browser, click, demo_window, pointer_to
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
-from tenant_events.auth.secret_store import MemorySecretStore
+from helpers.demo_window import click, demo_app, demo_window, pointer_to
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -27,9 +26,7 @@ async def settings_opened_and_closed(app, close) -> None:
 @pytest.mark.parametrize("window_manager", ["openbox", "none"], indirect=True)
 def test_the_focus_comes_back_to_the_table_or_the_search_box(qloop, ui_paths, window_manager):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             await pointer_to(w, None)
             # reading: a row picked with the mouse, then Settings (Ctrl+,) and Cancel, then OK

@@ -11,10 +11,10 @@ import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication
 
-from helpers.demo_window import DEMO_ARGS, browser, click, demo_window, pointer_to
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, signal_future, until
+from helpers.demo_window import click, demo_app, demo_window, pointer_to
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future, until
 from helpers.shots import shot
-from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.table.new_events_pill import title_spans
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -30,9 +30,7 @@ def pill_clear_of_titles(follow) -> bool:
 
 def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             table, bar, follow = w.table, w.table.verticalScrollBar(), w.follow
             await pointer_to(w, None)
@@ -82,7 +80,9 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
             # in the header band, over no column title: the first row and "Summary" stay readable
             assert follow.pill.geometry().bottom() < table.viewport().geometry().top()
             assert follow.pill.geometry().top() >= 0 and pill_clear_of_titles(follow)
-            shot(w, "follow-pill")
+            for theme in ("dark", "light"):  # the pill over the column titles, in both themes
+                apply_theme(QApplication.instance(), theme)
+                save_screenshot(w, f"follow-pill-{theme}")
 
             # the pill: back to the newest, Follow on, no row picked, the focus where it was, nothing new
             focused = QApplication.focusWidget()
@@ -128,9 +128,7 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
 
 def test_a_filter_change_shows_the_newest_matching_rows_or_keeps_the_row_being_read(qloop, ui_paths):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             table, bar, follow, fb = w.table, w.table.verticalScrollBar(), w.follow, w.filter_bar
             await pointer_to(w, None)

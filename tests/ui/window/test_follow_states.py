@@ -10,17 +10,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from PySide6.QtWidgets import QWidget
 
-from helpers.demo_window import DEMO_ARGS, browser, demo_window, pointer_to
+from helpers.demo_window import demo_app, demo_window, pointer_to
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
     run_async,
-    running_app,
     save_screenshot,
     signal_future,
     until,
 )
 from helpers.fixtures_window_manager import user_activates
-from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.view.follow_state import PAST_SAY, Mode
 
@@ -32,9 +30,7 @@ def test_hidden_shown_minimized_and_another_window_while_following_and_reading(
     qloop, ui_paths, dunst, tray_host, window_manager
 ):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             follow, bar = w.follow, w.table.verticalScrollBar()
             await pointer_to(w, None)
@@ -97,9 +93,7 @@ def test_hidden_shown_minimized_and_another_window_while_following_and_reading(
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_a_zoom_into_a_range_that_ended_turns_follow_off_and_says_why(qapp, qloop, ui_paths, theme):
     async def scenario() -> None:
-        async with running_app(
-            ui_paths, demo=True, opener=browser, secret_store=MemorySecretStore(), simulator_args=DEMO_ARGS
-        ) as app:
+        async with demo_app(ui_paths) as app:
             w = await demo_window(app)
             apply_theme(qapp, theme)  # (the app applied its own setting as it started)
             follow, action, bar = w.follow, w.menu_actions.follow, w.table.verticalScrollBar()
