@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -91,3 +91,24 @@ def test_main_window_at_two_widths_in_both_themes(qapp, open_window, tmp_path, t
     assert abs(image.pixelColor(corner).lightness() - base.lightness()) < 40
     assert (base.lightness() < 100) is dark
     save_screenshot(w, f"window-{theme}-{width}")
+
+
+def test_the_detail_pane_goes_under_the_table_once_the_rows_need_the_room(qapp, open_window, tmp_path):
+    """A tenant that starts empty (the demo's first seconds): the pane starts beside the table, and goes under it
+    as soon as the rows that arrive need the width (at 1280 px the summary and the event ID would be cut)."""
+    path = tmp_path / "late.sqlite3"
+    writer = StoreWriter(path)
+    try:
+        w = open_window(path, size=(1280, 780))
+        assert w.splitter.orientation() == Qt.Orientation.Horizontal  # nothing to show yet: room enough
+        rows = [row(i, type_=TYPES[i % len(TYPES)]) for i in range(200)]
+        writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
+        assert w.model.advance_head() == 200  # the rows arrive at the top, as the feed puts them
+        assert w.splitter.orientation() == Qt.Orientation.Vertical
+        w.follow.select_quietly(0)
+        table = w.table
+        on_screen = w.follow.visible_rows()[1] + 1  # (the ID column widens as rows come, for the rows in view)
+        assert table.columnWidth(Col.ID) >= w.columns.content_width(Col.ID, on_screen)
+        assert table.columnWidth(Col.SUMMARY) >= SUMMARY_WANTS - 20
+    finally:
+        writer.close()

@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         self.first_page = first_page.attach(self, self.feed.shown_search_reader)
         self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
         self.model.modelReset.connect(self.place_detail)  # (after the columns fit the new rows)
+        self.model.rows_arrived.connect(lambda _n: self.place_detail())  # (after they grew for them: once at most)
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
@@ -134,7 +135,8 @@ class MainWindow(QMainWindow):
     def place_detail(self) -> None:
         """The detail pane beside the table when the table keeps the room its columns need there (the summary's
         sentence and the whole event ID), else under it: decided by the columns this tenant's rows have, on each
-        resize and each new set of rows (a window just as wide may need it below for another tenant)."""
+        resize, each new set of rows and each arrival (columns only widen as rows come, so a window that fills
+        turns it at most once; a window just as wide may need it below for another tenant)."""
         if not hasattr(self, "entities"):  # a resize while the window is being built
             return
         room = self.width() - DETAIL_BESIDE_MIN - 2 * self.splitter.handleWidth() - 16  # the layout's margins
