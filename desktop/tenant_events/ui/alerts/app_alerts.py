@@ -209,6 +209,7 @@ class AppAlerts(QObject):
         inbox.show()
         inbox.raise_()
         inbox.activateWindow()
+        inbox.table.setFocus()  # the keys move through the alerts at once
         if profile and alert_id:
             inbox.open_alert(profile, alert_id)
         return inbox

@@ -38,8 +38,8 @@ RANGES: tuple[tuple[str, timedelta | None], ...] = (
     ("Custom", None),
 )
 CUSTOM = len(RANGES) - 1
-SEARCH_MIN = 320  # px: the query line never shrinks below a readable query
-PROBLEM_MAX = 420  # px: the problem beside it takes at most this much
+SEARCH_MIN = 380  # px: the query line never shrinks below a readable query
+PROBLEM_MAX = 300  # px: the problem beside it takes at most this much (whole in its tooltip)
 ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/all_tenants/)
 
 
