@@ -1,6 +1,6 @@
 """Closing Settings gives the keyboard back to where the user was, under openbox and without a window manager: the
-events table (so N and F are the window's keys again, not letters typed into the search box), or the search box
-when that is where the user was typing."""
+events table, or the control the user was on; never the search box (N and F typed next are the window's keys, not
+letters of a new filter)."""
 
 from __future__ import annotations
 
@@ -44,9 +44,18 @@ def test_the_focus_comes_back_to_the_table_or_the_search_box(qloop, ui_paths, wi
             # F is the window's again: Follow off, nothing typed anywhere
             w.menu_actions.follow.trigger()
             assert not w.follow.following and w.filter_bar.search.text() == ""
-            # typing in the search box, then Settings: back in the search box
+            # a query typed and run in the search box, then Settings: the table again, not the search box (the
+            # letters typed next are the window's keys)
             w.filter_bar.focus_search()
+            w.filter_bar.search.setText("type:user.created")
+            w.filter_bar.search.returnPressed.emit()
             await settings_opened_and_closed(app, QDialog.reject)
-            assert QApplication.focusWidget() is w.filter_bar.search
+            assert QApplication.focusWidget() is w.table
+            w.menu_actions.follow.trigger()
+            assert w.filter_bar.search.text() == "type:user.created"
+            # the Tab order's other stops are kept (the time range box, say)
+            w.filter_bar.range_box.setFocus()
+            await settings_opened_and_closed(app, QDialog.reject)
+            assert QApplication.focusWidget() is w.filter_bar.range_box
 
     run_async(qloop, scenario(), timeout=200)

@@ -107,7 +107,9 @@ def test_the_detail_pane_goes_under_the_table_once_the_rows_need_the_room(qapp, 
         assert w.splitter.orientation() == Qt.Orientation.Vertical
         w.follow.select_quietly(0)
         table = w.table
-        on_screen = w.follow.visible_rows()[1] + 1  # (the ID column widens as rows come, for the rows in view)
+        on_screen = (
+            w.follow.visible_rows()[1] + 1
+        )  # (the ID column widens as rows come, for the rows in view)
         assert table.columnWidth(Col.ID) >= w.columns.content_width(Col.ID, on_screen)
         assert table.columnWidth(Col.SUMMARY) >= SUMMARY_WANTS - 20
     finally:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
-from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QSplitter,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.ui.dialogs.export_dialog import ViewExport
@@ -115,7 +123,9 @@ class MainWindow(QMainWindow):
         self.first_page = first_page.attach(self, self.feed.shown_search_reader)
         self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
         self.model.modelReset.connect(self.place_detail)  # (after the columns fit the new rows)
-        self.model.rows_arrived.connect(lambda _n: self.place_detail())  # (after they grew for them: once at most)
+        self.model.rows_arrived.connect(
+            lambda _n: self.place_detail()
+        )  # (after they grew for them: once at most)
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
@@ -257,9 +267,16 @@ class MainWindow(QMainWindow):
 
     def take_focus_back(self, widget: QWidget | None) -> None:
         """A dialog of the window closed: the window active again (with no window manager nobody else hands it
-        back) and the keyboard where it was before (`widget`), else on the events."""
+        back) and the keyboard where it was before (`widget`), else on the events. Never back into a text field
+        such as the search box: the query there has run, and N, F, J and K typed after a dialog are the window's
+        keys, not letters of a new filter."""
         try:
-            keep = widget is not None and widget.isVisible() and self.isAncestorOf(widget)
+            keep = (
+                widget is not None
+                and widget.isVisible()
+                and self.isAncestorOf(widget)
+                and not isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit)
+            )
         except RuntimeError:  # deleted meanwhile (its pane closed)
             keep = False
         target = widget if keep and widget is not None else self.table
