@@ -101,15 +101,16 @@ def test_a_migration_is_one_line_and_a_new_file_none(tmp_path, caplog):
     from tenant_events.alerts.builtin_rules import BUILTIN_RULES
     from tenant_events.alerts.fixtures import run_rule_tests
 
-    caplog.set_level(logging.INFO, logger="tenant_events.store.schema")
+    schema = "tenant_events.store.schema"
+    caplog.set_level(logging.INFO, logger=schema)
     rule = next(r for r in BUILTIN_RULES if r.tests)
     results = run_rule_tests(rule)
     assert results and all(r.passed for r in results)
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO] == []
+    assert [r.getMessage() for r in caplog.records if r.name == schema and r.levelno >= logging.INFO] == []
 
     path = tmp_path / "old.sqlite3"
     _schema1_database(path, [row(i) for i in range(3)])
     StoreWriter(path).close()
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO] == [
+    assert [r.getMessage() for r in caplog.records if r.name == schema and r.levelno >= logging.INFO] == [
         f"database old.sqlite3 migrated from schema 1 to {SCHEMA_VERSION}"
     ]

@@ -38,8 +38,8 @@ RANGES: tuple[tuple[str, timedelta | None], ...] = (
     ("Custom", None),
 )
 CUSTOM = len(RANGES) - 1
-SEARCH_MIN = 380  # px: the query line never shrinks below a readable query
-PROBLEM_MAX = 300  # px: the problem beside it takes at most this much (whole in its tooltip)
+PROBLEM_MAX = 300  # px: the problem beside the query line takes at most this (whole in its tooltip), and
+# gives way first when the bar is short of room (down to 80 px), so the query line keeps the rest
 ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/all_tenants/)
 
 
@@ -73,7 +73,6 @@ class FilterBar(QWidget):
         self.alert_chip.removed.connect(self.filter_changed.emit)
         self.search = QueryLine()
         self._query = ""  # the last query handed out by current(): what the table shows
-        self.search.setMinimumWidth(SEARCH_MIN)
         # one line whatever the reason's length ("unknown field" lists every field): cut where drawn, whole in its
         # tooltip and in the query line's accessible description; the bar never grows or clips its neighbours
         self.query_problem = ElidedLabel()
