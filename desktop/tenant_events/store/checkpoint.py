@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from tenant_events.errors import StorageError
+from tenant_events.store import connections
 from tenant_events.store.schema import BUSY_TIMEOUT_MS, connect
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,32 @@ class WalIndex:
             return 0
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class FilesHeld:
+    """The database's files as the writer opened them. SQLite never removes the -wal or -shm while a connection
+    is open, so a file gone or replaced since means another program removed it: the writer's commits would go on
+    into a file nobody else sees (and be lost at its end). Looked at with `stat` only."""
+
+    def __init__(self, path: Path) -> None:
+        names = (path.name, path.name + "-wal", path.name + "-shm")
+        self._held = {name: _identity(path.with_name(name)) for name in names}
+        self._dir = path.parent
+
+    def gone(self) -> str | None:
+        """The name of the first file removed or replaced since the writer opened it, None while all are there."""
+        for name, identity in self._held.items():
+            if identity is not None and _identity(self._dir / name) != identity:
+                return name
+        return None
+
+
 class WalKeeper:
     """Used on the writer thread only: checks the WAL after each write and copies it at the sizes above."""
 
@@ -90,6 +118,8 @@ class WalKeeper:
         conn.execute(f"PRAGMA journal_size_limit = {min(limits.background, WAL_BOUND)}")
         self.checkpoint("TRUNCATE", wait=True)  # what a crash left behind, folded in before anything is added
         self.index = WalIndex(path)
+        self.files = FilesHeld(path)
+        connections.watch(path, self.files.gone)
         # last: nothing after it can fail and leave its thread running
         self.background = WalCheckpointer(path, self._one_at_a_time)
 
@@ -115,6 +145,7 @@ class WalKeeper:
 
     def close(self) -> None:
         """Stop the background thread and leave the WAL empty (the clean-stop promise)."""
+        connections.watch(self.path, None)
         self.background.close()
         if not self.checkpoint("TRUNCATE", wait=True):
             log.warning(
@@ -192,7 +223,7 @@ class WalCheckpointer:
                     with self._one_at_a_time:
                         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                     self.runs += 1
-                except sqlite3.Error as exc:
+                except (sqlite3.Error, StorageError) as exc:
                     # Not fatal: the frames stay in the WAL (durable) and the writer copies them itself.
                     log.warning("background checkpoint of %s failed: %s", self.path.name, exc)
         finally:

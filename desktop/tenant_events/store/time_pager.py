@@ -13,6 +13,7 @@ Plans, because SQLite has no statistics to choose between the time index and the
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -21,9 +22,10 @@ from typing import Any, Final
 
 import orjson
 
+from tenant_events.store.connections import HeldConnection
 from tenant_events.store.query import text_parts, where_clause
 from tenant_events.store.reader import _COLUMNS, _event
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import small_reader
 from tenant_events.values.events import EventFilter, StoredEvent
 
 MAX_SEQ: Final = 2**63 - 1
@@ -50,13 +52,18 @@ class TimePager:
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self._held = HeldConnection(path, lambda: small_reader(path))
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._held.conn
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self._held.lock
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
 
     def _few(self, sql: str, params: Sequence[object], few: int) -> bool:
         count = f"SELECT count(*) FROM ({sql} LIMIT ?)"  # noqa: S608 - callers pass constants
