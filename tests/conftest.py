@@ -34,6 +34,8 @@ QUICK_SKIPS_DIRS = ("ui", "packaging", "proving", "chaos")
 # test is left running alone at the end while the other workers wait (the list is in that order, measured with
 # `./run test --durations=0 --durations-min=4`).
 SLOW = (
+    "ui/app/test_neighbours_app.py",  # every command beside the app, run and killed: ~130 s on a loaded machine
+    "proving/test_neighbours_stream.py",  # the same beside `stream`: ~120 s
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
     "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",  # ~30 s, twice
     "alerts/test_builtin_rules_live.py",
