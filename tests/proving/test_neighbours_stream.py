@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from helpers.fixtures_engine import OLD, cli
 from helpers.neighbours import (
     COMMANDS,
@@ -39,6 +41,7 @@ def wait_for(check, limit: float, what: str):
         time.sleep(0.05)
 
 
+@pytest.mark.timeout(900)  # thirty commands one after another: minutes on a loaded machine
 def test_every_command_beside_a_live_stream_leaves_its_store_whole(make_simulator, tmp_path):
     sim = make_simulator(seed=7, backlog=300, rate=20.0, heartbeat=0.2, burst_every=0)
     data = tmp_path / "data"

@@ -8,7 +8,6 @@ history (alerts/history.py). A database from before alerts existed (no `alerts` 
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from tenant_events.store.alert_records import RowSegment
 from tenant_events.store.alert_rows import segment_sql
 from tenant_events.store.alert_triage import attention_count
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
-from tenant_events.store.connections import HeldConnection
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.schema import connect
 from tenant_events.values.alerts import StoredAlert
 
@@ -32,7 +31,7 @@ def _inbox_connection(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class AlertInbox:
+class AlertInbox(HoldsConnection):
     """Queries and read marks over one tenant's alerts; calls are serialised by a lock (one per thread is best)."""
 
     def __init__(self, path: Path) -> None:
@@ -43,14 +42,6 @@ class AlertInbox:
             self._held = HeldConnection(path, lambda: _inbox_connection(path))
         except sqlite3.DatabaseError as exc:  # locked, unreadable, or not a database at all
             raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._held.conn
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self._held.lock
 
     def close(self) -> None:
         self._held.close()

@@ -184,3 +184,17 @@ def reopened(path: Path) -> None:
     with _guard:
         _reopening.pop(_key(path), None)
         _guard.notify_all()
+
+
+class HoldsConnection:
+    """What a holder reads through: `_conn` (opened again when the writer had it closed) under `_lock`."""
+
+    _held: HeldConnection
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._held.conn
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self._held.lock

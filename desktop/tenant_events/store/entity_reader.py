@@ -8,7 +8,6 @@ timeline_query.py.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import orjson
 
 from tenant_events.store import timeline_query
-from tenant_events.store.connections import HeldConnection
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.entity_records import Entity, EntityState, Relation
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
@@ -28,21 +27,13 @@ from tenant_events.store.schema import small_reader
 from tenant_events.values.events import StoredEvent
 
 
-class DirectoryReader:
+class DirectoryReader(HoldsConnection):
     """Queries over the entity directory and object timelines of one tenant database."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._held.conn
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self._held.lock
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:

@@ -9,12 +9,11 @@ from the UI thread or a worker, one reader per thread is best (calls are seriali
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from tenant_events.store.connections import HeldConnection
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.query import Walk, fts_count_parts, walk_plan, where_clause
 from tenant_events.store.records import CursorState, StoredGap, summary_of
 from tenant_events.store.schema import connect
@@ -49,21 +48,13 @@ def _reader_connection(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class EventReader:
+class EventReader(HoldsConnection):
     """Queries over stored events, rejected frames, gaps and the cursor."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         # The writer may have it closed and opened again (store/connections.py): `_conn` is read under `_lock`.
         self._held = HeldConnection(path, lambda: _reader_connection(path))
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._held.conn
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self._held.lock
 
     def close(self) -> None:
         self._held.close()

@@ -13,8 +13,6 @@ Plans, because SQLite has no statistics to choose between the time index and the
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from tenant_events.store.connections import HeldConnection
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.query import text_parts, where_clause
 from tenant_events.store.reader import _COLUMNS, _event
 from tenant_events.store.schema import small_reader
@@ -47,20 +45,12 @@ def _runs(seqs: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class TimePager:
+class TimePager(HoldsConnection):
     """A tenant's rows newest- or oldest-first by (time_ms, seq) from a position; its own read connection."""
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
         self._held = HeldConnection(path, lambda: small_reader(path))
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        return self._held.conn
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self._held.lock
 
     def close(self) -> None:
         self._held.close()

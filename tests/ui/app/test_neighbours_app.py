@@ -56,6 +56,7 @@ class Said(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+@pytest.mark.timeout(900)  # thirty commands one after another: minutes on a loaded machine
 def test_every_command_beside_the_app_leaves_its_store_whole(qloop, ui_paths, make_simulator, tmp_path):
     sim = make_simulator(seed=7, backlog=300, rate=20.0, heartbeat=0.2, burst_every=0)
     said = Said()
