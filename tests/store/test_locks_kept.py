@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -109,9 +110,13 @@ def test_closing_the_writer_while_readers_stay_open_keeps_their_locks(tmp_path):
     try:
         for n in range(0, 2000, 100):
             writer.commit_sync(batch(n, 100))
-        assert writer.wal is not None and writer.wal.background.runs > 0, (
-            "the background checkpoint never ran"
-        )
+        assert writer.wal is not None
+        deadline = (
+            time.monotonic() + 60
+        )  # the background copy runs on its own thread: wait for it to have run
+        while writer.wal.background.runs == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writer.wal.background.runs > 0, "the background checkpoint never ran"
         assert reader.count() == 2000
         writer.close()
         assert neighbour_count(db) == 2000
