@@ -12,10 +12,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from helpers.worker_session import start_for_this_worker
 
 start_for_this_worker()  # before anything reads DISPLAY or the session bus
+
+# Hypothesis times nothing here: its deadline and its "input generation is slow" check measure the machine, and a
+# loaded one (two other heavy jobs beside eight workers) failed them with nothing wrong in the code.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen" if not os.environ.get("DISPLAY") else "xcb")
 os.environ.setdefault("QT_API", "pyside6")
 

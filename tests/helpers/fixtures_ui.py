@@ -18,12 +18,8 @@ from typing import Any
 
 import pytest
 
+from helpers.slack import WAIT_SLACK
 from tenant_events.paths import AppPaths
-
-# Each bound a test gives a wait is a most, never a speed to meet (speeds are measured in bench/): the waits here
-# stretch it by this much, so a test holds where two other heavy jobs share the two cores with the suite's eight
-# workers (a window test then takes about three times as long). A passing wait returns as soon as it holds.
-WAIT_SLACK = float(os.environ.get("TENANT_EVENTS_WAIT_SLACK", "3"))
 
 # Offscreen-platform chatter; none of it appears under Xvfb.
 QT_OFFSCREEN_NOISE = ("This plugin does not support", "QPlatformNativeInterface::systemTrayWindowChanged")
