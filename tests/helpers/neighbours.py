@@ -188,11 +188,12 @@ def check_store(case: Case, writer: Writer, output: str, wait: Callable[..., Any
         if not db.with_name(db.name + suffix).exists():
             case.problems.append(f"{db.name}{suffix} gone from the disk")
     held = held_files(writer.pid, db)
+    names = sorted({Path(h).name for h in held})
     if [h for h in held if h.endswith("(deleted)")]:
-        case.problems.append(f"the writer holds deleted files: {held}")
+        case.problems.append(f"the writer holds deleted files: {names}")
     for suffix in ("-wal", "-shm"):
         if str(db) + suffix not in held:
-            case.problems.append(f"the writer does not hold {db.name}{suffix} open: {held}")
+            case.problems.append(f"the writer does not hold {db.name}{suffix} open (it holds {names})")
     goal = case.stored_before + 5
     try:
         wait(lambda: stored_count(db) >= goal, 90, f"the writer storing past {goal} after {case.name}")
