@@ -23,6 +23,7 @@ from typing import Any
 
 from helpers.fixtures_engine import CHILD_PYTHON, reference_ids
 from helpers.sigma_samples import VIP_DELETED
+from helpers.slack import bound
 from tenant_events.crash import MARKER_DIR
 from tenant_events.errors import StorageError
 from tenant_events.store import EventReader
@@ -160,7 +161,7 @@ def run_neighbour(case: Case, writer: Writer, tmp: Path, fill: dict[str, str]) -
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env
     )
     long_running = case.name in LONG_RUNNING
-    deadline = time.monotonic() + (60 if long_running else 120)
+    deadline = time.monotonic() + bound(60 if long_running else 120)
     started = writer.data_dir / MARKER_DIR / f"{proc.pid}.json"  # the app's own run marker (crash.py)
     while proc.poll() is None and time.monotonic() < deadline:
         if held_files(proc.pid, db):
