@@ -48,7 +48,10 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
             await signal_future(w.model.rows_arrived, 20)
             assert w.unread > 0 and follow.pill.isVisible()  # what arrived meanwhile, above the view
             w.menu_actions.follow.trigger()  # View ▸ Follow newest events (F)
-            assert follow.following and bar.value() == 0 and w.unread == 0
+            assert follow.following and bar.value() == 0
+            # Seen once the window is the active one: on a loaded desktop the activation can trail (the rows are
+            # counted seen again on WindowActivate, follow.py), so wait for it rather than assume it
+            await until(lambda: w.unread == 0, 10, "the rows at the top seen")
 
             # Follow on: new rows keep arriving at the top, the view stays there, nothing is "new", no row picked
             assert w.menu_actions.follow.isChecked()
