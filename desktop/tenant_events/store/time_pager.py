@@ -21,8 +21,9 @@ from typing import Any, Final
 
 import orjson
 
+from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import event_of as _event
 from tenant_events.store.query import text_parts, where_clause
-from tenant_events.store.reader import _COLUMNS, _event
 from tenant_events.store.schema import connect
 from tenant_events.values.events import EventFilter, StoredEvent
 

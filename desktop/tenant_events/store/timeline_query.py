@@ -19,7 +19,8 @@ from typing import Final
 
 import orjson
 
-from tenant_events.store.reader import _COLUMNS, _event
+from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import event_of as _event
 from tenant_events.values.events import StoredEvent
 from tenant_events.wire.references import names
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import indexer
+from tenant_events.store import archive_move, indexer
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
@@ -46,6 +46,7 @@ class StoreWriter:
             tuple[Callable[[], object], concurrent.futures.Future[object]] | None
         ] = queue.SimpleQueue()
         self._fts_pending = False
+        self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -65,6 +66,7 @@ class StoreWriter:
         try:
             self._conn, notice = open_database(self.path)
             self._fts_pending = indexer.backlog(self._conn) > 0
+            self._cleanup_pending = True  # finds out on its first idle chunk
             self._stored_upto = int(
                 self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
             )
@@ -80,7 +82,7 @@ class StoreWriter:
         assert wal is not None
         while True:
             try:
-                if self._fts_pending:
+                if self._fts_pending or self._cleanup_pending:
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
                 else:
                     job = self._jobs.get(timeout=self._wal_limits.idle if wal.dirty else None)
@@ -88,6 +90,9 @@ class StoreWriter:
                 if self._fts_pending:
                     self._index_chunk_safely()
                     last_chunk, indexing = time.monotonic(), True
+                elif self._cleanup_pending:
+                    self._cleanup_chunk_safely()
+                    indexing = True
                 else:
                     wal.idle()
                 continue
@@ -157,6 +162,11 @@ class StoreWriter:
             if n < RETENTION_CHUNK:
                 return removed
 
+    def run_archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """`fn(conn)` on the writer thread between batches: a change to the archive's catalog, in a transaction of
+        its own (store/archive_move.py); the moved rows' full-text entries are removed afterwards when idle."""
+        return self._submit(lambda: self._archive_job(fn))
+
     def index_all_sync(self) -> None:
         """Finish full-text indexing now (tests, export tools)."""
         self._submit(self._index_everything).result()
@@ -223,6 +233,21 @@ class StoreWriter:
         except sqlite3.Error:
             log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
             self._fts_pending = False
+
+    def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return fn(self.conn)
+        finally:
+            self._cleanup_pending = True
+            self._wal_written()
+
+    def _cleanup_chunk_safely(self) -> None:
+        try:
+            self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
+            self._wal_written()
+        except Exception:
+            log.exception("removing archived rows from the full-text index of %s failed", self.path.name)
+            self._cleanup_pending = False
 
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
