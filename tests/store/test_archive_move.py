@@ -18,8 +18,8 @@ from tenant_events.store import archive_move as move
 from tenant_events.store.archive_catalog import snapshot
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_layout import folder_of, tokens_name
-from tenant_events.store.archive_move import TierPolicy
 from tenant_events.store.schema import connect
+from tenant_events.values.retention import Retention
 
 DAY = 86400.0
 NOW = time.time()
@@ -64,7 +64,7 @@ def test_old_events_move_into_monthly_files_and_every_read_still_finds_them(tmp_
     ids = _fill(path, 3000, 90)
     writer = StoreWriter(path)
     try:
-        done = keep(writer, TierPolicy(keep_live_days=30, settle_seconds=0), NOW)
+        done = keep(writer, Retention(keep_live_days=30, settle_seconds=0), NOW)
         assert 1500 < done.moved < 2500 and done.files_written >= 3
         _wait_fts_clean(path)
         # the live full-text index lost exactly the moved rows: FTS5 checks it against the live table
@@ -92,7 +92,7 @@ def test_old_events_move_into_monthly_files_and_every_read_still_finds_them(tmp_
 def test_a_move_that_lost_the_race_changes_nothing_and_its_files_go(tmp_path):
     path = tmp_path / "t.sqlite3"
     ids = _fill(path, 800, 60)
-    policy = TierPolicy(keep_live_days=30, settle_seconds=0)
+    policy = Retention(keep_live_days=30, settle_seconds=0)
     first, second = move.plan(path, policy, NOW), move.plan(path, policy, NOW)
     assert first is not None and second is not None
     writer = StoreWriter(path)
@@ -118,16 +118,16 @@ def test_a_month_of_many_files_is_merged_and_old_months_expire(tmp_path):
     ids = _fill(path, 2000, 100)
     writer = StoreWriter(path)
     try:
-        keep(writer, TierPolicy(keep_live_days=10, settle_seconds=0, move_rows=60), NOW)
+        keep(writer, Retention(keep_live_days=10, settle_seconds=0), NOW, move_rows=60)
         _wait_fts_clean(path)
-        done = keep(writer, TierPolicy(keep_live_days=10, settle_seconds=0), NOW)
+        done = keep(writer, Retention(keep_live_days=10, settle_seconds=0), NOW)
         assert done.merged >= 2
         with EventReader(path) as reader:
             snap = reader.archive_snapshot()
         assert len({f.month for f in snap.files}) == len(snap.files), "one file per month after merging"
         assert _ids(path) == ids
         # archive retention: whole files whose every event is older than the setting
-        done = keep(writer, TierPolicy(keep_live_days=10, keep_archive_days=50, settle_seconds=0), NOW)
+        done = keep(writer, Retention(keep_live_days=10, keep_archive_days=50, settle_seconds=0), NOW)
         assert done.expired
     finally:
         writer.close()
@@ -144,11 +144,11 @@ import sys, time
 from pathlib import Path
 from tenant_events.store import StoreWriter
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_move import TierPolicy
+from tenant_events.values.retention import Retention
 path, now = Path(sys.argv[1]), float(sys.argv[2])
 writer = StoreWriter(path)
 print("open", flush=True)
-while keep(writer, TierPolicy(keep_live_days=5, settle_seconds=0, move_rows=int(sys.argv[3])), now).moved:
+while keep(writer, Retention(keep_live_days=5, settle_seconds=0), now, int(sys.argv[3])).moved:
     pass
 print("done", flush=True)
 writer.close()

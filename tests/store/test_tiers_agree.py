@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from helpers.history import history
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_move import TierPolicy
 from tenant_events.values.events import EventFilter
+from tenant_events.values.retention import Retention
 from tenant_events.view import aggregates
 from tenant_events.view.tenant_reader import TenantReader
 
@@ -37,7 +37,7 @@ def _stores(tmp: Path, n: int, days: float, seed: int, keep_days: float, move_ro
                 writer.commit_sync(Batch(events=rows[at : at + 400]))
             writer.index_all_sync()
             if path == two:
-                keep(writer, TierPolicy(keep_live_days=keep_days, settle_seconds=0, move_rows=move_rows))
+                keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), move_rows=move_rows)
                 writer.index_all_sync()
         finally:
             writer.close()

@@ -15,6 +15,7 @@ from tenant_events.store.archive_build import remove
 from tenant_events.store.archive_layout import folder_of, tokens_name
 from tenant_events.store.schema import connect
 from tenant_events.store.writer import StoreWriter
+from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +43,13 @@ def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
         conn.close()
 
 
-def keep(writer: StoreWriter, policy: move.TierPolicy, now: float | None = None) -> KeeperPass:
-    """Move every event that is due, then tidy up; returns what was done."""
+def keep(
+    writer: StoreWriter, policy: Retention, now: float | None = None, move_rows: int = move.MOVE_ROWS
+) -> KeeperPass:
+    """Move every event that is due (`move_rows` a move), then tidy up; returns what was done."""
     done = KeeperPass()
     now = time.time() if now is None else now
-    while (planned := move.plan(writer.path, policy, now)) is not None:
+    while (planned := move.plan(writer.path, policy, now, move_rows)) is not None:
         try:
             committed = writer.run_archive_job(lambda c, p=planned: move.commit(c, p)).result()  # type: ignore[misc]
         except BaseException:

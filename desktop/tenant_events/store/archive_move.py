@@ -34,6 +34,7 @@ from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, r
 from tenant_events.store.archive_layout import EVENTS_SUFFIX, TOKENS_SUFFIX, folder_of
 from tenant_events.store.indexer import counter
 from tenant_events.store.schema import connect, rollback
+from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -49,21 +50,12 @@ _LIVE_COLUMNS: Final = (
 )
 
 
-@dataclass(frozen=True)
-class TierPolicy:
-    """How long events stay live, and in the archive (None: for ever)."""
-
-    keep_live_days: float = 30.0
-    keep_archive_days: float | None = None
-    settle_seconds: float = SETTLE_SECONDS
-    move_rows: int = MOVE_ROWS
-
-
-def eligible_upto(conn: sqlite3.Connection, policy: TierPolicy, now: float) -> int:
+def eligible_upto(conn: sqlite3.Connection, policy: Retention, now: float, limit: int = MOVE_ROWS) -> int:
     """The highest seq S such that every live event up to S may move: stored at least `settle_seconds` ago, and
     older than `keep_live_days` by its own time or by when it was stored (a far-future time cannot hold the
-    archive back for longer than the setting). Never past the directory's watermark."""
-    low, limit = counter(conn, "archived_upto"), policy.move_rows
+    archive back for longer than the setting), or beyond the newest `max_live_rows`. Never past the
+    directory's watermark; at most `limit` events."""
+    low = counter(conn, "archived_upto")
     cutoff_s = now - policy.keep_live_days * 86400
     settled = now - policy.settle_seconds
     high = min(directory.watermark(conn), low + limit * 2)
@@ -73,6 +65,17 @@ def eligible_upto(conn: sqlite3.Connection, policy: TierPolicy, now: float) -> i
         (low, high, settled, int(cutoff_s * 1000), cutoff_s),
     ).fetchone()
     stop = (int(row[0]) - 1) if row and row[0] is not None else high
+    if policy.max_live_rows is not None:
+        # beyond the newest max_live_rows: every settled event up to the one that many rows from the end
+        over = conn.execute(
+            "SELECT seq FROM events WHERE seq > ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+            (low, policy.max_live_rows),
+        ).fetchone()
+        if over is not None:
+            young = conn.execute(
+                "SELECT min(seq) FROM events WHERE seq > ? AND received_at >= ?", (low, settled)
+            ).fetchone()[0]
+            stop = max(stop, min(int(over[0]), high, (int(young) - 1) if young is not None else high))
     if stop <= low:
         return low
     # at most `limit` rows (seq has holes where duplicates were dropped)
@@ -90,14 +93,16 @@ class Planned:
     built: tuple[Built, ...]
 
 
-def plan(database: Path, policy: TierPolicy, now: float | None = None) -> Planned | None:
+def plan(
+    database: Path, policy: Retention, now: float | None = None, limit: int = MOVE_ROWS
+) -> Planned | None:
     """Steps 1 and 2: the files of the next move, written; None when nothing is due."""
     conn = connect(database, readonly=True)
     try:
         conn.execute("BEGIN")
         try:
             low = counter(conn, "archived_upto")
-            high = eligible_upto(conn, policy, time.time() if now is None else now)
+            high = eligible_upto(conn, policy, time.time() if now is None else now, limit)
             if high <= low:
                 return None
             rows: list[LiveRow] = conn.execute(
@@ -234,7 +239,7 @@ def merge_month(database: Path, files: Sequence[catalog.ArchiveFile]) -> Built:
     return merge(folder_of(database), files)
 
 
-def expired(snap: catalog.ArchiveSnapshot, policy: TierPolicy, now: float) -> list[str]:
+def expired(snap: catalog.ArchiveSnapshot, policy: Retention, now: float) -> list[str]:
     """Files whose every event is older than `keep_archive_days` (whole files go: docs/archive.md)."""
     if policy.keep_archive_days is None:
         return []

@@ -2,14 +2,13 @@
 
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
-index whenever no batch has arrived for a short while (indexer.py), deletes old events in small chunks when
-asked (retention.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
+moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+pause, keeps the write-ahead log small (checkpoint.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import logging
 import queue
@@ -28,7 +27,6 @@ from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
 
 log = logging.getLogger(__name__)
@@ -153,15 +151,6 @@ class StoreWriter:
         row = self._submit(lambda: self.conn.execute(sql).fetchone()).result()
         return (str(row[0]), str(row[1])) if row else None
 
-    async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
-        """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
-        removed = 0
-        while True:
-            n = await asyncio.wrap_future(self._submit(lambda: self._retention_chunk(max_age_days, max_rows)))
-            removed += n
-            if n < RETENTION_CHUNK:
-                return removed
-
     def run_archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
         """`fn(conn)` on the writer thread between batches: a change to the archive's catalog, in a transaction of
         its own (store/archive_move.py); the moved rows' full-text entries are removed afterwards when idle."""
@@ -252,10 +241,3 @@ class StoreWriter:
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
             pass
-
-    def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
-        removed = retention_chunk(self.conn, max_age_days, max_rows)
-        if removed:
-            self._wal_written()
-            log.info("retention removed %d events from %s", removed, self.path.name)
-        return removed
