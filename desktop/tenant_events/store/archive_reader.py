@@ -10,14 +10,15 @@ caller takes a new snapshot and asks again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
 from tenant_events.store.archive_layout import canonical_time, tokens_name
-from tenant_events.store.archive_sql import FilterCompiler
+from tenant_events.store.archive_sql import FilterCompiler, phrase_tokens
 from tenant_events.values.events import EventFilter, StoredEvent
 
 if TYPE_CHECKING:
@@ -112,12 +113,15 @@ class ArchiveReader:
         high: int | None,
         select: str,
         rest: str = "",
+        extra: str | None = None,
     ) -> list[Any]:
         """`SELECT {select} FROM ev WHERE <f> {rest}` over `files`. Token lookups first, each into a temporary
         table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only on rows in
         it (a CASE keeps DuckDB from running a regular expression over every row of a file). Separate small
         statements: one query holding every lookup as a subquery spent seconds in DuckDB's planner."""
         compiled = FilterCompiler(alerts).compile(f, low, high)
+        if extra is not None:
+            compiled = replace(compiled, where=f"{extra} AND {compiled.where}")
         if compiled.lookup is None:
             return self._run(self._select(files, select, compiled.where, rest))
         with self._lock:
@@ -226,6 +230,74 @@ class ArchiveReader:
             return []
         matches = self._query(files, f, alerts, None, high, "seq", "ORDER BY seq DESC")
         return [int(r[0]) for k, r in enumerate(matches) if (first_row + k) % every == 0]
+
+    def by_time(
+        self,
+        snap: ArchiveSnapshot,
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        position: tuple[int, int] | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[tuple[int, StoredEvent]]:
+        """Up to `limit` (time_ms, event) past `position` — (time_ms, seq), exclusive — in event-time order
+        (the all-tenants view, time_pager.py)."""
+        if not snap.files or limit <= 0:
+            return []
+        order, past = ("DESC", "<") if newest_first else ("ASC", ">")
+        compiled_rest = f"ORDER BY time_ms {order}, seq {order} LIMIT {int(limit)}"
+        if position is None:
+            rows = self._query(snap.files, f, alerts, None, None, _SHOWN, compiled_rest)
+        else:
+            at, seq = int(position[0]), int(position[1])
+            rows = self._query(
+                snap.files,
+                f,
+                alerts,
+                None,
+                None,
+                _SHOWN,
+                compiled_rest,
+                extra=f"(time_ms {past} {at} OR (time_ms = {at} AND seq {past} {seq}))",
+            )
+        return [(int(r[4]), event_of(r)) for r in rows]
+
+    def naming(
+        self, snap: ArchiveSnapshot, token: str | None, needle: str, high: int, chunk: int
+    ) -> Iterator[StoredEvent]:
+        """Events below `high` whose text holds `token` (any column: a superset of the raw JSON's), newest first,
+        with raw JSON, a chunk at a time; without a token, those whose raw JSON contains `needle`."""
+        folded = phrase_tokens(token) if token is not None else ()
+        token = folded[0] if len(folded) == 1 else token  # as FTS5 stores it: lower case, accents off
+        while high > 1:
+            files = snap.covering(0, high - 1)
+            if not files:
+                return
+            if token is None:
+                where = f"seq < {int(high)} AND contains(raw, {duck.literal(needle)})"
+                rows = self._run(
+                    self._select(files, f"{_SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}")
+                )
+            else:
+                tokens = self._relations(files, True)
+                lookup = f"{tokens} SELECT unnest(seqs) AS seq FROM tok WHERE term = {duck.literal(token)}"  # noqa: S608
+                where = f"seq < {int(high)} AND seq IN (SELECT seq FROM hits WHERE seq < {int(high)})"  # noqa: S608
+                with self._lock:
+                    cursor = self._open()
+                    try:
+                        cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {lookup}")
+                        rows = self._execute(
+                            cursor,
+                            self._select(
+                                files, f"{_SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}"
+                            ),
+                        )
+                    finally:
+                        cursor.execute("DROP TABLE IF EXISTS hits")
+            yield from (event_of(r, r[11]) for r in rows)
+            if len(rows) < chunk:
+                return
+            high = int(rows[-1][0])
 
     def get(self, snap: ArchiveSnapshot, seq: int) -> StoredEvent | None:
         files = snap.covering(seq, seq)

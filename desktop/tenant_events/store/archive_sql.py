@@ -299,3 +299,12 @@ def alert_ids(f: EventFilter) -> list[int]:
     if node is not None:
         walk(node)
     return found
+
+
+def alerts_named(conn: sqlite3.Connection, f: EventFilter) -> dict[int, tuple[int, ...]]:
+    """The events of each alert `f` names, from the live database (call inside the reader's snapshot)."""
+    out = {}
+    for alert_id in alert_ids(f):
+        rows = conn.execute("SELECT seq FROM alert_events WHERE alert_id = ?", (alert_id,))
+        out[alert_id] = tuple(int(r[0]) for r in rows)
+    return out

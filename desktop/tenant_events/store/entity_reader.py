@@ -16,6 +16,8 @@ from typing import Any
 import orjson
 
 from tenant_events.store import timeline_query
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.entity_records import Entity, EntityState, Relation
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
@@ -36,6 +38,7 @@ class DirectoryReader:
         self._conn.execute("PRAGMA cache_size = -4000")
         self._lock = threading.Lock()
         self._owned = True
+        self._archive: ArchiveReader | None = ArchiveReader(folder_of(path))
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:
@@ -44,6 +47,7 @@ class DirectoryReader:
         directory = cls.__new__(cls)
         directory.path = reader.path
         directory._conn, directory._lock, directory._owned = reader._conn, reader._lock, False
+        directory._archive = reader.archive
         return directory
 
     @classmethod
@@ -53,12 +57,15 @@ class DirectoryReader:
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
         directory._conn, directory._lock, directory._owned = conn, threading.Lock(), False
+        directory._archive = None  # the alert rules' wording: recent events, the live table's
         return directory
 
     def close(self) -> None:
         if self._owned:
             with self._lock:
                 self._conn.close()
+            if self._archive is not None:
+                self._archive.close()
 
     def __enter__(self) -> DirectoryReader:
         return self
@@ -167,9 +174,9 @@ class DirectoryReader:
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to `limit` stored events that name the entity, stored before `before_seq` (None: the newest),
-        newest first, each with its raw JSON."""
+        newest first, each with its raw JSON, from both tiers."""
         with self._lock:
-            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit)
+            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit, self._archive)
 
 
 def open_directory(path: Path) -> DirectoryReader:

@@ -25,7 +25,7 @@ from tenant_events.store import archive_catalog, live_walk
 from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveMoved, ArchiveReader
-from tenant_events.store.archive_sql import alert_ids
+from tenant_events.store.archive_sql import alerts_named
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import NO_SEQ as _NO_SEQ
 from tenant_events.store.live_walk import event_of as _event
@@ -76,14 +76,10 @@ class EventReader:
         self._conn.execute("BEGIN")
         try:
             snap = archive_catalog.snapshot(self._conn)
-            alerts = {a: self._alert_seqs(a) for a in alert_ids(f)} if snap.files else {}
+            alerts = alerts_named(self._conn, f) if snap.files else {}
             yield snap, alerts
         finally:
             self._conn.execute("COMMIT")
-
-    def _alert_seqs(self, alert_id: int) -> tuple[int, ...]:
-        rows = self._conn.execute("SELECT seq FROM alert_events WHERE alert_id = ?", (alert_id,))
-        return tuple(int(r[0]) for r in rows)
 
     def _retrying(self, read: Callable[[], T]) -> T:
         """`read()` again with a new snapshot when the archive's files changed under the old one."""
