@@ -68,7 +68,7 @@ class Built:
     """A file written into the folder, not yet in the catalog."""
 
     file: ArchiveFile
-    paths: tuple[Path, Path]
+    paths: tuple[Path, ...]  # none for a move into the team's lake
 
 
 def by_month(rows: Iterable[LiveRow]) -> dict[str, list[LiveRow]]:
@@ -162,34 +162,50 @@ def _file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveF
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
+def scratch(rows: Sequence[LiveRow], work: Path) -> None:
+    """`rows.jsonl` (the file's records) and `tokens.txt` (token, seqs) of `rows` in the folder `work`."""
+    summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
+    with (work / "rows.jsonl").open("wb") as f:
+        for row, summary in zip(rows, summaries, strict=True):
+            f.write(_record((*row[:9], summary, *row[10:])))
+            f.write(b"\n")
+    _tokens(rows, summaries, work / "tokens.txt")
+
+
+def events_select(work: Path) -> str:
+    """The query of a scratch folder's records, in seq order."""
+    columns = "{" + ", ".join(f"'{n}': '{t}'" for n, t in _COLUMNS) + "}"
+    return (
+        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.jsonl'))}, format = 'newline_delimited', columns = {columns},"  # noqa: S608
+        " maximum_object_size = 16777216) ORDER BY seq"
+    )
+
+
+def tokens_select(work: Path) -> str:
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term."""
+    return (
+        "SELECT term, len(seqs) AS n, seqs FROM (SELECT term,"  # noqa: S608
+        " list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs"
+        f" FROM read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
+        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
+        " GROUP BY term) ORDER BY term"
+    )
+
+
 def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     """One archive file (and its tokens) of `rows`, all of `month`, in seq order; synced and in the folder."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     name = new_name(month, rows[0][0], rows[-1][0])
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as scratch:
-        work = Path(scratch)
-        summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-        with (work / "rows.jsonl").open("wb") as f:
-            for row, summary in zip(rows, summaries, strict=True):
-                f.write(_record((*row[:9], summary, *row[10:])))
-                f.write(b"\n")
-        _tokens(rows, summaries, work / "tokens.txt")
-        columns = "{" + ", ".join(f"'{n}': '{t}'" for n, t in _COLUMNS) + "}"
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
+        work = Path(work_dir)
+        scratch(rows, work)
         cur = duck.cursor()
         try:
             cur.execute(
-                f"COPY (SELECT * FROM read_json(?, format = 'newline_delimited', columns = {columns},"  # noqa: S608
-                f" maximum_object_size = 16777216) ORDER BY seq) TO '{work / 'events.parquet'}'"
-                f" ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})",
-                [str(work / "rows.jsonl")],
+                f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                "COPY (SELECT term, list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs"  # noqa: S608
-                " FROM read_csv(?, header = false, delim = '\x1f', quote = '', escape = '',"
-                f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
-                " GROUP BY term ORDER BY term)"
-                f" TO '{work / 'tokens.parquet'}' ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
-                [str(work / "tokens.txt")],
+                f"COPY ({tokens_select(work)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()
@@ -211,13 +227,13 @@ def merge(folder: Path, files: Sequence[ArchiveFile]) -> Built:
         cur = duck.cursor()
         try:
             cur.execute(
-                f"COPY (SELECT * FROM read_parquet(?) ORDER BY seq) TO '{work / 'events.parquet'}'"  # noqa: S608
+                f"COPY (SELECT * FROM read_parquet(?) ORDER BY seq) TO {duck.literal(str(work / 'events.parquet'))}"  # noqa: S608
                 f" ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})",
                 [events],
             )
             cur.execute(
-                "COPY (SELECT term, list_sort(flatten(list(seqs))) AS seqs FROM read_parquet(?) GROUP BY term"  # noqa: S608
-                f" ORDER BY term) TO '{work / 'tokens.parquet'}' ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
+                "COPY (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list_sort(flatten(list(seqs))) AS seqs"  # noqa: S608
+                f" FROM read_parquet(?) GROUP BY term) ORDER BY term) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
                 [tokens],
             )
         finally:

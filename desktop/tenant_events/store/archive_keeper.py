@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store import archive_move as move
 from tenant_events.store.archive_build import remove
+from tenant_events.store.archive_catalog import Lake
 from tenant_events.store.archive_layout import folder_of, tokens_name
 from tenant_events.store.schema import connect
 from tenant_events.store.writer import StoreWriter
@@ -44,12 +45,17 @@ def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
 
 
 def keep(
-    writer: StoreWriter, policy: Retention, now: float | None = None, move_rows: int = move.MOVE_ROWS
+    writer: StoreWriter,
+    policy: Retention,
+    now: float | None = None,
+    move_rows: int = move.MOVE_ROWS,
+    lake: Lake | None = None,
 ) -> KeeperPass:
-    """Move every event that is due (`move_rows` a move), then tidy up; returns what was done."""
+    """Move every event that is due (`move_rows` a move; into the team's `lake` when given, archive_lake.py),
+    then tidy up; returns what was done."""
     done = KeeperPass()
     now = time.time() if now is None else now
-    while (planned := move.plan(writer.path, policy, now, move_rows)) is not None:
+    while (planned := move.plan(writer.path, policy, now, move_rows, lake)) is not None:
         try:
             committed = writer.run_archive_job(lambda c, p=planned: move.commit(c, p)).result()  # type: ignore[misc]
         except BaseException:

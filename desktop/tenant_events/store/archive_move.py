@@ -31,6 +31,8 @@ from typing import Final
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store import directory, duck
 from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
+from tenant_events.store.archive_catalog import Lake, lake_of, record_lake
+from tenant_events.store.archive_lake import LAKE_PREFIX, attach, write_lake
 from tenant_events.store.archive_layout import EVENTS_SUFFIX, TOKENS_SUFFIX, folder_of
 from tenant_events.store.indexer import counter
 from tenant_events.store.schema import connect, rollback
@@ -91,10 +93,15 @@ class Planned:
     low: int  # archived_upto when read
     high: int  # the new archived_upto
     built: tuple[Built, ...]
+    lake: Lake | None = None  # the team's archive the rows went to, instead of local files
 
 
 def plan(
-    database: Path, policy: Retention, now: float | None = None, limit: int = MOVE_ROWS
+    database: Path,
+    policy: Retention,
+    now: float | None = None,
+    limit: int = MOVE_ROWS,
+    lake: Lake | None = None,
 ) -> Planned | None:
     """Steps 1 and 2: the files of the next move, written; None when nothing is due."""
     conn = connect(database, readonly=True)
@@ -113,6 +120,8 @@ def plan(
             conn.execute("COMMIT")
     finally:
         conn.close()
+    if lake is not None:
+        return Planned(low, high, (write_lake(lake, rows),), lake)
     folder = folder_of(database)
     built: list[Built] = []
     try:
@@ -137,6 +146,8 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
         fts_upto = counter(conn, "fts_upto")
         files = [replace(b.file, fts_upto=min(fts_upto, b.file.last_seq)) for b in planned.built]
         catalog.add_files(conn, files, planned.high)
+        if planned.lake is not None:
+            record_lake(conn, planned.lake)
         conn.execute("DELETE FROM events WHERE seq > ? AND seq <= ?", (planned.low, planned.high))
         conn.execute("COMMIT")
     except BaseException:
@@ -198,7 +209,7 @@ def compaction_due(snap: catalog.ArchiveSnapshot, live_cutoff_ms: int) -> list[l
     rows may still be in the live full-text index waits: its cleanup reads them from it."""
     months: dict[str, list[catalog.ArchiveFile]] = {}
     for f in snap.files:
-        if f.fts_upto < f.first_seq:
+        if f.fts_upto < f.first_seq and not f.name.startswith(LAKE_PREFIX):  # the lake merges its own files
             months.setdefault(f.month, []).append(f)
     due = []
     for month, files in months.items():
@@ -244,7 +255,7 @@ def expired(snap: catalog.ArchiveSnapshot, policy: Retention, now: float) -> lis
     if policy.keep_archive_days is None:
         return []
     cutoff_ms = int((now - policy.keep_archive_days * 86400) * 1000)
-    return [f.name for f in snap.files if f.last_ms < cutoff_ms]
+    return [f.name for f in snap.files if f.last_ms < cutoff_ms and not f.name.startswith(LAKE_PREFIX)]
 
 
 def drop_expired(conn: sqlite3.Connection, names: Sequence[str]) -> None:
@@ -269,9 +280,15 @@ def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
     name, upto, first = str(row[0]), int(row[1]), int(row[2])
     cur = duck.cursor()
     try:
+        if name.startswith(LAKE_PREFIX):
+            lake = lake_of(conn)
+            assert lake is not None, "a lake entry without its lake"
+            source = f"(SELECT * FROM {attach(lake, read_only=True)}.events WHERE seq >= {first})"  # noqa: S608
+        else:
+            source = f"read_parquet({duck.literal(str(folder_of(database) / name))})"
         rows = cur.execute(
-            "SELECT seq, event_id, summary, raw FROM read_parquet(?) WHERE seq <= ? ORDER BY seq DESC LIMIT ?",
-            [str(folder_of(database) / name), upto, FTS_CLEANUP_ROWS],
+            f"SELECT seq, event_id, summary, raw FROM {source} WHERE seq <= ? ORDER BY seq DESC LIMIT ?",  # noqa: S608
+            [upto, FTS_CLEANUP_ROWS],
         ).fetchall()
     finally:
         cur.close()

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.store import duck
-from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
+from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot, Lake
+from tenant_events.store.archive_lake import LAKE_PREFIX, attach, ranges
 from tenant_events.store.archive_layout import canonical_time, tokens_name
-from tenant_events.store.archive_sql import FilterCompiler, phrase_tokens
+from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query, phrase_tokens
 from tenant_events.values.events import EventFilter, StoredEvent
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class ArchiveReader:
         self.folder = folder
         self._cursor: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
+        self._lake: Lake | None = None
 
     def close(self) -> None:
         with self._lock:
@@ -76,12 +78,33 @@ class ArchiveReader:
                 self._cursor = None
 
     def _relations(self, files: Sequence[ArchiveFile], tokens: bool) -> str:
-        ev = _list([str(self.folder / f.name) for f in files])
-        sql = f"WITH ev AS (SELECT * FROM read_parquet({ev}))"  # noqa: S608 - paths are literals
+        """`ev` (and `tok`) over `files`: Parquet files in the folder and entries of the team's lake."""
+        local = [f for f in files if not f.name.startswith(LAKE_PREFIX)]
+        shared = [f for f in files if f.name.startswith(LAKE_PREFIX)]
+        ev_parts, tok_parts = [], []
+        if local:
+            ev_parts.append(
+                f"SELECT * FROM read_parquet({_list([str(self.folder / f.name) for f in local])})"  # noqa: S608
+            )
+            tok_parts.append(
+                f"SELECT * FROM read_parquet({_list([str(self.folder / tokens_name(f.name)) for f in local])})"  # noqa: S608
+            )
+        if shared:
+            if self._lake is None:
+                raise ArchiveMoved("the catalog names a team archive this reader was not given")
+            alias = attach(self._lake, read_only=True)
+            ev_parts.append(f"SELECT * FROM {alias}.events WHERE {ranges(shared)}")  # noqa: S608
+            tok_parts.append(f"SELECT * FROM {alias}.tokens")  # noqa: S608 - its seqs are met with ev's
+        sql = f"WITH ev AS ({' UNION ALL '.join(ev_parts)})"
         if tokens:
-            tok = _list([str(self.folder / tokens_name(f.name)) for f in files])
-            sql += f", tok AS (SELECT * FROM read_parquet({tok}))"  # noqa: S608
+            sql += f", tok AS ({' UNION ALL '.join(tok_parts)})"
         return sql
+
+    def use(self, snap: ArchiveSnapshot) -> ArchiveSnapshot:
+        """Take note of the snapshot's lake (the reader's calls pass it on)."""
+        if snap.lake is not None:
+            self._lake = snap.lake
+        return snap
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         """The cursor (hold the lock)."""
@@ -119,7 +142,7 @@ class ArchiveReader:
         table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only on rows in
         it (a CASE keeps DuckDB from running a regular expression over every row of a file). Separate small
         statements: one query holding every lookup as a subquery spent seconds in DuckDB's planner."""
-        compiled = FilterCompiler(alerts).compile(f, low, high)
+        compiled = self._compile(files, f, alerts, low, high)
         if extra is not None:
             compiled = replace(compiled, where=f"{extra} AND {compiled.where}")
         if compiled.lookup is None:
@@ -136,6 +159,25 @@ class ArchiveReader:
                 return self._execute(cursor, self._select(files, select, where, rest))
             finally:
                 cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
+
+    def _compile(
+        self,
+        files: Sequence[ArchiveFile],
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int | None,
+        high: int | None,
+    ) -> Compiled:
+        """The filter's SQL, its phrases driven by their rarest tokens in these files."""
+        first = FilterCompiler(alerts)
+        compiled = first.compile(f, low, high)
+        if not first.wanted:
+            return compiled
+        keys, query = counts_query(first.wanted)
+        found = self._run(f"{self._relations(files, True)} {query}")[0]
+        return FilterCompiler(alerts, {k: int(n or 0) for k, n in zip(keys, found, strict=True)}).compile(
+            f, low, high
+        )
 
     def _select(self, files: Sequence[ArchiveFile], select: str, where: str, rest: str) -> str:
         return f"{self._relations(files, False)} SELECT {select} FROM ev WHERE {where} {rest}"  # noqa: S608
@@ -298,6 +340,17 @@ class ArchiveReader:
             if len(rows) < chunk:
                 return
             high = int(rows[-1][0])
+
+    def raws(self, snap: ArchiveSnapshot, seqs: Sequence[int]) -> list[tuple[int, str, str]]:
+        """(seq, type, raw JSON) of archived events by seq (a page's summary sentences, entity_reader.py)."""
+        files = snap.covering(min(seqs), max(seqs)) if seqs else ()
+        if not files:
+            return []
+        where = f"seq IN ({', '.join(str(int(s)) for s in seqs)})"
+        return [
+            (int(a), str(b), str(c))
+            for a, b, c in self._run(self._select(files, "seq, type, raw", where, ""))
+        ]
 
     def get(self, snap: ArchiveSnapshot, seq: int) -> StoredEvent | None:
         files = snap.covering(seq, seq)

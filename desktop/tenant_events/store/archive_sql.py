@@ -133,8 +133,17 @@ class Compiled:
 class FilterCompiler:
     """One filter's SQL; `alert_seqs` holds the events of each alert the query names (from the live tier)."""
 
-    def __init__(self, alert_seqs: Mapping[int, tuple[int, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        alert_seqs: Mapping[int, tuple[int, ...]] | None = None,
+        counts: Mapping[tuple[str, bool], int] | None = None,
+    ) -> None:
+        """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
+        a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
+        matches too), not the meeting of every token's set ('evt' is in every event id)."""
         self.alert_seqs = alert_seqs or {}
+        self.counts = counts
+        self.wanted: set[tuple[str, bool]] = set()
         self._sets: dict[tuple[str, bool], str] = {}
 
     def _token_set(self, token: str, prefix: bool) -> str:
@@ -148,8 +157,20 @@ class FilterCompiler:
             return None
         return [self._token_set(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
 
+    def _phrase_drive(self, text: str, prefix: bool) -> list[str] | None:
+        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's alone."""
+        tokens = phrase_tokens(text)
+        if not tokens:
+            return None
+        keys = [(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
+        self.wanted.update(keys)
+        if self.counts is None:
+            return [self._token_set(*key) for key in keys]
+        counts = self.counts
+        return [self._token_set(*min(keys, key=lambda key: counts.get(key, 0)))]
+
     def _order(self, text: str, prefix: bool) -> str | None:
-        """The check that a phrase's tokens stand in order in one column (None for a single token)."""
+        """The check that a phrase's tokens all stand, in order, in one column (None for a single token)."""
         tokens = phrase_tokens(text)
         if len(tokens) < 2:
             return None
@@ -206,7 +227,7 @@ class FilterCompiler:
     def drive(self, node: Node) -> str | None:
         """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
         if isinstance(node, Text):
-            sets = self._phrase_sets(node.value, not node.phrase)
+            sets = self._phrase_drive(node.value, not node.phrase)
             return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
         if isinstance(node, Term):
             from tenant_events.store.query_sql import term_superset
@@ -214,7 +235,7 @@ class FilterCompiler:
             superset = term_superset(node)
             if superset is None:
                 return None
-            sets = self._phrase_sets(superset.strip('"*').replace('" "', " "), superset.endswith("*"))
+            sets = self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*"))
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
@@ -251,9 +272,9 @@ class FilterCompiler:
             drive = self.drive(item)
             if drive is not None:
                 drives.append(drive)
-            if isinstance(item, Text):  # its tokens are in the drive: only their order is left to check
+            if isinstance(item, Text):  # in the drive: only its tokens' order is left to check
                 order = self._order(item.value, not item.phrase)
-                if self._phrase_sets(item.value, not item.phrase) is None:
+                if not phrase_tokens(item.value):
                     parts.append("false")
                 elif order is not None:
                     parts.append(order)
@@ -276,6 +297,14 @@ class FilterCompiler:
 
 def _intersect(queries: list[str]) -> str:
     return " INTERSECT ".join(queries)
+
+
+def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
+    """The query of how many events hold each wanted token (summed over the token files' `n`), in order."""
+    keys = sorted(wanted)
+    sums = ", ".join(f"sum(CASE WHEN {_token_match(t, p)} THEN n ELSE 0 END)" for t, p in keys)
+    matches = " OR ".join(f"({_token_match(t, p)})" for t, p in keys)
+    return keys, f"SELECT {sums} FROM tok WHERE {matches}"  # noqa: S608 - literals escaped
 
 
 def alert_ids(f: EventFilter) -> list[int]:

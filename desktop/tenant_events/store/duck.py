@@ -52,12 +52,21 @@ def engine() -> duckdb.DuckDBPyConnection:
                     "preserve_insertion_order": False,
                 },
             )
+            _quiet(_engine)
         return _engine
 
 
 def cursor() -> duckdb.DuckDBPyConnection:
     """A connection of its own to the shared engine (one per reader or writer thread)."""
-    return engine().cursor()
+    conn = engine().cursor()
+    _quiet(conn)
+    return conn
+
+
+def _quiet(conn: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar: DuckDB writes it to the terminal, into `export --jsonl -`'s output (a setting of each
+    connection)."""
+    conn.execute("SET enable_progress_bar = false")
 
 
 def extension_file(name: str) -> Path:

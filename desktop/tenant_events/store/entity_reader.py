@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from tenant_events.store import timeline_query
+from tenant_events.store import archive_catalog, timeline_query
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.entity_records import Entity, EntityState, Relation
@@ -154,12 +154,21 @@ class DirectoryReader:
 
     def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
         """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
-        wanted = orjson.dumps(sorted(set(seqs))).decode()
+        asked = sorted(set(seqs))
+        wanted = orjson.dumps(asked).decode()
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
-                (wanted,),
-            ).fetchall()
+            self._conn.execute("BEGIN")  # one snapshot of both tiers (reader.py)
+            try:
+                snap = archive_catalog.snapshot(self._conn)
+                rows = self._conn.execute(
+                    "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
+                    (wanted,),
+                ).fetchall()
+            finally:
+                self._conn.execute("COMMIT")
+        archived = [s for s in asked if s <= snap.upto]
+        if archived and self._archive is not None:
+            rows += self._archive.raws(self._archive.use(snap), archived)
         out: dict[int, tuple[str, dict[str, Any]]] = {}
         for seq, kind, raw in rows:
             try:

@@ -75,7 +75,7 @@ class EventReader:
         and whatever the caller reads from the live table inside it."""
         self._conn.execute("BEGIN")
         try:
-            snap = archive_catalog.snapshot(self._conn)
+            snap = self.archive.use(archive_catalog.snapshot(self._conn))
             alerts = alerts_named(self._conn, f) if snap.files else {}
             yield snap, alerts
         finally:

@@ -79,7 +79,7 @@ class TimePager:
                 "BEGIN"
             )  # one snapshot: the indexer may move the full-text watermark, the archive its rows, meanwhile
             try:
-                snap = archive_catalog.snapshot(self._conn)
+                snap = self.archive.use(archive_catalog.snapshot(self._conn))
                 alerts = alerts_named(self._conn, f) if snap.files else {}
                 upto = int(
                     self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0]

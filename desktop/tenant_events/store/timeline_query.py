@@ -111,6 +111,7 @@ def page(
         conn.execute("COMMIT")
     if archive is None or not snap.files:
         return out
+    archive.use(snap)
     high = min(before, snap.upto + 1)
     for event in archive.naming(snap, token, entity_id, high, chunk):
         data = orjson.loads(event.raw or "{}").get("event", {}).get("data")
