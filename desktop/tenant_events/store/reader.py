@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final, TypeVar
@@ -26,6 +25,7 @@ from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveMoved, ArchiveReader
 from tenant_events.store.archive_sql import alerts_named
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import NO_SEQ as _NO_SEQ
 from tenant_events.store.live_walk import event_of as _event
@@ -45,21 +45,25 @@ T = TypeVar("T")
 WIDE_SEQ_WINDOW: Final = 20_000  # rows: past this a count with a time bound walks the time index instead
 
 
-class EventReader:
+def _reader_connection(path: Path) -> sqlite3.Connection:
+    conn = connect(path, readonly=True)
+    # A reader walks indexes and the FTS doclists once per query; a big page cache per connection (the
+    # writer's 32 MB) only raised the app's RSS (two readers per tenant), not the speed of a filter.
+    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+    return conn
+
+
+class EventReader(HoldsConnection):
     """Queries over stored events (both tiers), rejected frames, gaps and the cursor."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn = connect(path, readonly=True)
-        # A reader walks indexes and the FTS doclists once per query; a big page cache per connection (the
-        # writer's 32 MB) only raised the app's RSS (two readers per tenant), not the speed of a filter.
-        self._conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
-        self._lock = threading.Lock()
+        # The writer may have it closed and opened again (store/connections.py): `_conn` is read under `_lock`.
+        self._held = HeldConnection(path, lambda: _reader_connection(path))
         self.archive = ArchiveReader(folder_of(path))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
         self.archive.close()
 
     def __enter__(self) -> EventReader:

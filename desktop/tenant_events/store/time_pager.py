@@ -13,7 +13,6 @@ Plans, because SQLite has no statistics to choose between the time index and the
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,10 +25,11 @@ from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.archive_sql import alerts_named
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import event_of as _event
 from tenant_events.store.query import text_parts, where_clause
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import small_reader
 from tenant_events.values.events import EventFilter, StoredEvent
 
 MAX_SEQ: Final = 2**63 - 1
@@ -51,19 +51,16 @@ def _runs(seqs: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class TimePager:
+class TimePager(HoldsConnection):
     """A tenant's rows newest- or oldest-first by (time_ms, seq) from a position; its own read connection."""
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self._held = HeldConnection(path, lambda: small_reader(path))
         self.archive = ArchiveReader(folder_of(path))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
         self.archive.close()
 
     def _few(self, sql: str, params: Sequence[object], few: int) -> bool:
