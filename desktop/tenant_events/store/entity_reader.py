@@ -14,7 +14,9 @@ from typing import Any
 
 import orjson
 
-from tenant_events.store import timeline_query
+from tenant_events.store import archive_catalog, timeline_query
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.entity_records import STAMP_SHIFT, Entity, EntityState, Relation, StoredPayload
 from tenant_events.store.entity_state import ENTITY as _ENTITY
@@ -34,6 +36,7 @@ class DirectoryReader(HoldsConnection):
         self.path = path
         self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
+        self._archive: ArchiveReader | None = ArchiveReader(folder_of(path))
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:
@@ -42,6 +45,7 @@ class DirectoryReader(HoldsConnection):
         directory = cls.__new__(cls)
         directory.path = reader.path
         directory._held, directory._owned = reader._held, False
+        directory._archive = reader.archive
         return directory
 
     @classmethod
@@ -51,11 +55,14 @@ class DirectoryReader(HoldsConnection):
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
         directory._held, directory._owned = HeldConnection.fixed(conn, directory.path), False
+        directory._archive = None  # the alert rules' wording: recent events, the live table's
         return directory
 
     def close(self) -> None:
         if self._owned:
             self._held.close()
+            if self._archive is not None:
+                self._archive.close()
 
     def __enter__(self) -> DirectoryReader:
         return self
@@ -143,15 +150,24 @@ class DirectoryReader(HoldsConnection):
                 self._conn.execute("COMMIT")
 
     def event_data(self, seqs: Iterable[int]) -> dict[int, StoredPayload]:
-        """The type, `data` and directory stamp of stored events by seq (one query), to make a page's summary
-        sentences."""
-        wanted = orjson.dumps(sorted(set(seqs))).decode()
+        """The type, `data` and directory stamp of stored events by seq (one query a tier), to make a page's
+        summary sentences."""
+        asked = sorted(set(seqs))
+        wanted = orjson.dumps(asked).decode()
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
-                " CROSS JOIN events AS e ON e.seq = j.value",
-                (wanted,),
-            ).fetchall()
+            self._conn.execute("BEGIN")  # one snapshot of both tiers (reader.py)
+            try:
+                snap = archive_catalog.snapshot(self._conn)
+                rows = self._conn.execute(
+                    "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
+                    " CROSS JOIN events AS e ON e.seq = j.value",
+                    (wanted,),
+                ).fetchall()
+            finally:
+                self._conn.execute("COMMIT")
+        archived = [s for s in asked if s <= snap.upto]
+        if archived and self._archive is not None:
+            rows += self._archive.raws(self._archive.use(snap), archived)
         out: dict[int, StoredPayload] = {}
         for seq, kind, raw, time_ms in rows:
             try:
@@ -172,9 +188,9 @@ class DirectoryReader(HoldsConnection):
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to `limit` stored events that name the entity, stored before `before_seq` (None: the newest),
-        newest first, each with its raw JSON."""
+        newest first, each with its raw JSON, from both tiers."""
         with self._lock:
-            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit)
+            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit, self._archive)
 
 
 def open_directory(path: Path) -> DirectoryReader:

@@ -20,7 +20,10 @@ from typing import Final
 
 import orjson
 
-from tenant_events.store.reader import _COLUMNS, _event
+from tenant_events.store import archive_catalog
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import event_of as _event
 from tenant_events.values.events import StoredEvent
 from tenant_events.wire.references import names
 
@@ -59,15 +62,17 @@ def _tail(
         high = int(rows[-1][0])
 
 
-def _indexed(conn: sqlite3.Connection, token: str, high: int, chunk: int) -> Iterator[tuple[object, ...]]:
-    """Rows below `high` the full-text index has for `token` in the raw JSON, newest first."""
+def _indexed(
+    conn: sqlite3.Connection, token: str, high: int, chunk: int, low: int = 0
+) -> Iterator[tuple[object, ...]]:
+    """Rows in (low, high) the full-text index has for `token` in the raw JSON, newest first."""
     match = 'raw : "' + token.replace('"', '""') + '"'
-    while high > 1:
+    while high > low + 1:
         rows = conn.execute(
             f"SELECT {_COLUMNS}, raw FROM (SELECT rowid AS hit FROM events_fts"  # noqa: S608
-            " WHERE events_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)"
+            " WHERE events_fts MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT ?)"
             " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
-            (match, high, chunk),
+            (match, high, low, chunk),
         ).fetchall()
         yield from rows
         if len(rows) < chunk:
@@ -76,21 +81,28 @@ def _indexed(conn: sqlite3.Connection, token: str, high: int, chunk: int) -> Ite
 
 
 def page(
-    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int | None, limit: int
+    conn: sqlite3.Connection,
+    kind: str,
+    entity_id: str,
+    before_seq: int | None,
+    limit: int,
+    archive: ArchiveReader | None = None,
 ) -> list[StoredEvent]:
-    """Up to `limit` events stored before `before_seq` that name (kind, entity_id), newest first, with raw JSON."""
+    """Up to `limit` events stored before `before_seq` that name (kind, entity_id), newest first, with raw JSON;
+    with `archive`, the archive tier's after the live table's (one snapshot of both, reader.py)."""
     before = _NEWEST if before_seq is None else before_seq
     chunk = max(16, min(limit * 2, 2000))
     out: list[StoredEvent] = []
+    token = fts_token(entity_id)
     conn.execute("BEGIN")  # one snapshot: the indexer may move rows from the tail into the index meanwhile
     try:
+        snap = archive_catalog.snapshot(conn)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        token = fts_token(entity_id)
-        sources = [_tail(conn, entity_id, upto, before, chunk)]
+        sources = [_tail(conn, entity_id, max(upto, snap.upto), before, chunk)]
         if token is not None:
-            sources.append(_indexed(conn, token, min(before, upto + 1), chunk))
+            sources.append(_indexed(conn, token, min(before, upto + 1), chunk, snap.upto))
         else:  # an id with no letters or digits: nothing to look up, read every row
-            sources.append(_tail(conn, entity_id, 0, min(before, upto + 1), chunk))
+            sources.append(_tail(conn, entity_id, snap.upto, min(before, upto + 1), chunk))
         for source in sources:
             for row in source:
                 if _concerns(row, kind, entity_id):
@@ -99,6 +111,16 @@ def page(
                         return out
     finally:
         conn.execute("COMMIT")
+    if archive is None or not snap.files:
+        return out
+    archive.use(snap)
+    high = min(before, snap.upto + 1)
+    for event in archive.naming(snap, token, entity_id, high, chunk):
+        data = orjson.loads(event.raw or "{}").get("event", {}).get("data")
+        if isinstance(data, dict) and names(event.type, data, kind, entity_id):
+            out.append(event)
+            if len(out) == limit:
+                break
     return out
 
 

@@ -33,6 +33,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, SettingsSync, SharedSettings, TenantProfile
 from tenant_events.settings.hubs import HubProfile
+from tenant_events.store.tier_disk import disk_per_tier
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
@@ -53,7 +54,6 @@ from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
-from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
 
@@ -296,14 +296,13 @@ class DesktopApp(QObject):
         return hub_connect.open_hub_connect(self)
 
     def _hub_session(self, profile: HubProfile) -> HubSession:
-        r = self.settings.retention
         return HubSession(
             profile,
             self.paths,
             self.secrets,
             parent=self.tenants,
             alerts=self.settings.alerts,
-            retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
+            retention=self.settings.retention.tiers(),
         )
 
     async def add_hub_session(self, profile: HubProfile) -> TenantSession:
@@ -347,8 +346,13 @@ class DesktopApp(QObject):
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
+        disk = {name: disk_per_tier(self.paths.database_file(name)) for name in self.sessions}
         dialog = SettingsDialog(
-            self.settings_sync.open_dialog(), signed, self.window, DestinationEditor(self.paths, self.secrets)
+            self.settings_sync.open_dialog(),
+            signed,
+            self.window,
+            DestinationEditor(self.paths, self.secrets),
+            disk,
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())
