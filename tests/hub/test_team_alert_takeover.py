@@ -178,3 +178,80 @@ def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_s
     expected = {team_dedup_key("acme", f"each-group.{a.first_event_id}", 1) for a in stored}
     assert receiver.distinct() == expected
     assert len(receiver.keys) == groups, receiver.keys  # the new leader sent nothing again
+
+
+def _attempt_purges(hub) -> dict[str, str]:
+    """A viewer (its own password, the shipped permissions) tries to wipe the relays' state: a rollup under the
+    one key shape it may write, in the delivery bucket, the lease, the cursor and the triage."""
+    import asyncio
+
+    import nats
+    import nats.errors
+    import nats.js.errors
+
+    from tenant_events.hub.subjects import HubNames
+    from tenant_events.hub.team_alerts import outbox_bucket
+    from tenant_events.hub.triage import triage_bucket
+
+    names = HubNames("acme")
+
+    async def go() -> dict[str, str]:
+        async def refused(exc: Exception) -> None:  # the server's -ERR for a refused publish: expected here
+            pass
+
+        nc = await nats.connect(
+            hub.urls,
+            user="viewer",
+            password=hub.credentials.viewer,
+            inbox_prefix="_INBOX_viewer",
+            error_cb=refused,
+        )
+        js = nc.jetstream(timeout=2.0)
+        outcomes = {}
+        for bucket in (outbox_bucket(names), names.lease_bucket, names.cursor_bucket, triage_bucket(names)):
+            try:
+                await js.publish(f"$KV.{bucket}.x.y.viewer", b"", headers={"Nats-Rollup": "all"})
+                outcomes[bucket] = "stored"
+            except nats.errors.TimeoutError:
+                outcomes[bucket] = "refused (permissions)"
+            except nats.js.errors.APIError as exc:
+                outcomes[bucket] = str(exc.description)
+        await nc.close()
+        return outcomes
+
+    return asyncio.run(go())
+
+
+def test_a_takeover_after_a_viewers_attempted_purge_sends_nothing_again(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
+    groups = 5
+    with team_destination(dirs, receiver.url) as name:
+        relays = [relay(sim, nats_single, token, d, name) for d in dirs]
+        try:
+            first = _leader(relays)
+            standby = next(r for r in relays if r is not first)
+            first.wait_for("alerts: evaluating the team's alerts")
+            standby.wait_for("standby: the lease is held by")
+            sim.emit(groups, ["group.created"])
+            wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
+            first_db = dirs[relays.index(first)] / "tenants" / "acme-team.sqlite3"
+            wait_until(lambda: _settled(first_db, groups), "the leader's outbox recorded", relays)
+            outcomes = _attempt_purges(nats_single)
+            first.kill()
+            standby.wait_for("leader: holds the lease", timeout=30)
+            survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
+            wait_until(lambda: _settled(survivor, groups), "the new leader's evaluation and outbox", relays)
+            code = standby.stop()
+        finally:
+            for r in relays:
+                if r.proc.poll() is None:
+                    r.stop()
+    assert code == 0, standby.text()
+    print(outcomes)
+    assert len(receiver.keys) == groups, f"sent again after {outcomes}: {receiver.keys}"
+    assert "stored" not in outcomes.values(), outcomes

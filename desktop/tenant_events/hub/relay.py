@@ -150,6 +150,9 @@ class Relay:
         if made is None:
             return StateChange(StreamState.STOPPED, "stopped", "stopped")
         self._role("ready", made.summary)
+        if made.warning is not None:
+            self._refusal = None  # the refused stream update's: not a reason to stop
+            self._role("ready", made.warning)
         # The bucket's max age is the lease's real time to live (fixed when the first relay made the bucket):
         # a different --lease-seconds here must not make this relay think its lease outlives the key.
         ttl = (await made.lease.status()).ttl or plan.lease_ttl

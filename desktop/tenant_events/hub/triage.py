@@ -146,7 +146,10 @@ class TriageBoard:
         payload = orjson.dumps(
             {"state": state, "note": note, "until": until, "at": time.time() if at is None else at}
         )
-        return int(await self._kv.put(f"{alert}.{self.user}", payload))
+        try:
+            return int(await self._kv.put(f"{alert}.{self.user}", payload))
+        except nats.js.errors.APIError as exc:  # e.g. the bucket is full: it keeps what it has
+            raise ValueError(f"the hub refused it ({exc.description or exc.__class__.__name__})") from None
 
     def current(self, alert: str) -> TeamTriage | None:
         """The newest entry of `alert` over every user (the last write wins)."""

@@ -83,9 +83,19 @@ class TeamDeliveries:
         )
 
     async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
-        state = await self._outbox.state(self._key(alert, version, destination))
+        """The bucket's record; when it does not say "delivered", the receipt on the alerts stream has the last
+        word (a bucket emptied or a record lost must not send an alert again), and writes the record back."""
+        key = self._key(alert, version, destination)
+        state = await self._outbox.state(key)
         attempts = state.get("attempts")
-        return state.get("state") == "delivered", attempts if isinstance(attempts, int) else 0
+        tried = attempts if isinstance(attempts, int) else 0
+        if state.get("state") == "delivered":
+            return True, tried
+        if await self._outbox.receipt(key):
+            log.info("team outbox: %s was delivered (its receipt says so): its record is written back", key)
+            await self._outbox.record(key, "delivered", tried, receipt=False)
+            return True, tried
+        return False, tried
 
     async def record(
         self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
