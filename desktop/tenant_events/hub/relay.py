@@ -100,6 +100,11 @@ class Relay:
         self._closing = False
         self._refusal: Exception | None = None  # the last "permissions violation" the server reported
 
+    @property
+    def stopping(self) -> bool:
+        """stop() was called."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
         """Stop streaming, release the lease, return from run() (safe from a signal handler)."""
         self._stop.set()

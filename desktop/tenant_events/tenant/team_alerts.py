@@ -29,7 +29,8 @@ from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.destinations.message import AlertMessage, alert_message
-from tenant_events.destinations.worker import DeliveryWorker, Target
+from tenant_events.destinations.send import DEADLINE_S
+from tenant_events.destinations.worker import SEND_GRACE_S, STOP_WAIT_S, DeliveryWorker, Target
 from tenant_events.errors import ConfigError
 from tenant_events.hub.connection import HubOptions
 from tenant_events.hub.lease import new_holder
@@ -129,6 +130,7 @@ class TeamAlerts:
         self._store = store
         self._worker_options = worker_options
         self._note = on_note
+        self.stopping: Callable[[], bool] = lambda: True  # the relay is stopping (not only losing the lease)
         self.worker: DeliveryWorker | None = None
         self._stopped: dict[str, str] = {}  # destination → the stop reason already said
         self.published = 0
@@ -187,7 +189,9 @@ class TeamAlerts:
                 if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
-            await worker.close()
+            # A lost lease lets the sends in flight finish and record their result (the next leader then
+            # sends them not again); a stop of the relay waits for them only a moment.
+            await worker.close(STOP_WAIT_S if self.stopping() else DEADLINE_S + SEND_GRACE_S)
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
