@@ -30,6 +30,7 @@ from nats.js.kv import KeyValue
 
 from tenant_events.hub.connection import HubAuth, inbox_prefix
 from tenant_events.hub.subjects import HubNames
+from tenant_events.values.triage import time_in_range
 
 log = logging.getLogger(__name__)
 HISTORY: Final = 16
@@ -106,7 +107,7 @@ def parse_entry(key: str, value: bytes | None, revision: int) -> TeamTriage | No
         return None
     if until is not None and not isinstance(until, int | float):
         return None
-    if at != at or (until is not None and until != until):  # NaN
+    if not time_in_range(at) or (until is not None and not time_in_range(until)):  # (NaN is in no range)
         return None
     return TeamTriage(
         f"{parts[0]}.{parts[1]}",
