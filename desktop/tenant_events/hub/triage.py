@@ -4,7 +4,7 @@
     key     <rule id>.<first event id>.<user>  value {"state", "note", "until", "at"}
 
 Who wrote an entry is the last token of its key, never a field of the payload: packaging/nats/accounts.conf lets
-each hub user publish only keys ending in its own name (`$KV.TENANT_EVENTS_*_TRIAGE.*.*.<user>`), so the server,
+each hub user publish only keys ending in its own name (`$KV.TENANT_EVENTS_ACME_TRIAGE.*.*.<user>`), so the server,
 not the client, vouches for it. Viewers that evaluate the same events raise the same alert, so an alert is named
 by its rule and its first event, not by a database id. The current state of an alert is the newest entry over
 all its users' keys (the last write wins); the older ones are its history. Payloads are checked like any input
