@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import shutil
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import nats
 import nats.errors
 import nats.js.errors
-import orjson
 import pytest
-from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig
 
+from helpers.hostile_viewer import hostile
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.provision import CONSUMER_IDLE_MAX, StreamPlan, provision
 from tenant_events.hub.subjects import CURSOR_KEY, LEASE_KEY, HubNames
@@ -44,58 +40,6 @@ NOTE = "looked at it; " * 30  # a note of 420 characters: a watch of 6,000 of th
 
 def _options(hub, user: str) -> HubOptions:
     return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", user, getattr(hub.credentials, user)))
-
-
-class Hostile:
-    """A viewer's connection that records the server's refusals (they arrive on the side, as -ERR)."""
-
-    def __init__(self, nc: NATS, errors: list[Exception]) -> None:
-        self.nc, self.errors = nc, errors
-        self.js = nc.jetstream(timeout=2.0)
-
-    def refused(self) -> list[str]:
-        return [str(e).lower() for e in self.errors if "permissions violation" in str(e).lower()]
-
-    async def request(self, subject: str, body: dict[str, object]) -> dict[str, object] | None:
-        """A JetStream API request; None when it was never answered (refused by the permissions)."""
-        try:
-            reply = await self.nc.request(subject, json.dumps(body).encode(), timeout=1.0)
-        except nats.errors.TimeoutError:
-            return None
-        answer = orjson.loads(reply.data)
-        assert isinstance(answer, dict)
-        return answer
-
-    async def publish(self, subject: str, data: bytes, headers: dict[str, str]) -> str:
-        """A JetStream publish: 'stored', the server's refusal, or 'no answer' (refused by the permissions)."""
-        try:
-            await self.js.publish(subject, data, headers=headers)
-        except nats.errors.TimeoutError:
-            return "no answer"
-        except nats.js.errors.APIError as exc:
-            return str(exc.description)
-        return "stored"
-
-
-@asynccontextmanager
-async def hostile(hub, user: str = "viewer") -> AsyncIterator[Hostile]:
-    errors: list[Exception] = []
-
-    async def record(exc: Exception) -> None:
-        errors.append(exc)
-
-    nc = await nats.connect(
-        hub.urls,
-        user=user,
-        password=getattr(hub.credentials, user),
-        inbox_prefix=f"_INBOX_{user}",  # its own (packaging/nats/accounts.conf)
-        error_cb=record,
-        allow_reconnect=False,
-    )
-    try:
-        yield Hostile(nc, errors)
-    finally:
-        await nc.close()
 
 
 async def _state(js) -> dict[str, bytes | None]:
@@ -349,18 +293,8 @@ def test_a_collector_that_may_not_update_streams_is_told_what_to_give_it(tmp_pat
     try:
 
         async def go() -> None:
-            async def refused(exc: Exception) -> None:
-                pass
-
-            nc = await nats.connect(
-                hub.urls,
-                user="collector",
-                password=hub.credentials.collector,
-                inbox_prefix="_INBOX_collector",
-                error_cb=refused,
-            )
-            made = await provision(nc.jetstream(timeout=1.0), NAMES, StreamPlan())
-            await nc.close()
+            async with hostile(hub, "collector") as collector:
+                made = await provision(collector.nc.jetstream(timeout=1.0), NAMES, StreamPlan())
             assert len(made.unguarded) == 6, made.unguarded
             assert made.warning is not None and "$JS.API.STREAM.UPDATE.*" in made.warning
             assert f"KV_{triage_bucket(NAMES)}" in made.warning
