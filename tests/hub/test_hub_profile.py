@@ -209,3 +209,21 @@ def test_the_hub_secret_is_in_the_real_keyring(paths):
         assert hub_options(profile, again, paths.data_dir).auth.secret == "pw-" + name
     finally:
         remove_hub_profile(paths, opened.store, name)
+
+
+def test_an_older_versions_shared_hub_slot_is_never_read_and_the_message_says_why(paths):
+    """Older versions kept a hub secret in `hub:<name>`, one slot for every data dir (another data dir's hub
+    of the same name could read it): it is never read; adding the hub again removes it."""
+    store = MemorySecretStore()
+    fields = {"name": "acme", "hub_urls": ["nats://127.0.0.1:1"], "hub_tenant": "acme", "auth": "token"}
+    profile = add_hub_profile(paths, store, "mine", **fields)
+    store.delete(secret_slot(profile, paths.data_dir))
+    store.set("hub:acme", "another data dir's")
+    with pytest.raises(SignInRequired, match="an older version kept it where every data dir could read it"):
+        hub_options(profile, store, paths.data_dir)
+    add_hub_profile(paths, store, "mine again", **fields)
+    assert store.get("hub:acme") is None
+    assert hub_options(profile, store, paths.data_dir).auth.secret == "mine again"
+    elsewhere = AppPaths.resolve(str(paths.data_dir / "elsewhere"))
+    with pytest.raises(SignInRequired):  # another data dir: another slot
+        hub_options(profile, store, elsewhere.data_dir)
