@@ -598,12 +598,15 @@ def with_alert(stored) -> Path:
 
 
 def _alias_bomb(path: Path) -> Path:
-    """1 KB of YAML whose aliases expand to 9¹¹ nodes."""
-    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    """1 KB of YAML whose aliases expand to 9¹¹ nodes, in a fixture's event data (which the rule model copies)."""
+    lines = ["a: &a {k1: x, k2: x, k3: x, k4: x, k5: x, k6: x, k7: x, k8: x, k9: x}"]
     for i in range(1, 12):
         name, before = chr(ord("a") + i), chr(ord("a") + i - 1)
-        lines.append(f"{name}: &{name} [" + ",".join([f"*{before}"] * 9) + "]")
-    lines.append("rules: [{id: bomb, types: [user.created], severity: info, tests: *l}]")
+        lines.append(f"{name}: &{name} {{" + ", ".join(f"k{j}: *{before}" for j in range(1, 10)) + "}")
+    lines.append(
+        "rules: [{id: bomb, name: Bomb, types: [user.created], severity: info, tests: [{name: t, expect: fires,"
+        " events: [{type: user.created, data: *l}]}]}]"
+    )
     path.write_text("\n".join(lines) + "\n")
     return path
 
