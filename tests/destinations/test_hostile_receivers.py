@@ -97,14 +97,15 @@ def test_destinations_test_of_a_trickling_receiver_answers_within_the_deadline(t
         add = cli("destinations", "add", name, "--data-dir", str(tmp_path), stdin=-1)
         add.communicate(f"json://127.0.0.1:{slow.port}/hook\n", timeout=60)
         try:
-            started = time.monotonic()
             proc = cli("destinations", "test", name, "--data-dir", str(tmp_path))
             _, err = proc.communicate(timeout=60)
-            took = time.monotonic() - started
+            ended = time.monotonic()
         finally:
             cli("destinations", "remove", name, "--data-dir", str(tmp_path)).communicate(timeout=60)
-    print(f"destinations test answered after {took:.1f} s")
-    assert took < 30.0, took
+    assert slow.first_request_at is not None, err
+    took = ended - slow.first_request_at  # (not the start: a loaded machine takes seconds to start a process)
+    print(f"destinations test answered {took:.1f} s after its request reached the receiver")
+    assert took < 25.0, took
     assert proc.returncode == 6, err
     assert (
         err.strip()

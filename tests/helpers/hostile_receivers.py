@@ -25,6 +25,7 @@ class _Server:
         self._sock.listen(16)
         self.port = int(self._sock.getsockname()[1])
         self.requests = 0
+        self.first_request_at: float | None = None  # time.monotonic() when the first request had arrived
         self._closed = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: list[socket.socket] = []
@@ -47,6 +48,8 @@ class _Server:
             _read_request(conn)
             with self._lock:
                 self.requests += 1
+                if self.first_request_at is None:
+                    self.first_request_at = time.monotonic()
             self.answer(conn)
 
     def answer(self, conn: socket.socket) -> None:

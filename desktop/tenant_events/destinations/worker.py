@@ -46,7 +46,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 HORIZON_S: Final = 24 * 3600.0
 IDLE_POLL_S: Final = 30.0  # re-read the settings and look for work at least this often
-STOP_WAIT_S: Final = 2.0  # stopping waits this long for the sends in flight, then ends them
+STOP_WAIT_S: Final = (
+    1.0  # stopping waits this long for the sends in flight (most answer by then), then ends them
+)
 SEND_GRACE_S: Final = 5.0  # past a send's deadline, a lane stops waiting for it (a name lookup hangs)
 
 
