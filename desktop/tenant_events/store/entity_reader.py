@@ -8,7 +8,6 @@ timeline_query.py.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import orjson
 
 from tenant_events.store import timeline_query
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.entity_records import Entity, EntityState, Relation
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
@@ -23,18 +23,16 @@ from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
 from tenant_events.store.entity_state import entity_from_row as _entity
 from tenant_events.store.entity_state import entity_state
 from tenant_events.store.reader import EventReader
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import small_reader
 from tenant_events.values.events import StoredEvent
 
 
-class DirectoryReader:
+class DirectoryReader(HoldsConnection):
     """Queries over the entity directory and object timelines of one tenant database."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
 
     @classmethod
@@ -43,7 +41,7 @@ class DirectoryReader:
         log alive; closing stays the reader's business."""
         directory = cls.__new__(cls)
         directory.path = reader.path
-        directory._conn, directory._lock, directory._owned = reader._conn, reader._lock, False
+        directory._held, directory._owned = reader._held, False
         return directory
 
     @classmethod
@@ -52,13 +50,12 @@ class DirectoryReader:
         rules' wording): no second connection, no lock shared with anyone."""
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
-        directory._conn, directory._lock, directory._owned = conn, threading.Lock(), False
+        directory._held, directory._owned = HeldConnection.fixed(conn, directory.path), False
         return directory
 
     def close(self) -> None:
         if self._owned:
-            with self._lock:
-                self._conn.close()
+            self._held.close()
 
     def __enter__(self) -> DirectoryReader:
         return self

@@ -9,11 +9,11 @@ from the UI thread or a worker, one reader per thread is best (calls are seriali
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.query import Walk, fts_count_parts, walk_plan, where_clause
 from tenant_events.store.records import CursorState, StoredGap, summary_of
 from tenant_events.store.schema import connect
@@ -40,20 +40,24 @@ def _event(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:
 WIDE_SEQ_WINDOW: Final = 20_000  # rows: past this a count with a time bound walks the time index instead
 
 
-class EventReader:
+def _reader_connection(path: Path) -> sqlite3.Connection:
+    conn = connect(path, readonly=True)
+    # A reader walks indexes and the FTS doclists once per query; a big page cache per connection (the
+    # writer's 32 MB) only raised the app's RSS (two readers per tenant), not the speed of a filter.
+    conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+    return conn
+
+
+class EventReader(HoldsConnection):
     """Queries over stored events, rejected frames, gaps and the cursor."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn = connect(path, readonly=True)
-        # A reader walks indexes and the FTS doclists once per query; a big page cache per connection (the
-        # writer's 32 MB) only raised the app's RSS (two readers per tenant), not the speed of a filter.
-        self._conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
-        self._lock = threading.Lock()
+        # The writer may have it closed and opened again (store/connections.py): `_conn` is read under `_lock`.
+        self._held = HeldConnection(path, lambda: _reader_connection(path))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
 
     def __enter__(self) -> EventReader:
         return self

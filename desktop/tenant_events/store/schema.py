@@ -30,6 +30,7 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_schema import ALERTS_SQL
+from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
 from tenant_events.store.directory import install_and_rebuild
 
 log = logging.getLogger(__name__)
@@ -192,13 +193,20 @@ def _make_private(path: Path) -> None:
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection with the pragmas every user of the file needs. Autocommit; callers BEGIN explicitly."""
+    wait_while_reopened(path)  # a connection beside the old ones would take up their removed wal-index
+    refuse_if_gone(path)
     if readonly:
         conn = sqlite3.connect(
-            f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            f"{path.as_uri()}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=TrackedConnection,
         )
     else:
         _make_private(path)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=TrackedConnection)
+    track(conn, path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
         _to_wal(conn)
@@ -207,6 +215,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     )  # WAL + NORMAL: durable across app crashes (sqlite.org/wal.html)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA cache_size = -32000")
+    return conn
+
+
+def small_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection with a 4 MB page cache (the window's timelines and time pages)."""
+    conn = connect(path, readonly=True)
+    conn.execute("PRAGMA cache_size = -4000")
     return conn
 
 

@@ -13,7 +13,6 @@ Plans, because SQLite has no statistics to choose between the time index and the
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,9 +20,10 @@ from typing import Any, Final
 
 import orjson
 
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.query import text_parts, where_clause
 from tenant_events.store.reader import _COLUMNS, _event
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import small_reader
 from tenant_events.values.events import EventFilter, StoredEvent
 
 MAX_SEQ: Final = 2**63 - 1
@@ -45,18 +45,15 @@ def _runs(seqs: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class TimePager:
+class TimePager(HoldsConnection):
     """A tenant's rows newest- or oldest-first by (time_ms, seq) from a position; its own read connection."""
 
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self._held = HeldConnection(path, lambda: small_reader(path))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
 
     def _few(self, sql: str, params: Sequence[object], few: int) -> bool:
         count = f"SELECT count(*) FROM ({sql} LIMIT ?)"  # noqa: S608 - callers pass constants

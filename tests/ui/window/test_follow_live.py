@@ -77,7 +77,10 @@ def test_follow_pill_and_the_row_being_read_stays_put(qloop, ui_paths):
             assert not follow.following  # the user scrolled
             assert follow.pill.isVisible() == (w.unread > 0)  # only what arrived meanwhile, above the view
             w.menu_actions.follow.trigger()  # View ▸ Follow newest events (F)
-            assert follow.following and bar.value() == 0 and w.unread == 0
+            assert follow.following and bar.value() == 0
+            # Seen once the window is the active one: on a loaded desktop the activation can trail (the rows are
+            # counted seen again on WindowActivate, follow.py), so wait for it rather than assume it
+            await until(lambda: w.unread == 0, 10, "the rows at the top seen")
 
             # Follow on (the default): new rows keep arriving at the top, the view stays there, nothing is "new"
             assert follow.following and w.menu_actions.follow.isChecked()
