@@ -1,7 +1,7 @@
 """Receivers that try to hold the sender (tests/helpers/hostile_receivers.py) or to pull secrets out of it:
 
 - one that trickles its answer a byte at a time: a second alert still reaches the healthy destination within
-  2 s, the attempt ends at its deadline, `destinations test` answers within it, and `stream` exits within
+  2 s, the attempt ends at its deadline (an e-mail's too, against an SMTP server whose greeting never ends), `destinations test` answers within it, and `stream` exits within
   5 s of SIGINT or SIGTERM (the send left pending for the next start);
 - one that redirects: the redirect is not followed (its secret header never reaches the other host) and the
   destination stops with the reason;
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 import uuid
 
@@ -22,10 +23,10 @@ from werkzeug import Request, Response
 
 from helpers.deliveries import alert_write, store_alerts, target
 from helpers.fixtures_engine import cli
-from helpers.hostile_receivers import Flood, Trickler, running
+from helpers.hostile_receivers import Flood, SmtpTrickler, Trickler, running
 from helpers.stream_kill import wait
 from tenant_events.destinations.message import test_message as probe
-from tenant_events.destinations.send import send
+from tenant_events.destinations.send import Outcome, send
 from tenant_events.destinations.worker import DeliveryWorker
 from tenant_events.store.outbox import read_status
 
@@ -87,6 +88,22 @@ def test_an_attempt_ends_at_its_deadline_however_the_answer_trickles():
         took = time.monotonic() - started
     assert outcome.kind == "retry" and outcome.reason == "no complete answer within 1.5 s", outcome
     assert 1.4 < took < 4.0, took
+
+
+def test_an_email_attempt_ends_at_its_deadline_however_the_server_trickles():
+    """E-mail goes through smtplib, not requests: its socket is the attempt's too, shut at the deadline."""
+    outcomes: list[Outcome] = []
+    with running(SmtpTrickler()) as slow:
+        url = f"mailto://127.0.0.1:{slow.port}?from=alerts@example.com&to=oncall@example.com"
+        started = time.monotonic()
+        sender = threading.Thread(target=lambda: outcomes.append(send(url, probe("mail"), deadline=1.5)))
+        sender.start()
+        sender.join(timeout=30)  # (bounded: without the deadline it reads the greeting for ever)
+        took = time.monotonic() - started
+    sender.join(timeout=30)  # the trickler closed: a send still running ends now
+    assert slow.requests == 1
+    assert took < 4.0, f"the e-mail attempt was still running {took:.1f} s into a 1.5 s deadline"
+    assert outcomes == [Outcome("retry", "no complete answer within 1.5 s")], outcomes
 
 
 @needs_keyring

@@ -3,6 +3,8 @@
 Trickler   reads the request, then answers a byte at a time (one every `every` s) and never finishes: no
            read ever waits long enough to time out
 Flood      answers 200 with a body of `size` bytes and counts how many of them the sender took
+SmtpTrickler  an SMTP server whose greeting never ends: a continuation line ("220-…") every `every` s, each
+           read answered well within any read timeout
 """
 
 from __future__ import annotations
@@ -113,6 +115,23 @@ class Flood(_Server):
         while self.taken < self.size:
             conn.sendall(chunk)
             self.taken += len(chunk)
+
+
+class SmtpTrickler(_Server):
+    def __init__(self, every: float = 0.3) -> None:
+        self.every = every
+        super().__init__()
+
+    def _serve(self, conn: socket.socket) -> None:
+        """SMTP's server speaks first: no request to read."""
+        with contextlib.suppress(OSError), conn:
+            with self._lock:
+                self.requests += 1
+                if self.first_request_at is None:
+                    self.first_request_at = time.monotonic()
+            while not self._closed.is_set():
+                conn.sendall(b"220-mail.example.com still greeting\r\n")
+                time.sleep(self.every)
 
 
 @contextlib.contextmanager
