@@ -89,11 +89,12 @@ def test_what_another_relay_delivered_is_not_sent_again(nats_single, tmp_path, h
     assert httpserver.log == [] and state["relay"] == "relay-a"
 
 
-def test_a_relay_that_finds_the_record_gone_sends_nothing_again_and_writes_it_back(
-    nats_single, tmp_path, httpserver
+@pytest.mark.parametrize("loss", ["deleted", "rewritten as never tried"])
+def test_a_relay_that_finds_the_record_gone_or_shrunk_sends_nothing_again_and_writes_it_back(
+    nats_single, tmp_path, httpserver, loss
 ):
-    """The bucket lost the record (deleted, emptied): the receipt on the alerts stream, which only collectors
-    write, still says it was delivered."""
+    """The bucket lost the record (deleted, emptied) or holds less than happened (a record put back as never
+    tried): the receipt on the alerts stream, which only collectors write, still says it was delivered."""
     httpserver.expect_request("/hook").respond_with_data("ok")
     url = f"json://127.0.0.1:{httpserver.port}/hook"
     first, second = tmp_path / "a" / "acme-team.sqlite3", tmp_path / "b" / "acme-team.sqlite3"
@@ -103,7 +104,8 @@ def test_a_relay_that_finds_the_record_gone_sends_nothing_again_and_writes_it_ba
     done = lambda db: lambda: [r[0] for r in _pending(db)] == ["delivered"]  # noqa: E731
     _run(nats_single, first, url, None, lambda: True, done(first))
     assert len(httpserver.log) == 1
-    state = _run(nats_single, second, url, None, lambda: True, done(second), forget=True)
+    shrunk = {"state": "pending", "attempts": 0, "at": 1.0, "relay": "relay-a"} if loss != "deleted" else None
+    state = _run(nats_single, second, url, shrunk, lambda: True, done(second), forget=loss == "deleted")
     assert len(httpserver.log) == 1, "the relay that took over sent the alert again"
     assert state["state"] == "delivered"  # written back from the receipt
 
