@@ -650,7 +650,10 @@ def _inputs(tmp: Path) -> dict[str, tuple[list[str], int, tuple[str, ...]]]:
         "rules export --sigma /proc/x": (
             ["rules", "export", "--sigma", "/proc/x"],
             3,
-            ("--sigma: /proc/x cannot be made a folder",),
+            (
+                "--sigma: /proc/x cannot be made a folder (No such file or directory)",
+                "a folder you can write in",
+            ),
         ),
         "stream --hub-nkey /dev/zero": (
             ["stream", *hub, "--hub-nkey", "/dev/zero"],

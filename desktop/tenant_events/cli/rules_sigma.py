@@ -94,11 +94,15 @@ def run_export(args: argparse.Namespace) -> int:
     ruleset = rule_set(load_settings(paths).alerts)
     target = Path(args.sigma)
     if target.exists() and not target.is_dir():
-        raise ConfigError("--sigma", f"{target} is not a folder")
+        raise ConfigError("--sigma", f"{target} is not a folder", "give a folder to write the rules into")
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError("--sigma", f"{target} cannot be made a folder: {exc.strerror or exc}") from None
+        raise ConfigError(
+            "--sigma",
+            f"{target} cannot be made a folder ({exc.strerror or exc})",
+            "give a folder you can write in",
+        ) from None
     failed = 0
     written = 0
     for rule in ruleset.rules:
