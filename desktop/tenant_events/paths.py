@@ -2,13 +2,15 @@
 
 Everything hangs off one data dir so tests (and `--data-dir`) isolate a whole profile; `TENANT_EVENTS_HOME`
 does the same from the environment. The resources dir differs between a dev checkout, an installed wheel and
-a PyInstaller bundle; `resource_path` hides that.
+a PyInstaller bundle; `resource_path` hides that. A file a user names to be read (a rule file, a key file) is
+read through `regular_file_bytes`: a device or a pipe in its place could be read forever.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,25 @@ APP_DIR_NAME = "tenant-events"
 HOME_ENV = "TENANT_EVENTS_HOME"
 # A profile's name is also its database's file name: a slug can never climb out of the data dir (no "/", no "..").
 PROFILE_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def regular_file_bytes(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them; ValueError saying why not (not a regular
+    file — asked of the file once open, so it cannot be swapped in between —, larger, unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (opening a FIFO does not block)
+    except OSError as exc:
+        raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("is not a regular file")
+        try:
+            raw = f.read(limit + 1)
+        except OSError as exc:
+            raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise ValueError(f"is larger than {limit:,} bytes")
+    return raw
 
 
 def check_profile_name(name: str) -> str:

@@ -74,3 +74,21 @@ def test_triage_from_the_command_line(tmp_path):
     assert missing.returncode == 3 and "no alert 77 in acme" in missing.stderr
     shown = _cli(tmp_path, "show", str(alert_id))
     assert [line.split(" by ")[0] for line in shown.stdout.splitlines()] == ["acknowledged", "snoozed"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b'{"state": "acknowledged", "at": 1e300}',
+        b'{"state": "acknowledged", "at": -1.0}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": 1e20}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": NaN}',  # not JSON: as a hostile client sends it
+    ],
+)
+def test_a_teammates_hub_entry_with_a_time_no_clock_can_show_is_left_out(value):
+    """It crashed `triage show` and the triage bar of every viewer that stored it."""
+    from tenant_events.hub.triage import parse_entry
+
+    assert parse_entry("mass-deletion.evt_a.eve", value, 7) is None
+    good = b'{"state": "acknowledged", "at": 1800000000.0}'
+    assert parse_entry("mass-deletion.evt_a.eve", good, 8) is not None
