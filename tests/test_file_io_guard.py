@@ -21,7 +21,7 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
-    "store/schema.py::_make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
     "crash.py::RunMarker.__enter__": "the running app's marker file in logs/",
@@ -126,7 +126,7 @@ def test_every_allowed_site_still_exists():
 
 def test_store_opens_nothing_but_through_sqlite():
     in_store = [site for site in plain_io_sites() if site.startswith("store/")]
-    assert in_store == ["store/schema.py::_make_private"], in_store
+    assert in_store == ["store/schema.py::make_private"], in_store
 
 
 def test_the_guard_sees_the_ways_a_file_is_opened(tmp_path):

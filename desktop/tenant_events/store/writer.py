@@ -31,6 +31,7 @@ from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_A
 from tenant_events.store.records import Batch, CommitResult, CursorState
 from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
+from tenant_events.store.write_back import write_back
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -89,8 +90,8 @@ class StoreWriter:
                     job = self._jobs.get()
                 elif self._fts_pending:
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
-                else:
-                    job = self._jobs.get(timeout=self._wal_limits.idle if wal.dirty else None)
+                else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
+                    job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
                 if self._fts_pending:
                     self._index_chunk_safely()
@@ -118,6 +119,8 @@ class StoreWriter:
             except BaseException as exc:
                 future.set_exception(exc)
         self._close_connection()
+        if self._files_gone is not None:  # no reopen to wait for any more (_refuse_until_reopened)
+            connections.watch(self.path, None)
 
     def _close_connection(self) -> None:
         """Empty the WAL and close (even while readers stay open: they would keep close() from doing it). A store
@@ -214,10 +217,19 @@ class StoreWriter:
         the stream resumes from the cursor in the file, and the integrity check at open moves a damaged file
         aside as at any start."""
         log.warning("%s: opening the event database again", self.path.name)
+        gone = self._files_gone
+        removed = gone == self.path.name and self._conn is not None and not self.path.exists()
+        if removed and self._conn is not None and write_back(self._conn, self.path):  # (raises: tried again)
+            log.warning("%s: written back from the connection that still had it open", self.path.name)
         try:
             connections.let_go_of(self.path)  # first: the copy at close then has no reader to wait for
             self._close_connection()
-            connections.all_closed(self.path)
+            try:
+                connections.all_closed(self.path)
+            except StorageError:
+                self._refuse_until_reopened(gone)
+                raise
+            connections.watch(self.path, None)  # no connection holds the removed wal-index any more
             self._open()
         except sqlite3.Error as exc:
             raise StorageError(
@@ -228,6 +240,13 @@ class StoreWriter:
         self._files_gone = None
         self._recent = RecentRows()
         log.warning("%s: the event database is open again", self.path.name)
+
+    def _refuse_until_reopened(self, gone: str | None) -> None:
+        """A connection of this process still holds the removed wal-index (a short-lived one all_closed() waited
+        for in vain) and the writer's is closed: a new connection would take the index up. New connections are
+        refused in words until the writer has opened the file again, or is closed."""
+        if gone is not None:
+            connections.watch(self.path, lambda: gone)
 
     def _commit(self, batch: Batch) -> CommitResult:
         # After a failed commit the batches queued behind it must fail too: one of them (a heartbeat's cursor
@@ -266,10 +285,11 @@ class StoreWriter:
         """A file of the database was removed: open it again at once (the sooner, the less goes into the removed
         log); the write that found it is refused all the same, so the stream resumes from the stored cursor."""
         self._files_gone = gone
-        log.warning("%s", _files_gone_error(self.path, gone))
+        said = _files_gone_error(self.path, gone)  # before the reopen: a removed file is written back by it
+        log.warning("%s", said)
         with contextlib.suppress(StorageError):  # not now: resume_after_failure tries again
             self._reopen()
-        raise _files_gone_error(self.path, gone)
+        raise said
 
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
@@ -303,9 +323,20 @@ class StoreWriter:
 
 
 def _files_gone_error(path: Path, name: str) -> StorageError:
+    """What happened, in words: the log removed, the database file itself removed (written back), or replaced."""
+    if name != path.name:
+        return StorageError(
+            f"{name} was removed or replaced by another program while the event database {path} was open",
+            "Tenant Events opens the database again and resumes from the stored cursor",
+        )
+    if not path.exists():
+        return StorageError(
+            f"the event database {path} was removed by another program while Tenant Events had it open",
+            "Tenant Events writes it back from what it still has open and resumes from the stored cursor",
+        )
     return StorageError(
-        f"{name} was removed or replaced by another program while the event database {path} was open",
-        "Tenant Events opens the database again and resumes from the stored cursor",
+        f"the event database {path} was replaced by another file while Tenant Events had it open",
+        "Tenant Events opens the new file and resumes from the cursor stored in it",
     )
 
 
