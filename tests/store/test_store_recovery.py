@@ -177,6 +177,7 @@ def test_a_log_removed_while_the_writer_is_idle_is_opened_again_without_a_write(
         remove_log(db)
         # A paused stream, a quiet tenant: no write comes, yet a triage action or a window's reader must not
         # be told "try again in a moment" for ever. The writer looks at its files while idle and reopens.
+        deadline = time.monotonic() + bound(10)
         while time.monotonic() < deadline and not all(
             db.with_name(db.name + s).exists() for s in ("-wal", "-shm")
         ):
@@ -184,6 +185,10 @@ def test_a_log_removed_while_the_writer_is_idle_is_opened_again_without_a_write(
         assert all(db.with_name(db.name + s).exists() for s in ("-wal", "-shm")), "not opened again"
         with EventReader(db) as reader:
             assert reader.count() == 100
+        # The stream is told all the same: its next batch is refused with the words, and it resumes.
+        refused = commit_until_refused(writer, 100)
+        assert "acme.sqlite3-wal was removed or replaced by another program" in str(refused), str(refused)
+        assert writer.resume_after_failure().offset == "c100"
         writer.commit_sync(batch(100, 10))
     finally:
         writer.close()

@@ -56,6 +56,9 @@ class StoreWriter:
         self._stored_upto = 0
         self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
+        self._untold: StorageError | None = (
+            None  # found while idle: the next commit is refused with it (_lost)
+        )
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -255,8 +258,12 @@ class StoreWriter:
         if self._failed is not None:
             raise self._failed
         try:
+            if (untold := self._untold) is not None:
+                raise untold
             return self._commit_batch(batch)
         except Exception as exc:
+            if exc is self._untold:
+                self._untold = None  # said now, by the stream
             self._failed = (
                 exc if isinstance(exc, StorageError) else StorageError(f"cannot write to {self.path}: {exc}")
             )
@@ -283,10 +290,12 @@ class StoreWriter:
 
     def _lost(self, gone: str) -> None:
         """A file of the database was removed: open it again at once (the sooner, the less goes into the removed
-        log); the write that found it is refused all the same, so the stream resumes from the stored cursor."""
+        log); the write that found it is refused all the same, so the stream resumes from the stored cursor and
+        says what happened. Found while idle or indexing, the next commit is refused with it instead."""
         self._files_gone = gone
         said = _files_gone_error(self.path, gone)  # before the reopen: a removed file is written back by it
         log.warning("%s", said)
+        self._untold = said
         with contextlib.suppress(StorageError):  # not now: resume_after_failure tries again
             self._reopen()
         raise said
@@ -304,8 +313,9 @@ class StoreWriter:
     def _index_chunk_safely(self) -> None:
         try:
             self._index_chunk()
-        except StorageError as exc:  # a file of the database removed: the next commit says so and reopens it
-            log.warning("%s", exc)
+        except StorageError as exc:  # a file of the database removed: said by _lost, and by the next commit
+            if exc is not self._untold:
+                log.warning("%s", exc)
         except sqlite3.Error:
             log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
             self._fts_pending = False
