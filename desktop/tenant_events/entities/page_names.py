@@ -5,7 +5,8 @@ loop running (the app), the page's sentences are made on a worker thread — one
 and one for the names (entities/sentences.py `describe_stored`) — and `on_ready` tells the table to repaint its
 Summary column: scrolling never waits for names, and the stored summary shows for the few ms until they arrive.
 Without a loop (scripts, plain model tests) they are made at once. The stored summary, with raw ids, stays what
-search matches.
+search matches. While the store cannot be read (the writer opening its database again after another program
+removed a file of it) the rows are kept queued and tried again a second later, so their names still come.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
+from tenant_events.errors import StorageError
 from tenant_events.values.events import StoredEvent
 
 KEEP: Final = 24 * 256 * 2  # twice the rows the page cache holds (page_cache.MAX_PAGES × PAGE)
+RETRY_S: Final = 1.0  # after the store could not be read
+RETRIES: Final = 60  # in a row, before the rows wait for the next page read
 
 
 class PageNames:
@@ -56,11 +60,23 @@ class PageNames:
                 self.keep_task(self._task)
 
     async def _drain(self) -> None:
+        failed = 0
         try:
             while self._queued and self.directory is not None:
                 directory, seqs = self.directory, list(self._queued)
                 self._queued.clear()
-                said = await asyncio.to_thread(describe_stored, directory, seqs)
+                try:
+                    said = await asyncio.to_thread(describe_stored, directory, seqs)
+                except StorageError:  # being opened again: the same rows, a little later
+                    if directory is not self.directory:
+                        return
+                    self._queued.update(dict.fromkeys(seqs))
+                    failed += 1
+                    if failed > RETRIES:
+                        return  # kept queued: the next page read tries them again
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                failed = 0
                 if directory is self.directory:  # not a tenant the table has left meanwhile
                     self._keep(said)
                     if self.on_ready is not None:
