@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from helpers.entity_events import Tenant
 from tenant_events.entities import Mention, describe, describe_all, describe_stored
+from tenant_events.entities.page_names import PageNames
+from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.wire import EventType
@@ -202,3 +206,44 @@ def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(
     from tenant_events.wire.references import names
 
     assert names("user.created", sign_up, "connection", SSO)
+
+
+class OpenedAgainMeanwhile:
+    """A directory that cannot be read the first `times` calls (its database being opened again)."""
+
+    def __init__(self, directory: DirectoryReader, times: int) -> None:
+        self.directory, self.times = directory, times
+
+    def _maybe_refuse(self) -> None:
+        if self.times > 0:
+            self.times -= 1
+            raise StorageError("acme.sqlite3-wal was removed", "try again in a moment")
+
+    def event_data(self, seqs):
+        self._maybe_refuse()
+        return self.directory.event_data(seqs)
+
+    def entities(self, keys):
+        return self.directory.entities(keys)
+
+
+def test_names_that_could_not_be_read_while_the_store_was_opened_again_come_a_moment_later(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=KNOWN, cursor="c1"))
+    writer.close()
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        rows = reader.page_before(EventFilter(), None, 10)
+        names = PageNames(OpenedAgainMeanwhile(directory, times=2))
+        ready: list[bool] = []
+        names.on_ready = lambda: ready.append(True)
+
+        async def read_a_page() -> None:
+            names.page_read(rows)
+            assert names._task is not None
+            await names._task
+
+        asyncio.run(asyncio.wait_for(read_a_page(), 60))
+        assert ready == [True]
+        assert all(names.sentence(e.seq) is not None for e in rows)
+        assert "grace.hopper@example.com" in names.text(rows[-1])
