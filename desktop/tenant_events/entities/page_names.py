@@ -20,7 +20,8 @@ from tenant_events.entities.sentences import Sentence, StoredLookup, describe_st
 from tenant_events.errors import StorageError
 from tenant_events.values.events import StoredEvent
 
-KEEP: Final = 24 * 256 * 2  # twice the rows the page cache holds (page_cache.MAX_PAGES × PAGE)
+# the rows the page cache holds (page_cache.MAX_PAGES × PAGE): the others are read again
+KEEP: Final = 24 * 256
 RETRY_S: Final = 1.0  # after the store could not be read
 RETRIES: Final = 60  # in a row, before the rows wait for the next page read
 

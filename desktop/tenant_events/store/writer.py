@@ -2,14 +2,13 @@
 
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
-index whenever no batch has arrived for a short while (indexer.py), deletes old events in small chunks when
-asked (retention.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
+moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+pause, keeps the write-ahead log small (checkpoint.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import logging
@@ -22,14 +21,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import connections, indexer
+from tenant_events.store import archive_move, connections, indexer
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
 from tenant_events.store.write_back import write_back
 
@@ -48,6 +46,7 @@ class StoreWriter:
             tuple[Callable[[], object], concurrent.futures.Future[object]] | None
         ] = queue.SimpleQueue()
         self._fts_pending = False
+        self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -70,6 +69,7 @@ class StoreWriter:
     def _open(self) -> OpenNotice | None:
         self._conn, notice = open_database(self.path)
         self._fts_pending = indexer.backlog(self._conn) > 0
+        self._cleanup_pending = True  # finds out on its first idle chunk (archive_move.py)
         self._stored_upto = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
         # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
         self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
@@ -91,7 +91,7 @@ class StoreWriter:
                     wal is None
                 ):  # opening it again failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
-                elif self._fts_pending:
+                elif self._fts_pending or self._cleanup_pending:
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
                 else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
                     job = self._jobs.get(timeout=self._wal_limits.idle)
@@ -99,6 +99,9 @@ class StoreWriter:
                 if self._fts_pending:
                     self._index_chunk_safely()
                     last_chunk, indexing = time.monotonic(), True
+                elif self._cleanup_pending and wal is not None:
+                    self._cleanup_chunk_safely()
+                    indexing = True
                 elif wal is not None:
                     wal.idle()
                     if (gone := wal.files.gone()) is not None:
@@ -180,14 +183,10 @@ class StoreWriter:
         row = self._submit(lambda: self.conn.execute(sql).fetchone()).result()
         return (str(row[0]), str(row[1])) if row else None
 
-    async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
-        """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
-        removed = 0
-        while True:
-            n = await asyncio.wrap_future(self._submit(lambda: self._retention_chunk(max_age_days, max_rows)))
-            removed += n
-            if n < RETENTION_CHUNK:
-                return removed
+    def run_archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """`fn(conn)` on the writer thread between batches: a change to the archive's catalog, in a transaction of
+        its own (store/archive_move.py); the moved rows' full-text entries are removed afterwards when idle."""
+        return self._submit(lambda: self._archive_job(fn))
 
     def index_all_sync(self) -> None:
         """Finish full-text indexing now (tests, export tools)."""
@@ -320,16 +319,24 @@ class StoreWriter:
             log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
             self._fts_pending = False
 
+    def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return fn(self.conn)
+        finally:
+            self._cleanup_pending = True
+            self._wal_written()
+
+    def _cleanup_chunk_safely(self) -> None:
+        try:
+            self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
+            self._wal_written()
+        except Exception:
+            log.exception("removing archived rows from the full-text index of %s failed", self.path.name)
+            self._cleanup_pending = False
+
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
             pass
-
-    def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
-        removed = retention_chunk(self.conn, max_age_days, max_rows)
-        if removed:
-            self._wal_written()
-            log.info("retention removed %d events from %s", removed, self.path.name)
-        return removed
 
 
 def _files_gone_error(path: Path, name: str) -> StorageError:
