@@ -6,7 +6,9 @@ and one for the names (entities/sentences.py `describe_stored`) — and `on_read
 Summary column: scrolling never waits for names, and the stored summary shows for the few ms until they arrive.
 Without a loop (scripts, plain model tests) they are made at once. The stored summary, with raw ids, stays what
 search matches. While the store cannot be read (the writer opening its database again after another program
-removed a file of it) the rows are kept queued and tried again a second later, so their names still come.
+removed a file of it) the rows are kept queued and tried again a second later, so their names still come. Rows
+past the directory's watermark (a catch-up batch, which the indexer puts into the directory later) are said with
+the ids they carry for now, and said again once the directory has reached them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class PageNames:
         self.directory = directory
         self._sentences: OrderedDict[int, Sentence] = OrderedDict()
         self._queued: dict[int, None] = {}
+        self._early: set[int] = set()  # said before the directory reached them: said again once it has
         self._task: asyncio.Task[None] | None = None
         self.on_ready: Callable[[], None] | None = None  # sentences arrived from the worker
         self.keep_task: Callable[[asyncio.Task[Any]], None] | None = None  # the owner awaits it at shutdown
@@ -41,12 +44,13 @@ class PageNames:
         self.directory = directory
         self._sentences.clear()
         self._queued.clear()
+        self._early.clear()
 
     def page_read(self, rows: Sequence[StoredEvent]) -> None:
         """Describe the rows not described yet: on a worker when a loop runs, else now."""
         if self.directory is None:
             return
-        wanted = [e.seq for e in rows if e.seq not in self._sentences]
+        wanted = [e.seq for e in rows if e.seq not in self._sentences or e.seq in self._early]
         if not wanted:
             return
         try:
@@ -67,21 +71,33 @@ class PageNames:
                 directory, seqs = self.directory, list(self._queued)
                 self._queued.clear()
                 try:
-                    said = await asyncio.to_thread(describe_stored, directory, seqs)
+                    said, upto = await asyncio.to_thread(_describe, directory, seqs)
                 except StorageError:  # being opened again: the same rows, a little later
                     if directory is not self.directory:
-                        return
+                        continue  # a tenant the table has left meanwhile: the new one's rows
                     self._queued.update(dict.fromkeys(seqs))
                     failed += 1
                     if failed > RETRIES:
                         return  # kept queued: the next page read tries them again
                     await asyncio.sleep(RETRY_S)
                     continue
-                failed = 0
-                if directory is self.directory:  # not a tenant the table has left meanwhile
-                    self._keep(said)
-                    if self.on_ready is not None:
-                        self.on_ready()
+                if directory is not self.directory:
+                    continue
+                self._keep(said)
+                early = {seq for seq in seqs if seq > upto}
+                self._early.difference_update(seqs)
+                self._early.update(early)
+                if self.on_ready is not None:
+                    self.on_ready()
+                if not early:
+                    failed = 0
+                    continue
+                failed += 1  # the directory behind: these rows again, a little later
+                if failed > RETRIES and not self._queued:
+                    return  # still marked early: the next page read of them tries again
+                if not self._queued:
+                    await asyncio.sleep(RETRY_S)
+                self._queued.update(dict.fromkeys(early))
         finally:
             self._task = None
 
@@ -104,6 +120,12 @@ class PageNames:
         if sentence is None or not sentence.mentions:
             return ev.summary
         return "\n".join([sentence.text, *mention_lines(sentence)])
+
+
+def _describe(directory: StoredLookup, seqs: list[int]) -> tuple[dict[int, Sentence], int]:
+    """The sentences, and the directory's watermark read before them: rows past it were said without names."""
+    upto = directory.watermark()
+    return describe_stored(directory, seqs), upto
 
 
 def mention_lines(sentence: Sentence) -> list[str]:
