@@ -23,10 +23,18 @@ from helpers.fixtures_ui import (
     save_screenshot,
     until,
 )
+from helpers.window_shown import (
+    counted,
+    in_time_order,
+    named,
+    names_unlike_the_directory,
+    sentences,
+    shown_count,
+    window_rows,
+)
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.errors import StorageError
 from tenant_events.store import EventReader
-from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
 
 pytestmark = [
     pytest.mark.gui,
@@ -55,45 +63,6 @@ def stored_count(db) -> int:
         return 0
 
 
-SHOWN = 25  # the rows the window shows without scrolling
-
-
-def window_rows(w) -> list:
-    rows = [w.model.event_at(r) for r in range(min(SHOWN, w.model.rowCount()))]
-    return [e for e in rows if e is not None]
-
-
-def in_time_order(w) -> bool:
-    times = [e.time for e in window_rows(w)]
-    return bool(times) and times == sorted(times, reverse=True)
-
-
-def sentences(w) -> list:
-    return [w.model.data(w.model.index(r, Col.SUMMARY), SENTENCE_ROLE) for r in range(len(window_rows(w)))]
-
-
-def named(w) -> bool:
-    """Every shown row's summary is a sentence with names (not the stored summary with raw ids)."""
-    shown = sentences(w)
-    return bool(shown) and all(s is not None for s in shown)
-
-
-def counted(w) -> bool:
-    """The count and the histogram show what is stored (not "0 events", not "No events for this filter yet")."""
-    return w.filter_bar._count_text not in ("", "0 events") and bool(w.histogram.buckets)
-
-
-def names_unlike_the_directory(shown: list, directory) -> list[str]:
-    """Each name the directory knows by a label, shown as a bare id instead (blocking: a worker thread)."""
-    wrong = []
-    for sentence in shown:
-        for m in sentence.mentions if sentence is not None else ():
-            known = directory.entity(m.kind, m.id)
-            if known is not None and known.label != known.id and m.label == m.id:
-                wrong.append(f"{m.kind} {m.id} shown as its id; the directory knows {known.label!r}")
-    return wrong
-
-
 def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing_lost(
     qloop, ui_paths, make_simulator
 ):
@@ -120,6 +89,7 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             await until(lambda: "removed or replaced by another program" in state.text(), 30, "told")
             told = state.text()
             assert "acme.sqlite3" in told and "paused" in told and "opens the database again" in told, told
+            assert state.toolTip() == told  # the whole line on hover: the window cuts it at its edge
             # Paused, the window keeps what it showed while it says why.
             assert named(w) and counted(w), (w.filter_bar._count_text, len(w.histogram.buckets))
             assert in_time_order(w), [e.time for e in window_rows(w)]
@@ -136,9 +106,7 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             )
             assert in_time_order(w), [e.time for e in window_rows(w)]
             assert await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory) == []
-            await until(
-                lambda: int(w.filter_bar._count_text.split()[0].replace(",", "")) >= sent, 30, "the count"
-            )
+            await until(lambda: shown_count(w) >= sent, 30, "the count")
             save_screenshot(w, "store-recovery-live-again")
 
     run_async(qloop, scenario(), timeout=240)

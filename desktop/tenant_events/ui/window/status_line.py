@@ -27,8 +27,13 @@ class StatusLine:
     def show(self, tenant: str | None, status: TenantStatus | None) -> None:
         if status is None:
             self.state_label.setText("No tenant" if tenant is None else f"{tenant}: starting")
+            self.state_label.setToolTip("")
             return
-        self.state_label.setText(status.line())
+        line = status.line()
+        self.state_label.setText(line)
+        # A long reason (a storage failure names the database's path, then what Tenant Events does about it) is cut
+        # at the window's edge: the whole of it on hover.
+        self.state_label.setToolTip(line)
         self.age_label.setText(age_text(status.cursor_age_s))
         self.rate_label.setText(rate_text(status))
 
