@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli, reference_ids
+from helpers.small_disk import remount, small_disk_at
 from tenant_events.store import EventReader
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
@@ -26,21 +27,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpf
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs: big enough for the schema, too small for the simulator's backlog."""
-    mnt = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-    mnt.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_disk_at(tmp_path / f"disk-{uuid.uuid4().hex[:6]}") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
-def remount(mnt: Path, options: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{options}", str(mnt)], check=True)
 
 
 def count(db: Path) -> int:

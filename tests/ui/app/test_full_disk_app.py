@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from helpers.fixtures_ui import (
     save_screenshot,
     until,
 )
+from helpers.small_disk import remount, small_disk_at
 from helpers.window_shown import (
     counted,
     in_time_order,
@@ -52,17 +52,8 @@ def browser(url: str) -> None:
 @pytest.fixture
 def small_tenants_disk(ui_paths: AppPaths) -> Iterator[Path]:
     """The app's tenants/ folder on a 3 MB tmpfs: room for the schema and a few thousand events, not 20 000."""
-    mnt = ui_paths.databases_dir
-    mnt.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_disk_at(ui_paths.databases_dir) as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def stored_ids(db: Path) -> list[str]:
@@ -105,8 +96,7 @@ def test_a_full_disk_under_the_app_is_said_and_the_app_goes_on_once_space_is_fre
             save_screenshot(w, "full-disk-told" if freed else "full-disk-quit-while-full")
             if not freed:
                 return  # Quit now, the stream still paused on the full disk (running_app: it must end with 0)
-            remount = ["mount", "-o", "remount,size=200m", str(small_tenants_disk)]
-            await asyncio.to_thread(subprocess.run, remount, check=True)
+            await asyncio.to_thread(remount, small_tenants_disk, "size=200m")
             total = int(sim.stats()["events"])
             await until(lambda: stored_count(db) >= total, 120, "every event stored once space was freed")
             await until(lambda: "disk is full" not in state.text(), 30, "the pause over")
