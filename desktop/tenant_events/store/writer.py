@@ -55,9 +55,8 @@ class StoreWriter:
         self._stored_upto = 0
         self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
-        self._untold: StorageError | None = (
-            None  # found while idle: the next commit is refused with it (_lost)
-        )
+        # a removed file found while idle: the next commit is refused with it (_lost)
+        self._untold: StorageError | None = None
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True

@@ -261,11 +261,9 @@ class FeedController(QObject):
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
-        except StorageError:
+        except StorageError:  # the database being opened again: what is shown stays meanwhile
             if self.worker_readers.get(tenant) is reader:  # (else the tenant was removed while this ran)
-                self._aggregate_timer.start(
-                    AGGREGATE_MIN_MS
-                )  # being opened again: what is shown stays meanwhile
+                self._aggregate_timer.start(AGGREGATE_MIN_MS)
             return
         except Exception:
             if self.worker_readers.get(tenant) is not reader:
