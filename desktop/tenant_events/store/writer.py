@@ -314,9 +314,20 @@ class StoreWriter:
         except StorageError as exc:  # a file of the database removed: said by _lost, and by the next commit
             if exc is not self._untold:
                 log.warning("%s", exc)
-        except sqlite3.Error:
-            log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
-            self._fts_pending = False
+        except sqlite3.Error as exc:
+            if _disk_trouble(
+                exc
+            ):  # a full disk, a failing one: the user is told by the stream's paused commits
+                log.warning(
+                    "full-text indexing of %s paused: %s; it goes on after the next commit",
+                    self.path.name,
+                    exc,
+                )
+            else:
+                log.exception(
+                    "full-text indexing of %s failed; search falls back to scanning", self.path.name
+                )
+            self._fts_pending = False  # (a commit sets it again)
 
     def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
@@ -354,6 +365,12 @@ def _files_gone_error(path: Path, name: str) -> StorageError:
         f"the event database {path} was replaced by another file while Tenant Events had it open",
         "Tenant Events opens the new file and resumes from the cursor stored in it",
     )
+
+
+def _disk_trouble(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL or an I/O error: the disk's doing, not a bug."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR"))
 
 
 def _needs_reopening(failure: StorageError | None) -> bool:
