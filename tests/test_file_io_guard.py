@@ -21,7 +21,7 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
-    "store/schema.py::_make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
     "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
     "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
     "store/archive_build.py::_synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
@@ -129,7 +129,7 @@ def test_every_allowed_site_still_exists():
 # The store's own plain I/O: creating the database file, and the archive's Parquet and scratch files in the
 # `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
 STORE_SITES = {
-    "store/schema.py::_make_private",
+    "store/schema.py::make_private",
     "store/archive_build.py::_tokens",
     "store/archive_build.py::scratch",
     "store/archive_build.py::_synced_rename",

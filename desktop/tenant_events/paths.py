@@ -93,6 +93,34 @@ class AppPaths:
         return self.data_dir / "simulator"
 
 
+# A tenant's database and the files SQLite keeps beside it (a moved-aside damaged one, `x.corrupt-….sqlite3`, too).
+DATABASE_NAME = re.compile(r"\.sqlite3(?:-wal|-shm|-journal)?$")
+
+
+def database_file_named(target: str | os.PathLike[str], data_dir: Path) -> Path | None:
+    """The database file (or its -wal, -shm, -journal) under `data_dir` that `target` names — through `..`, a
+    symlink or a hard link — else None. Looked at with `stat` only: opening such a file in a process that holds a
+    connection to it would drop that process's locks (store/connections.py)."""
+    real = Path(os.path.realpath(target))
+    base = Path(os.path.realpath(data_dir))
+    if DATABASE_NAME.search(real.name) and real.is_relative_to(base):
+        return real
+    try:
+        st = real.stat()
+    except OSError:
+        return None  # a new file outside the data dir's database names
+    for candidate in base.rglob("*.sqlite3*") if base.is_dir() else ():
+        if not DATABASE_NAME.search(candidate.name):
+            continue
+        try:
+            other = candidate.stat()
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return candidate
+    return None
+
+
 def resource_path(*parts: str) -> Path:
     """A file under `resources/`, found in a dev checkout, an installed wheel or a frozen bundle."""
     frozen_root = getattr(sys, "_MEIPASS", None)

@@ -1,5 +1,6 @@
-"""Where `export` and `stream --jsonl` write: one clear line when a path cannot be written, and a quiet end
-when the reader of stdout goes away (`tenant-events export --csv - | head`).
+"""Where `export`, `alerts`, `timeline` and `stream` write: one clear line when a path cannot be written or names
+one of the data dir's database files, and a quiet end when the reader of stdout goes away
+(`tenant-events export --csv - | head`).
 
 Python ignores SIGPIPE, so a closed pipe shows up as BrokenPipeError on a write, and again when the interpreter
 flushes stdout at exit ("Exception ignored ... BrokenPipeError"). Pointing stdout at /dev/null after the first
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 
 from tenant_events.errors import StorageError, UserFixableError
+from tenant_events.paths import AppPaths, database_file_named
 
 
 class ClosedStdout(io.TextIOBase):
@@ -50,6 +52,20 @@ def quiet_stdout() -> None:
         os.dup2(devnull, fileno)
     finally:
         os.close(devnull)
+
+
+def refuse_database_target(*targets: str | None, paths: AppPaths) -> None:
+    """One line, before anything opens it, for an output path that names a database file of the data dir (or its
+    -wal or -shm): writing there would destroy the events, and opening it beside a running app drops its locks."""
+    for target in targets:
+        if not target or target == "-":
+            continue
+        named = database_file_named(target, paths.data_dir)
+        if named is not None:
+            raise UserFixableError(
+                f"will not write {target}: it is {named.name}, a database file of the data dir {paths.data_dir}",
+                "pick another path for the output",
+            )
 
 
 def cannot_write(target: str, exc: OSError) -> UserFixableError:
