@@ -1,0 +1,291 @@
+"""Keeps the access history: for every membership, role assignment and connection, the spans of time it held.
+
+Where it sits: the writer thread's idle-time indexer (indexer.py) calls `catch_up` in each of its transactions,
+after the entity directory's, so a live batch's transaction never pays for it. `access_upto` says how far it goes;
+readers (access_reader.py) count later events as not in it yet, and `tenant-events access` brings it up to date
+itself (reindex.py `catch_up_access`). The schema migration only makes the tables: the indexer fills them from the events
+already stored, a chunk a transaction.
+
+Tables (schema 6):
+  access_marks   each link event: the link's key, its stamp and seq, whether it adds
+  access_ends    each deletion of a user, organization or group: what ends every link of that entity
+  access_groups  each group's type and parent, newest by stamp (an organization's group ends with it)
+  access_spans   what a reader asks: per link, [since, until) stamps with the events that began and ended it
+                 (until = HOLDS while it holds); a point in time is a range query on its two indexes
+
+Each chunk notes the marks and deletions its events make, then works out again, from everything noted, the spans
+of every link they touch: the link's own events, every link of a deleted entity (of a deleted organization's
+groups too), the roles of a member who left, the links of a group whose organization became known. Nothing
+depends on the order events arrive in (access_facts.py), so a late event, a rebuild and a second process catching
+up all meet at the same spans.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, Final
+
+import orjson
+
+from tenant_events.store.access_facts import (
+    END_KINDS,
+    TYPES,
+    Facts,
+    Key,
+    Mark,
+    Span,
+    group_ends,
+    link_spans,
+)
+from tenant_events.store.directory import STAMP_SHIFT, Rel
+
+CHUNK: Final = 2000  # stored seqs a transaction: about 20 ms of the writer thread's idle time
+_SEQ_MASK: Final = (1 << STAMP_SHIFT) - 1
+_TYPE_LIST: Final = ", ".join(f"'{t}'" for t in sorted(TYPES))
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS access_marks (
+    rel INTEGER NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, c TEXT NOT NULL,
+    at INTEGER NOT NULL,  -- the event's stamp (directory.py: time_ms << 20 | seq)
+    seq INTEGER NOT NULL,
+    adds INTEGER NOT NULL,
+    PRIMARY KEY (rel, a, b, c, at)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS access_marks_b ON access_marks(b, rel);
+CREATE TABLE IF NOT EXISTS access_ends (
+    kind TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (kind, id, at)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS access_groups (
+    id TEXT PRIMARY KEY, type TEXT, type_at INTEGER, parent TEXT, parent_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS access_groups_parent ON access_groups(parent);
+CREATE TABLE IF NOT EXISTS access_spans (
+    rel INTEGER NOT NULL, a TEXT NOT NULL, b TEXT NOT NULL, c TEXT NOT NULL,
+    since INTEGER NOT NULL,  -- stamp of the add that began it
+    until INTEGER NOT NULL,  -- stamp of the first ending after it, access_facts.HOLDS (2^62) while it holds
+    since_seq INTEGER NOT NULL,
+    until_seq INTEGER,
+    PRIMARY KEY (rel, a, b, c, since)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS access_spans_since ON access_spans(since, until);
+CREATE INDEX IF NOT EXISTS access_spans_until ON access_spans(until, since);
+INSERT OR IGNORE INTO counters (name, value) VALUES ('access_upto', 0);
+"""
+_TABLES: Final = ("access_marks", "access_ends", "access_groups", "access_spans")
+_MARKS_OF: Final = (
+    "SELECT m.rel, m.a, m.b, m.c, m.at, m.seq, m.adds FROM json_each(?) AS j CROSS JOIN access_marks AS m"
+    " ON m.rel = j.value ->> 0 AND m.a = j.value ->> 1 AND m.b = j.value ->> 2 AND m.c = j.value ->> 3"
+)
+_ENDS_OF: Final = (
+    "SELECT e.kind, e.id, e.at, e.seq FROM json_each(?) AS j CROSS JOIN access_ends AS e"
+    " ON e.kind = j.value ->> 0 AND e.id = j.value ->> 1"
+)
+_SPANS_OF: Final = (
+    "SELECT s.rel, s.a, s.b, s.c, s.since, s.since_seq, s.until, s.until_seq FROM json_each(?) AS j"
+    " CROSS JOIN access_spans AS s"
+    " ON s.rel = j.value ->> 0 AND s.a = j.value ->> 1 AND s.b = j.value ->> 2 AND s.c = j.value ->> 3"
+)
+_GROUPS_OF: Final = (
+    "SELECT g.id, g.type, g.parent FROM json_each(?) AS j CROSS JOIN access_groups AS g ON g.id = j.value"
+)
+
+
+def watermark(conn: sqlite3.Connection) -> int:
+    """The last stored seq the access history covers."""
+    row = conn.execute("SELECT value FROM counters WHERE name = 'access_upto'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def clear(conn: sqlite3.Connection) -> None:
+    """Forget the history (`tenant-events reindex` builds it again); inside the caller's transaction."""
+    for table in _TABLES:
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+    conn.execute("UPDATE counters SET value = 0 WHERE name = 'access_upto'")
+    conn.execute("DELETE FROM counters WHERE name = 'access_from_ms'")
+
+
+def catch_up(conn: sqlite3.Connection, upto_seq: int, limit: int = CHUNK) -> bool:
+    """Take in the stored events after the watermark, up to `upto_seq` and at most `limit` seqs; inside the
+    caller's transaction. True when more remain below `upto_seq`."""
+    low = watermark(conn)
+    high = min(upto_seq, low + limit)
+    if high <= low:
+        return False
+    facts = Facts()
+    rows = conn.execute(
+        f"SELECT seq, time_ms, type, raw FROM events"  # noqa: S608 - constants
+        f" WHERE seq > ? AND seq <= ? AND type IN ({_TYPE_LIST})",
+        (low, high),
+    )
+    for seq, time_ms, event_type, raw in rows:
+        data = _data(raw)
+        if data is not None:
+            facts.add(event_type, (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK), seq, data)
+    row = conn.execute("SELECT min(time_ms) FROM events WHERE seq > ? AND seq <= ?", (low, high)).fetchone()
+    first_ms = row[0] if row and row[0] is not None else None
+    _note(conn, facts)
+    _rework(conn, _touched(conn, facts))
+    if first_ms is not None:
+        conn.execute(
+            "INSERT INTO counters (name, value) VALUES ('access_from_ms', ?)"
+            " ON CONFLICT (name) DO UPDATE SET value = min(value, excluded.value)",
+            (first_ms,),
+        )
+    conn.execute("UPDATE counters SET value = ? WHERE name = 'access_upto'", (high,))
+    return high < upto_seq
+
+
+def _data(raw: str) -> dict[str, Any] | None:
+    """An event's `data` from its stored message (orjson: several times faster than SQLite's own JSON)."""
+    try:
+        data = orjson.loads(raw)["event"]["data"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _note(conn: sqlite3.Connection, facts: Facts) -> None:
+    """Store the chunk's marks, deletions and groups' newest type and parent."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO access_marks (rel, a, b, c, at, seq, adds) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(*key, stamp, seq, int(adds)) for key, stamp, seq, adds in facts.marks],
+    )
+    conn.executemany("INSERT OR IGNORE INTO access_ends (kind, id, at, seq) VALUES (?, ?, ?, ?)", facts.ends)
+    changed = []
+    for ident, attrs in facts.groups.items():
+        type_at, kind = attrs.get("type", (None, None))
+        parent_at, parent = attrs.get("parent", (None, None))
+        before = conn.execute("SELECT type, parent FROM access_groups WHERE id = ?", (ident,)).fetchone()
+        conn.execute(
+            "INSERT INTO access_groups (id, type, type_at, parent, parent_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET"
+            " type = CASE WHEN excluded.type_at > coalesce(type_at, -1) THEN excluded.type ELSE type END,"
+            " type_at = max(coalesce(type_at, -1), coalesce(excluded.type_at, -1)),"
+            " parent = CASE WHEN excluded.parent_at > coalesce(parent_at, -1) THEN excluded.parent ELSE parent END,"
+            " parent_at = max(coalesce(parent_at, -1), coalesce(excluded.parent_at, -1))",
+            (ident, kind, type_at, parent, parent_at),
+        )
+        after = conn.execute("SELECT type, parent FROM access_groups WHERE id = ?", (ident,)).fetchone()
+        if before is None or tuple(before) != tuple(after):
+            changed.append(ident)
+    facts.groups = {ident: {} for ident in changed}  # what _touched must look at again
+
+
+def _keys(conn: sqlite3.Connection, sql: str, args: tuple[str, ...]) -> set[Key]:
+    return {(int(r), str(a), str(b), str(c)) for r, a, b, c in conn.execute(sql, args)}
+
+
+def _group_keys(conn: sqlite3.Connection, group: str) -> set[Key]:
+    return _keys(
+        conn,
+        "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel IN (5, 6, 7) AND a = ?"
+        " UNION SELECT DISTINCT rel, a, b, c FROM access_marks WHERE b = ? AND rel = 4",
+        (group, group),
+    )
+
+
+def _touched(conn: sqlite3.Connection, facts: Facts) -> set[Key]:
+    """Every link whose spans the chunk may have changed."""
+    touched = {key for key, _s, _q, _a in facts.marks}
+    for key, _stamp, _seq, adds in facts.marks:
+        if key[0] == Rel.ORG_MEMBER and not adds:  # the member's roles in that organization end with it
+            touched |= _keys(
+                conn,
+                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel = 2 AND a = ? AND b = ?",
+                (key[1], key[2]),
+            )
+    for kind, ident, _stamp, _seq in facts.ends:
+        if kind == "user":
+            touched |= _keys(
+                conn,
+                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE b = ? AND rel IN (1, 2, 5)",
+                (ident,),
+            )
+        elif kind == "organization":
+            touched |= _keys(
+                conn,
+                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel IN (1, 2, 3, 4) AND a = ?",
+                (ident,),
+            )
+            for (group,) in conn.execute(
+                "SELECT id FROM access_groups WHERE parent = ? AND type = 'organization'", (ident,)
+            ).fetchall():
+                touched |= _group_keys(conn, str(group))
+        else:
+            touched |= _group_keys(conn, ident)
+    for group in facts.groups:
+        touched |= _group_keys(conn, group)
+    return touched
+
+
+def _rework(conn: sqlite3.Connection, keys: Iterable[Key]) -> None:
+    """Work out the spans of `keys` again from everything noted about them."""
+    keys = sorted(keys)
+    if not keys:
+        return
+    members = {(int(Rel.ORG_MEMBER), k[1], k[2], "") for k in keys if k[0] == Rel.ORG_MEMBER_ROLE}
+    marks: dict[Key, list[Mark]] = defaultdict(list)
+    for rel, a, b, c, at, seq, adds in conn.execute(_MARKS_OF, (orjson.dumps([*keys, *members]).decode(),)):
+        marks[(rel, a, b, c)].append((at, seq, adds == 1))  # (the columns' types: no conversion needed)
+    groups = {k[1 + pos] for k in keys for pos in group_ends(k[0])}
+    parents = {
+        g: parent
+        for g, kind, parent in conn.execute(_GROUPS_OF, (orjson.dumps(sorted(groups)).decode(),))
+        if kind == "organization" and parent is not None
+    }
+    entities = {(kind, k[1 + pos]) for k in keys for pos, kind in enumerate(END_KINDS[k[0]])}
+    entities |= {("organization", org) for org in parents.values()}
+    ends: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+    for kind, ident, at, seq in conn.execute(_ENDS_OF, (orjson.dumps(sorted(entities)).decode(),)):
+        ends[(kind, ident)].append((at, seq))
+    old: dict[Key, set[Span]] = defaultdict(set)
+    for rel, a, b, c, since, since_seq, until, until_seq in conn.execute(
+        _SPANS_OF, (orjson.dumps(keys).decode(),)
+    ):
+        old[(rel, a, b, c)].add((since, since_seq, until, until_seq))
+    gone, made = [], []
+    for key in keys:
+        new = link_spans(marks.get(key, ()), _endings(key, marks, ends, parents))
+        before = old.get(key)
+        if before is None:
+            made += [(*key, *span) for span in new]
+            continue
+        gone += [(*key, span[0]) for span in before.difference(new)]
+        made += [(*key, *span) for span in new if span not in before]
+    # Most changes are one span begun or one ended: a row or two written, not the link's whole history again.
+    conn.executemany(
+        "DELETE FROM access_spans WHERE rel = ? AND a = ? AND b = ? AND c = ? AND since = ?", gone
+    )
+    conn.executemany(
+        "INSERT INTO access_spans (rel, a, b, c, since, since_seq, until, until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        made,
+    )
+
+
+def _endings(
+    key: Key,
+    marks: dict[Key, list[Mark]],
+    ends: dict[tuple[str, str], list[tuple[int, int]]],
+    parents: dict[str, str],
+) -> list[tuple[int, int]]:
+    """What ends a link besides its own removals: its ends' deletions, its groups' organizations' deletions, and
+    for a member's role the member leaving the organization."""
+    rel, ids = key[0], key[1:]
+    out: list[tuple[int, int]] = []
+    for pos, kind in enumerate(END_KINDS[rel]):
+        out += ends.get((kind, ids[pos]), ())
+        if kind == "group" and ids[pos] in parents:
+            out += ends.get(("organization", parents[ids[pos]]), ())
+    if rel == Rel.ORG_MEMBER_ROLE:
+        member = (int(Rel.ORG_MEMBER), key[1], key[2], "")
+        out += [(at, seq) for at, seq, adds in marks.get(member, ()) if not adds]
+    return out
+
+
+def backlog(conn: sqlite3.Connection) -> int:
+    """Stored seqs the history has not taken in yet."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+    return max(0, (int(row[0]) if row else 0) - watermark(conn))

@@ -1,0 +1,203 @@
+"""Read API over one tenant's access history (access_history.py): who held which link at a moment, what began and
+ended between two, the events behind them, and how far the history reaches.
+
+Its own read-only connection, calls serialised by a lock (like entity_reader.py). Each answer is read in one
+read transaction, so the history's reach and its spans agree. A moment is a range query on one of the spans'
+two indexes: `since` for a moment in the older half of the history, `until` for one in the newer half, so the
+scan covers at most about half the spans and usually far fewer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Final, TypeVar
+
+import orjson
+
+from tenant_events.store.access_facts import END_KINDS, HOLDS
+from tenant_events.store.access_records import (
+    ChangedBetween,
+    EventFacts,
+    GapWindow,
+    HeldAt,
+    HistoryReach,
+    LinkSpan,
+)
+from tenant_events.store.directory import STAMP_SHIFT, Rel
+from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.entity_records import Entity, Relation
+from tenant_events.store.schema import connect
+
+T = TypeVar("T")
+_SPAN: Final = "rel, a, b, c, since, until, since_seq, until_seq"
+_HELD_AT: Final = {
+    index: f"SELECT {_SPAN} FROM access_spans INDEXED BY access_spans_{index}"  # noqa: S608 - constants
+    " WHERE since <= ? AND until > ?"
+    for index in ("since", "until")
+}
+# A link that held at both moments, with a break between, did not change: NOT EXISTS finds its span of the other.
+_HELD_AT_LOW: Final = (
+    "NOT EXISTS (SELECT 1 FROM access_spans AS o WHERE o.rel = s.rel AND o.a = s.a AND o.b = s.b AND o.c = s.c"
+    " AND o.since <= ? AND o.until > ?)"
+)
+_BEGAN: Final = (
+    f"SELECT {_SPAN} FROM access_spans AS s INDEXED BY access_spans_since"  # noqa: S608 - constants
+    f" WHERE since > ? AND since <= ? AND until > ? AND {_HELD_AT_LOW}"
+)
+_ENDED: Final = (
+    f"SELECT {_SPAN} FROM access_spans AS s INDEXED BY access_spans_until"  # noqa: S608 - constants
+    f" WHERE until > ? AND until <= ? AND since <= ? AND {_HELD_AT_LOW}"
+)
+_RELATION: Final = {int(r): Relation[r.name] for r in Rel}
+
+
+class AccessReader:
+    """Queries over the access history of one tenant database (access/source.py `HistorySource`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = connect(path, readonly=True)
+        self._lock = threading.Lock()
+        self._names = DirectoryReader.on_connection(self._conn)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> AccessReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read(self, work: Callable[[], T]) -> T:
+        """`work()` in one read transaction, under the lock."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                return work()
+            finally:
+                self._conn.execute("COMMIT")
+
+    def held_at(self, moment: int) -> HeldAt:
+        """The links that held at stamp `moment` (every event stamped up to it counted)."""
+
+        def work() -> HeldAt:
+            reach = self._reach()
+            first, newest = reach.first_ms or 0, reach.newest_ms or 0
+            index = "since" if (moment >> STAMP_SHIFT) - first < newest - (moment >> STAMP_SHIFT) else "until"
+            rows = self._conn.execute(_HELD_AT[index], (moment, moment)).fetchall()
+            return HeldAt(moment, tuple(map(_span, rows)), reach)
+
+        return self._read(work)
+
+    def changed_between(self, low: int, high: int) -> ChangedBetween:
+        """What began or ended after stamp `low` up to stamp `high`, net of links that held at both."""
+
+        def work() -> ChangedBetween:
+            began = self._conn.execute(_BEGAN, (low, high, high, low, low)).fetchall()
+            ended = self._conn.execute(_ENDED, (low, high, low, high, high)).fetchall()
+            return ChangedBetween(
+                low, high, tuple(map(_span, began)), tuple(map(_span, ended)), self._reach()
+            )
+
+        return self._read(work)
+
+    def events(self, seqs: Iterable[int]) -> dict[int, EventFacts]:
+        """The stored events by seq (those still stored), with their `data`."""
+        wanted = orjson.dumps(sorted(set(seqs))).decode()
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.seq, e.event_id, e.type, e.time_ms, json_extract(e.raw, '$.event.data')"
+                " FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value WHERE json_valid(e.raw)",
+                (wanted,),
+            ).fetchall()
+        out = {}
+        for seq, event_id, kind, time_ms, data in rows:
+            parsed = orjson.loads(data) if isinstance(data, str) else None
+            out[int(seq)] = EventFacts(int(seq), str(event_id), str(kind), int(time_ms), _dict(parsed))
+        return out
+
+    def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]:
+        """The directory's entities among `(kind, id)` keys: names as the event table shows them."""
+        with self._lock:
+            return self._names.entities(keys)
+
+    def _reach(self) -> HistoryReach:
+        counters = dict(
+            self._conn.execute(
+                "SELECT name, value FROM counters WHERE name IN ('access_upto', 'access_from_ms')"
+            ).fetchall()
+        )
+        upto = int(counters.get("access_upto", 0))
+        stored = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        newest = self._conn.execute("SELECT max(time_ms) FROM events WHERE seq <= ?", (upto,)).fetchone()[0]
+        first = counters.get("access_from_ms")
+        return HistoryReach(
+            int(first) if first is not None else None,
+            int(newest) if newest is not None else None,
+            upto,
+            int(stored[0]) if stored else 0,
+            tuple(self._gaps()),
+        )
+
+    def _gaps(self) -> list[GapWindow]:
+        """Each possible gap's window: from where the stream resumed (else the event stored before it) to the
+        first event stored after it."""
+        out = []
+        for reason, noted, resumed, after_seq in self._conn.execute(
+            "SELECT reason, created_at, resumed_from, after_seq FROM gaps ORDER BY id"
+        ).fetchall():
+            before = self._conn.execute(
+                "SELECT time_ms FROM events WHERE seq = ?", (after_seq or 0,)
+            ).fetchone()
+            after = self._conn.execute(
+                "SELECT time_ms FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (after_seq or 0,)
+            ).fetchone()
+            start = _iso_ms(resumed)
+            if start is None:
+                start = int(before[0]) if before else int(noted * 1000)
+            out.append(GapWindow(str(reason), start, int(after[0]) if after else None, float(noted)))
+        return out
+
+
+def _iso_ms(text: object) -> int | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _dict(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _span(row: tuple[int, str, str, str, int, int, int, int | None]) -> LinkSpan:
+    rel, a, b, c, since, until, since_seq, until_seq = row
+    ids = (a, b, c)[: len(END_KINDS[rel])]
+    return LinkSpan(
+        _RELATION[rel],
+        ids,
+        since,
+        since_seq,
+        None if until == HOLDS else until,
+        None if until == HOLDS else until_seq,
+    )
+
+
+def open_access(path: Path) -> AccessReader:
+    """An access reader over `path`; the database must exist at the current schema."""
+    if not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        return AccessReader(path)
+    except sqlite3.OperationalError as exc:
+        from tenant_events.errors import StorageError
+
+        raise StorageError(f"cannot read the event database {path}: {exc}") from exc
