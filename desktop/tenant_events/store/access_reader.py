@@ -1,5 +1,5 @@
-"""Read API over one tenant's access history (access_history.py): who held which link at a moment, what began and
-ended between two, the events behind them, and how far the history reaches.
+"""Read API over one tenant's access history (access_history.py): which links held at a moment (each span with the
+events that began and ended it), the events behind them, entities' names, and how far the history reaches.
 
 Its own read-only connection, calls serialised by a lock (like entity_reader.py). Each answer is read in one
 read transaction, so the history's reach and its spans agree. A moment is a range query on one of the spans'
@@ -20,7 +20,6 @@ import orjson
 
 from tenant_events.store.access_facts import END_KINDS, HOLDS
 from tenant_events.store.access_records import (
-    ChangedBetween,
     EventFacts,
     GapWindow,
     HeldAt,
@@ -39,19 +38,6 @@ _HELD_AT: Final = {
     " WHERE since <= ? AND until > ?"
     for index in ("since", "until")
 }
-# A link that held at both moments, with a break between, did not change: NOT EXISTS finds its span of the other.
-_HELD_AT_LOW: Final = (
-    "NOT EXISTS (SELECT 1 FROM access_spans AS o WHERE o.rel = s.rel AND o.a = s.a AND o.b = s.b AND o.c = s.c"
-    " AND o.since <= ? AND o.until > ?)"
-)
-_BEGAN: Final = (
-    f"SELECT {_SPAN} FROM access_spans AS s INDEXED BY access_spans_since"  # noqa: S608 - constants
-    f" WHERE since > ? AND since <= ? AND until > ? AND {_HELD_AT_LOW}"
-)
-_ENDED: Final = (
-    f"SELECT {_SPAN} FROM access_spans AS s INDEXED BY access_spans_until"  # noqa: S608 - constants
-    f" WHERE until > ? AND until <= ? AND since <= ? AND {_HELD_AT_LOW}"
-)
 _RELATION: Final = {int(r): Relation[r.name] for r in Rel}
 
 
@@ -92,18 +78,6 @@ class AccessReader:
             index = "since" if (moment >> STAMP_SHIFT) - first < newest - (moment >> STAMP_SHIFT) else "until"
             rows = self._conn.execute(_HELD_AT[index], (moment, moment)).fetchall()
             return HeldAt(moment, tuple(map(_span, rows)), reach)
-
-        return self._read(work)
-
-    def changed_between(self, low: int, high: int) -> ChangedBetween:
-        """What began or ended after stamp `low` up to stamp `high`, net of links that held at both."""
-
-        def work() -> ChangedBetween:
-            began = self._conn.execute(_BEGAN, (low, high, high, low, low)).fetchall()
-            ended = self._conn.execute(_ENDED, (low, high, low, high, high)).fetchall()
-            return ChangedBetween(
-                low, high, tuple(map(_span, began)), tuple(map(_span, ended)), self._reach()
-            )
 
         return self._read(work)
 

@@ -75,18 +75,6 @@ class HeldAt:
 
 
 @dataclass(frozen=True, slots=True)
-class ChangedBetween:
-    """Between two moments (stamps, `low` excluded): the spans that began and held at `high`, and those that held
-    at `low` and ended; a link that held at both moments, with a break between, is in neither."""
-
-    low: int
-    high: int
-    began: tuple[LinkSpan, ...]
-    ended: tuple[LinkSpan, ...]
-    reach: HistoryReach
-
-
-@dataclass(frozen=True, slots=True)
 class EventFacts:
     """What the review shows of the event that began or ended a span: its id, type, time and `data`."""
 

@@ -1,6 +1,6 @@
 """Is a tenant's database file fit to read? One clear `StorageError` naming the file and what is wrong.
 
-The read commands (`export`, `alerts`, `timeline`, `reindex`, `rules --try`) look before they read, so a damaged
+The read commands (`export`, `alerts`, `timeline`, `access`, `reindex`, `rules --try`) look before they read, so a damaged
 file — not SQLite at all, empty, cut short, bit-flipped, another program's database, a directory — is one line
 (exit 5) and the file is left exactly as it was: a reader never moves it aside or writes into it. Damage that only
 shows deep inside the file, mid-read, goes through `database_errors`, which says the same about it.

@@ -70,8 +70,10 @@ def reindex(path: Path, progress: Callable[[int, int], object] | None = None) ->
 def catch_up_access(path: Path) -> int:
     """Bring the access history of the database at `path` up to its last stored event (what the app's idle-time
     indexer would do next), a chunk a transaction; returns the stored seqs it took in. A database from an earlier
-    version is upgraded first."""
-    check_intact(path)
+    version is upgraded first; one with nothing to take in is only read."""
+    if not _access_behind(path):
+        return 0
+    check_intact(path)  # about to write: never into a damaged file
     upgrade(path)
     try:
         conn = connect(path)
@@ -83,6 +85,17 @@ def catch_up_access(path: Path) -> int:
         raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
     finally:
         conn.close()
+
+
+def _access_behind(path: Path) -> bool:
+    """Whether the file is older than this version or holds stored events its access history has not taken in."""
+    reader = connect(path, readonly=True)
+    try:
+        if int(reader.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
+            return True
+        return access_history.backlog(reader) > 0
+    finally:
+        reader.close()
 
 
 def _access_chunks(conn: sqlite3.Connection) -> int:
