@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from helpers.entity_events import T0, Tenant, envelope_row
+from helpers.entity_events import T0, Tenant, envelope_row, simulated_rows
 from tenant_events.store import Batch, EventRow, GapMarker, StoreWriter
 
 GRACE, KEN, ADA = "auth0|grace0000000001", "auth0|ken00000000000002", "auth0|ada00000000000003"
@@ -78,10 +78,17 @@ def story_rows() -> tuple[list[EventRow], list[EventRow]]:
     return _rows(first, 800_000_000), _rows(second, 800_000_100)
 
 
-def write_story(path: Path, *, indexed: bool = True) -> None:
+def write_story(path: Path, *, indexed: bool = True, crowd: int = 0) -> None:
     """The story into a tenant database (`indexed` False: as a `stream` stopped before its idle-time indexer ran,
-    the access history still empty)."""
+    the access history still empty); `crowd` events of the simulator's tenant life around it (other users,
+    organizations and groups, from T0 on, half a second apart on average)."""
     first, second = story_rows()
+    if crowd:
+        rows, _life = simulated_rows(crowd, seed=7)
+        first = sorted([*first, *(r for r in rows if r.time_ms < second[0].time_ms)], key=lambda r: r.time_ms)
+        second = sorted(
+            [*second, *(r for r in rows if r.time_ms >= second[0].time_ms)], key=lambda r: r.time_ms
+        )
     writer = StoreWriter(path)
     try:
         writer.commit_sync(Batch(events=first, cursor="c1"))

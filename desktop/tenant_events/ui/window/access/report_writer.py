@@ -1,0 +1,115 @@
+"""File ▸ Export access review…: what the Access view shows, as a printable report (PDF through Qt's own PDF
+writer, or HTML) and a CSV beside it with the same name, for auditors.
+
+The page comes from access/report.py; Qt's text engine lays it out on A4 pages (QTextDocument into a QPdfWriter,
+no other dependency). Both files are written on a worker thread, each into a temporary file renamed over the
+target at the end, so a failed export leaves no half file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from PySide6.QtCore import QMarginsF, QObject, Signal
+from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter, QTextDocument
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from tenant_events import APP_NAME
+from tenant_events.access.filters import AccessFilter
+from tenant_events.access.records import Diff, Snapshot
+from tenant_events.access.report import report_html
+from tenant_events.access.rows import write_csv
+
+log = logging.getLogger(__name__)
+
+
+class ReportHost(Protocol):
+    def confirm(self, text: str) -> None: ...
+    def keep_task(self, task: asyncio.Task[Any]) -> None: ...
+
+
+def _replace(target: Path, write: Callable[[Path], object]) -> None:
+    """`write(temp)` then rename it over `target`; the temp file goes when anything fails."""
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    os.close(fd)
+    temp = Path(name)
+    try:
+        write(temp)
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _write_pdf(page: str, path: Path, title: str) -> None:
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
+    writer.setTitle(title)
+    writer.setCreator(APP_NAME)
+    document = QTextDocument()
+    document.setHtml(page)
+    document.print_(writer)  # lays it out on the writer's pages
+
+
+def write_report(answer: Snapshot | Diff, flt: AccessFilter, printable: Path) -> tuple[Path, Path]:
+    """The report (PDF or HTML, by `printable`'s suffix) and its CSV (same name, .csv); blocking."""
+    page = report_html(answer, flt)
+    sheet = printable.with_suffix(".csv")
+    if printable.suffix.lower() == ".pdf":
+        _replace(printable, lambda temp: _write_pdf(page, temp, f"Access review — {answer.tenant}"))
+    else:
+        _replace(printable, lambda temp: temp.write_text(page, encoding="utf-8"))
+
+    def csv_file(temp: Path) -> None:
+        with temp.open("w", encoding="utf-8", newline="") as out:
+            write_csv(answer, out)
+
+    _replace(sheet, csv_file)
+    return printable, sheet
+
+
+class ReportExport(QObject):
+    finished = Signal(object)  # the files written, or an error text
+
+    def __init__(self, window: QWidget, host: ReportHost) -> None:
+        super().__init__(window)
+        self.window, self.host = window, host
+        self.file_dialog: QFileDialog | None = None
+
+    def ask(self, answer: Snapshot | Diff, flt: AccessFilter) -> QFileDialog:
+        """The save dialog (non-blocking); choosing a file writes the report of `answer` there."""
+        when = "now" if isinstance(answer, Snapshot) and answer.at_ms is None else "review"
+        name = f"{answer.tenant}-access-{'changes' if isinstance(answer, Diff) else when}.pdf"
+        dialog = QFileDialog(self.window, "Export access review", str(Path.home() / name))
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters(["PDF (*.pdf)", "HTML page (*.html)"])
+        dialog.setDefaultSuffix("pdf")
+        dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix("html" if "html" in f else "pdf"))
+        dialog.fileSelected.connect(lambda path: self.start(answer, flt, Path(path)))
+        dialog.finished.connect(lambda _r: dialog.deleteLater())
+        self.file_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def start(self, answer: Snapshot | Diff, flt: AccessFilter, target: Path) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(self._run(answer, flt, target))
+        self.host.keep_task(task)
+        return task
+
+    async def _run(self, answer: Snapshot | Diff, flt: AccessFilter, target: Path) -> None:
+        try:
+            printable, sheet = await asyncio.to_thread(write_report, answer, flt, target)
+        except OSError as exc:
+            text = f"Could not write {target}: {exc.strerror or exc}. Pick another folder or free some space."
+            log.info("access review export failed: %s", text)
+            self.host.confirm(text)
+            self.finished.emit(text)
+            return
+        self.host.confirm(f"Wrote {printable.name} and {sheet.name}")
+        self.finished.emit((printable, sheet))

@@ -1,0 +1,245 @@
+"""The Access view beside the event table, over a tenant whose access is known by hand (helpers/access_story.py)
+among a simulated crowd: who held what at a moment, narrowed by role; what changed between two moments with the
+event and who did it; a double-click opening that event in the table; a moment before the history refused; and
+the auditors' report (PDF and CSV) written, its first page drawn to a picture. Screenshots in light and dark.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+from PySide6.QtCore import QDateTime, QSizeF
+from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
+
+from helpers.access_story import AFTER, BEFORE, GRACE, iso, write_story
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    SCREENSHOTS,
+    run_async,
+    save_screenshot,
+    signal_future,
+    until,
+)
+from tenant_events.access.filters import AccessFilter
+from tenant_events.access.records import Diff, Snapshot
+from tenant_events.access.report import report_html
+from tenant_events.ui.look.theme import apply_theme
+from tenant_events.ui.window.access.access_models import SEQ_ROLE, ChangeCol
+from tenant_events.ui.window.access.access_page import CHANGES
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+
+@pytest.fixture(autouse=True)
+def light_again(qapp):
+    yield
+    apply_theme(qapp, "light")
+
+
+@pytest.fixture
+def story_window(open_window, tmp_path):
+    path = tmp_path / "acme.sqlite3"
+    write_story(path, crowd=1500)
+    return open_window(path, size=(1500, 860))
+
+
+def _moment(edit, when) -> None:
+    edit.setDateTime(QDateTime.fromMSecsSinceEpoch(int(when.timestamp() * 1000)))
+
+
+async def _answer(controller, change, check=None) -> object:
+    """Make `change()` and wait for the answer it brings (the first that passes `check`)."""
+    answered = signal_future(controller.answered, check=check)
+    change()
+    return (await answered)[0]
+
+
+def _ms(when) -> int:
+    return int(when.timestamp() * 1000)
+
+
+def _texts(model, parent=None, depth=0) -> list[str]:
+    """Every row of the tree as indented text."""
+    from PySide6.QtCore import QModelIndex
+
+    parent = parent or QModelIndex()
+    out = []
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        out.append("  " * depth + index.data())
+        out += _texts(model, index, depth + 1)
+    return out
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
+    apply_theme(qapp, theme)
+    w = story_window
+    page, controller = w.access.page, w.access.controller
+
+    async def scenario() -> None:
+        await _answer(controller, w.show_access)
+        assert page.isVisible() and page.tenant_box.currentText() == "acme"
+        page.at_now.setChecked(False)
+        snapshot = await _answer(
+            controller, lambda: _moment(page.at, BEFORE), lambda a: getattr(a, "at_ms", None) == _ms(BEFORE)
+        )
+        assert isinstance(snapshot, Snapshot) and snapshot.known
+        rows = _texts(page.snapshot_model)
+        stark = rows.index("  organization Stark Industries (org_stark000000001)")
+        assert rows[stark + 1 : stark + 6] == [
+            "    member grace@example.com has role admin",
+            "    group hr has role admin",
+            "    member ken@example.com has role admin through group hr",
+            "    member grace@example.com",
+            "    connection acme-saml",
+        ]  # admin-like roles first, then memberships and connections
+        assert "History complete from 2026-11-01 12:00:00 UTC" in page.completeness.text()
+        # Narrowed to admin-like roles: only role grants remain, Grace's and Ken's among them.
+        page.role.setCurrentIndex(page.role.findData("admin-like"))
+        page.role.activated.emit(page.role.currentIndex())
+        admins = controller.shown
+        assert admins.grants and all(g.role is not None and "admin" in g.role.name for g in admins.grants)
+        assert {g.user.id for g in admins.grants if g.user} >= {GRACE, "auth0|ken00000000000002"}
+        qapp.processEvents()
+        save_screenshot(w, f"access-at-{theme}")
+
+        # What changed: Grace left Stark (and lost admin with it), by Backoffice Script from 203.0.113.7.
+        page.role.setCurrentIndex(0)
+        page.role.activated.emit(0)
+        page.until_now.setChecked(False)
+        _moment(page.since, BEFORE)
+        _moment(page.until, AFTER)
+        await _answer(
+            controller,
+            lambda: page.mode.setCurrentIndex(CHANGES),
+            lambda a: isinstance(a, Diff) and (a.from_ms, a.to_ms) == (_ms(BEFORE), _ms(AFTER)),
+        )
+        model = page.changes_model
+        lost = next(
+            r
+            for r in range(model.rowCount())
+            if "grace@example.com lost role admin" in model.index(r, ChangeCol.WHAT).data()
+        )
+        assert (
+            model.index(lost, ChangeCol.WHAT).data()
+            == "grace@example.com lost role admin in organization Stark Industries"
+        )
+        assert (
+            model.index(lost, ChangeCol.EVENT).data()
+            == "grace@example.com removed from organization Stark Industries"
+        )
+        assert (
+            model.index(lost, ChangeCol.WHO).data()
+            == "by Backoffice Script (cli_backoffice) from 203.0.113.7"
+        )
+        assert model.index(lost, ChangeCol.CHANGE).data() == "− removed"
+        text = page.completeness.text()
+        assert (
+            "Possible gap: events from 2026-11-01 12:01:30 UTC to 2026-11-01 12:01:40 UTC may be missing"
+            in text
+        )
+        page.table.selectRow(lost)
+        page.table.scrollTo(model.index(lost, 0))
+        qapp.processEvents()
+        save_screenshot(w, f"access-changes-{theme}")
+
+        # A double-click opens the event that did it, in the table.
+        seq = model.index(lost, 0).data(SEQ_ROLE)
+        controller.open_event(model.index(lost, ChangeCol.EVENT))
+        assert w.pages.currentIndex() == 0
+        await until(lambda: w.model.event_at(w.table.currentIndex().row()) is not None
+                    and w.model.event_at(w.table.currentIndex().row()).seq == seq)  # fmt: skip
+        assert w.model.event_at(w.table.currentIndex().row()).type == "organization.member.deleted"
+
+    run_async(qloop, scenario())
+
+
+def test_a_moment_before_the_history_cannot_be_known(qapp, qloop, story_window):
+    w = story_window
+    page, controller = w.access.page, w.access.controller
+
+    async def scenario() -> None:
+        await _answer(controller, w.show_access)
+        page.at_now.setChecked(False)
+        early = BEFORE.replace(year=2025)
+        snapshot = await _answer(
+            controller, lambda: _moment(page.at, early), lambda a: getattr(a, "at_ms", None) == _ms(early)
+        )
+        assert not snapshot.known
+        assert page.body.currentWidget() is page.unknown
+        assert page.unknown.text() == (
+            "Who held access at 2025-11-01 12:00:50 UTC cannot be known: the stored history starts at "
+            "2026-11-01 12:00:00 UTC."
+        )
+        qapp.processEvents()
+        save_screenshot(w, "access-unknown-light")
+
+    run_async(qloop, scenario())
+
+
+def _page_images(html: str, pages: int = 2) -> list[QImage]:
+    """The report as its PDF lays it out (A4 less 15 mm margins, at 96 dpi), page by page."""
+    document = QTextDocument()
+    document.setHtml(html)
+    size = QSizeF(180 / 25.4 * 96, 267 / 25.4 * 96)
+    document.setPageSize(size)
+    images = []
+    for number in range(min(pages, document.pageCount())):
+        image = QImage(int(size.width()), int(size.height()), QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.translate(0, -number * size.height())
+        document.drawContents(painter, painter.clipBoundingRect().translated(0, number * size.height()))
+        painter.end()
+        images.append(image)
+    return images
+
+
+def test_the_report_for_auditors(qapp, qloop, story_window, tmp_path):
+    w = story_window
+    page, controller = w.access.page, w.access.controller
+    target = tmp_path / "out" / "acme-access.pdf"
+    target.parent.mkdir()
+
+    async def scenario() -> tuple[Diff, object]:
+        await _answer(controller, w.show_access)
+        page.until_now.setChecked(False)
+        _moment(page.since, BEFORE)
+        _moment(page.until, AFTER)
+        diff = await _answer(
+            controller,
+            lambda: page.mode.setCurrentIndex(CHANGES),
+            lambda a: isinstance(a, Diff) and (a.from_ms, a.to_ms) == (_ms(BEFORE), _ms(AFTER)),
+        )
+        written = signal_future(w.access.exporter.finished)
+        w.access.exporter.start(controller.shown, controller.current_filter(), target)
+        return diff, (await written)[0]
+
+    diff, files = run_async(qloop, scenario())
+    assert files == (target, target.with_suffix(".csv"))
+    pdf = target.read_bytes()
+    assert (
+        pdf.startswith(b"%PDF-")
+        and b"/Title (\xfe\xff" in pdf
+        and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page\r") + pdf.count(b"/Type /Page ") >= 1
+    )
+    with target.with_suffix(".csv").open(encoding="utf-8") as sheet:
+        rows = list(csv.DictReader(sheet))
+    assert len(rows) == len(diff.changes) and {r["from"] for r in rows} == {iso(BEFORE)}
+    html = report_html(controller.shown, AccessFilter())
+    images = _page_images(html)
+    for number, image in enumerate(images, 1):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        assert image.save(str(SCREENSHOTS / f"access-report-page{number}.png"))
+    document = QTextDocument()
+    document.setHtml(html)
+    text = document.toPlainText()
+    assert "Access review — acme" in text
+    assert "History complete from 2026-11-01 12:00:00 UTC (the first stored event)" in text
+    assert (
+        "Possible gap: events from 2026-11-01 12:01:30 UTC to 2026-11-01 12:01:40 UTC may be missing" in text
+    )
+    assert "grace@example.com lost role admin in organization Stark Industries" in text
+    assert not list(target.parent.glob(".*"))  # no temporary file left behind
