@@ -72,6 +72,22 @@ def _texts(model, parent=None, depth=0) -> list[str]:
     return out
 
 
+def _unnamed_controls(page) -> list[str]:
+    """The view's visible controls that a screen reader could not name."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QAccessible
+    from PySide6.QtWidgets import QAbstractButton, QWidget
+
+    unnamed = []
+    for widget in page.findChildren(QWidget):
+        control = isinstance(widget, QAbstractButton) or bool(widget.focusPolicy() & Qt.FocusPolicy.TabFocus)
+        if widget.isVisible() and control:
+            iface = QAccessible.queryAccessibleInterface(widget)
+            if iface is None or not iface.text(QAccessible.Text.Name).strip():
+                unnamed.append(f"{type(widget).__name__} in {type(widget.parent()).__name__}")
+    return unnamed
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
     apply_theme(qapp, theme)
@@ -81,6 +97,7 @@ def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
     async def scenario() -> None:
         await _answer(controller, w.show_access)
         assert page.isVisible() and page.tenant_box.currentText() == "acme"
+        assert _unnamed_controls(page) == []
         page.at_now.setChecked(False)
         snapshot = await _answer(
             controller, lambda: _moment(page.at, BEFORE), lambda a: getattr(a, "at_ms", None) == _ms(BEFORE)

@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
         events.addWidget(self.splitter, 1)
         self.pages = QTabWidget()
         self.pages.setDocumentMode(True)
+        self.pages.setAccessibleName("Events or access")
+        self.pages.tabBar().setAccessibleName("Events or access")
         self.pages.addTab(events_page, "Events")
         layout.addWidget(self.pages, 1)
         self.setCentralWidget(central)

@@ -42,6 +42,11 @@ def _moment_edit(name: str) -> QDateTimeEdit:
     edit.setCalendarPopup(True)
     edit.setAccessibleName(f"{name} (local time)")
     edit.setToolTip(f"{name}, in local time")
+    inner = edit.findChild(
+        QLineEdit
+    )  # the field's own text box takes the focus: a screen reader names it too
+    if inner is not None:
+        inner.setAccessibleName(f"{name} (local time)")
     return edit
 
 
@@ -87,10 +92,14 @@ class AccessPage(QWidget):
         self.user.setEditable(True)
         self.user_edit = QLineEdit()
         self.user_edit.setPlaceholderText("All users")
+        self.user_edit.setAccessibleName("User")
         self.user_edit.setClearButtonEnabled(True)
+        for clear in self.user_edit.findChildren(QToolButton):
+            clear.setAccessibleName("Clear the user filter")
         self.user.setLineEdit(self.user_edit)
         self.user.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.export_button = QPushButton("Export access review…")
+        self.export_button.setAccessibleName("Export access review")
         self.export_button.setToolTip(
             "A printable report and a CSV of what is shown, for auditors (Ctrl+Shift+E)"
         )
