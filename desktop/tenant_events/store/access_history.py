@@ -39,7 +39,7 @@ from tenant_events.store.access_facts import (
     group_ends,
     link_spans,
 )
-from tenant_events.store.directory import STAMP_SHIFT, Rel
+from tenant_events.store.directory import LIVE_BATCH, STAMP_SHIFT, Rel
 
 CHUNK: Final = 2000  # stored seqs a transaction: about 20 ms of the writer thread's idle time
 _SEQ_MASK: Final = (1 << STAMP_SHIFT) - 1
@@ -145,6 +145,13 @@ def _data(raw: str) -> dict[str, Any] | None:
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def after_batch(conn: sqlite3.Connection, last_seq: int | None, events: int) -> None:
+    """In a batch's transaction (`last_seq`: its last stored seq, None when it stored none): a small batch (live
+    events) goes into the history at once when the history is not behind; anything else waits for `catch_up`."""
+    if last_seq is not None and events <= LIVE_BATCH and last_seq - watermark(conn) <= 2 * LIVE_BATCH:
+        catch_up(conn, last_seq, 2 * LIVE_BATCH)
 
 
 def _note(conn: sqlite3.Connection, facts: Facts) -> None:
