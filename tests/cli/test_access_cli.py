@@ -26,7 +26,8 @@ from helpers.access_story import (
     write_story,
 )
 from helpers.cli_here import run_here
-from tenant_events.store import EventReader
+from helpers.entity_events import Tenant
+from tenant_events.store import Batch, EventReader, StoreWriter
 
 # At BEFORE: (what, user, organization, group, role, connection) of every grant.
 GRANTS_BEFORE = {
@@ -220,9 +221,33 @@ def test_a_moment_before_the_first_stored_event_cannot_be_known(data):
         line = result.stderr.strip()
         assert (
             "\n" not in line
-            and "cannot be known: the stored history starts at 2026-11-01 12:00:00 UTC" in line
+            and "cannot be known: the stored history starts at 2026-11-01 12:00:00.000 UTC" in line
         )
-        assert line.endswith("ask about a moment from 2026-11-01 12:00:00 UTC on")
+        assert line.endswith("ask about a moment from 2026-11-01T12:00:00Z on")
+
+
+@pytest.mark.expect_warning_logs
+def test_the_first_moment_known_is_the_next_whole_second_when_the_history_starts_inside_one(tmp_path):
+    """A moment earlier in the first event's second cannot be known; the hint names the next whole second, which
+    can be asked as it is written."""
+    data = tmp_path / "data"
+    (data / "tenants").mkdir(parents=True)
+    t = Tenant()
+    first = t.row(
+        "organization.member.added", {"organization": {"id": "org_1"}, "user": {"user_id": "u1"}}, at=0.25
+    )
+    writer = StoreWriter(data / "tenants" / "acme.sqlite3")
+    writer.commit_sync(Batch(events=[first], cursor="c"))
+    writer.close()
+    refused = access(data, "--at", "2026-11-01T12:00:00Z")
+    assert refused.returncode == 2
+    assert (
+        "at 2026-11-01 12:00:00.000 UTC cannot be known: the stored history starts at 2026-11-01 12:00:00.250 UTC"
+        in refused.stderr
+    )
+    assert refused.stderr.strip().endswith("ask about a moment from 2026-11-01T12:00:01Z on")
+    answered = access(data, "--at", "2026-11-01T12:00:01Z", "--jsonl", "-")
+    assert answered.returncode == 0 and orjson.loads(answered.stdout)["what"] == "organization member"
 
 
 def test_a_recent_duration_is_a_moment_after_the_story(data):

@@ -5,6 +5,7 @@ state says it (entities/state_text.py `phrase`), so the window, the CLI and the 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Final
 
 from tenant_events.access.records import Change, ChangeKind, Completeness, Grant, GrantKind
@@ -162,9 +163,21 @@ def completeness_lines(completeness: Completeness) -> list[str]:
     return lines
 
 
+def _precise(ms: int) -> str:
+    """`2026-11-28 21:28:18.135 UTC`: to the millisecond, where a second's rounding would mislead."""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+
+
+def first_known(completeness: Completeness) -> str | None:
+    """The first whole second the history can answer for, as a WHEN the command line takes."""
+    if completeness.first_ms is None:
+        return None
+    second = -(-completeness.first_ms // 1000)
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def unknown_line(moment_ms: int, completeness: Completeness) -> str:
     """The answer about a moment the history does not reach."""
-    start = (
-        when(completeness.first_ms) if completeness.first_ms is not None else "with the first indexed event"
-    )
-    return f"Who held access at {when(moment_ms)} cannot be known: the stored history starts at {start}."
+    first = completeness.first_ms
+    start = _precise(first) if first is not None else "with the first indexed event"
+    return f"Who held access at {_precise(moment_ms)} cannot be known: the stored history starts at {start}."

@@ -152,6 +152,7 @@ class AccessController(QObject):
         answer = await asyncio.to_thread(work)
         if generation == self._generation:
             self.answer = answer
+            self.page.show_now(answer.completeness.newest_ms)
             self._fill_filters(answer)
             self.apply_filters()
 

@@ -63,8 +63,9 @@ def _now_button(tip: str) -> QToolButton:
 def _filter_box(name: str) -> QComboBox:
     box = QComboBox()
     box.setAccessibleName(name)
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-    box.setMinimumContentsLength(12)
+    # a set width: a long organization's name must not widen the window (the list shows it whole)
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(16)
     box.setMaxVisibleItems(25)
     return box
 
@@ -109,6 +110,7 @@ class AccessPage(QWidget):
         self.completeness.setAccessibleName("How complete the answer is")
         self.counts = QLabel()
         self.counts.setAccessibleName("Counts")
+        self.counts.setWordWrap(True)
         self.snapshot_model = QStandardItemModel(self)
         self.tree = QTreeView()
         self.tree.setModel(self.snapshot_model)
@@ -158,12 +160,12 @@ class AccessPage(QWidget):
             filters.addWidget(caption)
             filters.addWidget(box)
         filters.addStretch(1)
-        filters.addWidget(self.counts)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 4)
         layout.addLayout(top)
         layout.addLayout(filters)
         layout.addWidget(self.completeness)
+        layout.addWidget(self.counts)  # (a line of its own: a long count never widens the window)
         layout.addWidget(self.body, 1)
 
     def _mode_changed(self, mode: int) -> None:
@@ -208,6 +210,16 @@ class AccessPage(QWidget):
 
     def until_ms(self) -> int | None:
         return None if self.until_now.isChecked() else self._ms(self.until)
+
+    def show_now(self, newest_ms: int | None) -> None:
+        """A field set to Now shows the moment it stands for: the newest stored event."""
+        if newest_ms is None:
+            return
+        for button, edit in ((self.at_now, self.at), (self.until_now, self.until)):
+            if button.isChecked():
+                edit.blockSignals(True)
+                edit.setDateTime(QDateTime.fromMSecsSinceEpoch(newest_ms))
+                edit.blockSignals(False)
 
     def follows_now(self) -> bool:
         return self.until_now.isChecked() if self.showing_changes else self.at_now.isChecked()
