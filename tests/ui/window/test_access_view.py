@@ -13,6 +13,7 @@ from PySide6.QtCore import QDateTime, QSizeF
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 
 from helpers.access_story import AFTER, BEFORE, GRACE, iso, write_story
+from helpers.entity_events import T0
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
     SCREENSHOTS,
@@ -185,13 +186,16 @@ def test_a_moment_before_the_history_cannot_be_known(qapp, qloop, story_window):
             controller, lambda: _moment(page.at, early), lambda a: getattr(a, "at_ms", None) == _ms(early)
         )
         assert not snapshot.known
-        assert page.body.currentWidget() is page.unknown
+        assert page.body.currentWidget() is page.not_known and page.to_first.isVisible()
         assert page.unknown.text() == (
             "Who held access at 2025-11-01 12:00:50.000 UTC cannot be known: the stored history starts at "
             "2026-11-01 12:00:00.000 UTC."
         )
         qapp.processEvents()
         save_screenshot(w, "access-unknown-light")
+        # The way out: the first whole second the history answers for.
+        first = await _answer(controller, page.to_first.click, lambda a: getattr(a, "known", False))
+        assert first.at_ms == _ms(T0) and page.body.currentWidget() is page.tree
 
     run_async(qloop, scenario())
 

@@ -72,6 +72,7 @@ class AccessController(QObject):
         page.user.activated.connect(lambda *_a: self.apply_filters())
         page.user_edit.editingFinished.connect(self.apply_filters)
         page.tree.doubleClicked.connect(self.open_event)
+        page.to_first.clicked.connect(self._to_first)
         page.table.doubleClicked.connect(self.open_event)
 
     def _timer(self, ms: int, slot: Callable[[], None]) -> QTimer:
@@ -153,6 +154,10 @@ class AccessController(QObject):
         if generation == self._generation:
             self.answer = answer
             self.page.show_now(answer.completeness.newest_ms)
+            if (
+                answer.completeness.first_ms is not None
+            ):  # a diff's default start: 90 days back, or the history's
+                self.page.start_at(answer.completeness.first_ms, unless_chosen=True)
             self._fill_filters(answer)
             self.apply_filters()
 
@@ -205,7 +210,8 @@ class AccessController(QObject):
         if not narrowed.known:
             asked = narrowed.at_ms if isinstance(narrowed, Snapshot) else narrowed.from_ms
             page.unknown.setText(unknown_line(asked or 0, narrowed.completeness))
-            page.body.setCurrentWidget(page.unknown)
+            page.to_first.setVisible(narrowed.completeness.first_ms is not None)
+            page.body.setCurrentWidget(page.not_known)
             page.counts.setText("")
         elif isinstance(narrowed, Snapshot):
             snapshot_model(narrowed, page.snapshot_model)
@@ -221,7 +227,14 @@ class AccessController(QObject):
 
     def _show_problem(self, text: str) -> None:
         self.page.unknown.setText(text)
-        self.page.body.setCurrentWidget(self.page.unknown)
+        self.page.to_first.hide()
+        self.page.body.setCurrentWidget(self.page.not_known)
+
+    def _to_first(self) -> None:
+        first = self.answer.completeness.first_ms if self.answer is not None else None
+        if first is not None:
+            self.page.start_at(first)
+            self.refresh()
 
     def open_event(self, index: QModelIndex) -> None:
         """Open the event behind a grant or change in the table."""

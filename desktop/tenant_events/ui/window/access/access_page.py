@@ -134,10 +134,24 @@ class AccessPage(QWidget):
         self.unknown.setWordWrap(True)
         self.unknown.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.unknown.setAccessibleName("Cannot be known")
+        self.to_first = QPushButton("Start at the first stored event")
+        self.to_first.setAccessibleName("Start at the first stored event")
+        self.not_known = (
+            QWidget()
+        )  # a moment the history does not reach: said so, with the way to one it does
+        box = QVBoxLayout(self.not_known)
+        box.addStretch(1)
+        box.addWidget(self.unknown)
+        box.addWidget(self.to_first, 0, Qt.AlignmentFlag.AlignHCenter)
+        box.addStretch(1)
         self.body = QStackedWidget()
-        for widget in (self.tree, self.table, self.unknown):
+        for widget in (self.tree, self.table, self.not_known):
             self.body.addWidget(widget)
         self._lay_out()
+        self.since_chosen = (
+            False  # the user picked the earlier moment of a diff (else it follows the history)
+        )
+        self.since.dateTimeChanged.connect(lambda _d: setattr(self, "since_chosen", True))
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self.at_now.toggled.connect(lambda on: self.at.setEnabled(not on))
         self.until_now.toggled.connect(lambda on: self.until.setEnabled(not on))
@@ -210,6 +224,22 @@ class AccessPage(QWidget):
 
     def until_ms(self) -> int | None:
         return None if self.until_now.isChecked() else self._ms(self.until)
+
+    def start_at(self, first_ms: int, *, unless_chosen: bool = False) -> None:
+        """The moment (or the earlier moment of a diff) at the first whole second the history answers for;
+        `unless_chosen`: only the earlier moment, and only while the user has not picked one."""
+        if unless_chosen and self.since_chosen:
+            return
+        moment = QDateTime.fromMSecsSinceEpoch(-(-first_ms // 1000) * 1000)
+        if unless_chosen:
+            if moment > self.since.dateTime():
+                self.since.blockSignals(True)
+                self.since.setDateTime(moment)
+                self.since.blockSignals(False)
+            return
+        edit = self.since if self.showing_changes else self.at
+        (self.until_now if self.showing_changes else self.at_now).setChecked(self.showing_changes)
+        edit.setDateTime(moment)
 
     def show_now(self, newest_ms: int | None) -> None:
         """A field set to Now shows the moment it stands for: the newest stored event."""
