@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 from tenant_events.access.records import (
@@ -82,10 +82,10 @@ class AccessReview:
         completeness = _completeness(held.reach, None, at_ms)
         if not completeness.knows(at_ms if at_ms is not None else NOW >> STAMP_SHIFT):
             return Snapshot(self.tenant, at_ms, (), completeness, known=False)
-        grants = self._grants(held)
-        facts = self.source.events(h.grant.seq for h in grants)
-        named = [replace(h.grant, event_id=_event_id(facts, h.grant.seq)) for h in grants]
-        return Snapshot(self.tenant, at_ms, tuple(sorted(named, key=sort_key)), completeness)
+        facts = self.source.events(span.since_seq for span in held.spans)
+        ids = {seq: fact.event_id for seq, fact in facts.items()}
+        grants = [h.grant for h in self._grants(held, ids)]
+        return Snapshot(self.tenant, at_ms, tuple(sorted(grants, key=sort_key)), completeness)
 
     def diff(self, from_ms: int, to_ms: int | None) -> Diff:
         """What changed after `from_ms` up to `to_ms` (None: now); net: a grant held at both moments is no change."""
@@ -113,12 +113,13 @@ class AccessReview:
         changes.sort(key=lambda c: (c.at_ms, c.seq, sort_key(c.grant)))
         return Diff(self.tenant, from_ms, to_ms, tuple(changes), completeness)
 
-    def _grants(self, held: HeldAt) -> list[_Held]:
-        """The moment's links as grants, named, with the roles users hold through their groups."""
+    def _grants(self, held: HeldAt, ids: Mapping[int, str] | None = None) -> list[_Held]:
+        """The moment's links as grants, named, with the roles users hold through their groups; `ids`: the event
+        ids of the events that began them, by seq."""
         wanted = {(kind, ident) for span in held.spans for kind, ident in _ends(span)}
         known = self.source.entities(wanted)
-        out = [_direct(span, known) for span in held.spans]
-        return out + _through_groups(out)
+        out = [_direct(span, known, ids or {}) for span in held.spans]
+        return out + _through_groups(out, ids or {})
 
 
 def _ends(span: LinkSpan) -> list[tuple[str, str]]:
@@ -126,7 +127,7 @@ def _ends(span: LinkSpan) -> list[tuple[str, str]]:
     return list(zip(_FIELDS[span.relation], span.ids, strict=True))
 
 
-def _direct(span: LinkSpan, known: Mapping[tuple[str, str], Entity]) -> _Held:
+def _direct(span: LinkSpan, known: Mapping[tuple[str, str], Entity], ids: Mapping[int, str]) -> _Held:
     ends = {
         field: known.get((field, ident)) or Entity(field, ident)
         for field, ident in zip(_FIELDS[span.relation], span.ids, strict=True)
@@ -140,11 +141,12 @@ def _direct(span: LinkSpan, known: Mapping[tuple[str, str], Entity]) -> _Held:
         user=ends.get("user"),
         role=ends.get("role"),
         connection=ends.get("connection"),
+        event_id=ids.get(span.since_seq),
     )
     return _Held(grant, span.since, span.until, span.until_seq)
 
 
-def _through_groups(direct: list[_Held]) -> list[_Held]:
+def _through_groups(direct: list[_Held], ids: Mapping[int, str]) -> list[_Held]:
     """A member of a group holds the group's roles: in the tenant (a group role), or in an organization (an
     organization's role given to the group). It holds from the later start to the earlier end of the two."""
     members: dict[str, list[_Held]] = defaultdict(list)
@@ -177,6 +179,7 @@ def _through_groups(direct: list[_Held]) -> list[_Held]:
                     group=role.grant.group,
                     user=member.grant.user,
                     role=role.grant.role,
+                    event_id=ids.get(later.grant.seq),
                 )
                 until = first_end.until if first_end else None
                 out.append(_Held(grant, later.since, until, first_end.until_seq if first_end else None))
@@ -194,11 +197,6 @@ def _completeness(reach: HistoryReach, low_ms: int | None, high_ms: int | None) 
     high = high_ms if high_ms is not None else NOW >> STAMP_SHIFT
     gaps = tuple(g for g in reach.gaps if g.overlaps(low, high))
     return Completeness(reach.first_ms, reach.newest_ms, gaps, reach.behind)
-
-
-def _event_id(facts: Mapping[int, EventFacts], seq: int) -> str | None:
-    fact = facts.get(seq)
-    return fact.event_id if fact else None
 
 
 def _sentences(facts: Mapping[int, EventFacts], source: HistorySource) -> dict[int, Sentence]:

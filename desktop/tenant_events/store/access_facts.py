@@ -21,6 +21,7 @@ from typing import Any, Final
 from tenant_events.store.directory import Rel
 
 HOLDS: Final = 2**62  # the ending stamp of a span that still holds (entity_state.py uses the same)
+OPEN_REACH: Final = 63  # the reach of a span that still holds: it reaches every later moment
 
 Key = tuple[int, str, str, str]  # (rel, a, b, c) as the directory's links table has them
 Mark = tuple[int, int, bool]  # (stamp, seq, adds)
@@ -150,6 +151,12 @@ def link_spans(marks: Iterable[Mark], endings: Iterable[tuple[int, int]]) -> lis
     if start is not None:
         out.append((start[0], start[1], HOLDS, None))
     return out
+
+
+def reach(since: int, until: int) -> int:
+    """How far a span reaches, as a power of two of its length in stamps: until - since < 2^(reach + 1). A span
+    that holds at moment t began after t - 2^(reach + 1), which bounds the rows a reader must look at."""
+    return OPEN_REACH if until >= HOLDS else max(0, (until - since).bit_length() - 1)
 
 
 def group_ends(rel: int) -> tuple[int, ...]:

@@ -11,7 +11,10 @@ Tables (schema 6):
   access_ends    each deletion of a user, organization or group: what ends every link of that entity
   access_groups  each group's type and parent, newest by stamp (an organization's group ends with it)
   access_spans   what a reader asks: per link, [since, until) stamps with the events that began and ended it
-                 (until = HOLDS while it holds); a point in time is a range query on its two indexes
+                 (until = HOLDS while it holds), and its reach: how long it held, as a power of two
+                 (access_facts.reach). A span holding at moment t began less than 2^(reach+1) before t, so a
+                 moment is one short range query on (reach, since) per reach: the rows read are about twice the
+                 spans that hold, however long the history (a range on since or until alone reads half of it)
 
 Each chunk notes the marks and deletions its events make, then works out again, from everything noted, the spans
 of every link they touch: the link's own events, every link of a deleted entity (of a deleted organization's
@@ -38,6 +41,7 @@ from tenant_events.store.access_facts import (
     Span,
     group_ends,
     link_spans,
+    reach,
 )
 from tenant_events.store.directory import LIVE_BATCH, STAMP_SHIFT, Rel
 
@@ -68,10 +72,10 @@ CREATE TABLE IF NOT EXISTS access_spans (
     until INTEGER NOT NULL,  -- stamp of the first ending after it, access_facts.HOLDS (2^62) while it holds
     since_seq INTEGER NOT NULL,
     until_seq INTEGER,
+    reach INTEGER NOT NULL,  -- access_facts.reach(since, until): until - since < 2^(reach + 1)
     PRIMARY KEY (rel, a, b, c, since)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS access_spans_since ON access_spans(since, until);
-CREATE INDEX IF NOT EXISTS access_spans_until ON access_spans(until, since);
+CREATE INDEX IF NOT EXISTS access_spans_reach ON access_spans(reach, since, until);
 INSERT OR IGNORE INTO counters (name, value) VALUES ('access_upto', 0);
 """
 _TABLES: Final = ("access_marks", "access_ends", "access_groups", "access_spans")
@@ -258,16 +262,17 @@ def _rework(conn: sqlite3.Connection, keys: Iterable[Key]) -> None:
         new = link_spans(marks.get(key, ()), _endings(key, marks, ends, parents))
         before = old.get(key)
         if before is None:
-            made += [(*key, *span) for span in new]
+            made += [(*key, *span, reach(span[0], span[2])) for span in new]
             continue
         gone += [(*key, span[0]) for span in before.difference(new)]
-        made += [(*key, *span) for span in new if span not in before]
+        made += [(*key, *span, reach(span[0], span[2])) for span in new if span not in before]
     # Most changes are one span begun or one ended: a row or two written, not the link's whole history again.
     conn.executemany(
         "DELETE FROM access_spans WHERE rel = ? AND a = ? AND b = ? AND c = ? AND since = ?", gone
     )
     conn.executemany(
-        "INSERT INTO access_spans (rel, a, b, c, since, since_seq, until, until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO access_spans (rel, a, b, c, since, since_seq, until, until_seq, reach)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         made,
     )
 

@@ -2,9 +2,9 @@
 events that began and ended it), the events behind them, entities' names, and how far the history reaches.
 
 Its own read-only connection, calls serialised by a lock (like entity_reader.py). Each answer is read in one
-read transaction, so the history's reach and its spans agree. A moment is a range query on one of the spans'
-two indexes: `since` for a moment in the older half of the history, `until` for one in the newer half, so the
-scan covers at most about half the spans and usually far fewer.
+read transaction, so the history's reach and its spans agree. A moment is one short range query per reach on the
+spans' (reach, since) index (access_history.py): about twice the rows of the spans that hold are read, however
+long the history.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Final, TypeVar
 
 import orjson
 
-from tenant_events.store.access_facts import END_KINDS, HOLDS
+from tenant_events.store.access_facts import END_KINDS, HOLDS, OPEN_REACH
 from tenant_events.store.access_records import (
     EventFacts,
     GapWindow,
@@ -26,18 +26,18 @@ from tenant_events.store.access_records import (
     HistoryReach,
     LinkSpan,
 )
-from tenant_events.store.directory import STAMP_SHIFT, Rel
+from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_records import Entity, Relation
 from tenant_events.store.schema import connect
 
 T = TypeVar("T")
 _SPAN: Final = "rel, a, b, c, since, until, since_seq, until_seq"
-_HELD_AT: Final = {
-    index: f"SELECT {_SPAN} FROM access_spans INDEXED BY access_spans_{index}"  # noqa: S608 - constants
-    " WHERE since <= ? AND until > ?"
-    for index in ("since", "until")
-}
+# Per reach, the spans holding at a moment: they began within 2^(reach + 1) stamps before it (access_history.py).
+_HELD_AT: Final = (
+    f"SELECT {_SPAN} FROM access_spans INDEXED BY access_spans_reach"  # noqa: S608 - constants
+    " WHERE reach = ? AND since > ? AND since <= ? AND until > ?"
+)
 _RELATION: Final = {int(r): Relation[r.name] for r in Rel}
 
 
@@ -73,11 +73,11 @@ class AccessReader:
         """The links that held at stamp `moment` (every event stamped up to it counted)."""
 
         def work() -> HeldAt:
-            reach = self._reach()
-            first, newest = reach.first_ms or 0, reach.newest_ms or 0
-            index = "since" if (moment >> STAMP_SHIFT) - first < newest - (moment >> STAMP_SHIFT) else "until"
-            rows = self._conn.execute(_HELD_AT[index], (moment, moment)).fetchall()
-            return HeldAt(moment, tuple(map(_span, rows)), reach)
+            rows = []
+            for level in (*range(OPEN_REACH - 1), OPEN_REACH):
+                low = -1 if level == OPEN_REACH else moment - (2 << level)
+                rows += self._conn.execute(_HELD_AT, (level, low, moment, moment)).fetchall()
+            return HeldAt(moment, tuple(map(_span, rows)), self._reach())
 
         return self._read(work)
 
