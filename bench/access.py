@@ -23,66 +23,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 DAY_MS = 86_400_000
-
-
-def build(path: Path, n: int, days: float, seed: int = 1) -> None:
-    """A store of n generated events spread evenly (on average) over `days` days, indexed."""
-    from tenant_events.simulator.generator import TenantLife
-    from tenant_events.simulator.world import iso_ms
-    from tenant_events.store import Batch, EventRow, StoreWriter
-    from tenant_events.wire import EventMessage, decode_frame
-
-    life = TenantLife(seed, tenant_id=f"ten_{seed:016d}")
-    rng = random.Random(seed)
-    ts = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
-    mean_gap = days * 86400 / n
-    writer = StoreWriter(path)
-    started = time.perf_counter()
-    batch: list[Any] = []
-    for i in range(n):
-        ts += rng.expovariate(1 / mean_gap)
-        kind, data = life.next_event(ts)
-        env = {
-            "specversion": "1.0",
-            "type": kind,
-            "source": "urn:sim:bench.sim.local",
-            "id": f"evt_{seed:04d}{i:012d}",
-            "time": iso_ms(ts),
-            "data": data,
-            "xtenant": "bench",
-            "xstream": "est_" + "b" * 16,
-        }
-        raw = orjson.dumps({"offset": f"o{i}", "event": env}).decode()
-        message = decode_frame(kind, raw)
-        assert isinstance(message, EventMessage)
-        batch.append(EventRow.from_message(message, raw, time.time()))
-        if len(batch) == 1000:
-            writer.commit_sync(Batch(events=batch, cursor=str(i)))
-            batch = []
-    if batch:
-        writer.commit_sync(Batch(events=batch, cursor=str(n)))
-    stored = time.perf_counter() - started
-    writer.index_all_sync()
-    writer.close()
-    print(
-        f"store: {n:,} events over {days:g} days stored in {stored:.0f} s, indexed in "
-        f"{time.perf_counter() - started - stored:.0f} s",
-        flush=True,
-    )
 
 
 def timed(fn: Callable[[], object], runs: int) -> tuple[float, list[float]]:
@@ -200,7 +149,9 @@ def main() -> int:
     path = root / f"access-{args.events}-{args.days:g}d.sqlite3"
     print("load average at start:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
     if not path.exists():
-        build(path, args.events, args.days)
+        from entities import build  # (bench/entities.py: the simulator's tenant life through the real writer)
+
+        build(path, args.events, seed=1, mean_gap_s=args.days * 86400 / args.events)
     queries(path, args.runs)
     if not args.no_indexer:
         indexer_cost(path)

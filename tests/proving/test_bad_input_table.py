@@ -266,6 +266,28 @@ def test_damage_found_mid_read(tmp_path, good_database, command):
     no_crash_report(data)
 
 
+@pytest.mark.parametrize("command", ["export-file", "export-stdout"])
+def test_a_stored_text_that_is_not_utf8_is_damage(tmp_path, good_database, command):
+    """A flipped byte inside an event's text (not in SQLite's own structure) is damage, named without quoting it."""
+    data = tmp_path / "data"
+    (data / "tenants").mkdir(parents=True)
+    db = data / "tenants" / "acme.sqlite3"
+    db.write_bytes(good_database)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE events SET raw = CAST(X'7b22ff6f6666736574223a317d' AS TEXT) WHERE seq = 40")
+    conn.commit()
+    conn.close()
+    before = snapshot(data)
+    words = {
+        "export-file": ["export", "--jsonl", str(tmp_path / "out.jsonl")],
+        "export-stdout": ["export", "--csv", "-"],
+    }
+    result = run_here([command.split("-")[0], "--data-dir", str(data), *words[command][1:]])
+    one_line(result, 5, str(db), "is damaged (a stored text is not valid UTF-8)")
+    assert snapshot(data) == before
+    no_crash_report(data)
+
+
 # -- 2. a data dir the user cannot use × every command ----------------------------------------------------------
 EVERY_COMMAND: dict[str, list[str]] = {
     **{

@@ -27,6 +27,7 @@ from tenant_events.access.source import HistorySource
 from tenant_events.entities.sentences import Sentence, describe_all
 from tenant_events.store.access_records import EventFacts, HeldAt, HistoryReach, LinkSpan
 from tenant_events.store.entity_records import Entity, Relation
+from tenant_events.store.entity_state import ENDS
 
 STAMP_SHIFT: Final = 20
 NOW: Final = 2**62 - 1  # a stamp after every event: "now"
@@ -39,16 +40,8 @@ _KINDS: Final = {
     Relation.GROUP_ROLE: GrantKind.GROUP_ROLE,
     Relation.GROUP_CONNECTION_MEMBER: GrantKind.GROUP_CONNECTION,
 }
-# The field of a Grant each end of a relation fills, in the relation's order.
-_FIELDS: Final = {
-    Relation.ORG_MEMBER: ("organization", "user"),
-    Relation.ORG_MEMBER_ROLE: ("organization", "user", "role"),
-    Relation.ORG_CONNECTION: ("organization", "connection"),
-    Relation.ORG_GROUP_ROLE: ("organization", "group", "role"),
-    Relation.GROUP_MEMBER: ("group", "user"),
-    Relation.GROUP_ROLE: ("group", "role"),
-    Relation.GROUP_CONNECTION_MEMBER: ("group", "connection"),
-}
+# The field of a Grant each end of a relation fills, in the relation's order: the ends' kinds.
+_FIELDS: Final = {Relation[rel.name]: kinds for rel, kinds in ENDS.items()}
 _ORDER: Final = {kind: rank for rank, kind in enumerate(GrantKind)}
 
 

@@ -18,19 +18,13 @@ import argparse
 from typing import Any
 
 from tenant_events.cli import access_diff_cmd
-from tenant_events.cli.access_common import EPILOG, add_common, answer
+from tenant_events.cli.access_common import add_parser, answer
 from tenant_events.cli.options import since_arg
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "access",
-        help="who held which access at a moment, or what changed between two (access diff)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-    )
-    add_common(p)
+    help_text = "who held which access at a moment, or what changed between two (access diff)"
+    p = add_parser(subparsers, "access", help_text, __doc__)
     p.add_argument("--at", metavar="WHEN", type=since_arg, help="the moment (default: now)")
     p.set_defaults(run=run)
     actions = p.add_subparsers(dest="access_action", metavar="ACTION", title="actions")

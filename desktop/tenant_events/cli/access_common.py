@@ -28,6 +28,21 @@ from tenant_events.store.health import database_errors
 EPILOG = "Exit codes: 0 done · 2 usage, nothing stored, or a moment the history does not reach · 3 unknown tenant · 5 storage"
 
 
+def add_parser(
+    parent: Any, name: str, help_text: str, doc: str | None, default: Any = None
+) -> argparse.ArgumentParser:
+    """A parser of `access` or `access diff`, with the options both take."""
+    p: argparse.ArgumentParser = parent.add_parser(
+        name,
+        help=help_text,
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+    )
+    add_common(p, default)
+    return p
+
+
 def add_common(p: argparse.ArgumentParser, default: Any = None) -> None:
     """The options `access` and `access diff` share. Under `diff` their default is argparse.SUPPRESS, so one
     given before the action (`access --tenant acme diff …`) keeps its value."""

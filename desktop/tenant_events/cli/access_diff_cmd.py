@@ -9,26 +9,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tenant_events.cli.access_common import EPILOG, add_common, answer
+from tenant_events.cli.access_common import add_parser, answer
 from tenant_events.cli.options import since_arg
 from tenant_events.errors import UserFixableError
 
 
 def register(actions: Any) -> None:
-    p = actions.add_parser(
-        "diff",
-        help="what changed between two moments",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=EPILOG,
-    )
+    p = add_parser(actions, "diff", "what changed between two moments", __doc__, argparse.SUPPRESS)
     p.add_argument(
         "--from", dest="since", metavar="WHEN", type=since_arg, required=True, help="the earlier moment"
     )
     p.add_argument(
         "--to", dest="until", metavar="WHEN", type=since_arg, help="the later moment (default: now)"
     )
-    add_common(p, argparse.SUPPRESS)
     p.set_defaults(run=run)
 
 

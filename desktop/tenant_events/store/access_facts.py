@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tenant_events.store.directory import Rel
+from tenant_events.store.entity_state import ENDS
 
 HOLDS: Final = 2**62  # the ending stamp of a span that still holds (entity_state.py uses the same)
 OPEN_REACH: Final = 63  # the reach of a span that still holds: it reaches every later moment
@@ -47,16 +48,9 @@ DELETIONS: Final = {"user.deleted": ("user", "user_id"), "organization.deleted":
                     "group.deleted": ("group", "id")}  # fmt: skip
 GROUP_EVENTS: Final = ("group.created", "group.updated", "group.deleted")
 TYPES: Final = frozenset(LINK_TYPES) | frozenset(DELETIONS) | frozenset(GROUP_EVENTS)
-# The kinds of each relation's ends (entity_state.ENDS, by number: this module must not import the reader side).
 END_KINDS: Final[dict[int, tuple[str, ...]]] = {
-    Rel.ORG_MEMBER: ("organization", "user"),
-    Rel.ORG_MEMBER_ROLE: ("organization", "user", "role"),
-    Rel.ORG_CONNECTION: ("organization", "connection"),
-    Rel.ORG_GROUP_ROLE: ("organization", "group", "role"),
-    Rel.GROUP_MEMBER: ("group", "user"),
-    Rel.GROUP_ROLE: ("group", "role"),
-    Rel.GROUP_CONNECTION_MEMBER: ("group", "connection"),
-}
+    int(rel): kinds for rel, kinds in ENDS.items()
+}  # by links.rel
 
 
 def _text(value: Any) -> str | None:

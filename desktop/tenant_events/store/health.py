@@ -20,6 +20,7 @@ from tenant_events.errors import StorageError
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 HINT: Final = "restore it from a backup, or move it away and run tenant-events stream to start a new one"
+_NOT_UTF8: Final = "Could not decode to UTF-8"  # Python's sqlite3, reading a TEXT value that is not UTF-8
 
 
 def damaged(path: Path | str, what: str, hint: str = HINT) -> StorageError:
@@ -91,6 +92,8 @@ def database_errors(where: Path | str) -> Iterator[None]:
         yield
     except sqlite3.DatabaseError as exc:
         text = str(exc)
+        if text.startswith(_NOT_UTF8):  # a stored text's bytes flipped; the message would quote that text
+            raise damaged(where, "is damaged (a stored text is not valid UTF-8)") from None
         if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
             raise StorageError(
                 f"cannot use the event database {where}: {text}", "check the data dir"

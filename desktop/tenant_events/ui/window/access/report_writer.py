@@ -25,6 +25,7 @@ from tenant_events.access.filters import AccessFilter
 from tenant_events.access.records import Diff, Snapshot
 from tenant_events.access.report import report_html
 from tenant_events.access.rows import write_csv
+from tenant_events.ui.dialogs.export_dialog import save_dialog
 
 log = logging.getLogger(__name__)
 
@@ -86,16 +87,14 @@ class ReportExport(QObject):
         """The save dialog (non-blocking); choosing a file writes the report of `answer` there."""
         when = "now" if isinstance(answer, Snapshot) and answer.at_ms is None else "review"
         name = f"{answer.tenant}-access-{'changes' if isinstance(answer, Diff) else when}.pdf"
-        dialog = QFileDialog(self.window, "Export access review", str(Path.home() / name))
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setNameFilters(["PDF (*.pdf)", "HTML page (*.html)"])
-        dialog.setDefaultSuffix("pdf")
-        dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix("html" if "html" in f else "pdf"))
-        dialog.fileSelected.connect(lambda path: self.start(answer, flt, Path(path)))
-        dialog.finished.connect(lambda _r: dialog.deleteLater())
-        self.file_dialog = dialog
-        dialog.open()
-        return dialog
+        self.file_dialog = save_dialog(
+            self.window,
+            "Export access review",
+            Path.home() / name,
+            {"PDF (*.pdf)": "pdf", "HTML page (*.html)": "html"},
+            lambda path: self.start(answer, flt, path),
+        )
+        return self.file_dialog
 
     def start(self, answer: Snapshot | Diff, flt: AccessFilter, target: Path) -> asyncio.Task[None]:
         task = asyncio.ensure_future(self._run(answer, flt, target))
