@@ -29,6 +29,7 @@ from tenant_events.store.access_records import (
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_records import Entity, Relation
+from tenant_events.store.health import database_errors
 from tenant_events.store.schema import connect
 
 T = TypeVar("T")
@@ -61,8 +62,8 @@ class AccessReader:
         self.close()
 
     def _read(self, work: Callable[[], T]) -> T:
-        """`work()` in one read transaction, under the lock."""
-        with self._lock:
+        """`work()` in one read transaction, under the lock; SQLite failing is one StorageError (health.py)."""
+        with self._lock, database_errors(self.path):
             self._conn.execute("BEGIN")
             try:
                 return work()
@@ -84,7 +85,7 @@ class AccessReader:
     def events(self, seqs: Iterable[int]) -> dict[int, EventFacts]:
         """The stored events by seq (those still stored), with their `data`."""
         wanted = orjson.dumps(sorted(set(seqs))).decode()
-        with self._lock:
+        with self._lock, database_errors(self.path):
             rows = self._conn.execute(
                 "SELECT e.seq, e.event_id, e.type, e.time_ms, json_extract(e.raw, '$.event.data')"
                 " FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value WHERE json_valid(e.raw)",
@@ -98,7 +99,7 @@ class AccessReader:
 
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]:
         """The directory's entities among `(kind, id)` keys: names as the event table shows them."""
-        with self._lock:
+        with self._lock, database_errors(self.path):
             return self._names.entities(keys)
 
     def _reach(self) -> HistoryReach:

@@ -264,3 +264,23 @@ def test_the_report_for_auditors(qapp, qloop, story_window, tmp_path):
     )
     assert "grace@example.com lost role admin in organization Stark Industries" in text
     assert not list(target.parent.glob(".*"))  # no temporary file left behind
+
+
+def test_a_history_that_cannot_be_read_is_said_in_the_view(qapp, qloop, story_window, tmp_path):
+    """A damaged file is one sentence in the view naming it, not a crash report."""
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "acme.sqlite3")
+    conn.execute("DROP TABLE access_spans")  # what a damaged or foreign file looks like to the reader
+    conn.commit()
+    conn.close()
+    w = story_window
+    page = w.access.page
+
+    async def scenario() -> None:
+        w.show_access()
+        await until(lambda: page.body.currentWidget() is page.not_known and page.unknown.text())
+
+    run_async(qloop, scenario())
+    assert page.unknown.text().startswith("The access history of acme cannot be read: the event database ")
+    assert "is damaged (no such table: access_spans)" in page.unknown.text() and not page.to_first.isVisible()

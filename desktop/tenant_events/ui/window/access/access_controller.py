@@ -24,6 +24,7 @@ from tenant_events.access.review import AccessReview
 from tenant_events.access.source import open_history
 from tenant_events.access.summary import change_counts_line, counts_line
 from tenant_events.access.words import completeness_lines, unknown_line
+from tenant_events.errors import UserFixableError
 from tenant_events.server_text import shown
 from tenant_events.store.access_reader import AccessReader
 from tenant_events.ui.look.colors import GAP_TINT
@@ -150,7 +151,14 @@ class AccessController(QObject):
             return ask(AccessReview(tenant, self._reader(tenant, path)))
 
         self.page.counts.setText("Reading…")
-        answer = await asyncio.to_thread(work)
+        try:
+            answer = await asyncio.to_thread(work)
+        except UserFixableError as exc:  # the file cannot be read (damaged, locked, gone): said in the view
+            if generation == self._generation:
+                log.info("access review of %s: %s", tenant, exc)
+                self._show_problem(f"The access history of {tenant} cannot be read: {shown(str(exc), None)}")
+                self.page.counts.setText("")
+            return
         if generation == self._generation:
             self.answer = answer
             self.page.show_now(answer.completeness.newest_ms)
