@@ -59,6 +59,27 @@ class AccessFilter:
     def diff(self, diff: Diff) -> Diff:
         return replace(diff, changes=tuple(c for c in diff.changes if self.keeps(c.grant)))
 
+    def described(self, grants: Iterable[Grant]) -> str:
+        """The filters in words, each entity by the name the grants show for it: "role admin, organization Stark
+        Industries"; "none: all access" when there are none."""
+        chosen = (
+            ("role", self.role),
+            ("organization", self.organization),
+            ("group", self.group),
+            ("user", self.user),
+        )
+        labels = {(e.kind, e.id.casefold()): e.label for g in grants for e in g.entities}
+        said = []
+        for kind, value in chosen:
+            if value is None:
+                continue
+            if kind == "role" and value.casefold() == ADMIN_LIKE:
+                said.append("every admin-like role")
+                continue
+            label = labels.get((kind, value.casefold()), value)
+            said.append(f"{kind} {label}" if label == value else f"{kind} {label} ({value})")
+        return ", ".join(said) if said else "none: all access"
+
     def unmatched(self, grants: Iterable[Grant]) -> list[str]:
         """The options that name nothing among `grants` ("--org Stark": no grant names such an organization)."""
         seen: dict[str, set[str]] = {"organization": set(), "group": set(), "user": set(), "role": set()}

@@ -39,20 +39,6 @@ def _e(text: object) -> str:
     return html.escape(shown(text, None))
 
 
-def _filters(flt: AccessFilter) -> str:
-    said = [
-        f"{name} {value}"
-        for name, value in (
-            ("role", flt.role),
-            ("organization", flt.organization),
-            ("group", flt.group),
-            ("user", flt.user),
-        )
-        if value
-    ]
-    return ", ".join(said) if said else "none: all access"
-
-
 def report_html(answer: Snapshot | Diff, flt: AccessFilter, made_at: datetime | None = None) -> str:
     """The whole page; `answer` is narrowed to `flt` already (the filters are printed, not applied)."""
     made = (made_at or datetime.now(UTC)).astimezone(UTC)
@@ -63,7 +49,8 @@ def report_html(answer: Snapshot | Diff, flt: AccessFilter, made_at: datetime | 
     else:
         heading = f"What changed after {moment(answer.from_ms)} up to {moment(answer.to_ms, newest)}"
         moments = [("From", moment(answer.from_ms)), ("To", moment(answer.to_ms, newest))]
-    facts = [("Tenant", answer.tenant), *moments, ("Filters", _filters(flt))]
+    grants = answer.grants if isinstance(answer, Snapshot) else tuple(c.grant for c in answer.changes)
+    facts = [("Tenant", answer.tenant), *moments, ("Filters", flt.described(grants))]
     out = [
         f"<html><head><meta charset='utf-8'><title>Access review — {_e(answer.tenant)}</title>",
         f"<style>{_STYLE}</style></head><body>",

@@ -199,13 +199,14 @@ class AccessPage(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(False)
         table = self.table.horizontalHeader()
-        for col in ChangeCol:
-            mode = (
-                QHeaderView.ResizeMode.Stretch
-                if col in (ChangeCol.WHAT, ChangeCol.EVENT)
-                else (QHeaderView.ResizeMode.ResizeToContents)
-            )
-            table.setSectionResizeMode(col, mode)
+        for col in (ChangeCol.WHEN, ChangeCol.CHANGE):
+            table.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (ChangeCol.WHAT, ChangeCol.EVENT):
+            table.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        # who did it: room for a client and an address; the whole of it in the tooltip
+        table.setSectionResizeMode(ChangeCol.WHO, QHeaderView.ResizeMode.Interactive)
+        sample = "by Backoffice Script (backoffice) from 203.0.113.255"
+        table.resizeSection(ChangeCol.WHO, self.table.fontMetrics().horizontalAdvance(sample) + 12)
 
     # -- what the user chose -------------------------------------------------------------------------------
     @property
