@@ -79,18 +79,29 @@ CREATE INDEX IF NOT EXISTS access_spans_reach ON access_spans(reach, since, unti
 INSERT OR IGNORE INTO counters (name, value) VALUES ('access_upto', 0);
 """
 _TABLES: Final = ("access_marks", "access_ends", "access_groups", "access_spans")
-_MARKS_OF: Final = (
-    "SELECT m.rel, m.a, m.b, m.c, m.at, m.seq, m.adds FROM json_each(?) AS j CROSS JOIN access_marks AS m"
-    " ON m.rel = j.value ->> 0 AND m.a = j.value ->> 1 AND m.b = j.value ->> 2 AND m.c = j.value ->> 3"
+_KEY: Final = (
+    "{t}.rel = j.value ->> 0 AND {t}.a = j.value ->> 1 AND {t}.b = j.value ->> 2 AND {t}.c = j.value ->> 3"
 )
-_ENDS_OF: Final = (
+# The last span of each link that began at or before a stamp (an index seek from that stamp backwards).
+_LAST: Final = (
+    "SELECT s.{col} FROM access_spans AS s WHERE " + _KEY.format(t="s") + " AND s.since <= j.value ->> 4"  # noqa: S608
+    " ORDER BY s.since DESC LIMIT 1"
+)
+_LAST_SPAN: Final = (
+    "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,"  # noqa: S608 - constants
+    f" ({_LAST.format(col='since')}), ({_LAST.format(col='until')}) FROM json_each(?) AS j"
+)
+_MARKS_FROM: Final = (
+    "SELECT m.rel, m.a, m.b, m.c, m.at, m.seq, m.adds FROM json_each(?) AS j CROSS JOIN access_marks AS m"  # noqa: S608
+    " ON " + _KEY.format(t="m") + " AND m.at >= j.value ->> 4"
+)
+_ENDS_FROM: Final = (
     "SELECT e.kind, e.id, e.at, e.seq FROM json_each(?) AS j CROSS JOIN access_ends AS e"
-    " ON e.kind = j.value ->> 0 AND e.id = j.value ->> 1"
+    " ON e.kind = j.value ->> 0 AND e.id = j.value ->> 1 AND e.at >= j.value ->> 2"
 )
-_SPANS_OF: Final = (
-    "SELECT s.rel, s.a, s.b, s.c, s.since, s.since_seq, s.until, s.until_seq FROM json_each(?) AS j"
-    " CROSS JOIN access_spans AS s"
-    " ON s.rel = j.value ->> 0 AND s.a = j.value ->> 1 AND s.b = j.value ->> 2 AND s.c = j.value ->> 3"
+_SPANS_FROM: Final = (
+    "SELECT s.rel, s.a, s.b, s.c, s.since, s.since_seq, s.until, s.until_seq FROM json_each(?) AS j"  # noqa: S608
+    " CROSS JOIN access_spans AS s ON " + _KEY.format(t="s") + " AND s.since >= j.value ->> 4"
 )
 _GROUPS_OF: Final = (
     "SELECT g.id, g.type, g.parent FROM json_each(?) AS j CROSS JOIN access_groups AS g ON g.id = j.value"
@@ -198,72 +209,97 @@ def _group_keys(conn: sqlite3.Connection, group: str) -> set[Key]:
     )
 
 
-def _touched(conn: sqlite3.Connection, facts: Facts) -> set[Key]:
-    """Every link whose spans the chunk may have changed."""
-    touched = {key for key, _s, _q, _a in facts.marks}
-    for key, _stamp, _seq, adds in facts.marks:
+def _touched(conn: sqlite3.Connection, facts: Facts) -> dict[Key, int]:
+    """Every link whose spans the chunk may have changed, with the earliest stamp it changed them at (-1: from
+    the start: a group's organization became known)."""
+    touched: dict[Key, int] = {}
+
+    def touch(keys: Iterable[Key], at: int) -> None:
+        for key in keys:
+            touched[key] = min(at, touched.get(key, at))
+
+    for key, stamp, _seq, adds in facts.marks:
+        touch([key], stamp)
         if key[0] == Rel.ORG_MEMBER and not adds:  # the member's roles in that organization end with it
-            touched |= _keys(
-                conn,
-                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel = 2 AND a = ? AND b = ?",
-                (key[1], key[2]),
+            touch(
+                _keys(
+                    conn,
+                    "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel = 2 AND a = ? AND b = ?",
+                    (key[1], key[2]),
+                ),
+                stamp,
             )
-    for kind, ident, _stamp, _seq in facts.ends:
+    for kind, ident, stamp, _seq in facts.ends:
         if kind == "user":
-            touched |= _keys(
-                conn,
-                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE b = ? AND rel IN (1, 2, 5)",
-                (ident,),
-            )
+            sql = "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE b = ? AND rel IN (1, 2, 5)"
+            touch(_keys(conn, sql, (ident,)), stamp)
         elif kind == "organization":
-            touched |= _keys(
-                conn,
-                "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel IN (1, 2, 3, 4) AND a = ?",
-                (ident,),
-            )
+            sql = "SELECT DISTINCT rel, a, b, c FROM access_marks WHERE rel IN (1, 2, 3, 4) AND a = ?"
+            touch(_keys(conn, sql, (ident,)), stamp)
             for (group,) in conn.execute(
                 "SELECT id FROM access_groups WHERE parent = ? AND type = 'organization'", (ident,)
             ).fetchall():
-                touched |= _group_keys(conn, str(group))
+                touch(_group_keys(conn, str(group)), stamp)
         else:
-            touched |= _group_keys(conn, ident)
+            touch(_group_keys(conn, ident), stamp)
     for group in facts.groups:
-        touched |= _group_keys(conn, group)
+        touch(_group_keys(conn, group), -1)
     return touched
 
 
-def _rework(conn: sqlite3.Connection, keys: Iterable[Key]) -> None:
-    """Work out the spans of `keys` again from everything noted about them."""
-    keys = sorted(keys)
-    if not keys:
+def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> dict[Key, int]:
+    """Where each link's spans must be worked out again: the start of the span its earliest change falls in,
+    else the change itself. Before that the spans stand; at it the link does not hold."""
+    wanted = orjson.dumps([[*key, at] for key, at in points.items()]).decode()
+    out = {}
+    for rel, a, b, c, at, since, until in conn.execute(_LAST_SPAN, (wanted,)):
+        out[(rel, a, b, c)] = since if since is not None and until > at else at
+    return out
+
+
+def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
+    """Work out the spans of the links in `points` again, from where each may have changed on: a link whose
+    newest events arrive in order is one span read, one begun or ended, however long its history."""
+    if not points:
         return
-    members = {(int(Rel.ORG_MEMBER), k[1], k[2], "") for k in keys if k[0] == Rel.ORG_MEMBER_ROLE}
+    starts = _starts(conn, points)
+    bounds = dict(
+        starts
+    )  # what to read of each link's marks: its own start, or a role's that its leaving ends
+    for key, start in starts.items():
+        if key[0] == Rel.ORG_MEMBER_ROLE:
+            member = (int(Rel.ORG_MEMBER), key[1], key[2], "")
+            bounds[member] = min(start, bounds.get(member, start))
     marks: dict[Key, list[Mark]] = defaultdict(list)
-    for rel, a, b, c, at, seq, adds in conn.execute(_MARKS_OF, (orjson.dumps([*keys, *members]).decode(),)):
+    for rel, a, b, c, at, seq, adds in conn.execute(_MARKS_FROM, (_bounded(bounds),)):
         marks[(rel, a, b, c)].append((at, seq, adds == 1))  # (the columns' types: no conversion needed)
-    groups = {k[1 + pos] for k in keys for pos in group_ends(k[0])}
+    groups = {k[1 + pos] for k in starts for pos in group_ends(k[0])}
     parents = {
         g: parent
         for g, kind, parent in conn.execute(_GROUPS_OF, (orjson.dumps(sorted(groups)).decode(),))
         if kind == "organization" and parent is not None
     }
-    entities = {(kind, k[1 + pos]) for k in keys for pos, kind in enumerate(END_KINDS[k[0]])}
-    entities |= {("organization", org) for org in parents.values()}
+    ended: dict[
+        tuple[str, str], int
+    ] = {}  # an entity whose deletions matter, from the earliest start needing them
+    for key, start in starts.items():
+        entities: list[tuple[str, str]] = [(kind, key[1:][pos]) for pos, kind in enumerate(END_KINDS[key[0]])]
+        entities += [("organization", parents[g]) for kind, g in entities if kind == "group" and g in parents]
+        for entity in entities:
+            ended[entity] = min(start, ended.get(entity, start))
     ends: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    for kind, ident, at, seq in conn.execute(_ENDS_OF, (orjson.dumps(sorted(entities)).decode(),)):
+    wanted = orjson.dumps([[kind, ident, at] for (kind, ident), at in ended.items()]).decode()
+    for kind, ident, at, seq in conn.execute(_ENDS_FROM, (wanted,)):
         ends[(kind, ident)].append((at, seq))
     old: dict[Key, set[Span]] = defaultdict(set)
-    for rel, a, b, c, since, since_seq, until, until_seq in conn.execute(
-        _SPANS_OF, (orjson.dumps(keys).decode(),)
-    ):
+    for rel, a, b, c, since, since_seq, until, until_seq in conn.execute(_SPANS_FROM, (_bounded(starts),)):
         old[(rel, a, b, c)].add((since, since_seq, until, until_seq))
     gone, made = [], []
-    for key in keys:
-        new = link_spans(marks.get(key, ()), _endings(key, marks, ends, parents))
-        before = old.get(key)
-        if before is None:
-            made += [(*key, *span, reach(span[0], span[2])) for span in new]
-            continue
+    for key, start in starts.items():
+        own = [m for m in marks.get(key, ()) if m[0] >= start]
+        endings = [e for e in _endings(key, marks, ends, parents) if e[0] >= start]
+        new = link_spans(own, endings)
+        before = old.get(key, set())
         gone += [(*key, span[0]) for span in before.difference(new)]
         made += [(*key, *span, reach(span[0], span[2])) for span in new if span not in before]
     # Most changes are one span begun or one ended: a row or two written, not the link's whole history again.
@@ -275,6 +311,10 @@ def _rework(conn: sqlite3.Connection, keys: Iterable[Key]) -> None:
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         made,
     )
+
+
+def _bounded(bounds: dict[Key, int]) -> str:
+    return orjson.dumps([[*key, at] for key, at in bounds.items()]).decode()
 
 
 def _endings(
