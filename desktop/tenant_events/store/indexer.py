@@ -1,4 +1,5 @@
-"""Summaries and the full-text index, filled in behind ingest a chunk at a time.
+"""Summaries and the full-text index, filled in behind ingest a chunk at a time, with what a catch-up left of
+the entity directory (directory.py) and the access history (access_history.py).
 
 The writer thread (writer.py) runs a chunk whenever no batch has arrived for `IDLE_BEFORE_INDEXING` seconds and
 goes on chunk after chunk until a batch arrives, so indexing never slows ingest; `EventReader` summarises and
