@@ -62,7 +62,7 @@ def test_changes_name_the_gap_in_their_range_and_each_event(review):
         "expired: the stream's position was lost)." in text
     )
     assert (
-        "5 changes: 2 granted, 1 removed, 0 joined, 1 left, 0 connection added, 1 connection removed" in text
+        "6 changes: 2 granted, 2 removed, 0 joined, 1 left, 0 connection added, 1 connection removed" in text
     )
     assert (
         "2026-11-01 12:01:40 UTC removed grace@example.com lost role admin in organization Stark Industries "

@@ -14,10 +14,12 @@ import pytest
 from helpers.access_story import (
     ADMIN,
     AFTER,
+    AUDITOR,
     BEFORE,
     GRACE,
     HR,
     KEN,
+    LINUS,
     SAML,
     STARK,
     VIEWER,
@@ -37,6 +39,14 @@ GRANTS_BEFORE = {
     ("organization group role", None, STARK, HR, ADMIN, None),
     ("group member", KEN, None, HR, None, None),
     ("organization role through group", KEN, STARK, HR, ADMIN, None),
+    (
+        "organization role",
+        LINUS,
+        STARK,
+        None,
+        AUDITOR,
+        None,
+    ),  # given before the history: its removal is stored
 }
 # From BEFORE to AFTER: (change, what, user, organization, group, role, connection, event time).
 CHANGES = {
@@ -45,6 +55,7 @@ CHANGES = {
     ("granted", "group role", None, None, HR, VIEWER, None, at(101)),
     ("granted", "role through group", KEN, None, HR, VIEWER, None, at(101)),
     ("connection removed", "organization connection", None, STARK, None, None, SAML, at(102)),
+    ("removed", "organization role", LINUS, STARK, None, AUDITOR, None, at(104)),
 }
 
 
@@ -74,7 +85,7 @@ def test_the_grants_at_a_moment_as_csv(data):
         for r in rows
     }
     assert got == GRANTS_BEFORE
-    grace_admin = next(r for r in rows if r["what"] == "organization role")
+    grace_admin = next(r for r in rows if r["what"] == "organization role" and r["user_id"] == GRACE)
     assert (grace_admin["user"], grace_admin["organization"], grace_admin["role"]) == (
         "grace@example.com",
         "Stark Industries",
@@ -89,7 +100,9 @@ def test_the_grants_at_a_moment_as_csv(data):
         assigned = reader.page_before(reader_filter("organization.member.role.assigned"), None, 1)[0]
     assert grace_admin["event_id"] == assigned.event_id
     assert "History complete from 2026-11-01 12:00:00 UTC" in result.stderr
-    assert result.stderr.strip().endswith("tenant-events: 6 grants in acme")
+    assert result.stderr.strip().endswith("tenant-events: 7 grants in acme")
+    linus = next(r for r in rows if r["user_id"] == LINUS)
+    assert (linus["since"], linus["event_id"]) == ("before the first stored event", "")
 
 
 def reader_filter(event_type):
@@ -166,7 +179,7 @@ def test_the_changes_as_json_lines_into_a_file_narrowed_to_an_organization(data,
         ("connection removed", "organization connection"),
     }
     assert {r["from"] for r in rows} == {iso(BEFORE)} and {r["to"] for r in rows} == {iso(AFTER)}
-    assert "tenant-events: 3 changes in acme" in result.stderr
+    assert "tenant-events: 4 changes in acme" in result.stderr
 
 
 def test_options_given_before_the_action_count(data):
@@ -198,7 +211,7 @@ def test_text_names_the_tenant_the_moment_how_complete_and_each_side(data):
         "Access in acme at 2026-11-01 12:00:50 UTC",
         "History complete from 2026-11-01 12:00:00 UTC (the first stored event); access given before then and not "
         "changed since is not known.",
-        "6 grants: 3 roles (3 admin-like), 1 connection; 1 organization, 1 group, 2 users",
+        "7 grants: 4 roles (3 admin-like), 1 connection; 1 organization, 1 group, 3 users",
     ]
     text = result.stdout
     assert (

@@ -6,8 +6,9 @@ the stream lost its cursor once (a possible gap) between the two halves.
                           and is made admin (by Backoffice Script from 203.0.113.7); connection acme-saml added;
                           Ken joins hr; hr is given admin in Stark
     — possible gap: the cursor expired, resumed from T0 + 90 s —
-    T0 + 100 s .. + 103 s Grace leaves Stark (so her admin role ends), hr is given the tenant role viewer,
-                          acme-saml is removed from Stark, Ada signs up (no access)
+    T0 + 100 s .. + 104 s Grace leaves Stark (so her admin role ends), hr is given the tenant role viewer,
+                          acme-saml is removed from Stark, Ada signs up (no access), and Linus loses the role
+                          auditor in Stark: given before the first stored event (only its removal is stored)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from helpers.entity_events import T0, Tenant, envelope_row, simulated_rows
 from tenant_events.store import Batch, EventRow, GapMarker, StoreWriter
 
 GRACE, KEN, ADA = "auth0|grace0000000001", "auth0|ken00000000000002", "auth0|ada00000000000003"
+LINUS, AUDITOR = "auth0|linus000000000004", "rol_auditor01"
 STARK, HR, ADMIN, VIEWER, SAML = (
     "org_stark000000001",
     "grp_hr00000000001",
@@ -74,6 +76,8 @@ def story_rows() -> tuple[list[EventRow], list[EventRow]]:
         (101, "group.role.assigned", {"group": hr, "role": t.role(VIEWER, "viewer"), "created_at": iso(at(101))}, None),
         (102, "organization.connection.removed", {"organization": stark, "connection": saml}, None),
         (103, "user.created", t.user(ADA, "ada@example.com", "Ada Lovelace"), None),
+        (104, "organization.member.role.deleted", {"organization": stark, "user": {"user_id": LINUS},
+                                                   "role": t.role(AUDITOR, "auditor")}, None),
     ]  # fmt: skip
     return _rows(first, 800_000_000), _rows(second, 800_000_100)
 

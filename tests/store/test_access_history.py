@@ -5,7 +5,8 @@ that began and ended each span (a diff between two moments is read from those); 
 
 The model is written from the rules as docs/access-review.md states them, not from the code: a link holds at a
 moment when its newest add up to then is newer than everything up to then that ends it — its own removal, the
-deletion of an end, the deletion of a group's organization, and for a member's role the member leaving.
+deletion of an end, the deletion of a group's organization, and for a member's role the member leaving; and a
+link whose first own event is its removal held from before the history until the first thing that ended it.
 """
 
 from __future__ import annotations
@@ -155,36 +156,37 @@ def _ends(key: tuple[int, str, str, str]) -> list[tuple[str, str]]:
     return out
 
 
+def _endings(stored: list[Stored], key: tuple[int, str, str, str]) -> list[Stored]:
+    """The events that end the link `key`: its removal, a deletion of an end, a member leaving (for a role)."""
+    return [
+        s
+        for s in stored
+        if (s.ev.key == key and not s.ev.adds)
+        or (s.ev.deletes is not None and s.ev.deletes in _ends(key))
+        or (key[0] == Rel.ORG_MEMBER_ROLE and s.ev.key == (1, key[1], key[2], "") and not s.ev.adds)
+    ]
+
+
 def model(stored: list[Stored], moment: int) -> dict[tuple[int, str, str, str], tuple[int, int]]:
-    """The links that hold at `moment`, each with (seq of the add that began its span, stamp of that add)."""
-    seen = [s for s in stored if s.stamp <= moment]
+    """The links that hold at `moment`, each with (seq of the add that began its span, stamp of that add). A link
+    whose first own event (of all stored) is its removal held before it, from before the history: (0, 0)."""
     held = {}
-    for key in {s.ev.key for s in seen if s.ev.key is not None}:
-        endings = [s.stamp for s in seen if s.ev.key == key and not s.ev.adds]
-        endings += [s.stamp for s in seen if s.ev.deletes is not None and s.ev.deletes in _ends(key)]
-        if key[0] == Rel.ORG_MEMBER_ROLE:
-            member = (int(Rel.ORG_MEMBER), key[1], key[2], "")
-            endings += [s.stamp for s in seen if s.ev.key == member and not s.ev.adds]
+    for key in {s.ev.key for s in stored if s.ev.key is not None}:
+        own = sorted((s for s in stored if s.ev.key == key), key=lambda s: s.stamp)
+        endings = [s.stamp for s in _endings(stored, key) if s.stamp <= moment]
         last_end = max(endings, default=-1)
-        adds = [s for s in seen if s.ev.key == key and s.ev.adds]
+        adds = [s for s in own if s.ev.adds and s.stamp <= moment]
         if adds and max(a.stamp for a in adds) > last_end:
             began = min((a for a in adds if a.stamp > last_end), key=lambda a: a.stamp)
             held[key] = (began.seq, began.stamp)
+        elif not own[0].ev.adds and not endings:  # removed before it was ever seen given: it held until then
+            held[key] = (0, 0)
     return held
 
 
 def first_ending(stored: list[Stored], key: tuple[int, str, str, str], after: int) -> int | None:
     """The seq of the first event after stamp `after` that ends the link `key` (None: nothing ends it)."""
-    enders = [
-        s
-        for s in stored
-        if s.stamp > after
-        and (
-            (s.ev.key == key and not s.ev.adds)
-            or (s.ev.deletes is not None and s.ev.deletes in _ends(key))
-            or (key[0] == Rel.ORG_MEMBER_ROLE and s.ev.key == (1, key[1], key[2], "") and not s.ev.adds)
-        )
-    ]
+    enders = [s for s in _endings(stored, key) if s.stamp > after]
     return min(enders, key=lambda s: s.stamp).seq if enders else None
 
 

@@ -52,7 +52,7 @@ class Grant:
     began it (of a grant through a group, the later of the membership and the group's role)."""
 
     kind: GrantKind
-    since_ms: int
+    since_ms: int | None  # None: since before the first stored event (only its removal is stored)
     seq: int
     organization: Entity | None = None
     group: Entity | None = None

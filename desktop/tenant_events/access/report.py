@@ -15,7 +15,7 @@ from tenant_events.access.filters import AccessFilter
 from tenant_events.access.records import Diff, Snapshot
 from tenant_events.access.sections import sections
 from tenant_events.access.summary import change_counts_line, counts_line
-from tenant_events.access.words import change_line, completeness_lines, moment, unknown_line, who_line
+from tenant_events.access.words import change_line, completeness_lines, moment, since, unknown_line, who_line
 from tenant_events.entities.state_text import title, when
 from tenant_events.server_text import shown
 
@@ -95,7 +95,7 @@ def _snapshot(snapshot: Snapshot) -> list[str]:
                 "<th width='20%'>Event</th></tr>"
             )
             out += [
-                f"<tr><td>{_e(said)}</td><td>{_e(when(grant.since_ms))}</td><td>{_e(grant.event_id or '')}</td></tr>"
+                f"<tr><td>{_e(said)}</td><td>{_e(since(grant.since_ms))}</td><td>{_e(grant.event_id or '')}</td></tr>"
                 for said, grant in section.lines
             ]
             out.append("</table>")

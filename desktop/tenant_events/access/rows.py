@@ -11,6 +11,7 @@ from typing import IO, Any, Final
 import orjson
 
 from tenant_events.access.records import Change, Diff, Grant, Snapshot
+from tenant_events.access.words import BEFORE_HISTORY
 
 _ENTITY_COLUMNS: Final = (
     "user",
@@ -64,7 +65,7 @@ def grant_row(snapshot: Snapshot, grant: Grant) -> dict[str, Any]:
         "at": iso(snapshot.at_ms),
         "what": grant.kind.value,
         **_entities(grant),
-        "since": iso(grant.since_ms),
+        "since": BEFORE_HISTORY if grant.since_ms is None else iso(grant.since_ms),
         "event_id": grant.event_id,
     }
 

@@ -134,6 +134,14 @@ def who_line(change: Change) -> str:
     return " ".join(parts) or "(the event names no client or address)"
 
 
+BEFORE_HISTORY: Final = "before the first stored event"
+
+
+def since(ms: int | None) -> str:
+    """When a grant began: its time, or that it began before the history (its removal proves it held)."""
+    return BEFORE_HISTORY if ms is None else when(ms)
+
+
 def moment(ms: int | None, newest_ms: int | None = None) -> str:
     """`2026-11-01 12:00:05 UTC`; None is now (with the newest stored event, when known)."""
     if ms is not None:

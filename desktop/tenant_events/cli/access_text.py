@@ -9,7 +9,7 @@ from typing import IO
 from tenant_events.access.records import Diff, Snapshot
 from tenant_events.access.sections import sections
 from tenant_events.access.summary import change_counts_line, counts_line
-from tenant_events.access.words import change_line, completeness_lines, event_line, moment
+from tenant_events.access.words import change_line, completeness_lines, event_line, moment, since
 from tenant_events.entities.state_text import title, when
 from tenant_events.server_text import shown
 
@@ -34,7 +34,7 @@ def _snapshot(snapshot: Snapshot) -> list[str]:
         lines += ["", f"{_HEADINGS[kind]} ({len(found):,})"]
         for section in found:
             lines.append(f"  {title(section.entity)}")
-            lines += [f"    {said}  (since {when(grant.since_ms)})" for said, grant in section.lines]
+            lines += [f"    {said}  (since {since(grant.since_ms)})" for said, grant in section.lines]
     return lines
 
 

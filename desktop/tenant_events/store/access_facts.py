@@ -23,6 +23,7 @@ from tenant_events.store.entity_state import ENDS
 
 HOLDS: Final = 2**62  # the ending stamp of a span that still holds (entity_state.py uses the same)
 OPEN_REACH: Final = 63  # the reach of a span that still holds: it reaches every later moment
+BEFORE: Final = 0  # the start of a span that began before the first stored event (link_spans)
 
 Key = tuple[int, str, str, str]  # (rel, a, b, c) as the directory's links table has them
 Mark = tuple[int, int, bool]  # (stamp, seq, adds)
@@ -128,14 +129,21 @@ class Facts:
                 seen[attr] = (stamp, value)
 
 
-def link_spans(marks: Iterable[Mark], endings: Iterable[tuple[int, int]]) -> list[Span]:
+def link_spans(marks: Iterable[Mark], endings: Iterable[tuple[int, int]], whole: bool = False) -> list[Span]:
     """The spans a link held: `marks` are its own adds and removals, `endings` the (stamp, seq) of whatever
     else ends it (deletions of its ends, its group's organization, the member leaving). A span starts at an add
     while the link does not hold, and ends at the first ending after it; a second add meanwhile changes nothing.
+
+    With `whole` (`marks` are all the link's own), a link whose first own event is its removal held before it:
+    the service removes only what was given, so it was given before the first stored event. That span begins at
+    BEFORE, with no event.
     """
-    steps = sorted([*marks, *((stamp, seq, False) for stamp, seq in endings)])
+    own = list(marks)
+    steps = sorted([*own, *((stamp, seq, False) for stamp, seq in endings)])
     out: list[Span] = []
     start: tuple[int, int] | None = None
+    if whole and own and not min(own)[2]:
+        start = (BEFORE, 0)
     for stamp, seq, adds in steps:
         if adds and start is None:
             start = (stamp, seq)

@@ -87,9 +87,12 @@ _LAST: Final = (
     "SELECT s.{col} FROM access_spans AS s WHERE " + _KEY.format(t="s") + " AND s.since <= j.value ->> 4"  # noqa: S608
     " ORDER BY s.since DESC LIMIT 1"
 )
+_FIRST_MARK: Final = (
+    "SELECT m.at FROM access_marks AS m WHERE " + _KEY.format(t="m") + " ORDER BY m.at LIMIT 1"  # noqa: S608
+)
 _LAST_SPAN: Final = (
     "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,"  # noqa: S608 - constants
-    f" ({_LAST.format(col='since')}), ({_LAST.format(col='until')}) FROM json_each(?) AS j"
+    f" ({_LAST.format(col='since')}), ({_LAST.format(col='until')}), ({_FIRST_MARK}) FROM json_each(?) AS j"
 )
 _MARKS_FROM: Final = (
     "SELECT m.rel, m.a, m.b, m.c, m.at, m.seq, m.adds FROM json_each(?) AS j CROSS JOIN access_marks AS m"  # noqa: S608
@@ -247,14 +250,23 @@ def _touched(conn: sqlite3.Connection, facts: Facts) -> dict[Key, int]:
     return touched
 
 
-def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> dict[Key, int]:
+def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> tuple[dict[Key, int], set[Key]]:
     """Where each link's spans must be worked out again: the start of the span its earliest change falls in,
-    else the change itself. Before that the spans stand; at it the link does not hold."""
+    else the change itself. Before that the spans stand; at it the link does not hold. And the links worked
+    out from their first own event on (link_spans' `whole`)."""
     wanted = orjson.dumps([[*key, at] for key, at in points.items()]).decode()
-    out = {}
-    for rel, a, b, c, at, since, until in conn.execute(_LAST_SPAN, (wanted,)):
-        out[(rel, a, b, c)] = since if since is not None and until > at else at
-    return out
+    out, whole = {}, set()
+    for rel, a, b, c, at, since, until, first in conn.execute(_LAST_SPAN, (wanted,)):
+        key = (rel, a, b, c)
+        anchored = since is not None and until > at
+        out[key] = since if anchored else at
+        # from its first own event on, with no span before the start (one that began before the history and
+        # ended before the change stands as it is): from the beginning, since a span before the first own event
+        # ends at whatever ended the link first (link_spans' `whole`)
+        if (first is None or out[key] <= first) and (anchored or since is None):
+            whole.add(key)
+            out[key] = -1
+    return out, whole
 
 
 def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
@@ -262,7 +274,7 @@ def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
     newest events arrive in order is one span read, one begun or ended, however long its history."""
     if not points:
         return
-    starts = _starts(conn, points)
+    starts, whole = _starts(conn, points)
     bounds = dict(
         starts
     )  # what to read of each link's marks: its own start, or a role's that its leaving ends
@@ -298,7 +310,7 @@ def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
     for key, start in starts.items():
         own = [m for m in marks.get(key, ()) if m[0] >= start]
         endings = [e for e in _endings(key, marks, ends, parents) if e[0] >= start]
-        new = link_spans(own, endings)
+        new = link_spans(own, endings, key in whole)
         before = old.get(key, set())
         gone += [(*key, span[0]) for span in before.difference(new)]
         made += [(*key, *span, reach(span[0], span[2])) for span in new if span not in before]

@@ -16,7 +16,8 @@ from tenant_events.store.entity_records import Relation, stamp_ms
 
 @dataclass(frozen=True, slots=True)
 class LinkSpan:
-    """One span of time a link held: [since, until) in stamps, until None while it still holds."""
+    """One span of time a link held: [since, until) in stamps, until None while it still holds; since 0 (and
+    since_seq 0) when it began before the first stored event."""
 
     relation: Relation
     ids: tuple[str, ...]  # the ends' ids in the relation's order (store/entity_state.py ENDS)
@@ -26,8 +27,9 @@ class LinkSpan:
     until_seq: int | None = None
 
     @property
-    def since_ms(self) -> int:
-        return self.since >> 20
+    def since_ms(self) -> int | None:
+        """None: it began before the first stored event (its removal is stored, its grant is not)."""
+        return None if self.since == 0 else self.since >> 20
 
     @property
     def until_ms(self) -> int | None:

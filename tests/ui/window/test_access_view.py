@@ -106,13 +106,14 @@ def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
         assert isinstance(snapshot, Snapshot) and snapshot.known
         rows = _texts(page.snapshot_model)
         stark = rows.index("  organization Stark Industries (org_stark000000001)")
-        assert rows[stark + 1 : stark + 6] == [
+        assert rows[stark + 1 : stark + 7] == [
             "    member grace@example.com has role admin",
             "    group hr has role admin",
             "    member ken@example.com has role admin through group hr",
+            "    member auth0|linus000000000004 has role auditor",
             "    member grace@example.com",
             "    connection acme-saml",
-        ]  # admin-like roles first, then memberships and connections
+        ]  # admin-like roles first, then the other roles, memberships and connections
         assert "History complete from 2026-11-01 12:00:00 UTC" in page.completeness.text()
         # Narrowed to admin-like roles: only role grants remain, Grace's and Ken's among them.
         page.role.setCurrentIndex(page.role.findData("admin-like"))

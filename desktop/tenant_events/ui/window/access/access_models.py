@@ -45,10 +45,19 @@ def _item(text: str, tip: str | None = None) -> QStandardItem:
     return item
 
 
+def _since(ms: int | None) -> QStandardItem:
+    if ms is None:
+        return _item(
+            "before the history",
+            "It began before the first stored event: its removal is stored, not its grant",
+        )
+    return _item(local(ms), utc(ms))
+
+
 def _grant_row(said: str, grant: Grant) -> list[QStandardItem]:
     cells = [
         _item(said, "\n".join(f"{e.kind} {e.label}: {e.id}" for e in grant.entities)),
-        _item(local(grant.since_ms), utc(grant.since_ms)),
+        _since(grant.since_ms),
         _item(grant.event_id or "", "The event that began it: double-click to open it in the table"),
     ]
     if grant.role is not None and admin_like(grant.role.name):
