@@ -285,3 +285,47 @@ def test_a_history_that_cannot_be_read_is_said_in_the_view(qapp, qloop, story_wi
     run_async(qloop, scenario())
     assert page.unknown.text().startswith("The access history of acme cannot be read: the event database ")
     assert "is damaged (no such table: access_spans)" in page.unknown.text() and not page.to_first.isVisible()
+
+
+def test_following_now_keeps_the_tree_as_the_user_left_it(qapp, qloop, story_window, tmp_path):
+    """New events while the view shows now: the answer grows, the rows the user closed or opened stay so, and the
+    counts do not blink "Reading…"."""
+    from helpers.access_story import ADA, STARK, at
+    from helpers.entity_events import envelope_row
+    from tenant_events.store import Batch, StoreWriter
+
+    w = story_window
+    page, controller, model, tree = (
+        w.access.page,
+        w.access.controller,
+        w.access.page.snapshot_model,
+        w.access.page.tree,
+    )
+
+    async def scenario() -> None:
+        before = await _answer(controller, w.show_access)
+        users = {g.user.id for g in before.grants if g.user is not None}
+        tree.setExpanded(model.index(0, 0), False)  # Organizations closed
+        tree.setExpanded(model.index(1, 0), False)  # Groups closed; Users stays open
+        joined = envelope_row(
+            "organization.member.added",
+            {"object": {"organization": {"id": STARK, "name": "stark"}, "user": {"user_id": ADA}}},
+            at(300),
+            800_000_300,
+        )
+        writer = StoreWriter(tmp_path / "acme.sqlite3")
+        try:
+            writer.commit_sync(Batch(events=[joined], cursor="c3"))
+        finally:
+            writer.close()
+        answer = await _answer(
+            controller,
+            lambda: controller.events_stored("acme"),
+            lambda a: any(g.user is not None and g.user.id == ADA for g in a.grants),
+        )
+        assert answer.at_ms is None and len(answer.grants) == len(before.grants) + 1
+        assert not tree.isExpanded(model.index(0, 0)) and not tree.isExpanded(model.index(1, 0))
+        assert tree.isExpanded(model.index(2, 0)) and model.index(2, 0).data() == f"Users ({len(users) + 1})"
+        assert page.counts.text().startswith(f"{len(answer.grants):,} grants")
+
+    run_async(qloop, scenario())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from PySide6.QtCore import QModelIndex, QObject, QTimer, Signal
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QTreeView
 
 from tenant_events.access.filters import ADMIN_LIKE, AccessFilter, roles_first_admin_like
 from tenant_events.access.records import Diff, Grant, Snapshot
@@ -61,7 +61,7 @@ class AccessController(QObject):
         self._readers: dict[str, AccessReader] = {}
         self._generation = 0
         self._ask = self._timer(ASK_MS, self.refresh)
-        self._live = self._timer(LIVE_MS, self.refresh)
+        self._live = self._timer(LIVE_MS, lambda: self.refresh(live=True))
         page.fit_columns()
         for signal in (page.mode.currentIndexChanged, page.tenant_box.currentIndexChanged,
                        page.at_now.toggled, page.until_now.toggled):  # fmt: skip
@@ -113,7 +113,8 @@ class AccessController(QObject):
             self._live.start()
 
     # -- asking ---------------------------------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, live: bool = False) -> None:
+        """Ask again; `live`: the same question, newer events (no "Reading…", the tree kept as it is opened)."""
         self._ask.stop()
         tenant = self.tenant
         if tenant is None:
@@ -129,6 +130,8 @@ class AccessController(QObject):
         else:
             at = page.at_ms()
             ask = lambda review: review.at(at)  # noqa: E731
+        if not live:
+            page.counts.setText("Reading…")
         self._spawn(self._read(self._generation, tenant, self.stores()[tenant], ask))
 
     def _spawn(self, coro: Any) -> None:
@@ -150,7 +153,6 @@ class AccessController(QObject):
         def work() -> Snapshot | Diff:
             return ask(AccessReview(tenant, self._reader(tenant, path)))
 
-        self.page.counts.setText("Reading…")
         try:
             answer = await asyncio.to_thread(work)
         except UserFixableError as exc:  # the file cannot be read (damaged, locked, gone): said in the view
@@ -222,8 +224,13 @@ class AccessController(QObject):
             page.body.setCurrentWidget(page.not_known)
             page.counts.setText("")
         elif isinstance(narrowed, Snapshot):
+            opened, scrolled = _opened(page.tree), page.tree.verticalScrollBar().value()
             snapshot_model(narrowed, page.snapshot_model)
-            page.tree.expandToDepth(0 if len(narrowed.grants) > 200 else 1)
+            if opened is None:  # a first answer: open what fits on a screen or two
+                page.tree.expandToDepth(0 if len(narrowed.grants) > 200 else 1)
+            else:  # the same tree, newer: as the user left it
+                _reopen(page.tree, opened)
+                page.tree.verticalScrollBar().setValue(scrolled)
             page.body.setCurrentWidget(page.tree)
             page.counts.setText(_with_unmatched(counts_line(narrowed), flt, answer))
         else:
@@ -258,6 +265,43 @@ class AccessController(QObject):
         for reader in self._readers.values():
             reader.close()
         self._readers.clear()
+
+
+def _opened(tree: QTreeView) -> set[tuple[str, ...]] | None:
+    """The rows the user opened, by their text from the top (None: nothing shown yet)."""
+    model = tree.model()
+    if model.rowCount() == 0:
+        return None
+    opened: set[tuple[str, ...]] = set()
+    stack: list[tuple[QModelIndex, tuple[str, ...]]] = [(QModelIndex(), ())]
+    while stack:
+        parent, path = stack.pop()
+        for row in range(model.rowCount(parent)):
+            index = model.index(row, 0, parent)
+            if tree.isExpanded(index):
+                here = (*path, _name(index, path))
+                opened.add(here)
+                stack.append((index, here))
+    return opened
+
+
+def _name(index: QModelIndex, path: tuple[str, ...]) -> str:
+    """A row's text; a heading's without its count, which changes while its name does not."""
+    text = str(index.data())
+    return text.split(" (", 1)[0] if not path else text
+
+
+def _reopen(tree: QTreeView, opened: set[tuple[str, ...]]) -> None:
+    model = tree.model()
+    stack: list[tuple[QModelIndex, tuple[str, ...]]] = [(QModelIndex(), ())]
+    while stack:
+        parent, path = stack.pop()
+        for row in range(model.rowCount(parent)):
+            index = model.index(row, 0, parent)
+            here = (*path, _name(index, path))
+            if here in opened:
+                tree.setExpanded(index, True)
+                stack.append((index, here))
 
 
 def _grants(answer: Snapshot | Diff) -> list[Grant]:
