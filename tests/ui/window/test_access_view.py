@@ -329,3 +329,30 @@ def test_following_now_keeps_the_tree_as_the_user_left_it(qapp, qloop, story_win
         assert page.counts.text().startswith(f"{len(answer.grants):,} grants")
 
     run_async(qloop, scenario())
+
+
+def test_a_tenant_taken_away_lets_go_of_its_history(qapp, qloop, story_window, tmp_path):
+    """Its reader is closed at the next answer, so the file is not held open by a tenant the window left."""
+    from tenant_events.store import EventReader
+    from tenant_events.view.tenant_reader import TenantReader
+
+    w = story_window
+    page, controller = w.access.page, w.access.controller
+    other = tmp_path / "globex.sqlite3"
+    write_story(other)
+    readers = [EventReader(other), EventReader(other)]
+    w.add_tenant("globex", TenantReader(readers[0]), TenantReader(readers[1]))
+
+    async def scenario() -> None:
+        await _answer(controller, w.show_access)
+        await _answer(controller, lambda: page.tenant_box.setCurrentText("globex"))
+        assert set(controller._readers) == {"acme", "globex"}
+        w.remove_tenant("globex")
+        await _answer(controller, controller.page_shown)
+        assert set(controller._readers) == {"acme"}
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        for reader in readers:
+            reader.close()

@@ -59,6 +59,7 @@ class AccessController(QObject):
         self.answer: Snapshot | Diff | None = None  # as read, before the filters
         self.shown: Snapshot | Diff | None = None
         self._readers: dict[str, AccessReader] = {}
+        self.known: set[str] = set()  # the window's tenants when last asked
         self._generation = 0
         self._ask = self._timer(ASK_MS, self.refresh)
         self._live = self._timer(LIVE_MS, lambda: self.refresh(live=True))
@@ -120,6 +121,7 @@ class AccessController(QObject):
         if tenant is None:
             return
         self._generation += 1
+        self.known = set(self.stores())  # (read by the worker: a copy, not the window's live mapping)
         page = self.page
         if page.showing_changes:
             low, high = page.since_ms(), page.until_ms()
@@ -141,7 +143,10 @@ class AccessController(QObject):
             coro.close()
 
     def _reader(self, tenant: str, path: Path) -> AccessReader:
-        """The tenant's history reader, opened once (on the worker thread that first asks)."""
+        """The tenant's history reader, opened once (on the worker thread that first asks); the readers of tenants
+        the window no longer has are closed here, so their files are let go."""
+        for gone in [name for name in self._readers if name not in self.known]:
+            self._readers.pop(gone).close()
         reader = self._readers.get(tenant)
         if reader is None or reader.path != path:
             reader = self._readers[tenant] = open_history(path)
