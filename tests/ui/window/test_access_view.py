@@ -120,6 +120,8 @@ def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
         page.role.activated.emit(page.role.currentIndex())
         admins = controller.shown
         assert admins.grants and all(g.role is not None and "admin" in g.role.name for g in admins.grants)
+        tree, model = page.tree, page.snapshot_model
+        assert tree.isExpanded(model.index(0, 0, model.index(0, 0)))  # a short answer is shown opened
         assert {g.user.id for g in admins.grants if g.user} >= {GRACE, "auth0|ken00000000000002"}
         qapp.processEvents()
         save_screenshot(w, f"access-at-{theme}")

@@ -134,7 +134,7 @@ class AccessController(QObject):
             ask = lambda review: review.at(at)  # noqa: E731
         if not live:
             page.counts.setText("Reading…")
-        self._spawn(self._read(self._generation, tenant, self.stores()[tenant], ask))
+        self._spawn(self._read(self._generation, tenant, self.stores()[tenant], ask, live))
 
     def _spawn(self, coro: Any) -> None:
         try:
@@ -153,7 +153,12 @@ class AccessController(QObject):
         return reader
 
     async def _read(
-        self, generation: int, tenant: str, path: Path, ask: Callable[[AccessReview], Snapshot | Diff]
+        self,
+        generation: int,
+        tenant: str,
+        path: Path,
+        ask: Callable[[AccessReview], Snapshot | Diff],
+        live: bool = False,
     ) -> None:
         def work() -> Snapshot | Diff:
             return ask(AccessReview(tenant, self._reader(tenant, path)))
@@ -174,7 +179,7 @@ class AccessController(QObject):
             ):  # a diff's default start: 90 days back, or the history's
                 self.page.start_at(answer.completeness.first_ms, unless_chosen=True)
             self._fill_filters(answer)
-            self.apply_filters()
+            self.apply_filters(keep_open=live)
 
     # -- showing ------------------------------------------------------------------------------------------------
     def _fill_filters(self, answer: Snapshot | Diff) -> None:
@@ -209,7 +214,9 @@ class AccessController(QObject):
             text or None,
         )
 
-    def apply_filters(self) -> None:
+    def apply_filters(self, keep_open: bool = False) -> None:
+        """Show the answer narrowed to the filters; `keep_open`: the tree as the user left it (the same question,
+        newer events), else opened as far as fits a screen or two."""
         answer = self.answer
         if answer is None:
             return
@@ -229,9 +236,10 @@ class AccessController(QObject):
             page.body.setCurrentWidget(page.not_known)
             page.counts.setText("")
         elif isinstance(narrowed, Snapshot):
-            opened, scrolled = _opened(page.tree), page.tree.verticalScrollBar().value()
+            opened = _opened(page.tree) if keep_open else None
+            scrolled = page.tree.verticalScrollBar().value()
             snapshot_model(narrowed, page.snapshot_model)
-            if opened is None:  # a first answer: open what fits on a screen or two
+            if opened is None:
                 page.tree.expandToDepth(0 if len(narrowed.grants) > 200 else 1)
             else:  # the same tree, newer: as the user left it
                 _reopen(page.tree, opened)
