@@ -48,6 +48,9 @@ class AccessReader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn = connect(path, readonly=True)
+        self._conn.execute(
+            "PRAGMA cache_size = -4000"
+        )  # as the directory's reader: a few MiB, not the writer's 32
         self._lock = threading.Lock()
         self._names = DirectoryReader.on_connection(self._conn)
 
