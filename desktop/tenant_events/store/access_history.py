@@ -33,6 +33,7 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.store.access_facts import (
+    BEFORE,
     END_KINDS,
     TYPES,
     Facts,
@@ -83,16 +84,11 @@ _KEY: Final = (
     "{t}.rel = j.value ->> 0 AND {t}.a = j.value ->> 1 AND {t}.b = j.value ->> 2 AND {t}.c = j.value ->> 3"
 )
 # The last span of each link that began at or before a stamp (an index seek from that stamp backwards).
-_LAST: Final = (
-    "SELECT s.{col} FROM access_spans AS s WHERE " + _KEY.format(t="s") + " AND s.since <= j.value ->> 4"  # noqa: S608
-    " ORDER BY s.since DESC LIMIT 1"
-)
-_FIRST_MARK: Final = (
-    "SELECT m.at FROM access_marks AS m WHERE " + _KEY.format(t="m") + " ORDER BY m.at LIMIT 1"  # noqa: S608
-)
+# The last span of each link that began at or before a stamp, as [since, until] (one index seek backwards).
 _LAST_SPAN: Final = (
     "SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,"  # noqa: S608 - constants
-    f" ({_LAST.format(col='since')}), ({_LAST.format(col='until')}), ({_FIRST_MARK}) FROM json_each(?) AS j"
+    " (SELECT json_array(s.since, s.until) FROM access_spans AS s WHERE " + _KEY.format(t="s") + " AND"
+    " s.since <= j.value ->> 4 ORDER BY s.since DESC LIMIT 1) FROM json_each(?) AS j"
 )
 _MARKS_FROM: Final = (
     "SELECT m.rel, m.a, m.b, m.c, m.at, m.seq, m.adds FROM json_each(?) AS j CROSS JOIN access_marks AS m"  # noqa: S608
@@ -252,18 +248,20 @@ def _touched(conn: sqlite3.Connection, facts: Facts) -> dict[Key, int]:
 
 def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> tuple[dict[Key, int], set[Key]]:
     """Where each link's spans must be worked out again: the start of the span its earliest change falls in,
-    else the change itself. Before that the spans stand; at it the link does not hold. And the links worked
-    out from their first own event on (link_spans' `whole`)."""
+    else the change itself. Before that the spans stand; at it the link does not hold. And the links worked out
+    from their first own event on (link_spans' `whole`): those with no span at or before the change (every own
+    event of theirs is at or after it: an earlier one would have made a span), and those whose change falls in
+    a span that began before the history. Those start from the beginning, since a span that began before the
+    history ends at whatever ended the link first."""
     wanted = orjson.dumps([[*key, at] for key, at in points.items()]).decode()
-    out, whole = {}, set()
-    for rel, a, b, c, at, since, until, first in conn.execute(_LAST_SPAN, (wanted,)):
+    out: dict[Key, int] = {}
+    whole: set[Key] = set()
+    for rel, a, b, c, at, last in conn.execute(_LAST_SPAN, (wanted,)):
         key = (rel, a, b, c)
+        since, until = orjson.loads(last) if last is not None else (None, None)
         anchored = since is not None and until > at
-        out[key] = since if anchored else at
-        # from its first own event on, with no span before the start (one that began before the history and
-        # ended before the change stands as it is): from the beginning, since a span before the first own event
-        # ends at whatever ended the link first (link_spans' `whole`)
-        if (first is None or out[key] <= first) and (anchored or since is None):
+        out[key] = since if anchored and since is not None else at
+        if since is None or (anchored and since == BEFORE):
             whole.add(key)
             out[key] = -1
     return out, whole
