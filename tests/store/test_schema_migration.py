@@ -91,3 +91,26 @@ def test_one_full_batch_is_one_insert_statement(tmp_path):
     insert_events(conn, [row(i) for i in range(1000)])
     conn.close()
     assert len(statements) == 1
+
+
+def test_a_migration_is_one_line_and_a_new_file_none(tmp_path, caplog):
+    """The rules page tries a rule's fixtures on three new files each time: nothing at INFO for a file made anew
+    (it logged every schema step, fifteen lines); an old file taken to the newest schema says so once."""
+    import logging
+
+    from tenant_events.alerts.builtin_rules import BUILTIN_RULES
+    from tenant_events.alerts.fixtures import run_rule_tests
+
+    schema = "tenant_events.store.schema"
+    caplog.set_level(logging.INFO, logger=schema)
+    rule = next(r for r in BUILTIN_RULES if r.tests)
+    results = run_rule_tests(rule)
+    assert results and all(r.passed for r in results)
+    assert [r.getMessage() for r in caplog.records if r.name == schema and r.levelno >= logging.INFO] == []
+
+    path = tmp_path / "old.sqlite3"
+    _schema1_database(path, [row(i) for i in range(3)])
+    StoreWriter(path).close()
+    assert [r.getMessage() for r in caplog.records if r.name == schema and r.levelno >= logging.INFO] == [
+        f"database old.sqlite3 migrated from schema 1 to {SCHEMA_VERSION}"
+    ]

@@ -1,6 +1,6 @@
 """What a delivery says: the alert as the window shows it, the link that opens it, and its dedup key.
 
-Title: "[critical] Mass deletion × 3 — acme"; body: the sentence with names, the count and the time range, and
+Title: "[critical] Mass deletion × 3 — acme" (the tenant as the app names it: its profile); body: the sentence with names, the count and the time range, and
 the link `tenant-events://alert/<tenant>/<id>`. The dedup key (tenant, alert id and version) is the same on
 every attempt, so a receiver that de-duplicates (PagerDuty's `dedup_key`, a webhook reading the
 `Idempotency-Key` header or the `dedup_key` field) sees one incident however often it was retried.
@@ -32,16 +32,18 @@ def dedup_key(tenant: str, alert_id: int, version: int) -> str:
 
 
 def alert_message(alert: StoredAlert, version: int, profile: str) -> AlertMessage:
-    """The message for `alert` at `version`, stored in the database of tenant profile `profile` (the link and
-    the key name the profile: that is where the app finds the alert; the text names the tenant)."""
+    """The message for `alert` at `version`, stored in the database of tenant profile `profile`. The title,
+    the link and the key name the profile, as the app names the tenant everywhere ("demo", not the service's
+    "demo-tenant"); the body adds the service's tenant id when it is another name."""
     first, last = alert.first_time, alert.last_time
     span = first if first == last else f"{first} – {last}"
     events = "1 event" if alert.event_count == 1 else f"{alert.event_count} events"
     said = why(alert)
     link = alert_link(profile, alert.id)
-    text = f"{said}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant {alert.tenant}\n{link}"
+    tenant = profile if alert.tenant in ("", profile) else f"{profile} ({alert.tenant})"
+    text = f"{said}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant {tenant}\n{link}"
     return AlertMessage(
-        title=f"[{alert.severity}] {title(alert)} — {alert.tenant}",
+        title=f"[{alert.severity}] {title(alert)} — {profile}",
         body=text,
         severity=alert.severity,
         dedup_key=dedup_key(profile, alert.id, version),

@@ -6,7 +6,7 @@ readers (access_reader.py) count later events as not in it yet, and `tenant-even
 itself (reindex.py `catch_up_access`). The schema migration only makes the tables: the indexer fills them from the events
 already stored, a chunk a transaction.
 
-Tables (schema 6):
+Tables (schema 7):
   access_marks   each link event: the link's key, its stamp and seq, whether it adds
   access_ends    each deletion of a user, organization or group: what ends every link of that entity
   access_groups  each group's type and parent, newest by stamp (an organization's group ends with it)

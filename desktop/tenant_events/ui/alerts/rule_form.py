@@ -51,6 +51,15 @@ FIELDS: Final = (
 
 
 ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
+NO_CONDITIONS: Final = "None: every event of the types above counts."
+CONDITIONS_HINT: Final = (
+    f"Format: one a line, field operator value, e.g. object.role.name contains admin, owner; “{ONE_OF}” "
+    "before a line makes it one of several alternatives."
+)
+COALESCE_TIP: Final = (
+    "A firing this soon after the rule's open alert joins it instead of raising another. Threshold and "
+    "sequence rules raise an alert of their own for each firing."
+)
 
 
 def _line(c: Condition) -> str:
@@ -127,10 +136,14 @@ class RuleForm(QWidget):
         self.types = QLineEdit()
         self.types.setPlaceholderText("user.deleted, organization.*")
         self.conditions = QPlainTextEdit()
-        self.conditions.setPlaceholderText(
-            f"object.role.name contains admin, owner\n{ONE_OF} object.email_verified equals false"
-        )
+        # an empty box says what no condition means; an example in grey would read as the rule's own conditions
+        self.conditions.setPlaceholderText(NO_CONDITIONS)
         self.conditions.setFixedHeight(self.fontMetrics().height() * 4 + 12)
+        self.conditions_hint = QLabel(CONDITIONS_HINT)
+        self.conditions_hint.setWordWrap(True)
+        hint_font = self.conditions_hint.font()
+        hint_font.setPointSizeF(hint_font.pointSizeF() * 0.9)
+        self.conditions_hint.setFont(hint_font)
         self.use_threshold = QCheckBox("at least")
         self.count = QSpinBox()
         self.count.setRange(0, 1_000_000)
@@ -149,6 +162,7 @@ class RuleForm(QWidget):
         self.coalesce.setDecimals(0)
         self.notify = QCheckBox("Show a desktop notification (otherwise only the inbox)")
         self.errors: dict[str, QLabel] = {}
+        self.rows: dict[str, int] = {}  # field → its row in the form
         threshold = QHBoxLayout()
         for w in (self.use_threshold, self.count, QLabel("events within"), self.window_s, self.per_type):
             threshold.addWidget(w)
@@ -180,10 +194,16 @@ class RuleForm(QWidget):
             problem.setStyleSheet(f"color: {error_color().name()}")
             problem.setVisible(False)
             problem.setAccessibleName(f"{label.replace('&', '')} problem")
+            if key == "conditions":
+                box.addWidget(self.conditions_hint)
             box.addWidget(problem)
             self.errors[key] = problem
+            self.rows[key] = form.rowCount()
             form.addRow(caption, box)
         form.addRow("", self.notify)
+        self.form = form
+        self.coalesce.setToolTip(COALESCE_TIP)
+        self.use_threshold.toggled.connect(lambda _on: self._show_coalesce())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.explanation)
@@ -238,6 +258,7 @@ class RuleForm(QWidget):
         self.coalesce.setValue(rule.coalesce_minutes)
         self.notify.setChecked(rule.notify)
         self._loading = False
+        self._show_coalesce()
         self.show_errors([])
 
     def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
@@ -309,6 +330,16 @@ class RuleForm(QWidget):
             where = error.field if "." in error.field else ""
             label.setText(f"{where + ': ' if where else ''}{error.message}")
             label.setVisible(True)
+
+    @property
+    def coalesce_applies(self) -> bool:
+        """Whether "Group firings within" means anything for the rule as set: only a firing of one event (no
+        threshold, no sequence) joins the rule's open alert (alerts/rule_engine.py)."""
+        sequence = self.shown is not None and self.shown.sequence is not None
+        return not (self.use_threshold.isChecked() or sequence)
+
+    def _show_coalesce(self) -> None:
+        self.form.setRowVisible(self.rows["coalesce_minutes"], self.coalesce_applies)
 
     def _changed(self) -> None:
         if not self._loading:
