@@ -32,6 +32,7 @@ from typing import Any, Final
 
 import orjson
 
+from tenant_events.store.access_events import history_rows
 from tenant_events.store.access_facts import (
     BEFORE,
     END_KINDS,
@@ -48,7 +49,7 @@ from tenant_events.store.directory import LIVE_BATCH, STAMP_SHIFT, Rel
 
 CHUNK: Final = 2000  # stored seqs a transaction: about 20 ms of the writer thread's idle time
 _SEQ_MASK: Final = (1 << STAMP_SHIFT) - 1
-_TYPE_LIST: Final = ", ".join(f"'{t}'" for t in sorted(TYPES))
+_TYPES: Final = tuple(sorted(TYPES))
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS access_marks (
@@ -129,17 +130,11 @@ def catch_up(conn: sqlite3.Connection, upto_seq: int, limit: int = CHUNK) -> boo
     if high <= low:
         return False
     facts = Facts()
-    rows = conn.execute(
-        f"SELECT seq, time_ms, type, raw FROM events"  # noqa: S608 - constants
-        f" WHERE seq > ? AND seq <= ? AND type IN ({_TYPE_LIST})",
-        (low, high),
-    )
+    rows, first_ms = history_rows(conn, low, high, _TYPES)  # archived ones too (access_events.py)
     for seq, time_ms, event_type, raw in rows:
         data = _data(raw)
         if data is not None:
             facts.add(event_type, (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK), seq, data)
-    row = conn.execute("SELECT min(time_ms) FROM events WHERE seq > ? AND seq <= ?", (low, high)).fetchone()
-    first_ms = row[0] if row and row[0] is not None else None
     _note(conn, facts)
     _rework(conn, _touched(conn, facts))
     if first_ms is not None:

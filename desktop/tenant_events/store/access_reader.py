@@ -18,6 +18,7 @@ from typing import Final, TypeVar
 
 import orjson
 
+from tenant_events.store.access_events import events_by_seq, newest_ms, time_after, time_of
 from tenant_events.store.access_facts import END_KINDS, HOLDS, OPEN_REACH
 from tenant_events.store.access_records import (
     EventFacts,
@@ -26,6 +27,8 @@ from tenant_events.store.access_records import (
     HistoryReach,
     LinkSpan,
 )
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_records import Entity, Relation
@@ -53,10 +56,12 @@ class AccessReader:
         )  # as the directory's reader: a few MiB, not the writer's 32
         self._lock = threading.Lock()
         self._names = DirectoryReader.on_connection(self._conn)
+        self._archive = ArchiveReader(folder_of(path))  # events that did a change may since have moved
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self._archive.close()
 
     def __enter__(self) -> AccessReader:
         return self
@@ -86,18 +91,19 @@ class AccessReader:
         return self._read(work)
 
     def events(self, seqs: Iterable[int]) -> dict[int, EventFacts]:
-        """The stored events by seq (those still stored), with their `data`."""
-        wanted = orjson.dumps(sorted(set(seqs))).decode()
-        with self._lock, database_errors(self.path):
-            rows = self._conn.execute(
-                "SELECT e.seq, e.event_id, e.type, e.time_ms, json_extract(e.raw, '$.event.data')"
-                " FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value WHERE json_valid(e.raw)",
-                (wanted,),
-            ).fetchall()
+        """The stored events by seq (those still stored, in either tier), with their `data`."""
+        rows = self._read(lambda: events_by_seq(self._conn, self._archive, list(seqs)))
         out = {}
-        for seq, event_id, kind, time_ms, data in rows:
-            parsed = orjson.loads(data) if isinstance(data, str) else None
-            out[int(seq)] = EventFacts(int(seq), str(event_id), str(kind), int(time_ms), _dict(parsed))
+        for seq, time_ms, kind, raw in rows:
+            try:
+                event = orjson.loads(raw)["event"]
+            except (orjson.JSONDecodeError, KeyError, TypeError):
+                continue
+            if not isinstance(event, dict):
+                continue
+            out[int(seq)] = EventFacts(
+                int(seq), str(event.get("id", "")), str(kind), int(time_ms), _dict(event.get("data"))
+            )
         return out
 
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]:
@@ -113,11 +119,11 @@ class AccessReader:
         )
         upto = int(counters.get("access_upto", 0))
         stored = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-        newest = self._conn.execute("SELECT max(time_ms) FROM events WHERE seq <= ?", (upto,)).fetchone()[0]
+        newest = newest_ms(self._conn, upto)
         first = counters.get("access_from_ms")
         return HistoryReach(
             int(first) if first is not None else None,
-            int(newest) if newest is not None else None,
+            newest,
             upto,
             int(stored[0]) if stored else 0,
             tuple(self._gaps()),
@@ -130,16 +136,12 @@ class AccessReader:
         for reason, noted, resumed, after_seq in self._conn.execute(
             "SELECT reason, created_at, resumed_from, after_seq FROM gaps ORDER BY id"
         ).fetchall():
-            before = self._conn.execute(
-                "SELECT time_ms FROM events WHERE seq = ?", (after_seq or 0,)
-            ).fetchone()
-            after = self._conn.execute(
-                "SELECT time_ms FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (after_seq or 0,)
-            ).fetchone()
+            before = time_of(self._conn, self._archive, after_seq or 0)
+            after = time_after(self._conn, self._archive, after_seq or 0)
             start = _iso_ms(resumed)
             if start is None:
-                start = int(before[0]) if before else int(noted * 1000)
-            out.append(GapWindow(str(reason), start, int(after[0]) if after else None, float(noted)))
+                start = before if before is not None else int(noted * 1000)
+            out.append(GapWindow(str(reason), start, after, float(noted)))
         return out
 
 

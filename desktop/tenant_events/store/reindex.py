@@ -105,7 +105,7 @@ def _access_chunks(conn: sqlite3.Connection) -> int:
 
     def chunk() -> tuple[int, bool]:
         before = access_history.watermark(conn)
-        top = int(conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+        top = access_history.backlog(conn) + before  # the last stored seq, archived ones too
         more = access_history.catch_up(conn, top)
         return access_history.watermark(conn) - before, more
 
