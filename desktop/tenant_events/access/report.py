@@ -91,8 +91,8 @@ def _snapshot(snapshot: Snapshot) -> list[str]:
         for section in found:
             out.append(f"<h3>{_e(title(section.entity))}</h3>")
             out.append(
-                "<table width='100%'><tr><th width='60%'>Access</th><th width='20%'>Since</th>"
-                "<th width='20%'>Event</th></tr>"
+                "<table width='100%'><thead><tr><th width='60%'>Access</th><th width='20%'>Since</th>"
+                "<th width='20%'>Event</th></tr></thead>"  # a header row repeated on every page
             )
             out += [
                 f"<tr><td>{_e(said)}</td><td>{_e(since(grant.since_ms))}</td><td>{_e(grant.event_id or '')}</td></tr>"
@@ -107,8 +107,9 @@ def _diff(diff: Diff) -> list[str]:
     if not diff.changes:
         return [*out, "<p>None.</p>"]
     out.append(
-        "<table width='100%'><tr><th width='13%'>When</th><th width='10%'>Change</th><th width='29%'>What changed</th>"
-        "<th width='30%'>The event that did it</th><th width='18%'>Who</th></tr>"
+        "<table width='100%'><thead><tr><th width='13%'>When</th><th width='10%'>Change</th>"
+        "<th width='29%'>What changed</th><th width='30%'>The event that did it</th><th width='18%'>Who</th></tr>"
+        "</thead>"  # a header row repeated on every page
     )
     for change in diff.changes:
         event = (

@@ -28,6 +28,7 @@ from tenant_events.access.report import report_html
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.access.access_models import SEQ_ROLE, ChangeCol
 from tenant_events.ui.window.access.access_page import CHANGES
+from tenant_events.ui.window.access.report_writer import text_area_mm
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -203,11 +204,11 @@ def test_a_moment_before_the_history_cannot_be_known(qapp, qloop, story_window):
     run_async(qloop, scenario())
 
 
-def _page_images(html: str, pages: int = 2) -> list[QImage]:
-    """The report as its PDF lays it out (A4 less 15 mm margins, at 96 dpi), page by page."""
+def _page_images(html: str, area_mm: tuple[float, float], pages: int = 2) -> list[QImage]:
+    """The report as its PDF lays it out (the text area of its pages, at 96 dpi), page by page."""
     document = QTextDocument()
     document.setHtml(html)
-    size = QSizeF(180 / 25.4 * 96, 267 / 25.4 * 96)
+    size = QSizeF(area_mm[0] / 25.4 * 96, area_mm[1] / 25.4 * 96)
     document.setPageSize(size)
     images = []
     for number in range(min(pages, document.pageCount())):
@@ -248,14 +249,16 @@ def test_the_report_for_auditors(qapp, qloop, story_window, tmp_path):
         pdf.startswith(b"%PDF-")
         and b"/Title (\xfe\xff" in pdf
         and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page\r") + pdf.count(b"/Type /Page ") >= 1
+        and b"/MediaBox [0 0 842" in pdf  # A4 landscape: the changes' five columns keep addresses whole
     )
     with target.with_suffix(".csv").open(encoding="utf-8") as sheet:
         rows = list(csv.DictReader(sheet))
     assert len(rows) == len(diff.changes) and {r["from"] for r in rows} == {iso(BEFORE)}
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "access-report.pdf").write_bytes(pdf)  # the file itself, to open beside the pictures
     html = report_html(controller.shown, AccessFilter())
-    images = _page_images(html)
+    images = _page_images(html, text_area_mm(controller.shown))
     for number, image in enumerate(images, 1):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         assert image.save(str(SCREENSHOTS / f"access-report-page{number}.png"))
     document = QTextDocument()
     document.setHtml(html)

@@ -1,7 +1,7 @@
 """File ▸ Export access review…: what the Access view shows, as a printable report (PDF through Qt's own PDF
 writer, or HTML) and a CSV beside it with the same name, for auditors.
 
-The page comes from access/report.py; Qt's text engine lays it out on A4 pages (QTextDocument into a QPdfWriter,
+The page comes from access/report.py; Qt's text engine lays it out on numbered A4 pages (QTextDocument into a QPdfWriter,
 no other dependency). Both files are written on a worker thread, each into a temporary file renamed over the
 target at the end, so a failed export leaves no half file.
 """
@@ -47,15 +47,35 @@ def _replace(target: Path, write: Callable[[Path], object]) -> None:
         temp.unlink(missing_ok=True)
 
 
-def _write_pdf(page: str, path: Path, title: str) -> None:
+PRINT_MARGIN_MM = 20.0  # QTextDocument.print_ keeps 2 cm round the text and puts the page number in it
+
+
+def page_layout(answer: Snapshot | Diff) -> QPageLayout:
+    """A4, portrait for a moment's lists, landscape for the changes' five columns (portrait broke every address
+    and event id in two). No margin of the writer's own: print_ adds its 2 cm."""
+    landscape = isinstance(answer, Diff)
+    return QPageLayout(
+        QPageSize(QPageSize.PageSizeId.A4),
+        QPageLayout.Orientation.Landscape if landscape else QPageLayout.Orientation.Portrait,
+        QMarginsF(0, 0, 0, 0),
+        QPageLayout.Unit.Millimeter,
+    )
+
+
+def text_area_mm(answer: Snapshot | Diff) -> tuple[float, float]:
+    """Width and height of the text on each page of the PDF."""
+    rect = page_layout(answer).paintRect(QPageLayout.Unit.Millimeter)
+    return rect.width() - 2 * PRINT_MARGIN_MM, rect.height() - 2 * PRINT_MARGIN_MM
+
+
+def _write_pdf(page: str, path: Path, title: str, answer: Snapshot | Diff) -> None:
     writer = QPdfWriter(str(path))
-    writer.setPageSize(QPageSize(QPageSize.PageSizeId.A4))
-    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout.Unit.Millimeter)
+    writer.setPageLayout(page_layout(answer))
     writer.setTitle(title)
     writer.setCreator(APP_NAME)
     document = QTextDocument()
     document.setHtml(page)
-    document.print_(writer)  # lays it out on the writer's pages
+    document.print_(writer)  # lays it out on the writer's pages, numbered
 
 
 def write_report(answer: Snapshot | Diff, flt: AccessFilter, printable: Path) -> tuple[Path, Path]:
@@ -63,7 +83,7 @@ def write_report(answer: Snapshot | Diff, flt: AccessFilter, printable: Path) ->
     page = report_html(answer, flt)
     sheet = printable.with_suffix(".csv")
     if printable.suffix.lower() == ".pdf":
-        _replace(printable, lambda temp: _write_pdf(page, temp, f"Access review — {answer.tenant}"))
+        _replace(printable, lambda temp: _write_pdf(page, temp, f"Access review — {answer.tenant}", answer))
     else:
         _replace(printable, lambda temp: temp.write_text(page, encoding="utf-8"))
 
