@@ -169,7 +169,7 @@ def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
 
         # A double-click opens the event that did it, in the table.
         seq = model.index(lost, 0).data(SEQ_ROLE)
-        controller.open_event(model.index(lost, ChangeCol.EVENT))
+        page.table.doubleClicked.emit(model.index(lost, ChangeCol.EVENT))  # as the view sends it
         assert w.pages.currentIndex() == 0
         await until(lambda: w.model.event_at(w.table.currentIndex().row()) is not None
                     and w.model.event_at(w.table.currentIndex().row()).seq == seq)  # fmt: skip
