@@ -25,10 +25,12 @@ from helpers.fixtures_ui import (
 from tenant_events.access.filters import AccessFilter
 from tenant_events.access.records import Diff, Snapshot
 from tenant_events.access.report import report_html
+from tenant_events.access.review import AccessReview
+from tenant_events.store.access_reader import AccessReader
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.window.access.access_models import SEQ_ROLE, ChangeCol
 from tenant_events.ui.window.access.access_page import CHANGES
-from tenant_events.ui.window.access.report_writer import text_area_mm
+from tenant_events.ui.window.access.report_writer import text_area_mm, write_report
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -361,3 +363,21 @@ def test_a_tenant_taken_away_lets_go_of_its_history(qapp, qloop, story_window, t
     finally:
         for reader in readers:
             reader.close()
+
+
+def test_a_report_never_replaces_a_file_of_another_kind(qapp, tmp_path):
+    """A name typed over the dialog's suffix — the tenant's own database, picked by mistake — gets .html added;
+    the file picked is left as it was."""
+    database = tmp_path / "acme.sqlite3"
+    write_story(database)
+    before = database.read_bytes()
+    with AccessReader(database) as reader:
+        answer = AccessReview("acme", reader).at(_ms(AFTER))
+    written = write_report(answer, AccessFilter(), database)
+    assert written == (tmp_path / "acme.sqlite3.html", tmp_path / "acme.sqlite3.csv")
+    assert database.read_bytes() == before
+    assert "Access review — acme" in written[0].read_text(encoding="utf-8")
+    assert write_report(answer, AccessFilter(), tmp_path / "r.HTML") == (
+        tmp_path / "r.HTML",
+        tmp_path / "r.csv",
+    )

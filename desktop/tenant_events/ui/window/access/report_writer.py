@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from PySide6.QtCore import QMarginsF, QObject, Signal
 from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter, QTextDocument
@@ -47,7 +47,8 @@ def _replace(target: Path, write: Callable[[Path], object]) -> None:
         temp.unlink(missing_ok=True)
 
 
-PRINT_MARGIN_MM = 20.0  # QTextDocument.print_ keeps 2 cm round the text and puts the page number in it
+_PRINTABLE: Final = (".pdf", ".html", ".htm")
+PRINT_MARGIN_MM: Final = 20.0  # QTextDocument.print_ keeps 2 cm round the text and puts the page number in it
 
 
 def page_layout(answer: Snapshot | Diff) -> QPageLayout:
@@ -78,10 +79,18 @@ def _write_pdf(page: str, path: Path, title: str, answer: Snapshot | Diff) -> No
     document.print_(writer)  # lays it out on the writer's pages, numbered
 
 
-def write_report(answer: Snapshot | Diff, flt: AccessFilter, printable: Path) -> tuple[Path, Path]:
-    """The report (PDF or HTML, by `printable`'s suffix) and its CSV (same name, .csv); blocking."""
+def report_paths(chosen: Path) -> tuple[Path, Path]:
+    """The printable file and its CSV for the name picked in the save dialog. A name not ending in .pdf or .html
+    (a suffix typed over the dialog's) gets .html added: a report never replaces a file of another kind, a
+    tenant's database picked by mistake least of all."""
+    printable = chosen if chosen.suffix.lower() in _PRINTABLE else chosen.with_name(chosen.name + ".html")
+    return printable, printable.with_suffix(".csv")
+
+
+def write_report(answer: Snapshot | Diff, flt: AccessFilter, chosen: Path) -> tuple[Path, Path]:
+    """The report (PDF or HTML, by the suffix) and its CSV (same name, .csv); blocking."""
     page = report_html(answer, flt)
-    sheet = printable.with_suffix(".csv")
+    printable, sheet = report_paths(chosen)
     if printable.suffix.lower() == ".pdf":
         _replace(printable, lambda temp: _write_pdf(page, temp, f"Access review — {answer.tenant}", answer))
     else:
