@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 
 import pytest
-from PySide6.QtCore import QDateTime, QSizeF
+from PySide6.QtCore import QDateTime, QSizeF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
+from PySide6.QtTest import QTest
 
 from helpers.access_story import AFTER, BEFORE, GRACE, iso, write_story
 from helpers.entity_events import T0
@@ -171,7 +172,10 @@ def test_who_had_access_and_what_changed(qapp, qloop, story_window, theme):
 
         # A double-click opens the event that did it, in the table.
         seq = model.index(lost, 0).data(SEQ_ROLE)
-        page.table.doubleClicked.emit(model.index(lost, ChangeCol.EVENT))  # as the view sends it
+        cell = page.table.visualRect(model.index(lost, ChangeCol.EVENT)).center()
+        viewport = page.table.viewport()  # a click first: QTest's double-click alone presses no index
+        QTest.mouseClick(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
+        QTest.mouseDClick(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, cell)
         assert w.pages.currentIndex() == 0
         await until(lambda: w.model.event_at(w.table.currentIndex().row()) is not None
                     and w.model.event_at(w.table.currentIndex().row()).seq == seq)  # fmt: skip
