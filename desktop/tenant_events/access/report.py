@@ -91,8 +91,8 @@ def _snapshot(snapshot: Snapshot) -> list[str]:
         for section in found:
             out.append(f"<h3>{_e(title(section.entity))}</h3>")
             out.append(
-                "<table width='100%'><thead><tr><th width='60%'>Access</th><th width='20%'>Since</th>"
-                "<th width='20%'>Event</th></tr></thead>"  # a header row repeated on every page
+                "<table width='100%'><thead><tr><th width='50%'>Access</th><th width='26%'>Since</th>"
+                "<th width='24%'>Event</th></tr></thead>"  # a header row repeated on every page
             )
             out += [
                 f"<tr><td>{_e(said)}</td><td>{_e(since(grant.since_ms))}</td><td>{_e(grant.event_id or '')}</td></tr>"
