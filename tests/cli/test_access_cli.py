@@ -182,6 +182,20 @@ def test_the_changes_as_json_lines_into_a_file_narrowed_to_an_organization(data,
     assert "tenant-events: 4 changes in acme" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "column", "wanted"), [("--group", "hr", 3, HR), ("--user", "ken@example.com", 1, KEN)]
+)
+def test_the_grants_at_a_moment_narrowed_to_a_group_or_a_user_by_name(data, option, value, column, wanted):
+    result = access(data, "--at", iso(BEFORE), option, value, "--csv", "-")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    got = {
+        (r["what"], *_ids(r, "user_id", "organization_id", "group_id", "role_id", "connection_id"))
+        for r in rows
+    }
+    assert got == {g for g in GRANTS_BEFORE if g[column] == wanted} and len(got) >= 2
+
+
 def test_options_given_before_the_action_count(data):
     result = run_here(
         [
