@@ -16,6 +16,7 @@ Tables:
   entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
   archive_files, archive_garbage  the archive tier's catalog: which Parquet files hold the events moved out
               of `events` (schema 6, archive_catalog.py)
+  access_*    the access history: when each membership, role and connection held (schema 7, access_history.py)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
+from tenant_events.store.access_history import SCHEMA as ACCESS_SQL
 from tenant_events.store.alerts_schema import ALERTS_SQL
 from tenant_events.store.archive_catalog import ARCHIVE_SQL
 from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
@@ -38,7 +40,7 @@ from tenant_events.store.directory import install_and_rebuild
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -167,8 +169,15 @@ DROP TABLE IF EXISTS directory_scratch;
 # Parquet files beside the database instead of `events`.
 _V6: Final = ARCHIVE_SQL
 
+# Schema 7: the access history (access_history.py), the spans of time each link of the directory held. Only the
+# tables: the idle-time indexer fills them from the events already stored, a chunk a transaction, so opening a
+# large database does not wait for it. The archive's catalog again (every statement of both is IF NOT EXISTS / OR
+# IGNORE): an earlier build of the access history called its own tables schema 6, and a file it made is at 6
+# without the catalog.
+_V7: Final = ARCHIVE_SQL + ACCESS_SQL
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
