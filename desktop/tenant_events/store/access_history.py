@@ -245,9 +245,11 @@ def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> tuple[dict[Key,
     """Where each link's spans must be worked out again: the start of the span its earliest change falls in,
     else the change itself. Before that the spans stand; at it the link does not hold. And the links worked out
     from their first own event on (link_spans' `whole`): those with no span at or before the change (every own
-    event of theirs is at or after it: an earlier one would have made a span), and those whose change falls in
-    a span that began before the history. Those start from the beginning, since a span that began before the
-    history ends at whatever ended the link first."""
+    event of theirs is at or after it: an earlier one would have made a span), and those whose last span at or
+    before the change began before the history, whether or not it still held then: it ends at whatever ended the
+    link first, and whether it was held at all rests on the link's first own event being a removal, which a late
+    add before that removal undoes (a user deleted, then added and removed again, the removal delivered first).
+    Between that span and the change there are no adds, so reading from the beginning reads little more."""
     wanted = orjson.dumps([[*key, at] for key, at in points.items()]).decode()
     out: dict[Key, int] = {}
     whole: set[Key] = set()
@@ -256,7 +258,7 @@ def _starts(conn: sqlite3.Connection, points: dict[Key, int]) -> tuple[dict[Key,
         since, until = orjson.loads(last) if last is not None else (None, None)
         anchored = since is not None and until > at
         out[key] = since if anchored and since is not None else at
-        if since is None or (anchored and since == BEFORE):
+        if since is None or since == BEFORE:
             whole.add(key)
             out[key] = -1
     return out, whole
