@@ -39,6 +39,10 @@ LINE_KEYS = {
     "detail",
     "raised_at",
     "read",
+    "version",
+    "state",
+    "fired_at",
+    "firing",
 }
 
 

@@ -1,8 +1,10 @@
 """The delivery worker: empties one tenant database's outbox into the destinations, surviving anything.
 
     kick() (an alert was stored) ─▶ route: each new outbox row → one delivery per destination that receives it
+                                    (a resolve: those that want resolves and were given the alert)
+                                  ─▶ repeats: an unacknowledged critical alert again, per destination
                                   ─▶ send what is due, each destination on its own (a slow one holds no other)
-                                  ─▶ sleep until the next retry, quiet-hours end or kick
+                                  ─▶ sleep until the next retry, repeat, quiet-hours end or kick
 
 Every state change is a transaction in the database before the next step, so a restart or a crash resumes where
 it stopped: a delivery sent but not yet marked is sent again with the same dedup key (receivers that
@@ -31,6 +33,7 @@ from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.send import Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
 from tenant_events.store.outbox import Delivery, Outbox
+from tenant_events.values.alert_lifecycle import CATCH_UP_HOLD_S
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
@@ -70,14 +73,14 @@ class SharedDeliveries(Protocol):
     def may_send(self) -> bool:
         """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
 
-    def message(self, alert: StoredAlert, version: int) -> AlertMessage: ...
+    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
 
-    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+    async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
         ...
 
     async def record(
-        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+        self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
     ) -> None: ...
 
 
@@ -106,6 +109,7 @@ class DeliveryWorker:
         self._clock = clock
         self._db = ThreadPoolExecutor(1, thread_name_prefix="outbox")
         self._outbox: Outbox | None = None
+        self._next_repeat: float | None = None
         self._wake = asyncio.Event()
         self._closed = False
         self.delivered = 0  # counters for tests and the bench
@@ -148,6 +152,8 @@ class DeliveryWorker:
         targets = await asyncio.to_thread(self._targets)  # the keyring may be read: never on the UI thread
         fingerprints = {n: t.fingerprint for n, t in targets.items()}
         await self._route(outbox, targets)
+        every = {n: t.profile.repeat_minutes * 60 for n, t in targets.items()}
+        self._next_repeat = await self._call(outbox.schedule_repeats, self._clock(), every)
         stopped = await self._call(outbox.stopped, fingerprints)
         due = await self._call(outbox.due, self._clock(), set(stopped))
         by_destination: dict[str, list[Delivery]] = {}
@@ -160,13 +166,14 @@ class DeliveryWorker:
             return 0.0  # more may be due (a page of 200, or deliveries held behind a failure)
         stopped = await self._call(outbox.stopped, fingerprints)
         next_at = await self._call(outbox.next_due, set(stopped))
-        if next_at is None:
+        soonest = [t for t in (next_at, self._next_repeat) if t is not None]
+        if not soonest:
             return IDLE_POLL_S
-        return min(IDLE_POLL_S, max(0.0, next_at - self._clock()))
+        return min(IDLE_POLL_S, max(0.0, min(soonest) - self._clock()))
 
     async def _route(self, outbox: Outbox, targets: dict[str, Target]) -> None:
-        for alert_id, version, queued_at in await self._call(outbox.unrouted):
-            alert = await self._call(outbox.alert, alert_id)
+        for row in await self._call(outbox.unrouted):
+            alert = await self._call(outbox.alert, row.alert_id)
             names = (
                 []
                 if alert is None
@@ -176,13 +183,19 @@ class DeliveryWorker:
                     if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
                 ]
             )
+            if row.kind == "resolved" and names:
+                given = await self._call(outbox.received, row.alert_id)
+                names = [n for n in names if n in given and targets[n].profile.sends_resolved]
             now = self._clock()
             holds = {
                 n: h
                 for n in names
                 if (h := self._held_until(targets[n], alert.severity if alert else "", now))
             }
-            await self._call(outbox.route, alert_id, version, names, queued_at, now, holds)
+            if alert is not None and alert.catch_up and row.kind == "firing":
+                # a catch-up grows its alert chunk by chunk: it goes out once, as it is after the last chunk
+                holds = {n: max(holds.get(n, now), now + CATCH_UP_HOLD_S) for n in names}
+            await self._call(outbox.route, row, names, now, holds)
 
     def _held_until(self, target: Target, severity: str, now: float) -> float | None:
         """When quiet hours or do-not-disturb end, if they hold this destination's delivery back now."""
@@ -217,22 +230,20 @@ class DeliveryWorker:
             if shared is not None:
                 if not shared.may_send():
                     return  # the lease went to another relay: it delivers what is left
-                done, before = await shared.prior(alert, d.version, target.profile.name)
+                done, before = await shared.prior(alert, d)
                 if done:
                     await self._call(outbox.delivered, d, now)  # another relay did, before a takeover
                     self._changed()
                     continue
                 attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
-                message = shared.message(alert, d.version)
+                message = shared.message(alert, d)
             else:
-                message = alert_message(alert, d.version, self._database.stem)
+                message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
             outcome = await asyncio.to_thread(self._sender, target.url, message)
             now = self._clock()
             if shared is not None:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
-                await shared.record(
-                    alert, d.version, target.profile.name, state, attempts + 1, outcome.reason
-                )
+                await shared.record(alert, d, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
                 await self._call(outbox.delivered, d, now)
                 self.delivered += 1

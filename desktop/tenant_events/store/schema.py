@@ -14,6 +14,7 @@ Tables:
   counters    cumulative numbers (duplicates dropped, FTS and directory progress, the alert rules' watermark)
   alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
   entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
+  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 6, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alerts_schema import ALERTS_SQL
+from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecycle
 from tenant_events.store.directory import install_and_rebuild
+from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -159,13 +161,18 @@ _V5: Final = """
 DROP TABLE IF EXISTS directory_scratch;
 """
 
+# Schema 6: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
+# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py).
+_V6: Final = TRIAGE_SQL
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
+    _V6: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
 }
 
 

@@ -1,18 +1,22 @@
 """The team's alert evaluation in the relay: while it holds the lease, one relay evaluates, publishes, delivers.
 
-    LEADER ─▶ TenantLink(HubFrom: the hub's own events) ─▶ AlertRules (the built-in pack, the settings' rules)
+    LEADER ─▶ EvalState.load (hub/eval_state.py): where the last leader's evaluation stood, its alerts
+           ─▶ TenantLink(HubFrom: the hub's own events) ─▶ AlertRules (the built-in pack, the settings' rules),
+              whose evaluator adopts that state before its first step (store/team_state.py)
                  ├─▶ on_alerts ─▶ AlertPublisher: tenant-events._alerts.<tenant>.<rule>.<first event> (viewers)
+                 ├─▶ on_alerts ─▶ EvalState.save: the alerts each step touched, then its position
                  └─▶ on_alerts ─▶ DeliveryWorker(--alerts-to) ─▶ SharedOutbox (hub) before and after each send
-    lease lost / stopped ─▶ the worker and the link stop; the next leader evaluates the same events itself
+    lease lost / stopped ─▶ the worker and the link stop; the next leader goes on from the saved state
 
 The relay reads the hub like a viewer does into a database of its own (`<name>-team`), so the rules see exactly
-the events every viewer sees, in the hub's order. A relay that takes over evaluates from its own stored position
-(a new relay: from the stream's start) and raises the same alerts under the same team names, so the hub's outbox
-bucket says which of their deliveries its predecessor made (hub/team_alerts.py). "The same alerts" holds however
-late it evaluates: an event's age (live, or part of a catch-up summary) is judged at the time the hub stored it,
-never at the evaluating relay's clock (`HubFrom.hub_time`), so events its predecessor alerted on one by one are
-not folded into one catch-up summary under a new name and sent again. Rules saved to the relay's settings file
-while it holds the lease run from the next evaluation on (tenant/rules_follow.py).
+the events every viewer sees, in the hub's order. A relay that takes over adopts the team's evaluation state
+from the hub — its alerts with their versions, and the position — so a firing after the takeover is version n+1
+of the alert its predecessor raised, delivered under that version's dedup key, and what its predecessor
+delivered is found in the hub's outbox bucket (hub/team_alerts.py). Without a saved state (the first leader) it
+evaluates from its own stored position. An event's age (live, or part of a catch-up summary) is judged at the
+time the hub stored it, never at the evaluating relay's clock (`HubFrom.hub_time`), so re-evaluating a few events
+after a takeover raises what its predecessor raised. Rules saved to the relay's settings file while it holds the
+lease run from the next evaluation on (tenant/rules_follow.py).
 """
 
 from __future__ import annotations
@@ -32,13 +36,15 @@ from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.worker import DeliveryWorker, Target
 from tenant_events.errors import ConfigError
 from tenant_events.hub.connection import HubOptions
+from tenant_events.hub.eval_state import EvalState
 from tenant_events.hub.lease import new_holder
 from tenant_events.hub.subjects import HubNames
-from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_dedup_key, team_key
+from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery_key, team_alert_key, team_key
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
-from tenant_events.store.outbox import read_status
+from tenant_events.store.outbox import Delivery, read_status
+from tenant_events.store.team_state import carried, position_at
 from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
@@ -75,26 +81,78 @@ class TeamDeliveries:
     def may_send(self) -> bool:
         return self._fence()
 
-    def message(self, alert: StoredAlert, version: int) -> AlertMessage:
-        plain = alert_message(alert, version, self._tenant)
-        key = team_key(alert.rule_id, alert.first_event_id)
-        return AlertMessage(
-            plain.title, plain.body, plain.severity, team_dedup_key(self._tenant, key, version), plain.link
-        )
+    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage:
+        key = team_alert_key(self._tenant, team_key(alert.rule_id, alert.first_event_id))
+        return alert_message(alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key)
 
-    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
-        state = await self._outbox.state(self._key(alert, version, destination))
+    async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
+        state = await self._outbox.state(self._key(alert, delivery))
         attempts = state.get("attempts")
         return state.get("state") == "delivered", attempts if isinstance(attempts, int) else 0
 
     async def record(
-        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+        self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
     ) -> None:
-        await self._outbox.record(self._key(alert, version, destination), state, attempts, error)
+        await self._outbox.record(self._key(alert, delivery), state, attempts, error)
 
     @staticmethod
-    def _key(alert: StoredAlert, version: int, destination: str) -> str:
-        return delivery_key(team_key(alert.rule_id, alert.first_event_id), version, destination)
+    def _key(alert: StoredAlert, d: Delivery) -> str:
+        return delivery_key(
+            team_key(alert.rule_id, alert.first_event_id), d.kind, d.version, d.nth, d.destination
+        )
+
+
+POSITION_EVERY = 5.0  # seconds between saves of the evaluation's position when no alert changed
+
+
+def _watermark(link: TenantLink) -> int | None:
+    return link.rules.evaluator.watermark if link.rules is not None else None
+
+
+class StateSaver:
+    """Saves what each step changed to the hub (hub/eval_state.py), one save at a time, in order; what a save
+    could not write is carried into the next. Steps that changed no alert are not handed to observers: every
+    POSITION_EVERY seconds the evaluator's watermark is saved as the position too, so a takeover after a quiet
+    hour does not evaluate that hour again."""
+
+    def __init__(self, state: EvalState, database: Path, watermark: Callable[[], int | None]) -> None:
+        self._state, self._database, self._watermark = state, database, watermark
+        self._ids: dict[int, None] = {}
+        self._position: tuple[str, int] | None = None
+        self._saved_upto: int | None = None
+        self._wake = asyncio.Event()
+
+    def add(self, result: StepResult) -> None:
+        for alert in (*result.raised, *result.updated, *result.settled):
+            self._ids[alert.id] = None
+        if result.position is not None:
+            self._position = result.position
+        self._wake.set()
+
+    async def run(self, fence: Callable[[], bool]) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POSITION_EVERY)
+            self._wake.clear()
+            upto = self._watermark()
+            if not self._ids and self._position is None and upto is not None and upto != self._saved_upto:
+                self._position = await asyncio.to_thread(position_at, self._database, upto)
+            ids, position = list(self._ids), self._position
+            if not ids and position is None:
+                continue
+            if not fence():
+                return  # another relay leads: it saves from now on
+            items = await asyncio.to_thread(carried, self._database, ids)
+            keyed = [(team_key(i.alert.rule_id, i.alert.first_event_id), i) for i in items]
+            if await self._state.save(keyed, position):
+                for alert_id in ids:
+                    self._ids.pop(alert_id, None)
+                if self._position == position:
+                    self._position = None
+                    self._saved_upto = upto
+            else:
+                await asyncio.sleep(1.0)
+                self._wake.set()
 
 
 class TeamAlerts:
@@ -139,6 +197,12 @@ class TeamAlerts:
         )
         outbox = await SharedOutbox.open(nc, self.names, new_holder().holder)
         publisher = AlertPublisher(nc, self.names)
+        state = await EvalState.open(nc, self.names)
+        resume = await state.load()
+        if resume is not None and link.rules is not None:
+            link.rules.evaluator.resume = resume
+            self._note(f"going on from the team's evaluation: {len(resume.alerts)} alerts")
+        saver = StateSaver(state, link.database_file, lambda: _watermark(link))
         queue: asyncio.Queue[StoredAlert] = asyncio.Queue()
         targets = DestinationTargets(self.paths, self._store)
 
@@ -146,8 +210,9 @@ class TeamAlerts:
             return {n: t for n, t in targets().items() if n in self.destinations}
 
         def step(result: StepResult) -> None:
-            for alert in (*result.raised, *result.updated):
+            for alert in (*result.raised, *result.updated, *result.settled):
                 queue.put_nowait(alert)
+            saver.add(result)
 
         worker = DeliveryWorker(
             link.database_file,
@@ -169,11 +234,17 @@ class TeamAlerts:
                 f"{', '.join(sorted(self.destinations))}"
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
+            tasks.append(asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}"))
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()
                 key = team_key(alert.rule_id, alert.first_event_id)
-                payload = {**alert_json(alert), "raised_at": alert.raised_at, "updated_at": alert.updated_at}
+                payload = {
+                    **alert_json(alert),
+                    "raised_at": alert.raised_at,
+                    "updated_at": alert.updated_at,
+                    "fired_ts": alert.fired_at or alert.raised_at,
+                }
                 if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
