@@ -6,6 +6,12 @@ detected up front with `get_capabilities()`. The tray balloon is the fallback; i
 last notification's click. What to show, and when, is decided before this (ui/alerts/alert_notes.py
 over alerts/delivery.py); every notification comes with its own click.
 
+An alert is one notification: its next firing replaces the one still shown, and a notification the user or the
+daemon already closed (clicked, dismissed, expired) is simply not there to take away: desktop-notifier raises
+KeyError for an identifier it has forgotten, so nothing it raises while taking one away ever stops the next one
+(`_take_away`). `withdraw(key)` takes an alert's notification away (acknowledged, resolved), `withdraw_all()` every
+notification of the app (it quits).
+
 Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it
 (expire_timeout 0), the others leave expiry to the desktop (-1), so an administrator away from the screen for a
 few seconds still finds "Mass deletion" there.
@@ -85,21 +91,25 @@ class Notifier(QObject):
         if await self.probe() and self._native is not None:
             earlier = self._on_screen.pop(key, None) if key else None
             if earlier is not None:
-                await self._native.clear(earlier)
-            identifier = await self._native.send(
-                title=title,
-                message=body,
-                urgency=_URGENCY.get(urgency, Urgency.Normal),
-                buttons=(Button(title="Show", on_pressed=clicked),),
-                on_clicked=clicked,
-                timeout=expiry_for(urgency),
-            )
-            if key:
-                self._on_screen[key] = identifier
-                while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
-                    del self._on_screen[next(iter(self._on_screen))]
-            self.delivered.emit(title, "native")
-            return "native"
+                await self._take_away(earlier)
+            try:
+                identifier = await self._native.send(
+                    title=title,
+                    message=body,
+                    urgency=_URGENCY.get(urgency, Urgency.Normal),
+                    buttons=(Button(title="Show", on_pressed=clicked),),
+                    on_clicked=clicked,
+                    timeout=expiry_for(urgency),
+                )
+            except Exception as exc:  # never lose an alert to the library: the tray balloon says it
+                log.warning("the notification daemon did not take %r (%r); trying the tray", title, exc)
+            else:
+                if key:
+                    self._on_screen[key] = identifier
+                    while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
+                        del self._on_screen[next(iter(self._on_screen))]
+                self.delivered.emit(title, "native")
+                return "native"
         if self.tray is not None and self.tray.isVisible():
             self._balloon_clicked_cb = clicked
             self.tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 10_000)
@@ -107,6 +117,31 @@ class Notifier(QObject):
             return "tray"
         log.info("notification not shown (no daemon, no tray): %s", title)
         return ""
+
+    async def withdraw(self, key: str) -> None:
+        """Take the notification of `key` (one alert) away, if it is still shown."""
+        identifier = self._on_screen.pop(key, None)
+        if identifier is not None:
+            await self._take_away(identifier)
+
+    async def withdraw_all(self) -> None:
+        """Take every notification of the app away (it quits)."""
+        self._on_screen.clear()
+        if self._native is not None and self._native_ok:
+            for identifier in await self._native.get_current_notifications():
+                await self._take_away(identifier)
+
+    async def _take_away(self, identifier: str) -> None:
+        """Close one notification if the library still knows it; a notification already closed (clicked,
+        dismissed, expired) is left alone, and no error of the library's stops what comes next."""
+        native = self._native
+        if native is None:
+            return
+        try:
+            if identifier in await native.get_current_notifications():
+                await native.clear(identifier)
+        except Exception as exc:  # the daemon went away, or the library forgot it meanwhile
+            log.debug("notification %s not taken away: %r", identifier, exc)
 
     def _balloon_clicked(self) -> None:
         if self._balloon_clicked_cb is not None:

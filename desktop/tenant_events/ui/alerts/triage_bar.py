@@ -43,6 +43,7 @@ def triage_line(t: Triage) -> str:
 
 class TriageBar(QWidget):
     changed = Signal()  # a triage was saved: counts elsewhere change
+    settled = Signal(str, int, str)  # profile, alert id, the triage state saved
 
     def __init__(self, database_file: Callable[[str], Path], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -143,4 +144,5 @@ class TriageBar(QWidget):
             task.add_done_callback(self._published)
         self.note.clear()
         self.show_entry(entry)
+        self.settled.emit(entry.profile, entry.alert.id, state)
         self.changed.emit()
