@@ -289,6 +289,10 @@ def test_resolves_by_triage_and_by_going_quiet_reach_the_webhook_and_withdraw_th
                 assert org.alert.phase(org.alert.fired_at + 3600) is Phase.RESOLVED
                 inbox = app.alerts.open_inbox(org.profile, org.alert.id)
                 await until(lambda: inbox.current() is not None, 10, "selected")
+                # (its detail laid out at its new height before the picture)
+                await until(
+                    lambda: inbox.why.height() >= inbox.why.heightForWidth(inbox.why.width()), 5, "layout"
+                )
                 save_screenshot(inbox, "inbox-a-resolved-alert")
                 row = inbox.model.row_of(org.profile, org.alert.id)
                 assert inbox.model.index(row, Col.STATE).data() == "Resolved"
