@@ -103,6 +103,7 @@ class TeamDeliveries:
 
 
 POSITION_EVERY = 5.0  # seconds between saves of the evaluation's position when no alert changed
+SAVE_AT_STOP_S = 5.0  # how long a stopping leader tries to save its last step
 
 
 def _watermark(link: TenantLink) -> int | None:
@@ -130,29 +131,33 @@ class StateSaver:
         self._wake.set()
 
     async def run(self, fence: Callable[[], bool]) -> None:
-        while True:
+        """Save after each step (and the position every POSITION_EVERY s) until cancelled or the lease is gone."""
+        while fence():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POSITION_EVERY)
             self._wake.clear()
-            upto = self._watermark()
-            if not self._ids and self._position is None and upto is not None and upto != self._saved_upto:
-                self._position = await asyncio.to_thread(position_at, self._database, upto)
-            ids, position = list(self._ids), self._position
-            if not ids and position is None:
-                continue
-            if not fence():
-                return  # another relay leads: it saves from now on
-            items = await asyncio.to_thread(carried, self._database, ids)
-            keyed = [(team_key(i.alert.rule_id, i.alert.first_event_id), i) for i in items]
-            if await self._state.save(keyed, position):
-                for alert_id in ids:
-                    self._ids.pop(alert_id, None)
-                if self._position == position:
-                    self._position = None
-                    self._saved_upto = upto
-            else:
+            if not await self.save(fence):
                 await asyncio.sleep(1.0)
                 self._wake.set()
+
+    async def save(self, fence: Callable[[], bool]) -> bool:
+        """One save of what is waiting; False when the hub did not take it (it waits for the next)."""
+        upto = self._watermark()
+        if not self._ids and self._position is None and upto is not None and upto != self._saved_upto:
+            self._position = await asyncio.to_thread(position_at, self._database, upto)
+        ids, position = list(self._ids), self._position
+        if (not ids and position is None) or not fence():
+            return True  # nothing to save, or another relay leads: it saves from now on
+        items = await asyncio.to_thread(carried, self._database, ids)
+        keyed = [(team_key(i.alert.rule_id, i.alert.first_event_id), i) for i in items]
+        if not await self._state.save(keyed, position):
+            return False
+        for alert_id in ids:
+            self._ids.pop(alert_id, None)
+        if self._position == position:
+            self._position = None
+            self._saved_upto = upto
+        return True
 
 
 class TeamAlerts:
@@ -225,6 +230,7 @@ class TeamAlerts:
         link.on_alerts.extend((step, worker.kick))
         worker.on_change.append(lambda: self._say_stopped(link.database_file))
         tasks: list[asyncio.Task[None]] = []
+        saving: asyncio.Task[None] | None = None
         unfollow: Callable[[], Awaitable[None]] | None = None
         try:
             await link.start()
@@ -234,7 +240,7 @@ class TeamAlerts:
                 f"{', '.join(sorted(self.destinations))}"
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
-            tasks.append(asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}"))
+            saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()
@@ -249,6 +255,9 @@ class TeamAlerts:
                     self.published += 1
         finally:
             await worker.close()
+            if saving is not None:  # (one last save follows the link's last step, below)
+                saving.cancel()
+                tasks.append(saving)
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
@@ -257,3 +266,5 @@ class TeamAlerts:
                     await unfollow()
             finally:
                 await link.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(saver.save(fence), SAVE_AT_STOP_S)
