@@ -166,6 +166,16 @@ def test_an_unacknowledged_critical_alert_is_said_again_until_someone_takes_it_i
     [repeat] = planner.repeats()
     assert (repeat.title, repeat.alert_ids) == ("Still firing: Admin role assigned", (1,))
     assert planner.repeats() == []  # said again just now
+    # snoozed for 90 s (by anyone): no repeat while it lasts, one when it has ended and the alert still fires
+    snoozed = dataclasses.replace(alert(1), triage="snoozed", snoozed_until=now[0] + 90)
+    planner.offer(StepResult(settled=[snoozed]))
+    now[0] += 60
+    assert (
+        planner.repeats(lambda i: snoozed if i == 1 else None) == [] and planner.next_repeat() == now[0] + 30
+    )
+    now[0] += 30
+    [after] = planner.repeats(lambda i: snoozed if i == 1 else None)
+    assert after.title == "Still firing: Admin role assigned"
     now[0] += 60
     acknowledged = dataclasses.replace(alert(1), triage="acknowledged")
     planner.offer(StepResult(settled=[acknowledged]))

@@ -19,6 +19,7 @@ import pytest
 
 from helpers.team_alerts import (
     Receiver,
+    leader,
     marked,
     relay,
     team_destination,
@@ -41,16 +42,6 @@ pytestmark = [
 GROUPS = 12
 
 
-def _leader(relays):
-    def holds(r) -> bool:
-        return r.proc.poll() is None and r.count("leader: holds the lease") > r.count(
-            "standby: lost the lease"
-        )
-
-    wait_until(lambda: sum(holds(r) for r in relays) == 1, "one leader", relays, timeout=30)
-    return next(r for r in relays if holds(r))
-
-
 @pytest.mark.expect_warning_logs  # the receiver's server logs the killed relay's broken connection
 def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under_the_same_keys(
     make_simulator, nats_cluster, tmp_path, httpserver
@@ -65,7 +56,7 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
         with_rules(seen)
         procs = list(relays)
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             standby.wait_for("standby: the lease is held by")
             first.wait_for("alerts: evaluating the team's alerts")
@@ -150,7 +141,7 @@ def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_s
             save_settings(paths, settings)
         relays = [relay(sim, nats_single, token, d, name) for d in dirs]
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             first.wait_for("alerts: evaluating the team's alerts")
             standby.wait_for("standby: the lease is held by")

@@ -12,10 +12,8 @@ import os
 
 import pytest
 
-from helpers.team_alerts import Receiver, marked, relay, team_destination, wait_until
+from helpers.team_alerts import Receiver, leader, marked, relay, team_destination, wait_until
 from tenant_events.hub.team_alerts import team_dedup_key
-from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -36,16 +34,6 @@ ONE_ALERT = [
 ]
 
 
-def _leader(relays):
-    def holds(r) -> bool:
-        return r.proc.poll() is None and r.count("leader: holds the lease") > r.count(
-            "standby: lost the lease"
-        )
-
-    wait_until(lambda: sum(holds(r) for r in relays) == 1, "one leader", relays, timeout=30)
-    return next(r for r in relays if holds(r))
-
-
 def test_versions_one_to_five_each_reach_the_receiver_once_through_a_sigkilled_leader(
     make_simulator, nats_cluster, tmp_path, httpserver
 ):
@@ -53,15 +41,10 @@ def test_versions_one_to_five_each_reach_the_receiver_once_through_a_sigkilled_l
     token = sim.mint_token(ttl=3600)
     receiver = Receiver(httpserver)
     dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
-    with team_destination(dirs, receiver.url) as name:
-        for data in dirs:
-            paths = AppPaths.resolve(str(data))
-            settings = load_settings(paths)
-            settings.alerts.rules = list(ONE_ALERT)
-            save_settings(paths, settings)
+    with team_destination(dirs, receiver.url, ONE_ALERT) as name:
         relays = [relay(sim, nats_cluster, token, d, name) for d in dirs]
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             standby.wait_for("standby: the lease is held by")
             first.wait_for("alerts: evaluating the team's alerts")

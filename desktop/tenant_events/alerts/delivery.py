@@ -27,7 +27,7 @@ from tenant_events.alert_settings import WEEKDAYS
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import catch_up_tally, title, why
 from tenant_events.settings import NotificationSettings
-from tenant_events.values.alert_lifecycle import Phase, renotifies, repeat_due
+from tenant_events.values.alert_lifecycle import Phase, renotifies, repeat_due, withdraws
 from tenant_events.values.alerts import Severity, StoredAlert
 
 Urgency = Literal["low", "normal", "critical"]
@@ -151,7 +151,7 @@ class NotificationPlanner:
         now = self.clock()
         out: list[PlannedNotification] = []
         for alert in result.settled:
-            self.settle(alert.id)
+            self.settle(alert)
         for alert in result.raised:
             if not alert.notify:
                 continue
@@ -178,9 +178,16 @@ class NotificationPlanner:
             prefix + title(alert), why(alert), urgency_for(alert.severity), (alert.id,)
         )
 
-    def settle(self, alert_id: int) -> None:
-        """The alert was acknowledged, snoozed or resolved: no repeats of it."""
-        self._said.pop(alert_id, None)
+    def settle(self, alert: StoredAlert) -> None:
+        """The alert was triaged: acknowledged or resolved, no more repeats of it; snoozed or reopened, its
+        repeats follow its phase (`repeats`)."""
+        said = self._said.get(alert.id)
+        if said is None:
+            return
+        if withdraws(alert.phase(self.clock())):
+            del self._said[alert.id]
+        else:
+            self._said[alert.id] = (said[0], alert)
 
     def repeats(
         self, fresh: Callable[[int], StoredAlert | None] = lambda _id: None
@@ -191,10 +198,15 @@ class NotificationPlanner:
         out = []
         for last, said in list(self._said.values()):
             alert = fresh(said.id) or said
-            if alert.phase(now) is not Phase.FIRING:
-                self.settle(alert.id)
+            phase = alert.phase(now)
+            if withdraws(phase):
+                del self._said[alert.id]
                 continue
-            due = repeat_due(alert.phase(now), alert.severity, last, self.repeat_s, now)
+            if phase is Phase.SNOOZED and alert.snoozed_until is not None:
+                # said again when the snooze ends, if it is still firing then
+                self._said[alert.id] = (max(last, alert.snoozed_until - self.repeat_s), alert)
+                continue
+            due = repeat_due(phase, alert.severity, last, self.repeat_s, now)
             if due and self.quiet.allows(alert.severity, now):
                 out.append(self._say(alert, now, "Still firing: "))
         return out

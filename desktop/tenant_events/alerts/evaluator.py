@@ -181,7 +181,7 @@ class Evaluator:
             return
         self._quiet_checked = now
         entries = []
-        for alert in ledger.unresolved_before(now - min(self._resolve_after.values())):
+        for alert in ledger.unresolved_before(now - min(self._resolve_after.values()), self._resolve_after):
             after_s = self._resolve_after.get(alert.rule_id, 0.0)
             if quiet_resolve_due(alert.phase(now), alert.fired_at, after_s, now):
                 note = f"no firing for {after_s / 60:g} min"

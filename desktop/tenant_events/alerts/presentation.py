@@ -119,7 +119,8 @@ def catch_up_tally(alerts: Iterable[StoredAlert]) -> str:
     )
 
 
-def _iso(seconds: float) -> str:
+def iso_stamp(seconds: float) -> str:
+    """A wall-clock time (unix s) as ISO 8601 UTC, to the millisecond."""
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -140,10 +141,10 @@ def alert_json(alert: StoredAlert) -> dict[str, Any]:
         "last_event_time": alert.last_time,
         "types": alert.type_counts,
         "detail": alert.detail,
-        "raised_at": _iso(alert.raised_at),
+        "raised_at": iso_stamp(alert.raised_at),
         "read": alert.read,
         "version": alert.version,
         "state": str(alert.phase(time.time())),
-        "fired_at": _iso(alert.fired_at or alert.raised_at),
+        "fired_at": iso_stamp(alert.fired_at or alert.raised_at),
         "firing": alert.latest.as_json(),
     }

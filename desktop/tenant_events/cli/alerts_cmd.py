@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import orjson
 
-from tenant_events.alerts.presentation import alert_json, title, why_line
+from tenant_events.alerts.presentation import alert_json, iso_stamp, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.cli.output_file import cannot_write
@@ -78,7 +78,8 @@ def text_line(alert: StoredAlert, tenant: str) -> str:
     why = why_line(alert)
     phase = alert.phase(time.time())
     state = ("" if phase is Phase.FIRING else f", {phase}") + ("" if alert.read else ", unread")
-    line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
+    fired = iso_stamp(alert.fired_at or alert.raised_at)  # the list's order: the latest firing first
+    line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 

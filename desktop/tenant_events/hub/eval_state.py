@@ -18,6 +18,7 @@ An alert's key is two tokens (`alert.<digest>`): a viewer may write only three-t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import logging
 from typing import Any, Final
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tenant_events.hub.subjects import HubNames
 from tenant_events.store.team_state import CarriedAlert, TeamState
-from tenant_events.values.alerts import Firing, Severity, StoredAlert
+from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
 POSITION: Final = "position"
@@ -50,50 +51,13 @@ def alert_entry(team_key: str) -> str:
     return "alert." + hashlib.sha256(team_key.encode()).hexdigest()[:24]
 
 
-class _Firing(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    version: int
-    events: int
-    first_time: str
-    last_time: str
-    first_ms: int
-    last_ms: int
-    types: dict[str, int]
-
-
-class _Alert(BaseModel):
-    """A StoredAlert as the hub carries it."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    rule_id: str
-    rule_name: str
-    severity: Severity
-    tenant: str
-    catch_up: bool
-    notify: bool
-    occurrences: int
-    event_count: int
-    first_event_id: str
-    last_event_id: str
-    first_time: str
-    last_time: str
-    last_time_ms: int
-    type_counts: dict[str, int]
-    detail: str
-    raised_at: float
-    updated_at: float
-    read_at: float | None = None
-    fired_at: float = 0.0
-    raised_ms: int = 0
-    firing: _Firing | None = None
-    triage: str | None = None
-    snoozed_until: float | None = None
-
-
 class _Entry(BaseModel):
+    """An alert entry as the hub carries it: the record checked field by field, as pydantic checks any wire
+    object (an unknown severity, a missing field: the entry is refused)."""
+
     model_config = ConfigDict(extra="ignore", frozen=True)
     key: str
-    alert: _Alert
+    alert: StoredAlert
     events: list[tuple[int, str]]
 
 
@@ -104,11 +68,8 @@ class _Position(BaseModel):
 
 
 def entry_value(key: str, item: CarriedAlert) -> bytes:
-    a = item.alert
-    alert: dict[str, Any] = {f: getattr(a, f) for f in _Alert.model_fields if f != "firing"} | {
-        "firing": a.firing.as_json() if a.firing is not None else None
-    }
-    return orjson.dumps({"key": key, "alert": alert, "events": list(item.events)})
+    alert = dataclasses.replace(item.alert, id=0, first_seq=0, last_seq=0)  # (the leader's own numbers)
+    return orjson.dumps({"key": key, "alert": dataclasses.asdict(alert), "events": list(item.events)})
 
 
 def parse_entry(value: bytes | None) -> CarriedAlert | None:
@@ -117,11 +78,7 @@ def parse_entry(value: bytes | None) -> CarriedAlert | None:
         entry = _Entry.model_validate_json(value or b"")
     except ValidationError:
         return None
-    a = entry.alert
-    firing = Firing(**a.firing.model_dump()) if a.firing is not None else None
-    fields = a.model_dump(exclude={"firing"})
-    stored = StoredAlert(id=0, first_seq=0, last_seq=0, firing=firing, **fields)
-    return CarriedAlert(stored, tuple(entry.events))
+    return CarriedAlert(entry.alert, tuple(entry.events))
 
 
 class EvalState:

@@ -67,6 +67,21 @@ def stored_alert(row: tuple[object, ...]) -> StoredAlert:
     return StoredAlert(*values)  # type: ignore[arg-type]  # column order is the dataclass's field order
 
 
+def insert_alert(conn: sqlite3.Connection, a: StoredAlert, first_seq: int, last_seq: int) -> int:
+    """A copy of `a` as a new row of this database (its seqs are this database's own); its id."""
+    row = (
+        *(a.rule_id, a.rule_name, a.severity, a.tenant, int(a.catch_up), int(a.notify), a.occurrences),
+        *(a.event_count, first_seq, last_seq, a.first_event_id, a.last_event_id, a.first_time, a.last_time),
+        *(a.last_time_ms, orjson.dumps(a.type_counts).decode(), a.detail, firing_json(a.firing)),
+        *(a.raised_at, a.updated_at, a.fired_at or a.raised_at, a.raised_ms or a.last_time_ms),
+    )
+    alert_id = conn.execute(_INSERT, row).lastrowid
+    assert alert_id is not None
+    if a.read_at is not None:
+        conn.execute("UPDATE alerts SET read_at = ? WHERE id = ?", (a.read_at, alert_id))
+    return int(alert_id)
+
+
 def firing_json(firing: Firing | None) -> str:
     """The `firing` column's text."""
     return orjson.dumps(firing.as_json()).decode() if firing is not None else ""
@@ -254,13 +269,14 @@ class AlertLedger:
         )
         return {a.id: a for a in map(stored_alert, cur)}
 
-    def unresolved_before(self, fired_before: float) -> list[StoredAlert]:
-        """Alerts not resolved whose latest firing was before `fired_before` (wall clock): the ones that may
-        resolve by going quiet."""
+    def unresolved_before(self, fired_before: float, rules: Collection[str]) -> list[StoredAlert]:
+        """Alerts of these rules not resolved whose latest firing was before `fired_before` (wall clock): the
+        ones that may resolve by going quiet."""
+        marks = ",".join("?" * len(rules))
         cur = self._conn.execute(
-            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE fired_at < ?"  # noqa: S608
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE fired_at < ? AND rule_id IN ({marks})"  # noqa: S608
             " AND id NOT IN (SELECT alert_id FROM alert_triage WHERE state = 'resolved')",
-            (fired_before,),
+            (fired_before, *rules),
         )
         return [stored_alert(r) for r in cur]
 

@@ -18,11 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import orjson
-
 from tenant_events.store.alert_rows import event_at
 from tenant_events.store.alert_triage import record_triage
-from tenant_events.store.alerts_table import ALERT_COLUMNS, firing_json, stored_alert
+from tenant_events.store.alerts_table import ALERT_COLUMNS, insert_alert, stored_alert
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.schema import connect
 from tenant_events.values.alert_lifecycle import Phase
@@ -126,38 +124,7 @@ def adopt(conn: sqlite3.Connection, state: TeamState, now: float) -> tuple[int, 
         found = _seq(conn, first_ms, a.first_event_id) if first_ms is not None else None
         first = found or (seqs[0] if seqs else 0)
         last = seqs[-1] if seqs else first
-        alert_id = conn.execute(
-            "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
-            " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms,"
-            " type_counts, detail, firing, raised_at, updated_at, fired_at, raised_ms, read_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                a.rule_id,
-                a.rule_name,
-                a.severity,
-                a.tenant,
-                int(a.catch_up),
-                int(a.notify),
-                a.occurrences,
-                a.event_count,
-                first,
-                last,
-                a.first_event_id,
-                a.last_event_id,
-                a.first_time,
-                a.last_time,
-                a.last_time_ms,
-                orjson.dumps(a.type_counts).decode(),
-                a.detail,
-                firing_json(a.firing),
-                a.raised_at,
-                a.updated_at,
-                a.fired_at or a.raised_at,
-                a.raised_ms or a.last_time_ms,
-                a.read_at,
-            ),
-        ).lastrowid
-        assert alert_id is not None
+        alert_id = insert_alert(conn, a, first, last)
         conn.executemany(
             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)", [(alert_id, s) for s in seqs]
         )

@@ -49,6 +49,7 @@ from tenant_events.tenant.deliveries import DestinationTargets
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
 from tenant_events.tenant.sources import HubFrom
+from tenant_events.tenant.team_triage import TeamTriageMirror, describe, start_mirror
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
@@ -194,6 +195,21 @@ class TeamAlerts:
                 self._stopped[status.name] = reason
                 self._note(f"destination {status.name} stopped: {shown(reason)} (fix its URL to resume)")
 
+    async def _mirror_triage(self, link: TenantLink) -> TeamTriageMirror | None:
+        """The team's triage (the viewers' acknowledgements, snoozes and resolves on the hub) kept in the
+        relay's database, so an acknowledged alert is not repeated and a resolve reaches the destinations;
+        None (said once) when the hub does not let this relay read it: the rest goes on."""
+        try:
+            mirror = await start_mirror(link.database_file, self.hub, self.names.tenant)
+        except Exception as exc:
+            self._note(
+                f"the team's triage is not followed ({describe(exc)}): alerts repeat until resolved here"
+            )
+            return None
+        link.on_alerts.append(mirror.retry)  # an entry may be for an alert raised just now
+        mirror.on_applied.append(link.nudge_alerts)  # the rules and the deliveries take it in at once
+        return mirror
+
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         seen = settings_stamp(self.paths)  # before the rules are read: a save in between is taken in
         settings = load_settings(self.paths)
@@ -231,6 +247,7 @@ class TeamAlerts:
         worker.on_change.append(lambda: self._say_stopped(link.database_file))
         tasks: list[asyncio.Task[None]] = []
         saving: asyncio.Task[None] | None = None
+        mirror: TeamTriageMirror | None = None
         unfollow: Callable[[], Awaitable[None]] | None = None
         try:
             await link.start()
@@ -241,6 +258,7 @@ class TeamAlerts:
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
+            mirror = await self._mirror_triage(link)
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()
@@ -254,6 +272,8 @@ class TeamAlerts:
                 if fence() and await publisher.publish(key, alert.occurrences, payload):
                     self.published += 1
         finally:
+            if mirror is not None:
+                await mirror.stop()
             await worker.close()
             if saving is not None:  # (one last save follows the link's last step, below)
                 saving.cancel()

@@ -73,8 +73,9 @@ class AlertNotes(QObject):
         resolved, time the catch-up summary and the repeats."""
         self.alerts_changed.emit(tenant)
         now = self._clock()
-        for alert in result.settled:
-            self.settle(tenant, alert.id, withdraws(alert.phase(now)))
+        for alert in result.settled:  # (the planner hears of them through the result, below)
+            if withdraws(alert.phase(now)):
+                self._withdraw(tenant, alert.id)
         if not self.settings.enabled:
             return
         planner = self._planners.get(tenant)
@@ -90,14 +91,17 @@ class AlertNotes(QObject):
         self._arm_summary()
         self._arm_repeat()
 
-    def settle(self, tenant: str, alert_id: int, withdraw: bool = True) -> None:
-        """The alert was triaged: no repeats of it; `withdraw` (acknowledged, resolved) takes its notification
-        away."""
+    def settle(self, tenant: str, alert: StoredAlert) -> None:
+        """The alert was triaged here (as it is stored now): acknowledged or resolved, no repeats of it and its
+        notification taken away; snoozed, said again when the snooze ends."""
         planner = self._planners.get(tenant)
         if planner is not None:
-            planner.settle(alert_id)
-        if withdraw:
-            self._tasks.spawn(self.notifier.withdraw(self._key(tenant, alert_id)))
+            planner.settle(alert)
+        if withdraws(alert.phase(self._clock())):
+            self._withdraw(tenant, alert.id)
+
+    def _withdraw(self, tenant: str, alert_id: int) -> None:
+        self._tasks.spawn(self.notifier.withdraw(self._key(tenant, alert_id)))
 
     def forget(self, tenant: str) -> None:
         self._planners.pop(tenant, None)

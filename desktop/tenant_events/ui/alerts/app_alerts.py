@@ -40,7 +40,6 @@ from tenant_events.ui.alerts.inbox_window import InboxWindow
 from tenant_events.ui.alerts.table_filter import show_alert_events
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.values.alert_lifecycle import phase_of, withdraws
 from tenant_events.values.events import StoredEvent
 
 log = logging.getLogger(__name__)
@@ -225,10 +224,13 @@ class AppAlerts(QObject):
             inbox.show_latest()
         return inbox
 
-    def _settled(self, profile: str, alert_id: int, state: str) -> None:
-        """Triaged in the inbox: no repeats of it; acknowledged or resolved, its notification goes away. (The
-        rules hear of it too, and the destinations get a resolve: store/alert_triage.py.)"""
-        self.notes.settle(profile, alert_id, withdraws(phase_of(state, None, time.time())))
+    def _settled(self, profile: str, alert_id: int, _state: str) -> None:
+        """Triaged in the inbox: acknowledged or resolved, no repeats of it and its notification goes away;
+        snoozed, said again when the snooze ends. (The rules hear of it too, and the destinations get a resolve:
+        store/alert_triage.py.)"""
+        entry = self.book.get(profile, alert_id)
+        if entry is not None:
+            self.notes.settle(profile, entry.alert)
         session = self.sessions.get(profile)
         if session is not None:
             session.link.nudge_alerts()
