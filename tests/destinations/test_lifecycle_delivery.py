@@ -108,7 +108,7 @@ def test_a_newer_version_routed_while_an_older_one_waits_takes_its_place(tmp_pat
     outbox = Outbox(db)
     try:  # version 1 routed, but held (the receiver is down, or quiet hours)
         [row] = outbox.unrouted()
-        outbox.route(row, ["ops"], time.time(), {"ops": time.time() + 3600})
+        outbox.route([(row, ["ops"], {"ops": time.time() + 3600})], time.time())
     finally:
         outbox.close()
     _fire_again(db, alert_id, 2)

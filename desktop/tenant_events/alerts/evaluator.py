@@ -87,6 +87,9 @@ class Evaluator:
         self._triage_row = 0  # the newest triage log row seen: later ones are phase changes to pass on
         self.resume: TeamState | None = None  # a team relay's state to adopt before the first step
         self._quiet_checked = 0.0
+        self._named_catch_up: set[str] = (
+            set()
+        )  # rules whose first catch-up alert had the directory brought up
         resolving = [c.resolve_after_ms / 1000 for c in engine.compiled if c.resolve_after_ms]
         self._resolve_after = {c.id: c.resolve_after_ms / 1000 for c in engine.compiled if c.resolve_after_ms}
         # how often a step without commits is wanted (runner.py): resolves by quiet time, triage by others
@@ -130,10 +133,11 @@ class Evaluator:
             touched = engine.feed(rows)
             named_upto = end
             if touched:
-                # A new or live alert's names are worth bringing the directory up (a little) for; a catch-up
-                # alert's later events are not: that would keep the whole directory during the backlog
-                # (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
-                refresh = any(not a.write.catch_up or a.write.alert_id is None for a in touched)
+                # A live alert's names are worth bringing the directory up (a little) for, and a catch-up's first
+                # alert of each rule's (the summary names them); a catch-up alert's later events are not, nor a
+                # grouped rule's next groups, raised all through a backlog: that would keep the whole directory
+                # during it (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
+                refresh = self._worth_names(touched)
                 directory = ledger.directory(refresh=refresh)
                 named_upto = directory.watermark()
                 details = _details(directory, ledger, [alert.write.last_seq for alert in touched])
@@ -155,6 +159,15 @@ class Evaluator:
         if result.evaluated:
             result.position = ledger.position(self.watermark)
         return result
+
+    def _worth_names(self, touched: list[OpenAlert]) -> bool:
+        live = any(not a.write.catch_up for a in touched)
+        firsts = {a.write.rule_id for a in touched if a.write.catch_up and a.write.alert_id is None}
+        if not firsts and not any(a.write.catch_up for a in touched):
+            self._named_catch_up = set()  # the catch-up is over: the next one names its first alerts again
+        new = firsts - self._named_catch_up
+        self._named_catch_up |= new
+        return live or bool(new)
 
     def _open_by_id(self) -> dict[int, OpenAlert]:
         return {a.write.alert_id: a for a in self.engine.open.values() if a.write.alert_id is not None}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tenant_events.store.alert_records import AlertWrite, EvalRow
 from tenant_events.store.alerts_table import MAX_ALERT_EVENTS
-from tenant_events.values.alert_lifecycle import OpenFacts, Phase
+from tenant_events.values.alert_lifecycle import Phase
 from tenant_events.values.alerts import Firing, StoredAlert
 
 if TYPE_CHECKING:
@@ -34,8 +34,10 @@ class OpenAlert:
         "f_count",
         "f_first",
         "f_last",
+        "f_one",
         "f_types",
         "first_time_ms",
+        "last_fired_ms",
         "linked",
         "resolved",
         "touched",
@@ -48,17 +50,28 @@ class OpenAlert:
         self.linked = linked
         self.touched = False  # RuleEngine.feed: already in this feed's list
         self.resolved = False  # by triage or by going quiet: a later firing is a new alert
-        # the latest firing's evidence: its events' count, first and last (event time ms, ISO time), types
+        # the latest firing's evidence: its events' count, first and last (event time ms, ISO time), types (None
+        # while they are all `f_one`: a single-event firing makes no dict); `last_fired_ms` is f_last's time
         self.f_count = 0
         self.f_first: tuple[int, str] = (0, "")
         self.f_last: tuple[int, str] = (0, "")
-        self.f_types: dict[str, int] = {}
+        self.f_one = ""
+        self.f_types: dict[str, int] | None = None
+        self.last_fired_ms = 0
 
     @classmethod
     def start(
-        cls, rule: Rule, events: list[EvalRow], catch_up: bool, now: float, *, name: str | None = None
+        cls,
+        rule: Rule,
+        events: list[EvalRow],
+        catch_up: bool,
+        now: float,
+        *,
+        name: str | None = None,
+        group: str = "",
     ) -> OpenAlert:
-        """A new alert of `rule` made of `events` (one firing); `name`: the rule's, with its group."""
+        """A new alert of `rule` made of `events` (one firing); `name`: the rule's, with its group's label;
+        `group`: the group's key."""
         first = events[0]
         write = AlertWrite(
             alert_id=None,
@@ -83,6 +96,7 @@ class OpenAlert:
             updated_at=now,
             fired_at=now,
             raised_ms=max(e.time_ms for e in events),
+            group_key=group,
         )
         alert = cls(write, first.time_ms, 0)
         alert._new_firing(events[0])
@@ -114,12 +128,14 @@ class OpenAlert:
             updated_at=stored.updated_at,
             fired_at=stored.fired_at or stored.updated_at,
             raised_ms=stored.raised_ms or stored.last_time_ms,
+            group_key=stored.group_key,
         )
         alert = cls(write, iso_to_ms(stored.first_time), min(stored.event_count, MAX_ALERT_EVENTS))
         latest = stored.latest
         alert.f_count = latest.events
         alert.f_first = (latest.first_ms, latest.first_time)
         alert.f_last = (latest.last_ms, latest.last_time)
+        alert.last_fired_ms = latest.last_ms
         alert.f_types = dict(latest.types)
         alert.resolved = stored.phase(now) is Phase.RESOLVED
         return alert
@@ -136,14 +152,14 @@ class OpenAlert:
     def last_time_ms(self) -> int:
         return self.write.last_time_ms
 
-    def facts(self) -> OpenFacts:
-        """What values/alert_lifecycle.py's `folds` decides on."""
-        w = self.write
-        return OpenFacts(self.resolved, w.catch_up, w.raised_ms, self.f_last[0], w.updated_at)
+    @property
+    def raised_ms(self) -> int:
+        return self.write.raised_ms
 
     def _new_firing(self, first: EvalRow) -> None:
         self.f_count = 0
         self.f_first = self.f_last = (first.time_ms, first.time)
+        self.last_fired_ms = first.time_ms
         self.f_types = {}
 
     def fire(self, events: list[EvalRow], now: float) -> None:
@@ -158,7 +174,10 @@ class OpenAlert:
     def grow(self, events: list[EvalRow], now: float) -> None:
         """Events join the latest firing (its own, or a threshold's burst going on at its rate)."""
         w = self.write
-        counts, mine = w.type_counts, self.f_types
+        mine = self.f_types
+        if mine is None:
+            mine = self.f_types = {self.f_one: self.f_count}
+        counts = w.type_counts
         for e in events:
             counts[e.type] = counts.get(e.type, 0) + 1
             mine[e.type] = mine.get(e.type, 0) + 1
@@ -176,6 +195,7 @@ class OpenAlert:
                 self.f_first = (e.time_ms, e.time)
             if e.time_ms >= self.f_last[0]:
                 self.f_last = (e.time_ms, e.time)
+                self.last_fired_ms = e.time_ms
             if self.linked < MAX_ALERT_EVENTS:
                 w.new_seqs.append(e.seq)
                 self.linked += 1
@@ -199,7 +219,8 @@ class OpenAlert:
             self.linked += 1
         self.f_count = 1
         self.f_first = self.f_last = (ms, e[3])
-        self.f_types = {e[2]: 1}
+        self.last_fired_ms = ms
+        self.f_one, self.f_types = e[2], None
         w.event_count += 1
         w.occurrences += 1
         w.updated_at = w.fired_at = now
@@ -209,15 +230,9 @@ class OpenAlert:
     def finish(self) -> AlertWrite:
         """The write with its latest firing's evidence, ready to commit."""
         w = self.write
-        w.firing = Firing(
-            w.occurrences,
-            self.f_count,
-            self.f_first[1],
-            self.f_last[1],
-            self.f_first[0],
-            self.f_last[0],
-            dict(self.f_types),
-        )
+        types = dict(self.f_types) if self.f_types is not None else {self.f_one: self.f_count}
+        first, last = self.f_first, self.f_last
+        w.firing = Firing(w.occurrences, self.f_count, first[1], last[1], first[0], last[0], types)
         return w
 
     def committed(self, alert_id: int) -> None:

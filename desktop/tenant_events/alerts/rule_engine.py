@@ -170,7 +170,9 @@ class RuleEngine:
                 continue
             rule = found
             key = rule.id
-            if rule.group is not None and GROUP_MARK in alert.rule_name:
+            if alert.group_key:
+                key = f"{rule.id}\x1f{alert.group_key}"
+            elif rule.group is not None and GROUP_MARK in alert.rule_name:  # stored before its key was kept
                 label = alert.rule_name.partition(GROUP_MARK)[2]
                 group = next((g for g, text in rule.labels.items() if text == label), None)
                 if group is None:
@@ -268,7 +270,7 @@ class RuleEngine:
                     else:
                         opened = opened_by_rule.get(rule.id)  # a single event: fold into its open alert?
                         if opened is not None and folds(
-                            opened.facts(),
+                            opened,
                             time_ms,
                             catch_up=catch_up,
                             now=now,
@@ -322,7 +324,7 @@ class RuleEngine:
                 opened.grow(events, now)
                 return opened
             if folds(
-                opened.facts(),
+                opened,
                 max(e.time_ms for e in events),
                 catch_up=catch_up,
                 now=now,
@@ -333,6 +335,6 @@ class RuleEngine:
                 opened.fire(events, now)
                 return opened
         name = f"{rule.rule.name}{GROUP_MARK}{rule.labels.get(group, group)}" if group else rule.rule.name
-        alert = OpenAlert.start(rule.rule, events, catch_up, now, name=name)
+        alert = OpenAlert.start(rule.rule, events, catch_up, now, name=name, group=group)
         self.open[key] = alert
         return alert

@@ -32,7 +32,7 @@ from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.send import Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
-from tenant_events.store.outbox import Delivery, Outbox
+from tenant_events.store.outbox import Delivery, Outbox, Unrouted
 from tenant_events.values.alert_lifecycle import CATCH_UP_HOLD_S
 from tenant_events.values.alerts import StoredAlert
 
@@ -172,30 +172,31 @@ class DeliveryWorker:
         return min(IDLE_POLL_S, max(0.0, min(soonest) - self._clock()))
 
     async def _route(self, outbox: Outbox, targets: dict[str, Target]) -> None:
-        for row in await self._call(outbox.unrouted):
-            alert = await self._call(outbox.alert, row.alert_id)
-            names = (
-                []
-                if alert is None
-                else [
-                    n
-                    for n, t in targets.items()
-                    if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
-                ]
-            )
+        rows = await self._call(outbox.unrouted)
+        if not rows:
+            return
+        alerts = await self._call(outbox.alerts, list(dict.fromkeys(r.alert_id for r in rows)))
+        now = self._clock()
+        routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
+        for row in rows:
+            alert = alerts.get(row.alert_id)
+            if alert is None:
+                routed.append((row, [], {}))
+                continue
+            names = [
+                n
+                for n, t in targets.items()
+                if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
+            ]
             if row.kind == "resolved" and names:
                 given = await self._call(outbox.received, row.alert_id)
                 names = [n for n in names if n in given and targets[n].profile.sends_resolved]
-            now = self._clock()
-            holds = {
-                n: h
-                for n in names
-                if (h := self._held_until(targets[n], alert.severity if alert else "", now))
-            }
-            if alert is not None and alert.catch_up and row.kind == "firing":
+            holds = {n: h for n in names if (h := self._held_until(targets[n], alert.severity, now))}
+            if alert.catch_up and row.kind == "firing":
                 # a catch-up grows its alert chunk by chunk: it goes out once, as it is after the last chunk
                 holds = {n: max(holds.get(n, now), now + CATCH_UP_HOLD_S) for n in names}
-            await self._call(outbox.route, row, names, now, holds)
+            routed.append((row, names, holds))
+        await self._call(outbox.route, routed, now)
 
     def _held_until(self, target: Target, severity: str, now: float) -> float | None:
         """When quiet hours or do-not-disturb end, if they hold this destination's delivery back now."""

@@ -72,5 +72,6 @@ class AlertWrite:
     fired_at: float = 0.0  # wall clock of the latest firing (0: `raised_at`)
     raised_ms: int = 0  # event time of the firing that raised it (0: the last event's)
     firing: Firing | None = None  # the latest firing's evidence
+    group_key: str = ""  # a grouped rule's group ("": no group_by)
     new_seqs: list[int] = field(default_factory=list)
     reopen: bool = False  # a new firing folded in: a new version, unread again

@@ -10,8 +10,9 @@ schema.py appends `ALERTS_SQL` to its ordered MIGRATIONS. What it creates:
 
 Schema 6 (`TRIAGE_SQL`, then `add_lifecycle` and store/outbox_schema.py's `migrate_outbox`) gives each alert its life
 (values/alert_lifecycle.py): `fired_at` (wall clock of its latest firing: the inbox's order), `raised_ms` (event
-time of the firing that raised it: the coalescing bound counts from there) and `firing` (JSON: the latest
-firing's evidence, values/alerts.py `Firing`); the triage tables exist from then on (store/alert_triage.py), so
+time of the firing that raised it: the coalescing bound counts from there), `firing` (JSON: the latest
+firing's evidence, values/alerts.py `Firing`) and `group_key` (a grouped rule's group: two groups may share a
+name, and a restart must find each one's alert); the triage tables exist from then on (store/alert_triage.py), so
 an alert's phase is read with it.
 
 An existing database starts its watermark at its newest seq: history stored before alert rules existed is not
@@ -81,6 +82,7 @@ LIFECYCLE_COLUMNS: Final = (
     ("fired_at", "REAL NOT NULL DEFAULT 0"),
     ("raised_ms", "INTEGER NOT NULL DEFAULT 0"),
     ("firing", "TEXT NOT NULL DEFAULT ''"),
+    ("group_key", "TEXT NOT NULL DEFAULT ''"),
 )
 
 

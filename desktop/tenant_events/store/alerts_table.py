@@ -40,12 +40,13 @@ ALERT_COLUMNS: Final = (
     " first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts, detail, raised_at,"
     " updated_at, read_at, fired_at, raised_ms, firing,"
     " (SELECT state FROM alert_triage WHERE alert_triage.alert_id = alerts.id),"
-    " (SELECT until FROM alert_triage WHERE alert_triage.alert_id = alerts.id)"
+    " (SELECT until FROM alert_triage WHERE alert_triage.alert_id = alerts.id), group_key"
 )
 _INSERT: Final = (
     "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
     " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts,"
-    " detail, firing, raised_at, updated_at, fired_at, raised_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " detail, firing, raised_at, updated_at, fired_at, raised_ms, group_key)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _UPDATE: Final = (
     "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
@@ -67,13 +68,27 @@ def stored_alert(row: tuple[object, ...]) -> StoredAlert:
     return StoredAlert(*values)  # type: ignore[arg-type]  # column order is the dataclass's field order
 
 
+def read_alerts(conn: sqlite3.Connection, ids: Collection[int]) -> dict[int, StoredAlert]:
+    """The alerts with these ids as stored now (gone ones are absent)."""
+    found: dict[int, StoredAlert] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), 500):  # (SQLite's limit on host parameters, with room)
+        part = wanted[start : start + 500]
+        cur = conn.execute(
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN ({','.join('?' * len(part))})",  # noqa: S608
+            part,
+        )
+        found.update((a.id, a) for a in map(stored_alert, cur))
+    return found
+
+
 def insert_alert(conn: sqlite3.Connection, a: StoredAlert, first_seq: int, last_seq: int) -> int:
     """A copy of `a` as a new row of this database (its seqs are this database's own); its id."""
     row = (
         *(a.rule_id, a.rule_name, a.severity, a.tenant, int(a.catch_up), int(a.notify), a.occurrences),
         *(a.event_count, first_seq, last_seq, a.first_event_id, a.last_event_id, a.first_time, a.last_time),
         *(a.last_time_ms, orjson.dumps(a.type_counts).decode(), a.detail, firing_json(a.firing)),
-        *(a.raised_at, a.updated_at, a.fired_at or a.raised_at, a.raised_ms or a.last_time_ms),
+        *(a.raised_at, a.updated_at, a.fired_at or a.raised_at, a.raised_ms or a.last_time_ms, a.group_key),
     )
     alert_id = conn.execute(_INSERT, row).lastrowid
     assert alert_id is not None
@@ -239,11 +254,12 @@ class AlertLedger:
         return changed
 
     def latest_alerts(self) -> list[StoredAlert]:
-        """Each rule's newest alert (per name: a grouped rule's alert names its group): the ones a firing may
-        fold into."""
+        """Each rule's newest alert (per group for a grouped rule: by its key, or by its name when stored before
+        keys were kept): the ones a firing may fold into."""
         cur = self._conn.execute(
             f"SELECT {ALERT_COLUMNS} FROM alerts"  # noqa: S608
-            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, rule_name)"
+            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, group_key,"
+            " CASE WHEN group_key = '' THEN rule_name END)"
         )
         return [stored_alert(r) for r in cur]
 
@@ -261,13 +277,7 @@ class AlertLedger:
 
     def alerts_by_id(self, ids: Collection[int]) -> dict[int, StoredAlert]:
         """The alerts with these ids as stored now (read marks and triage included)."""
-        if not ids:
-            return {}
-        cur = self._conn.execute(
-            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN ({','.join('?' * len(ids))})",  # noqa: S608
-            list(ids),
-        )
-        return {a.id: a for a in map(stored_alert, cur)}
+        return read_alerts(self._conn, ids)
 
     def unresolved_before(self, fired_before: float, rules: Collection[str]) -> list[StoredAlert]:
         """Alerts of these rules not resolved whose latest firing was before `fired_before` (wall clock): the
@@ -344,6 +354,7 @@ class AlertLedger:
                                 w.updated_at,
                                 fired_at,
                                 w.raised_ms or w.last_time_ms,
+                                w.group_key,
                             ),
                         ).lastrowid
                         assert alert_id is not None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.alerts_table import ALERT_COLUMNS, read_alerts, stored_alert
 from tenant_events.store.outbox_schema import ensure_outbox
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.alert_lifecycle import DeliveryKind, Phase, phase_of, repeat_due
@@ -125,39 +125,36 @@ class Outbox:
         )
         return {str(r[0]) for r in cur}
 
-    def route(self, row: Unrouted, destinations: list[str], now: float, hold_until: dict[str, float]) -> None:
-        """Turn one outbox row into a delivery per destination (none: nothing to deliver), in one transaction;
+    def route(self, rows: list[tuple[Unrouted, list[str], dict[str, float]]], now: float) -> None:
+        """Turn outbox rows into a delivery per destination each (none: nothing to deliver), all in one
+        transaction (a catch-up's grouped rule raises hundreds at once: the writer is not kept waiting for each);
         a firing takes the place of an older version of the alert still pending for the same destination."""
 
         def work(conn: sqlite3.Connection) -> None:
-            if row.kind == "firing":
-                conn.executemany(
-                    "DELETE FROM alert_deliveries WHERE alert_id = ? AND destination = ? AND state = 'pending'"
-                    " AND kind IN ('firing', 'repeat') AND version < ?",
-                    [(row.alert_id, d, row.version) for d in destinations],
-                )
-            conn.executemany(
-                "INSERT OR IGNORE INTO alert_deliveries (alert_id, kind, version, nth, destination, state,"
-                " queued_at, next_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-                [
-                    (
-                        row.alert_id,
-                        row.kind,
-                        row.version,
-                        row.nth,
-                        d,
-                        row.queued_at,
-                        max(now, hold_until.get(d, now)),
+            for row, destinations, hold_until in rows:
+                if row.kind == "firing":
+                    conn.executemany(
+                        "DELETE FROM alert_deliveries WHERE alert_id = ? AND destination = ?"
+                        " AND state = 'pending' AND kind IN ('firing', 'repeat') AND version < ?",
+                        [(row.alert_id, d, row.version) for d in destinations],
                     )
-                    for d in destinations
-                ],
-            )
-            conn.execute(
-                "UPDATE alert_outbox SET routed = 1 WHERE alert_id = ? AND kind = ? AND version = ? AND nth = ?",
-                (row.alert_id, row.kind, row.version, row.nth),
-            )
+                key = (row.alert_id, row.kind, row.version, row.nth)
+                conn.executemany(
+                    "INSERT OR IGNORE INTO alert_deliveries (alert_id, kind, version, nth, destination, state,"
+                    " queued_at, next_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
+                    [(*key, d, row.queued_at, max(now, hold_until.get(d, now))) for d in destinations],
+                )
+                conn.execute(
+                    "UPDATE alert_outbox SET routed = 1 WHERE alert_id = ? AND kind = ? AND version = ?"
+                    " AND nth = ?",
+                    key,
+                )
 
         self._write(work)
+
+    def alerts(self, ids: list[int]) -> dict[int, StoredAlert]:
+        """The alerts with these ids (gone ones are absent)."""
+        return read_alerts(self._conn, ids)
 
     def schedule_repeats(self, now: float, every: dict[str, float]) -> float | None:
         """Queue a repeat for each destination (`every`: name → seconds, 0 never) of each critical alert it was

@@ -20,7 +20,7 @@ from typing import Final
 
 from tenant_events.store.alert_rows import event_at
 from tenant_events.store.alert_triage import record_triage
-from tenant_events.store.alerts_table import ALERT_COLUMNS, insert_alert, stored_alert
+from tenant_events.store.alerts_table import insert_alert, read_alerts
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.schema import connect
 from tenant_events.values.alert_lifecycle import Phase
@@ -61,10 +61,8 @@ def carried(path: Path, ids: list[int]) -> list[CarriedAlert]:
         return []
     conn = connect(path, readonly=True)
     try:
-        marks = ",".join("?" * len(ids))
-        rows = conn.execute(f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN ({marks})", ids).fetchall()  # noqa: S608
         out = []
-        for alert in map(stored_alert, rows):
+        for alert in read_alerts(conn, ids).values():
             events = conn.execute(
                 "SELECT e.time_ms, e.event_id FROM alert_events a JOIN events e ON e.seq = a.seq"
                 " WHERE a.alert_id = ? ORDER BY a.seq DESC LIMIT ?",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from tenant_events.values.triage import TriageState
 
@@ -102,20 +102,35 @@ def phase_of(triage: str | None, until: float | None, now: float) -> Phase:
     return Phase(triage)
 
 
+class FoldFacts(Protocol):
+    """What the fold decision reads of the rule's open alert (alerts/open_alert.py has these as it goes): all
+    times are the events' own (ms), except `updated_at` (wall clock, s) for a catch-up."""
+
+    @property
+    def resolved(self) -> bool: ...
+    @property
+    def catch_up(self) -> bool: ...
+    @property
+    def raised_ms(self) -> int: ...  # event time of the firing that raised it
+    @property
+    def last_fired_ms(self) -> int: ...  # event time of its latest firing
+    @property
+    def updated_at(self) -> float: ...
+
+
 @dataclass(frozen=True, slots=True)
 class OpenFacts:
-    """What the fold decision needs of the rule's open alert: all times are the events' own (ms), except
-    `updated_at` (wall clock, s) for a catch-up."""
+    """FoldFacts as plain data (an alert read back, a test)."""
 
     resolved: bool
     catch_up: bool
-    raised_ms: int  # event time of the firing that raised it
-    last_fired_ms: int  # event time of its latest firing
+    raised_ms: int
+    last_fired_ms: int
     updated_at: float
 
 
 def folds(
-    alert: OpenFacts,
+    alert: FoldFacts,
     firing_ms: int,
     *,
     catch_up: bool,

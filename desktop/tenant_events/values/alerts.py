@@ -87,6 +87,7 @@ class StoredAlert:
     firing: Firing | None = None  # the latest firing (None: stored before firings were kept)
     triage: str | None = None  # its current triage state (None: nobody triaged it)
     snoozed_until: float | None = None
+    group_key: str = ""  # a grouped rule's group, as its rule keys it ("": no group_by)
 
     @property
     def read(self) -> bool:
