@@ -103,6 +103,7 @@ class RuleEngine:
         self.earlier = earlier
         self.access: AccessState | None = None
         self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
+        self.catching_up = False  # the row being fed is a catch-up's (feed sets it before a grouped rule's test)
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
@@ -135,7 +136,9 @@ class RuleEngine:
         self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
 
     def _name_of(self, kind: str, ident: str) -> str | None:
-        return self.names(kind, ident) if self.names is not None else None
+        """The directory's name for a live group's label; a catch-up's groups (hundreds in a backlog) take the
+        name the event itself gives: the directory lags behind a backlog anyway (compiled_rule.py `_label`)."""
+        return self.names(kind, ident) if self.names is not None and not self.catching_up else None
 
     def restore(
         self,
@@ -256,6 +259,7 @@ class RuleEngine:
                         continue
                     if rule.complex:
                         assert payload is not None
+                        self.catching_up = catch_up
                         outcome, events, group = rule.evaluate(row, payload, access)
                         if outcome is quiet:
                             continue

@@ -95,8 +95,7 @@ def enqueue(
     conn: sqlite3.Connection, alert_id: int, version: int, now: float, kind: DeliveryKind = "firing"
 ) -> None:
     """One more delivery of `alert_id` at `version` (a resolve: the next nth); call inside the transaction that
-    writes the alert or its triage."""
-    ensure_outbox(conn)
+    writes the alert or its triage (schema 6 made the tables)."""
     nth = 0
     if kind == "resolved":
         row = conn.execute(
