@@ -103,7 +103,9 @@ class RuleEngine:
         self.earlier = earlier
         self.access: AccessState | None = None
         self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
-        self.catching_up = False  # the row being fed is a catch-up's (feed sets it before a grouped rule's test)
+        self.catching_up = (
+            False  # the row being fed is a catch-up's (feed sets it before a grouped rule's test)
+        )
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
