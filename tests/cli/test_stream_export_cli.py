@@ -13,11 +13,12 @@ import orjson
 import pytest
 
 from helpers.fixtures_engine import OLD, cli, demo_stream, reference_ids, stored_ids
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 
 def wait_stored(db, n, proc, timeout=30.0):
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bound(timeout)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"stream exited {proc.returncode}: {proc.stderr.read()}")
@@ -29,7 +30,7 @@ def wait_stored(db, n, proc, timeout=30.0):
             except Exception:
                 pass
         time.sleep(0.05)
-    raise AssertionError(f"fewer than {n} events stored in {timeout} s")
+    raise AssertionError(f"fewer than {n} events stored in {bound(timeout):.0f} s")
 
 
 def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_simulator, tmp_path):

@@ -202,3 +202,47 @@ def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(
     from tenant_events.wire.references import names
 
     assert names("user.created", sign_up, "connection", SSO)
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_stored_events_name_what_was_then_and_say_what_an_update_linked(tmp_path, indexed):
+    """An organization renamed after an event is named as it was at that event (the table, the inbox and the
+    alert's message all say the same name for one event); a user update that adds an identity says which. The
+    earlier state is found through the full-text index, and in the newest rows the indexer has not reached."""
+    u = Tenant()
+    google = {"connection": "google-oauth2", "provider": "google-oauth2", "user_id": "1077", "isSocial": True}
+    db = {"connection": "Username-Password-Authentication", "provider": "auth0", "user_id": "abc"}
+    grace = {**u.user(GRACE, "grace.hopper@example.com"), "identities": [db]}
+    rows = [
+        u.row("user.created", grace),
+        u.row("organization.created", u.org(STARK, "stark", "Acme Cloud")),
+        u.row("organization.member.added", MEMBER),  # 3: under its first name
+        u.row("organization.updated", u.org(STARK, "stark", "Acme Mobility")),
+        u.row("organization.member.deleted", MEMBER),  # 5: under its second
+        u.row("organization.updated", u.org(STARK, "stark", "Acme Logistics")),
+        u.row("user.updated", {**grace, "identities": [db, google]}),  # 7: an account link
+        u.row("user.updated", {**grace, "identities": [db, google], "logins_count": 2}),  # 8: a log-in
+    ]
+    path = tmp_path / "demo.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=rows, cursor="c"))
+    if indexed:
+        writer.index_all_sync()
+    writer.close()
+    with DirectoryReader(path) as directory:
+        said = describe_stored(directory, range(1, 9))
+    assert said[3].text == "grace.hopper@example.com added to organization Acme Cloud"
+    assert said[5].text == "grace.hopper@example.com removed from organization Acme Mobility"
+    assert said[6].text == "organization Acme Logistics updated"
+    assert said[7].text == "identity google-oauth2 linked to user grace.hopper@example.com"
+    assert said[7].mentions == (Mention("user", GRACE, "grace.hopper@example.com"),)
+    assert said[8].text == "user grace.hopper@example.com updated"  # nothing linked by a log-in
+    # a service that sends the previous object: an unlink is said too, without a lookup
+    unlinked = {
+        "object": {**grace, "identities": [db]},
+        "previous_object": {**grace, "identities": [db, google]},
+    }
+    assert (
+        describe("user.updated", unlinked, {}).text
+        == "identity google-oauth2 unlinked from user grace.hopper@example.com"
+    )

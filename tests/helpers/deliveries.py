@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.events_factory import row
+from helpers.slack import bound
 from tenant_events.destinations.registry import make_destination
 from tenant_events.destinations.urls import fingerprint
 from tenant_events.destinations.worker import Backoff, DeliveryWorker, Target
@@ -76,7 +77,7 @@ def run_worker(
     async def main() -> DeliveryWorker:
         worker = DeliveryWorker(db, source, **options)
         task = asyncio.create_task(worker.run())
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + bound(timeout)
         try:
             while not until():
                 if task.done():

@@ -23,6 +23,7 @@ import orjson
 import pytest
 from httpx_sse import connect_sse
 
+from helpers.slack import bound
 from tenant_events.store import CommitResult, EventReader, StoreWriter
 from tenant_events.stream.engine import EngineConfig, StreamEngine
 from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
@@ -71,7 +72,7 @@ async def _follow(
     engine.on_state.append(rec.states.append)
     engine.on_commit.append(rec.commits.append)
     task = asyncio.create_task(engine.run())
-    deadline = time.monotonic() + limit_s
+    deadline = time.monotonic() + bound(limit_s)
     try:
         while not until(rec):
             if task.done():
@@ -119,7 +120,7 @@ def reference_ids(sim: Any, expected: int, timeout: float = 30.0) -> list[str]:
     """The simulator's event ids in stream order, read with a bare SSE client (first occurrence of each id)."""
     seen: dict[str, None] = {}
     cursor: str | None = None
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bound(timeout)
     with httpx.Client(timeout=httpx.Timeout(10.0, read=5.0)) as client:
         while len(seen) < expected and time.monotonic() < deadline:
             params = {"from": cursor} if cursor else {"from_timestamp": OLD}

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from helpers.slack import WAIT_SLACK
 from tenant_events.paths import AppPaths
 
 # Offscreen-platform chatter; none of it appears under Xvfb.
@@ -53,7 +54,7 @@ _RUNNERS: set[asyncio.Future[Any]] = set()
 
 
 def run_async(loop: asyncio.AbstractEventLoop, coro: Awaitable[Any], timeout: float = 120) -> Any:
-    runner = asyncio.ensure_future(asyncio.wait_for(coro, timeout), loop=loop)
+    runner = asyncio.ensure_future(asyncio.wait_for(coro, timeout * WAIT_SLACK), loop=loop)
     _RUNNERS.add(runner)
     try:
         return loop.run_until_complete(runner)
@@ -67,14 +68,17 @@ def other_tasks() -> list[asyncio.Task[Any]]:
 
 
 async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = "") -> Any:
-    """Await `predicate()` being truthy (the async twin of qtbot.waitUntil); returns its value."""
-    deadline = time.monotonic() + wait_s
+    """Await `predicate()` being truthy (the async twin of qtbot.waitUntil); returns its value. `wait_s` is
+    stretched by WAIT_SLACK."""
+    deadline = time.monotonic() + wait_s * WAIT_SLACK
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {wait_s} s waiting for {what or predicate}")
+            raise AssertionError(
+                f"timed out after {wait_s * WAIT_SLACK:.0f} s waiting for {what or predicate}"
+            )
         await asyncio.sleep(0.02)
 
 
@@ -102,7 +106,7 @@ def signal_future(
 
     async def wait() -> tuple[Any, ...]:
         try:
-            return await asyncio.wait_for(fut, wait_s)
+            return await asyncio.wait_for(fut, wait_s * WAIT_SLACK)
         finally:
             signal.disconnect(slot)
 

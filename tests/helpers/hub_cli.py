@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from helpers.fixtures_engine import OLD
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 
@@ -105,6 +106,7 @@ def stored_count(db: Path) -> int:
 
 
 def wait_stored(db: Path, n: int, timeout: float = 60.0, who: HubCli | None = None) -> None:
+    timeout = bound(timeout)
     deadline = time.monotonic() + timeout
     while stored_count(db) < n:
         if who is not None and who.proc.poll() is not None:

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from helpers.fixtures_engine import OLD, CliProcess, demo_stream
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 
 def wait(check: Any, what: str, proc: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bound(timeout)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")

@@ -17,6 +17,7 @@ from werkzeug import Request, Response
 
 from helpers.hub_cli import HubCli
 from helpers.hub_cli import relay as hub_relay
+from helpers.slack import bound
 from tenant_events.destinations.registry import make_destination, save_destination
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.subjects import HubNames
@@ -84,7 +85,7 @@ def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "
 
 
 def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + bound(timeout)
     while not check():
         if time.monotonic() > deadline:
             logs = "\n---\n".join(p.text()[-2500:] for p in procs)

@@ -497,6 +497,13 @@ def test_profile_name_outside_the_data_dir(tmp_path, stored, case):
 NUMBERS = [
     (["stream", "--base-url", DEAD_URL], "--unreachable-timeout", ["nan", "-1", "inf", "1e9"]),
     (["stream", "--base-url", DEAD_URL], "--stall-timeout", ["0", "-5", "nan", "inf", "0.01"]),
+    (["stream", "--base-url", DEAD_URL], "--keep-live", ["0", "-1", "nan", "30m", "1e9d", "0.5h"]),
+    (["stream", "--base-url", DEAD_URL], "--keep-archive", ["inf", "0d", "forever", "99999999d"]),
+    (
+        ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
+        "--keep-live",
+        ["nan", "0h"],
+    ),
     (
         ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
         "--hub-retention-days",

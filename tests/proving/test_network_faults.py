@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli, reference_ids
+from helpers.slack import bound
 from tenant_events.simulator.testing import start_simulator
 from tenant_events.store import EventReader
 
@@ -33,7 +34,9 @@ def wait_count(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 30)
     start = time.monotonic()
     while count(db) < n:
         assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() - start < limit, f"{count(db)} of {n} stored after {limit} s"
+        assert time.monotonic() - start < bound(limit), (
+            f"{count(db)} of {n} stored after {bound(limit):.0f} s"
+        )
         time.sleep(0.02)
     return time.monotonic() - start
 

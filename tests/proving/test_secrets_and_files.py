@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli
+from helpers.slack import bound
 from tenant_events.demo_simulator import spawn_simulator
 from tenant_events.problem_sink import ProblemSink
 from tenant_events.simulator.testing import start_simulator
@@ -32,7 +33,7 @@ def everything_written(root: Path) -> str:
 
 
 def wait_stored(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 30) -> None:
-    deadline = time.monotonic() + limit
+    deadline = time.monotonic() + bound(limit)
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
         if db.exists():
@@ -43,7 +44,7 @@ def wait_stored(db: Path, n: int, proc: subprocess.Popen[str], limit: float = 30
             except Exception:  # the writer may be creating the schema right now
                 pass
         time.sleep(0.05)
-    raise AssertionError(f"fewer than {n} events stored in {limit} s")
+    raise AssertionError(f"fewer than {n} events stored in {bound(limit):.0f} s")
 
 
 def stop(proc: subprocess.Popen[str]) -> tuple[str, str]:

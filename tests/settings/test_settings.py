@@ -195,3 +195,13 @@ def test_duplicate_profile_names_are_refused():
     p = make_profile(domain="a.example", client_id="abc")
     with pytest.raises(ValueError, match="duplicate profile name"):
         Settings(tenants=[p, p])
+
+
+def test_a_file_from_before_the_archive_keeps_its_age_limit_as_the_archives():
+    from tenant_events.settings.preferences import RetentionSettings
+
+    older = RetentionSettings.model_validate({"max_age_days": 90, "max_events": 2_000_000})
+    assert (older.keep_live_days, older.keep_archive_days, older.max_events) == (30, 90, 2_000_000)
+    tiers = older.tiers()
+    assert (tiers.keep_live_days, tiers.keep_archive_days, tiers.max_live_rows) == (30, 90, 2_000_000)
+    assert RetentionSettings().keep_archive_days == 400

@@ -251,7 +251,11 @@ def _extend(children: st.SearchStrategy[Node]) -> st.SearchStrategy[Node]:
     )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(st.recursive(leaves, _extend, max_leaves=6))
 def test_random_queries_match_the_model(store, tree):
     path, events = store

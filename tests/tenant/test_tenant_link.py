@@ -14,6 +14,7 @@ import pytest
 
 from helpers.browser import act_as_browser
 from helpers.fixtures_engine import OLD
+from helpers.slack import bound
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.from_settings import BadRules
 from tenant_events.auth.secret_store import MemorySecretStore
@@ -30,7 +31,7 @@ QUIET_CLOCK = AlertSettings(rules=[{"id": "off-hours", "enabled": False}])  # wh
 
 
 async def _until(check, what, limit=30.0):
-    for _ in range(int(limit / 0.02)):
+    for _ in range(int(bound(limit) / 0.02)):
         if check():
             return
         await asyncio.sleep(0.02)

@@ -107,7 +107,11 @@ def test_every_emitted_message_validates(emitted):
                 assert isinstance(message, ErrorMessage) and message.error.known_code is not None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_any_emitted_event_validates(emitted, data):
     frame = data.draw(
@@ -154,7 +158,11 @@ def _rejects(frame: dict[str, str], mutate: Callable[[dict[str, Any]], None], fi
     assert field in info.value.reason, info.value.reason
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data(), suffix=st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
 def test_mutations_are_rejected_with_the_field_named(emitted, data, suffix):
     frame = data.draw(
@@ -164,7 +172,11 @@ def test_mutations_are_rejected_with_the_field_named(emitted, data, suffix):
     _rejects(frame, lambda m: mutation(m, suffix), field)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_extension_attribute_mutations_are_rejected(emitted, data):
     frame = data.draw(

@@ -1,8 +1,9 @@
 """What a delivery says: the alert as the window shows it, the link that opens it, and its keys.
 
 A delivery is one kind of one alert version (values/alert_lifecycle.py): a firing (version n), a repeat of it,
-or the resolve. Title: "[critical] Mass deletion × 3 — acme"; body: the latest firing said with names, the count
-and the time range, and the link `tenant-events://alert/<tenant>/<id>`; a resolve is one short line.
+or the resolve. Title: "[critical] Mass deletion × 3 — acme" (the tenant as the app names it: its profile);
+body: the latest firing said with names, the count and the time range, and the link
+`tenant-events://alert/<tenant>/<id>`; a resolve is one short line.
 
 Two keys, both the same on every attempt and from every relay of a team:
   * `alert_key` names the alert (tenant and alert): PagerDuty's `dedup_key` and Opsgenie's alias, so each firing
@@ -60,16 +61,18 @@ def alert_message(
     profile: str,
     key: str | None = None,
 ) -> AlertMessage:
-    """The message for one delivery of `alert`, stored in the database of tenant profile `profile` (the link
-    and the default key name the profile: that is where the app finds the alert; the text names the tenant).
-    `key`: the alert's key when another name holds across copies (a team's)."""
+    """The message for one delivery of `alert`, stored in the database of tenant profile `profile`. The title,
+    the link and the default key name the profile, as the app names the tenant everywhere ("demo", not the
+    service's "demo-tenant"); the body adds the service's tenant id when it is another name. `key`: the alert's
+    key when another name holds across copies (a team's)."""
     named = key or alert_key(profile, alert.id)
     link = alert_link(profile, alert.id)
     dedup = delivery_key(named, kind, version, nth)
+    tenant = profile if alert.tenant in ("", profile) else f"{profile} ({alert.tenant})"
     if kind == "resolved":
         return AlertMessage(
-            title=f"[resolved] {title(alert)} — {alert.tenant}",
-            body=f"Resolved: {title(alert)} ({alert.severity}) · tenant {alert.tenant} · {link}",
+            title=f"[resolved] {title(alert)} — {profile}",
+            body=f"Resolved: {title(alert)} ({alert.severity}) · tenant {tenant} · {link}",
             severity="info",
             dedup_key=dedup,
             link=link,
@@ -83,10 +86,10 @@ def alert_message(
     again = "Still firing, not acknowledged. " if kind == "repeat" else ""
     text = (
         f"{again}{why(alert)}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant "
-        f"{alert.tenant}\n{link}"
+        f"{tenant}\n{link}"
     )
     return AlertMessage(
-        title=f"[{alert.severity}] {title(alert)} — {alert.tenant}",
+        title=f"[{alert.severity}] {title(alert)} — {profile}",
         body=text,
         severity=alert.severity,
         dedup_key=dedup,

@@ -120,7 +120,15 @@ class DeliveryWorker:
         self._wake.set()
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._db, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._db, self._locked, fn, *args)
+
+    def _locked(self, fn: Callable[..., T], *args: Any) -> T:
+        """On the outbox thread, under the outbox's lock: the store may close its connection between calls."""
+        outbox = self._outbox
+        if outbox is None:
+            return fn(*args)
+        with outbox.lock:
+            return fn(*args)
 
     async def run(self) -> None:
         self._outbox = await self._call(Outbox, self._database)

@@ -18,7 +18,9 @@ from typing import Any, Final
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
 from tenant_events.values.events import StoredEvent
 
-KEEP: Final = 24 * 256 * 2  # twice the rows the page cache holds (page_cache.MAX_PAGES × PAGE)
+KEEP: Final = (
+    24 * 256
+)  # the rows the page cache holds (page_cache.MAX_PAGES × PAGE): the others are read again
 
 
 class PageNames:

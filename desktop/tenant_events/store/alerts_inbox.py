@@ -9,7 +9,6 @@ history (alerts/history.py). A database from before alerts existed (no `alerts` 
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
@@ -20,31 +19,35 @@ from tenant_events.store.alert_records import RowSegment
 from tenant_events.store.alert_rows import segment_sql
 from tenant_events.store.alert_triage import attention_count
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.schema import connect
 from tenant_events.values.alerts import StoredAlert
 
 HISTORY_CHUNK: Final = 5000
-LIFECYCLE_SCHEMA: Final = 6  # the schema that gave alerts their life (store/schema.py)
+LIFECYCLE_SCHEMA: Final = 7  # the schema that gave alerts their life (store/schema.py)
 
 
-class AlertInbox:
+def _inbox_connection(path: Path) -> sqlite3.Connection:
+    conn = connect(path)
+    conn.execute("PRAGMA cache_size = -2000")
+    return conn
+
+
+class AlertInbox(HoldsConnection):
     """Queries and read marks over one tenant's alerts; calls are serialised by a lock (one per thread is best)."""
 
     def __init__(self, path: Path) -> None:
         if not path.exists():
             raise FileNotFoundError(path)
         self.path = path
-        try:
-            self._conn = connect(path)
+        try:  # the writer may have it closed and opened again (store/connections.py): read `_conn` under `_lock`
+            self._held = HeldConnection(path, lambda: _inbox_connection(path))
         except sqlite3.DatabaseError as exc:  # locked, unreadable, or not a database at all
             raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
-        self._conn.execute("PRAGMA cache_size = -2000")
-        self._lock = threading.Lock()
         self._ready = False
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._held.close()
 
     def __enter__(self) -> AlertInbox:
         return self
@@ -53,7 +56,7 @@ class AlertInbox:
         self.close()
 
     def _has_alerts(self) -> bool:
-        """Whether the file has alerts as this version reads them (schema 6; an older file, which its writer has
+        """Whether the file has alerts as this version reads them (schema 7; an older file, which its writer has
         not migrated yet, reads as empty)."""
         if self._ready:
             return True

@@ -2,39 +2,36 @@
 
 Every commit appends whole pages to the WAL (the rows, but also index, FTS, cursor and counter pages), so a
 stream of small commits grows it far faster than the rows it holds: counting row bytes, as this once did, let
-~24 events/s leave a 39 MiB WAL beside a 4.7 MiB database. So after every write transaction the writer reads how
-many frames the WAL holds (`WalIndex`) and, as it grows (`WalLimits`):
+~24 events/s leave a 39 MiB WAL beside a 4.7 MiB database. So after every write transaction the writer looks at
+how much of the WAL is in use (`WalIndex`) and, as it grows (`WalLimits`):
 
     background  every `background` bytes, ask the checkpoint thread for a PASSIVE copy; it runs beside the
                 writer's commits (sqlite.org/wal.html "Checkpointing"), on the core the engine is not using
     restart     copy the rest on the writer thread (PASSIVE: the background did the bulk), so the next
-                transaction starts the WAL over from its beginning, writing over the same file
+                transaction starts the WAL over from its beginning, in the same file cut back to `background`
     force       also wait (busy_timeout) for readers to finish their query (RESTART): the guarantee when a
                 reader kept the step above from finishing
     idle        no write for `idle` seconds: empty the file (TRUNCATE, not waiting for readers)
     open/close  empty the file (TRUNCATE, waiting for readers): a clean stop leaves no WAL behind even when
                 readers stay open, and a start after a crash folds in what the crash left
 
-Each copy must fsync, so the WAL starts over in place rather than being cut back each time (cutting and
-re-growing the file made each sync a file-system journal commit too, and ingest slower); journal_size_limit only
-caps what a restart leaves. The background thread also fsyncs the pages it copied, so the writer's own copy, the
-one that must sync the database before the WAL may start over, finds little left to flush. SQLite's automatic
+Nothing here opens the database's files other than through SQLite (docs/architecture.md "Where each guarantee
+lives"): the WAL's use is read from its size, and each copy's fsync is SQLite's own. SQLite's automatic
 checkpoint is off: it ran on the writer thread every 1,000 pages. Readers hold a snapshot only for one query
 (reader.py). Durability is unchanged: a commit is in the WAL (synchronous=NORMAL) whether or not it is copied.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import sqlite3
-import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from tenant_events.errors import StorageError
+from tenant_events.store import connections
 from tenant_events.store.schema import BUSY_TIMEOUT_MS, connect
 
 log = logging.getLogger(__name__)
@@ -56,38 +53,50 @@ class WalLimits:
 
 
 class WalIndex:
-    """How many frames the WAL holds, read from the wal-index header in the `-shm` file (the format is shared by
-    every process that opens the database: sqlite.org/walformat.html §2.2 — `mxFrame` is the u32 at byte 16,
-    native byte order). The file's size cannot tell: after a restart the WAL is written over from its start."""
+    """How much of the WAL is in use, from the size of the `-wal` file (a `stat`, which opens nothing).
 
-    _MX_FRAME: Final = struct.Struct("=I")
+    Neither the file nor its wal-index (`-shm`) is opened here: closing any descriptor of them would drop every
+    POSIX lock the process holds on the file, and the next process to close its connection would take itself for
+    the last one and delete the WAL under the writer. The size tells because a restart cuts the file back: when
+    the WAL starts over after a complete copy, SQLite truncates it to `journal_size_limit` at the end of the first
+    transaction (sqlite.org/pragma.html#pragma_journal_size_limit), and the keeper sets that limit at its first
+    step. So the size is the frames in use whenever they pass that step, and never less than them."""
 
-    def __init__(self, path: Path, page_size: int) -> None:
+    def __init__(self, path: Path) -> None:
         self._wal = path.with_name(path.name + "-wal")
-        self._frame = page_size + 24  # each frame: a 24-byte header and one page
-        self._fd: int | None = None
-        with contextlib.suppress(OSError):
-            self._fd = os.open(path.with_name(path.name + "-shm"), os.O_RDONLY | getattr(os, "O_BINARY", 0))
 
     def size(self) -> int:
-        """Bytes of the WAL in use (the file's size where the index cannot be read)."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError, struct.error):
-                os.lseek(self._fd, 16, os.SEEK_SET)  # not os.pread: Windows has none (the writer thread only)
-                (frames,) = self._MX_FRAME.unpack(os.read(self._fd, 4))
-                return 32 + frames * self._frame if frames else 0
-        return self.file_size()
-
-    def file_size(self) -> int:
+        """Bytes of the WAL file (at least the frames in use; exactly them past the first step)."""
         try:
             return self._wal.stat().st_size
         except OSError:
             return 0
 
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class FilesHeld:
+    """The database's files as the writer opened them. SQLite never removes the -wal or -shm while a connection
+    is open, so a file gone or replaced since means another program removed it: the writer's commits would go on
+    into a file nobody else sees (and be lost at its end). Looked at with `stat` only."""
+
+    def __init__(self, path: Path) -> None:
+        names = (path.name, path.name + "-wal", path.name + "-shm")
+        self._held = {name: _identity(path.with_name(name)) for name in names}
+        self._dir = path.parent
+
+    def gone(self) -> str | None:
+        """The name of the first file removed or replaced since the writer opened it, None while all are there."""
+        for name, identity in self._held.items():
+            if identity is not None and _identity(self._dir / name) != identity:
+                return name
+        return None
 
 
 class WalKeeper:
@@ -105,9 +114,12 @@ class WalKeeper:
         self._next_background = limits.background
         self._failing = False  # the last checkpoint failed (told once, not once a second on a full disk)
         conn.execute("PRAGMA wal_autocheckpoint = 0")
-        conn.execute(f"PRAGMA journal_size_limit = {WAL_BOUND}")
+        # A restart cuts the file back to the first step, so its size measures the frames in use (WalIndex).
+        conn.execute(f"PRAGMA journal_size_limit = {min(limits.background, WAL_BOUND)}")
         self.checkpoint("TRUNCATE", wait=True)  # what a crash left behind, folded in before anything is added
-        self.index = WalIndex(path, int(conn.execute("PRAGMA page_size").fetchone()[0]))
+        self.index = WalIndex(path)
+        self.files = FilesHeld(path)
+        connections.watch(path, self.files.gone)
         # last: nothing after it can fail and leave its thread running
         self.background = WalCheckpointer(path, self._one_at_a_time)
 
@@ -115,8 +127,8 @@ class WalKeeper:
         """After every write transaction (on the writer thread)."""
         self.dirty = True
         size = self.index.size()
-        if size < self._size:  # the WAL started over
-            self._next_background = self.limits.background
+        if size < self._size:  # the WAL started over (and was cut back to the first step)
+            self._next_background = size + self.limits.background
         self._size = size
         if size >= self.limits.force:
             self.checkpoint("RESTART", wait=True)
@@ -133,14 +145,14 @@ class WalKeeper:
 
     def close(self) -> None:
         """Stop the background thread and leave the WAL empty (the clean-stop promise)."""
+        connections.watch(self.path, None)
         self.background.close()
         if not self.checkpoint("TRUNCATE", wait=True):
             log.warning(
                 "%s: readers kept the write-ahead log from being emptied at close (%d bytes)",
                 self.path.name,
-                self.index.file_size(),
+                self.index.size(),
             )
-        self.index.close()
 
     def checkpoint(self, mode: Literal["PASSIVE", "RESTART", "TRUNCATE"], *, wait: bool) -> bool:
         """True when every frame was copied (RESTART, TRUNCATE: and no reader still uses the WAL).
@@ -196,7 +208,6 @@ class WalCheckpointer:
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
-        db_fd = -1
         try:
             while True:
                 self._wake.wait()
@@ -209,19 +220,12 @@ class WalCheckpointer:
                         # A checkpoint copies WAL frames straight into the file; it needs no page cache of its own
                         # (connect() gives every connection 31 MiB, which this one would only fill).
                         conn.execute("PRAGMA cache_size = -1024")
-                    if db_fd < 0:
-                        db_fd = os.open(self.path, os.O_RDONLY)
                     with self._one_at_a_time:
                         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    # SQLite fsyncs the database only after a copy that took every frame (the writer's own, which
-                    # would then wait for every page copied here to reach the disk): flush them here instead.
-                    os.fsync(db_fd)
                     self.runs += 1
-                except (sqlite3.Error, OSError) as exc:
+                except (sqlite3.Error, StorageError) as exc:
                     # Not fatal: the frames stay in the WAL (durable) and the writer copies them itself.
                     log.warning("background checkpoint of %s failed: %s", self.path.name, exc)
         finally:
-            if db_fd >= 0:
-                os.close(db_fd)
             if conn is not None:
                 conn.close()

@@ -8,34 +8,35 @@ timeline_query.py.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from tenant_events.store import timeline_query
-from tenant_events.store.entity_records import Entity, EntityState, Relation
+from tenant_events.store import archive_catalog, timeline_query
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.connections import HeldConnection, HoldsConnection
+from tenant_events.store.entity_records import STAMP_SHIFT, Entity, EntityState, Relation, StoredPayload
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
 from tenant_events.store.entity_state import entity_from_row as _entity
 from tenant_events.store.entity_state import entity_state
 from tenant_events.store.reader import EventReader
-from tenant_events.store.schema import connect
+from tenant_events.store.schema import small_reader
 from tenant_events.values.events import StoredEvent
 
 
-class DirectoryReader:
+class DirectoryReader(HoldsConnection):
     """Queries over the entity directory and object timelines of one tenant database."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn = connect(path, readonly=True)
-        self._conn.execute("PRAGMA cache_size = -4000")
-        self._lock = threading.Lock()
+        self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
+        self._archive: ArchiveReader | None = ArchiveReader(folder_of(path))
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:
@@ -43,7 +44,8 @@ class DirectoryReader:
         log alive; closing stays the reader's business."""
         directory = cls.__new__(cls)
         directory.path = reader.path
-        directory._conn, directory._lock, directory._owned = reader._conn, reader._lock, False
+        directory._held, directory._owned = reader._held, False
+        directory._archive = reader.archive
         return directory
 
     @classmethod
@@ -52,13 +54,15 @@ class DirectoryReader:
         rules' wording): no second connection, no lock shared with anyone."""
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
-        directory._conn, directory._lock, directory._owned = conn, threading.Lock(), False
+        directory._held, directory._owned = HeldConnection.fixed(conn, directory.path), False
+        directory._archive = None  # the alert rules' wording: recent events, the live table's
         return directory
 
     def close(self) -> None:
         if self._owned:
-            with self._lock:
-                self._conn.close()
+            self._held.close()
+            if self._archive is not None:
+                self._archive.close()
 
     def __enter__(self) -> DirectoryReader:
         return self
@@ -145,31 +149,48 @@ class DirectoryReader:
             finally:
                 self._conn.execute("COMMIT")
 
-    def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-        """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
-        wanted = orjson.dumps(sorted(set(seqs))).decode()
+    def event_data(self, seqs: Iterable[int]) -> dict[int, StoredPayload]:
+        """The type, `data` and directory stamp of stored events by seq (one query a tier), to make a page's
+        summary sentences."""
+        asked = sorted(set(seqs))
+        wanted = orjson.dumps(asked).decode()
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
-                (wanted,),
-            ).fetchall()
-        out: dict[int, tuple[str, dict[str, Any]]] = {}
-        for seq, kind, raw in rows:
+            self._conn.execute("BEGIN")  # one snapshot of both tiers (reader.py)
+            try:
+                snap = archive_catalog.snapshot(self._conn)
+                rows = self._conn.execute(
+                    "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
+                    " CROSS JOIN events AS e ON e.seq = j.value",
+                    (wanted,),
+                ).fetchall()
+            finally:
+                self._conn.execute("COMMIT")
+        archived = [s for s in asked if s <= snap.upto]
+        if archived and self._archive is not None:
+            rows += self._archive.raws(self._archive.use(snap), archived)
+        out: dict[int, StoredPayload] = {}
+        for seq, kind, raw, time_ms in rows:
             try:
                 data = orjson.loads(raw)["event"]["data"]
             except (orjson.JSONDecodeError, KeyError, TypeError):
                 continue
             if isinstance(data, dict):
-                out[int(seq)] = (str(kind), data)
+                stamp = (int(time_ms) << STAMP_SHIFT) | (int(seq) & ((1 << STAMP_SHIFT) - 1))
+                out[int(seq)] = StoredPayload(str(kind), data, stamp)
         return out
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
+        """The entity as its newest created/updated event before `before_seq` gave it (timeline_query.py)."""
+        with self._lock:
+            return timeline_query.object_before(self._conn, kind, entity_id, before_seq)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to `limit` stored events that name the entity, stored before `before_seq` (None: the newest),
-        newest first, each with its raw JSON."""
+        newest first, each with its raw JSON, from both tiers."""
         with self._lock:
-            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit)
+            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit, self._archive)
 
 
 def open_directory(path: Path) -> DirectoryReader:

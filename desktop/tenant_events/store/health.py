@@ -10,6 +10,7 @@ shows deep inside the file, mid-read, goes through `database_errors`, which says
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import stat
 from collections.abc import Iterator
@@ -18,7 +19,6 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 
-SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 HINT: Final = "restore it from a backup, or move it away and run tenant-events stream to start a new one"
 
 
@@ -27,27 +27,28 @@ def damaged(path: Path | str, what: str, hint: str = HINT) -> StorageError:
 
 
 def check_readable(path: Path) -> None:
-    """Raise StorageError unless `path` looks like a Tenant Events database SQLite can read; never writes."""
+    """Raise StorageError unless `path` looks like a Tenant Events database SQLite can read; never writes.
+
+    Only SQLite opens the file: the process may already hold a connection to it (the app's writer, a command's
+    reader), and closing any other descriptor of the file would drop every POSIX lock the process holds on it —
+    the next process to close its connection would then take itself for the last one and delete the write-ahead
+    log under the running writer. What the file is, is learnt from `stat` and from SQLite's own answers."""
     from tenant_events.store.schema import SCHEMA_VERSION
 
     try:
         st = path.stat()
-        with path.open("rb") as f:
-            head = f.read(len(SQLITE_MAGIC))
-    except IsADirectoryError:
-        raise damaged(path, "is a directory, not a database file", "move the directory away") from None
-    except PermissionError:
-        raise StorageError(
-            f"cannot read the event database {path}: permission denied", "check who owns the data dir (ls -l)"
-        ) from None
     except OSError as exc:
         raise StorageError(f"cannot read the event database {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise damaged(path, "is a directory, not a database file", "move the directory away")
     if not stat.S_ISREG(st.st_mode):
         raise damaged(path, "is not a regular file", "move it away")
+    if not os.access(path, os.R_OK):
+        raise StorageError(
+            f"cannot read the event database {path}: permission denied", "check who owns the data dir (ls -l)"
+        )
     if st.st_size == 0:
         raise damaged(path, "is empty (0 bytes): it holds no events")
-    if head != SQLITE_MAGIC:
-        raise damaged(path, "is not a SQLite database (damaged, or another kind of file)")
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
     except sqlite3.Error as exc:
@@ -56,6 +57,8 @@ def check_readable(path: Path) -> None:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.DatabaseError as exc:
+        if _error_name(exc).startswith("SQLITE_NOTADB"):
+            raise damaged(path, "is not a SQLite database (damaged, or another kind of file)") from None
         if _is_damage(exc):
             raise damaged(path, f"is damaged ({exc})") from None
         raise StorageError(f"cannot read the event database {path}: {exc}", "check the data dir") from None
@@ -98,6 +101,10 @@ def database_errors(where: Path | str) -> Iterator[None]:
         raise damaged(where, f"is damaged ({text})") from None
 
 
+def _error_name(exc: sqlite3.Error) -> str:
+    return getattr(exc, "sqlite_errorname", "") or ""
+
+
 def _is_damage(exc: sqlite3.DatabaseError) -> bool:
-    name = getattr(exc, "sqlite_errorname", "") or ""
+    name = _error_name(exc)
     return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "no such table" in str(exc)

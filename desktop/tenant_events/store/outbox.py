@@ -19,12 +19,14 @@ for which URL (its fingerprint): a new URL lifts the stop and the pending delive
 from __future__ import annotations
 
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_table import ALERT_COLUMNS, read_alerts, stored_alert
+from tenant_events.store.connections import HeldConnection
 from tenant_events.store.outbox_schema import ensure_outbox
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.alert_lifecycle import DeliveryKind, Phase, phase_of, repeat_due
@@ -86,14 +88,23 @@ class Outbox:
     """The delivery worker's own connection to a tenant database; every method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
-        try:
-            self._conn = connect(path)
+        try:  # the writer may have it closed and opened again (store/connections.py): call under `lock`
+            self._held = HeldConnection(path, lambda: connect(path))
             self._write(ensure_outbox)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the alert outbox in {path}: {exc}") from exc
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held around each call (the delivery worker's `_call`), so the connection is never closed mid-query."""
+        return self._held.lock
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._held.conn
+
     def close(self) -> None:
-        self._conn.close()
+        self._held.close()
 
     def _write(self, fn: object, *args: object) -> object:
         conn = self._conn

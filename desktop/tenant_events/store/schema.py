@@ -14,7 +14,9 @@ Tables:
   counters    cumulative numbers (duplicates dropped, FTS and directory progress, the alert rules' watermark)
   alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
   entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
-  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 6, alerts_schema.py)
+  archive_files, archive_garbage  the archive tier's catalog: which Parquet files hold the events moved out
+              of `events` (schema 6, archive_catalog.py)
+  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 7, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecycle
+from tenant_events.store.archive_catalog import ARCHIVE_SQL
+from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
 from tenant_events.store.directory import install_and_rebuild
 from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -161,18 +165,24 @@ _V5: Final = """
 DROP TABLE IF EXISTS directory_scratch;
 """
 
-# Schema 6: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
-# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py).
-_V6: Final = TRIAGE_SQL
+# Schema 6: the archive tier's catalog (archive_catalog.py); events with seq <= counters.archived_upto live in
+# Parquet files beside the database instead of `events`.
+_V6: Final = ARCHIVE_SQL
+
+# Schema 7: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
+# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py). A file at
+# schema 6 may come from a build that numbered the alerts' life 6 and had no archive yet: every step here (and the
+# archive's catalog, made again here) only adds what is missing, so both kinds of schema-6 file end the same.
+_V7: Final = ARCHIVE_SQL + TRIAGE_SQL
 
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
-    _V6: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
+    _V7: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
 }
 
 
@@ -199,13 +209,20 @@ def _make_private(path: Path) -> None:
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     """A connection with the pragmas every user of the file needs. Autocommit; callers BEGIN explicitly."""
+    wait_while_reopened(path)  # a connection beside the old ones would take up their removed wal-index
+    refuse_if_gone(path)
     if readonly:
         conn = sqlite3.connect(
-            f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            f"{path.as_uri()}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=TrackedConnection,
         )
     else:
         _make_private(path)
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=TrackedConnection)
+    track(conn, path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if not readonly:
         _to_wal(conn)
@@ -214,6 +231,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     )  # WAL + NORMAL: durable across app crashes (sqlite.org/wal.html)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA cache_size = -32000")
+    return conn
+
+
+def small_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection with a 4 MB page cache (the window's timelines and time pages)."""
+    conn = connect(path, readonly=True)
+    conn.execute("PRAGMA cache_size = -4000")
     return conn
 
 
@@ -236,7 +260,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION, one version a transaction; refuse a database written by a newer app.
     The version is read inside each write transaction: another process opening the same file may have taken the
     schema further meanwhile, and a step must never run twice."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = start = int(conn.execute("PRAGMA user_version").fetchone()[0])
     while version < SCHEMA_VERSION:  # (an up-to-date file is opened without taking the write lock)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -254,12 +278,23 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             rollback(conn)
             raise
         version += 1
-        log.info("database %s migrated to schema %d", path.name, version)
+    _log_migration(path, start, version)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
             "update Tenant Events, or use another --data-dir",
         )
+
+
+def _log_migration(path: Path, start: int, end: int) -> None:
+    """One line for what `migrate` did: a new file made is routine (a rule's fixtures make three each time the
+    rules page tries them), an existing one taken to a newer schema is news."""
+    if end <= start or end > SCHEMA_VERSION:
+        return
+    if start == 0:
+        log.debug("database %s created (schema %d)", path.name, end)
+    else:
+        log.info("database %s migrated from schema %d to %d", path.name, start, end)
 
 
 def rollback(conn: sqlite3.Connection) -> None:

@@ -22,6 +22,7 @@ import orjson
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_triage import ensure_triage, record_triage
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
+from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.alerts import Severity, StoredAlert, iso_ms
 from tenant_events.values.triage import Triage
@@ -60,18 +61,24 @@ class TeamAlertRow:
     fired_at: float = 0.0  # when it last fired, on the relay's clock (the inbox's order)
 
 
-class TeamAlertStore:
-    """Writes team alerts into one tenant database on a connection of its own (the writer's lock is shared)."""
+def _team_connection(path: Path) -> sqlite3.Connection:
+    conn = connect(path)
+    conn.execute(_TABLE)
+    return conn
+
+
+class TeamAlertStore(HoldsConnection):
+    """Writes team alerts into one tenant database on a connection of its own (the writer's lock is shared). Each
+    call holds `_lock`: the writer may close the connection between two of them (store/connections.py)."""
 
     def __init__(self, path: Path) -> None:
         try:
-            self._conn = connect(path)
-            self._conn.execute(_TABLE)
+            self._held = HeldConnection(path, lambda: _team_connection(path))
         except sqlite3.Error as exc:
             raise StorageError(f"cannot store the team's alerts in {path}: {exc}") from exc
 
     def close(self) -> None:
-        self._conn.close()
+        self._held.close()
 
     def __enter__(self) -> TeamAlertStore:
         return self
@@ -92,7 +99,10 @@ class TeamAlertStore:
         """Delete the alerts this database's own rules raised, with their deliveries and triage: the team's relay
         evaluates the same events (all the hub holds), so its alerts take their place and the inbox does not show
         both. How many were deleted."""
-        conn = self._conn
+        with self._lock:
+            return self._retire_own(self._conn)
+
+    def _retire_own(self, conn: sqlite3.Connection) -> int:
         own = "SELECT id FROM alerts WHERE id NOT IN (SELECT alert_id FROM team_alerts)"
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         try:
@@ -116,7 +126,10 @@ class TeamAlertStore:
         """Write `a`; (the alert as stored, True when new), None when this version and count are stored (with the
         same detail: a relay words a catch-up alert's latest event again once it knows the names in it, and
         resolved as it was: a resolve the relay made is recorded here as the team's triage, by RELAY_WHO)."""
-        conn = self._conn
+        with self._lock:
+            return self._store_one(self._conn, a)
+
+    def _store_one(self, conn: sqlite3.Connection, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:

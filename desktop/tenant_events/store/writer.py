@@ -2,15 +2,15 @@
 
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
-index whenever no batch has arrived for a short while (indexer.py), deletes old events in small chunks when
-asked (retention.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
+moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+pause, keeps the write-ahead log small (checkpoint.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import queue
 import sqlite3
@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import indexer
+from tenant_events.store import archive_move, connections, indexer
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
 
 log = logging.getLogger(__name__)
@@ -46,6 +45,7 @@ class StoreWriter:
             tuple[Callable[[], object], concurrent.futures.Future[object]] | None
         ] = queue.SimpleQueue()
         self._fts_pending = False
+        self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -53,6 +53,7 @@ class StoreWriter:
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
         self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
+        self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -61,26 +62,32 @@ class StoreWriter:
         self.notice: OpenNotice | None = opened.result()
 
     # -- thread body -------------------------------------------------------------------------------------
+    def _open(self) -> OpenNotice | None:
+        self._conn, notice = open_database(self.path)
+        self._fts_pending = indexer.backlog(self._conn) > 0
+        self._cleanup_pending = True  # finds out on its first idle chunk (archive_move.py)
+        self._stored_upto = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+        # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
+        self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
+        return notice
+
     def _run(self, opened: concurrent.futures.Future[OpenNotice | None]) -> None:
         try:
-            self._conn, notice = open_database(self.path)
-            self._fts_pending = indexer.backlog(self._conn) > 0
-            self._stored_upto = int(
-                self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
-            )
-            # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
-            self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
+            notice = self._open()
         except BaseException as exc:
             opened.set_exception(exc)
             return
         opened.set_result(notice)
         indexing = False
         last_chunk = time.monotonic()
-        wal = self.wal
-        assert wal is not None
         while True:
+            wal = self.wal
             try:
-                if self._fts_pending:
+                if (
+                    wal is None
+                ):  # opening it again failed: only jobs, each told so, until resume_after_failure
+                    job = self._jobs.get()
+                elif self._fts_pending or self._cleanup_pending:
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
                 else:
                     job = self._jobs.get(timeout=self._wal_limits.idle if wal.dirty else None)
@@ -88,8 +95,14 @@ class StoreWriter:
                 if self._fts_pending:
                     self._index_chunk_safely()
                     last_chunk, indexing = time.monotonic(), True
-                else:
+                elif self._cleanup_pending and wal is not None:
+                    self._cleanup_chunk_safely()
+                    indexing = True
+                elif wal is not None:
                     wal.idle()
+                    if (gone := wal.files.gone()) is not None:
+                        with contextlib.suppress(StorageError):
+                            self._lost(gone)
                 continue
             indexing = False
             if job is None:
@@ -107,8 +120,22 @@ class StoreWriter:
                 future.set_result(fn())
             except BaseException as exc:
                 future.set_exception(exc)
-        wal.close()  # empties the WAL even while readers stay open (they would keep close() from doing it)
-        self._conn.close()
+        self._close_connection()
+
+    def _close_connection(self) -> None:
+        """Empty the WAL and close (even while readers stay open: they would keep close() from doing it). A store
+        that has failed may fail here again: that is logged, never raised out of the thread (quit goes on)."""
+        wal, conn, self.wal, self._conn = self.wal, self._conn, None, None
+        try:
+            if wal is not None:
+                wal.close()
+        except Exception:
+            log.exception("closing the write-ahead log of %s failed", self.path.name)
+        try:
+            if conn is not None:
+                conn.close()
+        except sqlite3.Error as exc:
+            log.warning("closing %s failed: %s", self.path.name, exc)
 
     def _submit(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
         if self._closed:
@@ -119,7 +146,9 @@ class StoreWriter:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        assert self._conn is not None and threading.current_thread() is self._thread, "writer thread only"
+        assert threading.current_thread() is self._thread, "writer thread only"
+        if self._conn is None:
+            raise StorageError(f"the event database {self.path} is not open", "it is opened again by itself")
         return self._conn
 
     # -- public API --------------------------------------------------------------------------------------
@@ -148,14 +177,10 @@ class StoreWriter:
         row = self._submit(lambda: self.conn.execute(sql).fetchone()).result()
         return (str(row[0]), str(row[1])) if row else None
 
-    async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
-        """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
-        removed = 0
-        while True:
-            n = await asyncio.wrap_future(self._submit(lambda: self._retention_chunk(max_age_days, max_rows)))
-            removed += n
-            if n < RETENTION_CHUNK:
-                return removed
+    def run_archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """`fn(conn)` on the writer thread between batches: a change to the archive's catalog, in a transaction of
+        its own (store/archive_move.py); the moved rows' full-text entries are removed afterwards when idle."""
+        return self._submit(lambda: self._archive_job(fn))
 
     def index_all_sync(self) -> None:
         """Finish full-text indexing now (tests, export tools)."""
@@ -175,8 +200,33 @@ class StoreWriter:
 
     # -- on the writer thread ----------------------------------------------------------------------------
     def _resume_after_failure(self) -> CursorState:
+        if self._files_gone is not None or self._conn is None or _needs_reopening(self._failed):
+            self._reopen()
         self._failed = None
         return self._cursor_state()
+
+    def _reopen(self) -> None:
+        """Open the database again, as at start, after its files were removed or SQLite reported an I/O error.
+        Every connection of this process to the file is closed first (store/connections.py): a new one beside an
+        old one would take up the old, removed wal-index. Closing copies what only the removed WAL held into the
+        file when no other process has it open (else it is gone, and the cursor with it: they commit together);
+        the stream resumes from the cursor in the file, and the integrity check at open moves a damaged file
+        aside as at any start."""
+        log.warning("%s: opening the event database again", self.path.name)
+        try:
+            connections.let_go_of(self.path)  # first: the copy at close then has no reader to wait for
+            self._close_connection()
+            connections.all_closed(self.path)
+            self._open()
+        except sqlite3.Error as exc:
+            raise StorageError(
+                f"cannot open the event database {self.path} again: {exc}", "check the data dir"
+            ) from None
+        finally:
+            connections.reopened(self.path)
+        self._files_gone = None
+        self._recent = RecentRows()
+        log.warning("%s: the event database is open again", self.path.name)
 
     def _commit(self, batch: Batch) -> CommitResult:
         # After a failed commit the batches queued behind it must fail too: one of them (a heartbeat's cursor
@@ -193,6 +243,8 @@ class StoreWriter:
             raise
 
     def _commit_batch(self, batch: Batch) -> CommitResult:
+        if self._files_gone is not None:
+            raise _files_gone_error(self.path, self._files_gone)
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
         last_seq, inserted = result.last_seq, result.inserted
         if last_seq is not None:
@@ -206,6 +258,17 @@ class StoreWriter:
     def _wal_written(self) -> None:
         assert self.wal is not None
         self.wal.after_write()
+        if (gone := self.wal.files.gone()) is not None:
+            self._lost(gone)
+
+    def _lost(self, gone: str) -> None:
+        """A file of the database was removed: open it again at once (the sooner, the less goes into the removed
+        log); the write that found it is refused all the same, so the stream resumes from the stored cursor."""
+        self._files_gone = gone
+        log.warning("%s", _files_gone_error(self.path, gone))
+        with contextlib.suppress(StorageError):  # not now: resume_after_failure tries again
+            self._reopen()
+        raise _files_gone_error(self.path, gone)
 
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
@@ -220,17 +283,41 @@ class StoreWriter:
     def _index_chunk_safely(self) -> None:
         try:
             self._index_chunk()
+        except StorageError as exc:  # a file of the database removed: the next commit says so and reopens it
+            log.warning("%s", exc)
         except sqlite3.Error:
             log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
             self._fts_pending = False
+
+    def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return fn(self.conn)
+        finally:
+            self._cleanup_pending = True
+            self._wal_written()
+
+    def _cleanup_chunk_safely(self) -> None:
+        try:
+            self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
+            self._wal_written()
+        except Exception:
+            log.exception("removing archived rows from the full-text index of %s failed", self.path.name)
+            self._cleanup_pending = False
 
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
             pass
 
-    def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
-        removed = retention_chunk(self.conn, max_age_days, max_rows)
-        if removed:
-            self._wal_written()
-            log.info("retention removed %d events from %s", removed, self.path.name)
-        return removed
+
+def _files_gone_error(path: Path, name: str) -> StorageError:
+    return StorageError(
+        f"{name} was removed or replaced by another program while the event database {path} was open",
+        "Tenant Events opens the database again and resumes from the stored cursor",
+    )
+
+
+def _needs_reopening(failure: StorageError | None) -> bool:
+    """A commit failed with an I/O error (a file removed, a disk gone away): the connection is not to be trusted."""
+    cause = failure.__cause__ if failure is not None else None
+    name = getattr(cause, "sqlite_errorname", "") or ""
+    return name.startswith("SQLITE_IOERR") or "disk I/O error" in str(failure)

@@ -174,6 +174,8 @@ class AppAlerts(QObject):
         await self.notes.close()
         if self.inbox is not None:
             self.inbox.close()
+            self.inbox.deleteLater()  # no parent to take it along
+            self.inbox = None
         self.book.close()
 
     # -- state on the window and the tray --------------------------------------------------------------------------
@@ -206,8 +208,8 @@ class AppAlerts(QObject):
     def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:
         """Show the inbox; with an alert (a notification or a tray entry was clicked) open it: selected and read,
         by the inbox's one rule."""
-        if self.inbox is None:
-            self.inbox = InboxWindow(self.book, self._events, self.window)
+        if self.inbox is None:  # a window of its own (no parent), which the main window can cover
+            self.inbox = InboxWindow(self.book, self._events)
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
             self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
@@ -215,9 +217,12 @@ class AppAlerts(QObject):
             self.inbox.triage.settled.connect(self._settled)
         inbox = self.inbox
         inbox.reload()
+        if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
+            inbox.select(profile, alert_id, quiet=True)
         inbox.show()
         inbox.raise_()
         inbox.activateWindow()
+        inbox.table.setFocus()  # the keys move through the alerts at once
         if profile and alert_id:
             inbox.open_alert(profile, alert_id)
         else:

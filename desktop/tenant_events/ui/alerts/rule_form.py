@@ -57,6 +57,15 @@ FIELDS: Final = (
 
 
 ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
+NO_CONDITIONS: Final = "None: every event of the types above counts."
+CONDITIONS_HINT: Final = (
+    f"Format: one a line, field operator value, e.g. object.role.name contains admin, owner; “{ONE_OF}” "
+    "before a line makes it one of several alternatives."
+)
+COALESCE_TIP: Final = (
+    "A firing this soon after the rule's open alert was raised is its next version (said again, unread "
+    "again) instead of another alert; a later firing raises a new alert."
+)
 
 
 def _line(c: Condition) -> str:
@@ -133,10 +142,14 @@ class RuleForm(QWidget):
         self.types = QLineEdit()
         self.types.setPlaceholderText("user.deleted, organization.*")
         self.conditions = QPlainTextEdit()
-        self.conditions.setPlaceholderText(
-            f"object.role.name contains admin, owner\n{ONE_OF} object.email_verified equals false"
-        )
+        # an empty box says what no condition means; an example in grey would read as the rule's own conditions
+        self.conditions.setPlaceholderText(NO_CONDITIONS)
         self.conditions.setFixedHeight(self.fontMetrics().height() * 4 + 12)
+        self.conditions_hint = QLabel(CONDITIONS_HINT)
+        self.conditions_hint.setWordWrap(True)
+        hint_font = self.conditions_hint.font()
+        hint_font.setPointSizeF(hint_font.pointSizeF() * 0.9)
+        self.conditions_hint.setFont(hint_font)
         self.use_threshold = QCheckBox("at least")
         self.count = QSpinBox()
         self.count.setRange(0, 1_000_000)
@@ -196,11 +209,14 @@ class RuleForm(QWidget):
             problem.setStyleSheet(f"color: {error_color().name()}")
             problem.setVisible(False)
             problem.setAccessibleName(f"{label.replace('&', '')} problem")
+            if key == "conditions":
+                box.addWidget(self.conditions_hint)
             box.addWidget(problem)
             self.errors[key] = problem
             form.addRow(caption, box)
         form.addRow("", self.notify)
         form.addRow("", self.renotify)
+        self.coalesce.setToolTip(COALESCE_TIP)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.explanation)

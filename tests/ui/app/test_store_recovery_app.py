@@ -1,0 +1,87 @@
+"""The write-ahead log removed under the running app (a cleaning tool, a stray `rm`): the app says what happened
+in words, opens the database again by itself — its window's readers and the alert inbox with it — and resumes
+from the stored cursor: every event of the simulator's log stored once, in order. Quit after it is clean."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from helpers.browser import act_as_browser
+from helpers.fixtures_engine import reference_ids
+from helpers.fixtures_ui import (
+    QT_OFFSCREEN_NOISE,
+    profile_for,
+    run_async,
+    running_app,
+    save_screenshot,
+    until,
+)
+from tenant_events.auth.secret_store import MemorySecretStore
+from tenant_events.errors import StorageError
+from tenant_events.store import EventReader
+
+pytestmark = [
+    pytest.mark.gui,
+    pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE),
+    pytest.mark.expect_warning_logs,
+]
+_visits: list[asyncio.Future[str]] = []
+
+
+def browser(url: str) -> None:
+    _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+def stored_ids(db) -> list[str]:
+    with EventReader(db) as reader:
+        return [e.event_id for e, _ in reader.export_iter()]
+
+
+def stored_count(db) -> int:
+    """What a reader opened now finds; 0 while the app is still opening the database again (it says so)."""
+    try:
+        with EventReader(db) as reader:
+            return reader.count()
+    except StorageError as exc:
+        assert "opens the database again" in str(exc), str(exc)
+        return 0
+
+
+def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing_lost(
+    qloop, ui_paths, make_simulator
+):
+    sim = make_simulator(seed=7, backlog=300, rate=8.0, heartbeat=0.2, burst_every=0)
+    db = ui_paths.database_file("acme")
+    lines: list[str] = []
+
+    async def scenario() -> None:
+        async with running_app(ui_paths, opener=browser, secret_store=MemorySecretStore()) as app:
+            session = await app.add_tenant(profile_for(sim, "acme"))
+            w = app.window
+            await until(
+                lambda: w.tenant == "acme" and w.model.rowCount() >= 300, 60, "the backlog in the window"
+            )
+            session.status_changed.connect(lambda s: lines.append(s.line()))
+            for suffix in ("-wal", "-shm"):
+                os.remove(db.with_name(db.name + suffix))
+            await until(
+                lambda: any("removed or replaced by another program" in line for line in lines), 30, "told"
+            )
+            save_screenshot(w, "store-recovery-told")
+            told = next(line for line in lines if "removed or replaced" in line)
+            assert "acme.sqlite3" in told and "opens the database again" in told, told
+            # Recovered: the files are back, the writer stores again, the window follows.
+            sent = int(sim.stats()["events"])
+            await until(lambda: stored_count(db) >= sent + 16, 60, "storing again after the reopen")
+            assert all(db.with_name(db.name + s).exists() for s in ("-wal", "-shm"))
+            await until(lambda: w.model.rowCount() >= sent + 16, 30, "the window's rows after the reopen")
+            assert "disk I/O error" not in " ".join(lines)
+            save_screenshot(w, "store-recovery-live-again")
+
+    run_async(qloop, scenario(), timeout=240)
+    ids = stored_ids(db)
+    assert len(ids) == len(set(ids)), "an event stored twice"
+    assert ids == reference_ids(sim, len(ids)), "an event lost or out of order"
