@@ -165,3 +165,62 @@ def _stored():
         "updated_at": w.updated_at,
         "read_at": None,
     }
+
+
+def test_pagerduty_and_opsgenie_receive_each_version_and_the_resolve_under_the_alerts_key(
+    tmp_path, httpserver, monkeypatch
+):
+    """On the wire: PagerDuty gets `trigger` for versions 1 and 2 and `resolve`, all with the alert's own
+    `dedup_key` (one incident, updated, then resolved); Opsgenie gets each version under the alert's alias and
+    the close by that alias (`identifierType=alias`: Apprise's own close needs request ids from an earlier
+    attempt of the same process, which a resolve sent later, or by another relay, does not have). The services'
+    addresses in Apprise's tables point at a local receiver for the test."""
+    from apprise.plugins import opsgenie, pagerduty
+
+    accepted = orjson.dumps({"result": "Request will be processed", "requestId": "r-1", "took": 0.0})
+    httpserver.expect_request("/pd/enqueue", method="POST").respond_with_data(accepted, 202)
+    httpserver.expect_request("/genie/alerts", method="POST").respond_with_data(
+        accepted, 202, content_type="application/json"
+    )
+    httpserver.expect_request("/genie/alerts/tenant-events:acme:1/close", method="POST").respond_with_data(
+        accepted, 202, content_type="application/json"
+    )
+    monkeypatch.setitem(pagerduty.PAGERDUTY_API_LOOKUP, "us", httpserver.url_for("/pd/enqueue"))
+    monkeypatch.setitem(opsgenie.OPSGENIE_API_LOOKUP, "us", httpserver.url_for("/genie/alerts"))
+    db = tmp_path / "acme.sqlite3"
+    [alert_id] = store_alerts(db, [alert_write()])
+    assert alert_id == 1
+    pager = target("pager", "pagerduty://integration@apikey/")
+    genie = target("genie", "opsgenie://apikey/")
+    assert pager.profile.sends_resolved and genie.profile.sends_resolved  # pagers want resolves by default
+    targets = {"pager": pager, "genie": genie}
+
+    def requests_to(prefix: str) -> list[tuple[str, str, dict[str, object]]]:
+        return [
+            (req.path, req.query_string.decode(), orjson.loads(req.get_data()))
+            for req, resp in httpserver.log
+            if req.path.startswith(prefix)
+        ]
+
+    run_worker(db, targets, lambda: requests_to("/pd") and requests_to("/genie"))
+    _fire_again(db, alert_id, 2)
+    run_worker(db, targets, lambda: len(requests_to("/pd")) >= 2 and len(requests_to("/genie")) >= 2)
+    with AlertTriage(db) as triage:
+        triage.set(alert_id, "resolved", "ana", "a planned clean-up")
+    run_worker(db, targets, lambda: len(requests_to("/pd")) >= 3 and len(requests_to("/genie")) >= 3)
+    time.sleep(0.3)  # nothing more comes: one request per delivery
+
+    key = "tenant-events:acme:1"
+    pd = requests_to("/pd")
+    assert [(body["event_action"], body["dedup_key"]) for _, _, body in pd] == [
+        ("trigger", key),
+        ("trigger", key),
+        ("resolve", key),
+    ], pd
+    assert str(pd[0][2]["payload"]["summary"]).startswith("[critical] Mass deletion")  # type: ignore[index]
+    og = requests_to("/genie")
+    assert [(path, body.get("alias")) for path, _, body in og[:2]] == [("/genie/alerts", key)] * 2, og
+    path, query, body = og[2]
+    assert (path, query) == (f"/genie/alerts/{key}/close", "identifierType=alias"), og
+    assert str(body["note"]).startswith("Resolved: Mass deletion")
+    assert len(og) == 3 and len(pd) == 3
