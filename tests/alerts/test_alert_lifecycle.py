@@ -195,3 +195,27 @@ def test_a_catch_up_with_three_acting_clients_raises_three_named_alerts(live):
     planner.offer(result)
     summary = planner.summary()
     assert summary is not None and "mass deletion by one actor × 3 (3 groups)" in summary.why
+
+
+def test_a_grouped_rule_live_keeps_one_named_alert_per_group_and_versions_each_on_its_own(live):
+    """Live, as in a catch-up: two clients deleting at once are two alerts, each named by its client; the first
+    client's second burst minutes later is its alert's version 2 (queued for the destinations as such), and the
+    other client's alert stays at version 1."""
+    backoffice, hr = ("cli_backoffice", "Backoffice Script"), ("cli_hr", "HR Sync")
+    both = [event("user.deleted", i * 5, client=c) for i in range(12) for c in (backoffice, hr)]
+    first = live.arrive(both)
+    named = sorted(a.rule_name for a in first.raised if a.rule_id == "mass-deletion-by-actor")
+    assert named == [
+        "Mass deletion by one actor · client Backoffice Script",
+        "Mass deletion by one actor · client HR Sync",
+    ]
+    assert not any(a.catch_up for a in first.raised)
+    live.arrive([event("user.deleted", 240 + i * 5, client=backoffice) for i in range(12)])
+    by_name = {a.rule_name: a for a in live.alerts("mass-deletion-by-actor")}
+    assert len(by_name) == 2
+    again = by_name["Mass deletion by one actor · client Backoffice Script"]
+    other = by_name["Mass deletion by one actor · client HR Sync"]
+    assert (again.version, other.version) == (2, 1)
+    queued = [(k, v) for a, k, v in live.outbox() if a == again.id]
+    assert queued == [("firing", 1), ("firing", 2)]
+    assert [(k, v) for a, k, v in live.outbox() if a == other.id] == [("firing", 1)]

@@ -6,6 +6,7 @@ them (pytest-httpserver through Apprise).
     shown all the same (desktop-notifier had forgotten the closed one and raised KeyError, which stopped it), in
     the place of the clicked one where the daemon still showed it;
   * a warning firing again notifies again; the inbox and the tray put the alert that fired last on top;
+  * quitting takes every notification of the app away;
   * an unacknowledged critical alert is said again until someone acknowledges it;
   * a resolve — by triage (here, and `tenant-events triage resolve` beside the app) or by going quiet — reaches
     the webhook as `"status": "resolved"` and takes the alert's notification away.
@@ -147,6 +148,9 @@ def test_each_firing_is_said_after_a_click_and_a_dismissal_and_the_inbox_puts_it
                 assert ranks == sorted(ranks) and ranks[0] < ranks[-1]
                 inbox.table.sortByColumn(Col.TIME, Qt.SortOrder.DescendingOrder)
                 assert inbox.model.entries[0].alert.rule_id == "admin-role"
+                assert "Admin role assigned × 3" not in _closed_by_app()  # critical: on screen until dismissed
+            # quitting took every notification of the app away: the alerts it no longer watches are not left
+            await until(lambda: "Admin role assigned × 3" in _closed_by_app(), 10, "withdrawn on quit")
 
         assert problems == []  # no "Something went wrong: KeyError" on the way
         said = [
