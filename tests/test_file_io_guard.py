@@ -22,6 +22,10 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
     "store/schema.py::_make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::_synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
+    "store/archive_build.py::sync_folder": "the <name>.archive/ folder itself, to fsync its renames",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
     "crash.py::RunMarker.__enter__": "the running app's marker file in logs/",
@@ -124,9 +128,20 @@ def test_every_allowed_site_still_exists():
     assert not stale, f"ALLOWED names sites that no longer open anything: {sorted(stale)}"
 
 
+# The store's own plain I/O: creating the database file, and the archive's Parquet and scratch files in the
+# `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
+STORE_SITES = {
+    "store/schema.py::_make_private",
+    "store/archive_build.py::_tokens",
+    "store/archive_build.py::scratch",
+    "store/archive_build.py::_synced_rename",
+    "store/archive_build.py::sync_folder",
+}
+
+
 def test_store_opens_nothing_but_through_sqlite():
-    in_store = [site for site in plain_io_sites() if site.startswith("store/")]
-    assert in_store == ["store/schema.py::_make_private"], in_store
+    in_store = {site for site in plain_io_sites() if site.startswith("store/")}
+    assert in_store == STORE_SITES, sorted(in_store ^ STORE_SITES)
 
 
 def test_the_guard_sees_the_ways_a_file_is_opened(tmp_path):
