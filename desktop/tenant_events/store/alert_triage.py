@@ -62,10 +62,14 @@ def check_triage(state: str, until: float | None, note: str, now: float) -> None
         raise ValueError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
 
 
-def record_triage(conn: sqlite3.Connection, entry: Triage, *, deliver: bool = True) -> bool:
+def record_triage(
+    conn: sqlite3.Connection, entry: Triage, *, deliver: bool = True, checked: bool = False
+) -> bool:
     """Record `entry` inside the caller's write transaction (False: no such alert). Acknowledging or resolving
     marks the alert read, reopening unread; with `deliver`, a resolve of an alert that was not resolved is
-    delivered to the destinations that want it (store/outbox_schema.py), in the same transaction."""
+    delivered to the destinations that want it (store/outbox_schema.py), in the same transaction. `checked`:
+    NotAllowed (a ValueError) for a change the lifecycle does not make from the alert's phase (a resolved
+    alert acknowledged: it must be reopened first); a teammate's change from the hub is kept as it was made."""
     ensure_triage(conn)
     found = conn.execute(
         "SELECT a.occurrences, t.state, t.until FROM alerts a LEFT JOIN alert_triage t ON t.alert_id = a.id"
@@ -75,6 +79,8 @@ def record_triage(conn: sqlite3.Connection, entry: Triage, *, deliver: bool = Tr
     if found is None:
         return False
     version, before = int(found[0]), phase_of(found[1], found[2], entry.at)
+    if checked:
+        after(before, transition_of(entry.state))
     conn.execute(
         "INSERT OR REPLACE INTO alert_triage (alert_id, state, by, at, until, note) VALUES (?,?,?,?,?,?)",
         (entry.alert_id, entry.state, entry.by, entry.at, entry.until, entry.note),
@@ -136,7 +142,7 @@ class AlertTriage:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if not record_triage(conn, entry):
+                if not record_triage(conn, entry, checked=not mirrored):
                     raise ValueError(f"no alert {alert_id} in {self.path.stem}")
                 conn.execute("COMMIT")
             except BaseException:

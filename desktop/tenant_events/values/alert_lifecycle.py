@@ -75,16 +75,32 @@ _BY_TRIAGE: Final[dict[TriageState, Transition]] = {
 }
 
 
+_DONE: Final[dict[Transition, str]] = {
+    "refire": "fired again",
+    "acknowledge": "acknowledged",
+    "snooze": "snoozed",
+    "resolve": "resolved",
+    "reopen": "reopened",
+}
+
+
 class NotAllowed(ValueError):
-    """A transition the machine does not make (a firing folded into a resolved alert)."""
+    """A transition the machine does not make (a firing folded into a resolved alert, a resolved alert
+    acknowledged or snoozed without being reopened)."""
 
 
 def after(phase: Phase, transition: Transition) -> Phase:
     """The phase `transition` leads to from `phase`; NotAllowed for one that cannot happen."""
     found = _AFTER.get((phase, transition))
     if found is None:
-        raise NotAllowed(f"an alert that is {phase} cannot {transition}")
+        again = "; reopen it first" if phase is Phase.RESOLVED and transition != "refire" else ""
+        raise NotAllowed(f"the alert is {phase}: it cannot be {_DONE[transition]}{again}")
     return found
+
+
+def allows(phase: Phase, transition: Transition) -> bool:
+    """Whether `transition` can happen from `phase` (the inbox offers only those)."""
+    return (phase, transition) in _AFTER
 
 
 def transition_of(state: TriageState) -> Transition:

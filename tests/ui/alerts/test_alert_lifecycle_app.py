@@ -148,7 +148,9 @@ def test_each_firing_is_said_after_a_click_and_a_dismissal_and_the_inbox_puts_it
                 assert ranks == sorted(ranks) and ranks[0] < ranks[-1]
                 inbox.table.sortByColumn(Col.TIME, Qt.SortOrder.DescendingOrder)
                 assert inbox.model.entries[0].alert.rule_id == "admin-role"
-                assert "Admin role assigned × 3" not in _closed_by_app()  # critical: on screen until dismissed
+                assert (
+                    "Admin role assigned × 3" not in _closed_by_app()
+                )  # critical: on screen until dismissed
             # quitting took every notification of the app away: the alerts it no longer watches are not left
             await until(lambda: "Admin role assigned × 3" in _closed_by_app(), 10, "withdrawn on quit")
 

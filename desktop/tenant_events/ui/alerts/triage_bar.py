@@ -26,6 +26,7 @@ from tenant_events.errors import StorageError
 from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
+from tenant_events.values.alert_lifecycle import allows, phase_of, transition_of
 from tenant_events.values.triage import NOTE_MAX, Triage, TriageState
 
 SNOOZE_S: Final = 3600.0
@@ -86,12 +87,19 @@ class TriageBar(QWidget):
     def show_entry(self, entry: InboxEntry | None) -> None:
         self.entry = entry
         self.error.hide()
-        for button in self.buttons.values():
-            button.setEnabled(entry is not None)
         if entry is None:
+            for button in self.buttons.values():
+                button.setEnabled(False)
             self.state.setText("")
             return
         history = self._history(entry)
+        last = history[-1] if history else None
+        phase = phase_of(last.state if last else None, last.until if last else None, time.time())
+        for (
+            state,
+            button,
+        ) in self.buttons.items():  # only what the alert's phase allows (resolved: reopen first)
+            button.setEnabled(allows(phase, transition_of(state)))
         mark = "team · " if self.team(entry.profile) is not None else ""
         missed = self._undelivered(entry)
         if missed:
