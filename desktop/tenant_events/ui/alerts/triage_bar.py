@@ -95,10 +95,7 @@ class TriageBar(QWidget):
         history = self._history(entry)
         last = history[-1] if history else None
         phase = phase_of(last.state if last else None, last.until if last else None, time.time())
-        for (
-            state,
-            button,
-        ) in self.buttons.items():  # only what the alert's phase allows (resolved: reopen first)
+        for state, button in self.buttons.items():  # what the alert's phase allows (resolved: reopen first)
             button.setEnabled(allows(phase, transition_of(state)))
         mark = "team · " if self.team(entry.profile) is not None else ""
         missed = self._undelivered(entry)
