@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from helpers.slack import WAIT_SLACK
+
 
 def _root_property(name: str) -> str:
     return subprocess.run(["xprop", "-root", name], capture_output=True, text=True, timeout=10).stdout
@@ -105,6 +107,22 @@ def user_activates(widget: Any) -> None:
         widget.raise_()
         widget.activateWindow()
     if wm_running():
+        # --sync: the pick is done when the manager has made the window active, as a person waits to see it
         subprocess.run(
-            ["xdotool", "windowactivate", str(int(widget.winId()))], capture_output=True, timeout=10
+            ["xdotool", "windowactivate", "--sync", str(int(widget.winId()))],
+            capture_output=True,
+            timeout=10 * WAIT_SLACK,
         )
+
+
+def user_minimizes(widget: Any) -> None:
+    """What a person does to put a window away: with a window manager, its title bar's minimize button (the
+    manager iconifies the window; done once it has); without one, the app's own request is all there is."""
+    if wm_running():
+        subprocess.run(
+            ["xdotool", "windowminimize", "--sync", str(int(widget.winId()))],
+            capture_output=True,
+            timeout=10 * WAIT_SLACK,
+        )
+    else:
+        widget.showMinimized()

@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Signal,
 )
-from PySide6.QtGui import QCursor
+from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import QAbstractItemView, QAbstractSlider, QTableView, QWidget
 
 from tenant_events.ui.window.table.event_table_model import EventTableModel
@@ -63,6 +63,11 @@ class FollowController(QObject):
         table.selectionModel().currentRowChanged.connect(self._current_changed)
         table.setCurrentIndex(QModelIndex())  # a current index "set": focusing the table picks no row itself
         window.installEventFilter(self)
+        # The window system's focus, not only the widgets' activation: brought back from the tray, a window can
+        # hold the focus without Qt's widgets ever being told they are active again.
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.focusWindowChanged.connect(lambda _w: self._relook())
         self.viewport = table.viewport()
         self.viewport.installEventFilter(
             self
@@ -184,12 +189,16 @@ class FollowController(QObject):
     # -- what is on screen ---------------------------------------------------------------------------------
     def looking(self) -> bool:
         w = self.window
-        return w.isVisible() and not w.isMinimized() and w.isActiveWindow()
+        return w.isVisible() and not w.isMinimized() and self._active()
+
+    def _active(self) -> bool:
+        handle = self.window.windowHandle()
+        return self.window.isActiveWindow() or (handle is not None and handle.isActive())
 
     def _pointer_on_rows(self) -> bool:
         """Whether the pointer is over the rows of the active window, asked of the pointer now."""
         vp = self.viewport
-        if not (self.window.isActiveWindow() and vp.isVisible()):
+        if not (self._active() and vp.isVisible()):
             return False
         return vp.rect().contains(vp.mapFromGlobal(QCursor.pos()))
 
@@ -229,15 +238,18 @@ class FollowController(QObject):
             elif kind in _POINTER_EVENTS:
                 self._hold(self._pointer_on_rows())
         elif watched is self.window and kind in _WINDOW_EVENTS:
-            # the pointer's hold first when it holds (nothing may move under a click that activates the window),
-            # last when it lets go (rows that come into view as the window goes are not seen)
-            held = self._pointer_on_rows()
-            if held:
-                self._hold(True)
-            self._apply(self.state.look(self.looking()))
-            if not held:
-                self._hold(False)
+            self._relook()
         return False
+
+    def _relook(self) -> None:
+        # the pointer's hold first when it holds (nothing may move under a click that activates the window),
+        # last when it lets go (rows that come into view as the window goes are not seen)
+        held = self._pointer_on_rows()
+        if held:
+            self._hold(True)
+        self._apply(self.state.look(self.looking()))
+        if not held:
+            self._hold(False)
 
 
 _WINDOW_EVENTS = (
