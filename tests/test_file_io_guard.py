@@ -21,7 +21,7 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
-    "store/schema.py::_make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
     "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
     "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
     "store/archive_build.py::_synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
@@ -38,9 +38,8 @@ ALLOWED: dict[str, str] = {
     "settings/settings_file.py::load_settings": "the settings file and its backup before a migration",
     "settings/settings_file.py::save_settings": "the settings file's directory, to fsync the rename",
     "tenant/origin.py::recorded_origin": "<name>.origin.json beside the database",
-    "cli/hub_args.py::_read_secret": "the hub secret file the user names",
-    "cli/rules_sigma.py::run_export": "the Sigma file `rules export` writes",
-    "cli/rules_test_cmd.py::_file_entries": "the rules file `rules test` is given (its process holds no database)",
+    "paths.py::regular_file_bytes": "a file the user names, read only when it is a regular file: a hub secret file, "
+    "the Sigma files `rules import` reads, the rules file `rules test` is given",
     "cli/output_file.py::quiet_stdout": "os.devnull",
     "cli/timeline_cmd.py::run": "os.devnull",
     "cli/timeline_cmd.py::_write": "the --jsonl file the user names",
@@ -48,7 +47,6 @@ ALLOWED: dict[str, str] = {
     "cli/stream_cmd.py::_open_output": "the --jsonl file the user names",
     "cli/stream_alerts.py::_AlertSink.__init__": "the --alerts-jsonl file the user names",
     "cli/export_cmd.py::_write_through": "the export target the user names (a FIFO or a device)",
-    "alerts/sigma_rules/reader.py::_load": "the Sigma rule files `rules import` reads",
     "ui/app/hub_connect.py::read_secret": "the hub secret file the user picks",
     "ui/app/route_watch.py::has_default_route": "/proc/net/route",
     "ui/source_scan.py::uses_pyside": "the Python source of an imported module",
@@ -131,7 +129,7 @@ def test_every_allowed_site_still_exists():
 # The store's own plain I/O: creating the database file, and the archive's Parquet and scratch files in the
 # `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
 STORE_SITES = {
-    "store/schema.py::_make_private",
+    "store/schema.py::make_private",
     "store/archive_build.py::_tokens",
     "store/archive_build.py::scratch",
     "store/archive_build.py::_synced_rename",

@@ -619,7 +619,7 @@ def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_a
         read_sigma(Path("/dev/zero"))
     big = tmp_path / "big.yml"
     big.write_bytes(b"#" * 1_000_001)
-    with pytest.raises(SigmaRefused, match=r"big\.yml: larger than 1 MB"):
+    with pytest.raises(SigmaRefused, match=r"big\.yml: is larger than 1,000,000 bytes"):
         read_sigma(big)
     (tmp_path / "empty").mkdir()
     with pytest.raises(SigmaRefused, match=r"empty: no \.yml or \.yaml files in this folder"):

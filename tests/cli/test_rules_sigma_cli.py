@@ -185,7 +185,7 @@ def test_export_into_a_file_is_refused(tmp_path):
     code, _, err = run(
         "rules", "export", "--sigma", str(tmp_path / "taken"), "--data-dir", str(tmp_path / "h")
     )
-    assert code == 3 and err.strip().endswith("is not a folder")
+    assert code == 3 and err.strip().endswith("is not a folder — give a folder to write the rules into")
 
 
 STREAMED = """title: Organization removed (Sigma)

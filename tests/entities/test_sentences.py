@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from helpers.entity_events import Tenant
 from tenant_events.entities import Mention, describe, describe_all, describe_stored
+from tenant_events.entities.page_names import PageNames
+from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.wire import EventType
@@ -246,3 +250,79 @@ def test_stored_events_name_what_was_then_and_say_what_an_update_linked(tmp_path
         describe("user.updated", unlinked, {}).text
         == "identity google-oauth2 unlinked from user grace.hopper@example.com"
     )
+
+
+class OpenedAgainMeanwhile:
+    """A directory that cannot be read the first `times` calls (its database being opened again)."""
+
+    def __init__(self, directory: DirectoryReader, times: int) -> None:
+        self.directory, self.times = directory, times
+
+    def _maybe_refuse(self) -> None:
+        if self.times > 0:
+            self.times -= 1
+            raise StorageError("acme.sqlite3-wal was removed", "try again in a moment")
+
+    def event_data(self, seqs):
+        self._maybe_refuse()
+        return self.directory.event_data(seqs)
+
+    def entities(self, keys):
+        return self.directory.entities(keys)
+
+    def watermark(self):
+        return self.directory.watermark()
+
+
+def test_names_that_could_not_be_read_while_the_store_was_opened_again_come_a_moment_later(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=KNOWN, cursor="c1"))
+    writer.close()
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        rows = reader.page_before(EventFilter(), None, 10)
+        names = PageNames(OpenedAgainMeanwhile(directory, times=2))
+        ready: list[bool] = []
+        names.on_ready = lambda: ready.append(True)
+
+        async def read_a_page() -> None:
+            names.page_read(rows)
+            assert names._task is not None
+            await names._task
+
+        asyncio.run(asyncio.wait_for(read_a_page(), 60))
+        assert ready == [True]
+        assert all(names.sentence(e.seq) is not None for e in rows)
+        assert "grace.hopper@example.com" in names.text(rows[-1])
+
+
+def test_rows_described_before_the_directory_reached_them_are_named_once_it_has(tmp_path):
+    """A catch-up batch (a backlog, the events a paused stream fetches again) is put into the directory later, by
+    the indexer; rows read meanwhile are said with raw ids. Once the directory has reached them they are said
+    again with names, not left with ids for as long as they are shown."""
+    u = Tenant()
+    grace = u.user(GRACE, "grace.hopper@example.com", "Grace Hopper")
+    rows = [u.row("user.created", grace), u.row("organization.created", u.org(STARK, "stark", "Stark"))]
+    rows += [u.row("organization.member.added", MEMBER) for _ in range(60)]  # more than a live batch
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=rows, cursor="c1"))
+    writer.close()  # before its idle indexing: the directory has not reached the batch
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        assert directory.watermark() == 0
+        shown = reader.page_before(EventFilter(), None, 10)
+        names = PageNames(directory)
+
+        async def read_then_catch_up() -> None:
+            names.page_read(shown)
+            await asyncio.sleep(0.2)  # described once, with ids: the directory is behind
+            again = StoreWriter(db)
+            try:
+                await asyncio.to_thread(again.index_all_sync)  # the indexer brings the directory up
+            finally:
+                again.close()
+            while names._task is not None:
+                await names._task
+
+        asyncio.run(asyncio.wait_for(read_then_catch_up(), 60))
+        assert all("grace.hopper@example.com" in names.text(e) for e in shown), [names.text(e) for e in shown]

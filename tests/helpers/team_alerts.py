@@ -18,7 +18,7 @@ from werkzeug import Request, Response
 from helpers.hub_cli import HubCli
 from helpers.hub_cli import relay as hub_relay
 from helpers.slack import bound
-from tenant_events.destinations.registry import make_destination, save_destination
+from tenant_events.destinations.registry import make_destination, save_destination, slot
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import team_evaluates
@@ -77,7 +77,8 @@ def team_destination(data_dirs: list[Path], url: str, rules: list[dict] = RULES)
     try:
         yield name
     finally:
-        store.delete(f"destination:{name}")
+        for data in data_dirs:
+            store.delete(slot(AppPaths.resolve(str(data)), name))
 
 
 def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "2") -> HubCli:

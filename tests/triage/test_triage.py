@@ -113,3 +113,21 @@ def test_a_resolved_alert_is_reopened_before_it_is_acknowledged_or_snoozed(tmp_p
     finally:
         conn.close()
     assert resolves == [(a, 1), (b, 1)]  # each told once: no second resolve from the refused or repeated ones
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b'{"state": "acknowledged", "at": 1e300}',
+        b'{"state": "acknowledged", "at": -1.0}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": 1e20}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": NaN}',  # not JSON: as a hostile client sends it
+    ],
+)
+def test_a_teammates_hub_entry_with_a_time_no_clock_can_show_is_left_out(value):
+    """It crashed `triage show` and the triage bar of every viewer that stored it."""
+    from tenant_events.hub.triage import parse_entry
+
+    assert parse_entry("mass-deletion.evt_a.eve", value, 7) is None
+    good = b'{"state": "acknowledged", "at": 1800000000.0}'
+    assert parse_entry("mass-deletion.evt_a.eve", good, 8) is not None

@@ -20,7 +20,7 @@ import orjson
 from tenant_events.alerts.presentation import alert_json, iso_stamp, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
-from tenant_events.cli.output_file import cannot_write
+from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.store.alerts_inbox import AlertInbox
@@ -89,6 +89,7 @@ def json_line(alert: StoredAlert, tenant: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
+    refuse_database_target(args.jsonl, paths=paths)
     database = database_for(paths, args.tenant)
     tenant = database.stem
     with database_errors(database), AlertInbox(database) as inbox:

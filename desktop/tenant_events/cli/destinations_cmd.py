@@ -113,7 +113,7 @@ def run_add(args: argparse.Namespace) -> int:
         old = find_destination(paths, args.name)
         from tenant_events.destinations.registry import destination_url
 
-        url = destination_url(store, old)
+        url = destination_url(store, paths, old)
         profile = make_destination(args.name, url, **fields)
         save_destination(paths, store, profile, None)
     else:
@@ -136,7 +136,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_test(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
     profile = find_destination(paths, args.name)
-    outcome = send_test_alert(_store(), profile)
+    outcome = send_test_alert(_store(), paths, profile)
     if outcome.kind == "delivered":
         print(f"destination {profile.name}: test alert delivered")
         return 0

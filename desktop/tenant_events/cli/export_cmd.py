@@ -18,7 +18,7 @@ from typing import IO, Any
 import orjson
 
 from tenant_events.cli.options import add_data_dir, add_tenant
-from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.output_file import cannot_write, quiet_stdout, refuse_database_target
 from tenant_events.cli.stores import known_database, stored_databases
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
@@ -112,8 +112,9 @@ def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) ->
 def run(args: argparse.Namespace) -> int:
     flt = query_filter(args.query)
     paths = AppPaths.resolve(args.data_dir)
-    database = database_for(paths, args.tenant)
     target: str = args.jsonl or args.csv
+    refuse_database_target(target, paths=paths)
+    database = database_for(paths, args.tenant)
     with database_errors(database), EventReader(database) as reader:
         if target == "-":
             try:

@@ -101,6 +101,9 @@ def build_parser(verb: str | None = "") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from tenant_events.cli.output_file import stand_in_for_a_closed_stdout
+
+    stand_in_for_a_closed_stdout()
     # No subcommand (or only GUI flags such as --demo): the desktop app.
     # An alert link alone (the desktop menu's `tenant-events %U`) opens it in the app.
     if (
@@ -137,6 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_stdout()
         return 0
     except OSError as exc:
+        from tenant_events.cli.output_file import ClosedStdout, cannot_write
+
+        if exc.errno == errno.EBADF and isinstance(sys.stdout, ClosedStdout):  # started with `>&-`
+            closed = cannot_write("standard output", exc)
+            print(f"tenant-events: {closed}", file=sys.stderr)
+            return closed.exit_code
         error = _file_system_error(args, exc)
         if error is None:
             return _unexpected(args, exc)

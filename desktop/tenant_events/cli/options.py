@@ -63,6 +63,19 @@ def number(low: float, high: float, *, above: bool = False, integer: bool = Fals
     return parse
 
 
+ROW_ID_MAX = 2**63 - 1  # SQLite's largest integer
+
+
+def alert_id(text: str) -> int:
+    """An argparse `type=`: an alert's ID as `tenant-events alerts` prints it (1 to SQLite's largest integer)."""
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 19 or not 1 <= int(digits) <= ROW_ID_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not an alert ID (a whole number, as `alerts` lists them)"
+        )
+    return int(digits)
+
+
 def finite(text: str) -> float:
     """A float that is not nan or inf (its range is checked by whoever uses it)."""
     try:

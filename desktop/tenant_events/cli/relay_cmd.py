@@ -116,6 +116,8 @@ async def _main(args: argparse.Namespace) -> int:
     ) as link:
         engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
         relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=team)
+        if team is not None:
+            team.stopping = lambda: relay.stopping
         relay.on_role.append(_role)
         relay.on_state.append(report_state)
         loop = asyncio.get_running_loop()

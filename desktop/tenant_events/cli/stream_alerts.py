@@ -22,6 +22,7 @@ import orjson
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json, catch_up_tally, title, why_line
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
@@ -79,7 +80,10 @@ class _AlertSink:
             self._out = sys.stdout
         elif target:
             # Alerts name users and organizations: a new file is the user's alone (0600), like --jsonl.
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except OSError as exc:
+                raise cannot_write(target, exc) from None
             self._out = os.fdopen(fd, "a", encoding="utf-8")
 
     def __call__(self, result: StepResult) -> None:

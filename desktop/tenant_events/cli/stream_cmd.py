@@ -23,7 +23,7 @@ from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.hub_args import add_hub_args
 from tenant_events.cli.hub_view import hub_source
 from tenant_events.cli.options import add_data_dir, number, profile_name
-from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.output_file import cannot_write, quiet_stdout, refuse_database_target
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
 from tenant_events.cli.tier_args import add_tier_args, tiers
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired, StorageError
@@ -171,7 +171,9 @@ def report_state(change: StateChange) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    paths = AppPaths.resolve(args.data_dir).ensure()
+    paths = AppPaths.resolve(args.data_dir)
+    refuse_database_target(args.jsonl, args.alerts_jsonl, paths=paths)
+    paths.ensure()
     setup_logging(paths.log_dir, stderr=False)
     async with contextlib.AsyncExitStack() as stack:
         out = _open_output(args.jsonl) if args.jsonl else None

@@ -45,7 +45,7 @@ class DestinationEditor:
 
             raise ConfigError("destination url", "is empty", "paste the Apprise URL of the service")
         kept = old.model_dump(exclude={"name", "url_masked", "fingerprint"})  # what the caller did not set
-        profile = make_destination(name, destination_url(self.store, old), **(kept | fields))
+        profile = make_destination(name, destination_url(self.store, self.paths, old), **(kept | fields))
         return save_destination(self.paths, self.store, profile, None)
 
     def remove(self, name: str) -> None:
@@ -62,7 +62,7 @@ class DestinationEditor:
                 from tenant_events.errors import ConfigError
 
                 raise ConfigError("destination url", "is empty", "paste the Apprise URL to test")
-            target = destination_url(self.store, profile)
+            target = destination_url(self.store, self.paths, profile)
         return send(target, test_message(name or "new destination"))
 
     def stops(self) -> dict[str, str]:

@@ -4,6 +4,7 @@
               the alert as JSON each time it is raised or grows; the newest message per subject is the alert now
             subject tenant-events._alerts.<tenant>.evaluating: a relay evaluates for the team (viewers then show
               these alerts instead of evaluating their own: tenant/team_feed.py)
+            subject tenant-events._alerts.<tenant>._delivered.<delivery key>: a relay delivered it (the receipt)
     bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<delivery>.<destination token>
               (<delivery>: the version, `<version>r<n>` for its nth repeat, `resolved<n>` for the nth resolve)
               {"state": "delivered" | "pending", "attempts", "at", "relay"}: the team's delivery state
@@ -16,8 +17,12 @@ finds in the bucket what its predecessor delivered, and sends the rest under the
 Why `_alerts` and not `<tenant>.alerts`: the event stream holds `tenant-events.<tenant>.>`, JetStream refuses a
 second stream over the same subjects, and an alert in the event stream would break the relay's sequence checks
 (hub/publisher.py). Hub tenant names never start with `_`, so the subjects cannot meet; viewers may publish
-nothing under `tenant-events.>` (packaging/nats/accounts.conf), so they cannot publish an alert, and their
-one writable key shape (`$KV.*.*.*.<user>`, three tokens) never reaches the bucket's four-token keys.
+nothing under `tenant-events.>` (packaging/nats/accounts.conf), so they cannot publish an alert, and they may
+write only their own keys of the triage bucket, never this one.
+
+The bucket is the relays' working record; the receipts on the alerts stream are its backup, on a stream only
+collectors write. A relay that finds no "delivered" record (the bucket was emptied, a record lost) but a receipt
+does not send again: it writes the record back from the receipt (`TeamDeliveries.prior`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ from tenant_events.hub.triage import alert_key
 log = logging.getLogger(__name__)
 ALERTS_TOKEN: Final = "_alerts"
 EVALUATING: Final = "evaluating"
+DELIVERED: Final = "_delivered"
+ALERT_MAX: Final = 1024 * 1024  # bytes of one message on the alerts stream (the server's default payload cap)
 MSG_ID: Final = "Nats-Msg-Id"
 _NAME_IN_USE: Final = 10058
 
@@ -79,6 +86,12 @@ def team_key(rule_id: str, first_event_id: str) -> str:
 
 def alert_subject(names: HubNames, key: str) -> str:
     return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{key}"
+
+
+def receipt_subject(names: HubNames, delivery: str) -> str:
+    """Where a relay says it delivered `delivery` (a `delivery_key`): five tokens after the tenant, so never an
+    alert's subject (two) nor the mark (one)."""
+    return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{DELIVERED}.{delivery}"
 
 
 def marker_subject(names: HubNames) -> str:
@@ -159,13 +172,27 @@ class SharedOutbox:
     """The team's delivery state in the hub's outbox bucket; every call answers even when the hub does not
     (a read that fails counts as "not delivered": a repeat under the same dedup key is safe, a loss is not)."""
 
-    def __init__(self, kv: KeyValue, relay: str) -> None:
+    def __init__(self, kv: KeyValue, relay: str, js: JetStreamContext, names: HubNames) -> None:
         self._kv = kv
         self.relay = relay
+        self._js = js
+        self._names = names
 
     @classmethod
     async def open(cls, nc: NATS, names: HubNames, relay: str) -> SharedOutbox:
-        return cls(await nc.jetstream(timeout=5.0).key_value(outbox_bucket(names)), relay)
+        js = nc.jetstream(timeout=5.0)
+        return cls(await js.key_value(outbox_bucket(names)), relay, js, names)
+
+    async def receipt(self, key: str) -> bool:
+        """Whether a relay left a receipt of `key` on the alerts stream (False when the hub does not answer)."""
+        try:
+            await self._js.get_last_msg(alerts_stream(self._names), receipt_subject(self._names, key))
+        except nats.js.errors.NotFoundError:
+            return False
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.info("team outbox: cannot read the receipt of %s (%s)", key, exc)
+            return False
+        return True
 
     async def state(self, key: str) -> dict[str, Any]:
         """The stored record of one delivery ({} when none or unreadable)."""
@@ -182,7 +209,11 @@ class SharedOutbox:
             return {}
         return value if isinstance(value, dict) else {}
 
-    async def record(self, key: str, state: str, attempts: int, error: str = "") -> None:
+    async def record(
+        self, key: str, state: str, attempts: int, error: str = "", *, receipt: bool = True
+    ) -> None:
+        """Write the record; a delivery also leaves its receipt on the alerts stream (not when `receipt` is
+        False: the record is being written back from one)."""
         record = {
             "state": state,
             "attempts": attempts,
@@ -194,6 +225,15 @@ class SharedOutbox:
             await self._kv.put(key, orjson.dumps(record))
         except (TimeoutError, nats.errors.Error) as exc:  # a takeover then sends it again, same dedup key
             log.warning("team outbox: cannot record %s (%s)", key, exc)
+        if state != "delivered" or not receipt:
+            return
+        note = orjson.dumps({"at": record["at"], "relay": self.relay})
+        try:
+            await self._js.publish(
+                receipt_subject(self._names, key), note, headers={MSG_ID: f"delivered:{key}"}
+            )
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("team outbox: the hub did not take the receipt of %s (%s)", key, exc)
 
 
 class AlertPublisher:

@@ -1,8 +1,8 @@
 """Alert destinations as the settings file keeps them: a name, the URL with its secrets masked, and a filter.
 
-The whole URL (tokens, passwords, webhook keys) lives only in the keyring, slot `destination:<name>`
+The whole URL (tokens, passwords, webhook keys) lives only in the keyring, in a slot of this data dir
 (destinations/registry.py); the file holds the masked form Apprise prints (`json://127.0.0.1:8080/...`,
-`slack://T1/B***/X***`), enough to recognise it, never enough to use it.
+`slack://T1/B***/X***`), enough to recognise it, never enough to use it, and a random id of the URL.
 """
 
 from __future__ import annotations
@@ -59,7 +59,10 @@ class DestinationProfile(BaseModel):
     url_masked: str = Field(
         description="the Apprise URL with its secret parts masked; the URL is in the keyring"
     )
-    fingerprint: str = Field("", description="a hash of the whole URL: a new URL lifts a stop")
+    fingerprint: str = Field(
+        "",
+        description="a random id given to each URL saved (nothing derived from it): a new URL lifts a stop",
+    )
     severities: list[Severity] = Field(default_factory=lambda: list(_DEFAULT_SEVERITIES))
     rules: list[str] = Field(default_factory=list, description="rule ids; empty: every rule")
     tenants: list[str] = Field(default_factory=list, description="tenant profiles; empty: every tenant")

@@ -21,7 +21,7 @@ from tenant_events.store.alerts_schema import TRIAGE_SQL
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.alert_lifecycle import Phase, after, phase_of, transition_of
-from tenant_events.values.triage import NOTE_MAX, TRIAGE_STATES, Triage, TriageState
+from tenant_events.values.triage import NOTE_MAX, TRIAGE_STATES, Triage, TriageState, time_in_range
 
 # Unread and untriaged (an 'open' entry is a reopened alert), or snoozed with the snooze over.
 ATTENTION_SQL: Final = (
@@ -53,9 +53,12 @@ def attention_count(conn: sqlite3.Connection, now: float) -> int:
 
 
 def check_triage(state: str, until: float | None, note: str, now: float) -> None:
-    """ValueError naming the problem: an unknown state, a snooze that ends in the past, a note too long."""
+    """ValueError naming the problem: an unknown state, a time no clock can show, a snooze that ends in the past,
+    a note too long."""
     if state not in TRIAGE_STATES:
         raise ValueError(f"{state!r} is not a triage state ({', '.join(TRIAGE_STATES)})")
+    if not time_in_range(now) or (until is not None and not time_in_range(until)):
+        raise ValueError("its time is not one between 1970 and the year 9999")
     if state == "snoozed" and (until is None or until <= now):
         raise ValueError("a snooze needs an end in the future")
     if len(note) > NOTE_MAX:

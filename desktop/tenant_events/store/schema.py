@@ -194,7 +194,7 @@ class OpenNotice:
     moved_to: Path | None = None
 
 
-def _make_private(path: Path) -> None:
+def make_private(path: Path) -> None:
     """Create the file 0600 before SQLite does: its unix VFS gives -wal and -shm the database file's mode, so a
     file born with the umask (0644) would leave events readable by other users in all three. Files from an
     older version are tightened. Failures (read-only dir) are left for sqlite3.connect to report. An existing
@@ -220,7 +220,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
             factory=TrackedConnection,
         )
     else:
-        _make_private(path)
+        make_private(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=TrackedConnection)
     track(conn, path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -33,7 +33,8 @@ from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.destinations.message import AlertMessage, alert_message
-from tenant_events.destinations.worker import DeliveryWorker, Target
+from tenant_events.destinations.send import DEADLINE_S
+from tenant_events.destinations.worker import SEND_GRACE_S, STOP_WAIT_S, DeliveryWorker, Target
 from tenant_events.errors import ConfigError
 from tenant_events.hub.connection import HubOptions
 from tenant_events.hub.eval_state import EvalState
@@ -87,9 +88,19 @@ class TeamDeliveries:
         return alert_message(alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key)
 
     async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
-        state = await self._outbox.state(self._key(alert, delivery))
+        """The bucket's record; when it does not say "delivered", the receipt on the alerts stream has the last
+        word (a bucket emptied or a record lost must not send an alert again), and writes the record back."""
+        key = self._key(alert, delivery)
+        state = await self._outbox.state(key)
         attempts = state.get("attempts")
-        return state.get("state") == "delivered", attempts if isinstance(attempts, int) else 0
+        tried = attempts if isinstance(attempts, int) else 0
+        if state.get("state") == "delivered":
+            return True, tried
+        if await self._outbox.receipt(key):
+            log.info("team outbox: %s was delivered (its receipt says so): its record is written back", key)
+            await self._outbox.record(key, "delivered", tried, receipt=False)
+            return True, tried
+        return False, tried
 
     async def record(
         self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
@@ -183,6 +194,7 @@ class TeamAlerts:
         self._store = store
         self._worker_options = worker_options
         self._note = on_note
+        self.stopping: Callable[[], bool] = lambda: True  # the relay is stopping (not only losing the lease)
         self.worker: DeliveryWorker | None = None
         self._stopped: dict[str, str] = {}  # destination → the stop reason already said
         self.published = 0
@@ -274,7 +286,9 @@ class TeamAlerts:
         finally:
             if mirror is not None:
                 await mirror.stop()
-            await worker.close()
+            # A lost lease lets the sends in flight finish and record their result (the next leader then
+            # sends them not again); a stop of the relay waits for them only a moment.
+            await worker.close(STOP_WAIT_S if self.stopping() else DEADLINE_S + SEND_GRACE_S)
             if saving is not None:  # (one last save follows the link's last step, below)
                 saving.cancel()
                 tasks.append(saving)

@@ -12,6 +12,7 @@ import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.destinations.registry import slot
 from tenant_events.settings import Settings
 from tenant_events.tenant.sign_in import open_secret_store
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
@@ -81,8 +82,8 @@ def test_destinations_page_adds_tests_and_removes(qloop, qtbot, ui_paths, httpse
     try:
         run_async(qloop, scenario(), timeout=90)
     finally:
-        store.delete(f"destination:{name}")
-    assert store.get(f"destination:{name}") is None
+        store.delete(slot(ui_paths, name))
+    assert store.get(slot(ui_paths, name)) is None
 
 
 def test_the_app_delivers_its_alerts_to_the_destinations(qloop, qapp, ui_paths, make_simulator, httpserver):
@@ -119,7 +120,7 @@ def test_the_app_delivers_its_alerts_to_the_destinations(qloop, qapp, ui_paths, 
     try:
         run_async(qloop, scenario(), timeout=120)
     finally:
-        store.delete(f"destination:{name}")
+        store.delete(slot(ui_paths, name))
         for v in visits:
             v.cancel()
     [(request, _)] = [(r, s) for r, s in httpserver.log if r.path == "/hook"]

@@ -15,7 +15,6 @@ import getpass
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,7 +26,7 @@ from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.values.alert_lifecycle import allows, phase_of, transition_of
-from tenant_events.values.triage import NOTE_MAX, Triage, TriageState
+from tenant_events.values.triage import NOTE_MAX, Triage, TriageState, clock
 
 SNOOZE_S: Final = 3600.0
 log = logging.getLogger(__name__)
@@ -35,9 +34,9 @@ log = logging.getLogger(__name__)
 
 def triage_line(t: Triage) -> str:
     """ "acknowledged by ana 14:02 — looking into it" (a snooze says until when); control characters escaped."""
-    text = f"{t.state} by {t.by} {datetime.fromtimestamp(t.at).strftime('%H:%M')}"
+    text = f"{t.state} by {t.by} {clock(t.at, '%H:%M')}"
     if t.until is not None:
-        text += f" until {datetime.fromtimestamp(t.until).strftime('%H:%M')}"
+        text += f" until {clock(t.until, '%H:%M')}"
     note = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in t.note)
     return f"{text} — {note}" if note else text
 

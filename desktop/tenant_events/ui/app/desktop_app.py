@@ -333,7 +333,7 @@ class DesktopApp(QObject):
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
         await self.settings_sync.save()
         if hub is not None:
-            await hub_connect.forget_secret(self, name)
+            await hub_connect.forget_secret(self, hub)
         if self.settings_dialog is not None:
             self.settings_dialog.forget_tenant(name, {n for n, s in self.sessions.items() if s.is_signed_in})
 

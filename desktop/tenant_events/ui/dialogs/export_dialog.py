@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
+from tenant_events.errors import UserFixableError
 from tenant_events.values.events import EventFilter
 from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
 from tenant_events.view.tenant_reader import TenantReader
@@ -97,6 +98,11 @@ class ViewExport(QObject):
             self._close_progress()
             self.host.confirm("Export cancelled: no file was written")
             self.finished.emit("cancelled")
+            return
+        except UserFixableError as exc:
+            self._close_progress()
+            self.host.confirm(f"Not exported: {exc}")
+            self.finished.emit(str(exc))
             return
         except OSError as exc:
             self._close_progress()

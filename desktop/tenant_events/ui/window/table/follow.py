@@ -67,7 +67,7 @@ class FollowController(QObject):
         # hold the focus without Qt's widgets ever being told they are active again.
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
-            app.focusWindowChanged.connect(lambda _w: self._relook())
+            app.focusWindowChanged.connect(self._focus_moved)  # a method: gone with this controller
         self.viewport = table.viewport()
         self.viewport.installEventFilter(
             self
@@ -240,6 +240,9 @@ class FollowController(QObject):
         elif watched is self.window and kind in _WINDOW_EVENTS:
             self._relook()
         return False
+
+    def _focus_moved(self, _window: object) -> None:
+        self._relook()
 
     def _relook(self) -> None:
         # the pointer's hold first when it holds (nothing may move under a click that activates the window),
