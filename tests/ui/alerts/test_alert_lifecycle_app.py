@@ -237,7 +237,7 @@ def test_resolves_by_triage_and_by_going_quiet_reach_the_webhook_and_withdraw_th
     url = f"json://127.0.0.1:{httpserver.port}/hook"
     hook = make_destination("ops", url, severities=["critical"])
     secrets = MemorySecretStore()
-    secrets.set(slot("ops"), url)
+    secrets.set(slot(ui_paths, "ops"), url)
     save_settings(
         ui_paths,
         Settings(
