@@ -60,6 +60,7 @@ SLOW = (
     "stream/test_generators_closed.py::test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a",
     "hub/test_cluster_failover.py",
     "store/test_query_store.py::test_random_queries_match_the_model",
+    "store/test_access_history.py::test_every_moment_matches_the_model_whatever_the_delivery_order",  # ~20 s
     "hub/test_proving_hub_row.py",
     "hub/test_team_alert_takeover.py",
     "ui/app/test_gui_command.py::test_demo_command_end_to_end",

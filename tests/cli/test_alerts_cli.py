@@ -168,7 +168,7 @@ def test_stream_writes_alert_lines_and_alerts_lists_them(make_simulator, tmp_pat
             "--data-dir",
             str(tmp_path),
             "--since",
-            "2999-01-01T00:00:00Z",
+            "2099-01-01T00:00:00Z",
         ],
         capture_output=True,
         text=True,

@@ -167,6 +167,8 @@ READERS: dict[str, list[str]] = {
     "alerts": ["alerts"],
     "alerts-mark-read": ["alerts", "--mark-read", "--tenant", "acme"],
     "timeline": ["timeline", "user:auth0|1"],
+    "access": ["access", "--csv", "-"],
+    "access-diff": ["access", "diff", "--from", "2026-01-01T00:00:00Z", "--jsonl", "-"],
     "reindex": ["reindex"],
     "rules-try": ["rules", "--try", "off-hours"],
 }
@@ -240,6 +242,7 @@ DEEP = {  # damage that only shows when the events themselves are read, past the
     "export-file": ["export", "--jsonl", "{out}"],
     "export-stdout": ["export", "--csv", "-"],
     "timeline": ["timeline", "user:auth0|250"],
+    "access": ["access", "--jsonl", "-"],
     "reindex": ["reindex"],
 }
 
@@ -263,9 +266,35 @@ def test_damage_found_mid_read(tmp_path, good_database, command):
     no_crash_report(data)
 
 
+@pytest.mark.parametrize("command", ["export-file", "export-stdout"])
+def test_a_stored_text_that_is_not_utf8_is_damage(tmp_path, good_database, command):
+    """A flipped byte inside an event's text (not in SQLite's own structure) is damage, named without quoting it."""
+    data = tmp_path / "data"
+    (data / "tenants").mkdir(parents=True)
+    db = data / "tenants" / "acme.sqlite3"
+    db.write_bytes(good_database)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE events SET raw = CAST(X'7b22ff6f6666736574223a317d' AS TEXT) WHERE seq = 40")
+    conn.commit()
+    conn.close()
+    before = snapshot(data)
+    words = {
+        "export-file": ["export", "--jsonl", str(tmp_path / "out.jsonl")],
+        "export-stdout": ["export", "--csv", "-"],
+    }
+    result = run_here([command.split("-")[0], "--data-dir", str(data), *words[command][1:]])
+    one_line(result, 5, str(db), "is damaged (a stored text is not valid UTF-8)")
+    assert snapshot(data) == before
+    no_crash_report(data)
+
+
 # -- 2. a data dir the user cannot use × every command ----------------------------------------------------------
 EVERY_COMMAND: dict[str, list[str]] = {
-    **{k: v for k, v in READERS.items() if k in ("export", "alerts", "timeline", "reindex", "rules-try")},
+    **{
+        k: v
+        for k, v in READERS.items()
+        if k in ("export", "alerts", "timeline", "access", "access-diff", "reindex", "rules-try")
+    },
     "stream": ["stream", "--base-url", DEAD_URL, "--unreachable-timeout", "0.3"],
     "relay": ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
     "login": [
@@ -479,6 +508,8 @@ NAMES = {
     "export --tenant": ["export", "--tenant", "../../etc/passwd", "--jsonl", "-"],
     "alerts --tenant": ["alerts", "--tenant", "../acme"],
     "timeline --tenant": ["timeline", "user:1", "--tenant", "/abs"],
+    "access --tenant": ["access", "--tenant", "../acme"],
+    "access diff --tenant": ["access", "diff", "--from", "1d", "--tenant", "a/b"],
     "reindex --tenant": ["reindex", "--tenant", "ACME"],
     "rules --tenant": ["rules", "--try", "off-hours", "--tenant", "acme/../acme"],
 }
@@ -538,6 +569,36 @@ def test_number_out_of_range(stored, words, option, value):
     result = run_here(argv, {"TENANT_EVENTS_ACCESS_TOKEN": "x"})
     one_line(result, 2, option, repr(value))
     assert snapshot(stored) == before
+
+
+# -- 6b. moments: neither a date-time nor a duration, or far outside the times events carry ---------------------
+MOMENTS = [
+    (
+        ["access"],
+        "--at",
+        ["nan", "2026-13-01", "99999999999d", "0001-01-01T00:00:00Z", "9999-12-31T00:00:00Z"],
+    ),
+    (["access", "diff"], "--from", ["inf", "-1", "99999999999d"]),
+    (["access", "diff", "--from", "1d"], "--to", ["tomorrow", "2100-01-02T00:00:00Z"]),
+    (["alerts"], "--since", ["99999999999d", "0001-01-01T00:00:00Z"]),
+]
+MOMENT_ROWS = [(words, option, value) for words, option, values in MOMENTS for value in values]
+
+
+@pytest.mark.parametrize(
+    ("words", "option", "value"), MOMENT_ROWS, ids=[f"{' '.join(w)} {o} {v}" for w, o, v in MOMENT_ROWS]
+)
+def test_moment_that_cannot_be(stored, words, option, value):
+    before = snapshot(stored)
+    result = run_here([words[0], "--data-dir", str(stored), *words[1:], f"{option}={value}"])
+    one_line(result, 2, option, repr(value))
+    assert snapshot(stored) == before
+
+
+def test_a_moment_before_the_stored_history_is_one_line(stored):
+    result = run_here(["access", "--data-dir", str(stored), "--at", "2001-01-01T00:00:00Z"])
+    one_line(result, 2, "cannot be known", "ask about a moment from")
+    no_crash_report(stored)
 
 
 # -- 7. malformed URLs ------------------------------------------------------------------------------------------

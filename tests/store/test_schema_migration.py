@@ -138,11 +138,12 @@ def _schema5_database(path):
     return conn
 
 
-def test_both_kinds_of_schema_6_file_reach_the_newest_schema(tmp_path):
-    """Schema 6 is the archive's catalog; a build that gave the alerts their life before the archive existed
-    numbered that step 6 too. Either kind of schema-6 file ends with the archive's catalog, the triage tables,
-    the alerts' lifecycle columns (the older alert's latest firing as its last update) and the outbox with
-    kinds, its queued firing kept."""
+def test_every_kind_of_schema_6_or_7_file_reaches_the_newest_schema(tmp_path):
+    """Schema 6 is the archive's catalog and 7 the access history; builds that gave the alerts their life before
+    those existed numbered that step 6 (no archive) or 7 (archive, no access history). Each kind of file ends
+    with the archive's catalog, the access history's tables, the triage tables, the alerts' lifecycle columns
+    (the older alert's latest firing as its last update) and the outbox with kinds, its queued firing kept."""
+    from tenant_events.store.access_history import SCHEMA as ACCESS_SQL
     from tenant_events.store.alerts_schema import TRIAGE_SQL, add_lifecycle
     from tenant_events.store.archive_catalog import ARCHIVE_SQL
 
@@ -164,20 +165,43 @@ def test_both_kinds_of_schema_6_file_reach_the_newest_schema(tmp_path):
         migrate_outbox(conn)
         enqueue(conn, 1, 2, 170.0)
 
-    for name, step in (("archive-first", archive_first), ("lifecycle-first", lifecycle_first)):
+    def access_too(conn: sqlite3.Connection) -> None:
+        archive_first(conn)
+        for statement in _split(ACCESS_SQL):
+            conn.execute(statement)
+
+    def archive_then_lifecycle(conn: sqlite3.Connection) -> None:
+        for statement in _split(ARCHIVE_SQL):
+            conn.execute(statement)
+        lifecycle_first(conn)
+
+    access_tables = {
+        r[0]
+        for r in sqlite3.connect(":memory:")
+        .executescript(ACCESS_SQL)
+        .execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    kinds = (
+        ("archive", archive_first, 6),
+        ("lifecycle-at-6", lifecycle_first, 6),
+        ("access", access_too, 7),
+        ("lifecycle-at-7", archive_then_lifecycle, 7),
+    )
+    for name, step, version in kinds:
         path = tmp_path / f"{name}.sqlite3"
         conn = _schema5_database(path)
         conn.execute("BEGIN")
         step(conn)
-        conn.execute("PRAGMA user_version = 6")
+        conn.execute(f"PRAGMA user_version = {version}")
         conn.execute("COMMIT")
         conn.close()
         StoreWriter(path).close()
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7, name
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8, name
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             assert {"archive_files", "archive_garbage", "alert_triage", "alert_triage_log"} <= tables, name
+            assert access_tables and access_tables <= tables, name
             assert conn.execute("SELECT value FROM counters WHERE name = 'archived_upto'").fetchone() == (0,)
             fired = conn.execute("SELECT fired_at, raised_ms, group_key FROM alerts").fetchall()
             assert fired == [(160.0, 1767225660000, "")], name

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
-from datetime import UTC, datetime
 from typing import IO, Any
 
 import orjson
 
 from tenant_events.alerts.presentation import alert_json, iso_stamp, title, why_line
 from tenant_events.cli.export_cmd import database_for
-from tenant_events.cli.options import add_data_dir, add_tenant, number
+from tenant_events.cli.options import add_data_dir, add_tenant, number, since_arg
 from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
@@ -27,23 +25,6 @@ from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.health import database_errors
 from tenant_events.values.alert_lifecycle import Phase
 from tenant_events.values.alerts import StoredAlert
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def since_arg(value: str) -> float:
-    """A duration back from now (`90m`, `2h`, `7d`) or an ISO 8601 date-time → unix seconds."""
-    text = value.strip()
-    if m := _DURATION.match(text):
-        return time.time() - float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is neither a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
-        ) from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def register(subparsers: Any) -> None:

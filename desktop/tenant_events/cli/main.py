@@ -40,6 +40,7 @@ COMMANDS: tuple[str, ...] = (
     "destinations_cmd",
     "triage_cmd",
     "timeline_cmd",
+    "access_cmd",
     "reindex_cmd",
     "relay_cmd",
 )
@@ -57,7 +58,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "alerts": ("alerts_cmd", "list the alerts the rules raised, newest first"),
     "rules": ("rules_cmd", "list and check the alert rules, or try one on stored history"),
     "timeline": ("timeline_cmd", "everything stored about one user, organization, group, role or connection"),
-    "reindex": ("reindex_cmd", "build the entity directory again from the stored events"),
+    "access": ("access_cmd", "who held which access at a moment, or what changed between two (access diff)"),
+    "reindex": ("reindex_cmd", "build the entity directory and access history again from the stored events"),
     "relay": ("relay_cmd", "follow a tenant into a team hub (NATS JetStream) that viewers read from"),
     "destinations": ("destinations_cmd", "where alerts are sent: chat, pager, e-mail, webhooks"),
     "triage": ("triage_cmd", "acknowledge, snooze or resolve a stored alert (with a note)"),

@@ -6,7 +6,7 @@
 What needs attention (the tray badge, the Alerts button, notifications) is an unread alert nobody has triaged,
 and a snoozed alert whose snooze has ended: it comes back by itself, no timer has to fire. Acknowledging or
 resolving also marks the alert read; a resolve is also queued for the destinations (`record_triage`). The states
-are the triage side of values/alert_lifecycle.py; schema 7 creates the tables (alerts_schema.py `TRIAGE_SQL`).
+are the triage side of values/alert_lifecycle.py; schema 8 creates the tables (alerts_schema.py `TRIAGE_SQL`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ ATTENTION_SQL: Final = (
 
 
 def ensure_triage(conn: sqlite3.Connection) -> None:
-    """The triage tables (schema 7 has them; a file opened before its migration may not)."""
+    """The triage tables (schema 8 has them; a file opened before its migration may not)."""
     for statement in TRIAGE_SQL.split(";"):
         if statement.strip():
             conn.execute(statement)

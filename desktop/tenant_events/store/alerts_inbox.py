@@ -24,7 +24,7 @@ from tenant_events.store.schema import connect
 from tenant_events.values.alerts import StoredAlert
 
 HISTORY_CHUNK: Final = 5000
-LIFECYCLE_SCHEMA: Final = 7  # the schema that gave alerts their life (store/schema.py)
+LIFECYCLE_SCHEMA: Final = 8  # the schema that gave alerts their life (store/schema.py)
 
 
 def _inbox_connection(path: Path) -> sqlite3.Connection:
@@ -56,7 +56,7 @@ class AlertInbox(HoldsConnection):
         self.close()
 
     def _has_alerts(self) -> bool:
-        """Whether the file has alerts as this version reads them (schema 7; an older file, which its writer has
+        """Whether the file has alerts as this version reads them (schema 8; an older file, which its writer has
         not migrated yet, reads as empty)."""
         if self._ready:
             return True

@@ -8,7 +8,7 @@ schema.py appends `ALERTS_SQL` to its ordered MIGRATIONS. What it creates:
   counters      row `alerts_upto`: the last seq the rules were evaluated over. It is written in the same
                 transaction as the alerts it produced, so an event is evaluated exactly once
 
-Schema 7 (`TRIAGE_SQL`, then `add_lifecycle` and store/outbox_schema.py's `migrate_outbox`) gives each alert its life
+Schema 8 (`TRIAGE_SQL`, then `add_lifecycle` and store/outbox_schema.py's `migrate_outbox`) gives each alert its life
 (values/alert_lifecycle.py): `fired_at` (wall clock of its latest firing: the inbox's order), `raised_ms` (event
 time of the firing that raised it: the coalescing bound counts from there), `firing` (JSON: the latest
 firing's evidence, values/alerts.py `Firing`) and `group_key` (a grouped rule's group: two groups may share a
@@ -87,7 +87,7 @@ LIFECYCLE_COLUMNS: Final = (
 
 
 def add_lifecycle(conn: sqlite3.Connection) -> None:
-    """Schema 7's columns on `alerts` (those it lacks: a step run again changes nothing), each older alert's
+    """Schema 8's columns on `alerts` (those it lacks: a step run again changes nothing), each older alert's
     latest firing taken as its last update, and the index the inbox's order reads."""
     have = {str(r[1]) for r in conn.execute("PRAGMA table_info(alerts)")}
     missing = [(name, kind) for name, kind in LIFECYCLE_COLUMNS if name not in have]

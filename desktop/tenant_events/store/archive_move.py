@@ -2,7 +2,8 @@
 
 A move (`move_once`, on a thread of its own: writing Parquet takes seconds):
   1. on a read connection, the next run of events to move: those just above `archived_upto` that are old
-     enough (`eligible_upto`), at most MOVE_ROWS of them, and never past what the entity directory has taken in
+     enough (`eligible_upto`), at most MOVE_ROWS of them, and never past what the entity directory and the
+     access history have taken in
   2. their archive files, one per month they fall in, written, synced and renamed into the folder
   3. on the writer thread, ONE transaction (`StoreWriter.commit_move` → `commit`): the files into the catalog,
      the rows out of `events`, `archived_upto` raised — or nothing, if another mover got there first
@@ -28,8 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from tenant_events.store import access_history, directory, duck
 from tenant_events.store import archive_catalog as catalog
-from tenant_events.store import directory, duck
 from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
 from tenant_events.store.archive_catalog import Lake, lake_of, record_lake
 from tenant_events.store.archive_lake import LAKE_PREFIX, attach, write_lake
@@ -56,11 +57,12 @@ def eligible_upto(conn: sqlite3.Connection, policy: Retention, now: float, limit
     """The highest seq S such that every live event up to S may move: stored at least `settle_seconds` ago, and
     older than `keep_live_days` by its own time or by when it was stored (a far-future time cannot hold the
     archive back for longer than the setting), or beyond the newest `max_live_rows`. Never past the
-    directory's watermark; at most `limit` events."""
+    directory's watermark nor the access history's (each takes its events from the live table); at most `limit`
+    events."""
     low = counter(conn, "archived_upto")
     cutoff_s = now - policy.keep_live_days * 86400
     settled = now - policy.settle_seconds
-    high = min(directory.watermark(conn), low + limit * 2)
+    high = min(directory.watermark(conn), access_history.watermark(conn), low + limit * 2)
     row = conn.execute(
         "SELECT min(seq) FROM (SELECT seq FROM events WHERE seq > ? AND seq <= ? AND"
         " (received_at >= ? OR (time_ms >= ? AND received_at >= ?)) ORDER BY seq LIMIT 1)",

@@ -353,6 +353,35 @@ class ArchiveReader:
             for a, b, c, d in self._run(self._select(files, "seq, type, raw, time_ms", where, ""))
         ]
 
+    def raws_between(
+        self, snap: ArchiveSnapshot, first: int, last: int, types: Sequence[str]
+    ) -> list[tuple[int, int, str, str]]:
+        """(seq, time_ms, type, raw JSON) of archived events of `types` with seq in [first, last], by seq (the
+        access history built from events moved before it took them in, access_events.py)."""
+        files = snap.covering(first, last)
+        if not files or not types:
+            return []
+        kinds = ", ".join(duck.literal(t) for t in types)
+        return [
+            (int(a), int(b), str(c), str(d))
+            for a, b, c, d in self._run(
+                self._select(
+                    files,
+                    "seq, time_ms, type, raw",
+                    f"seq BETWEEN {int(first)} AND {int(last)} AND type IN ({kinds})",
+                    "ORDER BY seq",
+                )
+            )
+        ]
+
+    def time_after(self, snap: ArchiveSnapshot, seq: int) -> int | None:
+        """The time of the first archived event stored after `seq` (where a possible gap ends)."""
+        files = snap.covering(seq + 1, snap.upto)
+        if not files:
+            return None
+        rows = self._run(self._select(files, "time_ms", f"seq > {int(seq)}", "ORDER BY seq LIMIT 1"))
+        return int(rows[0][0]) if rows else None
+
     def get(self, snap: ArchiveSnapshot, seq: int) -> StoredEvent | None:
         files = snap.covering(seq, seq)
         if not files:

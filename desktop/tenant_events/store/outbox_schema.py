@@ -7,7 +7,7 @@ side. A delivery is one `kind` of one alert version to one destination (values/a
     repeat     version n said again, `nth` time (an unacknowledged critical alert, every `repeat_minutes`)
     resolved   the alert is over (`nth`: its nth resolve, after a reopen); only to destinations that want it
 
-Schema 7 created these tables in this shape (`migrate_outbox` rebuilds the first shape, which had no kinds);
+Schema 8 created these tables in this shape (`migrate_outbox` rebuilds the first shape, which had no kinds);
 `ensure_outbox` still creates them when missing, so an outbox opened by itself never fails.
 """
 
@@ -63,7 +63,7 @@ def ensure_outbox(conn: sqlite3.Connection) -> None:
 
 
 def migrate_outbox(conn: sqlite3.Connection) -> None:
-    """Schema 7: the outbox tables in their shape with kinds; a first-shape outbox (firings only) is carried
+    """Schema 8: the outbox tables in their shape with kinds; a first-shape outbox (firings only) is carried
     over row by row as firings, inside the migration's transaction."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     old = {
@@ -95,7 +95,7 @@ def enqueue(
     conn: sqlite3.Connection, alert_id: int, version: int, now: float, kind: DeliveryKind = "firing"
 ) -> None:
     """One more delivery of `alert_id` at `version` (a resolve: the next nth); call inside the transaction that
-    writes the alert or its triage (schema 7 made the tables)."""
+    writes the alert or its triage (schema 8 made the tables)."""
     nth = 0
     if kind == "resolved":
         row = conn.execute(

@@ -16,7 +16,8 @@ Tables:
   entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
   archive_files, archive_garbage  the archive tier's catalog: which Parquet files hold the events moved out
               of `events` (schema 6, archive_catalog.py)
-  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 7, alerts_schema.py)
+  access_*    the access history: when each membership, role and connection held (schema 7, access_history.py)
+  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 8, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
+from tenant_events.store.access_history import SCHEMA as ACCESS_SQL
 from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecycle
 from tenant_events.store.archive_catalog import ARCHIVE_SQL
 from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
@@ -40,7 +42,7 @@ from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -169,20 +171,28 @@ DROP TABLE IF EXISTS directory_scratch;
 # Parquet files beside the database instead of `events`.
 _V6: Final = ARCHIVE_SQL
 
-# Schema 7: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
-# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py). A file at
-# schema 6 may come from a build that numbered the alerts' life 6 and had no archive yet: every step here (and the
-# archive's catalog, made again here) only adds what is missing, so both kinds of schema-6 file end the same.
-_V7: Final = ARCHIVE_SQL + TRIAGE_SQL
+# Schema 7: the access history (access_history.py), the spans of time each link of the directory held. Only the
+# tables: the idle-time indexer fills them from the events already stored, a chunk a transaction, so opening a
+# large database does not wait for it. The archive's catalog again (every statement of both is IF NOT EXISTS / OR
+# IGNORE): an earlier build of the access history called its own tables schema 6, and a file it made is at 6
+# without the catalog.
+_V7: Final = ARCHIVE_SQL + ACCESS_SQL
+
+# Schema 8: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
+# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py). Earlier
+# builds of the alerts' life numbered it 6 (before the archive) or 7 (before the access history): every step here,
+# with the archive's catalog and the access history's tables made again, only adds what is missing, so each kind
+# of schema-6 or schema-7 file ends the same.
+_V8: Final = ARCHIVE_SQL + ACCESS_SQL + TRIAGE_SQL
 
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
-    _V7: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
+    _V8: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
 }
 
 

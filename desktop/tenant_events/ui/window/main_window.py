@@ -8,6 +8,9 @@ window through small Protocols of what they use, so none of them imports it back
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
 from PySide6.QtWidgets import (
@@ -15,6 +18,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPlainTextEdit,
     QSplitter,
+    QTabWidget,
     QTextEdit,
     QVBoxLayout,
     QWidget,
@@ -27,6 +31,7 @@ from tenant_events.ui.look.banners import BannerArea
 from tenant_events.ui.look.icons import app_icon
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
+from tenant_events.ui.window.access.access_tab import AccessTab
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.entity_views import EntityViews
 from tenant_events.ui.window.event_actions import COPIED, EventActions
@@ -89,9 +94,18 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(8, 8, 8, 4)
         self.banners = BannerArea()  # lasting notices: sign-ins not remembered, the last run died
         layout.addWidget(self.banners)
-        layout.addWidget(self.filter_bar)
-        layout.addWidget(self.histogram)
-        layout.addWidget(self.splitter, 1)
+        events_page = QWidget()  # the Events tab; the Access tab beside it (access/access_tab.py)
+        events = QVBoxLayout(events_page)
+        events.setContentsMargins(0, 4, 0, 0)
+        events.addWidget(self.filter_bar)
+        events.addWidget(self.histogram)
+        events.addWidget(self.splitter, 1)
+        self.pages = QTabWidget()
+        self.pages.setDocumentMode(True)
+        self.pages.setAccessibleName("Events or access")
+        self.pages.tabBar().setAccessibleName("Events or access")
+        self.pages.addTab(events_page, "Events")
+        layout.addWidget(self.pages, 1)
         self.setCentralWidget(central)
 
         self.status_line = StatusLine(self.statusBar())
@@ -115,6 +129,7 @@ class MainWindow(QMainWindow):
         self.menu_actions = build_menus(self)
         self.keyboard = KeyboardNav(self)
         self.entities = EntityViews(self)  # names as links, object timelines, "All tenants"
+        self.access = AccessTab(self)  # who held which access at a moment, what changed between two
         self.pause_action = self.menu_actions.pause
         self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)
@@ -208,6 +223,7 @@ class MainWindow(QMainWindow):
         """A commit made `rows` visible in their tenant's store; the feed reads the new head itself."""
         self.feed.events_stored(rows.tenant)
         self.entities.events_stored(rows.tenant)
+        self.access.events_stored(rows.tenant)
 
     def schedule_aggregates(self, now: bool = False) -> None:
         self.feed.schedule_aggregates(now)
@@ -216,6 +232,7 @@ class MainWindow(QMainWindow):
         """Stop background queries before the app closes the readers."""
         await self.feed.shutdown()
         self.entities.close()
+        self.access.close()
 
     def set_paused(self, paused: bool) -> None:
         self.pause_action.blockSignals(True)
@@ -236,6 +253,22 @@ class MainWindow(QMainWindow):
 
     def step(self, delta: int) -> None:
         event_selection.step(self, delta)
+
+    # -- the Events and Access tabs ------------------------------------------------------------------------
+    def show_events(self) -> None:
+        self.pages.setCurrentIndex(0)
+
+    def show_access(self) -> None:
+        self.access.show()
+
+    def export_access_review(self) -> None:
+        self.access.export()
+
+    def confirm(self, text: str) -> None:
+        self.events.confirm(text)
+
+    def keep_task(self, task: asyncio.Task[Any]) -> None:
+        self.feed.keep_task(task)
 
     # -- unread: rows not yet on screen (follow.py) -----------------------------------------------------
     @property

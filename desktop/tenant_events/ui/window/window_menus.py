@@ -64,6 +64,9 @@ class MenuWindow(Protocol):
     @property
     def about_requested(self) -> SignalInstance: ...
     def step(self, delta: int) -> None: ...
+    def show_events(self) -> None: ...
+    def show_access(self) -> None: ...
+    def export_access_review(self) -> None: ...
     def window(self) -> QWidget: ...
     def menuBar(self) -> QMenuBar: ...
 
@@ -86,8 +89,9 @@ def build_menus(w: MenuWindow) -> WindowActions:
     bar = w.menuBar()
     file_menu = bar.addMenu("&File")
     export = add("&Export view…", "Ctrl+E", w.events.export_view)
+    export_access = add("Export access &review…", "Ctrl+Shift+E", w.export_access_review)
     settings = add("&Settings…", "Ctrl+,", w.settings_requested.emit)
-    file_menu.addActions([export, settings])
+    file_menu.addActions([export, export_access, settings])
     file_menu.addSeparator()
     file_menu.addAction(add("&Quit", QKeySequence.StandardKey.Quit, w.quit_requested.emit))
 
@@ -100,6 +104,9 @@ def build_menus(w: MenuWindow) -> WindowActions:
     edit_menu.addAction(add("Save this &filter…", "Ctrl+S", w.saved_filters.ask_save))
 
     view_menu = bar.addMenu("&View")
+    view_menu.addAction(add("&Events", "Ctrl+1", w.show_events))
+    view_menu.addAction(add("&Access: who held what, what changed", "Ctrl+2", w.show_access))
+    view_menu.addSeparator()
     follow = add("&Follow newest events", "F", w.follow.set_following, checkable=True)
     follow.setChecked(w.follow.following)
     w.follow.following_changed.connect(follow.setChecked)
