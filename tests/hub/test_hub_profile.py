@@ -108,7 +108,7 @@ def test_adding_a_hub_tenant_keeps_the_secret_in_the_store_and_the_rest_in_setti
     text = paths.settings_file.read_text()
     assert "s3cret" not in text
     saved = json.loads(text)
-    assert saved["schema_version"] == SCHEMA_VERSION == 2
+    assert saved["schema_version"] == SCHEMA_VERSION == 3
     assert saved["hubs"][0]["hub_urls"] == ["tls://hub.example.com:4222"]
     assert load_settings(paths).hub("acme") == profile
     options = hub_options(profile, store, paths.data_dir)
@@ -182,9 +182,11 @@ def test_schema_1_settings_are_backed_up_and_migrated(paths):
     old = {"schema_version": 1, "tenants": [{"name": "t", "domain": "t.example", "client_id": "abc"}]}
     paths.settings_file.write_text(json.dumps(old))
     settings = load_settings(paths)
-    assert settings.schema_version == 2 and settings.hubs == [] and settings.tenants[0].name == "t"
+    assert (
+        settings.schema_version == SCHEMA_VERSION and settings.hubs == [] and settings.tenants[0].name == "t"
+    )
     assert json.loads((paths.config_dir / "settings.json.v1.bak").read_text()) == old
-    assert json.loads(paths.settings_file.read_text())["schema_version"] == 2
+    assert json.loads(paths.settings_file.read_text())["schema_version"] == SCHEMA_VERSION
 
 
 @pytest.mark.dbus

@@ -23,6 +23,7 @@ from helpers.hostile_viewer import hostile
 from helpers.hub_cli import HubCli
 from helpers.team_alerts import (
     Receiver,
+    leader,
     marked,
     relay,
     team_destination,
@@ -47,16 +48,6 @@ pytestmark = [
 GROUPS = 12
 
 
-def _leader(relays):
-    def holds(r) -> bool:
-        return r.proc.poll() is None and r.count("leader: holds the lease") > r.count(
-            "standby: lost the lease"
-        )
-
-    wait_until(lambda: sum(holds(r) for r in relays) == 1, "one leader", relays, timeout=30)
-    return next(r for r in relays if holds(r))
-
-
 @pytest.mark.expect_warning_logs  # the receiver's server logs the killed relay's broken connection
 def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under_the_same_keys(
     make_simulator, nats_cluster, tmp_path, httpserver
@@ -71,7 +62,7 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
         with_rules(seen)
         procs = list(relays)
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             standby.wait_for("standby: the lease is held by")
             first.wait_for("alerts: evaluating the team's alerts")
@@ -156,7 +147,7 @@ def _two_relays(make_simulator, hub, tmp_path, httpserver, catch_up_minutes: flo
             save_settings(paths, settings)
         relays = [relay(sim, hub, token, d, name) for d in dirs]
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             first.wait_for("alerts: evaluating the team's alerts")
             standby.wait_for("standby: the lease is held by")
@@ -170,7 +161,7 @@ def _two_relays(make_simulator, hub, tmp_path, httpserver, catch_up_minutes: flo
 def _take_over(relays, dirs, groups: int, before=lambda: None) -> tuple[HubCli, Path]:
     """Kill whichever relay leads now (after `before()`); the other takes over and settles its evaluation and
     outbox: that relay, stopped, and its team database."""
-    first = _leader(relays)  # (a loaded machine may have handed the lease over since the start)
+    first = leader(relays)  # (a loaded machine may have handed the lease over since the start)
     standby = next(r for r in relays if r is not first)
     before()
     terms = standby.count("leader: holds the lease")
@@ -228,7 +219,7 @@ def test_a_takeover_after_a_viewers_attempted_purge_sends_nothing_again(
     with _two_relays(make_simulator, nats_single, tmp_path, httpserver) as (sim, receiver, dirs, relays):
         sim.emit(groups, ["group.created"])
         wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
-        first_db = dirs[relays.index(_leader(relays))] / "tenants" / "acme-team.sqlite3"
+        first_db = dirs[relays.index(leader(relays))] / "tenants" / "acme-team.sqlite3"
         wait_until(lambda: _settled(first_db, groups), "the leader's outbox recorded", relays)
         _take_over(relays, dirs, groups, before=lambda: outcomes.update(_attempt_purges(nats_single)))
     print(outcomes)

@@ -22,7 +22,9 @@ from tenant_events.tenant.team_alerts import TeamDeliveries
 
 pytestmark = pytest.mark.hub
 NAMES = HubNames("acme")
-KEY = delivery_key("mass-deletion.evt_a", 1, "hook")  # alert_write(): rule mass-deletion, first event evt_a
+KEY = delivery_key(
+    "mass-deletion.evt_a", "firing", 1, 0, "hook"
+)  # alert_write(): rule mass-deletion, first event evt_a
 
 
 def _collector(hub) -> HubOptions:

@@ -1,4 +1,5 @@
-"""`tenant-events alerts`: the alerts the rules raised for one tenant, newest first, as text or JSON lines.
+"""`tenant-events alerts`: the alerts the rules raised for one tenant, the one that fired last first, as text or
+JSON lines (each with its state: firing, acknowledged, snoozed or resolved).
 
 Safe while `stream` or the app is writing. `--since` takes a duration back from now (90m, 2h, 7d) or a date-time;
 it keeps the alerts raised or added to since then. `--mark-read` marks the listed alerts read.
@@ -9,11 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import IO, Any
 
 import orjson
 
-from tenant_events.alerts.presentation import alert_json, title, why_line
+from tenant_events.alerts.presentation import alert_json, iso_stamp, title, why_line
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number, since_arg
 from tenant_events.cli.output_file import cannot_write, refuse_database_target
@@ -21,6 +23,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.health import database_errors
+from tenant_events.values.alert_lifecycle import Phase
 from tenant_events.values.alerts import StoredAlert
 
 
@@ -54,8 +57,10 @@ def text_line(alert: StoredAlert, tenant: str) -> str:
     """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
     `--tenant` takes, not the service's own name for it that the events carry."""
     why = why_line(alert)
-    state = "" if alert.read else ", unread"
-    line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
+    phase = alert.phase(time.time())
+    state = ("" if phase is Phase.FIRING else f", {phase}") + ("" if alert.read else ", unread")
+    fired = iso_stamp(alert.fired_at or alert.raised_at)  # the list's order: the latest firing first
+    line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 

@@ -1,7 +1,9 @@
 """`tenant-events triage ack|snooze|resolve|reopen|show ID`: one person's triage of a stored alert.
 
 Stored in the tenant's database with who (your login name) and when, and a note; `show` prints the history.
-Acknowledged, resolved and snoozed alerts leave the tray badge; a snoozed one comes back when the snooze ends.
+Acknowledged, resolved and snoozed alerts leave the tray badge and are not repeated; a snoozed one comes back when
+the snooze ends. A resolve is sent to the destinations that want resolves (a pager's incident closes); the app or
+`stream` running for the tenant sends it, and takes the alert's notification away.
 
   tenant-events triage ack 12 --tenant acme --note "looking into it"
   tenant-events triage snooze 12 --for 2h

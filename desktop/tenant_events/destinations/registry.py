@@ -37,7 +37,11 @@ from tenant_events.destinations.urls import instantiate, legacy_fingerprint, mas
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.settings.destinations import DestinationProfile, check_destination_name
+from tenant_events.settings.destinations import (
+    DestinationProfile,
+    check_destination_name,
+    resolved_by_default,
+)
 from tenant_events.settings.shared_file import edited_settings
 
 SLOT: Final = "destination:"
@@ -65,6 +69,7 @@ def make_destination(name: str, url: str, **fields: Any) -> DestinationProfile:
     except SecretTooLong as exc:
         raise ConfigError("destination url", str(exc)) from None
     instantiate(url)
+    fields.setdefault("send_resolved", resolved_by_default(url))  # written out: the file says what happens
     try:
         return DestinationProfile(name=name, url_masked=mask(url), fingerprint=new_url_id(), **fields)
     except ValidationError as exc:

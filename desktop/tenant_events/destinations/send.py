@@ -31,7 +31,7 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any, Final, Literal
 
-from tenant_events.destinations.message import DEDUP_FIELD, DEDUP_HEADER, AlertMessage
+from tenant_events.destinations.message import AlertMessage, shape
 from tenant_events.destinations.urls import instantiate, quiet_apprise_log
 from tenant_events.server_text import shown
 
@@ -231,26 +231,14 @@ def _notify_type(severity: str) -> Any:
 
 
 def prepare(url: str, message: AlertMessage) -> Any:
-    """The Apprise plugin for one attempt, carrying the dedup key where the service has a place for it."""
-    from apprise.plugins.custom_form import NotifyForm
-    from apprise.plugins.custom_json import NotifyJSON
-    from apprise.plugins.custom_xml import NotifyXML
-    from apprise.plugins.pagerduty import NotifyPagerDuty
-
+    """The Apprise plugin for one attempt, carrying the message's keys where the service has a place for them
+    (message.py `shape`)."""
     plugin = instantiate(url)
     plugin.request_rate_per_sec = 0  # Apprise waits 5.5 s between two sends of one plugin otherwise
     plugin.redirects = False  # (the requests wrapper refuses them anyway, for plugins that ignore this)
     if "rto=" not in url:
         plugin.socket_read_timeout = READ_TIMEOUT
-    if isinstance(plugin, NotifyJSON | NotifyForm | NotifyXML):
-        plugin.headers[DEDUP_HEADER] = message.dedup_key
-    if isinstance(plugin, NotifyJSON | NotifyForm):
-        plugin.payload_extras[DEDUP_FIELD] = message.dedup_key
-        plugin.payload_extras["severity"] = message.severity
-        if message.link:
-            plugin.payload_extras["link"] = message.link
-    if isinstance(plugin, NotifyPagerDuty):
-        plugin.dedup = message.dedup_key
+    shape(plugin, message)
     return plugin
 
 

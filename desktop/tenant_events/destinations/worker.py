@@ -1,8 +1,10 @@
 """The delivery worker: empties one tenant database's outbox into the destinations, surviving anything.
 
     kick() (an alert was stored) ─▶ route: each new outbox row → one delivery per destination that receives it
+                                    (a resolve: those that want resolves and were given the alert)
+                                  ─▶ repeats: an unacknowledged critical alert again, per destination
                                   ─▶ a lane per destination with something due sends it, in order
-                                  ─▶ sleep until the next retry, quiet-hours end, a lane's end or kick
+                                  ─▶ sleep until the next retry, repeat, quiet-hours end, a lane's end or kick
 
 Each destination is delivered on its own: a lane (a task) per destination sends its due deliveries in order,
 and the worker goes on routing and starting other lanes meanwhile — a receiver that answers slowly, or
@@ -39,7 +41,8 @@ from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.destinations.message import AlertMessage, alert_message
 from tenant_events.destinations.send import DEADLINE_S, Attempts, Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
-from tenant_events.store.outbox import Delivery, Outbox
+from tenant_events.store.outbox import Delivery, Outbox, Unrouted
+from tenant_events.values.alert_lifecycle import CATCH_UP_HOLD_S
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
@@ -83,14 +86,14 @@ class SharedDeliveries(Protocol):
     def may_send(self) -> bool:
         """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
 
-    def message(self, alert: StoredAlert, version: int) -> AlertMessage: ...
+    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
 
-    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+    async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
         ...
 
     async def record(
-        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+        self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
     ) -> None: ...
 
 
@@ -124,6 +127,7 @@ class DeliveryWorker:
         self._lanes: dict[str, asyncio.Task[None]] = {}  # destination → its lane while it sends
         self._db = ThreadPoolExecutor(1, thread_name_prefix="outbox")
         self._outbox: Outbox | None = None
+        self._next_repeat: float | None = None
         self._wake = asyncio.Event()
         self._closed = False
         self._grace = STOP_WAIT_S
@@ -195,6 +199,8 @@ class DeliveryWorker:
         targets = await asyncio.to_thread(self._targets)  # the keyring may be read: never on the UI thread
         fingerprints = {n: t.fingerprint for n, t in targets.items()}
         await self._route(outbox, targets)
+        every = {n: t.profile.repeat_minutes * 60 for n, t in targets.items()}
+        self._next_repeat = await self._call(outbox.schedule_repeats, self._clock(), every)
         # The lanes first: one that ends while the stops are read has written its stop before it ended.
         held = set(self._lanes)  # a destination with a lane has its deliveries in hand
         held |= set(await self._call(outbox.stopped, fingerprints))
@@ -212,9 +218,10 @@ class DeliveryWorker:
         if by_destination:
             return 0.0  # more may be due (a page of 200, or deliveries held behind a failure)
         next_at = await self._call(outbox.next_due, held | set(self._lanes))
-        if next_at is None:
+        soonest = [t for t in (next_at, self._next_repeat) if t is not None]
+        if not soonest:
             return IDLE_POLL_S
-        return min(IDLE_POLL_S, max(0.0, next_at - self._clock()))
+        return min(IDLE_POLL_S, max(0.0, min(soonest) - self._clock()))
 
     def _lane_done(self, name: str, lane: asyncio.Task[None]) -> None:
         if self._lanes.get(name) is lane:
@@ -224,24 +231,31 @@ class DeliveryWorker:
         self._wake.set()
 
     async def _route(self, outbox: Outbox, targets: dict[str, Target]) -> None:
-        for alert_id, version, queued_at in await self._call(outbox.unrouted):
-            alert = await self._call(outbox.alert, alert_id)
-            names = (
-                []
-                if alert is None
-                else [
-                    n
-                    for n, t in targets.items()
-                    if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
-                ]
-            )
-            now = self._clock()
-            holds = {
-                n: h
-                for n in names
-                if (h := self._held_until(targets[n], alert.severity if alert else "", now))
-            }
-            await self._call(outbox.route, alert_id, version, names, queued_at, now, holds)
+        rows = await self._call(outbox.unrouted)
+        if not rows:
+            return
+        alerts = await self._call(outbox.alerts, list(dict.fromkeys(r.alert_id for r in rows)))
+        now = self._clock()
+        routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
+        for row in rows:
+            alert = alerts.get(row.alert_id)
+            if alert is None:
+                routed.append((row, [], {}))
+                continue
+            names = [
+                n
+                for n, t in targets.items()
+                if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
+            ]
+            if row.kind == "resolved" and names:
+                given = await self._call(outbox.received, row.alert_id)
+                names = [n for n in names if n in given and targets[n].profile.sends_resolved]
+            holds = {n: h for n in names if (h := self._held_until(targets[n], alert.severity, now))}
+            if alert.catch_up and row.kind == "firing":
+                # a catch-up grows its alert chunk by chunk: it goes out once, as it is after the last chunk
+                holds = {n: max(holds.get(n, now), now + CATCH_UP_HOLD_S) for n in names}
+            routed.append((row, names, holds))
+        await self._call(outbox.route, routed, now)
 
     def _held_until(self, target: Target, severity: str, now: float) -> float | None:
         """When quiet hours or do-not-disturb end, if they hold this destination's delivery back now."""
@@ -276,24 +290,22 @@ class DeliveryWorker:
             if shared is not None:
                 if not shared.may_send():
                     return  # the lease went to another relay: it delivers what is left
-                done, before = await shared.prior(alert, d.version, target.profile.name)
+                done, before = await shared.prior(alert, d)
                 if done:
                     await self._call(outbox.delivered, d, now)  # another relay did, before a takeover
                     self._changed()
                     continue
                 attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
-                message = shared.message(alert, d.version)
+                message = shared.message(alert, d)
             else:
-                message = alert_message(alert, d.version, self._database.stem)
+                message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
             outcome = await self._send(target.url, message)
             if self._closed and outcome.kind != "delivered":
                 return  # ended by the stop: it stays due, as it was, for the next start
             now = self._clock()
             if shared is not None:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
-                await shared.record(
-                    alert, d.version, target.profile.name, state, attempts + 1, outcome.reason
-                )
+                await shared.record(alert, d, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
                 await self._call(outbox.delivered, d, now)
                 self.delivered += 1

@@ -5,7 +5,8 @@
             subject tenant-events._alerts.<tenant>.evaluating: a relay evaluates for the team (viewers then show
               these alerts instead of evaluating their own: tenant/team_feed.py)
             subject tenant-events._alerts.<tenant>._delivered.<delivery key>: a relay delivered it (the receipt)
-    bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<version>.<destination token>
+    bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<delivery>.<destination token>
+              (<delivery>: the version, `<version>r<n>` for its nth repeat, `resolved<n>` for the nth resolve)
               {"state": "delivered" | "pending", "attempts", "at", "relay"}: the team's delivery state
 
 An alert is named by its rule and its first event (hub/triage.py's `alert_key`), never by a relay's database row:
@@ -106,9 +107,14 @@ async def team_evaluates(js: JetStreamContext, names: HubNames) -> bool:
     return True
 
 
+def team_alert_key(tenant: str, key: str) -> str:
+    """The alert's key every relay sends (a pager's incident): the hub tenant and the alert's team name."""
+    return f"tenant-events:{tenant}:{key}"
+
+
 def team_dedup_key(tenant: str, key: str, version: int) -> str:
-    """The dedup key every relay sends for one alert version: the hub tenant and the alert's team name."""
-    return f"tenant-events:{tenant}:{key}:{version}"
+    """The dedup key every relay sends for one alert version (destinations/message.py `delivery_key`)."""
+    return f"{team_alert_key(tenant, key)}:{version}"
 
 
 def destination_token(name: str) -> str:
@@ -116,8 +122,12 @@ def destination_token(name: str) -> str:
     return "d" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-def delivery_key(key: str, version: int, destination: str) -> str:
-    return f"{key}.{version}.{destination_token(destination)}"
+def delivery_key(key: str, kind: str, version: int, nth: int, destination: str) -> str:
+    if kind == "resolved":
+        token = f"resolved{nth}"
+    else:
+        token = f"{version}r{nth}" if kind == "repeat" else str(version)
+    return f"{key}.{token}.{destination_token(destination)}"
 
 
 async def provision_alerts_stream(
@@ -238,7 +248,7 @@ class AlertPublisher:
         payload = {**alert, "key": key, "version": version, "hub_tenant": self._names.tenant}
         # (the detail too: a catch-up alert's latest event is worded again once the relay knows its names)
         detail = str(alert.get("detail") or "").encode()
-        msg_id = f"{key}:{version}:{alert.get('count')}:{zlib.crc32(detail):08x}"
+        msg_id = f"{key}:{version}:{alert.get('count')}:{zlib.crc32(detail):08x}:{alert.get('state')}"
         try:
             await self._js.publish(
                 alert_subject(self._names, key), orjson.dumps(payload), headers={MSG_ID: msg_id}

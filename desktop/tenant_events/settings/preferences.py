@@ -32,6 +32,12 @@ class NotificationSettings(BaseModel):
     critical_passes_dnd: bool = Field(
         False, description="alerts of critical rules notify even during do-not-disturb and quiet hours"
     )
+    repeat_minutes: float = Field(
+        60.0,
+        ge=0,
+        le=10_080,
+        description="a critical alert nobody acknowledged notifies again this often; 0 = never",
+    )
 
     @field_validator("event_types")
     @classmethod

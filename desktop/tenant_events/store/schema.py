@@ -17,6 +17,7 @@ Tables:
   archive_files, archive_garbage  the archive tier's catalog: which Parquet files hold the events moved out
               of `events` (schema 6, archive_catalog.py)
   access_*    the access history: when each membership, role and connection held (schema 7, access_history.py)
+  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 8, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -33,14 +34,15 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.access_history import SCHEMA as ACCESS_SQL
-from tenant_events.store.alerts_schema import ALERTS_SQL
+from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecycle
 from tenant_events.store.archive_catalog import ARCHIVE_SQL
 from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
 from tenant_events.store.directory import install_and_rebuild
+from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -176,13 +178,21 @@ _V6: Final = ARCHIVE_SQL
 # without the catalog.
 _V7: Final = ARCHIVE_SQL + ACCESS_SQL
 
+# Schema 8: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
+# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py). Earlier
+# builds of the alerts' life numbered it 6 (before the archive) or 7 (before the access history): every step here,
+# with the archive's catalog and the access history's tables made again, only adds what is missing, so each kind
+# of schema-6 or schema-7 file ends the same.
+_V8: Final = ARCHIVE_SQL + ACCESS_SQL + TRIAGE_SQL
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
+    _V8: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
 }
 
 

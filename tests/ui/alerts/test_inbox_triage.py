@@ -55,6 +55,10 @@ def test_triage_in_the_inbox(qtbot, tmp_path):
     bar.buttons["resolved"].click()
     assert bar.state.text().splitlines()[0].endswith("— expected: quarterly clean-up")
     assert book.unread() == 1
+    # resolved: it is over; only reopening (or resolving it again) is offered
+    assert {s for s, b in bar.buttons.items() if b.isEnabled()} == {"resolved", "open"}
+    bar.buttons["open"].click()
+    assert all(b.isEnabled() for b in bar.buttons.values())
     book.close()
 
 

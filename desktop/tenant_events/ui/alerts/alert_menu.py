@@ -3,7 +3,7 @@
     Do not disturb until 14:30          (only while muted; picking it turns do-not-disturb off)
     Alerts — 2 unread ▸  ● ▲ Mass deletion × 2 · demo · 14:32
                          ○ ◆ Organization connection changed · demo · 14:20
-                         …(the newest five)  ─  Open the alerts inbox…  Mark all read
+                         …(the five that fired last, the latest first)  ─  Open the alerts inbox…  Mark all read
 
 Inserted into the tray's menu above its first entry after "Open"; only emits signals, like ui/tray/tray_icon.py.
 """
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu
 
 from tenant_events.alerts.presentation import title
 from tenant_events.ui.alerts.alert_book import InboxEntry
-from tenant_events.ui.alerts.inbox_model import local_time
+from tenant_events.ui.alerts.inbox_model import local_stamp
 
 TRAY_LIST = 5
 _MARK = {"critical": "▲", "warning": "◆", "info": "●"}
@@ -67,7 +67,7 @@ class TrayAlertMenu(QObject):
         for e in self.entries:
             a = e.alert
             dot = "○" if a.read else "●"
-            text = f"{dot} {_MARK[a.severity]} {title(a)} · {e.profile} · {local_time(a.last_time)}"
+            text = f"{dot} {_MARK[a.severity]} {title(a)} · {e.profile} · {local_stamp(a.fired_at or a.raised_at)}"
             action = QAction(text, self.menu)
             action.triggered.connect(partial(self._open, e.profile, a.id))
             self._listed.append(action)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -88,6 +89,12 @@ class DestinationsPage(QWidget):
         self.tenants = QLineEdit()
         self.tenants.setPlaceholderText("every tenant (or profile names, comma-separated)")
         self.held = QCheckBox("Held back by quiet hours and do-not-disturb")
+        self.resolved = QCheckBox("Told when an alert is resolved (a pager's incident closes)")
+        self.repeat = QSpinBox()
+        self.repeat.setRange(0, 10_080)
+        self.repeat.setSuffix(" min")
+        self.repeat.setSpecialValueText("never")
+        self.repeat.setAccessibleName("Repeat unacknowledged critical alerts every")
         self.fields_error = self._error_label()
         self.stopped = self._error_label()
         self.save_button = QPushButton("&Save destination")
@@ -115,6 +122,8 @@ class DestinationsPage(QWidget):
         form.addRow("Rules", self.rules)
         form.addRow("Tenants", self.tenants)
         form.addRow("", self.held)
+        form.addRow("", self.resolved)
+        form.addRow("Repeat unacknowledged critical alerts every", self.repeat)
         form.addRow("", self.fields_error)
         form.addRow("", self.stopped)
         save_row = QHBoxLayout()
@@ -190,6 +199,8 @@ class DestinationsPage(QWidget):
         self.rules.setText(", ".join(p.rules))
         self.tenants.setText(", ".join(p.tenants))
         self.held.setChecked(p.held_by_quiet)
+        self.resolved.setChecked(p.sends_resolved)
+        self.repeat.setValue(round(p.repeat_minutes))
         stop = self.stops.get(p.name)
         self.stopped.setText(
             f"Stopped: {_printable(stop)}. Give it a corrected URL to resume." if stop else ""
@@ -209,6 +220,10 @@ class DestinationsPage(QWidget):
         self.rules.clear()
         self.tenants.clear()
         self.held.setChecked(True)
+        self.resolved.setChecked(
+            True
+        )  # a webhook's and a pager's default; e-mail and chat are usually unticked
+        self.repeat.setValue(60)
         self.test_result.setText("")
         self.stopped.hide()
 
@@ -232,6 +247,8 @@ class DestinationsPage(QWidget):
             "rules": [r.strip() for r in self.rules.text().split(",") if r.strip()],
             "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
             "held_by_quiet": self.held.isChecked(),
+            "send_resolved": self.resolved.isChecked(),
+            "repeat_minutes": float(self.repeat.value()),
         }
 
     def _run(self, coro: Any) -> None:

@@ -1,8 +1,9 @@
-"""The alerts inbox: every tenant's alerts, newest first; the events behind one; mark read; jump to the table.
+"""The alerts inbox: every tenant's alerts, the one that fired last first (each column sorts); the events behind
+one; mark read; triage; jump to the table.
 
-    ┌ 3 unread · 12 alerts ─────────────────────────────────────── [Mark all read] ┐
-    │ Severity   Alert                    Events  Tenant  Last event               │
-    │ ▲ Critical Mass deletion            30      demo    14:32:05   (bold: unread) │
+    ┌ 3 unread · 12 alerts ─────────────────────────────────────────────── [Mark all read] ┐
+    │ Severity   Alert                    State         Events  Tenant  Last firing          │
+    │ ▲ Critical Mass deletion × 2        Firing        50      demo    14:32:05 (bold: unread) │
     ├──────────────────────────────────────────────────────────────────────────────┤
     │ why (presentation.why_line) · the events behind it · [Show these events in the table] │
     └──────────────────────────────────────────────────────────────────────────────┘
@@ -88,6 +89,8 @@ class InboxWindow(QDialog):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(Col.ALERT, QHeaderView.ResizeMode.Stretch)
+        self.table.setSortingEnabled(True)  # the header sorts; the model keeps the order over reloads
+        header.setSortIndicator(Col.TIME, Qt.SortOrder.DescendingOrder)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.table.doubleClicked.connect(lambda _i: self.show_in_table())
 
@@ -132,6 +135,10 @@ class InboxWindow(QDialog):
         finally:
             self._restoring = False
         self._count()
+
+    def show_latest(self) -> None:
+        """Opened again: the top of the list, where the latest activity is (the selection stays)."""
+        self.table.scrollToTop()
 
     def _count(self) -> None:
         unread = sum(1 for e in self.model.entries if not e.alert.read)

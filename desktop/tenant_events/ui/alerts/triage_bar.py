@@ -25,6 +25,7 @@ from tenant_events.errors import StorageError
 from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
+from tenant_events.values.alert_lifecycle import allows, phase_of, transition_of
 from tenant_events.values.triage import NOTE_MAX, Triage, TriageState, clock
 
 SNOOZE_S: Final = 3600.0
@@ -42,6 +43,7 @@ def triage_line(t: Triage) -> str:
 
 class TriageBar(QWidget):
     changed = Signal()  # a triage was saved: counts elsewhere change
+    settled = Signal(str, int, str)  # profile, alert id, the triage state saved
 
     def __init__(self, database_file: Callable[[str], Path], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,12 +86,16 @@ class TriageBar(QWidget):
     def show_entry(self, entry: InboxEntry | None) -> None:
         self.entry = entry
         self.error.hide()
-        for button in self.buttons.values():
-            button.setEnabled(entry is not None)
         if entry is None:
+            for button in self.buttons.values():
+                button.setEnabled(False)
             self.state.setText("")
             return
         history = self._history(entry)
+        last = history[-1] if history else None
+        phase = phase_of(last.state if last else None, last.until if last else None, time.time())
+        for state, button in self.buttons.items():  # what the alert's phase allows (resolved: reopen first)
+            button.setEnabled(allows(phase, transition_of(state)))
         mark = "team · " if self.team(entry.profile) is not None else ""
         missed = self._undelivered(entry)
         if missed:
@@ -142,4 +148,5 @@ class TriageBar(QWidget):
             task.add_done_callback(self._published)
         self.note.clear()
         self.show_entry(entry)
+        self.settled.emit(entry.profile, entry.alert.id, state)
         self.changed.emit()
