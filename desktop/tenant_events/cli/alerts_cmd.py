@@ -92,5 +92,6 @@ def run(args: argparse.Namespace) -> int:
         marked = inbox.mark_read([a.id for a in alerts]) if args.mark_read else 0
         unread = inbox.unread_count()
     note = f", {marked} marked read" if args.mark_read else ""
-    print(f"tenant-events: {len(alerts)} alerts from {tenant}{note}; {unread} unread", file=sys.stderr)
+    listed = f"{len(alerts)} alert{'' if len(alerts) == 1 else 's'}"
+    print(f"tenant-events: {listed} from {tenant}{note}; {unread} unread", file=sys.stderr)
     return 0

@@ -24,7 +24,7 @@ from tenant_events.cli.stores import tenant_stores
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.store.alert_triage import AlertTriage
-from tenant_events.values.triage import SNOOZE_MAX_S, clock
+from tenant_events.values.triage import SET_WORDS, SNOOZE_MAX_S, clock
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhd])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _line(state: str, by: str, at: float, until: float | None, note: str) -> str:
     """ "acknowledged by ana 14:02 — looking into it" (a snooze says until when)."""
-    text = f"{state} by {by} {clock(at, '%Y-%m-%d %H:%M')}"
+    text = f"{SET_WORDS.get(state, state)} by {by} {clock(at, '%Y-%m-%d %H:%M')}"
     if until is not None:
         text += f" until {clock(until, '%Y-%m-%d %H:%M')}"
     clean = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in note)

@@ -12,6 +12,8 @@ from typing import Final, Literal
 
 TriageState = Literal["acknowledged", "snoozed", "resolved", "open"]
 TRIAGE_STATES: Final[tuple[TriageState, ...]] = ("acknowledged", "snoozed", "resolved", "open")
+# how a history line says each state was set: "open" is a reopen
+SET_WORDS: Final[dict[str, str]] = {"open": "reopened"}
 NOTE_MAX: Final = 500
 TIME_MAX: Final = 253_402_300_799.0  # 9999-12-31 23:59:59 UTC: the last moment a clock can show
 SNOOZE_MAX_S: Final = 366 * 86_400.0  # a snooze longer than a year is a resolve

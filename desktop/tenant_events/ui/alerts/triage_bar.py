@@ -26,7 +26,7 @@ from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.values.alert_lifecycle import allows, phase_of, transition_of
-from tenant_events.values.triage import NOTE_MAX, Triage, TriageState, clock
+from tenant_events.values.triage import NOTE_MAX, SET_WORDS, Triage, TriageState, clock
 
 SNOOZE_S: Final = 3600.0
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 def triage_line(t: Triage) -> str:
     """ "acknowledged by ana 14:02 — looking into it" (a snooze says until when); control characters escaped."""
-    text = f"{t.state} by {t.by} {clock(t.at, '%H:%M')}"
+    text = f"{SET_WORDS.get(t.state, t.state)} by {t.by} {clock(t.at, '%H:%M')}"
     if t.until is not None:
         text += f" until {clock(t.until, '%H:%M')}"
     note = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in t.note)
