@@ -63,6 +63,8 @@ def check_readable(path: Path) -> None:
         if _is_damage(exc):
             raise damaged(path, f"is damaged ({exc})") from None
         raise StorageError(f"cannot read the event database {path}: {exc}", "check the data dir") from None
+    except UnicodeDecodeError:  # a flipped bit in the schema's own text: names SQLite hands back are not text
+        raise damaged(path, "is damaged (its list of tables cannot be read)") from None
     finally:
         conn.close()
     if version > SCHEMA_VERSION:

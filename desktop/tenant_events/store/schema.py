@@ -357,11 +357,14 @@ def _check_ours(conn: sqlite3.Connection) -> None:
     data (and a later `export` would read theirs as ours)."""
     # One statement, so one snapshot: read apart, a version of 0 and the tables another process's first migration
     # committed in between would call a database just being made someone else's (and move it aside).
-    version, names = conn.execute(
-        "SELECT (SELECT user_version FROM pragma_user_version),"
-        " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
-        " ORDER BY name))"
-    ).fetchone()
+    try:
+        version, names = conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version),"
+            " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
+            " ORDER BY name))"
+        ).fetchone()
+    except UnicodeDecodeError:  # a flipped bit in the schema's own text: damage, as quick_check would say
+        raise _IntegrityCheckFailed("damaged: its list of tables cannot be read") from None
     if int(version) != 0:
         return
     tables = names.split("\x1f") if names else []
