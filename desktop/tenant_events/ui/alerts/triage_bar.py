@@ -25,7 +25,7 @@ from tenant_events.errors import StorageError
 from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
-from tenant_events.values.alert_lifecycle import allows, phase_of, transition_of
+from tenant_events.values.alert_lifecycle import after, allows, phase_of, transition_of
 from tenant_events.values.triage import NOTE_MAX, SET_WORDS, Triage, TriageState, clock
 
 SNOOZE_S: Final = 3600.0
@@ -94,8 +94,11 @@ class TriageBar(QWidget):
         history = self._history(entry)
         last = history[-1] if history else None
         phase = phase_of(last.state if last else None, last.until if last else None, time.time())
-        for state, button in self.buttons.items():  # what the alert's phase allows (resolved: reopen first)
-            button.setEnabled(allows(phase, transition_of(state)))
+        for state, button in self.buttons.items():
+            # what the alert's phase allows and what would change it (resolved: reopen first; no Reopen on an
+            # alert that is firing, no Acknowledge on an acknowledged one)
+            move = transition_of(state)
+            button.setEnabled(allows(phase, move) and after(phase, move) is not phase)
         mark = "team · " if self.team(entry.profile) is not None else ""
         missed = self._undelivered(entry)
         if missed:
