@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
 
 from tenant_events.ui.window.access.access_controller import AccessController, AccessHost
 from tenant_events.ui.window.access.access_page import AccessPage
@@ -25,7 +25,13 @@ class AccessTab:
     def __init__(self, window: TabHost) -> None:
         self.w = window
         self.page = AccessPage()
-        self.index = window.pages.addTab(self.page, "Access")
+        # In a scroll area: the view's controls need about 970 px, and a tab's minimum is the window's, so the
+        # window could no longer be made narrower than that for the event table's sake.
+        room = QScrollArea()
+        room.setWidget(self.page)
+        room.setWidgetResizable(True)
+        room.setFrameShape(QFrame.Shape.NoFrame)
+        self.index = window.pages.addTab(room, "Access")
         window.pages.setTabToolTip(self.index, "Who held which access at a moment, and what changed (Ctrl+2)")
         self.controller = AccessController(window, self.page)
         self.exporter = ReportExport(window.window(), window)
