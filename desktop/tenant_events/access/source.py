@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from tenant_events.store.access_reader import AccessReader, open_access
 from tenant_events.store.access_records import EventFacts, HeldAt
@@ -30,6 +30,11 @@ class HistorySource(Protocol):
 
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]:
         """The entities among `(kind, id)` keys, named as the event table names them."""
+        ...
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None:
+        """The entity as its newest created/updated event before `before_seq` gave it: a change is said with
+        the names at its time, as the event table says its event."""
         ...
 
 

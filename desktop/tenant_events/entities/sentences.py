@@ -19,7 +19,7 @@ earlier event gave it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tenant_events.store.entity_records import Entity, StoredPayload
@@ -33,12 +33,16 @@ class NameLookup(Protocol):
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]: ...
 
 
-class StoredLookup(NameLookup, Protocol):
-    """A directory that also hands out stored events' payloads and an entity as an earlier event gave it
-    (store/entity_reader.py `DirectoryReader`)."""
+class BeforeLookup(NameLookup, Protocol):
+    """A directory that also hands out an entity as an earlier event gave it: names at the time of an event."""
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None: ...
+
+
+class StoredLookup(BeforeLookup, Protocol):
+    """A directory that also hands out stored events' payloads (store/entity_reader.py `DirectoryReader`)."""
 
     def event_data(self, seqs: Iterable[int]) -> Mapping[int, StoredPayload]: ...
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None: ...
     def watermark(self) -> int: ...
 
 
@@ -155,27 +159,54 @@ def describe_all(events: Sequence[tuple[str, Mapping[str, Any]]], directory: Nam
 def describe_stored(directory: StoredLookup, seqs: Iterable[int]) -> dict[int, Sentence]:
     """Sentences for stored events by seq (a table model's visible rows): two queries for the whole page, and one
     more for each entity renamed after an event that names it, or a user whose identities an update changed."""
-    payloads = directory.event_data(seqs)
+    return describe_payloads(directory, directory.event_data(seqs))
+
+
+class NamesThen:
+    """Entities as they were called at the time of an event, each earlier object asked of the directory once."""
+
+    def __init__(self, directory: BeforeLookup) -> None:
+        self.directory = directory
+        self._earlier: dict[tuple[str, str, int], Mapping[str, Any] | None] = {}
+
+    def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
+        if (kind, entity_id, seq) not in self._earlier:
+            self._earlier[kind, entity_id, seq] = self.directory.object_before(kind, entity_id, seq)
+        return self._earlier[kind, entity_id, seq]
+
+    def name(self, entity: Entity | None, seq: int, stamp: int) -> str | None:
+        """What the entity was called at the event (`seq`, its directory `stamp`) when renamed since, else None."""
+        if entity is None or (entity.label_stamp or 0) <= stamp:
+            return None
+        obj = self.before(entity.kind, entity.id, seq)
+        return _subject_name(entity.kind, obj) if obj is not None else None
+
+    def entity(self, entity: Entity, seq: int, stamp: int) -> Entity:
+        """The entity labelled with its name at the event (itself when not renamed since)."""
+        named = self.name(entity, seq, stamp)
+        if named is None:
+            return entity
+        if entity.kind == "user":
+            return replace(entity, email=named)
+        if entity.kind == "organization":
+            return replace(entity, display=named)
+        return replace(entity, name=named, detail=None)  # (a connection's strategy: said with its name)
+
+
+def describe_payloads(directory: BeforeLookup, payloads: Mapping[int, StoredPayload]) -> dict[int, Sentence]:
+    """Sentences for stored events' payloads by seq, every name as it was at the event's time (one directory
+    query for the names, one more for each entity renamed since an event that names it)."""
     wanted = {(r.kind, r.id) for p in payloads.values() for r in references(p.type, p.data)}
     known = directory.entities(wanted) if wanted else {}
-    earlier: dict[tuple[str, str, int], Mapping[str, Any] | None] = {}
-
-    def before(kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
-        if (kind, entity_id, seq) not in earlier:
-            earlier[kind, entity_id, seq] = directory.object_before(kind, entity_id, seq)
-        return earlier[kind, entity_id, seq]
-
+    names = NamesThen(directory)
     out: dict[int, Sentence] = {}
     for seq, (kind, data, stamp) in payloads.items():
         then: dict[tuple[str, str], str] = {}
         for ref in references(kind, data):
-            entity = known.get((ref.kind, ref.id))
-            renamed = entity is not None and (entity.label_stamp or 0) > stamp
-            if ref.place != "subject" and renamed and (obj := before(ref.kind, ref.id, seq)) is not None:
-                named = _subject_name(ref.kind, obj)
-                if named is not None:
-                    then[ref.kind, ref.id] = named
-        out[seq] = describe(kind, _with_before(kind, data, seq, before), known, then)
+            named = None if ref.place == "subject" else names.name(known.get((ref.kind, ref.id)), seq, stamp)
+            if named is not None:
+                then[ref.kind, ref.id] = named
+        out[seq] = describe(kind, _with_before(kind, data, seq, names.before), known, then)
     return out
 
 

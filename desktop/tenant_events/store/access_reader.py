@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -110,6 +110,11 @@ class AccessReader:
         """The directory's entities among `(kind, id)` keys: names as the event table shows them."""
         with self._lock, database_errors(self.path):
             return self._names.entities(keys)
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
+        """The entity as its newest created/updated event before `before_seq` gave it (names at that time)."""
+        with self._lock, database_errors(self.path):
+            return self._names.object_before(kind, entity_id, before_seq)
 
     def _reach(self) -> HistoryReach:
         counters = dict(

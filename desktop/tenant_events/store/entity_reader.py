@@ -116,6 +116,14 @@ class DirectoryReader(HoldsConnection):
                 ).fetchall()
         return [_entity(r) for r in rows]
 
+    def find_former(self, kind: str, text: str) -> list[Entity]:
+        """Entities of `kind` once called `text` (any case) and renamed since: the directory keeps only the
+        current name, the stored events the earlier ones."""
+        with self._lock:
+            ids = timeline_query.ids_once_called(self._conn, kind, text)
+        known = self.entities((kind, i) for i in ids)
+        return [known.get((kind, i)) or Entity(kind, i) for i in ids]
+
     def by_email(self, email: str) -> list[Entity]:
         """Users with that email (any case); more than one when an address moved between accounts."""
         with self._lock:

@@ -167,3 +167,30 @@ def _own_events(
         " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
         (match, high, limit),
     )
+
+
+FORMER_LOOKS: Final = 10_000  # created/updated events of the kind read, newest first, before giving up
+
+
+def ids_once_called(conn: sqlite3.Connection, kind: str, name: str) -> list[str]:
+    """Ids of the entities of `kind` that some stored created/updated event called `name` (any case): a name it
+    had once, renamed since. Newest first; the live tier only (the type index narrows to those events, the raw
+    JSON to the ones holding the name)."""
+    wanted = name.casefold()
+    ident = "user_id" if kind == "user" else "id"
+    found: dict[str, None] = {}
+    rows = conn.execute(
+        "SELECT raw FROM events WHERE type IN (?, ?) AND instr(lower(raw), ?) > 0 ORDER BY seq DESC LIMIT ?",
+        (f"{kind}.created", f"{kind}.updated", name.lower(), FORMER_LOOKS),
+    )
+    for (raw,) in rows:
+        try:
+            obj = orjson.loads(str(raw))["event"]["data"]["object"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get(ident), str):
+            continue
+        called = (obj.get(k) for k in ("name", "display_name", "email"))
+        if any(isinstance(c, str) and c.casefold() == wanted for c in called):
+            found[obj[ident]] = None
+    return list(found)
