@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tenant_events.store.entity_records import Entity, StoredPayload
+from tenant_events.values.events import StoredEvent
 from tenant_events.wire import EventType, summarize
 from tenant_events.wire.references import Ref, references
 
@@ -160,6 +161,13 @@ def describe_stored(directory: StoredLookup, seqs: Iterable[int]) -> dict[int, S
     """Sentences for stored events by seq (a table model's visible rows): two queries for the whole page, and one
     more for each entity renamed after an event that names it, or a user whose identities an update changed."""
     return describe_payloads(directory, directory.event_data(seqs))
+
+
+def summaries(directory: StoredLookup, events: Sequence[StoredEvent]) -> list[str]:
+    """Each event's Summary as the event table shows it (page_names.py): the sentence with the names at its time,
+    the stored summary for an event the directory cannot say (an unreadable payload)."""
+    said = describe_stored(directory, [e.seq for e in events])
+    return [s.text if (s := said.get(e.seq)) is not None else e.summary for e in events]
 
 
 class NamesThen:
