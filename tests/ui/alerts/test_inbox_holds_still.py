@@ -8,20 +8,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint
 
-from helpers.demo_window import QUIET_DEMO_ARGS, act_out, click, demo_app, demo_window, pointer_to
+from helpers.demo_window import INCIDENTS, QUIET_DEMO_ARGS, act_out, click, demo_app, demo_window, pointer_to
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.ui.look.theme import apply_theme
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
-
-INCIDENTS = (  # each raises an alert of another rule
-    ("mass_deletion", {"n": 25, "over_s": 1}),
-    ("account_link", {"over_s": 1}),
-    ("shared_phone", {"n": 3, "over_s": 1}),
-    ("org_deleted", {}),
-    ("signup_wave", {"n": 25, "over_s": 2}),
-    ("admin_group_member", {"over_s": 1}),
-)
 
 
 def keys(entries) -> list[tuple[str, int]]:
