@@ -7,7 +7,7 @@ view over several, without a change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,9 +32,9 @@ class HistorySource(Protocol):
         """The entities among `(kind, id)` keys, named as the event table names them."""
         ...
 
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None:
-        """The entity as its newest created/updated event before `before_seq` gave it: a change is said with
-        the names at its time, as the event table says its event."""
+    def objects_of(self, kind: str, entity_id: str) -> Sequence[tuple[int, Mapping[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first: a change is said with the
+        names at its time, as the event table says its event."""
         ...
 
 

@@ -111,10 +111,10 @@ class AccessReader:
         with self._lock, database_errors(self.path):
             return self._names.entities(keys)
 
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
-        """The entity as its newest created/updated event before `before_seq` gave it (names at that time)."""
+    def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first: names at any time."""
         with self._lock, database_errors(self.path):
-            return self._names.object_before(kind, entity_id, before_seq)
+            return self._names.objects_of(kind, entity_id)
 
     def _reach(self) -> HistoryReach:
         counters = dict(

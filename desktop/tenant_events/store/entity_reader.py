@@ -187,10 +187,19 @@ class DirectoryReader(HoldsConnection):
                 out[int(seq)] = StoredPayload(str(kind), data, stamp)
         return out
 
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
-        """The entity as its newest created/updated event before `before_seq` gave it (timeline_query.py)."""
+    def every_name(self) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
+        """Every entity's names by seq (timeline_query.py): names at the time for a whole export at once."""
         with self._lock:
-            return timeline_query.object_before(self._conn, kind, entity_id, before_seq)
+            self._conn.execute("BEGIN")
+            try:
+                return timeline_query.every_name(self._conn)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first (timeline_query.py)."""
+        with self._lock:
+            return timeline_query.objects_of(self._conn, kind, entity_id)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

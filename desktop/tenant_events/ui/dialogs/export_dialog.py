@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
-from tenant_events.entities.sentences import summaries
+from tenant_events.entities.sentences import export_summaries
 from tenant_events.errors import UserFixableError
 from tenant_events.values.events import EventFilter
 from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
@@ -116,7 +116,7 @@ class ViewExport(QObject):
                 head,
                 target,
                 fmt,
-                lambda events: summaries(reader.directory(), events),  # the table's sentences
+                export_summaries(reader.directory()),  # the CSV's summary: the table's sentences
                 self._progress,
             )
         except ExportCancelled:
