@@ -200,6 +200,7 @@ def ids_once_called(conn: sqlite3.Connection, kind: str, name: str) -> list[str]
     return list(found)
 
 
+# the events whose object names itself (wire/references.py: a subject with a name)
 OWN_TYPES: Final = (
     "user.created",
     "user.updated",
@@ -207,7 +208,7 @@ OWN_TYPES: Final = (
     "organization.updated",
     "group.created",
     "group.updated",
-)  # fmt: skip  (the events whose object names itself)
+)
 
 
 def every_name(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
