@@ -74,7 +74,7 @@ class ConnectionWatch:
 
 
 def leader_of(relays: list[HubCli]) -> HubCli:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + bound(30)
     while time.monotonic() < deadline:
         live = [r for r in relays if r.proc.poll() is None]
         leaders = [r for r in live if r.count("leader: holds the lease") > r.count("standby: lost the lease")]
