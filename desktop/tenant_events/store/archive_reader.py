@@ -60,7 +60,7 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
     (row groups holding none are not read: an e-mail's or an event id's match 1.8 s -> 0.05 s on 1M events);
     more by a CASE, which keeps the exact checks off every other row."""
     if few is not None:
-        return f"seq IN ({', '.join(str(int(s)) for s in few) or 'NULL'}) AND ({where})"
+        return f"seq IN ({', '.join(str(int(s)) for s in few)}) AND ({where})" if few else "false"
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
