@@ -35,15 +35,13 @@ def start_webhook(monitor: Any, runner: Any, got: dict[str, list[float]], event_
     """Deliver `monitor`'s alerts to a local webhook; returns an async `finish(rounds)` that waits for the
     deliveries, records the latencies in `got` and stops everything."""
     from tenant_events.destinations.registry import make_destination
-    from tenant_events.destinations.urls import fingerprint
     from tenant_events.destinations.worker import DeliveryWorker, Target
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"json://127.0.0.1:{server.server_address[1]}/hook"
-    target = Target(
-        make_destination("bench", url, severities=["info", "warning", "critical"]), url, fingerprint(url)
-    )
+    profile = make_destination("bench", url, severities=["info", "warning", "critical"])
+    target = Target(profile, url, profile.fingerprint)
     worker = DeliveryWorker(monitor.database_file, lambda: {"bench": target})
     task = asyncio.ensure_future(worker.run())
     stored: dict[str, tuple[float, float]] = {}

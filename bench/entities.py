@@ -38,8 +38,9 @@ import orjson
 TENANTS = ("acme", "globex", "initech", "umbrella", "hooli")
 
 
-def build(path: Path, n: int, seed: int) -> collections.Counter[tuple[str, str]]:
-    """A store of n generated events; returns how many events name each entity (wire/references.py)."""
+def build(path: Path, n: int, seed: int, mean_gap_s: float = 0.5) -> collections.Counter[tuple[str, str]]:
+    """A store of n generated events, `mean_gap_s` apart on average (bench/access.py spreads a million over
+    months); returns how many events name each entity (wire/references.py)."""
     from tenant_events.simulator.generator import TenantLife
     from tenant_events.simulator.world import iso_ms
     from tenant_events.store import Batch, EventRow, StoreWriter
@@ -54,7 +55,7 @@ def build(path: Path, n: int, seed: int) -> collections.Counter[tuple[str, str]]
     started = time.perf_counter()
     batch: list[Any] = []
     for i in range(n):
-        ts += rng.expovariate(2)
+        ts += rng.expovariate(1 / mean_gap_s)
         kind, data = life.next_event(ts)
         env = {
             "specversion": "1.0",
@@ -77,7 +78,7 @@ def build(path: Path, n: int, seed: int) -> collections.Counter[tuple[str, str]]
     if batch:
         writer.commit_sync(Batch(events=batch, cursor=str(n)))
     stored = time.perf_counter() - started
-    writer.index_all_sync()  # full-text index and directory, as the idle indexer would
+    writer.index_all_sync()  # full-text index, directory and access history, as the idle indexer would
     writer.close()
     print(
         f"  {path.stem}: {n:,} events stored in {stored:.0f} s, indexed in "

@@ -44,7 +44,8 @@ def hub(
         backlog=2000, heartbeat=0.1, rotate_after=0.7, rate=40, burst_every=0, max_connections=1
     )
     token, pw = sim.mint_token(ttl=24 * 3600), cluster.credentials
-    common = ["--hub", cluster.urls, "--hub-tenant", "pg", "--name", "pg"]
+    # (acme: the tenant packaging/nats/accounts.conf pins its viewers to)
+    common = ["--hub", cluster.urls, "--hub-tenant", "acme", "--name", "pg"]
 
     def relay(data: Path) -> HubCli:
         return HubCli(

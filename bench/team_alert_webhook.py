@@ -45,7 +45,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def main() -> int:
-    from tenant_events.destinations.registry import make_destination, save_destination
+    from tenant_events.destinations.registry import make_destination, save_destination, slot
     from tenant_events.hub.team_alerts import team_dedup_key, team_key
     from tenant_events.paths import AppPaths
     from tenant_events.settings import load_settings, save_settings
@@ -107,7 +107,7 @@ def main() -> int:
     finally:
         code = relay.stop()
         server.shutdown()
-        store.delete(f"destination:{name}")
+        store.delete(slot(paths, name))
         hub.stop()
         sim.terminate()
         sim.wait(10)

@@ -8,14 +8,15 @@ glibc's heap, SQLite's memory (and with --tracemalloc the Python heap and the si
 process. `./run test --exec` gives it the harness's desktop: Xvfb, a session D-Bus, gnome-keyring; this script
 adds a dunst (and a tray host when trayer is there) and signs in through tests/ui/app/browser_cmd.py as $BROWSER.
 
+It runs under a window manager (openbox, when installed: --no-window-manager leaves it out), as a desktop does.
 Every --drive-every seconds it uses the window as a person would, through xdotool: a query typed and cleared,
 a few rows stepped through (the detail pane and its names), the row menu's last "Timeline of …" opened and
-closed. `--act-out MIN:KIND` asks the demo simulator to act out an incident (POST /_sim/scenario) MIN minutes
+closed, the alerts inbox opened and a few alerts read. `--act-out MIN:KIND` asks the demo simulator to act out an incident (POST /_sim/scenario) MIN minutes
 in and takes screenshots (`import -window root`) 20 and 90 seconds later. A bus monitor records every Notify
 call (summary, body, urgency, expiry) and when each notification closed.
 
-Prints one line per sample while it runs (also written to --out), then the table, the growth after --warmup
-minutes, notifications by title, and the verdict: the last RSS against 200 MB.
+Prints one line per sample while it runs (also written to --out), then every sample again as one table, the
+growth after --warmup minutes, notifications by title, and the verdict: the last RSS against 200 MB.
 """
 
 from __future__ import annotations
@@ -61,13 +62,20 @@ def _gdbus_owned(name: str) -> bool:
     return "true" in out.stdout
 
 
-def desktop_helpers() -> list[subprocess.Popen[bytes]]:
-    """A notification daemon and a tray host on the harness's display and bus (what a desktop has)."""
+def desktop_helpers(window_manager: bool) -> list[subprocess.Popen[bytes]]:
+    """A window manager, a notification daemon and a tray host on the harness's display and bus (what a desktop
+    has)."""
     if not (os.environ.get("DISPLAY") and os.environ.get("DBUS_SESSION_BUS_ADDRESS")):
         raise SystemExit(
             "needs X and a session bus: ./run test --exec .venv/bin/python bench/window_memory.py"
         )
     started = []
+    if window_manager and shutil.which("openbox"):
+        started.append(
+            subprocess.Popen(
+                ["openbox", "--sm-disable"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+        )
     if not _gdbus_owned("org.freedesktop.Notifications"):
         started.append(subprocess.Popen(["dunst"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         deadline = time.monotonic() + 10
@@ -170,7 +178,7 @@ def _xdo(*args: str) -> str:
 class Driver:
     """Uses the main window through the keyboard, as a person would, one step per call."""
 
-    STEPS = ("query", "rows", "timeline")
+    STEPS = ("query", "rows", "timeline", "inbox")
 
     def __init__(self, pid: int) -> None:
         self.pid, self.turn = pid, 0
@@ -193,7 +201,8 @@ class Driver:
         window = self._window()
         if window is None:
             return "no window"
-        _xdo("windowfocus", "--sync", window)
+        _xdo("windowactivate", "--sync", window)  # with a window manager: as a task bar click does
+        _xdo("windowfocus", "--sync", window)  # without one
         kind = self.STEPS[self.turn % len(self.STEPS)]
         self.turn += 1
         if kind == "query":
@@ -207,13 +216,19 @@ class Driver:
         elif kind == "rows":
             self._into_table(window)
             self._keys(*["j"] * 6, "k", "k", "n", "f")
-        else:
+        elif kind == "timeline":
             self._into_table(window)
             self._keys("shift+F10", "Up", "Return", pause=0.8)  # the row menu's last entry: "Timeline of …"
             time.sleep(5)
             self._keys("alt+Left")
             self._into_table(window)  # the pane took the focus
             self._keys("f")
+        else:  # the inbox (Ctrl+Shift+A): a few alerts read, each with the events behind it; Escape closes it
+            self._keys("ctrl+shift+a", pause=1.5)
+            self._keys("Home", "Down", "Down", "Down", "Up", pause=1.0)
+            self._keys("Escape")
+            _xdo("windowactivate", "--sync", window)
+            self._keys("n")
         return kind
 
 
@@ -309,13 +324,14 @@ def main() -> int:
     ap.add_argument("--tracemalloc", action="store_true", help="also trace Python allocations (inflates RSS)")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "window-memory.jsonl")
     ap.add_argument("--data-dir", type=Path, help="the app's data folder (default: a fresh temporary one)")
+    ap.add_argument("--no-window-manager", action="store_true", help="run without openbox")
     ns = ap.parse_args()
     acts = sorted((float(m) * 60, kind) for m, _, kind in (a.partition(":") for a in ns.act_out))
     data = ns.data_dir or Path(tempfile.mkdtemp(prefix="window-memory-"))
     work = ns.out.with_suffix("")
     work.mkdir(parents=True, exist_ok=True)
     probe_out = work / "probe.jsonl"
-    helpers = desktop_helpers()
+    helpers = desktop_helpers(not ns.no_window_manager)
     notes = NotifyLog(work / "notify.log")
     env = dict(
         os.environ,
@@ -400,12 +416,12 @@ def report(
     if not rows:
         print("no samples: the app did not run (see app.log next to --out)")
         return 1
-    step = max(1, len(rows) // 20)
     print(
-        "\nRSS over time (MiB; heap = glibc mallinfo2, Python = tracemalloc when on, data dir = the app's files)"
+        "\nRSS over time, every sample (MiB; heap = glibc mallinfo2, Python = tracemalloc when on, data dir = the"
+        " app's files)"
     )
     print("  ".join(t for t, _, _ in COLUMNS))
-    for r in rows[::step] if rows[-1] in rows[::step] else [*rows[::step], rows[-1]]:
+    for r in rows:
         print(row_text({**r, "event": ""}))
     warm = next((r for r in rows if r["t"] >= warmup), rows[0])
     last, peak = rows[-1], max(rows, key=lambda r: r["rss_mb"])

@@ -43,10 +43,14 @@ QUICK_SKIPS_DIRS = ("ui", "packaging", "proving", "chaos")
 SLOW = (
     "ui/app/test_neighbours_app.py",  # every command beside the app, run and killed: ~130 s on a loaded machine
     "proving/test_neighbours_stream.py",  # the same beside `stream`: ~120 s
+    "store/test_tiers_agree.py",  # ~70 s on a loaded machine
+    "store/test_archive_move.py::test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing",  # ~60 s
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
     "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",  # ~30 s, twice
     "alerts/test_builtin_rules_live.py",
+    "ui/window/test_focus_after_settings.py",  # Settings opened and closed five times, twice: ~25 s each
     "cli/test_unreachable.py",
+    "destinations/test_hostile_receivers.py::test_destinations_test_of_a_trickling_receiver_answers_within_the",
     "chaos/test_crash_safety.py::test_sigkill_rounds_keep_every_event_exactly_once_in_order",
     "stream/test_generators_closed.py::test_rotations_under_the_windows_qt_loop_print_nothing",
     "proving/test_proving_ground_cmd.py",
@@ -56,10 +60,14 @@ SLOW = (
     "stream/test_generators_closed.py::test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a",
     "hub/test_cluster_failover.py",
     "store/test_query_store.py::test_random_queries_match_the_model",
+    "store/test_access_history.py::test_every_moment_matches_the_model_whatever_the_delivery_order",  # ~20 s
     "hub/test_proving_hub_row.py",
     "hub/test_team_alert_takeover.py",
     "ui/app/test_gui_command.py::test_demo_command_end_to_end",
     "ui/app/test_demo_flow.py",
+    "ui/alerts/test_inbox_window_states.py",
+    "ui/alerts/test_alert_words.py",
+    "ui/window/test_follow_states.py",
     "ui/app/test_rotation_status.py",
     "stream/test_no_reconnect_storm.py",
     "cli/test_alerts_cli.py::test_exactly_once_across_sigkill_restart_and_resent_events",
@@ -71,6 +79,8 @@ SLOW = (
     "test_code_quality.py::test_mypy_strict_clean",
     "store/test_wal_bound.py::test_many_small_commits_with_busy_readers_keep_the_wal_under_its_bound",
     "destinations/test_webhook_delivery.py::test_a_slow_receiver_is_waited_for_and_holds_up_no_other_destination",
+    "destinations/test_hostile_receivers.py::test_stream_exits_within_5_s_while_a_send_trickles",
+    "hub/test_hub_attacks.py::test_a_watch_of_a_large_triage_bucket_sees_every_later_update",
     "simulator/test_scenarios.py::test_routine_live_traffic_leaves_out_the_incidents_and_speed_compresses_time",
     "auth/test_loopback_under_load.py",
     "query/test_query_parser.py::test_canonical_text_parses_back_to_the_same_tree",

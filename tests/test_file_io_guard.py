@@ -21,7 +21,11 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
-    "store/schema.py::_make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
+    "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::_synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
+    "store/archive_build.py::sync_folder": "the <name>.archive/ folder itself, to fsync its renames",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
     "crash.py::RunMarker.__enter__": "the running app's marker file in logs/",
@@ -34,17 +38,17 @@ ALLOWED: dict[str, str] = {
     "settings/settings_file.py::load_settings": "the settings file and its backup before a migration",
     "settings/settings_file.py::save_settings": "the settings file's directory, to fsync the rename",
     "tenant/origin.py::recorded_origin": "<name>.origin.json beside the database",
-    "cli/hub_args.py::_read_secret": "the hub secret file the user names",
-    "cli/rules_sigma.py::run_export": "the Sigma file `rules export` writes",
-    "cli/rules_test_cmd.py::_file_entries": "the rules file `rules test` is given (its process holds no database)",
+    "paths.py::regular_file_bytes": "a file the user names, read only when it is a regular file: a hub secret file, "
+    "the Sigma files `rules import` reads, the rules file `rules test` is given",
     "cli/output_file.py::quiet_stdout": "os.devnull",
     "cli/timeline_cmd.py::run": "os.devnull",
     "cli/timeline_cmd.py::_write": "the --jsonl file the user names",
     "cli/alerts_cmd.py::run": "the --jsonl file the user names",
     "cli/stream_cmd.py::_open_output": "the --jsonl file the user names",
     "cli/stream_alerts.py::_AlertSink.__init__": "the --alerts-jsonl file the user names",
-    "cli/export_cmd.py::_write_through": "the export target the user names (a FIFO or a device)",
-    "alerts/sigma_rules/reader.py::_load": "the Sigma rule files `rules import` reads",
+    "cli/output_file.py::_write_file": "the export or access target the user names (a FIFO or a device)",
+    "ui/window/access/report_writer.py::write_report": "a temp file beside the access review the user picks",
+    "ui/window/access/report_writer.py::write_report.csv_file": "a temp file beside the review's CSV",
     "ui/app/hub_connect.py::read_secret": "the hub secret file the user picks",
     "ui/app/route_watch.py::has_default_route": "/proc/net/route",
     "ui/source_scan.py::uses_pyside": "the Python source of an imported module",
@@ -124,9 +128,20 @@ def test_every_allowed_site_still_exists():
     assert not stale, f"ALLOWED names sites that no longer open anything: {sorted(stale)}"
 
 
+# The store's own plain I/O: creating the database file, and the archive's Parquet and scratch files in the
+# `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
+STORE_SITES = {
+    "store/schema.py::make_private",
+    "store/archive_build.py::_tokens",
+    "store/archive_build.py::scratch",
+    "store/archive_build.py::_synced_rename",
+    "store/archive_build.py::sync_folder",
+}
+
+
 def test_store_opens_nothing_but_through_sqlite():
-    in_store = [site for site in plain_io_sites() if site.startswith("store/")]
-    assert in_store == ["store/schema.py::_make_private"], in_store
+    in_store = {site for site in plain_io_sites() if site.startswith("store/")}
+    assert in_store == STORE_SITES, sorted(in_store ^ STORE_SITES)
 
 
 def test_the_guard_sees_the_ways_a_file_is_opened(tmp_path):

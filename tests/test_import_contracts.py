@@ -103,6 +103,7 @@ STORE_FOR_THE_FRONT_ENDS = {
     "health",
     "reindex",
     "memory_limit",
+    "tier_disk",
 }
 
 

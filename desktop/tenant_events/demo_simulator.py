@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +30,24 @@ READY = re.compile(r"Tenant simulator ready: base_url=(\S+) auth_url=(\S+)")
 DEMO_CLIENT = re.compile(r"^\s*demo client\b.*:\s*(\S+)\s*$", re.IGNORECASE)
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, looked up here in the parent: the child between fork and exec may not look anything up.
+    (`ctypes.util.find_library` there imports modules and starts `ldconfig`; a lock another thread of the app
+    held at the fork, such as the import lock while the window loads, stays held in the child for ever, and the
+    demo never started: seen once in the window-memory bench.)"""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_parent(prctl: Callable[..., int]) -> Callable[[], None]:
+    """What the child runs between fork and exec: one call, nothing to import or look up."""
+
+    def run() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+    return run
 
 
 def simulator_argv(data_dir: Path, extra: list[str] | None = None) -> list[str]:
@@ -102,6 +118,7 @@ def spawn_simulator(data_dir: Path, extra: list[str] | None = None) -> DemoSimul
     """Start the child (it dies with this process, see the module docstring)."""
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    prctl = _prctl() if sys.platform.startswith("linux") else None
     process = subprocess.Popen(
         simulator_argv(data_dir, extra),
         stdin=subprocess.DEVNULL,
@@ -109,7 +126,7 @@ def spawn_simulator(data_dir: Path, extra: list[str] | None = None) -> DemoSimul
         stderr=subprocess.STDOUT,
         text=True,
         env=env,
-        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        preexec_fn=_die_with_parent(prctl) if prctl is not None else None,
     )
     return DemoSimulator(process)
 

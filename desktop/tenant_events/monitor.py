@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tenant_events.paths import AppPaths
-from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter
+from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter, archive_keeper
 from tenant_events.stream.engine import EngineConfig, StreamEngine
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.values.retention import Retention
@@ -117,7 +117,7 @@ class TenantMonitor:
         engine.on_state, engine.on_commit = self.on_state, self.on_commit  # handed down, not forwarded
         self._engine = engine
         self._task = asyncio.create_task(engine.run(), name=f"monitor-{self.name}")
-        if self.retention and (self.retention.max_age_days or self.retention.max_rows):
+        if self.retention is not None:
             self._retention_task = asyncio.create_task(self._retention_loop(), name=f"retention-{self.name}")
 
     async def wait(self) -> StateChange:
@@ -156,13 +156,13 @@ class TenantMonitor:
         return EventReader(self.database_file)
 
     async def _retention_loop(self) -> None:
+        """The tiers' upkeep (docs/archive.md): move what is due to the archive, merge, expire, tidy up; off the
+        loop (writing Parquet takes seconds), each catalog change on the writer thread."""
         assert self.retention is not None
         while True:
             if self._writer is not None:
                 try:
-                    await self._writer.apply_retention(
-                        max_age_days=self.retention.max_age_days, max_rows=self.retention.max_rows
-                    )
+                    await asyncio.to_thread(archive_keeper.keep, self._writer, self.retention)
                 except Exception:
-                    log.exception("%s: retention pass failed", self.name)
+                    log.exception("%s: archive pass failed", self.name)
             await asyncio.sleep(self.retention.interval)

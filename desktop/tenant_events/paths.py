@@ -2,13 +2,15 @@
 
 Everything hangs off one data dir so tests (and `--data-dir`) isolate a whole profile; `TENANT_EVENTS_HOME`
 does the same from the environment. The resources dir differs between a dev checkout, an installed wheel and
-a PyInstaller bundle; `resource_path` hides that.
+a PyInstaller bundle; `resource_path` hides that. A file a user names to be read (a rule file, a key file) is
+read through `regular_file_bytes`: a device or a pipe in its place could be read forever.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,25 @@ APP_DIR_NAME = "tenant-events"
 HOME_ENV = "TENANT_EVENTS_HOME"
 # A profile's name is also its database's file name: a slug can never climb out of the data dir (no "/", no "..").
 PROFILE_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+def regular_file_bytes(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them; ValueError saying why not (not a regular
+    file — asked of the file once open, so it cannot be swapped in between —, larger, unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # (opening a FIFO does not block)
+    except OSError as exc:
+        raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("is not a regular file")
+        try:
+            raw = f.read(limit + 1)
+        except OSError as exc:
+            raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise ValueError(f"is larger than {limit:,} bytes")
+    return raw
 
 
 def check_profile_name(name: str) -> str:
@@ -70,6 +91,34 @@ class AppPaths:
     @property
     def simulator_dir(self) -> Path:
         return self.data_dir / "simulator"
+
+
+# A tenant's database and the files SQLite keeps beside it (a moved-aside damaged one, `x.corrupt-….sqlite3`, too).
+DATABASE_NAME = re.compile(r"\.sqlite3(?:-wal|-shm|-journal)?$")
+
+
+def database_file_named(target: str | os.PathLike[str], data_dir: Path) -> Path | None:
+    """The database file (or its -wal, -shm, -journal) under `data_dir` that `target` names — through `..`, a
+    symlink or a hard link — else None. Looked at with `stat` only: opening such a file in a process that holds a
+    connection to it would drop that process's locks (store/connections.py)."""
+    real = Path(os.path.realpath(target))
+    base = Path(os.path.realpath(data_dir))
+    if DATABASE_NAME.search(real.name) and real.is_relative_to(base):
+        return real
+    try:
+        st = real.stat()
+    except OSError:
+        return None  # a new file outside the data dir's database names
+    for candidate in base.rglob("*.sqlite3*") if base.is_dir() else ():
+        if not DATABASE_NAME.search(candidate.name):
+            continue
+        try:
+            other = candidate.stat()
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return candidate
+    return None
 
 
 def resource_path(*parts: str) -> Path:

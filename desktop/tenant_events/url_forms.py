@@ -41,12 +41,18 @@ def alert_link(tenant: str, alert_id: int) -> str:
 
 
 def parse_alert_link(text: str) -> tuple[str, int] | None:
-    """(tenant, alert id) of an alert link; None for anything else, so a stray argument opens nothing."""
-    parts = urlsplit(text.strip())
+    """(tenant, alert id) of an alert link; None for anything else (a link any web page can hand the desktop:
+    never a crash), so a stray argument opens nothing."""
+    try:
+        parts = urlsplit(text.strip())
+    except ValueError:  # e.g. a "[" that opens no IPv6 address
+        return None
     if parts.scheme.lower() != ALERT_LINK_SCHEME or parts.netloc.lower() != "alert":
         return None
     pieces = parts.path.strip("/").split("/")
     if len(pieces) != 2 or not pieces[0] or not pieces[1].isascii() or not pieces[1].isdigit():
+        return None
+    if len(pieces[1]) > 19 or not 1 <= int(pieces[1]) <= 2**63 - 1:  # a database row id
         return None
     tenant, number = pieces
     if len(tenant) > 64 or not all(

@@ -1,8 +1,10 @@
-"""Notification decisions: urgency from severity, one notification per live alert (folds never re-notify), a
-catch-up as one summary, do-not-disturb and quiet hours with the time they end, critical alerts passing DND."""
+"""Notification decisions: urgency from severity, each live firing said (a version folded into an open alert
+too), repeats of an unacknowledged critical alert, a catch-up as one summary, do-not-disturb and quiet hours
+with the time they end, critical alerts passing DND."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes, urgency_for
@@ -134,11 +136,47 @@ def test_critical_alerts_pass_when_the_user_allows_it():
     assert [n.alert_ids for n in lenient.offer(StepResult(raised=[alert(1), warning]))] == [(1,)]
 
 
-def test_a_critical_rule_firing_again_into_its_open_alert_notifies_again():
+def test_each_firing_folded_into_an_open_alert_notifies_again_unless_the_rule_says_not_to():
     now = [at("2026-11-04T12:00:00+00:00")]
-    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0])
+    quiet_rules = {"org-deleted"}  # the user turned re-notification off for this rule
+    planner = NotificationPlanner(
+        QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0], renotify=lambda r: r not in quiet_rules
+    )
     planner.offer(StepResult(raised=[alert(1)]))
     [again] = planner.offer(StepResult(updated=[alert(1, occurrences=2)], refired={1}))
     assert (again.title, again.urgency, again.alert_ids) == ("Admin role assigned × 2", "critical", (1,))
-    warning = alert(2, "org-connection", "Organization connection changed", "warning", occurrences=2)
-    assert planner.offer(StepResult(updated=[warning], refired={2})) == []  # a warning's burst: one popup
+    # a warning re-firing: a different user, minutes later, is news too
+    warning = alert(2, "admin-group-member", "Member added to an admin group", "warning", occurrences=2)
+    [said] = planner.offer(StepResult(updated=[warning], refired={2}))
+    assert (said.title, said.urgency) == ("Member added to an admin group × 2", "normal")
+    # … unless the rule says not to (a critical one always does), and an info alert says itself once only
+    off = alert(3, "org-deleted", "Organization deleted", "warning", occurrences=2)
+    info = alert(4, "off-hours", "Changes outside working hours", "info", occurrences=2)
+    assert planner.offer(StepResult(updated=[off, info], refired={3, 4})) == []
+    # more events of the same firing (a burst going on) are not a new version: no popup
+    assert planner.offer(StepResult(updated=[alert(1, occurrences=2)])) == []
+
+
+def test_an_unacknowledged_critical_alert_is_said_again_until_someone_takes_it_in_hand():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0], repeat_s=60)
+    planner.offer(StepResult(raised=[alert(1), alert(2, "org-deleted", "Organization deleted", "warning")]))
+    assert planner.repeats() == [] and planner.next_repeat() == now[0] + 60  # only the critical one repeats
+    now[0] += 60
+    [repeat] = planner.repeats()
+    assert (repeat.title, repeat.alert_ids) == ("Still firing: Admin role assigned", (1,))
+    assert planner.repeats() == []  # said again just now
+    # snoozed for 90 s (by anyone): no repeat while it lasts, one when it has ended and the alert still fires
+    snoozed = dataclasses.replace(alert(1), triage="snoozed", snoozed_until=now[0] + 90)
+    planner.offer(StepResult(settled=[snoozed]))
+    now[0] += 60
+    assert (
+        planner.repeats(lambda i: snoozed if i == 1 else None) == [] and planner.next_repeat() == now[0] + 30
+    )
+    now[0] += 30
+    [after] = planner.repeats(lambda i: snoozed if i == 1 else None)
+    assert after.title == "Still firing: Admin role assigned"
+    now[0] += 60
+    acknowledged = dataclasses.replace(alert(1), triage="acknowledged")
+    planner.offer(StepResult(settled=[acknowledged]))
+    assert planner.repeats() == [] and planner.next_repeat() is None

@@ -145,8 +145,10 @@ def test_a_burst_going_on_across_a_restart_stays_one_alert(store):
     ]
     store.commit([event("user.deleted", 200 + i) for i in range(20)])  # after a quiet minute: a new burst …
     result = store.step(make_evaluator(clock_at(260)))
-    # … is an alert of its own (it notifies), holding only its own 20 events
-    assert result.updated == [] and [(a.occurrences, a.event_count) for a in result.raised] == [(1, 20)]
+    # … is the alert's second version (a new firing: said again), its evidence only its own 20 events
+    [again] = result.updated
+    assert result.raised == [] and result.refired == {alert.id}
+    assert (again.id, again.occurrences, again.event_count, again.latest.events) == (alert.id, 2, 70, 20)
 
 
 def test_grants_close_together_fold_into_one_alert_and_a_later_one_is_new(store):

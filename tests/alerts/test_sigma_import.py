@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any, Final
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tenant_events.alert_settings import AlertSettings
@@ -592,17 +593,25 @@ DOCS = st.fixed_dictionaries(
 )
 
 
+_UNTITLED: Final[dict[str, Any]] = {
+    "title": "",
+    "logsource": {"product": "auth0", "service": "events"},
+    "detection": {"s": {"type": "user.deleted"}, "condition": "s"},
+}
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(docs=st.lists(DOCS, min_size=1, max_size=3))
+@example(docs=[_UNTITLED, _UNTITLED])  # found by Hypothesis: two rules, one id
 def test_any_file_either_imports_valid_rules_or_is_refused_in_one_line(tmp_path, docs):
     path = tmp_path / "fuzz.yml"
     path.write_text(yaml.safe_dump_all(docs, allow_unicode=True))
-    try:
-        found = read_sigma(path)
-    except SigmaRefused as exc:
+    try:  # read and merged into the settings, as `rules import` and the import dialog do
+        merged = merge_imported(AlertSettings(), read_sigma(path))
+    except SigmaRefused as exc:  # (two untitled rules of one file share an id: the merge refuses it)
         assert "\n" not in str(exc) and "\x1b" not in str(exc) and str(exc).startswith(str(path))
         return
-    assert load_rules([f.entry for f in found], BUILTIN_RULES).errors == ()
+    assert load_rules(merged.alerts.rules, BUILTIN_RULES).errors == ()
 
 
 def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_all(tmp_path):
@@ -610,7 +619,7 @@ def test_a_device_a_huge_file_or_an_empty_folder_is_refused_without_reading_it_a
         read_sigma(Path("/dev/zero"))
     big = tmp_path / "big.yml"
     big.write_bytes(b"#" * 1_000_001)
-    with pytest.raises(SigmaRefused, match=r"big\.yml: larger than 1 MB"):
+    with pytest.raises(SigmaRefused, match=r"big\.yml: is larger than 1,000,000 bytes"):
         read_sigma(big)
     (tmp_path / "empty").mkdir()
     with pytest.raises(SigmaRefused, match=r"empty: no \.yml or \.yaml files in this folder"):

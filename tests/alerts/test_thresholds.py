@@ -31,15 +31,15 @@ def test_events_exactly_one_window_apart_are_not_in_one_window():
     assert feed(w, times)[-1] is Outcome.FIRE
 
 
-def test_fire_carries_the_window_events_then_the_burst_goes_on_while_the_window_holds_the_count():
+def test_fire_carries_the_window_events_then_the_burst_goes_on_at_the_thresholds_rate():
     w = BurstWindow(3, 10_000)
     assert feed(w, [0, 1000]) == [Outcome.QUIET] * 2
     outcome, events = w.offer(ev(3, 2000))
     assert outcome is Outcome.FIRE and [e.seq for e in events] == [1, 2, 3]
-    # each next event whose own window still holds 3 joins the burst, however long the burst lasts
-    assert [w.offer(ev(4 + i, 2000 + 4000 * (i + 1)))[0] for i in range(5)] == [Outcome.CONTINUE] * 5
-    last = 2000 + 4000 * 5
-    # routine traffic after it (its window holds fewer than 3) joins nothing and ends the burst …
+    # each next event less than window / count (3.33 s) after the burst's last joins it, however long it lasts
+    assert [w.offer(ev(4 + i, 2000 + 3000 * (i + 1)))[0] for i in range(5)] == [Outcome.CONTINUE] * 5
+    last = 2000 + 3000 * 5
+    # routine traffic after it, slower than that, joins nothing and ends the burst …
     assert w.offer(ev(20, last + 12_000))[0] is Outcome.QUIET
     # … so the next crossing is a new firing, with its own window's events only
     assert w.offer(ev(21, last + 12_500))[0] is Outcome.QUIET
@@ -55,6 +55,14 @@ def test_a_steady_rate_under_the_threshold_after_a_burst_never_joins_it():
     later = [w.offer(ev(100 + i, 54_000 + 1500 * (i + 1)))[0] for i in range(400)]
     assert Outcome.FIRE not in later
     assert later.count(Outcome.CONTINUE) < 40  # only while the burst's own events are still in the window
+
+
+def test_an_event_slower_than_the_rate_ends_the_burst_though_the_window_still_holds_the_count():
+    w = BurstWindow(3, 10_000)
+    feed(w, [0, 1000, 2000])  # fires on the third
+    # 4 s after the burst's last: its own window (−6 s, 6 s] still holds all three, but it came slower than
+    # 10 s / 3: routine traffic right after an incident does not grow it
+    assert w.offer(ev(4, 6000))[0] is Outcome.QUIET and not w.in_burst
 
 
 def test_distinct_counts_distinct_values_not_events():

@@ -264,3 +264,36 @@ def test_delete_removes_stray_pieces_an_older_version_left(real_store):
     assert real_store.get(tenant) == "short-token"
     real_store.delete(tenant)
     assert real_store.get(tenant) is None and _pieces(tenant) == []
+
+
+@pytest.mark.dbus
+def test_a_secret_longer_than_the_slots_keep_is_refused_and_nothing_is_written(real_store):
+    from tenant_events.auth.secret_store import MAX_SECRET, SecretTooLong
+
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    real_store.set(tenant, "kept")
+    with pytest.raises(SecretTooLong, match="is 64,001 characters; the keyring keeps at most 64,000"):
+        real_store.set(tenant, "x" * (MAX_SECRET + 1))
+    try:
+        assert real_store.get(tenant) == "kept" and _pieces(tenant) == []
+        real_store.set(tenant, "y" * MAX_SECRET)  # the longest kept: read back whole
+        assert real_store.get(tenant) == "y" * MAX_SECRET
+    finally:
+        real_store.delete(tenant)
+    assert real_store.get(tenant) is None and _pieces(tenant) == []
+
+
+@pytest.mark.dbus
+def test_an_oversized_value_an_older_version_left_is_read_whole_and_removed_whole(real_store):
+    """Older versions wrote 70 pieces and the marker for a 70,000-character value, then could neither read it
+    back (they returned the marker) nor remove the pieces past the 64th."""
+    import keyring
+
+    tenant = f"test-{uuid.uuid4().hex[:8]}"
+    for i in range(70):
+        keyring.set_password("tenant-events", f"refresh-token:{tenant}#{i}", f"{i:03d}" * 333 + "z")
+    keyring.set_password("tenant-events", f"refresh-token:{tenant}", "chunked:70")
+    value = real_store.get(tenant)
+    assert value is not None and len(value) == 70_000 and value.startswith("000000")
+    real_store.delete(tenant)
+    assert real_store.get(tenant) is None and _pieces(tenant) == []

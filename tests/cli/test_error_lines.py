@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tenant_events.store import Batch, StoreWriter
+from tenant_events.store import Batch, EventReader, StoreWriter
 
 TE = [sys.executable, "-m", "tenant_events"]
 
@@ -135,3 +135,59 @@ def test_export_of_an_unknown_tenant_is_said_once(stored):
     assert proc.returncode == 3
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stderr.startswith("tenant-events: ") and "'nope'" in proc.stderr and "acme" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["export", "--jsonl"], "acme.sqlite3"),
+        (["export", "--csv"], "acme.sqlite3-wal"),
+        (["alerts", "--jsonl"], "acme.sqlite3-shm"),
+        (["timeline", "user:auth0|1", "--jsonl"], "acme.sqlite3"),
+        (["stream", "--base-url", "http://127.0.0.1:9/api/v2", "--jsonl"], "acme.sqlite3-wal"),
+        (["stream", "--base-url", "http://127.0.0.1:9/api/v2", "--alerts-jsonl"], "acme.sqlite3"),
+    ],
+)
+def test_an_output_path_naming_a_database_file_is_refused_before_anything_opens_it(stored, command, name):
+    target = stored / "tenants" / name
+    before = sorted(p.name for p in (stored / "tenants").iterdir())
+    database = stored / "tenants" / "acme.sqlite3"
+    size = database.stat().st_size
+    env = {**os.environ, "TENANT_EVENTS_ACCESS_TOKEN": "not-used"}
+    proc = subprocess.run(
+        [*TE, *command, str(target), "--data-dir", str(stored)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"will not write {target}: it is {name}, a database file of the data dir" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # Nothing opened it: no -wal or -shm made, the file as it was.
+    assert sorted(p.name for p in (stored / "tenants").iterdir()) == before
+    assert database.stat().st_size == size
+    _no_crash_report(stored)
+
+
+def test_a_link_or_a_relative_path_to_a_database_file_is_refused_too(stored, tmp_path):
+    database = stored / "tenants" / "acme.sqlite3"
+    (tmp_path / "sym.jsonl").symlink_to(database)
+    os.link(database, tmp_path / "hard.jsonl")
+    for target, cwd in (
+        (str(tmp_path / "sym.jsonl"), tmp_path),
+        (str(tmp_path / "hard.jsonl"), tmp_path),
+        ("tenants/../tenants/acme.sqlite3", stored),
+    ):
+        proc = subprocess.run(
+            [*TE, "export", "--data-dir", str(stored), "--jsonl", target],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=cwd,
+        )
+        assert proc.returncode == 2, (target, proc.stderr)
+        assert "a database file of the data dir" in proc.stderr and "acme.sqlite3" in proc.stderr, proc.stderr
+    with EventReader(database) as reader:
+        assert reader.count() == 20_000

@@ -90,7 +90,7 @@ def test_a_rule_that_cannot_be_expressed_refuses_the_import_and_leaves_the_setti
     settings.write_text(
         json.dumps(
             {
-                "schema_version": 2,
+                "schema_version": 3,
                 "alerts": {
                     "rules": [
                         {"id": "mine", "name": "Mine", "types": ["user.deleted"]},
@@ -135,7 +135,7 @@ def test_a_sigma_rule_with_a_built_in_rules_id_is_refused_and_the_built_in_stays
     settings.write_text(
         json.dumps(
             {
-                "schema_version": 2,
+                "schema_version": 3,
                 "alerts": {"rules": [{"id": "mine", "name": "Mine", "types": ["user.deleted"]}]},
             }
         )
@@ -185,7 +185,7 @@ def test_export_into_a_file_is_refused(tmp_path):
     code, _, err = run(
         "rules", "export", "--sigma", str(tmp_path / "taken"), "--data-dir", str(tmp_path / "h")
     )
-    assert code == 3 and err.strip().endswith("is not a folder")
+    assert code == 3 and err.strip().endswith("is not a folder — give a folder to write the rules into")
 
 
 STREAMED = """title: Organization removed (Sigma)
@@ -225,7 +225,7 @@ def _stored(db):
 def test_imported_rules_raise_alerts_in_a_live_stream(make_simulator, tmp_path):
     sim = make_simulator(heartbeat=0.2, test_purpose_every=0)  # (rules skip test events)
     (tmp_path / "settings.json").write_text(
-        json.dumps({"schema_version": 2, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
+        json.dumps({"schema_version": 3, "alerts": {"rules": [{"id": "off-hours", "enabled": False}]}})
     )
     (tmp_path / "streamed.yml").write_text(STREAMED)
     assert run("rules", "import", str(tmp_path / "streamed.yml"), "--data-dir", str(tmp_path))[0] == 0

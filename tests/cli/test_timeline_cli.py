@@ -181,5 +181,8 @@ def test_reindex_rebuilds_the_same_directory_with_progress(streamed):
     out = run_cli("reindex", "--data-dir", str(data))
     assert out.returncode == 0, out.stderr
     assert f"tenant-events: demo: {BACKLOG:,} of {BACKLOG:,} stored events" in out.stderr
-    assert f"tenant-events: demo: directory rebuilt from {BACKLOG:,} stored events in " in out.stderr
+    assert (
+        f"tenant-events: demo: directory and access history rebuilt from {BACKLOG:,} stored events in "
+        in out.stderr
+    )
     assert run_cli("timeline", f"user:{KEN}", "--data-dir", str(data)).stdout == before

@@ -78,17 +78,22 @@ def test_add_list_test_remove_keep_the_url_secret(tmp_path, httpserver):
         code, out, err = _run(tmp_path, "destinations", "remove", name)
     assert code == 0, err
     assert json.loads((tmp_path / "settings.json").read_text())["destinations"] == []
+    from tenant_events.destinations.registry import slot
+    from tenant_events.paths import AppPaths
     from tenant_events.tenant.sign_in import open_secret_store
 
-    assert open_secret_store().store.get(f"destination:{name}") is None
+    assert open_secret_store().store.get(slot(AppPaths.resolve(tmp_path), name)) is None
     code, out, err = _run(tmp_path, "destinations", "remove", name)
     assert code == 3 and f"no destination named {name!r}" in err
 
 
 @pytest.mark.expect_warning_logs  # the worker logs the stop
 def test_list_shows_a_stopped_destination_and_why_until_its_url_is_fixed(tmp_path, httpserver):
-    from helpers.deliveries import alert_write, run_worker, store_alerts, target
+    from helpers.deliveries import alert_write, run_worker, store_alerts
+    from tenant_events.paths import AppPaths
     from tenant_events.store.outbox import read_status
+    from tenant_events.tenant.deliveries import DestinationTargets
+    from tenant_events.tenant.sign_in import open_secret_store
 
     httpserver.expect_request("/revoked", method="POST").respond_with_data("no", status=401)
     httpserver.expect_request("/fixed", method="POST").respond_with_data("ok")
@@ -99,9 +104,10 @@ def test_list_shows_a_stopped_destination_and_why_until_its_url_is_fixed(tmp_pat
         db = tmp_path / "tenants" / "acme.sqlite3"
         db.parent.mkdir(parents=True, exist_ok=True)
         store_alerts(db, [alert_write()])
-        run_worker(
-            db, {name: target(name, bad)}, lambda: bool(read_status(db) and read_status(db)[0].stopped_reason)
-        )
+        saved = DestinationTargets(
+            AppPaths.resolve(tmp_path), lambda: open_secret_store().store
+        )  # as `stream`
+        run_worker(db, saved, lambda: bool(read_status(db) and read_status(db)[0].stopped_reason))
         code, out, err = _run(tmp_path, "destinations", "list")
         assert code == 0, err
         line = out.splitlines()[1]

@@ -1,5 +1,5 @@
-"""The outbox row is written in the alert's own transaction: a failed commit leaves neither, an update of an open
-alert (a firing folded in) adds no second delivery."""
+"""The outbox row is written in the alert's own transaction: a failed commit leaves neither; a firing folded into
+an open alert is a new version with a delivery of its own, more events of the same firing are not."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from tenant_events.store.schema import connect
 def _outbox(db):
     conn = connect(db, readonly=True)
     try:
-        return conn.execute("SELECT alert_id, version FROM alert_outbox ORDER BY alert_id").fetchall()
+        return conn.execute(
+            "SELECT alert_id, version FROM alert_outbox ORDER BY alert_id, version"
+        ).fetchall()
     finally:
         conn.close()
 
@@ -36,9 +38,14 @@ def test_outbox_rows_come_and_go_with_their_alerts(tmp_path):
             writer.run_alert_job(lambda ledger: ledger.commit([alert_write("fourth"), bad], 2, 4)).result()
         assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]  # the rolled-back alert left no outbox row
         writer.run_alert_job(lambda ledger: ledger.commit([update], 2, 4)).result()
+        assert _outbox(db) == [(ids[0], 1), (ids[0], 2), (ids[1], 1)]  # version 2: said again
+        writer.commit_sync(Batch(events=[row(i) for i in range(4, 6)], cursor="c3"))
+        grown = alert_write()
+        grown.alert_id, grown.occurrences, grown.new_seqs = ids[0], 2, [5]  # the same firing, one more event
+        writer.run_alert_job(lambda ledger: ledger.commit([grown], 4, 6)).result()
     finally:
         writer.close()
-    assert _outbox(db) == [(ids[0], 1), (ids[1], 1)]  # a folded firing pages no one again
+    assert _outbox(db) == [(ids[0], 1), (ids[0], 2), (ids[1], 1)]  # no new version: no new delivery
 
 
 def test_a_stopped_worker_leaves_no_thread_behind(tmp_path):

@@ -16,7 +16,7 @@ from werkzeug import Request, Response
 
 from helpers.fixtures_engine import cli
 from helpers.stream_kill import wait
-from tenant_events.destinations.registry import make_destination, save_destination
+from tenant_events.destinations.registry import make_destination, save_destination, slot
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
 from tenant_events.tenant.sign_in import open_secret_store
@@ -84,7 +84,7 @@ def test_sigkill_mid_outbox_resumes_and_each_alert_arrives_under_one_key(
         _, err = second.communicate(timeout=30)
         assert second.returncode == 0, err
     finally:
-        store.delete(f"destination:{name}")
+        store.delete(slot(paths, name))
     assert sorted(set(keys)) == sorted(f"tenant-events:demo:{i}:1" for i in range(1, ALERTS + 1))
     repeats = {k: n for k, n in collections.Counter(keys).items() if n > 1}
     assert sum(repeats.values()) - len(repeats) <= 1, repeats  # at most the one in flight at the kill

@@ -246,3 +246,18 @@ def test_do_not_disturb_holds_back_a_chat_but_not_a_pager_that_ignores_it(tmp_pa
     }
     run_worker(db, targets, lambda: len(arrived) == 2, quiet=lambda: quiet)
     assert arrived["/pager"] < until <= arrived["/chat"]
+
+
+def test_the_title_names_the_tenant_as_the_app_does(tmp_path, httpserver):
+    """The profile's name ("demo"), not the service's tenant id ("demo-tenant"), which the body still gives."""
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    db = tmp_path / "demo.sqlite3"
+    [alert_id] = store_alerts(db, [alert_write(tenant="demo-tenant")])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 1)
+    [msg] = _received(httpserver)
+    assert msg["title"] == "[critical] Mass deletion — demo"
+    assert (
+        "tenant demo (demo-tenant)" in msg["message"]
+        and f"tenant-events://alert/demo/{alert_id}" in msg["message"]
+    )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from helpers.entity_events import Tenant
 from tenant_events.entities import Mention, describe, describe_all, describe_stored
+from tenant_events.entities.page_names import PageNames
+from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.wire import EventType
@@ -202,3 +206,123 @@ def test_connections_read_by_name_and_strategy_once_a_sign_up_went_through_them(
     from tenant_events.wire.references import names
 
     assert names("user.created", sign_up, "connection", SSO)
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_stored_events_name_what_was_then_and_say_what_an_update_linked(tmp_path, indexed):
+    """An organization renamed after an event is named as it was at that event (the table, the inbox and the
+    alert's message all say the same name for one event); a user update that adds an identity says which. The
+    earlier state is found through the full-text index, and in the newest rows the indexer has not reached."""
+    u = Tenant()
+    google = {"connection": "google-oauth2", "provider": "google-oauth2", "user_id": "1077", "isSocial": True}
+    db = {"connection": "Username-Password-Authentication", "provider": "auth0", "user_id": "abc"}
+    grace = {**u.user(GRACE, "grace.hopper@example.com"), "identities": [db]}
+    rows = [
+        u.row("user.created", grace),
+        u.row("organization.created", u.org(STARK, "stark", "Acme Cloud")),
+        u.row("organization.member.added", MEMBER),  # 3: under its first name
+        u.row("organization.updated", u.org(STARK, "stark", "Acme Mobility")),
+        u.row("organization.member.deleted", MEMBER),  # 5: under its second
+        u.row("organization.updated", u.org(STARK, "stark", "Acme Logistics")),
+        u.row("user.updated", {**grace, "identities": [db, google]}),  # 7: an account link
+        u.row("user.updated", {**grace, "identities": [db, google], "logins_count": 2}),  # 8: a log-in
+    ]
+    path = tmp_path / "demo.sqlite3"
+    writer = StoreWriter(path)
+    writer.commit_sync(Batch(events=rows, cursor="c"))
+    if indexed:
+        writer.index_all_sync()
+    writer.close()
+    with DirectoryReader(path) as directory:
+        said = describe_stored(directory, range(1, 9))
+    assert said[3].text == "grace.hopper@example.com added to organization Acme Cloud"
+    assert said[5].text == "grace.hopper@example.com removed from organization Acme Mobility"
+    assert said[6].text == "organization Acme Logistics updated"
+    assert said[7].text == "identity google-oauth2 linked to user grace.hopper@example.com"
+    assert said[7].mentions == (Mention("user", GRACE, "grace.hopper@example.com"),)
+    assert said[8].text == "user grace.hopper@example.com updated"  # nothing linked by a log-in
+    # a service that sends the previous object: an unlink is said too, without a lookup
+    unlinked = {
+        "object": {**grace, "identities": [db]},
+        "previous_object": {**grace, "identities": [db, google]},
+    }
+    assert (
+        describe("user.updated", unlinked, {}).text
+        == "identity google-oauth2 unlinked from user grace.hopper@example.com"
+    )
+
+
+class OpenedAgainMeanwhile:
+    """A directory that cannot be read the first `times` calls (its database being opened again)."""
+
+    def __init__(self, directory: DirectoryReader, times: int) -> None:
+        self.directory, self.times = directory, times
+
+    def _maybe_refuse(self) -> None:
+        if self.times > 0:
+            self.times -= 1
+            raise StorageError("acme.sqlite3-wal was removed", "try again in a moment")
+
+    def event_data(self, seqs):
+        self._maybe_refuse()
+        return self.directory.event_data(seqs)
+
+    def entities(self, keys):
+        return self.directory.entities(keys)
+
+    def watermark(self):
+        return self.directory.watermark()
+
+
+def test_names_that_could_not_be_read_while_the_store_was_opened_again_come_a_moment_later(tmp_path):
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=KNOWN, cursor="c1"))
+    writer.close()
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        rows = reader.page_before(EventFilter(), None, 10)
+        names = PageNames(OpenedAgainMeanwhile(directory, times=2))
+        ready: list[bool] = []
+        names.on_ready = lambda: ready.append(True)
+
+        async def read_a_page() -> None:
+            names.page_read(rows)
+            assert names._task is not None
+            await names._task
+
+        asyncio.run(asyncio.wait_for(read_a_page(), 60))
+        assert ready == [True]
+        assert all(names.sentence(e.seq) is not None for e in rows)
+        assert "grace.hopper@example.com" in names.text(rows[-1])
+
+
+def test_rows_described_before_the_directory_reached_them_are_named_once_it_has(tmp_path):
+    """A catch-up batch (a backlog, the events a paused stream fetches again) is put into the directory later, by
+    the indexer; rows read meanwhile are said with raw ids. Once the directory has reached them they are said
+    again with names, not left with ids for as long as they are shown."""
+    u = Tenant()
+    grace = u.user(GRACE, "grace.hopper@example.com", "Grace Hopper")
+    rows = [u.row("user.created", grace), u.row("organization.created", u.org(STARK, "stark", "Stark"))]
+    rows += [u.row("organization.member.added", MEMBER) for _ in range(60)]  # more than a live batch
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=rows, cursor="c1"))
+    writer.close()  # before its idle indexing: the directory has not reached the batch
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        assert directory.watermark() == 0
+        shown = reader.page_before(EventFilter(), None, 10)
+        names = PageNames(directory)
+
+        async def read_then_catch_up() -> None:
+            names.page_read(shown)
+            await asyncio.sleep(0.2)  # described once, with ids: the directory is behind
+            again = StoreWriter(db)
+            try:
+                await asyncio.to_thread(again.index_all_sync)  # the indexer brings the directory up
+            finally:
+                again.close()
+            while names._task is not None:
+                await names._task
+
+        asyncio.run(asyncio.wait_for(read_then_catch_up(), 60))
+        assert all("grace.hopper@example.com" in names.text(e) for e in shown), [names.text(e) for e in shown]

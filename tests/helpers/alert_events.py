@@ -80,6 +80,9 @@ def event(
     }
     if purpose:
         env["xpurpose"] = purpose
+    if "client" in kw:  # (client id, its name): who acted, as the service's context says it
+        client_id, client_name = kw["client"]
+        env["data"]["context"] = {"client": {"id": client_id, "name": client_name}}
     data = orjson.dumps({"offset": f"off-{n:08d}", "event": env}).decode()
     msg = decode_frame(type_, data)
     assert isinstance(msg, EventMessage)

@@ -12,7 +12,6 @@ from typing import Any
 from helpers.events_factory import row
 from helpers.slack import bound
 from tenant_events.destinations.registry import make_destination
-from tenant_events.destinations.urls import fingerprint
 from tenant_events.destinations.worker import Backoff, DeliveryWorker, Target
 from tenant_events.store import AlertWrite, Batch, StoreWriter
 
@@ -60,7 +59,8 @@ def store_alerts(db: Path, writes: list[AlertWrite]) -> list[int]:
 
 
 def target(name: str, url: str, **fields: Any) -> Target:
-    return Target(make_destination(name, url, **fields), url, fingerprint(url))
+    profile = make_destination(name, url, **fields)
+    return Target(profile, url, profile.fingerprint)
 
 
 def run_worker(

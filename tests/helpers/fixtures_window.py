@@ -69,14 +69,19 @@ def open_window(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[Callable[...
 
 @pytest.fixture(autouse=True)
 def _free_qt_objects_on_this_thread(request: pytest.FixtureRequest) -> Iterator[None]:
-    """After a Qt test: delete what it left to deleteLater, then collect its Python cycles, here.
+    """Before and after a Qt test: delete what was left to deleteLater, then collect Python cycles, here.
 
     A window's Python wrapper sits in reference cycles (its parts keep a reference to it). Left to the cyclic
     collector, it may be freed in whatever thread allocates next — a later test's worker thread — and Qt then
-    warns "Timers cannot be stopped from another thread", failing that unrelated test.
+    warns "Timers cannot be stopped from another thread", failing that unrelated test. Before the test too: a
+    thread that outlived an earlier test (a daemon the app started) may have let go of the last reference to that
+    test's qasync loop since, and the loop's timer object would then be freed on this test's worker threads.
     """
+    qt = bool({"qapp", "qtbot", "qloop"} & set(request.fixturenames))
+    if qt:
+        gc.collect()
     yield
-    if not {"qapp", "qtbot", "qloop"} & set(request.fixturenames):
+    if not qt:
         return
     from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication

@@ -22,6 +22,27 @@ def frozen_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# The bundle's size goal, and what the archive's engine may add to it: DuckDB and its DuckLake and PostgreSQL
+# extensions ship whole (nothing downloads at run time), as large as their wheels are.
+APP_GOAL_MIB = 150
+ARCHIVE_ENGINE_GOAL_MIB = 140
+
+
+def bundle_sizes(bundle: Path) -> tuple[int, int]:
+    """(bytes of the app, bytes of the archive's engine) in an unpacked bundle, each file counted once."""
+    app = engine = 0
+    for path in bundle.rglob("*"):
+        if not path.is_file() or path.is_symlink():
+            continue
+        parts = path.relative_to(bundle).parts
+        is_engine = path.name.startswith("_duckdb.") or any(p.startswith("duckdb_extension_") for p in parts)
+        if is_engine:
+            engine += path.stat().st_size
+        else:
+            app += path.stat().st_size
+    return app, engine
+
+
 @dataclass
 class FrozenSimulator:
     proc: subprocess.Popen[str]

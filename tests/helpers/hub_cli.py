@@ -68,7 +68,7 @@ class HubCli:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            code = self.proc.wait(30)
+            code = self.proc.wait(bound(30))
         except subprocess.TimeoutExpired:
             # where it hangs: SIGABRT makes Python print every thread's stack (PYTHONFAULTHANDLER), then it is gone
             self.proc.send_signal(signal.SIGABRT)
@@ -79,7 +79,8 @@ class HubCli:
                 self.proc.wait(10)
             self._close()
             raise AssertionError(
-                f"{self.args[0]} did not stop within 30 s of SIGTERM:\n" + "\n".join(self.lines[-120:])
+                f"{self.args[0]} did not stop within {bound(30):.0f} s of SIGTERM:\n"
+                + "\n".join(self.lines[-120:])
             ) from None
         self._close()
         return code

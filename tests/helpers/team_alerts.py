@@ -18,7 +18,7 @@ from werkzeug import Request, Response
 from helpers.hub_cli import HubCli
 from helpers.hub_cli import relay as hub_relay
 from helpers.slack import bound
-from tenant_events.destinations.registry import make_destination, save_destination
+from tenant_events.destinations.registry import make_destination, save_destination, slot
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import team_evaluates
@@ -63,21 +63,22 @@ class Receiver:
 
 
 @contextmanager
-def team_destination(data_dirs: list[Path], url: str) -> Iterator[str]:
-    """One destination, saved (the same name and URL) in each relay's data dir, with the group rule; the
-    keyring entry is removed afterwards."""
+def team_destination(data_dirs: list[Path], url: str, rules: list[dict] = RULES) -> Iterator[str]:
+    """One destination, saved (the same name and URL) in each relay's data dir, with `rules` (the group rule);
+    the keyring entry is removed afterwards."""
     name = f"team-{uuid.uuid4().hex[:8]}"
     store = open_secret_store().store
     for data in data_dirs:
         paths = AppPaths.resolve(str(data)).ensure()
         save_destination(paths, store, make_destination(name, url, severities=["critical"]), url)
         settings = load_settings(paths)
-        settings.alerts.rules = list(RULES)
+        settings.alerts.rules = list(rules)
         save_settings(paths, settings)
     try:
         yield name
     finally:
-        store.delete(f"destination:{name}")
+        for data in data_dirs:
+            store.delete(slot(AppPaths.resolve(str(data)), name))
 
 
 def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "2") -> HubCli:
@@ -91,6 +92,18 @@ def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> 
             logs = "\n---\n".join(p.text()[-2500:] for p in procs)
             raise AssertionError(f"timed out after {timeout} s waiting for {what}:\n{logs}")
         time.sleep(0.05)
+
+
+def leader(relays: list[HubCli]) -> HubCli:
+    """The one relay that holds the lease (after waiting for there to be one)."""
+
+    def holds(r: HubCli) -> bool:
+        return r.proc.poll() is None and r.count("leader: holds the lease") > r.count(
+            "standby: lost the lease"
+        )
+
+    wait_until(lambda: sum(holds(r) for r in relays) == 1, "one leader", relays, timeout=30)
+    return next(r for r in relays if holds(r))
 
 
 def with_rules(data) -> None:

@@ -44,7 +44,10 @@ def bad_files(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
             ["--hub-nkey", str(tmp_path / "bad.seed")],
             f"--hub-nkey: {tmp_path / 'bad.seed'} is not a valid NKey user seed",
         ),
-        "missing seed": (["--hub-nkey", str(tmp_path / "nowhere.seed")], "--hub-nkey: cannot read"),
+        "missing seed": (
+            ["--hub-nkey", str(tmp_path / "nowhere.seed")],
+            f"--hub-nkey: {tmp_path / 'nowhere.seed'} cannot be read: No such file or directory",
+        ),
         "CA not a certificate": (
             ["--hub-ca", str(tmp_path / "not-a-cert.pem")],
             f"--hub-ca: {tmp_path / 'not-a-cert.pem'} holds no PEM certificate",

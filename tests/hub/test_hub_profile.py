@@ -104,19 +104,19 @@ def test_adding_a_hub_tenant_keeps_the_secret_in_the_store_and_the_rest_in_setti
         user="viewer",
         event_types=["user.deleted"],
     )
-    assert store.get(secret_slot("acme")) == "s3cret"
+    assert store.get(secret_slot(profile, paths.data_dir)) == "s3cret"
     text = paths.settings_file.read_text()
     assert "s3cret" not in text
     saved = json.loads(text)
-    assert saved["schema_version"] == SCHEMA_VERSION == 2
+    assert saved["schema_version"] == SCHEMA_VERSION == 3
     assert saved["hubs"][0]["hub_urls"] == ["tls://hub.example.com:4222"]
     assert load_settings(paths).hub("acme") == profile
-    options = hub_options(profile, store)
+    options = hub_options(profile, store, paths.data_dir)
     assert options.urls == ("tls://hub.example.com:4222",)
     assert (options.auth.kind, options.auth.user, options.auth.secret) == ("password", "viewer", "s3cret")
     assert "s3cret" not in repr(options)
     remove_hub_profile(paths, store, "acme")
-    assert load_settings(paths).hubs == [] and store.get(secret_slot("acme")) is None
+    assert load_settings(paths).hubs == [] and store.get(secret_slot(profile, paths.data_dir)) is None
 
 
 @pytest.mark.parametrize(
@@ -152,8 +152,8 @@ def test_nkey_and_creds_secrets_are_accepted(paths):
     add_hub_profile(
         paths, store, CREDS, name="b", hub_urls=["nats://127.0.0.1:1"], hub_tenant="b", auth="creds"
     )
-    assert store.get(secret_slot("a")) == SEED
-    assert hub_options(load_settings(paths).hub("b"), store).auth.kind == "creds"
+    assert store.get(secret_slot(load_settings(paths).hub("a"), paths.data_dir)) == SEED
+    assert hub_options(load_settings(paths).hub("b"), store, paths.data_dir).auth.kind == "creds"
 
 
 def test_a_hub_profile_cannot_take_a_tenants_name(paths):
@@ -173,18 +173,20 @@ def test_a_missing_secret_asks_to_add_the_hub_again(paths):
     profile = add_hub_profile(
         paths, store, "tok", name="acme", hub_urls=["nats://127.0.0.1:1"], hub_tenant="acme", auth="token"
     )
-    store.delete(secret_slot("acme"))
+    store.delete(secret_slot(profile, paths.data_dir))
     with pytest.raises(SignInRequired, match="add the hub again"):
-        hub_options(profile, store)
+        hub_options(profile, store, paths.data_dir)
 
 
 def test_schema_1_settings_are_backed_up_and_migrated(paths):
     old = {"schema_version": 1, "tenants": [{"name": "t", "domain": "t.example", "client_id": "abc"}]}
     paths.settings_file.write_text(json.dumps(old))
     settings = load_settings(paths)
-    assert settings.schema_version == 2 and settings.hubs == [] and settings.tenants[0].name == "t"
+    assert (
+        settings.schema_version == SCHEMA_VERSION and settings.hubs == [] and settings.tenants[0].name == "t"
+    )
     assert json.loads((paths.config_dir / "settings.json.v1.bak").read_text()) == old
-    assert json.loads(paths.settings_file.read_text())["schema_version"] == 2
+    assert json.loads(paths.settings_file.read_text())["schema_version"] == SCHEMA_VERSION
 
 
 @pytest.mark.dbus
@@ -206,6 +208,24 @@ def test_the_hub_secret_is_in_the_real_keyring(paths):
             user="viewer",
         )
         again = open_secret_store().store  # a new store object: the value comes from the Secret Service
-        assert hub_options(profile, again).auth.secret == "pw-" + name
+        assert hub_options(profile, again, paths.data_dir).auth.secret == "pw-" + name
     finally:
-        opened.store.delete(secret_slot(name))
+        remove_hub_profile(paths, opened.store, name)
+
+
+def test_an_older_versions_shared_hub_slot_is_never_read_and_the_message_says_why(paths):
+    """Older versions kept a hub secret in `hub:<name>`, one slot for every data dir (another data dir's hub
+    of the same name could read it): it is never read; adding the hub again removes it."""
+    store = MemorySecretStore()
+    fields = {"name": "acme", "hub_urls": ["nats://127.0.0.1:1"], "hub_tenant": "acme", "auth": "token"}
+    profile = add_hub_profile(paths, store, "mine", **fields)
+    store.delete(secret_slot(profile, paths.data_dir))
+    store.set("hub:acme", "another data dir's")
+    with pytest.raises(SignInRequired, match="an older version kept it where every data dir could read it"):
+        hub_options(profile, store, paths.data_dir)
+    add_hub_profile(paths, store, "mine again", **fields)
+    assert store.get("hub:acme") is None
+    assert hub_options(profile, store, paths.data_dir).auth.secret == "mine again"
+    elsewhere = AppPaths.resolve(str(paths.data_dir / "elsewhere"))
+    with pytest.raises(SignInRequired):  # another data dir: another slot
+        hub_options(profile, store, elsewhere.data_dir)

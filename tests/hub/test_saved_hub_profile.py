@@ -13,7 +13,7 @@ import pytest
 from helpers.fixtures_engine import OLD, reference_ids
 from helpers.hub_cli import HubCli, export_ids, wait_stored
 from tenant_events.auth.secret_store import open_secret_store
-from tenant_events.hub.credentials import add_hub_profile, check_hub, hub_options, secret_slot
+from tenant_events.hub.credentials import add_hub_profile, check_hub, hub_options, remove_hub_profile
 from tenant_events.paths import AppPaths
 
 pytestmark = [pytest.mark.hub, pytest.mark.dbus]
@@ -61,7 +61,8 @@ def test_stream_follows_a_saved_hub_profile_with_its_secret_from_the_keyring(
             auth="password",
             user="viewer",
         )
-        assert asyncio.run(check_hub(hub_options(profile, store), "acme")).stream == "TENANT_EVENTS_ACME"
+        options = hub_options(profile, store, paths.data_dir)
+        assert asyncio.run(check_hub(options, "acme")).stream == "TENANT_EVENTS_ACME"
         viewer = HubCli("stream", "--tenant", name, "--data-dir", str(tmp_path / "v"), env={})
         wait_stored(tmp_path / "v" / "tenants" / f"{name}.sqlite3", 150, who=viewer)
         assert viewer.stop() == 0
@@ -70,5 +71,5 @@ def test_stream_follows_a_saved_hub_profile_with_its_secret_from_the_keyring(
         relay.stop()
         if viewer is not None and viewer.proc.poll() is None:
             viewer.stop()
-        store.delete(secret_slot(name))
+        remove_hub_profile(paths, store, name)
     assert export_ids(tmp_path / "v") == reference_ids(sim, 150)

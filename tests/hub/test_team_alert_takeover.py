@@ -9,16 +9,21 @@ summary under a new dedup key, and sends nothing again."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from helpers.hostile_viewer import hostile
+from helpers.hub_cli import HubCli
 from helpers.team_alerts import (
     Receiver,
+    leader,
     marked,
     relay,
     team_destination,
@@ -27,7 +32,9 @@ from helpers.team_alerts import (
     wait_until,
     with_rules,
 )
-from tenant_events.hub.team_alerts import team_dedup_key
+from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_alerts import outbox_bucket, team_dedup_key
+from tenant_events.hub.triage import triage_bucket
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
@@ -39,16 +46,6 @@ pytestmark = [
     pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
 ]
 GROUPS = 12
-
-
-def _leader(relays):
-    def holds(r) -> bool:
-        return r.proc.poll() is None and r.count("leader: holds the lease") > r.count(
-            "standby: lost the lease"
-        )
-
-    wait_until(lambda: sum(holds(r) for r in relays) == 1, "one leader", relays, timeout=30)
-    return next(r for r in relays if holds(r))
 
 
 @pytest.mark.expect_warning_logs  # the receiver's server logs the killed relay's broken connection
@@ -65,7 +62,7 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
         with_rules(seen)
         procs = list(relays)
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             standby.wait_for("standby: the lease is held by")
             first.wait_for("alerts: evaluating the team's alerts")
@@ -134,43 +131,64 @@ def _settled(db: Path, events: int) -> bool:
 CATCH_UP_MINUTES = 0.1  # events older than 6 s when evaluated would be a catch-up
 
 
-def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_sends_nothing_again(
-    make_simulator, nats_single, tmp_path, httpserver
-):
+@contextmanager
+def _two_relays(make_simulator, hub, tmp_path, httpserver, catch_up_minutes: float | None = None):
+    """A simulator, a receiver and two relays delivering to it (with `catch_up_minutes` in their settings), the
+    first holding the lease and evaluating; every relay still running is stopped afterwards."""
     sim = make_simulator(heartbeat=0.2, rate=0)
     token = sim.mint_token(ttl=3600)
     receiver = Receiver(httpserver)
     dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
-    groups = 5
     with team_destination(dirs, receiver.url) as name:
-        for data in dirs:
+        for data in dirs if catch_up_minutes is not None else ():
             paths = AppPaths.resolve(str(data))
             settings = load_settings(paths)
-            settings.alerts.catch_up_after_minutes = CATCH_UP_MINUTES
+            settings.alerts.catch_up_after_minutes = catch_up_minutes
             save_settings(paths, settings)
-        relays = [relay(sim, nats_single, token, d, name) for d in dirs]
+        relays = [relay(sim, hub, token, d, name) for d in dirs]
         try:
-            first = _leader(relays)
+            first = leader(relays)
             standby = next(r for r in relays if r is not first)
             first.wait_for("alerts: evaluating the team's alerts")
             standby.wait_for("standby: the lease is held by")
-            sim.emit(groups, ["group.created"])
-            emitted = time.monotonic()
-            wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
-            # the standby takes over only once every event is older than the catch-up age
-            wait_until(
-                lambda: time.monotonic() - emitted > CATCH_UP_MINUTES * 60 + 2, "the catch-up age", relays
-            )
-            first.kill()
-            standby.wait_for("leader: holds the lease", timeout=30)
-            survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
-            wait_until(lambda: _settled(survivor, groups), "the new leader's evaluation and outbox", relays)
-            code = standby.stop()
+            yield sim, receiver, dirs, relays
         finally:
             for r in relays:
                 if r.proc.poll() is None:
                     r.stop()
-    assert code == 0, standby.text()
+
+
+def _take_over(relays, dirs, groups: int, before=lambda: None) -> tuple[HubCli, Path]:
+    """Kill whichever relay leads now (after `before()`); the other takes over and settles its evaluation and
+    outbox: that relay, stopped, and its team database."""
+    first = leader(relays)  # (a loaded machine may have handed the lease over since the start)
+    standby = next(r for r in relays if r is not first)
+    before()
+    terms = standby.count("leader: holds the lease")
+    first.kill()
+    standby.wait_for("leader: holds the lease", times=terms + 1, timeout=30)
+    survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
+    wait_until(lambda: _settled(survivor, groups), "the new leader's evaluation and outbox", relays)
+    assert standby.stop() == 0, standby.text()
+    return standby, survivor
+
+
+def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_sends_nothing_again(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    groups = 5
+    with _two_relays(make_simulator, nats_single, tmp_path, httpserver, CATCH_UP_MINUTES) as (
+        sim,
+        receiver,
+        dirs,
+        relays,
+    ):
+        sim.emit(groups, ["group.created"])
+        emitted = time.monotonic()
+        wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
+        # the standby takes over only once every event is older than the catch-up age
+        wait_until(lambda: time.monotonic() - emitted > CATCH_UP_MINUTES * 60 + 2, "the catch-up age", relays)
+        _, survivor = _take_over(relays, dirs, groups)
     with AlertInbox(survivor) as inbox:
         stored = inbox.alerts()
     # one live alert per group, as the first relay raised them: no catch-up summary of all five
@@ -178,3 +196,32 @@ def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_s
     expected = {team_dedup_key("acme", f"each-group.{a.first_event_id}", 1) for a in stored}
     assert receiver.distinct() == expected
     assert len(receiver.keys) == groups, receiver.keys  # the new leader sent nothing again
+
+
+def _attempt_purges(hub) -> dict[str, str]:
+    """A viewer (its own password, the shipped permissions) tries to wipe the relays' state: a rollup under the
+    one key shape it may write, in the delivery bucket, the lease, the cursor and the triage."""
+    names = HubNames("acme")
+
+    async def go() -> dict[str, str]:
+        async with hostile(hub) as ana:
+            buckets = (outbox_bucket(names), names.lease_bucket, names.cursor_bucket, triage_bucket(names))
+            rollup = {"Nats-Rollup": "all"}
+            return {b: await ana.publish(f"$KV.{b}.x.y.viewer", b"", rollup) for b in buckets}
+
+    return asyncio.run(go())
+
+
+def test_a_takeover_after_a_viewers_attempted_purge_sends_nothing_again(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    groups, outcomes = 5, {}
+    with _two_relays(make_simulator, nats_single, tmp_path, httpserver) as (sim, receiver, dirs, relays):
+        sim.emit(groups, ["group.created"])
+        wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
+        first_db = dirs[relays.index(leader(relays))] / "tenants" / "acme-team.sqlite3"
+        wait_until(lambda: _settled(first_db, groups), "the leader's outbox recorded", relays)
+        _take_over(relays, dirs, groups, before=lambda: outcomes.update(_attempt_purges(nats_single)))
+    print(outcomes)
+    assert len(receiver.keys) == groups, f"sent again after {outcomes}: {receiver.keys}"
+    assert "stored" not in outcomes.values(), outcomes

@@ -70,9 +70,11 @@ def hub_alerts(hub) -> list[dict[str, object]]:
         nc = await connect(_options(hub, "viewer"), reconnect=False)
         try:
             js = nc.jetstream(timeout=5.0)
-            sub = await js.pull_subscribe(
-                f"tenant-events._alerts.{NAMES.tenant}.*.*", stream=alerts_stream(NAMES)
+            # an unnamed ephemeral consumer: a viewer may not name one (a named one may be made durable)
+            made = await js.add_consumer(
+                alerts_stream(NAMES), filter_subject=f"tenant-events._alerts.{NAMES.tenant}.*.*"
             )
+            sub = await js.pull_subscribe_bind(stream=alerts_stream(NAMES), name=made.name)
             out: list[dict[str, object]] = []
             try:
                 while True:

@@ -22,7 +22,9 @@ from tenant_events.tenant.team_alerts import TeamDeliveries
 
 pytestmark = pytest.mark.hub
 NAMES = HubNames("acme")
-KEY = delivery_key("mass-deletion.evt_a", 1, "hook")  # alert_write(): rule mass-deletion, first event evt_a
+KEY = delivery_key(
+    "mass-deletion.evt_a", "firing", 1, 0, "hook"
+)  # alert_write(): rule mass-deletion, first event evt_a
 
 
 def _collector(hub) -> HubOptions:
@@ -34,9 +36,11 @@ def _pending(db) -> list[tuple[str, int, float]]:
         return conn.execute("SELECT state, attempts, next_at FROM alert_deliveries").fetchall()
 
 
-def _run(hub, db, url, before: dict[str, object] | None, fence, until) -> dict[str, object]:
-    """One worker over `db` with the hub's outbox (`before` recorded there first) until `until()`; the record
-    the hub holds afterwards."""
+def _run(
+    hub, db, url, before: dict[str, object] | None, fence, until, *, forget: bool = False
+) -> dict[str, object]:
+    """One worker over `db` with the hub's outbox (`before` recorded there first; with `forget`, the record
+    deleted first) until `until()`; the record the hub holds afterwards."""
 
     async def go() -> dict[str, object]:
         nc = await connect(_collector(hub), reconnect=False)
@@ -45,6 +49,8 @@ def _run(hub, db, url, before: dict[str, object] | None, fence, until) -> dict[s
         kv = await nc.jetstream().key_value(outbox_bucket(NAMES))
         if before is not None:
             await kv.put(KEY, orjson.dumps(before))
+        if forget:
+            await kv.delete(KEY)
         worker = DeliveryWorker(
             db,
             lambda: {"hook": target("hook", url)},
@@ -83,6 +89,27 @@ def test_what_another_relay_delivered_is_not_sent_again(nats_single, tmp_path, h
         lambda: [r[0] for r in _pending(db)] == ["delivered"],
     )
     assert httpserver.log == [] and state["relay"] == "relay-a"
+
+
+@pytest.mark.parametrize("loss", ["deleted", "rewritten as never tried"])
+def test_a_relay_that_finds_the_record_gone_or_shrunk_sends_nothing_again_and_writes_it_back(
+    nats_single, tmp_path, httpserver, loss
+):
+    """The bucket lost the record (deleted, emptied) or holds less than happened (a record put back as never
+    tried): the receipt on the alerts stream, which only collectors write, still says it was delivered."""
+    httpserver.expect_request("/hook").respond_with_data("ok")
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    first, second = tmp_path / "a" / "acme-team.sqlite3", tmp_path / "b" / "acme-team.sqlite3"
+    for db in (first, second):
+        db.parent.mkdir()
+        store_alerts(db, [alert_write()])
+    done = lambda db: lambda: [r[0] for r in _pending(db)] == ["delivered"]  # noqa: E731
+    _run(nats_single, first, url, None, lambda: True, done(first))
+    assert len(httpserver.log) == 1
+    shrunk = {"state": "pending", "attempts": 0, "at": 1.0, "relay": "relay-a"} if loss != "deleted" else None
+    state = _run(nats_single, second, url, shrunk, lambda: True, done(second), forget=loss == "deleted")
+    assert len(httpserver.log) == 1, "the relay that took over sent the alert again"
+    assert state["state"] == "delivered"  # written back from the receipt
 
 
 def test_a_takeover_goes_on_counting_attempts_and_backing_off(nats_single, tmp_path, httpserver):

@@ -13,7 +13,13 @@ import subprocess
 import time
 from pathlib import Path
 
-from helpers.frozen import frozen_env, start_frozen_simulator
+from helpers.frozen import (
+    APP_GOAL_MIB,
+    ARCHIVE_ENGINE_GOAL_MIB,
+    bundle_sizes,
+    frozen_env,
+    start_frozen_simulator,
+)
 from tenant_events.store import EventReader
 
 
@@ -37,11 +43,21 @@ def test_version(frozen_app: Path):
 def test_bundle_is_lean_and_complete(frozen_app: Path):
     bundle = frozen_app.parent
     # PyInstaller links libraries into _internal/; count each file once, not its links.
-    size = sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file() and not p.is_symlink())
+    app, engine = bundle_sizes(bundle)
     dangling = [p.name for p in bundle.rglob("*") if p.is_symlink() and not p.exists()]
     assert not dangling, f"links to libraries the build dropped: {dangling}"
-    assert size < 150 * 1024 * 1024, f"bundle is {size / 2**20:.0f} MiB unpacked (goal < 150 MiB)"
+    assert app < APP_GOAL_MIB * 2**20, (
+        f"the app is {app / 2**20:.0f} MiB unpacked (goal < {APP_GOAL_MIB} MiB)"
+    )
+    assert engine < ARCHIVE_ENGINE_GOAL_MIB * 2**20, f"the archive's engine is {engine / 2**20:.0f} MiB"
     internal = bundle / "_internal"
+    # The archive's engine and both extension files, where the store LOADs them from (nothing downloads).
+    assert list(internal.glob("_duckdb.*.so")), "no DuckDB engine"
+    for extension in ("ducklake", "postgres_scanner"):
+        files = list(
+            internal.glob(f"duckdb_extension_{extension}/extensions/v*/{extension}.duckdb_extension")
+        )
+        assert files, f"the DuckDB {extension} extension is not in the bundle"
     # What the app needs at run time: resources, TLS trust, keyring backends, the notification library.
     assert (internal / "resources" / "icons" / "tenant-events.svg").is_file()
     assert list(internal.rglob("certifi/cacert.pem")), "no CA bundle for TLS"

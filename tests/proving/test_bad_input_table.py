@@ -167,6 +167,8 @@ READERS: dict[str, list[str]] = {
     "alerts": ["alerts"],
     "alerts-mark-read": ["alerts", "--mark-read", "--tenant", "acme"],
     "timeline": ["timeline", "user:auth0|1"],
+    "access": ["access", "--csv", "-"],
+    "access-diff": ["access", "diff", "--from", "2026-01-01T00:00:00Z", "--jsonl", "-"],
     "reindex": ["reindex"],
     "rules-try": ["rules", "--try", "off-hours"],
 }
@@ -240,6 +242,7 @@ DEEP = {  # damage that only shows when the events themselves are read, past the
     "export-file": ["export", "--jsonl", "{out}"],
     "export-stdout": ["export", "--csv", "-"],
     "timeline": ["timeline", "user:auth0|250"],
+    "access": ["access", "--jsonl", "-"],
     "reindex": ["reindex"],
 }
 
@@ -263,9 +266,35 @@ def test_damage_found_mid_read(tmp_path, good_database, command):
     no_crash_report(data)
 
 
+@pytest.mark.parametrize("command", ["export-file", "export-stdout"])
+def test_a_stored_text_that_is_not_utf8_is_damage(tmp_path, good_database, command):
+    """A flipped byte inside an event's text (not in SQLite's own structure) is damage, named without quoting it."""
+    data = tmp_path / "data"
+    (data / "tenants").mkdir(parents=True)
+    db = data / "tenants" / "acme.sqlite3"
+    db.write_bytes(good_database)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE events SET raw = CAST(X'7b22ff6f6666736574223a317d' AS TEXT) WHERE seq = 40")
+    conn.commit()
+    conn.close()
+    before = snapshot(data)
+    words = {
+        "export-file": ["export", "--jsonl", str(tmp_path / "out.jsonl")],
+        "export-stdout": ["export", "--csv", "-"],
+    }
+    result = run_here([command.split("-")[0], "--data-dir", str(data), *words[command][1:]])
+    one_line(result, 5, str(db), "is damaged (a stored text is not valid UTF-8)")
+    assert snapshot(data) == before
+    no_crash_report(data)
+
+
 # -- 2. a data dir the user cannot use × every command ----------------------------------------------------------
 EVERY_COMMAND: dict[str, list[str]] = {
-    **{k: v for k, v in READERS.items() if k in ("export", "alerts", "timeline", "reindex", "rules-try")},
+    **{
+        k: v
+        for k, v in READERS.items()
+        if k in ("export", "alerts", "timeline", "access", "access-diff", "reindex", "rules-try")
+    },
     "stream": ["stream", "--base-url", DEAD_URL, "--unreachable-timeout", "0.3"],
     "relay": ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
     "login": [
@@ -479,6 +508,8 @@ NAMES = {
     "export --tenant": ["export", "--tenant", "../../etc/passwd", "--jsonl", "-"],
     "alerts --tenant": ["alerts", "--tenant", "../acme"],
     "timeline --tenant": ["timeline", "user:1", "--tenant", "/abs"],
+    "access --tenant": ["access", "--tenant", "../acme"],
+    "access diff --tenant": ["access", "diff", "--from", "1d", "--tenant", "a/b"],
     "reindex --tenant": ["reindex", "--tenant", "ACME"],
     "rules --tenant": ["rules", "--try", "off-hours", "--tenant", "acme/../acme"],
 }
@@ -497,6 +528,13 @@ def test_profile_name_outside_the_data_dir(tmp_path, stored, case):
 NUMBERS = [
     (["stream", "--base-url", DEAD_URL], "--unreachable-timeout", ["nan", "-1", "inf", "1e9"]),
     (["stream", "--base-url", DEAD_URL], "--stall-timeout", ["0", "-5", "nan", "inf", "0.01"]),
+    (["stream", "--base-url", DEAD_URL], "--keep-live", ["0", "-1", "nan", "30m", "1e9d", "0.5h"]),
+    (["stream", "--base-url", DEAD_URL], "--keep-archive", ["inf", "0d", "forever", "99999999d"]),
+    (
+        ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
+        "--keep-live",
+        ["nan", "0h"],
+    ),
     (
         ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"],
         "--hub-retention-days",
@@ -531,6 +569,36 @@ def test_number_out_of_range(stored, words, option, value):
     result = run_here(argv, {"TENANT_EVENTS_ACCESS_TOKEN": "x"})
     one_line(result, 2, option, repr(value))
     assert snapshot(stored) == before
+
+
+# -- 6b. moments: neither a date-time nor a duration, or far outside the times events carry ---------------------
+MOMENTS = [
+    (
+        ["access"],
+        "--at",
+        ["nan", "2026-13-01", "99999999999d", "0001-01-01T00:00:00Z", "9999-12-31T00:00:00Z"],
+    ),
+    (["access", "diff"], "--from", ["inf", "-1", "99999999999d"]),
+    (["access", "diff", "--from", "1d"], "--to", ["tomorrow", "2100-01-02T00:00:00Z"]),
+    (["alerts"], "--since", ["99999999999d", "0001-01-01T00:00:00Z"]),
+]
+MOMENT_ROWS = [(words, option, value) for words, option, values in MOMENTS for value in values]
+
+
+@pytest.mark.parametrize(
+    ("words", "option", "value"), MOMENT_ROWS, ids=[f"{' '.join(w)} {o} {v}" for w, o, v in MOMENT_ROWS]
+)
+def test_moment_that_cannot_be(stored, words, option, value):
+    before = snapshot(stored)
+    result = run_here([words[0], "--data-dir", str(stored), *words[1:], f"{option}={value}"])
+    one_line(result, 2, option, repr(value))
+    assert snapshot(stored) == before
+
+
+def test_a_moment_before_the_stored_history_is_one_line(stored):
+    result = run_here(["access", "--data-dir", str(stored), "--at", "2001-01-01T00:00:00Z"])
+    one_line(result, 2, "cannot be known", "ask about a moment from")
+    no_crash_report(stored)
 
 
 # -- 7. malformed URLs ------------------------------------------------------------------------------------------
@@ -585,3 +653,229 @@ def test_settings_nested_too_deep(tmp_path, command, case):
     assert len(moved) == 1 and moved[0].read_text() == NESTED[case] and str(moved[0]) in told[0]
     assert result.code == (0 if command == "rules --check" else 6), result.err
     no_crash_report(data)
+
+
+# -- 9. the team parts: triage, links, rule files, key files, closed outputs -------------------------------------
+@pytest.fixture
+def with_alert(stored) -> Path:
+    """`stored` with one alert (id 1) raised on its events."""
+    from helpers.deliveries import alert_write, store_alerts
+
+    assert store_alerts(stored / "tenants" / "acme.sqlite3", [alert_write()]) == [1]
+    return stored
+
+
+def _alias_bomb(path: Path) -> Path:
+    """1 KB of YAML whose aliases expand to 9¹¹ nodes, in a fixture's event data (which the rule model copies)."""
+    lines = ["a: &a {k1: x, k2: x, k3: x, k4: x, k5: x, k6: x, k7: x, k8: x, k9: x}"]
+    for i in range(1, 12):
+        name, before = chr(ord("a") + i), chr(ord("a") + i - 1)
+        lines.append(f"{name}: &{name} {{" + ", ".join(f"k{j}: *{before}" for j in range(1, 10)) + "}")
+    lines.append(
+        "rules: [{id: bomb, name: Bomb, types: [user.created], severity: info, tests: [{name: t, expect: fires,"
+        " events: [{type: user.created, data: *l}]}]}]"
+    )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _sigma(path: Path, condition: str, selection: str = "{type: user.created}") -> Path:
+    path.write_text(
+        "title: hostile\nlogsource: {product: auth0, service: events}\n"
+        f"detection:\n  sel: {selection}\n  condition: {condition}\nlevel: high\n"
+    )
+    return path
+
+
+def _inputs(tmp: Path) -> dict[str, tuple[list[str], int, tuple[str, ...]]]:
+    """row → (argv after the data dir, exit code, words of the one line)."""
+    fifo = tmp / "fifo.yml"
+    os.mkfifo(fifo)
+    hub = ["--hub", "nats://127.0.0.1:9", "--hub-tenant", "acme"]
+    return {
+        "triage snooze --for 999999999999999d": (
+            ["triage", "snooze", "1", "--for", "999999999999999d"],
+            3,
+            ("--for", "longer than a year", "triage resolve"),
+        ),
+        "triage snooze --until 9999-12-31": (
+            ["triage", "snooze", "1", "--until", "9999-12-31T00:00"],
+            3,
+            ("--until", "more than a year from now"),
+        ),
+        "triage ack 99999999999999999999999": (
+            ["triage", "ack", "99999999999999999999999"],
+            2,
+            ("'99999999999999999999999' is not an alert ID",),
+        ),
+        "rules export --sigma /proc/x": (
+            ["rules", "export", "--sigma", "/proc/x"],
+            3,
+            (
+                "--sigma: /proc/x cannot be made a folder (No such file or directory)",
+                "a folder you can write in",
+            ),
+        ),
+        "stream --hub-nkey /dev/zero": (
+            ["stream", *hub, "--hub-nkey", "/dev/zero"],
+            3,
+            ("--hub-nkey: /dev/zero is not a regular file",),
+        ),
+        "stream --hub-nkey FIFO": (
+            ["stream", *hub, "--hub-nkey", str(fifo)],
+            3,
+            (f"--hub-nkey: {fifo} is not a regular file",),
+        ),
+        "relay --hub-creds /dev/zero": (
+            ["relay", "--base-url", DEAD_URL, *hub, "--hub-creds", "/dev/zero"],
+            3,
+            ("--hub-creds: /dev/zero is not a regular file",),
+        ),
+        "rules test FIFO": (
+            ["rules", "test", str(fifo)],
+            3,
+            ("cannot be read as rules: is not a regular file",),
+        ),
+        "rules test /dev/zero": (
+            ["rules", "test", "/dev/zero"],
+            3,
+            ("/dev/zero: cannot be read as rules: is not a regular file",),
+        ),
+        "rules test alias bomb": (
+            ["rules", "test", str(_alias_bomb(tmp / "bomb.yml"))],
+            3,
+            ("cannot be read as rules", "aliases expand to too many nodes"),
+        ),
+        "rules test 2 MB": (
+            ["rules", "test", str(_big(tmp / "big.yml"))],
+            3,
+            ("cannot be read as rules: is larger than 1,000,000 bytes",),
+        ),
+        "rules import 200-deep not": (
+            ["rules", "import", str(_sigma(tmp / "deep.yml", "not " * 200 + "sel"))],
+            3,
+            ("Sigma rule 'hostile': its condition nests too deeply",),
+        ),
+        "link with a bad host": (["tenant-events://[::1"], 2, ("not an alert link",)),
+        "link with a huge id": (
+            ["tenant-events://alert/acme/99999999999999999999999"],
+            2,
+            ("not an alert link",),
+        ),
+    }
+
+
+def _big(path: Path) -> Path:
+    path.write_text("# " + "x" * 2_000_000 + "\n")
+    return path
+
+
+INPUT_ROWS = (
+    "triage snooze --for 999999999999999d",
+    "triage snooze --until 9999-12-31",
+    "triage ack 99999999999999999999999",
+    "rules export --sigma /proc/x",
+    "stream --hub-nkey /dev/zero",
+    "stream --hub-nkey FIFO",
+    "relay --hub-creds /dev/zero",
+    "rules test FIFO",
+    "rules test /dev/zero",
+    "rules test alias bomb",
+    "rules test 2 MB",
+    "rules import 200-deep not",
+    "link with a bad host",
+    "link with a huge id",
+)
+
+
+@pytest.mark.parametrize("row", INPUT_ROWS)
+def test_a_team_parts_input_is_one_line(with_alert, tmp_path, row):
+    argv, code, words = _inputs(tmp_path)[row]
+    full = (
+        [*argv[:1], "--data-dir", str(with_alert), *argv[1:]]
+        if not argv[0].startswith("tenant-events:")
+        else argv
+    )
+    before = snapshot(with_alert)
+    line = one_line(run_here(full, {"TENANT_EVENTS_ACCESS_TOKEN": "x"}), code, *words)
+    print(f"{row}: exit {code}: {line}")
+    assert snapshot(with_alert) == before
+    no_crash_report(with_alert)
+
+
+CLOSED_STDOUT = {
+    "export --csv - >&-": ["export", "--csv", "-"],
+    "export --jsonl - >&-": ["export", "--jsonl", "-"],
+    "alerts --jsonl - >&-": ["alerts", "--jsonl", "-"],
+    "alerts >&-": ["alerts", "--mark-read"],
+}
+
+
+@pytest.mark.parametrize("row", CLOSED_STDOUT)
+def test_an_output_to_a_closed_stdout_is_one_line(with_alert, row):
+    words = CLOSED_STDOUT[row]
+    before = snapshot(with_alert)
+    result = run_apart(
+        [words[0], "--data-dir", str(with_alert), *words[1:]], prefix=["sh", "-c", 'exec "$@" >&-', "sh"]
+    )
+    line = one_line(result, 2, "cannot write standard output: it is closed")
+    print(f"{row}: exit 2: {line}")
+    kept = {k: v for k, v in snapshot(with_alert).items() if not k.endswith(("-wal", "-shm"))}  # a reader's
+    assert kept == before  # (--mark-read marks nothing it could not list)
+    no_crash_report(with_alert)
+
+
+def test_sigma_text_reaches_the_terminal_escaped_and_re2_says_nothing_of_its_own(with_alert, tmp_path):
+    """A Sigma file's title and a regular expression RE2 refuses, both with an escape sequence in them."""
+    escape = "\x1b]0;owned\x07\x1b[31m"
+    bad = _sigma(
+        tmp_path / "regex.yml",
+        "sel",
+        '{data.object.name|re: "' + escape.replace("\x1b", "\\x1b").replace("\x07", "\\x07") + '(?<=x)"}',
+    )
+    result = run_apart(["rules", "import", str(bad), "--data-dir", str(with_alert)])
+    line = one_line(result, 3, "does not compile in RE2")
+    assert "\x1b" not in result.err and "\x07" not in result.err, line  # (RE2 logged the pattern raw before)
+    titled = tmp_path / "title.yml"
+    titled.write_text(
+        _sigma(tmp_path / "t.yml", "sel").read_text().replace("title: hostile", 'title: "evil\\x1b[2J"')
+    )
+    imported = run_apart(["rules", "import", str(titled), "--data-dir", str(with_alert)])
+    assert imported.code == 0, imported.err
+    listed = run_apart(["rules", "--data-dir", str(with_alert)])
+    tried = run_apart(["rules", "--try", "evil-2j", "--data-dir", str(with_alert)])
+    for result in (imported, listed, tried):
+        assert "\x1b" not in result.out + result.err, result
+    assert "evil\\x1b[2J" in listed.out and "evil\\x1b[2J" in tried.out
+
+
+def test_a_teammates_triage_with_a_time_out_of_range_is_shown_not_a_crash(with_alert):
+    """What an older version stored from a teammate's hub entry (a time of 1e300): `triage show` says so."""
+    db = with_alert / "tenants" / "acme.sqlite3"
+    result = run_here(["triage", "ack", "1", "--data-dir", str(with_alert), "--note", "mine"])
+    assert result.code == 0, result.err
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO alert_triage_log (alert_id, at, state, by, until, note) VALUES (1, 1e300, 'snoozed', 'eve', -1e300, '')"
+        )
+    shown = run_here(["triage", "show", "1", "--data-dir", str(with_alert)])
+    assert shown.code == 0 and "unexpected error" not in shown.err, shown.err
+    assert "snoozed by eve (a time out of range) until (a time out of range)" in shown.out
+
+
+def test_rules_export_writes_through_no_planted_symlink(with_alert, tmp_path):
+    """The temporary file of `rules export --sigma` had a name anyone could guess: a symlink planted under it
+    sent the export into the link's target."""
+    out = tmp_path / "sigma"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    for rule in ("off-hours", "mass-deletion", "new-admin"):
+        (out / f".{rule}.yml.tmp").symlink_to(victim)
+    result = run_here(["rules", "export", "--sigma", str(out), "--data-dir", str(with_alert)])
+    assert result.code == 0, result.err
+    assert victim.read_text() == "precious\n"
+    assert (out / "off-hours.yml").is_file() and not (out / "off-hours.yml").is_symlink()
+    assert not [
+        p for p in out.iterdir() if p.name.startswith(".") and not p.is_symlink()
+    ]  # no temp file left

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli, reference_ids
+from helpers.small_disk import remount, small_disk_at
 from tenant_events.store import EventReader
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
@@ -26,21 +27,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpf
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs: big enough for the schema, too small for the simulator's backlog."""
-    mnt = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-    mnt.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_disk_at(tmp_path / f"disk-{uuid.uuid4().hex[:6]}") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
-
-def remount(mnt: Path, options: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{options}", str(mnt)], check=True)
 
 
 def count(db: Path) -> int:
@@ -223,3 +211,39 @@ def test_the_engine_waits_for_space_and_resumes_by_itself(make_simulator, small_
     paused = rec.first("storage")
     assert paused.state is StreamState.PAUSED and "disk is full" in paused.message and paused.retry_at
     assert export_ids(db) == reference_ids(sim, 20_000)
+
+
+def test_indexing_that_meets_a_full_disk_is_said_in_words_not_logged_as_a_failure(small_disk, caplog):
+    """The full-text index is written while the writer is idle: meeting a full disk there is the disk's doing (the
+    stream's paused commits tell the user), a warning in words — never a failure logged with a traceback."""
+    import logging
+
+    from helpers.events_factory import row
+    from helpers.slack import bound
+    from tenant_events.errors import StorageError
+    from tenant_events.store import Batch, StoreWriter
+
+    caplog.set_level(logging.WARNING, logger="tenant_events.store.writer")
+
+    def indexing_said() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if "full-text indexing" in r.getMessage()]
+
+    writer = StoreWriter(small_disk / "index.sqlite3")
+    deadline, n, full = time.monotonic() + bound(60), 0, False
+    try:
+        while not indexing_said():
+            assert time.monotonic() < deadline, "the writer's indexing never met the full disk"
+            if not full:  # catch-up batches (more than a live batch): their indexing waits for an idle writer
+                try:
+                    writer.commit_sync(Batch(events=[row(i) for i in range(n, n + 100)], cursor=f"off-{n}"))
+                    n += 100
+                except StorageError:
+                    full = True  # from now on the writer is idle, and indexes
+            time.sleep(0.05)
+    finally:
+        writer.close()
+    said = indexing_said()
+    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in said), [
+        r.getMessage() for r in said
+    ]
+    assert "full" in said[0].getMessage(), said[0].getMessage()

@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from tenant_events.alerts.from_settings import rule_set
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import (
@@ -151,6 +152,38 @@ def test_unversioned_file_is_backed_up_then_migrated(paths):
     assert json.loads(paths.settings_file.read_text())["schema_version"] == SCHEMA_VERSION
 
 
+def test_a_schema_2_file_learns_what_each_destination_does_with_resolves_and_repeats(paths):
+    """Alerts got a life (repeats, resolves): each saved destination says what it now does, by its kind — a
+    pager or a webhook is told of resolves, e-mail and chat are not, as Alertmanager's receivers — and rules
+    saved before take the new fields' defaults."""
+    old = {
+        "schema_version": 2,
+        "destinations": [
+            {"name": "hook", "url_masked": "json://hooks.example/***"},
+            {"name": "pager", "url_masked": "pagerduty://***@***"},
+            {"name": "mail", "url_masked": "mailtos://ops:***@mail.example"},
+            {"name": "chat", "url_masked": "slack://T1/B***/X***", "send_resolved": True},  # chosen already
+        ],
+        "alerts": {"rules": [{"id": "mass-deletion", "coalesce_minutes": 20}]},
+    }
+    paths.settings_file.write_text(json.dumps(old))
+    settings = load_settings(paths)
+    assert [(d.name, d.send_resolved, d.repeat_minutes) for d in settings.destinations] == [
+        ("hook", True, 60.0),
+        ("pager", True, 60.0),
+        ("mail", False, 60.0),
+        ("chat", True, 60.0),
+    ]
+    assert json.loads((paths.config_dir / "settings.json.v2.bak").read_text()) == old
+    saved = json.loads(paths.settings_file.read_text())
+    assert (
+        saved["schema_version"] == SCHEMA_VERSION == 3 and saved["destinations"][2]["send_resolved"] is False
+    )
+    assert settings.notifications.repeat_minutes == 60.0
+    mass = rule_set(settings.alerts).get("mass-deletion")
+    assert mass is not None and mass.resolve_after_s == 30 * 60 and mass.renotify
+
+
 def test_newer_schema_is_refused_and_left_alone(paths):
     paths.settings_file.write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
     with pytest.raises(ConfigError, match="written by a newer Tenant Events"):
@@ -162,3 +195,13 @@ def test_duplicate_profile_names_are_refused():
     p = make_profile(domain="a.example", client_id="abc")
     with pytest.raises(ValueError, match="duplicate profile name"):
         Settings(tenants=[p, p])
+
+
+def test_a_file_from_before_the_archive_keeps_its_age_limit_as_the_archives():
+    from tenant_events.settings.preferences import RetentionSettings
+
+    older = RetentionSettings.model_validate({"max_age_days": 90, "max_events": 2_000_000})
+    assert (older.keep_live_days, older.keep_archive_days, older.max_events) == (30, 90, 2_000_000)
+    tiers = older.tiers()
+    assert (tiers.keep_live_days, tiers.keep_archive_days, tiers.max_live_rows) == (30, 90, 2_000_000)
+    assert RetentionSettings().keep_archive_days == 400

@@ -107,3 +107,10 @@ def test_tenant_life_is_consistent(make_simulator):
             assert key in group_members
             group_members.discard(key)
     assert users and orgs and groups
+
+
+def test_the_backlog_ends_now_and_live_events_come_after_it_in_time(make_simulator):
+    sim = make_simulator(seed=7, backlog=300, rate=0)  # the seed whose backlog ran ~5 s past its start
+    sim.emit(5)
+    times = [e["event"]["time"] for e in replay(sim, 305)]
+    assert times == sorted(times), "an event after one newer than itself"

@@ -121,23 +121,46 @@ def test_an_upgraded_database_starts_evaluating_after_its_stored_events(tmp_path
         fresh.close()
 
 
-def test_inbox_lists_newest_first_and_marks_all_read_up_to_what_was_seen(tmp_path):
+def test_inbox_lists_by_latest_firing_and_marks_all_read_up_to_what_was_seen(tmp_path):
     writer = StoreWriter(tmp_path / "t.sqlite3")
     try:
         writer.commit_sync(Batch(events=[row(0)], cursor="c"))
         writes = [_write(f"r{i}") for i in range(4)]
         for w, t in zip(writes, (10.0, 20.0, 30.0, 40.0), strict=True):
-            w.raised_at = w.updated_at = t
+            w.raised_at = w.updated_at = w.fired_at = t
         writer.run_alert_job(lambda ledger: ledger.commit(writes, 0, 1)).result()
     finally:
         writer.close()
     with AlertInbox(tmp_path / "t.sqlite3") as inbox:
         assert [a.rule_id for a in inbox.alerts()] == ["r3", "r2", "r1", "r0"]
         assert [a.rule_id for a in inbox.alerts(since=25.0)] == ["r3", "r2"]
-        assert [a.rule_id for a in inbox.alerts(before_id=3, limit=1)] == ["r1"]
-        assert inbox.mark_all_read(upto_id=2) == 2
+        assert [a.rule_id for a in inbox.alerts(limit=1)] == ["r3"]
+        assert inbox.mark_all_read(fired_upto=20.0) == 2
         assert [a.rule_id for a in inbox.alerts(unread_only=True)] == ["r3", "r2"]
         assert inbox.mark_all_read() == 2 and inbox.unread_count() == 0
+
+
+def test_a_firing_folded_into_an_old_alert_brings_it_to_the_top_unread(tmp_path):
+    writer = StoreWriter(tmp_path / "t.sqlite3")
+    try:
+        writer.commit_sync(Batch(events=[row(i) for i in range(3)], cursor="c"))
+        writes = [_write(f"r{i}") for i in range(3)]
+        for w, t in zip(writes, (10.0, 20.0, 30.0), strict=True):
+            w.raised_at = w.updated_at = w.fired_at = t
+        ids = writer.run_alert_job(lambda ledger: ledger.commit(writes, 0, 1)).result()
+        with AlertInbox(tmp_path / "t.sqlite3") as inbox:
+            inbox.mark_all_read()
+        again = _write("r0")
+        again.alert_id, again.occurrences, again.reopen, again.fired_at = ids[0], 2, True, 50.0
+        writer.run_alert_job(lambda ledger: ledger.commit([again], 1, 2)).result()
+    finally:
+        writer.close()
+    with AlertInbox(tmp_path / "t.sqlite3") as inbox:
+        assert [(a.rule_id, a.read, a.version) for a in inbox.alerts()] == [
+            ("r0", False, 2),
+            ("r2", True, 1),
+            ("r1", True, 1),
+        ]
 
 
 def test_history_rows_walk_a_time_range_in_chunks(tmp_path, monkeypatch):

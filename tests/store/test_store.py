@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from helpers.events_factory import row
 from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventFilter, EventReader, GapMarker, RejectedRow, StoreWriter
+from tenant_events.store.archive_keeper import keep
+from tenant_events.values.retention import Retention
 
 
 @pytest.fixture
@@ -119,14 +122,19 @@ def test_filters_search_counts_and_histogram(db):
         assert reader.count(EventFilter(text="user7@example")) == 1
 
 
-def test_retention_by_rows_and_age_keeps_search_consistent(db):
+def test_retention_moves_beyond_the_live_cap_then_ages_out_and_search_stays_consistent(db):
     writer, path = db
-    import asyncio
-
-    writer.commit_sync(Batch(events=[row(i) for i in range(50)], cursor="c"))
+    now = time.time()  # stored now: only the cap makes them move at first
+    writer.commit_sync(Batch(events=[row(i)._replace(received_at=now) for i in range(50)], cursor="c"))
     writer.index_all_sync()
-    assert asyncio.run(writer.apply_retention(max_rows=30)) == 20
-    assert asyncio.run(writer.apply_retention(max_age_days=1)) == 30  # 2026-11-01 is older than a day
+    done = keep(writer, Retention(keep_live_days=3650, max_live_rows=30, settle_seconds=0))
+    assert done.moved == 20
+    with EventReader(path) as reader:
+        assert reader.count() == 50 and reader.archived_upto() == 20
+        assert reader.count(EventFilter(text="user45")) == 1 and reader.count(EventFilter(text="user5")) == 1
+    # events of 2026-11-01: older than a day in both tiers, so moved, then deleted with their archive files
+    done = keep(writer, Retention(keep_live_days=1, keep_archive_days=1, settle_seconds=0))
+    assert done.moved == 30 and done.expired
     with EventReader(path) as reader:
         assert reader.count() == 0 and reader.count(EventFilter(text="user45")) == 0
     writer.commit_sync(Batch(events=[row(60)], cursor="d"))

@@ -25,7 +25,7 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
                 paths,
                 EngineConfig(s.base_url, from_timestamp=OLD, name=f"t{i}"),
                 StaticTokenProvider(s.mint_token()),
-                retention=Retention(max_rows=150, interval=0.1),
+                retention=Retention(max_live_rows=150, interval=0.1, settle_seconds=0),
             )
             for i, s in enumerate(sims)
         ]
@@ -37,7 +37,12 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
             if all(m.stats.events_stored >= 200 for m in monitors):
                 break
             await asyncio.sleep(0.02)
-        await asyncio.sleep(0.3)  # at least one retention pass after the backlog is in
+        for m in monitors:  # a retention pass after the backlog is in moves what is beyond the live cap
+            with m.open_reader() as reader:
+                for _ in range(1200):
+                    if reader.archived_upto() >= 50:
+                        break
+                    await asyncio.sleep(0.05)
         first = monitors[0]
         first.source.pause()
         for _ in range(100):
@@ -54,7 +59,8 @@ def test_monitor_runs_two_tenants_and_stops_cleanly(make_simulator, tmp_path):
     monitors, states = asyncio.run(scenario())
     for m in monitors:
         with m.open_reader() as reader:
-            assert reader.count() == 150  # retention pass at start kept the newest 150 of 200
+            # beyond the live cap of 150: the oldest 50 moved to the archive, read as before
+            assert reader.count() == 200 and reader.archived_upto() == 50
             assert reader.cursor().offset
         assert [s.state for s in states[m.name]][-1] is StreamState.STOPPED
 

@@ -25,7 +25,7 @@ MINE = {"id": "mine", "name": "Mine", "types": ["user.deleted"], "severity": "wa
 
 def _save(path: Path, alerts: dict[str, object] | str) -> None:
     """Whole, by rename, as the app and the commands save."""
-    text = alerts if isinstance(alerts, str) else json.dumps({"schema_version": 2, "alerts": alerts})
+    text = alerts if isinstance(alerts, str) else json.dumps({"schema_version": 3, "alerts": alerts})
     new = path.with_name(path.name + ".new")
     new.write_text(text)
     os.replace(new, path)

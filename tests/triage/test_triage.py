@@ -3,6 +3,7 @@ only what needs someone, and a snoozed alert comes back by itself when its snooz
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import time
@@ -74,3 +75,59 @@ def test_triage_from_the_command_line(tmp_path):
     assert missing.returncode == 3 and "no alert 77 in acme" in missing.stderr
     shown = _cli(tmp_path, "show", str(alert_id))
     assert [line.split(" by ")[0] for line in shown.stdout.splitlines()] == ["acknowledged", "snoozed"]
+
+
+def test_a_resolved_alert_is_reopened_before_it_is_acknowledged_or_snoozed(tmp_path):
+    """The lifecycle in one place: a resolved alert is over; acknowledging or snoozing it is refused with the
+    way forward (reopen it), here and on the command line, and nothing is written — its state stays resolved and
+    the destinations are told of its end once. Reopened, it can be acknowledged; a teammate's change from the hub
+    is kept as it was made."""
+    db = tmp_path / "tenants" / "acme.sqlite3"
+    db.parent.mkdir(parents=True)
+    a, b = store_alerts(db, [alert_write("r1"), alert_write("r2")])
+    with AlertTriage(db) as triage:
+        triage.set(a, "resolved", "ana", "expected")
+        for state, until in (("acknowledged", None), ("snoozed", time.time() + 60)):
+            with pytest.raises(ValueError) as refused_here:
+                triage.set(a, state, "bo", until=until)  # type: ignore[arg-type]
+            assert str(refused_here.value) == f"the alert is resolved: it cannot be {state}; reopen it first"
+        assert [t.state for t in triage.history(a)] == ["resolved"]
+        triage.set(a, "resolved", "bo")  # resolving it again changes nothing
+    refused = _cli(tmp_path, "ack", str(a))
+    assert refused.returncode == 3, refused.stderr
+    assert refused.stderr.strip() == (
+        f"tenant-events: alert {a}: the alert is resolved: it cannot be acknowledged; reopen it first"
+    )
+    assert _cli(tmp_path, "reopen", str(a)).returncode == 0
+    assert _cli(tmp_path, "ack", str(a)).returncode == 0
+    with AlertTriage(db) as triage:
+        triage.set(b, "resolved", "ana")
+        triage.set(b, "acknowledged", "carol", at=time.time(), mirrored=True)  # the team's, as made
+        assert [t.state for t in triage.history(a)] == ["resolved", "resolved", "open", "acknowledged"]
+        assert triage.states()[b].state == "acknowledged"
+    conn = sqlite3.connect(db)
+    try:
+        resolves = conn.execute(
+            "SELECT alert_id, nth FROM alert_outbox WHERE kind = 'resolved' ORDER BY alert_id, nth"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert resolves == [(a, 1), (b, 1)]  # each told once: no second resolve from the refused or repeated ones
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b'{"state": "acknowledged", "at": 1e300}',
+        b'{"state": "acknowledged", "at": -1.0}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": 1e20}',
+        b'{"state": "snoozed", "at": 1800000000.0, "until": NaN}',  # not JSON: as a hostile client sends it
+    ],
+)
+def test_a_teammates_hub_entry_with_a_time_no_clock_can_show_is_left_out(value):
+    """It crashed `triage show` and the triage bar of every viewer that stored it."""
+    from tenant_events.hub.triage import parse_entry
+
+    assert parse_entry("mass-deletion.evt_a.eve", value, 7) is None
+    good = b'{"state": "acknowledged", "at": 1800000000.0}'
+    assert parse_entry("mass-deletion.evt_a.eve", good, 8) is not None

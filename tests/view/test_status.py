@@ -45,9 +45,12 @@ def test_worst_state_wins_and_tooltip_lists_tenants():
     assert worst([a, b]) is TrayState.ERROR
     assert worst([a]) is TrayState.LIVE
     assert worst([]) is TrayState.SIGNED_OUT
-    text = tooltip([a, b], unread=12)
+    text = tooltip([a, b], new_events=12)
+    assert "unread" not in text  # "unread" is the alerts' word (the tray adds their line)
     assert (
-        "12 unread" in text and "acme: live" in text and "globex: error — missing scope read:events" in text
+        "12 new events" in text
+        and "acme: live" in text
+        and "globex: error — missing scope read:events" in text
     )
     assert "3.5 events/s" in text and "last event " in text  # the rate spelled out
     assert (

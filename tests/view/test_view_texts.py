@@ -41,6 +41,15 @@ def test_cell_choices_say_what_they_do_and_offer_only_what_the_filter_can_expres
     assert (
         by_type[-1].label.startswith("Show every event about this user") and by_type[-1].value == "auth0|abc"
     )
+    # named: as the row's sentence names the id, else as the event itself does; the filter keeps the id
+    named = {"object": {"user_id": "auth0|abc", "email": "ada@example.com"}}
+    about = choices("TIME", "t", "user.deleted", "t", None, named)[-1]
+    assert about.label == "Show every event about user ada@example.com" and about.term == "user:auth0|abc"
+    about = choices("TIME", "t", "user.deleted", "t", None, named, {"auth0|abc": "Ada L."})[-1]
+    assert about.label == "Show every event about user Ada L."
+    org = {"object": {"organization": {"id": "org_1", "name": "acme"}, "user": {"user_id": "auth0|abc"}}}
+    about = choices("TIME", "t", "organization.member.added", "t", None, org, {"org_1": "Acme Cloud"})[-1]
+    assert about.label == "Show every event about organization Acme Cloud" and about.term == "org:org_1"
     summary = choices("SUMMARY", "User a b deleted", "user.deleted", "t", None, None)
     assert [c.exclude for c in summary] == [False] and summary[0].term == 'text:"User a b deleted"'
     assert [c.kind for c in choices("PURPOSE", "test", "user.deleted", "t", "test", None)] == ["test"]

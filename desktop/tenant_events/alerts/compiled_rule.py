@@ -155,6 +155,7 @@ class CompiledRule:
         self.labels: dict[str, str] = {}  # group key → label of the alert that names it
         self.names: NameOf | None = None  # the directory's names for ids in labels (set by the engine)
         self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
+        self.resolve_after_ms = int(rule.resolve_after_s * 1000)
         self._offers = 0
 
     def window_for(self, event_type: str, group: str = "") -> BurstWindow | None:

@@ -2,10 +2,12 @@
 
 Qt-free decisions for the notifier and the tray (ui/ renders them):
   * urgency follows the rule's severity: info → low, warning → normal, critical → critical;
-  * a live alert notifies when raised; a firing folded into it later notifies again only for a critical rule
-    (single-event firings coalesce per rule in rule_engine.py; a threshold or sequence firing is a new alert);
+  * a live alert notifies when raised, and again at each firing folded into it (a new version): a critical one
+    always, others unless the user turned it off for the rule (`renotify`, values/alert_lifecycle.py);
+  * an unacknowledged critical alert is said again every `repeat_minutes` (`repeats`) until it is
+    acknowledged, snoozed or resolved (`settle` forgets it: the notifier withdraws it then);
   * catch-up alerts are held and become ONE notification, "While you were away: mass deletion × 2, admin role
-    assigned × 5", once the catch-up has been quiet for `hold_s`;
+    assigned × 5 (3 groups)", once the catch-up has been quiet for `hold_s`;
   * nothing notifies while muted: do-not-disturb (on, or until a time) or the quiet hours (local wall time on
     the chosen days; 22:00–07:00 spans midnight); critical alerts pass when the user allows it
     (`critical_passes_dnd`). Muted alerts are still stored: the inbox and the unread count have them.
@@ -25,6 +27,7 @@ from tenant_events.alert_settings import WEEKDAYS
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import catch_up_tally, title, why
 from tenant_events.settings import NotificationSettings
+from tenant_events.values.alert_lifecycle import Phase, renotifies, repeat_due, withdraws
 from tenant_events.values.alerts import Severity, StoredAlert
 
 Urgency = Literal["low", "normal", "critical"]
@@ -122,44 +125,98 @@ class PlannedNotification:
 
 
 class NotificationPlanner:
-    """Turns evaluation steps into notifications: live alerts at once, a catch-up as one summary."""
+    """Turns evaluation steps into notifications: live alerts at once, a catch-up as one summary, a critical
+    alert nobody has taken in hand again every `repeat_s` (0: never). `renotify(rule id)`: the rule's choice."""
 
     def __init__(
-        self, quiet: QuietTimes, *, hold_s: float = 10.0, clock: Callable[[], float] = time.time
+        self,
+        quiet: QuietTimes,
+        *,
+        hold_s: float = 10.0,
+        clock: Callable[[], float] = time.time,
+        renotify: Callable[[str], bool] = lambda _rule: True,
+        repeat_s: float = 3600.0,
     ) -> None:
         self.quiet = quiet
         self.hold_s = hold_s
         self.clock = clock
+        self.renotify = renotify
+        self.repeat_s = repeat_s
         self._held: dict[int, StoredAlert] = {}
         self._held_at: float | None = None
+        self._said: dict[int, tuple[float, StoredAlert]] = {}  # alert id → when it was last said, as it was
 
     def offer(self, result: StepResult) -> list[PlannedNotification]:
         """The notifications to show now for one step's alerts (catch-up alerts are held; see `summary`)."""
         now = self.clock()
         out: list[PlannedNotification] = []
+        for alert in result.settled:
+            self.settle(alert)
         for alert in result.raised:
             if not alert.notify:
                 continue
             if alert.catch_up:
                 self._hold(alert, now)
             elif self.quiet.allows(alert.severity, now):
-                out.append(
-                    PlannedNotification(title(alert), why(alert), urgency_for(alert.severity), (alert.id,))
-                )
+                out.append(self._say(alert, now))
         for alert in result.updated:
             if alert.id in self._held:
                 self._hold(alert, now)  # a summary still collecting: keep its latest count
             elif (
                 alert.id in result.refired
-                and alert.severity == "critical"
                 and alert.notify
                 and not alert.catch_up
+                and renotifies(alert.severity, self.renotify(alert.rule_id))
                 and self.quiet.allows(alert.severity, now)
-            ):  # a critical rule fired again into its open alert: that is news every time
-                out.append(
-                    PlannedNotification(title(alert), why(alert), urgency_for(alert.severity), (alert.id,))
-                )
+            ):  # a firing folded into its open alert: a new version is news
+                out.append(self._say(alert, now))
         return out
+
+    def _say(self, alert: StoredAlert, now: float, prefix: str = "") -> PlannedNotification:
+        self._said[alert.id] = (now, alert)
+        return PlannedNotification(
+            prefix + title(alert), why(alert), urgency_for(alert.severity), (alert.id,)
+        )
+
+    def settle(self, alert: StoredAlert) -> None:
+        """The alert was triaged: acknowledged or resolved, no more repeats of it; snoozed or reopened, its
+        repeats follow its phase (`repeats`)."""
+        said = self._said.get(alert.id)
+        if said is None:
+            return
+        if withdraws(alert.phase(self.clock())):
+            del self._said[alert.id]
+        else:
+            self._said[alert.id] = (said[0], alert)
+
+    def repeats(
+        self, fresh: Callable[[int], StoredAlert | None] = lambda _id: None
+    ) -> list[PlannedNotification]:
+        """The critical alerts nobody has taken in hand, said again now that `repeat_s` has passed; `fresh(id)`:
+        the alert as stored now (a teammate's triage, or one made where no step of this link saw it)."""
+        now = self.clock()
+        out = []
+        for last, said in list(self._said.values()):
+            alert = fresh(said.id) or said
+            phase = alert.phase(now)
+            if withdraws(phase):
+                del self._said[alert.id]
+                continue
+            if phase is Phase.SNOOZED and alert.snoozed_until is not None:
+                # said again when the snooze ends, if it is still firing then
+                self._said[alert.id] = (max(last, alert.snoozed_until - self.repeat_s), alert)
+                continue
+            due = repeat_due(phase, alert.severity, last, self.repeat_s, now)
+            if due and self.quiet.allows(alert.severity, now):
+                out.append(self._say(alert, now, "Still firing: "))
+        return out
+
+    def next_repeat(self) -> float | None:
+        """When the next repeat is due (unix s), for a timer; None when none can be."""
+        if self.repeat_s <= 0:
+            return None
+        due = [last + self.repeat_s for last, a in self._said.values() if a.severity == "critical"]
+        return min(due) if due else None
 
     def summary(self) -> PlannedNotification | None:
         """The catch-up summary once the catch-up has been quiet for `hold_s` (then it is handed out once)."""

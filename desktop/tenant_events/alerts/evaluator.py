@@ -28,28 +28,40 @@ from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
 from tenant_events.entities.sentences import describe_stored
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.team_state import TeamState, adopt
+from tenant_events.values.alert_lifecycle import RULES_WHO, quiet_resolve_due
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 log = logging.getLogger(__name__)
 
 EVAL_CHUNK: Final = 5000  # seqs per transaction: a catch-up of 1M events commits alerts every 5,000
 RESTORE_CHUNK: Final = 50_000  # seqs read at once when the state checks' links are restored
+QUIET_CHECK_S: Final = 5.0  # how often (at most) alerts are looked at for a resolve by going quiet
 
 
 @dataclass
 class StepResult:
-    """What one step did: alerts raised (new) and updated (folded into), and how far it got."""
+    """What one step did: alerts raised (new) and updated (folded into), alerts whose phase changed (`settled`:
+    acknowledged, snoozed, resolved or reopened by anyone, or resolved by going quiet), and how far it got."""
 
     raised: list[StoredAlert] = field(default_factory=list)
     updated: list[StoredAlert] = field(default_factory=list)
     watermark: int = 0
     evaluated: int = 0  # seqs covered (rows of no rule's type included)
-    refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (unread again)
+    refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (a new version)
+    settled: list[StoredAlert] = field(default_factory=list)
+    position: tuple[str, int] | None = None  # (event id, time ms) of the last event evaluated, when it moved
     _where: dict[int, tuple[bool, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def alerts(self) -> list[StoredAlert]:
         return self.raised + self.updated
+
+    @property
+    def changed(self) -> bool:
+        """Whether the step has anything for the observers."""
+        return bool(self.raised or self.updated or self.settled)
 
     def add(self, alert: StoredAlert, *, new: bool) -> None:
         """Record an alert's latest state; one raised in this step stays "raised" however often it changed."""
@@ -72,6 +84,16 @@ class Evaluator:
         # catch-up alerts whose detail was said before the directory reached their latest event (its names):
         # alert id → that event's seq; said again once the idle-time indexer has brought the directory there
         self._unnamed: dict[int, int] = {}
+        self._triage_row = 0  # the newest triage log row seen: later ones are phase changes to pass on
+        self.resume: TeamState | None = None  # a team relay's state to adopt before the first step
+        self._quiet_checked = 0.0
+        self._named_catch_up: set[str] = (
+            set()
+        )  # rules whose first catch-up alert had the directory brought up
+        resolving = [c.resolve_after_ms / 1000 for c in engine.compiled if c.resolve_after_ms]
+        self._resolve_after = {c.id: c.resolve_after_ms / 1000 for c in engine.compiled if c.resolve_after_ms}
+        # how often a step without commits is wanted (runner.py): resolves by quiet time, triage by others
+        self.tick_s: float = min([QUIET_CHECK_S, *(r / 10 for r in resolving)])
 
     def step(self, ledger: AlertLedger) -> StepResult:
         """Evaluate every committed event after the watermark. On any error the state is reloaded next time."""
@@ -82,6 +104,17 @@ class Evaluator:
             raise
 
     def _step(self, ledger: AlertLedger) -> StepResult:
+        if self.watermark is None and self.resume is not None:
+            state, now = self.resume, self.engine.clock()
+            adopted = ledger.in_transaction(lambda conn: adopt(conn, state, now))
+            if adopted is None:
+                return StepResult()  # its position is not stored here yet: the next commit tries again
+            self.resume = None
+            log.info(
+                "alert evaluation adopts the team's: %d alerts, from seq %d", len(state.alerts), adopted[0]
+            )
+            self._load(ledger)
+            self.engine.spent_after = adopted[1]
         if self.watermark is None:
             self._load(ledger)
         assert self.watermark is not None
@@ -92,26 +125,30 @@ class Evaluator:
         engine.earlier = ledger.earlier_object
         if self._unnamed:
             self._name_late(ledger, result)
+        self._resolve_quiet(ledger)
+        self._triaged(ledger, result)
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
             named_upto = end
             if touched:
-                # A new or live alert's names are worth bringing the directory up (a little) for; a catch-up
-                # alert's later events are not: that would keep the whole directory during the backlog
-                # (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
-                refresh = any(not a.write.catch_up or a.write.alert_id is None for a in touched)
+                # A live alert's names are worth bringing the directory up (a little) for, and a catch-up's first
+                # alert of each rule's (the summary names them); a catch-up alert's later events are not, nor a
+                # grouped rule's next groups, raised all through a backlog: that would keep the whole directory
+                # during it (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
+                refresh = self._worth_names(touched)
                 directory = ledger.directory(refresh=refresh)
                 named_upto = directory.watermark()
                 details = _details(directory, ledger, [alert.write.last_seq for alert in touched])
                 for alert in touched:
                     alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
-            ids = ledger.commit([a.write for a in touched], self.watermark, end)
+            ids = ledger.commit([a.finish() for a in touched], self.watermark, end)
+            stored = ledger.alerts_by_id(ids)
             for alert, alert_id in zip(touched, ids, strict=True):
                 if alert.write.reopen:
                     result.refired.add(alert_id)
-                result.add(_stored(alert, alert_id), new=alert.write.alert_id is None)
+                result.add(stored[alert_id], new=alert.write.alert_id is None)
                 if alert.write.last_seq > named_upto:
                     self._unnamed[alert_id] = alert.write.last_seq
                 else:
@@ -119,7 +156,51 @@ class Evaluator:
                 alert.committed(alert_id)
             result.evaluated += end - self.watermark
             self.watermark = result.watermark = end
+        if result.evaluated:
+            result.position = ledger.position(self.watermark)
         return result
+
+    def _worth_names(self, touched: list[OpenAlert]) -> bool:
+        live = any(not a.write.catch_up for a in touched)
+        firsts = {a.write.rule_id for a in touched if a.write.catch_up and a.write.alert_id is None}
+        if not firsts and not any(a.write.catch_up for a in touched):
+            self._named_catch_up = set()  # the catch-up is over: the next one names its first alerts again
+        new = firsts - self._named_catch_up
+        self._named_catch_up |= new
+        return live or bool(new)
+
+    def _open_by_id(self) -> dict[int, OpenAlert]:
+        return {a.write.alert_id: a for a in self.engine.open.values() if a.write.alert_id is not None}
+
+    def _triaged(self, ledger: AlertLedger, result: StepResult) -> None:
+        """Phase changes someone made since the last step (the inbox, `triage`, a teammate): a resolved open
+        alert takes no more firings, a reopened one does again; the observers hear of each."""
+        changes, self._triage_row = ledger.triage_since(self._triage_row)
+        if not changes:
+            return
+        opened = self._open_by_id()
+        for alert_id, state in changes:
+            if alert_id in opened:
+                opened[alert_id].resolved = state == "resolved"
+        found = ledger.alerts_by_id(list(dict.fromkeys(a for a, _ in changes)))
+        result.settled += [found[a] for a in dict.fromkeys(a for a, _ in changes) if a in found]
+
+    def _resolve_quiet(self, ledger: AlertLedger) -> None:
+        """Resolve the alerts whose rule's `resolve_after_minutes` have passed without a firing (looked at every
+        `tick_s` at most); each resolve is a triage entry by RULES_WHO, delivered where it is wanted, and reaches
+        the observers as any triage does (`_triaged`)."""
+        now = self.engine.clock()
+        if not self._resolve_after or now - self._quiet_checked < self.tick_s:
+            return
+        self._quiet_checked = now
+        entries = []
+        for alert in ledger.unresolved_before(now - min(self._resolve_after.values()), self._resolve_after):
+            after_s = self._resolve_after.get(alert.rule_id, 0.0)
+            if quiet_resolve_due(alert.phase(now), alert.fired_at, after_s, now):
+                note = f"no firing for {after_s / 60:g} min"
+                entries.append(Triage(alert.id, "resolved", RULES_WHO, now, None, note))
+        if entries:
+            ledger.resolve(entries)
 
     def _name_late(self, ledger: AlertLedger, result: StepResult) -> None:
         """Say again, with names, the details of catch-up alerts the directory has now reached."""
@@ -132,11 +213,12 @@ class Evaluator:
             del self._unnamed[alert_id]
         details = _details(directory, ledger, list(ready.values()))
         renamed = ledger.rename({i: (seq, details[seq]) for i, seq in ready.items() if seq in details})
+        stored = ledger.alerts_by_id(list(renamed))
         for alert in self.engine.open.values():
             stored_id = alert.write.alert_id
             if stored_id is not None and stored_id in renamed:
                 alert.write.detail = details[ready[stored_id]]
-                result.add(_stored(alert, stored_id), new=False)
+                result.add(stored[stored_id], new=False)
 
     def _load(self, ledger: AlertLedger) -> None:
         engine = self.engine
@@ -151,6 +233,8 @@ class Evaluator:
                 since = newest_ms - engine.history_ms
                 recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
         engine.restore(ledger.latest_alerts(), recent, ledger.linked(recent))
+        if not self._triage_row:  # a first start: the triage made before is no news
+            self._triage_row = ledger.newest_triage_row()
         if engine.access is not None:
             self._restore_access(ledger, watermark)
         self.watermark = watermark
@@ -188,34 +272,6 @@ def _directory_names(ledger: AlertLedger) -> Callable[[str, str], str | None]:
         return found.label if found is not None and found.label != ident else None
 
     return name_of
-
-
-def _stored(alert: OpenAlert, alert_id: int) -> StoredAlert:
-    """The alert as the store now holds it (read state is the inbox's: an update may have been read)."""
-    w = alert.write
-    return StoredAlert(
-        id=alert_id,
-        rule_id=w.rule_id,
-        rule_name=w.rule_name,
-        severity=w.severity,
-        tenant=w.tenant,
-        catch_up=w.catch_up,
-        notify=w.notify,
-        occurrences=w.occurrences,
-        event_count=w.event_count,
-        first_seq=w.first_seq,
-        last_seq=w.last_seq,
-        first_event_id=w.first_event_id,
-        last_event_id=w.last_event_id,
-        first_time=w.first_time,
-        last_time=w.last_time,
-        last_time_ms=w.last_time_ms,
-        type_counts=dict(w.type_counts),
-        detail=w.detail,
-        raised_at=w.raised_at,
-        updated_at=w.updated_at,
-        read_at=None,
-    )
 
 
 def _details(directory: DirectoryReader, ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:

@@ -14,6 +14,7 @@ from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.store import AlertInbox
+from tenant_events.values.alert_lifecycle import renotifies
 
 _NEVER_CATCH_UP = 1e12  # seconds: every event of the past is evaluated as if it were live
 
@@ -25,17 +26,19 @@ class RuleTrial:
     rule_id: str
     days: float
     firings: int  # times it would have fired
-    alerts: int  # alerts after coalescing: the notifications it would have raised
+    alerts: int  # alerts after coalescing (one per group)
     events: int  # events behind those alerts
     first_time: str | None = None
     last_time: str | None = None
+    notifications: int | None = None  # what the desktop would have said (None: one per alert)
 
     def sentence(self) -> str:
         period = "day" if self.days == 1 else f"{self.days:g} days"
         if not self.firings:
             return f"would not have fired in the last {period}"
         times = "once" if self.firings == 1 else f"{self.firings} times"
-        notes = "1 notification" if self.alerts == 1 else f"{self.alerts} notifications"
+        said = self.alerts if self.notifications is None else self.notifications
+        notes = "1 notification" if said == 1 else f"{said} notifications"
         events = "1 event" if self.events == 1 else f"{self.events:,} events"
         return f"would have fired {times} in the last {period} ({notes}, {events})"
 
@@ -70,6 +73,15 @@ def try_rule(
         firings=sum(a.write.occurrences for a in alerts),
         alerts=len(alerts),
         events=sum(a.write.event_count for a in alerts),
+        notifications=sum(
+            _said(a.write.severity, a.write.occurrences, rule) for a in alerts if a.write.notify
+        ),
         first_time=alerts[0].write.first_time if alerts else None,
         last_time=max((a.write.last_time for a in alerts), default=None),
     )
+
+
+def _said(severity: str, occurrences: int, rule: Rule) -> int:
+    """Notifications an alert raises live: one when raised, and one for each firing folded into it where that
+    is news (alert_lifecycle.renotifies)."""
+    return 1 + (occurrences - 1 if renotifies(severity, rule.renotify) else 0)

@@ -7,17 +7,19 @@ The UI formats times for display at the last moment.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from tenant_events.alerts.compiled_rule import GROUP_MARK
 from tenant_events.alerts.open_alert import iso_to_ms
 from tenant_events.server_text import shown
-from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.alerts import Firing, StoredAlert
 
 
-def _span(alert: StoredAlert) -> str:
-    seconds = max(0, (alert.last_time_ms - iso_to_ms(alert.first_time)) / 1000)
+def _span(first_ms: int, last_ms: int) -> str:
+    seconds = max(0, (last_ms - first_ms) / 1000)
     if seconds < 1:
         return "under a second"
     if seconds < 90:
@@ -42,33 +44,59 @@ def counted(event_type: str, n: int) -> str:
     return f"{n} {noun} {happened}"
 
 
-def people_tally(alert: StoredAlert, limit: int = 3) -> str:
+def people_tally(type_counts: dict[str, int], limit: int = 3) -> str:
     """ "25 users deleted, 4 organizations deleted" (most frequent first)."""
-    ranked = sorted(alert.type_counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ranked = sorted(type_counts.items(), key=lambda kv: (-kv[1], kv[0]))
     parts = [counted(name, n) for name, n in ranked[:limit]]
     rest = sum(n for _, n in ranked[limit:])
     return ", ".join(parts) + (f" and {rest} more" if rest else "")
 
 
 def title(alert: StoredAlert) -> str:
-    """The rule's name, with × N when several firings folded into the alert."""
+    """The rule's name (with its group), with × N when several firings folded into the alert."""
     return f"{alert.rule_name} × {alert.occurrences}" if alert.occurrences > 1 else alert.rule_name
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def firing_text(firing: Firing, detail: str) -> str:
+    """One firing in its own terms: the window that crossed or the sequence ("30 groups deleted in 44 s",
+    "2 events in 4 min: …"), or the one event (`detail`)."""
+    if firing.events == 1:
+        return detail
+    span = _span(firing.first_ms, firing.last_ms)
+    if len(firing.types) == 1:  # "20 users deleted in 55 s"
+        return f"{people_tally(firing.types)} in {span}"
+    return f"{firing.events} events in {span}: {people_tally(firing.types)}"  # "29 events in 55 s: …"
+
+
 def why(alert: StoredAlert) -> str:
-    """Why, in a line or two: the events behind it, or the one event it is about."""
-    if alert.event_count == 1:
-        text = alert.detail
-    elif alert.occurrences > 1 and alert.event_count == alert.occurrences:
-        text = f"in {_span(alert)}; latest: {alert.detail}"  # the title already says × N
-    elif len(alert.type_counts) == 1:  # "20 users deleted in 55 s"
-        text = f"{people_tally(alert)} in {_span(alert)}"
-    else:  # "29 events in 55 s: 25 users deleted, 4 organizations deleted"
-        text = f"{alert.event_count} events in {_span(alert)}: {people_tally(alert)}"
+    """Why, in a line or two, in the terms of its latest firing: its events (a threshold's window, a sequence),
+    or the one event it is about; firings of one event each folded together say their span and the latest."""
+    latest = alert.latest
+    first_ms = _first_ms(alert)
+    if alert.occurrences > 1 and alert.event_count == alert.occurrences:
+        text = (
+            f"in {_span(first_ms, alert.last_time_ms)}; latest: {alert.detail}"  # the title already says × N
+        )
+    else:
+        text = firing_text(latest, alert.detail)
+        if alert.occurrences > 1:
+            text += f"; its {_ordinal(latest.version)} firing, {alert.event_count:,} events in all"
     if alert.catch_up:
         text = f"While you were away: {text}"
     # The detail quotes the event (names, emails): the tenant's words, one line whatever they hold.
     return shown(text, None)
+
+
+def _first_ms(alert: StoredAlert) -> int:
+    try:
+        return iso_to_ms(alert.first_time)
+    except ValueError:
+        return alert.last_time_ms
 
 
 def why_line(alert: StoredAlert) -> str:
@@ -77,15 +105,22 @@ def why_line(alert: StoredAlert) -> str:
 
 
 def catch_up_tally(alerts: Iterable[StoredAlert]) -> str:
-    """ "mass deletion × 2, admin role assigned × 5": what a catch-up raised, one entry per rule."""
-    per_rule: dict[str, int] = {}
+    """ "mass deletion × 2, mass deletion by one actor × 3 (3 groups), admin role assigned × 5": what a
+    catch-up raised, one entry per rule (a grouped rule's alerts, one per group, counted together)."""
+    per_rule: dict[str, list[int]] = {}
     for alert in alerts:
-        name = alert.rule_name[:1].lower() + alert.rule_name[1:]
-        per_rule[name] = per_rule.get(name, 0) + alert.occurrences
-    return ", ".join(f"{name} × {n}" for name, n in per_rule.items())
+        base = alert.rule_name.partition(GROUP_MARK)[0]
+        name = base[:1].lower() + base[1:]
+        firings, groups = per_rule.setdefault(name, [0, 0])
+        per_rule[name] = [firings + alert.occurrences, groups + (GROUP_MARK in alert.rule_name)]
+    return ", ".join(
+        f"{name} × {n}" + (f" ({groups} groups)" if groups > 1 else "")
+        for name, (n, groups) in per_rule.items()
+    )
 
 
-def _iso(seconds: float) -> str:
+def iso_stamp(seconds: float) -> str:
+    """A wall-clock time (unix s) as ISO 8601 UTC, to the millisecond."""
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -106,6 +141,10 @@ def alert_json(alert: StoredAlert) -> dict[str, Any]:
         "last_event_time": alert.last_time,
         "types": alert.type_counts,
         "detail": alert.detail,
-        "raised_at": _iso(alert.raised_at),
+        "raised_at": iso_stamp(alert.raised_at),
         "read": alert.read,
+        "version": alert.version,
+        "state": str(alert.phase(time.time())),
+        "fired_at": iso_stamp(alert.fired_at or alert.raised_at),
+        "firing": alert.latest.as_json(),
     }

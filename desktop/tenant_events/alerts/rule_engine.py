@@ -3,12 +3,13 @@
 No I/O: evaluator.py feeds it rows read from the store and writes what it returns; history.py feeds it past
 rows to try a rule. Per rule (and per group, with `group_by`), one alert is "open":
 
-  * an alert holds the events that made it fire: a threshold's window that crossed (and the events that keep
-    the window over the threshold), a sequence's events, a single event — never the routine traffic after;
-  * live, a threshold or sequence firing is always an alert of its own (a second mass deletion is a second
-    alert, and notifies); a single-event firing folds into the open alert within `coalesce_minutes` of its
-    last event (a burst of grants is one alert "× 5");
-  * caught up, firings fold while the same catch-up goes on — a backlog becomes ONE summary per rule.
+  * an alert holds the events that made it fire, firing by firing: a threshold's window that crossed (and the
+    burst that went on at its rate, thresholds.py), a sequence's events, a single event — never the routine
+    traffic after;
+  * whether a firing folds into the open alert as a new version or starts a new alert is
+    values/alert_lifecycle.py's `folds`: live, within `coalesce_minutes` of the firing that raised it and while
+    it is not resolved (a burst of grants is one alert "× 5", a second mass deletion four minutes later is its
+    version 2); caught up, while the same catch-up goes on — a backlog becomes ONE summary per rule and group.
 
 An event is a catch-up event when it is older than `catch_up_after_s` as it is evaluated (a backlog after
 sleep, a restart, a replay from a timestamp). With `by_received` its age is taken when it was received instead,
@@ -33,6 +34,7 @@ from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.thresholds import Outcome
 from tenant_events.store.alert_records import EvalRow, RowSegment
+from tenant_events.values.alert_lifecycle import folds
 from tenant_events.values.alerts import StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
@@ -101,10 +103,15 @@ class RuleEngine:
         self.earlier = earlier
         self.access: AccessState | None = None
         self.names: NameOf | None = None  # the directory's names, for the labels of grouped alerts
+        self.catching_up = (
+            False  # the row being fed is a catch-up's (feed sets it before a grouped rule's test)
+        )
         self.compiled: list[CompiledRule] = []
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
         self.objects = ObjectStates()
+        # (rule id, seq) of events after the watermark that an alert adopted from a team's relay already holds
+        self.spent_after: set[tuple[str, int]] = set()
         self.reset()
         access: frozenset[str] = access_state.TYPES if self.access is not None else frozenset()
         needed = frozenset(self.by_type) | access
@@ -131,7 +138,9 @@ class RuleEngine:
         self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
 
     def _name_of(self, kind: str, ident: str) -> str | None:
-        return self.names(kind, ident) if self.names is not None else None
+        """The directory's name for a live group's label; a catch-up's groups (hundreds in a backlog) take the
+        name the event itself gives: the directory lags behind a backlog anyway (compiled_rule.py `_label`)."""
+        return self.names(kind, ident) if self.names is not None and not self.catching_up else None
 
     def restore(
         self,
@@ -166,13 +175,15 @@ class RuleEngine:
                 continue
             rule = found
             key = rule.id
-            if rule.group is not None and GROUP_MARK in alert.rule_name:  # (a catch-up summary has no group)
+            if alert.group_key:
+                key = f"{rule.id}\x1f{alert.group_key}"
+            elif rule.group is not None and GROUP_MARK in alert.rule_name:  # stored before its key was kept
                 label = alert.rule_name.partition(GROUP_MARK)[2]
                 group = next((g for g, text in rule.labels.items() if text == label), None)
                 if group is None:
                     continue  # its group has had nothing within the restored history: no firing can join it
                 key = f"{rule.id}\x1f{group}"
-            self.open[key] = OpenAlert.from_stored(alert)
+            self.open[key] = OpenAlert.from_stored(alert, self.clock())
 
     def feed(self, segments: Iterable[RowSegment]) -> list[OpenAlert]:
         """Apply the rules to rows in stored order; the alerts started or changed, in the order first touched.
@@ -245,8 +256,12 @@ class RuleEngine:
                         now = e[11] if first is not None else e[12]
                         catch_up_before_ms = int((now - catch_up_s) * 1000)
                     catch_up = time_ms < catch_up_before_ms
+                    if self.spent_after and (rule.id, seq) in self.spent_after:
+                        self._spent(rule, row, payload)
+                        continue
                     if rule.complex:
                         assert payload is not None
+                        self.catching_up = catch_up
                         outcome, events, group = rule.evaluate(row, payload, access)
                         if outcome is quiet:
                             continue
@@ -260,14 +275,14 @@ class RuleEngine:
                         alert = self._record(rule, outcome, events, catch_up, now, "")
                     else:
                         opened = opened_by_rule.get(rule.id)  # a single event: fold into its open alert?
-                        if (
-                            opened is not None
-                            and opened.write.catch_up is catch_up
-                            and (
-                                now - opened.write.updated_at <= catch_up_s
-                                if catch_up
-                                else time_ms - opened.write.last_time_ms < rule.coalesce_ms
-                            )
+                        if opened is not None and folds(
+                            opened,
+                            time_ms,
+                            catch_up=catch_up,
+                            now=now,
+                            coalesce_ms=rule.coalesce_ms,
+                            resolve_after_ms=rule.resolve_after_ms,
+                            catch_up_s=catch_up_s,
                         ):
                             opened.add_one(row, now)
                             alert = opened
@@ -279,6 +294,17 @@ class RuleEngine:
         for alert in touched:
             alert.touched = False
         return touched
+
+    @staticmethod
+    def _spent(rule: CompiledRule, row: EvalRow, data: Mapping[str, Any] | None) -> None:
+        """An event an adopted alert holds: in the rule's window or sequence as used up, never a firing again."""
+        if rule.complex:
+            assert data is not None
+            rule.evaluate(row, data, None, replay=True, spent=True)
+        elif rule.window_ms:
+            window = rule.window_for(row.type)
+            if window is not None:
+                window.replay(row, spent=True)
 
     def _changed(self, rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
         """The rule's `changed` / `grew` conditions: the update against the object's earlier state (the update
@@ -297,23 +323,24 @@ class RuleEngine:
         now: float,
         group: str,
     ) -> OpenAlert:
-        if catch_up:
-            group = ""  # a backlog is one summary per rule, whatever groups it touched
         key = f"{rule.id}\x1f{group}" if group else rule.id
         opened = self.open.get(key)
         if opened is not None:
             if outcome is Outcome.CONTINUE:
-                opened.add(events, now, new_firing=False)
+                opened.grow(events, now)
                 return opened
-            single = not rule.window_ms
-            if opened.catch_up == catch_up and (
-                now - opened.updated_at <= self.catch_up_after_s
-                if catch_up
-                else single and events[-1].time_ms - opened.last_time_ms < rule.coalesce_ms
+            if folds(
+                opened,
+                max(e.time_ms for e in events),
+                catch_up=catch_up,
+                now=now,
+                coalesce_ms=rule.coalesce_ms,
+                resolve_after_ms=rule.resolve_after_ms,
+                catch_up_s=self.catch_up_after_s,
             ):
-                opened.add(events, now, new_firing=True)
+                opened.fire(events, now)
                 return opened
         name = f"{rule.rule.name}{GROUP_MARK}{rule.labels.get(group, group)}" if group else rule.rule.name
-        alert = OpenAlert.start(rule.rule, events, catch_up, now, name=name)
+        alert = OpenAlert.start(rule.rule, events, catch_up, now, name=name, group=group)
         self.open[key] = alert
         return alert

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -71,9 +71,15 @@ class TimeOfDay(BaseModel):
     hours: WorkingHours | None = None
 
 
+DEFAULT_RESOLVE_AFTER_MINUTES: Final = 30.0  # threshold and grouping rules resolve after this long quiet
+
+
 class Rule(BaseModel):
-    """One alert rule. `coalesce_minutes`: a single-event firing this soon after the rule's open alert folds
-    into it (a threshold or sequence firing is always an alert of its own). `group_by`: thresholds, sequences
+    """One alert rule. `coalesce_minutes`: a firing this soon after the firing that raised the rule's (the
+    group's) open alert folds into it as a new version, said again (values/alert_lifecycle.py); later, it is a new
+    alert. `resolve_after_minutes`: the alert resolves after this long without a firing (None: 30 for threshold
+    and grouping rules, never for the others; 0: never). `renotify`: a warning alert notifies on the desktop
+    again at each firing folded into it (a critical one always does, an info one never). `group_by`: thresholds, sequences
     and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
     `any_of`: alternatives, at least one of which must hold as well as every one of `conditions` (none: no
     test), e.g. the address is unverified or at a throwaway domain. `tests`: fixtures that must fire the rule or
@@ -94,6 +100,8 @@ class Rule(BaseModel):
     tenants: list[str] = Field(default_factory=list, description="tenant ids or profile names; empty = all")
     include_test_events: bool = False
     coalesce_minutes: float = Field(10.0, ge=0, le=1440)
+    resolve_after_minutes: float | None = Field(None, ge=0, le=10_080)
+    renotify: bool = True
     group_by: list[Annotated[str, AfterValidator(check_key)]] = Field(default_factory=list, max_length=4)
     sequence: Sequence | None = None
     novelty: Novelty | None = None
@@ -147,6 +155,14 @@ class Rule(BaseModel):
         if self.threshold is not None:
             return self.threshold.window_seconds
         return self.sequence.within_seconds if self.sequence is not None else 0.0
+
+    @property
+    def resolve_after_s(self) -> float:
+        """Seconds without a firing after which its alert resolves (0: never)."""
+        if self.resolve_after_minutes is not None:
+            return self.resolve_after_minutes * 60
+        grouping = self.threshold is not None or bool(self.group_by)
+        return DEFAULT_RESOLVE_AFTER_MINUTES * 60 if grouping else 0.0
 
     @property
     def event_types(self) -> frozenset[str]:

@@ -3,7 +3,9 @@
     TenantMonitor.on_commit ──kick()──▶ AlertRunner ──run_alert_job──▶ writer thread: Evaluator.step
                                               ◀── StepResult (loop thread) ──▶ on_alerts callbacks
 
-At most one step is in flight; kicks that arrive meanwhile fold into one more step after it. A failed step
+At most one step is in flight; kicks that arrive meanwhile fold into one more step after it. Without commits a
+step is still kicked every `evaluator.tick_s`: alerts resolve by going quiet, and triage made in another process
+reaches the observers (values/alert_lifecycle.py). A failed step
 (disk full, another process on the same file) is logged and retried a little later; the evaluator reloads its
 state from the store first, so nothing is raised twice. `attach(monitor, evaluator)` wires it to a
 `TenantMonitor` with two additive hooks (`on_commit`, `before_close`) so the events of the last batches are
@@ -47,6 +49,7 @@ class AlertRunner:
         self.failures = 0
         self._committed_upto = 0  # the newest seq a kick's CommitResult reported
         self._stepped = asyncio.Event()  # set after each step (drain checks how far it got)
+        self._tick: asyncio.TimerHandle | None = None
 
     def kick(self, result: object = None) -> None:
         """Evaluate what is committed (soon); takes the CommitResult when it is a commit callback."""
@@ -95,6 +98,8 @@ class AlertRunner:
         self._closed = True
         if self._retry is not None:
             self._retry.cancel()
+        if self._tick is not None:
+            self._tick.cancel()
 
     def _done(self, future: asyncio.Future[StepResult]) -> None:
         self._inflight = None
@@ -113,7 +118,8 @@ class AlertRunner:
             return
         self._retry_delay = RETRY_AFTER
         result = future.result()
-        if result.alerts:
+        self._arm_tick()
+        if result.changed:
             for callback in list(self.on_alerts):
                 try:
                     callback(result)
@@ -123,6 +129,16 @@ class AlertRunner:
             self.kick()
         if self._inflight is None:
             self._idle.set()
+
+    def _arm_tick(self) -> None:
+        if self._tick is not None:
+            self._tick.cancel()
+        if not self._closed:
+            self._tick = asyncio.get_running_loop().call_later(self.evaluator.tick_s, self._ticked)
+
+    def _ticked(self) -> None:
+        self._tick = None
+        self.kick()
 
     def _retry_now(self) -> None:
         self._retry = None

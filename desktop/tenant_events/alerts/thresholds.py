@@ -1,16 +1,17 @@
 """Sliding-window thresholds by event time, with burst tracking so one burst fires once.
 
 A window is half-open: an event at time t counts the matching events in (t − window, t]. When it holds at
-least `count`, the rule FIRES with every event in that window; from then on the burst goes on as long as each
-matching event's own window still holds `count` (CONTINUE: the event joins the alert, no new firing). The first
-event whose window holds fewer ends the burst (it joins nothing: routine traffic after an incident is not part
-of it), and the next crossing is a new firing. An event belongs to one firing at most: the events of an
-earlier firing (or its burst) still show the rate while the burst lasts, but a new crossing needs `count` events
-of its own, so no event is behind two alerts of one rule and a second incident never re-counts the first.
+least `count`, the rule FIRES with every event in that window; from then on the burst goes on while events keep
+coming at the threshold's rate, each less than window / count after the burst's latest event (CONTINUE: the
+event joins the firing, no new firing). The first event that comes later ends the burst (it joins nothing:
+routine traffic after an incident is not part of it, though the incident itself still fills the window for a
+while), and the next crossing is a new firing. An event belongs to one firing at most: a new crossing needs
+`count` events of its own, so no event is behind two firings of one rule and a second incident never re-counts
+the first.
 
-    quiet ──(≥ count in window)──▶ FIRE ──▶ in burst ──(event's window still ≥ count)──▶ CONTINUE
+    quiet ──(≥ count in window)──▶ FIRE ──▶ in burst ──(within window / count of the burst's last)──▶ CONTINUE
       ▲                                        │
-      └─────────(event's window < count)───────┘
+      └──────────────(a slower event)──────────┘
 
 With `distinct`, the window counts distinct values (one per event, given to `offer`) instead of events.
 
@@ -47,6 +48,8 @@ class BurstWindow:
         self._values: list[object] = []  # with `distinct`: each event's value
         self._spent: list[bool] = []  # the event is already behind a firing (or joined its burst)
         self.in_burst = False
+        self.burst_last_ms = 0  # event time of the burst's latest event
+        self.gap_ms = window_ms / count  # the threshold's rate: a burst goes on while events come this often
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -59,11 +62,11 @@ class BurstWindow:
         """Add a matching event; FIRE with the events of the window that crossed, CONTINUE with `[row]`."""
         index = self._insert(row, value, spent=False)
         if self.in_burst:
-            start = bisect.bisect_right(self._times, self._times[index] - self.window_ms)
-            if self._holds(start, index, fresh=False):
+            if row.time_ms - self.burst_last_ms < self.gap_ms:
                 self._spent[index] = True
+                self.burst_last_ms = max(self.burst_last_ms, row.time_ms)
                 return Outcome.CONTINUE, [row]
-            self.in_burst = False  # the rate fell under the threshold: the burst is over
+            self.in_burst = False  # slower than the threshold's rate: the burst is over
         found = self._crossing(index)
         if found is None:
             return Outcome.QUIET, []
@@ -72,6 +75,7 @@ class BurstWindow:
         events = [r for i, r in enumerate(self._rows[start : end + 1], start) if not spent[i]]
         spent[start : end + 1] = [True] * (end + 1 - start)
         self.in_burst = True
+        self.burst_last_ms = self._times[end]
         return Outcome.FIRE, events
 
     def replay(self, row: EvalRow, value: object = None, *, spent: bool) -> None:
@@ -79,14 +83,14 @@ class BurstWindow:
         store links it to an alert of the rule. A burst was going on if the newest such event was in it."""
         self._insert(row, value, spent=spent)
         self.in_burst = spent
+        if spent:
+            self.burst_last_ms = max(self.burst_last_ms, row.time_ms)
 
-    def _holds(self, start: int, end: int, *, fresh: bool) -> bool:
-        """Whether the events start … end (inclusive) reach the count; `fresh`: only those behind no firing."""
+    def _holds(self, start: int, end: int) -> bool:
+        """Whether the events start … end (inclusive) behind no firing yet reach the count."""
         n = end - start + 1
         if n < self.count:
             return False
-        if not fresh:
-            return not self.distinct or len(set(self._values[start : end + 1])) >= self.count
         spent = self._spent[start : end + 1]
         if n - sum(spent) < self.count:
             return False
@@ -126,7 +130,7 @@ class BurstWindow:
         j = index
         while j < len(times) and times[j] < t + window:
             start = bisect.bisect_right(times, times[j] - window)
-            if self._holds(start, j, fresh=True):
+            if self._holds(start, j):
                 return start, j
             j += 1
         return None

@@ -1,7 +1,9 @@
 """Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring.
 
 Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at
-2560 bytes, and JWTs are long). A keyring that is missing, locked or dismissed (keyring#569, #69, #77,
+2560 bytes, and JWTs are long). A secret longer than 1000 characters is kept in pieces, at most MAX_SECRET
+characters in all: a longer one is refused (SecretTooLong), never kept in part. Every slot but the old-form ones
+is bound to what it is for (`bound_slot`): a data dir's slot is never another data dir's. A keyring that is missing, locked or dismissed (keyring#569, #69, #77,
 poetry#6640) makes `open_secret_store()` return a session-only store plus a notice; a plaintext file backend is
 never used (keyrings.alt's are refused).
 """
@@ -9,6 +11,8 @@ never used (keyrings.alt's are refused).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -21,6 +25,30 @@ SERVICE = "tenant-events"
 _CHUNK = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
 _CHUNK_MARK = "chunked:"  # the slot's value when the secret is in pieces `#0…#n-1`
 _MAX_CHUNKS = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
+MAX_SECRET = _CHUNK * _MAX_CHUNKS
+_MARK_DIGITS = 3  # an older version's marker may count more pieces than _MAX_CHUNKS: each is still removed
+
+
+class SecretTooLong(ValueError):
+    """A secret longer than the keyring slots keep (MAX_SECRET characters)."""
+
+
+def check_secret_length(what: str, secret: str) -> str:
+    """`secret` if a slot can keep it whole; SecretTooLong naming `what` otherwise."""
+    if len(secret) > MAX_SECRET:
+        raise SecretTooLong(f"{what} is {len(secret):,} characters; the keyring keeps at most {MAX_SECRET:,}")
+    return secret
+
+
+def digest(*bound: object) -> str:
+    """16 hex digits of what a slot is bound to (JSON of `bound`: no two lists of parts give the same text)."""
+    return hashlib.sha256(json.dumps(list(bound)).encode()).hexdigest()[:16]
+
+
+def bound_slot(prefix: str, name: str, data_dir: object, *what: object) -> str:
+    """`<prefix><name>@<digest>`: the slot of `name` in one data dir, for one thing (a hub's URLs and user…) —
+    another data dir, or a profile that now points elsewhere, looks up another slot and finds nothing."""
+    return f"{prefix}{name}@{digest(prefix, str(data_dir), name, *what)}"
 
 
 class SecretStoreUnavailable(Exception):
@@ -55,7 +83,7 @@ class MemorySecretStore:
         return self._items.get(tenant)
 
     def set(self, tenant: str, secret: str) -> None:
-        self._items[tenant] = secret
+        self._items[tenant] = check_secret_length("the secret", secret)
 
     def delete(self, tenant: str) -> None:
         self._items.pop(tenant, None)
@@ -115,7 +143,7 @@ class KeyringSecretStore:
             return None
         count = _chunk_count(value)
         if count is None:
-            return value
+            return value  # (a value that looks like a marker was stored in pieces itself: this is one)
         parts = [self._read(f"{_account(tenant)}#{i}") for i in range(count)]
         if any(p is None for p in parts):
             return None
@@ -123,7 +151,9 @@ class KeyringSecretStore:
 
     def set(self, tenant: str, secret: str) -> None:
         """Short values go in the slot itself; long ones (and any that looks like a chunk marker) in pieces,
-        then the marker. Pieces a longer earlier value left beyond the new count are removed."""
+        then the marker. Pieces a longer earlier value left beyond the new count are removed. SecretTooLong for
+        a secret over MAX_SECRET characters (nothing is written)."""
+        check_secret_length("the secret", secret)
         account = _account(tenant)
         before = self._read(account)
         before_count = (_chunk_count(before) if before is not None else None) or 0
@@ -143,7 +173,7 @@ class KeyringSecretStore:
     def _remove_pieces(self, account: str, start: int, known: int) -> None:
         """Pieces `#start…`: the `known` ones, then any stray ones after them (left by an older version)."""
         i = start
-        while i < _MAX_CHUNKS and (i < known or self._read(f"{account}#{i}") is not None):
+        while i < known or (i < _MAX_CHUNKS and self._read(f"{account}#{i}") is not None):
             self._remove(f"{account}#{i}")
             i += 1
 
@@ -157,12 +187,13 @@ class KeyringSecretStore:
 
 
 def _chunk_count(value: str) -> int | None:
-    """The piece count of a chunk marker ("chunked:3"), or None when `value` is not one."""
+    """The piece count of a chunk marker ("chunked:3"), or None when `value` is not one. An older version wrote
+    markers past _MAX_CHUNKS (a secret it could not read back): their pieces are read and removed all the same."""
     digits = value[len(_CHUNK_MARK) :] if value.startswith(_CHUNK_MARK) else ""
-    if not (digits.isascii() and digits.isdigit()) or len(digits) > 3:
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > _MARK_DIGITS:
         return None
     count = int(digits)
-    return count if 1 <= count <= _MAX_CHUNKS else None
+    return count if count >= 1 else None
 
 
 @dataclass(frozen=True)

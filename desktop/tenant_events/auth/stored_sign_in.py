@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
 import logging
 import os
 import sys
@@ -27,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tenant_events.auth.secret_store import digest
 from tenant_events.errors import SignInRequired
 from tenant_events.settings import TenantProfile
 from tenant_events.url_forms import normalize_url
@@ -48,9 +47,8 @@ class SignInSlot:
 
 def binding_digest(profile: TenantProfile, data_dir: Path | None) -> str:
     """What a stored sign-in is bound to, as 16 hex digits."""
-    bound = [profile.issuer, profile.client_id, normalize_url(profile.base_url)]
-    bound.append(str(data_dir.resolve()) if data_dir is not None else "")
-    return hashlib.sha256(json.dumps(bound).encode()).hexdigest()[:16]
+    where = str(data_dir.resolve()) if data_dir is not None else ""
+    return digest(profile.issuer, profile.client_id, normalize_url(profile.base_url), where)
 
 
 def slot_for(profile: TenantProfile, data_dir: Path | None = None) -> SignInSlot:

@@ -1,4 +1,5 @@
-"""`tenant-events alerts`: the alerts the rules raised for one tenant, newest first, as text or JSON lines.
+"""`tenant-events alerts`: the alerts the rules raised for one tenant, the one that fired last first, as text or
+JSON lines (each with its state: firing, acknowledged, snoozed or resolved).
 
 Safe while `stream` or the app is writing. `--since` takes a duration back from now (90m, 2h, 7d) or a date-time;
 it keeps the alerts raised or added to since then. `--mark-read` marks the listed alerts read.
@@ -8,40 +9,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
-from datetime import UTC, datetime
 from typing import IO, Any
 
 import orjson
 
-from tenant_events.alerts.presentation import alert_json, title, why_line
+from tenant_events.alerts.presentation import alert_json, iso_stamp, title, why_line
 from tenant_events.cli.export_cmd import database_for
-from tenant_events.cli.options import add_data_dir, add_tenant, number
-from tenant_events.cli.output_file import cannot_write
+from tenant_events.cli.options import add_data_dir, add_tenant, number, since_arg
+from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.health import database_errors
+from tenant_events.values.alert_lifecycle import Phase
 from tenant_events.values.alerts import StoredAlert
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def since_arg(value: str) -> float:
-    """A duration back from now (`90m`, `2h`, `7d`) or an ISO 8601 date-time → unix seconds."""
-    text = value.strip()
-    if m := _DURATION.match(text):
-        return time.time() - float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is neither a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
-        ) from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def register(subparsers: Any) -> None:
@@ -74,8 +57,10 @@ def text_line(alert: StoredAlert, tenant: str) -> str:
     """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
     `--tenant` takes, not the service's own name for it that the events carry."""
     why = why_line(alert)
-    state = "" if alert.read else ", unread"
-    line = f"{alert.last_time}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
+    phase = alert.phase(time.time())
+    state = ("" if phase is Phase.FIRING else f", {phase}") + ("" if alert.read else ", unread")
+    fired = iso_stamp(alert.fired_at or alert.raised_at)  # the list's order: the latest firing first
+    line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 
@@ -85,6 +70,7 @@ def json_line(alert: StoredAlert, tenant: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
+    refuse_database_target(args.jsonl, paths=paths)
     database = database_for(paths, args.tenant)
     tenant = database.stem
     with database_errors(database), AlertInbox(database) as inbox:
@@ -106,5 +92,6 @@ def run(args: argparse.Namespace) -> int:
         marked = inbox.mark_read([a.id for a in alerts]) if args.mark_read else 0
         unread = inbox.unread_count()
     note = f", {marked} marked read" if args.mark_read else ""
-    print(f"tenant-events: {len(alerts)} alerts from {tenant}{note}; {unread} unread", file=sys.stderr)
+    listed = f"{len(alerts)} alert{'' if len(alerts) == 1 else 's'}"
+    print(f"tenant-events: {listed} from {tenant}{note}; {unread} unread", file=sys.stderr)
     return 0

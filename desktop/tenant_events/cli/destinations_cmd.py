@@ -15,7 +15,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, number
 from tenant_events.destinations.registry import (
     find_destination,
     make_destination,
@@ -59,6 +59,18 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="deliver during quiet hours and do-not-disturb too (a pager for critical alerts)",
     )
+    add.add_argument(
+        "--send-resolved",
+        choices=["yes", "no"],
+        help="say when an alert is resolved (default: yes for pagers and webhooks, no for e-mail and chat)",
+    )
+    add.add_argument(
+        "--repeat-minutes",
+        metavar="N",
+        type=number(0, 10_080),
+        default=60.0,
+        help="send an unacknowledged critical alert again every N minutes (default 60; 0 never)",
+    )
     add.add_argument("--keep-url", action="store_true", help="change only what it receives; keep its URL")
     add_data_dir(add)
     add.set_defaults(run=run_add)
@@ -90,7 +102,10 @@ def run_add(args: argparse.Namespace) -> int:
         "rules": args.rule,
         "tenants": args.tenant,
         "held_by_quiet": not args.ignore_quiet,
+        "repeat_minutes": args.repeat_minutes,
     }
+    if args.send_resolved is not None:
+        fields["send_resolved"] = args.send_resolved == "yes"
     if args.severity:
         fields["severities"] = args.severity
     store = _store()
@@ -98,7 +113,7 @@ def run_add(args: argparse.Namespace) -> int:
         old = find_destination(paths, args.name)
         from tenant_events.destinations.registry import destination_url
 
-        url = destination_url(store, old)
+        url = destination_url(store, paths, old)
         profile = make_destination(args.name, url, **fields)
         save_destination(paths, store, profile, None)
     else:
@@ -121,7 +136,7 @@ def run_remove(args: argparse.Namespace) -> int:
 def run_test(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
     profile = find_destination(paths, args.name)
-    outcome = send_test_alert(_store(), profile)
+    outcome = send_test_alert(_store(), paths, profile)
     if outcome.kind == "delivered":
         print(f"destination {profile.name}: test alert delivered")
         return 0
@@ -147,6 +162,8 @@ def run_list(args: argparse.Namespace) -> int:
         if d.tenants:
             what += f"; tenants {', '.join(d.tenants)}"
         what += "; held by quiet hours" if d.held_by_quiet else "; ignores quiet hours"
+        what += "; resolves" if d.sends_resolved else "; no resolves"
+        what += f"; repeats every {d.repeat_minutes:g} min" if d.repeat_minutes else "; no repeats"
         print(f"{d.name}\t{d.url_masked}\t{what}")
         for tenant, s in status.get(d.name, []):
             state = []

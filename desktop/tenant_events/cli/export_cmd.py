@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
 from tenant_events.cli.options import add_data_dir, add_tenant
-from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.output_file import refuse_database_target, write_output
 from tenant_events.cli.stores import known_database, stored_databases
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
@@ -112,59 +109,12 @@ def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) ->
 def run(args: argparse.Namespace) -> int:
     flt = query_filter(args.query)
     paths = AppPaths.resolve(args.data_dir)
-    database = database_for(paths, args.tenant)
     target: str = args.jsonl or args.csv
+    refuse_database_target(target, paths=paths)
+    database = database_for(paths, args.tenant)
     with database_errors(database), EventReader(database) as reader:
-        if target == "-":
-            try:
-                count = _write(reader, sys.stdout, bool(args.csv), flt)
-                sys.stdout.flush()
-            except BrokenPipeError:  # `| head` has what it wanted: stop quietly
-                quiet_stdout()
-                return 0
-            except OSError as exc:  # `> /dev/full`, a full disk behind the redirection
-                quiet_stdout()
-                raise cannot_write("standard output", exc) from None
-        else:
-            count = _write_file(reader, Path(target), bool(args.csv), flt)
+        count = write_output(target, lambda out: _write(reader, out, bool(args.csv), flt))
+    if count is None:  # the reader of stdout stopped early
+        return 0
     print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
     return 0
-
-
-def _write_file(reader: EventReader, given: Path, as_csv: bool, flt: EventFilter) -> int:
-    """A regular file (or a new one) is written into a temp file beside it and renamed over it at the end, so a
-    failed export leaves no half file; through a symlink, its target is replaced and the link stays. Anything
-    else — a FIFO, a device, a socket — is written through, as a shell's `>` would: replacing it with a file
-    would leave its reader with nothing."""
-    dest = Path(os.path.realpath(given))
-    try:
-        mode = dest.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise cannot_write(str(given), exc) from None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        return _write_through(reader, given, as_csv, flt)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent if str(dest.parent) else ".", prefix=f".{dest.name}.")
-    except OSError as exc:
-        raise cannot_write(str(dest), exc) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            count = _write(reader, out, as_csv, flt)
-        os.replace(tmp, dest)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise cannot_write(str(given), exc) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
-
-
-def _write_through(reader: EventReader, dest: Path, as_csv: bool, flt: EventFilter) -> int:
-    try:
-        with open(dest, "w", encoding="utf-8", newline="") as out:  # no O_CREAT needed: it exists
-            return _write(reader, out, as_csv, flt)
-    except OSError as exc:
-        raise cannot_write(str(dest), exc) from None

@@ -40,6 +40,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    link = None
+    if args.link is not None:  # first: a hostile link (any web page can hand one over) changes nothing
+        link = parse_alert_link(args.link)
+        if link is None:
+            raise UserFixableError(
+                f"not an alert link: {args.link[:200]!a}", "expected tenant-events://alert/TENANT/ID"
+            )
     limit_malloc_arenas()  # before any thread allocates (malloc_arenas.py)
     paths = AppPaths.resolve(args.data_dir).ensure()
     setup_logging(paths.log_dir, logging.DEBUG if args.verbose else logging.INFO)
@@ -51,13 +58,6 @@ def run(args: argparse.Namespace) -> int:
 
     enable_fatal_log(paths.log_dir)
     limit_sqlite_memory()  # the window's caches share one bound (store/memory_limit.py)
-    link = None
-    if args.link is not None:
-        link = parse_alert_link(args.link)
-        if link is None:
-            raise UserFixableError(
-                f"not an alert link: {args.link!a}", "expected tenant-events://alert/TENANT/ID"
-            )
     options = AppOptions(demo=bool(args.demo), minimized=bool(args.minimized), open_alert=link)
     # The run marker is set by run_gui once this process is the running instance (not a hand-over).
     return run_gui(paths, options, [*sys.argv[:1], *([args.link] if link else [])])

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.errors import ConfigError
 from tenant_events.hub.subjects import check_hub_tenant
+from tenant_events.paths import regular_file_bytes
 from tenant_events.settings.hubs import split_hub_urls
 
 if TYPE_CHECKING:  # the NATS client loads only when a command talks to a hub (~0.2 s of start-up)
@@ -57,13 +58,20 @@ def _hub_tenant(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+SECRET_FILE_MAX: Final = 64 * 1024  # bytes: a creds file is about 1 KB, a seed 58 characters
+
+
 def _read_secret(option: str, path: Path) -> str:
+    """The text of a key or creds file (a regular file of at most SECRET_FILE_MAX: /dev/zero or a FIFO given
+    here is refused, never read forever)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return regular_file_bytes(path, SECRET_FILE_MAX).decode("utf-8")
+    except UnicodeDecodeError:
         raise ConfigError(
-            option, f"cannot read {path} ({exc.__class__.__name__})", "check the path"
+            option, f"{path} is not text", "give the file the hub's administrator gave you"
         ) from None
+    except ValueError as exc:
+        raise ConfigError(option, f"{path} {exc}", "give the file the hub's administrator gave you") from None
 
 
 def _checked(kind: str, option: str, path: Path) -> str:

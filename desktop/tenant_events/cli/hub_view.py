@@ -23,7 +23,7 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
         from tenant_events.tenant.sign_in import open_secret_store
 
         store = (await asyncio.to_thread(open_secret_store)).store
-        source = of_hub_profile(profile, store)
+        source = of_hub_profile(profile, store, paths.data_dir)
         if args.event_type:
             source = HubFrom(source.options, source.hub_tenant, tuple(args.event_type))
         return profile.name, source

@@ -40,6 +40,7 @@ COMMANDS: tuple[str, ...] = (
     "destinations_cmd",
     "triage_cmd",
     "timeline_cmd",
+    "access_cmd",
     "reindex_cmd",
     "relay_cmd",
 )
@@ -57,7 +58,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "alerts": ("alerts_cmd", "list the alerts the rules raised, newest first"),
     "rules": ("rules_cmd", "list and check the alert rules, or try one on stored history"),
     "timeline": ("timeline_cmd", "everything stored about one user, organization, group, role or connection"),
-    "reindex": ("reindex_cmd", "build the entity directory again from the stored events"),
+    "access": ("access_cmd", "who held which access at a moment, or what changed between two (access diff)"),
+    "reindex": ("reindex_cmd", "build the entity directory and access history again from the stored events"),
     "relay": ("relay_cmd", "follow a tenant into a team hub (NATS JetStream) that viewers read from"),
     "destinations": ("destinations_cmd", "where alerts are sent: chat, pager, e-mail, webhooks"),
     "triage": ("triage_cmd", "acknowledge, snooze or resolve a stored alert (with a note)"),
@@ -101,6 +103,9 @@ def build_parser(verb: str | None = "") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from tenant_events.cli.output_file import stand_in_for_a_closed_stdout
+
+    stand_in_for_a_closed_stdout()
     # No subcommand (or only GUI flags such as --demo): the desktop app.
     # An alert link alone (the desktop menu's `tenant-events %U`) opens it in the app.
     if (
@@ -137,6 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_stdout()
         return 0
     except OSError as exc:
+        from tenant_events.cli.output_file import ClosedStdout, cannot_write
+
+        if exc.errno == errno.EBADF and isinstance(sys.stdout, ClosedStdout):  # started with `>&-`
+            closed = cannot_write("standard output", exc)
+            print(f"tenant-events: {closed}", file=sys.stderr)
+            return closed.exit_code
         error = _file_system_error(args, exc)
         if error is None:
             return _unexpected(args, exc)

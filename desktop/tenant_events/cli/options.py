@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from tenant_events.paths import check_profile_name
@@ -61,6 +64,43 @@ def number(low: float, high: float, *, above: bool = False, integer: bool = Fals
 
     parse.__name__ = "number"  # argparse names the type in its "invalid <type> value" fallback
     return parse
+
+
+ROW_ID_MAX = 2**63 - 1  # SQLite's largest integer
+
+
+def alert_id(text: str) -> int:
+    """An argparse `type=`: an alert's ID as `tenant-events alerts` prints it (1 to SQLite's largest integer)."""
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 19 or not 1 <= int(digits) <= ROW_ID_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not an alert ID (a whole number, as `alerts` lists them)"
+        )
+    return int(digits)
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_EPOCH, _LAST = 0.0, datetime(2100, 1, 1, tzinfo=UTC).timestamp()
+
+
+def since_arg(value: str) -> float:
+    """WHEN of `alerts --since` and `access --at`: a duration back from now (`90m`, `2h`, `7d`) or an ISO 8601
+    date-time (UTC unless it says otherwise) → unix seconds."""
+    text = value.strip()
+    if m := _DURATION.match(text):
+        seconds = time.time() - float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    else:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{value!r} is neither a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
+            ) from None
+        seconds = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    if not _EPOCH <= seconds < _LAST:  # events carry times in this range; far beyond, stamps would overflow
+        raise argparse.ArgumentTypeError(f"{value!r} is not a moment between 1970 and 2100")
+    return seconds
 
 
 def finite(text: str) -> float:

@@ -1,5 +1,6 @@
-"""`tenant-events reindex`: build the entity directory (who and what events are about) again from the stored
-events, for every stored tenant or the one --tenant names. Safe while the app or `stream` is writing."""
+"""`tenant-events reindex`: build the entity directory (who and what events are about) and the access history
+(who held which access when) again from the stored events, for every stored tenant or the one --tenant names.
+Safe while the app or `stream` is writing."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tenant_events.store.reindex import reindex
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "reindex",
-        help="build the entity directory again from the stored events",
+        help="build the entity directory and access history again from the stored events",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Exit codes: 0 done · 2 nothing stored · 3 unknown tenant · 5 storage",
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         with database_errors(path):
             total = reindex(path, progress)
         print(
-            f"tenant-events: {tenant}: directory rebuilt from {total:,} stored events in "
+            f"tenant-events: {tenant}: directory and access history rebuilt from {total:,} stored events in "
             f"{time.monotonic() - started:.1f} s",
             file=sys.stderr,
         )

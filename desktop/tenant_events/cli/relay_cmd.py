@@ -27,6 +27,7 @@ from tenant_events.cli.hub_args import add_hub_args, hub_options
 from tenant_events.cli.options import number
 from tenant_events.cli.stream_cmd import add_tenant_args, exit_code_of, report_state
 from tenant_events.cli.stream_target import resolve_target, stream_source
+from tenant_events.cli.tier_args import tiers
 from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
@@ -110,9 +111,13 @@ async def _main(args: argparse.Namespace) -> int:
 
         wanted = check_destinations(paths, args.alerts_to)
         team = TeamAlerts(name, paths, hub, names, wanted, _keyring, on_note=lambda m: _role("alerts", m))
-    async with TenantLink(name, paths, await stream_source(args, target)) as link:
+    async with TenantLink(
+        name, paths, await stream_source(args, target), retention=tiers(args, paths)
+    ) as link:
         engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
         relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=team)
+        if team is not None:
+            team.stopping = lambda: relay.stopping
         relay.on_role.append(_role)
         relay.on_state.append(report_state)
         loop = asyncio.get_running_loop()

@@ -18,6 +18,7 @@ from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.health import database_errors
@@ -66,15 +67,16 @@ def run(args: argparse.Namespace) -> int:
         database = database_for(paths, args.tenant)
         with database_errors(database), AlertInbox(database) as inbox:
             trial = try_rule(inbox, rule, hours=settings.working_hours, profile=database.stem, days=args.days)
-        print(f"{rule.name} ({rule.id}) {trial.sentence()}")
+        print(shown(f"{rule.name} ({rule.id}) {trial.sentence()}", None))  # (a Sigma file's words)
         return 0
     if not args.check:
         for rule in ruleset.rules:
             state = "on " if rule.enabled else "off"
             mark = " [Sigma]" if rule.origin == "sigma" else ""
-            print(f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}{mark}: {rule.explanation}")
+            line = f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}{mark}: {rule.explanation}"
+            print(shown(line, None))
     for error in ruleset.errors:
-        print(f"tenant-events: {error}", file=sys.stderr)
+        print(shown(f"tenant-events: {error}", None), file=sys.stderr)
     if ruleset.errors:
         return EXIT_BAD_RULES
     if args.check:

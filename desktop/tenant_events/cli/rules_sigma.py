@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.sigma_rules import NotExpressible, merge_imported, read_sigma, rule_yaml
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
+from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.settings.shared_file import edited_settings
 
@@ -63,7 +65,9 @@ def run_import(args: argparse.Namespace) -> int:
         settings.alerts = imported.alerts
     for rule in imported.rules:
         again = " (replaced)" if rule.id in imported.replaced else ""
-        print(f"imported  {rule.severity:<8}  {rule.id:<24}  {rule.name}{again}")
+        print(
+            shown(f"imported  {rule.severity:<8}  {rule.id:<24}  {rule.name}{again}", None)
+        )  # a file's words
     count = len(imported.rules)
     print(
         f"tenant-events: {count} Sigma rule{'s' if count != 1 else ''} imported from {args.source}",
@@ -72,27 +76,48 @@ def run_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_new(path: Path, text: str) -> None:
+    """`text` into a temp file of a name nobody can guess, made anew (O_EXCL: a planted symlink is never
+    followed), then renamed over `path` (a symlink there is replaced, its target untouched)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def run_export(args: argparse.Namespace) -> int:
     paths = AppPaths.resolve(args.data_dir)
     ruleset = rule_set(load_settings(paths).alerts)
     target = Path(args.sigma)
     if target.exists() and not target.is_dir():
-        raise ConfigError("--sigma", f"{target} is not a folder")
-    target.mkdir(parents=True, exist_ok=True)
+        raise ConfigError("--sigma", f"{target} is not a folder", "give a folder to write the rules into")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            "--sigma",
+            f"{target} cannot be made a folder ({exc.strerror or exc})",
+            "give a folder you can write in",
+        ) from None
     failed = 0
     written = 0
     for rule in ruleset.rules:
         try:
             text = rule_yaml(rule)
         except NotExpressible as exc:
-            print(f"tenant-events: alert rule {rule.id!r}: not written as Sigma: {exc}", file=sys.stderr)
+            print(
+                shown(f"tenant-events: alert rule {rule.id!r}: not written as Sigma: {exc}", None),
+                file=sys.stderr,
+            )
             failed += 1
             continue
         path = target / f"{rule.id}.yml"
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-        print(path)
+        _write_new(path, text)
+        print(shown(path, None))
         written += 1
     print(f"tenant-events: {written} rules written as Sigma to {target}", file=sys.stderr)
     return _EXIT_BAD if failed else 0

@@ -23,6 +23,7 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.fixtures import run_rule_tests
 from tenant_events.alerts.from_settings import rule_set, value_lists
 from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.sigma_rules.reader import bounded_bytes, check_expansion
 from tenant_events.cli.options import add_data_dir
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
@@ -44,10 +45,12 @@ def register(subparsers: Any) -> None:
 
 
 def _file_entries(path: Path) -> list[dict[str, Any]]:
-    """The rule entries of a YAML or JSON file; ConfigError naming the file when it cannot be read."""
+    """The rule entries of a YAML or JSON file, within the limits `rules import` keeps (a regular file, its
+    size, aliases that do not explode); ConfigError naming the file when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = bounded_bytes(path).decode("utf-8")
         doc = orjson.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        check_expansion(doc)
     except (OSError, UnicodeDecodeError, orjson.JSONDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None)
@@ -56,6 +59,10 @@ def _file_entries(path: Path) -> list[dict[str, Any]]:
         else:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(str(path), f"cannot be read as rules: {reason}") from None
+    except ValueError as exc:  # the limits (after the decoding errors, which are ValueErrors too)
+        raise ConfigError(str(path), f"cannot be read as rules: {exc}") from None
+    except RecursionError:
+        raise ConfigError(str(path), "cannot be read as rules: it nests too deeply") from None
     if isinstance(doc, dict) and isinstance(doc.get("rules"), list):
         doc = doc["rules"]
     entries = doc if isinstance(doc, list) else [doc]
@@ -68,7 +75,7 @@ def _rules(args: argparse.Namespace) -> tuple[list[Rule], dict[str, frozenset[st
     settings = load_settings(AppPaths.resolve(args.data_dir)).alerts
     lists = value_lists(settings)
     target = args.target
-    if target and (Path(target).suffix in (".yml", ".yaml", ".json") or Path(target).is_file()):
+    if target and (Path(target).suffix in (".yml", ".yaml", ".json") or Path(target).exists()):
         path = Path(target)
         ruleset = load_rules(_file_entries(path), (), lists=settings.lists)
         if ruleset.errors:

@@ -3,8 +3,10 @@
 Kept apart from stream_cmd.py, which calls: `add_arguments` (the flags), `rules` (the settings' rules for the
 tenant link, which checks them before the stream starts: a bad rule stops it with exit code 3, naming the rule
 and the field), `report` (an observer on the link's `on_alerts`) and `follow` (rules saved to the settings file
-while the stream runs). Each raised alert is one line on stderr and, with `--alerts-jsonl`, one JSON line
-(written after the alert is stored: a line is never written twice, `tenant-events alerts` lists them all).
+while the stream runs). Each raised alert, and each new version of one (a firing folded into it), is one line on
+stderr — a catch-up's alerts, one per rule and group, one line for each evaluation step — and, with
+`--alerts-jsonl`, each raised alert is one JSON line (written after the alert is stored: a line is never written
+twice, `tenant-events alerts` lists them all).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import orjson
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.presentation import alert_json, title, why_line
+from tenant_events.alerts.presentation import alert_json, catch_up_tally, title, why_line
+from tenant_events.cli.output_file import cannot_write
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
@@ -77,18 +80,27 @@ class _AlertSink:
             self._out = sys.stdout
         elif target:
             # Alerts name users and organizations: a new file is the user's alone (0600), like --jsonl.
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            except OSError as exc:
+                raise cannot_write(target, exc) from None
             self._out = os.fdopen(fd, "a", encoding="utf-8")
 
     def __call__(self, result: StepResult) -> None:
-        for alert in result.raised:
+        caught_up = [a for a in result.raised if a.catch_up]
+        said = [a for a in result.raised if not a.catch_up]
+        said += [a for a in result.updated if a.id in result.refired and not a.catch_up]  # a new version
+        for alert in said:
             why = why_line(alert)
             line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
             print(f"tenant-events: {line}", file=sys.stderr, flush=True)
-            if self._out is not None:
+        if caught_up:  # a grouped rule raises one per group all through a backlog: one line for the step
+            line = shown(f"while you were away: {catch_up_tally(caught_up)}", None)
+            print(f"tenant-events: {line}", file=sys.stderr, flush=True)
+        if self._out is not None and result.raised:
+            for alert in result.raised:
                 record = {**alert_json(alert), "tenant": self._tenant}
                 self._out.write(orjson.dumps(record).decode() + "\n")
-        if self._out is not None and result.raised:
             self._out.flush()
 
     def close(self) -> None:

@@ -23,8 +23,9 @@ from tenant_events.cli.first_contact import DEFAULT_TIMEOUT, FirstContact
 from tenant_events.cli.hub_args import add_hub_args
 from tenant_events.cli.hub_view import hub_source
 from tenant_events.cli.options import add_data_dir, number, profile_name
-from tenant_events.cli.output_file import cannot_write, quiet_stdout
+from tenant_events.cli.output_file import cannot_write, quiet_stdout, refuse_database_target
 from tenant_events.cli.stream_target import SECRET_ENV, resolve_target, stream_source
+from tenant_events.cli.tier_args import add_tier_args, tiers
 from tenant_events.errors import ConfigError, NetworkError, SignInRequired, StorageError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
@@ -112,6 +113,7 @@ def add_tenant_args(p: argparse.ArgumentParser) -> None:
         help="start here when no cursor is stored yet (RFC 3339)",
     )
     add_data_dir(p)
+    add_tier_args(p)
     p.add_argument("--client-id", metavar="ID", help=f"client credentials (secret from ${SECRET_ENV})")
     p.add_argument(
         "--stall-timeout",
@@ -169,7 +171,9 @@ def report_state(change: StateChange) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    paths = AppPaths.resolve(args.data_dir).ensure()
+    paths = AppPaths.resolve(args.data_dir)
+    refuse_database_target(args.jsonl, args.alerts_jsonl, paths=paths)
+    paths.ensure()
     setup_logging(paths.log_dir, stderr=False)
     async with contextlib.AsyncExitStack() as stack:
         out = _open_output(args.jsonl) if args.jsonl else None
@@ -185,7 +189,7 @@ async def _main(args: argparse.Namespace) -> int:
             name, source = target.name, await stream_source(args, target)
         seen = settings_stamp(paths)  # before the rules are read: a save in between is taken in
         alerts = stream_alerts.rules(args, paths)
-        link = TenantLink(name, paths, source, alerts=alerts)
+        link = TenantLink(name, paths, source, alerts=alerts, retention=tiers(args, paths))
         stack.push_async_callback(link.close)
         if hub is None:
             contact = FirstContact(target.base_url, args.unreachable_timeout, link.stop_soon)

@@ -18,7 +18,7 @@ import orjson
 
 from tenant_events.cli.export_cmd import jsonl_line
 from tenant_events.cli.options import add_data_dir, add_tenant
-from tenant_events.cli.output_file import cannot_write
+from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
 from tenant_events.entities.sentences import describe_all
@@ -93,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     spec = parse_object(args.object)
-    stores = tenant_stores(AppPaths.resolve(args.data_dir), args.tenant)
+    paths = AppPaths.resolve(args.data_dir)
+    refuse_database_target(args.jsonl, paths=paths)
+    stores = tenant_stores(paths, args.tenant)
     where = next(iter(stores.values())) if len(stores) == 1 else ", ".join(map(str, stores.values()))
     with database_errors(where):
         return _write(args, spec, stores)

@@ -1,7 +1,9 @@
 """`tenant-events triage ack|snooze|resolve|reopen|show ID`: one person's triage of a stored alert.
 
 Stored in the tenant's database with who (your login name) and when, and a note; `show` prints the history.
-Acknowledged, resolved and snoozed alerts leave the tray badge; a snoozed one comes back when the snooze ends.
+Acknowledged, resolved and snoozed alerts leave the tray badge and are not repeated; a snoozed one comes back when
+the snooze ends. A resolve is sent to the destinations that want resolves (a pager's incident closes); the app or
+`stream` running for the tenant sends it, and takes the alert's notification away.
 
   tenant-events triage ack 12 --tenant acme --note "looking into it"
   tenant-events triage snooze 12 --for 2h
@@ -17,11 +19,12 @@ import time
 from datetime import datetime
 from typing import Any
 
-from tenant_events.cli.options import add_data_dir
+from tenant_events.cli.options import add_data_dir, alert_id
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.store.alert_triage import AlertTriage
+from tenant_events.values.triage import SET_WORDS, SNOOZE_MAX_S, clock
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhd])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}
@@ -36,7 +39,7 @@ def register(subparsers: Any) -> None:
         epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value",
     )
     p.add_argument("action", choices=["ack", "snooze", "resolve", "reopen", "show"])
-    p.add_argument("alert_id", metavar="ID", type=int)
+    p.add_argument("alert_id", metavar="ID", type=alert_id)
     p.add_argument("--tenant", metavar="NAME", help="the tenant (default: the only one)")
     p.add_argument("--note", default="", help="a few words for the others (at most 500 characters)")
     p.add_argument("--for", dest="duration", metavar="30m|2h|1d", help="snooze: for how long")
@@ -46,18 +49,27 @@ def register(subparsers: Any) -> None:
 
 
 def snooze_end(duration: str | None, until: str | None, now: float) -> float:
+    """When the snooze ends: within a year (a longer one is a resolve); ConfigError naming the option."""
     if duration:
         m = _DURATION.match(duration.strip())
         if not m:
             raise ConfigError("--for", f"{duration!r} is not a duration like 30m, 2h or 1d")
-        return now + float(m.group(1)) * _UNITS[m.group(2)]
+        seconds = float(m.group(1)) * _UNITS[m.group(2)]
+        if seconds > SNOOZE_MAX_S:
+            raise ConfigError("--for", f"{duration!r} is longer than a year", _LONGER)
+        return now + seconds
     if until:
         try:
-            moment = datetime.fromisoformat(until.replace("Z", "+00:00"))
-        except ValueError:
+            end = datetime.fromisoformat(until.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError, OSError):
             raise ConfigError("--until", f"{until!r} is not a time like 2026-11-26T18:00") from None
-        return moment.timestamp()
+        if end - now > SNOOZE_MAX_S:
+            raise ConfigError("--until", f"{until!r} is more than a year from now", _LONGER)
+        return end
     raise ConfigError("snooze", "needs --for or --until")
+
+
+_LONGER = "to set an alert aside for good, resolve it: tenant-events triage resolve ID"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _line(state: str, by: str, at: float, until: float | None, note: str) -> str:
     """ "acknowledged by ana 14:02 — looking into it" (a snooze says until when)."""
-    text = f"{state} by {by} {datetime.fromtimestamp(at).strftime('%Y-%m-%d %H:%M')}"
+    text = f"{SET_WORDS.get(state, state)} by {by} {clock(at, '%Y-%m-%d %H:%M')}"
     if until is not None:
-        text += f" until {datetime.fromtimestamp(until).strftime('%Y-%m-%d %H:%M')}"
+        text += f" until {clock(until, '%Y-%m-%d %H:%M')}"
     clean = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in note)
     return f"{text} — {clean}" if note else text

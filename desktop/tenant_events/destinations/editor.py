@@ -44,7 +44,8 @@ class DestinationEditor:
             from tenant_events.errors import ConfigError
 
             raise ConfigError("destination url", "is empty", "paste the Apprise URL of the service")
-        profile = make_destination(name, destination_url(self.store, old), **fields)
+        kept = old.model_dump(exclude={"name", "url_masked", "fingerprint"})  # what the caller did not set
+        profile = make_destination(name, destination_url(self.store, self.paths, old), **(kept | fields))
         return save_destination(self.paths, self.store, profile, None)
 
     def remove(self, name: str) -> None:
@@ -61,7 +62,7 @@ class DestinationEditor:
                 from tenant_events.errors import ConfigError
 
                 raise ConfigError("destination url", "is empty", "paste the Apprise URL to test")
-            target = destination_url(self.store, profile)
+            target = destination_url(self.store, self.paths, profile)
         return send(target, test_message(name or "new destination"))
 
     def stops(self) -> dict[str, str]:

@@ -1,21 +1,33 @@
-"""What a delivery says: the alert as the window shows it, the link that opens it, and its dedup key.
+"""What a delivery says: the alert as the window shows it, the link that opens it, and its keys.
 
-Title: "[critical] Mass deletion × 3 — acme"; body: the sentence with names, the count and the time range, and
-the link `tenant-events://alert/<tenant>/<id>`. The dedup key (tenant, alert id and version) is the same on
-every attempt, so a receiver that de-duplicates (PagerDuty's `dedup_key`, a webhook reading the
-`Idempotency-Key` header or the `dedup_key` field) sees one incident however often it was retried.
+A delivery is one kind of one alert version (values/alert_lifecycle.py): a firing (version n), a repeat of it,
+or the resolve. Title: "[critical] Mass deletion × 3 — acme" (the tenant as the app names it: its profile);
+body: the latest firing said with names, the count and the time range, and the link
+`tenant-events://alert/<tenant>/<id>`; a resolve is one short line.
+
+Two keys, both the same on every attempt and from every relay of a team:
+  * `alert_key` names the alert (tenant and alert): PagerDuty's `dedup_key` and Opsgenie's alias, so each firing
+    updates one incident instead of opening another, and the resolve closes it;
+  * `dedup_key` names this delivery (`<alert_key>:<version>`, `…:<version>:repeat-<n>`, `…:resolved-<n>`): the
+    `Idempotency-Key` header and `dedup_key` field of a webhook, so a receiver that de-duplicates sees each
+    version once however often it was retried, and still sees the next version and a repeat.
+A JSON or form webhook also gets `status` ("firing" | "resolved"), `alert_version` and `alert_key` as fields.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import quote
 
 from tenant_events.alerts.presentation import title, why
 from tenant_events.url_forms import alert_link
+from tenant_events.values.alert_lifecycle import DeliveryKind
 from tenant_events.values.alerts import StoredAlert
 
-DEDUP_HEADER = "Idempotency-Key"
-DEDUP_FIELD = "dedup_key"
+DEDUP_HEADER: Final = "Idempotency-Key"
+DEDUP_FIELD: Final = "dedup_key"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,28 +37,114 @@ class AlertMessage:
     severity: str
     dedup_key: str
     link: str
+    alert_key: str = ""  # the alert's own key ("": a test message, not about an alert)
+    status: str = "firing"  # "firing" | "resolved"
+    version: int = 0
 
 
-def dedup_key(tenant: str, alert_id: int, version: int) -> str:
-    return f"tenant-events:{tenant}:{alert_id}:{version}"
+def alert_key(tenant: str, alert_id: int) -> str:
+    return f"tenant-events:{tenant}:{alert_id}"
 
 
-def alert_message(alert: StoredAlert, version: int, profile: str) -> AlertMessage:
-    """The message for `alert` at `version`, stored in the database of tenant profile `profile` (the link and
-    the key name the profile: that is where the app finds the alert; the text names the tenant)."""
+def delivery_key(alert: str, kind: DeliveryKind, version: int, nth: int = 0) -> str:
+    """The key of one delivery of the alert named `alert` (see the module's docstring)."""
+    if kind == "resolved":
+        return f"{alert}:resolved-{nth}"
+    return f"{alert}:{version}" + (f":repeat-{nth}" if kind == "repeat" else "")
+
+
+def alert_message(
+    alert: StoredAlert,
+    kind: DeliveryKind,
+    version: int,
+    nth: int,
+    profile: str,
+    key: str | None = None,
+) -> AlertMessage:
+    """The message for one delivery of `alert`, stored in the database of tenant profile `profile`. The title,
+    the link and the default key name the profile, as the app names the tenant everywhere ("demo", not the
+    service's "demo-tenant"); the body adds the service's tenant id when it is another name. `key`: the alert's
+    key when another name holds across copies (a team's)."""
+    named = key or alert_key(profile, alert.id)
+    link = alert_link(profile, alert.id)
+    dedup = delivery_key(named, kind, version, nth)
+    tenant = profile if alert.tenant in ("", profile) else f"{profile} ({alert.tenant})"
+    if kind == "resolved":
+        return AlertMessage(
+            title=f"[resolved] {title(alert)} — {profile}",
+            body=f"Resolved: {title(alert)} ({alert.severity}) · tenant {tenant} · {link}",
+            severity="info",
+            dedup_key=dedup,
+            link=link,
+            alert_key=named,
+            status="resolved",
+            version=version,
+        )
     first, last = alert.first_time, alert.last_time
     span = first if first == last else f"{first} – {last}"
     events = "1 event" if alert.event_count == 1 else f"{alert.event_count} events"
-    said = why(alert)
-    link = alert_link(profile, alert.id)
-    text = f"{said}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant {alert.tenant}\n{link}"
+    again = "Still firing, not acknowledged. " if kind == "repeat" else ""
+    text = (
+        f"{again}{why(alert)}\n{events}, {span}\nRule: {alert.rule_name} ({alert.severity}) · tenant "
+        f"{tenant}\n{link}"
+    )
     return AlertMessage(
-        title=f"[{alert.severity}] {title(alert)} — {alert.tenant}",
+        title=f"[{alert.severity}] {title(alert)} — {profile}",
         body=text,
         severity=alert.severity,
-        dedup_key=dedup_key(profile, alert.id, version),
+        dedup_key=dedup,
         link=link,
+        alert_key=named,
+        status="firing",
+        version=version,
     )
+
+
+def shape(plugin: Any, message: AlertMessage) -> None:
+    """Give an Apprise plugin this message's keys where its service has a place for them: the delivery key on
+    a webhook, the alert key on a pager (which then resolves or closes on a resolve)."""
+    from apprise.plugins.custom_form import NotifyForm
+    from apprise.plugins.custom_json import NotifyJSON
+    from apprise.plugins.custom_xml import NotifyXML
+    from apprise.plugins.opsgenie import NotifyOpsgenie, OpsgenieAlertAction
+    from apprise.plugins.pagerduty import NotifyPagerDuty, PagerDutyAction
+
+    if isinstance(plugin, NotifyJSON | NotifyForm | NotifyXML):
+        plugin.headers[DEDUP_HEADER] = message.dedup_key
+    if isinstance(plugin, NotifyJSON | NotifyForm):
+        plugin.payload_extras[DEDUP_FIELD] = message.dedup_key
+        plugin.payload_extras["severity"] = message.severity
+        plugin.payload_extras["status"] = message.status
+        if message.alert_key:
+            plugin.payload_extras["alert_key"] = message.alert_key
+            plugin.payload_extras["alert_version"] = message.version  # ("version" is Apprise's own field)
+        if message.link:
+            plugin.payload_extras["link"] = message.link
+    if isinstance(plugin, NotifyPagerDuty):
+        plugin.dedup = message.alert_key or message.dedup_key
+        if message.status == "resolved":
+            plugin.action = PagerDutyAction.RESOLVE
+    if isinstance(plugin, NotifyOpsgenie) and message.alert_key:
+        plugin.alias = message.alert_key
+        if message.status == "resolved":
+            plugin.action = OpsgenieAlertAction.CLOSE
+            plugin.send = _close_by_alias(plugin, message.alert_key)  # type: ignore[method-assign]  # this one send
+
+
+def _close_by_alias(plugin: Any, alias: str) -> Callable[..., bool]:
+    """Opsgenie's close of the alert named `alias` (its API's `identifierType=alias`). Apprise's own close
+    finds the alert by the request ids it kept when it opened it, which a delivery in another attempt (or after
+    a restart, or from another relay) never has; the alias is the same in all of them."""
+    import requests
+    from apprise.plugins.opsgenie import OPSGENIE_API_LOOKUP
+
+    def send(body: str, title: str = "", notify_type: Any = None, **_kwargs: Any) -> bool:
+        url = f"{OPSGENIE_API_LOOKUP[plugin.region_name]}/{quote(alias, safe='')}/close"
+        payload = {"source": plugin.app_desc, "note": body}
+        ok, _ = plugin._fetch(requests.post, url, payload, {"identifierType": "alias"})
+        return bool(ok)
+
+    return send
 
 
 def test_message(name: str) -> AlertMessage:

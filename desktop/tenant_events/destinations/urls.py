@@ -1,4 +1,4 @@
-"""Apprise URLs: checked, masked for display and files, fingerprinted so a stop can tell a new URL from the old.
+"""Apprise URLs: checked, and masked for display and files.
 
 Apprise's own privacy form masks passwords and tokens it knows about; custom headers (`+Authorization=…`),
 extra query parameters (`-key=…`), payload fields (`:field=…`) and webhook paths can carry secrets too, so they
@@ -106,6 +106,8 @@ def mask(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, f"/{path}" if path else "", "&".join(query), ""))
 
 
-def fingerprint(url: str) -> str:
-    """A short hash of the whole URL (not reversible: 64 bits of SHA-256 over a secret)."""
+def legacy_fingerprint(url: str) -> str:
+    """The hash of the whole URL an older version kept in the settings file (64 bits of unsalted SHA-256: a
+    guess could be checked against it). Only to recognise that URL once, when it is moved to this data dir's
+    keyring slot (registry.py); never written."""
     return hashlib.sha256(url.strip().encode()).hexdigest()[:16]

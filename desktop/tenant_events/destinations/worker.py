@@ -1,8 +1,17 @@
 """The delivery worker: empties one tenant database's outbox into the destinations, surviving anything.
 
     kick() (an alert was stored) ─▶ route: each new outbox row → one delivery per destination that receives it
-                                  ─▶ send what is due, each destination on its own (a slow one holds no other)
-                                  ─▶ sleep until the next retry, quiet-hours end or kick
+                                    (a resolve: those that want resolves and were given the alert)
+                                  ─▶ repeats: an unacknowledged critical alert again, per destination
+                                  ─▶ a lane per destination with something due sends it, in order
+                                  ─▶ sleep until the next retry, repeat, quiet-hours end, a lane's end or kick
+
+Each destination is delivered on its own: a lane (a task) per destination sends its due deliveries in order,
+and the worker goes on routing and starting other lanes meanwhile — a receiver that answers slowly, or
+trickles its answer until the attempt's deadline (send.py), holds back no other destination. Stopping starts no
+new send and gives the sends in flight `grace` seconds (STOP_WAIT_S unless told) to finish and record their
+result; then they are ended (their sockets shut) and the worker stops: a send that did not finish stays
+pending in the outbox and goes out on the next start, under the same dedup key.
 
 Every state change is a transaction in the database before the next step, so a restart or a crash resumes where
 it stopped: a delivery sent but not yet marked is sent again with the same dedup key (receivers that
@@ -17,8 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,15 +39,20 @@ from typing import Any, Final, Protocol, TypeVar
 
 from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.destinations.message import AlertMessage, alert_message
-from tenant_events.destinations.send import Outcome, send
+from tenant_events.destinations.send import DEADLINE_S, Attempts, Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
-from tenant_events.store.outbox import Delivery, Outbox
+from tenant_events.store.outbox import Delivery, Outbox, Unrouted
+from tenant_events.values.alert_lifecycle import CATCH_UP_HOLD_S
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 HORIZON_S: Final = 24 * 3600.0
 IDLE_POLL_S: Final = 30.0  # re-read the settings and look for work at least this often
+STOP_WAIT_S: Final = (
+    1.0  # stopping waits this long for the sends in flight (most answer by then), then ends them
+)
+SEND_GRACE_S: Final = 5.0  # past a send's deadline, a lane stops waiting for it (a name lookup hangs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +68,7 @@ class Backoff:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A destination with its whole URL (from the keyring) and the URL's fingerprint."""
+    """A destination with its whole URL (from the keyring) and the URL's id (a stop is for one URL)."""
 
     profile: DestinationProfile
     url: str
@@ -60,7 +76,7 @@ class Target:
 
 
 Targets = Callable[[], dict[str, Target]]
-Sender = Callable[[str, Any], Outcome]
+Sender = Callable[[str, AlertMessage], Outcome]
 
 
 class SharedDeliveries(Protocol):
@@ -70,14 +86,14 @@ class SharedDeliveries(Protocol):
     def may_send(self) -> bool:
         """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
 
-    def message(self, alert: StoredAlert, version: int) -> AlertMessage: ...
+    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
 
-    async def prior(self, alert: StoredAlert, version: int, destination: str) -> tuple[bool, int]:
+    async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
         ...
 
     async def record(
-        self, alert: StoredAlert, version: int, destination: str, state: str, attempts: int, error: str = ""
+        self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
     ) -> None: ...
 
 
@@ -92,22 +108,29 @@ class DeliveryWorker:
         *,
         backoff: Backoff = Backoff(),  # frozen
         horizon_s: float = HORIZON_S,
-        sender: Sender = send,
+        sender: Sender | None = None,
+        deadline_s: float = DEADLINE_S,
         clock: Callable[[], float] = time.time,
         shared: SharedDeliveries | None = None,
     ) -> None:
+        """`sender` None: Apprise (send.py) with `deadline_s` for each attempt, ended when the worker stops."""
         self._database = database
         self._shared = shared
         self._targets = targets
         self._quiet = quiet
         self.backoff = backoff
         self.horizon_s = horizon_s
-        self._sender = sender
+        self._attempts = Attempts()
+        self._sender = sender or functools.partial(send, attempts=self._attempts, deadline=deadline_s)
+        self._send_wait = deadline_s + SEND_GRACE_S
         self._clock = clock
+        self._lanes: dict[str, asyncio.Task[None]] = {}  # destination → its lane while it sends
         self._db = ThreadPoolExecutor(1, thread_name_prefix="outbox")
         self._outbox: Outbox | None = None
+        self._next_repeat: float | None = None
         self._wake = asyncio.Event()
         self._closed = False
+        self._grace = STOP_WAIT_S
         self.delivered = 0  # counters for tests and the bench
         self.on_change: list[Callable[[], None]] = []  # a delivery was made, stopped or given up
 
@@ -139,58 +162,100 @@ class DeliveryWorker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=max(0.0, wait))
         finally:
+            await self._end_lanes()
             outbox, self._outbox = self._outbox, None
             try:
                 await self._call(outbox.close)
             finally:  # the outbox's thread ends with the worker, not whenever the worker is garbage collected
                 await asyncio.to_thread(self._db.shutdown)
 
-    async def close(self) -> None:
+    async def close(self, grace: float = STOP_WAIT_S) -> None:
+        """Stop: no new send; the sends in flight get `grace` seconds to finish before they are ended."""
         self._closed = True
+        self._grace = grace
         self._wake.set()
 
+    async def _end_lanes(self) -> None:
+        """The lanes, given the grace to finish their sends in flight; then those are ended (their sockets
+        shut) and what is still left is cancelled: its delivery stays pending in the outbox for the next start."""
+        lanes = list(self._lanes.values())
+        if not lanes:
+            return
+        _, late = await asyncio.wait(lanes, timeout=self._grace)
+        if late:
+            self._attempts.end()
+            _, late = await asyncio.wait(late, timeout=1.0)
+        for lane in late:
+            lane.cancel()
+        if late:
+            log.info("stopped with %d alert send(s) unfinished: they go out on the next start", len(late))
+            await asyncio.wait(late)
+
     async def step(self) -> float:
-        """Route new outbox rows and send what is due; returns the seconds until there is more to do."""
+        """Route new outbox rows and start a lane for each destination with something due (one not already
+        sending); returns the seconds until there is more to do (a lane's end wakes the worker sooner)."""
         outbox = self._outbox
         assert outbox is not None
         targets = await asyncio.to_thread(self._targets)  # the keyring may be read: never on the UI thread
         fingerprints = {n: t.fingerprint for n, t in targets.items()}
         await self._route(outbox, targets)
-        stopped = await self._call(outbox.stopped, fingerprints)
-        due = await self._call(outbox.due, self._clock(), set(stopped))
+        every = {n: t.profile.repeat_minutes * 60 for n, t in targets.items()}
+        self._next_repeat = await self._call(outbox.schedule_repeats, self._clock(), every)
+        # The lanes first: one that ends while the stops are read has written its stop before it ended.
+        held = set(self._lanes)  # a destination with a lane has its deliveries in hand
+        held |= set(await self._call(outbox.stopped, fingerprints))
+        due = await self._call(outbox.due, self._clock(), held)
         by_destination: dict[str, list[Delivery]] = {}
         for d in due:
             by_destination.setdefault(d.destination, []).append(d)
+        for name, deliveries in by_destination.items():
+            if not self._closed:
+                lane = asyncio.create_task(
+                    self._deliver(outbox, targets.get(name), deliveries), name=f"delivery-lane-{name}"
+                )
+                self._lanes[name] = lane
+                lane.add_done_callback(functools.partial(self._lane_done, name))
         if by_destination:
-            await asyncio.gather(
-                *(self._deliver(outbox, targets.get(n), ds) for n, ds in by_destination.items())
-            )
             return 0.0  # more may be due (a page of 200, or deliveries held behind a failure)
-        stopped = await self._call(outbox.stopped, fingerprints)
-        next_at = await self._call(outbox.next_due, set(stopped))
-        if next_at is None:
+        next_at = await self._call(outbox.next_due, held | set(self._lanes))
+        soonest = [t for t in (next_at, self._next_repeat) if t is not None]
+        if not soonest:
             return IDLE_POLL_S
-        return min(IDLE_POLL_S, max(0.0, next_at - self._clock()))
+        return min(IDLE_POLL_S, max(0.0, min(soonest) - self._clock()))
+
+    def _lane_done(self, name: str, lane: asyncio.Task[None]) -> None:
+        if self._lanes.get(name) is lane:
+            del self._lanes[name]
+        if not lane.cancelled() and (exc := lane.exception()) is not None:
+            log.warning("alert deliveries to %s paused: %s", name, exc)  # storage trouble: the next pass
+        self._wake.set()
 
     async def _route(self, outbox: Outbox, targets: dict[str, Target]) -> None:
-        for alert_id, version, queued_at in await self._call(outbox.unrouted):
-            alert = await self._call(outbox.alert, alert_id)
-            names = (
-                []
-                if alert is None
-                else [
-                    n
-                    for n, t in targets.items()
-                    if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
-                ]
-            )
-            now = self._clock()
-            holds = {
-                n: h
-                for n in names
-                if (h := self._held_until(targets[n], alert.severity if alert else "", now))
-            }
-            await self._call(outbox.route, alert_id, version, names, queued_at, now, holds)
+        rows = await self._call(outbox.unrouted)
+        if not rows:
+            return
+        alerts = await self._call(outbox.alerts, list(dict.fromkeys(r.alert_id for r in rows)))
+        now = self._clock()
+        routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
+        for row in rows:
+            alert = alerts.get(row.alert_id)
+            if alert is None:
+                routed.append((row, [], {}))
+                continue
+            names = [
+                n
+                for n, t in targets.items()
+                if t.profile.receives(alert.severity, alert.rule_id, alert.tenant)
+            ]
+            if row.kind == "resolved" and names:
+                given = await self._call(outbox.received, row.alert_id)
+                names = [n for n in names if n in given and targets[n].profile.sends_resolved]
+            holds = {n: h for n in names if (h := self._held_until(targets[n], alert.severity, now))}
+            if alert.catch_up and row.kind == "firing":
+                # a catch-up grows its alert chunk by chunk: it goes out once, as it is after the last chunk
+                holds = {n: max(holds.get(n, now), now + CATCH_UP_HOLD_S) for n in names}
+            routed.append((row, names, holds))
+        await self._call(outbox.route, routed, now)
 
     def _held_until(self, target: Target, severity: str, now: float) -> float | None:
         """When quiet hours or do-not-disturb end, if they hold this destination's delivery back now."""
@@ -225,22 +290,22 @@ class DeliveryWorker:
             if shared is not None:
                 if not shared.may_send():
                     return  # the lease went to another relay: it delivers what is left
-                done, before = await shared.prior(alert, d.version, target.profile.name)
+                done, before = await shared.prior(alert, d)
                 if done:
                     await self._call(outbox.delivered, d, now)  # another relay did, before a takeover
                     self._changed()
                     continue
                 attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
-                message = shared.message(alert, d.version)
+                message = shared.message(alert, d)
             else:
-                message = alert_message(alert, d.version, self._database.stem)
-            outcome = await asyncio.to_thread(self._sender, target.url, message)
+                message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
+            outcome = await self._send(target.url, message)
+            if self._closed and outcome.kind != "delivered":
+                return  # ended by the stop: it stays due, as it was, for the next start
             now = self._clock()
             if shared is not None:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
-                await shared.record(
-                    alert, d.version, target.profile.name, state, attempts + 1, outcome.reason
-                )
+                await shared.record(alert, d, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
                 await self._call(outbox.delivered, d, now)
                 self.delivered += 1
@@ -266,6 +331,35 @@ class DeliveryWorker:
             for rest in deliveries[i + 1 :]:  # the receiver is down or busy: the others wait with this one
                 await self._call(outbox.retry, rest, now + delay, outcome.reason, False)
             return
+
+    async def _send(self, url: str, message: AlertMessage) -> Outcome:
+        """The sender in a thread of its own (a daemon: a send that outlives its deadline — a name lookup that
+        hangs — never holds the process's exit), waited for until its deadline and a grace."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Outcome] = loop.create_future()
+
+        def settle(outcome: Outcome | None, error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(outcome or Outcome("retry", "no outcome"))
+
+        def run() -> None:
+            try:
+                result: Outcome | None = self._sender(url, message)
+                error: BaseException | None = None
+            except BaseException as exc:  # handed to the lane, which logs it
+                result, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, result, error)
+
+        threading.Thread(target=run, name="alert-send", daemon=True).start()
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), self._send_wait)
+        except TimeoutError:
+            return Outcome("retry", f"no answer within {self._send_wait:g} s")
 
     def _changed(self) -> None:
         for callback in list(self.on_change):

@@ -5,7 +5,10 @@ loop running (the app), the page's sentences are made on a worker thread — one
 and one for the names (entities/sentences.py `describe_stored`) — and `on_ready` tells the table to repaint its
 Summary column: scrolling never waits for names, and the stored summary shows for the few ms until they arrive.
 Without a loop (scripts, plain model tests) they are made at once. The stored summary, with raw ids, stays what
-search matches.
+search matches. While the store cannot be read (the writer opening its database again after another program
+removed a file of it) the rows are kept queued and tried again a second later, so their names still come. Rows
+past the directory's watermark (a catch-up batch, which the indexer puts into the directory later) are said with
+the ids they carry for now, and said again once the directory has reached them.
 """
 
 from __future__ import annotations
@@ -16,9 +19,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
+from tenant_events.errors import StorageError
 from tenant_events.values.events import StoredEvent
 
-KEEP: Final = 24 * 256 * 2  # twice the rows the page cache holds (page_cache.MAX_PAGES × PAGE)
+# the rows the page cache holds (page_cache.MAX_PAGES × PAGE): the others are read again
+KEEP: Final = 24 * 256
+RETRY_S: Final = 1.0  # after the store could not be read
+RETRIES: Final = 60  # in a row, before the rows wait for the next page read
 
 
 class PageNames:
@@ -28,6 +35,7 @@ class PageNames:
         self.directory = directory
         self._sentences: OrderedDict[int, Sentence] = OrderedDict()
         self._queued: dict[int, None] = {}
+        self._early: set[int] = set()  # said before the directory reached them: said again once it has
         self._task: asyncio.Task[None] | None = None
         self.on_ready: Callable[[], None] | None = None  # sentences arrived from the worker
         self.keep_task: Callable[[asyncio.Task[Any]], None] | None = None  # the owner awaits it at shutdown
@@ -36,12 +44,13 @@ class PageNames:
         self.directory = directory
         self._sentences.clear()
         self._queued.clear()
+        self._early.clear()
 
     def page_read(self, rows: Sequence[StoredEvent]) -> None:
         """Describe the rows not described yet: on a worker when a loop runs, else now."""
         if self.directory is None:
             return
-        wanted = [e.seq for e in rows if e.seq not in self._sentences]
+        wanted = [e.seq for e in rows if e.seq not in self._sentences or e.seq in self._early]
         if not wanted:
             return
         try:
@@ -56,15 +65,39 @@ class PageNames:
                 self.keep_task(self._task)
 
     async def _drain(self) -> None:
+        failed = 0
         try:
             while self._queued and self.directory is not None:
                 directory, seqs = self.directory, list(self._queued)
                 self._queued.clear()
-                said = await asyncio.to_thread(describe_stored, directory, seqs)
-                if directory is self.directory:  # not a tenant the table has left meanwhile
-                    self._keep(said)
-                    if self.on_ready is not None:
-                        self.on_ready()
+                try:
+                    said, upto = await asyncio.to_thread(_describe, directory, seqs)
+                except StorageError:  # being opened again: the same rows, a little later
+                    if directory is not self.directory:
+                        continue  # a tenant the table has left meanwhile: the new one's rows
+                    self._queued.update(dict.fromkeys(seqs))
+                    failed += 1
+                    if failed > RETRIES:
+                        return  # kept queued: the next page read tries them again
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                if directory is not self.directory:
+                    continue
+                self._keep(said)
+                early = {seq for seq in seqs if seq > upto}
+                self._early.difference_update(seqs)
+                self._early.update(early)
+                if self.on_ready is not None:
+                    self.on_ready()
+                if not early:
+                    failed = 0
+                    continue
+                failed += 1  # the directory behind: these rows again, a little later
+                if failed > RETRIES and not self._queued:
+                    return  # still marked early: the next page read of them tries again
+                if not self._queued:
+                    await asyncio.sleep(RETRY_S)
+                self._queued.update(dict.fromkeys(early))
         finally:
             self._task = None
 
@@ -87,6 +120,12 @@ class PageNames:
         if sentence is None or not sentence.mentions:
             return ev.summary
         return "\n".join([sentence.text, *mention_lines(sentence)])
+
+
+def _describe(directory: StoredLookup, seqs: list[int]) -> tuple[dict[int, Sentence], int]:
+    """The sentences, and the directory's watermark read before them: rows past it were said without names."""
+    upto = directory.watermark()
+    return describe_stored(directory, seqs), upto
 
 
 def mention_lines(sentence: Sentence) -> list[str]:

@@ -2,18 +2,27 @@
 
 "grace.hopper@example.com added to organization Stark as admin", "role support removed from group hr-8849": the
 entities an event names (wire/references.py) are called by what the event itself says about its own object, else
-by the name the entity directory knows now (store/entity_reader.py), else by the event's own reference name,
-else by id. A `Sentence` keeps each name as a `Mention` with its kind and raw id, so a view can make it a link
-and keep the id one hover away; the stored summary (with ids) stays what full-text search matches.
+by the name the entity directory knows (store/entity_reader.py), else by the event's own reference name, else
+by id. A `Sentence` keeps each name as a `Mention` with its kind and raw id, so a view can make it a link and
+keep the id one hover away; the stored summary (with ids) stays what full-text search matches.
+
+Names are the names at the time of the event, in every view (the table, the inbox's event list, the alert's
+notification and its message): for a stored event, a name the directory learnt from a later event (an
+organization renamed since) is looked up as the entity's own events before this one gave it
+(`describe_stored`), so one event does not read "Acme Cloud" in one place and "Acme Logistics" in another.
+
+An update that links an identity to a user says so ("identity google-oauth2 linked to user ada@example.com"),
+comparing the user with `data.previous_object`, or for a stored event without it, with the user as its newest
+earlier event gave it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tenant_events.store.entity_records import Entity
+from tenant_events.store.entity_records import Entity, StoredPayload
 from tenant_events.wire import EventType, summarize
 from tenant_events.wire.references import Ref, references
 
@@ -25,9 +34,12 @@ class NameLookup(Protocol):
 
 
 class StoredLookup(NameLookup, Protocol):
-    """A directory that also hands out stored events' payloads (store/entity_reader.py `DirectoryReader`)."""
+    """A directory that also hands out stored events' payloads and an entity as an earlier event gave it
+    (store/entity_reader.py `DirectoryReader`)."""
 
-    def event_data(self, seqs: Iterable[int]) -> Mapping[int, tuple[str, dict[str, Any]]]: ...
+    def event_data(self, seqs: Iterable[int]) -> Mapping[int, StoredPayload]: ...
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None: ...
+    def watermark(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +69,11 @@ class Sentence:
         return self.text
 
 
-def _label(ref: Ref, known: Mapping[tuple[str, str], Entity]) -> str:
+def _label(ref: Ref, known: Mapping[tuple[str, str], Entity], then: Mapping[tuple[str, str], str]) -> str:
     if ref.place == "subject" and ref.name:
         return ref.name  # what the event says about its own object
+    if (earlier := then.get((ref.kind, ref.id))) is not None:
+        return earlier  # renamed since: the name at the time of the event
     entity = known.get((ref.kind, ref.id))
     if entity is not None and entity.label != entity.id:
         return entity.label
@@ -109,14 +123,20 @@ def _parts(event_type: str, refs: Sequence[Ref], mention: dict[str, Mention]) ->
     return None
 
 
-def describe(event_type: str, data: Mapping[str, Any], known: Mapping[tuple[str, str], Entity]) -> Sentence:
-    """The sentence for one event; `known` holds the directory's entities for its references (see describe_all).
-    Never raises: an event that does not fit gets the stored one-line summary."""
+def describe(
+    event_type: str,
+    data: Mapping[str, Any],
+    known: Mapping[tuple[str, str], Entity],
+    then: Mapping[tuple[str, str], str] | None = None,
+) -> Sentence:
+    """The sentence for one event; `known` holds the directory's entities for its references (see describe_all),
+    `then` the names of those renamed since the event (see describe_stored). Never raises: an event that does
+    not fit gets the stored one-line summary."""
     refs = references(event_type, data)
     mention: dict[str, Mention] = {}
     for ref in refs:
-        mention.setdefault(ref.place, Mention(ref.kind, ref.id, _label(ref, known)))
-    parts = _parts(event_type, refs, mention)
+        mention.setdefault(ref.place, Mention(ref.kind, ref.id, _label(ref, known, then or {})))
+    parts = _linked(event_type, data, mention) or _parts(event_type, refs, mention)
     if parts is None:
         try:
             return Sentence((summarize(EventType(event_type), dict(data)),))
@@ -133,8 +153,92 @@ def describe_all(events: Sequence[tuple[str, Mapping[str, Any]]], directory: Nam
 
 
 def describe_stored(directory: StoredLookup, seqs: Iterable[int]) -> dict[int, Sentence]:
-    """Sentences for stored events by seq (a table model's visible rows): two queries for the whole page."""
+    """Sentences for stored events by seq (a table model's visible rows): two queries for the whole page, and one
+    more for each entity renamed after an event that names it, or a user whose identities an update changed."""
     payloads = directory.event_data(seqs)
-    order = list(payloads)
-    sentences = describe_all([payloads[seq] for seq in order], directory)
-    return dict(zip(order, sentences, strict=True))
+    wanted = {(r.kind, r.id) for p in payloads.values() for r in references(p.type, p.data)}
+    known = directory.entities(wanted) if wanted else {}
+    earlier: dict[tuple[str, str, int], Mapping[str, Any] | None] = {}
+
+    def before(kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
+        if (kind, entity_id, seq) not in earlier:
+            earlier[kind, entity_id, seq] = directory.object_before(kind, entity_id, seq)
+        return earlier[kind, entity_id, seq]
+
+    out: dict[int, Sentence] = {}
+    for seq, (kind, data, stamp) in payloads.items():
+        then: dict[tuple[str, str], str] = {}
+        for ref in references(kind, data):
+            entity = known.get((ref.kind, ref.id))
+            renamed = entity is not None and (entity.label_stamp or 0) > stamp
+            if ref.place != "subject" and renamed and (obj := before(ref.kind, ref.id, seq)) is not None:
+                named = _subject_name(ref.kind, obj)
+                if named is not None:
+                    then[ref.kind, ref.id] = named
+        out[seq] = describe(kind, _with_before(kind, data, seq, before), known, then)
+    return out
+
+
+def _subject_name(kind: str, obj: Mapping[str, Any]) -> str | None:
+    """What an entity's own created/updated object calls it (the directory's `label`, as of that event)."""
+    return next(
+        (r.name for r in references(f"{kind}.updated", {"object": obj}) if r.place == "subject"), None
+    )
+
+
+def _with_before(
+    kind: str, data: dict[str, Any], seq: int, before: Callable[[str, str, int], Mapping[str, Any] | None]
+) -> Mapping[str, Any]:
+    """A user's update with `previous_object` filled in from the store when an identity could have been linked
+    (two or more now): what `describe` words as a link. (An unlink is worded when the service sends the
+    previous object; a user has one identity far more often than not, and each lookup is a query.)"""
+    obj = data.get("object")
+    if kind != "user.updated" or isinstance(data.get("previous_object"), dict) or not isinstance(obj, dict):
+        return data
+    ident = obj.get("user_id")
+    if not isinstance(ident, str) or len(_identities(obj)) < 2:  # one identity: nothing was linked to it
+        return data
+    earlier = before("user", ident, seq)
+    return {**data, "previous_object": earlier} if earlier is not None else data
+
+
+def _identities(obj: object) -> list[str]:
+    """Each identity of a user object as "connection" (its provider when it names no connection)."""
+    items = obj.get("identities") if isinstance(obj, Mapping) else None
+    out = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, Mapping):
+            name = item.get("connection") or item.get("provider")
+            if isinstance(name, str) and name:
+                out.append(name)
+    return out
+
+
+def _linked(
+    event_type: str, data: Mapping[str, Any], mention: dict[str, Mention]
+) -> list[str | Mention] | None:
+    """ "identity google-oauth2 linked to user ada@…": a user update whose identities grew (or shrank: unlinked),
+    compared with `previous_object`; None for any other event."""
+    subject = mention.get("subject")
+    if (
+        event_type != "user.updated"
+        or subject is None
+        or not isinstance(data.get("previous_object"), Mapping)
+    ):
+        return None
+    now, was = _identities(data.get("object")), _identities(data.get("previous_object"))
+    added = [n for n in now if n not in was]
+    removed = [n for n in was if n not in now]
+    if added:
+        return [f"{_noun(added)} {_and(added)} linked to user ", subject]
+    if removed:
+        return [f"{_noun(removed)} {_and(removed)} unlinked from user ", subject]
+    return None
+
+
+def _noun(names: list[str]) -> str:
+    return "identity" if len(names) == 1 else "identities"
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -4,20 +4,26 @@ What the "Connect to a team hub" dialog calls, Qt-free:
   `check_hub(options, hub_tenant)`  connects once and reads the tenant's stream: the credentials work and the
                                     collector has published there (or why not, as a user-fixable error)
   `add_hub_profile(...)`            validates every field, keeps the secret in the keyring, saves the profile
-  `hub_options(profile, store)`     the connection options a viewer of that profile uses
-The secret is the password, token, NKey seed (SU…) or the text of a creds file, in the keyring slot `hub:<name>`.
+  `hub_options(profile, store, data_dir)`  the connection options a viewer of that profile uses
+The secret is the password, token, NKey seed (SU…) or the text of a creds file, in the keyring slot
+`hub:<name>@<digest>`, bound to the data dir and to what the profile signs in to (its hub URLs, hub tenant,
+kind of secret and user: auth/secret_store.py `bound_slot`). Another data dir with a hub of the same name, or a
+profile edited to point at another hub, looks up another slot and finds nothing: the secret goes only where it
+was given for. Older versions kept it in `hub:<name>`, one slot for every data dir; that slot is never read (it
+may hold another data dir's secret): such a hub is added again, and the old slot is then removed.
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import nats.js.errors
 from pydantic import ValidationError
 
-from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable
+from tenant_events.auth.secret_store import SecretStore, SecretStoreUnavailable, bound_slot
 from tenant_events.errors import ConfigError, SignInRequired
 from tenant_events.hub.connection import (
     HubAuth,
@@ -27,6 +33,7 @@ from tenant_events.hub.connection import (
     connect,
     creds_seed,
     describe,
+    is_refusal,
     seed_public_key,
 )
 from tenant_events.hub.subjects import HubNames
@@ -39,7 +46,14 @@ _SEED_PREFIX: Final = "SU"  # an NKey user seed (nkeys: PREFIX_BYTE_SEED + PREFI
 _CREDS_MARKERS: Final = ("-----BEGIN NATS USER JWT-----", "-----BEGIN USER NKEY SEED-----")
 
 
-def secret_slot(name: str) -> str:
+def secret_slot(profile: HubProfile, data_dir: Path) -> str:
+    """The keyring slot of `profile`'s secret in the data dir `data_dir`."""
+    bound = (profile.hub_urls, profile.hub_tenant, profile.auth, profile.user)
+    return bound_slot(_SLOT, profile.name, data_dir.resolve(), *bound)
+
+
+def _old_slot(name: str) -> str:
+    """Where an older version kept it, for every data dir at once: never read, removed when replaced."""
     return f"{_SLOT}{name}"
 
 
@@ -94,38 +108,52 @@ def add_hub_profile(paths: AppPaths, store: SecretStore, secret: str = "", **fie
     with edited_settings(paths) as settings:
         if any(t.name == profile.name for t in settings.tenants):
             raise ConfigError("hub name", f"{profile.name!r} is already a tenant's name", "pick another name")
+        slot = secret_slot(profile, paths.data_dir)
+        before = settings.hub(profile.name)
         if profile.auth != "none":
-            store.set(secret_slot(profile.name), secret)
+            store.set(slot, secret)
         else:
             with contextlib.suppress(Exception):
-                store.delete(secret_slot(profile.name))
+                store.delete(slot)
+        for stale in {_old_slot(profile.name)} | ({secret_slot(before, paths.data_dir)} if before else set()):
+            if stale != slot:  # what an older version or the profile's earlier hub kept: never read again
+                with contextlib.suppress(Exception):
+                    store.delete(stale)
         settings.upsert_hub(profile)
     return profile
 
 
 def remove_hub_profile(paths: AppPaths, store: SecretStore, name: str) -> None:
     with edited_settings(paths) as settings:
+        profile = settings.hub(name)
         settings.hubs = [h for h in settings.hubs if h.name != name]
-    store.delete(secret_slot(name))
+    if profile is not None:
+        store.delete(secret_slot(profile, paths.data_dir))
 
 
-def forget_hub_secret(store: SecretStore, name: str) -> str | None:
+def forget_hub_secret(store: SecretStore, profile: HubProfile, data_dir: Path) -> str | None:
     """Delete the hub tenant's secret (the tenant was removed); None, or why the keyring refused."""
     try:
-        store.delete(secret_slot(name))
+        store.delete(secret_slot(profile, data_dir))
     except SecretStoreUnavailable as exc:
         return str(exc)
     return None
 
 
-def hub_options(profile: HubProfile, store: SecretStore) -> HubOptions:
-    """Connection options for a saved hub profile, its secret read from the keyring."""
+def hub_options(profile: HubProfile, store: SecretStore, data_dir: Path) -> HubOptions:
+    """Connection options for a saved hub profile, its secret read from this data dir's slot."""
     secret = ""
     if profile.auth != "none":
-        secret = store.get(secret_slot(profile.name)) or ""
+        secret = store.get(secret_slot(profile, data_dir)) or ""
         if not secret:
+            older = bool(store.get(_old_slot(profile.name)))
             raise SignInRequired(
-                f"no hub {profile.auth} is stored for {profile.name!r}",
+                f"no hub {profile.auth} is stored for {profile.name!r} in this data dir"
+                + (
+                    " (an older version kept it where every data dir could read it: it is not used)"
+                    if older
+                    else ""
+                ),
                 "add the hub again with its credentials",
             )
     auth = HubAuth(profile.auth, profile.user, secret)
@@ -145,7 +173,8 @@ class HubCheck:
 async def check_hub(options: HubOptions, hub_tenant: str) -> HubCheck:
     """Connect once and read the tenant's stream; HubRefused, HubUnavailable or ConfigError say what failed."""
     names = HubNames(hub_tenant)
-    nc = await connect(options, reconnect=False)
+    refusals: list[Exception] = []
+    nc = await connect(options, reconnect=False, on_error=refusals.append)
     try:
         info = await nc.jetstream(timeout=5.0).stream_info(names.stream)
     except nats.js.errors.NotFoundError:
@@ -155,6 +184,12 @@ async def check_hub(options: HubOptions, hub_tenant: str) -> HubCheck:
             "check the name the relay uses (--hub-tenant), or start the relay first",
         ) from None
     except (nats.errors.Error, TimeoutError) as exc:
+        if any(is_refusal(r) for r in refusals):  # (a refused request is never answered: it times out)
+            raise ConfigError(
+                "hub tenant",
+                f"this hub user may not read {hub_tenant!r} (the hub's permissions name other tenants)",
+                "check the name the relay uses (--hub-tenant), or ask the hub's operator to let this user read it",
+            ) from None
         raise HubUnavailable(
             f"the hub {options.shown} did not answer ({describe(exc)})", "check that JetStream runs there"
         ) from exc

@@ -100,6 +100,11 @@ class Relay:
         self._closing = False
         self._refusal: Exception | None = None  # the last "permissions violation" the server reported
 
+    @property
+    def stopping(self) -> bool:
+        """stop() was called."""
+        return self._stop.is_set()
+
     def stop(self) -> None:
         """Stop streaming, release the lease, return from run() (safe from a signal handler)."""
         self._stop.set()
@@ -150,6 +155,9 @@ class Relay:
         if made is None:
             return StateChange(StreamState.STOPPED, "stopped", "stopped")
         self._role("ready", made.summary)
+        if made.warning is not None:
+            self._refusal = None  # the refused stream update's: not a reason to stop
+            self._role("ready", made.warning)
         # The bucket's max age is the lease's real time to live (fixed when the first relay made the bucket):
         # a different --lease-seconds here must not make this relay think its lease outlives the key.
         ttl = (await made.lease.status()).ttl or plan.lease_ttl

@@ -4,7 +4,9 @@
               the alert as JSON each time it is raised or grows; the newest message per subject is the alert now
             subject tenant-events._alerts.<tenant>.evaluating: a relay evaluates for the team (viewers then show
               these alerts instead of evaluating their own: tenant/team_feed.py)
-    bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<version>.<destination token>
+            subject tenant-events._alerts.<tenant>._delivered.<delivery key>: a relay delivered it (the receipt)
+    bucket  TENANT_EVENTS_<TENANT>_OUTBOX   key <rule id>.<first event id>.<delivery>.<destination token>
+              (<delivery>: the version, `<version>r<n>` for its nth repeat, `resolved<n>` for the nth resolve)
               {"state": "delivered" | "pending", "attempts", "at", "relay"}: the team's delivery state
 
 An alert is named by its rule and its first event (hub/triage.py's `alert_key`), never by a relay's database row:
@@ -15,8 +17,12 @@ finds in the bucket what its predecessor delivered, and sends the rest under the
 Why `_alerts` and not `<tenant>.alerts`: the event stream holds `tenant-events.<tenant>.>`, JetStream refuses a
 second stream over the same subjects, and an alert in the event stream would break the relay's sequence checks
 (hub/publisher.py). Hub tenant names never start with `_`, so the subjects cannot meet; viewers may publish
-nothing under `tenant-events.>` (packaging/nats/accounts.conf), so they cannot publish an alert, and their
-one writable key shape (`$KV.*.*.*.<user>`, three tokens) never reaches the bucket's four-token keys.
+nothing under `tenant-events.>` (packaging/nats/accounts.conf), so they cannot publish an alert, and they may
+write only their own keys of the triage bucket, never this one.
+
+The bucket is the relays' working record; the receipts on the alerts stream are its backup, on a stream only
+collectors write. A relay that finds no "delivered" record (the bucket was emptied, a record lost) but a receipt
+does not send again: it writes the record back from the receipt (`TeamDeliveries.prior`).
 """
 
 from __future__ import annotations
@@ -51,6 +57,8 @@ from tenant_events.hub.triage import alert_key
 log = logging.getLogger(__name__)
 ALERTS_TOKEN: Final = "_alerts"
 EVALUATING: Final = "evaluating"
+DELIVERED: Final = "_delivered"
+ALERT_MAX: Final = 1024 * 1024  # bytes of one message on the alerts stream (the server's default payload cap)
 MSG_ID: Final = "Nats-Msg-Id"
 _NAME_IN_USE: Final = 10058
 
@@ -80,6 +88,12 @@ def alert_subject(names: HubNames, key: str) -> str:
     return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{key}"
 
 
+def receipt_subject(names: HubNames, delivery: str) -> str:
+    """Where a relay says it delivered `delivery` (a `delivery_key`): five tokens after the tenant, so never an
+    alert's subject (two) nor the mark (one)."""
+    return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{DELIVERED}.{delivery}"
+
+
 def marker_subject(names: HubNames) -> str:
     return f"{PREFIX}.{ALERTS_TOKEN}.{names.tenant}.{EVALUATING}"
 
@@ -93,9 +107,14 @@ async def team_evaluates(js: JetStreamContext, names: HubNames) -> bool:
     return True
 
 
+def team_alert_key(tenant: str, key: str) -> str:
+    """The alert's key every relay sends (a pager's incident): the hub tenant and the alert's team name."""
+    return f"tenant-events:{tenant}:{key}"
+
+
 def team_dedup_key(tenant: str, key: str, version: int) -> str:
-    """The dedup key every relay sends for one alert version: the hub tenant and the alert's team name."""
-    return f"tenant-events:{tenant}:{key}:{version}"
+    """The dedup key every relay sends for one alert version (destinations/message.py `delivery_key`)."""
+    return f"{team_alert_key(tenant, key)}:{version}"
 
 
 def destination_token(name: str) -> str:
@@ -103,8 +122,12 @@ def destination_token(name: str) -> str:
     return "d" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-def delivery_key(key: str, version: int, destination: str) -> str:
-    return f"{key}.{version}.{destination_token(destination)}"
+def delivery_key(key: str, kind: str, version: int, nth: int, destination: str) -> str:
+    if kind == "resolved":
+        token = f"resolved{nth}"
+    else:
+        token = f"{version}r{nth}" if kind == "repeat" else str(version)
+    return f"{key}.{token}.{destination_token(destination)}"
 
 
 async def provision_alerts_stream(
@@ -149,13 +172,27 @@ class SharedOutbox:
     """The team's delivery state in the hub's outbox bucket; every call answers even when the hub does not
     (a read that fails counts as "not delivered": a repeat under the same dedup key is safe, a loss is not)."""
 
-    def __init__(self, kv: KeyValue, relay: str) -> None:
+    def __init__(self, kv: KeyValue, relay: str, js: JetStreamContext, names: HubNames) -> None:
         self._kv = kv
         self.relay = relay
+        self._js = js
+        self._names = names
 
     @classmethod
     async def open(cls, nc: NATS, names: HubNames, relay: str) -> SharedOutbox:
-        return cls(await nc.jetstream(timeout=5.0).key_value(outbox_bucket(names)), relay)
+        js = nc.jetstream(timeout=5.0)
+        return cls(await js.key_value(outbox_bucket(names)), relay, js, names)
+
+    async def receipt(self, key: str) -> bool:
+        """Whether a relay left a receipt of `key` on the alerts stream (False when the hub does not answer)."""
+        try:
+            await self._js.get_last_msg(alerts_stream(self._names), receipt_subject(self._names, key))
+        except nats.js.errors.NotFoundError:
+            return False
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.info("team outbox: cannot read the receipt of %s (%s)", key, exc)
+            return False
+        return True
 
     async def state(self, key: str) -> dict[str, Any]:
         """The stored record of one delivery ({} when none or unreadable)."""
@@ -172,7 +209,11 @@ class SharedOutbox:
             return {}
         return value if isinstance(value, dict) else {}
 
-    async def record(self, key: str, state: str, attempts: int, error: str = "") -> None:
+    async def record(
+        self, key: str, state: str, attempts: int, error: str = "", *, receipt: bool = True
+    ) -> None:
+        """Write the record; a delivery also leaves its receipt on the alerts stream (not when `receipt` is
+        False: the record is being written back from one)."""
         record = {
             "state": state,
             "attempts": attempts,
@@ -184,6 +225,15 @@ class SharedOutbox:
             await self._kv.put(key, orjson.dumps(record))
         except (TimeoutError, nats.errors.Error) as exc:  # a takeover then sends it again, same dedup key
             log.warning("team outbox: cannot record %s (%s)", key, exc)
+        if state != "delivered" or not receipt:
+            return
+        note = orjson.dumps({"at": record["at"], "relay": self.relay})
+        try:
+            await self._js.publish(
+                receipt_subject(self._names, key), note, headers={MSG_ID: f"delivered:{key}"}
+            )
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("team outbox: the hub did not take the receipt of %s (%s)", key, exc)
 
 
 class AlertPublisher:
@@ -198,7 +248,7 @@ class AlertPublisher:
         payload = {**alert, "key": key, "version": version, "hub_tenant": self._names.tenant}
         # (the detail too: a catch-up alert's latest event is worded again once the relay knows its names)
         detail = str(alert.get("detail") or "").encode()
-        msg_id = f"{key}:{version}:{alert.get('count')}:{zlib.crc32(detail):08x}"
+        msg_id = f"{key}:{version}:{alert.get('count')}:{zlib.crc32(detail):08x}:{alert.get('state')}"
         try:
             await self._js.publish(
                 alert_subject(self._names, key), orjson.dumps(payload), headers={MSG_ID: msg_id}

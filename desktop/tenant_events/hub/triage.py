@@ -4,7 +4,7 @@
     key     <rule id>.<first event id>.<user>  value {"state", "note", "until", "at"}
 
 Who wrote an entry is the last token of its key, never a field of the payload: packaging/nats/accounts.conf lets
-each hub user publish only keys ending in its own name (`$KV.TENANT_EVENTS_*_TRIAGE.*.*.<user>`), so the server,
+each hub user publish only keys ending in its own name (`$KV.TENANT_EVENTS_ACME_TRIAGE.*.*.<user>`), so the server,
 not the client, vouches for it. Viewers that evaluate the same events raise the same alert, so an alert is named
 by its rule and its first event, not by a database id. The current state of an alert is the newest entry over
 all its users' keys (the last write wins); the older ones are its history. Payloads are checked like any input
@@ -30,6 +30,7 @@ from nats.js.kv import KeyValue
 
 from tenant_events.hub.connection import HubAuth, inbox_prefix
 from tenant_events.hub.subjects import HubNames
+from tenant_events.values.triage import time_in_range
 
 log = logging.getLogger(__name__)
 HISTORY: Final = 16
@@ -106,7 +107,7 @@ def parse_entry(key: str, value: bytes | None, revision: int) -> TeamTriage | No
         return None
     if until is not None and not isinstance(until, int | float):
         return None
-    if at != at or (until is not None and until != until):  # NaN
+    if not time_in_range(at) or (until is not None and not time_in_range(until)):  # (NaN is in no range)
         return None
     return TeamTriage(
         f"{parts[0]}.{parts[1]}",
@@ -146,7 +147,10 @@ class TriageBoard:
         payload = orjson.dumps(
             {"state": state, "note": note, "until": until, "at": time.time() if at is None else at}
         )
-        return int(await self._kv.put(f"{alert}.{self.user}", payload))
+        try:
+            return int(await self._kv.put(f"{alert}.{self.user}", payload))
+        except nats.js.errors.APIError as exc:  # e.g. the bucket is full: it keeps what it has
+            raise ValueError(f"the hub refused it ({exc.description or exc.__class__.__name__})") from None
 
     def current(self, alert: str) -> TeamTriage | None:
         """The newest entry of `alert` over every user (the last write wins)."""

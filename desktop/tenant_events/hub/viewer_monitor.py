@@ -38,7 +38,7 @@ def profile_monitor(
     profile: HubProfile, paths: AppPaths, store: SecretStore, *, retention: Retention | None = None
 ) -> TenantMonitor:
     """The monitor of a saved hub profile, its secret read from `store` (SignInRequired when it is missing)."""
-    options = hub_options(profile, store)
+    options = hub_options(profile, store, paths.data_dir)
     return viewer_monitor(
         profile.name, paths, options, profile.hub_tenant, tuple(profile.event_types), retention=retention
     )

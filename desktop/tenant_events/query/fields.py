@@ -9,7 +9,6 @@ docs/event-stream.md "Payloads" and wire/payloads.py; the store turns them into 
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -139,16 +138,31 @@ def suggest_field(name: str) -> str | None:
     return _BY_NAME[close[0]].name if close else None
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """`*` is any run of characters; everything else is literal; case-insensitive, anchored."""
-    return re.compile(".*".join(re.escape(p) for p in pattern.split("*")), re.IGNORECASE | re.DOTALL)
+def glob_matches(pattern: str, text: str) -> bool:
+    """Whether `text` is `pattern`, where `*` is any run of characters and everything else is literal
+    (case-insensitive). Each piece between stars is found leftmost, in turn — enough for `*` alone, and at worst
+    len(pattern)·len(text) steps: a run of stars never backtracks (a regex `.*.*.*…#` takes years)."""
+    pieces = pattern.lower().split("*")
+    low = text.lower()
+    if len(pieces) == 1:
+        return low == pieces[0]
+    first, *middle, last = pieces
+    end = len(low) - len(last)
+    if end < len(first) or not low.startswith(first) or not low.endswith(last):
+        return False
+    at = len(first)
+    for piece in middle:
+        found = low.find(piece, at, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 @lru_cache(maxsize=256)
 def types_matching(pattern: str) -> tuple[str, ...]:
     """The event type names `pattern` (with `*` wildcards) matches, sorted."""
-    rx = _glob_regex(pattern)
-    return tuple(t for t in TYPE_NAMES if rx.fullmatch(t))
+    return tuple(t for t in TYPE_NAMES if glob_matches(pattern, t))
 
 
 def suggest_type(value: str) -> str | None:
@@ -162,8 +176,7 @@ def suggest_type(value: str) -> str | None:
 
 
 def families_matching(pattern: str) -> tuple[str, ...]:
-    rx = _glob_regex(pattern)
-    return tuple(f for f in FAMILIES if rx.fullmatch(f))
+    return tuple(f for f in FAMILIES if glob_matches(pattern, f))
 
 
 def suggest_family(value: str) -> str | None:

@@ -14,7 +14,7 @@ from tenant_events.settings.preferences import NotificationSettings, RetentionSe
 from tenant_events.settings.profiles import TenantProfile
 from tenant_events.url_forms import normalize_url
 
-SCHEMA_VERSION = 2  # 2: `hubs`, tenants followed through a team hub
+SCHEMA_VERSION = 3  # 2: `hubs`, tenants followed through a team hub; 3: alert lifecycle choices
 
 
 class Settings(BaseModel):

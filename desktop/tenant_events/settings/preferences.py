@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tenant_events.alert_settings import WEEKDAYS, Weekday
 from tenant_events.settings.field_checks import known_event_types
+from tenant_events.values.retention import Retention
 
 _HH_MM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 
@@ -30,6 +32,12 @@ class NotificationSettings(BaseModel):
     critical_passes_dnd: bool = Field(
         False, description="alerts of critical rules notify even during do-not-disturb and quiet hours"
     )
+    repeat_minutes: float = Field(
+        60.0,
+        ge=0,
+        le=10_080,
+        description="a critical alert nobody acknowledged notifies again this often; 0 = never",
+    )
 
     @field_validator("event_types")
     @classmethod
@@ -46,8 +54,33 @@ class NotificationSettings(BaseModel):
 
 
 class RetentionSettings(BaseModel):
+    """Two tiers per tenant (docs/archive.md): the live database keeps the recent past; older events move to the
+    archive, which deletes them past its own setting."""
+
     model_config = ConfigDict(extra="forbid")
-    max_age_days: int | None = Field(
-        90, ge=1, description="delete stored events older than this; None = keep"
+    keep_live_days: int = Field(30, ge=1, le=3650, description="events this recent stay in the live database")
+    keep_archive_days: int | None = Field(
+        400, ge=1, description="archived events older than this are deleted; None = keep"
     )
-    max_events: int | None = Field(1_000_000, ge=1000, description="per tenant; oldest deleted first")
+    max_events: int | None = Field(
+        None, ge=1000, description="live events per tenant at most; the oldest move to the archive early"
+    )
+
+    def tiers(self) -> Retention:
+        """What the monitor applies (store/archive_keeper.py)."""
+        return Retention(
+            keep_live_days=self.keep_live_days,
+            keep_archive_days=self.keep_archive_days,
+            max_live_rows=self.max_events,
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_file(cls, data: Any) -> Any:
+        """A settings file from before the archive: its `max_age_days` (delete events older than this) is the
+        archive's setting now; its `max_events` cap moves events instead of deleting them."""
+        if isinstance(data, dict) and "max_age_days" in data:
+            data = dict(data)
+            age = data.pop("max_age_days")
+            data.setdefault("keep_archive_days", age)
+        return data

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
+from tenant_events.settings.destinations import resolved_by_default
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
 from tenant_events.settings.field_checks import field_of
 
@@ -39,8 +40,29 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2}
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Alerts got a life (repeats, resolves): each destination says whether it is told of resolves, as its kind
+    is by default (pagers and webhooks yes, e-mail and chat no), and how often an unacknowledged critical alert
+    is sent again; the file then says what the app does instead of leaving it to a default a later version
+    might change. Rules and notifications take their new fields' defaults (documented in README "Alerts")."""
+    destinations = []
+    for entry in data.get("destinations") or []:
+        if isinstance(entry, dict):
+            url = str(entry.get("url_masked", ""))
+            entry = {"send_resolved": resolved_by_default(url), "repeat_minutes": 60.0, **entry}
+        destinations.append(entry)
+    out = {**data, "schema_version": 3}
+    if "destinations" in data:
+        out["destinations"] = destinations
+    return out
+
+
 # MIGRATIONS[n] turns a version-n dict into version n+1; run in order after a backup.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1, 1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    0: _v0_to_v1,
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+}
 
 
 def _move_aside(path: os.PathLike[str] | str, reason: str, notices: list[str]) -> None:

@@ -76,18 +76,23 @@ class Activity:
         return self.log.last_seq
 
     def fill_backlog(self, n: int) -> int:
-        """Make sure at least n events exist, timed in the past and ending now; returns how many were added."""
+        """Make sure at least n events exist, timed in the past and ending now; returns how many were added.
+
+        The spacings are random, so their sum passes `missing × BACKLOG_SPACING` about half the time (by ~9 s for
+        300 events): the tail would be timed after now, and the first live events, timed now, would come after
+        events newer than they are. It stops at now instead."""
         missing = n - self.log.last_seq
         if missing <= 0:
             return 0
         started = time.perf_counter()
         rng = self.life.rng
-        ts = time.time() - missing * BACKLOG_SPACING
+        now = time.time()
+        ts = now - missing * BACKLOG_SPACING
         batch = 50_000
         with self.log.store.bulk():
             for done in range(0, missing, batch):
                 for _ in range(min(batch, missing - done)):
-                    ts += rng.expovariate(1 / BACKLOG_SPACING)
+                    ts = min(ts + rng.expovariate(1 / BACKLOG_SPACING), now)
                     name, data = self.life.next_event(ts)
                     self.log.append(name, data, ts, purpose=self._purpose())
                 self.log.flush()

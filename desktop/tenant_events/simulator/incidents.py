@@ -7,13 +7,16 @@ returns the events to emit, in order, as (type, data.object) pairs; the world is
     signup_wave           users created with addresses at a throwaway domain
     shared_phone          users created with one phone number
     account_link          a user signs up, then its identities gain one from another connection
+    org_renames           every organization takes another division's name (a reorganisation): each event that
+                          named one before reads its old name
 """
 
 from __future__ import annotations
 
+import string
 from typing import Any, Final
 
-from tenant_events.simulator.generator import TenantLife
+from tenant_events.simulator.generator import TenantLife, _division
 from tenant_events.simulator.world import ADMIN_ROLE_NAMES
 
 Events = list[tuple[str, dict[str, Any]]]
@@ -129,6 +132,17 @@ def account_link(life: TenantLife, now: str) -> Events:
     return [("user.created", created), ("user.updated", dict(user))]
 
 
+def org_renames(life: TenantLife, now: str) -> Events:
+    """Every organization renamed at once, as `organization.updated` events (the routine rename of the generator,
+    for all of them)."""
+    out: Events = []
+    for org in list(life.orgs.values()):
+        company, _, division = org.display_name.partition(" ")
+        org.display_name = f"{company} {_division(life._chars(3, string.digits), not_this=division)}"
+        out.append(("organization.updated", life._org_object(org)))
+    return out
+
+
 INCIDENTS: Final = {
     "temporary_elevation": temporary_elevation,
     "admin_group_member": admin_group_member,
@@ -136,4 +150,5 @@ INCIDENTS: Final = {
     "signup_wave": signup_wave,
     "shared_phone": shared_phone,
     "account_link": account_link,
+    "org_renames": org_renames,
 }

@@ -17,6 +17,7 @@ A scenario is a list of steps, each `{"at": <tenant seconds after start>, "do": 
   signup_wave    n (25) users at a throwaway e-mail domain over over_s (60) seconds
   shared_phone   n (3) users with one phone number over over_s (30) seconds
   account_link   a user created, an identity from another connection linked to it over_s (5) seconds later
+  org_renames    every organization renamed (another division's name) over over_s (0) seconds
 
 Deletions and the incidents below them are made by one client from one IP (world.INCIDENT_ACTOR, "Backoffice
 Script"), as a script or a misused account would; ordinary traffic is spread over a couple of dozen clients.
@@ -65,6 +66,7 @@ KINDS: Final = {
     "signup_wave": (25, 60.0),
     "shared_phone": (3, 30.0),
     "account_link": (1, 5.0),
+    "org_renames": (1, 0.0),
 }
 
 DEMO: Final = [

@@ -91,7 +91,11 @@ class SimulatorHandle:
 
     def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         if self._client is None:  # one client per handle: building one costs ~50 ms (TLS context)
-            self._client = httpx.Client(base_url=self.auth_url, timeout=30)
+            # no kept-alive connection: one the server closes as idle just as a request reuses it ends in
+            # "connection reset" (seen on a loaded machine); a local connection costs well under a millisecond
+            self._client = httpx.Client(
+                base_url=self.auth_url, timeout=30, limits=httpx.Limits(max_keepalive_connections=0)
+            )
         response = self._client.request(method, path, json=body)
         if response.status_code != 200:
             raise ValueError(f"{path}: {response.status_code} {response.text}")

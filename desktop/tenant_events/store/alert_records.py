@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from tenant_events.store.directory import Rel
-from tenant_events.values.alerts import Severity
+from tenant_events.values.alerts import Firing, Severity
 
 # (first seq, rows in EventRow's column order); first None: each row's seq is its last column (alert_rows.py)
 RowSegment: TypeAlias = tuple[int | None, Sequence[tuple[Any, ...]]]
@@ -69,5 +69,9 @@ class AlertWrite:
     detail: str
     raised_at: float
     updated_at: float
+    fired_at: float = 0.0  # wall clock of the latest firing (0: `raised_at`)
+    raised_ms: int = 0  # event time of the firing that raised it (0: the last event's)
+    firing: Firing | None = None  # the latest firing's evidence
+    group_key: str = ""  # a grouped rule's group ("": no group_by)
     new_seqs: list[int] = field(default_factory=list)
-    reopen: bool = False  # a new firing folded in: unread again
+    reopen: bool = False  # a new firing folded in: a new version, unread again

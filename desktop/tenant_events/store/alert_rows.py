@@ -7,6 +7,7 @@ A `RowSegment` is `(first_seq, rows)` with rows in `EventRow`'s column order (re
 
 from __future__ import annotations
 
+import sqlite3
 from collections import deque
 from collections.abc import Collection
 from typing import Final
@@ -34,6 +35,15 @@ def segment_sql(
     if types is not None:
         sql += f" AND type IN ({','.join('?' * len(types))})"
     return f"{sql} ORDER BY {order}", [*sorted(raw_types), *where_params, *sorted(types or ())]
+
+
+def event_at(conn: sqlite3.Connection, seq: int) -> tuple[str, int] | None:
+    """(event id, time ms) of the newest stored event at or before `seq`: where an evaluation stands, as another
+    copy of the same stream (a team relay's) can find it."""
+    row = conn.execute(
+        "SELECT event_id, time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
+    ).fetchone()
+    return (str(row[0]), int(row[1])) if row else None
 
 
 class RecentRows:

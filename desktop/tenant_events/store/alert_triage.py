@@ -5,7 +5,8 @@
 
 What needs attention (the tray badge, the Alerts button, notifications) is an unread alert nobody has triaged,
 and a snoozed alert whose snooze has ended: it comes back by itself, no timer has to fire. Acknowledging or
-resolving also marks the alert read. The tables are created on first use, so older databases need no migration.
+resolving also marks the alert read; a resolve is also queued for the destinations (`record_triage`). The states
+are the triage side of values/alert_lifecycle.py; schema 8 creates the tables (alerts_schema.py `TRIAGE_SQL`).
 """
 
 from __future__ import annotations
@@ -16,28 +17,12 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alerts_schema import TRIAGE_SQL
+from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.schema import connect, rollback
-from tenant_events.values.triage import NOTE_MAX, TRIAGE_STATES, Triage, TriageState
+from tenant_events.values.alert_lifecycle import Phase, after, phase_of, transition_of
+from tenant_events.values.triage import NOTE_MAX, TRIAGE_STATES, Triage, TriageState, time_in_range
 
-TRIAGE_SQL: Final = (
-    """CREATE TABLE IF NOT EXISTS alert_triage (
-    alert_id INTEGER PRIMARY KEY,
-    state    TEXT NOT NULL CHECK (state IN ('acknowledged', 'snoozed', 'resolved', 'open')),
-    by       TEXT NOT NULL,
-    at       REAL NOT NULL,
-    until    REAL,  -- snoozed until (unix s)
-    note     TEXT NOT NULL DEFAULT ''
-)""",
-    """CREATE TABLE IF NOT EXISTS alert_triage_log (
-    alert_id INTEGER NOT NULL,
-    at       REAL NOT NULL,
-    state    TEXT NOT NULL,
-    by       TEXT NOT NULL,
-    until    REAL,
-    note     TEXT NOT NULL DEFAULT ''
-)""",
-    "CREATE INDEX IF NOT EXISTS alert_triage_log_alert ON alert_triage_log(alert_id, at)",
-)
 # Unread and untriaged (an 'open' entry is a reopened alert), or snoozed with the snooze over.
 ATTENTION_SQL: Final = (
     "SELECT count(*) FROM alerts a LEFT JOIN alert_triage t ON t.alert_id = a.id"
@@ -47,8 +32,10 @@ ATTENTION_SQL: Final = (
 
 
 def ensure_triage(conn: sqlite3.Connection) -> None:
-    for statement in TRIAGE_SQL:
-        conn.execute(statement)
+    """The triage tables (schema 8 has them; a file opened before its migration may not)."""
+    for statement in TRIAGE_SQL.split(";"):
+        if statement.strip():
+            conn.execute(statement)
 
 
 def has_triage(conn: sqlite3.Connection) -> bool:
@@ -66,13 +53,55 @@ def attention_count(conn: sqlite3.Connection, now: float) -> int:
 
 
 def check_triage(state: str, until: float | None, note: str, now: float) -> None:
-    """ValueError naming the problem: an unknown state, a snooze that ends in the past, a note too long."""
+    """ValueError naming the problem: an unknown state, a time no clock can show, a snooze that ends in the past,
+    a note too long."""
     if state not in TRIAGE_STATES:
         raise ValueError(f"{state!r} is not a triage state ({', '.join(TRIAGE_STATES)})")
+    if not time_in_range(now) or (until is not None and not time_in_range(until)):
+        raise ValueError("its time is not one between 1970 and the year 9999")
     if state == "snoozed" and (until is None or until <= now):
         raise ValueError("a snooze needs an end in the future")
     if len(note) > NOTE_MAX:
         raise ValueError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
+
+
+def record_triage(
+    conn: sqlite3.Connection, entry: Triage, *, deliver: bool = True, checked: bool = False
+) -> bool:
+    """Record `entry` inside the caller's write transaction (False: no such alert). Acknowledging or resolving
+    marks the alert read, reopening unread; with `deliver`, a resolve of an alert that was not resolved is
+    delivered to the destinations that want it (store/outbox_schema.py), in the same transaction. `checked`:
+    NotAllowed (a ValueError) for a change the lifecycle does not make from the alert's phase (a resolved
+    alert acknowledged: it must be reopened first); a teammate's change from the hub is kept as it was made."""
+    ensure_triage(conn)
+    found = conn.execute(
+        "SELECT a.occurrences, t.state, t.until FROM alerts a LEFT JOIN alert_triage t ON t.alert_id = a.id"
+        " WHERE a.id = ?",
+        (entry.alert_id,),
+    ).fetchone()
+    if found is None:
+        return False
+    version, before = int(found[0]), phase_of(found[1], found[2], entry.at)
+    if checked:
+        after(before, transition_of(entry.state))
+    conn.execute(
+        "INSERT OR REPLACE INTO alert_triage (alert_id, state, by, at, until, note) VALUES (?,?,?,?,?,?)",
+        (entry.alert_id, entry.state, entry.by, entry.at, entry.until, entry.note),
+    )
+    conn.execute(
+        "INSERT INTO alert_triage_log (alert_id, at, state, by, until, note) VALUES (?,?,?,?,?,?)",
+        (entry.alert_id, entry.at, entry.state, entry.by, entry.until, entry.note),
+    )
+    if entry.state in ("acknowledged", "resolved"):
+        conn.execute(
+            "UPDATE alerts SET read_at = ? WHERE id = ? AND read_at IS NULL", (entry.at, entry.alert_id)
+        )
+    elif entry.state == "open":
+        conn.execute("UPDATE alerts SET read_at = NULL WHERE id = ?", (entry.alert_id,))
+    resolves = before is not Phase.RESOLVED and after(before, transition_of(entry.state)) is Phase.RESOLVED
+    if deliver and resolves:
+        enqueue(conn, entry.alert_id, version, entry.at, "resolved")
+    return True
 
 
 class AlertTriage:
@@ -116,23 +145,8 @@ class AlertTriage:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                ensure_triage(conn)
-                if conn.execute("SELECT 1 FROM alerts WHERE id = ?", (alert_id,)).fetchone() is None:
+                if not record_triage(conn, entry, checked=not mirrored):
                     raise ValueError(f"no alert {alert_id} in {self.path.stem}")
-                conn.execute(
-                    "INSERT OR REPLACE INTO alert_triage (alert_id, state, by, at, until, note) VALUES (?,?,?,?,?,?)",
-                    (alert_id, state, by, now, entry.until, note),
-                )
-                conn.execute(
-                    "INSERT INTO alert_triage_log (alert_id, at, state, by, until, note) VALUES (?,?,?,?,?,?)",
-                    (alert_id, now, state, by, entry.until, note),
-                )
-                if state in ("acknowledged", "resolved"):
-                    conn.execute(
-                        "UPDATE alerts SET read_at = ? WHERE id = ? AND read_at IS NULL", (now, alert_id)
-                    )
-                elif state == "open":
-                    conn.execute("UPDATE alerts SET read_at = NULL WHERE id = ?", (alert_id,))
                 conn.execute("COMMIT")
             except BaseException:
                 rollback(conn)

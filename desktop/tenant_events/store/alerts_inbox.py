@@ -1,4 +1,5 @@
-"""The alert inbox of one tenant database: list alerts newest first, their events, unread count, mark read.
+"""The alert inbox of one tenant database: list alerts by latest activity (the newest firing first), their
+events, unread count, mark read.
 
 Its own connection, never the writer's (like EventReader); marking read is a one-statement transaction that
 waits for the writer's lock at most busy_timeout. Also reads stored events by time for trying a rule on
@@ -23,6 +24,7 @@ from tenant_events.store.schema import connect
 from tenant_events.values.alerts import StoredAlert
 
 HISTORY_CHUNK: Final = 5000
+LIFECYCLE_SCHEMA: Final = 8  # the schema that gave alerts their life (store/schema.py)
 
 
 def _inbox_connection(path: Path) -> sqlite3.Connection:
@@ -42,6 +44,7 @@ class AlertInbox(HoldsConnection):
             self._held = HeldConnection(path, lambda: _inbox_connection(path))
         except sqlite3.DatabaseError as exc:  # locked, unreadable, or not a database at all
             raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+        self._ready = False
 
     def close(self) -> None:
         self._held.close()
@@ -53,34 +56,34 @@ class AlertInbox(HoldsConnection):
         self.close()
 
     def _has_alerts(self) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alerts'"
-        ).fetchone()
-        return row is not None
+        """Whether the file has alerts as this version reads them (schema 8; an older file, which its writer has
+        not migrated yet, reads as empty)."""
+        if self._ready:
+            return True
+        row = self._conn.execute("PRAGMA user_version").fetchone()
+        self._ready = int(row[0]) >= LIFECYCLE_SCHEMA
+        return self._ready
 
     def alerts(
         self,
         *,
         since: float | None = None,
         unread_only: bool = False,
-        before_id: int | None = None,
         limit: int = 200,
     ) -> list[StoredAlert]:
-        """Alerts newest first; `since` (unix s): only those raised or updated at or after it."""
+        """Alerts by latest activity, the one that fired last first (a firing folded into an old alert brings it
+        to the top); `since` (unix s): only those raised or updated at or after it."""
         parts, params = ["1"], list[object]()
         if since is not None:
             parts.append("updated_at >= ?")
             params.append(since)
         if unread_only:
             parts.append("read_at IS NULL")
-        if before_id is not None:
-            parts.append("id < ?")
-            params.append(before_id)
         with self._lock:
             if not self._has_alerts():
                 return []
             rows = self._conn.execute(
-                f"SELECT {ALERT_COLUMNS} FROM alerts WHERE {' AND '.join(parts)} ORDER BY id DESC LIMIT ?",  # noqa: S608
+                f"SELECT {ALERT_COLUMNS} FROM alerts WHERE {' AND '.join(parts)} ORDER BY fired_at DESC, id DESC LIMIT ?",  # noqa: S608
                 [*params, limit],
             ).fetchall()
         return [stored_alert(r) for r in rows]
@@ -116,11 +119,12 @@ class AlertInbox(HoldsConnection):
             return 0
         return self._mark(f"id IN ({','.join('?' * len(alert_ids))})", list(alert_ids))
 
-    def mark_all_read(self, upto_id: int | None = None) -> int:
-        """Mark every alert (up to `upto_id`: what the user saw) read; returns how many were unread."""
-        if upto_id is None:
+    def mark_all_read(self, fired_upto: float | None = None) -> int:
+        """Mark every alert read (that fired at or before `fired_upto`: what the user saw; one that fired again
+        since stays unread); returns how many were unread."""
+        if fired_upto is None:
             return self._mark("1", [])
-        return self._mark("id <= ?", [upto_id])
+        return self._mark("fired_at <= ?", [fired_upto])
 
     def _mark(self, where: str, params: list[object]) -> int:
         with self._lock:

@@ -8,12 +8,20 @@ schema.py appends `ALERTS_SQL` to its ordered MIGRATIONS. What it creates:
   counters      row `alerts_upto`: the last seq the rules were evaluated over. It is written in the same
                 transaction as the alerts it produced, so an event is evaluated exactly once
 
+Schema 8 (`TRIAGE_SQL`, then `add_lifecycle` and store/outbox_schema.py's `migrate_outbox`) gives each alert its life
+(values/alert_lifecycle.py): `fired_at` (wall clock of its latest firing: the inbox's order), `raised_ms` (event
+time of the firing that raised it: the coalescing bound counts from there), `firing` (JSON: the latest
+firing's evidence, values/alerts.py `Firing`) and `group_key` (a grouped rule's group: two groups may share a
+name, and a restart must find each one's alert); the triage tables exist from then on (store/alert_triage.py), so
+an alert's phase is read with it.
+
 An existing database starts its watermark at its newest seq: history stored before alert rules existed is not
 turned into a flood of alerts on the first start (trying a rule on that history is alerts/history.py's job).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Final
 
 ALERTS_SQL: Final = """
@@ -50,3 +58,41 @@ CREATE TABLE alert_events (
 INSERT INTO counters (name, value)
     SELECT 'alerts_upto', coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0);
 """
+
+TRIAGE_SQL: Final = """
+CREATE TABLE IF NOT EXISTS alert_triage (
+    alert_id INTEGER PRIMARY KEY,
+    state    TEXT NOT NULL CHECK (state IN ('acknowledged', 'snoozed', 'resolved', 'open')),
+    by       TEXT NOT NULL,
+    at       REAL NOT NULL,
+    until    REAL,  -- snoozed until (unix s)
+    note     TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS alert_triage_log (
+    alert_id INTEGER NOT NULL,
+    at       REAL NOT NULL,
+    state    TEXT NOT NULL,
+    by       TEXT NOT NULL,
+    until    REAL,
+    note     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS alert_triage_log_alert ON alert_triage_log(alert_id, at);
+"""
+LIFECYCLE_COLUMNS: Final = (
+    ("fired_at", "REAL NOT NULL DEFAULT 0"),
+    ("raised_ms", "INTEGER NOT NULL DEFAULT 0"),
+    ("firing", "TEXT NOT NULL DEFAULT ''"),
+    ("group_key", "TEXT NOT NULL DEFAULT ''"),
+)
+
+
+def add_lifecycle(conn: sqlite3.Connection) -> None:
+    """Schema 8's columns on `alerts` (those it lacks: a step run again changes nothing), each older alert's
+    latest firing taken as its last update, and the index the inbox's order reads."""
+    have = {str(r[1]) for r in conn.execute("PRAGMA table_info(alerts)")}
+    missing = [(name, kind) for name, kind in LIFECYCLE_COLUMNS if name not in have]
+    for name, kind in missing:
+        conn.execute(f"ALTER TABLE alerts ADD COLUMN {name} {kind}")
+    if missing:
+        conn.execute("UPDATE alerts SET fired_at = updated_at, raised_ms = last_time_ms WHERE fired_at = 0")
+    conn.execute("CREATE INDEX IF NOT EXISTS alerts_fired ON alerts(fired_at)")

@@ -10,41 +10,48 @@ event evaluated twice.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Final, TypeVar
 
 import orjson
 
 from tenant_events.errors import StorageError
 from tenant_events.store import directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, HeldLink, RowSegment
-from tenant_events.store.alert_rows import RecentRows, segment_sql
+from tenant_events.store.alert_rows import RecentRows, event_at, segment_sql
+from tenant_events.store.alert_triage import record_triage
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_state import holding_links
 from tenant_events.store.outbox_schema import enqueue
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
-from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.alerts import Firing, StoredAlert
+from tenant_events.values.triage import Triage
 
+T = TypeVar("T")
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
 NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail
 _ACCESS_RELATIONS: Final = (Rel.GROUP_ROLE, Rel.ORG_GROUP_ROLE, Rel.ORG_MEMBER_ROLE, Rel.ORG_CONNECTION)
 
+# (read from `alerts` by its own name: the last two columns are its current triage, values/alert_lifecycle.py)
 ALERT_COLUMNS: Final = (
     "id, rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count, first_seq, last_seq,"
     " first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts, detail, raised_at,"
-    " updated_at, read_at"
+    " updated_at, read_at, fired_at, raised_ms, firing,"
+    " (SELECT state FROM alert_triage WHERE alert_triage.alert_id = alerts.id),"
+    " (SELECT until FROM alert_triage WHERE alert_triage.alert_id = alerts.id), group_key"
 )
 _INSERT: Final = (
     "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
     " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts,"
-    " detail, raised_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " detail, firing, raised_at, updated_at, fired_at, raised_ms, group_key)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _UPDATE: Final = (
     "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
     " last_event_id = ?, first_time = ?, last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?,"
-    " updated_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
+    " firing = ?, updated_at = ?, fired_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
 )
 
 
@@ -57,7 +64,42 @@ def stored_alert(row: tuple[object, ...]) -> StoredAlert:
     values = list(row)
     values[5], values[6] = bool(values[5]), bool(values[6])
     values[16] = orjson.loads(str(values[16]))
+    values[23] = Firing.from_json(orjson.loads(str(values[23]))) if values[23] else None
     return StoredAlert(*values)  # type: ignore[arg-type]  # column order is the dataclass's field order
+
+
+def read_alerts(conn: sqlite3.Connection, ids: Collection[int]) -> dict[int, StoredAlert]:
+    """The alerts with these ids as stored now (gone ones are absent)."""
+    found: dict[int, StoredAlert] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), 500):  # (SQLite's limit on host parameters, with room)
+        part = wanted[start : start + 500]
+        cur = conn.execute(
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE id IN ({','.join('?' * len(part))})",  # noqa: S608
+            part,
+        )
+        found.update((a.id, a) for a in map(stored_alert, cur))
+    return found
+
+
+def insert_alert(conn: sqlite3.Connection, a: StoredAlert, first_seq: int, last_seq: int) -> int:
+    """A copy of `a` as a new row of this database (its seqs are this database's own); its id."""
+    row = (
+        *(a.rule_id, a.rule_name, a.severity, a.tenant, int(a.catch_up), int(a.notify), a.occurrences),
+        *(a.event_count, first_seq, last_seq, a.first_event_id, a.last_event_id, a.first_time, a.last_time),
+        *(a.last_time_ms, orjson.dumps(a.type_counts).decode(), a.detail, firing_json(a.firing)),
+        *(a.raised_at, a.updated_at, a.fired_at or a.raised_at, a.raised_ms or a.last_time_ms, a.group_key),
+    )
+    alert_id = conn.execute(_INSERT, row).lastrowid
+    assert alert_id is not None
+    if a.read_at is not None:
+        conn.execute("UPDATE alerts SET read_at = ? WHERE id = ?", (a.read_at, alert_id))
+    return int(alert_id)
+
+
+def firing_json(firing: Firing | None) -> str:
+    """The `firing` column's text."""
+    return orjson.dumps(firing.as_json()).decode() if firing is not None else ""
 
 
 class AlertLedger:
@@ -116,10 +158,8 @@ class AlertLedger:
 
     def time_before(self, seq: int) -> int | None:
         """The event time (unix ms) of the newest stored event at or before `seq`."""
-        row = self._conn.execute(
-            "SELECT time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
-        ).fetchone()
-        return int(row[0]) if row else None
+        found = self.position(seq)
+        return found[1] if found else None
 
     def directory(self, *, refresh: bool = True) -> DirectoryReader:
         """The entity directory on this connection: an alert's detail names who and what (alerts/evaluator.py).
@@ -214,13 +254,61 @@ class AlertLedger:
         return changed
 
     def latest_alerts(self) -> list[StoredAlert]:
-        """Each rule's newest alert (per name: a grouped rule's alert names its group): the ones a firing may
-        fold into."""
+        """Each rule's newest alert (per group for a grouped rule: by its key, or by its name when stored before
+        keys were kept): the ones a firing may fold into."""
         cur = self._conn.execute(
             f"SELECT {ALERT_COLUMNS} FROM alerts"  # noqa: S608
-            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, rule_name)"
+            " WHERE id IN (SELECT max(id) FROM alerts GROUP BY rule_id, group_key,"
+            " CASE WHEN group_key = '' THEN rule_name END)"
         )
         return [stored_alert(r) for r in cur]
+
+    def triage_since(self, after: int) -> tuple[list[tuple[int, str]], int]:
+        """(alert id, state) of each triage change made after log row `after` (by anyone: the inbox, `triage`,
+        a teammate mirrored from the hub, a resolve by quiet time), oldest first; and the newest row's id."""
+        rows = self._conn.execute(
+            "SELECT rowid, alert_id, state FROM alert_triage_log WHERE rowid > ? ORDER BY rowid", (after,)
+        ).fetchall()
+        return [(int(a), str(st)) for _r, a, st in rows], int(rows[-1][0]) if rows else after
+
+    def newest_triage_row(self) -> int:
+        row = self._conn.execute("SELECT max(rowid) FROM alert_triage_log").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def alerts_by_id(self, ids: Collection[int]) -> dict[int, StoredAlert]:
+        """The alerts with these ids as stored now (read marks and triage included)."""
+        return read_alerts(self._conn, ids)
+
+    def unresolved_before(self, fired_before: float, rules: Collection[str]) -> list[StoredAlert]:
+        """Alerts of these rules not resolved whose latest firing was before `fired_before` (wall clock): the
+        ones that may resolve by going quiet."""
+        marks = ",".join("?" * len(rules))
+        cur = self._conn.execute(
+            f"SELECT {ALERT_COLUMNS} FROM alerts WHERE fired_at < ? AND rule_id IN ({marks})"  # noqa: S608
+            " AND id NOT IN (SELECT alert_id FROM alert_triage WHERE state = 'resolved')",
+            (fired_before, *rules),
+        )
+        return [stored_alert(r) for r in cur]
+
+    def resolve(self, entries: Iterable[Triage]) -> None:
+        """Record resolves (by quiet time) in one transaction, each with its delivery."""
+        self.in_transaction(lambda conn: [record_triage(conn, entry) for entry in entries])
+
+    def in_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(connection)` in one write transaction of its own (rolled back if it raises)."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+        return out
+
+    def position(self, seq: int) -> tuple[str, int] | None:
+        """(event id, event time ms) of the newest stored event at or before `seq` (alert_rows.py)."""
+        return event_at(self._conn, seq)
 
     def commit(self, writes: Iterable[AlertWrite], expected: int, watermark: int) -> list[int]:
         """Write the alerts and move the watermark from `expected` to `watermark`, in one transaction; returns
@@ -253,22 +341,43 @@ class AlertLedger:
                         orjson.dumps(w.type_counts).decode(),
                         w.detail,
                     )
+                    fired_at = w.fired_at or w.raised_at
                     if w.alert_id is None:
                         head = (w.rule_id, w.rule_name, w.severity, w.tenant, int(w.catch_up), int(w.notify))
                         alert_id = conn.execute(
-                            _INSERT, (*head, *evidence, w.raised_at, w.updated_at)
+                            _INSERT,
+                            (
+                                *head,
+                                *evidence,
+                                firing_json(w.firing),
+                                w.raised_at,
+                                w.updated_at,
+                                fired_at,
+                                w.raised_ms or w.last_time_ms,
+                                w.group_key,
+                            ),
                         ).lastrowid
                         assert alert_id is not None
                     else:
                         alert_id = w.alert_id
-                        conn.execute(_UPDATE, (*evidence, w.updated_at, int(w.reopen), alert_id))
+                        conn.execute(
+                            _UPDATE,
+                            (
+                                *evidence,
+                                firing_json(w.firing),
+                                w.updated_at,
+                                fired_at,
+                                int(w.reopen),
+                                alert_id,
+                            ),
+                        )
                     if w.new_seqs:
                         conn.executemany(
                             "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
                             [(alert_id, s) for s in w.new_seqs],
                         )
-                    if w.alert_id is None:  # raised: its delivery to the destinations (store/outbox.py)
-                        enqueue(conn, alert_id, 1, w.raised_at)
+                    if w.alert_id is None or w.reopen:  # raised, or a new version: delivered (outbox.py)
+                        enqueue(conn, alert_id, w.occurrences, fired_at)
                     ids.append(alert_id)
                 conn.execute("COMMIT")
             except BaseException:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store import directory
+from tenant_events.store import access_history, directory
 from tenant_events.store.records import Batch, CommitResult, EventRow
 from tenant_events.store.schema import rollback
 
@@ -72,6 +72,7 @@ def commit_batch(conn: sqlite3.Connection, path: Path, batch: Batch, before_seq:
             # more wait for the GIL while the engine parses.
             first_seq, last_seq = (before_seq + 1, last_rowid) if inserted else (None, None)
             directory.after_batch(conn, last_seq, inserted)  # live events: into the directory now
+            access_history.after_batch(conn, last_seq, inserted)  # and into the access history
             if duplicates:
                 conn.execute("UPDATE counters SET value = value + ? WHERE name = 'duplicates'", (duplicates,))
             if batch.rejected:

@@ -126,11 +126,20 @@ class HeldConnection:
     @property
     def conn(self) -> sqlite3.Connection:
         """The connection, opened again first if the writer had it closed (call with `lock` held)."""
-        if self._conn is None:
+        conn = self._conn
+        while conn is None:
             if self._closed:
                 raise StorageError(f"the event database {self.path.name} is closed")
-            self._conn = self._opener()  # (connect() waits while the writer opens the file again)
-        return self._conn
+            made = self._opener()  # (connect() waits while the writer opens the file again)
+            with _guard:
+                # The writer may have begun opening the file again while this one was made: its let_go_of() found
+                # no connection here to close, and would wait in all_closed() for this one, which would take up
+                # the removed wal-index. Closed at once, and made again once the writer is done.
+                if _reopening.get(_key(self.path), threading.get_ident()) == threading.get_ident():
+                    self._conn = conn = made
+                    continue
+            made.close()
+        return conn
 
     def let_go(self) -> None:
         if self._conn is None:  # let go already (its holder may be waiting, lock held, for the writer)

@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 
-from tenant_events.store import timeline_query
+from tenant_events.store import archive_catalog, timeline_query
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.connections import HeldConnection, HoldsConnection
-from tenant_events.store.entity_records import Entity, EntityState, Relation
+from tenant_events.store.entity_records import STAMP_SHIFT, Entity, EntityState, Relation, StoredPayload
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
 from tenant_events.store.entity_state import FROM_KEYS as _FROM_KEYS
@@ -34,6 +36,7 @@ class DirectoryReader(HoldsConnection):
         self.path = path
         self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
+        self._archive: ArchiveReader | None = ArchiveReader(folder_of(path))
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:
@@ -42,6 +45,7 @@ class DirectoryReader(HoldsConnection):
         directory = cls.__new__(cls)
         directory.path = reader.path
         directory._held, directory._owned = reader._held, False
+        directory._archive = reader.archive
         return directory
 
     @classmethod
@@ -51,11 +55,14 @@ class DirectoryReader(HoldsConnection):
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
         directory._held, directory._owned = HeldConnection.fixed(conn, directory.path), False
+        directory._archive = None  # the alert rules' wording: recent events, the live table's
         return directory
 
     def close(self) -> None:
         if self._owned:
             self._held.close()
+            if self._archive is not None:
+                self._archive.close()
 
     def __enter__(self) -> DirectoryReader:
         return self
@@ -142,31 +149,48 @@ class DirectoryReader(HoldsConnection):
             finally:
                 self._conn.execute("COMMIT")
 
-    def event_data(self, seqs: Iterable[int]) -> dict[int, tuple[str, dict[str, Any]]]:
-        """The type and `data` of stored events by seq (one query), to make a page's summary sentences."""
-        wanted = orjson.dumps(sorted(set(seqs))).decode()
+    def event_data(self, seqs: Iterable[int]) -> dict[int, StoredPayload]:
+        """The type, `data` and directory stamp of stored events by seq (one query a tier), to make a page's
+        summary sentences."""
+        asked = sorted(set(seqs))
+        wanted = orjson.dumps(asked).decode()
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.seq, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
-                (wanted,),
-            ).fetchall()
-        out: dict[int, tuple[str, dict[str, Any]]] = {}
-        for seq, kind, raw in rows:
+            self._conn.execute("BEGIN")  # one snapshot of both tiers (reader.py)
+            try:
+                snap = archive_catalog.snapshot(self._conn)
+                rows = self._conn.execute(
+                    "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
+                    " CROSS JOIN events AS e ON e.seq = j.value",
+                    (wanted,),
+                ).fetchall()
+            finally:
+                self._conn.execute("COMMIT")
+        archived = [s for s in asked if s <= snap.upto]
+        if archived and self._archive is not None:
+            rows += self._archive.raws(self._archive.use(snap), archived)
+        out: dict[int, StoredPayload] = {}
+        for seq, kind, raw, time_ms in rows:
             try:
                 data = orjson.loads(raw)["event"]["data"]
             except (orjson.JSONDecodeError, KeyError, TypeError):
                 continue
             if isinstance(data, dict):
-                out[int(seq)] = (str(kind), data)
+                stamp = (int(time_ms) << STAMP_SHIFT) | (int(seq) & ((1 << STAMP_SHIFT) - 1))
+                out[int(seq)] = StoredPayload(str(kind), data, stamp)
         return out
+
+    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
+        """The entity as its newest created/updated event before `before_seq` gave it (timeline_query.py)."""
+        with self._lock:
+            return timeline_query.object_before(self._conn, kind, entity_id, before_seq)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:
         """Up to `limit` stored events that name the entity, stored before `before_seq` (None: the newest),
-        newest first, each with its raw JSON."""
+        newest first, each with its raw JSON, from both tiers."""
         with self._lock:
-            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit)
+            return timeline_query.page(self._conn, kind, entity_id, before_seq, limit, self._archive)
 
 
 def open_directory(path: Path) -> DirectoryReader:

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final, NamedTuple
 
 STAMP_SHIFT: Final = 20
+
+
+class StoredPayload(NamedTuple):
+    """A stored event's type, its `data`, and its directory stamp (time_ms << 20 | seq's low bits)."""
+
+    type: str
+    data: dict[str, Any]
+    stamp: int
 
 
 def stamp_ms(stamp: int | None) -> int | None:
@@ -33,6 +41,22 @@ class Entity:
     detail: str | None = None  # a group's type, a connection's strategy
     created_ms: int | None = None
     deleted_ms: int | None = None  # set while deleted: the newest delete is newer than the newest create
+    stamps: tuple[int | None, ...] = ()  # directory stamps of name, display, email, detail (as set), if read
+
+    @property
+    def label_stamp(self) -> int | None:
+        """The directory stamp of the event that set what `label` says (None when unknown): a sentence about an
+        event older than it names the entity as it was then (entities/sentences.py)."""
+        if len(self.stamps) != 4:
+            return None
+        name, display, email, detail = self.stamps
+        if self.kind == "user":
+            return email if self.email else name if self.name else detail if self.detail else None
+        if self.kind == "organization":
+            return display if self.display else name if self.name else None
+        if self.kind == "connection" and self.name and self.detail and self.detail != self.name:
+            return max(name or 0, detail or 0)
+        return name if self.name else None
 
     @property
     def label(self) -> str:

@@ -22,7 +22,8 @@ from tenant_events.store.entity_records import Entity, EntityState, Link, Relati
 # An entity row with its effective deletion (its organization's, for an organization's group).
 ENTITY: Final = (
     "e.kind, e.id, e.name, e.display, e.email, e.detail, e.created_at,"
-    " CASE WHEN p.deleted_at > coalesce(e.deleted_at, -1) THEN p.deleted_at ELSE e.deleted_at END"
+    " CASE WHEN p.deleted_at > coalesce(e.deleted_at, -1) THEN p.deleted_at ELSE e.deleted_at END,"
+    " e.name_at, e.display_at, e.email_at, e.detail_at"
 )
 _PARENT: Final = (
     " LEFT JOIN entities AS p ON e.kind = 'group' AND e.detail = 'organization' AND p.kind = 'organization'"
@@ -48,10 +49,16 @@ _PARTIAL: Final = ("", "", " AND l.c <> ''")  # lets SQLite use links_c, which h
 
 
 def entity_from_row(row: tuple[object, ...]) -> Entity:
-    kind, eid, name, display, email, detail, created_at, deleted_at = row
+    kind, eid, name, display, email, detail, created_at, deleted_at, *set_at = row
     created = created_at if isinstance(created_at, int) and created_at >= 0 else None
     deleted = deleted_at if isinstance(deleted_at, int) and deleted_at > (created or -1) else None
-    return Entity(str(kind), str(eid), name, display, email, detail, stamp_ms(created), stamp_ms(deleted))  # type: ignore[arg-type]
+    stamps = tuple(s if isinstance(s, int) else None for s in set_at)
+    name_, display_, email_, detail_ = (
+        t if isinstance(t, str) else None for t in (name, display, email, detail)
+    )
+    return Entity(
+        str(kind), str(eid), name_, display_, email_, detail_, stamp_ms(created), stamp_ms(deleted), stamps
+    )
 
 
 def _ending(stamp: str) -> str:

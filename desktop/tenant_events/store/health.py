@@ -1,6 +1,6 @@
 """Is a tenant's database file fit to read? One clear `StorageError` naming the file and what is wrong.
 
-The read commands (`export`, `alerts`, `timeline`, `reindex`, `rules --try`) look before they read, so a damaged
+The read commands (`export`, `alerts`, `timeline`, `access`, `reindex`, `rules --try`) look before they read, so a damaged
 file — not SQLite at all, empty, cut short, bit-flipped, another program's database, a directory — is one line
 (exit 5) and the file is left exactly as it was: a reader never moves it aside or writes into it. Damage that only
 shows deep inside the file, mid-read, goes through `database_errors`, which says the same about it.
@@ -20,6 +20,7 @@ from typing import Final
 from tenant_events.errors import StorageError
 
 HINT: Final = "restore it from a backup, or move it away and run tenant-events stream to start a new one"
+_NOT_UTF8: Final = "Could not decode to UTF-8"  # Python's sqlite3, reading a TEXT value that is not UTF-8
 
 
 def damaged(path: Path | str, what: str, hint: str = HINT) -> StorageError:
@@ -62,6 +63,8 @@ def check_readable(path: Path) -> None:
         if _is_damage(exc):
             raise damaged(path, f"is damaged ({exc})") from None
         raise StorageError(f"cannot read the event database {path}: {exc}", "check the data dir") from None
+    except UnicodeDecodeError:  # a flipped bit in the schema's own text: names SQLite hands back are not text
+        raise damaged(path, "is damaged (its list of tables cannot be read)") from None
     finally:
         conn.close()
     if version > SCHEMA_VERSION:
@@ -94,6 +97,8 @@ def database_errors(where: Path | str) -> Iterator[None]:
         yield
     except sqlite3.DatabaseError as exc:
         text = str(exc)
+        if text.startswith(_NOT_UTF8):  # a stored text's bytes flipped; the message would quote that text
+            raise damaged(where, "is damaged (a stored text is not valid UTF-8)") from None
         if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
             raise StorageError(
                 f"cannot use the event database {where}: {text}", "check the data dir"

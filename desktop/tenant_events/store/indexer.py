@@ -1,4 +1,5 @@
-"""Summaries and the full-text index, filled in behind ingest a chunk at a time.
+"""Summaries and the full-text index, filled in behind ingest a chunk at a time, with what a catch-up left of
+the entity directory (directory.py) and the access history (access_history.py).
 
 The writer thread (writer.py) runs a chunk whenever no batch has arrived for `IDLE_BEFORE_INDEXING` seconds and
 goes on chunk after chunk until a batch arrives, so indexing never slows ingest; `EventReader` summarises and
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-from tenant_events.store import directory
+from tenant_events.store import access_history, directory
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
@@ -35,14 +36,15 @@ def max_seq(conn: sqlite3.Connection) -> int:
 
 
 def backlog(conn: sqlite3.Connection) -> int:
-    """Rows stored but not yet indexed."""
-    return max_seq(conn) - counter(conn, "fts_upto")
+    """Rows stored but not yet indexed (in the full-text index, or in the access history)."""
+    return max(max_seq(conn) - counter(conn, "fts_upto"), access_history.backlog(conn))
 
 
 def index_chunk(conn: sqlite3.Connection) -> int:
     """Fill the summaries of the next FTS_CHUNK rows and add them to the full-text index, one transaction.
 
-    Returns how many rows it indexed: FTS_CHUNK means there may be more."""
+    Returns how many rows it indexed: FTS_CHUNK means there may be more (rows, or a backlog of the access
+    history, which a migration leaves for this to fill)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         upto = counter(conn, "fts_upto")
@@ -63,9 +65,10 @@ def index_chunk(conn: sqlite3.Connection) -> int:
         else:
             upto = max(upto, max_seq(conn))
         directory.catch_up(conn, upto)  # what after_batch left for now (catch-ups)
+        history_behind = access_history.catch_up(conn, upto)
         conn.execute("UPDATE counters SET value = ? WHERE name = 'fts_upto'", (upto,))
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
         raise
-    return len(rows)
+    return FTS_CHUNK if history_behind else len(rows)

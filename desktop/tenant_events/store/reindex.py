@@ -1,9 +1,10 @@
-"""Building a tenant database's entity directory again from its stored events (`tenant-events reindex`).
+"""Building a tenant database's entity directory and access history again from its stored events (`tenant-events
+reindex`), and bringing the access history up to date (`tenant-events access`).
 
-Safe while the app or `tenant-events stream` writes to the same file: the directory is cleared in one short
-transaction and refilled chunk by chunk, each chunk its own transaction, so the writer waits at most one chunk.
-Its own upkeep goes on meanwhile; nothing depends on the order events are applied in (store/directory.py), so the
-two meet at the same result.
+Safe while the app or `tenant-events stream` writes to the same file: both are cleared in one short transaction
+and refilled chunk by chunk, each chunk its own transaction, so the writer waits at most one chunk. Its own
+upkeep goes on meanwhile; nothing depends on the order events are applied in (store/directory.py,
+store/access_facts.py), so the two meet at the same result.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import directory
+from tenant_events.store import access_history, directory
 from tenant_events.store.health import check_intact
 from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
 
 CHUNK: Final = 20_000
+T = TypeVar("T")
 
 
 def upgrade(path: Path) -> bool:
@@ -57,6 +59,7 @@ def reindex(path: Path, progress: Callable[[int, int], object] | None = None) ->
             done = _transaction(conn, lambda: _chunk(conn, top))
             if progress is not None:
                 progress(done, top)
+        _access_chunks(conn)
     except sqlite3.OperationalError as exc:
         raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
     finally:
@@ -64,8 +67,58 @@ def reindex(path: Path, progress: Callable[[int, int], object] | None = None) ->
     return top
 
 
+def catch_up_access(path: Path) -> int:
+    """Bring the access history of the database at `path` up to its last stored event (what the app's idle-time
+    indexer would do next), a chunk a transaction; returns the stored seqs it took in. A database from an earlier
+    version is upgraded first; one with nothing to take in is only read."""
+    if not _access_behind(path):
+        return 0
+    check_intact(path)  # about to write: never into a damaged file
+    upgrade(path)
+    try:
+        conn = connect(path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
+    try:
+        return _access_chunks(conn)
+    except sqlite3.OperationalError as exc:
+        raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
+    finally:
+        conn.close()
+
+
+def _access_behind(path: Path) -> bool:
+    """Whether the file is older than this version or holds stored events its access history has not taken in."""
+    reader = connect(path, readonly=True)
+    try:
+        if int(reader.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
+            return True
+        return access_history.backlog(reader) > 0
+    finally:
+        reader.close()
+
+
+def _access_chunks(conn: sqlite3.Connection) -> int:
+    """Take stored events into the access history until it has them all; each chunk re-reads the watermark
+    inside its transaction, so a writer doing the same meanwhile is no harm."""
+    done = 0
+
+    def chunk() -> tuple[int, bool]:
+        before = access_history.watermark(conn)
+        top = access_history.backlog(conn) + before  # the last stored seq, archived ones too
+        more = access_history.catch_up(conn, top)
+        return access_history.watermark(conn) - before, more
+
+    more = True
+    while more:
+        taken, more = _transaction(conn, chunk)
+        done += taken
+    return done
+
+
 def _start(conn: sqlite3.Connection) -> int:
     directory.install(conn)
+    access_history.clear(conn)
     return directory.clear(conn)
 
 
@@ -76,7 +129,7 @@ def _chunk(conn: sqlite3.Connection, top: int) -> int:
     return max(directory.watermark(conn), min(top, mark + CHUNK))
 
 
-def _transaction(conn: sqlite3.Connection, work: Callable[[], int]) -> int:
+def _transaction(conn: sqlite3.Connection, work: Callable[[], T]) -> T:
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = work()

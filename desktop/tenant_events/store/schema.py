@@ -14,6 +14,10 @@ Tables:
   counters    cumulative numbers (duplicates dropped, FTS and directory progress, the alert rules' watermark)
   alerts, alert_events   alerts raised by the rules (schema 3, alerts_schema.py)
   entities, links  the entity directory kept from the events (schema 4, directory.py; connections named, 5)
+  archive_files, archive_garbage  the archive tier's catalog: which Parquet files hold the events moved out
+              of `events` (schema 6, archive_catalog.py)
+  access_*    the access history: when each membership, role and connection held (schema 7, access_history.py)
+  alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 8, alerts_schema.py)
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ from pathlib import Path
 from typing import Final
 
 from tenant_events.errors import StorageError
-from tenant_events.store.alerts_schema import ALERTS_SQL
+from tenant_events.store.access_history import SCHEMA as ACCESS_SQL
+from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecycle
+from tenant_events.store.archive_catalog import ARCHIVE_SQL
 from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
 from tenant_events.store.directory import install_and_rebuild
+from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 8
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -160,13 +167,32 @@ _V5: Final = """
 DROP TABLE IF EXISTS directory_scratch;
 """
 
+# Schema 6: the archive tier's catalog (archive_catalog.py); events with seq <= counters.archived_upto live in
+# Parquet files beside the database instead of `events`.
+_V6: Final = ARCHIVE_SQL
+
+# Schema 7: the access history (access_history.py), the spans of time each link of the directory held. Only the
+# tables: the idle-time indexer fills them from the events already stored, a chunk a transaction, so opening a
+# large database does not wait for it. The archive's catalog again (every statement of both is IF NOT EXISTS / OR
+# IGNORE): an earlier build of the access history called its own tables schema 6, and a file it made is at 6
+# without the catalog.
+_V7: Final = ARCHIVE_SQL + ACCESS_SQL
+
+# Schema 8: each alert's life (firing, acknowledged, resolved; its versions and their evidence): the triage tables,
+# then (follow-up) alerts_schema.py's columns and the outbox in its shape with kinds (outbox_schema.py). Earlier
+# builds of the alerts' life numbered it 6 (before the archive) or 7 (before the access history): every step here,
+# with the archive's catalog and the access history's tables made again, only adds what is missing, so each kind
+# of schema-6 or schema-7 file ends the same.
+_V8: Final = ARCHIVE_SQL + ACCESS_SQL + TRIAGE_SQL
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
+    _V8: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
 }
 
 
@@ -178,7 +204,7 @@ class OpenNotice:
     moved_to: Path | None = None
 
 
-def _make_private(path: Path) -> None:
+def make_private(path: Path) -> None:
     """Create the file 0600 before SQLite does: its unix VFS gives -wal and -shm the database file's mode, so a
     file born with the umask (0644) would leave events readable by other users in all three. Files from an
     older version are tightened. Failures (read-only dir) are left for sqlite3.connect to report. An existing
@@ -204,7 +230,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
             factory=TrackedConnection,
         )
     else:
-        _make_private(path)
+        make_private(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, factory=TrackedConnection)
     track(conn, path)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -244,7 +270,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION, one version a transaction; refuse a database written by a newer app.
     The version is read inside each write transaction: another process opening the same file may have taken the
     schema further meanwhile, and a step must never run twice."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    version = start = int(conn.execute("PRAGMA user_version").fetchone()[0])
     while version < SCHEMA_VERSION:  # (an up-to-date file is opened without taking the write lock)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -262,12 +288,23 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             rollback(conn)
             raise
         version += 1
-        log.info("database %s migrated to schema %d", path.name, version)
+    _log_migration(path, start, version)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer Tenant Events (schema {version}, this app knows {SCHEMA_VERSION})",
             "update Tenant Events, or use another --data-dir",
         )
+
+
+def _log_migration(path: Path, start: int, end: int) -> None:
+    """One line for what `migrate` did: a new file made is routine (a rule's fixtures make three each time the
+    rules page tries them), an existing one taken to a newer schema is news."""
+    if end <= start or end > SCHEMA_VERSION:
+        return
+    if start == 0:
+        log.debug("database %s created (schema %d)", path.name, end)
+    else:
+        log.info("database %s migrated from schema %d to %d", path.name, start, end)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
@@ -320,11 +357,14 @@ def _check_ours(conn: sqlite3.Connection) -> None:
     data (and a later `export` would read theirs as ours)."""
     # One statement, so one snapshot: read apart, a version of 0 and the tables another process's first migration
     # committed in between would call a database just being made someone else's (and move it aside).
-    version, names = conn.execute(
-        "SELECT (SELECT user_version FROM pragma_user_version),"
-        " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
-        " ORDER BY name))"
-    ).fetchone()
+    try:
+        version, names = conn.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version),"
+            " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
+            " ORDER BY name))"
+        ).fetchone()
+    except UnicodeDecodeError:  # a flipped bit in the schema's own text: damage, as quick_check would say
+        raise _IntegrityCheckFailed("damaged: its list of tables cannot be read") from None
     if int(version) != 0:
         return
     tables = names.split("\x1f") if names else []

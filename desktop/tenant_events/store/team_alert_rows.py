@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Final
 
 import orjson
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alert_triage import ensure_triage, record_triage
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.schema import connect, rollback
-from tenant_events.values.alerts import Severity, StoredAlert
+from tenant_events.values.alerts import Severity, StoredAlert, iso_ms
+from tenant_events.values.triage import Triage
 
 TEAM_MARK: Final = " (team)"
+RELAY_WHO: Final = "the team's relay"
 _TABLE: Final = """CREATE TABLE IF NOT EXISTS team_alerts (
     alert_id INTEGER PRIMARY KEY,
     team_key TEXT NOT NULL UNIQUE,
@@ -55,13 +57,8 @@ class TeamAlertRow:
     detail: str
     raised_at: float
     updated_at: float
-
-
-def _ms(iso: str) -> int | None:
-    try:
-        return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
+    resolved: bool = False  # the relay resolved it (by going quiet, or someone's triage it heard of)
+    fired_at: float = 0.0  # when it last fired, on the relay's clock (the inbox's order)
 
 
 def _team_connection(path: Path) -> sqlite3.Connection:
@@ -90,7 +87,7 @@ class TeamAlertStore(HoldsConnection):
         self.close()
 
     def _seq(self, event_id: str, iso: str) -> int:
-        ms = _ms(iso)
+        ms = iso_ms(iso)
         if ms is None:
             return 0
         row = self._conn.execute(
@@ -127,7 +124,8 @@ class TeamAlertStore(HoldsConnection):
 
     def store(self, a: TeamAlertRow) -> tuple[StoredAlert, bool] | None:
         """Write `a`; (the alert as stored, True when new), None when this version and count are stored (with the
-        same detail: a relay words a catch-up alert's latest event again once it knows the names in it)."""
+        same detail: a relay words a catch-up alert's latest event again once it knows the names in it, and
+        resolved as it was: a resolve the relay made is recorded here as the team's triage, by RELAY_WHO)."""
         with self._lock:
             return self._store_one(self._conn, a)
 
@@ -152,13 +150,13 @@ class TeamAlertStore(HoldsConnection):
         ).fetchone()
         first, last = self._seq(a.first_event_id, a.first_time), self._seq(a.last_event_id, a.last_time)
         types = orjson.dumps(a.type_counts).decode()
-        last_ms = _ms(a.last_time) or 0
+        last_ms = iso_ms(a.last_time) or 0
         if known is None:
             cur = conn.execute(
                 "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences,"
                 " event_count, first_seq, last_seq, first_event_id, last_event_id, first_time, last_time,"
-                " last_time_ms, type_counts, detail, raised_at, updated_at)"
-                " VALUES (?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " last_time_ms, type_counts, detail, raised_at, updated_at, fired_at, raised_ms)"
+                " VALUES (?,?,?,?,?,1,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     a.rule_id,
                     a.rule_name + TEAM_MARK,
@@ -178,6 +176,8 @@ class TeamAlertStore(HoldsConnection):
                     a.detail,
                     a.raised_at,
                     a.updated_at,
+                    a.fired_at or a.raised_at,
+                    last_ms,
                 ),
             )
             alert_id, new = int(cur.lastrowid or 0), True
@@ -186,7 +186,8 @@ class TeamAlertStore(HoldsConnection):
             alert_id, version, count = int(known[0]), int(known[1]), int(known[2])
             if version >= a.version and count >= a.event_count:
                 same = (version, count, known[3]) == (a.version, a.event_count, a.last_event_id)
-                if not same or known[4] == a.detail:
+                resolves = a.resolved and self._resolve(conn, alert_id, a.updated_at)
+                if not same or (known[4] == a.detail and not resolves):
                     return None
                 conn.execute("UPDATE alerts SET detail = ? WHERE id = ?", (a.detail, alert_id))
                 return self._stored(conn, alert_id), False
@@ -194,6 +195,7 @@ class TeamAlertStore(HoldsConnection):
             conn.execute(
                 "UPDATE alerts SET occurrences = ?, event_count = ?, last_seq = ?, last_event_id = ?,"
                 " last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?, updated_at = ?,"
+                " fired_at = CASE WHEN ? THEN ? ELSE fired_at END,"
                 " read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?",
                 (
                     a.occurrences,
@@ -206,6 +208,8 @@ class TeamAlertStore(HoldsConnection):
                     a.detail,
                     a.updated_at,
                     int(refired),
+                    a.fired_at or a.updated_at,
+                    int(refired),
                     alert_id,
                 ),
             )
@@ -213,7 +217,18 @@ class TeamAlertStore(HoldsConnection):
                 "UPDATE team_alerts SET version = ? WHERE alert_id = ?", (max(version, a.version), alert_id)
             )
             new = False
+        if a.resolved:
+            self._resolve(conn, alert_id, a.updated_at)
         return self._stored(conn, alert_id), new
+
+    @staticmethod
+    def _resolve(conn: sqlite3.Connection, alert_id: int, at: float) -> bool:
+        """Record the relay's resolve unless the alert is resolved here already; whether it was recorded."""
+        ensure_triage(conn)
+        row = conn.execute("SELECT state FROM alert_triage WHERE alert_id = ?", (alert_id,)).fetchone()
+        if row is not None and row[0] == "resolved":
+            return False
+        return record_triage(conn, Triage(alert_id, "resolved", RELAY_WHO, at), deliver=False)
 
     @staticmethod
     def _stored(conn: sqlite3.Connection, alert_id: int) -> StoredAlert:

@@ -13,16 +13,22 @@ Plans, because SQLite has no statistics to choose between the time index and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from tenant_events.store import archive_catalog
+from tenant_events.store.archive_catalog import ArchiveSnapshot
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.archive_sql import alerts_named
 from tenant_events.store.connections import HeldConnection, HoldsConnection
+from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import event_of as _event
 from tenant_events.store.query import text_parts, where_clause
-from tenant_events.store.reader import _COLUMNS, _event
 from tenant_events.store.schema import small_reader
 from tenant_events.values.events import EventFilter, StoredEvent
 
@@ -51,9 +57,11 @@ class TimePager(HoldsConnection):
     def __init__(self, tenant: str, path: Path) -> None:
         self.tenant = tenant
         self._held = HeldConnection(path, lambda: small_reader(path))
+        self.archive = ArchiveReader(folder_of(path))
 
     def close(self) -> None:
         self._held.close()
+        self.archive.close()
 
     def _few(self, sql: str, params: Sequence[object], few: int) -> bool:
         count = f"SELECT count(*) FROM ({sql} LIMIT ?)"  # noqa: S608 - callers pass constants
@@ -66,29 +74,52 @@ class TimePager(HoldsConnection):
         with self._lock:
             self._conn.execute(
                 "BEGIN"
-            )  # one snapshot: the indexer may move the full-text watermark meanwhile
+            )  # one snapshot: the indexer may move the full-text watermark, the archive its rows, meanwhile
             try:
+                snap = self.archive.use(archive_catalog.snapshot(self._conn))
+                alerts = alerts_named(self._conn, f) if snap.files else {}
                 upto = int(
                     self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0]
                 )
-                if f.text.strip():
-                    match = text_parts(f.text)[0]
-                    if not self._few(
-                        "SELECT 1 FROM events_fts WHERE events_fts MATCH ?", [match], FEW_MATCHES
-                    ):
-                        return self._text_walk(f, position, limit, newest_first, upto)
-                    source = "events"
-                elif f.types and self._few(
-                    _TYPES_SQL.format(",".join("?" * len(f.types))), sorted(f.types), FEW_ROWS
-                ):
-                    source = "events"
-                else:
-                    source = "events INDEXED BY events_time_id"
-                where, params = where_clause(f, upto)
-                rows = self._rows(source, where, params, position, limit, newest_first)
+                live = self._live(f, position, limit, newest_first, upto)
             finally:
                 self._conn.execute("COMMIT")
+        return self._with_archive(live, snap, f, alerts, position, limit, newest_first)
+
+    def _live(
+        self, f: EventFilter, position: tuple[int, int] | None, limit: int, newest_first: bool, upto: int
+    ) -> list[tuple[int, StoredEvent]]:
+        if f.text.strip():
+            match = text_parts(f.text)[0]
+            if not self._few("SELECT 1 FROM events_fts WHERE events_fts MATCH ?", [match], FEW_MATCHES):
+                return self._text_walk(f, position, limit, newest_first, upto)
+            source = "events"
+        elif f.types and self._few(
+            _TYPES_SQL.format(",".join("?" * len(f.types))), sorted(f.types), FEW_ROWS
+        ):
+            source = "events"
+        else:
+            source = "events INDEXED BY events_time_id"
+        where, params = where_clause(f, upto)
+        rows = self._rows(source, where, params, position, limit, newest_first)
         return [(int(r[-1]), _event(r[:-1])) for r in rows]
+
+    def _with_archive(
+        self,
+        live: list[tuple[int, StoredEvent]],
+        snap: ArchiveSnapshot,
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        position: tuple[int, int] | None,
+        limit: int,
+        newest_first: bool,
+    ) -> list[tuple[int, StoredEvent]]:
+        """The live rows merged with the archive's by (time, seq): event time does not follow the tiers' cut."""
+        if not snap.files:
+            return live
+        older = self.archive.by_time(snap, f, alerts, position, limit, newest_first)
+        merged = sorted(live + older, key=lambda r: (r[0], r[1].seq), reverse=newest_first)
+        return merged[:limit]
 
     def _rows(
         self,

@@ -15,16 +15,21 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from itertools import islice
 from typing import Final
 
 import orjson
 
-from tenant_events.store.reader import _COLUMNS, _event
+from tenant_events.store import archive_catalog
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import event_of as _event
 from tenant_events.values.events import StoredEvent
 from tenant_events.wire.references import names
 
 _TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates
 _NEWEST: Final = 2**63 - 1
+OBJECT_LOOKS: Final = 64  # candidates `object_before` reads before it gives up
 
 
 def fts_token(entity_id: str) -> str | None:
@@ -57,15 +62,17 @@ def _tail(
         high = int(rows[-1][0])
 
 
-def _indexed(conn: sqlite3.Connection, token: str, high: int, chunk: int) -> Iterator[tuple[object, ...]]:
-    """Rows below `high` the full-text index has for `token` in the raw JSON, newest first."""
+def _indexed(
+    conn: sqlite3.Connection, token: str, high: int, chunk: int, low: int = 0
+) -> Iterator[tuple[object, ...]]:
+    """Rows in (low, high) the full-text index has for `token` in the raw JSON, newest first."""
     match = 'raw : "' + token.replace('"', '""') + '"'
-    while high > 1:
+    while high > low + 1:
         rows = conn.execute(
             f"SELECT {_COLUMNS}, raw FROM (SELECT rowid AS hit FROM events_fts"  # noqa: S608
-            " WHERE events_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)"
+            " WHERE events_fts MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT ?)"
             " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
-            (match, high, chunk),
+            (match, high, low, chunk),
         ).fetchall()
         yield from rows
         if len(rows) < chunk:
@@ -74,21 +81,28 @@ def _indexed(conn: sqlite3.Connection, token: str, high: int, chunk: int) -> Ite
 
 
 def page(
-    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int | None, limit: int
+    conn: sqlite3.Connection,
+    kind: str,
+    entity_id: str,
+    before_seq: int | None,
+    limit: int,
+    archive: ArchiveReader | None = None,
 ) -> list[StoredEvent]:
-    """Up to `limit` events stored before `before_seq` that name (kind, entity_id), newest first, with raw JSON."""
+    """Up to `limit` events stored before `before_seq` that name (kind, entity_id), newest first, with raw JSON;
+    with `archive`, the archive tier's after the live table's (one snapshot of both, reader.py)."""
     before = _NEWEST if before_seq is None else before_seq
     chunk = max(16, min(limit * 2, 2000))
     out: list[StoredEvent] = []
+    token = fts_token(entity_id)
     conn.execute("BEGIN")  # one snapshot: the indexer may move rows from the tail into the index meanwhile
     try:
+        snap = archive_catalog.snapshot(conn)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        token = fts_token(entity_id)
-        sources = [_tail(conn, entity_id, upto, before, chunk)]
+        sources = [_tail(conn, entity_id, max(upto, snap.upto), before, chunk)]
         if token is not None:
-            sources.append(_indexed(conn, token, min(before, upto + 1), chunk))
+            sources.append(_indexed(conn, token, min(before, upto + 1), chunk, snap.upto))
         else:  # an id with no letters or digits: nothing to look up, read every row
-            sources.append(_tail(conn, entity_id, 0, min(before, upto + 1), chunk))
+            sources.append(_tail(conn, entity_id, snap.upto, min(before, upto + 1), chunk))
         for source in sources:
             for row in source:
                 if _concerns(row, kind, entity_id):
@@ -97,4 +111,59 @@ def page(
                         return out
     finally:
         conn.execute("COMMIT")
+    if archive is None or not snap.files:
+        return out
+    archive.use(snap)
+    high = min(before, snap.upto + 1)
+    for event in archive.naming(snap, token, entity_id, high, chunk):
+        data = orjson.loads(event.raw or "{}").get("event", {}).get("data")
+        if isinstance(data, dict) and names(event.type, data, kind, entity_id):
+            out.append(event)
+            if len(out) == limit:
+                break
     return out
+
+
+def object_before(
+    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int, limit: int = OBJECT_LOOKS
+) -> dict[str, object] | None:
+    """`data.object` of the newest `<kind>.created` or `<kind>.updated` event about the entity stored before
+    `before_seq`: the entity as it was then (its name at the time, an update's "before"). None when none is
+    found among the `limit` newest candidates. The full-text index narrows to events whose raw JSON holds the id
+    and whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring."""
+    wanted = (f"{kind}.created", f"{kind}.updated")
+    conn.execute("BEGIN")  # one snapshot, as `page`
+    try:
+        upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
+        token = fts_token(entity_id)
+        sources = [_tail(conn, entity_id, upto, before_seq, limit)]
+        if token is not None:
+            sources.append(_own_events(conn, kind, token, min(before_seq, upto + 1), limit))
+        for source in sources:
+            for row in islice(source, limit):
+                if str(row[3]) not in wanted:
+                    continue
+                try:
+                    obj = orjson.loads(str(row[-1]))["event"]["data"]["object"]
+                except (orjson.JSONDecodeError, KeyError, TypeError):
+                    continue
+                if isinstance(obj, dict) and obj.get("user_id" if kind == "user" else "id") == entity_id:
+                    return obj
+    finally:
+        conn.execute("COMMIT")
+    return None
+
+
+def _own_events(
+    conn: sqlite3.Connection, kind: str, token: str, high: int, limit: int
+) -> Iterator[tuple[object, ...]]:
+    """Indexed rows below `high` with the id's token in the raw JSON and a summary of the entity's own kind
+    created or updated ("Organization Acme Cloud updated"), newest first."""
+    quoted = '"' + token.replace('"', '""') + '"'
+    match = f'raw : {quoted} AND summary : "{kind}" AND (summary : "created" OR summary : "updated")'
+    yield from conn.execute(
+        f"SELECT {_COLUMNS}, raw FROM (SELECT rowid AS hit FROM events_fts"  # noqa: S608
+        " WHERE events_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)"
+        " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
+        (match, high, limit),
+    )

@@ -2,14 +2,13 @@
 
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
-index whenever no batch has arrived for a short while (indexer.py), deletes old events in small chunks when
-asked (retention.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
+moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+pause, keeps the write-ahead log small (checkpoint.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import logging
@@ -22,15 +21,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import connections, indexer
+from tenant_events.store import archive_move, connections, indexer
 from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.retention import RETENTION_CHUNK, retention_chunk
 from tenant_events.store.schema import OpenNotice, open_database
+from tenant_events.store.write_back import write_back
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,6 +46,7 @@ class StoreWriter:
             tuple[Callable[[], object], concurrent.futures.Future[object]] | None
         ] = queue.SimpleQueue()
         self._fts_pending = False
+        self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -55,6 +55,8 @@ class StoreWriter:
         self._stored_upto = 0
         self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
+        # a removed file found while idle: the next commit is refused with it (_lost)
+        self._untold: StorageError | None = None
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -66,6 +68,7 @@ class StoreWriter:
     def _open(self) -> OpenNotice | None:
         self._conn, notice = open_database(self.path)
         self._fts_pending = indexer.backlog(self._conn) > 0
+        self._cleanup_pending = True  # finds out on its first idle chunk (archive_move.py)
         self._stored_upto = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
         # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
         self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
@@ -87,14 +90,17 @@ class StoreWriter:
                     wal is None
                 ):  # opening it again failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
-                elif self._fts_pending:
+                elif self._fts_pending or self._cleanup_pending:
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
-                else:
-                    job = self._jobs.get(timeout=self._wal_limits.idle if wal.dirty else None)
+                else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
+                    job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
                 if self._fts_pending:
                     self._index_chunk_safely()
                     last_chunk, indexing = time.monotonic(), True
+                elif self._cleanup_pending and wal is not None:
+                    self._cleanup_chunk_safely()
+                    indexing = True
                 elif wal is not None:
                     wal.idle()
                     if (gone := wal.files.gone()) is not None:
@@ -118,6 +124,8 @@ class StoreWriter:
             except BaseException as exc:
                 future.set_exception(exc)
         self._close_connection()
+        if self._files_gone is not None:  # no reopen to wait for any more (_refuse_until_reopened)
+            connections.watch(self.path, None)
 
     def _close_connection(self) -> None:
         """Empty the WAL and close (even while readers stay open: they would keep close() from doing it). A store
@@ -174,14 +182,10 @@ class StoreWriter:
         row = self._submit(lambda: self.conn.execute(sql).fetchone()).result()
         return (str(row[0]), str(row[1])) if row else None
 
-    async def apply_retention(self, *, max_age_days: float | None = None, max_rows: int | None = None) -> int:
-        """Delete events older than `max_age_days` (by event time) and beyond the newest `max_rows`, in chunks."""
-        removed = 0
-        while True:
-            n = await asyncio.wrap_future(self._submit(lambda: self._retention_chunk(max_age_days, max_rows)))
-            removed += n
-            if n < RETENTION_CHUNK:
-                return removed
+    def run_archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> concurrent.futures.Future[T]:
+        """`fn(conn)` on the writer thread between batches: a change to the archive's catalog, in a transaction of
+        its own (store/archive_move.py); the moved rows' full-text entries are removed afterwards when idle."""
+        return self._submit(lambda: self._archive_job(fn))
 
     def index_all_sync(self) -> None:
         """Finish full-text indexing now (tests, export tools)."""
@@ -214,10 +218,19 @@ class StoreWriter:
         the stream resumes from the cursor in the file, and the integrity check at open moves a damaged file
         aside as at any start."""
         log.warning("%s: opening the event database again", self.path.name)
+        gone = self._files_gone
+        removed = gone == self.path.name and self._conn is not None and not self.path.exists()
+        if removed and self._conn is not None and write_back(self._conn, self.path):  # (raises: tried again)
+            log.warning("%s: written back from the connection that still had it open", self.path.name)
         try:
             connections.let_go_of(self.path)  # first: the copy at close then has no reader to wait for
             self._close_connection()
-            connections.all_closed(self.path)
+            try:
+                connections.all_closed(self.path)
+            except StorageError:
+                self._refuse_until_reopened(gone)
+                raise
+            connections.watch(self.path, None)  # no connection holds the removed wal-index any more
             self._open()
         except sqlite3.Error as exc:
             raise StorageError(
@@ -229,6 +242,13 @@ class StoreWriter:
         self._recent = RecentRows()
         log.warning("%s: the event database is open again", self.path.name)
 
+    def _refuse_until_reopened(self, gone: str | None) -> None:
+        """A connection of this process still holds the removed wal-index (a short-lived one all_closed() waited
+        for in vain) and the writer's is closed: a new connection would take the index up. New connections are
+        refused in words until the writer has opened the file again, or is closed."""
+        if gone is not None:
+            connections.watch(self.path, lambda: gone)
+
     def _commit(self, batch: Batch) -> CommitResult:
         # After a failed commit the batches queued behind it must fail too: one of them (a heartbeat's cursor
         # needs only a page, where the failed batch needed hundreds) could commit a cursor past the events that
@@ -236,8 +256,12 @@ class StoreWriter:
         if self._failed is not None:
             raise self._failed
         try:
+            if (untold := self._untold) is not None:
+                raise untold
             return self._commit_batch(batch)
         except Exception as exc:
+            if exc is self._untold:
+                self._untold = None  # said now, by the stream
             self._failed = (
                 exc if isinstance(exc, StorageError) else StorageError(f"cannot write to {self.path}: {exc}")
             )
@@ -264,12 +288,15 @@ class StoreWriter:
 
     def _lost(self, gone: str) -> None:
         """A file of the database was removed: open it again at once (the sooner, the less goes into the removed
-        log); the write that found it is refused all the same, so the stream resumes from the stored cursor."""
+        log); the write that found it is refused all the same, so the stream resumes from the stored cursor and
+        says what happened. Found while idle or indexing, the next commit is refused with it instead."""
         self._files_gone = gone
-        log.warning("%s", _files_gone_error(self.path, gone))
+        said = _files_gone_error(self.path, gone)  # before the reopen: a removed file is written back by it
+        log.warning("%s", said)
+        self._untold = said
         with contextlib.suppress(StorageError):  # not now: resume_after_failure tries again
             self._reopen()
-        raise _files_gone_error(self.path, gone)
+        raise said
 
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
@@ -284,29 +311,66 @@ class StoreWriter:
     def _index_chunk_safely(self) -> None:
         try:
             self._index_chunk()
-        except StorageError as exc:  # a file of the database removed: the next commit says so and reopens it
-            log.warning("%s", exc)
-        except sqlite3.Error:
-            log.exception("full-text indexing of %s failed; search falls back to scanning", self.path.name)
-            self._fts_pending = False
+        except StorageError as exc:  # a file of the database removed: said by _lost, and by the next commit
+            if exc is not self._untold:
+                log.warning("%s", exc)
+        except sqlite3.Error as exc:
+            if _disk_trouble(
+                exc
+            ):  # a full disk, a failing one: the user is told by the stream's paused commits
+                log.warning(
+                    "full-text indexing of %s paused: %s; it goes on after the next commit",
+                    self.path.name,
+                    exc,
+                )
+            else:
+                log.exception(
+                    "full-text indexing of %s failed; search falls back to scanning", self.path.name
+                )
+            self._fts_pending = False  # (a commit sets it again)
+
+    def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return fn(self.conn)
+        finally:
+            self._cleanup_pending = True
+            self._wal_written()
+
+    def _cleanup_chunk_safely(self) -> None:
+        try:
+            self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
+            self._wal_written()
+        except Exception:
+            log.exception("removing archived rows from the full-text index of %s failed", self.path.name)
+            self._cleanup_pending = False
 
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
             pass
 
-    def _retention_chunk(self, max_age_days: float | None, max_rows: int | None) -> int:
-        removed = retention_chunk(self.conn, max_age_days, max_rows)
-        if removed:
-            self._wal_written()
-            log.info("retention removed %d events from %s", removed, self.path.name)
-        return removed
-
 
 def _files_gone_error(path: Path, name: str) -> StorageError:
+    """What happened, in words: the log removed, the database file itself removed (written back), or replaced."""
+    if name != path.name:
+        return StorageError(
+            f"{name} was removed or replaced by another program while the event database {path} was open",
+            "Tenant Events opens the database again and resumes from the stored cursor",
+        )
+    if not path.exists():
+        return StorageError(
+            f"the event database {path} was removed by another program while Tenant Events had it open",
+            "Tenant Events writes it back from what it still has open and resumes from the stored cursor",
+        )
     return StorageError(
-        f"{name} was removed or replaced by another program while the event database {path} was open",
-        "Tenant Events opens the database again and resumes from the stored cursor",
+        f"the event database {path} was replaced by another file while Tenant Events had it open",
+        "Tenant Events opens the new file and resumes from the cursor stored in it",
     )
+
+
+def _disk_trouble(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL or an I/O error: the disk's doing, not a bug."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR"))
 
 
 def _needs_reopening(failure: StorageError | None) -> bool:

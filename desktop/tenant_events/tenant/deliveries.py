@@ -19,7 +19,6 @@ from typing import Any
 from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.auth.secret_store import SecretStore
 from tenant_events.destinations.registry import destination_url
-from tenant_events.destinations.urls import fingerprint
 from tenant_events.destinations.worker import DeliveryWorker, Target
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
@@ -67,11 +66,11 @@ class DestinationTargets:
                 if self._opened is None:
                     self._opened = self._store()
                 try:
-                    url = destination_url(self._opened, profile)
+                    url = destination_url(self._opened, self._paths, profile)
                 except UserFixableError as exc:
                     problems[profile.name] = str(exc)
                     continue
-                targets[profile.name] = Target(profile, url, fingerprint(url))
+                targets[profile.name] = Target(profile, url, profile.fingerprint)
             self._targets, self.problems = targets, problems
             self._quiet = QuietTimes(settings.notifications)
             self._stamp = stamp

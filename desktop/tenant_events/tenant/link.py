@@ -202,6 +202,11 @@ class TenantLink:
         if self._monitor is not None and self._monitor.running and not self.team_alerts:
             self.rules.attach(self._monitor)
 
+    def nudge_alerts(self) -> None:
+        """Evaluate now (an alert was triaged here: the rules and the deliveries take it in at once)."""
+        if self.rules is not None and self.rules.runner is not None:
+            self.rules.runner.kick()
+
     # -- following ---------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Open the database and follow; restores a stored sign-in first (SignInRequired when there is none)."""

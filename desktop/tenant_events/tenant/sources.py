@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tenant_events.auth.secret_store import SecretStore
@@ -115,8 +116,9 @@ def fixed_tokens(credentials: AccessToken | ClientCredentials) -> TokenProvider:
     )
 
 
-def of_hub_profile(profile: HubProfile, secrets: SecretStore) -> HubFrom:
-    """A saved hub profile, its secret read from `secrets` (SignInRequired when it is missing)."""
+def of_hub_profile(profile: HubProfile, secrets: SecretStore, data_dir: Path) -> HubFrom:
+    """A saved hub profile of the data dir `data_dir`, its secret read from `secrets` (SignInRequired when it
+    is missing)."""
     from tenant_events.hub.credentials import hub_options
 
-    return HubFrom(hub_options(profile, secrets), profile.hub_tenant, tuple(profile.event_types))
+    return HubFrom(hub_options(profile, secrets, data_dir), profile.hub_tenant, tuple(profile.event_types))

@@ -66,6 +66,8 @@ def team_row(p: dict[str, Any]) -> TeamAlertRow:
             detail=str(p.get("detail") or ""),
             raised_at=float(p["raised_at"]),
             updated_at=float(p["updated_at"]),
+            resolved=p.get("state") == "resolved",
+            fired_at=float(p.get("fired_ts") or p["updated_at"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a team alert ({exc})") from None
@@ -80,6 +82,7 @@ class TeamAlertView:
         self._names = names
         self._feed: TeamAlertFeed | None = None
         self._store: TeamAlertStore | None = None
+        self._versions: dict[int, int] = {}  # alert id → the version last handed on
         self.stored = 0
 
     async def start(self) -> None:
@@ -116,8 +119,12 @@ class TeamAlertView:
         self.stored += new
         step = StepResult()
         step.add(alert, new=new)
-        if not new:
+        before = self._versions.get(alert.id, alert.occurrences)
+        self._versions[alert.id] = alert.occurrences
+        if not new and alert.occurrences > before:  # a new version: said again
             step.refired.add(alert.id)
+        if alert.triage == "resolved":
+            step.settled.append(alert)
         for callback in list(self.link.on_alerts):
             try:
                 callback(step)

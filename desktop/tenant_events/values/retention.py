@@ -1,16 +1,31 @@
-"""How long a tenant's database keeps its events, from the settings; the monitor applies it while it runs."""
+"""How long a tenant's events stay in each tier, from the settings; the monitor applies it while it runs
+(store/archive_keeper.py): live events older than `keep_live_days` (or beyond the newest `max_live_rows`) move
+to the archive, archived events older than `keep_archive_days` are deleted."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
-RETENTION_INTERVAL = 600.0  # seconds between background retention passes
+RETENTION_INTERVAL: Final = 600.0  # seconds between background passes
+KEEP_LIVE_DAYS: Final = 30.0
+SETTLE_SECONDS: Final = 3600.0  # an event stays live at least this long (rules, directory, index take it in)
 
 
 @dataclass(frozen=True)
 class Retention:
-    """Settings' retention for one tenant; applied at start and then every `interval` seconds."""
+    """One tenant's tiers; applied at start and then every `interval` seconds."""
 
-    max_age_days: float | None = None
-    max_rows: int | None = None
+    keep_live_days: float = KEEP_LIVE_DAYS
+    keep_archive_days: float | None = None  # None: for ever
+    max_live_rows: int | None = None  # beyond these, the oldest move early
     interval: float = RETENTION_INTERVAL
+    settle_seconds: float = SETTLE_SECONDS
+
+
+@dataclass(frozen=True)
+class TierDisk:
+    """The disk one tenant's events take in each tier, in bytes (store/tier_disk.py)."""
+
+    live: int
+    archive: int

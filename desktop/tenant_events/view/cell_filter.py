@@ -7,12 +7,14 @@ Only choices the filter can express are offered: free text cannot be excluded, s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from tenant_events.wire import EventType
 from tenant_events.wire.payloads import object_id
+from tenant_events.wire.references import references
 
 Kind = Literal["type", "text", "time", "test", "tenant"]
 AROUND = timedelta(seconds=30)
@@ -32,10 +34,17 @@ def _quoted(text: str) -> str:
 
 
 def choices(
-    column: str, cell: str, event_type: str, time_iso: str, purpose: str | None, data: Any
+    column: str,
+    cell: str,
+    event_type: str,
+    time_iso: str,
+    purpose: str | None,
+    data: Any,
+    names: Mapping[str, str] | None = None,
 ) -> list[FilterChoice]:
     """The filter choices for the cell of `column` ('TIME', 'TYPE', … as in event_table_model.Col) of an
-    event; `data` is the event's `data` object (None when not at hand)."""
+    event; `data` is the event's `data` object (None when not at hand); `names`: what the row's sentence calls
+    each id it names (the menu says the name; the filter keeps the id)."""
     out: list[FilterChoice] = []
     if column == "TYPE":
         out += [
@@ -54,14 +63,15 @@ def choices(
         out.append(
             FilterChoice(f"Search for “{_short(cell)}”", "text", cell, term=f"{field}:{_quoted(cell)}")
         )
-    about = _object_choice(event_type, data)
+    about = _object_choice(event_type, data, names or {})
     if about is not None:
         out.append(about)
     return out
 
 
-def _object_choice(event_type: str, data: Any) -> FilterChoice | None:
-    """Every event about the same user / organization / group, whatever the column."""
+def _object_choice(event_type: str, data: Any, names: Mapping[str, str]) -> FilterChoice | None:
+    """Every event about the same user / organization / group, whatever the column: named as the row names it
+    ("about user grace@example.com"), else as the event does, else by its id."""
     try:
         kind = EventType(event_type)
     except ValueError:
@@ -73,9 +83,10 @@ def _object_choice(event_type: str, data: Any) -> FilterChoice | None:
         return None
     field = {"user": "user", "organization": "org", "group": "group"}[kind.family]
     noun = {"user": "user", "organization": "organization", "group": "group"}[kind.family]
-    return FilterChoice(
-        f"Show every event about this {noun} ({_short(ident)})", "text", ident, term=f"{field}:{ident}"
-    )
+    said = {r.id: r.name for r in references(event_type, data) if r.name}
+    name = names.get(ident) or said.get(ident)
+    label = f"{noun} {_short(name)}" if name and name != ident else f"this {noun} ({_short(ident)})"
+    return FilterChoice(f"Show every event about {label}", "text", ident, term=f"{field}:{ident}")
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from tenant_events.errors import UserFixableError
+from tenant_events.paths import database_file_named
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.event_text import jsonl_line
 from tenant_events.view.tenant_reader import TenantReader
@@ -76,7 +78,14 @@ def export_view(
     fmt: Format,
     progress: Callable[[int], bool] = lambda _n: True,
 ) -> int:
-    """Write the matching events to `target`; `progress(done)` after each chunk returns False to cancel."""
+    """Write the matching events to `target`; `progress(done)` after each chunk returns False to cancel.
+    UserFixableError, before anything is written, when `target` is one of the databases beside the tenant's."""
+    named = database_file_named(target, reader.path.parent)
+    if named is not None:
+        raise UserFixableError(
+            f"{target} is {named.name}, a database file of Tenant Events: exporting there would destroy it",
+            "pick another file",
+        )
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     count = 0
     try:

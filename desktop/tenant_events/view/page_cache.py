@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Final
 
+from tenant_events.errors import StorageError
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
@@ -65,7 +66,10 @@ class PageCache:
         number, within = divmod(row, PAGE)
         page = self.pages.get(number)
         if page is None:
-            page, approximate = self._fetch(number)
+            try:
+                page, approximate = self._fetch(number)
+            except StorageError:  # the database being opened again: blank until painted again, nothing cached
+                return None
             self._keep(number, page, approximate)
         else:
             self.pages.move_to_end(number)

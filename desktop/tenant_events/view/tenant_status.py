@@ -55,10 +55,15 @@ def worst(statuses: list[TenantStatus]) -> TrayState:
     return min((s.state for s in statuses), key=SEVERITY.index)
 
 
-def tooltip(statuses: list[TenantStatus], unread: int) -> str:
+def tooltip(statuses: list[TenantStatus], new_events: int) -> str:
+    """The tray's tooltip: the events not yet seen in the window ("new", as the window's title says them; the
+    alerts' own line says "unread"), then a line per tenant."""
     if not statuses:
         return "Tenant Events — no tenant yet"
-    lines = ["Tenant Events" + (f" — {unread:,} unread" if unread else "")]
+    lines = [
+        "Tenant Events"
+        + (f" — {new_events:,} new event{'' if new_events == 1 else 's'}" if new_events else "")
+    ]
     for s in statuses:
         lines.append(s.line())
         if s.last_event:

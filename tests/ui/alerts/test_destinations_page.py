@@ -3,6 +3,7 @@ its field, "Send a test alert" with the result under the field (a 401 says why),
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
@@ -11,6 +12,7 @@ import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, until
 from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.destinations.registry import slot
 from tenant_events.settings import Settings
 from tenant_events.tenant.sign_in import open_secret_store
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
@@ -80,8 +82,8 @@ def test_destinations_page_adds_tests_and_removes(qloop, qtbot, ui_paths, httpse
     try:
         run_async(qloop, scenario(), timeout=90)
     finally:
-        store.delete(f"destination:{name}")
-    assert store.get(f"destination:{name}") is None
+        store.delete(slot(ui_paths, name))
+    assert store.get(slot(ui_paths, name)) is None
 
 
 def test_the_app_delivers_its_alerts_to_the_destinations(qloop, qapp, ui_paths, make_simulator, httpserver):
@@ -118,10 +120,49 @@ def test_the_app_delivers_its_alerts_to_the_destinations(qloop, qapp, ui_paths, 
     try:
         run_async(qloop, scenario(), timeout=120)
     finally:
-        store.delete(f"destination:{name}")
+        store.delete(slot(ui_paths, name))
         for v in visits:
             v.cancel()
     [(request, _)] = [(r, s) for r, s in httpserver.log if r.path == "/hook"]
     body = json.loads(request.get_data())
     assert body["title"].startswith("[warning] Organization deleted — ")
     assert body["link"].startswith("tenant-events://alert/acme/")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_url_typed_can_be_checked_before_saving_and_is_masked_after(qapp, qloop, qtbot, ui_paths, theme):
+    from PySide6.QtWidgets import QLineEdit
+
+    from tenant_events.ui.look.theme import apply_theme
+
+    apply_theme(qapp, theme)
+    store = open_secret_store().store
+    name = f"hook-{uuid.uuid4().hex[:6]}"
+    url = f"json://hooks.example/alerts?+X-Token=tk-{uuid.uuid4().hex[:8]}"
+    d = SettingsDialog(Settings(), set(), None, DestinationEditor(ui_paths, store))
+    qtbot.addWidget(d)
+    d.resize(1000, 600)
+    d.show()
+    page = d.destinations_page
+    d.tabs.setCurrentWidget(page)
+
+    async def scenario() -> None:
+        await page.load()
+        page.name.setText(name)
+        page.url.setText(url)
+        assert page.url.echoMode() == QLineEdit.EchoMode.Password  # masked while typed
+        page.show_url.click()  # the user looks at what was typed
+        assert page.url.echoMode() == QLineEdit.EchoMode.Normal and page.url.displayText() == url
+        save_screenshot(d, f"destination-url-shown-{theme}")
+        page.save_button.click()
+        await until(lambda: page.list.count() == 1, 10, "saved")
+        # saved: the field empty and masked again, the stored URL shown masked
+        assert page.url.text() == "" and not page.show_url.isChecked()
+        assert page.url.echoMode() == QLineEdit.EchoMode.Password
+        assert page.url_note.text().startswith("Now: ") and "tk-" not in page.url_note.text()
+        await asyncio.to_thread(page.editor.remove, name)
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        apply_theme(qapp, "light")

@@ -128,8 +128,11 @@ def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_s
             page.test_button.click()
             await until(lambda: "would" in page.test_result.text(), 20, "the trial")
             await until(lambda: page.fixtures_result.text() == "Fixtures: all 2 pass", 30, "its fixtures")
-            assert page.test_result.text() == (
-                "acme: would have fired 2 times in the last 7 days (1 notification, 2 events)"
+            assert (
+                page.test_result.text()
+                == (
+                    "acme: would have fired 2 times in the last 7 days (2 notifications, 2 events)"  # a warning said again
+                )
             )
             _select(page, "Burst of sign-ups")
             page.test_button.click()
@@ -281,3 +284,67 @@ def test_alternatives_are_lines_of_the_conditions_or_kept_as_they_are(qtbot):
         {"field": "object.email_verified", "op": "equals", "value": "false"},
         {"field": "object.email", "op": "contains", "value": "+bulk"},
     ]
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_form_shows_only_what_the_rule_has_and_what_applies_to_it(qapp, qtbot, theme):
+    """A rule with no conditions shows an empty box that says so (not a greyed example that reads as the rule's
+    own conditions); "Group firings within" shows for every kind of rule: a single event's, a threshold's and a
+    sequence's firing each join the open alert as its next version within that bound of its raise."""
+    from tenant_events.ui.alerts.rule_form import NO_CONDITIONS, parse_conditions
+
+    apply_theme(qapp, theme)
+    try:
+        d = SettingsDialog(Settings(), set())
+        qtbot.addWidget(d)
+        d.resize(1100, 760)
+        d.show()
+        page, form = d.rules_page, d.rules_page.form
+        d.tabs.setCurrentWidget(page)
+
+        def coalesce_shown() -> bool:
+            return form.coalesce.isVisibleTo(d)
+
+        _select(page, "Mass deletion")  # a threshold, no conditions
+        assert form.use_threshold.isChecked() and form.conditions.toPlainText() == ""
+        assert form.conditions.placeholderText() == NO_CONDITIONS
+        assert parse_conditions(NO_CONDITIONS)[2]  # not something the box would take as a condition
+        assert coalesce_shown()
+        save_screenshot(d, f"rule-form-threshold-{theme}")
+        _select(page, "Admin role assigned")  # one event fires it: later ones join its open alert
+        assert not form.use_threshold.isChecked() and coalesce_shown()
+        assert form.conditions.toPlainText() != ""  # its own conditions, as text
+        save_screenshot(d, f"rule-form-single-event-{theme}")
+        _select(page, "Temporary elevation")  # a sequence: a completion soon after joins its open alert too
+        assert coalesce_shown()
+    finally:
+        apply_theme(qapp, "light")
+
+
+def test_trying_a_rules_fixtures_logs_no_database_lines(qloop, qtbot, caplog):
+    """Each rule shown runs its fixtures on databases made for them: nothing in the log at INFO (it logged
+    "database fixture.sqlite3 migrated to schema 1…5", fifteen lines each time)."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="tenant_events.store.schema")
+    d = SettingsDialog(Settings(), set())
+    qtbot.addWidget(d)
+    d.show()
+    page = d.rules_page
+    d.tabs.setCurrentWidget(page)
+
+    async def scenario() -> None:
+        for name in ("Mass deletion", "Account linked to another identity"):
+            _select(page, name)
+            page.run_fixtures()  # (as selecting it does; the first is selected already as the page opens)
+            await until(
+                lambda: (
+                    "fixtures" in page.fixtures_result.text().lower()
+                    and "Running" not in page.fixtures_result.text()
+                ),
+                30,
+                f"the fixtures of {name}",
+            )
+
+    run_async(qloop, scenario())
+    assert [r.getMessage() for r in caplog.records if r.name == "tenant_events.store.schema"] == []

@@ -1,6 +1,10 @@
 """The write-ahead log removed under the running app (a cleaning tool, a stray `rm`): the app says what happened
 in words, opens the database again by itself — its window's readers and the alert inbox with it — and resumes
-from the stored cursor: every event of the simulator's log stored once, in order. Quit after it is clean."""
+from the stored cursor: every event of the simulator's log stored once, in order. Quit after it is clean.
+
+The window stays what it was while the store is paused (rows in time order, their names, the count and the
+histogram), and after the reopen it looks as before: every shown row's summary named from the entity directory
+as the directory knows it, the histogram and the count there."""
 
 from __future__ import annotations
 
@@ -18,6 +22,15 @@ from helpers.fixtures_ui import (
     running_app,
     save_screenshot,
     until,
+)
+from helpers.window_shown import (
+    counted,
+    in_time_order,
+    named,
+    names_unlike_the_directory,
+    sentences,
+    shown_count,
+    window_rows,
 )
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.errors import StorageError
@@ -64,21 +77,36 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             await until(
                 lambda: w.tenant == "acme" and w.model.rowCount() >= 300, 60, "the backlog in the window"
             )
+            # What a user sees before anything goes wrong: names, the count, the histogram, time order.
+            await until(lambda: named(w) and counted(w), 30, "the window's names, count and histogram")
+            assert in_time_order(w), [e.time for e in window_rows(w)]
+            directory = session.link.ui_reader.directory()
+            assert await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory) == []
             session.status_changed.connect(lambda s: lines.append(s.line()))
             for suffix in ("-wal", "-shm"):
                 os.remove(db.with_name(db.name + suffix))
-            await until(
-                lambda: any("removed or replaced by another program" in line for line in lines), 30, "told"
-            )
+            state = w.status_line.state_label
+            await until(lambda: "removed or replaced by another program" in state.text(), 30, "told")
+            told = state.text()
+            assert "acme.sqlite3" in told and "paused" in told and "opens the database again" in told, told
+            assert state.toolTip() == told  # the whole line on hover: the window cuts it at its edge
+            # Paused, the window keeps what it showed while it says why.
+            assert named(w) and counted(w), (w.filter_bar._count_text, len(w.histogram.buckets))
+            assert in_time_order(w), [e.time for e in window_rows(w)]
             save_screenshot(w, "store-recovery-told")
-            told = next(line for line in lines if "removed or replaced" in line)
-            assert "acme.sqlite3" in told and "opens the database again" in told, told
             # Recovered: the files are back, the writer stores again, the window follows.
             sent = int(sim.stats()["events"])
             await until(lambda: stored_count(db) >= sent + 16, 60, "storing again after the reopen")
             assert all(db.with_name(db.name + s).exists() for s in ("-wal", "-shm"))
             await until(lambda: w.model.rowCount() >= sent + 16, 30, "the window's rows after the reopen")
             assert "disk I/O error" not in " ".join(lines)
+            # As before: names from the directory opened again, the count and the histogram, in time order.
+            await until(
+                lambda: named(w) and counted(w), 30, "the names, count and histogram after the reopen"
+            )
+            assert in_time_order(w), [e.time for e in window_rows(w)]
+            assert await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory) == []
+            await until(lambda: shown_count(w) >= sent, 30, "the count")
             save_screenshot(w, "store-recovery-live-again")
 
     run_async(qloop, scenario(), timeout=240)

@@ -85,6 +85,22 @@ def test_the_applied_palette_is_the_checked_one(qapp, light_again, theme):
     assert family_color("group", dark).name() in {p.foreground for p in text_pairs(dark)}
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_disabled_button_looks_disabled(qapp, light_again, theme):
+    """In both themes a disabled control's text is dimmed: the light palette set its text black in every group,
+    so the inbox's Acknowledge, greyed out for a resolved alert, looked as clickable as ever."""
+    from PySide6.QtGui import QPalette
+
+    from tenant_events.ui.look.theme import apply_theme
+
+    apply_theme(qapp, theme)
+    palette = qapp.palette()
+    for role in (QPalette.ColorRole.ButtonText, QPalette.ColorRole.Text, QPalette.ColorRole.WindowText):
+        active = palette.color(QPalette.ColorGroup.Active, role)
+        disabled = palette.color(QPalette.ColorGroup.Disabled, role)
+        assert abs(active.lightness() - disabled.lightness()) >= 60, (role, active.name(), disabled.name())
+
+
 def test_the_detail_pane_recolours_its_json_when_the_theme_changes(qtbot, qapp, light_again):
     from tenant_events.ui.look.theme import apply_theme
     from tenant_events.ui.window.detail_pane import DetailPane

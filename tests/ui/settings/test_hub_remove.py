@@ -42,7 +42,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
     store = secret_store()
     name = f"team-{uuid.uuid4().hex[:6]}"
     url = f"nats://127.0.0.1:{free_port()}"  # nothing listens there: removing needs no running hub
-    add_hub_profile(
+    added = add_hub_profile(
         ui_paths,
         store,
         "viewer-password",
@@ -72,7 +72,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
             assert app.settings.hub(name) is None and dialog.settings.hub(name) is None
             dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()  # OK does not bring it back
             await until(lambda: load_settings(ui_paths).hub(name) is None, 10, "the settings file")
-            assert store.get(secret_slot(name)) is None
+            assert store.get(secret_slot(added, ui_paths.data_dir)) is None
             assert stored_count(database) == stored
 
         # gone after a restart too, and it can be added again under the same name
@@ -93,7 +93,7 @@ def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
     try:
         run_async(qloop, scenario())
     finally:
-        store.delete(secret_slot(name))
+        store.delete(secret_slot(added, ui_paths.data_dir))
 
 
 @pytest.mark.expect_warning_logs  # the hub never answers: the session says it cannot reach it

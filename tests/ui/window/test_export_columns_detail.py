@@ -97,6 +97,18 @@ def test_export_cancel_and_failure_leave_no_file(open_window, filled_store, qloo
     assert w.toast.text() == result
 
 
+def test_export_onto_a_database_file_is_refused_and_the_database_kept(open_window, filled_store, qloop):
+    path = filled_store(300)
+    w = open_window(path)
+    for target in (path, path.with_name(path.name + "-wal")):
+        result, _ = export(w, qloop, target)
+        assert isinstance(result, str) and "a database file of Tenant Events" in result, result
+        assert w.toast.text() == f"Not exported: {result}"
+    assert not list(path.parent.glob(".acme.sqlite3*")), "no temp file left"
+    with EventReader(path) as reader:
+        assert reader.count() == 300
+
+
 def _store_with(tmp_path, rows: list[EventRow], name: str = "mixed"):
     path = tmp_path / f"{name}.sqlite3"
     writer = StoreWriter(path)

@@ -243,3 +243,34 @@ def test_the_alert_chip_is_per_tenant(qtbot, bar):
     with qtbot.waitSignal(bar.filter_changed):
         bar.alert_chip.click()  # the chip's ✕
     assert bar.current().query == "type:user.deleted OR type:group.deleted"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_long_query_problem_keeps_the_bar_one_line_and_clips_nothing(
+    qapp, qloop, open_window, tmp_path, theme
+):
+    """The "unknown field" reason lists every field (four lines when it wrapped): in a 1280 px window the bar keeps
+    its height, the query line its room, the count ("… · query not run") its whole text; the reason is cut where
+    drawn and whole in its tooltip."""
+    path = tmp_path / "acme.sqlite3"
+    write(path, simulated_rows(200))
+    apply_theme(qapp, theme)
+    try:
+        w = open_window(path, size=(1280, 780))
+        bar = w.filter_bar
+        height = bar.height()
+        bar.search.setText("type:user.deleted usr:ada")
+        bar.search.returnPressed.emit()
+        qapp.processEvents()
+        problem = bar.query_problem
+        assert problem.isVisible() and "(fields: type, family, user, email," in problem.text()
+        assert problem.toolTip() == problem.text() and problem.elided  # cut where drawn, whole in its tooltip
+        assert bar.height() == height  # one line, as before
+        assert bar.search.width() >= 340  # the query line keeps the room the problem does not take
+        count = bar.count_label
+        assert count.text().endswith("query not run")
+        assert count.width() >= count.fontMetrics().horizontalAdvance(count.text())  # nothing clipped
+        assert count.geometry().right() <= bar.width()
+        save_screenshot(w, f"query-problem-one-line-{theme}")
+    finally:
+        apply_theme(qapp, "light")

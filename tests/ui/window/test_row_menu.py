@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QContextMenuEvent, QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu
 
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
 from tenant_events.cli.export_cmd import jsonl_line as export_line
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.view import event_text
@@ -87,7 +87,11 @@ def test_search_time_and_object_choices(open_window, filled_store):
     full = w.events.full_event(w.model.event_at(user_row).seq)
     user_id = event_text.data_of(full.raw)["object"]["user_id"]
     menu = right_click(w, user_row, Col.SUMMARY)
-    [about] = [a for a in menu.actions() if a.text().startswith("Show every event about this user")]
+    [about] = [a for a in menu.actions() if a.text().startswith("Show every event about ")]
+    # named as the row names the user (its e-mail), not by the raw id
+    sentence = w.model.names.sentence(full.seq)
+    [name] = [m.label for m in sentence.mentions if m.id == user_id]
+    assert about.text() == f"Show every event about user {name}" and user_id not in about.text()
     about.trigger()
     menu.close()
     assert w.model.event_filter.query == user_id
@@ -158,3 +162,21 @@ def test_keyboard_opens_the_menu_on_the_current_row(open_window, filled_store, q
     rect = w.table.visualRect(w.table.currentIndex())
     assert menu.pos().y() >= w.table.viewport().mapToGlobal(QPoint(0, rect.bottom())).y() - 1
     menu.close()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_object_choice_names_the_object(qapp, open_window, filled_store, theme):
+    from tenant_events.ui.look.theme import apply_theme
+
+    apply_theme(qapp, theme)
+    try:
+        w = open_window(filled_store(60))
+        row = next(r for r in range(w.model.rowCount()) if w.model.event_at(r).family == "user")
+        menu = right_click(w, row, Col.SUMMARY)
+        [about] = [a for a in menu.actions() if a.text().startswith("Show every event about ")]
+        assert about.text().startswith("Show every event about user ") and "|" not in about.text()
+        menu.adjustSize()
+        save_screenshot(menu, f"row-menu-named-{theme}")
+        menu.close()
+    finally:
+        apply_theme(qapp, "light")

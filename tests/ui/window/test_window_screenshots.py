@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -14,7 +14,7 @@ from helpers.events_factory import frame, row
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, save_screenshot
 from tenant_events.store import Batch, EventRow, StoreWriter
 from tenant_events.ui.look.theme import apply_theme
-from tenant_events.ui.window.table.columns import ID_MIN
+from tenant_events.ui.window.table.columns import ID_MIN, SUMMARY_WANTS
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.wire import EventMessage, EventType, decode_frame
 
@@ -54,7 +54,7 @@ def _store(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("width", [1600, 900])
+@pytest.mark.parametrize("width", [1600, 1280, 900])
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_main_window_at_two_widths_in_both_themes(qapp, open_window, tmp_path, theme, width):
     dark = apply_theme(qapp, theme)
@@ -75,9 +75,14 @@ def test_main_window_at_two_widths_in_both_themes(qapp, open_window, tmp_path, t
     assert table.columnWidth(Col.SUMMARY) >= 300
     visible = sum(table.columnWidth(c) for c in Col if not table.isColumnHidden(c))
     assert visible <= table.viewport().width() + 1  # no horizontal scrolling needed
+    # (in window coordinates: the table and the detail pane sit in containers of their own)
+    below = w.detail.mapTo(w, QPoint(0, 0)).y() > table.mapTo(w, QPoint(0, table.height())).y()
     if width < 1100:  # narrow: the detail pane goes under the table so the columns keep their width
-        # (in window coordinates: the table and the detail pane sit in containers of their own)
-        assert w.detail.mapTo(w, QPoint(0, 0)).y() > table.mapTo(w, QPoint(0, table.height())).y()
+        assert below
+    else:  # the detail pane open, beside the table or under it: the summary and the event ID read whole
+        assert table.columnWidth(Col.ID) >= w.columns.content_width(Col.ID)
+        assert table.columnWidth(Col.SUMMARY) >= SUMMARY_WANTS - 20
+        assert below is (width == 1280)  # 1280 px: beside it, the table would cut them
 
     # the theme's colours are what is drawn
     image = w.grab().toImage()
@@ -86,3 +91,26 @@ def test_main_window_at_two_widths_in_both_themes(qapp, open_window, tmp_path, t
     assert abs(image.pixelColor(corner).lightness() - base.lightness()) < 40
     assert (base.lightness() < 100) is dark
     save_screenshot(w, f"window-{theme}-{width}")
+
+
+def test_the_detail_pane_goes_under_the_table_once_the_rows_need_the_room(qapp, open_window, tmp_path):
+    """A tenant that starts empty (the demo's first seconds): the pane starts beside the table, and goes under it
+    as soon as the rows that arrive need the width (at 1280 px the summary and the event ID would be cut)."""
+    path = tmp_path / "late.sqlite3"
+    writer = StoreWriter(path)
+    try:
+        w = open_window(path, size=(1280, 780))
+        assert w.splitter.orientation() == Qt.Orientation.Horizontal  # nothing to show yet: room enough
+        rows = [row(i, type_=TYPES[i % len(TYPES)]) for i in range(200)]
+        writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
+        assert w.model.advance_head() == 200  # the rows arrive at the top, as the feed puts them
+        assert w.splitter.orientation() == Qt.Orientation.Vertical
+        w.follow.select_quietly(0)
+        table = w.table
+        on_screen = (
+            w.follow.visible_rows()[1] + 1
+        )  # (the ID column widens as rows come, for the rows in view)
+        assert table.columnWidth(Col.ID) >= w.columns.content_width(Col.ID, on_screen)
+        assert table.columnWidth(Col.SUMMARY) >= SUMMARY_WANTS - 20
+    finally:
+        writer.close()

@@ -97,13 +97,16 @@ def test_settings_dialog_round_trip(qtbot):
         d._with_current(d.sign_out_requested)
     assert got.args == ["acme-eu-auth0-com"]
     d.theme.setCurrentIndex(2)
-    d.max_age.setValue(30)
+    d.keep_live.setValue(14)
+    d.keep_archive.setValue(0)
     fam = d.types_tree.topLevelItem(0)
     fam.child(0).setCheckState(0, Qt.CheckState.Checked)
     with qtbot.waitSignal(d.settings_changed) as changed:
         d.apply()
     new = changed.args[0]
-    assert new.theme == "dark" and new.retention.max_age_days == 30
+    assert (
+        new.theme == "dark" and new.retention.keep_live_days == 14 and new.retention.keep_archive_days is None
+    )
     assert fam.child(0).text(0) in new.notifications.event_types
     d.tabs.setCurrentIndex(1)
     save_screenshot(d, "settings-notifications")

@@ -42,6 +42,7 @@ from sigma.types import (
 )
 
 from tenant_events.alerts.event_fields import check_carried
+from tenant_events.alerts.rule_parts import re2_compile
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 SUPPORTED_MODIFIERS: Final = (
@@ -193,7 +194,7 @@ def leaf(expr: ConditionFieldEqualsValueExpression, negated: bool, spelled: dict
         ignore_case = SigmaRegularExpressionFlag.IGNORECASE in value.flags
         op, text = "regex", (f"(?{flags})" if flags else "") + pattern
         try:
-            re2.compile(text)
+            re2_compile(text)  # (RE2 would log the pattern raw to stderr otherwise)
         except re2.error as exc:
             raise Refusal(where, f"regular expression {pattern!r} does not compile in RE2: {exc}") from None
     elif isinstance(value, SigmaString) and field == "type":

@@ -11,6 +11,7 @@ a correlation uses (without `generate: true`) is only part of that correlation, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,21 +21,39 @@ import yaml
 from sigma.collection import SigmaCollection
 from sigma.correlations import SigmaCorrelationRule
 from sigma.exceptions import SigmaError, SigmaRegularExpressionError
+from sigma.policy import SigmaPolicy
+from sigma.policy.regex_engine import RE2RegexEngine, RegexPattern
 from sigma.rule import SigmaRule
-from sigma.rule.base import SigmaYAMLLoader
+from sigma.rule.base import SigmaYAMLLoader, check_alias_expansion
 
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.rule_parts import re2_compile
 from tenant_events.alerts.sigma_rules.correlation import correlation_entry
 from tenant_events.alerts.sigma_rules.detection import Refusal
 from tenant_events.alerts.sigma_rules.entries import detection_entry
 from tenant_events.errors import ConfigError
+from tenant_events.paths import regular_file_bytes
 
 SIGMA_SUFFIXES: Final = (".yml", ".yaml")
 MAX_FILES: Final = 2000
 MAX_FILE_BYTES: Final = 1_000_000
 MAX_TOTAL_BYTES: Final = 20_000_000  # SigmaHQ's whole rule set is about 15 MB of YAML
 MAX_RULES: Final = 1000
+
+
+class _QuietRE2(RE2RegexEngine):
+    """pySigma's RE2 engine, except that RE2 does not write a pattern it cannot compile to stderr (raw: a
+    Sigma file's escape sequences would reach the terminal); the error still says what is wrong."""
+
+    def compile(self, pattern: str, flags: int = 0) -> RegexPattern:
+        inline = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s"}
+        prefix = "".join(v for k, v in inline.items() if int(flags) & int(k))
+        compiled: RegexPattern = re2_compile(f"(?{prefix}){pattern}" if prefix else pattern)
+        return compiled
+
+
+_POLICY: Final = SigmaPolicy(regex_engine=_QuietRE2())
 
 
 def printable(text: str) -> str:
@@ -55,6 +74,20 @@ class SigmaRefused(ConfigError):
 class _Loaded:
     collection: SigmaCollection
     files: dict[int, Path] = field(default_factory=dict)  # id(rule) → the file it came from
+
+
+def bounded_bytes(path: Path) -> bytes:
+    """The bytes of one rule file within the limits every reader of rule files keeps (a regular file of at most
+    MAX_FILE_BYTES); ValueError saying why not."""
+    return regular_file_bytes(path, MAX_FILE_BYTES)
+
+
+def check_expansion(doc: object) -> None:
+    """ValueError when the YAML's aliases expand to a tree far larger than the text ("billion laughs")."""
+    try:
+        check_alias_expansion(doc)
+    except SigmaError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def sigma_files(target: Path) -> list[Path]:
@@ -87,24 +120,23 @@ def _load(paths: Iterable[Path]) -> _Loaded:
     total = 0
     for path in paths:
         try:
-            if not path.is_file():  # a device or a pipe could be read forever
-                raise SigmaRefused(path, "", "is not a regular file")
-            with path.open("rb") as f:
-                raw = f.read(MAX_FILE_BYTES + 1)
+            raw = bounded_bytes(path)
             total += len(raw)
-            if len(raw) > MAX_FILE_BYTES:
-                raise SigmaRefused(path, "", f"larger than {MAX_FILE_BYTES // 1_000_000} MB")
             if total > MAX_TOTAL_BYTES:
                 raise SigmaRefused(path, "", f"the files come to more than {MAX_TOTAL_BYTES // 1_000_000} MB")
             text = raw.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SigmaRefused(path, "", f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise SigmaRefused(path, "", f"cannot be read: {exc}") from None
+        except ValueError as exc:
+            raise SigmaRefused(path, "", str(exc)) from None
         try:
             docs = list(yaml.load_all(text, Loader=SigmaYAMLLoader))  # aliases stay shared, not expanded
             for number, doc in enumerate(docs, 1):
                 if doc is not None and not isinstance(doc, dict):
                     raise SigmaRefused(path, "", f"YAML document {number} is not a map of rule fields")
-            collection = SigmaCollection.from_dicts(docs, collect_errors=True, resolve_references=False)
+            collection = SigmaCollection.from_dicts(
+                docs, collect_errors=True, resolve_references=False, policy=_POLICY
+            )
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f"line {mark.line + 1}: " if mark is not None else ""
@@ -207,4 +239,6 @@ def read_sigma(target: Path, *, lists: Iterable[str] = ()) -> list[SigmaEntry]:
             raise SigmaRefused(path, label, str(exc)) from None
         except (TypeError, AttributeError, KeyError) as exc:  # a value of a shape pySigma let through
             raise SigmaRefused(path, label, f"cannot be read ({type(exc).__name__}: {exc})") from None
+        except RecursionError:  # a condition of hundreds of nested `not`s or brackets
+            raise SigmaRefused(path, label, "its condition nests too deeply to be read") from None
     return entries

@@ -1,4 +1,5 @@
-"""Every tenant's stored alerts as one list for the inbox and the tray: newest first, unread counts, read marks.
+"""Every tenant's stored alerts as one list for the inbox and the tray: by latest activity (the alert that fired
+last first, so a firing folded into an old alert brings it to the top), unread counts, read marks.
 
 No Qt: a thin holder of one `store.AlertInbox` per tenant database (opened when first needed, since a new
 tenant's database appears with its first commit). Alert ids are per database, so an entry carries its tenant's
@@ -68,14 +69,14 @@ class AlertBook:
         return inbox
 
     def entries(self, limit: int = 200, *, unread_only: bool = False) -> list[InboxEntry]:
-        """The newest `limit` alerts over every tenant, newest (raised) first."""
+        """The `limit` alerts that fired last over every tenant, the latest first."""
         out: list[InboxEntry] = []
         for profile in self._profiles:
             inbox = self._inbox(profile)
             if inbox is not None:
                 alerts = inbox.alerts(limit=limit, unread_only=unread_only)
                 out += [InboxEntry(profile, a) for a in alerts]
-        out.sort(key=lambda e: (e.alert.raised_at, e.alert.id), reverse=True)
+        out.sort(key=lambda e: (e.alert.fired_at, e.alert.raised_at, e.alert.id), reverse=True)
         return out[:limit]
 
     def get(self, profile: str, alert_id: int) -> InboxEntry | None:
@@ -100,10 +101,11 @@ class AlertBook:
         return done
 
     def mark_all_read(self, seen: list[InboxEntry]) -> int:
-        """Mark every alert up to the newest the user saw (per tenant) read; one raised since stays unread."""
+        """Mark every alert up to the latest firing the user saw (per tenant) read; one that fired since stays
+        unread."""
         done = 0
         for profile in {e.profile for e in seen}:
             inbox = self._inbox(profile)
             if inbox is not None:
-                done += inbox.mark_all_read(max(e.alert.id for e in seen if e.profile == profile))
+                done += inbox.mark_all_read(max(e.alert.fired_at for e in seen if e.profile == profile))
         return done

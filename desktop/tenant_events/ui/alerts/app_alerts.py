@@ -71,9 +71,14 @@ class AppAlerts(QObject):
         self.window, self.settings = window, settings
         self.paths = paths
         self._rules = settings.alerts.model_copy(deep=True)  # what the links run, to see a change
+        self._rule_set = rule_set(settings.alerts)
         self.book = AlertBook(paths.database_file)
         self.notes = AlertNotes(notifier, settings.notifications, self)
         self.notes.alert_requested.connect(self.open_inbox)
+        self.notes.renotify = self._renotify
+        self.notes.current = lambda profile, alert_id: (
+            entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None
+        )
         self.sessions: dict[str, TenantSession] = {}
         self.inbox: InboxWindow | None = None
         self.button: QToolButton | None = None  # the menu bar corner's "Alerts" button, once a window has one
@@ -98,6 +103,11 @@ class AppAlerts(QObject):
         window.menu_actions.all.append(self.action)
         self._add_to_window(window)
         self.refresh()
+
+    def _renotify(self, rule_id: str) -> bool:
+        """The rule's choice whether its warning alerts notify again at each firing (values/alert_lifecycle.py)."""
+        rule = self._rule_set.get(rule_id)
+        return rule.renotify if rule is not None else True
 
     def _add_to_window(self, window: MainWindow) -> None:
         """The View menu entry and an "Alerts" button in the menu bar's corner (beside Follow and Settings)."""
@@ -149,6 +159,8 @@ class AppAlerts(QObject):
         do-not-disturb, quiet hours."""
         rules_changed = settings.alerts != self._rules
         self.settings, self._rules = settings, settings.alerts.model_copy(deep=True)
+        if rules_changed:
+            self._rule_set = rule_set(settings.alerts)
         self.notes.set_settings(settings.notifications)
         if rules_changed:
             for session in self.sessions.values():
@@ -162,6 +174,8 @@ class AppAlerts(QObject):
         await self.notes.close()
         if self.inbox is not None:
             self.inbox.close()
+            self.inbox.deleteLater()  # no parent to take it along
+            self.inbox = None
         self.book.close()
 
     # -- state on the window and the tray --------------------------------------------------------------------------
@@ -194,20 +208,37 @@ class AppAlerts(QObject):
     def open_inbox(self, profile: str = "", alert_id: int = 0) -> InboxWindow:
         """Show the inbox; with an alert (a notification or a tray entry was clicked) open it: selected and read,
         by the inbox's one rule."""
-        if self.inbox is None:
-            self.inbox = InboxWindow(self.book, self._events, self.window)
+        if self.inbox is None:  # a window of its own (no parent), which the main window can cover
+            self.inbox = InboxWindow(self.book, self._events)
             self.inbox.events_requested.connect(self._show_events)
             self.inbox.event_requested.connect(self.window.select_event)
             self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
             self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
+            self.inbox.triage.settled.connect(self._settled)
         inbox = self.inbox
         inbox.reload()
+        if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
+            inbox.select(profile, alert_id, quiet=True)
         inbox.show()
         inbox.raise_()
         inbox.activateWindow()
+        inbox.table.setFocus()  # the keys move through the alerts at once
         if profile and alert_id:
             inbox.open_alert(profile, alert_id)
+        else:
+            inbox.show_latest()
         return inbox
+
+    def _settled(self, profile: str, alert_id: int, _state: str) -> None:
+        """Triaged in the inbox: acknowledged or resolved, no repeats of it and its notification goes away;
+        snoozed, said again when the snooze ends. (The rules hear of it too, and the destinations get a resolve:
+        store/alert_triage.py.)"""
+        entry = self.book.get(profile, alert_id)
+        if entry is not None:
+            self.notes.settle(profile, entry.alert)
+        session = self.sessions.get(profile)
+        if session is not None:
+            session.link.nudge_alerts()
 
     def mark_all_read(self) -> None:
         if self.book.mark_all_read(self.book.entries(limit=10_000)):

@@ -6,6 +6,14 @@ detected up front with `get_capabilities()`. The tray balloon is the fallback; i
 last notification's click. What to show, and when, is decided before this (ui/alerts/alert_notes.py
 over alerts/delivery.py); every notification comes with its own click.
 
+An alert is one notification: its next firing replaces the one still shown, and a notification the user or the
+daemon already closed (dismissed, expired) is simply not there to take away: desktop-notifier raises KeyError
+for an identifier it has forgotten, so nothing it raises while taking one away ever stops the next one
+(`_take_away`). The library also forgets a notification as soon as its action is invoked, though a daemon may
+keep showing it (dunst does, for `dunstctl action`): the daemon's own id of each notification is kept, and such
+a one is closed with the notification service's CloseNotification directly. `withdraw(key)` takes an alert's notification away (acknowledged, resolved), `withdraw_all()` every
+notification of the app (it quits).
+
 Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it
 (expire_timeout 0), the others leave expiry to the desktop (-1), so an administrator away from the screen for a
 few seconds still finds "Mass deletion" there.
@@ -47,7 +55,8 @@ class Notifier(QObject):
         self._native_ok: bool | None = None
         self._probing = asyncio.Lock()  # one probe: a burst of alerts must not race it
         self._balloon_clicked_cb: Callable[[], None] | None = None
-        self._on_screen: dict[str, str] = {}  # key (one alert) → the identifier of its latest notification
+        # key (one alert) → its latest notification: the library's identifier and the daemon's id (None: unknown)
+        self._on_screen: dict[str, tuple[str, int | None]] = {}
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
         self.tray = tray
@@ -85,21 +94,25 @@ class Notifier(QObject):
         if await self.probe() and self._native is not None:
             earlier = self._on_screen.pop(key, None) if key else None
             if earlier is not None:
-                await self._native.clear(earlier)
-            identifier = await self._native.send(
-                title=title,
-                message=body,
-                urgency=_URGENCY.get(urgency, Urgency.Normal),
-                buttons=(Button(title="Show", on_pressed=clicked),),
-                on_clicked=clicked,
-                timeout=expiry_for(urgency),
-            )
-            if key:
-                self._on_screen[key] = identifier
-                while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
-                    del self._on_screen[next(iter(self._on_screen))]
-            self.delivered.emit(title, "native")
-            return "native"
+                await self._take_away(*earlier)
+            try:
+                identifier = await self._native.send(
+                    title=title,
+                    message=body,
+                    urgency=_URGENCY.get(urgency, Urgency.Normal),
+                    buttons=(Button(title="Show", on_pressed=clicked),),
+                    on_clicked=clicked,
+                    timeout=expiry_for(urgency),
+                )
+            except Exception as exc:  # never lose an alert to the library: the tray balloon says it
+                log.warning("the notification daemon did not take %r (%r); trying the tray", title, exc)
+            else:
+                if key:
+                    self._on_screen[key] = (identifier, self._daemon_id(identifier))
+                    while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
+                        del self._on_screen[next(iter(self._on_screen))]
+                self.delivered.emit(title, "native")
+                return "native"
         if self.tray is not None and self.tray.isVisible():
             self._balloon_clicked_cb = clicked
             self.tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, 10_000)
@@ -107,6 +120,47 @@ class Notifier(QObject):
             return "tray"
         log.info("notification not shown (no daemon, no tray): %s", title)
         return ""
+
+    async def withdraw(self, key: str) -> None:
+        """Take the notification of `key` (one alert) away, if it is still shown."""
+        earlier = self._on_screen.pop(key, None)
+        if earlier is not None:
+            await self._take_away(*earlier)
+
+    async def withdraw_all(self) -> None:
+        """Take every notification of the app away (it quits)."""
+        shown, self._on_screen = list(self._on_screen.values()), {}
+        if self._native is not None and self._native_ok:
+            for identifier, daemon_id in shown:
+                await self._take_away(identifier, daemon_id)
+            for identifier in await self._native.get_current_notifications():
+                await self._take_away(identifier, None)
+
+    async def _take_away(self, identifier: str, daemon_id: int | None) -> None:
+        """Close one notification: through the library while it knows it, else by the daemon's id (the library
+        forgot it when its action was invoked; the daemon may still show it). One the daemon already closed is
+        left alone, and no error of the library's or the daemon's stops what comes next."""
+        native = self._native
+        if native is None:
+            return
+        try:
+            if identifier in await native.get_current_notifications():
+                await native.clear(identifier)
+            elif daemon_id is not None:
+                interface = getattr(getattr(native, "_backend", None), "interface", None)
+                if interface is not None:
+                    await interface.call_close_notification(daemon_id)
+        except Exception as exc:  # the daemon went away, or had closed it already
+            log.debug("notification %s not taken away: %r", identifier, exc)
+
+    def _daemon_id(self, identifier: str) -> int | None:
+        """The daemon's id of a notification the library just sent (desktop-notifier's D-Bus backend keeps the
+        two apart and forgets the pair when an action is invoked; None on another backend)."""
+        backend = getattr(self._native, "_backend", None)
+        pairs = getattr(backend, "_platform_to_interface_notification_identifier", None)
+        inverse = getattr(pairs, "inverse", None)
+        found = inverse.get(identifier) if inverse is not None else None
+        return found if isinstance(found, int) else None
 
     def _balloon_clicked(self) -> None:
         if self._balloon_clicked_cb is not None:

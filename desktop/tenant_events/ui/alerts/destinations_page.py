@@ -1,7 +1,7 @@
 """Settings ▸ Alert destinations: where alerts are sent (any Apprise URL), what each receives, a test button.
 
     ┌ destinations ─────────┐ ┌ Name      [ops-pager          ]                                      ┐
-    │ ops-pager (critical)  │ │ URL       [••••••••••••••••••] (kept in the keyring; shown masked)     │
+    │ ops-pager (critical)  │ │ URL       [••••••••••••••••••] ☐ Show (kept in the keyring; masked)    │
     │ ⚠ chat — stopped: …   │ │           [Send a test alert]  result of the test, under the field     │
     └ [New] [Remove] ───────┘ │ Receives  ☐ info ☑ warning ☑ critical   Rules […]   Tenants […]       │
                               │ ☑ Held back by quiet hours and do-not-disturb          [Save destination] │
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -68,6 +69,12 @@ class DestinationsPage(QWidget):
         self.url = QLineEdit()
         self.url.setEchoMode(QLineEdit.EchoMode.Password)
         self.url.setAccessibleName("Apprise URL")
+        # the URL holds a token: masked, but the user may look at what was typed before saving (masked again
+        # once saved, and for every destination shown)
+        self.show_url = QCheckBox("Sho&w")
+        self.show_url.setToolTip("Show the URL as typed, to check it before saving")
+        self.show_url.setAccessibleName("Show the URL")
+        self.show_url.toggled.connect(self._url_shown)
         self.url_note = QLabel("")
         self.url_note.setWordWrap(True)
         self.url_error = self._error_label()
@@ -82,6 +89,12 @@ class DestinationsPage(QWidget):
         self.tenants = QLineEdit()
         self.tenants.setPlaceholderText("every tenant (or profile names, comma-separated)")
         self.held = QCheckBox("Held back by quiet hours and do-not-disturb")
+        self.resolved = QCheckBox("Told when an alert is resolved (a pager's incident closes)")
+        self.repeat = QSpinBox()
+        self.repeat.setRange(0, 10_080)
+        self.repeat.setSuffix(" min")
+        self.repeat.setSpecialValueText("never")
+        self.repeat.setAccessibleName("Repeat unacknowledged critical alerts every")
         self.fields_error = self._error_label()
         self.stopped = self._error_label()
         self.save_button = QPushButton("&Save destination")
@@ -90,7 +103,10 @@ class DestinationsPage(QWidget):
         form = QFormLayout()
         form.addRow("Name", self.name)
         form.addRow("", self.name_error)
-        form.addRow("URL", self.url)
+        url_row = QHBoxLayout()
+        url_row.addWidget(self.url, 1)
+        url_row.addWidget(self.show_url)
+        form.addRow("URL", url_row)
         form.addRow("", self.url_note)
         form.addRow("", self.url_error)
         test_row = QHBoxLayout()
@@ -106,6 +122,8 @@ class DestinationsPage(QWidget):
         form.addRow("Rules", self.rules)
         form.addRow("Tenants", self.tenants)
         form.addRow("", self.held)
+        form.addRow("", self.resolved)
+        form.addRow("Repeat unacknowledged critical alerts every", self.repeat)
         form.addRow("", self.fields_error)
         form.addRow("", self.stopped)
         save_row = QHBoxLayout()
@@ -119,6 +137,14 @@ class DestinationsPage(QWidget):
             self.setEnabled(False)
             self.url_note.setText("Alert destinations need the app's keyring.")
         self.new_destination()
+
+    def _url_shown(self, shown: bool) -> None:
+        self.url.setEchoMode(QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password)
+
+    def _mask_url(self) -> None:
+        """The URL field empty and masked again (saved, or another destination shown)."""
+        self.url.clear()
+        self.show_url.setChecked(False)
 
     def _error_label(self) -> QLabel:
         label = QLabel("")
@@ -165,7 +191,7 @@ class DestinationsPage(QWidget):
             return
         self.name.setText(p.name)
         self.name.setReadOnly(True)
-        self.url.clear()
+        self._mask_url()
         self.url.setPlaceholderText("unchanged (type a new URL to replace it)")
         self.url_note.setText(f"Now: {p.url_masked}")
         for s, box in self.severity.items():
@@ -173,6 +199,8 @@ class DestinationsPage(QWidget):
         self.rules.setText(", ".join(p.rules))
         self.tenants.setText(", ".join(p.tenants))
         self.held.setChecked(p.held_by_quiet)
+        self.resolved.setChecked(p.sends_resolved)
+        self.repeat.setValue(round(p.repeat_minutes))
         stop = self.stops.get(p.name)
         self.stopped.setText(
             f"Stopped: {_printable(stop)}. Give it a corrected URL to resume." if stop else ""
@@ -184,7 +212,7 @@ class DestinationsPage(QWidget):
         self._clear_errors()
         self.name.setReadOnly(False)
         self.name.clear()
-        self.url.clear()
+        self._mask_url()
         self.url.setPlaceholderText("e.g. json://hooks.example/alerts, mailtos://user:pass@mail.example")
         self.url_note.setText("Kept in the system keyring; the settings file shows it masked.")
         for s, box in self.severity.items():
@@ -192,6 +220,10 @@ class DestinationsPage(QWidget):
         self.rules.clear()
         self.tenants.clear()
         self.held.setChecked(True)
+        self.resolved.setChecked(
+            True
+        )  # a webhook's and a pager's default; e-mail and chat are usually unticked
+        self.repeat.setValue(60)
         self.test_result.setText("")
         self.stopped.hide()
 
@@ -215,6 +247,8 @@ class DestinationsPage(QWidget):
             "rules": [r.strip() for r in self.rules.text().split(",") if r.strip()],
             "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
             "held_by_quiet": self.held.isChecked(),
+            "send_resolved": self.resolved.isChecked(),
+            "repeat_minutes": float(self.repeat.value()),
         }
 
     def _run(self, coro: Any) -> None:
@@ -233,7 +267,7 @@ class DestinationsPage(QWidget):
         except UserFixableError as exc:
             self._show_error(exc)
             return
-        self.url.clear()
+        self._mask_url()
         await self.load()
         self._fill(saved.name)
         self.changed.emit(list(self.profiles))

@@ -1,11 +1,14 @@
-"""The inbox's table: one row per alert, newest first; unread rows bold; severity in its colour.
+"""The inbox's table: one row per alert, by latest activity (the alert that fired last first); unread rows bold;
+severity in its colour; each column sorts (`sort`, the header's click).
 
-Rows are `InboxEntry`s (alert_book.py); a reload resets the model (the list is at most a few hundred alerts).
-Times are the alert's last event's, shown in local time at the last moment (CONTRIBUTING.md "Style").
+Rows are `InboxEntry`s (alert_book.py); a reload resets the model (the list is at most a few hundred alerts) and
+keeps the order the user chose. "Last firing" is when the alert last fired (a raise or a firing folded into it),
+shown in local time at the last moment (CONTRIBUTING.md "Style"); "State" its phase (values/alert_lifecycle.py).
 """
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from enum import IntEnum
 from typing import Any, Final
@@ -36,12 +39,31 @@ Index = QModelIndex | QPersistentModelIndex
 class Col(IntEnum):
     SEVERITY = 0
     ALERT = 1
-    EVENTS = 2
-    TENANT = 3
-    TIME = 4
+    STATE = 2
+    EVENTS = 3
+    TENANT = 4
+    TIME = 5
 
 
-HEADERS: Final = ("Severity", "Alert", "Events", "Tenant", "Last event")
+HEADERS: Final = ("Severity", "Alert", "State", "Events", "Tenant", "Last firing")
+_RANK: Final[dict[Severity, int]] = {"info": 0, "warning": 1, "critical": 2}
+
+
+def local_stamp(seconds: float, now: datetime | None = None) -> str:
+    """A wall-clock time (unix s) as `local_time` says it."""
+    return local_time(datetime.fromtimestamp(seconds).astimezone().isoformat(), now)
+
+
+def _sort_key(e: InboxEntry, col: int, now: float) -> tuple[Any, ...]:
+    a = e.alert
+    keys: dict[int, Any] = {
+        Col.SEVERITY: _RANK[a.severity],
+        Col.ALERT: title(a).casefold(),
+        Col.STATE: str(a.phase(now)),
+        Col.EVENTS: a.event_count,
+        Col.TENANT: e.profile.casefold(),
+    }
+    return (keys.get(col, 0), a.fired_at, a.id)  # ties (and "Last firing"): the latest activity
 
 
 def local_time(iso: str, now: datetime | None = None) -> str:
@@ -58,11 +80,29 @@ class InboxModel(QAbstractTableModel):
     def __init__(self) -> None:
         super().__init__()
         self.entries: list[InboxEntry] = []
+        self.order = (int(Col.TIME), Qt.SortOrder.DescendingOrder)  # latest activity first
 
     def set_entries(self, entries: list[InboxEntry]) -> None:
         self.beginResetModel()
-        self.entries = entries
+        self.entries = self._sorted(entries)
         self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """The header was clicked: order the rows by that column (the selection follows its alert)."""
+        self.order = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        before = self.persistentIndexList()
+        keep = [(self.entries[i.row()], i.column()) for i in before]
+        self.entries = self._sorted(self.entries)
+        where = {id(e): row for row, e in enumerate(self.entries)}
+        self.changePersistentIndexList(before, [self.index(where[id(e)], c) for e, c in keep])
+        self.layoutChanged.emit()
+
+    def _sorted(self, entries: list[InboxEntry]) -> list[InboxEntry]:
+        column, order = self.order
+        now = time.time()
+        descending = order == Qt.SortOrder.DescendingOrder
+        return sorted(entries, key=lambda e: _sort_key(e, column, now), reverse=descending)
 
     def replace(self, row: int, entry: InboxEntry) -> None:
         """One alert changed (read now): repaint its row without a reset, so the selection stays."""
@@ -118,8 +158,10 @@ class InboxModel(QAbstractTableModel):
             return SEVERITY_MARK[a.severity]
         if col == Col.ALERT:
             return ("While you were away: " if a.catch_up else "") + title(a)
+        if col == Col.STATE:
+            return str(a.phase(time.time())).capitalize()
         if col == Col.EVENTS:
             return f"{a.event_count:,}"
         if col == Col.TENANT:
             return e.profile
-        return local_time(a.last_time)
+        return local_stamp(a.fired_at or a.raised_at)

@@ -1,8 +1,9 @@
-"""The alerts inbox: every tenant's alerts, newest first; the events behind one; mark read; jump to the table.
+"""The alerts inbox: every tenant's alerts, the one that fired last first (each column sorts); the events behind
+one; mark read; triage; jump to the table.
 
-    ┌ 3 unread · 12 alerts ─────────────────────────────────────── [Mark all read] ┐
-    │ Severity   Alert                    Events  Tenant  Last event               │
-    │ ▲ Critical Mass deletion            30      demo    14:32:05   (bold: unread) │
+    ┌ 3 unread · 12 alerts ─────────────────────────────────────────────── [Mark all read] ┐
+    │ Severity   Alert                    State         Events  Tenant  Last firing          │
+    │ ▲ Critical Mass deletion × 2        Firing        50      demo    14:32:05 (bold: unread) │
     ├──────────────────────────────────────────────────────────────────────────────┤
     │ why (presentation.why_line) · the events behind it · [Show these events in the table] │
     └──────────────────────────────────────────────────────────────────────────────┘
@@ -10,8 +11,14 @@
 Widgets only: the alerts come from an `AlertBook`, the events behind one from `load_events` (the app's
 readers). Double-clicking an event opens it in the table; the button filters the table to the alert's events.
 
-One rule marks an alert read: opening it, whether by selecting it here (mouse or keys) or by clicking its
-notification or tray entry (`open_alert`). A selection the inbox restores itself after a reload is not an opening.
+One rule marks an alert read: opening it, whether by selecting it here (mouse or keys), by clicking its
+notification or tray entry (`open_alert`), or by showing the inbox again on the alert it was left on (the reader
+looks at it again). A selection the inbox restores after a reload while it is shown is not an opening. The
+selection is restored through the selection model, never through the rows' geometry (which a hidden window does
+not keep up to date), so the alert selected is the one the detail and the triage row show and act on.
+
+A window of its own, not a dialog of the main window: the main window can cover it (a dialog is kept above the
+window it belongs to), and "Show these events in the table" brings the main window to the front over it.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -42,6 +50,7 @@ from tenant_events.ui.alerts.triage_bar import TriageBar
 from tenant_events.values.events import StoredEvent
 
 EventLoader = Callable[[str, list[int]], list[StoredEvent]]  # profile, seqs → stored events
+_SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
 MAX_LISTED = 200
 
 
@@ -52,6 +61,8 @@ class InboxWindow(QDialog):
 
     def __init__(self, book: AlertBook, load_events: EventLoader, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # a normal window (no parent and not a dialog: either makes X keep it above the main window)
+        self.setWindowFlags(Qt.WindowType.Window)
         self.setWindowTitle("Alerts — Tenant Events")
         self.resize(900, 620)
         self.book = book
@@ -78,6 +89,8 @@ class InboxWindow(QDialog):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(Col.ALERT, QHeaderView.ResizeMode.Stretch)
+        self.table.setSortingEnabled(True)  # the header sorts; the model keeps the order over reloads
+        header.setSortIndicator(Col.TIME, Qt.SortOrder.DescendingOrder)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.table.doubleClicked.connect(lambda _i: self.show_in_table())
 
@@ -117,11 +130,15 @@ class InboxWindow(QDialog):
         self._restoring = True
         try:
             self.model.set_entries(self.book.entries())
-            if current is not None:
-                self.select(current.profile, current.alert.id, quiet=True)
+            if current is None or not self.select(current.profile, current.alert.id, quiet=True):
+                self._selected(QItemSelection(), QItemSelection())  # gone: nothing shown, nothing to triage
         finally:
             self._restoring = False
         self._count()
+
+    def show_latest(self) -> None:
+        """Opened again: the top of the list, where the latest activity is (the selection stays)."""
+        self.table.scrollToTop()
 
     def _count(self) -> None:
         unread = sum(1 for e in self.model.entries if not e.alert.read)
@@ -140,11 +157,18 @@ class InboxWindow(QDialog):
         row = self.model.row_of(profile, alert_id)
         if row is None:
             return False
-        self.table.selectRow(row)
-        self.table.scrollTo(self.model.index(row, 0))
+        index = self.model.index(row, 0)
+        # the selection model itself: QTableView.selectRow goes through the rows' pixels, stale while hidden
+        self.table.selectionModel().setCurrentIndex(index, _SELECT_ROW)
+        self.table.scrollTo(index)
         if not quiet:
             self.table.setFocus()
         return True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Shown again on the alert it was left on: the reader is looking at that alert again (an opening)."""
+        super().showEvent(event)
+        self._mark_opened()
 
     def open_alert(self, profile: str, alert_id: int) -> bool:
         """Select one alert and mark it read (its notification or tray entry was clicked), as a click here does."""

@@ -3,7 +3,12 @@ with the rules' own validation (alerts/rule_model.py), each problem shown under 
 
     Name · Severity · Event types (patterns) · Conditions (one a line: `field op value, value`; alternatives,
     at least one of which must hold, marked `one of: field op value`) · Threshold
-    (at least N in S seconds, per type) · Time of day · Tenants · Group firings within N minutes · Notify
+    (at least N in S seconds, per type) · Time of day · Tenants · Group firings within N minutes · Resolve after
+    N minutes without a firing · Notify · Notify again at each firing
+
+The entry starts from the rule's own data and the form's fields are laid over it (`entry`), so what the form
+does not show (an imported Sigma rule's explanation and ATT&CK tags, `include_test_events`, a sequence, the
+fixtures, any field added later) is kept as it was.
 """
 
 from __future__ import annotations
@@ -46,11 +51,21 @@ FIELDS: Final = (
     "time_of_day",
     "tenants",
     "coalesce_minutes",
+    "resolve_after_minutes",
     "id",
 )
 
 
 ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
+NO_CONDITIONS: Final = "None: every event of the types above counts."
+CONDITIONS_HINT: Final = (
+    f"Format: one a line, field operator value, e.g. object.role.name contains admin, owner; “{ONE_OF}” "
+    "before a line makes it one of several alternatives."
+)
+COALESCE_TIP: Final = (
+    "A firing this soon after the rule's open alert was raised is its next version (said again, unread "
+    "again) instead of another alert; a later firing raises a new alert."
+)
 
 
 def _line(c: Condition) -> str:
@@ -127,10 +142,14 @@ class RuleForm(QWidget):
         self.types = QLineEdit()
         self.types.setPlaceholderText("user.deleted, organization.*")
         self.conditions = QPlainTextEdit()
-        self.conditions.setPlaceholderText(
-            f"object.role.name contains admin, owner\n{ONE_OF} object.email_verified equals false"
-        )
+        # an empty box says what no condition means; an example in grey would read as the rule's own conditions
+        self.conditions.setPlaceholderText(NO_CONDITIONS)
         self.conditions.setFixedHeight(self.fontMetrics().height() * 4 + 12)
+        self.conditions_hint = QLabel(CONDITIONS_HINT)
+        self.conditions_hint.setWordWrap(True)
+        hint_font = self.conditions_hint.font()
+        hint_font.setPointSizeF(hint_font.pointSizeF() * 0.9)
+        self.conditions_hint.setFont(hint_font)
         self.use_threshold = QCheckBox("at least")
         self.count = QSpinBox()
         self.count.setRange(0, 1_000_000)
@@ -147,7 +166,16 @@ class RuleForm(QWidget):
         self.coalesce.setRange(0, 1440)
         self.coalesce.setSuffix(" min")
         self.coalesce.setDecimals(0)
+        self.resolve_after = QDoubleSpinBox()
+        self.resolve_after.setRange(0, 10_080)
+        self.resolve_after.setSuffix(" min")
+        self.resolve_after.setDecimals(0)
+        self.resolve_after.setSpecialValueText("never")
+        self.resolve_after.setToolTip(
+            "The alert resolves by itself after this long without a firing (0: never)"
+        )
         self.notify = QCheckBox("Show a desktop notification (otherwise only the inbox)")
+        self.renotify = QCheckBox("Notify again at each firing (critical alerts always do)")
         self.errors: dict[str, QLabel] = {}
         threshold = QHBoxLayout()
         for w in (self.use_threshold, self.count, QLabel("events within"), self.window_s, self.per_type):
@@ -163,6 +191,7 @@ class RuleForm(QWidget):
             ("time_of_day", "Time of &day", self.time_of_day),
             ("tenants", "Te&nants", self.tenants),
             ("coalesce_minutes", "&Group firings within", self.coalesce),
+            ("resolve_after_minutes", "&Resolve after", self.resolve_after),
         )
         for key, label, field in rows:
             box = QVBoxLayout()
@@ -180,10 +209,14 @@ class RuleForm(QWidget):
             problem.setStyleSheet(f"color: {error_color().name()}")
             problem.setVisible(False)
             problem.setAccessibleName(f"{label.replace('&', '')} problem")
+            if key == "conditions":
+                box.addWidget(self.conditions_hint)
             box.addWidget(problem)
             self.errors[key] = problem
             form.addRow(caption, box)
         form.addRow("", self.notify)
+        form.addRow("", self.renotify)
+        self.coalesce.setToolTip(COALESCE_TIP)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.explanation)
@@ -201,7 +234,9 @@ class RuleForm(QWidget):
             self.use_threshold.toggled,
             self.time_of_day.currentIndexChanged,
             self.coalesce.valueChanged,
+            self.resolve_after.valueChanged,
             self.notify.toggled,
+            self.renotify.toggled,
         ):
             signal.connect(self._changed)
         for w in (self.count, self.window_s, self.per_type):
@@ -236,21 +271,25 @@ class RuleForm(QWidget):
         self.time_of_day.setCurrentIndex([v for _, v in TIMES].index(when))
         self.tenants.setText(", ".join(rule.tenants))
         self.coalesce.setValue(rule.coalesce_minutes)
+        self.resolve_after.setValue(rule.resolve_after_s / 60)
         self.notify.setChecked(rule.notify)
+        self.renotify.setChecked(rule.renotify)
         self._loading = False
         self.show_errors([])
 
     def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
-        """The rule as a full entry, and a problem of the conditions text ("" if none)."""
+        """The rule as a full entry, and a problem of the conditions text ("" if none): the rule's own data
+        with the form's fields laid over it, so what the form does not show is kept as it was."""
+        own = self.shown.model_dump(mode="json", exclude_none=True) if self.shown is not None else {}
         conditions, any_of, problem = parse_conditions(self.conditions.toPlainText())
         if self.keep_conditions and self.shown is not None:
-            shown = self.shown.model_dump(mode="json")
-            conditions, any_of, problem = shown["conditions"], shown["any_of"], ""
-        entry: dict[str, Any] = {
+            conditions, any_of, problem = own["conditions"], own["any_of"], ""
+        edited: dict[str, Any] = {
             "id": rule_id,
             "name": self.name.text().strip(),
             "enabled": enabled,
             "notify": self.notify.isChecked(),
+            "renotify": self.renotify.isChecked(),
             "severity": SEVERITIES[self.severity.currentIndex()],
             "types": [t.strip() for t in self.types.text().split(",") if t.strip()],
             "conditions": conditions,
@@ -260,32 +299,24 @@ class RuleForm(QWidget):
             "threshold": None,
             "time_of_day": None,
         }
-        kept = self.shown.model_dump(mode="json", exclude_none=True) if self.shown is not None else {}
-        for key in (
-            "group_by",
-            "sequence",
-            "novelty",
-            "state",
-            "tests",
-            "origin",
-        ):  # not on the form: kept as is
-            if key in kept:
-                entry[key] = kept[key]
+        resolve_after = self.resolve_after.value()
+        if (
+            self.shown is None
+            or self.shown.resolve_after_minutes is not None
+            or resolve_after != round(self.shown.resolve_after_s / 60)
+        ):
+            edited["resolve_after_minutes"] = resolve_after
         if self.use_threshold.isChecked():
-            entry["threshold"] = {
+            edited["threshold"] = {
+                **own.get("threshold", {}),
                 "count": self.count.value(),
                 "window_seconds": self.window_s.value(),
                 "per_type": self.per_type.isChecked(),
-                **{k: v for k, v in kept.get("threshold", {}).items() if k == "distinct"},
             }
         when = TIMES[self.time_of_day.currentIndex()][1]
         if when is not None:
-            old = self.base.time_of_day if self.base is not None else None
-            entry["time_of_day"] = {
-                "when": when,
-                **({"hours": old.hours.model_dump()} if old and old.hours else {}),
-            }
-        return entry, problem
+            edited["time_of_day"] = {**own.get("time_of_day", {}), "when": when}
+        return {**own, **edited}, problem
 
     def validate(
         self, rule_id: str, enabled: bool, builtins: tuple[Rule, ...]

@@ -15,7 +15,6 @@ import getpass
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,7 +25,8 @@ from tenant_events.errors import StorageError
 from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.tenant.deliveries import undelivered_in
 from tenant_events.ui.alerts.alert_book import InboxEntry
-from tenant_events.values.triage import NOTE_MAX, Triage, TriageState
+from tenant_events.values.alert_lifecycle import after, allows, phase_of, transition_of
+from tenant_events.values.triage import NOTE_MAX, SET_WORDS, Triage, TriageState, clock
 
 SNOOZE_S: Final = 3600.0
 log = logging.getLogger(__name__)
@@ -34,15 +34,16 @@ log = logging.getLogger(__name__)
 
 def triage_line(t: Triage) -> str:
     """ "acknowledged by ana 14:02 — looking into it" (a snooze says until when); control characters escaped."""
-    text = f"{t.state} by {t.by} {datetime.fromtimestamp(t.at).strftime('%H:%M')}"
+    text = f"{SET_WORDS.get(t.state, t.state)} by {t.by} {clock(t.at, '%H:%M')}"
     if t.until is not None:
-        text += f" until {datetime.fromtimestamp(t.until).strftime('%H:%M')}"
+        text += f" until {clock(t.until, '%H:%M')}"
     note = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in t.note)
     return f"{text} — {note}" if note else text
 
 
 class TriageBar(QWidget):
     changed = Signal()  # a triage was saved: counts elsewhere change
+    settled = Signal(str, int, str)  # profile, alert id, the triage state saved
 
     def __init__(self, database_file: Callable[[str], Path], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,12 +86,19 @@ class TriageBar(QWidget):
     def show_entry(self, entry: InboxEntry | None) -> None:
         self.entry = entry
         self.error.hide()
-        for button in self.buttons.values():
-            button.setEnabled(entry is not None)
         if entry is None:
+            for button in self.buttons.values():
+                button.setEnabled(False)
             self.state.setText("")
             return
         history = self._history(entry)
+        last = history[-1] if history else None
+        phase = phase_of(last.state if last else None, last.until if last else None, time.time())
+        for state, button in self.buttons.items():
+            # what the alert's phase allows and what would change it (resolved: reopen first; no Reopen on an
+            # alert that is firing, no Acknowledge on an acknowledged one)
+            move = transition_of(state)
+            button.setEnabled(allows(phase, move) and after(phase, move) is not phase)
         mark = "team · " if self.team(entry.profile) is not None else ""
         missed = self._undelivered(entry)
         if missed:
@@ -143,4 +151,5 @@ class TriageBar(QWidget):
             task.add_done_callback(self._published)
         self.note.clear()
         self.show_entry(entry)
+        self.settled.emit(entry.profile, entry.alert.id, state)
         self.changed.emit()

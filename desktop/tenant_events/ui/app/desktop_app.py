@@ -28,10 +28,12 @@ from PySide6.QtWidgets import QApplication
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
 from tenant_events.destinations.editor import DestinationEditor
+from tenant_events.malloc_arenas import trim_heap
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, SettingsSync, SharedSettings, TenantProfile
 from tenant_events.settings.hubs import HubProfile
+from tenant_events.store.tier_disk import disk_per_tier
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
@@ -43,6 +45,7 @@ from tenant_events.ui.app.sign_in_flow import Opener, SignInFlow
 from tenant_events.ui.app.tenant_roster import TenantRoster
 from tenant_events.ui.app.tray_wiring import TrayWiring
 from tenant_events.ui.app.wake_watcher import WakeWatcher
+from tenant_events.ui.dialogs.about_dialog import open_about
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
@@ -51,13 +54,13 @@ from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.url_forms import parse_alert_link
-from tenant_events.values.retention import Retention
 
 log = logging.getLogger(__name__)
 
 
 # How long `login` waits for its browser step by default: a profile it saved is looked at again so long.
 LOGIN_WAIT_S = 300.0
+TRIM_MS = 60_000  # how often the heap's free pages go back to the system
 
 
 @dataclass
@@ -126,6 +129,9 @@ class DesktopApp(QObject):
         self._status_timer.timeout.connect(
             lambda: self.settings_sync.follow() if self.settings_sync.changed() else None
         )
+        self._trim_timer = QTimer(self)  # the heap's free pages back to the system (malloc_arenas.py)
+        self._trim_timer.setInterval(TRIM_MS)
+        self._trim_timer.timeout.connect(trim_heap)
         self._wire()
 
     @property
@@ -137,6 +143,7 @@ class DesktopApp(QObject):
         w.quit_requested.connect(self.quit)
         w.pause_toggled.connect(self.set_paused)
         w.settings_requested.connect(self.open_settings)
+        w.about_requested.connect(lambda: open_about(self.paths, w))
         self.tenants.session_added.connect(self.alerts.add_session)
         self.tenants.session_removed.connect(self.alerts.remove)
         self.wake.woke.connect(self.tenants.nudge_all)
@@ -201,6 +208,7 @@ class DesktopApp(QObject):
             self.sink.report(Problem("warning", "Settings were reset", text))
         self.wake.start()
         self._status_timer.start()
+        self._trim_timer.start()
         for profile in self.settings.tenants:
             if profile.name == DEMO_TENANT and self.options.demo:
                 continue
@@ -288,14 +296,13 @@ class DesktopApp(QObject):
         return hub_connect.open_hub_connect(self)
 
     def _hub_session(self, profile: HubProfile) -> HubSession:
-        r = self.settings.retention
         return HubSession(
             profile,
             self.paths,
             self.secrets,
             parent=self.tenants,
             alerts=self.settings.alerts,
-            retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
+            retention=self.settings.retention.tiers(),
         )
 
     async def add_hub_session(self, profile: HubProfile) -> TenantSession:
@@ -326,7 +333,7 @@ class DesktopApp(QObject):
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
         await self.settings_sync.save()
         if hub is not None:
-            await hub_connect.forget_secret(self, name)
+            await hub_connect.forget_secret(self, hub)
         if self.settings_dialog is not None:
             self.settings_dialog.forget_tenant(name, {n for n, s in self.sessions.items() if s.is_signed_in})
 
@@ -339,8 +346,13 @@ class DesktopApp(QObject):
     # -- settings and state ------------------------------------------------------------------------------
     def open_settings(self) -> None:
         signed = {n for n, s in self.sessions.items() if s.is_signed_in}
+        disk = {name: disk_per_tier(self.paths.database_file(name)) for name in self.sessions}
         dialog = SettingsDialog(
-            self.settings_sync.open_dialog(), signed, self.window, DestinationEditor(self.paths, self.secrets)
+            self.settings_sync.open_dialog(),
+            signed,
+            self.window,
+            DestinationEditor(self.paths, self.secrets),
+            disk,
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())
@@ -352,6 +364,8 @@ class DesktopApp(QObject):
         dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))
         self.settings_dialog = dialog
+        before = QApplication.focusWidget()  # where the keyboard goes back to when Settings closes
+        dialog.finished.connect(lambda _r: self.window.take_focus_back(before))
         dialog.open()
 
     def _destinations_saved(self, destinations: list[Any]) -> None:

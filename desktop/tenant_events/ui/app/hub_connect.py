@@ -189,11 +189,12 @@ async def add(app: HubHost, dialog: ConnectHubDialog, request: HubRequest) -> Te
     return await app.add_hub_session(saved)
 
 
-async def forget_secret(app: HubHost, name: str) -> None:
+async def forget_secret(app: HubHost, hub: HubProfile) -> None:
     """The removed hub tenant's secret out of the keyring; the status bar says so when the keyring refused."""
     from tenant_events.hub.credentials import forget_hub_secret
 
-    problem = await asyncio.to_thread(forget_hub_secret, app.secrets, name)
+    name = hub.name
+    problem = await asyncio.to_thread(forget_hub_secret, app.secrets, hub, app.paths.data_dir)
     if problem is not None:
         log.warning("%s: could not delete the hub secret: %s", name, problem)
         app.window.statusBar().showMessage(

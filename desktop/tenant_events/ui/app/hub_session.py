@@ -82,7 +82,9 @@ class HubSession(TenantSession):
         if self.link.running:
             return True
         try:
-            self.link.source = await asyncio.to_thread(of_hub_profile, self.hub_profile, self._secrets)
+            self.link.source = await asyncio.to_thread(
+                of_hub_profile, self.hub_profile, self._secrets, self.link.paths.data_dir
+            )
         except SignInRequired as exc:
             log.info("%s: %s", self.name, exc.message)
             self._set_status(TrayState.SIGNED_OUT, f"not connected to the hub: {exc.message}")

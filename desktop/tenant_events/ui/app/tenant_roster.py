@@ -26,7 +26,6 @@ from tenant_events.tenant.sources import of_profile
 from tenant_events.ui.app.sign_in_flow import SignInFlow
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.values.retention import Retention
 from tenant_events.view.tenant_status import TenantStatus
 
 log = logging.getLogger(__name__)
@@ -58,13 +57,12 @@ class TenantRoster(QObject):
     def add(self, profile: TenantProfile) -> TenantSession:
         """A session for `profile`, its old events shown at once when its database exists."""
         settings = self._settings()
-        r = settings.retention
         # The app runs the valid rules even when one is broken (the settings show what is wrong with it).
         link = TenantLink(
             profile.name,
             self._paths,
             of_profile(profile, self._secrets),
-            retention=Retention(max_age_days=r.max_age_days, max_rows=r.max_events),
+            retention=settings.retention.tiers(),
             alerts=settings.alerts,
             strict_rules=False,
         )

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
+from tenant_events.errors import UserFixableError
 from tenant_events.values.events import EventFilter
 from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
 from tenant_events.view.tenant_reader import TenantReader
@@ -21,6 +23,22 @@ from tenant_events.view.tenant_reader import TenantReader
 log = logging.getLogger(__name__)
 SHOW_PROGRESS_FROM = 5000  # rows: smaller exports finish before a dialog would be worth showing
 POLL_MS = 100
+
+
+def save_dialog(
+    parent: QWidget, title: str, suggested: Path, filters: dict[str, str], chosen: Callable[[Path], object]
+) -> QFileDialog:
+    """A save dialog, open and not blocking: `filters` are {name filter: its suffix}, the first one the default;
+    `chosen(path)` when a file is picked. It deletes itself when closed."""
+    dialog = QFileDialog(parent, title, str(suggested))
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dialog.setNameFilters(list(filters))
+    dialog.setDefaultSuffix(next(iter(filters.values())))
+    dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix(filters.get(f, "")))
+    dialog.fileSelected.connect(lambda path: chosen(Path(path)))
+    dialog.finished.connect(lambda _r: dialog.deleteLater())
+    dialog.open()
+    return dialog
 
 
 class ExportHost(Protocol):
@@ -47,16 +65,14 @@ class ViewExport(QObject):
         """The save dialog (non-blocking); choosing a file starts the export of `flt` up to `head`."""
         source = self.host.export_source()
         name = f"{source[0] if source else 'events'}-events.jsonl"
-        dialog = QFileDialog(self.window, "Export the events shown", str(Path.home() / name))
-        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.setNameFilters(["JSON lines (*.jsonl)", "CSV (*.csv)"])
-        dialog.setDefaultSuffix("jsonl")
-        dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix("csv" if "csv" in f else "jsonl"))
-        dialog.fileSelected.connect(lambda path: self.start(Path(path), flt, head, rows))
-        dialog.finished.connect(lambda _r: dialog.deleteLater())
-        self.file_dialog = dialog
-        dialog.open()
-        return dialog
+        self.file_dialog = save_dialog(
+            self.window,
+            "Export the events shown",
+            Path.home() / name,
+            {"JSON lines (*.jsonl)": "jsonl", "CSV (*.csv)": "csv"},
+            lambda path: self.start(path, flt, head, rows),
+        )
+        return self.file_dialog
 
     def start(self, target: Path, flt: EventFilter, head: int, rows: int) -> asyncio.Task[Any] | None:
         source = self.host.export_source()
@@ -97,6 +113,11 @@ class ViewExport(QObject):
             self._close_progress()
             self.host.confirm("Export cancelled: no file was written")
             self.finished.emit("cancelled")
+            return
+        except UserFixableError as exc:
+            self._close_progress()
+            self.host.confirm(f"Not exported: {exc}")
+            self.finished.emit(str(exc))
             return
         except OSError as exc:
             self._close_progress()

@@ -7,6 +7,8 @@ a test checks every text colour against WCAG AA in both themes.
 
 from __future__ import annotations
 
+from typing import Final
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
@@ -85,16 +87,25 @@ def _palette(base: QPalette, colours: dict[str, str]) -> QPalette:
     return base
 
 
+_DIMMED: Final = (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText)
+
+
 def _dark_palette() -> QPalette:
     p = _palette(QPalette(), DARK)
-    roles = QPalette.ColorRole
-    for role in (roles.Text, roles.WindowText, roles.ButtonText):
+    for role in _DIMMED:
         p.setColor(QPalette.ColorGroup.Disabled, role, QColor(DARK_DISABLED_TEXT))
     return p
 
 
 def _light_palette() -> QPalette:
-    return _palette(QApplication.style().standardPalette() if QApplication.style() else QPalette(), LIGHT)
+    """Fusion's palette with LIGHT's roles set in the active and inactive groups; the disabled group keeps
+    Fusion's dimmed text (set for every group, a disabled button looked like an enabled one)."""
+    p = QApplication.style().standardPalette() if QApplication.style() else QPalette()
+    dimmed = {role: p.color(QPalette.ColorGroup.Disabled, role) for role in _DIMMED}
+    _palette(p, LIGHT)
+    for role, colour in dimmed.items():
+        p.setColor(QPalette.ColorGroup.Disabled, role, colour)
+    return p
 
 
 def wants_dark(theme: str, app: QGuiApplication) -> bool:

@@ -6,6 +6,8 @@ Tenant actions that need the network (sign in/out) are signals handled by the ap
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QListWidget,
     QPushButton,
     QSpinBox,
@@ -31,6 +34,7 @@ from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
 from tenant_events.ui.alerts.quiet_hours_box import QuietHoursBox
 from tenant_events.ui.alerts.rules_page import RulesPage
 from tenant_events.ui.look.theme import THEMES
+from tenant_events.values.retention import TierDisk
 from tenant_events.wire import EventType
 from tenant_events.wire.event_types import DEFAULT_NOTIFY_NAMES
 
@@ -49,8 +53,10 @@ class SettingsDialog(QDialog):
         signed_in: set[str],
         parent: QWidget | None = None,
         destinations: DestinationEditor | None = None,
+        disk: Mapping[str, TierDisk] | None = None,
     ) -> None:
         super().__init__(parent)
+        self.disk = dict(disk or {})  # each tenant's disk per tier, shown on the General tab
         self.setWindowTitle("Tenant Events settings")
         self.resize(860, 660)
         self.settings = settings.model_copy(deep=True)
@@ -172,29 +178,40 @@ class SettingsDialog(QDialog):
         self.start_at_login = QCheckBox("Start Tenant Events when I log in (in the tray)")
         self.start_at_login.setChecked(self.settings.start_at_login)
         r = self.settings.retention
-        self.max_age = QSpinBox()
-        self.max_age.setRange(0, 3650)
-        self.max_age.setSpecialValueText("keep forever")
-        self.max_age.setSuffix(" days")
-        self.max_age.setValue(r.max_age_days or 0)
+        self.keep_live = QSpinBox()
+        self.keep_live.setRange(1, 3650)
+        self.keep_live.setSuffix(" days")
+        self.keep_live.setValue(r.keep_live_days)
+        self.keep_live.setToolTip("Older events move to the archive: smaller on disk, found by every search")
+        self.keep_archive = QSpinBox()
+        self.keep_archive.setRange(0, 36500)
+        self.keep_archive.setSpecialValueText("keep forever")
+        self.keep_archive.setSuffix(" days")
+        self.keep_archive.setValue(r.keep_archive_days or 0)
+        self.keep_archive.setToolTip("Archived events older than this are deleted, a month at a time")
         self.max_events = QSpinBox()
         self.max_events.setRange(0, 50_000_000)
         self.max_events.setSingleStep(100_000)
         self.max_events.setSpecialValueText("no limit")
         self.max_events.setValue(r.max_events or 0)
+        self.max_events.setToolTip("Beyond this many, the oldest live events move to the archive early")
         form = QFormLayout(page)
         form.addRow("T&heme", self.theme)
         form.addRow("", self.start_at_login)
-        form.addRow("Keep events for", self.max_age)
-        form.addRow("Keep at most", self.max_events)
+        form.addRow("Keep &live for", self.keep_live)
+        form.addRow("Keep in the &archive for", self.keep_archive)
+        form.addRow("Keep at most live", self.max_events)
+        for name, disk in sorted(self.disk.items()):
+            form.addRow(f"Disk of {name}", QLabel(f"{_size(disk.live)} live, {_size(disk.archive)} archived"))
         return page
 
     def collect(self) -> Settings:
         s = self.settings.model_copy(deep=True)
         s.theme = THEMES[self.theme.currentIndex()]  # type: ignore[assignment]
         s.start_at_login = self.start_at_login.isChecked()
-        age, count = self.max_age.value(), self.max_events.value()
-        s.retention.max_age_days = age or None
+        count = self.max_events.value()
+        s.retention.keep_live_days = self.keep_live.value()
+        s.retention.keep_archive_days = self.keep_archive.value() or None
         s.retention.max_events = max(count, 1000) if count else None
         s.notifications.enabled = self.notify_enabled.isChecked()
         s.notifications.do_not_disturb = self.dnd.isChecked()
@@ -230,3 +247,12 @@ class SettingsDialog(QDialog):
     def _ok(self) -> None:
         if self.apply():
             self.accept()
+
+
+def _size(n: int) -> str:
+    """Bytes as the Settings dialog shows them."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000  # type: ignore[assignment]
+    return f"{n} TB"

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, QTimer, SignalInstance
 from PySide6.QtWidgets import QTableView, QWidget
 
+from tenant_events.errors import StorageError
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
@@ -188,9 +189,17 @@ class FeedController(QObject):
             return
         model = self.w.model
         flt, head = model.event_filter, model.head
-        total, oldest = await asyncio.to_thread(count_and_oldest, reader, flt, head)
+        try:
+            total, oldest = await asyncio.to_thread(count_and_oldest, reader, flt, head)
+        except StorageError:  # the database being opened again: counted once it is open
+            QTimer.singleShot(AGGREGATE_MIN_MS, lambda: self._count_again(generation))
+            return
         model.apply_total(generation, total, oldest)
         self.schedule_aggregates(now=True)
+
+    def _count_again(self, generation: int) -> None:
+        if not self._stopped and has_loop() and self.w.model.generation == generation:
+            self.spawn(self._count(generation))
 
     async def _advance(self) -> None:
         """Count the new rows on a worker thread (its own reader), then insert them on the UI thread."""
@@ -206,7 +215,11 @@ class FeedController(QObject):
                 return head, 0
             return new_head, reader.count_new(flt, head, rows, new_head)
 
-        new_head, added = await asyncio.to_thread(work)
+        try:
+            new_head, added = await asyncio.to_thread(work)
+        except StorageError:  # the database being opened again: the rows shown stay, tried again shortly
+            self._head_timer.start()
+            return
         current = model.generation == gen and model.head == head and self.tenant == tenant
         if current and model.apply_advance(new_head, added):
             self.schedule_aggregates()
@@ -248,6 +261,10 @@ class FeedController(QObject):
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))
+        except StorageError:  # the database being opened again: what is shown stays meanwhile
+            if self.worker_readers.get(tenant) is reader:  # (else the tenant was removed while this ran)
+                self._aggregate_timer.start(AGGREGATE_MIN_MS)
+            return
         except Exception:
             if self.worker_readers.get(tenant) is not reader:
                 return  # the tenant was removed (its reader closed) while this ran

@@ -8,9 +8,21 @@ window through small Protocols of what they use, so none of them imports it back
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSettings, Qt, Signal
+import asyncio
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QCloseEvent, QResizeEvent
-from PySide6.QtWidgets import QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.ui.dialogs.export_dialog import ViewExport
@@ -19,6 +31,7 @@ from tenant_events.ui.look.banners import BannerArea
 from tenant_events.ui.look.icons import app_icon
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
+from tenant_events.ui.window.access.access_tab import AccessTab
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.entity_views import EntityViews
 from tenant_events.ui.window.event_actions import COPIED, EventActions
@@ -35,19 +48,20 @@ from tenant_events.ui.window.table.event_table_view import event_table_view
 from tenant_events.ui.window.table.follow import FollowController
 from tenant_events.ui.window.table.keyboard_nav import KeyboardNav
 from tenant_events.ui.window.table.row_menu import RowMenu
-from tenant_events.ui.window.toast import Toast
+from tenant_events.ui.window.toast import SAY_MS, Toast
 from tenant_events.ui.window.window_menus import build_menus
 from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.tenant_status import TenantStatus
 
-STACK_BELOW_PX = 1100  # narrower windows put the detail pane under the table, so the columns keep their width
+DETAIL_BESIDE_MIN = 360  # px: the detail pane beside the table is at least this wide, else it goes below
 
 
 class MainWindow(QMainWindow):
     pause_toggled = Signal(bool)
     quit_requested = Signal()
     settings_requested = Signal()
+    about_requested = Signal()  # Help ▸ About: the app opens it (it knows where the data and logs are)
     closed_to_tray = Signal()
     tenant_shown = Signal(str)
     unread_changed = Signal(int)
@@ -80,9 +94,18 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(8, 8, 8, 4)
         self.banners = BannerArea()  # lasting notices: sign-ins not remembered, the last run died
         layout.addWidget(self.banners)
-        layout.addWidget(self.filter_bar)
-        layout.addWidget(self.histogram)
-        layout.addWidget(self.splitter, 1)
+        events_page = QWidget()  # the Events tab; the Access tab beside it (access/access_tab.py)
+        events = QVBoxLayout(events_page)
+        events.setContentsMargins(0, 4, 0, 0)
+        events.addWidget(self.filter_bar)
+        events.addWidget(self.histogram)
+        events.addWidget(self.splitter, 1)
+        self.pages = QTabWidget()
+        self.pages.setDocumentMode(True)
+        self.pages.setAccessibleName("Events or access")
+        self.pages.tabBar().setAccessibleName("Events or access")
+        self.pages.addTab(events_page, "Events")
+        layout.addWidget(self.pages, 1)
         self.setCentralWidget(central)
 
         self.status_line = StatusLine(self.statusBar())
@@ -94,10 +117,11 @@ class MainWindow(QMainWindow):
         )
         self.rejected_button.clicked.connect(self.show_rejected)
 
-        self.toast = Toast(self.splitter)
+        self.toast = Toast(central)  # not the splitter's child: a splitter makes every child widget a pane
         self.events = EventActions(self)
         self.follow = FollowController(self.table, self.model, self)
         self.follow.unseen_changed.connect(lambda _n: self._unread_updated())
+        self.follow.said.connect(lambda text: self.toast.show_text(text, SAY_MS))
         self.row_menu = RowMenu(self.table, self.model, self.filter_bar, self.events)
         self.zoom = HistogramZoom(self.histogram, self.filter_bar, self)
         self.saved_filters = SavedFilters(self.filter_bar, self)
@@ -105,6 +129,7 @@ class MainWindow(QMainWindow):
         self.menu_actions = build_menus(self)
         self.keyboard = KeyboardNav(self)
         self.entities = EntityViews(self)  # names as links, object timelines, "All tenants"
+        self.access = AccessTab(self)  # who held which access at a moment, what changed between two
         self.pause_action = self.menu_actions.pause
         self.detail.copied.connect(lambda how: self.events.confirm(COPIED[how]))
         self.filter_bar.filter_changed.connect(self.apply_filter)
@@ -112,6 +137,10 @@ class MainWindow(QMainWindow):
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.first_page = first_page.attach(self, self.feed.shown_search_reader)
         self.first_page.applied.connect(self._reselect_detail)  # a query's rows came from the worker
+        self.model.modelReset.connect(self.place_detail)  # (after the columns fit the new rows)
+        self.model.rows_arrived.connect(
+            lambda _n: self.place_detail()
+        )  # (after they grew for them: once at most)
         self._restore_layout()
 
     # -- setup -------------------------------------------------------------------------------------------
@@ -126,11 +155,23 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        narrow = event.size().width() < STACK_BELOW_PX
-        wanted = Qt.Orientation.Vertical if narrow else Qt.Orientation.Horizontal
+        self.place_detail()
+
+    def place_detail(self) -> None:
+        """The detail pane beside the table when the table keeps the room its columns need there (the summary's
+        sentence and the whole event ID), else under it: decided by the columns this tenant's rows have, on each
+        resize, each new set of rows and each arrival (columns only widen as rows come, so a window that fills
+        turns it at most once; a window just as wide may need it below for another tenant)."""
+        if not hasattr(self, "entities"):  # a resize while the window is being built
+            return
+        room = self.width() - DETAIL_BESIDE_MIN - 2 * self.splitter.handleWidth() - 16  # the layout's margins
+        below = room < self.columns.wanted_width()
+        wanted = Qt.Orientation.Vertical if below else Qt.Orientation.Horizontal
         if self.splitter.orientation() != wanted:
             self.splitter.setOrientation(wanted)
-            self.splitter.setSizes([600, 300] if narrow else [900, 380])
+            total = self.height() if below else self.width()
+            self.splitter.setSizes([total * 2 // 3, total // 3] if below else [room, DETAIL_BESIDE_MIN])
+            self.entities.timelines.follow_orientation()  # the timeline pane goes with the detail pane
 
     # -- tenants and their data: the feed's, kept here for the app and the window's helpers -----------------
     @property
@@ -182,6 +223,7 @@ class MainWindow(QMainWindow):
         """A commit made `rows` visible in their tenant's store; the feed reads the new head itself."""
         self.feed.events_stored(rows.tenant)
         self.entities.events_stored(rows.tenant)
+        self.access.events_stored(rows.tenant)
 
     def schedule_aggregates(self, now: bool = False) -> None:
         self.feed.schedule_aggregates(now)
@@ -190,6 +232,7 @@ class MainWindow(QMainWindow):
         """Stop background queries before the app closes the readers."""
         await self.feed.shutdown()
         self.entities.close()
+        self.access.close()
 
     def set_paused(self, paused: bool) -> None:
         self.pause_action.blockSignals(True)
@@ -211,6 +254,22 @@ class MainWindow(QMainWindow):
     def step(self, delta: int) -> None:
         event_selection.step(self, delta)
 
+    # -- the Events and Access tabs ------------------------------------------------------------------------
+    def show_events(self) -> None:
+        self.pages.setCurrentIndex(0)
+
+    def show_access(self) -> None:
+        self.access.show()
+
+    def export_access_review(self) -> None:
+        self.access.export()
+
+    def confirm(self, text: str) -> None:
+        self.events.confirm(text)
+
+    def keep_task(self, task: asyncio.Task[Any]) -> None:
+        self.feed.keep_task(task)
+
     # -- unread: rows not yet on screen (follow.py) -----------------------------------------------------
     @property
     def unread(self) -> int:
@@ -228,6 +287,36 @@ class MainWindow(QMainWindow):
         dialog.open()
 
     # -- window --------------------------------------------------------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:
+        """Activated with no widget of its own focused: the keyboard goes to the events (Qt would pick the first
+        field of the Tab order, the filter bar's, where N and F type letters into a filter)."""
+        if (
+            event.type() == QEvent.Type.ActivationChange
+            and self.isActiveWindow()
+            and self.focusWidget() is None
+        ):
+            self.table.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+        super().changeEvent(event)
+
+    def take_focus_back(self, widget: QWidget | None) -> None:
+        """A dialog of the window closed: the window active again (with no window manager nobody else hands it
+        back) and the keyboard where it was before (`widget`), else on the events. Never back into a text field
+        such as the search box: the query there has run, and N, F, J and K typed after a dialog are the window's
+        keys, not letters of a new filter."""
+        try:
+            keep = (
+                widget is not None
+                and widget.isVisible()
+                and self.isAncestorOf(widget)
+                and not isinstance(widget, QLineEdit | QPlainTextEdit | QTextEdit)
+            )
+        except RuntimeError:  # deleted meanwhile (its pane closed)
+            keep = False
+        target = widget if keep and widget is not None else self.table
+        if not self.isActiveWindow():
+            self.activateWindow()
+        target.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def bring_to_front(self) -> None:
         self.showNormal()
         self.raise_()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QPushButton, QStatusBar
 
+from tenant_events.ui.look.elided_label import ElidedLabel
 from tenant_events.view.tenant_status import TenantStatus, age_text, rate_text
 
 
@@ -12,7 +13,9 @@ class StatusLine:
     """The widgets of the status bar and how a tenant's numbers are written into them."""
 
     def __init__(self, bar: QStatusBar) -> None:
-        self.state_label = QLabel("No tenant")
+        # A long reason (a storage failure names the database's path, then what Tenant Events does about it) is cut
+        # with "…" at the window's edge, the whole of it on hover.
+        self.state_label = ElidedLabel("No tenant")
         self.state_label.setAccessibleName("Stream state")
         self.age_label = QLabel()
         self.rate_label = QLabel()

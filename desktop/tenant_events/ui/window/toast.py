@@ -9,6 +9,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
 SHOW_MS = 1800
+SAY_MS = 6000  # a sentence that explains, not a confirmation
 
 
 class Toast(QLabel):
@@ -26,11 +27,11 @@ class Toast(QLabel):
         self._timer.timeout.connect(self.hide)
         self.hide()
 
-    def show_text(self, text: str) -> None:
+    def show_text(self, text: str, ms: int = SHOW_MS) -> None:
         self.setText(text)
         self.setAccessibleName(text)
         self.adjustSize()
         self.move((self.host.width() - self.width()) // 2, self.host.height() - self.height() - 16)
         self.show()
         self.raise_()
-        self._timer.start()
+        self._timer.start(ms)

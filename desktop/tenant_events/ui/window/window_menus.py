@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
@@ -21,8 +21,14 @@ from tenant_events.ui.window.filters.saved_filters import SavedFilters
 from tenant_events.ui.window.table.columns import ColumnLayout
 from tenant_events.ui.window.table.follow import FollowController
 from tenant_events.ui.window.table.row_menu import RowMenu
+from tenant_events.view.follow_state import Mode
 
 Keys = str | QKeySequence.StandardKey | list[str | QKeySequence.StandardKey]
+FOLLOW_TIPS: Final = {
+    Mode.LIVE: "Following the newest events (F stops); scrolling down or picking a row stops it",
+    Mode.READING: "Follow the newest events (F or N); back at the top with no row picked, it follows again",
+    Mode.PAST: "No new events arrive in this time range: reset the zoom (Ctrl+0) to follow the newest",
+}
 
 
 @dataclass
@@ -55,7 +61,12 @@ class MenuWindow(Protocol):
     def quit_requested(self) -> SignalInstance: ...
     @property
     def pause_toggled(self) -> SignalInstance: ...
+    @property
+    def about_requested(self) -> SignalInstance: ...
     def step(self, delta: int) -> None: ...
+    def show_events(self) -> None: ...
+    def show_access(self) -> None: ...
+    def export_access_review(self) -> None: ...
     def window(self) -> QWidget: ...
     def menuBar(self) -> QMenuBar: ...
 
@@ -78,8 +89,9 @@ def build_menus(w: MenuWindow) -> WindowActions:
     bar = w.menuBar()
     file_menu = bar.addMenu("&File")
     export = add("&Export view…", "Ctrl+E", w.events.export_view)
+    export_access = add("Export access &review…", "Ctrl+Shift+E", w.export_access_review)
     settings = add("&Settings…", "Ctrl+,", w.settings_requested.emit)
-    file_menu.addActions([export, settings])
+    file_menu.addActions([export, export_access, settings])
     file_menu.addSeparator()
     file_menu.addAction(add("&Quit", QKeySequence.StandardKey.Quit, w.quit_requested.emit))
 
@@ -92,9 +104,13 @@ def build_menus(w: MenuWindow) -> WindowActions:
     edit_menu.addAction(add("Save this &filter…", "Ctrl+S", w.saved_filters.ask_save))
 
     view_menu = bar.addMenu("&View")
+    view_menu.addAction(add("&Events", "Ctrl+1", w.show_events))
+    view_menu.addAction(add("&Access: who held what, what changed", "Ctrl+2", w.show_access))
+    view_menu.addSeparator()
     follow = add("&Follow newest events", "F", w.follow.set_following, checkable=True)
     follow.setChecked(w.follow.following)
     w.follow.following_changed.connect(follow.setChecked)
+    w.follow.mode_changed.connect(lambda mode: follow.setToolTip(FOLLOW_TIPS[mode]))
     view_menu.addAction(follow)
     view_menu.addAction(add("Jump to &newest", "N", w.follow.jump_to_newest))
     view_menu.addAction(add("Ne&xt event", "J", lambda: w.step(1)))
@@ -114,6 +130,8 @@ def build_menus(w: MenuWindow) -> WindowActions:
     shortcuts = add("&Keyboard shortcuts", ["F1", "?"], lambda: show_shortcuts(top, actions))
     actions.shortcuts = shortcuts
     help_menu.addAction(shortcuts)
+    help_menu.addSeparator()
+    help_menu.addAction(add("&About Tenant Events", None, w.about_requested.emit))
     # made as the menu bar's child: setCornerWidget does not hand a parentless widget's ownership to Qt, and a
     # Python-owned widget would be freed wherever Python's collector happens to run (even a worker thread)
     actions.corner = _corner(follow, settings, bar)
@@ -132,12 +150,7 @@ def _corner(follow: QAction, settings: QAction, parent: QWidget) -> QWidget:
     layout.setContentsMargins(0, 0, 6, 0)
     layout.setSpacing(4)
     for action, short, name, tip in (
-        (
-            follow,
-            "Follow",
-            "Follow newest events",
-            "Keep the newest events in view (F); scrolling or picking a row stops it",
-        ),
+        (follow, "Follow", "Follow newest events", FOLLOW_TIPS[Mode.LIVE]),
         (settings, "Settings", "Settings", "Tenants, notifications, theme, retention (Ctrl+,)"),
     ):
         action.setIconText(short)  # what a tool button shows; the menus keep the full text

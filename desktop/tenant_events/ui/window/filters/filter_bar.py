@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.query import QueryError, parse
 from tenant_events.ui.look.colors import assign_tenant_colors
+from tenant_events.ui.look.elided_label import ElidedLabel
 from tenant_events.ui.look.theme import error_color, tenant_chips, tenant_color
 from tenant_events.ui.window.filters.alert_chip import AlertChip, AlertPick, with_alert
 from tenant_events.ui.window.filters.query_line import QueryLine
@@ -37,6 +38,8 @@ RANGES: tuple[tuple[str, timedelta | None], ...] = (
     ("Custom", None),
 )
 CUSTOM = len(RANGES) - 1
+PROBLEM_MAX = 300  # px: the problem beside the query line takes at most this (whole in its tooltip), and
+# gives way first when the bar is short of room (down to 80 px), so the query line keeps the rest
 ALL_TENANTS = "All tenants"  # the selector's entry for one view over every tenant (ui/window/all_tenants/)
 
 
@@ -70,11 +73,11 @@ class FilterBar(QWidget):
         self.alert_chip.removed.connect(self.filter_changed.emit)
         self.search = QueryLine()
         self._query = ""  # the last query handed out by current(): what the table shows
-        self.query_problem = QLabel()
+        # one line whatever the reason's length ("unknown field" lists every field): cut where drawn, whole in its
+        # tooltip and in the query line's accessible description; the bar never grows or clips its neighbours
+        self.query_problem = ElidedLabel()
         self.query_problem.setAccessibleName("Query problem")
-        self.query_problem.setTextFormat(Qt.TextFormat.PlainText)
-        self.query_problem.setWordWrap(True)  # "unknown field" lists every field: wrap, keep the line wide
-        self.query_problem.setMaximumWidth(520)
+        self.query_problem.setMaximumWidth(PROBLEM_MAX)
         self.query_problem.hide()
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -276,7 +279,14 @@ class FilterBar(QWidget):
         return error is not None
 
     def _show_count(self) -> None:
-        """The count; while the query line cannot run, it says the table still shows the last query that ran."""
+        """The count; while the query line cannot run, it says the table still shows the last query that ran.
+        Never narrower than its text: the problem beside the query line gives way first."""
+        try:
+            self._say_count()
+        finally:
+            self.count_label.setMinimumWidth(self.count_label.sizeHint().width())
+
+    def _say_count(self) -> None:
         if self.query_error is None or not self.search.text().strip():
             self.count_label.setText(self._count_text)
             self.count_label.setStyleSheet("")

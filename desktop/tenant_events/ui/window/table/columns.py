@@ -28,6 +28,7 @@ ROOMY_SUMMARY = (
     300  # below this much room for the summary, the event ID (also in the detail pane) steps aside
 )
 ID_MIN = 84  # px: "evt_1a2b…", enough to tell rows apart at a glance
+SUMMARY_WANTS = 460  # px: the room a summary sentence needs to read whole in most rows (names and all)
 _TIME_SAMPLES = ("23:59:59", "2026-12-31 23:59:59")
 
 
@@ -83,6 +84,14 @@ class ColumnLayout:
             if c not in (Col.SUMMARY, without) and self.user_shown.get(c.name, self._rule(c))
         )
         return self.table.viewport().width() - others
+
+    def wanted_width(self) -> int:
+        """The table's width with every shown column whole and SUMMARY_WANTS for the summary (frame and scroll bar
+        included): narrower than this, a pane beside the table cuts the summary and the event ID."""
+        shown = [c for c in Col if c != Col.SUMMARY and self.user_shown.get(c.name, self.auto_visible(c))]
+        columns = sum(self._widths.get(c) or self.content_width(c) for c in shown)
+        chrome = self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth()
+        return columns + SUMMARY_WANTS + chrome
 
     def _width(self, col: Col) -> int:
         """The column's width when shown (a hidden section reports 0)."""

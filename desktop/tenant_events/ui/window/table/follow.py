@@ -1,19 +1,20 @@
 """Reading while events arrive: the Follow toggle, keeping the reader's rows in place, and the unseen count.
 
-    Follow on ──(user scrolls the table, or picks a row)──▶ Follow off
-       ▲                                                      │
-       └──(Follow toggled on, or the new-events pill clicked)─┘
+What Follow means in each situation is decided in one place, the Qt-free state machine of view/follow_state.py
+(LIVE, READING, PAST); this controller tells it what the user did and what the window is like, and carries out
+what it answers: scroll to the newest, drop the picked row, count rows as seen, keep every row on screen at its
+pixel while rows go in above, say why Follow cannot hold in a range that has ended.
 
-On: new rows at the top scroll into view, except while the pointer is over the table or a row is pressed: then
-nothing moves under it (the rows wait, the pill counts them) and the view goes to the newest once the pointer
-leaves. Off: the view shifts by exactly the inserted rows, so every row on screen (the selected one included)
-stays at the same pixel. A new filter or tenant (a model reset) shows its newest rows; the window then selects
-the event being read again if it still matches. Rows the user has not had on screen while the
-window was active are counted (view/unseen_rows.py); the pill over the table shows them when they are above
-the viewport and jumps to the newest.
+The facts are read from the window as it is, not remembered from events that may never come: "looking" is the
+window shown, not minimized and active; "held" is the pointer over the rows of the active window (asked of the
+pointer itself each time it matters, so a release or a leave that went to another window cannot leave the table
+frozen). Rows the user has not had on screen while looking are counted (view/unseen_rows.py); the pill over the
+table (new_events_pill.py) shows them when they are above the view and goes to the newest.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from PySide6.QtCore import (
     QEvent,
@@ -21,69 +22,35 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    Qt,
     Signal,
 )
-from PySide6.QtWidgets import QAbstractItemView, QAbstractSlider, QPushButton, QTableView, QWidget
+from PySide6.QtGui import QCursor, QGuiApplication
+from PySide6.QtWidgets import QAbstractItemView, QAbstractSlider, QTableView, QWidget
 
 from tenant_events.ui.window.table.event_table_model import EventTableModel
+from tenant_events.ui.window.table.new_events_pill import NewEventsPill
+from tenant_events.view.follow_state import FollowState, Mode, Moves
 from tenant_events.view.unseen_rows import UnseenRows
 
 Index = QModelIndex | QPersistentModelIndex
-
-
-class NewEventsPill(QPushButton):
-    """ "↑ N new events", floating at the top centre of the table (newest rows are at the top)."""
-
-    def __init__(self, table: QTableView) -> None:
-        super().__init__(table)
-        self.table = table
-        self.setObjectName("newEventsPill")
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setAccessibleName("Jump to the newest events")
-        self.setToolTip("Jump to the newest events and follow them (N)")
-        self.setStyleSheet(
-            "#newEventsPill { background: palette(highlight); color: palette(highlighted-text);"
-            " border: none; border-radius: 10px; padding: 1px 14px; font-weight: bold; }"
-        )
-        self.shown = 0
-        self.hide()
-
-    def show_count(self, n: int) -> None:
-        if n == self.shown:  # called on every scroll step: only a change costs anything
-            return
-        self.shown = n
-        if n > 0:
-            self.setText(f"↑ {n:,} new event{'' if n == 1 else 's'}")
-            self.adjustSize()
-            self.place()
-            self.raise_()
-        self.setVisible(n > 0)
-
-    def place(self) -> None:
-        """Over the column titles, never over the first row (the newest event is the one to read)."""
-        viewport = self.table.viewport().geometry()  # in the table's coordinates: below the header
-        band = viewport.y()  # the header's height (0 with no header)
-        if band >= 12:
-            self.setMaximumHeight(band)
-            self.resize(self.width(), min(self.sizeHint().height(), band))
-        self.move(viewport.x() + (viewport.width() - self.width()) // 2, max(0, (band - self.height()) // 2))
 
 
 class FollowController(QObject):
     """Owns scrolling on new rows and the unseen count for one table (see the module docstring)."""
 
     following_changed = Signal(bool)
+    mode_changed = Signal(object)  # view.follow_state.Mode
     unseen_changed = Signal(int)
+    said = Signal(str)  # a line for the user: why Follow cannot hold here
 
     def __init__(self, table: QTableView, model: EventTableModel, window: QWidget) -> None:
         super().__init__(table)
         self.table, self.model, self.window = table, model, window
-        self.following = True
+        self.state = FollowState()
         self.unseen = UnseenRows()
+        self._counted = 0  # the count last announced by unseen_changed
         self._moving = 0  # > 0 while this controller scrolls or selects itself
-        self._pointer_in = False  # the pointer is over the rows
-        self._pressed = False  # a mouse button is down on the rows
+        self._shown_mode = self.state.mode  # what following_changed and mode_changed last said
         self.pill = NewEventsPill(table)
         self.pill.clicked.connect(self.jump_to_newest)
         bar = table.verticalScrollBar()
@@ -94,11 +61,25 @@ class FollowController(QObject):
         model.modelReset.connect(self._reset)
         model.rows_arrived.connect(self._rows_arrived)
         table.selectionModel().currentRowChanged.connect(self._current_changed)
+        table.setCurrentIndex(QModelIndex())  # a current index "set": focusing the table picks no row itself
         window.installEventFilter(self)
+        # The window system's focus, not only the widgets' activation: brought back from the tray, a window can
+        # hold the focus without Qt's widgets ever being told they are active again.
+        app = QGuiApplication.instance()
+        if isinstance(app, QGuiApplication):
+            app.focusWindowChanged.connect(self._focus_moved)  # a method: gone with this controller
         self.viewport = table.viewport()
         self.viewport.installEventFilter(
             self
         )  # its size is final when its Resize arrives (the table's is not)
+
+    @property
+    def following(self) -> bool:
+        return self.state.following
+
+    @property
+    def mode(self) -> Mode:
+        return self.state.mode
 
     @property
     def count(self) -> int:
@@ -106,54 +87,23 @@ class FollowController(QObject):
 
     @property
     def held(self) -> bool:
-        """Whether the user's pointer is on the rows: then nothing moves under it, Follow or not."""
-        return self._pointer_in or self._pressed
+        return self.state.held
 
-    def _pointer(self, inside: bool | None = None, pressed: bool | None = None) -> None:
-        was = self.held
-        if inside is not None:
-            self._pointer_in = inside
-        if pressed is not None:
-            self._pressed = pressed
-        if was and not self.held and self.following:
-            self._to_top()  # the pointer left: the rows that waited come into view
-
-    # -- the toggle ----------------------------------------------------------------------------------------
+    # -- the reader's commands -----------------------------------------------------------------------------
     def set_following(self, on: bool) -> None:
-        if on == self.following:
-            if on:
-                self._to_top()
-            return
-        self.following = on
-        if on:
-            self._to_top()
-        self.following_changed.emit(on)
-        self._show_pill()
+        """The Follow toggle (F, the menu, the corner button) asked for `on`."""
+        if on != self.following:
+            self._apply(self.state.toggle())
+        else:
+            self._apply(self.state.jump() if on else Moves())
+        self.following_changed.emit(self.following)  # a refusal (PAST) puts the toggle back
 
     def jump_to_newest(self) -> None:
         """The pill (or N): the newest rows into view, and keep following them."""
-        self.set_following(True)
-        self._to_top()
-
-    def _to_top(self) -> None:
-        self._moving += 1
-        try:
-            self.table.verticalScrollBar().setValue(0)
-        finally:
-            self._moving -= 1
-        self.check_seen()
-
-    def _user_scrolled(self, action: int) -> None:
-        if self._moving or action == QAbstractSlider.SliderAction.SliderNoAction.value:
-            return
-        self.set_following(False)
-
-    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid() and not self._moving:
-            self.set_following(False)
+        self._apply(self.state.jump())
 
     def select_quietly(self, row: int) -> None:
-        """Select `row` and scroll it into view for the window (a notification click), as a reader would."""
+        """Select `row` and scroll it into view for the window (a notification click, J/K), as a reader would."""
         index = self.model.index(row, 0)
         self._moving += 1
         try:
@@ -161,29 +111,60 @@ class FollowController(QObject):
             self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
         finally:
             self._moving -= 1
-        self.set_following(False)
+        self._apply(self.state.picked())
 
-    # -- rows arriving -------------------------------------------------------------------------------------
-    def _rows_arrived(self, n: int) -> None:
-        self.unseen.arrived(n)
-        bar = self.table.verticalScrollBar()
+    def _user_scrolled(self, action: int) -> None:
+        if self._moving or action == QAbstractSlider.SliderAction.SliderNoAction.value:
+            return
+        at_top = (
+            self.table.verticalScrollBar().sliderPosition() == 0
+        )  # the action's position, not yet the value
+        self._apply(self.state.scrolled(at_top, self.table.currentIndex().isValid()))
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid() and not self._moving:
+            self._apply(self.state.picked())
+
+    # -- carrying out a transition ---------------------------------------------------------------------------
+    def _apply(self, moves: Moves, inserted: int = 0) -> None:
         self._moving += 1
         try:
-            if self.following and not self.held:
+            if moves.unpick:
+                self.table.selectionModel().clearSelection()
+                self.table.setCurrentIndex(QModelIndex())
+            bar = self.table.verticalScrollBar()
+            if moves.to_top:
                 bar.setValue(0)
-            else:
+            elif moves.keep_place and inserted:
                 # ScrollPerItem: the value counts rows. The scroll range is updated by a delayed layout; widen it
                 # now so the new value is not clamped (the layout sets the same maximum a moment later).
-                step = n if self.table.verticalScrollMode() == _PER_ITEM else n * self._row_height()
+                step = (
+                    inserted
+                    if self.table.verticalScrollMode() == _PER_ITEM
+                    else inserted * self._row_height()
+                )
                 bar.setMaximum(max(bar.maximum(), bar.value() + step))
                 bar.setValue(bar.value() + step)
         finally:
             self._moving -= 1
+        if moves.all_seen:
+            self.unseen.clear()
+        if moves.say:
+            self.said.emit(moves.say)
+        if self.state.mode is not self._shown_mode:  # (the machine moved before this was called)
+            self._shown_mode = self.state.mode
+            self.following_changed.emit(self.following)
+            self.mode_changed.emit(self.state.mode)
         self.check_seen()
-        self.unseen_changed.emit(self.unseen.count)
 
     def _row_height(self) -> int:
         return self.table.verticalHeader().defaultSectionSize()
+
+    # -- rows arriving -------------------------------------------------------------------------------------
+    def _rows_arrived(self, n: int) -> None:
+        self.unseen.arrived(n)
+        self._hold(self._pointer_on_rows())  # as the pointer is now, whatever events were missed
+        self._apply(self.state.arrived(), inserted=n)
 
     def _rows_inserted(self, parent: Index, first: int, last: int) -> None:
         if not parent.isValid() and first > 0:  # gap rows or the rest of a count: not new events
@@ -194,22 +175,36 @@ class FollowController(QObject):
             self.unseen.removed_at(first, last - first + 1)
 
     def _reset(self) -> None:
-        """A new filter or tenant: a different set of rows, none of them "new"; the view shows the newest (not
-        wherever the old rows had it), so nothing newer hides above it uncounted."""
-        if self.unseen.count:
-            self.unseen.clear()
-            self.unseen_changed.emit(0)
+        """A new filter or tenant: a different set of rows, none of them "new", shown from the newest. The window
+        picks the row being read again afterwards if it still matches (a `picked`, so READING)."""
+        self.unseen.clear()
         self._moving += 1
         try:
-            self.table.verticalScrollBar().setValue(0)
+            self.table.setCurrentIndex(QModelIndex())  # the view forgot its current index: "set" it again
         finally:
             self._moving -= 1
-        self._show_pill()
+        until = self.model.event_filter.until
+        self._apply(self.state.reset(range_open=until is None or until > datetime.now(UTC), kept=False))
 
     # -- what is on screen ---------------------------------------------------------------------------------
     def looking(self) -> bool:
         w = self.window
-        return w.isVisible() and not w.isMinimized() and w.isActiveWindow()
+        return w.isVisible() and not w.isMinimized() and self._active()
+
+    def _active(self) -> bool:
+        handle = self.window.windowHandle()
+        return self.window.isActiveWindow() or (handle is not None and handle.isActive())
+
+    def _pointer_on_rows(self) -> bool:
+        """Whether the pointer is over the rows of the active window, asked of the pointer now."""
+        vp = self.viewport
+        if not (self._active() and vp.isVisible()):
+            return False
+        return vp.rect().contains(vp.mapFromGlobal(QCursor.pos()))
+
+    def _hold(self, held: bool) -> None:
+        if held != self.state.held:
+            self._apply(self.state.hold(held))
 
     def visible_rows(self) -> tuple[int, int]:
         """First and last row with any pixel in the viewport ((0, -1) when none)."""
@@ -222,40 +217,56 @@ class FollowController(QObject):
         return top, rows - 1 if bottom < 0 else bottom
 
     def check_seen(self) -> None:
+        """Rows on screen while the window is looked at are seen; the pill and the count follow."""
         if self.unseen.count and self.looking():
             first, last = self.visible_rows()
-            if self.unseen.seen(first, last):
-                self.unseen_changed.emit(self.unseen.count)
-        self._show_pill()
-
-    def _show_pill(self) -> None:
+            self.unseen.seen(first, last)
         top = self.unseen.first()
         first, _last = self.visible_rows()
         above = top is not None and top < first  # some unseen rows are above the viewport
         self.pill.show_count(self.unseen.count if above else 0)
+        if self.unseen.count != self._counted:
+            self._counted = self.unseen.count
+            self.unseen_changed.emit(self._counted)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if watched is self.viewport:
             if kind == QEvent.Type.Resize:
                 self.pill.place()
-            elif kind in (QEvent.Type.Enter, QEvent.Type.MouseMove):
-                self._pointer(inside=True)
-            elif kind == QEvent.Type.Leave:
-                self._pointer(inside=False)
-            elif kind == QEvent.Type.MouseButtonPress:
-                self._pointer(inside=True, pressed=True)
-            elif kind == QEvent.Type.MouseButtonRelease:
-                self._pointer(pressed=False)
-        elif watched is self.window and kind == QEvent.Type.WindowDeactivate:
-            self._pointer(inside=False, pressed=False)  # a Leave may never come while another window has it
-        if (watched is self.window and kind in _WINDOW_EVENTS) or (
-            watched is self.viewport and kind == QEvent.Type.Resize
-        ):
-            self.check_seen()
+                self.check_seen()
+            elif kind in _POINTER_EVENTS:
+                self._hold(self._pointer_on_rows())
+        elif watched is self.window and kind in _WINDOW_EVENTS:
+            self._relook()
         return False
 
+    def _focus_moved(self, _window: object) -> None:
+        self._relook()
 
-_WINDOW_EVENTS = (QEvent.Type.WindowActivate, QEvent.Type.Show, QEvent.Type.WindowStateChange)
+    def _relook(self) -> None:
+        # the pointer's hold first when it holds (nothing may move under a click that activates the window),
+        # last when it lets go (rows that come into view as the window goes are not seen)
+        held = self._pointer_on_rows()
+        if held:
+            self._hold(True)
+        self._apply(self.state.look(self.looking()))
+        if not held:
+            self._hold(False)
+
+
+_WINDOW_EVENTS = (
+    QEvent.Type.WindowActivate,
+    QEvent.Type.WindowDeactivate,
+    QEvent.Type.Show,
+    QEvent.Type.Hide,
+    QEvent.Type.WindowStateChange,
+)
+_POINTER_EVENTS = (
+    QEvent.Type.Enter,
+    QEvent.Type.Leave,
+    QEvent.Type.MouseButtonPress,
+    QEvent.Type.MouseButtonRelease,
+)
 _PER_ITEM = QAbstractItemView.ScrollMode.ScrollPerItem
 _SELECT_ROW = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows

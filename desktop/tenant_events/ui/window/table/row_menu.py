@@ -71,7 +71,9 @@ class RowMenu:
         menu.destroyed.connect(lambda _o=None, m=menu: self._forget(m))
         data = event_text.data_of(full.raw)
         searched = ev.summary if col == Col.SUMMARY else cell  # the stored summary (ids): what search matches
-        for choice in choices(col.name, searched, full.type, full.time, full.purpose, data):
+        sentence = self.model.names.sentence(ev.seq)  # what the row calls the ids it names
+        names = {m.id: m.label for m in sentence.mentions} if sentence is not None else {}
+        for choice in choices(col.name, searched, full.type, full.time, full.purpose, data, names):
             menu.addAction(choice.label, partial(self.apply, choice))
         menu.addSeparator()
         name = HEADERS[col].lower()

@@ -1,0 +1,251 @@
+"""Writes archive files: events as they leave the live table, and merges of a month's files (compaction).
+
+A file is written under a temporary name, flushed to disk (fsync) and only then renamed into the archive folder;
+the catalog (archive_catalog.py) lists it after that. A crash at any point leaves either nothing or an
+unlisted file, which the next mover removes.
+
+Tokens: SQLite's own FTS5 tokenizer, with the live index's settings, tokenizes the events in an in-memory table
+(no file), whose vocabulary then lists each token with the events that hold it. The archive's search therefore
+splits text exactly where the live tier's does (docs/archive.md "Search").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from tenant_events.store import duck
+from tenant_events.store.archive_catalog import ArchiveFile
+from tenant_events.store.archive_layout import (
+    EVENTS_SUFFIX,
+    FIELD_COLUMNS,
+    canonical_time,
+    field_values,
+    month_of,
+    tokens_name,
+)
+from tenant_events.store.records import summary_of
+
+ZSTD_LEVEL: Final = 9
+ROW_GROUP: Final = 65_536
+TOKEN_ROW_GROUP: Final = 16_384  # rows are tokens: small groups let a lookup read little
+FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
+_LINE: Final = 1 << 20  # characters of seqs per line of the tokens' scratch file
+_COLUMNS: Final = (
+    ("seq", "BIGINT"),
+    ("time_ms", "BIGINT"),
+    ("type", "VARCHAR"),
+    ("purpose", "VARCHAR"),
+    ("tenant", "VARCHAR"),
+    ("source", "VARCHAR"),
+    ("event_id", "VARCHAR"),
+    ("stream_offset", "VARCHAR"),
+    ("received_at", "DOUBLE"),
+    ("time", "VARCHAR"),
+    ("summary", "VARCHAR"),
+    ("raw", "VARCHAR"),
+    *((column, "VARCHAR[]") for _f, column in FIELD_COLUMNS),
+)
+EVENT_COLUMNS: Final = tuple(name for name, _t in _COLUMNS)
+_PARQUET: Final = f"FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, PARQUET_VERSION v2"
+
+# A live row as the mover reads it: seq, event_id, stream_offset, type, time, time_ms, source, tenant, purpose,
+# summary (None before indexing), raw, received_at.
+LiveRow = tuple[int, str, str, str, str, int, str, str, str | None, str | None, str, float]
+
+
+@dataclass(frozen=True)
+class Built:
+    """A file written into the folder, not yet in the catalog."""
+
+    file: ArchiveFile
+    paths: tuple[Path, ...]  # none for a move into the team's lake
+
+
+def by_month(rows: Iterable[LiveRow]) -> dict[str, list[LiveRow]]:
+    out: dict[str, list[LiveRow]] = {}
+    for row in rows:
+        out.setdefault(month_of(row[5]), []).append(row)
+    return out
+
+
+def _record(row: LiveRow) -> bytes:
+    seq, event_id, offset, kind, time_text, time_ms, source, tenant, purpose, summary, raw, received = row
+    try:
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        message = None
+    values = field_values(kind, message)
+    record = [
+        seq,
+        time_ms,
+        kind,
+        purpose,
+        tenant,
+        source,
+        event_id,
+        offset,
+        received,
+        None if time_text == canonical_time(time_ms) else time_text,
+        summary if summary is not None else summary_of(kind, raw),
+        raw,
+        *values,
+    ]
+    return orjson.dumps(dict(zip(EVENT_COLUMNS, record, strict=True)))
+
+
+def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> None:
+    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON."""
+    mem = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        mem.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
+            f" tokenize='{FTS_TOKENIZER}', detail=none)"
+        )
+        mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        mem.execute("BEGIN")
+        mem.executemany(
+            "INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
+            ((r[0], r[1], s, r[10]) for r, s in zip(rows, summaries, strict=True)),
+        )
+        mem.execute("COMMIT")
+        with out.open("w", encoding="utf-8") as f:
+            for term, docs in mem.execute("SELECT term, group_concat(doc, ',') FROM v GROUP BY term"):
+                # tokens are letters and digits only: no separator inside; long lists go in several lines
+                if len(docs) <= _LINE:
+                    f.write(f"{term}\x1f{docs}\n")
+                    continue
+                seqs = docs.split(",")
+                for at in range(0, len(seqs), _LINE // 16):
+                    f.write(f"{term}\x1f{','.join(seqs[at : at + _LINE // 16])}\n")
+    finally:
+        mem.close()
+
+
+def _synced_rename(tmp: Path, final: Path) -> None:
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+
+
+def sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def new_name(month: str, first_seq: int, last_seq: int) -> str:
+    return f"{month}.{first_seq}-{last_seq}.{secrets.token_hex(3)}{EVENTS_SUFFIX}"
+
+
+def _file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFile:
+    events = str(folder / name)
+    cur = duck.cursor()
+    try:
+        first, last, first_ms, last_ms, rows = cur.execute(
+            "SELECT min(seq), max(seq), min(time_ms), max(time_ms), count(*) FROM read_parquet(?)", [events]
+        ).fetchone()  # type: ignore[misc]
+    finally:
+        cur.close()
+    size = (folder / name).stat().st_size + (folder / tokens_name(name)).stat().st_size
+    return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
+
+
+def scratch(rows: Sequence[LiveRow], work: Path) -> None:
+    """`rows.jsonl` (the file's records) and `tokens.txt` (token, seqs) of `rows` in the folder `work`."""
+    summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
+    with (work / "rows.jsonl").open("wb") as f:
+        for row, summary in zip(rows, summaries, strict=True):
+            f.write(_record((*row[:9], summary, *row[10:])))
+            f.write(b"\n")
+    _tokens(rows, summaries, work / "tokens.txt")
+
+
+def events_select(work: Path) -> str:
+    """The query of a scratch folder's records, in seq order."""
+    columns = "{" + ", ".join(f"'{n}': '{t}'" for n, t in _COLUMNS) + "}"
+    return (
+        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.jsonl'))}, format = 'newline_delimited', columns = {columns},"  # noqa: S608
+        " maximum_object_size = 16777216) ORDER BY seq"
+    )
+
+
+def tokens_select(work: Path) -> str:
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term."""
+    return (
+        "SELECT term, len(seqs) AS n, seqs FROM (SELECT term,"  # noqa: S608
+        " list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs"
+        f" FROM read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
+        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
+        " GROUP BY term) ORDER BY term"
+    )
+
+
+def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
+    """One archive file (and its tokens) of `rows`, all of `month`, in seq order; synced and in the folder."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = new_name(month, rows[0][0], rows[-1][0])
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
+        work = Path(work_dir)
+        scratch(rows, work)
+        cur = duck.cursor()
+        try:
+            cur.execute(
+                f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})"
+            )
+            cur.execute(
+                f"COPY ({tokens_select(work)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+            )
+        finally:
+            cur.close()
+        _synced_rename(work / "tokens.parquet", folder / tokens_name(name))
+        _synced_rename(work / "events.parquet", folder / name)
+    sync_folder(folder)
+    built = _file_of(name, month, folder)
+    return Built(built, (folder / name, folder / tokens_name(name)))
+
+
+def merge(folder: Path, files: Sequence[ArchiveFile]) -> Built:
+    """One file holding every event of `files` (all of one month), for compaction; tokens merged, not rebuilt."""
+    month = files[0].month
+    name = new_name(month, min(f.first_seq for f in files), max(f.last_seq for f in files))
+    events = [str(folder / f.name) for f in files]
+    tokens = [str(folder / tokens_name(f.name)) for f in files]
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".merge-") as scratch:
+        work = Path(scratch)
+        cur = duck.cursor()
+        try:
+            cur.execute(
+                f"COPY (SELECT * FROM read_parquet(?) ORDER BY seq) TO {duck.literal(str(work / 'events.parquet'))}"  # noqa: S608
+                f" ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})",
+                [events],
+            )
+            cur.execute(
+                "COPY (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list_sort(flatten(list(seqs))) AS seqs"  # noqa: S608
+                f" FROM read_parquet(?) GROUP BY term) ORDER BY term) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
+                [tokens],
+            )
+        finally:
+            cur.close()
+        _synced_rename(work / "tokens.parquet", folder / tokens_name(name))
+        _synced_rename(work / "events.parquet", folder / name)
+    sync_folder(folder)
+    assert all(f.fts_upto < f.first_seq for f in files), "merged before the live index let go of its rows"
+    return Built(_file_of(name, month, folder), (folder / name, folder / tokens_name(name)))
+
+
+def remove(paths: Iterable[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()

@@ -1,0 +1,95 @@
+"""One pass of the archive's upkeep for a tenant database: move what is due, merge months, apply the archive's
+retention and delete what no reader needs any more. Blocking (it writes Parquet): run it on a worker thread;
+each change to the catalog runs on the writer thread (StoreWriter.run_archive_job), one transaction each.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from tenant_events.store import archive_catalog as catalog
+from tenant_events.store import archive_move as move
+from tenant_events.store.archive_build import remove
+from tenant_events.store.archive_catalog import Lake
+from tenant_events.store.archive_layout import folder_of, tokens_name
+from tenant_events.store.schema import connect
+from tenant_events.store.writer import StoreWriter
+from tenant_events.values.retention import Retention
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class KeeperPass:
+    """What one pass did."""
+
+    moved: int = 0  # events moved out of the live table
+    files_written: int = 0
+    merged: int = 0  # months merged
+    expired: list[str] = field(default_factory=list)  # files dropped by the archive's retention
+    deleted: int = 0  # files deleted from disk (garbage and orphans)
+
+
+def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
+    conn = connect(writer.path, readonly=True)
+    try:
+        conn.execute("BEGIN")
+        try:
+            return catalog.snapshot(conn), catalog.known_names(conn)
+        finally:
+            conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def keep(
+    writer: StoreWriter,
+    policy: Retention,
+    now: float | None = None,
+    move_rows: int = move.MOVE_ROWS,
+    lake: Lake | None = None,
+) -> KeeperPass:
+    """Move every event that is due (`move_rows` a move; into the team's `lake` when given, archive_lake.py),
+    then tidy up; returns what was done."""
+    done = KeeperPass()
+    now = time.time() if now is None else now
+    while (planned := move.plan(writer.path, policy, now, move_rows, lake)) is not None:
+        try:
+            committed = writer.run_archive_job(lambda c, p=planned: move.commit(c, p)).result()  # type: ignore[misc]
+        except BaseException:
+            remove(p for b in planned.built for p in b.paths)
+            raise
+        if not committed:  # another process moved these events first
+            remove(p for b in planned.built for p in b.paths)
+            break
+        done.moved += sum(b.file.rows for b in planned.built)
+        done.files_written += len(planned.built)
+    snap, _known = _snapshot(writer)
+    for files in move.compaction_due(snap, int((now - policy.keep_live_days * 86400) * 1000)):
+        merged = move.merge_month(writer.path, files)
+        if writer.run_archive_job(lambda c, f=files, m=merged: move.swap(c, f, m)).result():  # type: ignore[misc]
+            done.merged += 1
+            done.files_written += 1
+        else:
+            remove(merged.paths)
+    snap, known = _snapshot(writer)
+    done.expired = move.expired(snap, policy, now)
+    if done.expired:
+        writer.run_archive_job(lambda c: move.drop_expired(c, done.expired)).result()
+    due = writer.run_archive_job(lambda c: move.take_garbage(c, now)).result()
+    folder = folder_of(writer.path)
+    remove(p for name in due for p in (folder / name, folder / tokens_name(name)))
+    leftovers = move.orphans(writer.path, known, now)
+    move.delete_paths(leftovers)
+    done.deleted = len(due) * 2 + len(leftovers)
+    if done.moved or done.merged or done.expired:
+        log.info(
+            "archive of %s: %d events moved, %d months merged, %d files expired",
+            writer.path.name,
+            done.moved,
+            done.merged,
+            len(done.expired),
+        )
+    return done

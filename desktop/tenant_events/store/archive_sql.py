@@ -1,0 +1,339 @@
+"""Compiles an `EventFilter` into DuckDB SQL over archive files, with the live tier's meaning (query.py, query_sql.py).
+
+The relations are `ev` (the events files) and `tok` (their token files, archive_layout.py). Every part answers
+exactly what the live tier's SQL answers for the same events:
+
+  free text     FTS5's phrase match: the phrase's tokens (made by FTS5 itself, `phrase_tokens`) found in the
+                token files, the last one as a prefix unless quoted; a phrase of several tokens is then checked
+                in order on each column's text, case and accents folded as the tokenizer folds them
+  type, family  `type IN (…)`
+  alert         `seq IN (…)` the alert's events, read from the live database in the reader's snapshot
+  field terms   the live tier's GLOB patterns (query_sql.value_patterns) as regular expressions over the
+                event's precomputed values of that field (already lower-cased like SQLite's lower()); a column
+                field folds ASCII case in the expression instead; the stored-JSON substring check (`raw LIKE`)
+                follows as ILIKE, only on rows whose values match
+
+Each top-level conjunct that implies a set of tokens also gives a `drive`: that set as a cheap `seq IN` filter
+the reader applies first, so the per-row checks only see rows that can match (docs/archive.md "Queries").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Final
+
+from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
+from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
+from tenant_events.store.archive_build import FTS_TOKENIZER
+from tenant_events.store.duck import literal
+from tenant_events.store.query import NO_FILTER
+from tenant_events.store.query_sql import _raw_pieces, like_pattern, value_patterns
+from tenant_events.values.events import EventFilter
+
+_TERM: Final = re.compile(r"\S+")
+_SEP: Final = (
+    r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
+)
+_TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
+_MAX_CHAR: Final = "\U0010ffff"
+
+
+@functools.lru_cache(maxsize=512)
+def phrase_tokens(text: str) -> tuple[str, ...]:
+    """The tokens FTS5 makes of `text`, in order (the same tokenizer as the live index)."""
+    mem = sqlite3.connect(":memory:")
+    try:
+        mem.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS_TOKENIZER}')")
+        mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+        mem.execute("INSERT INTO t (rowid, x) VALUES (1, ?)", (text,))
+        return tuple(str(r[0]) for r in mem.execute("SELECT term FROM v ORDER BY offset"))
+    finally:
+        mem.close()
+
+
+def _token_match(token: str, prefix: bool) -> str:
+    """The condition on `term` of the token files for `token` (or a token starting with it)."""
+    if prefix:
+        return f"term >= {literal(token)} AND term < {literal(token + _MAX_CHAR)} AND starts_with(term, {literal(token)})"
+    return f"term = {literal(token)}"
+
+
+def _regex_char(c: str) -> str:
+    if c.isascii() and not c.isalnum():
+        return "\\" + c if c not in "\x00\n\t\r" else f"\\x{{{ord(c):02x}}}"
+    return c
+
+
+def _class_char(c: str) -> str:
+    return f"\\x{{{ord(c):x}}}" if not c.isalnum() or not c.isascii() else c
+
+
+def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
+    """SQLite's GLOB (`*`, `?`, `[…]` with `^` and ranges) as an RE2 full-match expression. `fold_ascii`: the
+    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case."""
+    out, i, n = ["(?s)"], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "[":
+            j, negate, members = i + 1, False, []
+            if j < n and pattern[j] == "^":
+                negate, j = True, j + 1
+            if j < n and pattern[j] == "]":
+                members.append(("]", "]"))
+                j += 1
+            while j < n and pattern[j] != "]":
+                if j + 2 < n and pattern[j + 1] == "-" and pattern[j + 2] != "]":
+                    members.append((pattern[j], pattern[j + 2]))
+                    j += 3
+                else:
+                    members.append((pattern[j], pattern[j]))
+                    j += 1
+            if j >= n:
+                return "(?!)"  # SQLite: an unclosed set matches nothing
+            if fold_ascii:
+                members += [(lo.upper(), hi.upper()) for lo, hi in members if "a" <= lo <= hi <= "z"]
+            body = "".join(
+                _class_char(lo) + ("" if lo == hi else "-" + _class_char(hi)) for lo, hi in members
+            )
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = j
+        elif fold_ascii and "a" <= c <= "z":
+            out.append(f"[{c}{c.upper()}]")
+        else:
+            out.append(_regex_char(c))
+        i += 1
+    return "".join(out)
+
+
+def _types_in(names: tuple[str, ...]) -> str:
+    return f"type IN ({', '.join(literal(t) for t in names)})" if names else "false"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """`lookup`: one query of (k, seq) pairs, the events holding the filter's k-th token (the reader keeps it as
+    the temporary table `sets`, computed once); `drive`: a query of seqs every match lies in (None: no such
+    set), built from it; `where`: the exact condition for rows in the drive (top-level phrases only check
+    their tokens' order there: the drive holds their tokens)."""
+
+    lookup: str | None
+    drive: str | None
+    where: str
+
+
+class FilterCompiler:
+    """One filter's SQL; `alert_seqs` holds the events of each alert the query names (from the live tier)."""
+
+    def __init__(
+        self,
+        alert_seqs: Mapping[int, tuple[int, ...]] | None = None,
+        counts: Mapping[tuple[str, bool], int] | None = None,
+    ) -> None:
+        """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
+        a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
+        matches too), not the meeting of every token's set ('evt' is in every event id)."""
+        self.alert_seqs = alert_seqs or {}
+        self.counts = counts
+        self.wanted: set[tuple[str, bool]] = set()
+        self._sets: dict[tuple[str, bool], str] = {}
+
+    def _token_set(self, token: str, prefix: bool) -> str:
+        """The seqs of `token` (a query), looked up once however often the filter uses it."""
+        k = self._sets.setdefault((token, prefix), str(len(self._sets)))
+        return f"SELECT seq FROM sets WHERE k = {k}"  # noqa: S608 - a number made here
+
+    def _phrase_sets(self, text: str, prefix: bool) -> list[str] | None:
+        tokens = phrase_tokens(text)
+        if not tokens:
+            return None
+        return [self._token_set(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
+
+    def _phrase_drive(self, text: str, prefix: bool) -> list[str] | None:
+        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's alone."""
+        tokens = phrase_tokens(text)
+        if not tokens:
+            return None
+        keys = [(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
+        self.wanted.update(keys)
+        if self.counts is None:
+            return [self._token_set(*key) for key in keys]
+        counts = self.counts
+        return [self._token_set(*min(keys, key=lambda key: counts.get(key, 0)))]
+
+    def _order(self, text: str, prefix: bool) -> str | None:
+        """The check that a phrase's tokens all stand, in order, in one column (None for a single token)."""
+        tokens = phrase_tokens(text)
+        if len(tokens) < 2:
+            return None
+        rx = "(^|" + _SEP + ")" + (_SEP + "+").join(re.escape(t) for t in tokens)
+        rx += "" if prefix else "($|" + _SEP + ")"
+        return (
+            "("
+            + " OR ".join(f"regexp_matches(strip_accents(lower({c})), {literal(rx)})" for c in _TEXT_COLUMNS)
+            + ")"
+        )
+
+    def phrase(self, text: str, prefix: bool) -> str:
+        """The exact condition of an FTS5 phrase: its tokens' sets, then their order when there are several."""
+        sets = self._phrase_sets(text, prefix)
+        if sets is None:
+            return "false"
+        member = " AND ".join(f"seq IN ({q})" for q in sets)
+        order = self._order(text, prefix)
+        return member if order is None else f"({member} AND {order})"
+
+    def term(self, term: Term) -> str:
+        field = field_named(term.field)
+        if field is None:
+            raise ValueError(f"unknown field {term.field!r}")
+        if field.kind is Kind.TYPE:
+            return _types_in(types_matching(term.value))
+        if field.kind is Kind.FAMILY:
+            families = families_matching(term.value)
+            return _types_in(tuple(t for t in TYPE_NAMES if t.split(".", 1)[0] in families))
+        if field.kind is Kind.ALERT:
+            seqs = self.alert_seqs.get(int(term.value), ())
+            return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
+        patterns = value_patterns(term)
+        if field.column is not None:
+            tests = " OR ".join(
+                f"regexp_full_match({field.column}, {literal(glob_regex(p, True))})" for p in patterns
+            )
+            return f"coalesce({tests}, false)"
+        tests = " OR ".join(f"regexp_full_match(v, {literal(glob_regex(p))})" for p in patterns)
+        values = f"len(list_filter(f_{field.name}, v -> {tests})) > 0"
+        pieces = [f"raw ILIKE {literal(like_pattern(p))} ESCAPE '\\'" for p in _raw_pieces(term)]
+        return f"(CASE WHEN {values} THEN {' AND '.join(pieces) or 'true'} ELSE false END)"
+
+    def node(self, node: Node) -> str:
+        if isinstance(node, Text):
+            return self.phrase(node.value, not node.phrase)
+        if isinstance(node, Term):
+            return self.term(node)
+        if isinstance(node, Not):
+            return f"NOT ({self.node(node.child)})"
+        joiner = " AND " if isinstance(node, And) else " OR "
+        return "(" + joiner.join(self.node(c) for c in node.children) + ")"
+
+    def drive(self, node: Node) -> str | None:
+        """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
+        if isinstance(node, Text):
+            sets = self._phrase_drive(node.value, not node.phrase)
+            return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
+        if isinstance(node, Term):
+            from tenant_events.store.query_sql import term_superset
+
+            superset = term_superset(node)
+            if superset is None:
+                return None
+            sets = self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*"))
+            return _intersect(sets) if sets else None
+        if isinstance(node, Not):
+            return None
+        drives = [self.drive(c) for c in node.children]
+        if isinstance(node, Or):
+            if any(d is None for d in drives):
+                return None
+            return " UNION ".join(f"({d})" for d in drives if d is not None)
+        found = [d for d in drives if d is not None]
+        return " INTERSECT ".join(f"({d})" for d in found) if found else None
+
+    def compile(self, f: EventFilter, low: int | None = None, high: int | None = None) -> Compiled:
+        """The filter with `low <= seq <= high` (either bound optional)."""
+        parts: list[str] = []
+        drives: list[str] = []
+        if low is not None:
+            parts.append(f"seq >= {int(low)}")
+        if high is not None:
+            parts.append(f"seq <= {int(high)}")
+        if f.types:
+            parts.append(_types_in(tuple(sorted(f.types))))
+        if f.since is not None:
+            parts.append(f"time_ms >= {int(f.since.astimezone(UTC).timestamp() * 1000)}")
+        if f.until is not None:
+            parts.append(f"time_ms < {int(f.until.astimezone(UTC).timestamp() * 1000)}")
+        if not f.include_test:
+            parts.append("purpose IS DISTINCT FROM 'test'")
+        if f.tenant:
+            parts.append(f"tenant = {literal(f.tenant)}")
+        texts = [Text(word) for word in _TERM.findall(f.text)]
+        node = parse(f.query) if f.query.strip() else None
+        items = [*texts, *((node.children if isinstance(node, And) else (node,)) if node is not None else ())]
+        for item in items:
+            drive = self.drive(item)
+            if drive is not None:
+                drives.append(drive)
+            if isinstance(item, Text):  # in the drive: only its tokens' order is left to check
+                order = self._order(item.value, not item.phrase)
+                if not phrase_tokens(item.value):
+                    parts.append("false")
+                elif order is not None:
+                    parts.append(order)
+            else:
+                parts.append(self.node(item))
+        lookup = None
+        if self._sets:
+            matches = " OR ".join(f"({_token_match(t, p)})" for t, p in self._sets)
+            # a prefix may match a token of another lookup too: each term counts for every lookup it matches
+            lookup = (
+                "SELECT DISTINCT k, unnest(seqs) AS seq FROM (SELECT unnest(["  # noqa: S608
+                + ", ".join(
+                    f"CASE WHEN {_token_match(t, p)} THEN {k} END" for (t, p), k in self._sets.items()
+                )
+                + f"]) AS k, seqs FROM tok WHERE {matches}) WHERE k IS NOT NULL"
+            )
+        drive = " INTERSECT ".join(f"({d})" for d in drives) if drives else None
+        return Compiled(lookup, drive, " AND ".join(parts) or "true")
+
+
+def _intersect(queries: list[str]) -> str:
+    return " INTERSECT ".join(queries)
+
+
+def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
+    """The query of how many events hold each wanted token (summed over the token files' `n`), in order."""
+    keys = sorted(wanted)
+    sums = ", ".join(f"sum(CASE WHEN {_token_match(t, p)} THEN n ELSE 0 END)" for t, p in keys)
+    matches = " OR ".join(f"({_token_match(t, p)})" for t, p in keys)
+    return keys, f"SELECT {sums} FROM tok WHERE {matches}"  # noqa: S608 - literals escaped
+
+
+def alert_ids(f: EventFilter) -> list[int]:
+    """The alerts a filter's query names (their events are read from the live database)."""
+    if f == NO_FILTER or not f.query.strip():
+        return []
+    found: list[int] = []
+
+    def walk(node: Node) -> None:
+        if isinstance(node, Term):
+            field = field_named(node.field)
+            if field is not None and field.kind is Kind.ALERT:
+                found.append(int(node.value))
+        elif isinstance(node, Not):
+            walk(node.child)
+        elif isinstance(node, And | Or):
+            for child in node.children:
+                walk(child)
+
+    node = parse(f.query)
+    if node is not None:
+        walk(node)
+    return found
+
+
+def alerts_named(conn: sqlite3.Connection, f: EventFilter) -> dict[int, tuple[int, ...]]:
+    """The events of each alert `f` names, from the live database (call inside the reader's snapshot)."""
+    out = {}
+    for alert_id in alert_ids(f):
+        rows = conn.execute("SELECT seq FROM alert_events WHERE alert_id = ?", (alert_id,))
+        out[alert_id] = tuple(int(r[0]) for r in rows)
+    return out

@@ -1,0 +1,108 @@
+"""The process's one DuckDB engine, which reads and writes the archive tier's Parquet files (archive_*.py).
+
+DuckDB is imported only when an archive is touched, so a command over a store without one never pays for it.
+Nothing is ever downloaded: automatic extension installing and loading are off, and the only extensions used
+(DuckLake and PostgreSQL, for a team's shared archive) are loaded from the files their Python packages
+(`duckdb-extension-*`, pinned to the same version as DuckDB) install beside the code. Parquet and JSON are
+built into DuckDB itself.
+
+One in-memory database per process; every reader takes a cursor of its own (DuckDB cursors are separate
+connections to one instance and may run at once, each on its own thread), so the buffer pool and the thread
+pool are shared instead of multiplied by every reader the window opens.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import duckdb
+
+THREADS: Final = 2
+MEMORY_LIMIT: Final = "768MB"  # the buffer pool: Parquet pages read, sort runs while writing
+# Settings that keep DuckDB from reaching the network on its own (docs/archive.md "No downloads").
+OFFLINE: Final = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
+_lock = threading.Lock()
+_engine: duckdb.DuckDBPyConnection | None = None
+_loaded: set[str] = set()
+
+
+def engine() -> duckdb.DuckDBPyConnection:
+    """The shared engine, made on first use; take a `cursor()` of it per thread."""
+    global _engine
+    with _lock:
+        if _engine is None:
+            import duckdb
+
+            _engine = duckdb.connect(
+                ":memory:",
+                config={
+                    **OFFLINE,
+                    "threads": THREADS,
+                    "memory_limit": MEMORY_LIMIT,
+                    "preserve_insertion_order": False,
+                },
+            )
+            _quiet(_engine)
+        return _engine
+
+
+def cursor() -> duckdb.DuckDBPyConnection:
+    """A connection of its own to the shared engine (one per reader or writer thread)."""
+    conn = engine().cursor()
+    _quiet(conn)
+    return conn
+
+
+def _quiet(conn: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar: DuckDB writes it to the terminal, into `export --jsonl -`'s output (a setting of each
+    connection)."""
+    conn.execute("SET enable_progress_bar = false")
+
+
+def extension_file(name: str) -> Path:
+    """The extension's file as its package installed it, for this DuckDB version."""
+    import duckdb
+
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    path = Path(str(resources.files(package))) / "extensions" / f"v{duckdb.__version__}"
+    return path / f"{name}.duckdb_extension"
+
+
+def load_extension(name: str) -> None:
+    """LOAD an extension from its package's file into the shared engine, once (never INSTALL: no download)."""
+    with _lock:
+        if name in _loaded:
+            return
+    path = extension_file(name)
+    if not path.is_file():
+        from tenant_events.errors import StorageError
+
+        raise StorageError(
+            f"the DuckDB {name} extension is not installed ({path} is missing)",
+            f"reinstall Tenant Events with the duckdb-extension-{name} package",
+        )
+    conn = engine()
+    conn.execute(f"LOAD '{_quoted(str(path))}'")
+    with _lock:
+        _loaded.add(name)
+
+
+def _quoted(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def literal(text: str) -> str:
+    """A DuckDB string literal: regular expressions must be constants for DuckDB to compile them once."""
+    if "\x00" in text:
+        raise ValueError("a NUL character cannot be part of a query")
+    return "'" + _quoted(text) + "'"

@@ -1,0 +1,52 @@
+"""What the main window shows a user, read the way a user reads it: the first screen of rows in time order, their
+summaries named from the entity directory, the count and the histogram. Shared by the store-failure tests, whose
+window must stay like this while the store is paused and look like it again once the store is back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
+
+SHOWN = 25  # the rows the window shows without scrolling
+
+
+def window_rows(w: Any) -> list:
+    rows = [w.model.event_at(r) for r in range(min(SHOWN, w.model.rowCount()))]
+    return [e for e in rows if e is not None]
+
+
+def in_time_order(w: Any) -> bool:
+    times = [e.time for e in window_rows(w)]
+    return bool(times) and times == sorted(times, reverse=True)
+
+
+def sentences(w: Any) -> list:
+    return [w.model.data(w.model.index(r, Col.SUMMARY), SENTENCE_ROLE) for r in range(len(window_rows(w)))]
+
+
+def named(w: Any) -> bool:
+    """Every shown row's summary is a sentence with names (not the stored summary with raw ids)."""
+    shown = sentences(w)
+    return bool(shown) and all(s is not None for s in shown)
+
+
+def counted(w: Any) -> bool:
+    """The count and the histogram show what is stored (not "0 events", not "No events for this filter yet")."""
+    return w.filter_bar._count_text not in ("", "0 events") and bool(w.histogram.buckets)
+
+
+def shown_count(w: Any) -> int:
+    """The count the filter bar shows ("17,505 events")."""
+    return int(w.filter_bar._count_text.split()[0].replace(",", ""))
+
+
+def names_unlike_the_directory(shown: list, directory: Any) -> list[str]:
+    """Each name the directory knows by a label, shown as a bare id instead (blocking: a worker thread)."""
+    wrong = []
+    for sentence in shown:
+        for m in sentence.mentions if sentence is not None else ():
+            known = directory.entity(m.kind, m.id)
+            if known is not None and known.label != known.id and m.label == m.id:
+                wrong.append(f"{m.kind} {m.id} shown as its id; the directory knows {known.label!r}")
+    return wrong

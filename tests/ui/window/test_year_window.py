@@ -1,0 +1,61 @@
+"""The window over a year in two tiers: the table scrolls from the live rows into the archived ones without a
+seam, the histogram spans the whole year, and a filter's rows and counts come from both tiers
+(docs/archive.md "One view")."""
+
+from __future__ import annotations
+
+import time
+
+from helpers.fixtures_ui import run_async, save_screenshot
+from helpers.fixtures_window import settle
+from helpers.history import history
+from tenant_events.store import Batch, EventReader, StoreWriter
+from tenant_events.store.archive_keeper import keep
+from tenant_events.values.events import EventFilter
+from tenant_events.values.retention import Retention
+
+DAY = 86400.0
+
+
+def _year(path, n: int = 6000) -> list:
+    rows = history(n, time.time() - 365 * DAY, 365 * DAY / n, seed=11)
+    writer = StoreWriter(path)
+    try:
+        for at in range(0, n, 1000):
+            writer.commit_sync(Batch(events=rows[at : at + 1000]))
+        writer.index_all_sync()
+        assert keep(writer, Retention(keep_live_days=30, settle_seconds=0)).moved > n * 0.85
+    finally:
+        writer.close()
+    return rows
+
+
+def bar_columns(w) -> list[int]:
+    image = w.histogram.grab().toImage()
+    empty = image.pixelColor(1, 1)
+    y = image.height() - 30
+    return [x for x in range(image.width()) if image.pixelColor(x, y) != empty]
+
+
+def test_a_year_in_two_tiers_fills_the_table_and_the_histogram(open_window, qloop, qtbot, tmp_path):
+    path = tmp_path / "year.sqlite3"
+    rows = _year(path)
+    w = open_window(path)
+    qtbot.waitUntil(lambda: not w.model.counting, timeout=60_000)
+    assert w.model.rowCount() == len(rows)
+    with EventReader(path) as reader:
+        archived = reader.archived_upto()
+    # the newest row is live; the last row of the table is the year's first event, from the archive
+    assert w.model.event_at(0).seq == len(rows)
+    oldest = w.model.event_at(len(rows) - 1)
+    assert oldest is not None and oldest.seq == 1 and oldest.seq <= archived
+    qtbot.waitUntil(lambda: len(bar_columns(w)) > w.histogram.width() * 0.5, timeout=30_000)
+    save_screenshot(w, "year-table-and-histogram")
+    w.table.scrollTo(w.model.index(len(rows) - 40, 0))
+    run_async(qloop, settle(w))
+    save_screenshot(w, "year-oldest-rows")
+    w.apply_filter_now(EventFilter(query="type:user.created"))
+    qtbot.waitUntil(lambda: not w.model.counting and w.model.rowCount() > 0, timeout=60_000)
+    assert w.model.rowCount() == sum(r.type == "user.created" for r in rows)
+    run_async(qloop, settle(w))
+    save_screenshot(w, "year-filtered")
