@@ -458,8 +458,8 @@ def main() -> int:
         print("| consumer | events/s (median) | vs engine |")
         print("|---|---:|---:|")
         for k, v in med.items():
-            ratio = med["engine"] / v if "engine" in med and v else float("nan")
-            print(f"| {k} | {v:,.0f} | engine is {ratio:.2f}× |")
+            versus = f"engine is {med['engine'] / v:.2f}×" if "engine" in med and v else "—"
+            print(f"| {k} | {v:,.0f} | {versus} |")
         if "engine" in med and "peer" in med:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
         if "engine" in med and "nodir" in med:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 OLD = "2000-01-01T00:00:00Z"
 POLL = 0.02  # seconds between two looks at the database
+LIMIT_S = 900.0  # a run that takes longer is reported as failed
 
 
 def _seqs(db: Path) -> tuple[int, int]:
@@ -47,7 +48,7 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
     """Seconds from the command's start until `n` events are stored (`seconds`) and, with the pack, until every
     one of them has been evaluated (`alerts_seconds`)."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-stream-"))
-    db = tmp / "bench.sqlite3"
+    db = tmp / "tenants" / "bench.sqlite3"  # AppPaths.database_file of the profile "bench"
     cmd = [
         str(Path(sys.executable).with_name("tenant-events")),
         "stream",
@@ -65,8 +66,13 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stored_at = evaluated_at = None
+    deadline = started + LIMIT_S
     try:
         while proc.poll() is None:
+            if time.perf_counter() > deadline:
+                raise SystemExit(
+                    f"stream: {n:,} events not stored and evaluated within {LIMIT_S:.0f} s ({db})"
+                )
             stored, evaluated = _seqs(db)
             now = time.perf_counter() - started
             if stored_at is None and stored >= n:
