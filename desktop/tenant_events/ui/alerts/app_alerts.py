@@ -216,7 +216,7 @@ class AppAlerts(QObject):
             self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
             self.inbox.triage.settled.connect(self._settled)
         inbox = self.inbox
-        inbox.reload()
+        inbox.reload(place=True)  # opened: every alert in its place
         if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
             inbox.select(profile, alert_id, quiet=True)
         inbox.show()
