@@ -4,12 +4,13 @@ The command runs as a user runs it (its own process, from its start: imports, th
 start), into a fresh data dir, signed in with a simulator token. This process watches its database through
 SQLite, read-only, every 20 ms: the time the n-th event was stored, and the time the rules had evaluated every
 event up to it (`counters.alerts_upto`, which moves in the transaction that stores the alerts it raised), then
-stops the command with SIGTERM and reads its CPU time and peak RSS (those of every process it started and
-waited for included).
+stops the command with SIGTERM and reads its CPU time (its rules' process's included) and the peak RSS of the
+larger of the two; the write-ahead log's largest size is sampled by stat as it goes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import shutil
@@ -66,6 +67,8 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stored_at = evaluated_at = None
+    wal = db.with_name(db.name + "-wal")
+    wal_max = 0
     deadline = started + LIMIT_S
     try:
         while proc.poll() is None:
@@ -74,6 +77,8 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
                     f"stream: {n:,} events not stored and evaluated within {LIMIT_S:.0f} s ({db})"
                 )
             stored, evaluated = _seqs(db)
+            with contextlib.suppress(OSError):  # (its size, by stat: no open of a file SQLite holds)
+                wal_max = max(wal_max, wal.stat().st_size)
             now = time.perf_counter() - started
             if stored_at is None and stored >= n:
                 stored_at, target = now, stored
@@ -96,5 +101,6 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
         "alerts_seconds": evaluated_at,
         "events": n,
         "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "peak_rss_mb": usage.ru_maxrss / 1024,  # of the largest process: the command, or its rules' process
+        "wal_max_mib": wal_max / 2**20,
     }
