@@ -31,10 +31,7 @@ from tenant_events.store.alert_connection import AlertConnection, FilesGone
 
 log = logging.getLogger(__name__)
 CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-events` that runs this process
-# Below the process that stores: when both want a core, the store gets three times the rules' share (CFS weights
-# 1024 and 335). At 10 (a tenth) a machine loaded by other work all but stopped the rules: a 60,000-event catch-up
-# was not evaluated within the tests' bounds.
-NICENESS: Final = 5
+NICENESS: Final = 10  # below the process that stores: storing never waits for evaluating
 _HEAD: Final = struct.Struct("!I")
 EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
 
