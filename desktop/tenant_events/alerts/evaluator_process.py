@@ -24,7 +24,6 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.evaluator_child import CHILD_ARG, EXIT_FILES_GONE, read_frame, write_frame
-from tenant_events.alerts.runner import tell
 from tenant_events.demo_simulator import _die_with_parent, _prctl
 from tenant_events.errors import StorageError
 
@@ -181,7 +180,11 @@ class EvaluatorProcess:
         self._kicked = False
         self._stepped.set()
         if result.changed:
-            tell(self.on_alerts, result)
+            for callback in list(self.on_alerts):
+                try:
+                    callback(result)
+                except Exception:
+                    log.exception("an alert callback failed")
         if self._committed_upto > result.watermark:
             self.kick()
 

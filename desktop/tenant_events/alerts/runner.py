@@ -128,7 +128,11 @@ class AlertRunner:
         for callback in list(self.on_step):
             callback(result)
         if result.changed:
-            tell(self.on_alerts, result)
+            for callback in list(self.on_alerts):
+                try:
+                    callback(result)
+                except Exception:
+                    log.exception("an alert callback failed")
         if self._again:
             self.kick()
         if self._inflight is None:
@@ -147,12 +151,3 @@ class AlertRunner:
     def _retry_now(self) -> None:
         self._retry = None
         self.kick()
-
-
-def tell(observers: list[Callable[[StepResult], None]], result: StepResult) -> None:
-    """Hand a step's result to each observer; one that fails is logged and keeps no other from hearing it."""
-    for callback in list(observers):
-        try:
-            callback(result)
-        except Exception:
-            log.exception("an alert callback failed")
