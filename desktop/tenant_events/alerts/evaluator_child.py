@@ -27,13 +27,12 @@ from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import Evaluator
 from tenant_events.alerts.from_settings import build_evaluator
 from tenant_events.alerts.runner import AlertRunner
-from tenant_events.store.alert_connection import AlertConnection, FilesGone
+from tenant_events.store.alert_connection import AlertConnection
 
 log = logging.getLogger(__name__)
 CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-events` that runs this process
 NICENESS: Final = 10  # below the process that stores: storing never waits for evaluating
 _HEAD: Final = struct.Struct("!I")
-EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
 
 
 def write_frame(out: IO[bytes], message: object) -> None:
@@ -81,14 +80,7 @@ async def _serve(start: dict[str, Any], inp: IO[bytes], out: IO[bytes]) -> None:
     store = AlertConnection(Path(start["database"]))
     runner = AlertRunner(evaluator, lambda: store)
     runner.on_step.append(lambda result: write_frame(out, result))
-
-    def failed(exc: BaseException) -> None:
-        if isinstance(exc, FilesGone):  # ended without closing the connection (alert_connection.py); the
-            out.flush()  # parent starts another, and the writer says what happened to the files
-            os._exit(EXIT_FILES_GONE)
-        write_frame(out, ("failed", str(exc)))
-
-    runner.on_failure.append(failed)
+    runner.on_failure.append(lambda exc: write_frame(out, ("failed", str(exc))))
     closed = asyncio.Event()
 
     def heard(message: tuple[Any, ...]) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.evaluator_child import CHILD_ARG, EXIT_FILES_GONE, read_frame, write_frame
+from tenant_events.alerts.evaluator_child import CHILD_ARG, read_frame, write_frame
 from tenant_events.demo_simulator import _die_with_parent, _prctl
 from tenant_events.errors import StorageError
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 RESTART_AFTER: Final = 1.0  # seconds before a child that died is started again, doubling up to RESTART_CAP
 RESTART_CAP: Final = 30.0
-AFTER_FILES_GONE: Final = 5.0  # seconds before a child that met removed database files is started again
 
 
 def child_argv() -> list[str]:
@@ -199,11 +198,10 @@ class EvaluatorProcess:
         if self._closed or self._paused:
             return
         self.restarts += 1
-        # Files removed under it: the writer of this process opens them again first (it looks each second);
-        # closing its old connection could otherwise remove the files a new child's connection just made.
-        delay = max(self._restart_delay, AFTER_FILES_GONE) if code == EXIT_FILES_GONE else self._restart_delay
-        log.warning("alert evaluation stopped (exit code %s); started again in %.0f s", code, delay)
-        self._loop.call_later(delay, self._spawn)
+        log.warning(
+            "alert evaluation stopped (exit code %s); started again in %.0f s", code, self._restart_delay
+        )
+        self._loop.call_later(self._restart_delay, self._spawn)
         self._restart_delay = min(self._restart_delay * 2, RESTART_CAP)
 
 
