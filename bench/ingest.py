@@ -451,7 +451,7 @@ def main() -> int:
             if "engine" in rates and "floor" in rates:
                 floor_ratios.append(rates["engine"][-1] / rates["floor"][-1])
                 print(f"run {run + 1} engine / floor in this run: {floor_ratios[-1]:.2f}")
-        med = {k: statistics.median(v) for k, v in rates.items()}
+        med = {k: statistics.median(v) for k, v in rates.items() if v}  # (--runs 0: the catch-up alone)
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
         )
