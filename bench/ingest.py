@@ -17,6 +17,13 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
            any payload rule on this machine pays, and from the run-to-run spread of a pack that does nothing
   nodir    the same engine with the store's entity directory switched off: what the directory costs
            (`--only engine nodir` for just that comparison; goal engine ≥ 90 % of nodir)
+  stream   the real `tenant-events stream` command with the built-in pack (the default), from its start, into a
+           fresh data dir (bench/stream_consumer.py): the rate until --events are stored; the rules follow the
+           store, so the time until they have evaluated those events is printed beside it
+  stream-noalerts  the same command with --no-alerts. Each run prints stream / stream-noalerts of that run (the
+           pack's cost to storing; goal ≥ 90 %), and the medians stream over peer (goal ≥ 5×); with `stream` in
+           --only, the catch-up is timed with the command: until its last event is stored (goal < 20 s for 1M) and
+           until the rules have raised the last alert of the backlog (goal < 30 s)
   peer     auth0-python `Auth0(base_url, token).events.subscribe(...)`: typed messages, stores nothing
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
   baseline (with --baseline DIR) the engine consumer again, importing `tenant_events` from another checkout
@@ -54,6 +61,7 @@ import httpx
 import orjson
 
 import sim_process
+from stream_consumer import consume_stream
 
 OLD = "2000-01-01T00:00:00Z"
 EVAL_CPU = [0.0]  # seconds of CPU the rules' evaluation took in this child (consumer "rules")
@@ -283,6 +291,8 @@ CONSUMERS = {
     "rules-off": consume_rules_off,
     "rules-floor": consume_rules_floor,
     "nodir": consume_engine_without_directory,
+    "stream": consume_stream,
+    "stream-noalerts": consume_stream,
     "peer": consume_peer,
     "floor": consume_floor,
     "baseline": consume_engine,
@@ -293,6 +303,11 @@ def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
     global INDEXING
     INDEXING = indexing
     token = sim_process.admin_token(auth_url)
+    if kind.startswith(
+        "stream"
+    ):  # the command in a process of its own: its figures are measured from outside
+        print(json.dumps(consume_stream(auth_url, token, n, alerts=kind == "stream")))
+        return
     elapsed = CONSUMERS[kind](auth_url, token, n)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     peak_mb = usage.ru_maxrss / 1024  # Linux: KiB
@@ -389,6 +404,8 @@ def main() -> int:
     try:
         rates: dict[str, list[float]] = {k: [] for k in args.only}
         indexing: dict[str, list[float]] = {k: [] for k in args.only}
+        pack_ratios: list[float] = []  # stream / stream-noalerts, each of one run
+        floor_ratios: list[float] = []  # engine / floor, each of one run
         for run in range(args.runs):
             order = args.only[run % len(args.only) :] + args.only[: run % len(args.only)]
             for kind in order:
@@ -397,6 +414,17 @@ def main() -> int:
                 sim_cpu = sim_process.process_cpu(sim.pid) - sim_before
                 rates[kind].append(r["events"] / r["seconds"])
                 wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
+                if kind.startswith("stream"):  # the command's whole process: no figures from inside it
+                    evaluated = (
+                        f", rules through them at {r['alerts_seconds']:.1f} s" if kind == "stream" else ""
+                    )
+                    print(
+                        f"run {run + 1} {kind:15s} {rates[kind][-1]:>10,.0f} events/s  (stored in "
+                        f"{r['seconds']:.1f} s from its start{evaluated}; CPU {r['cpu_s']:.1f} s; simulator "
+                        f"{sim_cpu:.1f} s)  peak RSS {r['peak_rss_mb']:.0f} MB{wal}",
+                        flush=True,
+                    )
+                    continue
                 evaluating = f"  evaluating {r['eval_cpu_s']:.2f} s CPU ({r['eval_cpu_s'] / r['seconds']:.1%} of the run)"
                 after = ""
                 if r.get("index_seconds") is not None:
@@ -416,15 +444,22 @@ def main() -> int:
                 ]
                 if same_run:
                     print(f"run {run + 1} over the engine's rate in this run: {', '.join(same_run)}")
-        med = {k: statistics.median(v) for k, v in rates.items()}
+            if "stream" in rates and "stream-noalerts" in rates:
+                ratio = rates["stream"][-1] / rates["stream-noalerts"][-1]
+                print(f"run {run + 1} pack on / pack off (stream / stream-noalerts) in this run: {ratio:.0%}")
+                pack_ratios.append(ratio)
+            if "engine" in rates and "floor" in rates:
+                floor_ratios.append(rates["engine"][-1] / rates["floor"][-1])
+                print(f"run {run + 1} engine / floor in this run: {floor_ratios[-1]:.2f}")
+        med = {k: statistics.median(v) for k, v in rates.items() if v}  # (--runs 0: the catch-up alone)
         print(
             f"\nmedians over {args.runs} runs of {args.events:,} events (2 cores, simulator in its own process):"
         )
         print("| consumer | events/s (median) | vs engine |")
         print("|---|---:|---:|")
         for k, v in med.items():
-            ratio = med["engine"] / v if "engine" in med and v else float("nan")
-            print(f"| {k} | {v:,.0f} | engine is {ratio:.2f}× |")
+            versus = f"engine is {med['engine'] / v:.2f}×" if "engine" in med and v else "—"
+            print(f"| {k} | {v:,.0f} | {versus} |")
         if "engine" in med and "peer" in med:
             print(f"engine / peer = {med['engine'] / med['peer']:.2f} (goal ≥ 3)")
         if "engine" in med and "nodir" in med:
@@ -435,8 +470,20 @@ def main() -> int:
                 print(
                     f"{kind}: {what} complete {statistics.median(seconds):.1f} s (median) after the catch-up"
                 )
-        if "engine" in med and "floor" in med:
-            print(f"engine / floor = {med['engine'] / med['floor']:.0%} (goal ≥ 50 %)")
+        if floor_ratios:
+            print(
+                f"engine / floor: median of the runs' ratios {statistics.median(floor_ratios):.2f} "
+                f"(goal ≥ 1.0); each run: {', '.join(f'{r:.2f}' for r in floor_ratios)}"
+            )
+        if pack_ratios:
+            print(
+                f"pack on / pack off (stream / stream-noalerts): median of the runs' ratios "
+                f"{statistics.median(pack_ratios):.0%} (goal ≥ 90 %); each run: "
+                f"{', '.join(f'{r:.0%}' for r in pack_ratios)}"
+            )
+        for kind in ("stream", "stream-noalerts"):
+            if kind in med and "peer" in med:
+                print(f"{kind} / peer = {med[kind] / med['peer']:.2f}× (goal ≥ 5×)")
         if "engine" in med and "rules" in med:
             print(
                 f"alert rule evaluation costs {1 - med['rules'] / med['engine']:.1%} of ingest (goal ≤ 10 %)"
@@ -444,8 +491,17 @@ def main() -> int:
         if "engine" in med and "baseline" in med:
             print(f"engine / baseline ({args.baseline}) = {med['engine'] / med['baseline']:.2f}")
         if args.catchup:
-            for kind in ("engine", "rules") if "rules" in args.only else ("engine",):
+            kinds = ["engine", *(k for k in ("rules", "stream") if k in args.only)]
+            for kind in kinds:
                 r = run_child(kind, auth_url, args.catchup)
+                if kind == "stream":
+                    print(
+                        f"catch-up of {args.catchup:,} events (stream, built-in pack): last event stored after "
+                        f"{r['seconds']:.1f} s (goal < 20 s), last alert of the backlog raised after "
+                        f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s, peak RSS "
+                        f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB"
+                    )
+                    continue
                 print(
                     f"catch-up of {args.catchup:,} events ({kind}): {r['seconds']:.1f} s "
                     f"({args.catchup / r['seconds']:,.0f} events/s), CPU {r['cpu_s']:.1f} s, peak RSS "

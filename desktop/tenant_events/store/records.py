@@ -49,8 +49,7 @@ class EventRow(NamedTuple):
         received (wire.decode_frame_timed), kept as it is when already canonical."""
         env = message.event
         if time_text is not None and _is_canonical(time_text):
-            text = time_text
-            ms = _minute_ms(time_text[:16]) + int(time_text[17:19]) * 1000 + int(time_text[20:23])
+            text, ms = time_text, _canonical_ms(time_text)
         else:
             text, ms = _canonical(env.time)
         # Positional, in the INSERT's column order (writer.py): tuple.__new__ skips the NamedTuple's Python-level
@@ -72,6 +71,41 @@ class EventRow(NamedTuple):
             ),
         )
 
+    @classmethod
+    def at_canonical_time(
+        cls,
+        event_id: str,
+        offset: str,
+        event_type: str,
+        family: str,
+        time_text: str,
+        source: str,
+        tenant: str,
+        purpose: str | None,
+        raw: str,
+        received_at: float,
+    ) -> EventRow:
+        """The row of fields already checked (stream/event_rows.py), `time_text` in the stored form
+        `YYYY-MM-DDTHH:MM:SS.mmmZ`; ValueError when its day does not exist."""
+        ms = _canonical_ms(time_text)
+        return _new_row(
+            cls,
+            (
+                event_id,
+                offset,
+                event_type,
+                family,
+                time_text,
+                ms,
+                source,
+                tenant,
+                purpose,
+                None,
+                raw,
+                received_at,
+            ),
+        )
+
 
 _new_row: Final = tuple.__new__
 _EPOCH: Final = datetime(1970, 1, 1)
@@ -82,6 +116,11 @@ def _is_canonical(text: str) -> bool:
     """`YYYY-MM-DDTHH:MM:SS.mmmZ`: UTC with milliseconds, the form stored (sorts like the time). The text was
     validated as an RFC 3339 date-time, so checking the separators is enough."""
     return len(text) == 24 and text[23] == "Z" and text[19] == "." and text[10] == "T"
+
+
+def _canonical_ms(text: str) -> int:
+    """Unix milliseconds of a time in the stored form; ValueError for a day that does not exist."""
+    return _minute_ms(text[:16]) + int(text[17:19]) * 1000 + int(text[20:23])
 
 
 @functools.lru_cache(maxsize=256)

@@ -26,6 +26,7 @@ from tenant_events.server_text import shown
 from tenant_events.store import CommitResult, CursorState, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff, bounded
 from tenant_events.stream.batching import MAX_REJECTED_RAW
+from tenant_events.stream.event_rows import event_row
 from tenant_events.stream.follow_loop import FollowLoop
 from tenant_events.stream.outcomes import (
     MIN_INTERVAL,
@@ -313,6 +314,10 @@ class StreamEngine(FollowLoop):
                 data,
                 received,
             )
+            return None
+        row = event_row(name, data, received)  # the common case in one pass (event_rows.py)
+        if row is not None:
+            self._batches.add_event(row, row.offset, received)
             return None
         try:
             message, time_text = decode_frame_timed(name, data)
