@@ -8,6 +8,7 @@ rule_model.Rule holds them and checks them against the rule's event types.
     novelty    {key: context.client.id, days: 30}
     state      [{check: group_holds_admin_role}]
     tests      [{name: …, expect: fires, events: [{type: …, at: 0, data: {…}}]}]
+    except     [{field: context.client.id, op: equals, value: [hr-import]}, {conditions: [...]}]
 """
 
 from __future__ import annotations
@@ -121,6 +122,27 @@ class Condition(BaseModel):
             for name in values:
                 if name not in known:
                     raise ValueError(f"no list named {name!r} (known: {', '.join(sorted(known))})")
+        return self
+
+
+class RuleException(BaseModel):
+    """Events that never fire the rule: every one of `conditions` holds (a Sigma filter: `not filter_…`), e.g.
+    the acting client is HR Import, the request came from 10.0.0.0/8, the organization is one of a list.
+    Written short as one condition (`{field: context.client.id, op: equals, value: hr-import}`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    conditions: list[Condition] = Field(min_length=1, max_length=8)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"conditions": [v]} if isinstance(v, dict) and "op" in v else v
+
+    @model_validator(mode="after")
+    def _plain(self) -> RuleException:
+        for i, cond in enumerate(self.conditions):
+            if cond.op in ("changed", "grew"):
+                raise ValueError(f"conditions.{i}.op: {cond.op} cannot be an exception")
         return self
 
 
