@@ -180,3 +180,28 @@ def test_an_unacknowledged_critical_alert_is_said_again_until_someone_takes_it_i
     acknowledged = dataclasses.replace(alert(1), triage="acknowledged")
     planner.offer(StepResult(settled=[acknowledged]))
     assert planner.repeats() == [] and planner.next_repeat() is None
+
+
+def test_a_silenced_alert_is_never_said_nor_repeated_nor_summed_up():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    hushed: set[str] = {"admin-role"}
+    planner = NotificationPlanner(
+        QuietTimes(NotificationSettings(), UTC),
+        hold_s=10,
+        clock=lambda: now[0],
+        repeat_s=60,
+        silenced=lambda a: a.rule_id in hushed,
+    )
+    assert planner.offer(StepResult(raised=[alert(1)])) == []
+    assert planner.offer(StepResult(updated=[alert(1, occurrences=2)], refired={1})) == []
+    said = planner.offer(StepResult(raised=[alert(2, "mass-deletion", "Mass deletion")]))
+    assert [n.alert_ids for n in said] == [(2,)]
+    hushed.add("mass-deletion")  # silenced after it was said: no "Still firing" either
+    now[0] += 120
+    assert planner.repeats() == []
+    assert planner.offer(StepResult(raised=[alert(3, catch_up=True)])) == []
+    now[0] += 11
+    assert planner.summary() is None  # a catch-up of silenced alerts alone says nothing
+    hushed.clear()  # the silence ended: the next firing is said again
+    said = planner.offer(StepResult(updated=[alert(1, occurrences=3)], refired={1}))
+    assert [n.alert_ids for n in said] == [(1,)]

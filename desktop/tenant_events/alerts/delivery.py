@@ -8,6 +8,7 @@ Qt-free decisions for the notifier and the tray (ui/ renders them):
     acknowledged, snoozed or resolved (`settle` forgets it: the notifier withdraws it then);
   * catch-up alerts are held and become ONE notification, "While you were away: mass deletion × 2, admin role
     assigned × 5 (3 groups)", once the catch-up has been quiet for `hold_s`;
+  * a silenced alert (a silence of the team's or one's own matches it, values/silences.py) never notifies;
   * nothing notifies while muted: do-not-disturb (on, or until a time) or the quiet hours (local wall time on
     the chosen days; 22:00–07:00 spans midnight); critical alerts pass when the user allows it
     (`critical_passes_dnd`). Muted alerts are still stored: the inbox and the unread count have them.
@@ -136,8 +137,11 @@ class NotificationPlanner:
         clock: Callable[[], float] = time.time,
         renotify: Callable[[str], bool] = lambda _rule: True,
         repeat_s: float = 3600.0,
+        silenced: Callable[[StoredAlert], bool] = lambda _alert: False,
     ) -> None:
+        """`silenced(alert)`: a silence holds it now (values/silences.py): stored and listed, never said."""
         self.quiet = quiet
+        self.silenced = silenced
         self.hold_s = hold_s
         self.clock = clock
         self.renotify = renotify
@@ -153,14 +157,16 @@ class NotificationPlanner:
         for alert in result.settled:
             self.settle(alert)
         for alert in result.raised:
-            if not alert.notify:
+            if not alert.notify or self.silenced(alert):
                 continue
             if alert.catch_up:
                 self._hold(alert, now)
             elif self.quiet.allows(alert.severity, now):
                 out.append(self._say(alert, now))
         for alert in result.updated:
-            if alert.id in self._held:
+            if self.silenced(alert):
+                self._held.pop(alert.id, None)
+            elif alert.id in self._held:
                 self._hold(alert, now)  # a summary still collecting: keep its latest count
             elif (
                 alert.id in result.refired
@@ -199,7 +205,7 @@ class NotificationPlanner:
         for last, said in list(self._said.values()):
             alert = fresh(said.id) or said
             phase = alert.phase(now)
-            if withdraws(phase):
+            if withdraws(phase) or self.silenced(alert):
                 del self._said[alert.id]
                 continue
             if phase is Phase.SNOOZED and alert.snoozed_until is not None:
@@ -222,8 +228,10 @@ class NotificationPlanner:
         """The catch-up summary once the catch-up has been quiet for `hold_s` (then it is handed out once)."""
         if self._held_at is None or self.clock() - self._held_at < self.hold_s:
             return None
-        alerts = sorted(self._held.values(), key=lambda a: a.id)
+        alerts = sorted((a for a in self._held.values() if not self.silenced(a)), key=lambda a: a.id)
         self._held, self._held_at = {}, None
+        if not alerts:
+            return None
         worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
         if not self.quiet.allows(worst, self.clock()):
             return None

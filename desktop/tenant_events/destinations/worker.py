@@ -112,9 +112,12 @@ class DeliveryWorker:
         deadline_s: float = DEADLINE_S,
         clock: Callable[[], float] = time.time,
         shared: SharedDeliveries | None = None,
+        silenced: Callable[[StoredAlert], bool] = lambda _alert: False,
     ) -> None:
-        """`sender` None: Apprise (send.py) with `deadline_s` for each attempt, ended when the worker stops."""
+        """`sender` None: Apprise (send.py) with `deadline_s` for each attempt, ended when the worker stops;
+        `silenced(alert)`: a silence holds the alert now (nothing is delivered for it, values/silences.py)."""
         self._database = database
+        self._silenced = silenced
         self._shared = shared
         self._targets = targets
         self._quiet = quiet
@@ -239,8 +242,8 @@ class DeliveryWorker:
         routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
         for row in rows:
             alert = alerts.get(row.alert_id)
-            if alert is None:
-                routed.append((row, [], {}))
+            if alert is None or self._silenced(alert):
+                routed.append((row, [], {}))  # a silenced alert's version goes to no destination
                 continue
             names = [
                 n
@@ -281,6 +284,9 @@ class DeliveryWorker:
             alert = await self._call(outbox.alert, d.alert_id)
             if alert is None:
                 await self._call(outbox.give_up, d, "the alert was deleted")
+                continue
+            if self._silenced(alert):  # silenced after it was routed (or a repeat of it)
+                await self._call(outbox.give_up, d, "silenced")
                 continue
             held = self._held_until(target, alert.severity, now)
             if held is not None:

@@ -46,7 +46,7 @@ from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
 from tenant_events.store.outbox import Delivery, read_status
 from tenant_events.store.team_state import carried, position_at
-from tenant_events.tenant.deliveries import DestinationTargets
+from tenant_events.tenant.deliveries import DestinationTargets, silence_check
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
 from tenant_events.tenant.sources import HubFrom
@@ -252,6 +252,7 @@ class TeamAlerts:
             chosen,
             targets.quiet,
             shared=TeamDeliveries(outbox, self.names.tenant, fence),
+            silenced=silence_check(self.paths, self.name),
             **self._worker_options,  # type: ignore[arg-type]
         )
         self.worker = worker

@@ -59,6 +59,8 @@ class AlertNotes(QObject):
         # this app did not evaluate (AppAlerts sets both)
         self.renotify: Callable[[str], bool] = lambda _rule: True
         self.current: Callable[[str, int], StoredAlert | None] = lambda _tenant, _id: None
+        # (tenant, alert) → whether a silence holds it now (AppAlerts sets it from the silences file)
+        self.silenced: Callable[[str, StoredAlert], object] = lambda _tenant, _alert: None
 
     def set_settings(self, settings: NotificationSettings) -> None:
         """New do-not-disturb / quiet hours / enabled / repeat settings (the planners share one QuietTimes)."""
@@ -85,11 +87,15 @@ class AlertNotes(QObject):
                 clock=self._clock,
                 renotify=lambda rule: self.renotify(rule),
                 repeat_s=self.settings.repeat_minutes * 60,
+                silenced=functools.partial(self._silenced, tenant),
             )
         for planned in planner.offer(result):
             self._show(tenant, planned)
         self._arm_summary()
         self._arm_repeat()
+
+    def _silenced(self, tenant: str, alert: StoredAlert) -> bool:
+        return bool(self.silenced(tenant, alert))
 
     def settle(self, tenant: str, alert: StoredAlert) -> None:
         """The alert was triaged here (as it is stored now): acknowledged or resolved, no repeats of it and its

@@ -32,15 +32,19 @@ from tenant_events.entities.sentences import describe_stored
 from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.inbox_window import InboxWindow
+from tenant_events.ui.alerts.quiet_actions import QuietActions
 from tenant_events.ui.alerts.table_filter import show_alert_events
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.values.alerts import StoredAlert
 from tenant_events.values.events import StoredEvent
+from tenant_events.values.silences import Silence, silencing
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +80,11 @@ class AppAlerts(QObject):
         self.notes = AlertNotes(notifier, settings.notifications, self)
         self.notes.alert_requested.connect(self.open_inbox)
         self.notes.renotify = self._renotify
+        self.silences = SilenceBook.of(paths)
+        self.notes.silenced = self.silenced
+        self.quiet = QuietActions(paths, self.silences, self)
+        self.quiet.changed.connect(self.refresh)
+        self.quiet.problem.connect(lambda text: self.window.statusBar().showMessage(text, 15000))
         self.notes.current = lambda profile, alert_id: (
             entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None
         )
@@ -103,6 +112,10 @@ class AppAlerts(QObject):
         window.menu_actions.all.append(self.action)
         self._add_to_window(window)
         self.refresh()
+
+    def silenced(self, profile: str, alert: StoredAlert) -> Silence | None:
+        """The silence that holds the alert now (the silences file is read again when it changed)."""
+        return silencing(self.silences.all(), alert, profile, time.time())
 
     def _renotify(self, rule_id: str) -> bool:
         """The rule's choice whether its warning alerts notify again at each firing (values/alert_lifecycle.py)."""
@@ -215,6 +228,11 @@ class AppAlerts(QObject):
             self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
             self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
             self.inbox.triage.settled.connect(self._settled)
+            self.inbox.model.silenced = lambda entry: self.silenced(entry.profile, entry.alert)
+            self.inbox.quiet.silence_requested.connect(self.quiet.silence)
+            self.inbox.quiet.exception_requested.connect(self.quiet.never_for)
+            inbox_window = self.inbox
+            self.quiet.dialog_parent = lambda: inbox_window
         inbox = self.inbox
         inbox.reload()
         if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
