@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
 
@@ -36,3 +37,42 @@ def test_background_checkpoints_keep_the_wal_bounded_and_every_row(tmp_path):
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+def test_a_read_left_open_by_a_cursor_in_a_reference_cycle_does_not_keep_the_wal_at_close(tmp_path, caplog):
+    """A query that failed half-way through its rows, its exception kept where a cycle holds it: the cursor (and
+    the read it keeps open) lives until the garbage collector runs. Closing the store still empties the WAL."""
+    path = tmp_path / "c.sqlite3"
+    wal = path.with_name(path.name + "-wal")
+    writer = StoreWriter(path)
+    reader = EventReader(path)
+    try:
+        writer.commit_sync(Batch(events=[row(i) for i in range(300)], cursor="c0"))
+        kept: list[object] = []
+
+        def half_read() -> None:
+            with reader._lock:
+                cursor = reader._conn.execute("SELECT seq FROM events")
+                cursor.fetchone()
+                raise LookupError("stopped half-way")
+
+        try:
+            half_read()
+        except LookupError as exc:
+            kept.append(exc)
+            kept.append(kept)  # the cycle: only a collection frees the exception, its frame and the cursor
+        del kept
+        writer.commit_sync(Batch(events=[row(300 + i) for i in range(300)], cursor="c1"))
+        assert wal.stat().st_size > 0
+        gc_was = gc.isenabled()
+        gc.disable()  # (the collector must not run by chance before close)
+        try:
+            writer.close()
+        finally:
+            if gc_was:
+                gc.enable()
+        assert not [r for r in caplog.records if "emptied" in r.getMessage()]
+        assert wal.stat().st_size == 0
+    finally:
+        writer.close()
+        reader.close()
