@@ -290,3 +290,39 @@ def test_nothing_is_delivered_for_a_silenced_alert_and_the_next_one_after_the_si
     run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 2, silenced=check)
     assert _received(httpserver)[-1]["_key"] == f"tenant-events:acme:{later}:1"
     assert silenced != later and other != later
+
+
+def test_a_flood_of_one_rule_is_one_delivery_per_destination(tmp_path, httpserver):
+    """Eight firings of one rule stored together (a script touching eight organizations) reach a webhook as one
+    message naming the count and linking each alert; another rule's alert is its own delivery."""
+    from dataclasses import replace
+
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    db = tmp_path / "acme.sqlite3"
+    orgs = ["Acme", "Umbrella", "Globex", "Initech", "Hooli", "Stark", "Wayne", "Tyrell"]
+    writes = [
+        replace(
+            alert_write("org-connection", "warning"),
+            rule_name=f"Organization connection changed · organization {org}",
+            group_key=f"org_{org}",
+        )
+        for org in orgs
+    ]
+    ids = store_alerts(db, [*writes, alert_write()])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    worker = run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 2)
+    time.sleep(0.3)
+    run_worker(db, {"ops": target("ops", url)}, lambda: True)
+    messages = sorted(_received(httpserver), key=lambda m: m["title"])
+    assert [m["title"] for m in messages] == [
+        "[critical] Mass deletion — acme",
+        "[warning] Organization connection changed · 8 organizations — acme",
+    ]
+    folded = messages[1]
+    assert folded["_key"] == f"tenant-events:acme:{ids[0]}:1:fold-8"
+    assert all(f"tenant-events://alert/acme/{i}" in folded["message"] for i in ids[:8])
+    assert worker.delivered == 2
+    with connect(db) as conn:
+        assert undelivered_alerts(conn) == {}
+        states = conn.execute("SELECT DISTINCT state FROM alert_deliveries").fetchall()
+    assert states == [("delivered",)]

@@ -134,7 +134,8 @@ class AlertNotes(QObject):
         self._arm_repeat()
 
     def _arm_summary(self) -> None:
-        due = [d for p in self._planners.values() if (d := p.summary_due()) is not None]
+        """The catch-up summaries and the floods held to be said as one share a timer."""
+        due = [d for p in self._planners.values() for d in (p.summary_due(), p.fold_due()) if d is not None]
         if due:
             wait_ms = max(0, int((min(due) - self._clock()) * 1000)) + 50
             self._summary_timer.start(wait_ms)
@@ -143,6 +144,8 @@ class AlertNotes(QObject):
         for tenant, planner in list(self._planners.items()):
             planned = planner.summary()
             if planned is not None:
+                self._show(tenant, planned)
+            for planned in planner.folded():
                 self._show(tenant, planned)
         self._arm_summary()
 
