@@ -203,7 +203,7 @@ class CompiledRule:
             if state is None:
                 return Outcome.QUIET, [], label
             for check in self.state_checks:
-                if not state(check, row, data):
+                if state(check, row, data) is check.negate:
                     return Outcome.QUIET, [], label
         if self.novel_key is not None and not self._novel(row, data):
             return Outcome.QUIET, [], label

@@ -75,12 +75,13 @@ def fold_title(alerts: list[StoredAlert]) -> str:
     return f"{name} · {len(alerts)} {noun}"
 
 
-def fold_why(alerts: list[StoredAlert], limit: int = 4) -> str:
-    """The groups of a fold, the first few by name: "organization Acme, organization Umbrella and 6 more"."""
-    labels = [a.rule_name.partition(GROUP_MARK)[2] or why(a) for a in alerts]
-    shown_ = labels[:limit]
-    rest = len(labels) - len(shown_)
-    return ", ".join(shown_) + (f" and {rest} more" if rest else "")
+def fold_why(alerts: list[StoredAlert], limit: int = 3) -> str:
+    """The lines of a fold: the latest few alerts' own why (the one that fired last first, as the inbox orders
+    them), then how many more ("… and 5 more")."""
+    latest = sorted(alerts, key=lambda a: (a.fired_at or a.raised_at, a.id), reverse=True)
+    lines = [why(a) for a in latest[:limit]]
+    rest = len(alerts) - len(lines)
+    return "\n".join(lines) + (f"\n… and {rest} more" if rest else "")
 
 
 def _ordinal(n: int) -> str:

@@ -191,7 +191,11 @@ class Novelty(BaseModel):
 
 
 StateCheckName = Literal[
-    "group_holds_admin_role", "group_held_admin_role", "user_is_org_admin", "connection_added_within"
+    "group_holds_admin_role",
+    "group_held_admin_role",
+    "user_is_org_admin",
+    "connection_added_within",
+    "organization_created_within",
 ]
 
 
@@ -199,11 +203,13 @@ class StateCheck(BaseModel):
     """A condition on the entity directory's state when the event is evaluated: the group the event is about
     holds an admin-like role now (`held`: held it until this event, as a deleted group did); the user is an
     admin of the event's organization; the connection the event is about was added to the organization within
-    `minutes`."""
+    `minutes`; the event's organization was created within `minutes` before it (set-up traffic: a new customer's
+    connections and first admins). `negate`: the check must not hold."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: StateCheckName
     minutes: float | None = Field(None, gt=0, le=10_080)
+    negate: bool = False
 
 
 class FixtureEvent(BaseModel):

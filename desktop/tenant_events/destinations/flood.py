@@ -1,6 +1,10 @@
-"""A flood folds into one delivery per destination: the firings of one rule queued within FOLD_S of each other
-(a script touching 8 organizations, one alert per organization) go out as one message (message.py
-`folded_message`) and are all marked delivered by its answer; a failure leaves each to be retried as it was."""
+"""A flood folds into one delivery per destination: the firings of one grouped rule queued within FOLD_S of each
+other (a script touching 8 organizations, one alert per organization) go out as one message (message.py
+`folded_message`) and are all marked delivered by its answer; a failure leaves each to be retried as it was.
+
+Only a grouped rule's alerts fold here: an ungrouped rule's firings within seconds already fold into its one open
+alert as versions (coalescing), so separate alerts of it so close together are what a rule with
+`coalesce_minutes: 0` asks for — each said on its own."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ async def flood_of(
     """The later firings among `deliveries` of the rule of `deliveries[i]` (whose alert is `alert`), queued within
     FOLD_S of it, to be said with it; their indexes are added to `taken`. `read(alert id)`: the stored alert."""
     first = deliveries[i]
-    if first.kind != "firing":
+    if first.kind != "firing" or not alert.group_key:
         return []
     fold: list[tuple[Delivery, StoredAlert]] = []
     for j in range(i + 1, len(deliveries)):
@@ -32,7 +36,7 @@ async def flood_of(
         if abs(d.queued_at - first.queued_at) > FOLD_S:
             continue
         other = await read(d.alert_id)
-        if other is not None and other.rule_id == alert.rule_id and not silenced(other):
+        if other is not None and other.rule_id == alert.rule_id and other.group_key and not silenced(other):
             fold.append((d, other))
             taken.add(j)
     return fold

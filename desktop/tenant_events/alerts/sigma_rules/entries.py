@@ -30,6 +30,7 @@ _EXTENSION_KEYS: Final = frozenset(
         "time_of_day",
         "tenants",
         "include_test_events",
+        "max_alerts_per_day",
         "conditions",
         "novelty",
         "state",

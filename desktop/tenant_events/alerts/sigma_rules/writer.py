@@ -40,6 +40,7 @@ _EXTRA_FIELDS: Final = (
     "time_of_day",
     "tenants",
     "include_test_events",
+    "max_alerts_per_day",
     "novelty",
     "state",
     "tests",

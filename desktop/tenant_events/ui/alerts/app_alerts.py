@@ -24,6 +24,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QToolButton
 
 from tenant_events.alert_settings import AlertSettings, WorkingHours
+from tenant_events.alerts.backtest import Backtest, backtest
 from tenant_events.alerts.delivery import MuteState
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import RuleTrial, try_rule
@@ -54,6 +55,11 @@ def _trial(path: Path, rule: Rule, hours: WorkingHours, profile: str, days: floa
         return None
     with AlertInbox(path) as inbox:
         return try_rule(inbox, rule, hours=hours, profile=profile, days=days)
+
+
+def _backtest(path: Path, rule: Rule, standing: Rule | None, hours: WorkingHours, profile: str) -> Backtest:
+    with AlertInbox(path) as inbox:
+        return backtest(inbox, rule, hours=hours, profile=profile, standing=standing)
 
 
 INBOX_KEYS: Final = "Ctrl+Shift+A"
@@ -261,6 +267,18 @@ class AppAlerts(QObject):
     def mark_all_read(self) -> None:
         if self.book.mark_all_read(self.book.entries(limit=10_000)):
             self.refresh()
+
+    async def backtest(self, rule: Rule, standing: Rule | None) -> list[tuple[str, Backtest]]:
+        """The rule (as edited) backtested over each tenant's whole stored history, beside `standing`."""
+        hours = self.settings.alerts.working_hours
+        out = []
+        for profile in self.book.profiles:
+            path = self.paths.database_file(profile)
+            if path.exists():
+                out.append(
+                    (profile, await asyncio.to_thread(_backtest, path, rule, standing, hours, profile))
+                )
+        return out
 
     async def try_rule(self, rule: Rule, days: float = 7.0) -> str:
         """ "acme: would have fired 3 times in the last 7 days (…)", a line per tenant with a store."""
