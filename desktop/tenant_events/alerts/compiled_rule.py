@@ -133,7 +133,7 @@ class CompiledRule:
         )
         self.ordered = bool(sequence and sequence.ordered)
         self.novelty = rule.novelty
-        self.novel_key = GroupKey([rule.novelty.key]) if rule.novelty else None
+        self.novel_key = GroupKey(rule.novelty.keys) if rule.novelty else None
         self.novel_ms = int(rule.novelty.days * 86_400_000) if rule.novelty else 0
         self.seen: dict[tuple[str, str], int] = {}  # (key, type or "") → newest sighting (event time)
         self.seen_since: int | None = None  # the first event time novelty has seen (its history's start)

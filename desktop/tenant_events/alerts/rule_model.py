@@ -146,7 +146,7 @@ class Rule(BaseModel):
         if self.threshold is not None and self.threshold.distinct:
             _carried("threshold.distinct", [self.threshold.distinct], types)
         if self.novelty is not None:
-            _carried("novelty.key", [self.novelty.key], types)
+            _carried("novelty.key", self.novelty.keys, types)
         for i, cond in enumerate(self.conditions):
             if cond.op in ("changed", "grew") and not any(t.endswith(".updated") for t in types):
                 raise ValueError(f"conditions.{i}: {cond.op} needs *.updated events among the types")

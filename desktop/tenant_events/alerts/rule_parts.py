@@ -177,17 +177,29 @@ class Sequence(BaseModel):
 
 class Novelty(BaseModel):
     """Fires only the first time in `days` days that the key (a client, an IP, an actor) did one of the rule's
-    event types; `per_type`: each type on its own."""
+    event types (meeting its conditions); `per_type`: each type on its own. A list of keys is a combination
+    (Elastic's new terms): "the first time this client granted an admin role in this organization in 30 days"
+    is `key: [context.client.id, object.organization.id]`. The sightings come from the stored events: a restart
+    reads the period back from the store before it evaluates anything new."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    key: str
+    key: str | list[str]
     days: float = Field(gt=0, le=365)
     per_type: bool = False
 
     @field_validator("key")
     @classmethod
-    def _key(cls, v: str) -> str:
+    def _key(cls, v: str | list[str]) -> str | list[str]:
+        if isinstance(v, list):
+            if not 1 <= len(v) <= 4:
+                raise ValueError("a combination is 1 to 4 fields")
+            return [check_key(k) for k in v]
         return check_key(v)
+
+    @property
+    def keys(self) -> list[str]:
+        """The key's fields (one, or the combination's)."""
+        return list(self.key) if isinstance(self.key, list) else [self.key]
 
 
 StateCheckName = Literal[
