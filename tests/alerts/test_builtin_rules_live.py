@@ -25,9 +25,10 @@ AROUND_THE_CLOCK = WorkingHours(
 NEVER_AT_WORK = WorkingHours(days=[])  # always outside
 
 
-async def _follow(sim, paths, settings, act, settle, limit_s=40.0):
+async def _follow(sim, paths, settings, act, settle, limit_s=40.0, said_at=None):
     """Stream `sim` into a fresh database with the rules of `settings`, call `act()`, and collect every step's
-    alerts until `settle(results)` holds; returns (results, notifications planned with default settings)."""
+    alerts until `settle(results)` holds; returns (results, notifications planned with default settings).
+    `said_at`: a list that gets (wall-clock time, notification) for each notification as it is planned."""
     monitor = TenantMonitor(
         "acme", paths, EngineConfig(sim.base_url, name="acme"), StaticTokenProvider(sim.mint_token())
     )
@@ -36,7 +37,14 @@ async def _follow(sim, paths, settings, act, settle, limit_s=40.0):
     planner = NotificationPlanner(QuietTimes(NotificationSettings()), hold_s=0)
     results, notes = [], []
     runner.on_alerts.append(results.append)
-    runner.on_alerts.append(lambda r: notes.extend(planner.offer(r)))
+
+    def plan(result):
+        planned = planner.offer(result)
+        notes.extend(planned)
+        if said_at is not None:
+            said_at.extend((time.time(), n) for n in planned)
+
+    runner.on_alerts.append(plan)
     try:
         for _ in range(500):
             if monitor.state.state.value == "live":

@@ -90,6 +90,7 @@ class AppAlerts(QObject):
         self.notes.silenced = self.silenced
         self.quiet = QuietActions(paths, self.silences, self)
         self.quiet.changed.connect(self.refresh)
+        self.quiet.team = lambda profile: getattr(self.sessions.get(profile), "team_silences", None)
         self.quiet.problem.connect(lambda text: self.window.statusBar().showMessage(text, 15000))
         self.notes.current = lambda profile, alert_id: (
             entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None

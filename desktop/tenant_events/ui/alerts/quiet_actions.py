@@ -12,6 +12,7 @@ import asyncio
 import getpass
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -27,6 +28,9 @@ from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.alerts.noise_menu import SilenceDialog
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.values.silences import GROUP_MARK, Silence
+
+if TYPE_CHECKING:  # (the NATS client loads only with a hub tenant)
+    from tenant_events.tenant.team_silences import TeamSilencesMirror
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +51,8 @@ class QuietActions(QObject):
         self.who = getpass.getuser()
         self.dialog_parent: Callable[[], QWidget | None] = lambda: None
         self.confirm: Callable[[QWidget | None, str], bool] = _ask
+        # profile → its hub session's silences mirror, when the tenant is followed through a team hub
+        self.team: Callable[[str], TeamSilencesMirror | None] = lambda _profile: None
         self.dialog: SilenceDialog | None = None
         self._tasks = TaskSet()
 
@@ -93,8 +99,17 @@ class QuietActions(QObject):
             self.problem.emit(f"Could not silence: {exc}")
             return None
         log.info("silence %s added: %s", silence.id, silence.matchers_text())
+        team = self.team(entry.profile)
+        if team is not None:  # shared with the team: every viewer and the relay honour it
+            self._tasks.spawn(self._share(team, silence))
         self.changed.emit()
         return silence
+
+    async def _share(self, team: TeamSilencesMirror, silence: Silence) -> None:
+        try:
+            await team.publish(silence)
+        except (UserFixableError, ValueError, OSError) as exc:
+            self.problem.emit(f"The silence holds here but did not reach the team: {exc}")
 
     def never_for(self, entry: InboxEntry) -> asyncio.Task[bool] | None:
         """Add the alert's group as an exception of its rule, once confirmed (the settings file written on a
