@@ -127,7 +127,7 @@ def test_sigstop_longer_than_the_stall_timeout_then_sigcont(make_simulator, tmp_
     proc = start(sim, tmp_path)
     wait_connected(proc)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while stored_count(db) < 3000 and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGSTOP)
@@ -136,19 +136,19 @@ def test_sigstop_longer_than_the_stall_timeout_then_sigcont(make_simulator, tmp_
         sim.emit(100)
         proc.send_signal(signal.SIGCONT)
         total = int(sim.stats()["events"])
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while stored_count(db) < total and time.monotonic() < deadline:
             assert proc.poll() is None
             time.sleep(0.05)
         sim.emit(50)  # it is live again after waking, not just draining a buffer
         total += 50
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while stored_count(db) < total and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGCONT)
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=bound(30))
     assert proc.returncode == 0, err
     ids = export_ids(tmp_path)
     assert len(ids) == len(set(ids)) == total

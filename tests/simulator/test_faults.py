@@ -153,3 +153,30 @@ def test_fault_knobs_are_validated(simulator):
         with pytest.raises(ValueError, match="400"):
             simulator.faults(**knobs)
     assert simulator.faults()["http_429"] == 0
+
+
+def test_a_client_gone_mid_batch_is_noticed_without_writes_to_its_dead_socket(make_simulator):
+    """A relay killed while the simulator sends it a backlog frame by frame (a fault knob on): the server notices
+    the reset and stops; asyncio never reports writes to the failed socket (a WARNING the test would fail on)."""
+    import socket
+    import struct
+    from urllib.parse import urlsplit
+
+    from helpers.slack import bound
+
+    sim = make_simulator(backlog=20_000)
+    sim.faults(duplicate_every=9)
+    url = urlsplit(sim.events_url)
+    for _ in range(3):
+        sock = socket.create_connection((url.hostname, url.port))
+        sock.sendall(
+            f"GET {url.path}?from_timestamp=2000-01-01T00:00:00Z HTTP/1.1\r\nHost: {url.netloc}\r\n"
+            f"Authorization: Bearer {sim.mint_token()}\r\nAccept: text/event-stream\r\n\r\n".encode()
+        )
+        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset, as a killed process's socket gives
+        deadline = time.monotonic() + bound(10)
+        while sim.stats()["connections"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sim.stats()["connections"] == 0

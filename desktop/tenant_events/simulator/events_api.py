@@ -304,6 +304,9 @@ class EventsEndpoint:
                 await asyncio.sleep(faults.slow_drip)
             else:
                 await write(frame)
+                # a turn of the loop between frames: a client gone mid-batch is noticed (the server then drops
+                # what follows) instead of asyncio's transport being written to after its socket failed
+                await asyncio.sleep(0)
             recent.append(frame)
             if faults.duplicate_every and (i + 1) % faults.duplicate_every == 0 and len(recent) >= 2:
                 await write(recent[-2])  # at-least-once: an earlier event again, same id and offset

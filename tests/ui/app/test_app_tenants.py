@@ -21,6 +21,7 @@ from helpers.fixtures_ui import (
     signal_future,
     until,
 )
+from helpers.slack import bound
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.view.tenant_status import TrayState
@@ -110,7 +111,8 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             await until(lambda: any(s is TrayState.RECONNECTING for _, s in states), what="reconnect")
             await until(lambda: states and states[-1][1] is TrayState.LIVE, what="live again")
             live_after = states[-1][0] - t0
-            assert live_after < 1.0, f"live again {live_after:.2f} s after resume"
+            # at once: no backoff wait (a loaded machine stretches the reconnect itself)
+            assert live_after < bound(1.0), f"live again {live_after:.2f} s after resume"
             assert session.link.stats.reconnects == reconnects  # a nudge is not counted as a failure
 
             # a second tenant: its own sign-in, stream and store; the selector switches the table
