@@ -23,13 +23,12 @@ from typing import Any, Final
 import nats.js.errors
 import orjson
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
 from tenant_events.hub.connection import HubAuth
 from tenant_events.hub.subjects import HubNames
-from tenant_events.hub.triage import user_token
+from tenant_events.hub.triage import provision_bucket, user_token
 from tenant_events.settings.silences_file import SilenceEntry, entry_of
 from tenant_events.values.silences import Silence
 from tenant_events.values.triage import time_in_range
@@ -37,7 +36,6 @@ from tenant_events.values.triage import time_in_range
 log = logging.getLogger(__name__)
 HISTORY: Final = 8
 _TOKEN: Final = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_NAME_IN_USE: Final = 10058
 
 
 def silences_bucket(names: HubNames) -> str:
@@ -46,22 +44,8 @@ def silences_bucket(names: HubNames) -> str:
 
 async def provision_silences(js: JetStreamContext, names: HubNames, replicas: int = 1) -> KeyValue:
     """The tenant's silences bucket, created when missing (a collector's right)."""
-    bucket = silences_bucket(names)
-    with contextlib.suppress(nats.js.errors.BucketNotFoundError):
-        return await js.key_value(bucket)
-    config = KeyValueConfig(
-        bucket=bucket,
-        history=HISTORY,
-        replicas=replicas,
-        storage=StorageType.FILE,
-        description=f"Tenant Events: the team's silences of tenant {names.tenant}'s alerts",
-    )
-    try:
-        return await js.create_key_value(config)
-    except nats.js.errors.APIError as exc:
-        if exc.err_code != _NAME_IN_USE:
-            raise
-        return await js.key_value(bucket)
+    description = f"Tenant Events: the team's silences of tenant {names.tenant}'s alerts"
+    return await provision_bucket(js, silences_bucket(names), HISTORY, replicas, description)
 
 
 def parse_silence(key: str, value: bytes | None) -> Silence | None:

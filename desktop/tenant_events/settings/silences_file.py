@@ -18,7 +18,6 @@ import fcntl
 import logging
 import os
 import secrets
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
+from tenant_events.settings.settings_file import write_private
 from tenant_events.values.silences import Silence
 
 log = logging.getLogger(__name__)
@@ -86,18 +86,7 @@ def _write(path: Path, silences: list[Silence]) -> None:
     payload = orjson.dumps(
         {"version": 1, "silences": [entry_of(s) for s in silences]}, option=orjson.OPT_INDENT_2
     )
-    fd, tmp = tempfile.mkstemp(prefix=".silences-", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_private(path, payload)
 
 
 class SilenceBook:
