@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
+from helpers.alert_events import EVERY_CONNECTION_CHANGE
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
@@ -41,6 +42,7 @@ def test_silence_from_an_alert_dims_it_and_holds_the_next_notification(
 ):
     sim = make_simulator(seed=6, backlog=0, rate=2.0, heartbeat=0.2)
     quiet = [{"id": r, "enabled": False} for r in ("mass-deletion-by-actor", "signup-burst", "off-hours")]
+    quiet += EVERY_CONNECTION_CHANGE  # (the simulator's organizations are new: their connections are set-up)
     save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK, rules=quiet)))
 
     async def scenario() -> None:
