@@ -75,13 +75,16 @@ def finish(sim, data_dir, db, total: int) -> None:
     deadline = time.monotonic() + bound(60)
     while stored_count(db) < total and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
-        time.sleep(0.05)
+        time.sleep(0.25)  # (each look opens a reader: not so often that looking slows the catch-up)
     stored = stored_count(db)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=bound(30))
     assert proc.returncode == 0, err
     # a store that never reaches the total has lost events; one still catching up is told apart from it
-    assert stored >= total, f"{stored} of {total} events stored {bound(60):.0f} s after the last start"
+    said = "".join(err.splitlines(keepends=True)[-30:])
+    assert stored >= total, (
+        f"{stored} of {total} events stored {bound(60):.0f} s after the last start:\n{said}"
+    )
 
 
 def run_kill_rounds(sim, tmp_path, rounds: int, seed: int) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import orjson
 import pytest
@@ -242,21 +243,30 @@ def test_text_names_the_tenant_the_moment_how_complete_and_each_side(data):
 
 @pytest.mark.expect_warning_logs  # (run in this process) the command logs the error line it prints
 def test_a_moment_before_the_first_stored_event_cannot_be_known(data):
-    for words in (["--at", "2026-10-31T23:00:00Z"], ["diff", "--from", "60d"]):
-        result = access(data, *words, "--csv", "-")
-        assert result.returncode == 2 and result.stdout == ""
-        line = result.stderr.strip()
-        assert (
-            "\n" not in line
-            and "cannot be known: the stored history starts at 2026-11-01 12:00:00.000 UTC" in line
-        )
-        assert line.endswith("ask about a moment from 2026-11-01T12:00:00Z on")
+    """One sentence, its times written as every other time the command prints, and a hint that can be given back
+    as it is written (no full stop before the dash, no second way of writing a time)."""
+    result = access(data, "--at", "2026-10-31T23:00:00Z", "--csv", "-")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "tenant-events: Who held access at 2026-10-31 23:00:00 UTC cannot be known: the stored history starts at "
+        "2026-11-01 12:00:00 UTC — ask about a moment from 2026-11-01 12:00:00 UTC on"
+    )
+    result = access(data, "diff", "--from", "60d", "--csv", "-")
+    assert result.returncode == 2 and result.stdout == ""
+    assert re.fullmatch(
+        r"tenant-events: What changed after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC cannot be known: the stored history "
+        r"starts at 2026-11-01 12:00:00 UTC — ask about a moment from 2026-11-01 12:00:00 UTC on",
+        result.stderr.strip(),
+    ), result.stderr
+    answered = access(data, "--at", "2026-11-01 12:00:00 UTC", "--jsonl", "-")
+    assert answered.returncode == 0, answered.stderr
 
 
 @pytest.mark.expect_warning_logs
 def test_the_first_moment_known_is_the_next_whole_second_when_the_history_starts_inside_one(tmp_path):
-    """A moment earlier in the first event's second cannot be known; the hint names the next whole second, which
-    can be asked as it is written."""
+    """A moment earlier in the first event's second cannot be known; both times are said to the millisecond (to
+    the second they would read the same), and the hint names the next whole second, which can be asked as it is
+    written."""
     data = tmp_path / "data"
     (data / "tenants").mkdir(parents=True)
     t = Tenant()
@@ -268,12 +278,11 @@ def test_the_first_moment_known_is_the_next_whole_second_when_the_history_starts
     writer.close()
     refused = access(data, "--at", "2026-11-01T12:00:00Z")
     assert refused.returncode == 2
-    assert (
-        "at 2026-11-01 12:00:00.000 UTC cannot be known: the stored history starts at 2026-11-01 12:00:00.250 UTC"
-        in refused.stderr
+    assert refused.stderr.strip() == (
+        "tenant-events: Who held access at 2026-11-01 12:00:00.000 UTC cannot be known: the stored history starts "
+        "at 2026-11-01 12:00:00.250 UTC — ask about a moment from 2026-11-01 12:00:01 UTC on"
     )
-    assert refused.stderr.strip().endswith("ask about a moment from 2026-11-01T12:00:01Z on")
-    answered = access(data, "--at", "2026-11-01T12:00:01Z", "--jsonl", "-")
+    answered = access(data, "--at", "2026-11-01 12:00:01 UTC", "--jsonl", "-")
     assert answered.returncode == 0 and orjson.loads(answered.stdout)["what"] == "organization member"
 
 

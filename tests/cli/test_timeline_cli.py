@@ -106,10 +106,11 @@ def test_the_timeline_of_a_user_is_the_hand_checked_list_then_its_state(streamed
     lines = out.stdout.splitlines()
     events = [line for line in lines if line.startswith("20")]
     assert [(line.rsplit("[", 1)[1].rstrip("]"), line.split("  ")[2]) for line in events] == KEN_EVENTS
-    # names come from the directory when shown: the organization's display name as renamed since
+    # names as they were at each event's time, as the event table says them: acme-9b20 was "Acme Foods" then
+    # (its created event, seq 14); renamed "Acme Americas" and "Acme Mobility" later, which the state says
     assert (
         "  demo  organization.member.role.assigned  ken.torvalds.b013@example.com added to organization"
-        " Acme Mobility as developer  [evt_fGclQMTDxmoihvv5]" in events[4]
+        " Acme Foods as developer  [evt_fGclQMTDxmoihvv5]" in events[4]
     )
     state = lines[lines.index("State at the end, in demo:") + 1 :]
     assert state[0] == f"user ken.torvalds.b013@example.com ({KEN}), Ken Torvalds"

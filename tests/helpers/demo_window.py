@@ -36,6 +36,14 @@ def click(widget: Any, pos: QPoint) -> None:
         QApplication.sendEvent(widget, event)
 
 
+INCIDENTS = (  # each raises an alert of another rule (act_out)
+    ("mass_deletion", {"n": 25, "over_s": 1}),
+    ("account_link", {"over_s": 1}),
+    ("shared_phone", {"n": 3, "over_s": 1}),
+    ("org_deleted", {}),
+    ("signup_wave", {"n": 25, "over_s": 2}),
+    ("admin_group_member", {"over_s": 1}),
+)
 QUIET_DEMO_ARGS = ["--seed", "11", "--rate", "2", "--backlog", "20", "--heartbeat", "0.5", "--ephemeral"]
 
 

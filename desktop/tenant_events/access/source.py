@@ -7,9 +7,9 @@ view over several, without a change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from tenant_events.store.access_reader import AccessReader, open_access
 from tenant_events.store.access_records import EventFacts, HeldAt
@@ -30,6 +30,11 @@ class HistorySource(Protocol):
 
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]:
         """The entities among `(kind, id)` keys, named as the event table names them."""
+        ...
+
+    def objects_of(self, kind: str, entity_id: str) -> Sequence[tuple[int, Mapping[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first: a change is said with the
+        names at its time, as the event table says its event."""
         ...
 
 

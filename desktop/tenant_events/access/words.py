@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Final
 
-from tenant_events.access.records import Change, ChangeKind, Completeness, Grant, GrantKind
+from tenant_events.access.records import Change, ChangeKind, Completeness, Diff, Grant, GrantKind, Snapshot
 from tenant_events.entities.state_text import phrase, when
 from tenant_events.store.entity_records import Entity, Link, Relation
 
@@ -177,15 +177,28 @@ def _precise(ms: int) -> str:
 
 
 def first_known(completeness: Completeness) -> str | None:
-    """The first whole second the history can answer for, as a WHEN the command line takes."""
+    """The first whole second the history can answer for, written as every other time (`when`), which the
+    command line takes back as a WHEN."""
     if completeness.first_ms is None:
         return None
-    second = -(-completeness.first_ms // 1000)
-    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return when(-(-completeness.first_ms // 1000) * 1000)
 
 
-def unknown_line(moment_ms: int, completeness: Completeness) -> str:
-    """The answer about a moment the history does not reach."""
-    first = completeness.first_ms
-    start = _precise(first) if first is not None else "with the first indexed event"
-    return f"Who held access at {_precise(moment_ms)} cannot be known: the stored history starts at {start}."
+def unknown_reason(answer: Snapshot | Diff) -> str:
+    """Why the history cannot answer about the moment asked (a snapshot's, a diff's earlier one), as one clause
+    with no full stop (the command line adds its hint after a dash). Times as everywhere else, to the second; to
+    the millisecond only when both fall in one second, where the seconds alone would read as the same time."""
+    if isinstance(answer, Snapshot):
+        asked, moment_ms = "Who held access at", answer.at_ms or 0
+    else:
+        asked, moment_ms = "What changed after", answer.from_ms
+    first = answer.completeness.first_ms
+    if first is None:
+        return f"{asked} {when(moment_ms)} cannot be known: no stored event has been indexed yet"
+    say = _precise if when(moment_ms) == when(first) else when
+    return f"{asked} {say(moment_ms)} cannot be known: the stored history starts at {say(first)}"
+
+
+def unknown_line(answer: Snapshot | Diff) -> str:
+    """The answer about a moment the history does not reach, as a sentence (the window, the report)."""
+    return unknown_reason(answer) + "."

@@ -15,7 +15,7 @@ from tenant_events.access.records import Diff, Snapshot
 from tenant_events.access.review import AccessReview
 from tenant_events.access.rows import write_csv, write_jsonl
 from tenant_events.access.source import open_history
-from tenant_events.access.words import completeness_lines, first_known, unknown_line
+from tenant_events.access.words import completeness_lines, first_known, unknown_reason
 from tenant_events.cli import access_text
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import profile_name
@@ -83,9 +83,8 @@ def answer(args: argparse.Namespace, ask: Callable[[AccessReview], Snapshot | Di
         result: Snapshot | Diff = ask(AccessReview(database.stem, history))
     if not result.known:
         first = first_known(result.completeness)
-        asked = result.at_ms if isinstance(result, Snapshot) else result.from_ms
         raise UserFixableError(
-            unknown_line(asked or 0, result.completeness),
+            unknown_reason(result),
             f"ask about a moment from {first} on" if first is not None else "run tenant-events stream first",
         )
     flt = filter_of(args)

@@ -1,7 +1,8 @@
 """`tenant-events export`: every stored event of one tenant, in stored order, as JSONL or CSV.
 
 JSONL lines are stream messages `{"type", "offset", "event"}` exactly as received; CSV has one row per event
-with the columns the table shows. Safe while `stream` or the app is writing (it reads a WAL snapshot).
+with the columns the table shows, its summary the table's sentence (names at the event's time). Safe while
+`stream` or the app is writing (it reads a WAL snapshot).
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ import orjson
 from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.output_file import refuse_database_target, write_output
 from tenant_events.cli.stores import known_database, stored_databases
+from tenant_events.entities.sentences import export_summaries
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.query import QueryError, parse
 from tenant_events.store.health import check_readable, database_errors
 from tenant_events.store.reader import EventReader
 from tenant_events.values.events import EventFilter, StoredEvent
-from tenant_events.view.filtered_export import CSV_COLUMNS, csv_row
+from tenant_events.view.filtered_export import CSV_COLUMNS, chunked, csv_rows
+from tenant_events.view.tenant_reader import TenantReader
 
 
 def register(subparsers: Any) -> None:
@@ -96,9 +99,10 @@ def _write(reader: EventReader, out: IO[str], as_csv: bool, flt: EventFilter) ->
     if as_csv:
         writer = csv.writer(out)
         writer.writerow(CSV_COLUMNS)
-        for e, _raw in reader.export_iter(f=flt):
-            writer.writerow(csv_row(e))
-            count += 1
+        say = export_summaries(TenantReader(reader).directory())  # the table's sentences: names at the time
+        for chunk in chunked(e for e, _raw in reader.export_iter(f=flt)):
+            writer.writerows(csv_rows(chunk, say))
+            count += len(chunk)
     else:
         for e, raw in reader.export_iter(f=flt):
             out.write(jsonl_line(e, raw))

@@ -86,8 +86,11 @@ _EPOCH, _LAST = 0.0, datetime(2100, 1, 1, tzinfo=UTC).timestamp()
 
 def since_arg(value: str) -> float:
     """WHEN of `alerts --since` and `access --at`: a duration back from now (`90m`, `2h`, `7d`) or an ISO 8601
-    date-time (UTC unless it says otherwise) → unix seconds."""
+    date-time (UTC unless it says otherwise; also as the commands print times, `2026-11-01 12:00:05 UTC`) → unix
+    seconds."""
     text = value.strip()
+    if text.endswith(" UTC"):
+        text = text.removesuffix(" UTC").rstrip() + "+00:00"
     if m := _DURATION.match(text):
         seconds = time.time() - float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
     else:

@@ -2,8 +2,10 @@
 oldest first, across every stored tenant (or one with --tenant), then what is known about it at the end.
 
 OBJECT is user:ID, email:ADDRESS, org:ID, group:ID, role:ID or connection:ID; an organization, group, role or
-connection may also be given by its name. With --jsonl the events are written as stream messages exactly as
-received (as `export` writes them), and the state goes to stderr when the events go to stdout.
+connection may also be given by its name, or by a name it had before a rename (the timeline then says which it
+found: org:Globex (formerly Initech)); each event is said with the names at its time, as the event table says it.
+With --jsonl the events are written as stream messages exactly as received (as `export` writes them), and the
+state goes to stderr when the events go to stdout.
 """
 
 from __future__ import annotations
@@ -14,16 +16,14 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from tenant_events.cli.export_cmd import jsonl_line
 from tenant_events.cli.options import add_data_dir, add_tenant
 from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.cli.stores import tenant_stores
 from tenant_events.entities.objects import FORMS, ObjectSpec, parse_object
-from tenant_events.entities.sentences import describe_all
+from tenant_events.entities.sentences import describe_stored
 from tenant_events.entities.state_text import state_lines
-from tenant_events.entities.timeline import TimelineEntry, Timelines
+from tenant_events.entities.timeline import TimelineEntry, Timelines, resolved_as
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
@@ -49,16 +49,13 @@ def register(subparsers: Any) -> None:
 
 
 def _sentences(timelines: Timelines, entries: list[TimelineEntry]) -> list[str]:
-    """Each entry's summary sentence, with one directory lookup per tenant."""
-    out = [""] * len(entries)
+    """Each entry's summary sentence as the event table says it (names at the event's time), the stored summary
+    for an event the directory cannot read; a few directory lookups per tenant."""
+    out = [e.event.summary for e in entries]
     for tenant in {e.tenant for e in entries}:
-        mine = [(i, e) for i, e in enumerate(entries) if e.tenant == tenant]
-        payloads = [
-            (e.event.type, orjson.loads(e.event.raw or "{}").get("event", {}).get("data", {}))
-            for _, e in mine
-        ]
-        for (i, _), sentence in zip(mine, describe_all(payloads, timelines.directory(tenant)), strict=True):
-            out[i] = sentence.text
+        mine = {e.event.seq: i for i, e in enumerate(entries) if e.tenant == tenant}
+        for seq, sentence in describe_stored(timelines.directory(tenant), mine).items():
+            out[mine[seq]] = sentence.text
     return out
 
 
@@ -111,9 +108,10 @@ def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) 
                 f"no stored user has the email {spec.text!r}", "check the address, or use user:ID"
             )
         entries = list(timelines.everything(entities))
+        found = resolved_as(spec, entities)
         if not entries and not timelines.states(entities):
             raise UserFixableError(
-                f"no stored event names {spec} in {', '.join(stores)}",
+                f"no stored event names {found} in {', '.join(stores)}",
                 f"check the id; an object can also be named by its name ({FORMS})",
             )
         if args.jsonl == "-":
@@ -130,5 +128,5 @@ def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) 
             _write_text(sys.stdout, entries, _sentences(timelines, entries))
             _state(timelines, spec, entities, sys.stdout)
     sys.stdout.flush()
-    print(f"tenant-events: {len(entries)} events name {spec}", file=sys.stderr)
+    print(f"tenant-events: {len(entries)} events name {found}", file=sys.stderr)
     return 0

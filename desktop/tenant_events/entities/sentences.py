@@ -18,13 +18,15 @@ earlier event gave it.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tenant_events.store.entity_records import Entity, StoredPayload
+from tenant_events.values.events import StoredEvent
 from tenant_events.wire import EventType, summarize
-from tenant_events.wire.references import Ref, references
+from tenant_events.wire.references import Ref, references, subject_name
 
 
 class NameLookup(Protocol):
@@ -33,12 +35,17 @@ class NameLookup(Protocol):
     def entities(self, keys: Iterable[tuple[str, str]]) -> Mapping[tuple[str, str], Entity]: ...
 
 
-class StoredLookup(NameLookup, Protocol):
-    """A directory that also hands out stored events' payloads and an entity as an earlier event gave it
-    (store/entity_reader.py `DirectoryReader`)."""
+class BeforeLookup(NameLookup, Protocol):
+    """A directory that also hands out an entity as each of its created/updated events left it, oldest first:
+    names at the time of an event."""
+
+    def objects_of(self, kind: str, entity_id: str) -> Sequence[tuple[int, Mapping[str, Any]]]: ...
+
+
+class StoredLookup(BeforeLookup, Protocol):
+    """A directory that also hands out stored events' payloads (store/entity_reader.py `DirectoryReader`)."""
 
     def event_data(self, seqs: Iterable[int]) -> Mapping[int, StoredPayload]: ...
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> Mapping[str, Any] | None: ...
     def watermark(self) -> int: ...
 
 
@@ -128,11 +135,12 @@ def describe(
     data: Mapping[str, Any],
     known: Mapping[tuple[str, str], Entity],
     then: Mapping[tuple[str, str], str] | None = None,
+    refs: Sequence[Ref] | None = None,
 ) -> Sentence:
-    """The sentence for one event; `known` holds the directory's entities for its references (see describe_all),
-    `then` the names of those renamed since the event (see describe_stored). Never raises: an event that does
-    not fit gets the stored one-line summary."""
-    refs = references(event_type, data)
+    """The sentence for one event; `known` holds the directory's entities for its references (see describe_all;
+    `refs` when already found), `then` the names of those renamed since the event (see describe_stored). Never
+    raises: an event that does not fit gets the stored one-line summary."""
+    refs = references(event_type, data) if refs is None else refs
     mention: dict[str, Mention] = {}
     for ref in refs:
         mention.setdefault(ref.place, Mention(ref.kind, ref.id, _label(ref, known, then or {})))
@@ -152,38 +160,107 @@ def describe_all(events: Sequence[tuple[str, Mapping[str, Any]]], directory: Nam
     return [describe(kind, data, known) for kind, data in events]
 
 
-def describe_stored(directory: StoredLookup, seqs: Iterable[int]) -> dict[int, Sentence]:
+def describe_stored(
+    directory: StoredLookup, seqs: Iterable[int], names: NamesThen | None = None
+) -> dict[int, Sentence]:
     """Sentences for stored events by seq (a table model's visible rows): two queries for the whole page, and one
-    more for each entity renamed after an event that names it, or a user whose identities an update changed."""
-    payloads = directory.event_data(seqs)
-    wanted = {(r.kind, r.id) for p in payloads.values() for r in references(p.type, p.data)}
+    more for each entity renamed after an event that names it, or a user whose identities an update changed
+    (`names`: kept from earlier pages, so each is asked once)."""
+    return describe_payloads(directory, directory.event_data(seqs), names)
+
+
+class WholeLookup(StoredLookup, Protocol):
+    """A directory that also reads every entity's names by seq at once (store/entity_reader.py)."""
+
+    def every_name(self) -> Mapping[tuple[str, str], tuple[Sequence[int], Sequence[str | None]]]: ...
+
+
+def export_summaries(directory: WholeLookup) -> Callable[[Sequence[StoredEvent]], list[str]]:
+    """`summaries` for an export's chunks, in order: every entity's names read once, with the first chunk (on the
+    thread that writes the export), instead of a look-up per renamed entity."""
+    names: list[NamesThen] = []
+
+    def say(events: Sequence[StoredEvent]) -> list[str]:
+        if not names:
+            names.append(NamesThen(directory, directory.every_name()))
+        return summaries(directory, events, names[0])
+
+    return say
+
+
+def summaries(
+    directory: StoredLookup, events: Sequence[StoredEvent], names: NamesThen | None = None
+) -> list[str]:
+    """Each event's Summary as the event table shows it (page_names.py): the sentence with the names at its time,
+    the stored summary for an event the directory cannot say (an unreadable payload). An export passes one
+    `names` for all its chunks."""
+    said = describe_stored(directory, [e.seq for e in events], names)
+    return [s.text if (s := said.get(e.seq)) is not None else e.summary for e in events]
+
+
+NameHistory = Mapping[tuple[str, str], tuple[Sequence[int], Sequence[str | None]]]  # (kind, id) → seqs, names
+
+
+class NamesThen:
+    """Entities as they were called at the time of an event: each entity's versions asked of the directory once,
+    however many events name it (a page of the table, a whole export)."""
+
+    def __init__(self, directory: BeforeLookup, every_name: NameHistory | None = None) -> None:
+        self.directory = directory
+        self._versions: dict[tuple[str, str], tuple[list[int], list[Mapping[str, Any]]]] = {}
+        self._names = every_name  # every entity's names by seq, read at once (an export: most rows name one)
+
+    def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
+        """The entity as its newest created/updated event stored before `seq` left it (None: none stored)."""
+        versions = self._versions.get((kind, entity_id))
+        if versions is None:
+            pairs = self.directory.objects_of(kind, entity_id)
+            versions = self._versions[kind, entity_id] = ([s for s, _o in pairs], [o for _s, o in pairs])
+        at = bisect_left(versions[0], seq) - 1
+        return versions[1][at] if at >= 0 else None
+
+    def name(self, entity: Entity | None, seq: int, stamp: int) -> str | None:
+        """What the entity was called at the event (`seq`, its directory `stamp`) when renamed since, else None."""
+        if entity is None or (entity.label_stamp or 0) <= stamp:
+            return None
+        if self._names is not None:
+            seqs, names = self._names.get((entity.kind, entity.id), ((), ()))
+            at = bisect_left(seqs, seq) - 1
+            return names[at] if at >= 0 else None
+        obj = self.before(entity.kind, entity.id, seq)
+        return subject_name(entity.kind, obj) if obj is not None else None
+
+    def entity(self, entity: Entity, seq: int, stamp: int) -> Entity:
+        """The entity labelled with its name at the event (itself when not renamed since)."""
+        named = self.name(entity, seq, stamp)
+        if named is None:
+            return entity
+        if entity.kind == "user":
+            return replace(entity, email=named)
+        if entity.kind == "organization":
+            return replace(entity, display=named)
+        return replace(entity, name=named, detail=None)  # (a connection's strategy: said with its name)
+
+
+def describe_payloads(
+    directory: BeforeLookup, payloads: Mapping[int, StoredPayload], names: NamesThen | None = None
+) -> dict[int, Sentence]:
+    """Sentences for stored events' payloads by seq, every name as it was at the event's time (one directory
+    query for the names, one more for each entity renamed since an event that names it)."""
+    found = {seq: references(p.type, p.data) for seq, p in payloads.items()}
+    wanted = {(r.kind, r.id) for refs in found.values() for r in refs}
     known = directory.entities(wanted) if wanted else {}
-    earlier: dict[tuple[str, str, int], Mapping[str, Any] | None] = {}
-
-    def before(kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
-        if (kind, entity_id, seq) not in earlier:
-            earlier[kind, entity_id, seq] = directory.object_before(kind, entity_id, seq)
-        return earlier[kind, entity_id, seq]
-
+    names = names or NamesThen(directory)
     out: dict[int, Sentence] = {}
     for seq, (kind, data, stamp) in payloads.items():
         then: dict[tuple[str, str], str] = {}
-        for ref in references(kind, data):
-            entity = known.get((ref.kind, ref.id))
-            renamed = entity is not None and (entity.label_stamp or 0) > stamp
-            if ref.place != "subject" and renamed and (obj := before(ref.kind, ref.id, seq)) is not None:
-                named = _subject_name(ref.kind, obj)
-                if named is not None:
-                    then[ref.kind, ref.id] = named
-        out[seq] = describe(kind, _with_before(kind, data, seq, before), known, then)
+        for ref in found[seq]:
+            named = None if ref.place == "subject" else names.name(known.get((ref.kind, ref.id)), seq, stamp)
+            if named is not None:
+                then[ref.kind, ref.id] = named
+        # (a user's previous object, filled in, names no other entity: the references stand)
+        out[seq] = describe(kind, _with_before(kind, data, seq, names.before), known, then, found[seq])
     return out
-
-
-def _subject_name(kind: str, obj: Mapping[str, Any]) -> str | None:
-    """What an entity's own created/updated object calls it (the directory's `label`, as of that event)."""
-    return next(
-        (r.name for r in references(f"{kind}.updated", {"object": obj}) if r.place == "subject"), None
-    )
 
 
 def _with_before(

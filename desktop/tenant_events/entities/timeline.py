@@ -70,14 +70,15 @@ class Timelines:
         return list(self._readers)
 
     def resolve(self, spec: ObjectSpec) -> list[tuple[str, Entity]]:
-        """The entities `spec` names in each tenant: by id (else by name, or email for users). An id the directory
-        does not know yet (a catch-up not indexed) is still looked for in the events."""
+        """The entities `spec` names in each tenant: by id (else by name, or email for users; else by a name it
+        had before a rename). An id the directory does not know yet (a catch-up not indexed) is still looked for
+        in the events."""
         found: list[tuple[str, Entity]] = []
         for tenant, reader in self._readers.items():
             if spec.kind == "email":
                 found += [(tenant, e) for e in reader.by_email(spec.text)]
                 continue
-            matches = reader.find(spec.kind, spec.text)
+            matches = reader.find(spec.kind, spec.text) or reader.find_former(spec.kind, spec.text)
             found += [(tenant, e) for e in matches] or [(tenant, Entity(spec.kind, spec.text))]
         return found
 
@@ -131,3 +132,21 @@ class Timelines:
     def directory(self, tenant: str) -> DirectoryReader:
         """The tenant's directory reader (for sentences: entities/sentences.py describe_all)."""
         return self._readers[tenant]
+
+
+def resolved_as(spec: ObjectSpec, entities: list[tuple[str, Entity]]) -> str:
+    """What the user asked for, as found: `org:Globex (formerly Initech)` when it was found by a name it had
+    before a rename, else as written."""
+    wanted = spec.text.casefold()
+    renamed = sorted(
+        {
+            e.label
+            for _t, e in entities
+            if e.kind == spec.kind
+            and wanted not in {(v or "").casefold() for v in (e.id, e.name, e.display, e.email)}
+        }
+    )
+    if not renamed:
+        return str(spec)
+    short = str(spec).partition(":")[0]
+    return f"{short}:{' / '.join(renamed)} (formerly {spec.text})"

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -110,6 +110,11 @@ class AccessReader:
         """The directory's entities among `(kind, id)` keys: names as the event table shows them."""
         with self._lock, database_errors(self.path):
             return self._names.entities(keys)
+
+    def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first: names at any time."""
+        with self._lock, database_errors(self.path):
+            return self._names.objects_of(kind, entity_id)
 
     def _reach(self) -> HistoryReach:
         counters = dict(

@@ -116,6 +116,14 @@ class DirectoryReader(HoldsConnection):
                 ).fetchall()
         return [_entity(r) for r in rows]
 
+    def find_former(self, kind: str, text: str) -> list[Entity]:
+        """Entities of `kind` once called `text` (any case) and renamed since: the directory keeps only the
+        current name, the stored events the earlier ones."""
+        with self._lock:
+            ids = timeline_query.ids_once_called(self._conn, kind, text)
+        known = self.entities((kind, i) for i in ids)
+        return [known.get((kind, i)) or Entity(kind, i) for i in ids]
+
     def by_email(self, email: str) -> list[Entity]:
         """Users with that email (any case); more than one when an address moved between accounts."""
         with self._lock:
@@ -179,10 +187,19 @@ class DirectoryReader(HoldsConnection):
                 out[int(seq)] = StoredPayload(str(kind), data, stamp)
         return out
 
-    def object_before(self, kind: str, entity_id: str, before_seq: int) -> dict[str, Any] | None:
-        """The entity as its newest created/updated event before `before_seq` gave it (timeline_query.py)."""
+    def every_name(self) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
+        """Every entity's names by seq (timeline_query.py): names at the time for a whole export at once."""
         with self._lock:
-            return timeline_query.object_before(self._conn, kind, entity_id, before_seq)
+            self._conn.execute("BEGIN")
+            try:
+                return timeline_query.every_name(self._conn)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first (timeline_query.py)."""
+        with self._lock:
+            return timeline_query.objects_of(self._conn, kind, entity_id)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

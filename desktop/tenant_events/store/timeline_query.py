@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
-from itertools import islice
 from typing import Final
 
 import orjson
@@ -25,11 +24,11 @@ from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import event_of as _event
 from tenant_events.values.events import StoredEvent
-from tenant_events.wire.references import names
+from tenant_events.wire.references import names, references
 
 _TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates
 _NEWEST: Final = 2**63 - 1
-OBJECT_LOOKS: Final = 64  # candidates `object_before` reads before it gives up
+HISTORY_LOOKS: Final = 10_000  # versions of one entity `objects_of` reads, newest first
 
 
 def fts_token(entity_id: str) -> str | None:
@@ -124,34 +123,39 @@ def page(
     return out
 
 
-def object_before(
-    conn: sqlite3.Connection, kind: str, entity_id: str, before_seq: int, limit: int = OBJECT_LOOKS
-) -> dict[str, object] | None:
-    """`data.object` of the newest `<kind>.created` or `<kind>.updated` event about the entity stored before
-    `before_seq`: the entity as it was then (its name at the time, an update's "before"). None when none is
-    found among the `limit` newest candidates. The full-text index narrows to events whose raw JSON holds the id
-    and whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring."""
+def objects_of(
+    conn: sqlite3.Connection, kind: str, entity_id: str, limit: int = HISTORY_LOOKS
+) -> list[tuple[int, dict[str, object]]]:
+    """(seq, `data.object`) of every `<kind>.created` or `<kind>.updated` event about the entity, oldest first
+    (the newest `limit`): the entity as each of them left it, so its name at any event's time is one look-up
+    (entities/sentences.py `NamesThen`). The full-text index narrows to events whose raw JSON holds the id and
+    whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring. The live tier
+    only, as the table's pages are."""
     wanted = (f"{kind}.created", f"{kind}.updated")
+    ident = "user_id" if kind == "user" else "id"
+    found: list[tuple[int, dict[str, object]]] = []
     conn.execute("BEGIN")  # one snapshot, as `page`
     try:
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
         token = fts_token(entity_id)
-        sources = [_tail(conn, entity_id, upto, before_seq, limit)]
+        sources = [_tail(conn, entity_id, upto, _NEWEST, 2000)]
         if token is not None:
-            sources.append(_own_events(conn, kind, token, min(before_seq, upto + 1), limit))
+            sources.append(_own_events(conn, kind, token, upto + 1, limit))
         for source in sources:
-            for row in islice(source, limit):
+            for row in source:
                 if str(row[3]) not in wanted:
                     continue
                 try:
                     obj = orjson.loads(str(row[-1]))["event"]["data"]["object"]
                 except (orjson.JSONDecodeError, KeyError, TypeError):
                     continue
-                if isinstance(obj, dict) and obj.get("user_id" if kind == "user" else "id") == entity_id:
-                    return obj
+                if isinstance(obj, dict) and obj.get(ident) == entity_id:
+                    found.append((int(str(row[0])), obj))
+                    if len(found) == limit:
+                        break
     finally:
         conn.execute("COMMIT")
-    return None
+    return sorted(found, key=lambda pair: pair[0])
 
 
 def _own_events(
@@ -167,3 +171,64 @@ def _own_events(
         " CROSS JOIN events ON seq = hit ORDER BY hit DESC",
         (match, high, limit),
     )
+
+
+FORMER_LOOKS: Final = 10_000  # created/updated events of the kind read, newest first, before giving up
+
+
+def ids_once_called(conn: sqlite3.Connection, kind: str, name: str) -> list[str]:
+    """Ids of the entities of `kind` that some stored created/updated event called `name` (any case): a name it
+    had once, renamed since. Newest first; the live tier only (the type index narrows to those events, the raw
+    JSON to the ones holding the name)."""
+    wanted = name.casefold()
+    ident = "user_id" if kind == "user" else "id"
+    found: dict[str, None] = {}
+    rows = conn.execute(
+        "SELECT raw FROM events WHERE type IN (?, ?) AND instr(lower(raw), ?) > 0 ORDER BY seq DESC LIMIT ?",
+        (f"{kind}.created", f"{kind}.updated", name.lower(), FORMER_LOOKS),
+    )
+    for (raw,) in rows:
+        try:
+            obj = orjson.loads(str(raw))["event"]["data"]["object"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get(ident), str):
+            continue
+        called = (obj.get(k) for k in ("name", "display_name", "email"))
+        if any(isinstance(c, str) and c.casefold() == wanted for c in called):
+            found[obj[ident]] = None
+    return list(found)
+
+
+# the events whose object names itself (wire/references.py: a subject with a name)
+OWN_TYPES: Final = (
+    "user.created",
+    "user.updated",
+    "organization.created",
+    "organization.updated",
+    "group.created",
+    "group.updated",
+)
+
+
+def every_name(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
+    """Each entity's names, as each of its own created/updated events called it, by seq (oldest first): for a
+    whole export, one read of those events instead of a look-up per entity (`objects_of`). The live tier."""
+    out: dict[tuple[str, str], tuple[list[int], list[str | None]]] = {}
+    rows = conn.execute(
+        f"SELECT seq, type, raw FROM events WHERE type IN ({', '.join('?' * len(OWN_TYPES))}) ORDER BY seq",  # noqa: S608
+        OWN_TYPES,
+    )
+    for seq, kind, raw in rows:
+        try:
+            data = orjson.loads(raw)["event"]["data"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        subject = next((r for r in references(str(kind), data) if r.place == "subject"), None)
+        if subject is not None:
+            seqs, called = out.setdefault((subject.kind, subject.id), ([], []))
+            seqs.append(int(seq))
+            called.append(subject.name)
+    return out

@@ -3,7 +3,9 @@
 Blocking: run it on a worker thread with its own reader. Rows are read oldest first in chunks of matching events
 (the store runs the filter); their raw JSON is read per chunk by seq range when the matches are dense, else one
 by one. The file is written beside the target and renamed into place, so a cancelled or failed export leaves
-no half file. JSONL lines are the same as `tenant-events export` writes; CSV has the same columns.
+no half file. JSONL lines are the same as `tenant-events export` writes; CSV has the same columns, its summary
+the sentence the table shows (names at the event's time), made a chunk at a time by `summaries` (the caller's:
+entities/sentences.py `summaries` over the tenant's directory).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -22,6 +24,7 @@ from tenant_events.view.event_text import jsonl_line
 from tenant_events.view.tenant_reader import TenantReader
 
 Format = Literal["jsonl", "csv"]
+Summaries = Callable[[Sequence[StoredEvent]], list[str]]  # each event's Summary cell, as the table says it
 CHUNK = 2000
 DENSE = 4  # read raw by seq range when the chunk's seq span is at most DENSE × its rows
 CSV_COLUMNS = (
@@ -76,6 +79,7 @@ def export_view(
     head: int,
     target: Path,
     fmt: Format,
+    summaries: Summaries,
     progress: Callable[[int], bool] = lambda _n: True,
 ) -> int:
     """Write the matching events to `target`; `progress(done)` after each chunk returns False to cancel.
@@ -92,11 +96,10 @@ def export_view(
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             writer = _csv_writer(out) if fmt == "csv" else None
             for chunk in rows_with_raw(reader, flt, head):
-                for ev, raw in chunk:
-                    if writer is not None:
-                        writer.writerow(csv_row(ev))
-                    else:
-                        out.write(jsonl_line(ev.type, ev.offset, raw))
+                if writer is not None:
+                    writer.writerows(csv_rows([ev for ev, _raw in chunk], summaries))
+                else:
+                    out.writelines(jsonl_line(ev.type, ev.offset, raw) for ev, raw in chunk)
                 count += len(chunk)
                 if not progress(count):
                     raise ExportCancelled
@@ -113,14 +116,30 @@ def _csv_writer(out: IO[str]) -> Any:
     return writer
 
 
-def csv_row(e: StoredEvent) -> tuple[object, ...]:
+def csv_rows(events: Sequence[StoredEvent], summaries: Summaries) -> list[tuple[object, ...]]:
+    """CSV rows of a chunk of events, their summaries made in one go."""
+    return [csv_row(e, said) for e, said in zip(events, summaries(events), strict=True)]
+
+
+def chunked(items: Iterable[StoredEvent], size: int = CHUNK) -> Iterator[list[StoredEvent]]:
+    chunk: list[StoredEvent] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def csv_row(e: StoredEvent, summary: str) -> tuple[object, ...]:
     """One CSV row, in CSV_COLUMNS order: the window's export and `tenant-events export --csv` write the same."""
     return (
         e.seq,
         e.time,
         e.type,
         e.event_id,
-        e.summary,
+        summary,
         e.source,
         e.tenant,
         e.purpose or "",

@@ -10,7 +10,9 @@
 LIVE is what "Follow" means: the newest rows are in view and no row is picked, so there is nothing to keep in
 place; new rows scroll in, and while the window is looked at nothing counts as new (a reader at the newest end has
 read the channel, as in Slack). The one pause: while the pointer is on the rows (`held`), nothing moves under it;
-the rows wait above (the pill counts them) and come into view when the pointer leaves. READING keeps every row on
+the rows wait above (the pill counts them) and come into view when the pointer leaves. Following a window looked
+at, they are not "new" for the title and the tray meanwhile: the reader is at the newest end, and the pill says
+they wait; only a window not looked at counts them. READING keeps every row on
 screen at its pixel while rows go in above; the rows the reader has not had on screen stay new. PAST is a view
 that nothing new can enter (a zoom or custom range that ended): Follow is off there and says why, N only goes to
 the range's newest row.
@@ -112,8 +114,8 @@ class FollowState:
     def look(self, looking: bool) -> Moves:
         """The window was shown, activated, hidden, minimized or left for another window."""
         was, self.looking = self.looking, looking
-        if looking and not was and self.mode is Mode.LIVE and not self.held:
-            return Moves(to_top=True, all_seen=True)
+        if looking and not was and self.mode is Mode.LIVE:
+            return Moves(to_top=not self.held, all_seen=True)  # (held: nothing moves under the pointer)
         return STAY
 
     def hold(self, held: bool) -> Moves:
@@ -125,6 +127,6 @@ class FollowState:
 
     def arrived(self) -> Moves:
         """New rows went in at the top."""
-        if self.mode is Mode.LIVE and not self.held:
-            return Moves(to_top=True, all_seen=self.looking)
+        if self.mode is Mode.LIVE:
+            return Moves(to_top=not self.held, keep_place=self.held, all_seen=self.looking)
         return Moves(keep_place=True)

@@ -113,3 +113,10 @@ def references(event_type: str, data: Mapping[str, Any]) -> tuple[Ref, ...]:
 def names(event_type: str, data: Mapping[str, Any], kind: str, entity_id: str) -> bool:
     """Whether the event names that entity (object timelines)."""
     return any(r.kind == kind and r.id == entity_id for r in references(event_type, data))
+
+
+def subject_name(kind: str, obj: Mapping[str, Any]) -> str | None:
+    """What an entity's own created/updated object calls it: the directory's label as of that event."""
+    return next(
+        (r.name for r in references(f"{kind}.updated", {"object": obj}) if r.place == "subject"), None
+    )

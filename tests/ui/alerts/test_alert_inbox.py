@@ -59,7 +59,8 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
             await asyncio.to_thread(sim.scenario, "mass_deletion", n=24, over_s=1)
             await until(lambda: alerts.unread == 2, 20, "the second alert")
             book = alerts.book
-            await until(lambda: book.entries()[0].alert.event_count == 24, 20, "the whole burst")
+            # (the whole burst; a routine deletion of the simulated traffic may join it on a slow machine)
+            await until(lambda: book.entries()[0].alert.event_count >= 24, 20, "the whole burst")
 
             # unread on the window, the tray menu, the badge and the tooltip
             assert alerts.action.iconText() == "Alerts (2)"
@@ -86,7 +87,8 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
             inbox.table.setFocus()
             QTest.keyClick(inbox.table, Qt.Key.Key_Down)  # the keyboard selects the first row
             assert inbox.current() is not None and inbox.current().alert.rule_id == "mass-deletion"
-            assert inbox.event_list.count() == 24
+            opened = inbox.current().alert
+            assert inbox.event_list.count() == len(inbox.shown_events) == opened.event_count >= 24
             assert alerts.unread == 1 and inbox.summary.text() == "1 unread · 2 alerts"
             assert inbox.current().alert.read  # the row is repainted in place, still selected
             assert menu.title() == "Alerts — 1 unread" and alerts.action.iconText() == "Alerts (1)"

@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 from helpers.demo_window import (
+    INCIDENTS,
     QUIET_DEMO_ARGS,
     act_out,
     click,
@@ -22,16 +23,6 @@ from helpers.fixtures_window_manager import above, transient_for, user_activates
 from tenant_events.store.alert_triage import AlertTriage
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
-
-
-INCIDENTS = (  # each raises an alert of another rule
-    ("mass_deletion", {"n": 25, "over_s": 1}),
-    ("account_link", {"over_s": 1}),
-    ("shared_phone", {"n": 3, "over_s": 1}),
-    ("org_deleted", {}),
-    ("signup_wave", {"n": 25, "over_s": 2}),
-    ("admin_group_member", {"over_s": 1}),
-)
 
 
 async def first_alerts(app, n: int = 1):

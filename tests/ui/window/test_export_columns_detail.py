@@ -12,8 +12,9 @@ from PySide6.QtGui import QContextMenuEvent, QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMenu, QPushButton
 
 from helpers.events_factory import frame, row
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, save_screenshot, signal_future, until
 from helpers.fixtures_window import settle
+from helpers.renamed_org import SAID, write_renamed_org
 from tenant_events.cli.export_cmd import jsonl_line as export_line
 from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
 from tenant_events.ui.window.table.event_table_model import Col
@@ -73,6 +74,29 @@ def test_export_the_view_as_jsonl_and_csv(open_window, filled_store, qloop, tmp_
     seqs = [int(r[0]) for r in rows[1:]]
     assert seqs == sorted(seqs)  # stored order, like the command-line export
     assert sorted(p.name for p in target.parent.iterdir()) == ["all.jsonl", "two-types.csv"]  # no temp files
+
+
+def test_the_csv_summary_is_the_sentence_the_table_shows(open_window, qloop, tmp_path):
+    """Names at the event's time, as the Summary cells say them, never the stored summary with raw ids."""
+    path = tmp_path / "acme.sqlite3"
+    write_renamed_org(path)
+    w = open_window(path)
+    m = w.model
+    target = tmp_path / "renamed.csv"
+
+    async def go() -> list[str]:
+        def cells() -> list[str]:
+            return [m.data(m.index(r, Col.SUMMARY)) for r in range(m.rowCount())]
+
+        await until(lambda: cells() == [said for _t, said in reversed(SAID)], 20, "the table's sentences")
+        return cells()
+
+    table = run_async(qloop, go())
+    count, _shown = export(w, qloop, target)
+    assert count == len(SAID)
+    with target.open(encoding="utf-8", newline="") as exported:
+        rows = list(csv.DictReader(exported))
+    assert [r["summary"] for r in rows] == table[::-1]  # oldest first, as the table says each
 
 
 def test_export_cancel_and_failure_leave_no_file(open_window, filled_store, qloop, tmp_path):

@@ -1,14 +1,15 @@
 """The follow states in the real app on the demo tenant, with a window manager (openbox) and without one: the window
 hidden to the tray and shown, minimized and restored, left for another window and activated again, while
 following (everything seen once looked at again) and while reading (only what was on screen); a zoom into a range
-that ended (Follow off and saying why, N to the range's newest) and back."""
+that ended (Follow off and saying why, N to the range's newest) and back; a window that opens under the pointer."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from PySide6.QtCore import QAbstractEventDispatcher
+from PySide6.QtCore import QAbstractEventDispatcher, QPoint
+from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QWidget
 
 from helpers.demo_window import demo_app, demo_window, pointer_to
@@ -148,3 +149,50 @@ def test_a_zoom_into_a_range_that_ended_turns_follow_off_and_says_why(qapp, qloo
         run_async(qloop, scenario(), timeout=200)
     finally:
         apply_theme(qapp, "light")
+
+
+@pytest.mark.parametrize("window_manager", ["openbox"], indirect=True)
+def test_a_window_opened_under_the_pointer_follows_and_counts_nothing_new(
+    qloop, ui_paths, dunst, tray_host, window_manager
+):
+    """The pointer rests where the window opens, before its first rows: rows that come in under a pointer nobody
+    moved hold nothing, so the backlog and what follows it come in newest first (not the oldest rows in view with
+    every other row "new" above them, the count climbing). Once the user moves the pointer on the rows it holds
+    them: rows arriving wait above (the pill counts them), and in a window followed and looked at none of them is
+    "new" in the title or the tray."""
+
+    async def scenario() -> None:
+        QCursor.setPos(QPoint(400, 300))  # where the window appears: on its rows once they come
+        async with demo_app(ui_paths) as app:
+            w = app.window
+            follow, bar, table = w.follow, w.table.verticalScrollBar(), w.table
+
+            def looked_at_and_nothing_new() -> None:
+                assert follow.following and follow.state.looking
+                assert w.unread == 0 and w.windowTitle() == "Tenant Events"
+                assert "new events" not in app.tray.icon.toolTip()
+
+            await until(lambda: w.model.rowCount() >= 300, 60, "the backlog")
+            await until(lambda: follow.state.looking, 10, "the window looked at")
+            for _ in range(3):
+                await signal_future(w.model.rows_arrived, 20)
+                looked_at_and_nothing_new()
+                assert (
+                    not follow.held and bar.value() == 0 and not follow.pill.isVisible()
+                )  # the newest in view
+            assert table.viewport().rect().contains(table.viewport().mapFromGlobal(QCursor.pos()))
+            save_screenshot(w, "follow-opened-under-the-pointer")
+
+            # the user moves the pointer on the rows: they hold still, the newest wait above
+            await pointer_to(table.viewport(), QPoint(200, 60))
+            await until(lambda: follow.held, 10, "the pointer put on the rows")
+            for _ in range(3):
+                await signal_future(w.model.rows_arrived, 20)
+                looked_at_and_nothing_new()
+            assert follow.pill.isVisible() and follow.pill.shown == follow.visible_rows()[0] > 0
+            # the pointer leaves: the rows that waited come into view
+            await pointer_to(w, None)
+            await until(lambda: not follow.held, 10, "the pointer gone")
+            assert bar.value() == 0 and w.unread == 0 and not follow.pill.isVisible()
+
+    run_async(qloop, scenario(), timeout=200)

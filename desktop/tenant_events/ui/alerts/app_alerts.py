@@ -241,7 +241,7 @@ class AppAlerts(QObject):
             inbox_window = self.inbox
             self.quiet.dialog_parent = lambda: inbox_window
         inbox = self.inbox
-        inbox.reload()
+        inbox.reload(place=True)  # opened: every alert in its place
         if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
             inbox.select(profile, alert_id, quiet=True)
         inbox.show()

@@ -12,7 +12,8 @@ for an identifier it has forgotten, so nothing it raises while taking one away e
 (`_take_away`). The library also forgets a notification as soon as its action is invoked, though a daemon may
 keep showing it (dunst does, for `dunstctl action`): the daemon's own id of each notification is kept, and such
 a one is closed with the notification service's CloseNotification directly. `withdraw(key)` takes an alert's notification away (acknowledged, resolved), `withdraw_all()` every
-notification of the app (it quits).
+notification of the app (it quits). A notification the user opens (a click, "Show") is closed as it opens: what it
+was about is on screen now.
 
 Expiry follows the notification spec's urgency semantics: a critical notification stays until the user dismisses it
 (expire_timeout 0), the others leave expiry to the desktop (-1), so an administrator away from the screen for a
@@ -57,6 +58,7 @@ class Notifier(QObject):
         self._balloon_clicked_cb: Callable[[], None] | None = None
         # key (one alert) → its latest notification: the library's identifier and the daemon's id (None: unknown)
         self._on_screen: dict[str, tuple[str, int | None]] = {}
+        self._tasks: set[asyncio.Future[None]] = set()  # notifications being closed as they were opened
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
         self.tray = tray
@@ -95,20 +97,30 @@ class Notifier(QObject):
             earlier = self._on_screen.pop(key, None) if key else None
             if earlier is not None:
                 await self._take_away(*earlier)
+            sent: list[tuple[str, int | None]] = []
+
+            def opened() -> None:
+                """Clicked, or "Show": what it is about opens, and the notification goes (a critical one, which
+                stays until dismissed, would otherwise stay on screen over what it opened)."""
+                clicked()
+                if sent:
+                    self._closing(key, *sent[0])
+
             try:
                 identifier = await self._native.send(
                     title=title,
                     message=body,
                     urgency=_URGENCY.get(urgency, Urgency.Normal),
-                    buttons=(Button(title="Show", on_pressed=clicked),),
-                    on_clicked=clicked,
+                    buttons=(Button(title="Show", on_pressed=opened),),
+                    on_clicked=opened,
                     timeout=expiry_for(urgency),
                 )
             except Exception as exc:  # never lose an alert to the library: the tray balloon says it
                 log.warning("the notification daemon did not take %r (%r); trying the tray", title, exc)
             else:
+                sent.append((identifier, self._daemon_id(identifier)))
                 if key:
-                    self._on_screen[key] = (identifier, self._daemon_id(identifier))
+                    self._on_screen[key] = sent[0]
                     while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
                         del self._on_screen[next(iter(self._on_screen))]
                 self.delivered.emit(title, "native")
@@ -120,6 +132,14 @@ class Notifier(QObject):
             return "tray"
         log.info("notification not shown (no daemon, no tray): %s", title)
         return ""
+
+    def _closing(self, key: str, identifier: str, daemon_id: int | None) -> None:
+        """Close a notification that was just opened (on the loop: the click arrives in a D-Bus callback)."""
+        if key and self._on_screen.get(key, ("",))[0] == identifier:
+            del self._on_screen[key]
+        task = asyncio.ensure_future(self._take_away(identifier, daemon_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def withdraw(self, key: str) -> None:
         """Take the notification of `key` (one alert) away, if it is still shown."""

@@ -77,6 +77,10 @@ def _sort_key(e: InboxEntry, col: int, now: float) -> tuple[Any, ...]:
     return (keys.get(col, 0), a.fired_at, a.id)  # ties (and "Last firing"): the latest activity
 
 
+def _key(e: InboxEntry) -> tuple[str, int]:
+    return (e.profile, e.alert.id)
+
+
 def local_time(iso: str, now: datetime | None = None) -> str:
     """14:32:05 today, else 24 Nov 14:32 (local time)."""
     try:
@@ -96,12 +100,26 @@ class InboxModel(QAbstractTableModel):
         self.entries: list[InboxEntry] = []
         # the silence that holds an entry's alert now (AppAlerts sets it): its row is dimmed and says so
         self.silenced: Callable[[InboxEntry], Silence | None] = lambda _entry: None
+        self._placed: dict[tuple[str, int], float] = {}  # each row's latest activity when it took its place
         self.order = (int(Col.TIME), Qt.SortOrder.DescendingOrder)  # latest activity first
 
     def set_entries(self, entries: list[InboxEntry]) -> None:
         self.beginResetModel()
         self.entries = self._sorted(entries)
+        self._placed = {_key(e): e.alert.fired_at for e in self.entries}
         self.endResetModel()
+
+    def update_in_place(self, entries: list[InboxEntry]) -> int:
+        """The rows held still (inbox_hold.py): each listed alert repainted where it is; returns how many alerts
+        wait to take their place (new ones, and listed ones that fired again since they were placed)."""
+        fresh = {_key(e): e for e in entries}
+        for row, e in enumerate(self.entries):
+            now = fresh.get(_key(e))
+            if now is not None and now != e:
+                self.replace(row, now)
+        return sum(
+            1 for key, e in fresh.items() if key not in self._placed or e.alert.fired_at > self._placed[key]
+        )
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """The header was clicked: order the rows by that column (the selection follows its alert)."""

@@ -11,6 +11,10 @@ one; mark read; triage; jump to the table.
 Widgets only: the alerts come from an `AlertBook`, the events behind one from `load_events` (the app's
 readers). Double-clicking an event opens it in the table; the button filters the table to the alert's events.
 
+While the pointer rests on the list, or an alert is selected and being read, alerts that fire do not move a row
+under the reader: they wait, counted by a "↑ N new alerts" pill, and take their place by latest activity once
+the pointer leaves (inbox_hold.py).
+
 One rule marks an alert read: opening it, whether by selecting it here (mouse or keys), by clicking its
 notification or tray entry (`open_alert`), or by showing the inbox again on the alert it was left on (the reader
 looks at it again). A selection the inbox restores after a reload while it is shown is not an opening. The
@@ -45,6 +49,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.alerts.presentation import why_line
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
+from tenant_events.ui.alerts.inbox_hold import InboxHold
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
 from tenant_events.ui.alerts.noise_menu import NoiseMenu
 from tenant_events.ui.alerts.triage_bar import TriageBar
@@ -94,6 +99,8 @@ class InboxWindow(QDialog):
         header.setSortIndicator(Col.TIME, Qt.SortOrder.DescendingOrder)
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.table.doubleClicked.connect(lambda _i: self.show_in_table())
+        self.hold = InboxHold(self, self.table, lambda: self.current() is not None)
+        self.hold.released.connect(lambda: self.reload(place=True))
 
         self.why = QLabel("Pick an alert to see why it was raised and the events behind it.")
         self.why.setWordWrap(True)
@@ -130,25 +137,43 @@ class InboxWindow(QDialog):
         self.reload()
 
     # -- contents --------------------------------------------------------------------------------------------
-    def reload(self) -> None:
-        """Read the alerts again, keeping the selection."""
+    def reload(self, *, place: bool = False) -> None:
+        """Read the alerts again, keeping the selection. While the rows hold still under the reader (inbox_hold.py)
+        only the listed rows change, in place, unless `place` (the inbox opened, the pill clicked, the pointer
+        gone): then every alert takes its place by latest activity."""
+        entries = self.book.entries()
         current = self.current()
+        if not place and self.hold.held():
+            self.hold.waiting(self.model.update_in_place(entries))
+            if (
+                self.current() != current
+            ):  # the alert being read changed (triaged, fired again): its detail too
+                self._restoring = True
+                try:
+                    self._selected(QItemSelection(), QItemSelection())
+                finally:
+                    self._restoring = False
+            self._count(entries)
+            return
         self._restoring = True
         try:
-            self.model.set_entries(self.book.entries())
+            self.model.set_entries(entries)
             if current is None or not self.select(current.profile, current.alert.id, quiet=True):
                 self._selected(QItemSelection(), QItemSelection())  # gone: nothing shown, nothing to triage
         finally:
             self._restoring = False
-        self._count()
+        self.hold.waiting(0)
+        self._count(entries)
 
     def show_latest(self) -> None:
         """Opened again: the top of the list, where the latest activity is (the selection stays)."""
         self.table.scrollToTop()
 
-    def _count(self) -> None:
-        unread = sum(1 for e in self.model.entries if not e.alert.read)
-        total = len(self.model.entries)
+    def _count(self, entries: list[InboxEntry] | None = None) -> None:
+        """The counts over every alert, those waiting to take their place too."""
+        listed = self.model.entries if entries is None else entries
+        unread = sum(1 for e in listed if not e.alert.read)
+        total = len(listed)
         self.summary.setText(
             f"{unread} unread · {total} alert{'' if total == 1 else 's'}" if total else "No alerts yet."
         )
@@ -192,7 +217,7 @@ class InboxWindow(QDialog):
         row = self.model.row_of(entry.profile, entry.alert.id)
         if fresh is not None and row is not None:
             self.model.replace(row, fresh)
-        self._count()
+        self._count(self.book.entries())
         self.read_changed.emit()
 
     def _selected(self, _new: QItemSelection, _old: QItemSelection) -> None:

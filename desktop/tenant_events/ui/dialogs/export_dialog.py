@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
+from tenant_events.entities.sentences import export_summaries
 from tenant_events.errors import UserFixableError
 from tenant_events.values.events import EventFilter
 from tenant_events.view.filtered_export import ExportCancelled, export_view, format_for
@@ -108,7 +109,16 @@ class ViewExport(QObject):
     async def _run(self, reader: TenantReader, flt: EventFilter, head: int, target: Path) -> None:
         fmt = format_for(target)
         try:
-            count = await asyncio.to_thread(export_view, reader, flt, head, target, fmt, self._progress)
+            count = await asyncio.to_thread(
+                export_view,
+                reader,
+                flt,
+                head,
+                target,
+                fmt,
+                export_summaries(reader.directory()),  # the CSV's summary: the table's sentences
+                self._progress,
+            )
         except ExportCancelled:
             self._close_progress()
             self.host.confirm("Export cancelled: no file was written")

@@ -230,8 +230,7 @@ class AccessController(QObject):
             f"background-color: rgba{GAP_TINT}; padding: 4px; font-weight: bold" if tinted else "padding: 4px"
         )
         if not narrowed.known:
-            asked = narrowed.at_ms if isinstance(narrowed, Snapshot) else narrowed.from_ms
-            page.unknown.setText(unknown_line(asked or 0, narrowed.completeness))
+            page.unknown.setText(unknown_line(narrowed))
             page.to_first.setVisible(narrowed.completeness.first_ms is not None)
             page.body.setCurrentWidget(page.not_known)
             page.counts.setText("")

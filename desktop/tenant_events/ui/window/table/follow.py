@@ -8,7 +8,8 @@ pixel while rows go in above, say why Follow cannot hold in a range that has end
 The facts are read from the window as it is, not remembered from events that may never come: "looking" is the
 window shown, not minimized and active; "held" is the pointer over the rows of the active window (asked of the
 pointer itself each time it matters, so a release or a leave that went to another window cannot leave the table
-frozen). Rows the user has not had on screen while looking are counted (view/unseen_rows.py); the pill over the
+frozen), once the user put it there: rows that come in under a pointer resting where the window opened hold
+nothing. Rows the user has not had on screen while looking are counted (view/unseen_rows.py); the pill over the
 table (new_events_pill.py) shows them when they are above the view and goes to the newest.
 """
 
@@ -50,6 +51,7 @@ class FollowController(QObject):
         self.unseen = UnseenRows()
         self._counted = 0  # the count last announced by unseen_changed
         self._moving = 0  # > 0 while this controller scrolls or selects itself
+        self._put = False  # the pointer was put on a row (see _pointer_on_rows)
         self._shown_mode = self.state.mode  # what following_changed and mode_changed last said
         self.pill = NewEventsPill(table)
         self.pill.clicked.connect(self.jump_to_newest)
@@ -69,6 +71,7 @@ class FollowController(QObject):
         if isinstance(app, QGuiApplication):
             app.focusWindowChanged.connect(self._focus_moved)  # a method: gone with this controller
         self.viewport = table.viewport()
+        self.viewport.setMouseTracking(True)  # moves without a button: the pointer put on a row holds it
         self.viewport.installEventFilter(
             self
         )  # its size is final when its Resize arrives (the table's is not)
@@ -195,12 +198,19 @@ class FollowController(QObject):
         handle = self.window.windowHandle()
         return self.window.isActiveWindow() or (handle is not None and handle.isActive())
 
-    def _pointer_on_rows(self) -> bool:
-        """Whether the pointer is over the rows of the active window, asked of the pointer now."""
+    def _on_a_row(self) -> bool:
         vp = self.viewport
-        if not (self._active() and vp.isVisible()):
+        at = vp.mapFromGlobal(QCursor.pos())
+        return vp.rect().contains(at) and self.table.rowAt(at.y()) >= 0
+
+    def _pointer_on_rows(self) -> bool:
+        """Whether the pointer is over a row of the active window, asked of the pointer now, and was put there:
+        rows that came in under a pointer that has not moved since (the window opened under it, its backlog
+        arriving) hold nothing, so they come in at the top, newest first, as without the pointer."""
+        vp = self.viewport
+        if not (self._put and self._active() and vp.isVisible()):
             return False
-        return vp.rect().contains(vp.mapFromGlobal(QCursor.pos()))
+        return self._on_a_row()
 
     def _hold(self, held: bool) -> None:
         if held != self.state.held:
@@ -223,8 +233,13 @@ class FollowController(QObject):
             self.unseen.seen(first, last)
         top = self.unseen.first()
         first, _last = self.visible_rows()
-        above = top is not None and top < first  # some unseen rows are above the viewport
-        self.pill.show_count(self.unseen.count if above else 0)
+        if (
+            self.state.following and self.state.held
+        ):  # the rows waiting above the pointer (seen, if looked at)
+            self.pill.show_count(first)
+        else:
+            above = top is not None and top < first  # some unseen rows are above the viewport
+            self.pill.show_count(self.unseen.count if above else 0)
         if self.unseen.count != self._counted:
             self._counted = self.unseen.count
             self.unseen_changed.emit(self._counted)
@@ -236,6 +251,9 @@ class FollowController(QObject):
                 self.pill.place()
                 self.check_seen()
             elif kind in _POINTER_EVENTS:
+                # put on a row by the user: it moved, came in or pressed there (a leave or a move off the rows
+                # takes it away)
+                self._put = kind != QEvent.Type.Leave and self._on_a_row()
                 self._hold(self._pointer_on_rows())
         elif watched is self.window and kind in _WINDOW_EVENTS:
             self._relook()
@@ -263,6 +281,7 @@ _WINDOW_EVENTS = (
     QEvent.Type.WindowStateChange,
 )
 _POINTER_EVENTS = (
+    QEvent.Type.MouseMove,
     QEvent.Type.Enter,
     QEvent.Type.Leave,
     QEvent.Type.MouseButtonPress,

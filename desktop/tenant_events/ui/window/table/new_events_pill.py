@@ -16,14 +16,22 @@ TITLE_AIR = 8  # px kept free on each side of a column title
 
 
 class NewEventsPill(QPushButton):
-    def __init__(self, table: QTableView) -> None:
+    """The pill over one table; `noun` is what its rows are (the alerts inbox has one too: "↑ 2 new alerts")."""
+
+    def __init__(
+        self,
+        table: QTableView,
+        noun: str = "event",
+        tip: str = "Jump to the newest events and follow them (N)",
+    ) -> None:
         super().__init__(table)
         self.table = table
+        self.noun = noun
         self.setObjectName("newEventsPill")
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setAccessibleName("Jump to the newest events")
-        self.setToolTip("Jump to the newest events and follow them (N)")
+        self.setAccessibleName(f"Jump to the newest {noun}s")
+        self.setToolTip(tip)
         self.setStyleSheet(
             "#newEventsPill { background: palette(highlight); color: palette(highlighted-text);"
             " border: none; border-radius: 10px; padding: 1px 14px; font-weight: bold; }"
@@ -40,7 +48,7 @@ class NewEventsPill(QPushButton):
             return
         self.shown = n
         if n > 0:
-            self.setText(f"↑ {n:,} new event{'' if n == 1 else 's'}")
+            self.setText(f"↑ {n:,} new {self.noun}{'' if n == 1 else 's'}")
             self.adjustSize()
             self.place()
             self.raise_()
