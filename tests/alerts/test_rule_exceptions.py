@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import BUILTIN_RULES, Rule, load_rules
 from tenant_events.alerts.fixtures import run_rule_tests
 
@@ -151,4 +152,40 @@ def _elevation(user: str) -> list[dict]:
     return [
         {"type": "organization.member.role.assigned", "at": 0, "data": data},
         {"type": "organization.member.role.deleted", "at": 60, "data": data},
+    ]
+
+
+def test_an_exception_holds_in_a_catch_up_too(tmp_path):
+    """A backlog evaluated an hour late (a catch-up: one summary alert per rule and group) leaves the excepted
+    client out as live evaluation does: the script's deletions are one alert, the HR sync's none."""
+    from helpers.alert_events import clock_at, event
+    from tenant_events.alerts import Evaluator, RuleEngine
+    from tenant_events.store import AlertInbox, Batch, StoreWriter
+
+    ruleset = load_rules(
+        [
+            {
+                "id": "mass-deletion-by-actor",
+                "except": [{"field": "context.client.id", "op": "equals", "value": "cli_HRIMPORT"}],
+            }
+        ],
+        BUILTIN_RULES,
+    )
+    [rule] = [r for r in ruleset.rules if r.id == "mass-deletion-by-actor"]
+    clock = clock_at(3600)  # an hour after the events: every one of them is a catch-up's
+    engine = RuleEngine([rule], hours=WorkingHours(), profile="demo", catch_up_after_s=300, clock=clock)
+    rows = [event("user.deleted", i * 2, client=("cli_HRIMPORT", "HR Import")) for i in range(25)]
+    rows += [
+        event("user.deleted", 100 + i * 2, client=("cli_SCRIPT", "Backoffice Script")) for i in range(25)
+    ]
+    writer = StoreWriter(tmp_path / "demo.sqlite3")
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="c1"))
+        writer.run_alert_job(Evaluator(engine).step).result()
+    finally:
+        writer.close()
+    with AlertInbox(tmp_path / "demo.sqlite3") as inbox:
+        alerts = inbox.alerts()
+    assert [(a.catch_up, a.rule_name) for a in alerts] == [
+        (True, "Mass deletion by one actor · client Backoffice Script")
     ]
