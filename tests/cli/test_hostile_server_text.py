@@ -18,6 +18,7 @@ import pytest
 from helpers.events_factory import frame
 from helpers.fixtures_engine import cli
 from helpers.fixtures_proving import http_response, raw_server
+from helpers.slack import bound
 from tenant_events.store import EventReader
 from tenant_events.store.records import summary_of
 
@@ -46,7 +47,7 @@ def run_stream(url: str, data: Path, until) -> tuple[int, str]:
         str(data),
         env={"TENANT_EVENTS_ACCESS_TOKEN": "hostile-token"},
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + bound(60)
     while proc.poll() is None and not until() and time.monotonic() < deadline:
         time.sleep(0.05)
     if proc.poll() is None:

@@ -12,6 +12,7 @@ import time
 import orjson
 
 from helpers.fixtures_engine import cli, demo_stream
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 GOOD = """title: Admin role from a script
@@ -231,7 +232,7 @@ def test_imported_rules_raise_alerts_in_a_live_stream(make_simulator, tmp_path):
     assert run("rules", "import", str(tmp_path / "streamed.yml"), "--data-dir", str(tmp_path))[0] == 0
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
     proc = demo_stream(sim, tmp_path, "--alerts-jsonl", "-", env=env)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + bound(30)
     while sim.stats()["connections"] < 1:
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.05)

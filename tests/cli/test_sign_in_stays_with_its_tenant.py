@@ -23,6 +23,7 @@ import pytest
 from helpers.browser import cli_login
 from helpers.fixtures_engine import OLD, cli
 from helpers.sign_ins import forget_token, slot_key, stored_token
+from helpers.slack import bound
 from tenant_events.auth.secret_store import open_secret_store
 from tenant_events.simulator.clients import EXACT_CLIENT_ID, EXACT_PORTS
 
@@ -184,7 +185,7 @@ async def main():
     async with TenantLink(name, paths, of_profile(profile, open_secret_store().store)) as link:
         await link.restore()  # both processes hold the same stored token now
         print("ready", flush=True)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while not os.path.exists(go) and time.monotonic() < deadline:
             await asyncio.sleep(0.005)
         for _ in range(rounds):
@@ -256,7 +257,7 @@ def test_two_streams_on_one_profile_keep_refreshing_without_signing_each_other_o
     _login(sim, data, "twice")
     procs = [cli("stream", "--tenant", "twice", "--data-dir", data, env=_env()) for _ in range(2)]
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + bound(90)
         while sim.stats()["refresh"]["rotated"] < 10 and time.monotonic() < deadline:
             ended = [p for p in procs if p.poll() is not None]
             if ended:

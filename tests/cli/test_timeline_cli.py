@@ -17,6 +17,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from helpers.fixtures_engine import OLD, demo_stream
+from helpers.slack import bound
 from tenant_events.store import EventReader
 from tenant_events.store.entity_reader import DirectoryReader
 
@@ -77,7 +78,7 @@ def streamed(tmp_path_factory):
         log = simulator_log(sim, BACKLOG)
         proc = demo_stream(sim, data, "--from-timestamp", OLD)
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + bound(60)
             while time.monotonic() < deadline:
                 assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
                 if db.exists():

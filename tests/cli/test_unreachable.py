@@ -15,6 +15,7 @@ import sys
 import time
 
 from helpers.fixtures_engine import OLD, cli
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 TE = [sys.executable, "-m", "tenant_events"]
@@ -98,7 +99,7 @@ def test_network_loss_after_the_stream_was_open_is_retried(make_simulator, tmp_p
     )
     db = tmp_path / "tenants" / "demo.sqlite3"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         stored = 0
         while stored < 20:
             assert proc.poll() is None, proc.communicate()[1]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helpers.slack import WAIT_SLACK
+from helpers.slack import WAIT_SLACK, bound
 from tenant_events.paths import AppPaths
 
 # Offscreen-platform chatter; none of it appears under Xvfb.
@@ -186,7 +186,7 @@ def dunst() -> Iterator[subprocess.Popen[bytes] | None]:
         yield None  # type: ignore[misc]
         return
     proc = subprocess.Popen(["dunst"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + bound(10)
     while not _notifications_owned():  # asking dunstctl first would D-Bus-activate a second dunst
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
@@ -246,7 +246,7 @@ def tray_host() -> Iterator[subprocess.Popen[bytes]]:
     )
     from PySide6.QtWidgets import QSystemTrayIcon
 
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + bound(10)
     while not QSystemTrayIcon.isSystemTrayAvailable():
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()

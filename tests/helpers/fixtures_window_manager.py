@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from helpers.slack import WAIT_SLACK
+from helpers.slack import WAIT_SLACK, bound
 
 
 def _root_property(name: str) -> str:
@@ -52,7 +52,7 @@ def window_manager(request: pytest.FixtureRequest) -> Iterator[str]:
     if not shutil.which("openbox"):
         pytest.skip("needs openbox (./run test installs it)")
     proc = subprocess.Popen(["openbox", "--sm-disable"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + bound(20)
     while not wm_running():
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
@@ -63,7 +63,7 @@ def window_manager(request: pytest.FixtureRequest) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + bound(10)
         while wm_running() and time.monotonic() < deadline:  # its check window goes with it
             time.sleep(0.05)
 

@@ -130,11 +130,24 @@ def export_ids(data_dir: Path) -> list[str]:
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
 
 
-def relay(sim, hub, token: str, data_dir: Path, *, lease: str = "2", alerts_to: str | None = None) -> HubCli:
+def relay(
+    sim, hub, token: str, data_dir: Path, *, lease: str | None = None, alerts_to: str | None = None
+) -> HubCli:
     """`tenant-events relay` from the simulator to the hub as the collector (with `alerts_to`: the team's rules
-    evaluated and their alerts sent to that destination)."""
+    evaluated and their alerts sent to that destination). Its lease (2 s) and stall timeout (1 s) are stretched
+    for a loaded machine: a hub that answers late there would otherwise take the lease away every few seconds."""
+    lease = lease or f"{bound(2):g}"
     args = ["relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(data_dir)]
-    args += ["--from-timestamp", OLD, "--stall-timeout", "1", "--hub", hub.urls, "--hub-tenant", "acme"]
+    args += [
+        "--from-timestamp",
+        OLD,
+        "--stall-timeout",
+        f"{bound(1):g}",
+        "--hub",
+        hub.urls,
+        "--hub-tenant",
+        "acme",
+    ]
     args += ["--hub-user", "collector", "--lease-seconds", lease]
     args += ["--alerts-to", alerts_to] if alerts_to else []
     env = {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector}

@@ -21,7 +21,7 @@ def wait(check: Any, what: str, proc: Any, timeout: float = 30.0) -> None:
             raise AssertionError(f"stream exited {proc.returncode} before {what}: {proc.stderr.read()}")
         if check():
             return
-        time.sleep(0.02)
+        time.sleep(0.1)  # (a look opens the database: not so often that looking slows what it waits for)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -50,12 +50,22 @@ def kill_then_catch_up(sim: Any, data_dir: Path, backlog: int, timeout: float) -
     env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
     db = data_dir / "tenants" / "demo.sqlite3"
     first = demo_stream(sim, data_dir, "--from-timestamp", OLD, env=env)
-    wait(lambda: counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
+    try:
+        wait(lambda: counter(db, "alerts_upto") > 0, "the first alerts committed", first, timeout=60)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
     assert counter(db, "alerts_upto") < backlog, "the kill came after the whole backlog was evaluated"
     second = demo_stream(sim, data_dir, "--from-timestamp", OLD, env=env)
-    wait(
-        lambda: counter(db, "alerts_upto") >= backlog and stored(db) >= backlog, "caught up", second, timeout
-    )
+    try:
+        wait(
+            lambda: counter(db, "alerts_upto") >= backlog and stored(db) >= backlog,
+            "caught up",
+            second,
+            timeout,
+        )
+    except BaseException:
+        second.kill()  # not left running into the next test of this worker
+        second.wait(timeout=10)
+        raise
     return db, second

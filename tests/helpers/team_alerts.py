@@ -81,7 +81,7 @@ def team_destination(data_dirs: list[Path], url: str, rules: list[dict] = RULES)
             store.delete(slot(AppPaths.resolve(str(data)), name))
 
 
-def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str = "2") -> HubCli:
+def relay(sim, hub, token: str, data_dir: Path, destination: str, lease: str | None = None) -> HubCli:
     return hub_relay(sim, hub, token, data_dir, lease=lease, alerts_to=destination)
 
 

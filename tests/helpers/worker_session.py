@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from helpers.slack import bound
+
 
 def start_for_this_worker() -> None:
     """Inside `./run test` and an xdist worker: replace the shared session with this worker's own."""
@@ -116,7 +118,7 @@ def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
     assert proc.stdin is not None
     proc.stdin.write(b"ci-keyring-password")
     proc.stdin.close()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + bound(30)
     while not ask_bus_about_secret_service("NameHasOwner"):
         if proc.poll() is not None or time.monotonic() > deadline:
             log = (home / "keyring.log").read_text(errors="replace")[-2000:]

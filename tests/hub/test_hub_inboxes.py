@@ -138,7 +138,7 @@ async def publish_events(sim, hub: NatsHub, total: int) -> None:
         except nats.js.errors.NotFoundError:
             return 0
 
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + bound(60)
     while await count() < total:
         assert time.monotonic() < deadline, "the relay did not publish"
         await asyncio.sleep(0.05)

@@ -12,6 +12,7 @@ import pytest
 
 from helpers.fixtures_engine import cli
 from helpers.nats_hub import free_port
+from helpers.slack import bound
 from tenant_events.hub.credentials import add_hub_profile, remove_hub_profile
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.sign_in import open_secret_store
@@ -34,7 +35,7 @@ def test_a_hub_tenant_of_the_same_name_in_another_data_dir_never_gets_this_ones_
     add_hub_profile(b, store, theirs, hub_urls=[f"nats://127.0.0.1:{free_port()}"], **fields)  # saved last
     proc = cli("stream", "--tenant", name, "--data-dir", str(tmp_path / "a"), env={})
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while b"CONNECT" not in impostor.received:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate(timeout=10)
             time.sleep(0.05)

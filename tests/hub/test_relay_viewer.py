@@ -187,7 +187,8 @@ def test_a_clean_stop_hands_over_at_once_and_a_lost_lease_stops_the_stream(simul
     sim.emit(50)
 
     async def go() -> None:
-        first, second = make_relay(sim, hub, lease=3.0), make_relay(sim, hub, lease=3.0)
+        ttl = bound(3.0)  # a released lease moves in well under its TTL, however loaded the machine
+        first, second = make_relay(sim, hub, lease=ttl), make_relay(sim, hub, lease=ttl)
         tasks = [asyncio.create_task(first.run()), asyncio.create_task(second.run())]
         await until(lambda: (first.engine is None) != (second.engine is None), what="one leader")
         leader, standby = (first, second) if first.engine else (second, first)
@@ -195,7 +196,7 @@ def test_a_clean_stop_hands_over_at_once_and_a_lost_lease_stops_the_stream(simul
         assert standby.engine is None and sim.stats()["connections"] == 1
         leader.stop()
         handover = await until(lambda: standby.engine is not None, 5.0, "the standby to lead")
-        assert handover < 1.5, f"a released lease took {handover:.1f} s to move"  # not the 3 s TTL
+        assert handover < ttl / 2, f"a released lease took {handover:.1f} s to move"  # not the TTL
         await tasks[[first, second].index(leader)]
 
         # Someone else takes the key (an operator, a relay from another site): this one must stop streaming.
@@ -208,7 +209,7 @@ def test_a_clean_stop_hands_over_at_once_and_a_lost_lease_stops_the_stream(simul
         stopped = await until(lambda: standby.engine is None, 3.0, "the leader to give up")
         await until(lambda: sim.stats()["connections"] == 0, 2.0, "the tenant connection to close")
         # Nobody renews the foreign lease: it lapses and this relay leads again.
-        await until(lambda: standby.engine is not None, 10.0, "the lease to come back")
+        await until(lambda: standby.engine is not None, 10.0 + ttl, "the lease to come back")
         standby.stop()
         await tasks[[first, second].index(standby)]
         await nc.close()

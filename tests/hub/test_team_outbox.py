@@ -13,6 +13,7 @@ import pytest
 from werkzeug import Response
 
 from helpers.deliveries import alert_write, store_alerts, target
+from helpers.slack import bound
 from tenant_events.destinations.worker import Backoff, DeliveryWorker
 from tenant_events.hub.connection import HubAuth, HubOptions, connect
 from tenant_events.hub.provision import StreamPlan, provision
@@ -58,7 +59,7 @@ def _run(
             shared=TeamDeliveries(outbox, "acme", fence),
         )
         task = asyncio.create_task(worker.run())
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         try:
             while not until():
                 assert time.monotonic() < deadline, f"timed out: {_pending(db)}"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers.frozen import APP_GOAL_MIB, bundle_sizes, frozen_env
+from helpers.slack import bound
 from tenant_events import __version__
 
 APP_ID = "io.github.tenantevents.TenantEvents"
@@ -145,7 +146,7 @@ def test_installed_from_the_package_it_starts_opens_a_link_and_removes_cleanly(
             [str(command), "--data-dir", str(data)], env=env, stdout=out, stderr=subprocess.STDOUT, text=True
         )
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + bound(90)
         windows = ""
         while time.monotonic() < deadline and app.poll() is None and not windows:
             windows = subprocess.run(

@@ -20,6 +20,7 @@ from helpers.frozen import (
     frozen_env,
     start_frozen_simulator,
 )
+from helpers.slack import bound
 from tenant_events.store import EventReader
 
 
@@ -92,11 +93,11 @@ def test_simulator_stream_and_export_end_to_end(frozen_app: Path, tmp_path: Path
             text=True,
         )
         db = data / "tenants" / "frozen.sqlite3"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while time.monotonic() < deadline and not (db.exists() and db.stat().st_size > 0):
             assert stream.poll() is None, stream.communicate()[1][-2000:]
             time.sleep(0.2)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while _stored(db) <= 20:  # let live events (50/s) arrive and commit
             assert stream.poll() is None and time.monotonic() < deadline, stream.communicate()[1][-2000:]
             time.sleep(0.1)

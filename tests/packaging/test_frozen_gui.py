@@ -16,6 +16,7 @@ import pytest
 
 from helpers.fixtures_ui import SCREENSHOTS
 from helpers.frozen import frozen_env
+from helpers.slack import bound
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("DISPLAY"), reason="needs the X display ./run test provides"
@@ -72,7 +73,7 @@ def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: 
     try:
         # No tray host in this session, so the app runs as a normal window: the welcome window (no tenant yet)
         # must be mapped on the X display.
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         windows = ""
         while time.monotonic() < deadline and first.poll() is None:
             windows = subprocess.run(
@@ -88,7 +89,7 @@ def test_frozen_gui_shows_its_window_and_a_second_launch_hands_over(frozen_app: 
         shot = SCREENSHOTS / "frozen-app-start.png"
         if shutil.which("import"):
             # Mapped is not yet painted: on a loaded machine the first paint can follow the map by a moment.
-            painted_by = time.monotonic() + 30
+            painted_by = time.monotonic() + bound(30)
             while True:
                 subprocess.run(["import", "-window", "root", str(shot)], check=True, timeout=30)
                 colours = subprocess.run(

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_engine import OLD, cli, reference_ids
+from helpers.slack import bound
 from helpers.small_disk import remount, small_disk_at
 from tenant_events.store import EventReader
 
@@ -110,7 +111,7 @@ def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_re
             assert reader.cursor().offset, "the committed cursor survived"
         remount(small_disk, "size=200m")
         total = int(sim.stats()["events"])
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while count(db) < total:  # the same process goes on by itself
             assert proc.poll() is None and time.monotonic() < deadline, "".join(seen[-10:])
             time.sleep(0.1)
@@ -219,7 +220,6 @@ def test_indexing_that_meets_a_full_disk_is_said_in_words_not_logged_as_a_failur
     import logging
 
     from helpers.events_factory import row
-    from helpers.slack import bound
     from tenant_events.errors import StorageError
     from tenant_events.store import Batch, StoreWriter
 

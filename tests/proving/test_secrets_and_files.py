@@ -158,7 +158,7 @@ def test_the_demo_simulator_child_gets_no_secret_on_its_command_line(tmp_path):
     try:
         assert sim.process.stdout is not None
         secret = ""
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + bound(30)
         while not secret and time.monotonic() < deadline:
             line = sim.process.stdout.readline()
             assert line, "the simulator exited before printing its service client"

@@ -7,6 +7,7 @@ import time
 import httpx
 import pytest
 
+from helpers.slack import bound
 from simulator.sse import read_frames
 
 INVALID_TOKEN = "Invalid token."
@@ -113,7 +114,7 @@ def test_403_too_many_connections_then_ok_after_closing_one(make_simulator):
             "Maximum concurrent event stream connections reached. Please close existing connections.",
         )
         streams[0].__exit__(None, None, None)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + bound(5)
         while sim.stats()["connections"] > 1 and time.monotonic() < deadline:
             time.sleep(0.02)
         response, _frames = read_frames(client, sim.events_url, token=token, until=lambda fs: True)

@@ -143,3 +143,42 @@ def test_a_history_built_after_its_events_moved_reads_them_from_the_archive(tmp_
     moved = [s for s in now.spans if s.since_seq <= done.moved]
     assert moved and all(began[s.since_seq].type.endswith((".added", ".assigned")) for s in moved)
     assert all(began[s.since_seq].event_id == rows[s.since_seq - 1].event_id for s in moved)
+
+
+def _directory(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], int]:
+    conn = sqlite3.connect(path)
+    try:
+        upto = conn.execute("SELECT value FROM counters WHERE name = 'directory_upto'").fetchone()[0]
+        return (
+            sorted(conn.execute("SELECT * FROM entities")),
+            sorted(conn.execute("SELECT * FROM links")),
+            upto,
+        )
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("live_left", [True, False])
+def test_reindex_builds_the_directory_from_both_tiers(tmp_path, live_left):
+    """`reindex` after events moved: the entity directory is the one the events gave it as they came, archived
+    ones included (it read the live table only, and lost every entity only archived events named); with every
+    event archived too."""
+    path = tmp_path / "t.sqlite3"
+    _stored(path)
+    # a cap on live rows leaves the newest 1000 live; the default keeps none (every event is old enough)
+    policy = Retention(keep_live_days=36500, max_live_rows=1000, settle_seconds=0)
+    writer = StoreWriter(path)
+    try:
+        keep(writer, policy if live_left else Retention(keep_live_days=30, settle_seconds=0), LATER)
+    finally:
+        writer.close()
+    before = _directory(path)
+    conn = sqlite3.connect(path)
+    try:
+        live = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+    assert (0 < live < 1500) if live_left else live == 0, live
+    assert len(before[0]) > 100 and before[2] == 3000
+    reindex(path)
+    assert _directory(path) == before

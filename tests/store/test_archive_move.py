@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from helpers.history import history
+from helpers.slack import bound
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store import archive_move as move
 from tenant_events.store.archive_catalog import snapshot
@@ -163,6 +164,34 @@ writer.close()
 """
 
 
+def _month_files(path: Path) -> set[str]:
+    return {p.name for p in folder_of(path).glob("*.parquet") if not p.name.endswith(".tokens.parquet")}
+
+
+def _listed(path: Path) -> set[str]:
+    conn = connect(path, readonly=True)
+    try:
+        return {f.name for f in snapshot(conn).files}
+    finally:
+        conn.close()
+
+
+def _stop_between_a_file_and_its_commit(child: subprocess.Popen[str], path: Path) -> None:
+    """Watch for the mover's next month file and freeze it (SIGSTOP) as it appears: if the file is not in the
+    catalog yet, the kill that follows lands between the two; else it runs on to its next file (for a bound)."""
+    known, deadline = _month_files(path), time.monotonic() + bound(20)
+    while child.poll() is None and time.monotonic() < deadline:
+        new = _month_files(path) - known
+        if not new:
+            time.sleep(0.0005)
+            continue
+        child.send_signal(signal.SIGSTOP)
+        if new - _listed(path):
+            return
+        known |= new
+        child.send_signal(signal.SIGCONT)
+
+
 def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
     """Ten rounds or more: a mover process killed at a random moment while a reader in this process keeps reading every
     event; every read, during and after, holds each event exactly once, in stored order."""
@@ -202,19 +231,16 @@ def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
                 text=True,
             )
             assert child.stdout is not None and child.stdout.readline() == "open\n"
-            time.sleep(rng.uniform(0.05, 2.5))
+            if round_ < 10:
+                time.sleep(rng.uniform(0.05, 2.5))  # any moment
+            else:
+                _stop_between_a_file_and_its_commit(child, path)  # the narrow one no random kill landed in
             child.send_signal(signal.SIGKILL)
             child.wait(30)
             assert _ids(path) == ids
-            conn = connect(path, readonly=True)
-            try:
-                listed = {f.name for f in snapshot(conn).files}
-            finally:
-                conn.close()
-            written = {
-                p.name for p in folder_of(path).glob("*.parquet") if not p.name.endswith(".tokens.parquet")
-            }
-            unlisted_rounds += bool(written - listed)  # killed after writing a file, before its commit
+            unlisted_rounds += bool(
+                _month_files(path) - _listed(path)
+            )  # killed between a file and its commit
         child = subprocess.Popen(
             [sys.executable, "-c", _MOVER, str(path), str(NOW), "500"],
             env=env,

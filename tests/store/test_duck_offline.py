@@ -51,3 +51,37 @@ def test_the_extensions_load_from_their_packages_with_nothing_written_to_the_hom
     assert {"ducklake", "parquet", "postgres_scanner"} <= set(eval(out[1]))
     assert out[2] == "[(1,)]"
     assert not (home / ".duckdb").exists(), "DuckDB wrote into the home folder (an extension installed?)"
+
+
+_SPILL = """
+import os, stat, sys
+from tenant_events.store import duck
+conn = duck.cursor()
+conn.execute("SET memory_limit = '40MB'")
+folder = conn.sql("SELECT current_setting('temp_directory')").fetchone()[0]
+n = conn.sql("SELECT count(*) FROM (SELECT i, repeat('x', 120) || i AS s FROM range(1500000) t(i) ORDER BY hash(i))").fetchone()[0]
+print(folder, oct(stat.S_IMODE(os.stat(folder).st_mode)), n)
+"""
+
+
+def test_what_duckdb_spills_goes_to_a_private_folder_of_each_process(tmp_path):
+    """Two processes started in one folder sort more than their memory at once: each spills into a folder of
+    its own (DuckDB's default, `.tmp` in the working directory, was one file name for both), removed at exit."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SPILL], cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    outs = [c.communicate(timeout=300) for c in children]
+    assert all(c.returncode == 0 for c in children), [err.decode()[-2000:] for _out, err in outs]
+    said = [out.decode().split() for out, _err in outs]
+    assert [s[2] for s in said] == ["1500000", "1500000"]
+    folders = {s[0] for s in said}
+    assert len(folders) == 2 and all(not f.startswith(str(work)) for f in folders), folders
+    assert {s[1] for s in said} == {"0o700"}
+    assert list(work.iterdir()) == [], "DuckDB wrote into the working directory"
+    assert not any(Path(f).exists() for f in folders), "a spill folder was left behind"

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from helpers.events_factory import row
+from helpers.slack import bound
 from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.checkpoint import WalLimits
@@ -111,8 +112,8 @@ def test_closing_the_writer_while_readers_stay_open_keeps_their_locks(tmp_path):
         for n in range(0, 2000, 100):
             writer.commit_sync(batch(n, 100))
         assert writer.wal is not None
-        deadline = (
-            time.monotonic() + 60
+        deadline = time.monotonic() + bound(
+            60
         )  # the background copy runs on its own thread: wait for it to have run
         while writer.wal.background.runs == 0 and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -129,6 +129,7 @@ def _answers(reader: EventReader, f: EventFilter, head: int, rng_seed: int) -> d
         "offset": [e for e in reader.page(f, rng.randint(0, 300), 30)],
         "by type": reader.counts_by_type(f),
         "histogram": reader.histogram(f, rng.choice([3600, 86400])),
+        "time span": reader.time_span(f),
         "aggregates": (agg.counts, agg.buckets, agg.bucket_s, agg.anchors, agg.has_purpose),
         "view page": [e.seq for e in view.page(f, head, rng.randint(0, 80), 20)],
         "view newer": [e.seq for e in view.newer(f, point, head, 20)],

@@ -19,6 +19,7 @@ import pytest
 
 from helpers.events_factory import row
 from helpers.fixtures_engine import OLD, cli
+from helpers.slack import bound
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.checkpoint import WAL_BOUND
 
@@ -133,7 +134,7 @@ def test_a_pause_in_writing_empties_the_wal(tmp_path):
         for i in range(200):
             writer.commit_sync(Batch(events=[row(i)], cursor=f"c{i}"))
         assert wal_size(db) > 0
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + bound(10)
         while wal_size(db) and time.monotonic() < deadline:  # the indexer runs first, then the idle copy
             time.sleep(0.05)
         assert wal_size(db) == 0
@@ -237,7 +238,7 @@ def test_the_cli_stopped_by_a_signal_leaves_at_most_1_mib_of_wal(make_simulator,
     )
     sampler = None
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while not db.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         sampler = Sampler(db)

@@ -23,6 +23,7 @@ import pytest
 
 from helpers.events_factory import frame
 from helpers.fixtures_engine import OLD, cli, stored_ids
+from helpers.slack import bound
 from tenant_events.stream.backoff import Backoff
 
 BUSY = b"Maximum concurrent event stream connections reached. Please close existing connections."
@@ -202,7 +203,7 @@ def test_a_sigkilled_cli_restarted_at_once_streams_again_within_20_s(peer, tmp_p
     db = tmp_path / "tenants" / "busy.sqlite3"
     try:
         took = wait_streaming(restarted, lines, limit=20)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + bound(10)
         while len(stored_ids(db)) < peer.events and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:

@@ -15,6 +15,7 @@ import time
 import httpx
 
 from helpers.fixtures_engine import OLD, cli, follow
+from helpers.slack import bound
 from tenant_events.values.stream_states import LABELS, StateChange, StreamState, state_line
 
 QUIET = {"rate": 0, "burst_every": 0}
@@ -189,7 +190,7 @@ def test_the_cli_says_each_state_once(make_simulator, tmp_path):
         OLD,
         env={"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()},
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + bound(60)
     while sim.stats()["connections_total"] < 4:  # a few rotations (one each 0.5 s)
         assert proc.poll() is None and time.monotonic() < deadline, "no rotations"
         time.sleep(0.05)

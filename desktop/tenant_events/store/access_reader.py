@@ -18,6 +18,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
+from tenant_events.store import timeline_query
 from tenant_events.store.access_events import events_by_seq, newest_ms, time_after, time_of
 from tenant_events.store.access_facts import END_KINDS, HOLDS, OPEN_REACH
 from tenant_events.store.access_records import (
@@ -114,7 +115,7 @@ class AccessReader:
     def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
         """(seq, object) of each created/updated event of the entity, oldest first: names at any time."""
         with self._lock, database_errors(self.path):
-            return self._names.objects_of(kind, entity_id)
+            return timeline_query.objects_of(self._conn, kind, entity_id, self._archive)
 
     def _reach(self) -> HistoryReach:
         counters = dict(

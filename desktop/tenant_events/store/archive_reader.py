@@ -29,6 +29,7 @@ _SHOWN: Final = (
     "seq, event_id, stream_offset, type, time_ms, time, source, tenant, purpose, summary, received_at"
 )
 FAMILIES: Final = ("user", "organization", "group")
+FEW_CANDIDATES: Final = 256  # a filter's candidate rows up to this many are named in its statement (_in_cand)
 
 
 class ArchiveMoved(Exception):
@@ -54,7 +55,12 @@ def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
     )
 
 
-def _in_cand(where: str) -> str:
+def _in_cand(where: str, few: Sequence[int] | None) -> str:
+    """Only the candidates' rows: a few named in the statement, which DuckDB takes into its scan of the files
+    (row groups holding none are not read: an e-mail's or an event id's match 1.8 s -> 0.05 s on 1M events);
+    more by a CASE, which keeps the exact checks off every other row."""
+    if few is not None:
+        return f"seq IN ({', '.join(str(int(s)) for s in few)}) AND ({where})" if few else "false"
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
@@ -67,6 +73,10 @@ class ArchiveReader:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        if folder.is_dir():
+            # DuckDB now, where the reader is made (the app: before its window shows): its import holds every
+            # Python thread for ~0.2 s, which froze a window whose first count imported it on a worker
+            duck.engine()
         self._cursor: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
         self._lake: Lake | None = None
@@ -155,7 +165,9 @@ class ArchiveReader:
                 where = compiled.where
                 if compiled.drive is not None:
                     cursor.execute(f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
-                    where = _in_cand(where)
+                    few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+                    seqs = [int(r[0]) for r in few] if len(few) <= FEW_CANDIDATES else None
+                    where = _in_cand(where, seqs)
                 return self._execute(cursor, self._select(files, select, where, rest))
             finally:
                 cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
@@ -202,6 +214,15 @@ class ArchiveReader:
             return {}
         rows = self._query(snap.files, f, alerts, None, None, "type, count(*)", "GROUP BY type")
         return {str(t): int(n) for t, n in rows}
+
+    def time_span(
+        self, snap: ArchiveSnapshot, f: EventFilter, alerts: Mapping[int, tuple[int, ...]]
+    ) -> tuple[int, int] | None:
+        """The earliest and latest time (ms) of the matching archived events, None when none match."""
+        if not snap.files:
+            return None
+        low, high = self._query(snap.files, f, alerts, None, None, "min(time_ms), max(time_ms)")[0]
+        return None if low is None else (int(low), int(high))
 
     def histogram(
         self, snap: ArchiveSnapshot, f: EventFilter, alerts: Mapping[int, tuple[int, ...]], size_ms: int
@@ -270,8 +291,10 @@ class ArchiveReader:
         files = snap.covering(0, high)
         if not files:
             return []
-        matches = self._query(files, f, alerts, None, high, "seq", "ORDER BY seq DESC")
-        return [int(r[0]) for k, r in enumerate(matches) if (first_row + k) % every == 0]
+        # numbered in DuckDB: a million matching seqs brought into Python held every other thread for ~1 s
+        number = "row_number() OVER (ORDER BY seq DESC) - 1"
+        rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0 ORDER BY seq DESC"
+        return [int(r[0]) for r in self._query(files, f, alerts, None, high, "seq", rest)]
 
     def by_time(
         self,

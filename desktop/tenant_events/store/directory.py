@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import IntEnum, IntFlag
 from typing import Final
 
@@ -172,8 +172,7 @@ _STAMPS: Final = (*(f"{a}_at" for a in _ATTRS), "created_at", "deleted_at")
 _R: Final = {r.name: int(r) for r in Rel}
 _UPTO: Final = "(SELECT value FROM counters WHERE name = 'directory_upto')"
 # A BEFORE trigger that ends in RAISE(IGNORE): the work is kept, the directory_pending row is never stored.
-_APPLY: Final = f"""CREATE TRIGGER directory_apply BEFORE INSERT ON directory_pending BEGIN
-INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.seq & {(1 << STAMP_SHIFT) - 1}),
+_BODY: Final = f"""INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.seq & {(1 << STAMP_SHIFT) - 1}),
     e.type, CASE WHEN t.rel = {_R["GROUP_MEMBER"]} AND {_IS_CONNECTION} THEN {_R["GROUP_CONNECTION_MEMBER"]}
         ELSE t.rel END, t.adds,
     CASE WHEN t.mask & {int(_Has.USER)} THEN 'user' WHEN t.mask & {int(_Has.ORG)} THEN 'organization'
@@ -196,7 +195,7 @@ INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.se
             json_extract(e.raw, '$.event.data.object.member.id'))
         ELSE json_extract(e.raw, '$.event.data.object.member.id') END END,
     json_extract(e.raw, '$.event.data.context.connection')
-FROM events AS e CROSS JOIN directory_types AS t ON t.type = e.type
+FROM {{source}} AS e CROSS JOIN directory_types AS t ON t.type = e.type
 WHERE e.seq > {_UPTO} AND e.seq <= NEW.last_seq AND NEW.last_seq - {_UPTO} <= NEW.max_gap AND json_valid(e.raw);
 INSERT INTO entities (kind, id, {", ".join(f"{a}, {a}_at" for a in _ATTRS)}, created_at, deleted_at)
 SELECT kind, id, {", ".join(f"{a}, CASE WHEN {a} IS NOT NULL THEN st END" for a in _ATTRS)},
@@ -219,8 +218,22 @@ WHERE {_is_newer("added_at", "links")} OR {_is_newer("removed_at", "links")};
 UPDATE counters SET value = NEW.last_seq
     WHERE name = 'directory_upto' AND NEW.last_seq - value BETWEEN 1 AND NEW.max_gap;
 DELETE FROM directory_scratch;
-SELECT RAISE(IGNORE);
-END"""  # noqa: S608 - constants only
+SELECT RAISE(IGNORE);"""  # noqa: S608 - constants only
+_APPLY: Final = (
+    "CREATE TRIGGER directory_apply BEFORE INSERT ON directory_pending BEGIN\n"
+    + _BODY.format(source="events")
+    + "\nEND"
+)
+# `reindex` over events the archive holds: the same work over rows read back from its files into a table of the
+# connection's own (a TEMP trigger may read it; the database's own trigger may not)
+_ARCHIVED: Final = (
+    "CREATE TEMP TABLE IF NOT EXISTS directory_archived"
+    " (seq INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, type TEXT NOT NULL, raw TEXT NOT NULL)",
+    "CREATE TEMP TABLE IF NOT EXISTS directory_archived_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
+    "CREATE TEMP TRIGGER IF NOT EXISTS directory_apply_archived BEFORE INSERT ON directory_archived_pending BEGIN\n"
+    + _BODY.format(source="temp.directory_archived")
+    + "\nEND",
+)
 
 
 def install(conn: sqlite3.Connection) -> None:
@@ -241,6 +254,28 @@ def advance(conn: sqlite3.Connection, upto_seq: int, max_gap: int) -> None:
     """Apply the stored events after the directory's watermark up to `upto_seq`, when they are at most `max_gap`
     seqs (one statement; the trigger does the work); inside the caller's transaction."""
     conn.execute("INSERT INTO directory_pending (last_seq, max_gap) VALUES (?, ?)", (upto_seq, max_gap))
+
+
+def advance_archived(
+    conn: sqlite3.Connection, rows: Iterable[tuple[int, int, str, str]], upto_seq: int
+) -> None:
+    """Apply archived events (seq, time_ms, type, raw JSON; read back from the archive's files) after the
+    watermark up to `upto_seq`, and move the watermark there; inside the caller's transaction."""
+    for statement in _ARCHIVED:
+        conn.execute(statement)
+    conn.executemany(
+        "INSERT INTO temp.directory_archived (seq, time_ms, type, raw) VALUES (?, ?, ?, ?)", rows
+    )
+    gap = upto_seq - watermark(conn)
+    conn.execute(
+        "INSERT INTO temp.directory_archived_pending (last_seq, max_gap) VALUES (?, ?)", (upto_seq, gap)
+    )
+    conn.execute("DELETE FROM temp.directory_archived")
+
+
+def types(conn: sqlite3.Connection) -> list[str]:
+    """The event types the directory takes anything from."""
+    return [str(r[0]) for r in conn.execute("SELECT type FROM directory_types ORDER BY type")]
 
 
 def after_batch(conn: sqlite3.Connection, last_seq: int | None, events: int) -> None:

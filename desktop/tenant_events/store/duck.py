@@ -13,7 +13,11 @@ pool are shared instead of multiplied by every reader the window opens.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib
+import os
+import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
@@ -50,10 +54,27 @@ def engine() -> duckdb.DuckDBPyConnection:
                     "threads": THREADS,
                     "memory_limit": MEMORY_LIMIT,
                     "preserve_insertion_order": False,
+                    "temp_directory": _spill_folder(),
                 },
             )
             _quiet(_engine)
         return _engine
+
+
+def _spill_folder() -> str:
+    """Where DuckDB writes what does not fit its memory (a month's rows sorted while writing): a folder of this
+    process's own, private (0700), emptied by DuckDB as it goes and removed at exit. DuckDB's default, `.tmp` in
+    the working directory, put event data wherever a command was started, and two processes started in one
+    folder spilled into the same file names: each read the other's data and failed ("Could not read enough
+    bytes")."""
+    path = tempfile.mkdtemp(prefix="tenant-events-duckdb-")
+    atexit.register(_remove_empty, path)
+    return path
+
+
+def _remove_empty(path: str) -> None:
+    with contextlib.suppress(OSError):  # a file DuckDB still holds: left to the system's temporary files
+        os.rmdir(path)
 
 
 def cursor() -> duckdb.DuckDBPyConnection:

@@ -188,18 +188,15 @@ class DirectoryReader(HoldsConnection):
         return out
 
     def every_name(self) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
-        """Every entity's names by seq (timeline_query.py): names at the time for a whole export at once."""
+        """Every entity's names by seq, from both tiers (timeline_query.py): names at the time for a whole export."""
         with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                return timeline_query.every_name(self._conn)
-            finally:
-                self._conn.execute("COMMIT")
+            return timeline_query.every_name(self._conn, self._archive)
 
     def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
-        """(seq, object) of each created/updated event of the entity, oldest first (timeline_query.py)."""
+        """(seq, object) of each created/updated event of the entity, oldest first, from both tiers
+        (timeline_query.py)."""
         with self._lock:
-            return timeline_query.objects_of(self._conn, kind, entity_id)
+            return timeline_query.objects_of(self._conn, kind, entity_id, self._archive)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import access_history, directory
+from tenant_events.store import access_history, archive_catalog, directory
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.health import check_intact
 from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
 
@@ -119,14 +121,31 @@ def _access_chunks(conn: sqlite3.Connection) -> int:
 def _start(conn: sqlite3.Connection) -> int:
     directory.install(conn)
     access_history.clear(conn)
-    return directory.clear(conn)
+    live = directory.clear(conn)
+    return max(live, archive_catalog.snapshot(conn).upto)  # every event archived: the live table may be empty
 
 
 def _chunk(conn: sqlite3.Connection, top: int) -> int:
     mark = directory.watermark(conn)
+    upto = archive_catalog.snapshot(conn).upto
+    if mark < upto:  # events the archive holds: read back from its files (the live table no longer has them)
+        high = min(upto, mark + CHUNK)
+        directory.advance_archived(conn, _archived(conn, mark + 1, high), high)
+        return high
     if mark < top:
         directory.advance(conn, min(top, mark + CHUNK), CHUNK)
     return max(directory.watermark(conn), min(top, mark + CHUNK))
+
+
+def _archived(conn: sqlite3.Connection, first: int, last: int) -> list[tuple[int, int, str, str]]:
+    """The archived events with seq in [first, last] the directory takes anything from (in this transaction's
+    snapshot of the catalog: the mover cannot change it while this transaction writes)."""
+    snap = archive_catalog.snapshot(conn)
+    reader = ArchiveReader(folder_of(Path(conn.execute("PRAGMA database_list").fetchone()[2])))
+    try:
+        return reader.raws_between(reader.use(snap), first, last, directory.types(conn))
+    finally:
+        reader.close()
 
 
 def _transaction(conn: sqlite3.Connection, work: Callable[[], T]) -> T:

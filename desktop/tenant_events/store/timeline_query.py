@@ -23,7 +23,7 @@ from tenant_events.store import archive_catalog
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import event_of as _event
-from tenant_events.values.events import StoredEvent
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.wire.references import names, references
 
 _TOKEN: Final = re.compile(r"[^\W_]+")  # FTS5 unicode61: letters and digits make tokens, the rest separates
@@ -124,38 +124,57 @@ def page(
 
 
 def objects_of(
-    conn: sqlite3.Connection, kind: str, entity_id: str, limit: int = HISTORY_LOOKS
+    conn: sqlite3.Connection,
+    kind: str,
+    entity_id: str,
+    archive: ArchiveReader | None = None,
+    limit: int = HISTORY_LOOKS,
 ) -> list[tuple[int, dict[str, object]]]:
     """(seq, `data.object`) of every `<kind>.created` or `<kind>.updated` event about the entity, oldest first
     (the newest `limit`): the entity as each of them left it, so its name at any event's time is one look-up
     (entities/sentences.py `NamesThen`). The full-text index narrows to events whose raw JSON holds the id and
-    whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring. The live tier
-    only, as the table's pages are."""
+    whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring; with `archive`,
+    the archive tier's after the live table's (one snapshot of both, as `page`)."""
     wanted = (f"{kind}.created", f"{kind}.updated")
-    ident = "user_id" if kind == "user" else "id"
     found: list[tuple[int, dict[str, object]]] = []
+    token = fts_token(entity_id)
     conn.execute("BEGIN")  # one snapshot, as `page`
     try:
+        snap = archive_catalog.snapshot(conn)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        token = fts_token(entity_id)
         sources = [_tail(conn, entity_id, upto, _NEWEST, 2000)]
         if token is not None:
             sources.append(_own_events(conn, kind, token, upto + 1, limit))
         for source in sources:
             for row in source:
-                if str(row[3]) not in wanted:
-                    continue
-                try:
-                    obj = orjson.loads(str(row[-1]))["event"]["data"]["object"]
-                except (orjson.JSONDecodeError, KeyError, TypeError):
-                    continue
-                if isinstance(obj, dict) and obj.get(ident) == entity_id:
+                if len(found) < limit and (
+                    obj := _own_object(str(row[3]), str(row[-1]), wanted, kind, entity_id)
+                ):
                     found.append((int(str(row[0])), obj))
-                    if len(found) == limit:
-                        break
     finally:
         conn.execute("COMMIT")
+    if archive is not None and snap.files and len(found) < limit:
+        archive.use(snap)
+        for event in archive.naming(snap, token, entity_id, snap.upto + 1, 500):
+            if obj := _own_object(event.type, event.raw or "{}", wanted, kind, entity_id):
+                found.append((event.seq, obj))
+                if len(found) == limit:
+                    break
     return sorted(found, key=lambda pair: pair[0])
+
+
+def _own_object(
+    event_type: str, raw: str, wanted: tuple[str, ...], kind: str, entity_id: str
+) -> dict[str, object] | None:
+    """The event's `data.object` when it is one of the entity's own created/updated events, else None."""
+    if event_type not in wanted:
+        return None
+    try:
+        obj = orjson.loads(raw)["event"]["data"]["object"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    ok = isinstance(obj, dict) and obj.get("user_id" if kind == "user" else "id") == entity_id
+    return obj if ok else None
 
 
 def _own_events(
@@ -211,15 +230,33 @@ OWN_TYPES: Final = (
 )
 
 
-def every_name(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
+def every_name(
+    conn: sqlite3.Connection, archive: ArchiveReader | None = None
+) -> dict[tuple[str, str], tuple[list[int], list[str | None]]]:
     """Each entity's names, as each of its own created/updated events called it, by seq (oldest first): for a
-    whole export, one read of those events instead of a look-up per entity (`objects_of`). The live tier."""
+    whole export, one read of those events instead of a look-up per entity (`objects_of`); with `archive`, the
+    archive tier's too (one snapshot of both)."""
+    conn.execute("BEGIN")
+    try:
+        snap = archive_catalog.snapshot(conn)
+        live = conn.execute(
+            f"SELECT seq, type, raw FROM events WHERE type IN ({', '.join('?' * len(OWN_TYPES))}) ORDER BY seq",  # noqa: S608
+            OWN_TYPES,
+        ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    rows: list[tuple[int, str, str]] = []
+    if archive is not None and snap.files:
+        archive.use(snap)
+        own, low = EventFilter(types=frozenset(OWN_TYPES)), 0
+        while True:
+            chunk = archive.walk(snap, own, {}, low, snap.upto + 1, 5000, newest_first=False, raw=True)
+            rows += [(e.seq, e.type, e.raw or "{}") for e in chunk]
+            if len(chunk) < 5000:
+                break
+            low = chunk[-1].seq
     out: dict[tuple[str, str], tuple[list[int], list[str | None]]] = {}
-    rows = conn.execute(
-        f"SELECT seq, type, raw FROM events WHERE type IN ({', '.join('?' * len(OWN_TYPES))}) ORDER BY seq",  # noqa: S608
-        OWN_TYPES,
-    )
-    for seq, kind, raw in rows:
+    for seq, kind, raw in [*rows, *live]:
         try:
             data = orjson.loads(raw)["event"]["data"]
         except (orjson.JSONDecodeError, KeyError, TypeError):

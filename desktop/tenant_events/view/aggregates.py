@@ -42,13 +42,10 @@ def compute(reader: TenantReader, flt: EventFilter, head: int, anchors_every: in
     if span is not None:  # the histogram draws the filter's range: buckets sized for it, not for the data
         size = bucket_for(span[1] - span[0])
         buckets = reader.histogram(flt, size)
-    else:
-        buckets = reader.histogram(flt, 60)
-        size = 60
-        if buckets:
-            size = bucket_for(buckets[-1][0] - buckets[0][0] + 60)
-            if size != 60:
-                buckets = reader.histogram(flt, size)
+    else:  # sized for the matches' span in whole minutes, then counted once
+        ends = reader.time_span(flt)
+        size = 60 if ends is None else bucket_for(ends[1] // 60_000 * 60 - ends[0] // 60_000 * 60 + 60)
+        buckets = [] if ends is None else reader.histogram(flt, size)
     release_freed_memory()
     gaps = [
         (reader.count(flt, head, min_seq=(gap.after_seq or 0) + 1), gap.reason)

@@ -86,6 +86,9 @@ class TenantReader:
     def counts_by_type(self, flt: EventFilter) -> dict[str, int]:
         return self.reader.counts_by_type(flt)
 
+    def time_span(self, flt: EventFilter) -> tuple[int, int] | None:
+        return self.reader.time_span(flt)
+
     def histogram(self, flt: EventFilter, bucket_s: int) -> list[tuple[int, dict[str, int]]]:
         return self.reader.histogram(flt, bucket_s)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot
+from helpers.slack import bound
 from tenant_events.crash import RunMarker
 from tenant_events.ui.app.single_instance import server_name
 
@@ -38,10 +39,10 @@ def _wait_listening(app: subprocess.Popen[str], data: Path) -> Path:
     """Until the instance is the running one (its marker written, its single-instance socket up)."""
     marker = data / "running" / f"{app.pid}.json"
     socket = Path(tempfile.gettempdir()) / server_name(data)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + bound(60)
     while not (marker.exists() and socket.exists()):
         assert app.poll() is None, "the app exited during start"
-        assert time.monotonic() < deadline, "the app did not come up within 60 s"
+        assert time.monotonic() < deadline, f"the app did not come up within {bound(60):.0f} s"
         time.sleep(0.1)  # polling another process's files
     return marker
 

@@ -29,6 +29,7 @@ from helpers.fixtures_ui import (
     signal_future,
     until,
 )
+from helpers.slack import bound
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.ui.window.table.event_table_model import Col
 
@@ -142,7 +143,7 @@ def test_demo_simulator_dies_with_a_killed_app(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         child = None
         while child is None:
             kids = [p for p in psutil.Process(app.pid).children() if "simulator" in _cmdline(p)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from helpers.slack import bound
 from tenant_events.store import EventReader
 from tenant_events.store.schema import SCHEMA_VERSION, connect
 
@@ -47,7 +48,7 @@ def test_demo_command_end_to_end(tmp_path):
     app = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     db = tmp_path / "tenants" / "demo.sqlite3"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + bound(90)
         stored = 0
         while stored < 20:  # the demo simulator's live events, stored through the real sign-in
             assert app.poll() is None, f"the app exited early: {app.stderr.read()[-2000:]}"

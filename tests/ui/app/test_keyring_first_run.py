@@ -25,6 +25,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, save_screenshot, until
+from helpers.slack import bound
 
 pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -102,7 +103,7 @@ def private_keyring(tmp_path: Path) -> Iterator[object]:
             if kind == "locked":
                 daemon.stdin.write("a-keyring-password")
             daemon.stdin.close()
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + bound(20)
             while not _owned(address, "org.freedesktop.secrets"):
                 assert time.monotonic() < deadline, "gnome-keyring did not come up on the private bus"
                 time.sleep(0.05)  # fixture set-up outside Qt: waiting for an external daemon

@@ -16,7 +16,7 @@ from tenant_events.ui.look.icons import tray_icon
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.tray.badge import badged
 from tenant_events.ui.tray.tray_icon import Tray
-from tenant_events.ui.window.filters.histogram import Histogram
+from tenant_events.ui.window.filters.histogram import Histogram, axis_format
 from tenant_events.view.tenant_status import TrayState
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -83,3 +83,11 @@ def test_histogram_bars_fill_the_width_for_a_short_stretch(qtbot, qapp, theme):
     assert h._time_at(0) <= datetime.fromtimestamp(start, UTC) < h._time_at(0) + timedelta(seconds=5)
     shot(h, f"histogram-short-{theme}")
     apply_theme(qapp, "light")
+
+
+def test_the_histogram_axis_of_a_year_names_the_years():
+    start = datetime(2025, 11, 27, tzinfo=UTC).timestamp()
+    end = datetime(2026, 12, 3, tzinfo=UTC).timestamp()
+    ends = [datetime.fromtimestamp(t, UTC).strftime(axis_format(end - start)) for t in (start, end)]
+    assert ends == ["2025-11-27", "2026-12-03"]
+    assert axis_format(3 * 86400) == "%b %d %H:%M"  # a few days: the hour matters, the year is plain

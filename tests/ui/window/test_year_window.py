@@ -4,15 +4,17 @@ seam, the histogram spans the whole year, and a filter's rows and counts come fr
 
 from __future__ import annotations
 
+import threading
 import time
 
-from helpers.fixtures_ui import run_async, save_screenshot
+from helpers.fixtures_ui import run_async, save_screenshot, signal_future
 from helpers.fixtures_window import settle
 from helpers.history import history
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.archive_keeper import keep
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
+from tenant_events.view.tenant_reader import TenantReader
 
 DAY = 86400.0
 
@@ -59,3 +61,44 @@ def test_a_year_in_two_tiers_fills_the_table_and_the_histogram(open_window, qloo
     assert w.model.rowCount() == sum(r.type == "user.created" for r in rows)
     run_async(qloop, settle(w))
     save_screenshot(w, "year-filtered")
+
+
+class CountsNoted(TenantReader):
+    """The window's reader, noting the thread of every count (a year's count scans the whole archive)."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.threads: list[threading.Thread] = []
+
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
+        self.threads.append(threading.current_thread())
+        return super().count(flt, max_seq, min_seq)
+
+
+def test_opening_a_year_counts_it_off_the_ui_thread(qloop, qtbot, tmp_path):
+    from tenant_events.ui.window.main_window import MainWindow
+
+    path = tmp_path / "year.sqlite3"
+    rows = _year(path, 3000)
+    ui, worker = CountsNoted(EventReader(path)), CountsNoted(EventReader(path))
+    w = MainWindow(str(tmp_path / "window.ini"))
+    try:
+        w.show()
+        qtbot.waitExposed(w)
+
+        async def add() -> None:
+            updated = signal_future(w.aggregates_updated)
+            w.add_tenant("year", ui, worker)
+            await updated
+
+        run_async(qloop, add())
+        assert w.model.rowCount() == len(rows)
+        counted = ui.threads + worker.threads
+        assert counted, "the window never counted the tenant"
+        assert threading.main_thread() not in counted
+    finally:
+        run_async(qloop, w.shutdown())
+        w.close()
+        w.deleteLater()
+        ui.reader.close()
+        worker.reader.close()

@@ -130,11 +130,12 @@ class FeedController(QObject):
         w.filter_bar.set_tenants(list(self.ui_readers), name)
         flt = w.filter_bar.current()
         later = bool(flt.query) and has_loop()  # a query may scan the whole store: never on the UI thread
-        w.model.set_reader(self.ui_readers[name], flt, read=not later)
+        # the total too: a year's archive is counted in DuckDB, not in the few ms the UI thread may take
+        w.model.set_reader(self.ui_readers[name], flt, read=not later, count_later=has_loop())
         w.detail.show_event(None)
         self._show_status()
-        if not later:
-            self.schedule_aggregates(now=True)  # else once the first page is shown (first_page.attach)
+        if not later and not w.model.counting:
+            self.schedule_aggregates(now=True)  # else once counted (_count) or the first page is shown
         w.tenant_shown.emit(name)  # drops a read still pending for the store shown before
         if later and not w.first_page.start(flt):
             w.model.reload()

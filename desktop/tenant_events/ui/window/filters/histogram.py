@@ -130,7 +130,7 @@ class Histogram(QWidget):
     def _paint_axis(self, p: QPainter, start: int, end: int, muted: QColor, dark: bool) -> None:
         fm = QFontMetrics(self.font())
         strip = QRect(4, self.height() - AXIS_H, self.width() - 8, AXIS_H)
-        fmt = "%H:%M:%S" if end - start < 3600 else "%H:%M" if end - start < 86400 else "%b %d %H:%M"
+        fmt = axis_format(end - start)
         p.setPen(muted)
         p.drawText(strip, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, _local(start, fmt))
         p.drawText(strip, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, _local(end, fmt))
@@ -190,6 +190,16 @@ class Histogram(QWidget):
             self.zoom_out_requested.emit()
             return
         super().keyPressEvent(event)
+
+
+def axis_format(span_s: float) -> str:
+    """How the axis writes its two ends: a span of a month or more by date with its year (a year's histogram
+    read "Nov 27 00:00 … Dec 03 00:00", a week for the eye)."""
+    if span_s < 3600:
+        return "%H:%M:%S"
+    if span_s < 86400:
+        return "%H:%M"
+    return "%b %d %H:%M" if span_s < 31 * 86400 else "%Y-%m-%d"
 
 
 def _local(epoch: int, fmt: str) -> str:

@@ -97,13 +97,18 @@ class EventTableModel(QAbstractTableModel):
         return self._cache.pages
 
     def set_reader(
-        self, reader: TenantReader | None, flt: EventFilter | None = None, read: bool = True
+        self,
+        reader: TenantReader | None,
+        flt: EventFilter | None = None,
+        read: bool = True,
+        count_later: bool = False,
     ) -> None:
+        """`count_later` as in `reload`."""
         self._reader = reader
         self.names.clear(reader.directory() if reader is not None else None)
         self._filter = self._filter if flt is None else flt
         if read:
-            self.reload()
+            self.reload(count_later)
         else:  # no rows until show_first_page: a query's first page is read on a worker (first_page.py)
             self._reset(0, [])
 
