@@ -36,7 +36,9 @@ ALLOWED: dict[str, str] = {
     "logs.py::PrivateRotatingFileHandler._open": "the log file",
     "settings/settings_file.py::read_document": "the settings file",
     "settings/settings_file.py::load_settings": "the settings file and its backup before a migration",
-    "settings/settings_file.py::save_settings": "the settings file's directory, to fsync the rename",
+    "settings/settings_file.py::write_private": "the settings or silences file's directory, to fsync the rename",
+    "settings/silences_file.py::read_silences": "the silences file (silences.json beside the settings)",
+    "settings/silences_file.py::SilenceBook._locked": "the silences file's lock file (silences.json.lock)",
     "tenant/origin.py::recorded_origin": "<name>.origin.json beside the database",
     "paths.py::regular_file_bytes": "a file the user names, read only when it is a regular file: a hub secret file, "
     "the Sigma files `rules import` reads, the rules file `rules test` is given",

@@ -143,6 +143,7 @@ def test_each_firing_folded_into_an_open_alert_notifies_again_unless_the_rule_sa
         QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0], renotify=lambda r: r not in quiet_rules
     )
     planner.offer(StepResult(raised=[alert(1)]))
+    now[0] += 60  # (a firing within 5 s of the rule's last notification waits to be said with the flood)
     [again] = planner.offer(StepResult(updated=[alert(1, occurrences=2)], refired={1}))
     assert (again.title, again.urgency, again.alert_ids) == ("Admin role assigned × 2", "critical", (1,))
     # a warning re-firing: a different user, minutes later, is news too
@@ -180,3 +181,58 @@ def test_an_unacknowledged_critical_alert_is_said_again_until_someone_takes_it_i
     acknowledged = dataclasses.replace(alert(1), triage="acknowledged")
     planner.offer(StepResult(settled=[acknowledged]))
     assert planner.repeats() == [] and planner.next_repeat() is None
+
+
+def test_a_silenced_alert_is_never_said_nor_repeated_nor_summed_up():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    hushed: set[str] = {"admin-role"}
+    planner = NotificationPlanner(
+        QuietTimes(NotificationSettings(), UTC),
+        hold_s=10,
+        clock=lambda: now[0],
+        repeat_s=60,
+        silenced=lambda a: a.rule_id in hushed,
+    )
+    assert planner.offer(StepResult(raised=[alert(1)])) == []
+    assert planner.offer(StepResult(updated=[alert(1, occurrences=2)], refired={1})) == []
+    said = planner.offer(StepResult(raised=[alert(2, "mass-deletion", "Mass deletion")]))
+    assert [n.alert_ids for n in said] == [(2,)]
+    hushed.add("mass-deletion")  # silenced after it was said: no "Still firing" either
+    now[0] += 120
+    assert planner.repeats() == []
+    assert planner.offer(StepResult(raised=[alert(3, catch_up=True)])) == []
+    now[0] += 11
+    assert planner.summary() is None  # a catch-up of silenced alerts alone says nothing
+    hushed.clear()  # the silence ended: the next firing is said again
+    said = planner.offer(StepResult(updated=[alert(1, occurrences=3)], refired={1}))
+    assert [n.alert_ids for n in said] == [(1,)]
+
+
+def grouped(i, org, rule="org-connection", name="Organization connection changed", severity="warning"):
+    return dataclasses.replace(
+        alert(i, rule, f"{name} · organization {org}", severity), group_key=f"org_{org}"
+    )
+
+
+def test_a_flood_of_one_rule_is_one_notification_and_the_next_within_5_s_waits_for_one_more():
+    now = [at("2026-11-04T12:00:00+00:00")]
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: now[0])
+    orgs = ["Acme", "Umbrella", "Globex", "Initech", "Hooli", "Stark", "Wayne", "Tyrell"]
+    out = planner.offer(StepResult(raised=[*(grouped(i, o) for i, o in enumerate(orgs, 1)), alert(9)]))
+    assert [(n.title, n.urgency) for n in out] == [
+        ("Organization connection changed · 8 organizations", "normal"),
+        ("Admin role assigned", "critical"),  # another rule: said on its own
+    ]
+    assert out[0].alert_ids == tuple(range(1, 9))
+    assert out[0].why == "\n".join(["Role admin assigned to group eng"] * 3 + ["… and 5 more"])
+    now[0] += 2  # two more within 5 s of the rule's last notification: held, then said as one
+    assert planner.offer(StepResult(raised=[grouped(10, "Cyberdyne"), grouped(11, "Soylent")])) == []
+    assert planner.fold_due() == now[0] + 3
+    assert planner.folded() == []
+    now[0] += 3
+    [late] = planner.folded()
+    assert late.title == "Organization connection changed · 2 organizations" and late.alert_ids == (10, 11)
+    assert planner.fold_due() is None
+    now[0] += 6  # a lone firing 6 s later is said at once, as itself
+    [alone] = planner.offer(StepResult(raised=[grouped(12, "Oscorp")]))
+    assert alone.title == "Organization connection changed · organization Oscorp"

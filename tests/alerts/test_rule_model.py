@@ -21,6 +21,7 @@ def test_builtins_are_on_explained_and_the_per_type_kind_is_opt_in():
         "admin-group-member",
         "temporary-elevation",
         "org-connection",
+        "org-connection-onboarding",
         "org-deleted",
         "admin-group-deleted",
         "signup-burst",

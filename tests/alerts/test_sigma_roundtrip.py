@@ -181,6 +181,46 @@ OWN = [
             "group_by": ["object.group.id"],
         },
         {
+            "id": "deletions-but-hr-import",
+            "name": "Mass deletion, except the HR sync",
+            "types": ["user.deleted"],
+            "threshold": {"count": 10, "window_seconds": 600},
+            "group_by": ["context.client.id"],
+            "except": [
+                {"field": "context.client.id", "op": "equals", "value": ["cli_HRIMPORT", "cli_HRSYNC"]},
+                {
+                    "conditions": [
+                        {"field": "context.request.ip", "op": "cidr", "value": "10.0.0.0/8"},
+                        {"field": "context.client.name", "op": "starts_with", "value": "Backoffice"},
+                    ]
+                },
+                {"field": "object.email", "op": "domain_in_list", "value": "disposable-email-domains"},
+            ],
+        },
+        {
+            "id": "grant-but-not-these-orgs",
+            "name": "Admin grant, not in the test organizations",
+            "types": ["organization.member.role.assigned"],
+            "conditions": [{"field": "object.role.name", "op": "contains", "value": "admin"}],
+            "except": [
+                {"field": "object.organization.id", "op": "equals", "value": ["org_TEST1", "org_TEST2"]}
+            ],
+        },
+        {
+            "id": "elevation-but-break-glass",
+            "name": "Temporary elevation, not the break-glass account",
+            "types": ["organization.member.role.assigned", "organization.member.role.deleted"],
+            "except": [{"field": "object.user.user_id", "op": "equals", "value": "auth0|breakglass"}],
+            "sequence": {
+                "within_seconds": 3600,
+                "steps": [
+                    {"types": ["organization.member.role.assigned"]},
+                    {"types": ["organization.member.role.deleted"]},
+                ],
+            },
+            "group_by": ["object.user.user_id"],
+        },
+        {
             "id": "any-order",
             "name": "Granted and taken in any order",
             "types": ["group.role.assigned", "group.role.deleted", "group.member.added"],
@@ -283,6 +323,65 @@ def test_alternatives_sigma_can_say_are_in_the_detection_for_other_sigma_tools(e
     assert doc["detection"]["condition"] == "selection" and len(doc["tenant_events"]["any_of"]) == 2
     *_, signup_wave = yaml.safe_load_all((exported / "signup-wave.yml").read_text())
     assert [c["op"] for c in signup_wave["tenant_events"]["any_of"]] == ["equals", "domain_in_list"]
+
+
+def test_exceptions_are_sigma_filters_for_other_sigma_tools(exported):
+    [doc] = yaml.safe_load_all((exported / "grant-but-not-these-orgs.yml").read_text())
+    assert doc["detection"]["condition"] == "selection and test1 and not filter1"
+    assert doc["detection"]["filter1"] == {"data.object.organization.id": ["org_TEST1", "org_TEST2"]}
+    assert "tenant_events" not in doc
+    *_, counted = yaml.safe_load_all((exported / "deletions-but-hr-import.yml").read_text())
+    # an exception with a list test Sigma has no words for stays in the extension; the others are filters
+    assert [c["op"] for e in counted["tenant_events"]["except"] for c in e["conditions"]] == [
+        "domain_in_list"
+    ]
+    first, _ = yaml.safe_load_all((exported / "deletions-but-hr-import.yml").read_text())
+    assert first["detection"]["condition"] == "selection and not filter1 and not filter2"
+    assert first["detection"]["filter2"] == {
+        "data.context.request.ip|cidr": "10.0.0.0/8",
+        "data.context.client.name|startswith": "Backoffice",
+    }
+
+
+def test_a_sigma_filter_written_by_hand_reads_as_an_exception(tmp_path):
+    (tmp_path / "hand.yml").write_text(
+        """title: Users deleted, not by the HR sync
+name: deleted-not-hr
+logsource: {product: auth0, service: events}
+detection:
+  selection: {type: user.deleted}
+  filter_hr: {data.context.client.name: HR Import}
+  filter_office: {data.context.request.ip|cidr: [192.0.2.0/24, 198.51.100.0/24]}
+  condition: selection and not filter_hr and not filter_office
+level: medium
+""",
+        encoding="utf-8",
+    )
+    [found] = read_sigma(tmp_path / "hand.yml")
+    assert found.rule.conditions == []
+    assert [e.model_dump(mode="json") for e in found.rule.except_] == [
+        {"conditions": [{**_plain("context.client.name", "equals", "HR Import")}]},
+        {
+            "conditions": [
+                {
+                    **_plain("context.request.ip", "cidr", ["192.0.2.0/24", "198.51.100.0/24"]),
+                    "ignore_case": True,
+                }
+            ]
+        },
+    ]
+
+
+def _plain(field, op, value):
+    return {
+        "field": field,
+        "op": op,
+        "value": value,
+        "ignore_case": True,
+        "negate": False,
+        "changed_from": None,
+        "changed_to": None,
+    }
 
 
 def test_a_rule_sigma_cannot_hold_is_named_not_written():

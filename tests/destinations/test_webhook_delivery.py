@@ -267,3 +267,68 @@ def test_the_title_names_the_tenant_as_the_app_does(tmp_path, httpserver):
         "tenant demo (demo-tenant)" in msg["message"]
         and f"tenant-events://alert/demo/{alert_id}" in msg["message"]
     )
+
+
+def test_nothing_is_delivered_for_a_silenced_alert_and_the_next_one_after_the_silence_is(
+    tmp_path, httpserver
+):
+    """A silence in the installation's silences file (what `silences add` writes) holds the alert's deliveries:
+    routed to no destination, a queued one given up as silenced; once lifted, alerts are delivered again."""
+    from tenant_events.paths import AppPaths
+    from tenant_events.settings.silences_file import SilenceBook, new_silence
+    from tenant_events.tenant.deliveries import silence_check
+
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    paths = AppPaths.resolve(tmp_path)
+    book = SilenceBook.of(paths)
+    silence = book.add(new_silence(duration_s=3600, author="alice", rule="mass-deletion", tenant="acme"))
+    db = tmp_path / "acme.sqlite3"
+    [silenced, other] = store_alerts(db, [alert_write(), alert_write("off-hours", "warning")])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    check = silence_check(paths, "acme")
+    run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 1, silenced=check)
+    time.sleep(0.3)
+    worker = run_worker(db, {"ops": target("ops", url)}, lambda: True, silenced=check)
+    assert [m["severity"] for m in _received(httpserver)] == ["warning"]
+    assert worker.delivered == 0
+    book.remove(silence.id)
+    [later] = store_alerts(db, [alert_write()])
+    run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 2, silenced=check)
+    assert _received(httpserver)[-1]["_key"] == f"tenant-events:acme:{later}:1"
+    assert silenced != later and other != later
+
+
+def test_a_flood_of_one_rule_is_one_delivery_per_destination(tmp_path, httpserver):
+    """Eight firings of one rule stored together (a script touching eight organizations) reach a webhook as one
+    message naming the count and linking each alert; another rule's alert is its own delivery."""
+    from dataclasses import replace
+
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    db = tmp_path / "acme.sqlite3"
+    orgs = ["Acme", "Umbrella", "Globex", "Initech", "Hooli", "Stark", "Wayne", "Tyrell"]
+    writes = [
+        replace(
+            alert_write("org-connection", "warning"),
+            rule_name=f"Organization connection changed · organization {org}",
+            group_key=f"org_{org}",
+        )
+        for org in orgs
+    ]
+    ids = store_alerts(db, [*writes, alert_write()])
+    url = f"json://127.0.0.1:{httpserver.port}/hook"
+    worker = run_worker(db, {"ops": target("ops", url)}, lambda: len(_received(httpserver)) == 2)
+    time.sleep(0.3)
+    run_worker(db, {"ops": target("ops", url)}, lambda: True)
+    messages = sorted(_received(httpserver), key=lambda m: m["title"])
+    assert [m["title"] for m in messages] == [
+        "[critical] Mass deletion — acme",
+        "[warning] Organization connection changed · 8 organizations — acme",
+    ]
+    folded = messages[1]
+    assert folded["_key"] == f"tenant-events:acme:{ids[0]}:1:fold-8"
+    assert all(f"tenant-events://alert/acme/{i}" in folded["message"] for i in ids[:8])
+    assert worker.delivered == 2
+    with connect(db) as conn:
+        assert undelivered_alerts(conn) == {}
+        states = conn.execute("SELECT DISTINCT state FROM alert_deliveries").fetchall()
+    assert states == [("delivered",)]

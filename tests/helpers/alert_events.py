@@ -98,3 +98,12 @@ def clock_at(seconds_after_base: float) -> Any:
 
     clock.now = now  # type: ignore[attr-defined]  # tests move it
     return clock
+
+
+# A fresh simulator's organizations were all created minutes ago, so a connection its `org_connection` scenario adds
+# is set-up traffic (the onboarding rule's info alert). Tests that act it out as an ordinary warning incident
+# ("Organization connection changed") take every connection change as that rule's, set-up or not:
+EVERY_CONNECTION_CHANGE = [
+    {"id": "org-connection", "state": []},
+    {"id": "org-connection-onboarding", "enabled": False},
+]

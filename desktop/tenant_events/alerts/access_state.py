@@ -7,6 +7,9 @@ rules evaluate: the answers to a rule's state checks (rule_parts.StateCheck).
     user_is_org_admin        the user the event names has an admin-like role in the event's organization now
     connection_added_within  the connection the event names was added to the event's organization within
                              `minutes` before the event
+    organization_created_within  the event's organization was created within `minutes` before the event
+                             (organizations created in the last week of event time are kept; after a
+                             restart only those created since)
 
 Why not the entity directory (store/directory.py): during a catch-up the directory is left behind for the
 idle-time indexer, and bringing it up to each chunk the rules evaluate cost more than the rules themselves
@@ -55,7 +58,9 @@ _ENDINGS: Final = {
     "organization.deleted": "organization",
     "organization.member.deleted": "member",
 }
-TYPES: Final = frozenset(_LINKS) | frozenset(_ENDINGS)
+CREATED: Final = "organization.created"
+TYPES: Final = frozenset(_LINKS) | frozenset(_ENDINGS) | {CREATED}
+KEEP_CREATED_MS: Final = 7 * 86_400_000  # the longest `minutes` a state check takes
 
 Key = tuple[Rel, str, str, str]  # (relation, a, b, c) as store/directory.py's links table has them
 
@@ -87,6 +92,7 @@ class AccessState:
         self._admin: dict[str, bool] = {}  # role id → whether its name is admin-like (roles are few)
         self._names: dict[str, str] = {}  # role id → the name that was judged
         self._gone: dict[tuple[str, str], int] = {}  # (kind, id) deleted, or ("member", org␟user) departed
+        self._created: dict[str, int] = {}  # organization id → event time it was created
         self._newest_ms = 0
         self._applied = 0
 
@@ -110,6 +116,10 @@ class AccessState:
                 return False
             return self._held(group, row.time_ms)
         org = _ref(obj, "organization", "id")
+        if check == "organization_created_within":
+            created = self._created.get(org or "")
+            minutes = state.minutes or 30.0
+            return created is not None and 0 <= row.time_ms - created <= minutes * _MINUTE_MS
         if check == "user_is_org_admin":
             user = _ref(obj, "user", "user_id")
             return any(
@@ -131,6 +141,10 @@ class AccessState:
         link = _LINKS.get(event_type)
         if link is not None:
             self._link(link[0], link[1], obj, at)
+        elif event_type == CREATED:
+            org = _text(obj, "id")
+            if org is not None:
+                self._created[org] = time_ms
         else:
             self._ending(_ENDINGS[event_type], obj, at)
         self._applied += 1
@@ -156,6 +170,9 @@ class AccessState:
         horizon = (self._newest_ms - FORGET_AFTER_MS) << STAMP_SHIFT
         for gone in [k for k, at in self._gone.items() if at < horizon]:
             del self._gone[gone]
+        oldest = self._newest_ms - KEEP_CREATED_MS
+        for org in [o for o, at in self._created.items() if at < oldest]:
+            del self._created[org]
         for key in [k for k, (added, ended) in self._links.items() if added < ended < horizon]:
             del self._links[key]
             for end in self._ends(key):

@@ -187,6 +187,32 @@ FIXTURES: Final[dict[str, list[dict[str, Any]]]] = {
             "quiet",
             [_ev("organization.connection.updated", 0, _CONNECTION)],
         ),
+        _case(
+            "a new organization set up: its connection added 10 minutes after it was created",
+            "quiet",
+            [
+                _ev("organization.created", 0, dict(_ORG)),
+                _ev("organization.connection.added", 600, _CONNECTION),
+            ],
+        ),
+    ],
+    "org-connection-onboarding": [
+        _case(
+            "a connection added 10 minutes after its organization was created",
+            "fires",
+            [
+                _ev("organization.created", 0, dict(_ORG)),
+                _ev("organization.connection.added", 600, _CONNECTION),
+            ],
+        ),
+        _case(
+            "a connection added an hour after its organization was created",
+            "quiet",
+            [
+                _ev("organization.created", 0, dict(_ORG)),
+                _ev("organization.connection.added", 3600, _CONNECTION),
+            ],
+        ),
     ],
     "org-deleted": [
         _case("an organization deleted", "fires", [_ev("organization.deleted", 0, dict(_ORG))]),

@@ -56,6 +56,19 @@ ORG_CONNECTION: Final = Rule(
     severity="warning",
     types=["organization.connection.added", "organization.connection.removed"],
     group_by=["object.organization.id"],
+    state=[StateCheck(check="organization_created_within", minutes=30, negate=True)],
+    mitre=["T1556"],
+)
+ORG_CONNECTION_ONBOARDING: Final = Rule(
+    id="org-connection-onboarding",
+    name="Organization set up with connections",
+    explanation="Connections added to an organization created less than 30 minutes earlier: a new customer "
+    "being set up (one alert per organization, said once).",
+    severity="info",
+    types=["organization.connection.added", "organization.connection.removed"],
+    group_by=["object.organization.id"],
+    state=[StateCheck(check="organization_created_within", minutes=30)],
+    coalesce_minutes=30,
     mitre=["T1556"],
 )
 ORG_DELETED: Final = Rule(
@@ -205,6 +218,7 @@ BUILTIN_RULES: Final[tuple[Rule, ...]] = tuple(
         ADMIN_GROUP_MEMBER,
         TEMPORARY_ELEVATION,
         ORG_CONNECTION,
+        ORG_CONNECTION_ONBOARDING,
         ORG_DELETED,
         ADMIN_GROUP_DELETED,
         SIGNUP_BURST,

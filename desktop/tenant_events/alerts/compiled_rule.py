@@ -106,6 +106,10 @@ class CompiledRule:
         ]
         if rule.any_of:  # alternatives last: the conditions every event must meet rule most events out first
             self.tests.append(any_of_test(rule.any_of, lists))
+        # exceptions (Sigma filters): an event every test of one of them passes never fires the rule
+        self.excepts: list[list[DataTest]] = [
+            [compile_condition(c, lists) for c in exception.conditions] for exception in rule.except_
+        ]
         # an update's changes: cheap checks on the update first, the earlier state looked up only then
         self.prechecks: list[DataTest] = [change_precheck(c) for c in changes]
         self.change_tests: list[DataTest] = [compile_condition(c, lists) for c in changes]
@@ -129,14 +133,14 @@ class CompiledRule:
         )
         self.ordered = bool(sequence and sequence.ordered)
         self.novelty = rule.novelty
-        self.novel_key = GroupKey([rule.novelty.key]) if rule.novelty else None
+        self.novel_key = GroupKey(rule.novelty.keys) if rule.novelty else None
         self.novel_ms = int(rule.novelty.days * 86_400_000) if rule.novelty else 0
         self.seen: dict[tuple[str, str], int] = {}  # (key, type or "") → newest sighting (event time)
         self.seen_since: int | None = None  # the first event time novelty has seen (its history's start)
         self.state_checks = list(rule.state)
         # the payload is needed beyond the conditions: per-group state, sequences' steps, novelty, state
         self.complex = bool(self.group or self.distinct or self.steps or self.novelty or self.state_checks)
-        self.needs_payload = bool(self.tests or self.complex or self.needs_before)
+        self.needs_payload = bool(self.tests or self.complex or self.needs_before or self.excepts)
         # an event whose raw JSON names none of the first group key's fields cannot count: skipped unparsed
         self.needles: tuple[str, ...] = (
             tuple(f'"{path[-1]}"' for path in self.group.keys[0]) if self.group is not None else ()
@@ -157,6 +161,10 @@ class CompiledRule:
         self.coalesce_ms = int(rule.coalesce_minutes * 60_000)
         self.resolve_after_ms = int(rule.resolve_after_s * 1000)
         self._offers = 0
+
+    def excepted(self, data: Mapping[str, Any]) -> bool:
+        """Whether one of the rule's exceptions holds for the event."""
+        return any(all(test(data) for test in tests) for tests in self.excepts)
 
     def window_for(self, event_type: str, group: str = "") -> BurstWindow | None:
         """The threshold window an event of `event_type` counts in (one per type with `per_type`, per group)."""
@@ -195,7 +203,7 @@ class CompiledRule:
             if state is None:
                 return Outcome.QUIET, [], label
             for check in self.state_checks:
-                if not state(check, row, data):
+                if state(check, row, data) is check.negate:
                     return Outcome.QUIET, [], label
         if self.novel_key is not None and not self._novel(row, data):
             return Outcome.QUIET, [], label

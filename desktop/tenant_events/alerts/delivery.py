@@ -8,6 +8,10 @@ Qt-free decisions for the notifier and the tray (ui/ renders them):
     acknowledged, snoozed or resolved (`settle` forgets it: the notifier withdraws it then);
   * catch-up alerts are held and become ONE notification, "While you were away: mass deletion × 2, admin role
     assigned × 5 (3 groups)", once the catch-up has been quiet for `hold_s`;
+  * a flood folds: one rule's alerts said in one step are one notification ("Organization connection changed ·
+    8 organizations"), and those within FOLD_S (5 s) of the rule's last notification are held and said as one
+    when that time is up (`folded`), so a rule is said at most once per 5 s;
+  * a silenced alert (a silence of the team's or one's own matches it, values/silences.py) never notifies;
   * nothing notifies while muted: do-not-disturb (on, or until a time) or the quiet hours (local wall time on
     the chosen days; 22:00–07:00 spans midnight); critical alerts pass when the user allows it
     (`critical_passes_dnd`). Muted alerts are still stored: the inbox and the unread count have them.
@@ -25,7 +29,7 @@ from typing import Final, Literal
 
 from tenant_events.alert_settings import WEEKDAYS
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.presentation import catch_up_tally, title, why
+from tenant_events.alerts.presentation import FOLD_S, catch_up_tally, fold_title, fold_why, title, why
 from tenant_events.settings import NotificationSettings
 from tenant_events.values.alert_lifecycle import Phase, renotifies, repeat_due, withdraws
 from tenant_events.values.alerts import Severity, StoredAlert
@@ -136,8 +140,11 @@ class NotificationPlanner:
         clock: Callable[[], float] = time.time,
         renotify: Callable[[str], bool] = lambda _rule: True,
         repeat_s: float = 3600.0,
+        silenced: Callable[[StoredAlert], bool] = lambda _alert: False,
     ) -> None:
+        """`silenced(alert)`: a silence holds it now (values/silences.py): stored and listed, never said."""
         self.quiet = quiet
+        self.silenced = silenced
         self.hold_s = hold_s
         self.clock = clock
         self.renotify = renotify
@@ -145,22 +152,26 @@ class NotificationPlanner:
         self._held: dict[int, StoredAlert] = {}
         self._held_at: float | None = None
         self._said: dict[int, tuple[float, StoredAlert]] = {}  # alert id → when it was last said, as it was
+        self._rule_said: dict[str, float] = {}  # rule id → when it was last said (a flood folds, FOLD_S)
+        self._folding: dict[str, dict[int, StoredAlert]] = {}  # rule id → alerts held to be said as one
 
     def offer(self, result: StepResult) -> list[PlannedNotification]:
         """The notifications to show now for one step's alerts (catch-up alerts are held; see `summary`)."""
         now = self.clock()
-        out: list[PlannedNotification] = []
+        live: list[StoredAlert] = []
         for alert in result.settled:
             self.settle(alert)
         for alert in result.raised:
-            if not alert.notify:
+            if not alert.notify or self.silenced(alert):
                 continue
             if alert.catch_up:
                 self._hold(alert, now)
             elif self.quiet.allows(alert.severity, now):
-                out.append(self._say(alert, now))
+                live.append(alert)
         for alert in result.updated:
-            if alert.id in self._held:
+            if self.silenced(alert):
+                self._held.pop(alert.id, None)
+            elif alert.id in self._held:
                 self._hold(alert, now)  # a summary still collecting: keep its latest count
             elif (
                 alert.id in result.refired
@@ -169,8 +180,53 @@ class NotificationPlanner:
                 and renotifies(alert.severity, self.renotify(alert.rule_id))
                 and self.quiet.allows(alert.severity, now)
             ):  # a firing folded into its open alert: a new version is news
-                out.append(self._say(alert, now))
+                live.append(alert)
+        return self._fold(live, now)
+
+    def _fold(self, live: list[StoredAlert], now: float) -> list[PlannedNotification]:
+        """A flood folds: one rule's alerts said together, and those within FOLD_S of the rule's last
+        notification held until then (`folded`)."""
+        by_rule: dict[str, list[StoredAlert]] = {}
+        for alert in live:
+            by_rule.setdefault(alert.rule_id, []).append(alert)
+        out: list[PlannedNotification] = []
+        for rule_id, alerts in by_rule.items():
+            last = self._rule_said.get(rule_id)
+            if last is not None and now - last < FOLD_S:
+                held = self._folding.setdefault(rule_id, {})
+                held.update((a.id, a) for a in alerts)
+                continue
+            out.append(self._say_all(alerts, now))
         return out
+
+    def _say_all(self, alerts: list[StoredAlert], now: float) -> PlannedNotification:
+        if len(alerts) == 1:
+            said = self._say(alerts[0], now)
+        else:
+            for alert in alerts:
+                self._said[alert.id] = (now, alert)
+            worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
+            said = PlannedNotification(
+                fold_title(alerts), fold_why(alerts), urgency_for(worst), tuple(a.id for a in alerts)
+            )
+        self._rule_said[alerts[0].rule_id] = now
+        return said
+
+    def folded(self) -> list[PlannedNotification]:
+        """The alerts held by a flood, each rule's said as one once FOLD_S has passed since its last."""
+        now = self.clock()
+        out = []
+        for rule_id in [r for r in self._folding if now - self._rule_said.get(r, 0.0) >= FOLD_S]:
+            held = self._folding.pop(rule_id)
+            alerts = [a for a in held.values() if not self.silenced(a) and self.quiet.allows(a.severity, now)]
+            if alerts:
+                out.append(self._say_all(sorted(alerts, key=lambda a: a.id), now))
+        return out
+
+    def fold_due(self) -> float | None:
+        """When `folded` will have something (unix s), for a timer; None when nothing is held."""
+        due = [self._rule_said.get(r, 0.0) + FOLD_S for r in self._folding]
+        return min(due) if due else None
 
     def _say(self, alert: StoredAlert, now: float, prefix: str = "") -> PlannedNotification:
         self._said[alert.id] = (now, alert)
@@ -199,7 +255,7 @@ class NotificationPlanner:
         for last, said in list(self._said.values()):
             alert = fresh(said.id) or said
             phase = alert.phase(now)
-            if withdraws(phase):
+            if withdraws(phase) or self.silenced(alert):
                 del self._said[alert.id]
                 continue
             if phase is Phase.SNOOZED and alert.snoozed_until is not None:
@@ -222,8 +278,10 @@ class NotificationPlanner:
         """The catch-up summary once the catch-up has been quiet for `hold_s` (then it is handed out once)."""
         if self._held_at is None or self.clock() - self._held_at < self.hold_s:
             return None
-        alerts = sorted(self._held.values(), key=lambda a: a.id)
+        alerts = sorted((a for a in self._held.values() if not self.silenced(a)), key=lambda a: a.id)
         self._held, self._held_at = {}, None
+        if not alerts:
+            return None
         worst = max(alerts, key=lambda a: _RANK[a.severity]).severity
         if not self.quiet.allows(worst, self.clock()):
             return None

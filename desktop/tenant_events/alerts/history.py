@@ -54,19 +54,9 @@ def try_rule(
 ) -> RuleTrial:
     """Run `rule` (enabled or not) over the events stored for the last `days` days."""
     at = time.time() if now is None else now
-    engine = RuleEngine(
-        [rule.model_copy(update={"enabled": True})],
-        hours=hours,
-        profile=profile,
-        catch_up_after_s=_NEVER_CATCH_UP,
-        clock=lambda: at,
+    alerts = replay(
+        inbox, rule, hours=hours, profile=profile, since_ms=int((at - days * 86400) * 1000), now=at
     )
-    seen: dict[int, OpenAlert] = {}
-    since_ms, until_ms = int((at - days * 86400) * 1000), int(at * 1000) + 1
-    for segment in inbox.history_rows(since_ms, until_ms, engine.types, engine.raw_types):
-        for alert in engine.feed([segment]):
-            seen[id(alert)] = alert
-    alerts = sorted(seen.values(), key=lambda a: a.first_time_ms)
     return RuleTrial(
         rule_id=rule.id,
         days=days,
@@ -79,6 +69,32 @@ def try_rule(
         first_time=alerts[0].write.first_time if alerts else None,
         last_time=max((a.write.last_time for a in alerts), default=None),
     )
+
+
+def replay(
+    inbox: AlertInbox,
+    rule: Rule,
+    *,
+    hours: WorkingHours,
+    profile: str = "",
+    since_ms: int = 0,
+    now: float | None = None,
+) -> list[OpenAlert]:
+    """The alerts `rule` (enabled or not) would have raised over the events stored from `since_ms` until `now`,
+    oldest first, read through the store's history read (`AlertInbox.history_rows`)."""
+    at = time.time() if now is None else now
+    engine = RuleEngine(
+        [rule.model_copy(update={"enabled": True})],
+        hours=hours,
+        profile=profile,
+        catch_up_after_s=_NEVER_CATCH_UP,
+        clock=lambda: at,
+    )
+    seen: dict[int, OpenAlert] = {}
+    for segment in inbox.history_rows(since_ms, int(at * 1000) + 1, engine.types, engine.raw_types):
+        for alert in engine.feed([segment]):
+            seen[id(alert)] = alert
+    return sorted(seen.values(), key=lambda a: a.first_time_ms)
 
 
 def _said(severity: str, occurrences: int, rule: Rule) -> int:

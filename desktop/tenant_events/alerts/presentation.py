@@ -57,6 +57,33 @@ def title(alert: StoredAlert) -> str:
     return f"{alert.rule_name} × {alert.occurrences}" if alert.occurrences > 1 else alert.rule_name
 
 
+FOLD_S = 5.0  # firings of one rule this close together are said once: one notification, one delivery
+
+
+def fold_title(alerts: list[StoredAlert]) -> str:
+    """One line for several alerts of one rule said together: "Organization connection changed · 8
+    organizations" (the groups' kind when they share one, else "groups"; "× 3" for one alert's firings)."""
+    if len(alerts) == 1:
+        return title(alerts[0])
+    name = alerts[0].rule_name.partition(GROUP_MARK)[0]
+    labels = [a.rule_name.partition(GROUP_MARK)[2] for a in alerts]
+    kinds = {label.split(" ", 1)[0] for label in labels}
+    kind = kinds.pop() if len(kinds) == 1 and all(labels) else ""
+    noun = {"IP": "IPs", "": "groups"}.get(kind, f"{kind}s")
+    if not any(labels):
+        return f"{name} × {sum(a.occurrences for a in alerts)}"
+    return f"{name} · {len(alerts)} {noun}"
+
+
+def fold_why(alerts: list[StoredAlert], limit: int = 3) -> str:
+    """The lines of a fold: the latest few alerts' own why (the one that fired last first, as the inbox orders
+    them), then how many more ("… and 5 more")."""
+    latest = sorted(alerts, key=lambda a: (a.fired_at or a.raised_at, a.id), reverse=True)
+    lines = [why(a) for a in latest[:limit]]
+    rest = len(alerts) - len(lines)
+    return "\n".join(lines) + (f"\n… and {rest} more" if rest else "")
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"

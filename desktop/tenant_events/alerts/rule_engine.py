@@ -73,7 +73,7 @@ def _accepts(rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:
         return False
     if rule.hours is not None and rule.hours.inside(row.time_ms) is not rule.want_inside:
         return False
-    return all(test(data) for test in rule.tests)
+    return all(test(data) for test in rule.tests) and not (rule.excepts and rule.excepted(data))
 
 
 class RuleEngine:
@@ -251,6 +251,8 @@ class RuleEngine:
                                 passed = False
                                 break
                         if not passed or (rule.needs_before and not self._changed(rule, row, payload)):
+                            continue
+                        if rule.excepts and rule.excepted(payload):
                             continue
                     if by_received:  # in memory an EventRow (received_at at 11), from the table seq at 11
                         now = e[11] if first is not None else e[12]

@@ -31,6 +31,7 @@ from tenant_events.alerts.event_fields import check_carried
 from tenant_events.alerts.rule_parts import (
     MAX_WINDOW_S,
     Novelty,
+    RuleException,
     RuleTest,
     Sequence,
     StateCheck,
@@ -76,16 +77,20 @@ DEFAULT_RESOLVE_AFTER_MINUTES: Final = 30.0  # threshold and grouping rules reso
 
 class Rule(BaseModel):
     """One alert rule. `coalesce_minutes`: a firing this soon after the firing that raised the rule's (the
-    group's) open alert folds into it as a new version, said again (values/alert_lifecycle.py); later, it is a new
-    alert. `resolve_after_minutes`: the alert resolves after this long without a firing (None: 30 for threshold
-    and grouping rules, never for the others; 0: never). `renotify`: a warning alert notifies on the desktop
-    again at each firing folded into it (a critical one always does, an info one never). `group_by`: thresholds, sequences
-    and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
-    `any_of`: alternatives, at least one of which must hold as well as every one of `conditions` (none: no
-    test), e.g. the address is unverified or at a throwaway domain. `tests`: fixtures that must fire the rule or
-    must not (`tenant-events rules test`). `mitre`: MITRE ATT&CK technique ids (T1098, T1098.003)."""
+            group's) open alert folds into it as a new version, said again (values/alert_lifecycle.py); later, it is a new
+            alert. `resolve_after_minutes`: the alert resolves after this long without a firing (None: 30 for threshold
+            and grouping rules, never for the others; 0: never). `renotify`: a warning alert notifies on the desktop
+            again at each firing folded into it (a critical one always does, an info one never). `group_by`: thresholds, sequences
+            and alerts are per value of these fields (each may name fallbacks, `a|b`), and the alert names its group.
+            `any_of`: alternatives, at least one of which must hold as well as every one of `conditions` (none: no
+            test), e.g. the address is unverified or at a throwaway domain. `except` (Sigma's filters): events that never
+        fire the rule, whatever else holds — a client, an IP range, an organization, a list of users. `tests`: fixtures that must fire the rule or
+            must not (`tenant-events rules test`). `max_alerts_per_day`: the rule's noise budget, which `rules test` and a
+    backtest report any day over. `mitre`: MITRE ATT&CK technique ids (T1098, T1098.003)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
     id: str
     name: str = Field(min_length=1, max_length=80)
     explanation: str = Field("", max_length=300)
@@ -95,6 +100,7 @@ class Rule(BaseModel):
     types: list[str] = Field(min_length=1)
     conditions: list[Condition] = Field(default_factory=list)
     any_of: list[Condition] = Field(default_factory=list, max_length=20)
+    except_: list[RuleException] = Field(default_factory=list, max_length=50, alias="except")
     threshold: Threshold | None = None
     time_of_day: TimeOfDay | None = None
     tenants: list[str] = Field(default_factory=list, description="tenant ids or profile names; empty = all")
@@ -102,6 +108,7 @@ class Rule(BaseModel):
     coalesce_minutes: float = Field(10.0, ge=0, le=1440)
     resolve_after_minutes: float | None = Field(None, ge=0, le=10_080)
     renotify: bool = True
+    max_alerts_per_day: int | None = Field(None, ge=1, le=100_000)
     group_by: list[Annotated[str, AfterValidator(check_key)]] = Field(default_factory=list, max_length=4)
     sequence: Sequence | None = None
     novelty: Novelty | None = None
@@ -139,7 +146,7 @@ class Rule(BaseModel):
         if self.threshold is not None and self.threshold.distinct:
             _carried("threshold.distinct", [self.threshold.distinct], types)
         if self.novelty is not None:
-            _carried("novelty.key", [self.novelty.key], types)
+            _carried("novelty.key", self.novelty.keys, types)
         for i, cond in enumerate(self.conditions):
             if cond.op in ("changed", "grew") and not any(t.endswith(".updated") for t in types):
                 raise ValueError(f"conditions.{i}: {cond.op} needs *.updated events among the types")
@@ -147,6 +154,9 @@ class Rule(BaseModel):
             if cond.op in ("changed", "grew"):
                 raise ValueError(f"any_of.{i}.op: {cond.op} cannot be an alternative (put it in conditions)")
             _carried(f"any_of.{i}.field", [cond.field], types)
+        for i, exception in enumerate(self.except_):
+            for j, cond in enumerate(exception.conditions):
+                _carried(f"except.{i}.conditions.{j}.field", [cond.field], types)
         return self
 
     @property

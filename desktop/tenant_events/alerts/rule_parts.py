@@ -8,6 +8,7 @@ rule_model.Rule holds them and checks them against the rule's event types.
     novelty    {key: context.client.id, days: 30}
     state      [{check: group_holds_admin_role}]
     tests      [{name: …, expect: fires, events: [{type: …, at: 0, data: {…}}]}]
+    except     [{field: context.client.id, op: equals, value: [hr-import]}, {conditions: [...]}]
 """
 
 from __future__ import annotations
@@ -124,6 +125,27 @@ class Condition(BaseModel):
         return self
 
 
+class RuleException(BaseModel):
+    """Events that never fire the rule: every one of `conditions` holds (a Sigma filter: `not filter_…`), e.g.
+    the acting client is HR Import, the request came from 10.0.0.0/8, the organization is one of a list.
+    Written short as one condition (`{field: context.client.id, op: equals, value: hr-import}`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    conditions: list[Condition] = Field(min_length=1, max_length=8)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {"conditions": [v]} if isinstance(v, dict) and "op" in v else v
+
+    @model_validator(mode="after")
+    def _plain(self) -> RuleException:
+        for i, cond in enumerate(self.conditions):
+            if cond.op in ("changed", "grew"):
+                raise ValueError(f"conditions.{i}.op: {cond.op} cannot be an exception")
+        return self
+
+
 class SequenceStep(BaseModel):
     """One step of a sequence: events of these types meeting these conditions (see rule_model.Condition)."""
 
@@ -155,21 +177,37 @@ class Sequence(BaseModel):
 
 class Novelty(BaseModel):
     """Fires only the first time in `days` days that the key (a client, an IP, an actor) did one of the rule's
-    event types; `per_type`: each type on its own."""
+    event types (meeting its conditions); `per_type`: each type on its own. A list of keys is a combination
+    (Elastic's new terms): "the first time this client granted an admin role in this organization in 30 days"
+    is `key: [context.client.id, object.organization.id]`. The sightings come from the stored events: a restart
+    reads the period back from the store before it evaluates anything new."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    key: str
+    key: str | list[str]
     days: float = Field(gt=0, le=365)
     per_type: bool = False
 
     @field_validator("key")
     @classmethod
-    def _key(cls, v: str) -> str:
+    def _key(cls, v: str | list[str]) -> str | list[str]:
+        if isinstance(v, list):
+            if not 1 <= len(v) <= 4:
+                raise ValueError("a combination is 1 to 4 fields")
+            return [check_key(k) for k in v]
         return check_key(v)
+
+    @property
+    def keys(self) -> list[str]:
+        """The key's fields (one, or the combination's)."""
+        return list(self.key) if isinstance(self.key, list) else [self.key]
 
 
 StateCheckName = Literal[
-    "group_holds_admin_role", "group_held_admin_role", "user_is_org_admin", "connection_added_within"
+    "group_holds_admin_role",
+    "group_held_admin_role",
+    "user_is_org_admin",
+    "connection_added_within",
+    "organization_created_within",
 ]
 
 
@@ -177,11 +215,13 @@ class StateCheck(BaseModel):
     """A condition on the entity directory's state when the event is evaluated: the group the event is about
     holds an admin-like role now (`held`: held it until this event, as a deleted group did); the user is an
     admin of the event's organization; the connection the event is about was added to the organization within
-    `minutes`."""
+    `minutes`; the event's organization was created within `minutes` before it (set-up traffic: a new customer's
+    connections and first admins). `negate`: the check must not hold."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     check: StateCheckName
     minutes: float | None = Field(None, gt=0, le=10_080)
+    negate: bool = False
 
 
 class FixtureEvent(BaseModel):

@@ -39,6 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "rules_cmd",
     "destinations_cmd",
     "triage_cmd",
+    "silences_cmd",
     "timeline_cmd",
     "access_cmd",
     "reindex_cmd",
@@ -63,6 +64,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "relay": ("relay_cmd", "follow a tenant into a team hub (NATS JetStream) that viewers read from"),
     "destinations": ("destinations_cmd", "where alerts are sent: chat, pager, e-mail, webhooks"),
     "triage": ("triage_cmd", "acknowledge, snooze or resolve a stored alert (with a note)"),
+    "silences": ("silences_cmd", "silence alerts for a while: list, add or remove silences"),
 }
 
 EPILOG = __doc__.split("Exit codes", 1)[1].join(["Exit codes", ""]) if __doc__ else None

@@ -13,7 +13,7 @@ from typing import Any
 
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import try_rule
-from tenant_events.cli import rules_sigma, rules_test_cmd
+from tenant_events.cli import rules_backtest_cmd, rules_sigma, rules_test_cmd
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant, number
 from tenant_events.errors import ConfigError
@@ -52,6 +52,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
     actions = p.add_subparsers(dest="rules_action", metavar="ACTION", title="actions")
     rules_test_cmd.register(actions)
+    rules_backtest_cmd.register(actions)
     rules_sigma.register(actions)
 
 

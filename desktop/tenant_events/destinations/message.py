@@ -11,7 +11,8 @@ Two keys, both the same on every attempt and from every relay of a team:
   * `dedup_key` names this delivery (`<alert_key>:<version>`, `…:<version>:repeat-<n>`, `…:resolved-<n>`): the
     `Idempotency-Key` header and `dedup_key` field of a webhook, so a receiver that de-duplicates sees each
     version once however often it was retried, and still sees the next version and a repeat.
-A JSON or form webhook also gets `status` ("firing" | "resolved"), `alert_version` and `alert_key` as fields.
+A flood (firings of one rule within a few seconds, alerts/presentation.py FOLD_S) is one message per destination,
+`folded_message`. A JSON or form webhook also gets `status` ("firing" | "resolved"), `alert_version` and `alert_key` as fields.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote
 
-from tenant_events.alerts.presentation import title, why
+from tenant_events.alerts.presentation import FOLD_S, fold_title, title, why
 from tenant_events.url_forms import alert_link
 from tenant_events.values.alert_lifecycle import DeliveryKind
 from tenant_events.values.alerts import StoredAlert
@@ -94,6 +95,28 @@ def alert_message(
         severity=alert.severity,
         dedup_key=dedup,
         link=link,
+        alert_key=named,
+        status="firing",
+        version=version,
+    )
+
+
+def folded_message(sent: list[tuple[StoredAlert, int]], profile: str) -> AlertMessage:
+    """One message for a flood: firings (alert, version) of one rule within FOLD_S, said together ("[warning]
+    Organization connection changed · 8 organizations — acme"), each alert's line and link in the body. Its keys
+    are the first alert's: a pager updates one incident for the flood; a webhook's key names the whole fold."""
+    alerts = [a for a, _ in sent]
+    first, version = sent[0]
+    named = alert_key(profile, first.id)
+    dedup = delivery_key(named, "firing", version) + f":fold-{len(sent)}"
+    worst = max(alerts, key=lambda a: ("info", "warning", "critical").index(a.severity)).severity
+    lines = [f"{title(a)}: {why(a)} · {alert_link(profile, a.id)}" for a in alerts]
+    return AlertMessage(
+        title=f"[{worst}] {fold_title(alerts)} — {profile}",
+        body=f"{len(alerts)} alerts of one rule within {FOLD_S:g} s:\n" + "\n".join(lines),
+        severity=worst,
+        dedup_key=dedup,
+        link=alert_link(profile, first.id),
         alert_key=named,
         status="firing",
         version=version,

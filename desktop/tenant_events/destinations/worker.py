@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
 from tenant_events.alerts.delivery import QuietTimes
-from tenant_events.destinations.message import AlertMessage, alert_message
+from tenant_events.destinations.flood import flood_of
+from tenant_events.destinations.message import AlertMessage, alert_message, folded_message
 from tenant_events.destinations.send import DEADLINE_S, Attempts, Outcome, send
 from tenant_events.settings.destinations import DestinationProfile
 from tenant_events.store.outbox import Delivery, Outbox, Unrouted
@@ -112,9 +113,12 @@ class DeliveryWorker:
         deadline_s: float = DEADLINE_S,
         clock: Callable[[], float] = time.time,
         shared: SharedDeliveries | None = None,
+        silenced: Callable[[StoredAlert], bool] = lambda _alert: False,
     ) -> None:
-        """`sender` None: Apprise (send.py) with `deadline_s` for each attempt, ended when the worker stops."""
+        """`sender` None: Apprise (send.py) with `deadline_s` for each attempt, ended when the worker stops;
+        `silenced(alert)`: a silence holds the alert now (nothing is delivered for it, values/silences.py)."""
         self._database = database
+        self._silenced = silenced
         self._shared = shared
         self._targets = targets
         self._quiet = quiet
@@ -239,8 +243,8 @@ class DeliveryWorker:
         routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
         for row in rows:
             alert = alerts.get(row.alert_id)
-            if alert is None:
-                routed.append((row, [], {}))
+            if alert is None or self._silenced(alert):
+                routed.append((row, [], {}))  # a silenced alert's version goes to no destination
                 continue
             names = [
                 n
@@ -267,7 +271,10 @@ class DeliveryWorker:
 
     async def _deliver(self, outbox: Outbox, target: Target | None, deliveries: list[Delivery]) -> None:
         """Send one destination's due deliveries in order; after a failure the rest wait with it."""
+        folded: set[int] = set()  # indexes sent within an earlier delivery's fold
         for i, d in enumerate(deliveries):
+            if i in folded:
+                continue
             if self._closed:
                 return  # stopping: the send in flight ended; the rest stay due for the next run
             now = self._clock()
@@ -281,6 +288,9 @@ class DeliveryWorker:
             alert = await self._call(outbox.alert, d.alert_id)
             if alert is None:
                 await self._call(outbox.give_up, d, "the alert was deleted")
+                continue
+            if self._silenced(alert):  # silenced after it was routed (or a repeat of it)
+                await self._call(outbox.give_up, d, "silenced")
                 continue
             held = self._held_until(target, alert.severity, now)
             if held is not None:
@@ -299,6 +309,17 @@ class DeliveryWorker:
                 message = shared.message(alert, d)
             else:
                 message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
+            fold = (
+                await flood_of(
+                    functools.partial(self._call, outbox.alert), alert, deliveries, i, folded, self._silenced
+                )
+                if shared is None
+                else []
+            )
+            if fold:
+                message = folded_message(
+                    [(alert, d.version), *((a, x.version) for x, a in fold)], self._database.stem
+                )
             outcome = await self._send(target.url, message)
             if self._closed and outcome.kind != "delivered":
                 return  # ended by the stop: it stays due, as it was, for the next start
@@ -307,7 +328,8 @@ class DeliveryWorker:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
                 await shared.record(alert, d, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
-                await self._call(outbox.delivered, d, now)
+                for each in (d, *(x for x, _ in fold)):
+                    await self._call(outbox.delivered, each, now)
                 self.delivered += 1
                 self._changed()
                 continue

@@ -32,6 +32,7 @@ from nats.js.api import (
 )
 from nats.js.kv import KeyValue
 
+from tenant_events.hub.silences import provision_silences, silences_bucket
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import (
     ALERT_MAX,
@@ -61,6 +62,7 @@ class StreamPlan:
     duplicate_window: float = 600.0  # seconds: a collector's replay after a crash within this is kept once
     lease_ttl: float = 5.0
     triage_bytes: int = 256 * MIB  # the team's triage: about a million entries (discard new: never evicted)
+    silences_bytes: int = 16 * MIB  # the team's silences: tens of thousands with their history
     outbox_bytes: int = 64 * MIB  # the relays' delivery record
     alerts_bytes: int = 1024 * MIB  # the team's alerts as they are now, and the delivery receipts
 
@@ -141,6 +143,7 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
         ),
     )
     await provision_triage(js, names, replicas)  # the team's triage (hub/triage.py): viewers cannot create it
+    await provision_silences(js, names, replicas)  # and its silences (hub/silences.py)
     max_age = info.config.max_age or None
     await provision_alerts_stream(js, names, replicas, max_age)  # the team's alerts (hub/team_alerts.py)
     await _bucket(js, outbox_config(names, replicas, max_age))  # and what the relays delivered of them
@@ -149,6 +152,7 @@ async def provision(js: JetStreamContext, names: HubNames, plan: StreamPlan) -> 
         f"KV_{names.cursor_bucket}": Guard(MIB, CURSOR_MAX),
         f"KV_{names.lease_bucket}": Guard(MIB, VALUE_MAX),
         f"KV_{triage_bucket(names)}": Guard(plan.triage_bytes, VALUE_MAX),
+        f"KV_{silences_bucket(names)}": Guard(plan.silences_bytes, VALUE_MAX),
         alerts_stream(names): Guard(plan.alerts_bytes, ALERT_MAX, sealed_purge=False),
         f"KV_{outbox_bucket(names)}": Guard(plan.outbox_bytes, VALUE_MAX),
     }

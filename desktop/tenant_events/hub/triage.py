@@ -75,15 +75,19 @@ class TeamTriage:
 
 async def provision_triage(js: JetStreamContext, names: HubNames, replicas: int = 1) -> KeyValue:
     """The tenant's triage bucket, created when missing (a collector's right)."""
-    bucket = triage_bucket(names)
+    description = f"Tenant Events: the team's triage of tenant {names.tenant}'s alerts"
+    return await provision_bucket(js, triage_bucket(names), HISTORY, replicas, description)
+
+
+async def provision_bucket(
+    js: JetStreamContext, bucket: str, history: int, replicas: int, description: str
+) -> KeyValue:
+    """A team bucket the viewers write their own keys of, created when missing (also by another collector at
+    the same moment)."""
     with contextlib.suppress(nats.js.errors.BucketNotFoundError):
         return await js.key_value(bucket)
     config = KeyValueConfig(
-        bucket=bucket,
-        history=HISTORY,
-        replicas=replicas,
-        storage=StorageType.FILE,
-        description=f"Tenant Events: the team's triage of tenant {names.tenant}'s alerts",
+        bucket=bucket, history=history, replicas=replicas, storage=StorageType.FILE, description=description
     )
     try:
         return await js.create_key_value(config)

@@ -167,8 +167,13 @@ def save_settings(paths: AppPaths, settings: Settings) -> None:
     """Atomic replace: temp file in the same dir (0600), fsync, rename, fsync the dir."""
     path = paths.settings_file
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    payload = settings.model_dump_json(indent=2).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
+    write_private(path, settings.model_dump_json(indent=2).encode("utf-8"))
+
+
+def write_private(path: Path, payload: bytes) -> None:
+    """Atomic replace of a file readable by the user only: temp file in the same dir (0600), fsync, rename,
+    fsync the dir."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "wb") as f:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +24,18 @@ from tenant_events.destinations.worker import DeliveryWorker, Target
 from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.outbox import DestinationStatus, read_status, read_undelivered
 from tenant_events.tenant.link import TenantLink
+from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.silences import silencing
 
 __all__ = [
     "Deliveries",
     "DestinationTargets",
     "attach_deliveries",
     "destination_status",
+    "silence_check",
     "undelivered",
     "undelivered_in",
 ]
@@ -96,10 +101,17 @@ def attach_deliveries(
 ) -> Deliveries:
     """Deliver `link`'s alerts (call after `link.start()`); `options` go to DeliveryWorker (tests: backoff…)."""
     targets = DestinationTargets(paths, store)
+    options.setdefault("silenced", silence_check(paths, link.name))
     worker = DeliveryWorker(link.database_file, targets, targets.quiet, **options)
     link.on_alerts.append(worker.kick)
     task = asyncio.create_task(worker.run(), name=f"deliveries-{link.name}")
     return Deliveries(worker, task)
+
+
+def silence_check(paths: AppPaths, profile: str) -> Callable[[StoredAlert], bool]:
+    """Whether a silence in the installation's silences file holds an alert of `profile` now."""
+    book = SilenceBook.of(paths)
+    return lambda alert: silencing(book.all(), alert, profile, time.time()) is not None
 
 
 def destination_status(paths: AppPaths) -> dict[str, list[tuple[str, DestinationStatus]]]:

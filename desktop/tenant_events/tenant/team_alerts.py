@@ -44,12 +44,14 @@ from tenant_events.hub.team_alerts import AlertPublisher, SharedOutbox, delivery
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
 from tenant_events.settings import load_settings
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.outbox import Delivery, read_status
 from tenant_events.store.team_state import carried, position_at
-from tenant_events.tenant.deliveries import DestinationTargets
+from tenant_events.tenant.deliveries import DestinationTargets, silence_check
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
 from tenant_events.tenant.sources import HubFrom
+from tenant_events.tenant.team_silences import TeamSilencesMirror, start_silences_mirror
 from tenant_events.tenant.team_triage import TeamTriageMirror, describe, start_mirror
 from tenant_events.values.alerts import StoredAlert
 
@@ -222,6 +224,17 @@ class TeamAlerts:
         mirror.on_applied.append(link.nudge_alerts)  # the rules and the deliveries take it in at once
         return mirror
 
+    async def _mirror_silences(self) -> TeamSilencesMirror | None:
+        """The team's silences (hub/silences.py) kept in this machine's silences file, which the relay's
+        deliveries honour (`silence_check`); None (said once) when the hub does not let this relay read them."""
+        try:
+            return await start_silences_mirror(
+                SilenceBook.of(self.paths), self.hub, self.names.tenant, profile=self.name
+            )
+        except Exception as exc:
+            self._note(f"the team's silences are not followed ({describe(exc)}): only this machine's hold")
+            return None
+
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         seen = settings_stamp(self.paths)  # before the rules are read: a save in between is taken in
         settings = load_settings(self.paths)
@@ -252,6 +265,7 @@ class TeamAlerts:
             chosen,
             targets.quiet,
             shared=TeamDeliveries(outbox, self.names.tenant, fence),
+            silenced=silence_check(self.paths, self.name),
             **self._worker_options,  # type: ignore[arg-type]
         )
         self.worker = worker
@@ -260,6 +274,7 @@ class TeamAlerts:
         tasks: list[asyncio.Task[None]] = []
         saving: asyncio.Task[None] | None = None
         mirror: TeamTriageMirror | None = None
+        silences: TeamSilencesMirror | None = None
         unfollow: Callable[[], Awaitable[None]] | None = None
         try:
             await link.start()
@@ -271,6 +286,7 @@ class TeamAlerts:
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
             mirror = await self._mirror_triage(link)
+            silences = await self._mirror_silences()
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()
@@ -286,6 +302,8 @@ class TeamAlerts:
         finally:
             if mirror is not None:
                 await mirror.stop()
+            if silences is not None:
+                await silences.stop()
             # A lost lease lets the sends in flight finish and record their result (the next leader then
             # sends them not again); a stop of the relay waits for them only a moment.
             await worker.close(STOP_WAIT_S if self.stopping() else DEADLINE_S + SEND_GRACE_S)

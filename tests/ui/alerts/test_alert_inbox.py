@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from helpers.alert_events import EVERY_CONNECTION_CHANGE
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
@@ -42,6 +43,7 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
     only_global = [
         {"id": "mass-deletion-by-actor", "enabled": False},
         {"id": "signup-burst", "enabled": False},
+        *EVERY_CONNECTION_CHANGE,
     ]
     save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK, rules=only_global)))
 

@@ -23,6 +23,7 @@ import orjson
 import pytest
 from PySide6.QtCore import Qt
 
+from helpers.alert_events import EVERY_CONNECTION_CHANGE
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
@@ -48,6 +49,7 @@ QUIET_RULES = [  # routine traffic meets these at times of its own (tests/alerts
     {"id": "temporary-elevation", "enabled": False},
     {"id": "signup-burst", "enabled": False},
     {"id": "mass-deletion-by-actor", "enabled": False},
+    *EVERY_CONNECTION_CHANGE,
 ]
 _visits: list[asyncio.Future[str]] = []
 

@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from helpers.alert_events import EVERY_CONNECTION_CHANGE
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
@@ -54,6 +55,7 @@ def test_rules_notify_with_the_rules_severity_and_bursts_coalesce(qloop, ui_path
             {"id": "admin-group-deleted", "enabled": False},
             {"id": "temporary-elevation", "enabled": False},
             {"id": "signup-burst", "enabled": False},
+            *EVERY_CONNECTION_CHANGE,
         ],
     )
     save_settings(ui_paths, Settings(alerts=alerts))
@@ -146,6 +148,7 @@ def test_an_alert_that_fires_again_takes_the_place_of_its_notification(
         rules=[
             {"id": "admin-group-member", "enabled": False},
             {"id": "temporary-elevation", "enabled": False},
+            *EVERY_CONNECTION_CHANGE,
         ],
     )
     save_settings(ui_paths, Settings(alerts=alerts))

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 from PySide6.QtGui import QImage
 
+from helpers.alert_events import EVERY_CONNECTION_CHANGE
 from helpers.browser import act_as_browser
 from helpers.fixtures_ui import (
     QT_OFFSCREEN_NOISE,
@@ -32,6 +33,7 @@ pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_O
 ONE_PER_INCIDENT = [
     {"id": "mass-deletion-by-actor", "enabled": False},
     {"id": "admin-group-member", "enabled": False},
+    *EVERY_CONNECTION_CHANGE,
 ]
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))
 _visits: list[asyncio.Future[str]] = []

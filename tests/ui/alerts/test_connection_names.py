@@ -41,7 +41,15 @@ def test_a_connection_added_to_an_organization_is_named_in_the_notification_inbo
     qloop, ui_paths, make_simulator, dunst
 ):
     sim = make_simulator(seed=12, backlog=800, rate=2.0, heartbeat=0.2)
-    save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK)))
+    # every connection change is "Organization connection changed" here, a new organization's set-up too (this is
+    # about how a connection is named, not about onboarding)
+    every_change = [
+        {"id": "org-connection", "state": []},
+        {"id": "org-connection-onboarding", "enabled": False},
+    ]
+    save_settings(
+        ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK, rules=every_change))
+    )
 
     async def scenario() -> None:
         with NotifyWatch() as watch:

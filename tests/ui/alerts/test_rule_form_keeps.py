@@ -64,3 +64,30 @@ def test_a_rule_left_at_its_kinds_resolve_default_stays_at_it(qtbot):
     assert entry.get("resolve_after_minutes") is None
     again, errors = form.validate(mass.id, True, BUILTIN_RULES)
     assert errors == [] and again == mass  # the fixtures, the MITRE ids, all of it
+
+
+def test_exceptions_are_edited_one_a_line_and_a_bad_line_is_named_under_the_field(qtbot):
+    mass = next(r for r in BUILTIN_RULES if r.id == "mass-deletion-by-actor")
+    form = RuleForm()
+    qtbot.addWidget(form)
+    form.load(mass, mass)
+    assert form.excepts.toPlainText() == "" and not form.excepts.isReadOnly()
+    form.excepts.setPlainText(
+        "context.client.id equals cli_HRIMPORT, cli_HRSYNC\n"
+        "context.request.ip cidr 10.0.0.0/8 and context.client.name starts_with Backoffice"
+    )
+    rule, errors = form.validate(mass.id, True, BUILTIN_RULES)
+    assert errors == [] and rule is not None
+    assert [[c.op for c in e.conditions] for e in rule.except_] == [["equals"], ["cidr", "starts_with"]]
+    assert rule.except_[0].conditions[0].value == ["cli_HRIMPORT", "cli_HRSYNC"]
+    form.load(rule, mass)  # shown again as the same lines
+    assert form.excepts.toPlainText().splitlines()[1] == (
+        "context.request.ip cidr 10.0.0.0/8 and context.client.name starts_with Backoffice"
+    )
+    form.excepts.setPlainText("context.client.id is HR Import")
+    rule, errors = form.validate(mass.id, True, BUILTIN_RULES)
+    assert rule is None and not form.errors["except"].isHidden()
+    assert form.errors["except"].text().startswith("line 1: write “field operator value”")
+    form.excepts.setPlainText("object.nothing equals x")
+    rule, errors = form.validate(mass.id, True, BUILTIN_RULES)
+    assert rule is None and "except.0.conditions.0.field" in form.errors["except"].text()

@@ -52,7 +52,7 @@ def test_rules_editor_validates_next_to_the_field_and_keeps_what_was_saved(qtbot
     page, form = d.rules_page, d.rules_page.form
     d.tabs.setCurrentWidget(page)
     texts = [page.list.item(r).text() for r in range(page.list.count())]
-    assert texts[0] == "Mass deletion (critical)" and len(texts) == 16  # 15 built-in rules, the broken one
+    assert texts[0] == "Mass deletion (critical)" and len(texts) == 17  # 16 built-in rules, the broken one
     assert texts[-1].startswith("⚠ alert rule 'mine': types:") and "matches no event type" in texts[-1]
 
     _select(page, "Mass deletion")

@@ -15,7 +15,7 @@ from sigma.correlations import (
 )
 
 from tenant_events.alerts.rule_model import Condition
-from tenant_events.alerts.rule_parts import MAX_WINDOW_S
+from tenant_events.alerts.rule_parts import MAX_WINDOW_S, RuleException
 from tenant_events.alerts.sigma_rules.detection import Detection, Refusal
 from tenant_events.alerts.sigma_rules.entries import apply_extension, base_detection, common, extension_of
 
@@ -54,6 +54,14 @@ def _same(cond: dict[str, Any]) -> Any:
         return Condition.model_validate(cond)
     except ValidationError:
         return repr(cond)
+
+
+def _same_except(exception: Any) -> Any:
+    """An exception in a form that compares equal however it was written."""
+    try:
+        return RuleException.model_validate(exception)
+    except ValidationError:
+        return repr(exception)
 
 
 def _rule_conditions(correlation: SigmaCorrelationRule) -> list[Any]:
@@ -115,6 +123,16 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
             )
         if len(parts) < 2:
             raise Refusal("rules", f"a {type_name} correlation needs two rules or more")
+        named = extension_of(correlation).get("except")
+        if any(p.excepts for p in parts) and not (
+            isinstance(named, list)
+            and all(_same_except(e) in map(_same_except, named) for p in parts for e in p.excepts)
+        ):
+            raise Refusal(
+                "rules",
+                "a filter in a step of a sequence cannot be expressed: the rule's exceptions hold for "
+                "every step (name them in the tenant_events attribute's except)",
+            )
         shared = _rule_conditions(correlation)
         steps = [
             {"types": p.types, "conditions": [c for c in p.conditions if _same(c) not in shared]}
@@ -133,7 +151,11 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
     else:
         first = parts[0]
         for other in parts[1:]:
-            if other.conditions != first.conditions or other.any_of != first.any_of:
+            if (
+                other.conditions != first.conditions
+                or other.any_of != first.any_of
+                or other.excepts != first.excepts
+            ):
                 raise Refusal(
                     "rules",
                     "counting over rules that differ in more than their event types cannot be expressed",
@@ -153,6 +175,8 @@ def correlation_entry(correlation: SigmaCorrelationRule) -> dict[str, Any]:
         entry.update(types=types, conditions=first.conditions)
         if first.any_of:
             entry["any_of"] = first.any_of
+        if first.excepts:
+            entry["except"] = first.excepts
         if threshold:
             entry["threshold"] = threshold
     if keys:

@@ -21,6 +21,7 @@ import re2
 from sigma.conditions import (
     ConditionAND,
     ConditionFieldEqualsValueExpression,
+    ConditionIdentifier,
     ConditionItem,
     ConditionNOT,
     ConditionOR,
@@ -99,6 +100,7 @@ class Detection:
     types: list[str]
     conditions: list[dict[str, Any]]
     any_of: list[dict[str, Any]] = field(default_factory=list)
+    excepts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_modifiers(rule: SigmaRule) -> None:
@@ -347,13 +349,57 @@ def _alternatives(leaves: list[Test]) -> list[dict[str, Any]]:
     return [_condition(tests) for tests in ordered]
 
 
+def _filter_name(node: ConditionNOT) -> str | None:
+    """The selection a `not` stands before when it is a filter's (`not filter_hr`), else None."""
+    above: Any = node.args[0] if node.args else None
+    while above is not None and above is not node:
+        if isinstance(above, ConditionIdentifier):
+            name = str(above.identifier)
+            return name if name.startswith("filter") else None
+        above = getattr(above, "parent", None)
+    return None
+
+
+def _exception(node: Any, spelled: dict[str, set[str]]) -> dict[str, Any]:
+    """A filter's selection as a rule exception: one AND of field tests (a value list each)."""
+    conditions: list[dict[str, Any]] = []
+    for clause in _flatten(nnf(node, spelled), "and"):
+        tests = _clause(clause)
+        if not _is_value_list(tests) or tests[0].field == "type":
+            raise Refusal(
+                tests[0].where,
+                "a filter is one AND of field tests under data (an 'or' across fields, or the event type, "
+                "cannot be an exception)",
+            )
+        conditions.append(_condition(tests))
+    return {"conditions": conditions}
+
+
+def _split_filters(root: Any, spelled: dict[str, set[str]]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """(the condition's parts that select, the exceptions of its `and not filter…` parts)."""
+    parts = list(root.args) if isinstance(root, ConditionAND) else [root]
+    kept: list[Any] = []
+    excepts: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ConditionNOT) and _filter_name(part) is not None:
+            excepts.append(_exception(part.args[0], spelled))
+        else:
+            kept.append(part)
+    return kept, excepts
+
+
 def translate(rule: SigmaRule) -> Detection:
-    """The event types and conditions of `rule`'s detection (one condition line only)."""
+    """The event types, conditions and exceptions (`and not filter…`) of `rule`'s detection (one condition
+    line only)."""
     check_modifiers(rule)
     conditions = rule.detection.parsed_condition
     if len(conditions) != 1:
         raise Refusal("", "a detection with several conditions cannot be expressed: write one condition")
-    tree = nnf(conditions[0].parse(), _spellings(rule))
+    spelled = _spellings(rule)
+    kept, excepts = _split_filters(conditions[0].parse(), spelled)
+    if not kept:
+        raise Refusal("", "the condition holds only filters: name what the rule selects")
+    tree: Tree = nnf(kept[0], spelled) if len(kept) == 1 else ("and", [nnf(k, spelled) for k in kept])
     types: frozenset[str] | None = None
     patterns: list[list[str]] = []
     out: list[dict[str, Any]] = []
@@ -382,12 +428,19 @@ def translate(rule: SigmaRule) -> Detection:
             continue
         out.append(_condition(tests))
         fields.append(first)
+    for exception in excepts:
+        fields += [
+            Test(c["field"], c["op"], None, True, False, f"data.{c['field']}")
+            for c in exception["conditions"]
+        ]
     for test in fields:  # a field no event of these types carries is a typo, not a test that never holds
         try:
             check_carried(test.field, types if types is not None else EVENT_TYPE_NAMES)
         except ValueError as exc:
             raise Refusal(test.where, f"unknown field: {exc}") from None
     if types is None:
-        return Detection(["*"], out, any_of or [])
+        return Detection(["*"], out, any_of or [], excepts)
     # one `type` list as written keeps its patterns (organization.*); several are narrowed to the names left
-    return Detection(patterns[0] if len(patterns) == 1 and patterns[0] else sorted(types), out, any_of or [])
+    return Detection(
+        patterns[0] if len(patterns) == 1 and patterns[0] else sorted(types), out, any_of or [], excepts
+    )

@@ -30,6 +30,7 @@ _EXTENSION_KEYS: Final = frozenset(
         "time_of_day",
         "tenants",
         "include_test_events",
+        "max_alerts_per_day",
         "conditions",
         "novelty",
         "state",
@@ -37,6 +38,7 @@ _EXTENSION_KEYS: Final = frozenset(
         "group_by",
         "types",
         "any_of",
+        "except",
     }
 )
 
@@ -113,6 +115,11 @@ def apply_extension(entry: dict[str, Any], extension: dict[str, Any]) -> dict[st
         if not isinstance(extra_conditions, list):
             raise Refusal(f"{EXTENSION}.conditions", "must be a list of conditions")
         entry["conditions"] = [*entry.get("conditions", []), *extra_conditions]
+    extra_excepts = extension.pop("except", None)
+    if extra_excepts is not None:
+        if not isinstance(extra_excepts, list):
+            raise Refusal(f"{EXTENSION}.except", "must be a list of exceptions")
+        entry["except"] = [*entry.get("except", []), *extra_excepts]
     if extension.get("any_of") is not None and entry.get("any_of"):
         raise Refusal(
             f"{EXTENSION}.any_of",
@@ -128,4 +135,6 @@ def detection_entry(rule: SigmaRule) -> dict[str, Any]:
     entry.update(types=found.types, conditions=found.conditions)
     if found.any_of:
         entry["any_of"] = found.any_of
+    if found.excepts:
+        entry["except"] = found.excepts
     return apply_extension(entry, extension_of(rule))

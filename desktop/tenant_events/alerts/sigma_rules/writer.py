@@ -1,7 +1,7 @@
 """Alert rules → Sigma files that pySigma loads back to the same rules (reader.py).
 
     rule ──▶ detection rule: logsource auth0/events, `type` and one selection per condition, alternatives
-             (`any_of`) as selections in one `(either1 or either2)`
+             (`any_of`) as selections in one `(either1 or either2)`, exceptions as filters (`not filter1`)
          └─▶ threshold ──▶ event_count / value_count correlation (group-by, timespan) over it
          └─▶ sequence  ──▶ temporal / temporal_ordered correlation over one detection rule per step
 
@@ -40,6 +40,7 @@ _EXTRA_FIELDS: Final = (
     "time_of_day",
     "tenants",
     "include_test_events",
+    "max_alerts_per_day",
     "novelty",
     "state",
     "tests",
@@ -105,11 +106,32 @@ def _alternatives_fit(any_of: list[dict[str, Any]]) -> bool:
     return True
 
 
+def _filter(exception: dict[str, Any]) -> dict[str, Any] | None:
+    """The selection map of an exception (a Sigma filter: every field test holds), or None when Sigma cannot
+    say it as one map (a test it has no words for, a negated test, two tests on one field and modifier)."""
+    selection: dict[str, Any] = {}
+    for cond in exception["conditions"]:
+        written = _selection(cond)
+        if written is None or written[1] or any(key in selection for key in written[0]):
+            return None
+        selection |= written[0]
+    return selection
+
+
+def writable_excepts(excepts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the exceptions Sigma can say as filters, those kept in the extension)."""
+    written = [e for e in excepts if _filter(e) is not None]
+    return written, [e for e in excepts if _filter(e) is None]
+
+
 def _detection(
-    types: list[str], conditions: list[dict[str, Any]], any_of: list[dict[str, Any]] | None = None
+    types: list[str],
+    conditions: list[dict[str, Any]],
+    any_of: list[dict[str, Any]] | None = None,
+    excepts: list[dict[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The Sigma `detection` of types, conditions and alternatives (written only when they fit, see
-    `_alternatives_fit`), and the conditions it could not hold."""
+    """The Sigma `detection` of types, conditions, alternatives (written only when they fit, see
+    `_alternatives_fit`) and exceptions that fit (`writable_excepts`), and the conditions it could not hold."""
     detection: dict[str, Any] = {}
     terms: list[str] = []
     if types != ["*"]:
@@ -134,6 +156,11 @@ def _detection(
     if not terms:
         detection["selection"] = {"type|exists": True}
         terms.append("selection")
+    for i, exception in enumerate(excepts or [], 1):
+        as_filter = _filter(exception)
+        assert as_filter is not None  # (only writable ones are given)
+        detection[f"filter{i}"] = as_filter
+        terms.append(f"not filter{i}")
     detection["condition"] = " and ".join(terms)
     return detection, leftover
 
@@ -152,7 +179,9 @@ def _head(rule: Rule, name: str, title: str) -> dict[str, Any]:
     )
 
 
-def _extension(rule: Rule, leftover: list[dict[str, Any]], any_of: list[dict[str, Any]]) -> dict[str, Any]:
+def _extension(
+    rule: Rule, leftover: list[dict[str, Any]], any_of: list[dict[str, Any]], excepts: list[dict[str, Any]]
+) -> dict[str, Any]:
     new = Rule(id="x", name="x", types=["*"])
     out = {
         k: v
@@ -163,6 +192,8 @@ def _extension(rule: Rule, leftover: list[dict[str, Any]], any_of: list[dict[str
         out["conditions"] = leftover
     if any_of:
         out["any_of"] = any_of
+    if excepts:
+        out["except"] = excepts
     if any("|" in key for key in rule.group_by):
         out["group_by"] = list(rule.group_by)
     if rule.sequence is not None:
@@ -185,16 +216,17 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
     # alternatives go into the detection when Sigma can say them (not a sequence's: its steps are its own)
     written = any_of if rule.sequence is None and _alternatives_fit(any_of) else []
     kept = [] if written else any_of
+    filters, unwritten = writable_excepts(dumped["except"])
     level = _LEVELS[rule.severity]
     logsource = {"product": "auth0", "service": "events"}
     if rule.sequence is None and rule.threshold is None and not rule.group_by:
-        detection, leftover = _detection(list(rule.types), conditions, written)
+        detection, leftover = _detection(list(rule.types), conditions, written, filters)
         doc = _head(rule, rule.id, rule.name) | {
             "logsource": logsource,
             "detection": detection,
             "level": level,
         }
-        extension = _extension(rule, leftover, kept)
+        extension = _extension(rule, leftover, kept, unwritten)
         return [doc | ({EXTENSION: extension} if extension else {})]
     bases: list[dict[str, Any]] = []
     leftover = []
@@ -205,12 +237,13 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
     )
     for i, step in enumerate(steps, 1):
         if rule.sequence is None:
-            detection, leftover = _detection(list(step["types"]), conditions, written)
+            detection, leftover = _detection(list(step["types"]), conditions, written, filters)
         else:
             # the rule's own conditions hold for every step: written into each step for other Sigma tools,
             # and kept in the extension, which says they are the rule's (reader.py takes them out of the steps)
             own = [c for c in conditions if _selection(c) is not None]
-            detection, left = _detection(list(step["types"]), [*own, *step["conditions"]])
+            # so do its exceptions, kept whole in the extension as well (a step's filters are not the rule's)
+            detection, left = _detection(list(step["types"]), [*own, *step["conditions"]], None, filters)
             if left:
                 raise NotExpressible(f"sequence.steps.{i}: a {left[0]['op']} test cannot be written in Sigma")
             leftover = conditions
@@ -236,7 +269,8 @@ def rule_documents(rule: Rule) -> list[dict[str, Any]]:
         correlation["group-by"] = group
     correlation["generate"] = False
     corr = _head(rule, rule.id, rule.name) | {"correlation": correlation, "level": level}
-    extension = _extension(rule, leftover, kept)
+    sequence_excepts = dumped["except"] if rule.sequence is not None else unwritten
+    extension = _extension(rule, leftover, kept, sequence_excepts)
     return [*bases, corr | ({EXTENSION: extension} if extension else {})]
 
 

@@ -59,6 +59,8 @@ class AlertNotes(QObject):
         # this app did not evaluate (AppAlerts sets both)
         self.renotify: Callable[[str], bool] = lambda _rule: True
         self.current: Callable[[str, int], StoredAlert | None] = lambda _tenant, _id: None
+        # (tenant, alert) → whether a silence holds it now (AppAlerts sets it from the silences file)
+        self.silenced: Callable[[str, StoredAlert], object] = lambda _tenant, _alert: None
 
     def set_settings(self, settings: NotificationSettings) -> None:
         """New do-not-disturb / quiet hours / enabled / repeat settings (the planners share one QuietTimes)."""
@@ -85,11 +87,15 @@ class AlertNotes(QObject):
                 clock=self._clock,
                 renotify=lambda rule: self.renotify(rule),
                 repeat_s=self.settings.repeat_minutes * 60,
+                silenced=functools.partial(self._silenced, tenant),
             )
         for planned in planner.offer(result):
             self._show(tenant, planned)
         self._arm_summary()
         self._arm_repeat()
+
+    def _silenced(self, tenant: str, alert: StoredAlert) -> bool:
+        return bool(self.silenced(tenant, alert))
 
     def settle(self, tenant: str, alert: StoredAlert) -> None:
         """The alert was triaged here (as it is stored now): acknowledged or resolved, no repeats of it and its
@@ -128,7 +134,8 @@ class AlertNotes(QObject):
         self._arm_repeat()
 
     def _arm_summary(self) -> None:
-        due = [d for p in self._planners.values() if (d := p.summary_due()) is not None]
+        """The catch-up summaries and the floods held to be said as one share a timer."""
+        due = [d for p in self._planners.values() for d in (p.summary_due(), p.fold_due()) if d is not None]
         if due:
             wait_ms = max(0, int((min(due) - self._clock()) * 1000)) + 50
             self._summary_timer.start(wait_ms)
@@ -137,6 +144,8 @@ class AlertNotes(QObject):
         for tenant, planner in list(self._planners.items()):
             planned = planner.summary()
             if planned is not None:
+                self._show(tenant, planned)
+            for planned in planner.folded():
                 self._show(tenant, planned)
         self._arm_summary()
 

@@ -24,6 +24,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QToolButton
 
 from tenant_events.alert_settings import AlertSettings, WorkingHours
+from tenant_events.alerts.backtest import Backtest, backtest
 from tenant_events.alerts.delivery import MuteState
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.history import RuleTrial, try_rule
@@ -32,15 +33,19 @@ from tenant_events.entities.sentences import describe_stored
 from tenant_events.errors import StorageError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.alerts.inbox_window import InboxWindow
+from tenant_events.ui.alerts.quiet_actions import QuietActions
 from tenant_events.ui.alerts.table_filter import show_alert_events
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.values.alerts import StoredAlert
 from tenant_events.values.events import StoredEvent
+from tenant_events.values.silences import Silence, silencing
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +55,11 @@ def _trial(path: Path, rule: Rule, hours: WorkingHours, profile: str, days: floa
         return None
     with AlertInbox(path) as inbox:
         return try_rule(inbox, rule, hours=hours, profile=profile, days=days)
+
+
+def _backtest(path: Path, rule: Rule, standing: Rule | None, hours: WorkingHours, profile: str) -> Backtest:
+    with AlertInbox(path) as inbox:
+        return backtest(inbox, rule, hours=hours, profile=profile, standing=standing)
 
 
 INBOX_KEYS: Final = "Ctrl+Shift+A"
@@ -76,6 +86,12 @@ class AppAlerts(QObject):
         self.notes = AlertNotes(notifier, settings.notifications, self)
         self.notes.alert_requested.connect(self.open_inbox)
         self.notes.renotify = self._renotify
+        self.silences = SilenceBook.of(paths)
+        self.notes.silenced = self.silenced
+        self.quiet = QuietActions(paths, self.silences, self)
+        self.quiet.changed.connect(self.refresh)
+        self.quiet.team = lambda profile: getattr(self.sessions.get(profile), "team_silences", None)
+        self.quiet.problem.connect(lambda text: self.window.statusBar().showMessage(text, 15000))
         self.notes.current = lambda profile, alert_id: (
             entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None
         )
@@ -103,6 +119,10 @@ class AppAlerts(QObject):
         window.menu_actions.all.append(self.action)
         self._add_to_window(window)
         self.refresh()
+
+    def silenced(self, profile: str, alert: StoredAlert) -> Silence | None:
+        """The silence that holds the alert now (the silences file is read again when it changed)."""
+        return silencing(self.silences.all(), alert, profile, time.time())
 
     def _renotify(self, rule_id: str) -> bool:
         """The rule's choice whether its warning alerts notify again at each firing (values/alert_lifecycle.py)."""
@@ -215,6 +235,11 @@ class AppAlerts(QObject):
             self.inbox.read_changed.connect(lambda: self.refresh(reload_inbox=False))  # it is up to date
             self.inbox.triage.team = lambda profile: getattr(self.sessions.get(profile), "team_triage", None)
             self.inbox.triage.settled.connect(self._settled)
+            self.inbox.model.silenced = lambda entry: self.silenced(entry.profile, entry.alert)
+            self.inbox.quiet.silence_requested.connect(self.quiet.silence)
+            self.inbox.quiet.exception_requested.connect(self.quiet.never_for)
+            inbox_window = self.inbox
+            self.quiet.dialog_parent = lambda: inbox_window
         inbox = self.inbox
         inbox.reload(place=True)  # opened: every alert in its place
         if profile and alert_id:  # selected before it shows: showing the inbox opens the alert it shows
@@ -243,6 +268,18 @@ class AppAlerts(QObject):
     def mark_all_read(self) -> None:
         if self.book.mark_all_read(self.book.entries(limit=10_000)):
             self.refresh()
+
+    async def backtest(self, rule: Rule, standing: Rule | None) -> list[tuple[str, Backtest]]:
+        """The rule (as edited) backtested over each tenant's whole stored history, beside `standing`."""
+        hours = self.settings.alerts.working_hours
+        out = []
+        for profile in self.book.profiles:
+            path = self.paths.database_file(profile)
+            if path.exists():
+                out.append(
+                    (profile, await asyncio.to_thread(_backtest, path, rule, standing, hours, profile))
+                )
+        return out
 
     async def try_rule(self, rule: Rule, days: float = 7.0) -> str:
         """ "acme: would have fired 3 times in the last 7 days (…)", a line per tenant with a store."""

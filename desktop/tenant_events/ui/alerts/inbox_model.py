@@ -1,5 +1,6 @@
 """The inbox's table: one row per alert, by latest activity (the alert that fired last first); unread rows bold;
-severity in its colour; each column sorts (`sort`, the header's click).
+severity in its colour; a silenced alert's row dimmed, its state "· silenced"; each column sorts (`sort`, the
+header's click).
 
 Rows are `InboxEntry`s (alert_book.py); a reload resets the model (the list is at most a few hundred alerts) and
 keeps the order the user chose. "Last firing" is when the alert last fired (a raise or a firing folded into it),
@@ -9,6 +10,7 @@ shown in local time at the last moment (CONTRIBUTING.md "Style"); "State" its ph
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
 from enum import IntEnum
 from typing import Any, Final
@@ -21,6 +23,7 @@ from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.look.colors import pick
 from tenant_events.ui.look.theme import is_dark
 from tenant_events.values.alerts import Severity
+from tenant_events.values.silences import Silence
 
 SEVERITY_COLORS: Final[dict[Severity, tuple[str, str]]] = {
     "critical": ("#cf222e", "#ff7b72"),
@@ -33,6 +36,14 @@ SEVERITY_MARK: Final[dict[Severity, str]] = {
     "info": "● Info",
 }
 ENTRY_ROLE: Final = Qt.ItemDataRole.UserRole + 1
+_SILENCE_ROLES: Final = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.AccessibleTextRole,
+    }
+)
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -80,10 +91,15 @@ def local_time(iso: str, now: datetime | None = None) -> str:
     return moment.strftime("%H:%M:%S") if moment.date() == today else moment.strftime("%d %b %H:%M")
 
 
+DIMMED: Final = ("#8c959f", "#6e7681")  # a silenced alert's row: still listed, greyed
+
+
 class InboxModel(QAbstractTableModel):
     def __init__(self) -> None:
         super().__init__()
         self.entries: list[InboxEntry] = []
+        # the silence that holds an entry's alert now (AppAlerts sets it): its row is dimmed and says so
+        self.silenced: Callable[[InboxEntry], Silence | None] = lambda _entry: None
         self._placed: dict[tuple[str, int], float] = {}  # each row's latest activity when it took its place
         self.order = (int(Col.TIME), Qt.SortOrder.DescendingOrder)  # latest activity first
 
@@ -152,21 +168,27 @@ class InboxModel(QAbstractTableModel):
         if e is None:
             return None
         a, col = e.alert, index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(e, col)
         if role == ENTRY_ROLE:
             return e
+        silence = self.silenced(e) if role in _SILENCE_ROLES else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            text = self._text(e, col)
+            return f"{text} · silenced" if silence is not None and col == Col.STATE else text
         if role == Qt.ItemDataRole.FontRole and not a.read:
             font = QFont()
             font.setBold(True)
             return font
+        if role == Qt.ItemDataRole.ForegroundRole and silence is not None:
+            return QColor(pick(DIMMED, is_dark()))
         if role == Qt.ItemDataRole.ForegroundRole and col == Col.SEVERITY:
             return QColor(pick(SEVERITY_COLORS[a.severity], is_dark()))
         if role == Qt.ItemDataRole.ToolTipRole and col == Col.ALERT:
-            return a.detail
+            said = f"\nSilenced: {silence.text(time.time())}" if silence is not None else ""
+            return a.detail + said
         if role == Qt.ItemDataRole.AccessibleTextRole:
             unread = "unread, " if not a.read else ""
-            return f"{unread}{self._text(e, col)}"
+            quiet = "silenced, " if silence is not None else ""
+            return f"{unread}{quiet}{self._text(e, col)}"
         return None
 
     @staticmethod

@@ -51,6 +51,7 @@ from tenant_events.alerts.presentation import why_line
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.inbox_hold import InboxHold
 from tenant_events.ui.alerts.inbox_model import Col, InboxModel, local_time
+from tenant_events.ui.alerts.noise_menu import NoiseMenu
 from tenant_events.ui.alerts.triage_bar import TriageBar
 from tenant_events.values.events import StoredEvent
 
@@ -114,13 +115,18 @@ class InboxWindow(QDialog):
         self.table_button.setAutoDefault(False)
         self.triage = TriageBar(book.database_file)
         self.triage.changed.connect(self._triaged)
+        self.quiet = NoiseMenu()
         detail = QWidget()
         lower = QVBoxLayout(detail)
         lower.setContentsMargins(0, 0, 0, 0)
         lower.addWidget(self.why)
         lower.addWidget(self.triage)
         lower.addWidget(self.event_list, 1)
-        lower.addWidget(self.table_button, 0, Qt.AlignmentFlag.AlignLeft)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.table_button)
+        buttons.addWidget(self.quiet)
+        buttons.addStretch(1)
+        lower.addLayout(buttons)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(detail)
@@ -223,6 +229,7 @@ class InboxWindow(QDialog):
         self.shown_events = []
         self.table_button.setEnabled(entry is not None)
         self.triage.show_entry(entry)
+        self.quiet.show_entry(entry)
         if entry is None:
             self.why.setText("")
             return

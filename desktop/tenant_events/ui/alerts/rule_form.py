@@ -13,9 +13,8 @@ fixtures, any field added later) is kept as it was.
 
 from __future__ import annotations
 
-from typing import Any, Final, get_args
+from typing import Any, Final
 
-from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,11 +30,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tenant_events.alerts.rule_model import SEVERITIES, Condition, Op, Rule, RuleError, load_rules
+from tenant_events.alerts.rule_model import SEVERITIES, Rule, RuleError, load_rules
+from tenant_events.ui.alerts.condition_lines import (
+    CONDITIONS_HINT,
+    EXCEPTIONS_HINT,
+    KEPT_TIP,
+    NO_CONDITIONS,
+    NO_EXCEPTIONS,
+    conditions_text,
+    exceptions_text,
+    parse_conditions,
+    parse_exceptions,
+    same_conditions,
+    same_exceptions,
+)
 from tenant_events.ui.look.theme import error_color
 
-OPS: Final = get_args(Op)
-NO_VALUE: Final = ("exists", "missing")
 TIMES: Final = (
     ("any time", None),
     ("outside working hours", "outside_working_hours"),
@@ -47,6 +57,7 @@ FIELDS: Final = (
     "severity",
     "types",
     "conditions",
+    "except",
     "threshold",
     "time_of_day",
     "tenants",
@@ -54,76 +65,10 @@ FIELDS: Final = (
     "resolve_after_minutes",
     "id",
 )
-
-
-ONE_OF: Final = "one of:"  # a line so marked is an alternative (`any_of`): at least one of them must hold
-NO_CONDITIONS: Final = "None: every event of the types above counts."
-CONDITIONS_HINT: Final = (
-    f"Format: one a line, field operator value, e.g. object.role.name contains admin, owner; “{ONE_OF}” "
-    "before a line makes it one of several alternatives."
-)
 COALESCE_TIP: Final = (
     "A firing this soon after the rule's open alert was raised is its next version (said again, unread "
     "again) instead of another alert; a later firing raises a new alert."
 )
-
-
-def _line(c: Condition) -> str:
-    value = ", ".join(c.value) if isinstance(c.value, list) else (c.value or "")
-    return f"{c.field} {c.op} {value}".rstrip()
-
-
-def conditions_text(rule: Rule) -> str:
-    """The conditions one a line, then the alternatives, each line marked `one of:`."""
-    return "\n".join([*map(_line, rule.conditions), *(f"{ONE_OF} {_line(c)}" for c in rule.any_of)])
-
-
-def parse_conditions(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
-    """Condition entries and alternatives (`any_of`) from the text, or the first line that cannot be one (its
-    message)."""
-    out: list[dict[str, Any]] = []
-    alternatives: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        alternative = line.casefold().startswith(ONE_OF)
-        parts = (line[len(ONE_OF) :] if alternative else line).split(None, 2)
-        if not parts:
-            continue
-        if len(parts) < 2 or parts[1] not in OPS:
-            return (
-                [],
-                [],
-                (
-                    f"line {number}: write “field operator value” (“{ONE_OF} field operator value” for "
-                    f"one of several), the operator one of {', '.join(OPS)}"
-                ),
-            )
-        field, op = parts[0], parts[1]
-        values = [v.strip() for v in parts[2].split(",") if v.strip()] if len(parts) == 3 else []
-        entry: dict[str, Any] = {"field": field, "op": op}
-        if op not in NO_VALUE:
-            entry["value"] = values[0] if len(values) == 1 else values
-        elif values:
-            return [], [], f"line {number}: {op} takes no value"
-        (alternatives if alternative else out).append(entry)
-    return out, alternatives, ""
-
-
-KEPT_TIP: Final = (
-    "These conditions use what one line of text cannot show (not, case-sensitive, a regex with "
-    "a comma, changed from/to): they are kept as they are; change them in the settings file or "
-    "import the Sigma rule again."
-)
-
-
-def _same_conditions(parsed: list[dict[str, Any]], alternatives: list[dict[str, Any]], rule: Rule) -> bool:
-    """Whether the conditions and alternatives read back from their text are the rule's own."""
-    try:
-        again = [Condition.model_validate(c) for c in parsed]
-        either = [Condition.model_validate(c) for c in alternatives]
-    except ValidationError:
-        return False
-    return again == list(rule.conditions) and either == list(rule.any_of)
 
 
 class RuleForm(QWidget):
@@ -150,6 +95,13 @@ class RuleForm(QWidget):
         hint_font = self.conditions_hint.font()
         hint_font.setPointSizeF(hint_font.pointSizeF() * 0.9)
         self.conditions_hint.setFont(hint_font)
+        self.excepts = QPlainTextEdit()
+        self.excepts.setPlaceholderText(NO_EXCEPTIONS)
+        self.excepts.setFixedHeight(self.fontMetrics().height() * 3 + 12)
+        self.excepts_hint = QLabel(EXCEPTIONS_HINT)
+        self.excepts_hint.setWordWrap(True)
+        self.excepts_hint.setFont(hint_font)
+        self.keep_excepts = False  # the loaded exceptions cannot be shown as text: kept as they are
         self.use_threshold = QCheckBox("at least")
         self.count = QSpinBox()
         self.count.setRange(0, 1_000_000)
@@ -187,6 +139,7 @@ class RuleForm(QWidget):
             ("severity", "&Severity", self.severity),
             ("types", "Event &types", self.types),
             ("conditions", "&Conditions", self.conditions),
+            ("except", "E&xceptions", self.excepts),
             ("threshold", "T&hreshold", threshold),
             ("time_of_day", "Time of &day", self.time_of_day),
             ("tenants", "Te&nants", self.tenants),
@@ -211,6 +164,8 @@ class RuleForm(QWidget):
             problem.setAccessibleName(f"{label.replace('&', '')} problem")
             if key == "conditions":
                 box.addWidget(self.conditions_hint)
+            if key == "except":
+                box.addWidget(self.excepts_hint)
             box.addWidget(problem)
             self.errors[key] = problem
             form.addRow(caption, box)
@@ -226,6 +181,7 @@ class RuleForm(QWidget):
             self.name.textChanged,
             self.types.textChanged,
             self.conditions.textChanged,
+            self.excepts.textChanged,
             self.tenants.textChanged,
             self.severity.currentIndexChanged,
             self.count.valueChanged,
@@ -257,9 +213,14 @@ class RuleForm(QWidget):
         # conditions the one-line text cannot say (not, case-sensitive, a regex with a comma, changed from/to)
         # are kept as they are, never rewritten by an edit of another field
         parsed, alternatives, _ = parse_conditions(text)
-        self.keep_conditions = not _same_conditions(parsed, alternatives, rule)
+        self.keep_conditions = not same_conditions(parsed, alternatives, rule)
         self.conditions.setReadOnly(self.keep_conditions)
         self.conditions.setToolTip(KEPT_TIP if self.keep_conditions else "")
+        text = exceptions_text(rule)
+        self.excepts.setPlainText(text)
+        self.keep_excepts = not same_exceptions(parse_exceptions(text)[0], rule)
+        self.excepts.setReadOnly(self.keep_excepts)
+        self.excepts.setToolTip(KEPT_TIP if self.keep_excepts else "")
         t = rule.threshold
         self.use_threshold.setChecked(t is not None)
         for w in (self.count, self.window_s, self.per_type):
@@ -277,13 +238,16 @@ class RuleForm(QWidget):
         self._loading = False
         self.show_errors([])
 
-    def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], str]:
-        """The rule as a full entry, and a problem of the conditions text ("" if none): the rule's own data
+    def entry(self, rule_id: str, enabled: bool) -> tuple[dict[str, Any], dict[str, str]]:
+        """The rule as a full entry, and the problems of the texts by field (conditions, except): the rule's own data
         with the form's fields laid over it, so what the form does not show is kept as it was."""
         own = self.shown.model_dump(mode="json", exclude_none=True) if self.shown is not None else {}
         conditions, any_of, problem = parse_conditions(self.conditions.toPlainText())
         if self.keep_conditions and self.shown is not None:
             conditions, any_of, problem = own["conditions"], own["any_of"], ""
+        excepts, except_problem = parse_exceptions(self.excepts.toPlainText())
+        if self.keep_excepts and self.shown is not None:
+            excepts, except_problem = own["except"], ""
         edited: dict[str, Any] = {
             "id": rule_id,
             "name": self.name.text().strip(),
@@ -294,6 +258,7 @@ class RuleForm(QWidget):
             "types": [t.strip() for t in self.types.text().split(",") if t.strip()],
             "conditions": conditions,
             "any_of": any_of,
+            "except": excepts,
             "tenants": [t.strip() for t in self.tenants.text().split(",") if t.strip()],
             "coalesce_minutes": self.coalesce.value(),
             "threshold": None,
@@ -316,17 +281,16 @@ class RuleForm(QWidget):
         when = TIMES[self.time_of_day.currentIndex()][1]
         if when is not None:
             edited["time_of_day"] = {**own.get("time_of_day", {}), "when": when}
-        return {**own, **edited}, problem
+        problems = {"conditions": problem, "except": except_problem}
+        return {**own, **edited}, {key: text for key, text in problems.items() if text}
 
     def validate(
         self, rule_id: str, enabled: bool, builtins: tuple[Rule, ...]
     ) -> tuple[Rule | None, list[RuleError]]:
         """The rule as typed, checked as the settings file's entries are; errors shown under their fields."""
-        entry, problem = self.entry(rule_id, enabled)
+        entry, problems = self.entry(rule_id, enabled)
         ruleset = load_rules([entry], builtins)
-        errors = list(ruleset.errors)
-        if problem:
-            errors.insert(0, RuleError(rule_id, "conditions", problem))
+        errors = [RuleError(rule_id, key, text) for key, text in problems.items()] + list(ruleset.errors)
         self.show_errors(errors)
         return (ruleset.get(rule_id) if not errors else None), errors
 

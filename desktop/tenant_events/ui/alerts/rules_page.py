@@ -36,15 +36,19 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.backtest import Backtest
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.fixtures import FixtureResult, run_rule_tests
 from tenant_events.alerts.from_settings import rule_set
 from tenant_events.alerts.rule_model import Rule, RuleError, load_rules
+from tenant_events.ui.alerts.backtest_window import BacktestWindow
 from tenant_events.ui.alerts.rule_form import RuleForm
 from tenant_events.ui.alerts.sigma_import_dialog import SigmaImportDialog
 from tenant_events.ui.alerts.working_hours_box import WorkingHoursBox
 
 Tester = Callable[[Rule], Awaitable[str]]
+# (the rule as edited, the rule as it stands or None) → a backtest per tenant with a store
+Backtester = Callable[[Rule, Rule | None], Awaitable[list[tuple[str, Backtest]]]]
 _BUILTIN = {r.id: r for r in BUILTIN_RULES}
 
 
@@ -52,7 +56,10 @@ class RulesPage(QWidget):
     def __init__(self, alerts: AlertSettings, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tester: Tester | None = None
+        self.backtester: Backtester | None = None
+        self.backtest_window: BacktestWindow | None = None
         ruleset = rule_set(alerts)
+        self.saved: dict[str, Rule] = {r.id: r for r in ruleset.rules}  # as they stand, before this dialog
         self.lists = alerts.lists  # the settings' value lists an imported rule may name
         self.rules: dict[str, Rule] = {r.id: r for r in ruleset.rules}
         self.problems: dict[str, list[RuleError]] = {}
@@ -81,6 +88,13 @@ class RulesPage(QWidget):
         self.reset_button.clicked.connect(self.reset_rule)
         self.test_button = QPushButton("&Test against history")
         self.test_button.clicked.connect(self.test_rule)
+        self.backtest_button = QPushButton("&Backtest")
+        self.backtest_button.setToolTip(
+            "What the rule as edited would have raised over the whole stored history, per day, beside the rule "
+            "as it stands"
+        )
+        self.backtest_button.clicked.connect(self.backtest_rule)
+        self.backtest_button.setEnabled(False)
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -108,6 +122,7 @@ class RulesPage(QWidget):
         right_box.addWidget(self.form, 1)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
+        test_row.addWidget(self.backtest_button)
         test_row.addWidget(self.test_result, 1)
         test_row.addWidget(self.fixtures_result, 1)
         right_box.addLayout(test_row)
@@ -128,6 +143,34 @@ class RulesPage(QWidget):
         """How "Test against history" tries a rule (the app reads the tenants' stores)."""
         self.tester = tester
         self.test_button.setEnabled(self.current_id() is not None)
+
+    def set_backtester(self, backtester: Backtester) -> None:
+        """How "Backtest" replays a rule over the stores (the app reads them)."""
+        self.backtester = backtester
+        self.backtest_button.setEnabled(self.current_id() is not None)
+
+    def backtest_rule(self) -> None:
+        rule_id = self.current_id()
+        if rule_id is None or self.backtester is None:
+            return
+        if self.problems.get(rule_id):
+            self.test_result.setText("Fix the rule's problems first.")
+            return
+        self.test_result.setText("Backtesting the rule over the whole stored history…")
+        self.backtest_button.setEnabled(False)
+        work = self.backtester(self.rules[rule_id], self.saved.get(rule_id))
+        self._task = asyncio.ensure_future(self._backtest(work))
+
+    async def _backtest(self, work: Awaitable[list[tuple[str, Backtest]]]) -> None:
+        try:
+            reports = await work
+            if self._alive:
+                self.test_result.setText("")
+                self.backtest_window = BacktestWindow(reports, self)
+                self.backtest_window.show()
+        finally:
+            if self._alive:
+                self.backtest_button.setEnabled(True)
 
     # -- the list ------------------------------------------------------------------------------------------------
     def _fill(self, select: str | None = None) -> None:
@@ -168,6 +211,7 @@ class RulesPage(QWidget):
         self.reset_button.setEnabled(rule_id in _BUILTIN)
         self.delete_button.setEnabled(rule_id not in _BUILTIN)
         self.test_button.setEnabled(rule_id is not None and self.tester is not None)
+        self.backtest_button.setEnabled(rule_id is not None and self.backtester is not None)
         if rule_id is None:
             self.fixtures_result.setText("")
             return

@@ -353,10 +353,12 @@ class DesktopApp(QObject):
             self.window,
             DestinationEditor(self.paths, self.secrets),
             disk,
+            self.alerts.silences,
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())
         dialog.rules_page.set_tester(self.alerts.try_rule)
+        dialog.rules_page.set_backtester(self.alerts.backtest)
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
         dialog.edit_tenant_requested.connect(self._edit_tenant)

@@ -32,6 +32,7 @@ from tenant_events.view.tenant_status import TenantStatus, TrayState
 
 if TYPE_CHECKING:
     from tenant_events.tenant.team_feed import TeamAlertView, TeamAlertWatch
+    from tenant_events.tenant.team_silences import TeamSilencesMirror
     from tenant_events.tenant.team_triage import TeamTriageMirror
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class HubSession(TenantSession):
         self.hub_profile = hub_profile
         self._secrets = secrets
         self.team_triage: TeamTriageMirror | None = None
+        self.team_silences: TeamSilencesMirror | None = None  # the team's silences, kept in the silences file
         self.team_alerts: TeamAlertView | None = None  # the relay's alerts, when it evaluates for the team
         self._team_watch: TeamAlertWatch | None = None  # until a relay evaluates for the team
         self._triage_task: asyncio.Future[None] | None = None
@@ -159,12 +161,24 @@ class HubSession(TenantSession):
         self.link.on_alerts.append(mirror.retry)
         self.team_triage = mirror
         mirror.retry()
+        from tenant_events.settings.silences_file import SilenceBook
+        from tenant_events.tenant.team_silences import start_silences_mirror
+
+        try:  # the team's silences: honoured here, and this computer's shared with the team
+            self.team_silences = await start_silences_mirror(
+                SilenceBook.of(self.link.paths), source.options, source.hub_tenant, profile=self.name
+            )
+        except Exception as exc:
+            log.warning("%s: the team's silences on the hub are not available: %s", self.name, describe(exc))
 
     async def _stop_team_triage(self) -> None:
         task, self._triage_task = self._triage_task, None
         if task is not None and not task.done():
             task.cancel()  # still connecting: start_mirror leaves nothing open when cancelled
             await finish_cancelled(task)
+        silences, self.team_silences = self.team_silences, None
+        if silences is not None:
+            await silences.stop()
         mirror, self.team_triage = self.team_triage, None
         if mirror is not None:
             if mirror.retry in self.link.on_alerts:

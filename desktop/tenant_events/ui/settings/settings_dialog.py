@@ -29,10 +29,12 @@ from PySide6.QtWidgets import (
 
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.ui.alerts.destinations_page import DestinationsPage
 from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
 from tenant_events.ui.alerts.quiet_hours_box import QuietHoursBox
 from tenant_events.ui.alerts.rules_page import RulesPage
+from tenant_events.ui.alerts.silences_page import SilencesPage
 from tenant_events.ui.look.theme import THEMES
 from tenant_events.values.retention import TierDisk
 from tenant_events.wire import EventType
@@ -54,6 +56,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         destinations: DestinationEditor | None = None,
         disk: Mapping[str, TierDisk] | None = None,
+        silences: SilenceBook | None = None,
     ) -> None:
         super().__init__(parent)
         self.disk = dict(disk or {})  # each tenant's disk per tier, shown on the General tab
@@ -68,6 +71,9 @@ class SettingsDialog(QDialog):
         self.destinations_page = DestinationsPage(destinations)
         self.destinations_page.changed.connect(self._destinations_saved)
         self.tabs.addTab(self.destinations_page, "Alert &destinations")
+        self.silences_page = SilencesPage(silences) if silences is not None else None
+        if self.silences_page is not None:
+            self.tabs.addTab(self.silences_page, "&Silences")
         self.tabs.addTab(self._general_tab(), "&General")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
