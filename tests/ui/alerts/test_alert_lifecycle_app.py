@@ -87,7 +87,9 @@ def test_each_firing_is_said_after_a_click_and_a_dismissal_and_the_inbox_puts_it
     qloop, ui_paths, make_simulator, dunst
 ):
     sim = make_simulator(seed=4, backlog=0, rate=1.0, heartbeat=0.2)
-    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=list(QUIET_RULES))
+    # the grant to a group also adds a member to an admin group: that warning rule has a test of its own below
+    rules = [*QUIET_RULES, {"id": "admin-group-member", "enabled": False}]
+    alerts = AlertSettings(working_hours=AROUND_THE_CLOCK, rules=rules)
     save_settings(ui_paths, Settings(alerts=alerts, notifications=NotificationSettings(repeat_minutes=0)))
     problems: list[object] = []
     tray_lists: list[list[str]] = []
