@@ -155,6 +155,15 @@ def test_rotation_sends_connection_timeout_with_offset_then_closes(make_simulato
     assert orjson.loads(last["data"])["error"]["offset"] == last["id"]
 
 
+def test_rotation_can_be_changed_for_the_next_connections(make_simulator):
+    sim = make_simulator(backlog=3, rotate_after=300)
+    assert sim.faults(rotate_after=0.5)["rotate_after"] == 0.5
+    frames = stream(sim, lambda fs: False)  # the server ends this connection by itself, well before 300 s
+    assert orjson.loads(frames[-1]["data"])["error"]["code"] == "connection_timeout"
+    with pytest.raises(ValueError, match="rotate_after must be a number"):
+        sim.faults(rotate_after=-1)
+
+
 def test_live_events_flow_at_the_configured_rate(make_simulator):
     sim = make_simulator(rate=40, burst_every=0)
     start = time.monotonic()

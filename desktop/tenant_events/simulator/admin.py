@@ -2,7 +2,8 @@
 
 Not part of the real service; refused with 403 unless the caller is on a loopback address.
 POST /_sim/faults  JSON knobs (faults.Faults fields, `id_token_alg|issuer|audience|expired|nonce|exp`,
-                   `paused` for live generation, `reset: true`) → the resulting knobs
+                   `paused` for live generation, `rotate_after` seconds for connections opened from now on,
+                   `reset: true`) → the resulting knobs
 POST /_sim/emit    {"n": 5, "types": ["user.created"]?} → {"emitted", "last_seq", "latest_offset"}
 POST /_sim/scenario  one scenario step, e.g. {"do": "mass_deletion", "n": 30, "over_s": 5} (scenarios.py); answers
                    once its events are in the log → {"do", "emitted", "last_seq", "latest_offset"}
@@ -65,6 +66,7 @@ def knobs_view(state: SimState) -> dict[str, Any]:
     f = state.token_service.id_faults
     view.update({name: getattr(f, attr) for name, attr in _ID_KNOBS.items()})
     view["paused"] = state.activity.paused
+    view["rotate_after"] = state.config.rotate_after
     return view
 
 
@@ -84,6 +86,15 @@ async def faults(request: Request) -> Response:
             id_knobs["exp"] = _number_text(id_knobs["exp"])
         if "paused" in data:
             state.activity.paused = bool(data.pop("paused"))
+        if "rotate_after" in data:
+            rotate_after = data.pop("rotate_after")
+            if (
+                not isinstance(rotate_after, int | float)
+                or isinstance(rotate_after, bool)
+                or rotate_after < 0
+            ):
+                raise ValueError(f"rotate_after must be a number of seconds >= 0; got {rotate_after!r}")
+            state.config = state.config.with_options(rotate_after=float(rotate_after))
         state.faults.update(**data)
     except ValueError as exc:
         return json_error(400, str(exc))
