@@ -110,6 +110,10 @@ class RuleEngine:
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
         self.objects = ObjectStates()
+        self._before: tuple[EvalRow | None, Mapping[str, Any]] = (
+            None,
+            _NO_DATA,
+        )  # the last update's with_before
         # (rule id, seq) of events after the watermark that an alert adopted from a team's relay already holds
         self.spent_after: set[tuple[str, int]] = set()
         self.reset()
@@ -135,6 +139,7 @@ class RuleEngine:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
         self.objects = ObjectStates()
+        self._before = (None, _NO_DATA)
         self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
 
     def _name_of(self, kind: str, ident: str) -> str | None:
@@ -313,8 +318,9 @@ class RuleEngine:
         diff of view/update_diff.py), looked up only once the update itself could match."""
         if not all(check(data) for check in rule.prechecks):
             return False
-        full = self.objects.with_before(row, data, self.earlier)
-        return all(test(full) for test in rule.change_tests)
+        if self._before[0] is not row:  # once per event: a second rule asking would find the update itself
+            self._before = (row, self.objects.with_before(row, data, self.earlier))
+        return all(test(self._before[1]) for test in rule.change_tests)
 
     def _record(
         self,
