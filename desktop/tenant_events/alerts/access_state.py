@@ -60,6 +60,43 @@ _ENDINGS: Final = {
 }
 CREATED: Final = "organization.created"
 TYPES: Final = frozenset(_LINKS) | frozenset(_ENDINGS) | {CREATED}
+_GROUP_ROLE_TYPES: Final = frozenset(
+    {
+        "group.role.assigned",
+        "group.role.deleted",
+        "organization.group.role.assigned",
+        "organization.group.role.deleted",
+        "group.deleted",
+        "organization.deleted",
+    }
+)
+# The events each check's answer depends on: its links, and what ends them (the state of other links never
+# changes it). An engine takes in only those of its rules' checks: a backtest of "organization created within"
+# reads the organizations' creations, not every role change of the history.
+NEEDS: Final[dict[str, frozenset[str]]] = {
+    "group_holds_admin_role": _GROUP_ROLE_TYPES,
+    "group_held_admin_role": _GROUP_ROLE_TYPES,
+    "user_is_org_admin": frozenset(
+        {
+            "organization.member.role.assigned",
+            "organization.member.role.deleted",
+            "organization.member.deleted",
+            "user.deleted",
+            "organization.deleted",
+        }
+    ),
+    "connection_added_within": frozenset(
+        {"organization.connection.added", "organization.connection.removed", "organization.deleted"}
+    ),
+    "organization_created_within": frozenset({CREATED}),
+}
+
+
+def types_for(checks: Iterable[str]) -> frozenset[str]:
+    """The event types the state must take in to answer `checks`."""
+    return frozenset().union(*(NEEDS[check] for check in checks))
+
+
 KEEP_CREATED_MS: Final = 7 * 86_400_000  # the longest `minutes` a state check takes
 
 Key = tuple[Rel, str, str, str]  # (relation, a, b, c) as store/directory.py's links table has them

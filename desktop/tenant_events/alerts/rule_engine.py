@@ -117,7 +117,7 @@ class RuleEngine:
         # (rule id, seq) of events after the watermark that an alert adopted from a team's relay already holds
         self.spent_after: set[tuple[str, int]] = set()
         self.reset()
-        access: frozenset[str] = access_state.TYPES if self.access is not None else frozenset()
+        access = self.access_types
         needed = frozenset(self.by_type) | access
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
         self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types) | access
@@ -141,6 +141,8 @@ class RuleEngine:
         self.objects = ObjectStates()
         self._before = (None, _NO_DATA)
         self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
+        # what the state takes in: the events its rules' checks depend on
+        self.access_types = access_state.types_for(s.check for c in self.compiled for s in c.state_checks)
 
     def _name_of(self, kind: str, ident: str) -> str | None:
         """The directory's name for a live group's label; a catch-up's groups (hundreds in a backlog) take the
@@ -206,7 +208,7 @@ class RuleEngine:
         by_received = self.by_received
         new = tuple.__new__
         access = self.access
-        access_types: frozenset[str] = access_state.TYPES if access is not None else frozenset()
+        access_types = self.access_types
         for first, rows in segments:
             pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
             for seq, e in pairs:
