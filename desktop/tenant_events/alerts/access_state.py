@@ -60,31 +60,15 @@ _ENDINGS: Final = {
 }
 CREATED: Final = "organization.created"
 TYPES: Final = frozenset(_LINKS) | frozenset(_ENDINGS) | {CREATED}
-_GROUP_ROLE_TYPES: Final = frozenset(
-    {
-        "group.role.assigned",
-        "group.role.deleted",
-        "organization.group.role.assigned",
-        "organization.group.role.deleted",
-        "group.deleted",
-        "organization.deleted",
-    }
-)
-# The events each check's answer depends on: its links, and what ends them (the state of other links never
-# changes it). An engine takes in only those of its rules' checks: a backtest of "organization created within"
-# reads the organizations' creations, not every role change of the history.
+# The events each check's answer depends on. The role checks take in every link, deletion and departure (the
+# state's sweeps, which forget what ended over an hour before its newest event, then come at the same events);
+# a connection's addition needs only the connections and the organizations' deletions, an organization's
+# creation only the creations. An engine takes in those of its rules' checks: a backtest of "organization
+# created within" reads the organizations' creations, not every role change of the history.
 NEEDS: Final[dict[str, frozenset[str]]] = {
-    "group_holds_admin_role": _GROUP_ROLE_TYPES,
-    "group_held_admin_role": _GROUP_ROLE_TYPES,
-    "user_is_org_admin": frozenset(
-        {
-            "organization.member.role.assigned",
-            "organization.member.role.deleted",
-            "organization.member.deleted",
-            "user.deleted",
-            "organization.deleted",
-        }
-    ),
+    "group_holds_admin_role": TYPES,
+    "group_held_admin_role": TYPES,
+    "user_is_org_admin": TYPES,
     "connection_added_within": frozenset(
         {"organization.connection.added", "organization.connection.removed", "organization.deleted"}
     ),
