@@ -35,6 +35,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.tenant.silences import Silences
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
@@ -88,9 +89,12 @@ class AppAlerts(QObject):
         self.notes.renotify = self._renotify
         self.silences = SilenceBook.of(paths)
         self.notes.silenced = self.silenced
-        self.quiet = QuietActions(paths, self.silences, self)
+        # every silence made or lifted in the app: shared with a hub tenant's team through its session's mirror
+        self.silence_keeper = Silences(
+            paths, self.silences, running=lambda p: getattr(self.sessions.get(p), "team_silences", None)
+        )
+        self.quiet = QuietActions(paths, self.silence_keeper, self)
         self.quiet.changed.connect(self.refresh)
-        self.quiet.team = lambda profile: getattr(self.sessions.get(profile), "team_silences", None)
         self.quiet.problem.connect(lambda text: self.window.statusBar().showMessage(text, 15000))
         self.notes.current = lambda profile, alert_id: (
             entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None

@@ -353,7 +353,7 @@ class DesktopApp(QObject):
             self.window,
             DestinationEditor(self.paths, self.secrets),
             disk,
-            self.alerts.silences,
+            self.alerts.silence_keeper,
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())
