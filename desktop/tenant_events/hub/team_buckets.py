@@ -65,6 +65,7 @@ class TeamBucket(Generic[T]):
         self._kv = kv
         self.user = user
         self.on_change: list[Callable[[T], None]] = []
+        self.loaded = asyncio.Event()  # the entries the bucket held at the start have all been told
         self._watcher: Any = None
         self._task: asyncio.Task[None] | None = None
 
@@ -91,6 +92,7 @@ class TeamBucket(Generic[T]):
     async def _run(self) -> None:
         async for entry in self._watcher:
             if entry is None:  # the end of the existing entries
+                self.loaded.set()
                 continue
             revision = int(entry.revision or 0)
             parsed = self._parse(entry.key, entry.value, revision)

@@ -282,6 +282,8 @@ class TeamAlerts:
         silences: TeamSilencesMirror | None = None
         unfollow: Callable[[], Awaitable[None]] | None = None
         try:
+            # the team's silences first: those made before this relay took the lease hold its first deliveries
+            silences = await self._mirror_silences()
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
             self._note(
@@ -291,7 +293,6 @@ class TeamAlerts:
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
             mirror = await self._mirror_triage(link)
-            silences = await self._mirror_silences()
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()

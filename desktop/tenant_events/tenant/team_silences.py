@@ -65,12 +65,15 @@ class TeamSilencesMirror:
             self._refusal = exc
 
     async def start(self, *, watch: bool = True) -> None:
-        """Connect and open the bucket; `watch`: follow it into the silences file (False: only to share)."""
+        """Connect and open the bucket; `watch`: follow it into the silences file, returning once the silences
+        the bucket holds are in it (a relay taking over honours them from its first delivery); False: only to
+        share."""
         self._nc = await connect(self.options, reconnect=watch, on_error=self._error)
         self.board = await SilenceBoard.open(self._nc.jetstream(timeout=5.0), self.names, self.options.auth)
         if watch:
             self.board.on_change.append(self._arrived)
             await self.board.start()
+            await self.board.loaded.wait()
 
     def _arrived(self, silence: Silence) -> None:
         try:
