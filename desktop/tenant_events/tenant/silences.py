@@ -57,7 +57,7 @@ class Silences:
         self.paths = paths
         self.book = book or SilenceBook.of(paths)
         self._running = running
-        self._secrets = secrets
+        self.secrets = secrets
 
     async def add(self, silence: Silence) -> Silence:
         """Keep `silence`, shared first with the team of its tenant when that is a hub tenant; returns it as
@@ -93,7 +93,7 @@ class Silences:
         from tenant_events.tenant.sources import of_hub_profile
         from tenant_events.tenant.team_silences import start_silences_mirror
 
-        store = await asyncio.to_thread(self._secrets)
+        store = await asyncio.to_thread(self.secrets)
         source = of_hub_profile(hub, store, self.paths.data_dir)
         try:
             mirror = await start_silences_mirror(
