@@ -93,8 +93,8 @@ class Silences:
         from tenant_events.tenant.sources import of_hub_profile
         from tenant_events.tenant.team_silences import start_silences_mirror
 
-        store = await asyncio.to_thread(self.secrets)
-        source = of_hub_profile(hub, store, self.paths.data_dir)
+        # the keyring may block (an unlock prompt): never on the loop thread
+        source = await asyncio.to_thread(lambda: of_hub_profile(hub, self.secrets(), self.paths.data_dir))
         try:
             mirror = await start_silences_mirror(
                 self.book, source.options, source.hub_tenant, profile=profile, watch=False
