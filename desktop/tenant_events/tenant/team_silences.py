@@ -18,6 +18,8 @@ import dataclasses
 import logging
 from typing import Any
 
+import nats.errors
+
 from tenant_events.errors import UserFixableError
 from tenant_events.hub.connection import (
     HubOptions,
@@ -93,7 +95,7 @@ class TeamSilencesMirror:
             await board.put(dataclasses.replace(silence, id=silence.id.removeprefix(HUB_PREFIX), tenant=None))
         except ValueError as exc:  # the hub answered no (e.g. its bucket is full)
             raise HubUnavailable(f"the hub did not take the silence: {exc}", "see the hub's log") from None
-        except TimeoutError as exc:
+        except (TimeoutError, nats.errors.Error) as exc:
             # A refused publish never gets an answer: the server's "permissions violation" arrives on the side
             # (`_error`) and the request times out.
             refusal = self._refusal
