@@ -65,6 +65,7 @@ def _backtest(path: Path, rule: Rule, standing: Rule | None, hours: WorkingHours
 
 INBOX_KEYS: Final = "Ctrl+Shift+A"
 MUTE_TICK_MS: Final = 15_000  # the tray's "until 14:30" and badge follow the clock this often
+SILENCES_LOOK_MS: Final = 1_000  # a silence made or lifted elsewhere (a command, a teammate) shows this soon
 
 
 def _log_rule_errors(settings: AlertSettings, profile: str) -> None:
@@ -113,6 +114,11 @@ class AppAlerts(QObject):
         self._mute_timer.setInterval(MUTE_TICK_MS)
         self._mute_timer.timeout.connect(self._tick)
         self._mute_timer.start()
+        self._silences_seen = self._silences_now()
+        self._silences_timer = QTimer(self)
+        self._silences_timer.setInterval(SILENCES_LOOK_MS)
+        self._silences_timer.timeout.connect(self._look_at_silences)
+        self._silences_timer.start()
         self.action = QAction("&Alerts inbox", window)
         self.action.setShortcut(QKeySequence(INBOX_KEYS))
         self.action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -194,6 +200,7 @@ class AppAlerts(QObject):
 
     async def close(self) -> None:
         self._mute_timer.stop()
+        self._silences_timer.stop()
         self._refresh_soon.stop()
         await self.notes.close()
         if self.inbox is not None:
@@ -222,6 +229,19 @@ class AppAlerts(QObject):
             self.refresh()
         else:
             self.refresh_mute()
+
+    def _silences_now(self) -> tuple[tuple[str, float], ...]:
+        """The silences holding now (the file is read again only when it changed: one stat)."""
+        return tuple(sorted((s.id, s.ends_at) for s in self.silences.active()))
+
+    def _look_at_silences(self) -> None:
+        """A silence made, lifted or ended anywhere — this window, a command, a teammate through the hub —
+        dims or undims the inbox's rows at once, not at its next reload."""
+        now = self._silences_now()
+        if now != self._silences_seen:
+            self._silences_seen = now
+            if self.inbox is not None and self.inbox.isVisible():
+                self.inbox.model.restyle()
 
     def refresh_mute(self) -> None:
         """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""
