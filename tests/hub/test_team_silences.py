@@ -244,3 +244,26 @@ def test_a_teammate_the_hub_does_not_let_silence_is_refused_and_nothing_changes(
 
 def _lifted(silence):
     return dataclasses.replace(silence, ends_at=time.time())
+
+
+def test_a_mirror_started_holds_the_teams_silences_before_it_returns(team_buckets, tmp_path):
+    """A relay taking the lease starts the mirror before it evaluates or delivers: what the bucket held is in its
+    silences file by then, not a moment later."""
+
+    async def go() -> None:
+        collector = await team_buckets.provisioned()
+        ana_nc, ana = await team_buckets.board(SilenceBoard, "viewer")
+        made = [new_silence(duration_s=3600, author="ana", rule=f"rule-{i}") for i in range(20)]
+        for silence in made:
+            await ana.put(silence)
+        book = SilenceBook(tmp_path / "silences.json")
+        mirror = await start_silences_mirror(
+            book, team_buckets.options("collector"), "acme", profile="acme-team"
+        )
+        assert sorted(s.id for s in book.active()) == sorted(f"hub-{s.id}" for s in made)
+        await mirror.stop()
+        await ana.stop()
+        await ana_nc.close()
+        await collector.close()
+
+    asyncio.run(go())
