@@ -78,7 +78,8 @@ class QuietActions(QObject):
         rule = alert.rule_name.partition(GROUP_MARK)[0]
         if scope == "group":
             return f"{rule} for {alert.rule_name.partition(GROUP_MARK)[2]} · {entry.profile}"
-        return f"{rule} (every group) · {entry.profile}"
+        every = " (every group)" if alert.group_key else ""  # a rule that groups: all its groups
+        return f"{rule}{every} · {entry.profile}"
 
     def _keep(
         self, entry: InboxEntry, scope: str, seconds: float, comment: str
