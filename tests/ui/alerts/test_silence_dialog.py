@@ -3,11 +3,15 @@ and is wide enough for its title and its comment's hint."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from helpers.deliveries import alert_write, store_alerts
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.paths import AppPaths
+from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.tenant.silences import Silences
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.alerts.quiet_actions import QuietActions
@@ -16,31 +20,13 @@ from tenant_events.values.alerts import StoredAlert
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
 
-def _alert(rule_name: str, group_key: str) -> StoredAlert:
-    return StoredAlert(
-        id=1,
-        rule_id="mass-deletion",
-        rule_name=rule_name,
-        severity="critical",
-        tenant="acme",
-        catch_up=False,
-        notify=True,
-        occurrences=1,
-        event_count=25,
-        first_seq=1,
-        last_seq=2,
-        first_event_id="evt_a",
-        last_event_id="evt_b",
-        first_time="2026-11-01T10:00:00.000Z",
-        last_time="2026-11-01T10:00:40.000Z",
-        last_time_ms=0,
-        type_counts={"user.deleted": 25},
-        detail="grace@example.com deleted",
-        raised_at=0.0,
-        updated_at=0.0,
-        read_at=None,
-        group_key=group_key,
-    )
+def _alert(tmp_path, rule_name: str, group_key: str) -> StoredAlert:
+    """The alert as the store gives it back."""
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [dataclasses.replace(alert_write(), rule_name=rule_name, group_key=group_key)])
+    with AlertInbox(db) as inbox:
+        [alert] = inbox.alerts()
+    return alert
 
 
 @pytest.mark.parametrize(
@@ -57,7 +43,7 @@ def _alert(rule_name: str, group_key: str) -> StoredAlert:
 def test_the_dialog_says_what_it_silences(qtbot, tmp_path, rule_name, group, said):
     paths = AppPaths.resolve(str(tmp_path))
     quiet = QuietActions(paths, Silences(paths, secrets=MemorySecretStore))
-    assert quiet.silence(InboxEntry("acme", _alert(rule_name, group)), "rule", 0) is None
+    assert quiet.silence(InboxEntry("acme", _alert(tmp_path, rule_name, group)), "rule", 0) is None
     dialog = quiet.dialog
     assert dialog is not None
     qtbot.addWidget(dialog)
