@@ -6,7 +6,7 @@ the team archive's rows the database is read with (team_view.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 
 class ArchiveMoved(Exception):
     """A file of the snapshot is gone (merged or expired since): read again with a new snapshot."""
+
+
+def _gone(exc: Exception) -> bool:
+    """Whether DuckDB failed for a file of the snapshot that is gone."""
+    return "No files found" in str(exc) or "No such file" in str(exc)
 
 
 def _list(paths: Sequence[str]) -> str:
@@ -94,9 +99,27 @@ class ArchiveSource:
         try:
             return cursor.execute(sql, list(params)).fetchall()
         except duckdb.IOException as exc:
-            if "No files found" in str(exc) or "No such file" in str(exc):
+            if _gone(exc):
                 raise ArchiveMoved(str(exc)) from exc
             raise
+
+    def chunks(
+        self, files: Sequence[ArchiveFile], select: str, where: str, rest: str, size: int
+    ) -> Iterator[list[Any]]:
+        """`SELECT {select} FROM ev WHERE {where} {rest}` over `files`, `size` rows at a time: more rows than are
+        held at once (a rule's history, event_history.py)."""
+        import duckdb
+
+        with self._lock:
+            cursor = self._open()
+            try:
+                cursor.execute(self._select(files, select, where, rest))
+                while rows := cursor.fetchmany(size):
+                    yield rows
+            except duckdb.IOException as exc:
+                if _gone(exc):
+                    raise ArchiveMoved(str(exc)) from exc
+                raise
 
     def _select(self, files: Sequence[ArchiveFile], select: str, where: str, rest: str) -> str:
         return f"{self._relations(files, False)} SELECT {select} FROM ev WHERE {where} {rest}"  # noqa: S608

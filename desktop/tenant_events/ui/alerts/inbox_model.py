@@ -143,6 +143,11 @@ class InboxModel(QAbstractTableModel):
         self.entries[row] = entry
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(Col) - 1))
 
+    def restyle(self) -> None:
+        """Silences changed (made or lifted elsewhere, or one ended): every row is drawn again, dimmed or not."""
+        if self.entries:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.entries) - 1, len(Col) - 1))
+
     def entry(self, row: int) -> InboxEntry | None:
         return self.entries[row] if 0 <= row < len(self.entries) else None
 
