@@ -31,30 +31,17 @@ sys.path.insert(0, str(ROOT / "desktop"))
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres, running_postgres  # noqa: E402
 from helpers.history import history  # noqa: E402
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter  # noqa: E402
+from helpers.team_lake import filled_store  # noqa: E402
+from tenant_events.store import EventReader, StoreWriter  # noqa: E402
 from tenant_events.store.archive_keeper import keep  # noqa: E402
 from tenant_events.store.archive_lake import use_password  # noqa: E402
 from tenant_events.store.entity_reader import DirectoryReader  # noqa: E402
-from tenant_events.store.team_view import record  # noqa: E402
 from tenant_events.values.events import EventFilter  # noqa: E402
 from tenant_events.values.retention import Retention  # noqa: E402
 from tenant_events.values.team_archive import Lake  # noqa: E402
 
 DAY = 86400.0
 MOVE = Retention(keep_live_days=30, settle_seconds=0)
-
-
-def _store(path: Path, rows: list[EventRow], lake: Lake | None = None) -> Path:
-    writer = StoreWriter(path)
-    try:
-        for at in range(0, len(rows), 1000):
-            writer.commit_sync(Batch(events=rows[at : at + 1000]))
-        writer.index_all_sync()
-        if lake is not None:
-            writer.run_archive_job(lambda c: record(c, lake)).result()
-    finally:
-        writer.close()
-    return path
 
 
 def _moved(path: Path, now: float, lake: Lake | None) -> tuple[int, float]:
@@ -96,9 +83,9 @@ def one_run(pg: Postgres, events: int, work: Path, seed: int) -> dict[str, float
     use_password(viewer_lake.catalog, VIEWER_PASSWORD)
     rows = history(events, time.time() - 90 * DAY, 90 * DAY / events, seed=seed)
     now = time.time()
-    lake_moved, lake_s = _moved(_store(work / "relay.sqlite3", rows, relay_lake), now, relay_lake)
-    local_moved, local_s = _moved(_store(work / "peer.sqlite3", rows), now, None)
-    viewer = _store(work / "viewer.sqlite3", rows[len(rows) * 2 // 3 :], viewer_lake)
+    lake_moved, lake_s = _moved(filled_store(work / "relay.sqlite3", rows, relay_lake), now, relay_lake)
+    local_moved, local_s = _moved(filled_store(work / "peer.sqlite3", rows), now, None)
+    viewer = filled_store(work / "viewer.sqlite3", rows[len(rows) * 2 // 3 :], viewer_lake)
     found = re.findall(r'"user_id":\s*"([^"]+)"', "".join(r.raw for r in rows[:200]))
     user = found[0] if found else "nobody"
     result = {

@@ -120,9 +120,11 @@ def running_postgres() -> Iterator[Postgres]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
-    """The cluster, for the module's tests; skipped, saying why, where Debian's PostgreSQL is not installed."""
+    """The cluster, for the worker's tests (each takes databases of its own; one cluster for the session, since
+    the process's DuckDB keeps every lake it attached); skipped, saying why, where Debian's PostgreSQL is not
+    installed."""
     if pg_bin() is None:
         pytest.skip("PostgreSQL is not installed (Debian's postgresql package; ./run test installs it)")
     with running_postgres() as server:

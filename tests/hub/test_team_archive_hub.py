@@ -14,18 +14,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import orjson
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.hub_cli import HubCli, relay, wait_stored
 from helpers.team_alerts import leader, wait_until
+from helpers.team_lake import lake_ids
 from tenant_events.hub.subjects import position_text
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
-from tenant_events.store import Batch, StoreWriter, duck
-from tenant_events.store.archive_lake import NoLakeYet, attach, use_password
+from tenant_events.store import Batch, StoreWriter
+from tenant_events.store.archive_lake import use_password
 from tenant_events.values.team_archive import Lake
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -36,21 +36,6 @@ pytestmark = [
 ]
 BACKLOG, MORE, LIVE, JOINED = 3000, 800, 1000, 1500
 PASSWORD_ENV = "TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD"
-
-
-def _lake_ids(lake: Lake) -> list[str]:
-    try:
-        alias = attach(lake, read_only=True)
-    except NoLakeYet:  # the relay has not moved yet
-        return []
-    cur = duck.cursor()
-    try:
-        rows = cur.execute(f"SELECT event_id FROM {alias}.events ORDER BY seq").fetchall()
-    except duckdb.CatalogException:  # made, its tables not yet
-        return []
-    finally:
-        cur.close()
-    return [str(r[0]) for r in rows]
 
 
 def _viewer(hub, data: Path, user: str, password: str, team: tuple[str, ...], env: dict[str, str]) -> HubCli:
@@ -113,14 +98,14 @@ def test_the_ducklake_test_with_postgresql_and_two_viewers(
     try:
         first = leader(relays)
         standby = next(r for r in relays if r is not first)
-        wait_until(lambda: len(_lake_ids(watch)) > 0, "the first move into the lake", procs)
+        wait_until(lambda: len(lake_ids(watch)) > 0, "the first move into the lake", procs)
         first.kill()  # while it moves (or between two moves)
-        killed_with = len(_lake_ids(watch))
+        killed_with = len(lake_ids(watch))
         standby.wait_for("leader: holds the lease", timeout=60)
         standby.wait_for("team archive: moving events older than the live tier", timeout=60)
         sim.emit(MORE)
         total = BACKLOG + MORE
-        wait_until(lambda: len(_lake_ids(watch)) >= total - LIVE, "the standby's moves", procs, timeout=120)
+        wait_until(lambda: len(lake_ids(watch)) >= total - LIVE, "the standby's moves", procs, timeout=120)
         viewers.append(
             _viewer(nats_single, late, "viewer2", nats_single.credentials.viewer2, viewer_team, {})
         )
@@ -133,7 +118,7 @@ def test_the_ducklake_test_with_postgresql_and_two_viewers(
         for proc in procs:
             if proc.proc.poll() is None:
                 proc.stop()
-    lake = _lake_ids(watch)
+    lake = lake_ids(watch)
     assert len(lake) == total - LIVE and len(set(lake)) == len(lake), "each event once in the lake"
     every = _cli(early, "export", "--jsonl", "-")
     assert len(every) == total == len(set(every))

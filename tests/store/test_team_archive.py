@@ -18,18 +18,17 @@ import threading
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.history import history
+from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import UserFixableError
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
+from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_lake import LakeBusy, tidy, use_password, write_move
 from tenant_events.store.entity_reader import DirectoryReader
-from tenant_events.store.team_view import record
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
@@ -58,19 +57,6 @@ def _lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
     use_password(relay.catalog, RELAY_PASSWORD)
     use_password(viewer.catalog, VIEWER_PASSWORD)
     return relay, viewer
-
-
-def _store(path: Path, rows: list[EventRow], lake: Lake | None = None) -> Path:
-    writer = StoreWriter(path)
-    try:
-        for at in range(0, len(rows), 400):
-            writer.commit_sync(Batch(events=rows[at : at + 400]))
-        writer.index_all_sync()
-        if lake is not None:
-            writer.run_archive_job(lambda c: record(c, lake)).result()
-    finally:
-        writer.close()
-    return path
 
 
 def _ids(reader: EventReader) -> list[str]:
@@ -115,7 +101,7 @@ def _agree(view: Path, single: Path) -> None:
 def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
     relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
     rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=3)
-    relay = _store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
     writer = StoreWriter(relay)
     try:
@@ -124,14 +110,18 @@ def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postg
         writer.close()
     moved = done.moved
     assert 1200 < moved < 2000 and not (tmp_path / "relay.archive").exists()  # nothing written beside it
-    _agree(relay, _store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
-    early = _store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
+    _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
+    early = filled_store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
     _agree(early, tmp_path / "all.sqlite3")
-    late = _store(tmp_path / "late.sqlite3", rows[900:], viewer_lake)  # joined late: the lake's first 900
+    late = filled_store(
+        tmp_path / "late.sqlite3", rows[900:], viewer_lake
+    )  # joined late: the lake's first 900
     _agree(late, tmp_path / "all.sqlite3")
-    hole = _store(tmp_path / "hole.sqlite3", rows[moved + 200 :], viewer_lake)  # after a hole nobody holds
-    _agree(hole, _store(tmp_path / "no-hole.sqlite3", rows[:moved] + rows[moved + 200 :]))
-    lets_go = _store(tmp_path / "lets-go.sqlite3", rows, viewer_lake)
+    hole = filled_store(
+        tmp_path / "hole.sqlite3", rows[moved + 200 :], viewer_lake
+    )  # after a hole nobody holds
+    _agree(hole, filled_store(tmp_path / "no-hole.sqlite3", rows[:moved] + rows[moved + 200 :]))
+    lets_go = filled_store(tmp_path / "lets-go.sqlite3", rows, viewer_lake)
     writer = StoreWriter(lets_go)
     try:
         gone = keep(
@@ -165,25 +155,6 @@ def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
     ]
 
 
-def _lake_ids(lake: Lake) -> list[str]:
-    """The lake's events in its order, as a reader sees them."""
-    from tenant_events.store import duck
-    from tenant_events.store.archive_lake import NoLakeYet, attach
-
-    try:
-        alias = attach(lake, read_only=True)
-    except NoLakeYet:
-        return []
-    cur = duck.cursor()
-    try:
-        rows = cur.execute(f"SELECT event_id FROM {alias}.events ORDER BY seq").fetchall()
-    except duckdb.CatalogException:  # made, its tables not yet
-        return []
-    finally:
-        cur.close()
-    return [str(r[0]) for r in rows]
-
-
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     postgres: Postgres, tmp_path: Path
 ):
@@ -193,26 +164,26 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     live = _live_rows(rows)
     # a crash after the lake committed and before the relay's database let go: the next move adds nothing twice
     write_move(relay_lake, live[:200])
-    relay = _store(tmp_path / "a.sqlite3", rows[:900], relay_lake)
+    relay = filled_store(tmp_path / "a.sqlite3", rows[:900], relay_lake)
     writer = StoreWriter(relay)
     try:
         keep(writer, MOVE, move_rows=120, lake=relay_lake, fence=lambda: True)
     finally:
         writer.close()
-    first = _lake_ids(relay_lake)
+    first = lake_ids(relay_lake)
     assert first == ids[: len(first)] and 200 < len(first) <= 900
     # a move whose lease lapsed before its commit writes nothing
     with pytest.raises(LakeBusy):
         write_move(relay_lake, live[:1000], fence=lambda: False)
-    assert _lake_ids(relay_lake) == first
+    assert lake_ids(relay_lake) == first
     # the relay that takes over numbers the hub's events its own way (it started reading later): it goes on
-    takeover = _store(tmp_path / "b.sqlite3", rows[300:], relay_lake)
+    takeover = filled_store(tmp_path / "b.sqlite3", rows[300:], relay_lake)
     writer = StoreWriter(takeover)
     try:  # ten days later: more is due
         keep(writer, MOVE, time.time() + 10 * DAY, move_rows=170, lake=relay_lake, fence=lambda: True)
     finally:
         writer.close()
-    lake = _lake_ids(relay_lake)
+    lake = lake_ids(relay_lake)
     assert lake == ids[: len(lake)] and len(lake) > len(first)
     # two moves at once (two relays that both think they lead): whatever commits, nothing twice
     more = _live_rows(rows[len(lake) : len(lake) + 300], 5000)
@@ -232,9 +203,9 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     for racer in racers:
         racer.join()
     assert sorted(type(o).__name__ for o in outcomes) == ["LakeBusy", "int"], outcomes  # one commits
-    assert _lake_ids(relay_lake) == ids[: len(lake) + 300]
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
     tidy(relay_lake)  # DuckLake's upkeep: the small files of each move merged, nothing else changes
-    assert _lake_ids(relay_lake) == ids[: len(lake) + 300]
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
     # a viewer's catalog user reads and cannot write: no teammate deletes the team's history
     with pytest.raises(UserFixableError):
         write_move(viewer_lake, _live_rows(rows[-10:], 9000))
@@ -247,7 +218,7 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
             cur.execute(f"DELETE FROM {attach(viewer_lake, read_only=True)}.events")
     finally:
         cur.close()
-    assert _lake_ids(relay_lake) == ids[: len(lake) + 300]
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
 
 
 _MOVER = """
@@ -278,7 +249,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
     relay_lake, _viewer = _lakes(postgres, tmp_path / "shared")
     rows = history(1200, time.time() - 60 * DAY, 60 * DAY / 1200, seed=5)
     ids = [r.event_id for r in rows]
-    relay = _store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     import random
 
     rng = random.Random(11)
@@ -298,7 +269,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
         time.sleep(rng.uniform(0.05, 1.5))
         mover.kill()
         mover.wait(30)
-        lake = _lake_ids(relay_lake)
+        lake = lake_ids(relay_lake)
         assert lake == ids[: len(lake)], "the lake holds each event once, in order"
         with EventReader(relay) as reader:
             assert _ids(reader) == ids, "the relay's own view: every event once"
@@ -315,7 +286,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
     with EventReader(relay) as reader:
         assert _ids(reader) == ids
         live = reader.count(EventFilter()) - reader.archived_upto()
-    assert _lake_ids(relay_lake) == ids[: len(ids) - live]
+    assert lake_ids(relay_lake) == ids[: len(ids) - live]
 
 
 _VIEWER = """
@@ -343,10 +314,10 @@ def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_
     relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
     rows = history(2000, time.time() - 90 * DAY, 90 * DAY / 2000, seed=7)
     ids = [r.event_id for r in rows]
-    relay = _store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     viewers = [
-        _store(tmp_path / "early.sqlite3", rows, viewer_lake),
-        _store(tmp_path / "late.sqlite3", rows[700:], viewer_lake),
+        filled_store(tmp_path / "early.sqlite3", rows, viewer_lake),
+        filled_store(tmp_path / "late.sqlite3", rows[700:], viewer_lake),
     ]
     stop = tmp_path / "stop"
     procs = []
