@@ -27,7 +27,7 @@ from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_lake import LakeBusy, tidy, use_password, write_move
+from tenant_events.store.archive_lake import LakeBusy, expire, tidy, use_password, write_move
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
@@ -154,6 +154,40 @@ def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
         )
         for i, r in enumerate(rows)
     ]
+
+
+def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewers_read_on(
+    postgres: Postgres, tmp_path: Path
+):
+    """`--keep-archive` for the team's lake: the relay holding the lease drops the oldest moves whose every event
+    is older than the setting (whole moves, each one lake transaction, fenced by the lease); a viewer that joined
+    late then reads what is left with its own events as one store of them does."""
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=4)
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    now = time.time()
+    writer = StoreWriter(relay)
+    try:
+        moved = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True).moved
+    finally:
+        writer.close()
+    held = lake_ids(viewer_lake)
+    assert held == [r.event_id for r in rows[:moved]] and moved > 1000
+    cutoff_ms = int((now - 75 * DAY) * 1000)
+    with pytest.raises(LakeBusy):  # the lease lapsed before the commit: nothing dropped
+        expire(relay_lake, cutoff_ms, fence=lambda: False)
+    assert lake_ids(viewer_lake) == held
+    dropped = expire(relay_lake, cutoff_ms)
+    kept = lake_ids(viewer_lake)
+    assert dropped > 0 and dropped % 250 == 0 and kept == held[dropped:], "whole moves, the oldest"
+    assert all(r.time_ms < cutoff_ms for r in rows[:dropped]), "only what is older than the setting"
+    assert rows[dropped + 249].time_ms >= cutoff_ms, "each move whose every event is older went"
+    assert expire(relay_lake, cutoff_ms) == 0
+    late = filled_store(tmp_path / "late.sqlite3", rows[900:], viewer_lake)
+    _agree(late, filled_store(tmp_path / "kept.sqlite3", rows[dropped:]))
+    # one that joined after a hole nobody holds: the lake, from its first event left, comes first whole
+    hole = filled_store(tmp_path / "hole.sqlite3", rows[moved + 200 :], viewer_lake)
+    _agree(hole, filled_store(tmp_path / "no-hole.sqlite3", rows[dropped:moved] + rows[moved + 200 :]))
 
 
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
