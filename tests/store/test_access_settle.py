@@ -66,20 +66,23 @@ def _held(path: Path, moment: int) -> set[tuple[object, ...]]:
 
 def test_the_live_files_history_stays_bounded_and_every_past_moment_answers_the_same(tmp_path: Path):
     settled_db, whole_db = tmp_path / "settled.sqlite3", tmp_path / "whole.sqlite3"
-    settled, whole = StoreWriter(settled_db), StoreWriter(whole_db)
+    at_once_db = tmp_path / "at-once.sqlite3"  # kept once at the end: its first pass settles month by month
+    settled, whole, at_once = StoreWriter(settled_db), StoreWriter(whole_db), StoreWriter(at_once_db)
     policy = Retention(keep_live_days=KEEP_LIVE, settle_seconds=0)
     grew: dict[int, tuple[int, int, int]] = {}  # day → the settled file's window and state rows, the whole's
     try:
         for day, (end, rows) in enumerate(_days()):
-            for writer in (settled, whole):
+            for writer in (settled, whole, at_once):
                 for at in range(0, len(rows), 500):
                     writer.commit_sync(Batch(events=rows[at : at + 500], cursor=str(day * 10_000 + at)))
                 writer.index_all_sync()  # (the idle-time indexer: full-text, directory, access history)
             keep(settled, policy, now=end)
             grew[day] = (*_rows(settled_db), sum(_rows(whole_db)))
+        keep(at_once, policy, now=end)
     finally:
         settled.close()
         whole.close()
+        at_once.close()
 
     conn = sqlite3.connect(settled_db)
     try:
@@ -114,3 +117,4 @@ def test_the_live_files_history_stays_bounded_and_every_past_moment_answers_the_
     for ms in moments:
         moment = (ms << STAMP_SHIFT) | ((1 << STAMP_SHIFT) - 1)
         assert _held(settled_db, moment) == _held(whole_db, moment), f"at {iso_ms(ms / 1000)}"
+        assert _held(at_once_db, moment) == _held(whole_db, moment), f"at {iso_ms(ms / 1000)}, kept once"

@@ -61,18 +61,30 @@ def point_of(cutoff_s: float) -> int:
 
 
 def settle(writer: StoreWriter, cutoff_s: float, now: float | None = None) -> int:
-    """Settle what ended before the day of `cutoff_s` (the live tier's cutoff); blocking (it writes Parquet): on
-    a worker thread, the catalog change on the writer thread. Returns the spans moved (0: nothing was due, or
-    the history has not taken in every event before the point yet)."""
-    point = point_of(cutoff_s)
+    """Settle what ended before the day of `cutoff_s` (the live tier's cutoff), a month of ends a transaction (a
+    first pass over a long history holds neither the writer nor memory for long); blocking (it writes Parquet):
+    on a worker thread, each catalog change on the writer thread. Returns the spans moved (0: nothing was due,
+    or the history has not taken in every event before the point yet)."""
+    target, moved = point_of(cutoff_s), 0
+    while (step := _settle_step(writer, target, time.time() if now is None else now)) is not None:
+        moved += step
+    return moved
+
+
+def _settle_step(writer: StoreWriter, target: int, now: float) -> int | None:
+    """One step towards `target`: the spans that ended in the oldest month still live (or up to `target`);
+    None when there is no step to take."""
     folder = folder_of(writer.path)
     conn = connect(writer.path, readonly=True)
     try:
         conn.execute("BEGIN")
         try:
             settled = listed(conn, writer.path)
-            if point <= settled.point or _behind(conn, point >> STAMP_SHIFT):
-                return 0
+            if target <= settled.point or _behind(conn, target >> STAMP_SHIFT):
+                return None
+            oldest = conn.execute("SELECT min(until) FROM access_spans").fetchone()[0]
+            point = target if oldest is None else min(target, _next_month(int(oldest)))
+            point = max(point, settled.point + 1)
             spans: list[Span] = conn.execute(
                 f"SELECT {SPAN_COLUMNS} FROM access_spans WHERE until < ?",  # noqa: S608
                 (point,),
@@ -94,21 +106,24 @@ def settle(writer: StoreWriter, cutoff_s: float, now: float | None = None) -> in
     try:
         for month, rows in sorted(by_month.items()):
             built.append(_write(folder, month, rows, [folder / n for n in months.get(month, ())]))
-    except BaseException:
-        remove(folder / b[0] for b in built)
-        raise
-    replaced = stale + [n for month in by_month for n in months.get(month, ())]
-    try:
+        replaced = stale + [n for month in by_month for n in months.get(month, ())]
         done = writer.run_archive_job(
-            lambda c: _commit(c, settled.point, point, built, replaced, time.time() if now is None else now)
+            lambda c: _commit(c, settled.point, point, built, replaced, now)
         ).result()
     except BaseException:
         remove(folder / b[0] for b in built)
         raise
     if not done:  # another process settled first
         remove(folder / b[0] for b in built)
-        return 0
+        return None
     return len(spans)
+
+
+def _next_month(stamp: int) -> int:
+    """The stamp of the start of the UTC month after the one `stamp` falls in."""
+    at = datetime.fromtimestamp((stamp >> STAMP_SHIFT) / 1000, UTC)
+    following = datetime(at.year + at.month // 12, at.month % 12 + 1, 1, tzinfo=UTC)
+    return int(following.timestamp() * 1000) << STAMP_SHIFT
 
 
 def _behind(conn: sqlite3.Connection, point_ms: int) -> bool:
