@@ -98,17 +98,24 @@ def _agree(view: Path, single: Path) -> None:
             assert _timeline(a, "user", user) == _timeline(b, "user", user)
 
 
-def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
+def _moved(postgres: Postgres, tmp_path: Path, seed: int) -> tuple[Lake, Lake, list[EventRow], float, int]:
+    """90 days of history in a relay's database (`relay.sqlite3`), moved into a new lake 250 events a move: the
+    lake as the relay and as a viewer see it, the rows, when they moved and how many did."""
     relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
-    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=3)
+    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=seed)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
     writer = StoreWriter(relay)
     try:
-        done = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True)
+        moved = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True).moved
     finally:
         writer.close()
-    moved = done.moved
+    return relay_lake, viewer_lake, rows, now, moved
+
+
+def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
+    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3)
+    relay = tmp_path / "relay.sqlite3"
     # no event written beside it (only the access history older than the live tier settles there)
     assert 1200 < moved < 2000 and not list((tmp_path / "relay.archive").glob("*.parquet"))
     _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
@@ -162,15 +169,7 @@ def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewer
     """`--keep-archive` for the team's lake: the relay holding the lease drops the oldest moves whose every event
     is older than the setting (whole moves, each one lake transaction, fenced by the lease); a viewer that joined
     late then reads what is left with its own events as one store of them does."""
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
-    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=4)
-    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
-    now = time.time()
-    writer = StoreWriter(relay)
-    try:
-        moved = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True).moved
-    finally:
-        writer.close()
+    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4)
     held = lake_ids(viewer_lake)
     assert held == [r.event_id for r in rows[:moved]] and moved > 1000
     cutoff_ms = int((now - 75 * DAY) * 1000)
