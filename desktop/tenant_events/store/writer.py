@@ -100,7 +100,7 @@ class StoreWriter:
                     last_chunk, indexing = time.monotonic(), True
                 elif self._cleanup_pending and wal is not None:
                     self._cleanup_chunk_safely()
-                    indexing = True
+                    last_chunk, indexing = time.monotonic(), True
                 elif wal is not None:
                     wal.idle()
                     if (gone := wal.files.gone()) is not None:
@@ -110,11 +110,16 @@ class StoreWriter:
             indexing = False
             if job is None:
                 break
-            if self._fts_pending and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
+            idle_work = self._fts_pending or (self._cleanup_pending and wal is not None)
+            if idle_work and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
                 # Live traffic, heartbeats and the alert rules' jobs can keep the queue from ever going idle for
                 # IDLE_BEFORE_INDEXING: without this a catch-up's rows would stay unindexed, and the directory
-                # without their names, for as long as the stream runs.
-                self._index_chunk_safely()
+                # without their names, for as long as the stream runs — and the rows moved to the archive would
+                # stay in the live full-text index, which then grew with the whole history.
+                if self._fts_pending:
+                    self._index_chunk_safely()
+                else:
+                    self._cleanup_chunk_safely()
                 last_chunk = time.monotonic()
             fn, future = job
             if not future.set_running_or_notify_cancel():
