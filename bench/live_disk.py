@@ -5,7 +5,8 @@ time, each event stored as it happened (received at its own time) through the re
 the idle-time indexer does (full-text, entity directory, access history):
 
   kept   the archive's upkeep runs after each day (store/archive_keeper.py: events older than --keep-live move
-         to the archive, the access history older than it is settled there, store/access_settle.py)
+         to the archive, the access history older than it is settled there, store/access_settle.py), and then
+         the writer has the rest of the day idle (its idle work: the moved rows out of the live full-text index)
   peer   no upkeep: everything stays live, as a store without an archive keeps it
 
 Every --every days it lists, for each: the live file's bytes in use (its pages less the free list: SQLite reuses
@@ -59,6 +60,24 @@ def days(n_days: int, per_day: int, seed: int) -> Iterator[tuple[float, list[obj
             rows.append(EventRow.from_message(message, raw, ts))
             n += 1
         yield end, rows
+
+
+def idle(path: Path, limit: float = 120.0) -> float:
+    """Let the writer have the rest of the simulated day idle, as a live stream's writer has most of it: until
+    its idle work is done (the moved rows out of the live full-text index) or `limit` s; returns the wait."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            left = conn.execute("SELECT count(*) FROM archive_files WHERE fts_upto >= first_seq").fetchone()[
+                0
+            ]
+        finally:
+            conn.close()
+        if not left:
+            break
+        time.sleep(0.2)
+    return time.perf_counter() - started
 
 
 def measure(path: Path) -> dict[str, int]:
@@ -116,7 +135,7 @@ def main() -> int:
     policy = Retention(keep_live_days=args.keep_live, settle_seconds=0)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.days} days of "
           f"~{args.per_day} events, live tier {args.keep_live:g} days", flush=True)  # fmt: skip
-    kept_s, stored, history = 0.0, 0, {}
+    kept_s, idle_s, stored, history = 0.0, 0.0, 0, {}
     try:
         for day, (end, rows) in enumerate(days(args.days, args.per_day, seed=11), start=1):
             for writer in writers.values():
@@ -127,12 +146,13 @@ def main() -> int:
             t0 = time.perf_counter()
             keep(writers["kept"], policy, now=end)
             kept_s += time.perf_counter() - t0
+            idle_s += idle(paths["kept"])
             if day % args.every == 0 or day == args.days:
                 stats = {k: measure(p) for k, p in paths.items()}
                 history[day] = stats
                 table(day, stats, args.top)
-                print(f"({stored:,} events stored; upkeep {kept_s:.1f} s so far; load "
-                      f"{os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
+                print(f"({stored:,} events stored; upkeep {kept_s:.1f} s and idle work {idle_s:.1f} s so far; "
+                      f"load {os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
     finally:
         for writer in writers.values():
             writer.close()
