@@ -37,3 +37,12 @@ def cancel_until_done(task: asyncio.Future[Any], every: float) -> None:
         return
     task.cancel()
     task.get_loop().call_later(every, cancel_until_done, task, every)
+
+
+def cancelled_meanwhile() -> None:
+    """Raise the cancellation a finished `wait_for` swallowed (above): the task still counts the request. For the
+    body of a task between its start-up waits and its long wait, never in its clean-up (which runs after a
+    cancellation on purpose)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
