@@ -226,13 +226,13 @@ async def _main(args: argparse.Namespace) -> int:
         if contact is not None and contact.error is not None:
             raise contact.error
         stats = link.stats
-        print(
+        disk = disk_per_tier(link.database_file)  # (the tiers' settings: --keep-live, --keep-archive)
+        print(f"tenant-events: {link.name} takes {disk.words()} on disk", file=sys.stderr)
+        print(  # the last line
             f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
             f"{stats.rejected} rejected",
             file=sys.stderr,
         )
-        disk = disk_per_tier(link.database_file)  # (the tiers' settings: --keep-live, --keep-archive)
-        print(f"tenant-events: {link.name} takes {disk.words()} on disk", file=sys.stderr)
         return exit_code_of(final)
 
 
