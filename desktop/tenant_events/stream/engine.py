@@ -26,7 +26,7 @@ from tenant_events.server_text import shown
 from tenant_events.store import CommitResult, CursorState, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff, bounded
 from tenant_events.stream.batching import MAX_REJECTED_RAW
-from tenant_events.stream.event_rows import event_row
+from tenant_events.stream.event_rows import event_row, numbers_plain
 from tenant_events.stream.follow_loop import FollowLoop
 from tenant_events.stream.outcomes import (
     MIN_INTERVAL,
@@ -259,6 +259,9 @@ class StreamEngine(FollowLoop):
                     watchdog.reschedule(now + stall)
                     last_kick = now
                 frames = decoder.feed(chunk)
+                received = time.time()  # (one read: its frames arrived together)
+                # One look at the numbers of the whole read instead of one per frame (event_rows.py)
+                plain = numbers_plain(decoder.span) if frames else False
                 if decoder.retry != retry:
                     retry = decoder.retry
                     if retry is not None:
@@ -267,7 +270,7 @@ class StreamEngine(FollowLoop):
                     self._progress = True
                     if not sse.data and not sse.oversized:
                         continue  # `data:` with nothing after it: no message to decode (as with httpx-sse)
-                    error = self._take_frame(sse)  # sync: no coroutine per frame
+                    error = self._take_frame(sse, received, plain)  # sync: no coroutine per frame
                     if error is not None:
                         ended = await self._stream_error(error)
                         ended.progress = True
@@ -298,9 +301,9 @@ class StreamEngine(FollowLoop):
             StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION, progress=True
         )
 
-    def _take_frame(self, sse: SSEFrame) -> ErrorMessage | None:
-        """Decode one frame into the pending batch (or its rejects); an in-stream error is returned to handle."""
-        received = time.time()
+    def _take_frame(self, sse: SSEFrame, received: float, numbers_checked: bool) -> ErrorMessage | None:
+        """Decode one frame into the pending batch (or its rejects); an in-stream error is returned to handle.
+        `numbers_checked`: the frame's numbers are known to be in a double's range (event_rows.py)."""
         name, data, sse_id = sse.event, sse.data, sse.id
         size = sse.oversized or len(data)
         limit = self.config.max_data_bytes
@@ -315,7 +318,7 @@ class StreamEngine(FollowLoop):
                 received,
             )
             return None
-        row = event_row(name, data, received)  # the common case in one pass (event_rows.py)
+        row = event_row(name, data, received, numbers_checked)  # the common case in one pass (event_rows.py)
         if row is not None:
             self._batches.add_event(row, row.offset, received)
             return None
