@@ -25,11 +25,6 @@ log = logging.getLogger(__name__)
 # Batches handed to the sink but not yet committed (pipelining, bounded; each batch at most max_bytes).
 # Measured: 12 was no faster than 4 (and since then WAL checkpoints left the writer thread: store/checkpoint.py).
 IN_FLIGHT: Final = 4
-# While the sink still has a batch in hand (a catch-up the sink is slower at than decoding), a full batch grows up to
-# this many times max_events instead of queueing behind it: a transaction's fixed costs — its statements, the WAL's
-# checks, each handing the interpreter lock back and forth — spread over more events exactly when the sink is the
-# slower side. max_bytes still caps it, so what is in flight stays as bounded as before.
-GROW: Final = 4
 TIMER_SLACK: Final = 0.002  # seconds: a batch this close to its deadline is flushed now
 MAX_REJECTED_RAW: Final = 64 * 1024  # of a rejected frame's data, kept for the person who looks at it
 
@@ -56,7 +51,6 @@ class BatchKeeper:
         self._since: float | None = None
         self._opened = asyncio.Event()  # a batch started: the timer sleeps on this while idle (idle CPU)
         self._inflight: deque[asyncio.Future[CommitResult]] = deque()
-        self._uncommitted = 0  # batches handed to the sink whose commit has not been heard of yet
         self._rate: deque[tuple[float, int]] = deque(maxlen=50)
         self.failure: StorageError | None = None
         self.on_failure: Callable[[], None] = lambda: None  # the timer's flush failed: interrupt the follower
@@ -66,8 +60,7 @@ class BatchKeeper:
     def full(self) -> bool:
         if self._max_bytes is not None and self.pending_bytes >= self._max_bytes:
             return True
-        events = len(self.pending.events)
-        return events >= self.max_events and (not self._uncommitted or events >= GROW * self.max_events)
+        return len(self.pending.events) >= self.max_events
 
     def open(self, at: float | None = None) -> None:
         """Start the batch's age (its flush deadline) unless it has started already."""
@@ -127,7 +120,6 @@ class BatchKeeper:
         if batch.empty:
             return
         future = asyncio.wrap_future(self._sink.submit(batch))
-        self._uncommitted += 1
         future.add_done_callback(self._committed)
         self._inflight.append(future)
         while len(self._inflight) >= IN_FLIGHT:
@@ -153,7 +145,6 @@ class BatchKeeper:
         self.pending, self._since, self.failure, self.pending_bytes = Batch(), None, None, 0
 
     def _committed(self, future: asyncio.Future[CommitResult]) -> None:
-        self._uncommitted -= 1
         if future.cancelled():
             return
         exc = future.exception()
