@@ -214,25 +214,19 @@ def event_row(name: str, data: str, received_at: float, numbers_checked: bool = 
         return None
     if not (numbers_checked or numbers_plain(data.encode())) or _too_deep(data):
         return None
-    # Positional, in the INSERT's column order (records.py): tuple.__new__ skips the NamedTuple's Python __new__.
-    return _new_row(
-        EventRow,
-        (
-            event_id,
-            message.offset,
-            name,
-            family,
-            moment,
-            minute_ms + seconds + millis,
-            source,
-            tenant,
-            purpose,
-            None,  # summary: filled by the indexer off the ingest path
-            data,
-            received_at,
-        ),
+    return EventRow.at_canonical_time(
+        event_id,
+        message.offset,
+        name,
+        family,
+        moment,
+        source,
+        tenant,
+        purpose,
+        data,
+        received_at,
+        minute_ms + seconds + millis,
     )
 
 
 _ID_LENGTHS: Final = (20, 26)
-_new_row: Final = tuple.__new__
