@@ -365,6 +365,7 @@ class DesktopApp(QObject):
         dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
         dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
         dialog.edit_tenant_requested.connect(self._edit_tenant)
+        dialog.team_archive_requested.connect(lambda n: hub_connect.open_team_archive(self, n))
         dialog.remove_tenant_requested.connect(lambda n: self.spawn(self.remove_tenant(n)))
         dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
         dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))
