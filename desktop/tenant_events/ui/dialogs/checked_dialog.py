@@ -46,6 +46,17 @@ class CheckedDialog(QDialog):
         box.setFocusProxy(edit)
         return box
 
+    def checked(self, key: str, text: str, check: Callable[[str], str], *, empty_ok: bool) -> bool:
+        """Whether `text` passes `check` (an empty one: `empty_ok`); else its ValueError is said under `key`."""
+        if not text:
+            return empty_ok
+        try:
+            check(text)
+        except ValueError as exc:
+            self.set_error(key, str(exc))
+            return False
+        return True
+
     def set_error(self, key: str, text: str) -> None:
         label = self.errors[key]
         if label.text() == text:

@@ -216,15 +216,8 @@ class ConnectHubDialog(CheckedDialog):
         return self.request
 
     def _check(self, key: str, edit: QLineEdit, check: Callable[[str], str]) -> bool:
-        text = edit.text().strip()
-        if not text:
-            return key == "name"  # the name here may stay empty: it defaults to the hub's name
-        try:
-            check(text)
-        except ValueError as exc:
-            self.set_error(key, str(exc))
-            return False
-        return True
+        # (the name here may stay empty: it defaults to the hub's name)
+        return self.checked(key, edit.text().strip(), check, empty_ok=key == "name")
 
     def _enable(self) -> None:
         ready = self.request is not None and not self.busy

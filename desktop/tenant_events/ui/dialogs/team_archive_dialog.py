@@ -9,7 +9,6 @@ dialog opens no connection and writes no file. Both fields empty: no team archiv
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -102,8 +101,8 @@ class TeamArchiveDialog(CheckedDialog):
             self.folder.text().strip(),
             self.password.text(),
         )
-        ok = self._check("team_archive", catalog, check_catalog)
-        ok = self._check("team_archive_path", folder, check_data_path) and ok
+        ok = self.checked("team_archive", catalog, check_catalog, empty_ok=True)
+        ok = self.checked("team_archive_path", folder, check_data_path, empty_ok=True) and ok
         if password and not catalog:
             self.set_error("password", "there is no catalog to keep it for; give the catalog first")
             ok = False
@@ -118,16 +117,6 @@ class TeamArchiveDialog(CheckedDialog):
                 self.choice = TeamArchiveChoice(profile, password)
         self._enable()
         return self.choice
-
-    def _check(self, key: str, text: str, check: Callable[[str], str]) -> bool:
-        if not text:
-            return True
-        try:
-            check(text)
-        except ValueError as exc:
-            self.set_error(key, str(exc))
-            return False
-        return True
 
     def _show(self, exc: ValidationError) -> None:
         """The profile's own rule that failed, under the field that fixes it (both or neither; every type)."""
