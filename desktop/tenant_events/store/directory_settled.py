@@ -177,8 +177,14 @@ def links_of(
     """The settled links the entity is an end of, as its kind: `ends` gives each relation's kinds in order
     (the relations asked about only)."""
     rows = _rows(settled.links, "? IN (a, b, c)", [entity_id], "rel, a, b, c, added_at, ended")
+    newest: dict[tuple[object, ...], tuple[object, ...]] = {}
+    for (
+        row
+    ) in rows:  # a link settled twice (made again, ended again): its newest add, as the directory keeps it
+        if row[:4] not in newest or int(row[4]) > int(newest[row[:4]][4]):  # type: ignore[call-overload]
+            newest[row[:4]] = row
     out = []
-    for rel, a, b, c, added, ended in rows:
+    for rel, a, b, c, added, ended in newest.values():
         kinds = ends.get(int(rel))  # type: ignore[call-overload]
         ids = (str(a), str(b), str(c))
         if kinds and any(k == kind and ids[p] == entity_id for p, k in enumerate(kinds)):

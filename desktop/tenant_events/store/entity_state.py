@@ -204,7 +204,7 @@ def entity_state(
     entity = entity_from_row(row)
     deletions = own_deletions(conn, settled, entity.kind, entity.id)
     links, total = _links(conn, entity.kind, entity.id, deletions, relations)
-    old = _settled_links(settled, entity, relations, links)
+    old = _settled_links(conn, settled, entity, relations)
     links, total = links + old, total + len(old)
     holding = [link for link in links if link[3] == _HOLDS]
     ended = sorted((link for link in links if link[3] != _HOLDS), key=lambda link: -link[3])
@@ -220,21 +220,25 @@ def entity_state(
 
 
 def _settled_links(
+    conn: sqlite3.Connection,
     settled: SettledDirectory,
     entity: Entity,
     relations: Collection[Relation] | None,
-    live: list[tuple[Rel, list[str], int, int]],
 ) -> list[tuple[Rel, list[str], int, int]]:
-    """The entity's settled links of `relations` (all: None) that the live ones do not hold already."""
+    """The entity's settled links of `relations` (all: None) that the live directory does not hold again."""
     if settled.links is None:
         return []
     ends = {int(r): kinds for r, kinds in ENDS.items() if relations is None or Relation[r.name] in relations}
-    have = {(rel, tuple(ids), added) for rel, ids, added, _e in live}
-    return [
-        (Rel(rel), list(ids), added, ended)
-        for rel, ids, added, ended in links_of(settled, entity.kind, entity.id, ends)
-        if (rel, ids, added) not in have
-    ]
+    out = []
+    for rel, ids, added, ended in links_of(settled, entity.kind, entity.id, ends):
+        # a link made again since it was settled is the live row's (the directory keeps a link's newest add)
+        key = (rel, *ids, *([""] * (3 - len(ids))))
+        if (
+            conn.execute("SELECT 1 FROM links WHERE rel = ? AND a = ? AND b = ? AND c = ?", key).fetchone()
+            is None
+        ):
+            out.append((Rel(rel), list(ids), added, ended))
+    return out
 
 
 def holding_links(conn: sqlite3.Connection, rel: Rel) -> list[tuple[str, str, str, int]]:
