@@ -331,8 +331,9 @@ class StoreWriter:
             )
             if pending
         ]
-        self._turn += 1
-        kinds[self._turn % len(kinds) if by_turns else 0]()
+        turn = self._turn % len(kinds) if by_turns else 0  # (indexing first: names wait on it)
+        self._turn += by_turns
+        kinds[turn]()
 
     def _index_chunk(self) -> int:
         indexed = indexer.index_chunk(self.conn)
