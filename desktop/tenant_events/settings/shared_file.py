@@ -34,6 +34,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
 from tenant_events.settings.settings_file import (
     Unusable,
+    held_lock,
     load_settings,
     migrated,
     read_document,
@@ -148,13 +149,14 @@ class SharedSettings:
 
     def save(self, mine: Settings) -> Settings:
         """Write `mine`, keeping what another process saved since; returns what was written."""
-        try:
-            theirs = read_current(self.paths)
-            written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
-        except Unusable as exc:
-            self.kept_aside = self._keep_aside(str(exc)), str(exc)
-            written = mine
-        ours = save_settings(self.paths, written)  # (a stamp of the path now could be another process's file)
+        with held_lock(self.paths.settings_file):
+            try:
+                theirs = read_current(self.paths)
+                written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
+            except Unusable as exc:
+                self.kept_aside = self._keep_aside(str(exc)), str(exc)
+                written = mine
+            ours = save_settings(self.paths, written)  # (a stamp of the path now could be another's file)
         self.base, self._seen = written.model_copy(deep=True), (ours.st_ino, ours.st_mtime_ns, ours.st_size)
         return written
 
