@@ -40,7 +40,7 @@ ALLOWED: dict[str, str] = {
     "settings/settings_file.py::load_settings": "the settings file and its backup before a migration",
     "settings/settings_file.py::write_private": "the settings or silences file's directory, to fsync the rename",
     "settings/silences_file.py::read_silences": "the silences file (silences.json beside the settings)",
-    "settings/silences_file.py::SilenceBook._locked": "the silences file's lock file (silences.json.lock)",
+    "settings/settings_file.py::held_lock": "the settings or silences file's lock file (<file>.lock beside it)",
     "tenant/origin.py::recorded_origin": "<name>.origin.json beside the database",
     "paths.py::regular_file_bytes": "a file the user names, read only when it is a regular file: a hub secret file, "
     "the Sigma files `rules import` reads, the rules file `rules test` is given",
