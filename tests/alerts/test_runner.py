@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator_process import attach
 from tenant_events.alerts.from_settings import build_evaluator
-from tenant_events.alerts.runner import attach
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import AlertInbox
@@ -37,7 +37,7 @@ def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simu
             "acme", paths, EngineConfig(sim.base_url, name="acme"), StaticTokenProvider(sim.mint_token())
         )
         await monitor.start()
-        runner = attach(monitor, build_evaluator(QUIET_CLOCK, "acme"))
+        runner = attach(monitor, "acme", QUIET_CLOCK.model_dump_json(), by_received=False, resume=None)
         runner.on_alerts.append(seen.append)
         await _until(lambda: monitor.state.state.value == "live", "live")
         sim.emit(1, ["organization.deleted"])

@@ -1,10 +1,11 @@
 """Evaluates the rules over COMMITTED events, exactly once, by stored seq (never over frames in flight).
 
-    commit (writer thread) ──▶ step(ledger): rows watermark+1 … newest ──▶ RuleEngine.feed ──▶ alerts
-                                            └── one transaction: alerts written + watermark moved ──┘
+    commit (writer thread) ─kick─▶ step(ledger): rows watermark+1 … newest ──▶ RuleEngine.feed ──▶ alerts
+                                   └── one transaction: alerts written + watermark moved ──┘
 
-`step` runs on the writer thread (StoreWriter.run_alert_job, driven by runner.py), one chunk of seqs per
-transaction. Why each alert is raised once:
+`step` runs in the rules' own process on its own connection (evaluator_child.py, driven by runner.py), one
+chunk of seqs per transaction; the rows are read by type (only the types some rule or state check reads, and
+the raw JSON only of those whose payload is read). Why each alert is raised once:
   * the watermark (`counters.alerts_upto`) moves in the same transaction as the alerts, compare-and-set
     (alerts_table.AlertLedger.commit): a crash before it means the chunk is evaluated again from scratch, a crash
     after it means it is never evaluated again;

@@ -28,6 +28,10 @@ from tenant_events.errors import UserFixableError
 from tenant_events.server_text import shown
 from tenant_events.url_forms import ALERT_LINK_SCHEME
 
+# the hidden first argument that makes this process the alert rules' own (alerts/evaluator_child.py CHILD_ARG,
+# which tests/alerts/test_evaluator_process.py holds equal to this)
+ALERT_EVALUATOR = "_alert-evaluator"
+
 # Subcommand modules under tenant_events.cli; --help lists the verbs in the order of VERBS below.
 COMMANDS: tuple[str, ...] = (
     "gui_cmd",
@@ -105,6 +109,10 @@ def build_parser(verb: str | None = "") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [ALERT_EVALUATOR]:  # the alert rules' own process, started by the app or `stream`
+        from tenant_events.alerts.evaluator_child import main as evaluate
+
+        return evaluate()
     from tenant_events.cli.output_file import stand_in_for_a_closed_stdout
 
     stand_in_for_a_closed_stdout()

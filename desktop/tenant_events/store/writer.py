@@ -22,7 +22,6 @@ from typing import TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store import archive_move, connections, indexer
-from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
@@ -53,7 +52,6 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
-        self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
         # a removed file found while idle: the next commit is refused with it (_lost)
         self._untold: StorageError | None = None
@@ -170,7 +168,7 @@ class StoreWriter:
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         """`fn(ledger)` on the writer thread between batches: the alert rules see what is committed (runner.py)."""
-        return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
+        return self._submit(lambda: fn(AlertLedger(self.conn)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: indexer.counter(self.conn, "duplicates")).result()
@@ -239,7 +237,6 @@ class StoreWriter:
         finally:
             connections.reopened(self.path)
         self._files_gone = None
-        self._recent = RecentRows()
         log.warning("%s: the event database is open again", self.path.name)
 
     def _refuse_until_reopened(self, gone: str | None) -> None:
@@ -271,11 +268,9 @@ class StoreWriter:
         if self._files_gone is not None:
             raise _files_gone_error(self.path, self._files_gone)
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
-        last_seq, inserted = result.last_seq, result.inserted
+        last_seq = result.last_seq
         if last_seq is not None:
             self._stored_upto = last_seq
-            if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
-                self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
         self._wal_written()
         return result

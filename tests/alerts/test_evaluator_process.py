@@ -1,0 +1,75 @@
+"""The rules' own process: started by the hidden argument the command line knows, it evaluates what the parent
+committed without the parent's writer taking part, is started again when it dies, and ends with its handle."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from helpers.alert_events import event
+from helpers.slack import bound
+from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator_child import CHILD_ARG
+from tenant_events.alerts.evaluator_process import EvaluatorProcess
+from tenant_events.cli.main import ALERT_EVALUATOR
+from tenant_events.store import AlertInbox, Batch, StoreWriter
+
+RULES = AlertSettings(
+    rules=[
+        {"id": "off-hours", "enabled": False},
+        {"id": "gone", "name": "Org gone", "severity": "info", "types": ["organization.deleted"]},
+    ]
+)
+
+
+def test_the_command_line_knows_the_evaluators_argument():
+    assert CHILD_ARG == ALERT_EVALUATOR
+
+
+@pytest.mark.expect_warning_logs  # the restart after the kill is said
+def test_the_child_evaluates_commits_comes_back_after_a_kill_and_raises_nothing_twice(tmp_path):
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+    seen = []
+
+    async def scenario():
+        runner = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        runner.on_alerts.append(seen.append)
+
+        async def commit(n, at):
+            rows = [event("organization.deleted", at + i) for i in range(n)]
+            result = await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor=f"c{at}")))
+            runner.kick(result)
+
+        async def until(check, what):
+            for _ in range(int(bound(30) / 0.02)):
+                if check():
+                    return
+                await asyncio.sleep(0.02)
+            raise AssertionError(f"timed out waiting for {what}")
+
+        try:
+            await commit(1, 10)
+            await until(lambda: seen, "the first alert")
+            first = runner.pid
+            assert first is not None and first != os.getpid()
+            os.kill(first, signal.SIGKILL)
+            await until(lambda: runner.restarts == 1 and runner.pid != first, "a new child")
+            await commit(2, 100_000)
+            await runner.drain()
+            assert runner.watermark == 3
+        finally:
+            runner.close()
+            await asyncio.wait_for(runner.idle(), bound(30))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    with AlertInbox(db) as inbox:
+        alerts = inbox.alerts()
+    assert sum(a.event_count for a in alerts if a.rule_id == "gone") == 3  # each event behind one alert, once
+    assert "gone" in {a.rule_id for r in seen for a in r.alerts}
