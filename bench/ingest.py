@@ -420,7 +420,9 @@ def main() -> int:
                     )
                     print(
                         f"run {run + 1} {kind:15s} {rates[kind][-1]:>10,.0f} events/s  (stored in "
-                        f"{r['seconds']:.1f} s from its start{evaluated}; CPU {r['cpu_s']:.1f} s; simulator "
+                        f"{r['seconds']:.1f} s from its start{evaluated}; CPU {r['cpu_s']:.1f} s, by then "
+                        f"{r['command_cpu_s']:.1f} s in the command + {r['children_cpu_s']:.1f} s in its rules' "
+                        f"process; simulator "
                         f"{sim_cpu:.1f} s)  peak RSS {r['peak_rss_mb']:.0f} MB{wal}",
                         flush=True,
                     )

@@ -6,8 +6,14 @@ built-in pack, timing the writer thread's CPU in each part of a step:
 
   directory  opening the entity directory, and bringing it up when a new or live alert's detail names who and
              what (a catch-up leaves it to the idle-time indexer)
-  feed       the rules applied to the rows (rule_engine.py), the state checks' links kept on the way
+  names      wording the alerts' details with the directory's names (evaluator.py `_details`), the update
+             before an event read back from the store (`earlier_object`)
+  feed       the rules applied to the rows (rule_engine.py), the state checks' links kept on the way, less
+             the look-ups it makes (names)
   rest       everything else in the step: reading rows, writing alerts and the watermark
+
+with how many look-ups each kind of directory query made (an entity's history, `objects_of`, is the costly
+one: it searches the events not yet in the full-text index by substring),
 
 and, beside them, the CPU of the whole process and of the simulator while the backlog was stored. Every run is
 listed.
@@ -32,6 +38,7 @@ import sim_process
 
 OLD = "2000-01-01T00:00:00Z"
 SPENT: Counter[str] = Counter()
+CALLS: Counter[str] = Counter()  # directory look-ups made while evaluating, by kind
 _OPEN: list[str] = []  # the parts being timed on the writer thread, innermost last
 
 
@@ -42,6 +49,7 @@ def _timed(owner: Any, attribute: str, part: str) -> None:
     @functools.wraps(inner)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         started = time.thread_time()
+        CALLS[attribute] += 1
         _OPEN.append(part)
         nested_before = SPENT["_nested"]
         try:
@@ -65,6 +73,7 @@ async def _run(url: str, token: str, n: int, sim_pid: int) -> dict[str, float]:
     from tenant_events.stream.tokens import StaticTokenProvider
 
     SPENT.clear()
+    CALLS.clear()
     tmp = Path(tempfile.mkdtemp(prefix="bench-rules-cost-"))
     writer = StoreWriter(tmp / "bench.sqlite3")
     engine = StreamEngine(
@@ -113,11 +122,17 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    from tenant_events.alerts import evaluator
     from tenant_events.alerts.rule_engine import RuleEngine
     from tenant_events.store.alerts_table import AlertLedger
+    from tenant_events.store.entity_reader import DirectoryReader
 
     _timed(AlertLedger, "directory", "directory")
     _timed(RuleEngine, "feed", "feed")
+    _timed(evaluator, "_details", "names")
+    _timed(AlertLedger, "earlier_object", "names")
+    for lookup in ("objects_of", "event_data", "entities", "entity"):
+        _timed(DirectoryReader, lookup, "names")
     sim, url = sim_process.start_simulator(
         args.events, "--real-names", "--burst-every", "0", "--heartbeat", "1"
     )
@@ -125,11 +140,16 @@ def main() -> int:
         token = sim_process.admin_token(url)
         for run in range(1, args.runs + 1):
             r = asyncio.run(_run(url, token, args.events, sim.pid))
-            rest = r["step"] - r.get("directory", 0.0) - r.get("feed", 0.0)
+            parts = ("directory", "names", "feed")
+            rest = r["step"] - sum(r.get(part, 0.0) for part in parts)
+            lookups = ", ".join(
+                f"{k} {v:,}" for k, v in sorted(CALLS.items()) if k not in ("feed", "directory", "_details")
+            )
             print(
                 f"run {run}: stored in {r['stored_s']:.2f} s, evaluated in {r['evaluated_s']:.2f} s; CPU: process "
-                f"{r['process_cpu']:.2f} s, simulator {r['sim_cpu']:.2f} s; rules {r['step']:.2f} s = directory "
-                f"{r.get('directory', 0.0):.2f} + feed {r.get('feed', 0.0):.2f} + rest {rest:.2f}",
+                f"{r['process_cpu']:.2f} s, simulator {r['sim_cpu']:.2f} s; rules {r['step']:.2f} s = "
+                + " + ".join(f"{part} {r.get(part, 0.0):.2f}" for part in parts)
+                + f" + rest {rest:.2f}; look-ups: {lookups or 'none'}",
                 flush=True,
             )
     finally:

@@ -5,7 +5,9 @@ start), into a fresh data dir, signed in with a simulator token. This process wa
 SQLite, read-only, every 20 ms: the time the n-th event was stored, and the time the rules had evaluated every
 event up to it (`counters.alerts_upto`, which moves in the transaction that stores the alerts it raised), then
 stops the command with SIGTERM and reads its CPU time (its rules' process's included) and the peak RSS of the
-larger of the two; the write-ahead log's largest size is sampled by stat as it goes.
+larger of the two; the write-ahead log's largest size is sampled by stat as it goes. The CPU of the command and
+of each process it started (the rules') is also read from /proc at the moment both times are known, before the
+stop: what each process spent on the run itself.
 """
 
 from __future__ import annotations
@@ -45,6 +47,22 @@ def _seqs(db: Path) -> tuple[int, int]:
         conn.close()
 
 
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process (Linux /proc); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
 def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[str, float]:
     """Seconds from the command's start until `n` events are stored (`seconds`) and, with the pack, until every
     one of them has been evaluated (`alerts_seconds`)."""
@@ -67,6 +85,7 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stored_at = evaluated_at = None
+    command_cpu = children_cpu = 0.0
     wal = db.with_name(db.name + "-wal")
     wal_max = 0
     deadline = started + LIMIT_S
@@ -84,6 +103,8 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
                 stored_at, target = now, stored
             if stored_at is not None and (not alerts or evaluated >= target):
                 evaluated_at = now
+                command_cpu = _cpu(proc.pid)
+                children_cpu = sum(_cpu(c) for c in _children(proc.pid))
                 break
             time.sleep(POLL)
         else:
@@ -101,6 +122,8 @@ def consume_stream(auth_url: str, token: str, n: int, *, alerts: bool) -> dict[s
         "alerts_seconds": evaluated_at,
         "events": n,
         "cpu_s": usage.ru_utime + usage.ru_stime,
+        "command_cpu_s": command_cpu,  # at the moment both times were known: the command's own process
+        "children_cpu_s": children_cpu,  # and the processes it started (the rules')
         "peak_rss_mb": usage.ru_maxrss / 1024,  # of the largest process: the command, or its rules' process
         "wal_max_mib": wal_max / 2**20,
     }

@@ -124,3 +124,54 @@ def test_a_catch_up_alerts_later_event_is_worded_with_names_once_the_indexer_rea
     with AlertInbox(path) as inbox:
         (stored,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
     assert stored.detail == "linus@example.com added to organization Stark Industries as admin"
+
+
+def test_a_growing_alert_is_said_with_the_names_at_its_time_once_it_stops_not_at_every_chunk(tmp_path):
+    """The rules behind the directory (a catch-up, the rules' own process): every chunk grows the catch-up's
+    admin alert, whose latest event names an organization renamed since. Its history is read once, when the
+    alert stops growing, not once per chunk (that was most of the rules' CPU behind the store)."""
+    path = tmp_path / "demo.sqlite3"
+    t = Tenant()
+    stark, admin = "org_0000000000stark", "rol_admin0000000001"
+    users = [f"auth0|grantee{i:010d}" for i in range(30)]
+    rows = [t.row("organization.created", t.org(stark, "stark", "Stark Industries"))]
+    rows += [t.row("user.created", t.user(uid, f"u{i}@example.com")) for i, uid in enumerate(users)]
+    rows += [
+        t.row(
+            "organization.member.role.assigned",
+            {"organization": {"id": stark}, "user": {"user_id": uid}, "role": {"id": admin, "name": "admin"}},
+        )
+        for uid in users
+    ]
+    rows.append(t.row("organization.updated", t.org(stark, "stark", "Stark Enterprises")))  # renamed after
+    rules = load_rules([], BUILTIN_RULES).rules
+    around_the_clock = WorkingHours(start="00:00", end="00:00", timezone="UTC")
+    evaluator = Evaluator(RuleEngine(rules, hours=around_the_clock, profile="demo"), chunk=2)
+    writer = StoreWriter(path)
+    history: list[str] = []
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="backlog"))
+        writer.index_all_sync()  # the directory ahead of the rules: it knows the new name
+
+        def step_counting(ledger):
+            conn = ledger._conn
+            conn.set_trace_callback(lambda sql: history.append(sql) if "instr(raw" in sql else None)
+            try:
+                return evaluator.step(ledger)
+            finally:
+                conn.set_trace_callback(None)
+
+        grown = writer.run_alert_job(step_counting).result()  # 31 chunks, the admin alert grew in 15
+        (alert,) = [a for a in grown.raised if a.rule_id == "admin-role"]
+        assert alert.catch_up and alert.event_count == 30
+        growing = len(history)
+        stopped = writer.run_alert_job(step_counting).result()  # nothing new: it stopped growing
+    finally:
+        writer.close()
+    assert growing <= 1, f"{growing} look-ups of an entity's history while the alert grew"
+    said = {a.id: a.detail for a in stopped.updated}
+    assert said[alert.id] == "u29@example.com added to organization Stark Industries as admin", said
+    assert len(history) - growing <= 1
+    with AlertInbox(path) as inbox:
+        (stored,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
+    assert stored.detail == said[alert.id]

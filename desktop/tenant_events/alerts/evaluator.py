@@ -19,6 +19,7 @@ the raw JSON only of those whose payload is read). Why each alert is raised once
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
@@ -26,7 +27,7 @@ from typing import Final
 from tenant_events.alerts import access_state
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
-from tenant_events.entities.sentences import describe_stored
+from tenant_events.entities.sentences import NamesNow, NamesThen, describe_payloads
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.team_state import TeamState, adopt
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 
 EVAL_CHUNK: Final = 5000  # seqs per transaction: a catch-up of 1M events commits alerts every 5,000
 RESTORE_CHUNK: Final = 50_000  # seqs read at once when the state checks' links are restored
+LATE_NAMES_S: Final = (
+    2.0  # how often (at most) growing alerts' details are said again with names at their time
+)
 QUIET_CHECK_S: Final = 5.0  # how often (at most) alerts are looked at for a resolve by going quiet
 
 
@@ -82,9 +86,11 @@ class Evaluator:
         self.engine = engine
         self.chunk = chunk
         self.watermark: int | None = None  # None: (re)load from the store before the next step
-        # catch-up alerts whose detail was said before the directory reached their latest event (its names):
-        # alert id → that event's seq; said again once the idle-time indexer has brought the directory there
-        self._unnamed: dict[int, int] = {}
+        # alerts whose detail was said with the names of the moment (growing ones), or before the directory reached
+        # their latest event: alert id → (that event's seq, the words said); said again with the names at its time
+        # once they stop growing, or every LATE_NAMES_S, and the directory has reached it (`_name_late`)
+        self._unnamed: dict[int, tuple[int, str]] = {}
+        self._named_at = 0.0
         self._triage_row = 0  # the newest triage log row seen: later ones are phase changes to pass on
         self.resume: TeamState | None = None  # a team relay's state to adopt before the first step
         self._quiet_checked = 0.0
@@ -120,28 +126,40 @@ class Evaluator:
             self._load(ledger)
         assert self.watermark is not None
         result = StepResult(watermark=self.watermark)
+        then: NamesThen | None = None
         newest = ledger.newest_seq()
         engine = self.engine
         engine.names = _directory_names(ledger)
         engine.earlier = ledger.earlier_object
-        if self._unnamed:
-            self._name_late(ledger, result)
+        if self._unnamed and (self.watermark >= newest or time.monotonic() - self._named_at >= LATE_NAMES_S):
+            self._name_late(ledger, result)  # stopped growing, or said with today's names for long enough
         self._resolve_quiet(ledger)
         self._triaged(ledger, result)
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
-            named_upto = end
+            named_upto, exact = end, set()
             if touched:
-                # A live alert's names are worth bringing the directory up (a little) for, and a catch-up's first
-                # alert of each rule's (the summary names them); a catch-up alert's later events are not, nor a
-                # grouped rule's next groups, raised all through a backlog: that would keep the whole directory
-                # during it (bench/rules_cost.py). Their detail is said again once the indexer has caught up.
-                refresh = self._worth_names(touched)
-                directory = ledger.directory(refresh=refresh)
+                # Said at once with the names at the event's time: what is notified and delivered now (live
+                # alerts raised or with a new version; a catch-up's first alert of each rule, which its summary
+                # names), with the directory brought up a little for them. Every other touched alert (a growing
+                # one, a catch-up's next groups all through a backlog) is worded with the names the directory
+                # holds now, in the same two queries, and said again once it stops growing (`_name_late`): a look
+                # at each renamed entity's history per growing alert per chunk was most of the rules' CPU.
+                said = self._to_say(touched)
+                directory = ledger.directory(refresh=bool(said))
                 named_upto = directory.watermark()
-                details = _details(directory, ledger, [alert.write.last_seq for alert in touched])
+                exact = {id(a) for a in said}
+                # (a step's names at the time hold for every event it evaluates: later commits come after them)
+                then = then or NamesThen(directory)
+                details = _details(
+                    directory,
+                    ledger,
+                    [a.write.last_seq for a in said],
+                    [a.write.last_seq for a in touched if id(a) not in exact],
+                    then,
+                )
                 for alert in touched:
                     alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
             ids = ledger.commit([a.finish() for a in touched], self.watermark, end)
@@ -150,8 +168,8 @@ class Evaluator:
                 if alert.write.reopen:
                     result.refired.add(alert_id)
                 result.add(stored[alert_id], new=alert.write.alert_id is None)
-                if alert.write.last_seq > named_upto:
-                    self._unnamed[alert_id] = alert.write.last_seq
+                if alert.write.last_seq > named_upto or id(alert) not in exact:
+                    self._unnamed[alert_id] = (alert.write.last_seq, alert.write.detail)
                 else:
                     self._unnamed.pop(alert_id, None)
                 alert.committed(alert_id)
@@ -161,14 +179,23 @@ class Evaluator:
             result.position = ledger.position(self.watermark)
         return result
 
-    def _worth_names(self, touched: list[OpenAlert]) -> bool:
-        live = any(not a.write.catch_up for a in touched)
+    def _to_say(self, touched: list[OpenAlert]) -> list[OpenAlert]:
+        """The touched alerts to name at once: live ones raised or with a new version, and a catch-up's first
+        alert of each rule (once per catch-up)."""
         firsts = {a.write.rule_id for a in touched if a.write.catch_up and a.write.alert_id is None}
         if not firsts and not any(a.write.catch_up for a in touched):
             self._named_catch_up = set()  # the catch-up is over: the next one names its first alerts again
         new = firsts - self._named_catch_up
         self._named_catch_up |= new
-        return live or bool(new)
+        now = []
+        for alert in touched:
+            w = alert.write
+            if not w.catch_up and (w.alert_id is None or w.reopen):
+                now.append(alert)
+            elif w.catch_up and w.alert_id is None and w.rule_id in new:
+                new.discard(w.rule_id)
+                now.append(alert)
+        return now
 
     def _open_by_id(self) -> dict[int, OpenAlert]:
         return {a.write.alert_id: a for a in self.engine.open.values() if a.write.alert_id is not None}
@@ -204,21 +231,29 @@ class Evaluator:
             ledger.resolve(entries)
 
     def _name_late(self, ledger: AlertLedger, result: StepResult) -> None:
-        """Say again, with names, the details of catch-up alerts the directory has now reached."""
+        """Say again, with the names at their event's time, the details of alerts worded with the names of the
+        moment (growing ones) or before the directory reached their event: all at once, one look-up per renamed
+        entity however many alerts name it, and written only where the words changed."""
+        self._named_at = time.monotonic()
         directory = ledger.directory(refresh=False)
         upto = directory.watermark()
-        ready = {alert_id: seq for alert_id, seq in self._unnamed.items() if seq <= upto}
+        ready = {alert_id: held for alert_id, held in self._unnamed.items() if held[0] <= upto}
         if not ready:
             return
         for alert_id in ready:
             del self._unnamed[alert_id]
-        details = _details(directory, ledger, list(ready.values()))
-        renamed = ledger.rename({i: (seq, details[seq]) for i, seq in ready.items() if seq in details})
+        details = _details(directory, ledger, [seq for seq, _said in ready.values()])
+        changed = {
+            i: (seq, details[seq]) for i, (seq, said) in ready.items() if details.get(seq, said) != said
+        }
+        if not changed:
+            return
+        renamed = ledger.rename(changed)
         stored = ledger.alerts_by_id(list(renamed))
         for alert in self.engine.open.values():
             stored_id = alert.write.alert_id
             if stored_id is not None and stored_id in renamed:
-                alert.write.detail = details[ready[stored_id]]
+                alert.write.detail = changed[stored_id][1]
                 result.add(stored[stored_id], new=False)
 
     def _load(self, ledger: AlertLedger) -> None:
@@ -275,13 +310,26 @@ def _directory_names(ledger: AlertLedger) -> Callable[[str, str], str | None]:
     return name_of
 
 
-def _details(directory: DirectoryReader, ledger: AlertLedger, seqs: list[int]) -> dict[int, str]:
+def _details(
+    directory: DirectoryReader,
+    ledger: AlertLedger,
+    seqs: list[int],
+    quick: list[int] | None = None,
+    then: NamesThen | None = None,
+) -> dict[int, str]:
     """Each event's sentence with names from the directory ("grace@example.com added to organization Stark"),
-    ids where a name is not known yet, in one directory lookup for the whole chunk; the stored summary for an
-    event the directory cannot read."""
-    sentences = describe_stored(directory, seqs)
+    ids where a name is not known yet; `seqs` with the names at the event's time (a look-up per entity renamed
+    since, kept in `then` for a whole step), `quick` with the names the directory holds now. Two directory queries
+    for all of them; the stored summary for an event the directory cannot read."""
+    payloads = directory.event_data([*seqs, *(quick or ())])
+    wanted = set(seqs)
+    exact = {s: p for s, p in payloads.items() if s in wanted}
+    sentences = describe_payloads(directory, exact, then) if exact else {}
+    rest = {s: p for s, p in payloads.items() if s not in exact}
+    if rest:
+        sentences.update(describe_payloads(directory, rest, NamesNow(directory)))
     details: dict[int, str] = {}
-    for seq in seqs:
+    for seq in [*seqs, *(quick or ())]:
         sentence = sentences.get(seq)
         if sentence is None:
             summary = ledger.summary(seq)

@@ -242,6 +242,18 @@ class NamesThen:
         return replace(entity, name=named, detail=None)  # (a connection's strategy: said with its name)
 
 
+class NamesNow(NamesThen):
+    """The names the directory holds now, never what an entity was called before: a first wording with no
+    look-up per renamed entity (each one reads the entity's history). The alert rules say a growing alert's
+    latest event this way, and again with the names at its time once it stops growing (alerts/evaluator.py)."""
+
+    def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
+        return None
+
+    def name(self, entity: Entity | None, seq: int, stamp: int) -> str | None:
+        return None
+
+
 def describe_payloads(
     directory: BeforeLookup, payloads: Mapping[int, StoredPayload], names: NamesThen | None = None
 ) -> dict[int, Sentence]:
