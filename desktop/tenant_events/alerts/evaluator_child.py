@@ -1,14 +1,19 @@
 """The alert rules' process: evaluates a tenant database's committed events beside the process that stores them.
 
     parent (stores)  ──stdin: start, kick, rules──▶  this process (os.nice) ──▶ AlertRunner ──▶ Evaluator.step
-                     ◀──stdout: each StepResult──                               on its own connection
+                     ◀──stdout: each step's result──                             on its own connection
 
 Started by evaluator_process.py as `tenant-events _alert-evaluator` (the same interpreter, or the frozen app),
 with PR_SET_PDEATHSIG: it ends when its parent does, even after SIGKILL, and when its stdin closes (the parent
-stopped it). Storing never waits for it: the parent only tells it that something was committed, and it reads the
-rows by seq on its own connection, at a lower CPU priority, as fast as it can. What it raises it writes itself,
-with its watermark, in one transaction (store/alerts_table.py), so a SIGKILL of either process loses and
-repeats nothing. Frames on both pipes are a 4-byte length and a pickle: both ends are this program.
+stopped it). Storing never waits for it: the parent only tells it that something was committed (a kick, five
+bytes written after each commit), and it reads the rows by seq on its own connection, at a lower CPU priority.
+What it raises it writes itself, with its watermark, in one transaction (store/alerts_table.py), so a SIGKILL of
+either process loses and repeats nothing.
+
+One thread does everything: its event loop waits on stdin and on the runner's timers, and a step runs on it at
+once (store/alert_connection.py). A kick wakes the very thread that evaluates; kicks that come during a step wait
+in the pipe and fold into one step after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle:
+both ends are this program.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import os
 import pickle
 import struct
 import sys
-import threading
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -35,23 +39,35 @@ CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-ev
 # 1024 and 335). At 10 (a tenth) a machine loaded by other work all but stopped the rules: a 60,000-event catch-up
 # was not evaluated within the tests' bounds.
 NICENESS: Final = 5
-_HEAD: Final = struct.Struct("!I")
 EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
+_HEAD: Final = struct.Struct("!cI")
+START, KICK, RULES = b"S", b"K", b"R"  # parent → child
+STEP, FAILED = b"T", b"F"  # child → parent: a step's result, a failed step's reason
 
 
-def write_frame(out: IO[bytes], message: object) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(_HEAD.pack(len(data)) + data)
-    out.flush()
+def frame(tag: bytes, message: object = None) -> bytes:
+    data = b"" if message is None else pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEAD.pack(tag, len(data)) + data
 
 
-def read_frame(inp: IO[bytes]) -> Any:
-    """The next message; EOFError when the other end closed its pipe."""
-    head = inp.read(_HEAD.size)
-    if len(head) < _HEAD.size:
-        raise EOFError
-    data = inp.read(_HEAD.unpack(head)[0])
-    return pickle.loads(data)  # noqa: S301 - written by the parent, this same program
+class Frames:
+    """Cuts the bytes read from a pipe into (tag, message) frames, however the reads split them."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[bytes, Any]]:
+        buffer = self._buffer
+        buffer += data
+        out: list[tuple[bytes, Any]] = []
+        while len(buffer) >= _HEAD.size:
+            tag, size = _HEAD.unpack_from(buffer)
+            if len(buffer) < _HEAD.size + size:
+                break
+            body = bytes(buffer[_HEAD.size : _HEAD.size + size])
+            del buffer[: _HEAD.size + size]
+            out.append((tag, pickle.loads(body) if body else None))  # noqa: S301 - this same program's
+        return out
 
 
 def rules_from(settings_json: str, tenant: str, by_received: bool) -> Evaluator:
@@ -67,49 +83,65 @@ def main() -> int:
         os.nice(NICENESS)
     except OSError:  # not allowed here: evaluate at the parent's priority
         log.debug("niceness not changed")
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    try:
-        start = read_frame(inp)
-    except EOFError:
-        return 0
-    asyncio.run(_serve(start, inp, out))
+    frames, start, rest = Frames(), None, []
+    while start is None:
+        data = os.read(0, 1 << 16)
+        if not data:
+            return 0
+        got = frames.feed(data)
+        if got:
+            start, rest = got[0][1], got[1:]
+    asyncio.run(_serve(start, frames, rest, sys.stdout.buffer))
     return 0
 
 
-async def _serve(start: dict[str, Any], inp: IO[bytes], out: IO[bytes]) -> None:
+async def _serve(
+    start: dict[str, Any], frames: Frames, early: list[tuple[bytes, Any]], out: IO[bytes]
+) -> None:
     loop = asyncio.get_running_loop()
     tenant, by_received = str(start["tenant"]), bool(start["by_received"])
     evaluator = rules_from(start["settings"], tenant, by_received)
     evaluator.resume = start.get("resume")
     store = AlertConnection(Path(start["database"]))
     runner = AlertRunner(evaluator, lambda: store)
-    runner.on_step.append(lambda result: write_frame(out, result))
+
+    def send(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    runner.on_step.append(lambda result: send(frame(STEP, result)))
 
     def failed(exc: BaseException) -> None:
         if isinstance(exc, FilesGone):  # ended without closing the connection (alert_connection.py); the
             out.flush()  # parent starts another, and the writer says what happened to the files
             os._exit(EXIT_FILES_GONE)
-        write_frame(out, ("failed", str(exc)))
+        send(frame(FAILED, str(exc)))
 
     runner.on_failure.append(failed)
     closed = asyncio.Event()
 
-    def heard(message: tuple[Any, ...]) -> None:
-        if message[0] == "rules":
-            runner.evaluator = rules_from(message[1], tenant, by_received)
-        runner.kick()
+    def heard(got: list[tuple[bytes, Any]]) -> None:
+        for tag, message in got:
+            if tag == RULES:
+                runner.evaluator = rules_from(message, tenant, by_received)
+        runner.kick()  # any word from the parent: evaluate what is committed (once, however many kicks)
 
-    def listen() -> None:
-        while True:
-            try:
-                message = read_frame(inp)
-            except (EOFError, OSError, ValueError):
-                loop.call_soon_threadsafe(closed.set)
-                return
-            loop.call_soon_threadsafe(heard, message)
+    def readable() -> None:
+        try:
+            data = os.read(0, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            loop.remove_reader(0)
+            closed.set()
+            return
+        heard(frames.feed(data))
 
-    threading.Thread(target=listen, name="alerts-parent", daemon=True).start()
-    runner.kick()
+    os.set_blocking(0, False)
+    loop.add_reader(0, readable)
+    heard(early)
     await closed.wait()
     runner.close()
     await runner.idle()

@@ -1,13 +1,15 @@
 """The alert rules of a tenant database run in a process of their own (evaluator_child.py); this is its handle.
 
-    TenantMonitor.on_commit ──kick()──▶ EvaluatorProcess ──"kick"──▶ child: steps on its own connection
-                                              ◀── StepResult ── (a reader thread, then the loop thread) ──▶ on_alerts
+    TenantMonitor.on_commit ──kick()──▶ EvaluatorProcess ──kick──▶ child: steps on its own connection
+                                              ◀── each step's result (read by the event loop) ──▶ on_alerts
 
-Storing never waits for evaluating: a kick is a few bytes on a pipe, at most one unanswered at a time, and the
-child reads the committed rows itself. The child dies with this process (PR_SET_PDEATHSIG, as the demo
-simulator) and is started again, a little later each time, when it dies on its own; it resumes from its stored
-watermark, so nothing is raised twice or missed. `attach` wires it to a `TenantMonitor`: the events of the
-last batches are evaluated before the database closes (`drain`).
+Storing never waits for evaluating: a kick is five bytes written to a pipe after each commit, never blocking
+(when the child is busy and the pipe full, the bytes already there wake it), and the child reads the committed
+rows itself. Its answers are read by the event loop itself (`add_reader`), so a step's alerts reach the observers
+with no thread between. The child dies with this process (PR_SET_PDEATHSIG, as the demo simulator) and is
+started again, a little later each time, when it dies on its own; it resumes from its stored watermark, so
+nothing is raised twice or missed. `attach` wires it to a `TenantMonitor`: the events of the last batches are
+evaluated before the database closes (`drain`).
 """
 
 from __future__ import annotations
@@ -15,15 +17,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.alerts.evaluator import StepResult
-from tenant_events.alerts.evaluator_child import CHILD_ARG, EXIT_FILES_GONE, read_frame, write_frame
+from tenant_events.alerts.evaluator_child import (
+    CHILD_ARG,
+    EXIT_FILES_GONE,
+    FAILED,
+    KICK,
+    RULES,
+    START,
+    STEP,
+    Frames,
+    frame,
+)
 from tenant_events.alerts.runner import tell
 from tenant_events.demo_simulator import _die_with_parent, _prctl
 from tenant_events.errors import StorageError
@@ -36,6 +48,7 @@ log = logging.getLogger(__name__)
 RESTART_AFTER: Final = 1.0  # seconds before a child that died is started again, doubling up to RESTART_CAP
 RESTART_CAP: Final = 30.0
 AFTER_FILES_GONE: Final = 5.0  # seconds before a child that met removed database files is started again
+_KICK: Final = frame(KICK)
 
 
 def child_argv() -> list[str]:
@@ -65,7 +78,8 @@ class EvaluatorProcess:
         self._committed_upto = 0
         self._closed = False
         self._paused = False  # the child was ended with its database's writer; a kick starts it again
-        self._kicked = False  # a kick the child has not answered with a step yet
+        self._out = bytearray()  # what the child's stdin did not take yet (it is busy): sent when it can
+        self._frames = Frames()
         self._stepped = asyncio.Event()
         self._exited = asyncio.Event()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -84,13 +98,13 @@ class EvaluatorProcess:
         if self._paused and not self._closed:  # the monitor started again
             self._paused = False
             self._spawn()
-        if not self._kicked:
-            self._kicked = self._send(("kick",))
+        if not self._out:  # (bytes still waiting wake the child as well)
+            self._send(_KICK)
 
     def replace_rules(self, settings_json: str) -> None:
         """Evaluate with these rules from the child's next step on (it keeps its place)."""
         self._start["settings"] = settings_json
-        self._send(("rules", settings_json))
+        self._send(frame(RULES, settings_json))
 
     async def drain(self) -> None:
         """Until every event committed before the call has been evaluated (or a step failed, or the child died:
@@ -122,9 +136,12 @@ class EvaluatorProcess:
     def _end(self) -> None:
         self._stepped.set()
         proc = self._proc
-        if proc is not None and proc.stdin is not None:
+        self._out.clear()
+        if proc is not None and proc.stdin is not None and not proc.stdin.closed:
+            with contextlib.suppress(ValueError, OSError):
+                self._loop.remove_writer(proc.stdin.fileno())
             with contextlib.suppress(OSError):
-                proc.stdin.close()
+                proc.stdin.close()  # the child ends after its step in flight
 
     # -- the child -------------------------------------------------------------------------------------------
     def _spawn(self) -> None:
@@ -135,64 +152,87 @@ class EvaluatorProcess:
             child_argv(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            bufsize=0,
             preexec_fn=_die_with_parent(prctl) if prctl is not None else None,
         )
-        self._proc, self._kicked = proc, False
+        assert proc.stdin is not None and proc.stdout is not None
+        self._proc, self._frames = proc, Frames()
+        self._out.clear()
         self._exited.clear()
-        assert proc.stdout is not None
-        threading.Thread(
-            target=self._listen, args=(proc, proc.stdout), name="alerts-child", daemon=True
-        ).start()
-        self._send(self._start)
+        os.set_blocking(proc.stdin.fileno(), False)
+        os.set_blocking(proc.stdout.fileno(), False)
+        self._loop.add_reader(proc.stdout.fileno(), self._readable, proc)
+        self._send(frame(START, self._start))
 
-    def _send(self, message: object) -> bool:
+    def _send(self, data: bytes) -> None:
+        """Write to the child's stdin without blocking; what does not fit waits for the pipe to drain."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.stdin.closed:
-            return False
+            return
+        self._out += data
+        self._flush(proc)
+
+    def _flush(self, proc: subprocess.Popen[bytes]) -> None:
+        if proc is not self._proc or proc.stdin is None or proc.stdin.closed:
+            return
+        fd = proc.stdin.fileno()
         try:
-            write_frame(proc.stdin, message)
-        except (OSError, ValueError):  # the child is gone: _gone starts another
-            return False
-        return True
+            while self._out:
+                del self._out[: os.write(fd, self._out)]
+        except BlockingIOError:
+            self._loop.add_writer(fd, self._flush, proc)
+            return
+        except OSError:  # the child is gone: its stdout's end starts another
+            self._out.clear()
+        self._loop.remove_writer(fd)
 
-    def _listen(self, proc: subprocess.Popen[bytes], out: IO[bytes]) -> None:
-        """The reader thread: each frame to the loop thread, then the child's end."""
-        while True:
-            try:
-                result = read_frame(out)
-            except (EOFError, OSError, ValueError):
-                break
-            self._loop.call_soon_threadsafe(self._heard, result)
-        out.close()
-        code = proc.wait()
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            self._loop.call_soon_threadsafe(self._gone, proc, code)
+    def _readable(self, proc: subprocess.Popen[bytes]) -> None:
+        """The child's stdout, read by the event loop: each frame to `_heard`, then the child's end."""
+        assert proc.stdout is not None
+        try:
+            data = os.read(proc.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            for tag, message in self._frames.feed(data):
+                if proc is self._proc:
+                    self._heard(tag, message)
+            return
+        self._loop.remove_reader(proc.stdout.fileno())
+        proc.stdout.close()
+        self._reap(proc)
 
-    def _heard(self, result: Any) -> None:
-        if not isinstance(result, StepResult):  # ("failed", why): logged by the child, which tries again
+    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+        """Its exit status, looked at until there (its stdout closes just before it exits)."""
+        code = proc.poll()
+        if code is None:
+            self._loop.call_later(0.02, self._reap, proc)
+        else:
+            self._gone(proc, code)
+
+    def _heard(self, tag: bytes, message: Any) -> None:
+        if tag == FAILED:  # logged by the child, which tries again a little later
             self.failures += 1
-            self._kicked = False
             self._stepped.set()
             return
+        if tag != STEP or not isinstance(message, StepResult):
+            return
+        result = message
         self._restart_delay = RESTART_AFTER
         self.watermark = result.watermark
         if result.watermark:  # a team's evaluation, if any, is adopted: a restart goes on from the store
             self._start["resume"] = None
-        self._kicked = False
         self._stepped.set()
         if result.changed:
             tell(self.on_alerts, result)
-        if self._committed_upto > result.watermark:
-            self.kick()
 
     def _gone(self, proc: subprocess.Popen[bytes], code: int) -> None:
         if proc is not self._proc:
             return
-        with contextlib.suppress(OSError):
-            if proc.stdin is not None:
-                proc.stdin.close()
+        self._end()
         self._exited.set()
-        self._stepped.set()
         if self._closed or self._paused:
             return
         self.restarts += 1

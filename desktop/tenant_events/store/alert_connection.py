@@ -3,8 +3,9 @@
 The writer thread of the process that follows the stream owns the events; the rules read what it committed, by
 seq, on this connection, and write their alerts and their watermark in short transactions of their own
 (AlertLedger.commit: compare and set, so a second evaluator or a restart never evaluates an event twice). SQLite
-serialises the two writers; each waits for the other's short transaction (busy_timeout). Every step runs on one
-thread of its own, so the process's event loop stays free to hear the parent.
+serialises the two writers; each waits for the other's short transaction (busy_timeout). A step runs on the
+thread that asks for it, the process's only one: a commit's kick reaches it with no thread between (a hand-over
+between threads cost a wake-up each, tens of milliseconds apiece on a loaded machine at a lower priority).
 
 A database file another program removed (the -wal or -shm, checkpoint.py `FilesHeld`) ends this connection's use:
 it would go on reading and writing files nobody else sees, and closing it would fold a stale log into the
@@ -32,22 +33,25 @@ class FilesGone(StorageError):
 
 
 class AlertConnection:
-    """One connection and the one thread that uses it (the AlertJobs of alerts/runner.py)."""
+    """One connection, used by the thread that made it (the AlertJobs of alerts/runner.py, run at once)."""
 
     def __init__(self, path: Path) -> None:
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"alerts-{path.stem}")
-        self._conn = self._thread.submit(connect, path).result()
-        self._thread.submit(self._conn.execute, "SELECT count(*) FROM sqlite_schema").result()  # files open
+        self._conn = connect(path)
+        self._conn.execute("SELECT count(*) FROM sqlite_schema")  # its files open, as they are now
         self._files = FilesHeld(path)
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
-        return self._thread.submit(self._job, fn)
-
-    def _job(self, fn: Callable[[AlertLedger], T]) -> T:
-        self._check()
-        out = fn(AlertLedger(self._conn))
-        self._check()  # (what it wrote went into a removed log: lost with its watermark, evaluated again)
-        return out
+        """`fn(ledger)` now, on this thread; its outcome as a completed future."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        try:
+            self._check()
+            out = fn(AlertLedger(self._conn))
+            self._check()  # (what it wrote went into a removed log: lost with its watermark, evaluated again)
+        except Exception as exc:  # handed to the runner, which logs it and tries again later
+            future.set_exception(exc)
+        else:
+            future.set_result(out)
+        return future
 
     def _check(self) -> None:
         gone = self._files.gone()
@@ -55,6 +59,4 @@ class AlertConnection:
             raise FilesGone(f"{gone} is no longer the file the alert rules opened")
 
     def close(self) -> None:
-        """After the step in flight (if any)."""
-        self._thread.submit(self._conn.close).result()
-        self._thread.shutdown()
+        self._conn.close()
