@@ -28,7 +28,7 @@ from tenant_events.alerts import access_state
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
 from tenant_events.entities.sentences import NamesNow, NamesThen, describe_payloads
-from tenant_events.store.alerts_table import AlertLedger
+from tenant_events.store.alerts_table import NAMES_CATCH_UP, AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.team_state import TeamState, adopt
 from tenant_events.values.alert_lifecycle import RULES_WHO, quiet_resolve_due
@@ -132,7 +132,7 @@ class Evaluator:
         engine.names = _directory_names(ledger)
         engine.earlier = ledger.earlier_object
         if self._unnamed and (self.watermark >= newest or time.monotonic() - self._named_at >= LATE_NAMES_S):
-            self._name_late(ledger, result)  # stopped growing, or said with today's names for long enough
+            self._name_late(ledger, result, newest)  # stopped growing, or said with today's names long enough
         self._resolve_quiet(ledger)
         self._triaged(ledger, result)
         while self.watermark < newest:
@@ -230,13 +230,16 @@ class Evaluator:
         if entries:
             ledger.resolve(entries)
 
-    def _name_late(self, ledger: AlertLedger, result: StepResult) -> None:
+    def _name_late(self, ledger: AlertLedger, result: StepResult, newest: int) -> None:
         """Say again, with the names at their event's time, the details of alerts worded with the names of the
         moment (growing ones) or before the directory reached their event: all at once, one look-up per renamed
-        entity however many alerts name it, and written only where the words changed."""
+        entity however many alerts name it, and written only where the words changed. Not while the indexer is
+        far behind the store (a catch-up): each look-up would search the events it has not indexed yet."""
         self._named_at = time.monotonic()
         directory = ledger.directory(refresh=False)
         upto = directory.watermark()
+        if newest - upto > NAMES_CATCH_UP:
+            return
         ready = {alert_id: held for alert_id, held in self._unnamed.items() if held[0] <= upto}
         if not ready:
             return
