@@ -1,7 +1,7 @@
 """Drives an Evaluator on asyncio, one step at a time, in the evaluator's own process (evaluator_child.py).
 
-    kick() (a commit, said by the parent) ──▶ AlertRunner ──run_alert_job──▶ its connection's thread:
-                                              Evaluator.step ◀── StepResult (loop thread) ──▶ on_step, on_alerts
+    kick() (a commit, said by the parent) ──▶ AlertRunner ──run_alert_job──▶ Evaluator.step on its connection
+                                              ◀── StepResult (loop thread) ──▶ on_step, on_alerts
 
 At most one step is in flight; kicks that arrive meanwhile fold into one more step after it. Without commits a
 step is still kicked every `evaluator.tick_s`: alerts resolve by going quiet, and triage made in another process
@@ -29,7 +29,8 @@ T = TypeVar("T")
 
 
 class AlertJobs(Protocol):
-    """Where a step runs: a thread of its own over a connection that may write alerts (evaluator_child.py)."""
+    """Where a step runs: a connection that may write alerts, used at once on the loop's thread (the rules' own
+    process, store/alert_connection.py) or on a writer's thread (tests, bench/)."""
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]: ...
 
