@@ -73,3 +73,68 @@ def test_the_child_evaluates_commits_comes_back_after_a_kill_and_raises_nothing_
         alerts = inbox.alerts()
     assert sum(a.event_count for a in alerts if a.rule_id == "gone") == 3  # each event behind one alert, once
     assert "gone" in {a.rule_id for r in seen for a in r.alerts}
+
+
+def test_the_parent_never_blocks_on_a_child_that_does_not_read(tmp_path):
+    """A stopped child (or one deep in a long step) reads nothing: a rules change larger than the pipe holds and
+    the kicks after every commit must not hold the parent's event loop. Once it reads again it gets the new rules
+    whole and evaluates with them what was committed meanwhile."""
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+    seen = []
+    # the new rules: one that fires on group deletions, and enough padding to be far larger than a pipe's buffer
+    padding = [
+        {"id": f"pad-{i}", "name": "x" * 80, "severity": "info", "types": ["user.deleted"], "enabled": False}
+        for i in range(2000)
+    ]
+    new_rules = AlertSettings(
+        rules=[
+            {"id": "off-hours", "enabled": False},
+            {"id": "grp", "name": "Group gone", "severity": "info", "types": ["group.deleted"]},
+            *padding,
+        ]
+    ).model_dump_json()
+    assert len(new_rules) > 4 * 65536
+
+    async def scenario():
+        runner = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        runner.on_alerts.append(seen.append)
+        ticks = 0
+
+        async def ticking():  # the loop goes on while the child reads nothing
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        ticker = asyncio.create_task(ticking())
+        try:
+            for _ in range(int(bound(30) / 0.02)):  # started, and the (empty) store evaluated
+                if runner.watermark is not None:
+                    break
+                await asyncio.sleep(0.02)
+            child = runner.pid
+            os.kill(child, signal.SIGSTOP)
+            try:
+                runner.replace_rules(new_rules)
+                rows = [event("group.deleted", 10)]
+                for _ in range(20_000):
+                    runner.kick()
+                runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c1"))))
+                before = ticks
+                await asyncio.sleep(0.2)
+                assert ticks > before, "the event loop stood still"
+            finally:
+                os.kill(child, signal.SIGCONT)
+            await asyncio.wait_for(runner.drain(), bound(30))
+            assert runner.watermark == 1 and runner.restarts == 0 and runner.pid == child
+        finally:
+            ticker.cancel()
+            runner.close()
+            await asyncio.wait_for(runner.idle(), bound(30))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert [a.rule_id for r in seen for a in r.raised] == ["grp"]

@@ -124,7 +124,8 @@ async def _serve(
         for tag, message in got:
             if tag == RULES:
                 runner.evaluator = rules_from(message, tenant, by_received)
-        runner.kick()  # any word from the parent: evaluate what is committed (once, however many kicks)
+        if got:  # any whole word from the parent: evaluate what is committed (once, however many kicks)
+            runner.kick()
 
     def readable() -> None:
         try:
@@ -141,7 +142,7 @@ async def _serve(
 
     os.set_blocking(0, False)
     loop.add_reader(0, readable)
-    heard(early)
+    heard([*early, (KICK, None)])  # (and what was committed before this process started)
     await closed.wait()
     runner.close()
     await runner.idle()
