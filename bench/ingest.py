@@ -500,7 +500,9 @@ def main() -> int:
                     print(
                         f"catch-up of {args.catchup:,} events (stream, built-in pack): last event stored after "
                         f"{r['seconds']:.1f} s (goal < 20 s), last alert of the backlog raised after "
-                        f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s, peak RSS "
+                        f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s (by then "
+                        f"{r['command_cpu_s']:.1f} s in the command + {r['children_cpu_s']:.1f} s in its rules' "
+                        f"process), peak RSS "
                         f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB"
                     )
                     continue
