@@ -25,6 +25,18 @@ RULES = AlertSettings(
 )
 
 
+async def _stopped(runner):
+    runner.close()
+    await asyncio.wait_for(runner.idle(), bound(30))
+
+
+def _run_then_close(scenario, writer):
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+
+
 def test_the_command_line_knows_the_evaluators_argument():
     assert CHILD_ARG == ALERT_EVALUATOR
 
@@ -62,13 +74,9 @@ def test_the_child_evaluates_commits_comes_back_after_a_kill_and_raises_nothing_
             await runner.drain()
             assert runner.watermark == 3
         finally:
-            runner.close()
-            await asyncio.wait_for(runner.idle(), bound(30))
+            await _stopped(runner)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        writer.close()
+    _run_then_close(scenario, writer)
     with AlertInbox(db) as inbox:
         alerts = inbox.alerts()
     assert sum(a.event_count for a in alerts if a.rule_id == "gone") == 3  # each event behind one alert, once
@@ -130,11 +138,7 @@ def test_the_parent_never_blocks_on_a_child_that_does_not_read(tmp_path):
             assert runner.watermark == 1 and runner.restarts == 0 and runner.pid == child
         finally:
             ticker.cancel()
-            runner.close()
-            await asyncio.wait_for(runner.idle(), bound(30))
+            await _stopped(runner)
 
-    try:
-        asyncio.run(scenario())
-    finally:
-        writer.close()
+    _run_then_close(scenario, writer)
     assert [a.rule_id for r in seen for a in r.raised] == ["grp"]
