@@ -326,3 +326,49 @@ def test_rows_described_before_the_directory_reached_them_are_named_once_it_has(
 
         asyncio.run(asyncio.wait_for(read_then_catch_up(), 60))
         assert all("grace.hopper@example.com" in names.text(e) for e in shown), [names.text(e) for e in shown]
+
+
+class IndexedSlowly:
+    """A directory whose indexer moves one row per look: it knows an entity once it has passed its creation."""
+
+    def __init__(self, directory: DirectoryReader, created_at: int) -> None:
+        self.directory, self.created_at, self.upto = directory, created_at, 0
+
+    def event_data(self, seqs):
+        return self.directory.event_data(seqs)
+
+    def entities(self, keys):
+        return self.directory.entities(keys) if self.upto >= self.created_at else {}
+
+    def objects_of(self, kind, entity_id):
+        return self.directory.objects_of(kind, entity_id)
+
+    def watermark(self):
+        self.upto += 1
+        return min(self.upto, self.directory.watermark())
+
+
+def test_rows_wait_for_their_names_for_as_long_as_the_directory_keeps_moving(tmp_path):
+    """A long catch-up on a busy machine: the indexer takes many more tries than the give-up count to reach the
+    rows shown, yet it never stops moving, so the rows are said again with names once it has."""
+    u = Tenant()
+    rows = [u.row("organization.created", u.org(STARK, "stark", "Stark")) for _ in range(25)]
+    rows.append(u.row("user.created", u.user(GRACE, "grace.hopper@example.com", "Grace Hopper")))  # seq 26
+    rows += [u.row("organization.member.added", MEMBER) for _ in range(5)]
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=rows, cursor="c1"))
+    writer.index_all_sync()
+    writer.close()
+    with EventReader(db) as reader, DirectoryReader(db) as directory:
+        shown = [e for e in reader.page_before(EventFilter(), None, 10) if e.seq >= 26]
+        assert len(shown) == 6
+        names = PageNames(IndexedSlowly(directory, created_at=26), retry_s=0.001, retries=3)
+
+        async def read_a_page() -> None:
+            names.page_read(shown)
+            while names._task is not None:
+                await names._task
+
+        asyncio.run(asyncio.wait_for(read_a_page(), 60))
+        assert all("grace.hopper@example.com" in names.text(e) for e in shown), [names.text(e) for e in shown]

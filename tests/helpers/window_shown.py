@@ -4,8 +4,11 @@ window must stay like this while the store is paused and look like it again once
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
+from helpers.slack import bound
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
 
 SHOWN = 25  # the rows the window shows without scrolling
@@ -50,3 +53,12 @@ def names_unlike_the_directory(shown: list, directory: Any) -> list[str]:
             if known is not None and known.label != known.id and m.label == m.id:
                 wrong.append(f"{m.kind} {m.id} shown as its id; the directory knows {known.label!r}")
     return wrong
+
+
+async def named_as_the_directory(w: Any, directory: Any, wait_s: float = 60) -> None:
+    """Wait until no shown row says by its id a name the directory knows: rows of a catch-up are named once the
+    indexer has put them into the directory, which on a loaded machine comes well after they are shown."""
+    deadline = time.monotonic() + bound(wait_s)
+    while wrong := await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory):
+        assert time.monotonic() < deadline, wrong
+        await asyncio.sleep(0.5)

@@ -8,7 +8,8 @@ Without a loop (scripts, plain model tests) they are made at once. The stored su
 search matches. While the store cannot be read (the writer opening its database again after another program
 removed a file of it) the rows are kept queued and tried again a second later, so their names still come. Rows
 past the directory's watermark (a catch-up batch, which the indexer puts into the directory later) are said with
-the ids they carry for now, and said again once the directory has reached them.
+the ids they carry for now, and said again once the directory has reached them: for as long as the directory keeps
+moving (a long catch-up on a busy machine takes minutes), and a minute more once it stops.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ RETRIES: Final = 60  # in a row, before the rows wait for the next page read
 class PageNames:
     """Sentences by stored seq for one tenant's directory (None: no directory, the stored summary is shown)."""
 
-    def __init__(self, directory: StoredLookup | None = None) -> None:
+    def __init__(
+        self, directory: StoredLookup | None = None, *, retry_s: float = RETRY_S, retries: int = RETRIES
+    ) -> None:
         self.directory = directory
+        self._retry_s, self._retries = retry_s, retries
         self._sentences: OrderedDict[int, Sentence] = OrderedDict()
         self._queued: dict[int, None] = {}
         self._early: set[int] = set()  # said before the directory reached them: said again once it has
@@ -65,7 +69,7 @@ class PageNames:
                 self.keep_task(self._task)
 
     async def _drain(self) -> None:
-        failed = 0
+        failed, reached = 0, -1
         try:
             while self._queued and self.directory is not None:
                 directory, seqs = self.directory, list(self._queued)
@@ -77,9 +81,9 @@ class PageNames:
                         continue  # a tenant the table has left meanwhile: the new one's rows
                     self._queued.update(dict.fromkeys(seqs))
                     failed += 1
-                    if failed > RETRIES:
+                    if failed > self._retries:
                         return  # kept queued: the next page read tries them again
-                    await asyncio.sleep(RETRY_S)
+                    await asyncio.sleep(self._retry_s)
                     continue
                 if directory is not self.directory:
                     continue
@@ -92,11 +96,14 @@ class PageNames:
                 if not early:
                     failed = 0
                     continue
-                failed += 1  # the directory behind: these rows again, a little later
-                if failed > RETRIES and not self._queued:
+                # the directory behind: these rows again, a little later; the count of tries starts again while
+                # the indexer is still moving, so a long catch-up still ends with names
+                failed = 1 if upto > reached else failed + 1
+                reached = max(reached, upto)
+                if failed > self._retries and not self._queued:
                     return  # still marked early: the next page read of them tries again
                 if not self._queued:
-                    await asyncio.sleep(RETRY_S)
+                    await asyncio.sleep(self._retry_s)
                 self._queued.update(dict.fromkeys(early))
         finally:
             self._task = None

@@ -27,8 +27,7 @@ from helpers.window_shown import (
     counted,
     in_time_order,
     named,
-    names_unlike_the_directory,
-    sentences,
+    named_as_the_directory,
     shown_count,
     window_rows,
 )
@@ -81,7 +80,7 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             await until(lambda: named(w) and counted(w), 30, "the window's names, count and histogram")
             assert in_time_order(w), [e.time for e in window_rows(w)]
             directory = session.link.ui_reader.directory()
-            assert await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory) == []
+            await named_as_the_directory(w, directory)
             session.status_changed.connect(lambda s: lines.append(s.line()))
             for suffix in ("-wal", "-shm"):
                 os.remove(db.with_name(db.name + suffix))
@@ -105,7 +104,7 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
                 lambda: named(w) and counted(w), 30, "the names, count and histogram after the reopen"
             )
             assert in_time_order(w), [e.time for e in window_rows(w)]
-            assert await asyncio.to_thread(names_unlike_the_directory, sentences(w), directory) == []
+            await named_as_the_directory(w, directory)
             await until(lambda: shown_count(w) >= sent, 30, "the count")
             save_screenshot(w, "store-recovery-live-again")
 
