@@ -155,7 +155,9 @@ def test_a_growing_alert_is_said_with_the_names_at_its_time_once_it_stops_not_at
 
         def step_counting(ledger):
             conn = ledger._conn
-            conn.set_trace_callback(lambda sql: history.append(sql) if "instr(raw" in sql else None)
+            conn.set_trace_callback(
+                lambda sql: history.append(sql.split("instr(raw, ")[1][:30]) if "instr(raw" in sql else None
+            )
             try:
                 return evaluator.step(ledger)
             finally:
@@ -164,14 +166,18 @@ def test_a_growing_alert_is_said_with_the_names_at_its_time_once_it_stops_not_at
         grown = writer.run_alert_job(step_counting).result()  # 31 chunks, the admin alert grew in 15
         (alert,) = [a for a in grown.raised if a.rule_id == "admin-role"]
         assert alert.catch_up and alert.event_count == 30
-        growing = len(history)
+        growing = list(history)
+        history.clear()
         stopped = writer.run_alert_job(step_counting).result()  # nothing new: it stopped growing
     finally:
         writer.close()
-    assert growing <= 1, f"{growing} look-ups of an entity's history while the alert grew"
+    # (each grant names the organization and the role, whose name every grant sets anew: both read as renamed)
+    assert len(growing) == len(set(growing)) <= 2, (
+        f"an entity's history read again while the alert grew: {growing}"
+    )
     said = {a.id: a.detail for a in stopped.updated}
     assert said[alert.id] == "u29@example.com added to organization Stark Industries as admin", said
-    assert len(history) - growing <= 1
+    assert len(history) == len(set(history)) <= 2, history
     with AlertInbox(path) as inbox:
         (stored,) = [a for a in inbox.alerts() if a.rule_id == "admin-role"]
     assert stored.detail == said[alert.id]
