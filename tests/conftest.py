@@ -48,6 +48,7 @@ SLOW = (
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
     "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",  # ~30 s, twice
     "alerts/test_builtin_rules_live.py",
+    "alerts/test_pack_budgets.py",  # a day of the demo's traffic (~245,000 events) made and evaluated: ~15-25 s
     "ui/window/test_focus_after_settings.py",  # Settings opened and closed five times, twice: ~25 s each
     "cli/test_unreachable.py",
     "destinations/test_hostile_receivers.py::test_destinations_test_of_a_trickling_receiver_answers_within_the",

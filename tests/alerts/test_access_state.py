@@ -29,11 +29,11 @@ def at(time_ms: int) -> EvalRow:
     return EvalRow(0, "", "group.member.added", "", time_ms, "", None, None)
 
 
-def fed(rows, order=None) -> AccessState:
+def fed(rows, order=None, types=access_state.TYPES) -> AccessState:
     state = AccessState()
     for seq in order or range(1, len(rows) + 1):
         r = rows[seq - 1]
-        if r.type in access_state.TYPES:
+        if r.type in types:
             state.apply(r.type, r.time_ms, seq, orjson.loads(r.raw)["event"]["data"])
     return state
 
@@ -104,6 +104,15 @@ def test_fed_in_stored_order_every_check_says_what_the_directory_says(world):
         sum(want.values()) > 50 and len(want) - sum(want.values()) > 500
     )  # both answers occur, of each kind
     assert {k[0] for k, v in want.items() if v} == {"g", "u", "c"}
+
+
+def test_fed_only_what_a_check_depends_on_it_says_the_same(world):
+    """An engine takes in only the events its rules' checks depend on (access_state.NEEDS)."""
+    rows, _path, want = world
+    types = access_state.types_for(["connection_added_within"])
+    assert types < access_state.TYPES
+    mine = {k: v for k, v in want.items() if k[0] == "c"}
+    assert answers(fed(rows, types=types), mine) == mine
 
 
 def test_fed_out_of_order_the_stamps_decide_and_the_answers_are_the_same(world):

@@ -236,3 +236,14 @@ def test_a_flood_of_one_rule_is_one_notification_and_the_next_within_5_s_waits_f
     now[0] += 6  # a lone firing 6 s later is said at once, as itself
     [alone] = planner.offer(StepResult(raised=[grouped(12, "Oscorp")]))
     assert alone.title == "Organization connection changed · organization Oscorp"
+
+
+def test_a_floods_line_for_an_alert_of_several_firings_says_how_many():
+    """Its title would say "× 2"; the flood's title does not, so its line does."""
+    planner = NotificationPlanner(QuietTimes(NotificationSettings(), UTC), clock=lambda: 0.0)
+    twice = dataclasses.replace(grouped(1, "Acme"), occurrences=2, event_count=2)
+    [said] = planner.offer(StepResult(raised=[twice, grouped(2, "Globex")]))
+    assert said.title == "Organization connection changed · 2 organizations"
+    assert "2 firings in under a second; latest: Role admin assigned to group eng" in said.why.splitlines(), (
+        said.why
+    )

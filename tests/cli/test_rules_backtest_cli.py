@@ -63,7 +63,9 @@ def test_backtest_per_day_a_changed_rule_against_the_rule_as_it_stands_and_the_b
         ["2", "2", "+0"],
         ["1", "1", "+0"],
     ]
-    assert lines[-1].strip() == "4 alerts (4 firings) on 3 days; as it stands 4 (+0)"
+    assert lines[-1].strip() == (
+        "4 alerts (4 firings) on 3 days; as it stands 4 (+0); 0 days over the budget of 5 a day"
+    )
 
     changed = tmp_path / "change.yml"
     rule = {

@@ -67,17 +67,20 @@ def other_tasks() -> list[asyncio.Task[Any]]:
     return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and t not in _RUNNERS]
 
 
-async def until(predicate: Callable[[], Any], wait_s: float = 20.0, what: str = "") -> Any:
+async def until(
+    predicate: Callable[[], Any], wait_s: float = 20.0, what: str | Callable[[], str] = ""
+) -> Any:
     """Await `predicate()` being truthy (the async twin of qtbot.waitUntil); returns its value. `wait_s` is
-    stretched by WAIT_SLACK."""
+    stretched by WAIT_SLACK. `what` may be a function: what is awaited, with the state it was left in."""
     deadline = time.monotonic() + wait_s * WAIT_SLACK
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
+            said = what() if callable(what) else what
             raise AssertionError(
-                f"timed out after {wait_s * WAIT_SLACK:.0f} s waiting for {what or predicate}"
+                f"timed out after {wait_s * WAIT_SLACK:.0f} s waiting for {said or predicate}"
             )
         await asyncio.sleep(0.02)
 

@@ -5,6 +5,7 @@ the receiver saw."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 import uuid
@@ -150,3 +151,82 @@ def marked(hub) -> bool:
 
 def _viewer_options(hub) -> HubOptions:
     return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", "viewer", hub.credentials.viewer))
+
+
+def settled(db: Path, events: int, kind: str = "group.created") -> bool:
+    """The relay's team database holds `events` events of type `kind`, has evaluated all it stores, and its
+    outbox has nothing left to route or send."""
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return False
+    try:
+        stored = conn.execute("SELECT count(*) FROM events WHERE type = ?", (kind,)).fetchone()[0]
+        newest = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+        found = conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()
+        if found is None:  # the schema is being set up: its counters come in a later transaction
+            return False
+        upto = found[0]
+        unrouted = conn.execute("SELECT count(*) FROM alert_outbox WHERE routed = 0").fetchone()[0]
+        pending = conn.execute("SELECT count(*) FROM alert_deliveries WHERE state = 'pending'").fetchone()[0]
+        routed = conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0]
+    except sqlite3.Error:  # being created
+        return False
+    finally:
+        conn.close()
+    return stored >= events and upto >= newest and routed > 0 and unrouted == 0 and pending == 0
+
+
+@contextmanager
+def two_relays(
+    make_simulator,
+    hub,
+    tmp_path,
+    httpserver,
+    catch_up_minutes: float | None = None,
+    rules: list[dict] = RULES,
+):
+    """A simulator, a receiver and two relays delivering to it (with `catch_up_minutes` and `rules` in their
+    settings), the first holding the lease and evaluating; every relay still running is stopped afterwards."""
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    receiver = Receiver(httpserver)
+    dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
+    with team_destination(dirs, receiver.url, rules) as name:
+        for data in dirs if catch_up_minutes is not None else ():
+            paths = AppPaths.resolve(str(data))
+            settings = load_settings(paths)
+            settings.alerts.catch_up_after_minutes = catch_up_minutes
+            save_settings(paths, settings)
+        relays = [relay(sim, hub, token, d, name) for d in dirs]
+        try:
+            first = leader(relays)
+            standby = next(r for r in relays if r is not first)
+            first.wait_for("alerts: evaluating the team's alerts")
+            standby.wait_for("standby: the lease is held by")
+            yield sim, receiver, dirs, relays
+        finally:
+            for r in relays:
+                if r.proc.poll() is None:
+                    r.stop()
+
+
+def take_over(
+    relays, dirs, groups: int, before=lambda: None, *, kind: str = "group.created", stop: bool = True
+) -> tuple[HubCli, Path]:
+    """Kill whichever relay leads now (after `before()`); the other takes over and settles its evaluation and
+    outbox (`groups` events of type `kind`): that relay, stopped unless `stop` is False, and its team
+    database."""
+    first = leader(relays)  # (a loaded machine may have handed the lease over since the start)
+    standby = next(r for r in relays if r is not first)
+    before()
+    terms = standby.count("leader: holds the lease")
+    first.kill()
+    standby.wait_for("leader: holds the lease", times=terms + 1, timeout=30)
+    survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
+    wait_until(lambda: settled(survivor, groups, kind), "the new leader's evaluation and outbox", relays)
+    if stop:
+        assert standby.stop() == 0, standby.text()
+    return standby, survivor

@@ -12,22 +12,21 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
-import sqlite3
 import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 from helpers.hostile_viewer import hostile
-from helpers.hub_cli import HubCli
 from helpers.team_alerts import (
     Receiver,
     leader,
     marked,
     relay,
+    settled,
+    take_over,
     team_destination,
     team_ids,
+    two_relays,
     viewer,
     wait_until,
     with_rules,
@@ -35,8 +34,6 @@ from helpers.team_alerts import (
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import outbox_bucket, team_dedup_key
 from tenant_events.hub.triage import triage_bucket
-from tenant_events.paths import AppPaths
-from tenant_events.settings import load_settings, save_settings
 from tenant_events.store.alerts_inbox import AlertInbox
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -46,6 +43,7 @@ pytestmark = [
     pytest.mark.skipif(not REAL, reason="needs ./run test (gnome-keyring on D-Bus)"),
 ]
 GROUPS = 12
+CATCH_UP_MINUTES = 0.1  # events older than 6 s when evaluated would be a catch-up
 
 
 @pytest.mark.expect_warning_logs  # the receiver's server logs the killed relay's broken connection
@@ -102,82 +100,11 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
     print(f"{len(receiver.keys)} requests for {GROUPS} alerts; repeated under the same key: {repeats}")
 
 
-def _settled(db: Path, events: int) -> bool:
-    """The relay's team database holds `events` group events, has evaluated all it stores, and its outbox has
-    nothing left to route or send."""
-    if not db.exists():
-        return False
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return False
-    try:
-        stored = conn.execute("SELECT count(*) FROM events WHERE type = 'group.created'").fetchone()[0]
-        newest = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
-        found = conn.execute("SELECT value FROM counters WHERE name = 'alerts_upto'").fetchone()
-        if found is None:  # the schema is being set up: its counters come in a later transaction
-            return False
-        upto = found[0]
-        unrouted = conn.execute("SELECT count(*) FROM alert_outbox WHERE routed = 0").fetchone()[0]
-        pending = conn.execute("SELECT count(*) FROM alert_deliveries WHERE state = 'pending'").fetchone()[0]
-        routed = conn.execute("SELECT count(*) FROM alert_outbox").fetchone()[0]
-    except sqlite3.Error:  # being created
-        return False
-    finally:
-        conn.close()
-    return stored >= events and upto >= newest and routed > 0 and unrouted == 0 and pending == 0
-
-
-CATCH_UP_MINUTES = 0.1  # events older than 6 s when evaluated would be a catch-up
-
-
-@contextmanager
-def _two_relays(make_simulator, hub, tmp_path, httpserver, catch_up_minutes: float | None = None):
-    """A simulator, a receiver and two relays delivering to it (with `catch_up_minutes` in their settings), the
-    first holding the lease and evaluating; every relay still running is stopped afterwards."""
-    sim = make_simulator(heartbeat=0.2, rate=0)
-    token = sim.mint_token(ttl=3600)
-    receiver = Receiver(httpserver)
-    dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
-    with team_destination(dirs, receiver.url) as name:
-        for data in dirs if catch_up_minutes is not None else ():
-            paths = AppPaths.resolve(str(data))
-            settings = load_settings(paths)
-            settings.alerts.catch_up_after_minutes = catch_up_minutes
-            save_settings(paths, settings)
-        relays = [relay(sim, hub, token, d, name) for d in dirs]
-        try:
-            first = leader(relays)
-            standby = next(r for r in relays if r is not first)
-            first.wait_for("alerts: evaluating the team's alerts")
-            standby.wait_for("standby: the lease is held by")
-            yield sim, receiver, dirs, relays
-        finally:
-            for r in relays:
-                if r.proc.poll() is None:
-                    r.stop()
-
-
-def _take_over(relays, dirs, groups: int, before=lambda: None) -> tuple[HubCli, Path]:
-    """Kill whichever relay leads now (after `before()`); the other takes over and settles its evaluation and
-    outbox: that relay, stopped, and its team database."""
-    first = leader(relays)  # (a loaded machine may have handed the lease over since the start)
-    standby = next(r for r in relays if r is not first)
-    before()
-    terms = standby.count("leader: holds the lease")
-    first.kill()
-    standby.wait_for("leader: holds the lease", times=terms + 1, timeout=30)
-    survivor = dirs[relays.index(standby)] / "tenants" / "acme-team.sqlite3"
-    wait_until(lambda: _settled(survivor, groups), "the new leader's evaluation and outbox", relays)
-    assert standby.stop() == 0, standby.text()
-    return standby, survivor
-
-
 def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_sends_nothing_again(
     make_simulator, nats_single, tmp_path, httpserver
 ):
     groups = 5
-    with _two_relays(make_simulator, nats_single, tmp_path, httpserver, CATCH_UP_MINUTES) as (
+    with two_relays(make_simulator, nats_single, tmp_path, httpserver, CATCH_UP_MINUTES) as (
         sim,
         receiver,
         dirs,
@@ -188,7 +115,7 @@ def test_a_relay_taking_over_after_the_catch_up_age_raises_the_same_alerts_and_s
         wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
         # the standby takes over only once every event is older than the catch-up age
         wait_until(lambda: time.monotonic() - emitted > CATCH_UP_MINUTES * 60 + 2, "the catch-up age", relays)
-        _, survivor = _take_over(relays, dirs, groups)
+        _, survivor = take_over(relays, dirs, groups)
     with AlertInbox(survivor) as inbox:
         stored = inbox.alerts()
     # one live alert per group, as the first relay raised them: no catch-up summary of all five
@@ -216,12 +143,12 @@ def test_a_takeover_after_a_viewers_attempted_purge_sends_nothing_again(
     make_simulator, nats_single, tmp_path, httpserver
 ):
     groups, outcomes = 5, {}
-    with _two_relays(make_simulator, nats_single, tmp_path, httpserver) as (sim, receiver, dirs, relays):
+    with two_relays(make_simulator, nats_single, tmp_path, httpserver) as (sim, receiver, dirs, relays):
         sim.emit(groups, ["group.created"])
         wait_until(lambda: len(receiver.distinct()) >= groups, "the leader's deliveries", relays)
         first_db = dirs[relays.index(leader(relays))] / "tenants" / "acme-team.sqlite3"
-        wait_until(lambda: _settled(first_db, groups), "the leader's outbox recorded", relays)
-        _take_over(relays, dirs, groups, before=lambda: outcomes.update(_attempt_purges(nats_single)))
+        wait_until(lambda: settled(first_db, groups), "the leader's outbox recorded", relays)
+        take_over(relays, dirs, groups, before=lambda: outcomes.update(_attempt_purges(nats_single)))
     print(outcomes)
     assert len(receiver.keys) == groups, f"sent again after {outcomes}: {receiver.keys}"
     assert "stored" not in outcomes.values(), outcomes

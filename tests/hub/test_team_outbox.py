@@ -145,3 +145,83 @@ def test_a_relay_that_lost_the_lease_sends_nothing(nats_single, tmp_path, httpse
         nats_single, db, url, None, lambda: False, lambda: bool(_pending(db)) and time.monotonic() > routed
     )
     assert httpserver.log == [] and state == {} and _pending(db)[0][:2] == ("pending", 0)
+
+
+ORGS = ["Acme", "Umbrella", "Globex", "Initech", "Hooli", "Stark", "Wayne", "Tyrell"]
+
+
+def _flood(tag: str = ""):
+    """Eight firings of one grouped rule stored together (a script touching eight organizations)."""
+    from dataclasses import replace
+
+    return [
+        replace(
+            alert_write("org-connection", "critical"),
+            rule_name=f"Organization connection changed · organization {org}",
+            group_key=f"org_{org}",
+            first_event_id=f"evt_{org}{tag}",
+        )
+        for org in ORGS
+    ]
+
+
+def _keys(orgs, tag: str = "") -> list[str]:
+    return [delivery_key(f"org-connection.evt_{o}{tag}", "firing", 1, 0, "hook") for o in orgs]
+
+
+def _deliver(hub, db, url, delivered_before: list[str], tag: str = "") -> list[str]:
+    """A relay's worker over `db` (the hub's outbox holding `delivered_before` as delivered) until its local
+    outbox has nothing pending; the hub's state of each flood delivery afterwards."""
+
+    async def go() -> list[str]:
+        nc = await connect(_collector(hub), reconnect=False)
+        await provision(nc.jetstream(), NAMES, StreamPlan())
+        outbox = await SharedOutbox.open(nc, NAMES, "relay-b")
+        for key in delivered_before:
+            await outbox.record(key, "delivered", 1)
+        worker = DeliveryWorker(
+            db, lambda: {"hook": target("hook", url)}, shared=TeamDeliveries(outbox, "acme", lambda: True)
+        )
+        task = asyncio.create_task(worker.run())
+        deadline = time.monotonic() + bound(30)
+        try:
+            while not (rows := _pending(db)) or any(state != "delivered" for state, _, _ in rows):
+                assert time.monotonic() < deadline, f"timed out: {rows}"
+                worker.kick()
+                await asyncio.sleep(0.05)
+        finally:
+            await worker.close()
+            await task
+        states = [str((await outbox.state(k)).get("state")) for k in _keys(ORGS, tag)]
+        await nc.close()
+        return states
+
+    return asyncio.run(go())
+
+
+def test_a_flood_is_one_team_delivery_recorded_for_each_alert_and_a_takeover_sends_none_again(
+    nats_single, tmp_path, httpserver
+):
+    """The relay folds a flood as the local path does (destinations/flood.py): one message per destination under
+    the team's keys, each alert's delivery recorded on the hub; a relay that takes over with its own copy of the
+    alerts sends nothing again, and one that finds some delivered before folds only the rest."""
+    from helpers.team_alerts import Receiver
+    from tenant_events.hub.team_alerts import team_dedup_key
+
+    receiver = Receiver(httpserver)
+    db_a, db_b, db_c = (tmp_path / n / "acme-team.sqlite3" for n in ("a", "b", "c"))
+    for db, tag in ((db_a, ""), (db_b, ""), (db_c, "x")):
+        db.parent.mkdir()
+        store_alerts(db, _flood(tag))
+    assert _deliver(nats_single, db_a, receiver.url, []) == ["delivered"] * len(ORGS)
+    [body] = receiver.bodies
+    assert body["title"] == "[critical] Organization connection changed · 8 organizations — acme"
+    assert receiver.keys == [team_dedup_key("acme", "org-connection.evt_Acme", 1) + ":fold-8"]
+    assert all(f"Organization connection changed · organization {o}" in str(body["message"]) for o in ORGS)
+
+    assert _deliver(nats_single, db_b, receiver.url, []) == ["delivered"] * len(ORGS)
+    assert len(receiver.keys) == 1  # the takeover's relay found every one delivered
+
+    # another flood, three of whose alerts went out one by one before a takeover: the other five, as one fold
+    assert _deliver(nats_single, db_c, receiver.url, _keys(ORGS[:3], "x"), "x") == ["delivered"] * len(ORGS)
+    assert receiver.keys[1:] == [team_dedup_key("acme", "org-connection.evt_Initechx", 1) + ":fold-5"]

@@ -11,37 +11,25 @@ import nats
 import orjson
 import pytest
 
+from helpers.fixtures_team_buckets import until as _until
 from helpers.nats_hub import Credentials
-from tenant_events.hub.connection import HubAuth, HubOptions, connect
-from tenant_events.hub.provision import StreamPlan, provision
-from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.triage import TriageBoard, alert_key, triage_bucket
 
 pytestmark = pytest.mark.hub
 
 
-def _options(hub, user: str) -> HubOptions:
-    return HubOptions(tuple(hub.urls.split(",")), HubAuth("password", user, getattr(hub.credentials, user)))
-
-
-async def _board(hub, names, user):
-    nc = await connect(_options(hub, user), reconnect=False)
-    board = await TriageBoard.open(nc.jetstream(timeout=2.0), names, _options(hub, user).auth)
-    await board.start()
-    return nc, board
-
-
-def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_be_forged(nats_single):
-    hub, names = nats_single, HubNames("acme")
+def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_be_forged(team_buckets):
+    hub, names = team_buckets.hub, team_buckets.names
     assert isinstance(hub.credentials, Credentials)
     alert = alert_key("mass-deletion", "evt_AbC123")
 
     async def go() -> None:
-        collector = await connect(_options(hub, "collector"), reconnect=False)
-        await provision(collector.jetstream(), names, StreamPlan())  # the relay's set-up makes the bucket too
-        ana_nc, ana = await _board(hub, names, "viewer")
-        bo_nc, bo = await _board(hub, names, "viewer2")
-        lead_nc, lead = await _board(hub, names, "viewer2")  # bo's second computer: a third viewer
+        collector = await team_buckets.provisioned()  # the relay's set-up makes the bucket too
+        ana_nc, ana = await team_buckets.board(TriageBoard, "viewer")
+        bo_nc, bo = await team_buckets.board(TriageBoard, "viewer2")
+        lead_nc, lead = await team_buckets.board(
+            TriageBoard, "viewer2"
+        )  # bo's second computer: a third viewer
         seen: dict[str, float] = {}
         for name, board in (("viewer2", bo), ("viewer2-laptop", lead)):
             board.on_change.append(lambda e, n=name: seen.setdefault(n, time.monotonic()))
@@ -101,31 +89,22 @@ def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_b
     asyncio.run(go())
 
 
-async def _until(check, limit=5.0):
-    deadline = time.monotonic() + limit
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.01)
-
-
-def test_two_viewers_databases_share_the_triage_and_a_late_alert_gets_it_when_raised(nats_single, tmp_path):
+def test_two_viewers_databases_share_the_triage_and_a_late_alert_gets_it_when_raised(team_buckets, tmp_path):
     from helpers.deliveries import alert_write, store_alerts
     from tenant_events.store import AlertInbox
     from tenant_events.store.alert_triage import AlertTriage
     from tenant_events.tenant.team_triage import start_mirror
 
-    hub, names = nats_single, HubNames("acme")
     ana_db, bo_db, late_db = tmp_path / "ana.sqlite3", tmp_path / "bo.sqlite3", tmp_path / "late.sqlite3"
     [ana_alert] = store_alerts(ana_db, [alert_write()])  # the same events: the same alert (rule, first event)
     store_alerts(bo_db, [alert_write("other-rule"), alert_write()])  # another local id for it
     store_alerts(late_db, [alert_write("other-rule")])  # has not raised it yet
 
     async def go() -> None:
-        collector = await connect(_options(hub, "collector"), reconnect=False)
-        await provision(collector.jetstream(), names, StreamPlan())
-        ana = await start_mirror(ana_db, _options(hub, "viewer"), "acme")
-        bo = await start_mirror(bo_db, _options(hub, "viewer2"), "acme")
-        late = await start_mirror(late_db, _options(hub, "viewer2"), "acme")
+        collector = await team_buckets.provisioned()
+        ana = await start_mirror(ana_db, team_buckets.options("viewer"), "acme")
+        bo = await start_mirror(bo_db, team_buckets.options("viewer2"), "acme")
+        late = await start_mirror(late_db, team_buckets.options("viewer2"), "acme")
         with AlertTriage(ana_db) as triage:  # what the inbox does: locally, then to the hub
             made = triage.set(ana_alert, "acknowledged", "viewer", "looking into it")
         started = time.monotonic()

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -92,6 +93,15 @@ def wait_line(proc: subprocess.Popen[str], needle: str, seen: list[str], limit: 
     raise AssertionError(f"the CLI exited {proc.wait()} without saying {needle!r}: {''.join(seen[-10:])}")
 
 
+def keep_reading(proc: subprocess.Popen[str], seen: list[str]) -> threading.Thread:
+    """Go on reading the CLI's stderr into `seen` (a pipe nobody reads stops the CLI once it is full; a failure
+    then says what the CLI said last)."""
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: seen.extend(proc.stderr or ()), daemon=True)
+    reader.start()
+    return reader
+
+
 @pytest.mark.expect_warning_logs
 def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_resumes_by_itself(
     make_simulator, small_disk
@@ -103,6 +113,7 @@ def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_re
     seen: list[str] = []
     try:
         told = wait_line(proc, "tenant-events: paused", seen)
+        listening = keep_reading(proc, seen)
         assert str(db) in told and "disk is full" in told and "free disk space" in told, told
         assert "retrying in" in told, told
         kept = count(db)
@@ -112,13 +123,16 @@ def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_re
         remount(small_disk, "size=200m")
         total = int(sim.stats()["events"])
         deadline = time.monotonic() + bound(60)
-        while count(db) < total:  # the same process goes on by itself
-            assert proc.poll() is None and time.monotonic() < deadline, "".join(seen[-10:])
+        while (stored := count(db)) < total:  # the same process goes on by itself
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                f"{stored} of {total} stored {bound(60):.0f} s after space was freed:\n" + "".join(seen[-10:])
+            )
             time.sleep(0.1)
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
-    assert proc.returncode == 0
+        proc.wait(timeout=30)
+    listening.join(timeout=30)
+    assert proc.returncode == 0, "".join(seen[-10:])
     ids = export_ids(db)
     assert len(ids) == len(set(ids)) == total
     assert ids == reference_ids(sim, total)

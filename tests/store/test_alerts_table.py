@@ -164,7 +164,7 @@ def test_a_firing_folded_into_an_old_alert_brings_it_to_the_top_unread(tmp_path)
 
 
 def test_history_rows_walk_a_time_range_in_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr("tenant_events.store.alerts_inbox.HISTORY_CHUNK", 7)
+    monkeypatch.setattr("tenant_events.store.event_history.CHUNK", 7)
     writer = StoreWriter(tmp_path / "t.sqlite3")
     try:
         writer.commit_sync(Batch(events=[row(i) for i in range(30)], cursor="c"))

@@ -60,6 +60,27 @@ _ENDINGS: Final = {
 }
 CREATED: Final = "organization.created"
 TYPES: Final = frozenset(_LINKS) | frozenset(_ENDINGS) | {CREATED}
+# The events each check's answer depends on. The role checks take in every link, deletion and departure (the
+# state's sweeps, which forget what ended over an hour before its newest event, then come at the same events);
+# a connection's addition needs only the connections and the organizations' deletions, an organization's
+# creation only the creations. An engine takes in those of its rules' checks: a backtest of "organization
+# created within" reads the organizations' creations, not every role change of the history.
+NEEDS: Final[dict[str, frozenset[str]]] = {
+    "group_holds_admin_role": TYPES,
+    "group_held_admin_role": TYPES,
+    "user_is_org_admin": TYPES,
+    "connection_added_within": frozenset(
+        {"organization.connection.added", "organization.connection.removed", "organization.deleted"}
+    ),
+    "organization_created_within": frozenset({CREATED}),
+}
+
+
+def types_for(checks: Iterable[str]) -> frozenset[str]:
+    """The event types the state must take in to answer `checks`."""
+    return frozenset().union(*(NEEDS[check] for check in checks))
+
+
 KEEP_CREATED_MS: Final = 7 * 86_400_000  # the longest `minutes` a state check takes
 
 Key = tuple[Rel, str, str, str]  # (relation, a, b, c) as store/directory.py's links table has them

@@ -1,24 +1,32 @@
 """A rule backtested over the whole stored history: the alerts it (or a changed version of it, before saving)
 would have raised, per day, against the rule as it stands, and the days over its noise budget.
 
-    backtest(inbox, rule, standing=…, since_ms=0) ─▶ history.replay for each ─▶ alerts per day (UTC, by the event
-    time that raised each) ─▶ Backtest: days, totals, the difference, the days over `max_alerts_per_day`
+    backtests(inbox, rules, standing=…, since_ms=0) ─▶ history.replay_all: one pass for all the rules and the
+    standing versions that differ ─▶ alerts per day (UTC, by the event time that raised each) ─▶ a
+    Backtest each: days, totals, the difference, the days over `max_alerts_per_day`
 
-Every event is evaluated as live, as `rules --try` does (history.py), read through the store's history read.
+Every event is evaluated as live, as `rules --try` does (history.py), read through the store's history read over
+both tiers. `rules backtest` and `rules test` (its noise budgets) print the same reports (`lines`, `verdict`).
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Final
 
 from tenant_events.alert_settings import WorkingHours
-from tenant_events.alerts.history import replay
+from tenant_events.alerts.history import replay_all
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.store import AlertInbox
+
+_TWIN: Final = (
+    "\x1estanding"  # the id suffix of a standing version replayed beside the rule (no group key has it)
+)
 
 
 def _n(n: int, word: str) -> str:
@@ -80,6 +88,13 @@ class Backtest:
         rows.append(total)
         return rows
 
+    def verdict(self, where: str) -> str:
+        """One line on the noise budget (there is one): 'ok' or 'FAIL' and the days over it."""
+        days = ", ".join(f"{d} ({n})" for d, n in self.over.items())
+        since = "the first stored event" if not self.since_ms else _day(self.since_ms)
+        said = f"over it on {days}" if days else f"within it on each day since {since}"
+        return f"{'FAIL' if days else 'ok  '} {self.rule_id}: budget {self.budget} alerts a day, {said} ({where})"
+
 
 def backtest(
     inbox: AlertInbox,
@@ -93,28 +108,62 @@ def backtest(
 ) -> Backtest:
     """Replay `rule` (and `standing`, the rule as saved, when it is given and differs) over the stored events
     from `since_ms` (0: all of them)."""
+    found = backtests(
+        inbox,
+        [rule],
+        hours=hours,
+        profile=profile,
+        standing={rule.id: standing} if standing is not None else None,
+        since_ms=since_ms,
+        now=now,
+    )
+    return found[0]
+
+
+def backtests(
+    inbox: AlertInbox,
+    rules: Sequence[Rule],
+    *,
+    hours: WorkingHours,
+    profile: str = "",
+    standing: Mapping[str, Rule] | None = None,
+    since_ms: int = 0,
+    now: float | None = None,
+) -> list[Backtest]:
+    """`backtest` of each of `rules` (distinct ids), all in one pass over the history, with the standing versions
+    that differ from them. Each report's `seconds` is the time of the whole."""
     at = time.time() if now is None else now
     started = time.perf_counter()
-    alerts = replay(inbox, rule, hours=hours, profile=profile, since_ms=since_ms, now=at)
-    before: dict[str, int] | None = None
-    if standing is not None:
-        same = standing.model_dump(mode="json") == rule.model_dump(mode="json")
-        before = (
-            per_day(alerts)
-            if same
-            else per_day(replay(inbox, standing, hours=hours, profile=profile, since_ms=since_ms, now=at))
-        )
-    days = per_day(alerts)
-    budget = rule.max_alerts_per_day
-    return Backtest(
-        rule_id=rule.id,
-        name=rule.name,
-        since_ms=since_ms,
-        until_ms=int(at * 1000),
-        days=days,
-        firings=sum(a.write.occurrences for a in alerts),
-        standing=before,
-        budget=budget,
-        seconds=time.perf_counter() - started,
-        over={d: n for d, n in days.items() if budget is not None and n > budget},
+    saved = standing or {}
+    twins = {  # the standing versions that differ, under ids of their own, in the same pass
+        r.id: saved[r.id].model_copy(update={"id": f"{r.id}{_TWIN}"})
+        for r in rules
+        if r.id in saved and saved[r.id].model_dump(mode="json") != r.model_dump(mode="json")
+    }
+    raised = replay_all(
+        inbox, [*rules, *twins.values()], hours=hours, profile=profile, since_ms=since_ms, now=at
     )
+    before = {rule_id: raised[twin.id] for rule_id, twin in twins.items()}
+    seconds = time.perf_counter() - started
+    reports = []
+    for rule in rules:
+        days = per_day(raised[rule.id])
+        budget = rule.max_alerts_per_day
+        was: dict[str, int] | None = None
+        if rule.id in saved:
+            was = per_day(before[rule.id]) if rule.id in before else days
+        reports.append(
+            Backtest(
+                rule_id=rule.id,
+                name=rule.name,
+                since_ms=since_ms,
+                until_ms=int(at * 1000),
+                days=days,
+                firings=sum(a.write.occurrences for a in raised[rule.id]),
+                standing=was,
+                budget=budget,
+                seconds=seconds,
+                over={d: n for d, n in days.items() if budget is not None and n > budget},
+            )
+        )
+    return reports

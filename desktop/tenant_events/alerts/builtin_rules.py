@@ -3,8 +3,10 @@ a severity, its MITRE ATT&CK technique ids and fixtures that must fire it and mu
 
 Only these raise notifications with default settings. Thresholds are set above what an ordinary day looks like
 (the simulator's routine traffic: ~170 events a minute, of which ~33 sign-ups, ~7 user and ~4 group deletions,
-from a couple of dozen clients) and well below what the incidents they stand for look like. Field names follow
-the real payloads (docs/event-stream.md "Payloads").
+from a couple of dozen clients) and well below what the incidents they stand for look like. Each carries a noise
+budget (`max_alerts_per_day`, which `rules test` and the backtest check, never enforce): above what a whole day
+of that routine traffic raises, so a day over it is news about the rule or the tenant. Field names follow the real
+payloads (docs/event-stream.md "Payloads").
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ MASS_DELETION: Final = Rule(
     threshold=Threshold(count=20, window_seconds=60, per_type=True),
     coalesce_minutes=30,
     mitre=["T1531", "T1485"],
+    max_alerts_per_day=3,
 )
 ADMIN_ROLE: Final = Rule(
     id="admin-role",
@@ -47,6 +50,7 @@ ADMIN_ROLE: Final = Rule(
     types=["group.role.assigned", "organization.member.role.assigned", "organization.group.role.assigned"],
     conditions=[ADMIN_ROLE_NAMED],
     mitre=["T1098.003"],
+    max_alerts_per_day=10,
 )
 ORG_CONNECTION: Final = Rule(
     id="org-connection",
@@ -58,6 +62,7 @@ ORG_CONNECTION: Final = Rule(
     group_by=["object.organization.id"],
     state=[StateCheck(check="organization_created_within", minutes=30, negate=True)],
     mitre=["T1556"],
+    max_alerts_per_day=20,
 )
 ORG_CONNECTION_ONBOARDING: Final = Rule(
     id="org-connection-onboarding",
@@ -70,6 +75,7 @@ ORG_CONNECTION_ONBOARDING: Final = Rule(
     state=[StateCheck(check="organization_created_within", minutes=30)],
     coalesce_minutes=30,
     mitre=["T1556"],
+    max_alerts_per_day=40,
 )
 ORG_DELETED: Final = Rule(
     id="org-deleted",
@@ -78,6 +84,7 @@ ORG_DELETED: Final = Rule(
     severity="warning",
     types=["organization.deleted"],
     mitre=["T1485", "T1531"],
+    max_alerts_per_day=10,
 )
 SIGNUP_BURST: Final = Rule(
     id="signup-burst",
@@ -88,6 +95,7 @@ SIGNUP_BURST: Final = Rule(
     threshold=Threshold(count=60, window_seconds=60),
     coalesce_minutes=30,
     mitre=["T1136.003"],
+    max_alerts_per_day=3,
 )
 OFF_HOURS: Final = Rule(
     id="off-hours",
@@ -98,6 +106,7 @@ OFF_HOURS: Final = Rule(
     time_of_day=TimeOfDay(when="outside_working_hours"),
     coalesce_minutes=60,
     mitre=["T1078"],
+    max_alerts_per_day=24,
 )
 ADMIN_GROUP_MEMBER: Final = Rule(
     id="admin-group-member",
@@ -108,6 +117,7 @@ ADMIN_GROUP_MEMBER: Final = Rule(
     types=["group.member.added"],
     state=[StateCheck(check="group_holds_admin_role")],
     mitre=["T1098.003"],
+    max_alerts_per_day=10,
 )
 TEMPORARY_ELEVATION: Final = Rule(
     id="temporary-elevation",
@@ -132,6 +142,7 @@ TEMPORARY_ELEVATION: Final = Rule(
         within_seconds=3600,
     ),
     mitre=["T1098.003", "T1070"],
+    max_alerts_per_day=3,
 )
 MASS_DELETION_BY_ACTOR: Final = Rule(
     id="mass-deletion-by-actor",
@@ -143,6 +154,7 @@ MASS_DELETION_BY_ACTOR: Final = Rule(
     group_by=["context.client.id|context.request.ip"],
     threshold=Threshold(count=10, window_seconds=600),
     mitre=["T1531", "T1485"],
+    max_alerts_per_day=5,
 )
 ADMIN_GROUP_DELETED: Final = Rule(
     id="admin-group-deleted",
@@ -153,6 +165,7 @@ ADMIN_GROUP_DELETED: Final = Rule(
     types=["group.deleted"],
     state=[StateCheck(check="group_held_admin_role")],
     mitre=["T1531"],
+    max_alerts_per_day=5,
 )
 SIGNUP_WAVE: Final = Rule(
     id="signup-wave",
@@ -167,6 +180,7 @@ SIGNUP_WAVE: Final = Rule(
     ],
     threshold=Threshold(count=20, window_seconds=300),
     mitre=["T1136.003"],
+    max_alerts_per_day=3,
 )
 SHARED_PHONE: Final = Rule(
     id="shared-phone",
@@ -178,6 +192,7 @@ SHARED_PHONE: Final = Rule(
     group_by=["object.phone_number"],
     threshold=Threshold(count=3, window_seconds=86_400, distinct="object.user_id"),
     mitre=["T1136.003"],
+    max_alerts_per_day=5,
 )
 ACCOUNT_LINKED: Final = Rule(
     id="account-linked",
@@ -188,6 +203,7 @@ ACCOUNT_LINKED: Final = Rule(
     types=["user.updated"],
     conditions=[Condition(field="object.identities", op="grew")],
     mitre=["T1098"],
+    max_alerts_per_day=20,
 )
 NEW_PRIVILEGED_ACTOR: Final = Rule(
     id="new-privileged-actor",
@@ -198,6 +214,7 @@ NEW_PRIVILEGED_ACTOR: Final = Rule(
     types=PRIVILEGED,
     novelty=Novelty(key="context.client.id|context.request.ip", days=30),
     mitre=["T1078.004"],
+    max_alerts_per_day=10,
 )
 CHOSEN_TYPES: Final = Rule(
     id="event-types",
@@ -207,6 +224,7 @@ CHOSEN_TYPES: Final = Rule(
     severity="info",
     types=sorted(t.value for t in DEFAULT_NOTIFY_TYPES),
     coalesce_minutes=1,
+    max_alerts_per_day=100,
 )
 
 BUILTIN_RULES: Final[tuple[Rule, ...]] = tuple(

@@ -7,6 +7,7 @@ written: the same matching, windows and coalescing as live evaluation, every eve
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tenant_events.alert_settings import WorkingHours
@@ -81,20 +82,40 @@ def replay(
     now: float | None = None,
 ) -> list[OpenAlert]:
     """The alerts `rule` (enabled or not) would have raised over the events stored from `since_ms` until `now`,
-    oldest first, read through the store's history read (`AlertInbox.history_rows`)."""
+    oldest first, read through the store's history read (`AlertInbox.history_rows`, both tiers)."""
+    return replay_all(inbox, [rule], hours=hours, profile=profile, since_ms=since_ms, now=now)[rule.id]
+
+
+def replay_all(
+    inbox: AlertInbox,
+    rules: Sequence[Rule],
+    *,
+    hours: WorkingHours,
+    profile: str = "",
+    since_ms: int = 0,
+    now: float | None = None,
+) -> dict[str, list[OpenAlert]]:
+    """`replay` of several rules (distinct ids) in one pass over the history, as live evaluation runs them all
+    together: each event is read and decoded once for all of them. Per rule id, its alerts, oldest first."""
+    if len({r.id for r in rules}) != len(rules):
+        raise ValueError("rules replayed together need distinct ids")
     at = time.time() if now is None else now
     engine = RuleEngine(
-        [rule.model_copy(update={"enabled": True})],
+        [r.model_copy(update={"enabled": True}) for r in rules],
         hours=hours,
         profile=profile,
         catch_up_after_s=_NEVER_CATCH_UP,
         clock=lambda: at,
     )
     seen: dict[int, OpenAlert] = {}
-    for segment in inbox.history_rows(since_ms, int(at * 1000) + 1, engine.types, engine.raw_types):
-        for alert in engine.feed([segment]):
-            seen[id(alert)] = alert
-    return sorted(seen.values(), key=lambda a: a.first_time_ms)
+    if rules:
+        for segment in inbox.history_rows(since_ms, int(at * 1000) + 1, engine.types, engine.raw_types):
+            for alert in engine.feed([segment]):
+                seen[id(alert)] = alert
+    raised: dict[str, list[OpenAlert]] = {r.id: [] for r in rules}
+    for alert in sorted(seen.values(), key=lambda a: a.first_time_ms):
+        raised[alert.write.rule_id].append(alert)
+    return raised
 
 
 def _said(severity: str, occurrences: int, rule: Rule) -> int:

@@ -79,7 +79,7 @@ def fold_why(alerts: list[StoredAlert], limit: int = 3) -> str:
     """The lines of a fold: the latest few alerts' own why (the one that fired last first, as the inbox orders
     them), then how many more ("… and 5 more")."""
     latest = sorted(alerts, key=lambda a: (a.fired_at or a.raised_at, a.id), reverse=True)
-    lines = [why(a) for a in latest[:limit]]
+    lines = [why(a, titled=False) for a in latest[:limit]]
     rest = len(alerts) - len(lines)
     return "\n".join(lines) + (f"\n… and {rest} more" if rest else "")
 
@@ -100,15 +100,15 @@ def firing_text(firing: Firing, detail: str) -> str:
     return f"{firing.events} events in {span}: {people_tally(firing.types)}"  # "29 events in 55 s: …"
 
 
-def why(alert: StoredAlert) -> str:
+def why(alert: StoredAlert, *, titled: bool = True) -> str:
     """Why, in a line or two, in the terms of its latest firing: its events (a threshold's window, a sequence),
-    or the one event it is about; firings of one event each folded together say their span and the latest."""
+    or the one event it is about; firings of one event each folded together say their span and the latest.
+    `titled` False: said without the alert's title (a flood's line), which would have given their number."""
     latest = alert.latest
     first_ms = _first_ms(alert)
     if alert.occurrences > 1 and alert.event_count == alert.occurrences:
-        text = (
-            f"in {_span(first_ms, alert.last_time_ms)}; latest: {alert.detail}"  # the title already says × N
-        )
+        count = "" if titled else f"{alert.occurrences} firings "  # the title says × N
+        text = f"{count}in {_span(first_ms, alert.last_time_ms)}; latest: {alert.detail}"
     else:
         text = firing_text(latest, alert.detail)
         if alert.occurrences > 1:

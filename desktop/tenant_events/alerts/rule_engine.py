@@ -110,10 +110,14 @@ class RuleEngine:
         self.by_type: dict[str, list[CompiledRule]] = {}
         self.open: dict[str, OpenAlert] = {}
         self.objects = ObjectStates()
+        self._before: tuple[EvalRow | None, Mapping[str, Any]] = (
+            None,
+            _NO_DATA,
+        )  # the last update's with_before
         # (rule id, seq) of events after the watermark that an alert adopted from a team's relay already holds
         self.spent_after: set[tuple[str, int]] = set()
         self.reset()
-        access: frozenset[str] = access_state.TYPES if self.access is not None else frozenset()
+        access = self.access_types
         needed = frozenset(self.by_type) | access
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
         self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types) | access
@@ -135,7 +139,10 @@ class RuleEngine:
                 self.by_type.setdefault(name, []).append(compiled)
         self.open = {}
         self.objects = ObjectStates()
+        self._before = (None, _NO_DATA)
         self.access = AccessState() if any(c.state_checks for c in self.compiled) else None
+        # what the state takes in: the events its rules' checks depend on
+        self.access_types = access_state.types_for(s.check for c in self.compiled for s in c.state_checks)
 
     def _name_of(self, kind: str, ident: str) -> str | None:
         """The directory's name for a live group's label; a catch-up's groups (hundreds in a backlog) take the
@@ -201,7 +208,7 @@ class RuleEngine:
         by_received = self.by_received
         new = tuple.__new__
         access = self.access
-        access_types: frozenset[str] = access_state.TYPES if access is not None else frozenset()
+        access_types = self.access_types
         for first, rows in segments:
             pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
             for seq, e in pairs:
@@ -313,8 +320,9 @@ class RuleEngine:
         diff of view/update_diff.py), looked up only once the update itself could match."""
         if not all(check(data) for check in rule.prechecks):
             return False
-        full = self.objects.with_before(row, data, self.earlier)
-        return all(test(full) for test in rule.change_tests)
+        if self._before[0] is not row:  # once per event: a second rule asking would find the update itself
+            self._before = (row, self.objects.with_before(row, data, self.earlier))
+        return all(test(self._before[1]) for test in rule.change_tests)
 
     def _record(
         self,

@@ -1,5 +1,6 @@
 """`tenant-events alerts`: the alerts the rules raised for one tenant, the one that fired last first, as text or
-JSON lines (each with its state: firing, acknowledged, snoozed or resolved).
+JSON lines (each with its state: firing, acknowledged, snoozed or resolved; "silenced" while a silence holds it,
+as the inbox shows it dimmed, with the silence's id in `silenced_by`).
 
 Safe while `stream` or the app is writing. `--since` takes a duration back from now (90m, 2h, 7d) or a date-time;
 it keeps the alerts raised or added to since then. `--mark-read` marks the listed alerts read.
@@ -21,10 +22,12 @@ from tenant_events.cli.options import add_data_dir, add_tenant, number, since_ar
 from tenant_events.cli.output_file import cannot_write, refuse_database_target
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
+from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.health import database_errors
 from tenant_events.values.alert_lifecycle import Phase
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.silences import Silence, silencing
 
 
 def register(subparsers: Any) -> None:
@@ -53,19 +56,21 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def text_line(alert: StoredAlert, tenant: str) -> str:
+def text_line(alert: StoredAlert, tenant: str, silence: Silence | None = None) -> str:
     """One alert; `tenant` is the name the user knows the tenant by (its profile and database), the one
     `--tenant` takes, not the service's own name for it that the events carry."""
     why = why_line(alert)
     phase = alert.phase(time.time())
     state = ("" if phase is Phase.FIRING else f", {phase}") + ("" if alert.read else ", unread")
+    state += f", silenced ({silence.id})" if silence is not None else ""
     fired = iso_stamp(alert.fired_at or alert.raised_at)  # the list's order: the latest firing first
     line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 
-def json_line(alert: StoredAlert, tenant: str) -> str:
-    return orjson.dumps({**alert_json(alert), "tenant": tenant}).decode() + "\n"
+def json_line(alert: StoredAlert, tenant: str, silence: Silence | None = None) -> str:
+    silenced = {"silenced_by": silence.id} if silence is not None else {}
+    return orjson.dumps({**alert_json(alert), "tenant": tenant, **silenced}).decode() + "\n"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise cannot_write(args.jsonl, exc) from None
             out = os.fdopen(fd, "w", encoding="utf-8")
+        silences, now = SilenceBook.of(paths).all(), time.time()
         try:
             for alert in alerts:
-                out.write(json_line(alert, tenant) if args.jsonl else text_line(alert, tenant))
+                silence = silencing(silences, alert, tenant, now)
+                out.write(
+                    json_line(alert, tenant, silence) if args.jsonl else text_line(alert, tenant, silence)
+                )
         finally:
             if out is not sys.stdout:
                 out.close()

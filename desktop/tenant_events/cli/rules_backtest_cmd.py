@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tenant_events.alerts.backtest import backtest
+from tenant_events.alerts.backtest import Backtest, backtests
 from tenant_events.alerts.from_settings import rule_set
-from tenant_events.alerts.rule_model import Rule, load_rules
+from tenant_events.alerts.rule_model import Rule
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant
-from tenant_events.cli.rules_test_cmd import EXIT_FAILED, file_entries
+from tenant_events.cli.rule_files import EXIT_FAILED, rules_for
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.server_text import shown
@@ -58,17 +58,25 @@ def since_ms(text: str, now: float) -> int:
     return int((now - int(m.group(1)) * 86_400) * 1000)
 
 
-def _targets(target: str, standing: dict[str, Rule], lists: Any) -> list[Rule]:
-    if Path(target).suffix in (".yml", ".yaml", ".json") or Path(target).exists():
-        ruleset = load_rules(file_entries(Path(target)), (), lists=lists)
-        if ruleset.errors:
-            first = ruleset.errors[0]
-            raise ConfigError(f"{target}: alert rule {first.rule}", f"{first.field}: {first.message}")
-        return list(ruleset.rules)
-    rule = standing.get(target)
-    if rule is None:
-        raise ConfigError("rules backtest", f"no alert rule {target!r}", f"known: {', '.join(standing)}")
-    return [rule]
+def backtest_reports(
+    paths: AppPaths, database: Path, rules: list[Rule], *, since: int, now: float, compare: bool
+) -> list[Backtest]:
+    """The report path of `rules backtest` and of `rules test`'s noise budgets: every rule backtested on a
+    tenant's database from `since` (unix ms, 0: the first stored event) in one pass; with `compare`, each beside
+    the rule of the same id in effect."""
+    settings = load_settings(paths).alerts
+    standing = {r.id: r for r in rule_set(settings).rules} if compare else None
+    with database_errors(database), AlertInbox(database) as inbox:
+        reports = backtests(
+            inbox,
+            rules,
+            hours=settings.working_hours,
+            profile=database.stem,
+            standing=standing,
+            since_ms=since,
+            now=now,
+        )
+    return reports
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,24 +84,12 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(paths).alerts
     now = time.time()
     start = since_ms(args.since, now)
-    standing = {r.id: r for r in rule_set(settings).rules}
-    rules = _targets(args.target, standing, settings.lists)
+    rules = rules_for(args.target, settings, "rules backtest")
     database = database_for(paths, args.tenant)
-    over = 0
-    with database_errors(database), AlertInbox(database) as inbox:
-        for rule in rules:
-            report = backtest(
-                inbox,
-                rule,
-                hours=settings.working_hours,
-                profile=database.stem,
-                standing=standing.get(rule.id),
-                since_ms=start,
-                now=now,
-            )
-            frm = "the first stored event" if not start else datetime.fromtimestamp(start / 1000, UTC).date()
-            print(shown(f"{rule.name} ({rule.id}), from {frm} to now ({report.seconds:.1f} s):", None))
-            for line in report.lines():
-                print(f"  {line}")
-            over += len(report.over)
-    return EXIT_FAILED if over else 0
+    reports = backtest_reports(paths, database, rules, since=start, now=now, compare=True)
+    frm = "the first stored event" if not start else datetime.fromtimestamp(start / 1000, UTC).date()
+    for report in reports:
+        print(shown(f"{report.name} ({report.rule_id}), from {frm} to now ({report.seconds:.1f} s):", None))
+        for line in report.lines():
+            print(f"  {line}")
+    return EXIT_FAILED if any(r.over for r in reports) else 0

@@ -15,27 +15,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-import orjson
-import yaml
-
-from tenant_events.alerts.backtest import backtest
 from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.fixtures import run_rule_tests
 from tenant_events.alerts.from_settings import rule_set, value_lists
-from tenant_events.alerts.rule_model import Rule, load_rules
-from tenant_events.alerts.sigma_rules.reader import bounded_bytes, check_expansion
+from tenant_events.alerts.rule_model import Rule
 from tenant_events.cli.export_cmd import database_for
 from tenant_events.cli.options import add_data_dir, add_tenant
-from tenant_events.errors import ConfigError, UserFixableError
+from tenant_events.cli.rule_files import EXIT_FAILED, rules_for
+from tenant_events.cli.rules_backtest_cmd import backtest_reports
+from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
-from tenant_events.store.alerts_inbox import AlertInbox
-from tenant_events.store.health import database_errors
 
-EXIT_FAILED = 1
 BUDGET_DAYS = 30  # how far back `rules test` checks a rule's noise budget
 
 
@@ -52,60 +45,18 @@ def register(subparsers: Any) -> None:
     p.set_defaults(run=run)
 
 
-def file_entries(path: Path) -> list[dict[str, Any]]:
-    """The rule entries of a YAML or JSON file, within the limits `rules import` keeps (a regular file, its
-    size, aliases that do not explode); ConfigError naming the file when it cannot be read."""
-    try:
-        text = bounded_bytes(path).decode("utf-8")
-        doc = orjson.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        check_expansion(doc)
-    except (OSError, UnicodeDecodeError, orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None)
-        if mark is not None and problem:
-            reason = f"line {mark.line + 1}: {problem}"
-        else:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(str(path), f"cannot be read as rules: {reason}") from None
-    except ValueError as exc:  # the limits (after the decoding errors, which are ValueErrors too)
-        raise ConfigError(str(path), f"cannot be read as rules: {exc}") from None
-    except RecursionError:
-        raise ConfigError(str(path), "cannot be read as rules: it nests too deeply") from None
-    if isinstance(doc, dict) and isinstance(doc.get("rules"), list):
-        doc = doc["rules"]
-    entries = doc if isinstance(doc, list) else [doc]
-    if not entries or not all(isinstance(e, dict) for e in entries):
-        raise ConfigError(str(path), "holds no rule: expected a rule, a list of rules or {rules: [...]}")
-    return entries
-
-
 def _rules(args: argparse.Namespace) -> tuple[list[Rule], dict[str, frozenset[str]]]:
     settings = load_settings(AppPaths.resolve(args.data_dir)).alerts
     lists = value_lists(settings)
-    target = args.target
-    if target and (Path(target).suffix in (".yml", ".yaml", ".json") or Path(target).exists()):
-        path = Path(target)
-        ruleset = load_rules(file_entries(path), (), lists=settings.lists)
-        if ruleset.errors:
-            first = ruleset.errors[0]
-            raise ConfigError(
-                f"{path}: alert rule {first.rule}",
-                f"{first.field + ': ' if first.field else ''}{first.message}",
-            )
-        return list(ruleset.rules), lists
+    if args.target:
+        return rules_for(args.target, settings, "rules test"), lists
     ruleset = rule_set(settings)
-    if target:
-        rule = ruleset.get(target)
-        if rule is None:
-            known = ", ".join(r.id for r in ruleset.rules)
-            raise ConfigError("rules test", f"no alert rule {target!r}", f"known: {known}")
-        return [rule], lists
     return [r for r in ruleset.rules if r.tests], lists
 
 
 def _budgets(args: argparse.Namespace, rules: list[Rule]) -> int:
     """Each rule's noise budget (`max_alerts_per_day`) checked on the last BUDGET_DAYS of stored events, when a
-    tenant's store can be told; the number of days over a budget."""
+    tenant's store can be told (the backtest's report path, in one pass); the number of days over a budget."""
     budgeted = [r for r in rules if r.max_alerts_per_day is not None]
     if not budgeted:
         return 0
@@ -115,27 +66,12 @@ def _budgets(args: argparse.Namespace, rules: list[Rule]) -> int:
     except UserFixableError as exc:
         print(f"--   noise budgets not checked: {exc}")
         return 0
-    settings = load_settings(paths).alerts
     now = time.time()
-    over = 0
-    with database_errors(database), AlertInbox(database) as inbox:
-        for rule in budgeted:
-            report = backtest(
-                inbox,
-                rule,
-                hours=settings.working_hours,
-                profile=database.stem,
-                since_ms=int((now - BUDGET_DAYS * 86_400) * 1000),
-                now=now,
-            )
-            over += len(report.over)
-            days = ", ".join(f"{d} ({n})" for d, n in report.over.items())
-            verdict = f"over it on {days}" if days else f"within it on each of the last {BUDGET_DAYS} days"
-            mark = "FAIL" if days else "ok  "
-            print(
-                f"{mark} {rule.id}: budget {rule.max_alerts_per_day} alerts a day, {verdict} ({database.stem})"
-            )
-    return over
+    since = int((now - BUDGET_DAYS * 86_400) * 1000)
+    reports = backtest_reports(paths, database, budgeted, since=since, now=now, compare=False)
+    for report in reports:
+        print(report.verdict(database.stem))
+    return sum(len(r.over) for r in reports)
 
 
 def run(args: argparse.Namespace) -> int:

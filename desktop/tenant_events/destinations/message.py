@@ -101,13 +101,14 @@ def alert_message(
     )
 
 
-def folded_message(sent: list[tuple[StoredAlert, int]], profile: str) -> AlertMessage:
+def folded_message(sent: list[tuple[StoredAlert, int]], profile: str, key: str | None = None) -> AlertMessage:
     """One message for a flood: firings (alert, version) of one rule within FOLD_S, said together ("[warning]
     Organization connection changed · 8 organizations — acme"), each alert's line and link in the body. Its keys
-    are the first alert's: a pager updates one incident for the flood; a webhook's key names the whole fold."""
+    are the first alert's (`key`: its name when another holds across copies, a team's): a pager updates one
+    incident for the flood; a webhook's key names the whole fold."""
     alerts = [a for a, _ in sent]
     first, version = sent[0]
-    named = alert_key(profile, first.id)
+    named = key or alert_key(profile, first.id)
     dedup = delivery_key(named, "firing", version) + f":fold-{len(sent)}"
     worst = max(alerts, key=lambda a: ("info", "warning", "critical").index(a.severity)).severity
     lines = [f"{title(a)}: {why(a)} · {alert_link(profile, a.id)}" for a in alerts]

@@ -89,6 +89,10 @@ class SharedDeliveries(Protocol):
 
     def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
 
+    def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
+        """One message for a flood (flood.py), under the team's keys."""
+        ...
+
     async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
         ...
@@ -306,29 +310,27 @@ class DeliveryWorker:
                     self._changed()
                     continue
                 attempts = max(attempts, before)  # its backoff goes on where the last relay's stopped
-                message = shared.message(alert, d)
+            read = functools.partial(self._call, outbox.alert)
+            fold = await flood_of(read, alert, deliveries, i, folded, self._silenced)
+            if shared is not None and fold:
+                fold = await self._not_sent_before(outbox, shared, fold, now)
+            sent = [(alert, d), *((a, x) for x, a in fold)]
+            if shared is not None:
+                message = shared.folded(sent) if fold else shared.message(alert, d)
+            elif fold:
+                message = folded_message([(a, x.version) for a, x in sent], self._database.stem)
             else:
                 message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
-            fold = (
-                await flood_of(
-                    functools.partial(self._call, outbox.alert), alert, deliveries, i, folded, self._silenced
-                )
-                if shared is None
-                else []
-            )
-            if fold:
-                message = folded_message(
-                    [(alert, d.version), *((a, x.version) for x, a in fold)], self._database.stem
-                )
             outcome = await self._send(target.url, message)
             if self._closed and outcome.kind != "delivered":
                 return  # ended by the stop: it stays due, as it was, for the next start
             now = self._clock()
             if shared is not None:
                 state = "delivered" if outcome.kind == "delivered" else "pending"
-                await shared.record(alert, d, state, attempts + 1, outcome.reason)
+                for a, x in sent:
+                    await shared.record(a, x, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
-                for each in (d, *(x for x, _ in fold)):
+                for _, each in sent:
                     await self._call(outbox.delivered, each, now)
                 self.delivered += 1
                 self._changed()
@@ -353,6 +355,24 @@ class DeliveryWorker:
             for rest in deliveries[i + 1 :]:  # the receiver is down or busy: the others wait with this one
                 await self._call(outbox.retry, rest, now + delay, outcome.reason, False)
             return
+
+    async def _not_sent_before(
+        self,
+        outbox: Outbox,
+        shared: SharedDeliveries,
+        fold: list[tuple[Delivery, StoredAlert]],
+        now: float,
+    ) -> list[tuple[Delivery, StoredAlert]]:
+        """The fold without the firings another relay delivered before a takeover (marked delivered here)."""
+        left: list[tuple[Delivery, StoredAlert]] = []
+        for x, other in fold:
+            done, _ = await shared.prior(other, x)
+            if done:
+                await self._call(outbox.delivered, x, now)
+                self._changed()
+            else:
+                left.append((x, other))
+        return left
 
     async def _send(self, url: str, message: AlertMessage) -> Outcome:
         """The sender in a thread of its own (a daemon: a send that outlives its deadline — a name lookup that

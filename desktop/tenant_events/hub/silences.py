@@ -4,7 +4,7 @@
     key     <silence id>.<user>                value {"rule", "severity", "tenant", "group", "starts_at",
                                                       "ends_at", "comment", "created_at"}
 
-The same trust rules as the triage bucket (hub/triage.py): packaging/nats/accounts.conf lets each hub user publish
+The same trust rules as the triage bucket (hub/triage.py, hub/team_buckets.py): packaging/nats/accounts.conf lets each hub user publish
 only keys ending in its own name (`$KV.TENANT_EVENTS_ACME_SILENCES.*.<user>`), so who silenced (or lifted) what
 is the server's word, never the payload's; no bucket takes a rollup or a purge (hub/provision.py). A silence is
 lifted by writing it again with its end now; the newest entry of a silence over every user's key wins. Every
@@ -13,14 +13,8 @@ viewer and the relay follow the bucket (tenant/team_silences.py) and honour what
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import re
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
-import nats.js.errors
 import orjson
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
@@ -28,14 +22,12 @@ from pydantic import ValidationError
 
 from tenant_events.hub.connection import HubAuth
 from tenant_events.hub.subjects import HubNames
-from tenant_events.hub.triage import provision_bucket, user_token
+from tenant_events.hub.team_buckets import TOKEN, TeamBucket, provision_bucket, user_token
 from tenant_events.settings.silences_file import SilenceEntry, entry_of
 from tenant_events.values.silences import Silence
 from tenant_events.values.triage import time_in_range
 
-log = logging.getLogger(__name__)
 HISTORY: Final = 8
-_TOKEN: Final = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 def silences_bucket(names: HubNames) -> str:
@@ -51,7 +43,7 @@ async def provision_silences(js: JetStreamContext, names: HubNames, replicas: in
 def parse_silence(key: str, value: bytes | None) -> Silence | None:
     """A silence of the bucket, its author the key's user; None for a delete, a foreign key or a bad payload."""
     parts = key.split(".")
-    if len(parts) != 2 or not all(_TOKEN.match(p) for p in parts) or not value:
+    if len(parts) != 2 or not all(TOKEN.match(p) for p in parts) or not value:
         return None
     try:
         data = orjson.loads(value)
@@ -65,62 +57,33 @@ def parse_silence(key: str, value: bytes | None) -> Silence | None:
     return entry.record()
 
 
-class SilenceBoard:
+class SilenceBoard(TeamBucket[Silence]):
     """The tenant's silences bucket seen by one hub user: write one's own, watch everyone's."""
 
+    what = "a silence"
+
     def __init__(self, kv: KeyValue, user: str) -> None:
-        self._kv = kv
-        self.user = user
+        super().__init__(kv, user)
         self.silences: dict[str, tuple[int, Silence]] = {}  # silence id → (revision, newest entry)
-        self.on_change: list[Callable[[Silence], None]] = []
-        self._watcher: Any = None
-        self._task: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, js: JetStreamContext, names: HubNames, auth: HubAuth) -> SilenceBoard:
         return cls(await js.key_value(silences_bucket(names)), user_token(auth))
 
+    def _parse(self, key: str, value: bytes | None, revision: int) -> Silence | None:
+        return parse_silence(key, value)
+
+    def _keep(self, item: Silence, revision: int) -> bool:
+        known = self.silences.get(item.id)
+        if known is not None and known[0] > revision:
+            return False
+        self.silences[item.id] = (revision, item)
+        return True
+
     async def put(self, silence: Silence) -> int:
         """Write a silence (a new one, or one lifted: its end now) under this user's key; the revision."""
         payload = {k: v for k, v in entry_of(silence).items() if k not in ("id", "author")}
-        try:
-            return int(await self._kv.put(f"{silence.id}.{self.user}", orjson.dumps(payload)))
-        except nats.js.errors.APIError as exc:  # e.g. the bucket is full: it keeps what it has
-            raise ValueError(f"the hub refused it ({exc.description or exc.__class__.__name__})") from None
+        return await self._put(f"{silence.id}.{self.user}", orjson.dumps(payload))
 
     def all(self) -> list[Silence]:
         return [s for _, s in self.silences.values()]
-
-    async def start(self) -> None:
-        """Watch every entry (the existing ones first); `on_change` observers hear each as it arrives."""
-        self._watcher = await self._kv.watchall()
-        self._task = asyncio.create_task(self._run(), name="silences-watch")
-
-    async def _run(self) -> None:
-        async for entry in self._watcher:
-            if entry is None:  # the end of the existing entries
-                continue
-            parsed = parse_silence(entry.key, entry.value)
-            if parsed is None:
-                if entry.value:
-                    log.warning("a silence on the hub was not understood and is ignored")
-                continue
-            revision = int(entry.revision or 0)
-            known = self.silences.get(parsed.id)
-            if known is not None and known[0] > revision:
-                continue
-            self.silences[parsed.id] = (revision, parsed)
-            for callback in list(self.on_change):
-                try:
-                    callback(parsed)
-                except Exception:
-                    log.exception("a silences observer failed")
-
-    async def stop(self) -> None:
-        if self._watcher is not None:
-            with contextlib.suppress(Exception):
-                await self._watcher.stop()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task

@@ -13,49 +13,34 @@ from the network: a bad one is skipped and logged, never shown.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
-import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import nats.js.errors
 import orjson
 from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 
-from tenant_events.hub.connection import HubAuth, inbox_prefix
+from tenant_events.hub.connection import HubAuth
 from tenant_events.hub.subjects import HubNames
+from tenant_events.hub.team_buckets import TOKEN, TeamBucket, provision_bucket, user_token
 from tenant_events.values.triage import time_in_range
 
-log = logging.getLogger(__name__)
 HISTORY: Final = 16
 STATES: Final = ("acknowledged", "snoozed", "resolved", "open")
 NOTE_MAX: Final = 500
-_TOKEN: Final = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-_NAME_IN_USE: Final = 10058
 
 
 def triage_bucket(names: HubNames) -> str:
     return f"{names.stream}_TRIAGE"
 
 
-def user_token(auth: HubAuth) -> str:
-    """The hub user's name as a key token (the same as its inbox prefix's); ValueError without a user."""
-    prefix = inbox_prefix(auth)
-    if not prefix.startswith("_INBOX_"):
-        raise ValueError("team triage needs a hub user of one's own (a user name, an NKey or a creds file)")
-    return prefix[len("_INBOX_") :]
-
-
 def alert_key(rule_id: str, first_event_id: str) -> str:
     """The team's name of an alert; ValueError when either part cannot be a key token."""
     for part in (rule_id, first_event_id):
-        if not _TOKEN.match(part):
+        if not TOKEN.match(part):
             raise ValueError(f"{part[:40]!r} cannot name an alert on the hub")
     return f"{rule_id}.{first_event_id}"
 
@@ -79,28 +64,10 @@ async def provision_triage(js: JetStreamContext, names: HubNames, replicas: int 
     return await provision_bucket(js, triage_bucket(names), HISTORY, replicas, description)
 
 
-async def provision_bucket(
-    js: JetStreamContext, bucket: str, history: int, replicas: int, description: str
-) -> KeyValue:
-    """A team bucket the viewers write their own keys of, created when missing (also by another collector at
-    the same moment)."""
-    with contextlib.suppress(nats.js.errors.BucketNotFoundError):
-        return await js.key_value(bucket)
-    config = KeyValueConfig(
-        bucket=bucket, history=history, replicas=replicas, storage=StorageType.FILE, description=description
-    )
-    try:
-        return await js.create_key_value(config)
-    except nats.js.errors.APIError as exc:
-        if exc.err_code != _NAME_IN_USE:
-            raise
-        return await js.key_value(bucket)
-
-
 def parse_entry(key: str, value: bytes | None, revision: int) -> TeamTriage | None:
     """An entry of the bucket, or None (a delete, a foreign key, a bad payload)."""
     parts = key.split(".")
-    if len(parts) != 3 or not all(_TOKEN.match(p) for p in parts) or not value:
+    if len(parts) != 3 or not all(TOKEN.match(p) for p in parts) or not value:
         return None
     try:
         data = orjson.loads(value)
@@ -124,20 +91,25 @@ def parse_entry(key: str, value: bytes | None, revision: int) -> TeamTriage | No
     )
 
 
-class TriageBoard:
+class TriageBoard(TeamBucket[TeamTriage]):
     """The tenant's triage bucket seen by one hub user: write one's own entries, watch everyone's."""
 
+    what = "a triage entry"
+
     def __init__(self, kv: KeyValue, user: str) -> None:
-        self._kv = kv
-        self.user = user
+        super().__init__(kv, user)
         self.entries: dict[tuple[str, str], TeamTriage] = {}  # (alert, user) → newest
-        self.on_change: list[Callable[[TeamTriage], None]] = []
-        self._watcher: Any = None
-        self._task: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, js: JetStreamContext, names: HubNames, auth: HubAuth) -> TriageBoard:
         return cls(await js.key_value(triage_bucket(names)), user_token(auth))
+
+    def _parse(self, key: str, value: bytes | None, revision: int) -> TeamTriage | None:
+        return parse_entry(key, value, revision)
+
+    def _keep(self, item: TeamTriage, revision: int) -> bool:
+        self.entries[(item.alert, item.by)] = item
+        return True
 
     async def put(
         self, alert: str, state: str, note: str = "", until: float | None = None, at: float | None = None
@@ -151,10 +123,7 @@ class TriageBoard:
         payload = orjson.dumps(
             {"state": state, "note": note, "until": until, "at": time.time() if at is None else at}
         )
-        try:
-            return int(await self._kv.put(f"{alert}.{self.user}", payload))
-        except nats.js.errors.APIError as exc:  # e.g. the bucket is full: it keeps what it has
-            raise ValueError(f"the hub refused it ({exc.description or exc.__class__.__name__})") from None
+        return await self._put(f"{alert}.{self.user}", payload)
 
     def current(self, alert: str) -> TeamTriage | None:
         """The newest entry of `alert` over every user (the last write wins)."""
@@ -171,33 +140,3 @@ class TriageBoard:
                     if parsed is not None:
                         out.append(parsed)
         return sorted(out, key=lambda e: e.revision)
-
-    async def start(self) -> None:
-        """Watch every entry (the existing ones first); `on_change` observers hear each as it arrives."""
-        self._watcher = await self._kv.watchall()
-        self._task = asyncio.create_task(self._run(), name="triage-watch")
-
-    async def _run(self) -> None:
-        async for entry in self._watcher:
-            if entry is None:  # the end of the existing entries
-                continue
-            parsed = parse_entry(entry.key, entry.value, int(entry.revision or 0))
-            if parsed is None:
-                if entry.value:
-                    log.warning("a triage entry on the hub was not understood and is ignored")
-                continue
-            self.entries[(parsed.alert, parsed.by)] = parsed
-            for callback in list(self.on_change):
-                try:
-                    callback(parsed)
-                except Exception:
-                    log.exception("a triage observer failed")
-
-    async def stop(self) -> None:
-        if self._watcher is not None:
-            with contextlib.suppress(Exception):
-                await self._watcher.stop()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task

@@ -22,13 +22,15 @@ def segment_sql(
     types: Collection[str] | None,
     raw_types: Collection[str],
     order: str = "seq",
+    source: str = "events",
 ) -> tuple[str, list[object]]:
     """SELECT of RowSegment rows (seq last) under `where` (types: None = all), raw JSON only for `raw_types`;
-    `order` is a constant ORDER BY list, never user text."""
+    `order` is a constant ORDER BY list, `source` the table (with the index to walk), never user text. Given a
+    `source` index, the types are tested on its rows (`+type`) instead of being looked up by the type index."""
     raw = f"CASE WHEN type IN ({','.join('?' * len(raw_types))}) THEN raw END" if raw_types else "NULL"
-    sql = f"SELECT {_COLUMNS.format(raw=raw)} FROM events WHERE {where}"  # noqa: S608
+    sql = f"SELECT {_COLUMNS.format(raw=raw)} FROM {source} WHERE {where}"  # noqa: S608
     if types is not None:
-        sql += f" AND type IN ({','.join('?' * len(types))})"
+        sql += f" AND {'type' if source == 'events' else '+type'} IN ({','.join('?' * len(types))})"
     return f"{sql} ORDER BY {order}", [*sorted(raw_types), *where_params, *sorted(types or ())]
 
 

@@ -16,14 +16,13 @@ from typing import Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alert_records import RowSegment
-from tenant_events.store.alert_rows import segment_sql
 from tenant_events.store.alert_triage import attention_count
 from tenant_events.store.alerts_table import ALERT_COLUMNS, stored_alert
 from tenant_events.store.connections import HeldConnection, HoldsConnection
+from tenant_events.store.event_history import rows_by_time
 from tenant_events.store.schema import connect
 from tenant_events.values.alerts import StoredAlert
 
-HISTORY_CHUNK: Final = 5000
 LIFECYCLE_SCHEMA: Final = 8  # the schema that gave alerts their life (store/schema.py)
 
 
@@ -141,20 +140,7 @@ class AlertInbox(HoldsConnection):
     def history_rows(
         self, since_ms: int, until_ms: int, types: Collection[str] | None, raw_types: Collection[str]
     ) -> Iterator[RowSegment]:
-        """Stored events that occurred in `since_ms <= time < until_ms`, oldest first, a chunk per segment."""
-        after_ms, after_id = since_ms - 1, "\uffff"
-        while True:
-            sql, params = segment_sql(
-                "(time_ms, event_id) > (?, ?) AND time_ms < ?",
-                [after_ms, after_id, until_ms],
-                types,
-                raw_types,
-                order="time_ms, event_id LIMIT ?",
-            )
-            with self._lock:
-                rows = self._conn.execute(sql, [*params, HISTORY_CHUNK]).fetchall()
-            if rows:
-                yield None, rows
-            if len(rows) < HISTORY_CHUNK:
-                return
-            after_ms, after_id = rows[-1][5], rows[-1][0]  # time_ms, event_id
+        """Stored events that occurred in `since_ms <= time < until_ms`, archived and live, oldest first, a chunk
+        per segment (event_history.py); the inbox is held until the last is read."""
+        with self._lock:
+            yield from rows_by_time(self._conn, self.path, since_ms, until_ms, types, raw_types)

@@ -64,6 +64,11 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
+def _gone(exc: Exception) -> bool:
+    """Whether DuckDB failed for a file of the snapshot that is gone."""
+    return "No files found" in str(exc) or "No such file" in str(exc)
+
+
 def _list(paths: Sequence[str]) -> str:
     return "[" + ", ".join(duck.literal(p) for p in paths) + "]"
 
@@ -133,9 +138,27 @@ class ArchiveReader:
         try:
             return cursor.execute(sql, list(params)).fetchall()
         except duckdb.IOException as exc:
-            if "No files found" in str(exc) or "No such file" in str(exc):
+            if _gone(exc):
                 raise ArchiveMoved(str(exc)) from exc
             raise
+
+    def chunks(
+        self, files: Sequence[ArchiveFile], select: str, where: str, rest: str, size: int
+    ) -> Iterator[list[Any]]:
+        """`SELECT {select} FROM ev WHERE {where} {rest}` over `files`, `size` rows at a time: more rows than are
+        held at once (a rule's history, event_history.py)."""
+        import duckdb
+
+        with self._lock:
+            cursor = self._open()
+            try:
+                cursor.execute(self._select(files, select, where, rest))
+                while rows := cursor.fetchmany(size):
+                    yield rows
+            except duckdb.IOException as exc:
+                if _gone(exc):
+                    raise ArchiveMoved(str(exc)) from exc
+                raise
 
     def _query(
         self,

@@ -32,7 +32,7 @@ from nats.aio.client import Client as NATS
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json
 from tenant_events.auth.secret_store import SecretStore
-from tenant_events.destinations.message import AlertMessage, alert_message
+from tenant_events.destinations.message import AlertMessage, alert_message, folded_message
 from tenant_events.destinations.send import DEADLINE_S
 from tenant_events.destinations.worker import SEND_GRACE_S, STOP_WAIT_S, DeliveryWorker, Target
 from tenant_events.errors import ConfigError
@@ -88,6 +88,11 @@ class TeamDeliveries:
     def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage:
         key = team_alert_key(self._tenant, team_key(alert.rule_id, alert.first_event_id))
         return alert_message(alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key)
+
+    def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
+        first = sent[0][0]
+        key = team_alert_key(self._tenant, team_key(first.rule_id, first.first_event_id))
+        return folded_message([(a, d.version) for a, d in sent], self._tenant, key)
 
     async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """The bucket's record; when it does not say "delivered", the receipt on the alerts stream has the last
@@ -277,6 +282,8 @@ class TeamAlerts:
         silences: TeamSilencesMirror | None = None
         unfollow: Callable[[], Awaitable[None]] | None = None
         try:
+            # the team's silences first: those made before this relay took the lease hold its first deliveries
+            silences = await self._mirror_silences()
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
             self._note(
@@ -286,7 +293,6 @@ class TeamAlerts:
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
             saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
             mirror = await self._mirror_triage(link)
-            silences = await self._mirror_silences()
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
             while True:
                 alert = await queue.get()

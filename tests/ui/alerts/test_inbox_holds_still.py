@@ -61,9 +61,15 @@ def test_new_alerts_wait_while_the_pointer_rests_on_the_inbox_or_an_alert_is_rea
             await more_alerts(app, INCIDENTS[2:4], len(listed) + 2)
             await until(lambda: pill.isVisible(), 20, "the pill counting the waiting alerts")
 
-            def counted() -> bool:  # every new or fired-again alert on the pill, every alert in the count
+            def counted() -> bool:  # every new alert on the pill, and every one that fired again to pass an
+                # alert listed above it (not one firing again where it stands); every alert in the count
                 now = {(e.profile, e.alert.id): e.alert.fired_at for e in book.entries()}
-                waiting = sum(1 for k, at in now.items() if k not in placed or at > placed[k])
+                above = {k: listed[: listed.index(k)] for k in listed}
+                waiting = sum(
+                    1
+                    for k, at in now.items()
+                    if k not in placed or (at > placed[k] and any(at > now.get(o, at) for o in above[k]))
+                )
                 return pill.text() == f"↑ {waiting} new alerts" and inbox.summary.text().endswith(
                     f"· {len(now)} alerts"
                 )

@@ -74,6 +74,7 @@ def test_silence_from_an_alert_dims_it_and_holds_the_next_notification(
             dialog.comment.setText("onboarding Acme this afternoon")
             save_screenshot(dialog, "silence-dialog")
             dialog.accept()
+            await until(lambda: bool(alerts.silences.active()), 5, "the silence kept")
             [silence] = alerts.silences.active()
             assert silence.rule == "org-connection" and silence.tenant == "acme"
             assert (
@@ -112,7 +113,7 @@ def test_silence_from_an_alert_dims_it_and_holds_the_next_notification(
             assert not [t for t in said[before:] if t.startswith("Organization connection")]
 
             # Settings ▸ Silences lists it with who and why, and lifts it
-            page = SilencesPage(alerts.silences)
+            page = SilencesPage(alerts.silence_keeper)
             page.resize(900, 300)
             page.show()
             assert page.table.rowCount() == 1
@@ -124,8 +125,16 @@ def test_silence_from_an_alert_dims_it_and_holds_the_next_notification(
             save_screenshot(page, "settings-silences")
             page.table.selectRow(0)
             assert page.lift_button.isEnabled()
+            drawn: list[tuple[int, int]] = []  # the inbox's rows drawn again (dimmed or not)
+            inbox.model.dataChanged.connect(lambda a, b, *_: drawn.append((a.row(), b.row())))
             page.lift_button.click()
-            assert alerts.silences.active() == [] and page.table.item(0, 1).text().startswith("ended ")
+            await until(lambda: page.table.item(0, 1).text().startswith("ended "), 5, "the lift listed")
+            assert alerts.silences.active() == []
+            # the inbox, left as it was, draws its rows undimmed at once (not at its next reload)
+            last = inbox.model.rowCount() - 1
+            await until(lambda: (0, last) in drawn, 5, "the inbox's rows drawn again")
+            row = inbox.model.row_of(first.profile, first.alert.id)
+            assert row is not None and not inbox.model.index(row, Col.STATE).data().endswith("silenced")
             page.close()
 
             # "Never for <group>": the group becomes an exception of the rule in the settings file

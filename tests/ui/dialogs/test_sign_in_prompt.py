@@ -54,3 +54,22 @@ def test_address_is_shown_copyable_and_cancel_ends_the_sign_in(qloop, ui_paths, 
             assert app.sessions["nobrowser"].is_signed_in and not prompt.isVisible()
 
     run_async(qloop, scenario())
+
+
+def test_a_warning_given_while_the_prompt_is_open_is_shown_whole(qtbot):
+    """The keyring answers after the prompt opened (its password prompt went unanswered): the prompt grows so the
+    whole warning reads, not its first line with the rest cut off."""
+    from tenant_events.ui.app.keyring_check import session_only_text
+    from tenant_events.ui.dialogs.sign_in_prompt import SignInPrompt
+
+    prompt = SignInPrompt()
+    qtbot.addWidget(prompt)
+    prompt.show_url("demo", "http://127.0.0.1:1/authorize?response_type=code")
+    qtbot.waitExposed(prompt)
+    prompt.set_warning(session_only_text("the system keyring has not been set up yet"))
+    label = prompt.banners.banners["warning"].label
+    qtbot.waitUntil(lambda: label.isVisible())
+    assert label.height() >= label.heightForWidth(label.width()), (
+        label.height(),
+        label.heightForWidth(label.width()),
+    )

@@ -35,6 +35,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import Settings
 from tenant_events.settings.silences_file import SilenceBook
 from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.tenant.silences import Silences
 from tenant_events.ui.alerts.alert_book import AlertBook, InboxEntry
 from tenant_events.ui.alerts.alert_notes import AlertNotes
 from tenant_events.ui.alerts.desktop_notifier import Notifier
@@ -64,6 +65,7 @@ def _backtest(path: Path, rule: Rule, standing: Rule | None, hours: WorkingHours
 
 INBOX_KEYS: Final = "Ctrl+Shift+A"
 MUTE_TICK_MS: Final = 15_000  # the tray's "until 14:30" and badge follow the clock this often
+SILENCES_LOOK_MS: Final = 1_000  # a silence made or lifted elsewhere (a command, a teammate) shows this soon
 
 
 def _log_rule_errors(settings: AlertSettings, profile: str) -> None:
@@ -88,9 +90,12 @@ class AppAlerts(QObject):
         self.notes.renotify = self._renotify
         self.silences = SilenceBook.of(paths)
         self.notes.silenced = self.silenced
-        self.quiet = QuietActions(paths, self.silences, self)
+        # every silence made or lifted in the app: shared with a hub tenant's team through its session's mirror
+        self.silence_keeper = Silences(
+            paths, self.silences, running=lambda p: getattr(self.sessions.get(p), "team_silences", None)
+        )
+        self.quiet = QuietActions(paths, self.silence_keeper, self)
         self.quiet.changed.connect(self.refresh)
-        self.quiet.team = lambda profile: getattr(self.sessions.get(profile), "team_silences", None)
         self.quiet.problem.connect(lambda text: self.window.statusBar().showMessage(text, 15000))
         self.notes.current = lambda profile, alert_id: (
             entry.alert if (entry := self.book.get(profile, alert_id)) is not None else None
@@ -109,6 +114,11 @@ class AppAlerts(QObject):
         self._mute_timer.setInterval(MUTE_TICK_MS)
         self._mute_timer.timeout.connect(self._tick)
         self._mute_timer.start()
+        self._silences_seen = self._silences_now()
+        self._silences_timer = QTimer(self)
+        self._silences_timer.setInterval(SILENCES_LOOK_MS)
+        self._silences_timer.timeout.connect(self._look_at_silences)
+        self._silences_timer.start()
         self.action = QAction("&Alerts inbox", window)
         self.action.setShortcut(QKeySequence(INBOX_KEYS))
         self.action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -190,6 +200,7 @@ class AppAlerts(QObject):
 
     async def close(self) -> None:
         self._mute_timer.stop()
+        self._silences_timer.stop()
         self._refresh_soon.stop()
         await self.notes.close()
         if self.inbox is not None:
@@ -218,6 +229,19 @@ class AppAlerts(QObject):
             self.refresh()
         else:
             self.refresh_mute()
+
+    def _silences_now(self) -> tuple[tuple[str, float], ...]:
+        """The silences holding now (the file is read again only when it changed: one stat)."""
+        return tuple(sorted((s.id, s.ends_at) for s in self.silences.active()))
+
+    def _look_at_silences(self) -> None:
+        """A silence made, lifted or ended anywhere — this window, a command, a teammate through the hub —
+        dims or undims the inbox's rows at once, not at its next reload."""
+        now = self._silences_now()
+        if now != self._silences_seen:
+            self._silences_seen = now
+            if self.inbox is not None and self.inbox.isVisible():
+                self.inbox.model.restyle()
 
     def refresh_mute(self) -> None:
         """Do-not-disturb / quiet hours now (the tray shows them: badge, menu line with its end, tooltip)."""

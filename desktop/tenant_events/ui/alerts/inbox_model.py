@@ -111,15 +111,26 @@ class InboxModel(QAbstractTableModel):
 
     def update_in_place(self, entries: list[InboxEntry]) -> int:
         """The rows held still (inbox_hold.py): each listed alert repainted where it is; returns how many alerts
-        wait to take their place (new ones, and listed ones that fired again since they were placed)."""
+        wait to take their place: new ones, and listed ones that fired again and would move for it (an alert
+        that fires again where it stands, the latest already, is repainted there and waits for nothing)."""
         fresh = {_key(e): e for e in entries}
         for row, e in enumerate(self.entries):
             now = fresh.get(_key(e))
             if now is not None and now != e:
                 self.replace(row, now)
-        return sum(
-            1 for key, e in fresh.items() if key not in self._placed or e.alert.fired_at > self._placed[key]
-        )
+        new = sum(1 for key in fresh if key not in self._placed)
+        again = [
+            k for k in map(_key, self.entries) if k in fresh and fresh[k].alert.fired_at > self._placed[k]
+        ]
+        if not again:
+            return new
+        listed = [k for k in map(_key, self.entries) if k in fresh]
+        kept = set(listed)
+        then = {k: row for row, k in enumerate(listed)}
+        ordered = (k for k in map(_key, self._sorted(list(fresh.values()))) if k in kept)
+        target = {k: row for row, k in enumerate(ordered)}
+        # it would move for its own firing: an alert listed above it would come below it
+        return new + sum(1 for k in again if any(target[o] > target[k] for o in listed[: then[k]]))
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """The header was clicked: order the rows by that column (the selection follows its alert)."""
@@ -142,6 +153,11 @@ class InboxModel(QAbstractTableModel):
         """One alert changed (read now): repaint its row without a reset, so the selection stays."""
         self.entries[row] = entry
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(Col) - 1))
+
+    def restyle(self) -> None:
+        """Silences changed (made or lifted elsewhere, or one ended): every row is drawn again, dimmed or not."""
+        if self.entries:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.entries) - 1, len(Col) - 1))
 
     def entry(self, row: int) -> InboxEntry | None:
         return self.entries[row] if 0 <= row < len(self.entries) else None

@@ -66,6 +66,7 @@ class SilenceDialog(QDialog):
         form.addRow("&Until", self.until)
         form.addRow("&Comment", self.comment)
         form.addRow(buttons)
+        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 60)  # its title and the hint, whole
 
     def seconds(self, now: datetime | None = None) -> float:
         """How long from now the silence lasts."""

@@ -1,8 +1,10 @@
 """What the inbox's "Quiet this" menu does: a silence kept in the installation's silences file (every window,
-`stream` and relay on this machine honours it within a second), an exception written into the rule in the
-settings file (the app takes the change in as it takes a command's, and the rules run with it from then on).
+`stream` and relay on this machine honours it within a second) and, for a tenant followed through a team hub,
+shared with the team first (tenant/silences.py, the one path of every front end); an exception written into the
+rule in the settings file (the app takes the change in as it takes a command's, and the rules run with it from
+then on).
 
-    NoiseMenu.silence_requested ─▶ silence(): for 1 h / 24 h, or SilenceDialog for "until…" ─▶ SilenceBook.add
+    NoiseMenu.silence_requested ─▶ silence(): for 1 h / 24 h, or SilenceDialog for "until…" ─▶ Silences.add
     NoiseMenu.exception_requested ─▶ confirm ─▶ alerts/exceptions.py ─▶ edited_settings (a worker thread)
 """
 
@@ -12,7 +14,6 @@ import asyncio
 import getpass
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -23,14 +24,12 @@ from tenant_events.errors import UserFixableError
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings
 from tenant_events.settings.shared_file import edited_settings
-from tenant_events.settings.silences_file import SilenceBook, new_silence
+from tenant_events.settings.silences_file import new_silence
+from tenant_events.tenant.silences import Silences
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.alerts.noise_menu import SilenceDialog
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.values.silences import GROUP_MARK, Silence
-
-if TYPE_CHECKING:  # (the NATS client loads only with a hub tenant)
-    from tenant_events.tenant.team_silences import TeamSilencesMirror
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +43,13 @@ class QuietActions(QObject):
     changed = Signal()  # a silence or an exception was made: the inbox shows it
     problem = Signal(str)  # one line for the status bar
 
-    def __init__(self, paths: AppPaths, book: SilenceBook, parent: QObject | None = None) -> None:
+    def __init__(self, paths: AppPaths, silences: Silences, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.paths = paths
-        self.book = book
+        self.silences = silences
         self.who = getpass.getuser()
         self.dialog_parent: Callable[[], QWidget | None] = lambda: None
         self.confirm: Callable[[QWidget | None, str], bool] = _ask
-        # profile → its hub session's silences mirror, when the tenant is followed through a team hub
-        self.team: Callable[[str], TeamSilencesMirror | None] = lambda _profile: None
         self.dialog: SilenceDialog | None = None
         self._tasks = TaskSet()
 
@@ -62,9 +59,10 @@ class QuietActions(QObject):
         alert = entry.alert
         return alert.rule_id, entry.profile, (alert.group_key if scope == "group" else None)
 
-    def silence(self, entry: InboxEntry, scope: str, seconds: float) -> Silence | None:
-        """Silence the alert's rule (or group) for `seconds`; 0: ask until when in the dialog (opened, not
-        waited on: `dialog` holds it while it is open)."""
+    def silence(self, entry: InboxEntry, scope: str, seconds: float) -> asyncio.Task[Silence | None] | None:
+        """Silence the alert's rule (or group) for `seconds` (the task that keeps it, and shares it with a hub
+        tenant's team); 0: ask until when in the dialog (opened, not waited on: `dialog` holds it while it is
+        open)."""
         if seconds > 0:
             return self._keep(entry, scope, seconds, "")
         what = self._words(entry, scope)
@@ -80,36 +78,31 @@ class QuietActions(QObject):
         rule = alert.rule_name.partition(GROUP_MARK)[0]
         if scope == "group":
             return f"{rule} for {alert.rule_name.partition(GROUP_MARK)[2]} · {entry.profile}"
-        return f"{rule} (every group) · {entry.profile}"
+        every = " (every group)" if alert.group_key else ""  # a rule that groups: all its groups
+        return f"{rule}{every} · {entry.profile}"
 
-    def _keep(self, entry: InboxEntry, scope: str, seconds: float, comment: str) -> Silence | None:
+    def _keep(
+        self, entry: InboxEntry, scope: str, seconds: float, comment: str
+    ) -> asyncio.Task[Silence | None] | None:
         try:
             rule, tenant, group = self.matchers(entry, scope)
-            silence = self.book.add(
-                new_silence(
-                    duration_s=seconds,
-                    author=self.who,
-                    comment=comment,
-                    rule=rule,
-                    tenant=tenant,
-                    group=group,
-                )
+            silence = new_silence(
+                duration_s=seconds, author=self.who, comment=comment, rule=rule, tenant=tenant, group=group
             )
+        except UserFixableError as exc:
+            self.problem.emit(f"Could not silence: {exc}")
+            return None
+        return self._tasks.spawn(self._add(silence))
+
+    async def _add(self, silence: Silence) -> Silence | None:
+        try:
+            kept = await self.silences.add(silence)
         except (UserFixableError, OSError) as exc:
             self.problem.emit(f"Could not silence: {exc}")
             return None
-        log.info("silence %s added: %s", silence.id, silence.matchers_text())
-        team = self.team(entry.profile)
-        if team is not None:  # shared with the team: every viewer and the relay honour it
-            self._tasks.spawn(self._share(team, silence))
+        log.info("silence %s added: %s", kept.id, kept.matchers_text())
         self.changed.emit()
-        return silence
-
-    async def _share(self, team: TeamSilencesMirror, silence: Silence) -> None:
-        try:
-            await team.publish(silence)
-        except (UserFixableError, ValueError, OSError) as exc:
-            self.problem.emit(f"The silence holds here but did not reach the team: {exc}")
+        return kept
 
     def never_for(self, entry: InboxEntry) -> asyncio.Task[bool] | None:
         """Add the alert's group as an exception of its rule, once confirmed (the settings file written on a

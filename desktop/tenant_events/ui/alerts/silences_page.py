@@ -1,11 +1,13 @@
 """Settings ▸ Silences: the silences that hold alerts now (and those ended in the last week), who made each and
-why, and "Lift" to end one at once. The list is the installation's silences file (settings/silences_file.py),
-read again each time the page is shown or a silence is lifted; made from the inbox's "Quiet this" menu or with
-`tenant-events silences add`.
+why, and "Lift" to end one at once — a team's silence for the whole team (tenant/silences.py, the one path of
+every front end). The list is the installation's silences file (settings/silences_file.py), read again each time
+the page is shown or a silence is lifted; made from the inbox's "Quiet this" menu or with `tenant-events silences
+add`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import datetime
 from typing import Final
@@ -25,7 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from tenant_events.errors import UserFixableError
-from tenant_events.settings.silences_file import SilenceBook
+from tenant_events.tenant.silences import Silences
+from tenant_events.ui.task_set import TaskSet
 from tenant_events.values.silences import Silence
 
 HEADERS: Final = ("Silences", "Until", "By", "Comment")
@@ -33,9 +36,10 @@ EMPTY: Final = "No silences. Silence a rule or a group from an alert's “Quiet 
 
 
 class SilencesPage(QWidget):
-    def __init__(self, book: SilenceBook, parent: QWidget | None = None) -> None:
+    def __init__(self, silences: Silences, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.book = book
+        self.silences = silences
+        self._tasks = TaskSet()
         self.listed: list[Silence] = []
         self.note = QLabel(EMPTY)
         self.note.setWordWrap(True)
@@ -70,7 +74,7 @@ class SilencesPage(QWidget):
 
     def reload(self) -> None:
         now = time.time()
-        self.listed = sorted(self.book.all(), key=lambda s: (not s.active(now), -s.ends_at))
+        self.listed = sorted(self.silences.book.all(), key=lambda s: (not s.active(now), -s.ends_at))
         self.table.setRowCount(len(self.listed))
         for r, s in enumerate(self.listed):
             ended = "ended " if s.ends_at <= now else ""
@@ -93,12 +97,17 @@ class SilencesPage(QWidget):
         chosen = self.listed[rows[0].row()] if rows else None
         self.lift_button.setEnabled(chosen is not None and chosen.active(time.time()))
 
-    def lift(self) -> None:
+    def lift(self) -> asyncio.Task[None] | None:
+        """End the selected silence (the task that does it: a team's asks the hub first)."""
         rows = self.table.selectionModel().selectedRows()
         if not rows:
-            return
+            return None
+        self.lift_button.setEnabled(False)
+        return self._tasks.spawn(self._lift(self.listed[rows[0].row()].id))
+
+    async def _lift(self, silence_id: str) -> None:
         try:
-            self.book.remove(self.listed[rows[0].row()].id)
+            await self.silences.lift(silence_id)
             self.problem.setText("")
         except (UserFixableError, OSError) as exc:
             self.problem.setText(str(exc))

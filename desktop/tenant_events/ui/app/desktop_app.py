@@ -119,6 +119,9 @@ class DesktopApp(QObject):
         )
         self.notifier = self.notifications.notifier
         self.alerts = self.notifications.alerts
+        self.alerts.silence_keeper.secrets = lambda: (
+            self.secrets
+        )  # a hub tenant's secret, as its session reads it
         self.tray_wiring = (
             TrayWiring(tray, self.window, self.tenants, self.notifications, self.spawn) if tray else None
         )
@@ -353,7 +356,7 @@ class DesktopApp(QObject):
             self.window,
             DestinationEditor(self.paths, self.secrets),
             disk,
-            self.alerts.silences,
+            self.alerts.silence_keeper,
         )
         dialog.destinations_page.changed.connect(self._destinations_saved)
         self.spawn(dialog.destinations_page.load())

@@ -45,7 +45,7 @@ class SignInPrompt(QDialog):
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
         self.banners = BannerArea()
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.addWidget(self.banners)
         layout.addWidget(self.heading)
         layout.addWidget(hint)
@@ -66,6 +66,9 @@ class SignInPrompt(QDialog):
             self.banners.show_banner("warning", "warning", html_text)
         else:
             self.banners.clear("warning")
+        if self.isVisible():  # shown already: a window keeps its size, and a wrapped line would be cut off
+            self._layout.activate()
+            self.adjustSize()
 
     def copy_address(self) -> None:
         QGuiApplication.clipboard().setText(self.address.text())

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.settings import Settings
-from tenant_events.settings.silences_file import SilenceBook
+from tenant_events.tenant.silences import Silences
 from tenant_events.ui.alerts.destinations_page import DestinationsPage
 from tenant_events.ui.alerts.per_type_rule import per_type_on, with_per_type
 from tenant_events.ui.alerts.quiet_hours_box import QuietHoursBox
@@ -56,7 +56,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         destinations: DestinationEditor | None = None,
         disk: Mapping[str, TierDisk] | None = None,
-        silences: SilenceBook | None = None,
+        silences: Silences | None = None,
     ) -> None:
         super().__init__(parent)
         self.disk = dict(disk or {})  # each tenant's disk per tier, shown on the General tab
