@@ -44,6 +44,8 @@ SLOW = (
     "ui/app/test_neighbours_app.py",  # every command beside the app, run and killed: ~130 s on a loaded machine
     "proving/test_neighbours_stream.py",  # the same beside `stream`: ~120 s
     "store/test_tiers_agree.py",  # ~70 s on a loaded machine
+    "hub/test_team_archive_hub.py",  # two relays, two viewers, PostgreSQL: ~50-70 s
+    "store/test_team_archive.py",  # PostgreSQL, ten kill rounds, viewer processes: ~60 s
     "store/test_archive_move.py::test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing",  # ~60 s
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
     "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",  # ~30 s, twice

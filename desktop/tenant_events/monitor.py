@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Protocol
 
 from tenant_events.paths import AppPaths
-from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter, archive_keeper
+from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter, archive_keeper, team_view
 from tenant_events.stream.engine import EngineConfig, StreamEngine
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.values.retention import Retention
 from tenant_events.values.stream_states import EngineStats, StateChange, StreamState
+from tenant_events.values.team_archive import Lake
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,12 @@ class TenantMonitor:
         *,
         retention: Retention | None = None,
         source: Callable[[StoreWriter], EventSource] | None = None,
+        team_archive: Lake | None = None,
+        reads_team: bool = False,
     ) -> None:
-        """`tokens` may be None only with a `source` (a hub viewer holds no tenant credentials)."""
+        """`tokens` may be None only with a `source` (a hub viewer holds no tenant credentials). `reads_team`:
+        the database is read with `team_archive` (None: with none), recorded in it at start (store/team_view.py),
+        and the upkeep lets go of live events the team archive holds instead of archiving them itself."""
         self.name = name
         self.paths = paths
         self.config = config
@@ -78,6 +83,8 @@ class TenantMonitor:
         self._engine: EventSource | None = None
         self._task: asyncio.Task[StateChange] | None = None
         self._retention_task: asyncio.Task[None] | None = None
+        self.team_archive = team_archive
+        self._reads_team = reads_team
         self.notice: OpenNotice | None = None
 
     @property
@@ -108,6 +115,11 @@ class TenantMonitor:
         if self._writer is None:
             self._writer = await asyncio.to_thread(StoreWriter, self.database_file)
             self.notice = self._writer.notice
+            if self._reads_team:
+                writer, lake = self._writer, self.team_archive
+                await asyncio.to_thread(
+                    lambda: writer.run_archive_job(lambda c: team_view.record(c, lake)).result()
+                )
         engine: EventSource
         if self._source is not None:
             engine = self._source(self._writer)
@@ -162,7 +174,9 @@ class TenantMonitor:
         while True:
             if self._writer is not None:
                 try:
-                    await asyncio.to_thread(archive_keeper.keep, self._writer, self.retention)
+                    await asyncio.to_thread(
+                        archive_keeper.keep, self._writer, self.retention, lake=self.team_archive
+                    )
                 except Exception:
                     log.exception("%s: archive pass failed", self.name)
             await asyncio.sleep(self.retention.interval)

@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 
+from helpers.stored_alerts import stored_alert
 from tenant_events.alerts.presentation import counted, why
 from tenant_events.values.alerts import StoredAlert
 
 
 def burst(types: dict[str, int], first="2026-11-04T12:00:00.000Z", last_ms=1_793_793_655_000) -> StoredAlert:
     n = sum(types.values())
-    return StoredAlert(
-        id=1,
-        rule_id="mass-deletion",
-        rule_name="Mass deletion",
-        severity="critical",
-        tenant="acme",
-        catch_up=False,
-        notify=True,
-        occurrences=1,
+    return stored_alert(
         event_count=n,
-        first_seq=1,
         last_seq=n,
-        first_event_id="evt_a",
-        last_event_id="evt_b",
         first_time=first,
         last_time="2026-11-04T12:00:55.000Z",
         last_time_ms=last_ms,
         type_counts=types,
         detail="User ada deleted",
-        raised_at=0.0,
-        updated_at=0.0,
-        read_at=None,
     )
 
 

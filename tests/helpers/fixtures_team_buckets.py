@@ -60,3 +60,24 @@ async def until(check: Callable[[], object], limit: float = 5.0, what: str = "th
 @pytest.fixture
 def team_buckets(nats_single: NatsHub) -> TeamBuckets:
     return TeamBuckets(nats_single)
+
+
+async def raw_viewer(hub: NatsHub) -> tuple[Any, list[Exception]]:
+    """A hostile client with the viewer's own credentials, writing to the buckets by hand: the connection, and the
+    errors the server sends it (a refused publish arrives as a permissions violation)."""
+    import nats
+
+    errors: list[Exception] = []
+
+    async def record(exc: Exception) -> None:
+        errors.append(exc)
+
+    raw = await nats.connect(
+        hub.urls,
+        user="viewer",
+        password=hub.credentials.viewer,
+        error_cb=record,
+        inbox_prefix="_INBOX_viewer",
+        allow_reconnect=False,
+    )
+    return raw, errors

@@ -131,10 +131,18 @@ def export_ids(data_dir: Path) -> list[str]:
 
 
 def relay(
-    sim, hub, token: str, data_dir: Path, *, lease: str | None = None, alerts_to: str | None = None
+    sim,
+    hub,
+    token: str,
+    data_dir: Path,
+    *,
+    lease: str | None = None,
+    alerts_to: str | None = None,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> HubCli:
     """`tenant-events relay` from the simulator to the hub as the collector (with `alerts_to`: the team's rules
-    evaluated and their alerts sent to that destination). Its lease (2 s) and stall timeout (1 s) are stretched
+    evaluated and their alerts sent to that destination; `extra`: more of its options, `env` more of its environment). Its lease (2 s) and stall timeout (1 s) are stretched
     for a loaded machine: a hub that answers late there would otherwise take the lease away every few seconds."""
     lease = lease or f"{bound(2):g}"
     args = ["relay", "--base-url", sim.base_url, "--name", "acme", "--data-dir", str(data_dir)]
@@ -150,5 +158,6 @@ def relay(
     ]
     args += ["--hub-user", "collector", "--lease-seconds", lease]
     args += ["--alerts-to", alerts_to] if alerts_to else []
-    env = {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector}
-    return HubCli(*args, env=env)
+    args += list(extra)
+    secrets = {"TENANT_EVENTS_ACCESS_TOKEN": token, "TENANT_EVENTS_HUB_PASSWORD": hub.credentials.collector}
+    return HubCli(*args, env={**secrets, **(env or {})})

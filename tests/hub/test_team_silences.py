@@ -16,10 +16,9 @@ import sys
 import time
 import uuid
 
-import nats
 import pytest
 
-from helpers.fixtures_team_buckets import TeamBuckets, until
+from helpers.fixtures_team_buckets import TeamBuckets, raw_viewer, until
 from helpers.nats_hub import CONFIG_DIR, Credentials, start_single
 from tenant_events.errors import SignInRequired
 from tenant_events.hub.silences import SilenceBoard, silences_bucket
@@ -73,19 +72,7 @@ def test_a_silence_reaches_a_second_viewer_within_a_second_and_cannot_be_forged(
         await until(lambda: not book.all()[0].active(time.time()))
 
         # forging and purging: refused by the server
-        errors: list[Exception] = []
-
-        async def record(exc: Exception) -> None:
-            errors.append(exc)
-
-        raw = await nats.connect(
-            hub.urls,
-            user="viewer",
-            password=hub.credentials.viewer,
-            error_cb=record,
-            inbox_prefix="_INBOX_viewer",
-            allow_reconnect=False,
-        )
+        raw, errors = await raw_viewer(hub)
         await raw.publish(f"$KV.{silences_bucket(names)}.forged.viewer2", b'{"starts_at": 0, "ends_at": 1}')
         await raw.flush()
         with pytest.raises(Exception):  # noqa: B017 (nats-py raises its own timeout for a refused request)

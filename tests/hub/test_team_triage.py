@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-import nats
 import orjson
 import pytest
 
+from helpers.fixtures_team_buckets import raw_viewer
 from helpers.fixtures_team_buckets import until as _until
 from helpers.nats_hub import Credentials
 from tenant_events.hub.triage import TriageBoard, alert_key, triage_bucket
@@ -54,19 +54,7 @@ def test_triage_set_by_one_viewer_is_seen_by_others_within_a_second_and_cannot_b
         ]
 
         # forging: ana writes under bo's name (the payload claims bo too) — the server refuses it
-        errors: list[Exception] = []
-
-        async def record(exc: Exception) -> None:
-            errors.append(exc)
-
-        raw = await nats.connect(
-            hub.urls,
-            user="viewer",
-            password=hub.credentials.viewer,
-            error_cb=record,
-            inbox_prefix="_INBOX_viewer",
-            allow_reconnect=False,
-        )
+        raw, errors = await raw_viewer(hub)
         forged = orjson.dumps(
             {"state": "resolved", "note": "nothing to see", "at": time.time(), "by": "viewer2"}
         )

@@ -626,6 +626,61 @@ def test_malformed_url(tmp_path, option, url):
     assert not (data / "settings.json").exists() and not (data / "tenants").exists()
 
 
+# -- 7b. a team archive named wrong: one line, the password never repeated, nothing made ---------------------
+HUB_VIEW = ["stream", "--hub", "nats://127.0.0.1:9", "--hub-tenant", "acme"]
+RELAY = ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"]
+CATALOG = "postgres:dbname=events host=127.0.0.1 user=viewer"
+TEAM_ARCHIVES = {
+    "a password in the catalog": (
+        [*RELAY, "--team-archive", "postgres:dbname=e password=Sekr3t-pw", "--team-archive-path", "/srv/e"],
+        ["--team-archive", "holds a password"],
+    ),
+    "a URL with a password": (
+        [*HUB_VIEW, "--team-archive", "postgresql://u:Sekr3t-pw@db/e", "--team-archive-path", "/srv/e"],
+        ["--team-archive", "is not a PostgreSQL catalog"],
+    ),
+    "no database": (
+        [*RELAY, "--team-archive", "postgres:host=db", "--team-archive-path", "/srv/e"],
+        ["--team-archive", "names no database"],
+    ),
+    "no folder": ([*HUB_VIEW, "--team-archive", CATALOG], ["--team-archive-path", "is required"]),
+    "a relative folder": (
+        [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "shared/e"],
+        ["--team-archive-path", "absolute folder path"],
+    ),
+    "object storage": (
+        [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "s3://bucket/e"],
+        ["--team-archive-path", "is not a folder"],
+    ),
+    "without a hub": (
+        ["stream", "--base-url", DEAD_URL, "--team-archive", CATALOG, "--team-archive-path", "/srv/e"],
+        ["--team-archive", "is read through a team hub"],
+    ),
+    "some event types": (
+        [
+            *HUB_VIEW,
+            "--event-type",
+            "user.created",
+            "--team-archive",
+            CATALOG,
+            "--team-archive-path",
+            "/srv/e",
+        ],
+        ["--event-type", "every event type"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", TEAM_ARCHIVES)
+def test_team_archive_named_wrong(stored, case):
+    words, said = TEAM_ARCHIVES[case]
+    before = snapshot(stored)
+    result = run_here([words[0], "--data-dir", str(stored), *words[1:]], {"TENANT_EVENTS_ACCESS_TOKEN": "x"})
+    one_line(result, 3, *said)
+    assert "Sekr3t" not in result.err + result.out
+    assert snapshot(stored) == before
+
+
 # -- 8. a settings file nested past any sense -------------------------------------------------------------------
 NESTED = {
     "100k-deep-array": '{"schema_version": 2, "x": ' + "[" * 100_000 + "]" * 100_000 + "}",

@@ -11,33 +11,18 @@ from concurrent.futures import ProcessPoolExecutor
 
 import orjson
 
+from helpers.stored_alerts import stored_alert
 from tenant_events.paths import AppPaths
 from tenant_events.settings.silences_file import FILE_NAME, SilenceBook, entry_of, new_silence
-from tenant_events.values.alerts import StoredAlert
 from tenant_events.values.silences import silencing
 
-ALERT = StoredAlert(
-    id=1,
+ALERT = stored_alert(
     rule_id="mass-deletion-by-actor",
     rule_name="Mass deletion by one actor · client HR Import",
-    severity="critical",
     tenant="acme-tenant",
-    catch_up=False,
-    notify=True,
-    occurrences=1,
     event_count=10,
-    first_seq=1,
     last_seq=10,
-    first_event_id="evt_a",
-    last_event_id="evt_b",
-    first_time="2026-11-04T12:00:00.000Z",
-    last_time="2026-11-04T12:00:30.000Z",
-    last_time_ms=0,
     type_counts={"user.deleted": 10},
-    detail="",
-    raised_at=0.0,
-    updated_at=0.0,
-    read_at=None,
     group_key="cli_HRIMPORT",
 )
 

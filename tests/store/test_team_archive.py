@@ -1,173 +1,144 @@
-"""A team's shared archive: DuckLake with its catalog in a real PostgreSQL server (Debian's, a cluster of the
-test's own) and its files on a shared path. The relay moves events into it while two viewer processes read it;
-every viewer read holds whole moves only, each event once; the relay's own reads over its live rows and the
-lake answer as a single-tier store does (docs/archive.md "Team archive")."""
+"""A team's shared archive: DuckLake with its catalog in a real PostgreSQL server (a cluster of the test's own,
+passwords asked over TCP) and its files in a shared folder (docs/archive.md "Team archive").
+
+The relay's database moves into the lake, each event once, through a crash between the lake's commit and its
+own, a second relay with its own numbering taking over, and moves racing each other; a viewer — whose catalog
+user may only read — reads the lake together with its own tiers and answers as one store of the same events
+does, whether it joined early, late, after a hole, or let go of what the lake holds; two viewer processes read
+while the relay moves and never see an event twice."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
-import socket
+import re
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, StoreWriter
+from helpers.team_lake import filled_store, lake_ids
+from tenant_events.errors import UserFixableError
+from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
-from tenant_events.store.archive_catalog import Lake
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_lake import write_lake
+from tenant_events.store.archive_lake import LakeBusy, tidy, use_password, write_move
+from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
+from tenant_events.values.team_archive import Lake
 
 DAY = 86400.0
 ROOT = Path(__file__).resolve().parents[2]
+MOVE = Retention(keep_live_days=30, settle_seconds=0)
+FILTERS = (
+    EventFilter(),
+    EventFilter(text="ada"),
+    EventFilter(query="type:user.* -purpose:test"),
+    EventFilter(query="ip:203.0.113.7"),
+    EventFilter(query="org:acme OR org:globex"),
+    EventFilter(types=frozenset({"group.created"})),
+)
 
 
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    """A PostgreSQL cluster of this test's own on a free port (as the `postgres` user when run as root: its
-    folder is outside pytest's, which that user cannot enter)."""
-    bin_dir = _pg_bin()
-    if bin_dir is None:
-        pytest.fail("PostgreSQL is not installed: ./run test installs Debian's postgresql package")
-    home = Path(tempfile.mkdtemp(prefix="tenant-events-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(home, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    port = _free_port()
-    data = home / "data"
-    subprocess.run(
-        [*as_user, str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "lake"],
-        check=True,
-        capture_output=True,
+def _lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
+    """The same lake as its relay writes it and as a viewer reads it (another catalog user)."""
+    name = pg.new_lake()
+    shared.mkdir(exist_ok=True)
+    relay, viewer = (
+        Lake(pg.catalog(name, "relay"), str(shared)),
+        Lake(pg.catalog(name, "viewer"), str(shared)),
     )
-    start = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(home / "log"), "-w", "-t", "120"]
-    options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run([*start, "-o", options, "start"], check=True, capture_output=True)
-    made = iter(range(1, 1000))
-
-    def new_catalog() -> str:
-        """A database of its own on the server, for one lake's catalog."""
-        name = f"lake{next(made)}"
-        subprocess.run(
-            [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "lake", name], check=True
-        )
-        return f"postgres:dbname={name} host=127.0.0.1 port={port} user=lake"
-
-    try:
-        yield new_catalog
-    finally:
-        subprocess.run([*start, "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(home, ignore_errors=True)
+    use_password(relay.catalog, RELAY_PASSWORD)
+    use_password(viewer.catalog, VIEWER_PASSWORD)
+    return relay, viewer
 
 
-_VIEWER = """
-import json, sys
-from tenant_events.store.archive_catalog import Lake
-from tenant_events.store.archive_lake import TeamArchive
-from tenant_events.store.archive_reader import ArchiveReader
-from tenant_events.values.events import EventFilter
-from pathlib import Path
-lake = Lake(sys.argv[1], sys.argv[2])
-team = TeamArchive(lake)
-reader = ArchiveReader(Path(sys.argv[2]))
-stop = Path(sys.argv[3])
-while True:
-    last = stop.exists()
-    snap = reader.use(team.snapshot())
-    if snap.files:
-        events = reader.walk(snap, EventFilter(), {}, 0, snap.upto + 1, snap.rows + 10, False)
-        count = reader.count(snap, EventFilter(), {})
-        print(json.dumps([snap.rows, count, [e.seq for e in events], [e.event_id for e in events]]), flush=True)
-    if last:
-        break
-"""
+def _ids(reader: EventReader) -> list[str]:
+    return [e.event_id for e, _raw in reader.export_iter(chunk=333)]
 
 
-def test_the_relay_moves_into_the_lake_while_two_viewers_read_whole_moves_only(postgres, tmp_path):
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    catalog = postgres()
-    lake = Lake(catalog, str(shared))
+def _answers(reader: EventReader, f: EventFilter) -> dict[str, object]:
+    newest = reader.page_before(f, None, 40)
+    deeper = reader.page_before(f, newest[-1].seq, 60) if newest else []
+    return {
+        "count": reader.count(f),
+        "pages": [e.event_id for e in newest + deeper],
+        "by type": reader.counts_by_type(f),
+        "histogram": reader.histogram(f, 86400),
+        "span": reader.time_span(f),
+    }
+
+
+def _timeline(reader: EventReader, kind: str, entity: str) -> list[str]:
+    directory = DirectoryReader.over(reader)
+    first = directory.timeline(kind, entity, None, 15)
+    rest = directory.timeline(kind, entity, first[-1].seq, 60) if first else []
+    return [e.event_id for e in first + rest]
+
+
+def _agree(view: Path, single: Path) -> None:
+    """Every read of `view` (a database read with the lake) answers as `single` (the same events, one store)."""
+    with EventReader(view) as a, EventReader(single) as b:
+        ids = _ids(a)
+        assert len(ids) == len(set(ids)), "an event read twice"
+        assert ids == _ids(b)
+        for f in FILTERS:
+            assert _answers(a, f) == _answers(b, f), f
+        for eid in (ids[0], ids[len(ids) // 3], ids[-1]):
+            found = a.find(eid)
+            assert found is not None and found.raw == b.find(eid).raw  # type: ignore[union-attr]
+        users = sorted({u for _e, r in b.export_iter() for u in re.findall(r'"user_id":\s*"([^"]+)"', r)})
+        for user in users[:3]:
+            assert _timeline(a, "user", user) == _timeline(b, "user", user)
+
+
+def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
     rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=3)
-    relay, single = tmp_path / "relay.sqlite3", tmp_path / "single.sqlite3"
-    for path in (relay, single):
-        writer = StoreWriter(path)
-        for at in range(0, len(rows), 400):
-            writer.commit_sync(Batch(events=rows[at : at + 400]))
-        writer.index_all_sync()
-        writer.close()
-    stop = tmp_path / "stop"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
-    viewers = [
-        subprocess.Popen(
-            [sys.executable, "-c", _VIEWER, catalog, str(shared), str(stop)],
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    now = time.time()
     writer = StoreWriter(relay)
     try:
-        done = keep(writer, Retention(keep_live_days=30, settle_seconds=0), move_rows=250, lake=lake)
-        assert done.moved > 1200 and done.files_written >= 5
+        done = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True)
     finally:
         writer.close()
-        stop.touch()
-    seen = []
-    for viewer in viewers:
-        out, _err = viewer.communicate(timeout=300)
-        assert viewer.returncode == 0
-        seen.append([json.loads(line) for line in out.splitlines()])  # nothing else on stdout
-    by_seq = {i + 1: r.event_id for i, r in enumerate(rows)}
-    for reads in seen:
-        assert len(reads) >= 2, "a viewer read the lake at least twice while it filled"
-        for rows_listed, count, seqs, ids in reads:
-            # whole moves only: the rows the moves list, each once, in order, the relay's events
-            assert count == rows_listed == len(seqs) == len(set(seqs))
-            assert seqs == list(range(1, len(seqs) + 1))
-            assert ids == [by_seq[s] for s in seqs]
-        assert reads[-1][0] == done.moved
-    with EventReader(relay) as a, EventReader(single) as b:
-        assert a.archived_upto() == done.moved
-        assert [e for e, _r in a.export_iter()] == [e for e, _r in b.export_iter()]
-        for f in (
-            EventFilter(text="ada"),
-            EventFilter(query="type:user.* -purpose:test"),
-            EventFilter(query="ip:203.0.113.7"),
-        ):
-            assert a.count(f) == b.count(f)
-            assert [e.seq for e in a.page_before(f, None, 50)] == [e.seq for e in b.page_before(f, None, 50)]
+    moved = done.moved
+    assert 1200 < moved < 2000 and not (tmp_path / "relay.archive").exists()  # nothing written beside it
+    _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
+    early = filled_store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
+    _agree(early, tmp_path / "all.sqlite3")
+    late = filled_store(
+        tmp_path / "late.sqlite3", rows[900:], viewer_lake
+    )  # joined late: the lake's first 900
+    _agree(late, tmp_path / "all.sqlite3")
+    hole = filled_store(
+        tmp_path / "hole.sqlite3", rows[moved + 200 :], viewer_lake
+    )  # after a hole nobody holds
+    _agree(hole, filled_store(tmp_path / "no-hole.sqlite3", rows[:moved] + rows[moved + 200 :]))
+    lets_go = filled_store(tmp_path / "lets-go.sqlite3", rows, viewer_lake)
+    writer = StoreWriter(lets_go)
+    try:
+        gone = keep(
+            writer, MOVE, now, move_rows=300, lake=viewer_lake
+        )  # a viewer: lets go of what the lake holds
+    finally:
+        writer.close()
+    assert gone.moved == moved and not (tmp_path / "lets-go.archive").exists()
+    with EventReader(lets_go) as reader:
+        assert reader.archived_upto() == moved
+    _agree(lets_go, tmp_path / "all.sqlite3")
 
 
-def test_a_move_the_lake_already_holds_is_not_written_twice(postgres, tmp_path):
-    lake = Lake(postgres(), str(tmp_path / "shared2"))
-    (tmp_path / "shared2").mkdir()
-    made = history(300, time.time() - 60 * DAY, 60 * DAY / 300, seed=9)
-    rows: list[LiveRow] = [
+def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
+    return [
         (
-            i + 1,
+            first_seq + i,
             r.event_id,
             r.offset,
             r.type,
@@ -180,16 +151,204 @@ def test_a_move_the_lake_already_holds_is_not_written_twice(postgres, tmp_path):
             r.raw,
             r.received_at,
         )
-        for i, r in enumerate(made)
+        for i, r in enumerate(rows)
     ]
-    first = write_lake(lake, rows[:200])
-    again = write_lake(lake, rows[:250])  # a crash after the lake's commit: the next move overlaps it
-    assert (first.file.first_seq, first.file.last_seq, again.file.last_seq) == (1, 200, 250)
+
+
+def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
+    postgres: Postgres, tmp_path: Path
+):
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    rows = history(1500, time.time() - 60 * DAY, 60 * DAY / 1500, seed=9)
+    ids = [r.event_id for r in rows]
+    live = _live_rows(rows)
+    # a crash after the lake committed and before the relay's database let go: the next move adds nothing twice
+    write_move(relay_lake, live[:200])
+    relay = filled_store(tmp_path / "a.sqlite3", rows[:900], relay_lake)
+    writer = StoreWriter(relay)
+    try:
+        keep(writer, MOVE, move_rows=120, lake=relay_lake, fence=lambda: True)
+    finally:
+        writer.close()
+    first = lake_ids(relay_lake)
+    assert first == ids[: len(first)] and 200 < len(first) <= 900
+    # a move whose lease lapsed before its commit writes nothing
+    with pytest.raises(LakeBusy):
+        write_move(relay_lake, live[:1000], fence=lambda: False)
+    assert lake_ids(relay_lake) == first
+    # the relay that takes over numbers the hub's events its own way (it started reading later): it goes on
+    takeover = filled_store(tmp_path / "b.sqlite3", rows[300:], relay_lake)
+    writer = StoreWriter(takeover)
+    try:  # ten days later: more is due
+        keep(writer, MOVE, time.time() + 10 * DAY, move_rows=170, lake=relay_lake, fence=lambda: True)
+    finally:
+        writer.close()
+    lake = lake_ids(relay_lake)
+    assert lake == ids[: len(lake)] and len(lake) > len(first)
+    # two moves at once (two relays that both think they lead): whatever commits, nothing twice
+    more = _live_rows(rows[len(lake) : len(lake) + 300], 5000)
+    outcomes: list[object] = []
+
+    both_ready = threading.Barrier(2, timeout=120)
+
+    def move() -> None:  # each waits, its rows written, until the other is as far: then both commit
+        try:
+            outcomes.append(write_move(relay_lake, more, fence=lambda: both_ready.wait() >= 0))
+        except LakeBusy as exc:
+            outcomes.append(exc)
+
+    racers = [threading.Thread(target=move) for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    assert sorted(type(o).__name__ for o in outcomes) == ["LakeBusy", "int"], outcomes  # one commits
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
+    tidy(relay_lake)  # DuckLake's upkeep: the small files of each move merged, nothing else changes
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
+    # a viewer's catalog user reads and cannot write: no teammate deletes the team's history
+    with pytest.raises(UserFixableError):
+        write_move(viewer_lake, _live_rows(rows[-10:], 9000))
     from tenant_events.store import duck
     from tenant_events.store.archive_lake import attach
 
-    alias = attach(lake, read_only=False)
     cur = duck.cursor()
-    counts = cur.execute(f"SELECT count(*), count(DISTINCT seq) FROM {alias}.events").fetchone()
-    moves = cur.execute(f"SELECT first_seq, last_seq FROM {alias}.moves ORDER BY 1").fetchall()
-    assert counts == (250, 250) and moves == [(1, 200), (201, 250)]
+    try:
+        with pytest.raises(Exception, match=r"(?i)read.only|permission"):
+            cur.execute(f"DELETE FROM {attach(viewer_lake, read_only=True)}.events")
+    finally:
+        cur.close()
+    assert lake_ids(relay_lake) == ids[: len(lake) + 300]
+
+
+_MOVER = """
+import sys
+from pathlib import Path
+from tenant_events.store import StoreWriter
+from tenant_events.store.archive_keeper import keep
+from tenant_events.store.archive_lake import use_password
+from tenant_events.values.retention import Retention
+from tenant_events.values.team_archive import Lake
+lake = Lake(sys.argv[2], sys.argv[3])
+use_password(lake.catalog, sys.stdin.readline().strip())
+writer = StoreWriter(Path(sys.argv[1]))
+print("moving", flush=True)
+keep(writer, Retention(keep_live_days=30, settle_seconds=0), move_rows=40, lake=lake, fence=lambda: True)
+writer.close()
+print("done", flush=True)
+"""
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
+
+
+def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_place(
+    postgres: Postgres, tmp_path
+):
+    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared")
+    rows = history(1200, time.time() - 60 * DAY, 60 * DAY / 1200, seed=5)
+    ids = [r.event_id for r in rows]
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    import random
+
+    rng = random.Random(11)
+    finished = False
+    for _round in range(10):
+        mover = subprocess.Popen(
+            [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
+            env=_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert mover.stdin is not None and mover.stdout is not None
+        mover.stdin.write(RELAY_PASSWORD + "\n")
+        mover.stdin.close()
+        assert mover.stdout.readline().strip() == "moving"
+        time.sleep(rng.uniform(0.05, 1.5))
+        mover.kill()
+        mover.wait(30)
+        lake = lake_ids(relay_lake)
+        assert lake == ids[: len(lake)], "the lake holds each event once, in order"
+        with EventReader(relay) as reader:
+            assert _ids(reader) == ids, "the relay's own view: every event once"
+    finished_run = subprocess.run(
+        [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
+        env=_env(),
+        input=RELAY_PASSWORD + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    finished = finished_run.stdout.splitlines()[-1:] == ["done"]
+    assert finished, finished_run.stderr[-3000:]
+    with EventReader(relay) as reader:
+        assert _ids(reader) == ids
+        live = reader.count(EventFilter()) - reader.archived_upto()
+    assert lake_ids(relay_lake) == ids[: len(ids) - live]
+
+
+_VIEWER = """
+import json, sys
+from pathlib import Path
+from tenant_events.store import EventReader
+from tenant_events.store.archive_lake import use_password
+from tenant_events.values.events import EventFilter
+use_password(sys.argv[2], sys.stdin.readline().strip())
+stop = Path(sys.argv[3])
+while True:
+    last = stop.exists()
+    with EventReader(Path(sys.argv[1])) as reader:
+        ids = [e.event_id for e, _r in reader.export_iter(chunk=500)]
+        print(json.dumps([reader.count(EventFilter()), ids]), flush=True)
+    if last:
+        break
+"""
+
+
+def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_twice(
+    postgres: Postgres,
+    tmp_path: Path,
+):
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    rows = history(2000, time.time() - 90 * DAY, 90 * DAY / 2000, seed=7)
+    ids = [r.event_id for r in rows]
+    relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
+    viewers = [
+        filled_store(tmp_path / "early.sqlite3", rows, viewer_lake),
+        filled_store(tmp_path / "late.sqlite3", rows[700:], viewer_lake),
+    ]
+    stop = tmp_path / "stop"
+    procs = []
+    for database in viewers:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _VIEWER, str(database), viewer_lake.catalog, str(stop)],
+            env=_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(VIEWER_PASSWORD + "\n")
+        proc.stdin.close()
+        procs.append(proc)
+    first_reads = [json.loads(p.stdout.readline()) for p in procs if p.stdout is not None]  # before any move
+    writer = StoreWriter(relay)
+    try:
+        done = keep(writer, MOVE, move_rows=150, lake=relay_lake, fence=lambda: True)
+        assert done.moved > 1000
+    finally:
+        writer.close()
+        stop.touch()
+    order = {eid: i for i, eid in enumerate(ids)}
+    for proc, first in zip(procs, first_reads, strict=True):
+        assert proc.stdout is not None
+        out = proc.stdout.read()  # (to its end: the viewer's last read, after the relay stopped moving)
+        assert proc.wait(300) == 0
+        reads = [first, *(json.loads(line) for line in out.splitlines())]
+        assert len(reads) >= 2
+        for count, seen in reads:
+            assert count == len(seen) == len(set(seen)), "each event once"
+            assert [order[e] for e in seen] == sorted(order[e] for e in seen), "in the hub's order"
+        assert reads[-1][1] == ids  # in the end: the lake's older events and its own, all of them

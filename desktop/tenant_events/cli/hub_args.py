@@ -15,12 +15,14 @@ from tenant_events.errors import ConfigError
 from tenant_events.hub.subjects import check_hub_tenant
 from tenant_events.paths import regular_file_bytes
 from tenant_events.settings.hubs import split_hub_urls
+from tenant_events.values.team_archive import Lake
 
 if TYPE_CHECKING:  # the NATS client loads only when a command talks to a hub (~0.2 s of start-up)
     from tenant_events.hub.connection import HubAuth, HubOptions
 
 PASSWORD_ENV: Final = "TENANT_EVENTS_HUB_PASSWORD"
 TOKEN_ENV: Final = "TENANT_EVENTS_HUB_TOKEN"
+TEAM_PASSWORD_ENV: Final = "TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD"
 
 
 def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -46,6 +48,15 @@ def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
     sign_in.add_argument("--hub-creds", metavar="FILE", type=Path, help="sign in with a NATS .creds file")
     group.add_argument("--hub-ca", metavar="FILE", help="PEM of the CA that signed the hub's TLS certificate")
+    group.add_argument(
+        "--team-archive",
+        metavar="CATALOG",
+        help="the team's shared archive: its DuckLake catalog, postgres:dbname=NAME host=HOST user=USER "
+        f"(the password from ${TEAM_PASSWORD_ENV}, kept in the keyring, or the keyring's)",
+    )
+    group.add_argument(
+        "--team-archive-path", metavar="DIR", help="the shared folder the team archive's files are in"
+    )
     group.description = (
         f"With none of --hub-user/--hub-nkey/--hub-creds, a token in ${TOKEN_ENV} is used if set."
     )
@@ -118,3 +129,36 @@ def hub_options(args: argparse.Namespace) -> HubOptions:
                 "--hub-ca", str(exc), "give the PEM file of the CA that signed the hub's certificate"
             ) from None
     return HubOptions(tuple(urls), hub_auth(args), args.hub_ca or "")
+
+
+def team_archive(
+    args: argparse.Namespace, catalog: str = "", data_path: str = "", *, viewer: bool = True
+) -> Lake | None:
+    """--team-archive and --team-archive-path (over a saved hub profile's `catalog` and `data_path`) as the lake
+    to use, None without one; ConfigError naming the option on a bad value (a `viewer` follows every type). A password in
+    $TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD is kept in the keyring for the next start (and the app)."""
+    from tenant_events.settings.team_archive import check_catalog, check_data_path
+    from tenant_events.tenant.sign_in import open_secret_store
+    from tenant_events.tenant.team_archive import team_lake
+
+    catalog, data_path = args.team_archive or catalog, args.team_archive_path or data_path
+    if not catalog and not data_path:
+        return None
+    if not catalog or not data_path:
+        missing = "--team-archive" if not catalog else "--team-archive-path"
+        raise ConfigError(missing, "is required for a team archive", "give both the catalog and the folder")
+    if viewer and args.event_type:
+        raise ConfigError(
+            "--event-type",
+            "a team archive holds every event type",
+            "follow them all to read the team archive",
+        )
+    try:
+        catalog = check_catalog(catalog)
+    except ValueError as exc:
+        raise ConfigError("--team-archive", str(exc)) from None
+    try:
+        data_path = check_data_path(data_path)
+    except ValueError as exc:
+        raise ConfigError("--team-archive-path", str(exc)) from None
+    return team_lake(catalog, data_path, open_secret_store().store, os.environ.get(TEAM_PASSWORD_ENV, ""))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from dataclasses import replace
 
-from tenant_events.cli.hub_args import hub_options
+from tenant_events.cli.hub_args import hub_options, team_archive
 from tenant_events.errors import ConfigError
 from tenant_events.hub.subjects import check_hub_tenant
 from tenant_events.paths import AppPaths
@@ -19,13 +20,22 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
     if not args.hub:
         profile = load_settings(paths).hub(args.tenant) if args.tenant else None
         if profile is None:
+            if args.team_archive or args.team_archive_path:
+                raise ConfigError(
+                    "--team-archive" if args.team_archive else "--team-archive-path",
+                    "is read through a team hub",
+                    "add --hub and --hub-tenant, or drop it",
+                )
             return None
         from tenant_events.tenant.sign_in import open_secret_store
 
         store = (await asyncio.to_thread(open_secret_store)).store
         source = of_hub_profile(profile, store, paths.data_dir)
         if args.event_type:
-            source = HubFrom(source.options, source.hub_tenant, tuple(args.event_type))
+            source = replace(source, event_types=tuple(args.event_type))
+        if args.team_archive or args.team_archive_path:
+            lake = team_archive(args, profile.team_archive, profile.team_archive_path)
+            source = replace(source, team_archive=lake)
         return profile.name, source
     if args.base_url or args.client_id:
         raise ConfigError(
@@ -40,4 +50,6 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
         check_hub_tenant(name)
     except ValueError as exc:
         raise ConfigError("--name", str(exc)) from None
-    return name, HubFrom(hub_options(args), args.hub_tenant, tuple(args.event_type))
+    return name, HubFrom(
+        hub_options(args), args.hub_tenant, tuple(args.event_type), team_archive=team_archive(args)
+    )

@@ -132,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     log = logging.getLogger("tenant_events")
     try:
+        from tenant_events.tenant.team_archive import use_keyring_passwords
+
+        use_keyring_passwords()  # a database read with a team's archive: its password, when first needed
         code = int(run(args))
         sys.stdout.flush()  # here, not at exit: a full disk behind `>` is then this command's one line
         return code

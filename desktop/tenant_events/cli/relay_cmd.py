@@ -10,6 +10,11 @@ With --alerts-to, the relay holding the lease also evaluates the alert rules onc
 built-in pack and the alert settings of its own settings file), publishes the alerts on the hub for the viewers,
 and delivers them to the named destinations (`tenant-events destinations list`). A standby that takes over
 resumes the deliveries from the state the hub keeps, under the same dedup keys.
+
+With --team-archive and --team-archive-path, the relay holding the lease also moves events older than the live
+tier's setting (--keep-live, or the settings file's) into the team's shared archive, DuckLake with its catalog
+in PostgreSQL, every --team-archive-every seconds; viewers started with the same options read it. The catalog
+user's password comes from $TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD (then kept in the keyring) or the keyring.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from tenant_events.cli.hub_args import add_hub_args, hub_options
+from tenant_events.cli.hub_args import add_hub_args, hub_options, team_archive
 from tenant_events.cli.options import number
 from tenant_events.cli.stream_cmd import add_tenant_args, exit_code_of, report_state
 from tenant_events.cli.stream_target import resolve_target, stream_source
@@ -33,6 +39,11 @@ from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sign_in import SecretStore, open_secret_store
+
+if TYPE_CHECKING:
+    from nats.aio.client import Client as NATS
+
+LeaderWork = Callable[["NATS", Callable[[], bool]], Awaitable[None]]
 
 
 def register(subparsers: Any) -> None:
@@ -74,6 +85,13 @@ def register(subparsers: Any) -> None:
         default=None,
         help="evaluate the team's alerts here and deliver them to these destinations",
     )
+    p.add_argument(
+        "--team-archive-every",
+        metavar="S",
+        type=number(0.1, 86400),
+        default=600.0,
+        help="seconds between moves into the team archive (default 600)",
+    )
     p.set_defaults(run=run)
 
 
@@ -105,6 +123,7 @@ async def _main(args: argparse.Namespace) -> int:
     plan = StreamPlan(
         retention_days=args.hub_retention_days, replicas=args.hub_replicas, lease_ttl=args.lease_seconds
     )
+    lake = team_archive(args, viewer=False)  # before anything starts: a bad option is one line
     team = None
     if args.alerts_to is not None:
         from tenant_events.tenant.team_alerts import TeamAlerts, check_destinations
@@ -115,7 +134,15 @@ async def _main(args: argparse.Namespace) -> int:
         name, paths, await stream_source(args, target), retention=tiers(args, paths)
     ) as link:
         engine, tokens = await link.engine_and_tokens()  # the relay streams the tenant itself, into the hub
-        relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=team)
+        work: list[LeaderWork] = [team] if team is not None else []
+        if lake is not None:
+            from tenant_events.tenant.lake_mover import LakeMover
+
+            mover = LakeMover(
+                name, paths, hub, names, lake, tiers(args, paths), args.team_archive_every, _lake_note
+            )
+            work.append(mover)
+        relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=_together(work))
         if team is not None:
             team.stopping = lambda: relay.stopping
         relay.on_role.append(_role)
@@ -134,6 +161,26 @@ async def _main(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return exit_code_of(final)
+
+
+def _lake_note(message: str) -> None:
+    _role("team archive", message)
+
+
+def _together(work: list[LeaderWork]) -> LeaderWork | None:
+    """The leader's pieces of work run side by side (the team's alerts, the moves into the team archive)."""
+    if len(work) <= 1:
+        return work[0] if work else None
+
+    async def both(nc: NATS, fence: Callable[[], bool]) -> None:
+        async def one(piece: LeaderWork) -> None:
+            await piece(nc, fence)
+
+        async with asyncio.TaskGroup() as group:
+            for piece in work:
+                group.create_task(one(piece))
+
+    return both
 
 
 def _say_pending() -> None:

@@ -13,6 +13,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.values.retention import Retention
+from tenant_events.values.team_archive import Lake
 
 
 def viewer_monitor(
@@ -24,13 +25,21 @@ def viewer_monitor(
     *,
     retention: Retention | None = None,
     hub_time: bool = False,
+    team_archive: Lake | None = None,
 ) -> TenantMonitor:
     """Follow `hub_tenant` on the hub into the database `name` (`hub_time`: events received when the hub
-    stored them)."""
+    stored them), read together with the team's archive when there is one (store/team_view.py)."""
     config = ViewerConfig(options, HubNames(hub_tenant), event_types, name=name, hub_time=hub_time)
     shown = EngineConfig(base_url=options.shown, event_types=event_types, name=name)  # what the UI displays
     return TenantMonitor(
-        name, paths, shown, None, retention=retention, source=lambda writer: HubViewer(config, writer)
+        name,
+        paths,
+        shown,
+        None,
+        retention=retention,
+        source=lambda writer: HubViewer(config, writer),
+        team_archive=team_archive,
+        reads_team=True,
     )
 
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tenant_events.http import is_loopback_host
+from tenant_events.settings.team_archive import check_catalog, check_data_path
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 HubAuthKind = Literal["none", "password", "token", "nkey", "creds"]
@@ -68,7 +69,8 @@ def split_hub_urls(text: str) -> list[str]:
 class HubProfile(BaseModel):
     """One tenant followed through a hub; `name` is also its database file name."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # (no field's value repeated in an error: a team archive's catalog written wrongly may hold a password)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, hide_input_in_errors=True)
 
     name: str = Field(description="short slug; the database file is <name>.sqlite3")
     hub_urls: list[str] = Field(
@@ -81,6 +83,11 @@ class HubProfile(BaseModel):
         "", description="PEM file of the CA that signed the hub's certificate; empty = system"
     )
     event_types: list[str] = Field(default_factory=list, description="event types to follow; empty = all")
+    team_archive: str = Field(
+        "",
+        description="the team archive's catalog: postgres:dbname=… host=… user=… (no password); empty = none",
+    )
+    team_archive_path: str = Field("", description="the shared folder the team archive's files are in")
 
     @field_validator("name")
     @classmethod
@@ -110,10 +117,25 @@ class HubProfile(BaseModel):
                 raise ValueError(f"{name!r} is not an event type (e.g. user.created)")
         return v
 
+    @field_validator("team_archive")
+    @classmethod
+    def _team_archive(cls, v: str) -> str:
+        return check_catalog(v) if v.strip() else ""
+
+    @field_validator("team_archive_path")
+    @classmethod
+    def _team_archive_path(cls, v: str) -> str:
+        return check_data_path(v) if v.strip() else ""
+
     @model_validator(mode="after")
     def _user(self) -> HubProfile:
         if self.auth == "password" and not self.user.strip():
             raise ValueError("user: is required to sign in with a password")
+        if bool(self.team_archive) != bool(self.team_archive_path):
+            missing = "team_archive_path" if self.team_archive else "team_archive"
+            raise ValueError(f"{missing}: is required for a team archive (give both, or neither)")
+        if self.team_archive and self.event_types:
+            raise ValueError("event_types: a team archive holds every event type; follow them all to read it")
         return self
 
     @property

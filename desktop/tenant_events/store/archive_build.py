@@ -56,6 +56,13 @@ _COLUMNS: Final = (
     *((column, "VARCHAR[]") for _f, column in FIELD_COLUMNS),
 )
 EVENT_COLUMNS: Final = tuple(name for name, _t in _COLUMNS)
+
+
+def column_types() -> tuple[str, ...]:
+    """DuckDB's type of each of EVENT_COLUMNS (a team archive's table has the same columns)."""
+    return tuple(t for _n, t in _COLUMNS)
+
+
 _PARQUET: Final = f"FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, PARQUET_VERSION v2"
 
 # A live row as the mover reads it: seq, event_id, stream_offset, type, time, time_ms, source, tenant, purpose,

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 GRACE_SECONDS: Final = 600.0
 
@@ -51,51 +51,25 @@ class ArchiveFile:
     fts_upto: int = 0
 
 
-@dataclass(frozen=True)
-class Lake:
-    """Where a team's archive is: DuckLake's catalog and the path of its files (archive_lake.py)."""
+class TeamRows(Protocol):
+    """The team archive's rows one read shows (team_view.py `TeamSlice`): listed as `file`, read by SQL."""
 
-    catalog: str
-    data_path: str
+    @property
+    def file(self) -> ArchiveFile: ...
 
+    def events_sql(self) -> str: ...
 
-LAKE_SQL: Final = """
-CREATE TABLE IF NOT EXISTS archive_lake (
-    id        INTEGER PRIMARY KEY CHECK (id = 1),
-    catalog   TEXT NOT NULL,  -- DuckLake's catalog, e.g. postgres:dbname=events host=db.example.org
-    data_path TEXT NOT NULL
-)
-"""
-
-
-def record_lake(conn: sqlite3.Connection, lake: Lake) -> None:
-    """Inside a move's transaction: which lake this database's archive entries live in."""
-    conn.execute(LAKE_SQL)
-    conn.execute(
-        "INSERT OR REPLACE INTO archive_lake (id, catalog, data_path) VALUES (1, ?, ?)",
-        (lake.catalog, lake.data_path),
-    )
-
-
-def lake_of(conn: sqlite3.Connection) -> Lake | None:
-    """The lake a database's archive entries live in, if any (read in the reader's snapshot)."""
-    known = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'archive_lake'"
-    ).fetchone()
-    if known is None:
-        return None
-    row = conn.execute("SELECT catalog, data_path FROM archive_lake WHERE id = 1").fetchone()
-    return Lake(str(row[0]), str(row[1])) if row else None
+    def tokens_sql(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
 class ArchiveSnapshot:
     """The archive as one read transaction saw it: events with seq <= `upto` are in `files`, the rest live.
-    `lake`: where entries named `lake:…` are (archive_lake.py), when there are any."""
+    `team`: the team archive's rows the database is read with (team_view.py), also listed in `files`."""
 
     upto: int
     files: tuple[ArchiveFile, ...]
-    lake: Lake | None = None
+    team: TeamRows | None = None
 
     @property
     def rows(self) -> int:
@@ -123,7 +97,7 @@ def snapshot(conn: sqlite3.Connection) -> ArchiveSnapshot:
     if row is None or not int(row[0]):
         return EMPTY
     files = conn.execute(f"SELECT {_COLUMNS} FROM archive_files ORDER BY last_seq DESC").fetchall()  # noqa: S608
-    return ArchiveSnapshot(int(row[0]), tuple(ArchiveFile(*f) for f in files), lake_of(conn))
+    return ArchiveSnapshot(int(row[0]), tuple(ArchiveFile(*f) for f in files))
 
 
 def add_files(conn: sqlite3.Connection, files: Iterable[ArchiveFile], upto: int | None) -> None:

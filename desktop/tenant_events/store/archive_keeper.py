@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store import archive_move as move
 from tenant_events.store.archive_build import remove
-from tenant_events.store.archive_catalog import Lake
 from tenant_events.store.archive_layout import folder_of, tokens_name
 from tenant_events.store.schema import connect
 from tenant_events.store.writer import StoreWriter
 from tenant_events.values.retention import Retention
+from tenant_events.values.team_archive import Lake
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,17 @@ def keep(
     now: float | None = None,
     move_rows: int = move.MOVE_ROWS,
     lake: Lake | None = None,
+    fence: Callable[[], bool] | None = None,
 ) -> KeeperPass:
-    """Move every event that is due (`move_rows` a move; into the team's `lake` when given, archive_lake.py),
-    then tidy up; returns what was done."""
+    """Move every event that is due (`move_rows` a move), then tidy up; returns what was done. With the team's
+    `lake` (archive_lake.py): a relay, whose lease is `fence`, moves them into it; a viewer (no fence) lets go of
+    those it holds. LakeBusy: the relay's move did not commit."""
     done = KeeperPass()
     now = time.time() if now is None else now
-    while (planned := move.plan(writer.path, policy, now, move_rows, lake)) is not None:
+    writes = fence is not None
+    while (
+        planned := move.plan(writer.path, policy, now, move_rows, lake, fence or (lambda: True), writes)
+    ) is not None:
         try:
             committed = writer.run_archive_job(lambda c, p=planned: move.commit(c, p)).result()  # type: ignore[misc]
         except BaseException:
@@ -64,7 +70,7 @@ def keep(
         if not committed:  # another process moved these events first
             remove(p for b in planned.built for p in b.paths)
             break
-        done.moved += sum(b.file.rows for b in planned.built)
+        done.moved += planned.rows
         done.files_written += len(planned.built)
     snap, _known = _snapshot(writer)
     for files in move.compaction_due(snap, int((now - policy.keep_live_days * 86400) * 1000)):

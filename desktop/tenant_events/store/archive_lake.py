@@ -1,142 +1,312 @@
-"""A team's shared archive: DuckLake, its catalog in PostgreSQL (or any catalog DuckLake takes), its Parquet files
-on a shared path (docs/archive.md "Team archive").
+"""A team's shared archive: DuckLake, its catalog in PostgreSQL, its Parquet files in a shared folder
+(docs/archive.md "Team archive").
 
-The relay holding the lease moves its events there instead of into local files: the same records and token
-lists, as rows of the lake's `events` and `tokens` tables, and a row of `moves` naming the seq range, all in ONE
-lake transaction. The lake is written before the relay's own database lets go of the rows (archive_move.py),
-so a crash in between leaves rows in both; the next move finds them in `moves` and only commits the local half
-(`write_lake` skips what the lake holds). The relay's readers read lake rows only up to its `archived_upto`,
-as with local files. Viewers read the lake alone (`TeamArchive`): each of their reads takes the `moves` it
-sees and reads rows of those ranges only, so a move committing meanwhile is seen whole or not at all.
+Only the relay holding the hub's lease writes it (`write_move`, called by the mover of its own copy of the hub's
+events, archive_move.py); every viewer reads it beside its own tiers (team_view.py) and attaches it read-only.
 
-The catalog string is libpq's (`postgres:dbname=… host=… user=…`) without a password: PostgreSQL's own
-password file or the environment supply it, so no secret is written into a database or a log.
+Numbering. The lake gives each event a place of its own (`head` + 1, + 2, …) and stores it as
+`LAKE_SEQ_BASE + place`: below every seq a tenant database gives (those start at 1), so in a viewer's reads the
+team's older events come before its own, and the relay that takes the lease over (whose database numbers the
+hub's events its own way) goes on numbering where the lake stands.
+
+Tables (each move one lake transaction):
+  events  the archive file's columns (archive_layout.py), seq as above
+  tokens  each move's token lists (term, n, seqs) and the move's last seq (`upto`)
+  head    the last place given; every move reads and raises it, so two relays that move at once conflict in
+          DuckLake and the second one fails whole
+A move leaves out every event the lake already holds (the same time and id, the store's unique key): a relay
+killed after the lake's commit and before its own database let go of the rows, or one that takes over and moves
+its own copy of what its predecessor moved, adds nothing twice.
+
+The catalog is libpq's connection string behind `postgres:` (`postgres:dbname=events host=db user=relay`), never
+with a password: the password is handed to this process (`use_password`, from the keyring) and goes only into
+the in-memory ATTACH; every error is stripped of it before it is shown.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from tenant_events.errors import ConfigError, NetworkError, StorageError, UserFixableError
+from tenant_events.server_text import shown
 from tenant_events.store import duck
 from tenant_events.store.archive_build import (
     EVENT_COLUMNS,
-    Built,
     LiveRow,
+    column_types,
     events_select,
     scratch,
     tokens_select,
 )
-from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot, Lake
+from tenant_events.values.team_archive import Lake
 
-LAKE_PREFIX: Final = "lake:"
+if TYPE_CHECKING:
+    import duckdb
+
+LAKE_SEQ_BASE: Final = -(2**53)
 _lock = threading.Lock()
+_attaching = threading.Lock()
 _attached: dict[tuple[str, str, bool], str] = {}
+_passwords: dict[str, str] = {}
+PasswordSource = Callable[[str], str | None]
+_source: list[
+    PasswordSource
+] = []  # where a password not given is looked up (the keyring: tenant/team_archive.py)
+
+
+def use_password(catalog: str, password: str | None) -> None:
+    """The password of the catalog's PostgreSQL user, for this process only (memory; never written)."""
+    with _lock:
+        if password:
+            _passwords[catalog] = password
+        else:
+            _passwords.pop(catalog, None)
+
+
+def password_source(source: PasswordSource) -> None:
+    """Where to look a catalog's password up when none was given (called once, when the lake is first attached)."""
+    with _lock:
+        _source[:] = [source]
+
+
+def _password(catalog: str) -> str:
+    with _lock:
+        if catalog in _passwords:
+            return _passwords[catalog]
+        source = _source[0] if _source else None
+    found = source(catalog) if source is not None else None
+    with _lock:
+        _passwords.setdefault(catalog, found or "")
+        return _passwords[catalog]
+
+
+class NoLakeYet(Exception):
+    """A reader attached the catalog before the relay's first move made the lake: it holds nothing yet."""
+
+
+class LakeBusy(Exception):
+    """Another relay's move committed first, or this relay's lease lapsed: nothing was written."""
+
+
+def _scrub(text: str, lake: Lake) -> str:
+    with _lock:
+        secret = _passwords.get(lake.catalog)
+    return text.replace(secret, "…") if secret else text
+
+
+def _said(exc: BaseException, lake: Lake) -> str:
+    """What went wrong, in a few words: PostgreSQL's own error when DuckDB quotes it after the statements it
+    ran (which hold event data), else DuckDB's first line; never the password; at most 300 characters."""
+    text = _scrub(str(exc), lake).strip()
+    if "ERROR:" in text:
+        text = text[text.rindex("ERROR:") :]
+    lines = text.splitlines()
+    return shown(lines[0] if lines else type(exc).__name__)[:300]
+
+
+def explain(lake: Lake, exc: BaseException) -> UserFixableError:
+    """DuckDB's error about the lake as one line a user can act on (the password never in it)."""
+    said = _said(exc, lake)
+    where = f"the team archive ({lake.catalog.split(' password', 1)[0]})"
+    if "password authentication failed" in said or "no password supplied" in said:
+        return ConfigError(
+            "team archive", f"{where} refused the password ({said[:300]})", "store its password"
+        )
+    if "permission denied for" in said.lower():  # PostgreSQL's: a viewer's user may only read
+        return ConfigError(
+            "team archive",
+            f"{where}: its catalog user may not do this ({said[:300]})",
+            "only the relay writes it",
+        )
+    if "No such file" in said or "Permission denied" in said or isinstance(exc, OSError):
+        return StorageError(f"{where}: cannot use its files ({said[:300]})", "check the shared folder")
+    return NetworkError(
+        f"{where} cannot be read ({said[:300]})", "check the catalog's server and the network"
+    )
 
 
 def attach(lake: Lake, read_only: bool) -> str:
-    """The lake attached to the shared engine (once per process), its tables made; returns its alias."""
+    """The lake attached to the process's engine (once; a read-only reader never writes the catalog), its
+    tables made when writing; returns its alias. UserFixableError when it cannot be."""
     key = (lake.catalog, lake.data_path, read_only)
-    with _lock:
-        if key in _attached:
-            return _attached[key]
-    if lake.catalog.startswith("postgres:"):
-        duck.load_extension("postgres_scanner")
+    with _attaching:  # one ATTACH at a time: two readers' first reads at once would both attach the alias
+        with _lock:
+            if key in _attached:
+                return _attached[key]
+        alias = _attach(lake, read_only, "lake_" + hashlib.sha256(repr(key).encode()).hexdigest()[:12])
+        with _lock:
+            _attached[key] = alias
+        return alias
+
+
+def _attach(lake: Lake, read_only: bool, alias: str) -> str:
+    import duckdb
+
+    password = _password(lake.catalog)
+    duck.load_extension("postgres_scanner")
     duck.load_extension("ducklake")
-    alias = "lake_" + hashlib.sha256(repr(key).encode()).hexdigest()[:12]
-    conn = duck.engine()
+    conninfo = lake.catalog + (" password=" + _libpq_quoted(password) if password else "")
     options = f"DATA_PATH {duck.literal(lake.data_path)}" + (", READ_ONLY" if read_only else "")
-    conn.execute(f"ATTACH {duck.literal('ducklake:' + lake.catalog)} AS {alias} ({options})")
-    if not read_only:
-        columns = ", ".join(f"{n} {t}" for n, t in zip(EVENT_COLUMNS, _TYPES, strict=True))
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {alias}.events ({columns})")
-        conn.execute(f"CREATE TABLE IF NOT EXISTS {alias}.tokens (term VARCHAR, n BIGINT, seqs BIGINT[])")
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {alias}.moves (first_seq BIGINT, last_seq BIGINT, rows BIGINT)"
-        )
-    with _lock:
-        _attached[key] = alias
+    conn = duck.cursor()
+    try:
+        conn.execute(f"ATTACH {duck.literal('ducklake:' + conninfo)} AS {alias} ({options})")
+        if not read_only:
+            columns = ", ".join(f"{n} {t}" for n, t in zip(EVENT_COLUMNS, column_types(), strict=True))
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {alias}.events ({columns})")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {alias}.tokens (term VARCHAR, n BIGINT, seqs BIGINT[], upto BIGINT)"
+            )
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {alias}.head (seq BIGINT)")
+            conn.execute(f"INSERT INTO {alias}.head SELECT 0 WHERE (SELECT count(*) FROM {alias}.head) = 0")  # noqa: S608
+    except duckdb.Error as exc:
+        with contextlib.suppress(duckdb.Error):
+            conn.execute(f"DETACH DATABASE IF EXISTS {alias}")
+        if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
+            raise NoLakeYet(_said(exc, lake)) from None
+        raise explain(lake, exc) from None
+    finally:
+        conn.close()
     return alias
 
 
-def _types() -> tuple[str, ...]:
-    from tenant_events.store.archive_build import _COLUMNS
-
-    return tuple(t for _n, t in _COLUMNS)
+def _libpq_quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-_TYPES: Final = _types()
+def head(cur: duckdb.DuckDBPyConnection, alias: str) -> int:
+    """The last place given (0: none yet, or no tables yet: a viewer may attach before the relay made them)."""
+    import duckdb
+
+    try:
+        row = cur.execute(f"SELECT max(seq) FROM {alias}.head").fetchone()  # noqa: S608
+    except duckdb.CatalogException:
+        return 0
+    return int(row[0]) if row and row[0] is not None else 0
 
 
-def write_lake(lake: Lake, rows: Sequence[LiveRow]) -> Built:
-    """`rows` into the lake in one lake transaction (those it already holds left out); the catalog entry of the
-    move for the relay's own database."""
+def write_move(lake: Lake, rows: Sequence[LiveRow], fence: Callable[[], bool] = lambda: True) -> int:
+    """`rows` (a relay database's, in its stored order) into the lake in ONE transaction, leaving out those it
+    holds already; `fence` (the relay's lease) is asked just before the commit. Returns the lake seq of the last
+    of `rows`. LakeBusy: nothing was written."""
+    import duckdb
+
     alias = attach(lake, read_only=False)
     cur = duck.cursor()
     try:
-        held = int(cur.execute(f"SELECT coalesce(max(last_seq), 0) FROM {alias}.moves").fetchone()[0])  # type: ignore[index]  # noqa: S608
-        fresh = [r for r in rows if r[0] > held]
-        if fresh:
-            with tempfile.TemporaryDirectory(prefix="tenant-events-lake-") as work_dir:
-                work = Path(work_dir)
-                scratch(fresh, work)
-                cur.execute("BEGIN")
-                try:
-                    cur.execute(f"INSERT INTO {alias}.events {events_select(work)}")
-                    cur.execute(f"INSERT INTO {alias}.tokens {tokens_select(work)}")
-                    cur.execute(
-                        f"INSERT INTO {alias}.moves VALUES (?, ?, ?)",  # noqa: S608
-                        [fresh[0][0], fresh[-1][0], len(fresh)],
-                    )
-                    cur.execute("COMMIT")
-                except BaseException:
+        with tempfile.TemporaryDirectory(prefix="tenant-events-lake-") as work_dir:
+            cur.execute("BEGIN")
+            try:
+                last = _move(cur, alias, rows, Path(work_dir))
+                if not fence():
+                    raise LakeBusy("the relay's lease lapsed before the move committed")
+                cur.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # (a failed COMMIT has rolled back already)
                     cur.execute("ROLLBACK")
-                    raise
+                raise
+    except duckdb.TransactionException as exc:
+        if "conflict" not in str(exc).lower():  # (a commit PostgreSQL refused, for one)
+            raise explain(lake, exc) from None
+        raise LakeBusy(_said(exc, lake)) from None
+    except duckdb.Error as exc:
+        raise explain(lake, exc) from None
     finally:
         cur.close()
-    first, last = rows[0][0], rows[-1][0]
-    times = [r[5] for r in rows]
-    entry = ArchiveFile(
-        f"{LAKE_PREFIX}{first}-{last}", "lake", first, last, min(times), max(times), len(rows), 0
-    )
-    return Built(entry, ())
+    return last
 
 
-def ranges(files: Sequence[ArchiveFile]) -> str:
-    """The seq ranges of lake entries as a condition."""
-    return " OR ".join(f"seq BETWEEN {int(f.first_seq)} AND {int(f.last_seq)}" for f in files) or "false"
+Identity = tuple[int, str]  # (time_ms, event_id): the store's unique key
 
 
-class TeamArchive:
-    """A viewer's read-only view of a team's lake: its `snapshot()` lists the moves committed so far, which an
-    `ArchiveReader` over `lake` reads (each move whole or not at all)."""
+def _held(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow]) -> dict[Identity, int]:
+    """The lake seq of each of `rows` the lake holds."""
+    if not rows:
+        return {}
+    low, high = min(r[5] for r in rows), max(r[5] for r in rows)
+    found = cur.execute(
+        f"SELECT time_ms, event_id, min(seq) FROM {alias}.events WHERE time_ms BETWEEN ? AND ?"  # noqa: S608
+        " AND event_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL",
+        [low, high, sorted({r[1] for r in rows})],
+    ).fetchall()
+    return {(int(t), str(i)): int(s) for t, i, s in found}
 
-    def __init__(self, lake: Lake) -> None:
-        self.lake = lake
-        self.alias = attach(lake, read_only=True)
 
-    def snapshot(self) -> ArchiveSnapshot:
-        """The moves committed so far (none while the relay has not made the lake's tables)."""
-        import duckdb
+def held_prefix(lake: Lake, rows: Sequence[LiveRow]) -> tuple[int, int]:
+    """How many of `rows` (in stored order) the lake holds from the first on, and the lake seq of the last of
+    those (0, 0 when it holds not the first): what a viewer may let go of (read-only)."""
+    import duckdb
 
-        cur = duck.cursor()
-        try:
-            if not cur.execute(
-                "SELECT 1 FROM duckdb_tables() WHERE database_name = ? AND table_name = 'moves'", [self.alias]
-            ).fetchall():
-                return ArchiveSnapshot(0, (), self.lake)
-            moves = cur.execute(
-                f"SELECT first_seq, last_seq, rows FROM {self.alias}.moves ORDER BY last_seq DESC"  # noqa: S608
-            ).fetchall()
-        except duckdb.CatalogException:
-            return ArchiveSnapshot(0, (), self.lake)
-        finally:
-            cur.close()
-        files = tuple(
-            ArchiveFile(f"{LAKE_PREFIX}{a}-{b}", "lake", int(a), int(b), 0, 0, int(n), 0) for a, b, n in moves
-        )
-        return ArchiveSnapshot(max((f.last_seq for f in files), default=0), files, self.lake)
+    try:
+        alias = attach(lake, read_only=True)
+    except NoLakeYet:
+        return 0, 0
+    cur = duck.cursor()
+    try:
+        if not head(cur, alias):
+            return 0, 0
+        held = _held(cur, alias, rows)
+    except duckdb.Error as exc:
+        raise explain(lake, exc) from None
+    finally:
+        cur.close()
+    count, last = 0, 0
+    for row in rows:
+        seq = held.get((row[5], row[1]))
+        if seq is None:
+            break
+        count, last = count + 1, seq
+    return count, last
+
+
+def _move(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow], work: Path) -> int:
+    held = _held(cur, alias, rows)
+    at = head(cur, alias)
+    fresh: list[LiveRow] = []
+    last = 0
+    for row in rows:
+        identity = (row[5], row[1])
+        last = held.get(identity, 0)
+        if not last:
+            last = LAKE_SEQ_BASE + at + len(fresh) + 1
+            held[identity] = last
+            fresh.append((last, *row[1:]))
+    if not fresh:
+        return last
+    scratch(fresh, work)
+    cur.execute(f"INSERT INTO {alias}.events {events_select(work)}")
+    cur.execute(f"INSERT INTO {alias}.tokens SELECT *, {int(fresh[-1][0])} FROM ({tokens_select(work)})")  # noqa: S608
+    cur.execute(f"UPDATE {alias}.head SET seq = ?", [at + len(fresh)])  # noqa: S608
+    return last
+
+
+TIDY_GRACE: Final = (
+    "1 hour"  # a file DuckLake no longer lists is deleted this long after (a reader may scan it)
+)
+
+
+def tidy(lake: Lake) -> None:
+    """DuckLake's own upkeep, by the relay that writes: each move's small files merged, snapshots and the files
+    only they listed dropped after TIDY_GRACE (no read lasts that long). Rows never change: reads stay whole."""
+    import duckdb
+
+    alias = attach(lake, read_only=False)
+    cur = duck.cursor()
+    try:
+        cur.execute(f"CALL ducklake_merge_adjacent_files({duck.literal(alias)})")
+        older = f"now() - INTERVAL '{TIDY_GRACE}'"
+        cur.execute(f"CALL ducklake_expire_snapshots({duck.literal(alias)}, older_than => {older})")
+        cur.execute(f"CALL ducklake_cleanup_old_files({duck.literal(alias)}, older_than => {older})")
+        # a killed move's files, never listed (a younger one may be a move going on)
+        cur.execute(f"CALL ducklake_delete_orphaned_files({duck.literal(alias)}, older_than => {older})")
+    except duckdb.TransactionException as exc:
+        raise LakeBusy(_said(exc, lake)) from None
+    except duckdb.Error as exc:
+        raise explain(lake, exc) from None
+    finally:
+        cur.close()

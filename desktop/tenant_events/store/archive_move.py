@@ -23,21 +23,21 @@ import logging
 import shutil
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from tenant_events.store import access_history, directory, duck
+from tenant_events.store import access_history, directory, duck, team_view
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
-from tenant_events.store.archive_catalog import Lake, lake_of, record_lake
-from tenant_events.store.archive_lake import LAKE_PREFIX, attach, write_lake
+from tenant_events.store.archive_lake import held_prefix, write_move
 from tenant_events.store.archive_layout import EVENTS_SUFFIX, TOKENS_SUFFIX, folder_of
 from tenant_events.store.indexer import counter
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.retention import Retention
+from tenant_events.values.team_archive import Lake
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,9 @@ class Planned:
     low: int  # archived_upto when read
     high: int  # the new archived_upto
     built: tuple[Built, ...]
-    lake: Lake | None = None  # the team's archive the rows went to, instead of local files
+    lake: Lake | None = None  # the team's archive holding the rows instead of local files (archive_lake.py)
+    team_upto: int = 0  # the lake seq of the last of them
+    rows: int = 0  # how many events the move takes out of the live table
 
 
 def plan(
@@ -104,8 +106,12 @@ def plan(
     now: float | None = None,
     limit: int = MOVE_ROWS,
     lake: Lake | None = None,
+    fence: Callable[[], bool] = lambda: True,
+    writes_lake: bool = True,
 ) -> Planned | None:
-    """Steps 1 and 2: the files of the next move, written; None when nothing is due."""
+    """Steps 1 and 2: the files of the next move, written; None when nothing is due. With the team's `lake`: the
+    relay (`writes_lake`) writes the rows into it, its lease `fence` asked before the lake commits; a viewer
+    lets go of the rows the lake holds already, from the first on."""
     conn = connect(database, readonly=True)
     try:
         conn.execute("BEGIN")
@@ -122,8 +128,11 @@ def plan(
             conn.execute("COMMIT")
     finally:
         conn.close()
+    if lake is not None and writes_lake:
+        return Planned(low, high, (), lake, write_move(lake, rows, fence), len(rows))
     if lake is not None:
-        return Planned(low, high, (write_lake(lake, rows),), lake)
+        count, last = held_prefix(lake, rows)
+        return Planned(low, rows[count - 1][0], (), lake, last, count) if count else None
     folder = folder_of(database)
     built: list[Built] = []
     try:
@@ -132,7 +141,7 @@ def plan(
     except BaseException:
         remove(p for b in built for p in b.paths)
         raise
-    return Planned(low, high, tuple(built))
+    return Planned(low, high, tuple(built), rows=len(rows))
 
 
 def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
@@ -148,8 +157,15 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
         fts_upto = counter(conn, "fts_upto")
         files = [replace(b.file, fts_upto=min(fts_upto, b.file.last_seq)) for b in planned.built]
         catalog.add_files(conn, files, planned.high)
+        if planned.lake is not None and fts_upto > planned.low:
+            # no file to read their indexed text back from later: out of the full-text index now
+            conn.execute(
+                "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw)"
+                " SELECT 'delete', seq, event_id, summary, raw FROM events WHERE seq > ? AND seq <= ?",
+                (planned.low, min(fts_upto, planned.high)),
+            )
         if planned.lake is not None:
-            record_lake(conn, planned.lake)
+            team_view.let_go(conn, planned.lake, planned.team_upto)
         conn.execute("DELETE FROM events WHERE seq > ? AND seq <= ?", (planned.low, planned.high))
         conn.execute("COMMIT")
     except BaseException:
@@ -211,7 +227,7 @@ def compaction_due(snap: catalog.ArchiveSnapshot, live_cutoff_ms: int) -> list[l
     rows may still be in the live full-text index waits: its cleanup reads them from it."""
     months: dict[str, list[catalog.ArchiveFile]] = {}
     for f in snap.files:
-        if f.fts_upto < f.first_seq and not f.name.startswith(LAKE_PREFIX):  # the lake merges its own files
+        if f.fts_upto < f.first_seq:
             months.setdefault(f.month, []).append(f)
     due = []
     for month, files in months.items():
@@ -257,7 +273,7 @@ def expired(snap: catalog.ArchiveSnapshot, policy: Retention, now: float) -> lis
     if policy.keep_archive_days is None:
         return []
     cutoff_ms = int((now - policy.keep_archive_days * 86400) * 1000)
-    return [f.name for f in snap.files if f.last_ms < cutoff_ms and not f.name.startswith(LAKE_PREFIX)]
+    return [f.name for f in snap.files if f.last_ms < cutoff_ms]
 
 
 def drop_expired(conn: sqlite3.Connection, names: Sequence[str]) -> None:
@@ -282,12 +298,7 @@ def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
     name, upto, first = str(row[0]), int(row[1]), int(row[2])
     cur = duck.cursor()
     try:
-        if name.startswith(LAKE_PREFIX):
-            lake = lake_of(conn)
-            assert lake is not None, "a lake entry without its lake"
-            source = f"(SELECT * FROM {attach(lake, read_only=True)}.events WHERE seq >= {first})"  # noqa: S608
-        else:
-            source = f"read_parquet({duck.literal(str(folder_of(database) / name))})"
+        source = f"read_parquet({duck.literal(str(folder_of(database) / name))})"
         rows = cur.execute(
             f"SELECT seq, event_id, summary, raw FROM {source} WHERE seq <= ? ORDER BY seq DESC LIMIT ?",  # noqa: S608
             [upto, FTS_CLEANUP_ROWS],

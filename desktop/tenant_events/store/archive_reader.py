@@ -9,31 +9,23 @@ caller takes a new snapshot and asks again.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from tenant_events.store import duck
-from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot, Lake
-from tenant_events.store.archive_lake import LAKE_PREFIX, attach, ranges
-from tenant_events.store.archive_layout import canonical_time, tokens_name
+from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
+from tenant_events.store.archive_layout import canonical_time
+from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query, phrase_tokens
+from tenant_events.store.live_walk import NO_LOW
 from tenant_events.values.events import EventFilter, StoredEvent
-
-if TYPE_CHECKING:
-    import duckdb
 
 _SHOWN: Final = (
     "seq, event_id, stream_offset, type, time_ms, time, source, tenant, purpose, summary, received_at"
 )
 FAMILIES: Final = ("user", "organization", "group")
 FEW_CANDIDATES: Final = 256  # a filter's candidate rows up to this many are named in its statement (_in_cand)
-
-
-class ArchiveMoved(Exception):
-    """A file of the snapshot is gone (merged or expired since): read again with a new snapshot."""
 
 
 def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
@@ -64,101 +56,8 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
-def _gone(exc: Exception) -> bool:
-    """Whether DuckDB failed for a file of the snapshot that is gone."""
-    return "No files found" in str(exc) or "No such file" in str(exc)
-
-
-def _list(paths: Sequence[str]) -> str:
-    return "[" + ", ".join(duck.literal(p) for p in paths) + "]"
-
-
-class ArchiveReader:
+class ArchiveReader(ArchiveSource):
     """The archive's half of one `EventReader`; its own DuckDB cursor, opened on first use."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        if folder.is_dir():
-            # DuckDB now, where the reader is made (the app: before its window shows): its import holds every
-            # Python thread for ~0.2 s, which froze a window whose first count imported it on a worker
-            duck.engine()
-        self._cursor: duckdb.DuckDBPyConnection | None = None
-        self._lock = threading.Lock()
-        self._lake: Lake | None = None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._cursor is not None:
-                self._cursor.close()
-                self._cursor = None
-
-    def _relations(self, files: Sequence[ArchiveFile], tokens: bool) -> str:
-        """`ev` (and `tok`) over `files`: Parquet files in the folder and entries of the team's lake."""
-        local = [f for f in files if not f.name.startswith(LAKE_PREFIX)]
-        shared = [f for f in files if f.name.startswith(LAKE_PREFIX)]
-        ev_parts, tok_parts = [], []
-        if local:
-            ev_parts.append(
-                f"SELECT * FROM read_parquet({_list([str(self.folder / f.name) for f in local])})"  # noqa: S608
-            )
-            tok_parts.append(
-                f"SELECT * FROM read_parquet({_list([str(self.folder / tokens_name(f.name)) for f in local])})"  # noqa: S608
-            )
-        if shared:
-            if self._lake is None:
-                raise ArchiveMoved("the catalog names a team archive this reader was not given")
-            alias = attach(self._lake, read_only=True)
-            ev_parts.append(f"SELECT * FROM {alias}.events WHERE {ranges(shared)}")  # noqa: S608
-            tok_parts.append(f"SELECT * FROM {alias}.tokens")  # noqa: S608 - its seqs are met with ev's
-        sql = f"WITH ev AS ({' UNION ALL '.join(ev_parts)})"
-        if tokens:
-            sql += f", tok AS ({' UNION ALL '.join(tok_parts)})"
-        return sql
-
-    def use(self, snap: ArchiveSnapshot) -> ArchiveSnapshot:
-        """Take note of the snapshot's lake (the reader's calls pass it on)."""
-        if snap.lake is not None:
-            self._lake = snap.lake
-        return snap
-
-    def _open(self) -> duckdb.DuckDBPyConnection:
-        """The cursor (hold the lock)."""
-        if self._cursor is None:
-            self._cursor = duck.cursor()
-        return self._cursor
-
-    def _run(self, sql: str) -> list[Any]:
-        with self._lock:
-            return self._execute(self._open(), sql)
-
-    @staticmethod
-    def _execute(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        import duckdb
-
-        try:
-            return cursor.execute(sql, list(params)).fetchall()
-        except duckdb.IOException as exc:
-            if _gone(exc):
-                raise ArchiveMoved(str(exc)) from exc
-            raise
-
-    def chunks(
-        self, files: Sequence[ArchiveFile], select: str, where: str, rest: str, size: int
-    ) -> Iterator[list[Any]]:
-        """`SELECT {select} FROM ev WHERE {where} {rest}` over `files`, `size` rows at a time: more rows than are
-        held at once (a rule's history, event_history.py)."""
-        import duckdb
-
-        with self._lock:
-            cursor = self._open()
-            try:
-                cursor.execute(self._select(files, select, where, rest))
-                while rows := cursor.fetchmany(size):
-                    yield rows
-            except duckdb.IOException as exc:
-                if _gone(exc):
-                    raise ArchiveMoved(str(exc)) from exc
-                raise
 
     def _query(
         self,
@@ -214,9 +113,6 @@ class ArchiveReader:
             f, low, high
         )
 
-    def _select(self, files: Sequence[ArchiveFile], select: str, where: str, rest: str) -> str:
-        return f"{self._relations(files, False)} SELECT {select} FROM ev WHERE {where} {rest}"  # noqa: S608
-
     def count(
         self,
         snap: ArchiveSnapshot,
@@ -225,7 +121,7 @@ class ArchiveReader:
         low: int | None = None,
         high: int | None = None,
     ) -> int:
-        files = snap.covering(low or 0, high if high is not None else snap.upto)
+        files = snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto)
         if not files:
             return 0
         return int(self._query(files, f, alerts, low, high, "count(*)")[0][0])
@@ -311,7 +207,7 @@ class ArchiveReader:
     ) -> list[int]:
         """The seq of every matching row whose number (counting `first_row` for the newest archived match) is a
         multiple of `every`."""
-        files = snap.covering(0, high)
+        files = snap.covering(NO_LOW, high)
         if not files:
             return []
         # numbered in DuckDB: a million matching seqs brought into Python held every other thread for ~1 s
@@ -357,8 +253,8 @@ class ArchiveReader:
         with raw JSON, a chunk at a time; without a token, those whose raw JSON contains `needle`."""
         folded = phrase_tokens(token) if token is not None else ()
         token = folded[0] if len(folded) == 1 else token  # as FTS5 stores it: lower case, accents off
-        while high > 1:
-            files = snap.covering(0, high - 1)
+        while True:
+            files = snap.covering(NO_LOW, high - 1)
             if not files:
                 return
             if token is None:

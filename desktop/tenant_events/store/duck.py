@@ -86,8 +86,10 @@ def cursor() -> duckdb.DuckDBPyConnection:
 
 def _quiet(conn: duckdb.DuckDBPyConnection) -> None:
     """No progress bar: DuckDB writes it to the terminal, into `export --jsonl -`'s output (a setting of each
-    connection)."""
+    connection). No Python variable read as a table either: a table not there yet (a team archive's before the
+    relay made it) must be an error, not whatever the caller's frame holds under that name."""
     conn.execute("SET enable_progress_bar = false")
+    conn.execute("SET python_enable_replacements = false")
 
 
 def extension_file(name: str) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from tenant_events.store import archive_catalog, timeline_query
+from tenant_events.store import archive_catalog, team_view, timeline_query
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.connections import HeldConnection, HoldsConnection
@@ -165,7 +165,11 @@ class DirectoryReader(HoldsConnection):
         with self._lock:
             self._conn.execute("BEGIN")  # one snapshot of both tiers (reader.py)
             try:
-                snap = archive_catalog.snapshot(self._conn)
+                snap = (
+                    archive_catalog.snapshot(self._conn)
+                    if self._archive is None
+                    else team_view.snapshot(self._conn, self._archive.folder)
+                )
                 rows = self._conn.execute(
                     "SELECT e.seq, e.type, e.raw, e.time_ms FROM json_each(?) AS j"
                     " CROSS JOIN events AS e ON e.seq = j.value",

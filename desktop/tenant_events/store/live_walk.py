@@ -18,6 +18,7 @@ COLUMNS: Final = (
     " CASE WHEN summary IS NULL THEN raw END"
 )
 NO_SEQ: Final = 2**63 - 1  # above every seq
+NO_LOW: Final = -(2**62)  # below every seq (a team archive's rows are numbered below 0: archive_lake.py)
 
 
 def event_of(row: tuple[object, ...], raw: str | None = None) -> StoredEvent:

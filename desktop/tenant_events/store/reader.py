@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final, TypeVar
 
-from tenant_events.store import archive_catalog, live_walk
+from tenant_events.store import live_walk, team_view
 from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
-from tenant_events.store.archive_reader import ArchiveMoved, ArchiveReader
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.archive_source import ArchiveMoved
 from tenant_events.store.archive_sql import alerts_named
 from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.live_walk import NO_SEQ as _NO_SEQ
 from tenant_events.store.live_walk import event_of as _event
 from tenant_events.store.query import fts_count_parts, where_clause
@@ -79,7 +81,7 @@ class EventReader(HoldsConnection):
         and whatever the caller reads from the live table inside it."""
         self._conn.execute("BEGIN")
         try:
-            snap = self.archive.use(archive_catalog.snapshot(self._conn))
+            snap = self.archive.use(team_view.snapshot(self._conn, self.archive.folder))
             alerts = alerts_named(self._conn, f) if snap.files else {}
             yield snap, alerts
         finally:
@@ -164,11 +166,13 @@ class EventReader(HoldsConnection):
                 return live
             # the archive's rows come after every live one: skip what the offset leaves of them
             skip = 0 if live else max(0, offset - self._count_live(f, None, None, snap.upto))
-        return live + self.archive.walk(snap, f, alerts, 0, snap.upto + 1, limit - len(live), True, skip)
+        return live + self.archive.walk(snap, f, alerts, NO_LOW, snap.upto + 1, limit - len(live), True, skip)
 
     def page_before(self, f: EventFilter, before_seq: int | None, limit: int = 200) -> list[StoredEvent]:
         """Up to `limit` matching events stored before `before_seq` (None: the newest), newest first."""
-        return self._walk(f, 0, before_seq if before_seq is not None else _NO_SEQ, limit, newest_first=True)
+        return self._walk(
+            f, NO_LOW, before_seq if before_seq is not None else _NO_SEQ, limit, newest_first=True
+        )
 
     def newer_than(self, f: EventFilter, after_seq: int, limit: int = 10_000) -> list[StoredEvent]:
         """Matching events stored after `after_seq`, oldest first (for appending a committed batch)."""
@@ -369,7 +373,7 @@ class EventReader(HoldsConnection):
     ) -> Iterator[tuple[StoredEvent, str]]:
         """Every stored event matching `f` with its raw JSON, in stored order; reads in chunks so memory stays
         flat."""
-        last = 0
+        last = NO_LOW
         while True:
             found = self._walk(f, last, _NO_SEQ, chunk, newest_first=False, raw=True)
             for e in found:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from tenant_events.store import archive_catalog
+from tenant_events.store import team_view
 from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
@@ -76,7 +76,7 @@ class TimePager(HoldsConnection):
                 "BEGIN"
             )  # one snapshot: the indexer may move the full-text watermark, the archive its rows, meanwhile
             try:
-                snap = self.archive.use(archive_catalog.snapshot(self._conn))
+                snap = self.archive.use(team_view.snapshot(self._conn, self.archive.folder))
                 alerts = alerts_named(self._conn, f) if snap.files else {}
                 upto = int(
                     self._conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0]

@@ -19,9 +19,11 @@ from typing import Final
 
 import orjson
 
-from tenant_events.store import archive_catalog
+from tenant_events.store import archive_catalog, team_view
+from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
+from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.live_walk import event_of as _event
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.wire.references import names, references
@@ -79,6 +81,11 @@ def _indexed(
         high = int(rows[-1][0])
 
 
+def _snapshot(conn: sqlite3.Connection, archive: ArchiveReader | None) -> ArchiveSnapshot:
+    """Both tiers' catalog, with the team archive's rows when there is an archive reader to read them."""
+    return archive_catalog.snapshot(conn) if archive is None else team_view.snapshot(conn, archive.folder)
+
+
 def page(
     conn: sqlite3.Connection,
     kind: str,
@@ -95,7 +102,7 @@ def page(
     token = fts_token(entity_id)
     conn.execute("BEGIN")  # one snapshot: the indexer may move rows from the tail into the index meanwhile
     try:
-        snap = archive_catalog.snapshot(conn)
+        snap = _snapshot(conn, archive)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
         sources = [_tail(conn, entity_id, max(upto, snap.upto), before, chunk)]
         if token is not None:
@@ -140,7 +147,7 @@ def objects_of(
     token = fts_token(entity_id)
     conn.execute("BEGIN")  # one snapshot, as `page`
     try:
-        snap = archive_catalog.snapshot(conn)
+        snap = _snapshot(conn, archive)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
         sources = [_tail(conn, entity_id, upto, _NEWEST, 2000)]
         if token is not None:
@@ -238,7 +245,7 @@ def every_name(
     archive tier's too (one snapshot of both)."""
     conn.execute("BEGIN")
     try:
-        snap = archive_catalog.snapshot(conn)
+        snap = _snapshot(conn, archive)
         live = conn.execute(
             f"SELECT seq, type, raw FROM events WHERE type IN ({', '.join('?' * len(OWN_TYPES))}) ORDER BY seq",  # noqa: S608
             OWN_TYPES,
@@ -248,7 +255,7 @@ def every_name(
     rows: list[tuple[int, str, str]] = []
     if archive is not None and snap.files:
         archive.use(snap)
-        own, low = EventFilter(types=frozenset(OWN_TYPES)), 0
+        own, low = EventFilter(types=frozenset(OWN_TYPES)), NO_LOW
         while True:
             chunk = archive.walk(snap, own, {}, low, snap.upto + 1, 5000, newest_first=False, raw=True)
             rows += [(e.seq, e.type, e.raw or "{}") for e in chunk]

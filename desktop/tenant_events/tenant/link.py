@@ -264,6 +264,7 @@ class TenantLink:
                 source.event_types,
                 retention=self.retention,
                 hub_time=source.hub_time,
+                team_archive=source.team_archive,
             )
         return TenantMonitor(
             self.name,

@@ -20,6 +20,7 @@ from tenant_events.settings.hubs import HubProfile
 from tenant_events.stream.client_credentials import ClientCredentialsTokenProvider
 from tenant_events.stream.engine import EngineConfig
 from tenant_events.stream.tokens import StaticTokenProvider, TokenProvider
+from tenant_events.values.team_archive import Lake
 from tenant_events.wire.from_timestamp import format_from_timestamp
 
 if TYPE_CHECKING:  # the NATS client loads only when a hub is read
@@ -93,6 +94,7 @@ class HubFrom:
     hub_tenant: str
     event_types: tuple[str, ...] = ()
     hub_time: bool = False
+    team_archive: Lake | None = None  # the team's shared archive, read together with the database
 
 
 Source = StreamFrom | HubFrom
@@ -120,5 +122,14 @@ def of_hub_profile(profile: HubProfile, secrets: SecretStore, data_dir: Path) ->
     """A saved hub profile of the data dir `data_dir`, its secret read from `secrets` (SignInRequired when it
     is missing)."""
     from tenant_events.hub.credentials import hub_options
+    from tenant_events.tenant.team_archive import team_lake
 
-    return HubFrom(hub_options(profile, secrets, data_dir), profile.hub_tenant, tuple(profile.event_types))
+    lake = (
+        team_lake(profile.team_archive, profile.team_archive_path, secrets) if profile.team_archive else None
+    )
+    return HubFrom(
+        hub_options(profile, secrets, data_dir),
+        profile.hub_tenant,
+        tuple(profile.event_types),
+        team_archive=lake,
+    )

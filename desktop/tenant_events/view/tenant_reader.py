@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tenant_events.store import EventReader
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.records import CursorState, StoredGap
 from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected
 
@@ -47,7 +48,7 @@ class TenantReader:
         """Matching rows with `min_seq <= seq <= max_seq`: one COUNT in the store, no rows read into Python."""
         if min_seq > max_seq:
             return 0
-        return self.reader.count(flt, min_seq=min_seq if min_seq > 0 else None, max_seq=max_seq)
+        return self.reader.count(flt, min_seq=min_seq if min_seq != 0 else None, max_seq=max_seq)
 
     def count_new(self, flt: EventFilter, head: int, rows: int, new_head: int) -> int:
         """How many rows matching `flt` were stored in (head, new_head]; safe to call on a worker thread.
@@ -69,8 +70,10 @@ class TenantReader:
         return self.reader.page_before(flt, before_seq, limit)
 
     def newer(self, flt: EventFilter, after_seq: int, max_seq: int, limit: int) -> list[StoredEvent]:
-        """The `limit` matching rows just newer than `after_seq` (up to `max_seq`), newest first."""
-        rows = [e for e in self.reader.newer_than(flt, after_seq, limit) if e.seq <= max_seq]
+        """The `limit` matching rows just newer than `after_seq` (up to `max_seq`), newest first; 0: the oldest
+        on (a team archive's rows are numbered below 0, store/archive_lake.py)."""
+        after = NO_LOW if after_seq == 0 else after_seq
+        rows = [e for e in self.reader.newer_than(flt, after, limit) if e.seq <= max_seq]
         rows.reverse()
         return rows
 

@@ -4,39 +4,20 @@ already the latest, fires at every change: counting it kept the pill up for as l
 
 from __future__ import annotations
 
-import dataclasses
-
+from helpers.stored_alerts import stored_alert
 from tenant_events.ui.alerts.alert_book import InboxEntry
 from tenant_events.ui.alerts.inbox_model import InboxModel
-from tenant_events.values.alerts import StoredAlert
-
-BASE = StoredAlert(
-    id=0,
-    rule_id="off-hours",
-    rule_name="Changes outside working hours",
-    severity="info",
-    tenant="acme-tenant",
-    catch_up=False,
-    notify=True,
-    occurrences=1,
-    event_count=1,
-    first_seq=1,
-    last_seq=1,
-    first_event_id="evt_a",
-    last_event_id="evt_a",
-    first_time="2026-11-04T12:00:00.000Z",
-    last_time="2026-11-04T12:00:00.000Z",
-    last_time_ms=0,
-    type_counts={"group.updated": 1},
-    detail="",
-    raised_at=0.0,
-    updated_at=0.0,
-    read_at=None,
-)
 
 
 def entry(alert_id: int, fired_at: float, occurrences: int = 1) -> InboxEntry:
-    alert = dataclasses.replace(BASE, id=alert_id, fired_at=fired_at, occurrences=occurrences)
+    alert = stored_alert(
+        id=alert_id,
+        rule_id="off-hours",
+        rule_name="Changes outside working hours",
+        severity="info",
+        fired_at=fired_at,
+        occurrences=occurrences,
+    )
     return InboxEntry("acme", alert)
 
 

@@ -102,9 +102,11 @@ def test_rules_editor_validates_next_to_the_field_and_keeps_what_was_saved(qtbot
 
 
 def test_test_against_history_on_the_stored_events(qloop, qapp, ui_paths, make_simulator):
-    # no test-purpose events: the rules rightly skip them, and which event the simulator's draw makes one
-    # depends on how much live traffic came first (the acted-out connection change was one, now and then)
-    sim = make_simulator(seed=8, backlog=0, rate=4.0, heartbeat=0.2, test_purpose_every=0)
+    # no live traffic and no test-purpose events: which organization an acted-out connection change picks, and
+    # which event the simulator's draw makes a test one, depend on how much live traffic came first (on a loaded
+    # machine the change once went to an organization the live traffic had just created, which is onboarding,
+    # and the rules rightly skip test events)
+    sim = make_simulator(seed=8, backlog=0, rate=0.0, heartbeat=0.2, test_purpose_every=0)
     save_settings(ui_paths, Settings(alerts=AlertSettings(working_hours=AROUND_THE_CLOCK)))
 
     async def scenario() -> None:

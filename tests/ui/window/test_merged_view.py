@@ -166,6 +166,21 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(all_tenants_wi
     assert w.entities.all_tenants.stack.currentWidget() is w.table and not w.entities.all_tenants.active
 
 
+def test_a_timer_firing_after_the_window_shut_down_reads_nothing(all_tenants_window, qloop):
+    """As the app quits, a timer of the view that fired in the last round of Qt events (the app's loop stopped)
+    made a task that found no running loop: once the window has shut down, the view spawns nothing."""
+    w = all_tenants_window
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    model, view = w.entities.all_tenants.model, w.entities.all_tenants
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    run_async(qloop, w.shutdown())
+    assert not view._live.isActive() and not view._counts.isActive()
+    before = len(w._tasks)
+    view._live.timeout.emit()
+    view._counts.timeout.emit()
+    assert len(w._tasks) == before and view.pages is None
+
+
 @pytest.mark.parametrize("dark", [False, True])
 def test_each_tenant_has_its_own_colour_readable_in_both_themes(all_tenants_window, qloop, dark):
     w = all_tenants_window

@@ -50,4 +50,4 @@ class EntityViews:
     def close(self) -> None:
         """Close the readers of the timelines and of "All tenants" (the window is shutting down)."""
         self.timelines.close()
-        self.all_tenants.close()
+        self.all_tenants.shut_down()

@@ -96,6 +96,7 @@ class AllTenantsController(QObject):
         self.pages: AllTenantsPages | None = None
         self.filter = EventFilter()
         self._generation = 0
+        self._shut = False
         self.model = AllTenantsTableModel(self)
         self.view = self._make_view()
         self.stack = QStackedWidget()
@@ -224,6 +225,9 @@ class AllTenantsController(QObject):
         self._spawn(self._first(self._generation))
 
     def _spawn(self, coro: Any) -> None:
+        if self._shut:  # the window has shut down: nothing is read for it any more
+            coro.close()
+            return
         try:
             self.w._tasks.spawn(coro)
         except RuntimeError:  # no event loop (a timer fired after the app's loop closed)
@@ -269,6 +273,14 @@ class AllTenantsController(QObject):
         if self.pages is not None:
             self.pages.close()
             self.pages = None
+
+    def shut_down(self) -> None:
+        """The window is shutting down: its timers stop and nothing more is spawned. A timer left running fired in
+        the last round of Qt events after the app's loop had stopped, and its task found no loop to run on."""
+        self._shut = True
+        for timer in (self._live, self._counts, self._tenants):
+            timer.stop()
+        self.close()
 
     # -- the rows ----------------------------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -1,0 +1,42 @@
+"""A team archive's databases and lake as the tests and bench/team_archive.py look at them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from tenant_events.store import Batch, EventRow, StoreWriter, duck
+from tenant_events.store.archive_lake import NoLakeYet, attach
+from tenant_events.store.team_view import record
+from tenant_events.values.team_archive import Lake
+
+
+def filled_store(path: Path, rows: list[EventRow], lake: Lake | None = None, batch: int = 400) -> Path:
+    """A database holding `rows` (indexed), read with `lake` when given."""
+    writer = StoreWriter(path)
+    try:
+        for at in range(0, len(rows), batch):
+            writer.commit_sync(Batch(events=rows[at : at + batch]))
+        writer.index_all_sync()
+        if lake is not None:
+            writer.run_archive_job(lambda c: record(c, lake)).result()
+    finally:
+        writer.close()
+    return path
+
+
+def lake_ids(lake: Lake) -> list[str]:
+    """The lake's events in its order (none before the relay made it and its tables)."""
+    try:
+        alias = attach(lake, read_only=True)
+    except NoLakeYet:
+        return []
+    cur = duck.cursor()
+    try:
+        rows = cur.execute(f"SELECT event_id FROM {alias}.events ORDER BY seq").fetchall()
+    except duckdb.CatalogException:
+        return []
+    finally:
+        cur.close()
+    return [str(r[0]) for r in rows]
