@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
 from helpers.alert_events import event
 from helpers.slack import bound
 from tenant_events.alert_settings import AlertSettings
-from tenant_events.alerts.evaluator_child import CHILD_ARG
+from tenant_events.alerts.evaluator_child import CHILD_ARG, LIVE_STEP, NICENESS
 from tenant_events.alerts.evaluator_process import EvaluatorProcess
 from tenant_events.cli.main import ALERT_EVALUATOR
 from tenant_events.store import AlertInbox, Batch, StoreWriter
@@ -142,3 +143,41 @@ def test_the_parent_never_blocks_on_a_child_that_does_not_read(tmp_path):
 
     _run_then_close(scenario, writer)
     assert [a.rule_id for r in seen for a in r.raised] == ["grp"]
+
+
+def _niceness(pid):
+    """Each thread's niceness in a process (Linux /proc: field 19 of each task's stat)."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        found[int(task.name)] = int(fields[16])
+    return found
+
+
+def test_a_live_step_runs_at_the_parents_priority_and_a_catch_up_below_it(tmp_path):
+    """At a lower priority, each live step's wake-up waited for the machine's other work (on a loaded machine an
+    alert came late); a catch-up's steps leave the larger share of a core to the process that stores."""
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+    seen = []
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+
+    async def scenario():
+        runner = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        runner.on_alerts.append(seen.append)
+        try:
+            rows = [event("user.updated", i * 0.01) for i in range(LIVE_STEP * 3)]  # a backlog
+            runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c1"))))
+            await asyncio.wait_for(runner.drain(), bound(60))
+            niceness = _niceness(runner.pid)
+            assert niceness[runner.pid] == ours  # the thread of its event loop, which runs live steps
+            assert sorted(set(niceness.values())) == [ours, min(ours + NICENESS, 19)]
+            rows = [event("organization.deleted", 1000)]  # live
+            runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c2"))))
+            await asyncio.wait_for(runner.drain(), bound(30))
+            assert "gone" in [a.rule_id for r in seen for a in r.raised]
+            assert _niceness(runner.pid)[runner.pid] == ours
+        finally:
+            await _stopped(runner)
+
+    _run_then_close(scenario, writer)

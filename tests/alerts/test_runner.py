@@ -107,3 +107,36 @@ def test_a_drain_waits_for_what_was_committed_before_it_not_for_the_stream_tail(
         asyncio.run(scenario())
     finally:
         writer.close()
+
+
+def test_a_step_cut_at_its_time_bound_goes_on_without_another_commit(tmp_path):
+    """The rules' process evaluates a catch-up in steps of a bounded time: after each the runner goes on by
+    itself, not at the next commit (a quiet tenant's backlog would wait for one)."""
+    from helpers.alert_events import event
+    from helpers.slack import bound
+    from tenant_events.alerts.runner import AlertRunner
+    from tenant_events.store import Batch, StoreWriter
+
+    writer = StoreWriter(tmp_path / "t.sqlite3")
+    evaluator = build_evaluator(QUIET_CLOCK, "demo")
+    evaluator.chunk, evaluator.step_s, evaluator.tick_s = (
+        50,
+        0.0,
+        3600.0,
+    )  # a chunk a step; no quiet-time ticks
+    runner = AlertRunner(evaluator, lambda: writer)
+    steps = []
+    runner.on_step.append(steps.append)
+
+    async def scenario():
+        rows = [event("user.updated", i * 0.01) for i in range(500)]
+        runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c1"))))
+        await _until(lambda: evaluator.watermark == 500, "the backlog evaluated", bound(30))
+        runner.close()
+        await runner.idle()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert len(steps) >= 10 and [s.more for s in steps][-1] is False

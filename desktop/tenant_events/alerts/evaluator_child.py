@@ -1,44 +1,58 @@
 """The alert rules' process: evaluates a tenant database's committed events beside the process that stores them.
 
-    parent (stores)  ──stdin: start, kick, rules──▶  this process (os.nice) ──▶ AlertRunner ──▶ Evaluator.step
-                     ◀──stdout: each step's result──                             on its own connection
+    parent (stores)  ──stdin: start, kick, rules──▶  this process ──▶ AlertRunner ──▶ Evaluator.step
+                     ◀──stdout: each step's result──                       on its own connection
 
 Started by evaluator_process.py as `tenant-events _alert-evaluator` (the same interpreter, or the frozen app),
 with PR_SET_PDEATHSIG: it ends when its parent does, even after SIGKILL, and when its stdin closes (the parent
 stopped it). Storing never waits for it: the parent only tells it that something was committed (a kick, five
-bytes written after each commit), and it reads the rows by seq on its own connection, at a lower CPU priority.
+bytes written after each commit), and it reads the rows by seq on its own connection (a catch-up's at a lower CPU
+priority).
 What it raises it writes itself, with its watermark, in one transaction (store/alerts_table.py), so a SIGKILL of
 either process loses and repeats nothing.
 
-One thread does everything: its event loop waits on stdin and on the runner's timers, and a step runs on it at
-once (store/alert_connection.py). A kick wakes the very thread that evaluates; kicks that come during a step wait
-in the pipe and fold into one step after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle:
+Live, one thread does everything: its event loop waits on stdin and on the runner's timers, and a step runs on it
+at once, at the parent's priority (store/alert_connection.py): a kick wakes the very thread that evaluates, and
+nothing of a lower priority stands between a commit and its alert (at a lower priority, every wake-up waited for
+the machine's other work: on a loaded machine an alert came seconds late). A catch-up (the rules more than a
+chunk behind the store) runs on a second thread at a lower priority, in steps of STEP_S at most, so that when
+both want a core the store gets the larger share; the loop hears the parent between two steps. Kicks that come
+during a step wait in the pipe and fold into one step after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle:
 both ends are this program.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import pickle
 import struct
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Any, Final, TypeVar
 
 from tenant_events.alert_settings import AlertSettings
-from tenant_events.alerts.evaluator import Evaluator
+from tenant_events.alerts.evaluator import EVAL_CHUNK, Evaluator
 from tenant_events.alerts.from_settings import build_evaluator
 from tenant_events.alerts.runner import AlertRunner
+from tenant_events.store import AlertLedger
 from tenant_events.store.alert_connection import AlertConnection, FilesGone
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-events` that runs this process
-# Below the process that stores: when both want a core, the store gets three times the rules' share (CFS weights
-# 1024 and 335). At 10 (a tenth) a machine loaded by other work all but stopped the rules: a 60,000-event catch-up
-# was not evaluated within the tests' bounds.
+# A catch-up's thread is below the process that stores: when both want a core, the store gets three times the
+# rules' share (CFS weights 1024 and 335). At 10 (a tenth) a machine loaded by other work all but stopped the rules:
+# a 60,000-event catch-up was not evaluated within the tests' bounds.
 NICENESS: Final = 5
+LIVE_STEP: Final = (
+    EVAL_CHUNK  # events the rules may be behind the store for a step to run on the loop's thread
+)
+STEP_S: Final = 0.25  # seconds a step evaluates at most before the loop hears the parent again
 EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
 _HEAD: Final = struct.Struct("!cI")
 START, KICK, RULES = b"S", b"K", b"R"  # parent → child
@@ -73,16 +87,44 @@ class Frames:
 def rules_from(settings_json: str, tenant: str, by_received: bool) -> Evaluator:
     """The evaluator of the settings' valid rules (the parent already refused invalid ones where it must)."""
     settings = AlertSettings.model_validate_json(settings_json)
-    return build_evaluator(settings, tenant, strict=False, by_received=by_received)
+    evaluator = build_evaluator(settings, tenant, strict=False, by_received=by_received)
+    evaluator.step_s = STEP_S
+    return evaluator
+
+
+def _lower_priority() -> None:
+    """The catch-up thread's niceness (Linux: this thread's alone; elsewhere the process's)."""
+    try:
+        os.nice(NICENESS)
+    except OSError:  # not allowed here: evaluate at the parent's priority
+        log.debug("niceness not changed")
+
+
+class PlacedSteps:
+    """The runner's AlertJobs: a live step at once on the loop's thread, a catch-up's on a lower-priority one."""
+
+    def __init__(self, store: AlertConnection, watermark: Callable[[], int | None]) -> None:
+        self._store = store
+        self._watermark = watermark  # the evaluator's (None: its state is loaded first, a catch-up's work)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="alerts-catch-up", initializer=_lower_priority)
+
+    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
+        mark = self._watermark()
+        try:
+            live = mark is not None and self._store.newest_seq() - mark <= LIVE_STEP
+        except Exception:  # the step itself says what is wrong (and the runner retries)
+            live = True
+        if live:
+            return self._store.run_alert_job(fn)
+        return self._pool.submit(lambda: self._store.run_alert_job(fn).result())
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
 
 def main() -> int:
     """The process's body: the start frame, then steps until stdin closes."""
     logging.basicConfig(level=logging.WARNING, format="tenant-events alerts: %(message)s")
-    try:
-        os.nice(NICENESS)
-    except OSError:  # not allowed here: evaluate at the parent's priority
-        log.debug("niceness not changed")
     frames, start, rest = Frames(), None, []
     while start is None:
         data = os.read(0, 1 << 16)
@@ -103,7 +145,9 @@ async def _serve(
     evaluator = rules_from(start["settings"], tenant, by_received)
     evaluator.resume = start.get("resume")
     store = AlertConnection(Path(start["database"]))
-    runner = AlertRunner(evaluator, lambda: store)
+    runner: AlertRunner
+    steps = PlacedSteps(store, lambda: runner.evaluator.watermark)
+    runner = AlertRunner(evaluator, lambda: steps)
 
     def send(data: bytes) -> None:
         out.write(data)
@@ -146,4 +190,5 @@ async def _serve(
     await closed.wait()
     runner.close()
     await runner.idle()
+    steps.close()
     store.close()

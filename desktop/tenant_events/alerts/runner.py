@@ -130,7 +130,7 @@ class AlertRunner:
             callback(result)
         if result.changed:
             tell(self.on_alerts, result)
-        if self._again:
+        if self._again or result.more:  # (a step cut at its time bound goes on after what the loop has heard)
             self.kick()
         if self._inflight is None:
             self._idle.set()

@@ -33,7 +33,8 @@ class FilesGone(StorageError):
 
 
 class AlertConnection:
-    """One connection, used by the thread that made it (the AlertJobs of alerts/runner.py, run at once)."""
+    """One connection, used by one thread at a time (the AlertJobs of alerts/runner.py, run at once on the thread
+    that asks: the rules' process runs a catch-up's steps on a thread of its own, alerts/evaluator_child.py)."""
 
     def __init__(self, path: Path) -> None:
         self._conn = connect(path)
@@ -52,6 +53,10 @@ class AlertConnection:
         else:
             future.set_result(out)
         return future
+
+    def newest_seq(self) -> int:
+        """The highest seq the store has given (how far behind the rules are)."""
+        return AlertLedger(self._conn).newest_seq()
 
     def _check(self) -> None:
         gone = self._files.gone()
