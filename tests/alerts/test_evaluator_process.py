@@ -181,3 +181,42 @@ def test_a_live_step_runs_at_the_parents_priority_and_a_catch_up_below_it(tmp_pa
             await _stopped(runner)
 
     _run_then_close(scenario, writer)
+
+
+def test_a_stop_in_a_catch_up_ends_the_child_after_its_step_and_the_next_goes_on_from_there(tmp_path):
+    """A stop (the app quits, `stream` gets SIGTERM) during a long catch-up is not held until the whole backlog is
+    evaluated: the child ends after its step in flight, and the next one goes on from the stored watermark."""
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+    backlog = 40 * LIVE_STEP
+    seen = []
+
+    async def scenario():
+        for at in range(0, backlog, 20_000):
+            rows = [event("user.updated", at + i * 0.01) for i in range(20_000)]
+            await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor=f"c{at}")))
+        rows = [event("organization.deleted", backlog + 1)]
+        last = await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="last")))
+        runner = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        runner.on_alerts.append(seen.append)
+        runner.kick(last)
+        for _ in range(int(bound(60) / 0.01)):  # its first step
+            if runner.watermark:
+                break
+            await asyncio.sleep(0.01)
+        assert not runner.live
+        await asyncio.wait_for(runner.pause(), bound(10))
+        stopped_at = runner.watermark
+        assert stopped_at is not None and stopped_at < backlog
+        again = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        again.on_alerts.append(seen.append)
+        again.kick(last)
+        try:
+            await asyncio.wait_for(again.drain(), bound(120))
+        finally:
+            await _stopped(again)
+        return stopped_at
+
+    _run_then_close(scenario, writer)
+    with AlertInbox(db) as inbox:
+        assert [(a.rule_id, a.event_count) for a in inbox.alerts() if a.rule_id == "gone"] == [("gone", 1)]

@@ -8,8 +8,9 @@ Storing never waits for evaluating: a kick is five bytes written to a pipe after
 rows itself. Its answers are read by the event loop itself (`add_reader`), so a step's alerts reach the observers
 with no thread between. The child dies with this process (PR_SET_PDEATHSIG, as the demo simulator) and is
 started again, a little later each time, when it dies on its own; it resumes from its stored watermark, so
-nothing is raised twice or missed. `attach` wires it to a `TenantMonitor`: the events of the last batches are
-evaluated before the database closes (`drain`).
+nothing is raised twice or missed. `attach` wires it to a `TenantMonitor`: live, the events of the last batches are
+evaluated before the database closes (`drain`); in a catch-up the child stops after its step in flight (a
+quarter second) and the next start goes on from its stored watermark, so a stop is never held by a backlog.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tenant_events.alerts.evaluator_child import (
     EXIT_FILES_GONE,
     FAILED,
     KICK,
+    LIVE_STEP,
     RULES,
     START,
     STEP,
@@ -116,6 +118,12 @@ class EvaluatorProcess:
             self._stepped.clear()
             self.kick()
             await self._stepped.wait()
+
+    @property
+    def live(self) -> bool:
+        """Whether the child is at most a live step behind the last commit this process made (not in a
+        catch-up)."""
+        return self._committed_upto - (self.watermark or 0) <= LIVE_STEP
 
     async def idle(self) -> None:
         """Until the child has exited (after `close()`: it will not be started again)."""
@@ -256,9 +264,10 @@ def attach(
     monitor.on_commit.append(runner.kick)
 
     async def before_close() -> None:
-        with contextlib.suppress(StorageError):
-            await runner.drain()
-        await runner.pause()  # no connection of the rules outlives the writer's
+        if runner.live:  # the last commits' alerts now; a catch-up goes on from its watermark at the next start
+            with contextlib.suppress(StorageError):
+                await runner.drain()
+        await runner.pause()  # (after its step in flight) no connection of the rules outlives the writer's
 
     monitor.before_close.append(before_close)
     return runner
