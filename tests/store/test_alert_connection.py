@@ -3,6 +3,9 @@ else reads (its process then ends without closing it, and its parent starts anot
 
 from __future__ import annotations
 
+import os
+import sqlite3
+
 import pytest
 
 from tenant_events.store import StoreWriter
@@ -22,3 +25,25 @@ def test_a_removed_log_refuses_the_next_step(tmp_path):
             rules.run_alert_job(lambda ledger: ledger.watermark()).result()
     finally:
         rules.close()
+
+
+def test_the_rules_commits_leave_copying_the_log_to_the_writer(tmp_path):
+    """SQLite's own checkpoint after a commit of the rules' connection would copy the store's frames at the rules'
+    lower priority, holding the one checkpoint lock the writer's steps need: theirs failed "busy" and the log grew
+    past its bound. The rules' commits copy nothing; the database file stays as the writer left it."""
+    db = tmp_path / "t.sqlite3"
+    StoreWriter(db).close()
+    other = sqlite3.connect(
+        db, isolation_level=None
+    )  # frames nobody copied yet: more than SQLite's 1,000 pages
+    other.execute("PRAGMA wal_autocheckpoint = 0")
+    other.execute("CREATE TABLE filler (x BLOB)")
+    other.executemany("INSERT INTO filler VALUES (?)", [(os.urandom(4000),) for _ in range(1500)])
+    before = db.stat().st_size
+    rules = AlertConnection(db)
+    try:
+        assert rules.run_alert_job(lambda ledger: ledger.commit([], 0, 5)).result() == []  # (a page written)
+        assert db.stat().st_size == before
+    finally:
+        rules.close()
+        other.close()

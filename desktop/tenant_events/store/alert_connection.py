@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_table import AlertLedger
-from tenant_events.store.checkpoint import FilesHeld
+from tenant_events.store.checkpoint import FilesHeld, WalLimits
 from tenant_events.store.schema import connect
 
 T = TypeVar("T")
@@ -38,6 +38,12 @@ class AlertConnection:
 
     def __init__(self, path: Path) -> None:
         self._conn = connect(path)
+        # Copying the WAL is the writer's alone (checkpoint.py). SQLite's own checkpoint after a commit of this
+        # connection would copy the store's frames here, at the rules' lower priority, holding the one checkpoint
+        # lock the writer's steps need: theirs would fail "busy" and the WAL would grow past its bound. And a WAL
+        # this connection starts over is cut back as the writer's is, so its size still tells the frames in use.
+        self._conn.execute("PRAGMA wal_autocheckpoint = 0")
+        self._conn.execute(f"PRAGMA journal_size_limit = {WalLimits().background}")
         self._conn.execute("SELECT count(*) FROM sqlite_schema")  # its files open, as they are now
         self._files = FilesHeld(path)
 
