@@ -264,7 +264,8 @@ def attach(
     monitor.on_commit.append(runner.kick)
 
     async def before_close() -> None:
-        if runner.live:  # the last commits' alerts now; a catch-up goes on from its watermark at the next start
+        # live: the last commits' alerts now; a catch-up goes on from its watermark at the next start
+        if runner.live:
             with contextlib.suppress(StorageError):
                 await runner.drain()
         await runner.pause()  # (after its step in flight) no connection of the rules outlives the writer's

@@ -106,8 +106,9 @@ def firing_json(firing: Firing | None) -> str:
 class AlertLedger:
     """Reads and writes of the evaluator, on the connection it is given (the writer's)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, before_read: Callable[[], None] | None = None) -> None:
         self._conn = conn
+        self._before_read = before_read  # called before each chunk of rows is read (alert_connection.py)
 
     def watermark(self) -> int:
         """The last seq the rules were evaluated over."""
@@ -125,6 +126,8 @@ class AlertLedger:
         """Events with `after < seq <= upto` in stored order, only of `types` (all: None), raw JSON only for
         `raw_types`: the type prefilter is SQLite's, so rows no rule reads are never made into Python objects."""
         sql, params = segment_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
+        if self._before_read is not None:
+            self._before_read()
         return [(None, self._conn.execute(sql, params).fetchall())]
 
     def rows_since(
