@@ -145,9 +145,10 @@ class Evaluator:
         until = None if self.step_s is None else time.monotonic() + self.step_s
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
-            last = end >= newest or (until is not None and time.monotonic() >= until)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
+            # the step's last chunk: the newest, or the time is up (this chunk's own time counted)
+            last = end >= newest or (until is not None and time.monotonic() >= until)
             named_upto, exact = end, set()
             if touched:
                 # Said at once with the names at the event's time: what is notified and delivered now (live
