@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 from helpers.slack import bound
+from tenant_events.store.entity_reader import open_directory
 from tenant_events.ui.window.table.event_table_model import SENTENCE_ROLE, Col
 
 SHOWN = 25  # the rows the window shows without scrolling
@@ -32,6 +34,24 @@ def named(w: Any) -> bool:
     """Every shown row's summary is a sentence with names (not the stored summary with raw ids)."""
     shown = sentences(w)
     return bool(shown) and all(s is not None for s in shown)
+
+
+def _directory_upto(db: Path) -> int:
+    with open_directory(db) as directory:
+        return directory.watermark()
+
+
+async def until_named(w: Any, db: Path, what: str, still: float = 30) -> None:
+    """Until every shown row is named. Rows of a catch-up are named as the indexer reaches them, minutes after they
+    are shown when a long one meets a loaded machine: this fails only once the directory (`db`'s) has not moved
+    for `still` seconds (stretched for load), with rows still said by their ids."""
+    upto, moved = -1, time.monotonic()
+    while not named(w):
+        now = await asyncio.to_thread(_directory_upto, db)
+        if now != upto:
+            upto, moved = now, time.monotonic()
+        assert time.monotonic() - moved < bound(still), f"{what}: the directory stopped at seq {upto}"
+        await asyncio.sleep(0.2)
 
 
 def counted(w: Any) -> bool:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.slack import bound
+
 pytestmark = pytest.mark.hub
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "proving_ground.py"
 
@@ -22,4 +24,4 @@ def test_a_tiny_hub_row_is_clean():
     rounds, sent, stored, lost, dup, order = cells[1:7]
     assert int(rounds) == 3 and int(sent) > 2000, cells
     assert stored == sent and lost == dup == "0" and order == "ok", cells
-    assert float(cells[8]) < 15, f"a round took {cells[8]} s to recover"
+    assert float(cells[8]) < bound(15), f"a round took {cells[8]} s to recover"  # a most, stretched for load

@@ -123,7 +123,7 @@ class BatchKeeper:
         future.add_done_callback(self._committed)
         self._inflight.append(future)
         while len(self._inflight) >= IN_FLIGHT:
-            await self._inflight.popleft()
+            await self._oldest()
         if self.failure is not None:
             raise self.failure
 
@@ -131,7 +131,7 @@ class BatchKeeper:
         """Commit everything pending and wait for it (before reconnecting and at shutdown)."""
         await self.flush()
         while self._inflight:
-            await self._inflight.popleft()
+            await self._oldest()
         if self.failure is not None:
             raise self.failure
 
@@ -139,10 +139,22 @@ class BatchKeeper:
         """After a failed commit: wait out what is in flight and drop the pending batch."""
         while self._inflight:
             try:
-                await self._inflight.popleft()
+                await self._oldest()
             except Exception as exc:  # each fails like the first one; already reported
                 log.debug("%s: a queued batch failed too: %s", self._name, exc)
         self.pending, self._since, self.failure, self.pending_bytes = Batch(), None, None, 0
+
+    async def _oldest(self) -> None:
+        """Wait for the oldest commit in flight; it stays in flight until it is done. A cancellation of the
+        waiting task (a stop, a pause, a nudge while a batch waits its turn on the writer) never cancels the
+        commit: the sink would skip that batch and commit the ones queued behind it, their cursor past events
+        never stored."""
+        future = self._inflight[0]
+        try:
+            await asyncio.shield(future)
+        finally:
+            if future.done() and self._inflight and self._inflight[0] is future:
+                self._inflight.popleft()
 
     def _committed(self, future: asyncio.Future[CommitResult]) -> None:
         if future.cancelled():

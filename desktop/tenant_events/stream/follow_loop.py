@@ -22,7 +22,9 @@ import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Final
 
+from tenant_events.cancelling import cancel_until_done
 from tenant_events.errors import StorageError
 from tenant_events.store.records import CommitResult, CursorState
 from tenant_events.stream.backoff import bounded
@@ -32,6 +34,9 @@ from tenant_events.stream.sink import BatchSink
 from tenant_events.values.stream_states import EngineStats, StateChange, StreamState, state_line
 
 log = logging.getLogger(__name__)
+# An attempt still running this long after it was cancelled lost the cancellation (cancelling.py): it is
+# cancelled again. Longer than an attempt's own clean-up (the hub viewer's: at most a second).
+CANCEL_AGAIN_S: Final = 2.0
 
 
 class FollowLoop(ABC):
@@ -133,8 +138,10 @@ class FollowLoop(ABC):
     def _interrupt_attempt(self, why: str) -> None:
         self._interrupt = why
         self._wake.set()
-        if self._attempt_task is not None and not self._attempt_task.done():
-            self._attempt_task.cancel()
+        if self._attempt_task is not None:
+            # Once is not always enough: a cancellation lost in a library's wait (cancelling.py) left a stopped
+            # hub viewer reading heartbeats for good.
+            cancel_until_done(self._attempt_task, CANCEL_AGAIN_S)
 
     # -- the loop ------------------------------------------------------------------------------------------
     async def run(self) -> StateChange:

@@ -32,6 +32,7 @@ from nats.aio.client import Client as NATS
 from tenant_events.alerts.evaluator import StepResult
 from tenant_events.alerts.presentation import alert_json
 from tenant_events.auth.secret_store import SecretStore
+from tenant_events.cancelling import cancelled_meanwhile
 from tenant_events.destinations.message import AlertMessage, alert_message, folded_message
 from tenant_events.destinations.send import DEADLINE_S
 from tenant_events.destinations.worker import SEND_GRACE_S, STOP_WAIT_S, DeliveryWorker, Target
@@ -286,6 +287,7 @@ class TeamAlerts:
             silences = await self._mirror_silences()
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
+            cancelled_meanwhile()
             self._note(
                 f"evaluating the team's alerts into {self.name}; delivering to "
                 f"{', '.join(sorted(self.destinations))}"
@@ -294,6 +296,7 @@ class TeamAlerts:
             saving = asyncio.create_task(saver.run(fence), name=f"team-state-{self.names.tenant}")
             mirror = await self._mirror_triage(link)
             unfollow = follow_rules(link, self.paths, settings.alerts, seen, self._note)
+            cancelled_meanwhile()  # a lost lease's stop that met a start-up wait as it finished ends it here
             while True:
                 alert = await queue.get()
                 key = team_key(alert.rule_id, alert.first_event_id)

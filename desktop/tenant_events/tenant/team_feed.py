@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from tenant_events.alerts.evaluator import StepResult
+from tenant_events.cancelling import cancelled_meanwhile
 from tenant_events.errors import StorageError
 from tenant_events.hub.connection import close_connection, connect, describe
 from tenant_events.hub.subjects import HubNames
@@ -164,6 +165,7 @@ class TeamAlertWatch:
             await asyncio.sleep(self.every)
             view = await open_team_view(self.link)
             if view is None:
+                cancelled_meanwhile()  # a stop that met the hub's answer as it came: no more rounds
                 continue
             if self.link.rules is not None:
                 await self.link.rules.detach()

@@ -29,6 +29,7 @@ from helpers.window_shown import (
     named,
     named_as_the_directory,
     shown_count,
+    until_named,
     window_rows,
 )
 from tenant_events.auth.secret_store import MemorySecretStore
@@ -50,7 +51,7 @@ def browser(url: str) -> None:
 
 @pytest.fixture
 def small_tenants_disk(ui_paths: AppPaths) -> Iterator[Path]:
-    """The app's tenants/ folder on a 3 MB tmpfs: room for the schema and a few thousand events, not 20 000."""
+    """The app's tenants/ folder on a 3 MB tmpfs: room for the schema and a couple of thousand events, not 6 000."""
     with small_disk_at(ui_paths.databases_dir) as mnt:
         yield mnt
 
@@ -72,7 +73,7 @@ def stored_count(db: Path) -> int:
 def test_a_full_disk_under_the_app_is_said_and_the_app_goes_on_once_space_is_freed(
     qloop, ui_paths, small_tenants_disk, make_simulator, freed
 ):
-    sim = make_simulator(seed=3, backlog=20_000, rate=0, heartbeat=0.2, burst_every=0)
+    sim = make_simulator(seed=3, backlog=6_000, rate=0, heartbeat=0.2, burst_every=0)  # 3x the disk
     db = ui_paths.database_file("acme")
 
     async def scenario() -> None:
@@ -100,7 +101,7 @@ def test_a_full_disk_under_the_app_is_said_and_the_app_goes_on_once_space_is_fre
             await until(lambda: stored_count(db) >= total, 120, "every event stored once space was freed")
             await until(lambda: "disk is full" not in state.text(), 30, "the pause over")
             await until(lambda: w.model.rowCount() >= total, 60, "the window's rows after the pause")
-            await until(lambda: named(w), 30, "the names after the pause")
+            await until_named(w, db, "the names after the pause")
             await until(
                 lambda: counted(w),
                 30,
