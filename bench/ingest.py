@@ -31,11 +31,15 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
 
 The engine rows also give the largest write-ahead log seen during the run (sampled every 5 ms by a process of
 its own, off the consumer's GIL).
-Rates are medians over --runs (consumer order rotated each run, all in the same run of this script). Then one
-engine catch-up of --catchup events (1M by default) reports its time and peak RSS.
+Rates are medians over --runs (consumer order rotated each run, all in the same run of this script). Then
+--catchup-runs catch-ups of --catchup events (1M by default) by the engine (and by the rules, the command and the
+baseline when they are in --only) report their time and peak RSS, each with the load average at its end, and
+their median.
 
     .venv/bin/python bench/ingest.py --events 200000 --runs 3 --catchup 1000000
     git worktree add /tmp/main main && .venv/bin/python bench/ingest.py --only engine --baseline /tmp/main
+    .venv/bin/python bench/ingest.py --events 100000 --runs 3 --only engine floor --baseline /tmp/main \\
+        --catchup 1000000 --catchup-runs 3
 """
 
 from __future__ import annotations
@@ -368,6 +372,12 @@ def main() -> int:
     ap.add_argument(
         "--catchup", type=int, default=1_000_000, help="events for the catch-up figure (0 = skip)"
     )
+    ap.add_argument(
+        "--catchup-runs",
+        type=int,
+        default=1,
+        help="catch-ups of each consumer (their median when more than one)",
+    )
     ap.add_argument("--only", nargs="*", default=["engine", "peer", "floor"], choices=list(CONSUMERS))
     ap.add_argument(
         "--baseline",
@@ -493,29 +503,46 @@ def main() -> int:
         if "engine" in med and "baseline" in med:
             print(f"engine / baseline ({args.baseline}) = {med['engine'] / med['baseline']:.2f}")
         if args.catchup:
-            kinds = ["engine", *(k for k in ("rules", "stream") if k in args.only)]
-            for kind in kinds:
-                r = run_child(kind, auth_url, args.catchup)
-                if kind == "stream":
+            kinds = ["engine", *(k for k in ("rules", "stream", "baseline") if k in args.only)]
+            catchups: dict[str, list[float]] = {k: [] for k in kinds}
+            for round_ in range(args.catchup_runs):
+                # The order turns each round, as the rate runs' does: no consumer always first on a cold cache
+                for kind in kinds[round_ % len(kinds) :] + kinds[: round_ % len(kinds)]:
+                    catchup_once(kind, auth_url, args, catchups[kind])
+            for kind, seconds in catchups.items():
+                if len(seconds) > 1:
                     print(
-                        f"catch-up of {args.catchup:,} events (stream, built-in pack): last event stored after "
-                        f"{r['seconds']:.1f} s (goal < 20 s), last alert of the backlog raised after "
-                        f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s (by then "
-                        f"{r['command_cpu_s']:.1f} s in the command + {r['children_cpu_s']:.1f} s in its rules' "
-                        f"process), peak RSS "
-                        f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB"
+                        f"catch-up of {args.catchup:,} events ({kind}): median {statistics.median(seconds):.1f} s "
+                        f"over {len(seconds)} runs; each run: {', '.join(f'{s:.1f}' for s in seconds)} s"
                     )
-                    continue
-                print(
-                    f"catch-up of {args.catchup:,} events ({kind}): {r['seconds']:.1f} s "
-                    f"({args.catchup / r['seconds']:,.0f} events/s), CPU {r['cpu_s']:.1f} s, peak RSS "
-                    f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB"
-                )
         print("load average at end:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         sim.terminate()
         sim.wait(timeout=30)
     return 0
+
+
+def catchup_once(kind: str, auth_url: str, args: argparse.Namespace, seconds: list[float]) -> None:
+    """One catch-up of --catchup events by `kind`, printed with the machine's load average at its end."""
+    r = run_child(kind, auth_url, args.catchup, args.baseline)
+    seconds.append(r["seconds"])
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if kind == "stream":
+        print(
+            f"catch-up of {args.catchup:,} events (stream, built-in pack): last event stored after "
+            f"{r['seconds']:.1f} s (goal < 20 s), last alert of the backlog raised after "
+            f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s (by then "
+            f"{r['command_cpu_s']:.1f} s in the command + {r['children_cpu_s']:.1f} s in its rules' "
+            f"process), peak RSS {r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB; load average {load}",
+            flush=True,
+        )
+        return
+    print(
+        f"catch-up of {args.catchup:,} events ({kind}): {r['seconds']:.1f} s "
+        f"({args.catchup / r['seconds']:,.0f} events/s), CPU {r['cpu_s']:.1f} s, peak RSS "
+        f"{r['peak_rss_mb']:.0f} MB, WAL max {r['wal_max_mib']:.1f} MiB; load average {load}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

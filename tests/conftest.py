@@ -66,6 +66,8 @@ SLOW = (
     "store/test_access_history.py::test_every_moment_matches_the_model_whatever_the_delivery_order",  # ~20 s
     "hub/test_proving_hub_row.py",
     "hub/test_team_alert_takeover.py",
+    "hub/test_stop_on_sigterm.py",  # three viewers, three streams and three relays started and stopped: ~20 s
+    "store/test_access_settle.py",  # 36 simulated days, each stored, indexed and kept, in two stores: ~15 s
     "ui/app/test_gui_command.py::test_demo_command_end_to_end",
     "ui/app/test_demo_flow.py",
     "ui/alerts/test_inbox_window_states.py",

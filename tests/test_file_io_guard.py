@@ -24,7 +24,9 @@ ALLOWED: dict[str, str] = {
     "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
     "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
     "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
-    "store/archive_build.py::_synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
+    "store/archive_build.py::synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
+    "store/access_settle.py::_write": "a month's settled access spans as JSON lines in a scratch folder inside "
+    "<name>.archive/",
     "store/archive_build.py::sync_folder": "the <name>.archive/ folder itself, to fsync its renames",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
@@ -136,7 +138,8 @@ STORE_SITES = {
     "store/schema.py::make_private",
     "store/archive_build.py::_tokens",
     "store/archive_build.py::scratch",
-    "store/archive_build.py::_synced_rename",
+    "store/archive_build.py::synced_rename",
+    "store/access_settle.py::_write",
     "store/archive_build.py::sync_folder",
 }
 

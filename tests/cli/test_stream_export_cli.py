@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import signal
 import subprocess
 import sys
@@ -54,6 +55,7 @@ def test_stream_with_env_token_then_sigterm_exits_0_and_export_round_trips(make_
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert "320 events stored" in err and "live" in err
+    assert re.search(r"demo takes [\d.]+ (KB|MB) live, 0 B archived on disk", err), err  # the tiers' disk
     assert env["TENANT_EVENTS_ACCESS_TOKEN"] not in err + out
 
     export = subprocess.run(

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from helpers.entity_events import T0, simulated_rows
-from tenant_events.store import Batch, StoreWriter
+from tenant_events.store import Batch, StoreWriter, duck
 from tenant_events.store import archive_move as move
 from tenant_events.store.access_reader import AccessReader
+from tenant_events.store.access_settled import SPAN_COLUMNS, listed
 from tenant_events.store.archive_catalog import snapshot
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.reindex import reindex
@@ -40,11 +41,21 @@ def _stored(path: Path, n: int = 3000, seed: int = 7) -> list[tuple[object, ...]
 
 
 def _spans(path: Path) -> list[tuple[object, ...]]:
+    """Every span of the history: the live file's, and those settled into the archive folder (access_settle.py)."""
     conn = sqlite3.connect(path)
     try:
-        return sorted(conn.execute("SELECT * FROM access_spans"))
+        spans = conn.execute(f"SELECT {SPAN_COLUMNS} FROM access_spans").fetchall()
+        settled = listed(conn, path)
     finally:
         conn.close()
+    if settled.files:
+        cur = duck.cursor()
+        try:
+            query = f"SELECT {SPAN_COLUMNS} FROM read_parquet(?)"
+            spans += cur.execute(query, [[str(p) for p in settled.files]]).fetchall()
+        finally:
+            cur.close()
+    return sorted(spans)
 
 
 def _tables(path: Path) -> set[str]:

@@ -90,6 +90,33 @@ def test_old_events_move_into_monthly_files_and_every_read_still_finds_them(tmp_
     assert _ids(path) == ids
 
 
+def test_the_moved_rows_leave_the_live_full_text_index_under_steady_traffic(tmp_path):
+    """A live stream commits (events, heartbeats' cursors, the rules' steps) more often than the writer's idle
+    wait: the moved rows' removal from the live full-text index still goes on, a chunk every few seconds. It
+    waited for an idle half second that never came, and the index grew with the whole history."""
+    path = tmp_path / "t.sqlite3"
+    _fill(path, 3000, 90)
+    writer = StoreWriter(path)
+    stop = threading.Event()
+
+    def traffic() -> None:  # a cursor commit every 0.1 s, as a quiet tenant's heartbeats make
+        n = 0
+        while not stop.wait(0.1):
+            n += 1
+            writer.submit(Batch(cursor=f"heartbeat-{n}"))
+
+    beating = threading.Thread(target=traffic, daemon=True)
+    try:
+        beating.start()
+        done = keep(writer, Retention(keep_live_days=30, settle_seconds=0), NOW)
+        assert done.moved > 1500
+        _wait_fts_clean(path, timeout=bound(60))
+    finally:
+        stop.set()
+        beating.join()
+        writer.close()
+
+
 def test_a_move_that_lost_the_race_changes_nothing_and_its_files_go(tmp_path):
     path = tmp_path / "t.sqlite3"
     ids = _fill(path, 800, 60)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
 from datetime import UTC, datetime
 
@@ -12,6 +13,7 @@ from helpers.events_factory import row
 from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventFilter, EventReader, GapMarker, RejectedRow, StoreWriter
 from tenant_events.store.archive_keeper import keep
+from tenant_events.store.writer import SWITCH_INTERVAL
 from tenant_events.values.retention import Retention
 
 
@@ -170,3 +172,33 @@ def test_a_database_that_cannot_be_opened_is_reported_not_moved_aside(tmp_path):
     with pytest.raises(StorageError, match="cannot open the event database"):
         StoreWriter(path)
     assert path.is_dir() and not list(tmp_path.glob("*corrupt*"))
+
+
+def test_a_catch_up_batch_of_several_statements_is_stored_in_stream_order(db):
+    """A batch goes in as a few multi-row statements of fixed sizes (the largest takes 2,000 rows): whatever the
+    split, the rows keep the stream's order as their seq and the result names their range."""
+    writer, path = db
+    rows = [row(i) for i in range(3127)]  # 2,000 + 1,000 + 100 + 20 + 5 + 2 × 1
+    result = writer.commit_sync(Batch(events=rows, cursor=rows[-1].offset))
+    assert (result.inserted, result.first_seq, result.last_seq) == (3127, 1, 3127)
+    with EventReader(path) as reader:
+        stored = reader.page(limit=4000)
+        assert [(e.seq, e.offset) for e in reversed(stored)] == [
+            (i + 1, r.offset) for i, r in enumerate(rows)
+        ]
+        assert reader.cursor().offset == rows[-1].offset
+
+
+def test_a_writer_takes_the_interpreter_lock_back_sooner_and_never_later(tmp_path):
+    """The writer's thread asks for the lock after each SQLite call while the engine decodes: the switch interval
+    is how long it may wait each time (writer.py SWITCH_INTERVAL). Shortened for the process, never lengthened."""
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)  # CPython's default
+        StoreWriter(tmp_path / "a.sqlite3").close()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+        sys.setswitchinterval(SWITCH_INTERVAL / 5)  # someone chose shorter still
+        StoreWriter(tmp_path / "b.sqlite3").close()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 5)
+    finally:
+        sys.setswitchinterval(before)

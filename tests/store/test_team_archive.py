@@ -27,7 +27,7 @@ from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_lake import LakeBusy, tidy, use_password, write_move
+from tenant_events.store.archive_lake import LakeBusy, expire, tidy, use_password, write_move
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
@@ -98,18 +98,26 @@ def _agree(view: Path, single: Path) -> None:
             assert _timeline(a, "user", user) == _timeline(b, "user", user)
 
 
-def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
+def _moved(postgres: Postgres, tmp_path: Path, seed: int) -> tuple[Lake, Lake, list[EventRow], float, int]:
+    """90 days of history in a relay's database (`relay.sqlite3`), moved into a new lake 250 events a move: the
+    lake as the relay and as a viewer see it, the rows, when they moved and how many did."""
     relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
-    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=3)
+    rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=seed)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
     writer = StoreWriter(relay)
     try:
-        done = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True)
+        moved = keep(writer, MOVE, now, move_rows=250, lake=relay_lake, fence=lambda: True).moved
     finally:
         writer.close()
-    moved = done.moved
-    assert 1200 < moved < 2000 and not (tmp_path / "relay.archive").exists()  # nothing written beside it
+    return relay_lake, viewer_lake, rows, now, moved
+
+
+def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
+    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3)
+    relay = tmp_path / "relay.sqlite3"
+    # no event written beside it (only the access history older than the live tier settles there)
+    assert 1200 < moved < 2000 and not list((tmp_path / "relay.archive").glob("*.parquet"))
     _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
     early = filled_store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
     _agree(early, tmp_path / "all.sqlite3")
@@ -129,7 +137,7 @@ def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postg
         )  # a viewer: lets go of what the lake holds
     finally:
         writer.close()
-    assert gone.moved == moved and not (tmp_path / "lets-go.archive").exists()
+    assert gone.moved == moved and not list((tmp_path / "lets-go.archive").glob("*.parquet"))
     with EventReader(lets_go) as reader:
         assert reader.archived_upto() == moved
     _agree(lets_go, tmp_path / "all.sqlite3")
@@ -153,6 +161,32 @@ def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
         )
         for i, r in enumerate(rows)
     ]
+
+
+def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewers_read_on(
+    postgres: Postgres, tmp_path: Path
+):
+    """`--keep-archive` for the team's lake: the relay holding the lease drops the oldest moves whose every event
+    is older than the setting (whole moves, each one lake transaction, fenced by the lease); a viewer that joined
+    late then reads what is left with its own events as one store of them does."""
+    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4)
+    held = lake_ids(viewer_lake)
+    assert held == [r.event_id for r in rows[:moved]] and moved > 1000
+    cutoff_ms = int((now - 75 * DAY) * 1000)
+    with pytest.raises(LakeBusy):  # the lease lapsed before the commit: nothing dropped
+        expire(relay_lake, cutoff_ms, fence=lambda: False)
+    assert lake_ids(viewer_lake) == held
+    dropped = expire(relay_lake, cutoff_ms)
+    kept = lake_ids(viewer_lake)
+    assert dropped > 0 and dropped % 250 == 0 and kept == held[dropped:], "whole moves, the oldest"
+    assert all(r.time_ms < cutoff_ms for r in rows[:dropped]), "only what is older than the setting"
+    assert rows[dropped + 249].time_ms >= cutoff_ms, "each move whose every event is older went"
+    assert expire(relay_lake, cutoff_ms) == 0
+    late = filled_store(tmp_path / "late.sqlite3", rows[900:], viewer_lake)
+    _agree(late, filled_store(tmp_path / "kept.sqlite3", rows[dropped:]))
+    # one that joined after a hole nobody holds: the lake, from its first event left, comes first whole
+    hole = filled_store(tmp_path / "hole.sqlite3", rows[moved + 200 :], viewer_lake)
+    _agree(hole, filled_store(tmp_path / "no-hole.sqlite3", rows[dropped:moved] + rows[moved + 200 :]))
 
 
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(

@@ -5,6 +5,7 @@ leaves (valid uncommon forms, every invalid frame) goes to the models, who store
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -17,8 +18,8 @@ from hypothesis import strategies as st
 
 from tenant_events.simulator.testing import running_simulator
 from tenant_events.store.records import EventRow
-from tenant_events.stream.event_rows import event_row
-from tenant_events.stream.sse_decoder import SSEDecoder
+from tenant_events.stream.event_rows import event_row, numbers_plain
+from tenant_events.stream.sse_decoder import SSEDecoder, SSEFrame
 from tenant_events.wire import MessageRejected, decode_frame_timed
 from tenant_events.wire.messages import EventMessage
 
@@ -201,3 +202,49 @@ def test_valid_uncommon_forms_are_stored_through_the_models(frames):
     row = models_row(name, data)
     assert event_row(name, data, RECEIVED) is None
     assert row is not None and row.time == "2025-02-02T17:56:01.573Z"
+
+
+def _read_as_received(frames: list[tuple[str, str]], cuts: list[int]) -> list[tuple[list[SSEFrame], bool]]:
+    """The frames rendered as a stream and fed in reads cut at `cuts`: each read's frames and whether the engine
+    would take their numbers as looked at (`numbers_plain` of the bytes the decoder cut them from)."""
+    body = "".join(
+        f"event: {name}\nid: {i}\ndata: {text}\n\n" for i, (name, text) in enumerate(frames)
+    ).encode()
+    decoder, reads = SSEDecoder(1 << 21), []
+    points = sorted({0, len(body), *(c % len(body) for c in cuts)})
+    for a, b in itertools.pairwise(points):
+        got = decoder.feed(body[a:b])
+        if got:
+            reads.append((got, numbers_plain(decoder.span)))
+    return reads
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), cuts=st.lists(st.integers(0, 100_000), max_size=6))
+def test_one_look_at_a_whole_read_keeps_every_frame_with_a_far_number_from_the_one_pass(frames, data, cuts):
+    """The engine looks at the numbers of each network read once, not frame by frame: a far number (or any other
+    text edit) in any frame of a read, wherever the reads are cut, still never gets past the models."""
+    picked = data.draw(st.lists(st.sampled_from(frames), min_size=1, max_size=4))
+    edited = []
+    for name, text in picked:
+        for edit_text in data.draw(st.lists(st.sampled_from(TEXT_EDITS), max_size=2)):
+            text = edit_text(text)
+        edited.append((name, text))
+    taken = 0
+    for read, plain in _read_as_received(edited, cuts):
+        for frame in read:
+            fast = event_row(frame.event, frame.data, RECEIVED, numbers_checked=plain)
+            if fast is not None:
+                assert fast == models_row(frame.event, frame.data), frame.data[:300]
+                taken += 1
+    assert taken >= sum(holds_to_the_models(name, text) is not None for name, text in edited)
+
+
+def test_a_far_number_anywhere_in_a_read_makes_the_engine_look_at_each_frame(frames):
+    (name, text), (other, plain_text) = frames[0], frames[1]
+    for number in ("1e999", "-1E+400", "9" * 320, "1E0308"):
+        far = text.replace('"data":{', f'"data":{{"n":{number},', 1)
+        [(read, plain)] = _read_as_received([(other, plain_text), (name, far)], [])
+        assert not plain and len(read) == 2
+    [(_, plain)] = _read_as_received(frames[:50], [])
+    assert plain, "a stream's own reads need no look frame by frame"

@@ -145,3 +145,30 @@ def test_the_common_frame_shortcut_equals_the_general_parse(event: str, sse_id: 
     slow, slow_decoder = decode(b"id: before\n\n:\n" + frame)
     assert fast == slow
     assert fast_decoder.last_event_id == slow_decoder.last_event_id
+
+
+@given(
+    frames=st.lists(
+        st.tuples(st.sampled_from(["", "user.created"]), st.lists(FIELD, min_size=1, max_size=3)), max_size=6
+    ),
+    eol=st.sampled_from(["\n", "\r", "\r\n"]),
+    cuts=st.lists(st.integers(0, 2000), max_size=10),
+)
+def test_each_frame_lies_line_by_line_in_the_span_it_was_cut_from(
+    frames: list[tuple[str, list[str]]], eol: str, cuts: list[int]
+) -> None:
+    """The engine looks at a whole read's numbers once, in `span` (stream/event_rows.py): that holds only if every
+    line of every frame's data is in the span of the feed that returned the frame."""
+    body = "".join(
+        (f"event: {name}{eol}" if name else "") + "".join(f"data: {line}{eol}" for line in lines) + eol
+        for name, lines in frames
+    ).encode()
+    decoder = SSEDecoder(1 << 20)
+    points = sorted({0, len(body), *(c % (len(body) + 1) for c in cuts)})
+    seen = []
+    for a, b in itertools.pairwise(points):
+        for frame in decoder.feed(body[a:b]):
+            seen.append(frame.data)
+            for line in frame.data.split("\n"):
+                assert line.encode() in decoder.span
+    assert seen == ["\n".join(lines) for _, lines in frames]

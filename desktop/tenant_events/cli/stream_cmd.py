@@ -30,6 +30,7 @@ from tenant_events.errors import ConfigError, NetworkError, SignInRequired, Stor
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.store.reader import EventReader
+from tenant_events.store.tier_disk import disk_per_tier
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import settings_stamp
@@ -225,7 +226,9 @@ async def _main(args: argparse.Namespace) -> int:
         if contact is not None and contact.error is not None:
             raise contact.error
         stats = link.stats
-        print(
+        disk = disk_per_tier(link.database_file)  # (the tiers' settings: --keep-live, --keep-archive)
+        print(f"tenant-events: {link.name} takes {disk.words()} on disk", file=sys.stderr)
+        print(  # the last line
             f"tenant-events: {stats.events_stored} events stored, {stats.duplicates_dropped} duplicates dropped, "
             f"{stats.rejected} rejected",
             file=sys.stderr,

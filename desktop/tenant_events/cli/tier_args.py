@@ -39,7 +39,8 @@ def add_tier_args(parser: argparse.ArgumentParser | Any) -> None:
         "--keep-archive",
         metavar="DAYS",
         type=days,
-        help="archived events older than this are deleted (e.g. 400d; default: the settings, 400d)",
+        help="archived events older than this are deleted, from a relay's team archive too (e.g. 400d; "
+        "default: the settings, 400d)",
     )
 
 

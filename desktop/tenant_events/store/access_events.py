@@ -38,7 +38,7 @@ def history_rows(
     ).fetchone()[0]
     snap = archive_catalog.snapshot(conn)
     if low < snap.upto and snap.covering(low + 1, high):
-        archive = ArchiveReader(folder_of(_path(conn)))
+        archive = ArchiveReader(folder_of(database_path(conn)))
         try:
             archived = archive.raws_between(archive.use(snap), low + 1, min(high, snap.upto), types)
         finally:
@@ -91,5 +91,6 @@ def time_after(conn: sqlite3.Connection, archive: ArchiveReader, seq: int) -> in
     return int(row[0]) if row else None
 
 
-def _path(conn: sqlite3.Connection) -> Path:
+def database_path(conn: sqlite3.Connection) -> Path:
+    """The file of the connection's main database."""
     return Path(conn.execute("PRAGMA database_list").fetchone()[2])

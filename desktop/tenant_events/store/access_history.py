@@ -32,7 +32,8 @@ from typing import Any, Final
 
 import orjson
 
-from tenant_events.store.access_events import history_rows
+from tenant_events.store import access_settled
+from tenant_events.store.access_events import database_path, history_rows
 from tenant_events.store.access_facts import (
     BEFORE,
     END_KINDS,
@@ -45,6 +46,7 @@ from tenant_events.store.access_facts import (
     link_spans,
     reach,
 )
+from tenant_events.store.access_settled import listed, settled_point, with_history
 from tenant_events.store.directory import LIVE_BATCH, STAMP_SHIFT, Rel
 
 CHUNK: Final = 2000  # stored seqs a transaction: about 20 ms of the writer thread's idle time
@@ -118,6 +120,7 @@ def clear(conn: sqlite3.Connection) -> None:
     """Forget the history (`tenant-events reindex` builds it again); inside the caller's transaction."""
     for table in _TABLES:
         conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+    access_settled.clear(conn)
     conn.execute("UPDATE counters SET value = 0 WHERE name = 'access_upto'")
     conn.execute("DELETE FROM counters WHERE name = 'access_from_ms'")
 
@@ -131,10 +134,11 @@ def catch_up(conn: sqlite3.Connection, upto_seq: int, limit: int = CHUNK) -> boo
         return False
     facts = Facts()
     rows, first_ms = history_rows(conn, low, high, _TYPES)  # archived ones too (access_events.py)
+    settled = settled_point(conn)  # a fact stamped before it counts from it on (access_settle.py)
     for seq, time_ms, event_type, raw in rows:
         data = _data(raw)
         if data is not None:
-            facts.add(event_type, (time_ms << STAMP_SHIFT) | (seq & _SEQ_MASK), seq, data)
+            facts.add(event_type, max(time_ms << STAMP_SHIFT, settled) | (seq & _SEQ_MASK), seq, data)
     _note(conn, facts)
     _rework(conn, _touched(conn, facts))
     if first_ms is not None:
@@ -302,6 +306,7 @@ def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
     for rel, a, b, c, since, since_seq, until, until_seq in conn.execute(_SPANS_FROM, (_bounded(starts),)):
         old[(rel, a, b, c)].add((since, since_seq, until, until_seq))
     gone, made = [], []
+    whole -= _settled_links(conn, whole, marks)
     for key, start in starts.items():
         own = [m for m in marks.get(key, ()) if m[0] >= start]
         endings = [e for e in _endings(key, marks, ends, parents) if e[0] >= start]
@@ -318,6 +323,15 @@ def _rework(conn: sqlite3.Connection, points: dict[Key, int]) -> None:
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         made,
     )
+
+
+def _settled_links(conn: sqlite3.Connection, whole: set[Key], marks: dict[Key, list[Mark]]) -> set[Key]:
+    """The links among `whole` whose first own event here is a removal but whose history began before the
+    settled point (access_settled.py): their earlier events are settled, so the removal is not their first."""
+    first_removed = {k for k in whole if marks.get(k) and not min(marks[k])[2]}
+    if not first_removed or not settled_point(conn):
+        return set()
+    return with_history(listed(conn, database_path(conn)), first_removed)
 
 
 def _bounded(bounds: dict[Key, int]) -> str:

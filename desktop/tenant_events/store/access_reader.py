@@ -4,7 +4,8 @@ events that began and ended it), the events behind them, entities' names, and ho
 Its own read-only connection, calls serialised by a lock (like entity_reader.py). Each answer is read in one
 read transaction, so the history's reach and its spans agree. A moment is one short range query per reach on the
 spans' (reach, since) index (access_history.py): about twice the rows of the spans that hold are read, however
-long the history.
+long the history. A moment before the settled point also reads the spans that ended before it from the archive
+folder (access_settled.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from tenant_events.store import timeline_query
+from tenant_events.store import access_settled, timeline_query
 from tenant_events.store.access_events import events_by_seq, newest_ms, time_after, time_of
 from tenant_events.store.access_facts import END_KINDS, HOLDS, OPEN_REACH
 from tenant_events.store.access_records import (
@@ -28,6 +29,7 @@ from tenant_events.store.access_records import (
     HistoryReach,
     LinkSpan,
 )
+from tenant_events.store.access_settled import Settled, listed
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.directory import Rel
@@ -82,14 +84,17 @@ class AccessReader:
     def held_at(self, moment: int) -> HeldAt:
         """The links that held at stamp `moment` (every event stamped up to it counted)."""
 
-        def work() -> HeldAt:
+        def work() -> tuple[list[Any], Settled, HistoryReach]:
             rows = []
             for level in (*range(OPEN_REACH - 1), OPEN_REACH):
                 low = -1 if level == OPEN_REACH else moment - (2 << level)
                 rows += self._conn.execute(_HELD_AT, (level, low, moment, moment)).fetchall()
-            return HeldAt(moment, tuple(map(_span, rows)), self._reach())
+            return rows, listed(self._conn, self.path), self._reach()
 
-        return self._read(work)
+        rows, settled, reach = self._read(work)
+        # what ended before the settled point is in the archive folder (listed in the same snapshot as the rows)
+        rows += access_settled.held_at(settled, moment)
+        return HeldAt(moment, tuple(map(_span, rows)), reach)
 
     def events(self, seqs: Iterable[int]) -> dict[int, EventFacts]:
         """The stored events by seq (those still stored, in either tier), with their `data`."""

@@ -138,7 +138,7 @@ def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> Non
         mem.close()
 
 
-def _synced_rename(tmp: Path, final: Path) -> None:
+def synced_rename(tmp: Path, final: Path) -> None:
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, final)
@@ -216,8 +216,8 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
             )
         finally:
             cur.close()
-        _synced_rename(work / "tokens.parquet", folder / tokens_name(name))
-        _synced_rename(work / "events.parquet", folder / name)
+        synced_rename(work / "tokens.parquet", folder / tokens_name(name))
+        synced_rename(work / "events.parquet", folder / name)
     sync_folder(folder)
     built = _file_of(name, month, folder)
     return Built(built, (folder / name, folder / tokens_name(name)))
@@ -245,8 +245,8 @@ def merge(folder: Path, files: Sequence[ArchiveFile]) -> Built:
             )
         finally:
             cur.close()
-        _synced_rename(work / "tokens.parquet", folder / tokens_name(name))
-        _synced_rename(work / "events.parquet", folder / name)
+        synced_rename(work / "tokens.parquet", folder / tokens_name(name))
+        synced_rename(work / "events.parquet", folder / name)
     sync_folder(folder)
     assert all(f.fts_upto < f.first_seq for f in files), "merged before the live index let go of its rows"
     return Built(_file_of(name, month, folder), (folder / name, folder / tokens_name(name)))

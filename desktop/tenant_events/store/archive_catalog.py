@@ -152,4 +152,7 @@ def forget_garbage(conn: sqlite3.Connection, names: Iterable[str]) -> None:
 def known_names(conn: sqlite3.Connection) -> set[str]:
     """Every file the catalog still lists or still means to delete (anything else in the folder is an orphan)."""
     rows = conn.execute("SELECT name FROM archive_files UNION ALL SELECT name FROM archive_garbage")
-    return {str(r[0]) for r in rows}
+    names = {str(r[0]) for r in rows}
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'access_files'").fetchone() is not None:
+        names.update(str(r[0]) for r in conn.execute("SELECT name FROM access_files"))  # (access_settle.py)
+    return names

@@ -14,6 +14,8 @@ Tables (each move one lake transaction):
   tokens  each move's token lists (term, n, seqs) and the move's last seq (`upto`)
   head    the last place given; every move reads and raises it, so two relays that move at once conflict in
           DuckLake and the second one fails whole
+The lake's retention (`expire`) drops its oldest whole moves once every event of theirs is older than the
+setting; places are never given again, so the lake's first row is then above LAKE_SEQ_BASE + 1.
 A move leaves out every event the lake already holds (the same time and id, the store's unique key): a relay
 killed after the lake's commit and before its own database let go of the rows, or one that takes over and moves
 its own copy of what its predecessor moved, adds nothing twice.
@@ -194,22 +196,56 @@ def write_move(lake: Lake, rows: Sequence[LiveRow], fence: Callable[[], bool] = 
     """`rows` (a relay database's, in its stored order) into the lake in ONE transaction, leaving out those it
     holds already; `fence` (the relay's lease) is asked just before the commit. Returns the lake seq of the last
     of `rows`. LakeBusy: nothing was written."""
+    with tempfile.TemporaryDirectory(prefix="tenant-events-lake-") as work_dir:
+        return _changed(lake, lambda cur, alias: _move(cur, alias, rows, Path(work_dir)), fence, "move")
+
+
+def expire(lake: Lake, cutoff_ms: int, fence: Callable[[], bool] = lambda: True) -> int:
+    """The lake's retention, by the relay holding the lease: the oldest moves whose every event is older than
+    `cutoff_ms` leave the lake, their events and token lists, in ONE transaction (whole moves, as the local
+    archive drops whole files: an event stays until the newest of its move is due). Returns the events dropped.
+    Their files go with DuckLake's own upkeep (`tidy`), after its grace."""
+    return _changed(lake, lambda cur, alias: _expire(cur, alias, cutoff_ms), fence, "retention pass")
+
+
+def _expire(cur: duckdb.DuckDBPyConnection, alias: str, cutoff_ms: int) -> int:
+    # every event up to `last` is older than the cutoff; the moves ending at or below it go
+    last = cur.execute(
+        f"SELECT max(seq) FROM (SELECT seq, max(time_ms) OVER (ORDER BY seq) AS newest FROM {alias}.events)"  # noqa: S608
+        " WHERE newest < ?",
+        [cutoff_ms],
+    ).fetchone()
+    if last is None or last[0] is None:
+        return 0
+    bound = cur.execute(f"SELECT max(upto) FROM {alias}.tokens WHERE upto <= ?", [int(last[0])]).fetchone()  # noqa: S608
+    if bound is None or bound[0] is None:
+        return 0
+    gone = cur.execute(f"SELECT count(*) FROM {alias}.events WHERE seq <= ?", [int(bound[0])]).fetchone()  # noqa: S608
+    cur.execute(f"DELETE FROM {alias}.events WHERE seq <= ?", [int(bound[0])])  # noqa: S608
+    cur.execute(f"DELETE FROM {alias}.tokens WHERE upto <= ?", [int(bound[0])])  # noqa: S608
+    return int(gone[0]) if gone else 0
+
+
+def _changed(
+    lake: Lake, work: Callable[[duckdb.DuckDBPyConnection, str], int], fence: Callable[[], bool], what: str
+) -> int:
+    """`work(cursor, alias)` in ONE lake transaction, `fence` asked just before the commit; LakeBusy: nothing
+    was written (another relay's change committed first, or the lease lapsed)."""
     import duckdb
 
     alias = attach(lake, read_only=False)
     cur = duck.cursor()
     try:
-        with tempfile.TemporaryDirectory(prefix="tenant-events-lake-") as work_dir:
-            cur.execute("BEGIN")
-            try:
-                last = _move(cur, alias, rows, Path(work_dir))
-                if not fence():
-                    raise LakeBusy("the relay's lease lapsed before the move committed")
-                cur.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(duckdb.Error):  # (a failed COMMIT has rolled back already)
-                    cur.execute("ROLLBACK")
-                raise
+        cur.execute("BEGIN")
+        try:
+            done = work(cur, alias)
+            if not fence():
+                raise LakeBusy(f"the relay's lease lapsed before the {what} committed")
+            cur.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):  # (a failed COMMIT has rolled back already)
+                cur.execute("ROLLBACK")
+            raise
     except duckdb.TransactionException as exc:
         if "conflict" not in str(exc).lower():  # (a commit PostgreSQL refused, for one)
             raise explain(lake, exc) from None
@@ -218,7 +254,7 @@ def write_move(lake: Lake, rows: Sequence[LiveRow], fence: Callable[[], bool] = 
         raise explain(lake, exc) from None
     finally:
         cur.close()
-    return last
+    return done
 
 
 Identity = tuple[int, str]  # (time_ms, event_id): the store's unique key

@@ -202,7 +202,7 @@ def orphans(database: Path, known: set[str], now: float | None = None) -> list[P
                 continue
             name = entry.name
             if entry.is_dir():
-                if name.startswith((".build-", ".merge-")):
+                if name.startswith((".build-", ".merge-", ".settle-")):
                     found.append(entry)
                 continue
             events = (

@@ -84,10 +84,12 @@ class EventRow(NamedTuple):
         purpose: str | None,
         raw: str,
         received_at: float,
+        time_ms: int | None = None,
     ) -> EventRow:
         """The row of fields already checked (stream/event_rows.py), `time_text` in the stored form
-        `YYYY-MM-DDTHH:MM:SS.mmmZ`; ValueError when its day does not exist."""
-        ms = _canonical_ms(time_text)
+        `YYYY-MM-DDTHH:MM:SS.mmmZ` (`time_ms`: its unix milliseconds, when already worked out); ValueError when
+        its day does not exist."""
+        ms = _canonical_ms(time_text) if time_ms is None else time_ms
         return _new_row(
             cls,
             (

@@ -12,9 +12,9 @@ database's own tiers — each event once, none missed at the seam:
 
 When the lake does not hold that event, the database's own record says where it meets the lake: the lake seq of
 the last event it let go of because the lake held it (a viewer's mover, or the relay's own move: archive_move.py).
-Without one: if the database holds the lake's first event, the lake starts inside the database's own history and
-adds nothing; otherwise the lake comes first, whole, when its newest event is no newer than the database's oldest,
-else it is left out (the two do not meet).
+Without one: if the database holds the lake's first event (its oldest left after the lake's retention), the
+lake starts inside the database's own history and adds nothing; otherwise the lake comes first, whole, when its
+newest event is no newer than the database's oldest, else it is left out (the two do not meet).
 
 A read takes the lake's head once: rows above it (a move committing meanwhile) are not part of the read, and
 rows below it never change, so every read of one snapshot sees the same lake. The database records which lake it
@@ -232,7 +232,8 @@ def _seam(
         return int(at[0])
     if upto := _upto(conn):
         return upto + 1  # (the lake held these before the database let go of them: whatever head was read)
-    first = cur.execute(f"SELECT time_ms, event_id FROM {rows} WHERE seq = ?", [LAKE_SEQ_BASE + 1]).fetchone()  # noqa: S608
+    oldest_kept = f"SELECT time_ms, event_id FROM {rows} WHERE seq < ? ORDER BY seq LIMIT 1"  # noqa: S608
+    first = cur.execute(oldest_kept, [upper]).fetchone()
     if first is None or _held(conn, cur, folder, local, (int(first[0]), str(first[1]))):
         return None
     newest = cur.execute(f"SELECT max(time_ms) FROM {rows} WHERE seq < ?", [upper]).fetchone()  # noqa: S608

@@ -14,11 +14,12 @@ import contextlib
 import logging
 import queue
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store import archive_move, connections, indexer
@@ -32,6 +33,11 @@ from tenant_events.store.write_back import write_back
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+# CPython hands the interpreter lock to a thread that asks for it only when the holder blocks or has run for the
+# switch interval (5 ms by default). The writer gives the lock up inside every SQLite call and asks for it back
+# after each, while the engine's thread decodes the next batch without blocking: at 5 ms a wait, a batch's few
+# statements waited longer than storing it took, and the two threads took turns instead of overlapping.
+SWITCH_INTERVAL: Final = 0.0005
 
 
 class StoreWriter:
@@ -55,6 +61,8 @@ class StoreWriter:
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
         # a removed file found while idle: the next commit is refused with it (_lost)
         self._untold: StorageError | None = None
+        if sys.getswitchinterval() > SWITCH_INTERVAL:  # (for the whole process: only ever made shorter)
+            sys.setswitchinterval(SWITCH_INTERVAL)
         opened: concurrent.futures.Future[OpenNotice | None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._run, args=(opened,), name=f"store-writer-{path.stem}", daemon=True
@@ -98,7 +106,7 @@ class StoreWriter:
                     last_chunk, indexing = time.monotonic(), True
                 elif self._cleanup_pending and wal is not None:
                     self._cleanup_chunk_safely()
-                    indexing = True
+                    last_chunk, indexing = time.monotonic(), True
                 elif wal is not None:
                     wal.idle()
                     if (gone := wal.files.gone()) is not None:
@@ -108,11 +116,16 @@ class StoreWriter:
             indexing = False
             if job is None:
                 break
-            if self._fts_pending and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
+            idle_work = self._fts_pending or (self._cleanup_pending and wal is not None)
+            if idle_work and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
                 # Live traffic, heartbeats and the alert rules' jobs can keep the queue from ever going idle for
                 # IDLE_BEFORE_INDEXING: without this a catch-up's rows would stay unindexed, and the directory
-                # without their names, for as long as the stream runs.
-                self._index_chunk_safely()
+                # without their names, for as long as the stream runs — and the rows moved to the archive would
+                # stay in the live full-text index, which then grew with the whole history.
+                if self._fts_pending:
+                    self._index_chunk_safely()
+                else:
+                    self._cleanup_chunk_safely()
                 last_chunk = time.monotonic()
             fn, future = job
             if not future.set_running_or_notify_cancel():

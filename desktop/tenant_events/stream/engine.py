@@ -26,7 +26,7 @@ from tenant_events.server_text import shown
 from tenant_events.store import CommitResult, CursorState, EventRow, GapMarker, RejectedRow
 from tenant_events.stream.backoff import Backoff, bounded
 from tenant_events.stream.batching import MAX_REJECTED_RAW
-from tenant_events.stream.event_rows import event_row
+from tenant_events.stream.event_rows import event_row, numbers_plain
 from tenant_events.stream.follow_loop import FollowLoop
 from tenant_events.stream.outcomes import (
     MIN_INTERVAL,
@@ -250,6 +250,7 @@ class StreamEngine(FollowLoop):
             StreamState.CATCHING_UP if self._cursor else StreamState.LIVE, "connected", Reason.CONNECTED
         )
         chunks = response.aiter_bytes()
+        limit, add_event = self.config.max_data_bytes, batches.add_event
         try:
             last_kick = loop.time()
             watchdog.reschedule(last_kick + stall)
@@ -259,20 +260,27 @@ class StreamEngine(FollowLoop):
                     watchdog.reschedule(now + stall)
                     last_kick = now
                 frames = decoder.feed(chunk)
+                received = time.time()  # (one read: its frames arrived together)
+                # One look at the numbers of the whole read instead of one per frame (event_rows.py)
+                plain = numbers_plain(decoder.span) if frames else False
                 if decoder.retry != retry:
                     retry = decoder.retry
                     if retry is not None:
                         self._reconnects.backoff.floor = min(retry / 1000.0, self.config.backoff_cap)
+                self._progress = self._progress or bool(frames)
                 for sse in frames:
-                    self._progress = True
-                    if not sse.data and not sse.oversized:
+                    name, data, _, oversized = sse
+                    if not data and not oversized:
                         continue  # `data:` with nothing after it: no message to decode (as with httpx-sse)
-                    error = self._take_frame(sse)  # sync: no coroutine per frame
-                    if error is not None:
+                    # The common case in one pass (event_rows.py), inline: this loop runs for every event
+                    row = None if oversized or len(data) > limit else event_row(name, data, received, plain)
+                    if row is not None:
+                        add_event(row, row.offset, received)
+                    elif (error := self._take_frame(sse, received)) is not None:  # sync: no coroutine a frame
                         ended = await self._stream_error(error)
                         ended.progress = True
                         return ended
-                    batches.pending_bytes += len(sse.data)
+                    batches.pending_bytes += len(data)
                     if batches.full:
                         self._set_live(catching_up=True)
                         await batches.flush()
@@ -298,9 +306,9 @@ class StreamEngine(FollowLoop):
             StreamState.CONNECTING, "the server rotated the connection", Reason.ROTATION, progress=True
         )
 
-    def _take_frame(self, sse: SSEFrame) -> ErrorMessage | None:
-        """Decode one frame into the pending batch (or its rejects); an in-stream error is returned to handle."""
-        received = time.time()
+    def _take_frame(self, sse: SSEFrame, received: float) -> ErrorMessage | None:
+        """A frame the one pass left (_read): through the wire models into the pending batch (or its rejects); an
+        in-stream error is returned to handle."""
         name, data, sse_id = sse.event, sse.data, sse.id
         size = sse.oversized or len(data)
         limit = self.config.max_data_bytes
@@ -314,10 +322,6 @@ class StreamEngine(FollowLoop):
                 data,
                 received,
             )
-            return None
-        row = event_row(name, data, received)  # the common case in one pass (event_rows.py)
-        if row is not None:
-            self._batches.add_event(row, row.offset, received)
             return None
         try:
             message, time_text = decode_frame_timed(name, data)

@@ -58,8 +58,12 @@ class SSEDecoder:
         self._skip_lf = False  # the previous chunk ended with CR: a leading LF is the rest of a CRLF
         self._head: bytes | None = b""  # bytes before the BOM check; None once done
         self._discard: _Oversized | None = None
+        # The text the last feed() cut into whole frames (LF line ends): every frame it returned, but an oversized
+        # one, lies in it line by line, for checks cheaper over many frames at once than one at a time.
+        self.span = b""
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
+        self.span = b""
         if self._head is not None:
             chunk = self._head + chunk
             if len(chunk) < len(BOM) and BOM.startswith(chunk):
@@ -92,6 +96,7 @@ class SSEDecoder:
         if self._parts:
             self._parts.append(chunk)
             chunk = b"".join(self._parts)
+        self.span = chunk
         blocks = chunk.split(b"\n\n")
         rest = blocks.pop()
         match, limit, append = _COMMON.match, self.max_frame_bytes, out.append

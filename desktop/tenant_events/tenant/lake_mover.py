@@ -3,6 +3,7 @@
     relay LEADER ─▶ TenantLink(HubFrom: the hub's own events) ─▶ `<name>-lake` database (the relay's copy)
                  └▶ every `every` seconds while the lease holds: archive_keeper.keep(lake, fence=lease)
                       ─▶ events older than the live tier's setting into the lake, each once (archive_lake.py)
+                 └▶ every TIDY_EVERY seconds: the lake's retention (the archive's setting), DuckLake's upkeep
     viewers      ─▶ their own database, read together with the lake (store/team_view.py), never writing it
 
 The relay moves its copy of the hub's events, not the hub itself: the hub keeps events for its own retention,
@@ -28,7 +29,7 @@ from tenant_events.hub.subjects import HubNames
 from tenant_events.paths import AppPaths
 from tenant_events.store import StoreWriter
 from tenant_events.store.archive_keeper import KeeperPass, keep
-from tenant_events.store.archive_lake import LakeBusy, tidy
+from tenant_events.store.archive_lake import LakeBusy, expire, tidy
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
 from tenant_events.values.retention import Retention
@@ -68,13 +69,17 @@ class LakeMover:
         self.moved = 0
         self._tidied = time.monotonic()  # (the first upkeep an hour into the lease)
 
-    def _pass(self, writer: StoreWriter, fence: Callable[[], bool]) -> KeeperPass:
-        """One move of what is due (on a worker thread), and DuckLake's upkeep every TIDY_EVERY seconds."""
-        done = keep(writer, self.policy, lake=self.lake, fence=fence)
+    def _pass(self, writer: StoreWriter, fence: Callable[[], bool]) -> tuple[KeeperPass, int]:
+        """One move of what is due (on a worker thread), and every TIDY_EVERY seconds the lake's retention (the
+        archive's setting, `--keep-archive`) and DuckLake's upkeep; returns the pass and the events dropped."""
+        done, dropped = keep(writer, self.policy, lake=self.lake, fence=fence), 0
         if fence() and time.monotonic() - self._tidied >= TIDY_EVERY:
+            if self.policy.keep_archive_days is not None:
+                cutoff_ms = int((time.time() - self.policy.keep_archive_days * 86400) * 1000)
+                dropped = expire(self.lake, cutoff_ms, fence)
             tidy(self.lake)
             self._tidied = time.monotonic()
-        return done
+        return done, dropped
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
         link = TenantLink(
@@ -83,7 +88,7 @@ class LakeMover:
         await link.start()
         self._note(f"moving events older than the live tier into the team archive from {self.name}")
         said = ""
-        running: asyncio.Future[KeeperPass] | None = None
+        running: asyncio.Future[tuple[KeeperPass, int]] | None = None
         try:
             while fence():
                 monitor = link.monitor
@@ -91,8 +96,12 @@ class LakeMover:
                 if writer is not None:
                     running = asyncio.ensure_future(asyncio.to_thread(self._pass, writer, fence))
                     try:
-                        done = await asyncio.shield(running)
+                        done, dropped = await asyncio.shield(running)
                         said = ""
+                        if dropped:
+                            self._note(
+                                f"{dropped} events older than the archive's setting left the team archive"
+                            )
                         if done.moved:
                             self.moved += done.moved
                             self._note(

@@ -29,3 +29,15 @@ class TierDisk:
 
     live: int
     archive: int
+
+    def words(self) -> str:
+        """ "12.3 MB live, 1.2 GB archived": as the Settings dialog and `stream` say it."""
+        return f"{_size(self.live)} live, {_size(self.archive)} archived"
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n} TB"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QTime
+from PySide6.QtWidgets import QLabel
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE
 from helpers.shots import shot
@@ -13,6 +14,7 @@ from tenant_events.alert_settings import AlertSettings, WorkingHours
 from tenant_events.settings import Settings
 from tenant_events.ui.look.theme import apply_theme
 from tenant_events.ui.settings.settings_dialog import SettingsDialog
+from tenant_events.values.retention import TierDisk
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
@@ -102,3 +104,10 @@ def test_rules_editor_working_hours_new_rule_and_whole_names(qtbot, theme):
     assert saved.working_hours.days == ["mon", "tue"]
     mine = next(e for e in saved.rules if e.get("id") == "my-rule-1")
     assert mine["enabled"] is False and mine["notify"] is False
+
+
+def test_the_general_tab_shows_the_disk_each_tier_of_each_tenant_takes(qtbot):
+    d = SettingsDialog(Settings(), set(), disk={"acme": TierDisk(12_345_678, 2_300_000_000)})
+    qtbot.addWidget(d)
+    shown = [label.text() for label in d.findChildren(QLabel)]
+    assert "12.3 MB live, 2.3 GB archived" in shown, shown

@@ -208,7 +208,7 @@ class SettingsDialog(QDialog):
         form.addRow("Keep in the &archive for", self.keep_archive)
         form.addRow("Keep at most live", self.max_events)
         for name, disk in sorted(self.disk.items()):
-            form.addRow(f"Disk of {name}", QLabel(f"{_size(disk.live)} live, {_size(disk.archive)} archived"))
+            form.addRow(f"Disk of {name}", QLabel(disk.words()))
         return page
 
     def collect(self) -> Settings:
@@ -253,12 +253,3 @@ class SettingsDialog(QDialog):
     def _ok(self) -> None:
         if self.apply():
             self.accept()
-
-
-def _size(n: int) -> str:
-    """Bytes as the Settings dialog shows them."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000  # type: ignore[assignment]
-    return f"{n} TB"

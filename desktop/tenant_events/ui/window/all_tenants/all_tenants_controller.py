@@ -191,6 +191,8 @@ class AllTenantsController(QObject):
         if self.active:
             self.active = False
             self._generation += 1
+            for timer in (self._live, self._counts):  # their reads would be for a view no longer shown
+                timer.stop()
             self.stack.setCurrentWidget(self.w.table)
 
     def _tenants_changed(self) -> None:
@@ -260,7 +262,7 @@ class AllTenantsController(QObject):
         return None
 
     async def _aggregates(self, generation: int) -> None:
-        if self.pages is None:
+        if self.pages is None or generation != self._generation:  # (left, or filtered since: read nothing)
             return
         counts, buckets, size = await asyncio.to_thread(
             all_tenants_aggregates, self.pages.reader, self.filter
