@@ -59,7 +59,7 @@ def test_a_catch_ups_read_waits_while_the_log_is_past_the_writers_restart_step(t
     wait."""
     db = tmp_path / "t.sqlite3"
     StoreWriter(db).close()
-    limits = WalLimits(background=256 * 1024, restart=1024 * 1024, force=2 * 1024 * 1024)
+    limits = WalLimits(background=256 * 1024, restart=1024 * 1024)
     wal = tmp_path / "t.sqlite3-wal"
     other = sqlite3.connect(db, isolation_level=None)  # the writer: frames past the restart step
     other.execute("PRAGMA wal_autocheckpoint = 0")

@@ -3,7 +3,7 @@
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
 index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
-moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+moved rows from the full-text index (archive_move.py), and around every write transaction, and when writes
 pause, keeps the write-ahead log small (checkpoint.py).
 """
 
@@ -280,6 +280,7 @@ class StoreWriter:
     def _commit_batch(self, batch: Batch) -> CommitResult:
         if self._files_gone is not None:
             raise _files_gone_error(self.path, self._files_gone)
+        self._before_write()
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
         last_seq = result.last_seq
         if last_seq is not None:
@@ -287,6 +288,11 @@ class StoreWriter:
             self._fts_pending = True
         self._wal_written()
         return result
+
+    def _before_write(self) -> None:
+        """Before each write transaction: a WAL past its restart step starts over with it (checkpoint.py)."""
+        if self.wal is not None:
+            self.wal.before_write()
 
     def _wal_written(self) -> None:
         assert self.wal is not None
@@ -311,6 +317,7 @@ class StoreWriter:
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
 
     def _index_chunk(self) -> int:
+        self._before_write()
         indexed = indexer.index_chunk(self.conn)
         self._wal_written()
         self._fts_pending = indexed == FTS_CHUNK
@@ -338,6 +345,7 @@ class StoreWriter:
             self._fts_pending = False  # (a commit sets it again)
 
     def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        self._before_write()
         try:
             return fn(self.conn)
         finally:
@@ -346,6 +354,7 @@ class StoreWriter:
 
     def _cleanup_chunk_safely(self) -> None:
         try:
+            self._before_write()
             self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
             self._wal_written()
         except Exception:
