@@ -1,18 +1,18 @@
 """The rules' own connection stops at a database file another program removed: it would go on in a log nobody
-else reads (its process then ends without closing it, and its parent starts another)."""
+else reads (its process then ends without closing it, and its parent starts another); it copies no log itself,
+and holds each snapshot of the store for one short statement."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 
 import pytest
 
-from helpers.slack import bound
-from tenant_events.store import StoreWriter
+from helpers.events_factory import row
+from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.alert_connection import AlertConnection, FilesGone
-from tenant_events.store.checkpoint import WalLimits
+from tenant_events.store.alerts_table import READ_SEQS
 
 
 def test_a_removed_log_refuses_the_next_step(tmp_path):
@@ -52,40 +52,23 @@ def test_the_rules_commits_leave_copying_the_log_to_the_writer(tmp_path):
         other.close()
 
 
-def test_a_catch_ups_read_waits_while_the_log_is_past_the_writers_restart_step(tmp_path):
-    """A read begun while the writer copies the log holds the frames it may not pass, and the log cannot start
-    over while it lasts: at the rules' lower priority on a busy machine it lasted long, and the writer let the log
-    grow past its bound or waited for it. A catch-up's read waits for the log to start over; a live one does not
-    wait."""
+def test_a_catch_ups_rows_are_read_in_short_statements(tmp_path):
+    """A query of the rules' holds a snapshot of the store, and the writer waits for a query that keeps its log
+    from starting over (checkpoint.py): the rows of a chunk come in statements of READ_SEQS seqs, each fetched
+    at once, all of them and in stored order."""
     db = tmp_path / "t.sqlite3"
-    StoreWriter(db).close()
-    limits = WalLimits(background=256 * 1024, restart=1024 * 1024)
-    wal = tmp_path / "t.sqlite3-wal"
-    other = sqlite3.connect(db, isolation_level=None)  # the writer: frames past the restart step
-    other.execute("PRAGMA wal_autocheckpoint = 0")
-    other.execute("CREATE TABLE filler (x BLOB)")
-    other.executemany("INSERT INTO filler VALUES (?)", [(os.urandom(4000),) for _ in range(400)])
-    assert wal.stat().st_size > limits.restart
-    rules = AlertConnection(db, limits, checkpoint_wait_s=bound(60))
-    seen = []  # the log's size as each read of rows began
-    rules._conn.set_trace_callback(
-        lambda sql: seen.append(wal.stat().st_size) if "FROM events" in sql else None
-    )
+    writer = StoreWriter(db)
     try:
-        rules.run_alert_job(lambda ledger: ledger.rows(0, 10, None, ())).result()  # live: at once
-        assert seen == [wal.stat().st_size] and seen[0] > limits.restart
-        done = threading.Event()
-        reader = threading.Thread(
-            target=lambda: (
-                rules.run_alert_job(lambda ledger: ledger.rows(0, 10, None, ()), catch_up=True),
-                done.set(),
-            )
-        )
-        reader.start()
-        assert not done.wait(0.3)
-        other.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the writer starts the log over
-        reader.join(bound(60))
-        assert done.is_set() and len(seen) == 2 and seen[1] < limits.restart
+        n = 2 * READ_SEQS + 500
+        writer.commit_sync(Batch(events=[row(i) for i in range(n)], cursor="c"))
+    finally:
+        writer.close()
+    rules = AlertConnection(db)
+    reads: list[str] = []
+    rules._conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM events" in sql else None)
+    try:
+        segments = rules.run_alert_job(lambda ledger: ledger.rows(0, n, None, ())).result()
     finally:
         rules.close()
-        other.close()
+    assert [r[11] for _first, rows in segments for r in rows] == list(range(1, n + 1))
+    assert len(reads) == 3

@@ -116,7 +116,7 @@ class PlacedSteps:
             live = True
         if live:
             return self._store.run_alert_job(fn)
-        return self._pool.submit(lambda: self._store.run_alert_job(fn, catch_up=True).result())
+        return self._pool.submit(lambda: self._store.run_alert_job(fn).result())
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -4,8 +4,14 @@ The writer thread of the process that follows the stream owns the events; the ru
 seq, on this connection, and write their alerts and their watermark in short transactions of their own
 (AlertLedger.commit: compare and set, so a second evaluator or a restart never evaluates an event twice). SQLite
 serialises the two writers; each waits for the other's short transaction (busy_timeout). A step runs on the
-thread that asks for it, the process's only one: a commit's kick reaches it with no thread between (a hand-over
-between threads cost a wake-up each, tens of milliseconds apiece on a loaded machine at a lower priority).
+thread that asks for it: live, the process's loop thread, which a commit's kick reaches with no thread between
+(a hand-over between threads cost a wake-up each, tens of milliseconds apiece on a loaded machine at a lower
+priority); a catch-up's on its own thread at a lower priority.
+
+Every read is one statement, its rows fetched at once (a snapshot lasts one query, never across evaluation),
+and a catch-up's rows come in statements of READ_SEQS seqs (AlertLedger.rows): a query the writer's copy meets
+keeps the WAL from starting over until it ends, and before each write transaction the writer waits for such a
+query to end (checkpoint.py), so each is short.
 
 A database file another program removed (the -wal or -shm, checkpoint.py `FilesHeld`) ends this connection's use:
 it would go on reading and writing files nobody else sees, and closing it would fold a stale log into the
@@ -16,20 +22,16 @@ connection (evaluator_child.py); its parent starts another, which opens the file
 from __future__ import annotations
 
 import concurrent.futures
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_table import AlertLedger
-from tenant_events.store.checkpoint import WAL_BOUND, FilesHeld, WalIndex, WalLimits
+from tenant_events.store.checkpoint import WAL_BOUND, FilesHeld, WalLimits
 from tenant_events.store.schema import connect
 
 T = TypeVar("T")
-# The longest a catch-up's read waits for the writer to start the WAL over: its next commit does, or its copy when
-# idle (checkpoint.py WalLimits.idle, a second). Past it the read goes ahead (a writer that stopped, or failed).
-CHECKPOINT_WAIT_S: Final = 2.0
 
 
 class FilesGone(StorageError):
@@ -40,31 +42,23 @@ class AlertConnection:
     """One connection, used by one thread at a time (the AlertJobs of alerts/runner.py, run at once on the thread
     that asks: the rules' process runs a catch-up's steps on a thread of its own, alerts/evaluator_child.py)."""
 
-    def __init__(
-        self, path: Path, limits: WalLimits | None = None, checkpoint_wait_s: float = CHECKPOINT_WAIT_S
-    ) -> None:
+    def __init__(self, path: Path) -> None:
         self._conn = connect(path)
-        self._limits = limits or WalLimits()  # the writer's steps (the same defaults)
-        self._checkpoint_wait_s = checkpoint_wait_s
-        self._wal = WalIndex(path)
         # Copying the WAL is the writer's alone (checkpoint.py). SQLite's own checkpoint after a commit of this
         # connection would copy the store's frames here, at the rules' lower priority, holding the one checkpoint
         # lock the writer's steps need: theirs would fail "busy" and the WAL would grow past its bound. And a WAL
         # this connection starts over is cut back as the writer's is, so its size still tells the frames in use.
         self._conn.execute("PRAGMA wal_autocheckpoint = 0")
-        self._conn.execute(f"PRAGMA journal_size_limit = {min(self._limits.background, WAL_BOUND)}")
+        self._conn.execute(f"PRAGMA journal_size_limit = {min(WalLimits().background, WAL_BOUND)}")
         self._conn.execute("SELECT count(*) FROM sqlite_schema")  # its files open, as they are now
         self._files = FilesHeld(path)
 
-    def run_alert_job(
-        self, fn: Callable[[AlertLedger], T], *, catch_up: bool = False
-    ) -> concurrent.futures.Future[T]:
-        """`fn(ledger)` now, on this thread; its outcome as a completed future. A `catch_up`'s reads of rows wait
-        for the writer to start a long WAL over (`_after_checkpoint`)."""
+    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
+        """`fn(ledger)` now, on this thread; its outcome as a completed future."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             self._check()
-            out = fn(AlertLedger(self._conn, before_read=self._after_checkpoint if catch_up else None))
+            out = fn(AlertLedger(self._conn))
             self._check()  # (what it wrote went into a removed log: lost with its watermark, evaluated again)
         except Exception as exc:  # handed to the runner, which logs it and tries again later
             future.set_exception(exc)
@@ -75,15 +69,6 @@ class AlertConnection:
     def newest_seq(self) -> int:
         """The highest seq the store has given (how far behind the rules are)."""
         return AlertLedger(self._conn).newest_seq()
-
-    def _after_checkpoint(self) -> None:
-        """Before a catch-up's read: while the WAL is past the writer's step that starts it over, wait a little
-        (`checkpoint_wait_s` at most). A read begun then holds frames the writer's copy may not pass, and the WAL
-        cannot start over while it lasts: at a lower priority on a busy machine such a read lasts long, and the
-        writer either let the WAL grow past its bound or waited for it (storing waited for the rules)."""
-        deadline = time.monotonic() + self._checkpoint_wait_s
-        while self._wal.size() >= self._limits.restart and time.monotonic() < deadline:
-            time.sleep(0.005)
 
     def _check(self) -> None:
         gone = self._files.gone()

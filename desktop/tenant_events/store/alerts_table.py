@@ -33,6 +33,7 @@ from tenant_events.values.triage import Triage
 T = TypeVar("T")
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
 NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail
+READ_SEQS: Final = 1000  # seqs of rows read in one statement (one snapshot of the store, a few milliseconds)
 _ACCESS_RELATIONS: Final = (Rel.GROUP_ROLE, Rel.ORG_GROUP_ROLE, Rel.ORG_MEMBER_ROLE, Rel.ORG_CONNECTION)
 
 # (read from `alerts` by its own name: the last two columns are its current triage, values/alert_lifecycle.py)
@@ -106,9 +107,8 @@ def firing_json(firing: Firing | None) -> str:
 class AlertLedger:
     """Reads and writes of the evaluator, on the connection it is given (the writer's)."""
 
-    def __init__(self, conn: sqlite3.Connection, *, before_read: Callable[[], None] | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._before_read = before_read  # called before each chunk of rows is read (alert_connection.py)
 
     def watermark(self) -> int:
         """The last seq the rules were evaluated over."""
@@ -124,11 +124,15 @@ class AlertLedger:
         self, after: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
     ) -> list[RowSegment]:
         """Events with `after < seq <= upto` in stored order, only of `types` (all: None), raw JSON only for
-        `raw_types`: the type prefilter is SQLite's, so rows no rule reads are never made into Python objects."""
-        sql, params = segment_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
-        if self._before_read is not None:
-            self._before_read()
-        return [(None, self._conn.execute(sql, params).fetchall())]
+        `raw_types`: the type prefilter is SQLite's, so rows no rule reads are never made into Python objects.
+        Read READ_SEQS seqs a statement: each holds a snapshot only while its rows are fetched (alert_connection.py)."""
+        sql, params = segment_sql("seq > ? AND seq <= ?", [0, 0], types, raw_types)
+        at = len(raw_types)  # (where the two bounds stand among the parameters)
+        rows: list[tuple[Any, ...]] = []
+        for low in range(after, upto, READ_SEQS):
+            params[at : at + 2] = [low, min(upto, low + READ_SEQS)]
+            rows += self._conn.execute(sql, params).fetchall()
+        return [(None, rows)]
 
     def rows_since(
         self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
