@@ -13,9 +13,9 @@ import pytest
 from helpers.alert_events import event
 from helpers.slack import bound
 from tenant_events.alert_settings import AlertSettings
-from tenant_events.alerts.evaluator_child import CHILD_ARG, LIVE_STEP, NICENESS
+from tenant_events.alerts.evaluator_child import CHILD_ARG, LIVE_STEP
 from tenant_events.alerts.evaluator_process import EvaluatorProcess
-from tenant_events.cli.main import ALERT_EVALUATOR
+from tenant_events.cli.main import ALERT_CATCH_UP_NICENESS, ALERT_EVALUATOR
 from tenant_events.store import AlertInbox, Batch, StoreWriter
 
 RULES = AlertSettings(
@@ -171,7 +171,7 @@ def test_a_live_step_runs_at_the_parents_priority_and_a_catch_up_below_it(tmp_pa
             await asyncio.wait_for(runner.drain(), bound(60))
             niceness = _niceness(runner.pid)
             assert niceness[runner.pid] == ours  # the thread of its event loop, which runs live steps
-            assert sorted(set(niceness.values())) == [ours, min(ours + NICENESS, 19)]
+            assert sorted(set(niceness.values())) == [ours, min(ours + ALERT_CATCH_UP_NICENESS, 19)]
             rows = [event("organization.deleted", 1000)]  # live
             runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c2"))))
             await asyncio.wait_for(runner.drain(), bound(30))

@@ -15,10 +15,10 @@ Live, one thread does everything: its event loop waits on stdin and on the runne
 at once, at the parent's priority (store/alert_connection.py): a kick wakes the very thread that evaluates, and
 nothing of a lower priority stands between a commit and its alert (at a lower priority, every wake-up waited for
 the machine's other work: on a loaded machine an alert came seconds late). A catch-up (the rules more than a
-chunk behind the store) runs on a second thread at a lower priority, in steps of STEP_S at most, so that when
-both want a core the store gets the larger share; the loop hears the parent between two steps. Kicks that come
-during a step wait in the pipe and fold into one step after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle:
-both ends are this program.
+chunk behind the store) runs on a second thread at the lowest priority (cli/main.py ALERT_CATCH_UP_NICENESS,
+which also loads this module on it), in steps of STEP_S at most: it takes the CPU the store leaves idle, and the
+loop hears the parent between two steps. Kicks that come during a step wait in the pipe and fold into one step
+after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
 """
 
 from __future__ import annotations
@@ -45,10 +45,6 @@ from tenant_events.store.alert_connection import AlertConnection, FilesGone
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-events` that runs this process
-# A catch-up's thread is below the process that stores: when both want a core, the store gets three times the
-# rules' share (CFS weights 1024 and 335). At 10 (a tenth) a machine loaded by other work all but stopped the rules:
-# a 60,000-event catch-up was not evaluated within the tests' bounds.
-NICENESS: Final = 5
 LIVE_STEP: Final = (
     EVAL_CHUNK  # events the rules may be behind the store for a step to run on the loop's thread
 )
@@ -92,21 +88,17 @@ def rules_from(settings_json: str, tenant: str, by_received: bool) -> Evaluator:
     return evaluator
 
 
-def _lower_priority() -> None:
-    """The catch-up thread's niceness (Linux: this thread's alone; elsewhere the process's)."""
-    try:
-        os.nice(NICENESS)
-    except OSError:  # not allowed here: evaluate at the parent's priority
-        log.debug("niceness not changed")
-
-
 class PlacedSteps:
     """The runner's AlertJobs: a live step at once on the loop's thread, a catch-up's on a lower-priority one."""
 
-    def __init__(self, store: AlertConnection, watermark: Callable[[], int | None]) -> None:
+    def __init__(
+        self, store: AlertConnection, watermark: Callable[[], int | None], catch_up: ThreadPoolExecutor
+    ) -> None:
         self._store = store
         self._watermark = watermark  # the evaluator's (None: its state is loaded first, a catch-up's work)
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="alerts-catch-up", initializer=_lower_priority)
+        self._pool = (
+            catch_up  # one thread, at a lower priority (cli/main.py, which started this process on it)
+        )
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         mark = self._watermark()
@@ -122,8 +114,8 @@ class PlacedSteps:
         self._pool.shutdown(wait=True)
 
 
-def main() -> int:
-    """The process's body: the start frame, then steps until stdin closes."""
+def main(catch_up: ThreadPoolExecutor) -> int:
+    """The process's body: the start frame, then steps until stdin closes; `catch_up` runs catch-up steps."""
     logging.basicConfig(level=logging.WARNING, format="tenant-events alerts: %(message)s")
     frames, start, rest = Frames(), None, []
     while start is None:
@@ -133,12 +125,16 @@ def main() -> int:
         got = frames.feed(data)
         if got:
             start, rest = got[0][1], got[1:]
-    asyncio.run(_serve(start, frames, rest, sys.stdout.buffer))
+    asyncio.run(_serve(start, frames, rest, sys.stdout.buffer, catch_up))
     return 0
 
 
 async def _serve(
-    start: dict[str, Any], frames: Frames, early: list[tuple[bytes, Any]], out: IO[bytes]
+    start: dict[str, Any],
+    frames: Frames,
+    early: list[tuple[bytes, Any]],
+    out: IO[bytes],
+    catch_up: ThreadPoolExecutor,
 ) -> None:
     loop = asyncio.get_running_loop()
     tenant, by_received = str(start["tenant"]), bool(start["by_received"])
@@ -146,7 +142,7 @@ async def _serve(
     evaluator.resume = start.get("resume")
     store = AlertConnection(Path(start["database"]))
     runner: AlertRunner
-    steps = PlacedSteps(store, lambda: runner.evaluator.watermark)
+    steps = PlacedSteps(store, lambda: runner.evaluator.watermark, catch_up)
     runner = AlertRunner(evaluator, lambda: steps)
 
     def send(data: bytes) -> None:
