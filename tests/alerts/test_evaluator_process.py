@@ -188,7 +188,7 @@ def test_a_stop_in_a_catch_up_ends_the_child_after_its_step_and_the_next_goes_on
     evaluated: the child ends after its step in flight, and the next one goes on from the stored watermark."""
     db = tmp_path / "t.sqlite3"
     writer = StoreWriter(db)
-    backlog = 40 * LIVE_STEP
+    backlog = 200_000  # (many steps' worth)
     seen = []
 
     async def scenario():
