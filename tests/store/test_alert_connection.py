@@ -4,8 +4,10 @@ and holds each snapshot of the store for one short statement."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import sqlite3
+import threading
 
 import pytest
 
@@ -72,3 +74,43 @@ def test_a_catch_ups_rows_are_read_in_short_statements(tmp_path):
         rules.close()
     assert [r[11] for _first, rows in segments for r in rows] == list(range(1, n + 1))
     assert len(reads) == 3
+
+
+def test_a_handed_ledger_reads_rows_and_writes_where_its_hand_runs_them(tmp_path):
+    """A catch-up's thread runs at the lowest priority: a transaction or a snapshot it held would last as long as
+    the machine kept it from a core, and the writer waited for it. Its reads of rows and its transactions run on
+    the thread its hand gives (the loop's, at the parent's priority); its other reads where it asks."""
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+    try:
+        writer.commit_sync(Batch(events=[row(i) for i in range(10)], cursor="c"))
+    finally:
+        writer.close()
+    rules = AlertConnection(db)
+    owner = concurrent.futures.ThreadPoolExecutor(1)
+    on: list[tuple[str, int]] = []
+
+    def hand(work):
+        return owner.submit(work).result()
+
+    rules._conn.set_trace_callback(lambda sql: on.append((sql.split()[0], threading.get_ident())))
+
+    def step(ledger):
+        ledger.newest_seq()
+        ledger.rows(0, 10, None, ())
+        ledger.commit([], 0, 10)
+        return threading.get_ident()
+
+    try:
+        here = rules.run_alert_job(step, hand).result()
+        there = owner.submit(threading.get_ident).result()
+    finally:
+        rules.close()
+        owner.shutdown()
+    assert [(word, here if ident == here else there if ident == there else ident) for word, ident in on] == [
+        ("SELECT", here),  # the newest seq
+        ("SELECT", there),  # the rows
+        ("BEGIN", there),  # the alerts and the watermark
+        ("UPDATE", there),
+        ("COMMIT", there),
+    ]

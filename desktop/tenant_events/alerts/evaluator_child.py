@@ -30,6 +30,7 @@ import os
 import pickle
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +41,7 @@ from tenant_events.alerts.evaluator import Evaluator
 from tenant_events.alerts.from_settings import build_evaluator
 from tenant_events.alerts.runner import AlertRunner
 from tenant_events.store import AlertLedger
-from tenant_events.store.alert_connection import AlertConnection, FilesGone
+from tenant_events.store.alert_connection import AlertConnection, FilesGone, Hand
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -90,6 +91,27 @@ def rules_from(settings_json: str, tenant: str, by_received: bool) -> Evaluator:
     return evaluator
 
 
+def on_this_loop() -> Hand:
+    """A `Hand` that runs work on the running loop's thread (at once when called there)."""
+    loop, owner = asyncio.get_running_loop(), threading.get_ident()
+
+    def hand(work: Callable[[], T]) -> T:
+        if threading.get_ident() == owner:
+            return work()
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def call() -> None:
+            try:
+                future.set_result(work())
+            except BaseException as exc:  # raised on the thread that waits
+                future.set_exception(exc)
+
+        loop.call_soon_threadsafe(call)
+        return future.result()
+
+    return hand
+
+
 class PlacedSteps:
     """The runner's AlertJobs: a live step at once on the loop's thread, a catch-up's on a lower-priority one."""
 
@@ -98,6 +120,7 @@ class PlacedSteps:
     ) -> None:
         self._store = store
         self._watermark = watermark  # the evaluator's (None: its state is loaded first, a catch-up's work)
+        self._on_loop = on_this_loop()  # a catch-up's rows and transactions (store/alert_connection.py)
         self._pool = (
             catch_up  # one thread, at a lower priority (cli/main.py, which started this process on it)
         )
@@ -110,7 +133,7 @@ class PlacedSteps:
             live = True
         if live:
             return self._store.run_alert_job(fn)
-        return self._pool.submit(lambda: self._store.run_alert_job(fn).result())
+        return self._pool.submit(lambda: self._store.run_alert_job(fn, self._on_loop).result())
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

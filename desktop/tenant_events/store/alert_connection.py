@@ -22,13 +22,16 @@ connection (evaluator_child.py); its parent starts another, which opens the file
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alert_records import AlertWrite, HeldLink, RowSegment
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WAL_BOUND, FilesHeld, WalLimits
+from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.schema import connect
 
 T = TypeVar("T")
@@ -36,6 +39,50 @@ T = TypeVar("T")
 
 class FilesGone(StorageError):
     """A file of the database was removed or replaced by another program since this connection opened it."""
+
+
+class Hand(Protocol):
+    """Runs `work` on another thread and returns (or raises) what it did; the caller's thread waits meanwhile."""
+
+    def __call__(self, work: Callable[[], T]) -> T: ...
+
+
+class HandedLedger(AlertLedger):
+    """A catch-up's ledger: its reads of rows and every transaction run where `hand` runs them (the loop's thread
+    of the rules' process, at its parent's priority) while the catch-up's thread, at the lowest, waits. A write
+    transaction or a query's snapshot held by a thread at the lowest priority lasts as long as the machine keeps
+    that thread from a core: the writer's next commit waits for the one write lock, and its restart of the WAL
+    for the snapshot (checkpoint.py). The other reads (single rows, the directory's names) run where they are
+    asked: they are many, and each is short."""
+
+    def __init__(self, conn: sqlite3.Connection, hand: Hand) -> None:
+        super().__init__(conn)
+        self._hand = hand
+
+    def rows(
+        self, after: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    ) -> list[RowSegment]:
+        return self._hand(lambda: AlertLedger.rows(self, after, upto, types, raw_types))
+
+    def rows_since(
+        self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    ) -> list[RowSegment]:
+        return self._hand(lambda: AlertLedger.rows_since(self, since_ms, upto, types, raw_types))
+
+    def access_links(self) -> tuple[list[HeldLink], int]:
+        return self._hand(lambda: AlertLedger.access_links(self))
+
+    def directory(self, *, refresh: bool = True) -> DirectoryReader:
+        return self._hand(lambda: AlertLedger.directory(self, refresh=refresh))
+
+    def rename(self, details: Mapping[int, tuple[int, str]]) -> set[int]:
+        return self._hand(lambda: AlertLedger.rename(self, details))
+
+    def in_transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        return self._hand(lambda: AlertLedger.in_transaction(self, work))
+
+    def commit(self, writes: Iterable[AlertWrite], expected: int, watermark: int) -> list[int]:
+        return self._hand(lambda: AlertLedger.commit(self, writes, expected, watermark))
 
 
 class AlertConnection:
@@ -53,12 +100,15 @@ class AlertConnection:
         self._conn.execute("SELECT count(*) FROM sqlite_schema")  # its files open, as they are now
         self._files = FilesHeld(path)
 
-    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
-        """`fn(ledger)` now, on this thread; its outcome as a completed future."""
+    def run_alert_job(
+        self, fn: Callable[[AlertLedger], T], hand: Hand | None = None
+    ) -> concurrent.futures.Future[T]:
+        """`fn(ledger)` now, on this thread; its outcome as a completed future. With `hand`, its reads of rows and
+        its transactions run where `hand` runs them (HandedLedger)."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         try:
             self._check()
-            out = fn(AlertLedger(self._conn))
+            out = fn(AlertLedger(self._conn) if hand is None else HandedLedger(self._conn, hand))
             self._check()  # (what it wrote went into a removed log: lost with its watermark, evaluated again)
         except Exception as exc:  # handed to the runner, which logs it and tries again later
             future.set_exception(exc)
