@@ -17,7 +17,9 @@ nothing of a lower priority stands between a commit and its alert (at a lower pr
 the machine's other work: on a loaded machine an alert came seconds late). A catch-up (the rules more than a
 chunk behind the store) runs on a second thread at the lowest priority (cli/main.py ALERT_CATCH_UP_NICENESS,
 which also loads this module on it), in steps of STEP_S at most: it takes the CPU the store leaves idle, and the
-loop hears the parent between two steps. Kicks that come during a step wait in the pipe and fold into one step
+loop hears the parent between two steps; its reads of rows and its transactions are handed to the loop's thread
+(`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread at the lowest
+priority. Kicks that come during a step wait in the pipe and fold into one step
 after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
 """
 
