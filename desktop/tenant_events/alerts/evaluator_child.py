@@ -15,10 +15,10 @@ Live, one thread does everything: its event loop waits on stdin and on the runne
 at once, at the parent's priority (store/alert_connection.py): a kick wakes the very thread that evaluates, and
 nothing of a lower priority stands between a commit and its alert (at a lower priority, every wake-up waited for
 the machine's other work: on a loaded machine an alert came seconds late). A catch-up (the rules more than a
-chunk behind the store) runs on a second thread at the lowest priority (cli/main.py ALERT_CATCH_UP_NICENESS,
-which also loads this module on it), in steps of STEP_S at most: it takes the CPU the store leaves idle, and the
+chunk behind the store) runs on a second thread at a lower priority (cli/main.py ALERT_CATCH_UP_NICENESS,
+which also loads this module on it), in steps of STEP_S at most: when both want a core the store gets the larger share, and the
 loop hears the parent between two steps; its reads of rows and its transactions are handed to the loop's thread
-(`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread at the lowest
+(`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread at a lower
 priority. Kicks that come during a step wait in the pipe and fold into one step
 after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
 """
@@ -50,7 +50,7 @@ T = TypeVar("T")
 CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-events` that runs this process
 # Events the rules may be behind the store for a step to run on the loop's thread, at the parent's priority: fewer
 # than a catch-up's batch (the engine's 1,000 events), so that while the store catches up every step of the rules
-# is a catch-up's, on the CPU the store leaves idle, however closely they follow (at 5,000 they followed a long
+# is a catch-up's, at the lower priority, however closely they follow (at 5,000 they followed a long
 # catch-up at the parent's priority once they had come within 5,000 events of it, and took CPU from the store).
 LIVE_STEP: Final = 500
 STEP_S: Final = 0.25  # seconds a step evaluates at most before the loop hears the parent again

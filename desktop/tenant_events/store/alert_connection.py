@@ -49,8 +49,8 @@ class Hand(Protocol):
 
 class HandedLedger(AlertLedger):
     """A catch-up's ledger: its reads of rows and every transaction run where `hand` runs them (the loop's thread
-    of the rules' process, at its parent's priority) while the catch-up's thread, at the lowest, waits. A write
-    transaction or a query's snapshot held by a thread at the lowest priority lasts as long as the machine keeps
+    of the rules' process, at its parent's priority) while the catch-up's thread, at a lower one, waits. A write
+    transaction or a query's snapshot held by a thread at a lower priority lasts as long as the machine keeps
     that thread from a core: the writer's next commit waits for the one write lock, and its restart of the WAL
     for the snapshot (checkpoint.py). The other reads (single rows, the directory's names) run where they are
     asked: they are many, and each is short."""
