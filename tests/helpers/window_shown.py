@@ -54,6 +54,18 @@ async def until_named(w: Any, db: Path, what: str, still: float = 30) -> None:
         await asyncio.sleep(0.2)
 
 
+def names_by_id(w: Any) -> dict[str, bool]:
+    """Each shown row's event id and whether its summary is named."""
+    return {e.event_id: s is not None for e, s in zip(window_rows(w), sentences(w), strict=True)}
+
+
+def names_lost(w: Any, before: dict[str, bool]) -> list[str]:
+    """Rows named in `before` that the window now shows by their ids. A row stored a moment before the store broke
+    may never have been named (the indexer names rows after they are shown); it stays as it was shown."""
+    now = names_by_id(w)
+    return [i for i, was in before.items() if was and now.get(i) is False]
+
+
 def counted(w: Any) -> bool:
     """The count and the histogram show what is stored (not "0 events", not "No events for this filter yet")."""
     return w.filter_bar._count_text not in ("", "0 events") and bool(w.histogram.buckets)

@@ -4,6 +4,9 @@ same value the app's is the newer."""
 
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 
 from helpers.cli_here import run_here
@@ -130,3 +133,32 @@ def test_a_command_that_fails_writes_nothing(tmp_path):
         settings.theme = "light"
         raise RuntimeError("a check failed half-way")
     assert paths.settings_file.read_bytes() == before
+
+
+def test_a_command_that_saves_the_moment_after_the_app_wrote_is_still_taken_in(tmp_path):
+    """A command's save that lands right after the app's own write, while the app still finishes its save (the
+    directory's fsync): the app must not take the command's file for its own and miss the change for good. A
+    profile hook runs the command's save at exactly that moment — when the app's write returns."""
+    paths = AppPaths.resolve(tmp_path)
+    acme = {"name": "acme", "domain": "acme.example.com", "client_id": "c1"}
+    save_settings(paths, Settings.model_validate({"tenants": [acme]}))
+    app = SharedSettings(paths)
+    mine = app.base.model_copy(deep=True)
+    mine.notifications.do_not_disturb = True
+    removed: list[bool] = []
+
+    def command_removes_the_tenant(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "return" and frame.f_code.co_name == "write_private" and not removed:
+            removed.append(True)
+            with edited_settings(paths) as settings:  # `logout --remove`, say, in a terminal
+                settings.tenants = []
+
+    sys.setprofile(command_removes_the_tenant)
+    try:
+        app.save(mine)
+    finally:
+        sys.setprofile(None)
+    assert removed and load_settings(paths).tenants == []
+    assert app.changed(), "the command's save was taken for the app's own"
+    fresh = app.refresh(mine)
+    assert fresh.tenants == [] and fresh.notifications.do_not_disturb

@@ -163,16 +163,18 @@ def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings
     return settings
 
 
-def save_settings(paths: AppPaths, settings: Settings) -> None:
-    """Atomic replace: temp file in the same dir (0600), fsync, rename, fsync the dir."""
+def save_settings(paths: AppPaths, settings: Settings) -> os.stat_result:
+    """Atomic replace: temp file in the same dir (0600), fsync, rename, fsync the dir. Returns the written
+    file's status (see `write_private`)."""
     path = paths.settings_file
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_private(path, settings.model_dump_json(indent=2).encode("utf-8"))
+    return write_private(path, settings.model_dump_json(indent=2).encode("utf-8"))
 
 
-def write_private(path: Path, payload: bytes) -> None:
+def write_private(path: Path, payload: bytes) -> os.stat_result:
     """Atomic replace of a file readable by the user only: temp file in the same dir (0600), fsync, rename,
-    fsync the dir."""
+    fsync the dir. Returns the status of the file this call wrote, taken before the rename: by the time the
+    call returns another process may have replaced it, and a stat of the path would take theirs for ours."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o600)
@@ -180,6 +182,7 @@ def write_private(path: Path, payload: bytes) -> None:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
+            written = os.fstat(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -191,3 +194,4 @@ def write_private(path: Path, payload: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+    return written

@@ -154,8 +154,8 @@ class SharedSettings:
         except Unusable as exc:
             self.kept_aside = self._keep_aside(str(exc)), str(exc)
             written = mine
-        save_settings(self.paths, written)
-        self.base, self._seen = written.model_copy(deep=True), self._stamp()
+        ours = save_settings(self.paths, written)  # (a stamp of the path now could be another process's file)
+        self.base, self._seen = written.model_copy(deep=True), (ours.st_ino, ours.st_mtime_ns, ours.st_size)
         return written
 
     def _keep_aside(self, why: str) -> Path:

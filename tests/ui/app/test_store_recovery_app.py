@@ -28,6 +28,8 @@ from helpers.window_shown import (
     in_time_order,
     named,
     named_as_the_directory,
+    names_by_id,
+    names_lost,
     shown_count,
     window_rows,
 )
@@ -82,6 +84,7 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             directory = session.link.ui_reader.directory()
             await named_as_the_directory(w, directory)
             session.status_changed.connect(lambda s: lines.append(s.line()))
+            before = names_by_id(w)
             for suffix in ("-wal", "-shm"):
                 os.remove(db.with_name(db.name + suffix))
             state = w.status_line.state_label
@@ -89,8 +92,11 @@ def test_the_log_removed_under_the_app_is_said_and_the_app_recovers_with_nothing
             told = state.text()
             assert "acme.sqlite3" in told and "paused" in told and "opens the database again" in told, told
             assert state.toolTip() == told  # the whole line on hover: the window cuts it at its edge
-            # Paused, the window keeps what it showed while it says why.
-            assert named(w) and counted(w), (w.filter_bar._count_text, len(w.histogram.buckets))
+            # Paused, the window keeps what it showed while it says why: every row named before stays named (a row
+            # stored a moment before the log went may not have been named yet, and is shown as it was).
+            assert not names_lost(w, before), names_lost(w, before)
+            assert any(names_by_id(w).get(i) for i, was in before.items() if was), (before, names_by_id(w))
+            assert counted(w), (w.filter_bar._count_text, len(w.histogram.buckets))
             assert in_time_order(w), [e.time for e in window_rows(w)]
             save_screenshot(w, "store-recovery-told")
             # Recovered: the files are back, the writer stores again, the window follows.
