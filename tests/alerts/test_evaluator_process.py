@@ -171,9 +171,8 @@ def test_a_live_step_runs_at_the_parents_priority_and_a_catch_up_below_it(tmp_pa
             await asyncio.wait_for(runner.drain(), bound(60))
             niceness = _niceness(runner.pid)
             assert niceness[runner.pid] == ours  # the thread of its event loop, which runs live steps
-            # the catch-up's two threads: idle only (its first seconds), then a share (as a set: a test run at
-            # niceness 19 already has no lower one to give)
-            assert set(niceness.values()) == {ours, min(ours + ALERT_CATCH_UP_NICENESS, 19), 19}
+            # (as a set: a test run at niceness 19 already has no lower one to give)
+            assert set(niceness.values()) == {ours, min(ours + ALERT_CATCH_UP_NICENESS, 19)}
             rows = [event("organization.deleted", 1000)]  # live
             runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c2"))))
             await asyncio.wait_for(runner.drain(), bound(30))

@@ -15,10 +15,9 @@ Live, one thread does everything: its event loop waits on stdin and on the runne
 at once, at the parent's priority (store/alert_connection.py): a kick wakes the very thread that evaluates, and
 nothing of a lower priority stands between a commit and its alert (at a lower priority, every wake-up waited for
 the machine's other work: on a loaded machine an alert came seconds late). A catch-up (the rules more than a
-chunk behind the store) runs on other threads at lower priorities, in steps of STEP_S at most: for its first
-IDLE_GRACE_S on one at niceness 19 (it takes only what the store leaves idle), then on one at
-ALERT_CATCH_UP_NICENESS (cli/main.py, which also loads this module on it), where the store gets the larger share
-when both want a core; the loop hears the parent between two steps; its reads of rows and its transactions are handed to the loop's thread
+chunk behind the store) runs on a second thread at a lower priority (cli/main.py ALERT_CATCH_UP_NICENESS,
+which also loads this module on it), in steps of STEP_S at most: when both want a core the store gets the larger share, and the
+loop hears the parent between two steps; its reads of rows and its transactions are handed to the loop's thread
 (`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread at a lower
 priority. Kicks that come during a step wait in the pipe and fold into one step
 after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
@@ -34,11 +33,10 @@ import pickle
 import struct
 import sys
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, Final, NamedTuple, TypeVar
+from typing import IO, Any, Final, TypeVar
 
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.evaluator import Evaluator
@@ -56,11 +54,6 @@ CHILD_ARG: Final = "_alert-evaluator"  # the hidden first argument of `tenant-ev
 # catch-up at the parent's priority once they had come within 5,000 events of it, and took CPU from the store).
 LIVE_STEP: Final = 500
 STEP_S: Final = 0.25  # seconds a step evaluates at most before the loop hears the parent again
-# Seconds a catch-up's steps take only the CPU the store leaves idle (niceness 19) before they take a share of it
-# (ALERT_CATCH_UP_NICENESS): a backlog of a few seconds is stored as fast as with no rules at all, and the alerts
-# trail it by those seconds at most; a longer one, or a machine busy with other work, never leaves the rules
-# behind without bound.
-IDLE_GRACE_S: Final = 5.0
 EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
 _HEAD: Final = struct.Struct("!cI")
 START, KICK, RULES = b"S", b"K", b"R"  # parent → child
@@ -121,29 +114,18 @@ def on_this_loop() -> Hand:
     return hand
 
 
-class CatchUpPools(NamedTuple):
-    """The two threads a catch-up's steps run on, each at its own priority (cli/main.py sets them)."""
-
-    idle: ThreadPoolExecutor  # niceness 19: only what the machine leaves idle, for the first IDLE_GRACE_S
-    catch_up: ThreadPoolExecutor  # ALERT_CATCH_UP_NICENESS over the parent: a share, after that
-
-
 class PlacedSteps:
     """The runner's AlertJobs: a live step at once on the loop's thread, a catch-up's on a lower-priority one."""
 
     def __init__(
-        self,
-        store: AlertConnection,
-        watermark: Callable[[], int | None],
-        pools: CatchUpPools,
-        clock: Callable[[], float] = time.monotonic,
+        self, store: AlertConnection, watermark: Callable[[], int | None], catch_up: ThreadPoolExecutor
     ) -> None:
         self._store = store
         self._watermark = watermark  # the evaluator's (None: its state is loaded first, a catch-up's work)
         self._on_loop = on_this_loop()  # a catch-up's rows and transactions (store/alert_connection.py)
-        self._pools = pools  # started by cli/main.py, which started this process on the catch-up one
-        self._clock = clock
-        self._behind_since: float | None = None  # when the rules last fell more than a live step behind
+        self._pool = (
+            catch_up  # one thread, at a lower priority (cli/main.py, which started this process on it)
+        )
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         mark = self._watermark()
@@ -152,21 +134,15 @@ class PlacedSteps:
         except Exception:  # the step itself says what is wrong (and the runner retries)
             live = True
         if live:
-            self._behind_since = None
             return self._store.run_alert_job(fn)
-        now = self._clock()
-        if self._behind_since is None:
-            self._behind_since = now
-        pool = self._pools.idle if now - self._behind_since < IDLE_GRACE_S else self._pools.catch_up
-        return pool.submit(lambda: self._store.run_alert_job(fn, self._on_loop).result())
+        return self._pool.submit(lambda: self._store.run_alert_job(fn, self._on_loop).result())
 
     def close(self) -> None:
-        self._pools.idle.shutdown(wait=True)
-        self._pools.catch_up.shutdown(wait=True)
+        self._pool.shutdown(wait=True)
 
 
-def main(pools: CatchUpPools) -> int:
-    """The process's body: the start frame, then steps until stdin closes; `pools` run catch-up steps."""
+def main(catch_up: ThreadPoolExecutor) -> int:
+    """The process's body: the start frame, then steps until stdin closes; `catch_up` runs catch-up steps."""
     logging.basicConfig(level=logging.WARNING, format="tenant-events alerts: %(message)s")
     frames, start, rest = Frames(), None, []
     while start is None:
@@ -176,7 +152,7 @@ def main(pools: CatchUpPools) -> int:
         got = frames.feed(data)
         if got:
             start, rest = got[0][1], got[1:]
-    asyncio.run(_serve(start, frames, rest, sys.stdout.buffer, pools))
+    asyncio.run(_serve(start, frames, rest, sys.stdout.buffer, catch_up))
     return 0
 
 
@@ -185,7 +161,7 @@ async def _serve(
     frames: Frames,
     early: list[tuple[bytes, Any]],
     out: IO[bytes],
-    pools: CatchUpPools,
+    catch_up: ThreadPoolExecutor,
 ) -> None:
     loop = asyncio.get_running_loop()
     tenant, by_received = str(start["tenant"]), bool(start["by_received"])
@@ -193,7 +169,7 @@ async def _serve(
     evaluator.resume = start.get("resume")
     store = AlertConnection(Path(start["database"]))
     runner: AlertRunner
-    steps = PlacedSteps(store, lambda: runner.evaluator.watermark, pools)
+    steps = PlacedSteps(store, lambda: runner.evaluator.watermark, catch_up)
     runner = AlertRunner(evaluator, lambda: steps)
 
     def send(data: bytes) -> None:

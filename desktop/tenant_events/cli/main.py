@@ -33,10 +33,9 @@ from tenant_events.url_forms import ALERT_LINK_SCHEME
 ALERT_EVALUATOR = "_alert-evaluator"
 # How much lower than its parent the rules' process runs its catch-ups and its start-up (niceness, added to the
 # parent's; Linux: that thread's alone). At 5, when both want a core, the store gets three times the rules' share
-# (CFS weights 1024 and 335). A catch-up's first seconds run lower still, at 19 (only the CPU the store leaves idle,
-# alerts/evaluator_child.py IDLE_GRACE_S); kept there, on a machine loaded by other work in the same session (a
-# test suite's workers) the rules all but stopped: a 60,000-event catch-up was not evaluated within the tests'
-# bounds.
+# (CFS weights 1024 and 335). Lower (10 to 19) would leave them only the CPU the store leaves idle, but on a machine
+# loaded by other work in the same session (a test suite's workers) it all but stopped the rules: a 60,000-event
+# catch-up was not evaluated within the tests' bounds.
 ALERT_CATCH_UP_NICENESS = 5
 
 # Subcommand modules under tenant_events.cli; --help lists the verbs in the order of VERBS below.
@@ -120,22 +119,14 @@ def _alert_evaluator() -> int:
     thread keeps the parent's for live steps (alerts/evaluator_child.py)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    catch_up = ThreadPoolExecutor(
-        1,
-        thread_name_prefix="alerts-catch-up",
-        initializer=_lower_priority,
-        initargs=(ALERT_CATCH_UP_NICENESS,),
-    )
-    idle = ThreadPoolExecutor(
-        1, thread_name_prefix="alerts-idle", initializer=_lower_priority, initargs=(19,)
-    )
+    catch_up = ThreadPoolExecutor(1, thread_name_prefix="alerts-catch-up", initializer=_lower_priority)
     child = catch_up.submit(importlib.import_module, "tenant_events.alerts.evaluator_child").result()
-    return int(child.main(child.CatchUpPools(idle=idle, catch_up=catch_up)))
+    return int(child.main(catch_up))
 
 
-def _lower_priority(by: int) -> None:
+def _lower_priority() -> None:
     try:
-        os.nice(by)  # (this thread's own: Linux keeps a niceness per thread; 19 at most)
+        os.nice(ALERT_CATCH_UP_NICENESS)
     except OSError:  # not allowed here: evaluate at the parent's priority
         logging.getLogger(__name__).debug("niceness not changed")
 
