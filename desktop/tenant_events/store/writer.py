@@ -3,7 +3,7 @@
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
 index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
-moved rows from the full-text index (archive_move.py), and after every write transaction, and when writes
+moved rows from the full-text index (archive_move.py), and around every write transaction, and when writes
 pause, keeps the write-ahead log small (checkpoint.py).
 """
 
@@ -23,7 +23,6 @@ from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store import archive_move, connections, indexer
-from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
@@ -59,7 +58,6 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
-        self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
         # a removed file found while idle: the next commit is refused with it (_lost)
         self._untold: StorageError | None = None
@@ -183,7 +181,7 @@ class StoreWriter:
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         """`fn(ledger)` on the writer thread between batches: the alert rules see what is committed (runner.py)."""
-        return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
+        return self._submit(lambda: fn(AlertLedger(self.conn)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: indexer.counter(self.conn, "duplicates")).result()
@@ -252,7 +250,6 @@ class StoreWriter:
         finally:
             connections.reopened(self.path)
         self._files_gone = None
-        self._recent = RecentRows()
         log.warning("%s: the event database is open again", self.path.name)
 
     def _refuse_until_reopened(self, gone: str | None) -> None:
@@ -283,15 +280,19 @@ class StoreWriter:
     def _commit_batch(self, batch: Batch) -> CommitResult:
         if self._files_gone is not None:
             raise _files_gone_error(self.path, self._files_gone)
+        self._before_write()
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
-        last_seq, inserted = result.last_seq, result.inserted
+        last_seq = result.last_seq
         if last_seq is not None:
             self._stored_upto = last_seq
-            if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
-                self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
         self._wal_written()
         return result
+
+    def _before_write(self) -> None:
+        """Before each write transaction: a WAL past its restart step starts over with it (checkpoint.py)."""
+        if self.wal is not None:
+            self.wal.before_write()
 
     def _wal_written(self) -> None:
         assert self.wal is not None
@@ -316,6 +317,7 @@ class StoreWriter:
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
 
     def _index_chunk(self) -> int:
+        self._before_write()
         indexed = indexer.index_chunk(self.conn)
         self._wal_written()
         self._fts_pending = indexed == FTS_CHUNK
@@ -343,6 +345,7 @@ class StoreWriter:
             self._fts_pending = False  # (a commit sets it again)
 
     def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        self._before_write()
         try:
             return fn(self.conn)
         finally:
@@ -351,6 +354,7 @@ class StoreWriter:
 
     def _cleanup_chunk_safely(self) -> None:
         try:
+            self._before_write()
             self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
             self._wal_written()
         except Exception:
