@@ -262,7 +262,9 @@ def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
             )
             assert child.stdout is not None and child.stdout.readline() == "open\n"
             if aim:
-                _stop_between_a_file_and_its_commit(child, path)  # the narrow one a random kill rarely lands in
+                _stop_between_a_file_and_its_commit(
+                    child, path
+                )  # the narrow one a random kill rarely lands in
             else:
                 time.sleep(rng.uniform(0.05, 2.5))  # any moment
             child.send_signal(signal.SIGKILL)
