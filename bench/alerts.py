@@ -1,8 +1,8 @@
 """Alert latency: from the simulator writing an alerting event to the alert reaching the core's callback, and
 (with --notify, inside a desktop session) to the notification daemon answering its D-Bus `Notify` call.
 
-The simulator runs in its own process; this one runs the stream engine, the store and the alert rules on one
-asyncio loop, as `tenant-events stream` does. Each round asks the simulator for one organization deletion
+The simulator runs in its own process; this one runs the stream engine and the store on one asyncio loop, and the
+alert rules in their own process, as `tenant-events stream` does. Each round asks the simulator for one organization deletion
 (POST /_sim/scenario) — a rule without a threshold, with coalescing off so every deletion is an alert of its
 own — and measures from the event's own `time` (stamped by the simulator as it writes the event) to:
 
@@ -54,8 +54,7 @@ async def measure(
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes
     from tenant_events.alerts.evaluator import StepResult
-    from tenant_events.alerts.from_settings import build_evaluator
-    from tenant_events.alerts.runner import attach
+    from tenant_events.alerts.evaluator_process import attach
     from tenant_events.monitor import TenantMonitor
     from tenant_events.paths import AppPaths
     from tenant_events.settings import NotificationSettings
@@ -74,7 +73,7 @@ async def measure(
     live = asyncio.Event()
     monitor.on_state.append(lambda change: live.set() if change.state.value == "live" else None)
     await monitor.start()
-    runner = attach(monitor, build_evaluator(settings, "bench"))
+    runner = attach(monitor, "bench", settings.model_dump_json(), by_received=False, resume=None)
     planner = NotificationPlanner(QuietTimes(NotificationSettings()))
     notifier: Any = None
     if notify:

@@ -28,6 +28,8 @@ simulator) and replays the backlog from `from_timestamp` far in the past:
   floor    httpx bytes → hand-split SSE → orjson.loads → SQLite executemany, 1,000 rows a transaction
   baseline (with --baseline DIR) the engine consumer again, importing `tenant_events` from another checkout
            (e.g. main, before a change): before/after in the same run, on the same simulator
+  stream-baseline  (with --baseline DIR and `stream` in --only) the `stream` command with the pack again, importing
+           `tenant_events` from that checkout: its catch-up's two times beside this checkout's, in the same run
 
 The engine rows also give the largest write-ahead log seen during the run (sampled every 5 ms by a process of
 its own, off the consumer's GIL).
@@ -300,6 +302,7 @@ CONSUMERS = {
     "peer": consume_peer,
     "floor": consume_floor,
     "baseline": consume_engine,
+    "stream-baseline": consume_stream,
 }
 
 
@@ -310,7 +313,7 @@ def child(kind: str, auth_url: str, n: int, indexing: bool) -> None:
     if kind.startswith(
         "stream"
     ):  # the command in a process of its own: its figures are measured from outside
-        print(json.dumps(consume_stream(auth_url, token, n, alerts=kind == "stream")))
+        print(json.dumps(consume_stream(auth_url, token, n, alerts=kind != "stream-noalerts")))
         return
     elapsed = CONSUMERS[kind](auth_url, token, n)
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -339,7 +342,7 @@ def run_child(
     # The previous consumer's database (hundreds of MB of dirty pages) is written back now, not during this run.
     os.sync()
     env = dict(os.environ)
-    if kind == "baseline":
+    if kind in ("baseline", "stream-baseline"):
         assert baseline is not None, "--baseline DIR"
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline / "desktop"), env.get("PYTHONPATH")]))
     out = subprocess.run(
@@ -400,6 +403,8 @@ def main() -> int:
                 f"--baseline {args.baseline}: no desktop/tenant_events there; give a checkout of this project"
             )
         args.only = [*args.only, "baseline"] if "baseline" not in args.only else args.only
+        if "stream" in args.only and "stream-baseline" not in args.only:
+            args.only.append("stream-baseline")
     if args.sample_wal:
         sample_wal(args.sample_wal)
         return 0
@@ -426,7 +431,9 @@ def main() -> int:
                 wal = f"  WAL max {r['wal_max_mib']:.1f} MiB" if "wal_max_mib" in r else ""
                 if kind.startswith("stream"):  # the command's whole process: no figures from inside it
                     evaluated = (
-                        f", rules through them at {r['alerts_seconds']:.1f} s" if kind == "stream" else ""
+                        f", rules through them at {r['alerts_seconds']:.1f} s"
+                        if kind != "stream-noalerts"
+                        else ""
                     )
                     print(
                         f"run {run + 1} {kind:15s} {rates[kind][-1]:>10,.0f} events/s  (stored in "
@@ -503,12 +510,21 @@ def main() -> int:
         if "engine" in med and "baseline" in med:
             print(f"engine / baseline ({args.baseline}) = {med['engine'] / med['baseline']:.2f}")
         if args.catchup:
-            kinds = ["engine", *(k for k in ("rules", "stream", "baseline") if k in args.only)]
+            kinds = [
+                "engine",
+                *(k for k in ("rules", "stream", "baseline", "stream-baseline") if k in args.only),
+            ]
             catchups: dict[str, list[float]] = {k: [] for k in kinds}
             for round_ in range(args.catchup_runs):
                 # The order turns each round, as the rate runs' does: no consumer always first on a cold cache
                 for kind in kinds[round_ % len(kinds) :] + kinds[: round_ % len(kinds)]:
                     catchup_once(kind, auth_url, args, catchups[kind])
+            if "stream-baseline" in catchups:
+                for ours, theirs in zip(LAST_ALERT["stream"], LAST_ALERT["stream-baseline"], strict=False):
+                    print(
+                        f"catch-up's last alert: stream {ours:.1f} s, stream-baseline {theirs:.1f} s "
+                        f"({'no later' if ours <= theirs else 'LATER'} than the baseline, in the same round)"
+                    )
             for kind, seconds in catchups.items():
                 if len(seconds) > 1:
                     print(
@@ -522,14 +538,20 @@ def main() -> int:
     return 0
 
 
+LAST_ALERT: dict[
+    str, list[float]
+] = {}  # the catch-ups' last alert, seconds from the command's start, by kind
+
+
 def catchup_once(kind: str, auth_url: str, args: argparse.Namespace, seconds: list[float]) -> None:
     """One catch-up of --catchup events by `kind`, printed with the machine's load average at its end."""
     r = run_child(kind, auth_url, args.catchup, args.baseline)
     seconds.append(r["seconds"])
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    if kind == "stream":
+    if kind in ("stream", "stream-baseline"):
+        LAST_ALERT.setdefault(kind, []).append(r["alerts_seconds"])
         print(
-            f"catch-up of {args.catchup:,} events (stream, built-in pack): last event stored after "
+            f"catch-up of {args.catchup:,} events ({kind}, built-in pack): last event stored after "
             f"{r['seconds']:.1f} s (goal < 20 s), last alert of the backlog raised after "
             f"{r['alerts_seconds']:.1f} s (goal < 30 s); CPU {r['cpu_s']:.1f} s (by then "
             f"{r['command_cpu_s']:.1f} s in the command + {r['children_cpu_s']:.1f} s in its rules' "

@@ -11,8 +11,7 @@ import pytest
 
 from tenant_events.alert_settings import WEEKDAYS, AlertSettings, WorkingHours
 from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes
-from tenant_events.alerts.from_settings import build_evaluator
-from tenant_events.alerts.runner import attach
+from tenant_events.alerts.evaluator_process import attach
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.settings import NotificationSettings
@@ -33,7 +32,7 @@ async def _follow(sim, paths, settings, act, settle, limit_s=40.0, said_at=None)
         "acme", paths, EngineConfig(sim.base_url, name="acme"), StaticTokenProvider(sim.mint_token())
     )
     await monitor.start()
-    runner = attach(monitor, build_evaluator(settings, "acme"))
+    runner = attach(monitor, "acme", settings.model_dump_json(), by_received=False, resume=None)
     planner = NotificationPlanner(QuietTimes(NotificationSettings()), hold_s=0)
     results, notes = [], []
     runner.on_alerts.append(results.append)

@@ -8,14 +8,15 @@ import pytest
 from helpers.alert_events import BASE, clock_at, event
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
-from tenant_events.store import AlertInbox, Batch, StoreWriter
+from tenant_events.store import AlertInbox, AlertLedger, Batch, StoreWriter
+from tenant_events.store.schema import connect
 
 OFFICE = WorkingHours(start="08:00", end="18:00", timezone="UTC")  # BASE is a Wednesday at 12:00 UTC
 
 
-def make_evaluator(clock, hours=OFFICE, entries=()):
+def make_evaluator(clock, hours=OFFICE, entries=(), **kw):
     rules = load_rules(list(entries), BUILTIN_RULES).rules
-    return Evaluator(RuleEngine(rules, hours=hours, profile="demo", catch_up_after_s=300, clock=clock))
+    return Evaluator(RuleEngine(rules, hours=hours, profile="demo", catch_up_after_s=300, clock=clock), **kw)
 
 
 class Store:
@@ -124,6 +125,41 @@ def test_each_alert_is_raised_once_across_steps_restarts_and_duplicates(store):
     store.reopen()
     assert store.step(make_evaluator(clock_at(100))).alerts == []  # a restart evaluates nothing twice
     assert sorted(a.rule_id for a in store.alerts()) == ["admin-role", "mass-deletion"]
+
+
+def test_a_step_bounded_in_time_stops_after_a_chunk_and_the_next_goes_on_to_the_same_alerts(store):
+    """The rules' process evaluates a catch-up in steps of a bounded time (it hears its parent between them):
+    each step stores its watermark, and the alerts come out as one step over everything gives them."""
+    rows = [event("user.deleted", 10 + i) for i in range(25)]
+    rows += [event(ORDINARY[i % len(ORDINARY)], 100 + i, role="viewer") for i in range(40)]
+    rows += [event("organization.deleted", 200)]
+    store.commit(rows)
+    evaluator = make_evaluator(clock_at(300), chunk=10, step_s=0.0)  # (0: one chunk a step)
+    steps = []
+    while not steps or steps[-1].more:
+        steps.append(store.step(evaluator))
+        assert steps[-1].watermark == store.writer.run_alert_job(lambda ledger: ledger.watermark()).result()
+    assert [s.watermark for s in steps] == [10, 20, 30, 40, 50, 60, 66]
+    assert [s.more for s in steps] == [True] * 6 + [False]
+    assert sorted(a.rule_id for s in steps for a in s.raised) == ["mass-deletion", "org-deleted"]
+    assert {a.rule_id: a.event_count for a in store.alerts()} == {"mass-deletion": 25, "org-deleted": 1}
+
+
+def test_a_catch_up_that_raises_nothing_writes_its_watermark_once_a_step_not_once_a_chunk(store):
+    """Each write takes the database's one write lock from the process that stores: chunks that raise nothing
+    move the watermark in memory, and the step stores it at its end (a crash before evaluates them again)."""
+    store.commit([event(ORDINARY[i % len(ORDINARY)], i * 0.5, role="viewer") for i in range(300)])
+    conn = connect(store.path)
+    writes = []
+    conn.set_trace_callback(
+        lambda sql: writes.append(sql) if "alerts_upto" in sql and "UPDATE" in sql else None
+    )
+    try:
+        result = make_evaluator(clock_at(600), chunk=10).step(AlertLedger(conn))
+    finally:
+        conn.close()
+    assert (result.evaluated, result.watermark, result.alerts) == (300, 300, [])
+    assert len(writes) == 1
 
 
 def test_events_committed_before_a_crash_are_evaluated_after_it(store):

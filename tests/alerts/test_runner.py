@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts.evaluator_process import attach
 from tenant_events.alerts.from_settings import build_evaluator
-from tenant_events.alerts.runner import attach
 from tenant_events.monitor import TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import AlertInbox
@@ -37,7 +37,7 @@ def test_alerts_follow_commits_once_and_the_last_are_evaluated_at_stop(make_simu
             "acme", paths, EngineConfig(sim.base_url, name="acme"), StaticTokenProvider(sim.mint_token())
         )
         await monitor.start()
-        runner = attach(monitor, build_evaluator(QUIET_CLOCK, "acme"))
+        runner = attach(monitor, "acme", QUIET_CLOCK.model_dump_json(), by_received=False, resume=None)
         runner.on_alerts.append(seen.append)
         await _until(lambda: monitor.state.state.value == "live", "live")
         sim.emit(1, ["organization.deleted"])
@@ -107,3 +107,36 @@ def test_a_drain_waits_for_what_was_committed_before_it_not_for_the_stream_tail(
         asyncio.run(scenario())
     finally:
         writer.close()
+
+
+def test_a_step_cut_at_its_time_bound_goes_on_without_another_commit(tmp_path):
+    """The rules' process evaluates a catch-up in steps of a bounded time: after each the runner goes on by
+    itself, not at the next commit (a quiet tenant's backlog would wait for one)."""
+    from helpers.alert_events import event
+    from helpers.slack import bound
+    from tenant_events.alerts.runner import AlertRunner
+    from tenant_events.store import Batch, StoreWriter
+
+    writer = StoreWriter(tmp_path / "t.sqlite3")
+    evaluator = build_evaluator(QUIET_CLOCK, "demo")
+    evaluator.chunk, evaluator.step_s, evaluator.tick_s = (
+        50,
+        0.0,
+        3600.0,
+    )  # a chunk a step; no quiet-time ticks
+    runner = AlertRunner(evaluator, lambda: writer)
+    steps = []
+    runner.on_step.append(steps.append)
+
+    async def scenario():
+        rows = [event("user.updated", i * 0.01) for i in range(500)]
+        runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="c1"))))
+        await _until(lambda: evaluator.watermark == 500, "the backlog evaluated", bound(30))
+        runner.close()
+        await runner.idle()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert len(steps) >= 10 and [s.more for s in steps][-1] is False

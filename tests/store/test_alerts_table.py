@@ -179,37 +179,6 @@ def test_history_rows_walk_a_time_range_in_chunks(tmp_path, monkeypatch):
         assert [r.seq for r in some] == list(range(6, 26)) and some[0].raw == row(5).raw
 
 
-def test_recent_batches_are_read_from_memory_exactly_as_the_table_holds_them(tmp_path):
-    from tenant_events.store.alerts_table import AlertLedger
-
-    writer = StoreWriter(tmp_path / "t.sqlite3")
-    try:
-        writer.commit_sync(Batch(events=[row(i) for i in range(5)], cursor="a"))  # seqs 1-5
-        writer.commit_sync(
-            Batch(events=[row(3), row(5), row(6)], cursor="b")
-        )  # a duplicate: 6 is a hole, 7-8
-        writer.commit_sync(Batch(events=[row(7), row(8)], cursor="c"))  # 9-10
-        every = {"user.created"}
-
-        def both(after, upto):
-            def read(ledger):
-                table = list(eval_rows(AlertLedger(ledger._conn).rows(after, upto, every, every)))
-                held = ledger._recent.segments(after, upto)
-                got = list(eval_rows(ledger.rows(after, upto, every, every)))
-                return (None if held is None else list(eval_rows(held))), got, table
-
-            return writer.run_alert_job(read).result()
-
-        held, got, table = both(0, 5)
-        assert held == got == table and [r.seq for r in got] == [1, 2, 3, 4, 5]
-        held, got, table = both(2, 10)  # the batch with a duplicate is not held: the table answers
-        assert held is None and got == table and [r.seq for r in got] == [3, 4, 5, 7, 8, 9, 10]
-        held, got, table = both(8, 10)
-        assert held == got == table and [r.seq for r in got] == [9, 10]
-    finally:
-        writer.close()
-
-
 def test_an_alerts_names_bring_the_directory_up_only_when_it_is_a_little_behind(tmp_path, monkeypatch):
     from tenant_events.store import directory
     from tenant_events.store import writer as writer_module

@@ -14,8 +14,8 @@ from tenant_events.store.checkpoint import WalLimits
 def test_background_checkpoints_keep_the_wal_bounded_and_every_row(tmp_path):
     path = tmp_path / "c.sqlite3"
     wal = path.with_name(path.name + "-wal")
-    # Scaled down: a background copy every ~100 kB of WAL, the writer's own from 300 kB, waiting for readers at 1 MB.
-    limits = WalLimits(background=100_000, restart=300_000, force=1_000_000)
+    # Scaled down: a background copy every ~100 kB of WAL, the writer's own from 300 kB.
+    limits = WalLimits(background=100_000, restart=300_000)
     writer = StoreWriter(path, wal_limits=limits)
     sizes: list[int] = []
     try:

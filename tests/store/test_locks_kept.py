@@ -106,7 +106,7 @@ def test_closing_the_writer_while_readers_stay_open_keeps_their_locks(tmp_path):
     """The window's readers outlive the writer (quit, a tenant stopped): the writer's own descriptors of the -shm
     and of the database (its WAL bookkeeping, its background checkpoint) must not take the readers' locks along."""
     db = tmp_path / "acme.sqlite3"
-    writer = StoreWriter(db, wal_limits=WalLimits(background=20_000, restart=10_000_000, force=20_000_000))
+    writer = StoreWriter(db, wal_limits=WalLimits(background=20_000, restart=10_000_000))
     reader = EventReader(db)
     try:
         for n in range(0, 2000, 100):

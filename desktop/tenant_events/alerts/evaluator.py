@@ -1,10 +1,13 @@
 """Evaluates the rules over COMMITTED events, exactly once, by stored seq (never over frames in flight).
 
-    commit (writer thread) ──▶ step(ledger): rows watermark+1 … newest ──▶ RuleEngine.feed ──▶ alerts
-                                            └── one transaction: alerts written + watermark moved ──┘
+    commit (writer thread) ─kick─▶ step(ledger): rows watermark+1 … newest ──▶ RuleEngine.feed ──▶ alerts
+                                   └── one transaction: alerts written + watermark moved ──┘
 
-`step` runs on the writer thread (StoreWriter.run_alert_job, driven by runner.py), one chunk of seqs per
-transaction. Why each alert is raised once:
+`step` runs in the rules' own process on its own connection (evaluator_child.py, driven by runner.py), a chunk
+of seqs at a time, each read in a statement of its own (no snapshot is held from one chunk to the next, so the
+store's checkpoints never wait on one), and written in a transaction when it raised something or ends the step
+(there, for `step_s` at most); the rows are read by type (only the types some rule or state check reads, and
+the raw JSON only of those whose payload is read). Why each alert is raised once:
   * the watermark (`counters.alerts_upto`) moves in the same transaction as the alerts, compare-and-set
     (alerts_table.AlertLedger.commit): a crash before it means the chunk is evaluated again from scratch, a crash
     after it means it is never evaluated again;
@@ -53,6 +56,7 @@ class StepResult:
     updated: list[StoredAlert] = field(default_factory=list)
     watermark: int = 0
     evaluated: int = 0  # seqs covered (rows of no rule's type included)
+    more: bool = False  # stopped at its time bound with committed events left: the next step goes on
     refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (a new version)
     settled: list[StoredAlert] = field(default_factory=list)
     position: tuple[str, int] | None = None  # (event id, time ms) of the last event evaluated, when it moved
@@ -81,9 +85,12 @@ class StepResult:
 class Evaluator:
     """The rule engine bound to one tenant database's watermark."""
 
-    def __init__(self, engine: RuleEngine, *, chunk: int = EVAL_CHUNK) -> None:
+    def __init__(self, engine: RuleEngine, *, chunk: int = EVAL_CHUNK, step_s: float | None = None) -> None:
         self.engine = engine
         self.chunk = chunk
+        # At most this long a step (then it stops after its chunk, with `more`): a catch-up goes in steps, so the
+        # rules' process hears its parent between them. None: every committed event in one step.
+        self.step_s = step_s
         self.watermark: int | None = None  # None: (re)load from the store before the next step
         # alerts whose detail was said with the names of the moment (growing ones), or before the directory reached
         # their latest event: alert id → (that event's seq, the words said); said again with the names at its time
@@ -134,10 +141,14 @@ class Evaluator:
             self._name_late(ledger, result, newest)  # stopped growing, or said with today's names long enough
         self._resolve_quiet(ledger)
         self._triaged(ledger, result)
+        stored = self.watermark  # the watermark as stored: a chunk that raised nothing does not write it
+        until = None if self.step_s is None else time.monotonic() + self.step_s
         while self.watermark < newest:
             end = min(newest, self.watermark + self.chunk)
             rows = ledger.rows(self.watermark, end, engine.types, engine.raw_types) if engine.by_type else []
             touched = engine.feed(rows)
+            # the step's last chunk: the newest, or the time is up (this chunk's own time counted)
+            last = end >= newest or (until is not None and time.monotonic() >= until)
             named_upto, exact = end, set()
             if touched:
                 # Said at once with the names at the event's time: what is notified and delivered now (live
@@ -161,12 +172,20 @@ class Evaluator:
                 )
                 for alert in touched:
                     alert.write.detail = details.get(alert.write.last_seq) or alert.write.detail
-            ids = ledger.commit([a.finish() for a in touched], self.watermark, end)
-            stored = ledger.alerts_by_id(ids)
+            if not touched and not last:
+                # Nothing raised: the watermark moves in memory only, and is stored with the next alerts or at the
+                # step's end (a crash before that evaluates these events again, from the stored state): a
+                # catch-up writes once a step, not once a chunk, and leaves the write lock to the store.
+                result.evaluated += end - self.watermark
+                self.watermark = end
+                continue
+            ids = ledger.commit([a.finish() for a in touched], stored, end)
+            stored = end
+            found = ledger.alerts_by_id(ids)
             for alert, alert_id in zip(touched, ids, strict=True):
                 if alert.write.reopen:
                     result.refired.add(alert_id)
-                result.add(stored[alert_id], new=alert.write.alert_id is None)
+                result.add(found[alert_id], new=alert.write.alert_id is None)
                 if alert.write.last_seq > named_upto or id(alert) not in exact:
                     self._unnamed[alert_id] = (alert.write.last_seq, alert.write.detail)
                 else:
@@ -174,6 +193,9 @@ class Evaluator:
                 alert.committed(alert_id)
             result.evaluated += end - self.watermark
             self.watermark = result.watermark = end
+            if last:
+                result.more = end < newest
+                break
         if result.evaluated:
             result.position = ledger.position(self.watermark)
         return result

@@ -1,43 +1,48 @@
-"""Drives an Evaluator from the store's commits, on asyncio: the one piece that knows about the monitor.
+"""Drives an Evaluator on asyncio, one step at a time, in the evaluator's own process (evaluator_child.py).
 
-    TenantMonitor.on_commit ──kick()──▶ AlertRunner ──run_alert_job──▶ writer thread: Evaluator.step
-                                              ◀── StepResult (loop thread) ──▶ on_alerts callbacks
+    kick() (a commit, said by the parent) ──▶ AlertRunner ──run_alert_job──▶ Evaluator.step on its connection
+                                              ◀── StepResult (loop thread) ──▶ on_step, on_alerts
 
 At most one step is in flight; kicks that arrive meanwhile fold into one more step after it. Without commits a
 step is still kicked every `evaluator.tick_s`: alerts resolve by going quiet, and triage made in another process
 reaches the observers (values/alert_lifecycle.py). A failed step
 (disk full, another process on the same file) is logged and retried a little later; the evaluator reloads its
-state from the store first, so nothing is raised twice. `attach(monitor, evaluator)` wires it to a
-`TenantMonitor` with two additive hooks (`on_commit`, `before_close`) so the events of the last batches are
-evaluated before the database closes.
+state from the store first, so nothing is raised twice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol, TypeVar
 
 from tenant_events.alerts.evaluator import Evaluator, StepResult
 from tenant_events.errors import StorageError
-from tenant_events.store import StoreWriter
-
-if TYPE_CHECKING:
-    from tenant_events.monitor import TenantMonitor
+from tenant_events.store import AlertLedger
 
 log = logging.getLogger(__name__)
 RETRY_AFTER: Final = 2.0  # seconds before a failed step is tried again, doubling up to RETRY_CAP
 RETRY_CAP: Final = 60.0
+T = TypeVar("T")
+
+
+class AlertJobs(Protocol):
+    """Where a step runs: a connection that may write alerts, used at once on the loop's thread (the rules' own
+    process, store/alert_connection.py) or on a writer's thread (tests, bench/)."""
+
+    def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]: ...
 
 
 class AlertRunner:
     """Keeps an evaluator caught up with a writer's commits; all methods on the event loop's thread."""
 
-    def __init__(self, evaluator: Evaluator, writer: Callable[[], StoreWriter | None]) -> None:
+    def __init__(self, evaluator: Evaluator, writer: Callable[[], AlertJobs | None]) -> None:
         self.evaluator = evaluator
         self.on_alerts: list[Callable[[StepResult], None]] = []
+        self.on_step: list[Callable[[StepResult], None]] = []  # every step, with or without alerts
+        self.on_failure: list[Callable[[BaseException], None]] = []  # every failed step (retried later)
         self._writer = writer
         self._inflight: asyncio.Future[StepResult] | None = None
         self._again = False
@@ -110,6 +115,8 @@ class AlertRunner:
         exc = future.exception()
         if exc is not None:
             self.failures += 1
+            for failed in list(self.on_failure):
+                failed(exc)
             log.warning("alert rules could not be evaluated (retrying in %.0f s): %s", self._retry_delay, exc)
             if not self._closed and self._retry is None:
                 self._retry = asyncio.get_running_loop().call_later(self._retry_delay, self._retry_now)
@@ -119,13 +126,11 @@ class AlertRunner:
         self._retry_delay = RETRY_AFTER
         result = future.result()
         self._arm_tick()
+        for callback in list(self.on_step):
+            callback(result)
         if result.changed:
-            for callback in list(self.on_alerts):
-                try:
-                    callback(result)
-                except Exception:
-                    log.exception("an alert callback failed")
-        if self._again:
+            tell(self.on_alerts, result)
+        if self._again or result.more:  # (a step cut at its time bound goes on after what the loop has heard)
             self.kick()
         if self._inflight is None:
             self._idle.set()
@@ -145,17 +150,10 @@ class AlertRunner:
         self.kick()
 
 
-def attach(monitor: TenantMonitor, evaluator: Evaluator) -> AlertRunner:
-    """Evaluate `monitor`'s commits with `evaluator`, starting with anything stored but not yet evaluated (a
-    crash between a commit and its evaluation); the last commits are evaluated before the database closes. Call
-    it once the monitor has started; it keeps working if the monitor is stopped and started again."""
-    runner = AlertRunner(evaluator, lambda: monitor.store_writer)
-    monitor.on_commit.append(runner.kick)
-
-    async def before_close() -> None:
-        with contextlib.suppress(StorageError):
-            await runner.drain()
-
-    monitor.before_close.append(before_close)
-    runner.kick()
-    return runner
+def tell(observers: list[Callable[[StepResult], None]], result: StepResult) -> None:
+    """Hand a step's result to each observer; one that fails is logged and keeps no other from hearing it."""
+    for callback in list(observers):
+        try:
+            callback(result)
+        except Exception:
+            log.exception("an alert callback failed")

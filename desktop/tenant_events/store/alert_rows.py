@@ -1,4 +1,4 @@
-"""The rows the alert rules read: the writer's recent batches in memory, or the table, as row segments.
+"""The rows the alert rules read from the table, as row segments (only the types they read).
 
 A `RowSegment` is `(first_seq, rows)` with rows in `EventRow`'s column order (records.py): row i has seq
 `first_seq + i`; with `first_seq` None each row carries its seq in column 11 (where an EventRow has
@@ -8,14 +8,9 @@ A `RowSegment` is `(first_seq, rows)` with rows in `EventRow`'s column order (re
 from __future__ import annotations
 
 import sqlite3
-from collections import deque
 from collections.abc import Collection
 from typing import Final
 
-from tenant_events.store.alert_records import RowSegment
-from tenant_events.store.records import EventRow
-
-RECENT_ROWS: Final = 4000  # rows of recent batches the writer keeps for the rules (~5 MB of raw JSON)
 _COLUMNS: Final = (
     "event_id, NULL, type, NULL, time, time_ms, NULL, tenant, purpose, NULL, {raw}, seq, received_at"
 )
@@ -46,51 +41,3 @@ def event_at(conn: sqlite3.Connection, seq: int) -> tuple[str, int] | None:
         "SELECT event_id, time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
     ).fetchone()
     return (str(row[0]), int(row[1])) if row else None
-
-
-class RecentRows:
-    """The rows of the last few batches committed without duplicates, kept by the writer (its thread only).
-
-    The rules evaluate each batch right after its commit; reading it back from the table cost ~1.4 µs a row (wide
-    rows: about three to a page), more than all the rules together. A batch without a skipped duplicate holds
-    consecutive seqs ending at the last inserted rowid, so its in-memory rows are exactly the committed rows.
-    """
-
-    def __init__(self, max_rows: int = RECENT_ROWS) -> None:
-        self.max_rows = max_rows
-        self._batches: deque[tuple[int, list[EventRow]]] = deque()
-        self._rows = 0
-
-    def add(self, first_seq: int, rows: list[EventRow]) -> None:
-        self._batches.append((first_seq, rows))
-        self._rows += len(rows)
-        while self._rows > self.max_rows and len(self._batches) > 1:
-            self._rows -= len(self._batches.popleft()[1])
-
-    @property
-    def held(self) -> int:
-        """How many rows are held."""
-        return self._rows
-
-    def segments(self, after: int, upto: int) -> list[RowSegment] | None:
-        """Segments covering every seq in `after < seq <= upto`, or None when one is not held here.
-
-        Batches that end at or before `after` are let go: the rules read forward from their watermark, so they are
-        not asked for again (a reader that does gets None and reads the table). Without this a quiet tenant's
-        desktop kept its last RECENT_ROWS rows, some 8 MB of raw JSON, long after the rules had read them."""
-        batches = self._batches
-        while batches and batches[0][0] + len(batches[0][1]) <= after + 1:
-            self._rows -= len(batches.popleft()[1])
-        out: list[RowSegment] = []
-        expect = after + 1
-        for first, rows in self._batches:
-            if first + len(rows) <= expect:
-                continue
-            if first > expect:
-                return None
-            start, stop = expect - first, min(len(rows), upto - first + 1)
-            out.append((expect, rows[start:stop] if start or stop < len(rows) else rows))
-            expect = first + stop
-            if expect > upto:
-                return out
-        return out if expect > upto else None

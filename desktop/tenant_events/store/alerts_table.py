@@ -1,7 +1,8 @@
-"""The alert rules' side of a tenant database, used on the writer thread: rows to evaluate, alerts to write.
+"""The alert rules' side of a tenant database: rows to evaluate, alerts to write.
 
-`StoreWriter.run_alert_job(fn)` calls `fn(AlertLedger(conn))` between batches, so the evaluator reads exactly
-what is committed and writes without waiting for the write lock. `commit` writes the alerts and moves the
+The rules' own process calls `fn(AlertLedger(conn))` on its own connection (alert_connection.py), so the
+evaluator reads exactly what is committed; `StoreWriter.run_alert_job(fn)` does the same on the writer thread
+(`rules test`'s fixtures, tests). `commit` writes the alerts and moves the
 watermark (`counters.alerts_upto`) in ONE transaction, and only if the watermark is still where the evaluator
 last read it (compare and set): a crash, a restart or a second process on the same file can never have an
 event evaluated twice.
@@ -18,7 +19,7 @@ import orjson
 from tenant_events.errors import StorageError
 from tenant_events.store import directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, HeldLink, RowSegment
-from tenant_events.store.alert_rows import RecentRows, event_at, segment_sql
+from tenant_events.store.alert_rows import event_at, segment_sql
 from tenant_events.store.alert_triage import record_triage
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
@@ -32,6 +33,7 @@ from tenant_events.values.triage import Triage
 T = TypeVar("T")
 MAX_ALERT_EVENTS: Final = 1000  # events linked to one alert; `event_count` keeps the true number
 NAMES_CATCH_UP: Final = 5000  # events (~0.1 s): how far behind the directory may be caught up for a detail
+READ_SEQS: Final = 1000  # seqs of rows read in one statement (one snapshot of the store, a few milliseconds)
 _ACCESS_RELATIONS: Final = (Rel.GROUP_ROLE, Rel.ORG_GROUP_ROLE, Rel.ORG_MEMBER_ROLE, Rel.ORG_CONNECTION)
 
 # (read from `alerts` by its own name: the last two columns are its current triage, values/alert_lifecycle.py)
@@ -105,9 +107,8 @@ def firing_json(firing: Firing | None) -> str:
 class AlertLedger:
     """Reads and writes of the evaluator, on the connection it is given (the writer's)."""
 
-    def __init__(self, conn: sqlite3.Connection, recent: RecentRows | None = None) -> None:
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._recent = recent
 
     def watermark(self) -> int:
         """The last seq the rules were evaluated over."""
@@ -122,14 +123,16 @@ class AlertLedger:
     def rows(
         self, after: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
     ) -> list[RowSegment]:
-        """Events with `after < seq <= upto` in stored order: from the writer's memory when it holds them all
-        (every type, raw JSON included), else from the table (of `types`, raw JSON for `raw_types`)."""
-        if self._recent is not None:
-            held = self._recent.segments(after, upto)
-            if held is not None:
-                return held
-        sql, params = segment_sql("seq > ? AND seq <= ?", [after, upto], types, raw_types)
-        return [(None, self._conn.execute(sql, params).fetchall())]
+        """Events with `after < seq <= upto` in stored order, only of `types` (all: None), raw JSON only for
+        `raw_types`: the type prefilter is SQLite's, so rows no rule reads are never made into Python objects.
+        Read READ_SEQS seqs a statement: each holds a snapshot only while its rows are fetched (alert_connection.py)."""
+        sql, params = segment_sql("seq > ? AND seq <= ?", [0, 0], types, raw_types)
+        at = len(raw_types)  # (where the two bounds stand among the parameters)
+        rows: list[tuple[Any, ...]] = []
+        for low in range(after, upto, READ_SEQS):
+            params[at : at + 2] = [low, min(upto, low + READ_SEQS)]
+            rows += self._conn.execute(sql, params).fetchall()
+        return [(None, rows)]
 
     def rows_since(
         self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]

@@ -8,10 +8,21 @@ how much of the WAL is in use (`WalIndex`) and, as it grows (`WalLimits`):
     background  every `background` bytes, ask the checkpoint thread for a PASSIVE copy; it runs beside the
                 writer's commits (sqlite.org/wal.html "Checkpointing"), on the core the engine is not using
     restart     copy the rest on the writer thread (PASSIVE: the background did the bulk), so the next
-                transaction starts the WAL over from its beginning, in the same file cut back to `background`
-    force       also wait (busy_timeout) for readers to finish their query (RESTART): the guarantee when a
-                reader kept the step above from finishing
+                transaction starts the WAL over from its beginning, in the same file cut back to `background`;
+                and before that next transaction, make sure it does (RESTART, waiting for readers: below)
     idle        no write for `idle` seconds: empty the file (TRUNCATE, not waiting for readers)
+
+A write transaction starts the WAL over only when every frame has been copied and no reader still holds a
+snapshot that reads from the WAL (sqlite.org/wal.html "Avoiding Excessively Large WAL Files"); a reader in a
+query when the writer copies keeps the copy from finishing, and one in a query when the next transaction begins
+keeps it from starting over, so that transaction is appended, and the WAL grows by a whole transaction each
+time that happens. The rules' process reads beside the writer all through a catch-up (store/alert_connection.py),
+so it happened often: a log of 9 MiB took a transaction of 7 MiB more. So before each write transaction while
+the WAL is past `restart`, the writer finishes the copy and waits for the readers still in a query that began
+before it (RESTART): their queries are short (a reader's snapshot lasts one statement); a reader beginning
+after the copy reads the database file and keeps nothing from starting over. The WAL is then at most `restart`
+plus the largest transaction (a catch-up's batch, ~8 MiB): within WAL_BOUND. After busy_timeout the writer goes
+on (a reader stuck in one query must not stop storing) and the WAL grows until the next write finds it free.
     open/close  empty the file (TRUNCATE, waiting for readers): a clean stop leaves no WAL behind even when
                 readers stay open, and a start after a crash folds in what the crash left
 
@@ -39,7 +50,8 @@ log = logging.getLogger(__name__)
 
 MiB: Final = 1024 * 1024
 # What the WAL file may reach at most. The steps start well before it: one write transaction — a batch of at most
-# batch_max_bytes of event text, an FTS chunk, a retention chunk — adds up to ~5 MiB on top of where it starts.
+# batch_max_bytes of event text with its index and directory pages, an FTS chunk, a retention chunk — adds up to
+# ~8 MiB on top of where it starts.
 WAL_BOUND: Final = 16 * MiB
 
 
@@ -48,8 +60,7 @@ class WalLimits:
     """Bytes of frames in the WAL at which each step starts, and the idle time before the WAL is emptied."""
 
     background: int = 2 * MiB
-    restart: int = 7 * MiB
-    force: int = 10 * MiB
+    restart: int = 7 * MiB  # (plus the largest transaction: within WAL_BOUND)
     idle: float = 1.0
 
 
@@ -124,6 +135,13 @@ class WalKeeper:
         # last: nothing after it can fail and leave its thread running
         self.background = WalCheckpointer(path, self._one_at_a_time)
 
+    def before_write(self) -> None:
+        """Before every write transaction (on the writer thread): past `restart`, make sure it starts the WAL
+        over — the copy finished and no reader left in a query that began before it (waiting up to busy_timeout
+        for them: one statement each)."""
+        if self.index.size() >= self.limits.restart:
+            self.checkpoint("RESTART", wait=True)
+
     def after_write(self) -> None:
         """After every write transaction (on the writer thread)."""
         self.dirty = True
@@ -131,9 +149,9 @@ class WalKeeper:
         if size < self._size:  # the WAL started over (and was cut back to the first step)
             self._next_background = size + self.limits.background
         self._size = size
-        if size >= self.limits.force:
-            self.checkpoint("RESTART", wait=True)
-        elif size >= self.limits.restart:
+        if (
+            size >= self.limits.restart
+        ):  # the bulk of the copy now, between two transactions, waiting for none
             self.checkpoint("PASSIVE", wait=False)
         elif size >= self._next_background:
             self.background.request()

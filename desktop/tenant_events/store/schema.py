@@ -393,7 +393,14 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             raise _IntegrityCheckFailed(f"integrity check failed: {result}")
         _check_ours(conn)
         migrate(conn, path)
-        path.chmod(0o600)
+        try:
+            path.chmod(0o600)
+        except (
+            OSError
+        ) as exc:  # a read-only file system SQLite could still open (its -wal and -shm left there)
+            raise StorageError(
+                f"cannot open the event database {path}: {exc.strerror}", "check the data dir"
+            ) from exc
     except BaseException:
         conn.close()
         raise

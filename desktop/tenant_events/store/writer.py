@@ -4,7 +4,7 @@ The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchS
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
 index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves, removes the
 moved rows from the full-text index (archive_move.py) and merges the index when enough have left it
-(fts_merge.py), and after every write transaction, and when writes pause, keeps the write-ahead log small
+(fts_merge.py), and around every write transaction, and when writes pause, keeps the write-ahead log small
 (checkpoint.py).
 """
 
@@ -24,7 +24,6 @@ from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
 from tenant_events.store import archive_move, connections, fts_merge, indexer
-from tenant_events.store.alert_rows import RecentRows
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
@@ -63,7 +62,6 @@ class StoreWriter:
         # The highest seq stored before the next batch: a batch's rows are exactly those above it (AUTOINCREMENT
         # only grows). Kept here, not read per batch; it moves only after a COMMIT.
         self._stored_upto = 0
-        self._recent = RecentRows()  # the last batches' rows, for the alert rules (alert_rows.py)
         self._files_gone: str | None = None  # a file of the database another program removed (checkpoint.py)
         # a removed file found while idle: the next commit is refused with it (_lost)
         self._untold: StorageError | None = None
@@ -181,7 +179,7 @@ class StoreWriter:
 
     def run_alert_job(self, fn: Callable[[AlertLedger], T]) -> concurrent.futures.Future[T]:
         """`fn(ledger)` on the writer thread between batches: the alert rules see what is committed (runner.py)."""
-        return self._submit(lambda: fn(AlertLedger(self.conn, self._recent)))
+        return self._submit(lambda: fn(AlertLedger(self.conn)))
 
     def duplicates_total(self) -> int:
         return self._submit(lambda: indexer.counter(self.conn, "duplicates")).result()
@@ -250,7 +248,6 @@ class StoreWriter:
         finally:
             connections.reopened(self.path)
         self._files_gone = None
-        self._recent = RecentRows()
         log.warning("%s: the event database is open again", self.path.name)
 
     def _refuse_until_reopened(self, gone: str | None) -> None:
@@ -281,15 +278,19 @@ class StoreWriter:
     def _commit_batch(self, batch: Batch) -> CommitResult:
         if self._files_gone is not None:
             raise files_gone_error(self.path, self._files_gone)
+        self._before_write()
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
-        last_seq, inserted = result.last_seq, result.inserted
+        last_seq = result.last_seq
         if last_seq is not None:
             self._stored_upto = last_seq
-            if inserted == len(batch.events):  # no duplicate skipped: the rows hold consecutive seqs
-                self._recent.add(last_seq - inserted + 1, batch.events)
             self._fts_pending = True
         self._wal_written()
         return result
+
+    def _before_write(self) -> None:
+        """Before each write transaction: a WAL past its restart step starts over with it (checkpoint.py)."""
+        if self.wal is not None:
+            self.wal.before_write()
 
     def _wal_written(self) -> None:
         assert self.wal is not None
@@ -336,6 +337,7 @@ class StoreWriter:
         kinds[turn]()
 
     def _index_chunk(self) -> int:
+        self._before_write()
         indexed = indexer.index_chunk(self.conn)
         self._wal_written()
         self._fts_pending = indexed == FTS_CHUNK
@@ -363,6 +365,7 @@ class StoreWriter:
             self._fts_pending = False  # (a commit sets it again)
 
     def _archive_job(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        self._before_write()
         try:
             return fn(self.conn)
         finally:
@@ -371,6 +374,7 @@ class StoreWriter:
 
     def _cleanup_chunk_safely(self) -> None:
         try:
+            self._before_write()
             self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
             self._wal_written()
             if not self._cleanup_pending:
@@ -381,6 +385,7 @@ class StoreWriter:
 
     def _merge_step_safely(self) -> None:
         try:
+            self._before_write()
             self.merger.step(self.conn)
             self._wal_written()
         except Exception:

@@ -308,6 +308,8 @@ class TenantLink:
     async def close(self) -> None:
         """stop(), then the readers and the HTTP client."""
         await self.stop()
+        if self.rules is not None:
+            await self.rules.detach()  # the rules' process ends with the link
         self.close_readers()
         if self._http is not None:
             http, self._http = self._http, None

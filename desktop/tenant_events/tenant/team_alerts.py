@@ -127,7 +127,7 @@ SAVE_AT_STOP_S = 5.0  # how long a stopping leader tries to save its last step
 
 
 def _watermark(link: TenantLink) -> int | None:
-    return link.rules.evaluator.watermark if link.rules is not None else None
+    return link.rules.watermark if link.rules is not None else None
 
 
 class StateSaver:
@@ -252,7 +252,7 @@ class TeamAlerts:
         state = await EvalState.open(nc, self.names)
         resume = await state.load()
         if resume is not None and link.rules is not None:
-            link.rules.evaluator.resume = resume
+            link.rules.resume = resume
             self._note(f"going on from the team's evaluation: {len(resume.alerts)} alerts")
         saver = StateSaver(state, link.database_file, lambda: _watermark(link))
         queue: asyncio.Queue[StoredAlert] = asyncio.Queue()
