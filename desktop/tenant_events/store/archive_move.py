@@ -287,12 +287,19 @@ def drop_expired(conn: sqlite3.Connection, names: Sequence[str]) -> None:
         raise
 
 
+_IN_THE_INDEX: Final = " FROM archive_files WHERE fts_upto >= first_seq"  # moved rows still in the live index
+
+
+def cleanup_due(conn: sqlite3.Connection) -> bool:
+    """Whether moved rows are still in the live full-text index: `fts_cleanup_chunk` has work."""
+    return conn.execute(f"SELECT 1{_IN_THE_INDEX} LIMIT 1").fetchone() is not None
+
+
 def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
     """Remove up to FTS_CLEANUP_ROWS moved rows from the live full-text index, newest first, in one transaction;
     True while more are left. FTS5 needs each row's indexed text to remove it: the archive file has it."""
     row = conn.execute(
-        "SELECT name, fts_upto, first_seq FROM archive_files WHERE fts_upto >= first_seq ORDER BY fts_upto DESC"
-        " LIMIT 1"
+        f"SELECT name, fts_upto, first_seq{_IN_THE_INDEX} ORDER BY fts_upto DESC LIMIT 1"
     ).fetchone()
     if row is None:
         return False

@@ -78,7 +78,8 @@ class StoreWriter:
     def _open(self) -> OpenNotice | None:
         self._conn, notice = open_database(self.path)
         self._fts_pending = indexer.backlog(self._conn) > 0
-        self._cleanup_pending = True  # finds out on its first idle chunk (archive_move.py)
+        # (not assumed: under traffic a turn given to a clean-up with nothing to do is 2 s more for names to wait)
+        self._cleanup_pending = archive_move.cleanup_due(self._conn)
         self.merger.check(self._conn)
         self._stored_upto = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
         # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
