@@ -11,12 +11,13 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from helpers.entity_events import T0, Tenant
 from helpers.tenant_days import state_seen, tenant_days
-from tenant_events.store import Batch, EventRow, StoreWriter
+from tenant_events.store import Batch, EventRow, StoreWriter, duck
 from tenant_events.store.access_reader import AccessReader
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.directory import Rel
-from tenant_events.store.directory_settled import settled_point
+from tenant_events.store.directory_settled import listed, settled_point
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_state import ended_sql
 from tenant_events.store.reindex import reindex
@@ -105,3 +106,92 @@ def _same_answers(settled_db: Path, whole_db: Path) -> None:
                 assert a.by_email(email) == b.by_email(email)
     with AccessReader(settled_db) as a_names, AccessReader(whole_db) as b_names:
         assert a_names.entities(keys) == b_names.entities(keys)
+
+
+def _spans(path: Path, group: str, user: str) -> list[tuple[int, int]]:
+    """(added, ended) stamps of a group membership's rows in the settled links file."""
+    conn = sqlite3.connect(path)
+    try:
+        links = listed(conn, path).links
+    finally:
+        conn.close()
+    if links is None:
+        return []
+    cur = duck.cursor()
+    try:
+        return sorted(
+            cur.execute(
+                "SELECT added_at, ended FROM read_parquet(?) WHERE rel = ? AND a = ? AND b = ?",
+                [str(links), int(Rel.GROUP_MEMBER), group, user],
+            ).fetchall()
+        )
+    finally:
+        cur.close()
+
+
+def _live_links(path: Path, group: str, user: str) -> int:
+    """A group membership's rows in the live file."""
+    conn = sqlite3.connect(path)
+    try:
+        sql = "SELECT count(*) FROM links WHERE rel = ? AND a = ? AND b = ?"
+        return int(conn.execute(sql, (int(Rel.GROUP_MEMBER), group, user)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_link_made_again_after_it_was_settled_reads_as_the_whole_directory_says(tmp_path: Path):
+    """A membership ended and settled into the archive folder, made again, ended and settled again, made once
+    more: at every step the group's and the member's states say what a store that kept its whole directory live
+    says, which keeps one row a link (its newest add): the link once, never its settled span beside it."""
+    t = Tenant()
+    user, group = "auth0|5ee1a5ee1a5ee1", "grp_00000000000000ops"
+    member = {"group": t.group(group, "ops"), "member": {"member_type": "user", "id": user}}
+    settled_db, whole_db = tmp_path / "settled.sqlite3", tmp_path / "whole.sqlite3"
+    settled, whole = StoreWriter(settled_db), StoreWriter(whole_db)
+    policy = Retention(keep_live_days=KEEP_LIVE, settle_seconds=0)
+
+    def on(day: float, *events: tuple[str, dict[str, object]]) -> None:
+        at = T0.timestamp() + day * DAY
+        rows = [
+            t.row(kind, obj, at=day * DAY + i)._replace(received_at=at + i)
+            for i, (kind, obj) in enumerate(events)
+        ]
+        for writer in (settled, whole):
+            writer.commit_sync(Batch(events=rows, cursor=f"day {day}"))
+            writer.index_all_sync()
+
+    def upkeep(day: float) -> int:
+        return keep(settled, policy, now=T0.timestamp() + day * DAY).directory_settled
+
+    def same(holds: bool) -> None:
+        with DirectoryReader(settled_db) as a, DirectoryReader(whole_db) as b:
+            for kind, entity_id in (("group", group), ("user", user)):
+                assert state_seen(a, kind, entity_id) == state_seen(b, kind, entity_id), (kind, entity_id)
+            state = a.state("group", group)
+            assert state is not None
+            links = [link for link in state.links if user in {e.id for e in link.ends}]
+            assert len(links) == 1 and (links[0].until_ms is None) == holds, links
+
+    try:
+        on(0, ("user.created", t.user(user, "ada@example.com")), ("group.created", t.group(group, "ops")))
+        on(0.5, ("group.member.added", member))
+        on(1, ("group.member.deleted", member))
+        assert upkeep(10) > 0
+        # settled: out of the live file, into the archive folder
+        assert (_live_links(settled_db, group, user), len(_spans(settled_db, group, user))) == (0, 1)
+        same(holds=False)
+        # made again: a live row, its settled span in the archive folder
+        on(11, ("group.member.added", member))
+        assert (_live_links(settled_db, group, user), len(_spans(settled_db, group, user))) == (1, 1)
+        same(holds=True)
+        on(12, ("group.member.deleted", member))
+        assert upkeep(20) > 0
+        # settled twice: both spans in the archive folder
+        assert (_live_links(settled_db, group, user), len(_spans(settled_db, group, user))) == (0, 2)
+        same(holds=False)
+        on(21, ("group.member.added", member))  # and made once more
+        assert (_live_links(settled_db, group, user), len(_spans(settled_db, group, user))) == (1, 2)
+        same(holds=True)
+    finally:
+        settled.close()
+        whole.close()
