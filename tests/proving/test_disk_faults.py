@@ -24,7 +24,7 @@ from helpers.slack import bound
 from helpers.small_disk import remount, small_disk_at
 from tenant_events.errors import StorageError
 from tenant_events.store import EventReader
-from tenant_events.store.schema import open_database
+from tenant_events.store.database_open import open_database
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
 

@@ -18,8 +18,9 @@ from tenant_events.errors import StorageError
 from tenant_events.store import access_history, archive_catalog, directory, directory_settled
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.database_open import open_database
 from tenant_events.store.health import check_intact
-from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
+from tenant_events.store.schema import SCHEMA_VERSION, connect, rollback
 
 CHUNK: Final = 20_000
 T = TypeVar("T")

@@ -27,9 +27,9 @@ from tenant_events.store import archive_move, connections, fts_merge, indexer
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
+from tenant_events.store.database_open import OpenNotice, open_database
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.schema import OpenNotice, open_database
 from tenant_events.store.write_back import write_back
 from tenant_events.store.write_trouble import disk_trouble, files_gone_error, needs_reopening
 
