@@ -25,17 +25,22 @@ def wait(check: Any, what: str, proc: Any, timeout: float = 30.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def counter(db: Path, name: str) -> int:
+def _scalar(db: Path, sql: str, *args: object) -> int:
+    """One integer read from the store read-only; 0 while it is missing, being created or locked."""
     if not db.exists():
         return 0
     conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
     try:
-        row = conn.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
+        row = conn.execute(sql, args).fetchone()
         return int(row[0]) if row else 0
     except sqlite3.Error:
         return 0
     finally:
         conn.close()
+
+
+def counter(db: Path, name: str) -> int:
+    return _scalar(db, "SELECT value FROM counters WHERE name = ?", name)
 
 
 def stored(db: Path) -> int:
@@ -45,16 +50,7 @@ def stored(db: Path) -> int:
 
 def newest_seq(db: Path) -> int:
     """The highest seq the store has given: a resent event takes one too, so it runs ahead of the simulator's."""
-    if not db.exists():
-        return 0
-    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-    try:
-        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-        return int(row[0]) if row else 0
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
+    return _scalar(db, "SELECT seq FROM sqlite_sequence WHERE name = 'events'")
 
 
 def evaluated_all(db: Path, at_least: int) -> bool:
