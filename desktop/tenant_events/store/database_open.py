@@ -93,11 +93,10 @@ def _open_checked(path: Path) -> sqlite3.Connection:
             raise _IntegrityCheckFailed(f"integrity check failed: {result}")
         _check_ours(conn)
         migrate(conn, path)
+        # A read-only file system SQLite could still open (its -wal and -shm left there) refuses the chmod.
         try:
             path.chmod(0o600)
-        except (
-            OSError
-        ) as exc:  # a read-only file system SQLite could still open (its -wal and -shm left there)
+        except OSError as exc:
             raise StorageError(
                 f"cannot open the event database {path}: {exc.strerror}", "check the data dir"
             ) from exc
