@@ -23,7 +23,11 @@ from typing import Any
 
 import pytest
 
-Keys = tuple[str, str]
+from tenant_events.store.lake_storage import use_keys
+from tenant_events.values.team_archive import Lake
+
+Keys = tuple[str, str]  # (access key id, secret)
+KEY_ID_ENV, SECRET_ENV = "TENANT_EVENTS_TEAM_ARCHIVE_KEY_ID", "TENANT_EVENTS_TEAM_ARCHIVE_SECRET"
 _UNSIGNED_SETUP = 3  # create the admin user, its key, its policy
 
 
@@ -136,3 +140,55 @@ def object_storage() -> Iterator[ObjectStorage]:
         for leftover in home.iterdir():
             leftover.unlink()
         home.rmdir()
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where a test's lake keeps its files: a shared folder (no bucket), or a bucket of moto's server."""
+
+    storage: ObjectStorage | None = None
+    bucket: Bucket | None = None
+
+    def lake(self, catalog: str, shared: Path) -> Lake:
+        if self.bucket is None:
+            return Lake(catalog, str(shared))
+        assert self.storage is not None
+        return Lake(catalog, f"s3://{self.bucket.name}/lake", self.storage.endpoint, "us-east-1", "path")
+
+    def keys(self, role: str) -> Keys | None:
+        """The relay's (read and write) or the viewer's (read-only) storage keys; None for a folder."""
+        return None if self.bucket is None else (self.bucket.relay if role == "relay" else self.bucket.viewer)
+
+    def parquet_files(self, shared: Path) -> list[str]:
+        """The lake's data files where they are kept: in the shared folder, or in the bucket."""
+        if self.storage is None or self.bucket is None:
+            return sorted(str(p.relative_to(shared)) for p in shared.rglob("*.parquet"))
+        return [key for key in self.storage.objects(self.bucket.name) if key.endswith(".parquet")]
+
+    def options(self, catalog: str, shared: Path) -> tuple[str, ...]:
+        """The command line's options for the lake of `catalog` (never its keys: `env`)."""
+        lake = self.lake(catalog, shared)
+        where = ("--team-archive", lake.catalog, "--team-archive-path", lake.data_path)
+        if self.bucket is None:
+            return where
+        return (*where, "--team-archive-endpoint", lake.endpoint, "--team-archive-url-style", lake.url_style)
+
+    def env(self, role: str) -> dict[str, str]:
+        """`role`'s storage keys as a command is given them (empty for a folder)."""
+        keys = self.keys(role)
+        return {} if keys is None else {KEY_ID_ENV: keys[0], SECRET_ENV: keys[1]}
+
+    def use(self, lake: Lake, role: str) -> None:
+        """This process reads and writes `lake`'s place with `role`'s keys."""
+        if self.bucket is not None:
+            use_keys(lake, self.keys(role))
+
+
+@pytest.fixture(params=["folder", "s3"])
+def lake_files(request: pytest.FixtureRequest) -> Files:
+    """Where a test's lake keeps its files, the test run once for each: a shared folder, then a bucket of moto's
+    server (with a relay key and a read-only viewer key)."""
+    if request.param == "folder":
+        return Files()
+    storage = request.getfixturevalue("object_storage")
+    return Files(storage, storage.new_bucket())

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
-from helpers.fixtures_s3 import Keys
+from helpers.fixtures_s3 import Files, Keys
 from helpers.history import history
-from helpers.team_lake import Files, filled_store, lake_ids
+from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
@@ -49,27 +49,18 @@ FILTERS = (
 )
 
 
-@pytest.fixture(params=["folder", "s3"])
-def files(request: pytest.FixtureRequest) -> Files:
-    """Where the lake's files are: a shared folder, or a bucket of moto's server (relay and viewer keys)."""
-    if request.param == "folder":
-        return Files()
-    storage = request.getfixturevalue("object_storage")
-    return Files(storage, storage.new_bucket())
-
-
-def _lakes(pg: Postgres, shared: Path, files: Files) -> tuple[Lake, Lake]:
+def _lakes(pg: Postgres, shared: Path, lake_files: Files) -> tuple[Lake, Lake]:
     """The same lake as its relay writes it and as a viewer reads it (another catalog user; in this process, the
     relay's storage keys: one process holds one pair per place, as one computer's keyring does)."""
     name = pg.new_lake()
     shared.mkdir(exist_ok=True)
     relay, viewer = (
-        files.lake(pg.catalog(name, "relay"), shared),
-        files.lake(pg.catalog(name, "viewer"), shared),
+        lake_files.lake(pg.catalog(name, "relay"), shared),
+        lake_files.lake(pg.catalog(name, "viewer"), shared),
     )
     use_password(relay.catalog, RELAY_PASSWORD)
     use_password(viewer.catalog, VIEWER_PASSWORD)
-    files.use(relay, "relay")
+    lake_files.use(relay, "relay")
     return relay, viewer
 
 
@@ -118,11 +109,11 @@ def _agree(view: Path, single: Path) -> None:
 
 
 def _moved(
-    postgres: Postgres, tmp_path: Path, seed: int, files: Files
+    postgres: Postgres, tmp_path: Path, seed: int, lake_files: Files
 ) -> tuple[Lake, Lake, list[EventRow], float, int]:
     """90 days of history in a relay's database (`relay.sqlite3`), moved into a new lake 250 events a move: the
     lake as the relay and as a viewer see it, the rows, when they moved and how many did."""
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", files)
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=seed)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
@@ -135,14 +126,14 @@ def _moved(
 
 
 def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(
-    postgres: Postgres, tmp_path: Path, files: Files
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3, files=files)
+    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3, lake_files=lake_files)
     relay = tmp_path / "relay.sqlite3"
     # no event written beside it (only the access history older than the live tier settles there)
     assert 1200 < moved < 2000 and not list((tmp_path / "relay.archive").glob("*.parquet"))
-    assert files.parquet_files(tmp_path / "shared"), "the lake's files where it keeps them"
-    if files.bucket is not None:
+    assert lake_files.parquet_files(tmp_path / "shared"), "the lake's files where it keeps them"
+    if lake_files.bucket is not None:
         assert not list((tmp_path / "shared").iterdir()), "a lake in a bucket writes no local file"
     _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
     early = filled_store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
@@ -190,12 +181,12 @@ def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
 
 
 def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewers_read_on(
-    postgres: Postgres, tmp_path: Path, files: Files
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
     """`--keep-archive` for the team's lake: the relay holding the lease drops the oldest moves whose every event
     is older than the setting (whole moves, each one lake transaction, fenced by the lease); a viewer that joined
     late then reads what is left with its own events as one store of them does."""
-    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4, files=files)
+    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4, lake_files=lake_files)
     held = lake_ids(viewer_lake)
     assert held == [r.event_id for r in rows[:moved]] and moved > 1000
     cutoff_ms = int((now - 75 * DAY) * 1000)
@@ -216,9 +207,9 @@ def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewer
 
 
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
-    postgres: Postgres, tmp_path: Path, files: Files
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", files)
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(1500, time.time() - 60 * DAY, 60 * DAY / 1500, seed=9)
     ids = [r.event_id for r in rows]
     live = _live_rows(rows)
@@ -306,9 +297,9 @@ def _env() -> dict[str, str]:
 
 
 def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_place(
-    postgres: Postgres, tmp_path: Path, files: Files
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared", files)
+    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(1200, time.time() - 60 * DAY, 60 * DAY / 1200, seed=5)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
@@ -325,7 +316,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
             text=True,
         )
         assert mover.stdin is not None and mover.stdout is not None
-        mover.stdin.write(_secrets(RELAY_PASSWORD, files.keys("relay")))
+        mover.stdin.write(_secrets(RELAY_PASSWORD, lake_files.keys("relay")))
         mover.stdin.close()
         assert mover.stdout.readline().strip() == "moving"
         time.sleep(rng.uniform(0.05, 1.5))
@@ -338,7 +329,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
     finished_run = subprocess.run(
         [sys.executable, "-c", _MOVER, str(relay), json.dumps(dataclasses.asdict(relay_lake))],
         env=_env(),
-        input=_secrets(RELAY_PASSWORD, files.keys("relay")),
+        input=_secrets(RELAY_PASSWORD, lake_files.keys("relay")),
         capture_output=True,
         text=True,
         timeout=300,
@@ -374,9 +365,9 @@ while True:
 
 
 def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_twice(
-    postgres: Postgres, tmp_path: Path, files: Files
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", files)
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(2000, time.time() - 90 * DAY, 90 * DAY / 2000, seed=7)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
@@ -402,7 +393,7 @@ def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_
             text=True,
         )
         assert proc.stdin is not None
-        proc.stdin.write(_secrets(VIEWER_PASSWORD, files.keys("viewer")))  # (read-only keys)
+        proc.stdin.write(_secrets(VIEWER_PASSWORD, lake_files.keys("viewer")))  # (read-only keys)
         proc.stdin.close()
         procs.append(proc)
     first_reads = [json.loads(p.stdout.readline()) for p in procs if p.stdout is not None]  # before any move

@@ -19,9 +19,9 @@ import orjson
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
-from helpers.fixtures_s3 import ObjectStorage
+from helpers.fixtures_s3 import KEY_ID_ENV, SECRET_ENV, Files, ObjectStorage
 from helpers.history import history
-from helpers.team_lake import Files, filled_store, lake_ids
+from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import ConfigError, NetworkError
 from tenant_events.store.archive_lake import check_storage, use_password
 from tenant_events.store.lake_storage import use_keys
@@ -31,7 +31,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DAY = 86400.0
 CATALOG = "postgres:dbname=lake host=127.0.0.1 user=viewer"  # (not reached: the storage is checked first)
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
-KEY_ID_ENV, SECRET_ENV = "TENANT_EVENTS_TEAM_ARCHIVE_KEY_ID", "TENANT_EVENTS_TEAM_ARCHIVE_SECRET"
 
 
 def _closed_port() -> int:
