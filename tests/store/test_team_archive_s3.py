@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import orjson
 import pytest
 
@@ -23,7 +24,8 @@ from helpers.fixtures_s3 import KEY_ID_ENV, SECRET_ENV, Files, ObjectStorage
 from helpers.history import history
 from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import ConfigError, NetworkError
-from tenant_events.store.archive_lake import check_storage, use_password
+from tenant_events.store import duck
+from tenant_events.store.archive_lake import attach, check_storage, use_password
 from tenant_events.store.lake_storage import use_keys
 from tenant_events.values.team_archive import Lake
 
@@ -146,6 +148,15 @@ def test_a_viewers_read_only_keys_cannot_write_the_bucket(
     assert move("relay") == "moved"
     held = lake_ids(lake)
     assert len(held) > 400 and held == [r.event_id for r in rows[: len(held)]]
+    # keys changed after the lake was attached in this process (new ones saved in the app) are used from then on
+    use_keys(lake, files.keys("viewer"))
+    attach(lake, read_only=True)  # (attached by lake_ids above: the cached alias, its secret made anew)
+    cur = duck.cursor()
+    try:
+        with pytest.raises(duckdb.Error, match="AccessDenied"):
+            cur.execute(f"COPY (SELECT 1 AS x) TO '{lake.data_path}/written-with-a-viewers-key.parquet'")
+    finally:
+        cur.close()
 
 
 def _cli(*args: str, env: dict[str, str], data: Path) -> subprocess.CompletedProcess[str]:

@@ -144,12 +144,25 @@ def attach(lake: Lake, read_only: bool) -> str:
     key = (lake.catalog, lake.data_path, read_only)
     with _attaching:  # one ATTACH at a time: two readers' first reads at once would both attach the alias
         with _lock:
-            if key in _attached:
-                return _attached[key]
+            alias = _attached.get(key)
+        if alias is not None:
+            _keys_as_given(lake)
+            return alias
         alias = _attach(lake, read_only, "lake_" + hashlib.sha256(repr(key).encode()).hexdigest()[:12])
         with _lock:
             _attached[key] = alias
         return alias
+
+
+def _keys_as_given(lake: Lake) -> None:
+    """An attached lake in object storage: its secret made again if its keys changed since (cheap otherwise)."""
+    import duckdb
+
+    if lake.in_object_storage:
+        try:
+            lake_storage.configure(lake)
+        except duckdb.Error as exc:
+            raise explain(lake, exc) from None
 
 
 def _attach(lake: Lake, read_only: bool, alias: str) -> str:

@@ -26,7 +26,7 @@ KeySource = Callable[[Lake], Keys | None]
 _lock = threading.Lock()
 _keys: dict[str, Keys] = {}
 _source: list[KeySource] = []  # where keys not given are looked up (the keyring: tenant/team_archive.py)
-_secrets_made: dict[str, Keys | None] = {}
+_secrets_made: dict[str, tuple[Lake, Keys | None]] = {}  # by scope: what the engine's secret was made of
 _UNREACHABLE: Final = (
     "Could not connect",
     "Unable to connect to URL",
@@ -81,19 +81,21 @@ def scrub(text: str) -> str:
 
 
 def configure(lake: Lake) -> None:
-    """The httpfs extension loaded and the lake's place given its keys, endpoint, region and URL style (a
-    TEMPORARY secret of the in-memory engine, made again when the keys changed). Raises duckdb.Error."""
+    """The httpfs extension loaded and the lake's place given its keys, endpoint, region and URL style: one
+    TEMPORARY secret of the in-memory engine per place, made again when any of them changed since (new keys
+    saved in the app, for one). Raises duckdb.Error."""
     duck.load_extension("httpfs")
     keys = _keys_of(lake)
-    where = place(lake)
+    scope = lake.data_path.rstrip("/") + "/"
+    reached = Lake("", lake.data_path, lake.endpoint, lake.region, lake.url_style)
     with _lock:
-        if where in _secrets_made and _secrets_made[where] == keys:
+        if _secrets_made.get(scope) == (reached, keys):
             return
     endpoint = urlsplit(lake.endpoint) if lake.endpoint else None
     options = {
         "REGION": lake.region or "us-east-1",
         "URL_STYLE": lake.url_style or ("path" if endpoint else "vhost"),
-        "SCOPE": lake.data_path.rstrip("/") + "/",
+        "SCOPE": scope,
     }
     if endpoint is not None:
         options["ENDPOINT"] = endpoint.netloc
@@ -101,14 +103,14 @@ def configure(lake: Lake) -> None:
         options["KEY_ID"], options["SECRET"] = keys
     said = ", ".join(f"{k} {duck.literal(v)}" for k, v in options.items())
     ssl = "false" if endpoint is not None and endpoint.scheme == "http" else "true"
-    name = "lake_s3_" + hashlib.sha256(where.encode()).hexdigest()[:12]
+    name = "lake_s3_" + hashlib.sha256(scope.encode()).hexdigest()[:12]
     conn = duck.cursor()
     try:
         conn.execute(f"CREATE OR REPLACE TEMPORARY SECRET {name} (TYPE s3, {said}, USE_SSL {ssl})")
     finally:
         conn.close()
     with _lock:
-        _secrets_made[where] = keys
+        _secrets_made[scope] = (reached, keys)
 
 
 def probe(lake: Lake) -> None:
