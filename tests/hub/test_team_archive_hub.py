@@ -130,6 +130,12 @@ def test_the_ducklake_test_with_postgresql_and_two_viewers(
         for proc in procs:
             if proc.proc.poll() is None:
                 proc.stop()
+    for role in ("relay", "viewer"):  # the storage's secrets: in no output, log or data dir file
+        secret = (lake_files.keys(role) or ("", ""))[1]
+        assert not secret or not any(secret in p.text() for p in procs)
+        assert not secret or not any(
+            secret.encode() in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file()
+        )
     lake = lake_ids(watch)
     assert len(lake) == total - LIVE and len(set(lake)) == len(lake), "each event once in the lake"
     every = _cli(early, "export", "--jsonl", "-")
