@@ -125,7 +125,9 @@ def test_a_viewers_read_only_keys_cannot_write_the_bucket(
     files.use(lake, "relay")
     rows = history(900, time.time() - 60 * DAY, 60 * DAY / 900, seed=21)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, lake)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
+    home = tmp_path / "home"  # where DuckDB would keep a persistent secret (~/.duckdb): it must keep none
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
 
     def move(role: str) -> str:
         keys = files.keys(role)
@@ -146,6 +148,7 @@ def test_a_viewers_read_only_keys_cannot_write_the_bucket(
     assert said.startswith("refused: ") and f"access denied to bucket '{lake.bucket}'" in said, said
     assert lake_ids(lake) == [] and files.parquet_files(tmp_path) == []
     assert move("relay") == "moved"
+    assert [p for p in home.rglob("*")] == [], "DuckDB wrote into the home folder"
     held = lake_ids(lake)
     assert len(held) > 400 and held == [r.event_id for r in rows[: len(held)]]
     # keys changed after the lake was attached in this process (new ones saved in the app) are used from then on
