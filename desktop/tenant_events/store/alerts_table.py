@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store import directory, timeline_query
+from tenant_events.store import alert_rows, directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, HeldLink, RowSegment
 from tenant_events.store.alert_rows import event_at, segment_sql
 from tenant_events.store.alert_triage import record_triage
@@ -134,13 +134,15 @@ class AlertLedger:
             rows += self._conn.execute(sql, params).fetchall()
         return [(None, rows)]
 
-    def rows_since(
-        self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    def history_start(self, since_ms: int) -> int | None:
+        """The lowest seq of an event that occurred at or after `since_ms` (alert_rows.py)."""
+        return alert_rows.history_start(self._conn, since_ms)
+
+    def history(
+        self, since: dict[int, list[str]], after: int, upto: int, raw_types: Collection[str]
     ) -> list[RowSegment]:
-        """Events that occurred at or after `since_ms` with `seq <= upto`, in stored order: the recent past a
-        threshold window is rebuilt from after a restart (the time index finds them)."""
-        sql, params = segment_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
-        return [(None, self._conn.execute(sql, params).fetchall())]
+        """One span of the recent past the rules' state is refilled from after a restart (alert_rows.py)."""
+        return [(None, alert_rows.history_span(self._conn, since, after, upto, raw_types))]
 
     def linked(self, segments: Iterable[RowSegment]) -> set[tuple[str, int]]:
         """(rule id, seq) of each of these rows that an alert already holds: restored windows and sequences do
