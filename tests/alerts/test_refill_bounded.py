@@ -1,7 +1,8 @@
 """A restart of the rules (a new process, or a step that failed: a lock held too long on a loaded machine) refills
 their windows from the stored past: each type's own stretch of it (a burst's two windows, a novelty's weeks),
 a span of seqs at a time, never every event of the longest stretch in memory at once. In a long catch-up a
-reload once read every event of the backlog's threshold types into memory (500 MB), while the store waited."""
+reload once read every event of the backlog's threshold types into memory (500 MB), while the store waited.
+A step that failed on a lock says so as news: nothing is lost, and there is nothing for the user to free."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from helpers.alert_events import clock_at, event
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rules
 from tenant_events.alerts import evaluator as evaluator_module
+from tenant_events.errors import StorageError
 from tenant_events.store import AlertLedger, Batch, StoreWriter
 from tenant_events.store.alert_records import RowSegment
+from tenant_events.store.schema import connect
 
 OFFICE = WorkingHours(start="08:00", end="18:00", timezone="UTC")
 DAYS = 3
@@ -92,3 +95,24 @@ def test_a_restart_refills_each_type_from_its_own_stretch_a_span_at_a_time(
     assert [row[11] for row in read] == sorted(row[11] for row in read), "in stored order"
     # what the restart held at its most: 2.4 MB here; before, 18.6 MB (every deletion of the three days at once)
     assert peak < 8_000_000, f"{peak / 1e6:.1f} MB held to refill the windows"
+
+
+def test_a_write_lock_held_past_the_timeout_says_the_rules_go_on_not_to_free_disk_space(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "demo.sqlite3"
+    writer = StoreWriter(db)
+    writer.commit_sync(Batch(events=[event("user.deleted", 0.0)], cursor="c1"))
+    writer.close()
+    holder, rules = connect(db), connect(db)
+    rules.execute("PRAGMA busy_timeout = 50")
+    holder.execute("BEGIN IMMEDIATE")  # another process's write transaction, longer than the rules wait
+    try:
+        with pytest.raises(StorageError) as failed:
+            AlertLedger(rules).commit([], 0, 1)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        rules.close()
+    assert "database is locked" in failed.value.message
+    assert failed.value.hint == "the rules go on from their last stored alert"
