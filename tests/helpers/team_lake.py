@@ -6,8 +6,9 @@ from pathlib import Path
 
 import duckdb
 
+from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from tenant_events.store import Batch, EventRow, StoreWriter, duck
-from tenant_events.store.archive_lake import NoLakeYet, attach
+from tenant_events.store.archive_lake import NoLakeYet, attach, use_password
 from tenant_events.store.team_view import record
 from tenant_events.values.team_archive import Lake
 
@@ -40,3 +41,16 @@ def lake_ids(lake: Lake) -> list[str]:
     finally:
         cur.close()
     return [str(r[0]) for r in rows]
+
+
+def lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
+    """The same lake as its relay writes it and as a viewer reads it (another catalog user)."""
+    name = pg.new_lake()
+    shared.mkdir(exist_ok=True)
+    relay, viewer = (
+        Lake(pg.catalog(name, "relay"), str(shared)),
+        Lake(pg.catalog(name, "viewer"), str(shared)),
+    )
+    use_password(relay.catalog, RELAY_PASSWORD)
+    use_password(viewer.catalog, VIEWER_PASSWORD)
+    return relay, viewer

@@ -22,12 +22,12 @@ import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.history import history
-from helpers.team_lake import filled_store, lake_ids
+from helpers.team_lake import filled_store, lake_ids, lakes
 from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_lake import LakeBusy, expire, tidy, use_password, write_move
+from tenant_events.store.archive_lake import LakeBusy, expire, tidy, write_move
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
@@ -44,19 +44,6 @@ FILTERS = (
     EventFilter(query="org:acme OR org:globex"),
     EventFilter(types=frozenset({"group.created"})),
 )
-
-
-def _lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
-    """The same lake as its relay writes it and as a viewer reads it (another catalog user)."""
-    name = pg.new_lake()
-    shared.mkdir(exist_ok=True)
-    relay, viewer = (
-        Lake(pg.catalog(name, "relay"), str(shared)),
-        Lake(pg.catalog(name, "viewer"), str(shared)),
-    )
-    use_password(relay.catalog, RELAY_PASSWORD)
-    use_password(viewer.catalog, VIEWER_PASSWORD)
-    return relay, viewer
 
 
 def _ids(reader: EventReader) -> list[str]:
@@ -101,7 +88,7 @@ def _agree(view: Path, single: Path) -> None:
 def _moved(postgres: Postgres, tmp_path: Path, seed: int) -> tuple[Lake, Lake, list[EventRow], float, int]:
     """90 days of history in a relay's database (`relay.sqlite3`), moved into a new lake 250 events a move: the
     lake as the relay and as a viewer see it, the rows, when they moved and how many did."""
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = lakes(postgres, tmp_path / "shared")
     rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=seed)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
@@ -192,7 +179,7 @@ def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewer
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     postgres: Postgres, tmp_path: Path
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = lakes(postgres, tmp_path / "shared")
     rows = history(1500, time.time() - 60 * DAY, 60 * DAY / 1500, seed=9)
     ids = [r.event_id for r in rows]
     live = _live_rows(rows)
@@ -280,7 +267,7 @@ def _env() -> dict[str, str]:
 def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_place(
     postgres: Postgres, tmp_path
 ):
-    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared")
+    relay_lake, _viewer = lakes(postgres, tmp_path / "shared")
     rows = history(1200, time.time() - 60 * DAY, 60 * DAY / 1200, seed=5)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
@@ -345,7 +332,7 @@ def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_
     postgres: Postgres,
     tmp_path: Path,
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = lakes(postgres, tmp_path / "shared")
     rows = history(2000, time.time() - 90 * DAY, 90 * DAY / 2000, seed=7)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
