@@ -93,6 +93,27 @@ def _named(data: Path, rows: list[EventRow]) -> list[str]:
     return [*out, *(line.split(",", 1)[1] for line in export.stdout.splitlines())]
 
 
+def test_a_late_viewer_answers_the_access_review_and_names_entities_as_a_relay_with_every_event(
+    postgres: Postgres, tmp_path: Path
+):
+    lake, rows = _team(postgres, tmp_path)
+    relay = _data_dir(tmp_path, "relay", rows)  # every event in its own tiers
+    late = _data_dir(tmp_path, "late", rows[JOINED:], lake)
+    for data, team in ((relay, None), (late, lake)):
+        writer = StoreWriter(data / "tenants" / "acme.sqlite3")
+        try:  # the upkeep (the app's, `stream`'s), every event older than the live setting by then: the relay's
+            # moves them into its archive; the viewer's takes the lake's older events in, then lets go of its own
+            done = keep(writer, MOVE, LATER, lake=team)
+        finally:
+            writer.close()
+        assert done.settled > 0 and done.directory_settled > 0
+    assert done.lake_taken_in > 0 and done.moved == len(rows) - JOINED
+    expected = _answers(relay, rows)
+    assert "History complete from" in expected[0][1] and expected[0][0].count("\n") > 3
+    assert _answers(late, rows) == expected
+    assert _named(late, rows) == _named(relay, rows)
+
+
 def test_the_access_command_takes_the_lakes_events_in_itself(postgres: Postgres, tmp_path: Path):
     """No upkeep ran: `access` takes in what the history lacks before it answers, as it does the unindexed
     tail; `reindex` builds the directory and history again from the database's own events and the lake's."""

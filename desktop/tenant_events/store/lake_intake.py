@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -196,6 +196,34 @@ def apply(conn: sqlite3.Connection, step: Step) -> bool:
         rollback(conn)
         raise
     return True
+
+
+_SEQ_COLUMNS: Final = (
+    ("access_spans", "since_seq"),
+    ("access_spans", "until_seq"),
+    ("access_marks", "seq"),
+    ("access_ends", "seq"),
+)
+
+
+def renumber(conn: sqlite3.Connection, places: Sequence[tuple[int, int]]) -> None:
+    """In a viewer's move that lets go of events the lake holds ((seq, lake seq) each): the access history names
+    them by their lake seq from now on, so the events behind a change are still read, from the lake; in the
+    move's transaction. (Spans settled into the archive folder before keep the seqs they were settled with.)"""
+    if not places:
+        return
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS lake_places (seq INTEGER PRIMARY KEY, lake INTEGER NOT NULL)"
+    )
+    conn.executemany("INSERT OR REPLACE INTO temp.lake_places (seq, lake) VALUES (?, ?)", places)
+    low, high = min(p[0] for p in places), max(p[0] for p in places)
+    for table, column in _SEQ_COLUMNS:
+        conn.execute(
+            f"UPDATE {table} SET {column} = (SELECT p.lake FROM temp.lake_places AS p WHERE p.seq = {table}.{column})"  # noqa: S608
+            f" WHERE {column} BETWEEN ? AND ? AND {column} IN (SELECT p.seq FROM temp.lake_places AS p)",
+            (low, high),
+        )
+    conn.execute("DELETE FROM temp.lake_places")
 
 
 Run = Callable[[Callable[[sqlite3.Connection], bool]], bool]
