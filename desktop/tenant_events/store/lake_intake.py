@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from tenant_events.store import access_history, directory, duck, team_view
+from tenant_events.store import access_history, archive_catalog, directory, duck, team_view
 from tenant_events.store.access_events import Row
 from tenant_events.store.access_facts import TYPES
 from tenant_events.store.archive_catalog import ArchiveSnapshot
@@ -136,7 +136,8 @@ def _plan(conn: sqlite3.Connection, archive: ArchiveReader, chunk: int) -> Step 
     low, bound = at if at is not None else (NONE, None)
     if bound is not None and low >= bound - 1:
         return None
-    if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is None and not let_go:
+    own = conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() or archive_catalog.snapshot(conn).files
+    if not own and not let_go:
         return None  # (its oldest event is not known yet: the lake's newest may be the hub's next ones)
     snap = archive.use(team_view.snapshot(conn, archive.folder))
     if snap.team is None:  # the lake adds nothing to the view (any more): what came in stays, no more comes
