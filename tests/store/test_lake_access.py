@@ -128,6 +128,34 @@ def test_the_access_command_takes_the_lakes_events_in_itself(postgres: Postgres,
     assert _named(late, rows) == _named(relay, rows)
 
 
+def test_a_viewer_the_relay_has_not_caught_up_with_takes_the_rest_in_as_the_lake_grows(
+    postgres: Postgres, tmp_path: Path
+):
+    """The lake holds the team's first 1000 events, the viewer the events from 1800 on: the lake comes first whole
+    (nothing between is held by anyone yet) and is taken in; once the relay has moved on past the viewer's first
+    event, the viewer takes in the rest up to it, and answers as the relay's database with every event."""
+    relay_lake, lake = lakes(postgres, tmp_path / "shared")
+    rows, _life = simulated_rows(2400, seed=5)
+    copy = tmp_path / "relay-copy.sqlite3"
+    late = _data_dir(tmp_path, "late", rows[JOINED:], lake)
+    database = late / "tenants" / "acme.sqlite3"
+    for part in (rows[:1000], rows[1000:]):
+        filled_store(copy, part, relay_lake)
+        writer = StoreWriter(copy)
+        try:
+            keep(writer, MOVE, LATER, 500, relay_lake, lambda: True)
+        finally:
+            writer.close()
+        writer = StoreWriter(database)
+        try:  # the viewer's upkeep, its own events kept (the live setting is far off for them)
+            taken = keep(writer, Retention(keep_live_days=36500, settle_seconds=3600), LATER, lake=lake)
+        finally:
+            writer.close()
+        assert taken.lake_taken_in == (1000 if part[0] is rows[0] else JOINED - 1000)
+    assert len(lake_ids(relay_lake)) == len(rows)
+    assert _answers(late, rows) == _answers(_data_dir(tmp_path, "relay", rows), rows)
+
+
 _TAKER = """
 import sys
 from pathlib import Path

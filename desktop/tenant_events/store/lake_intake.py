@@ -40,7 +40,7 @@ from tenant_events.store.schema import connect, rollback
 from tenant_events.values.team_archive import Lake
 
 log = logging.getLogger(__name__)
-CHUNK: Final = 5000  # lake rows of the directory's and history's types a transaction
+CHUNK: Final = 2000  # lake rows of the directory's and history's types a transaction (~0.2 s of the writer)
 NONE: Final = LAKE_SEQ_BASE  # `upto` before any row (the lake's first place is LAKE_SEQ_BASE + 1)
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS lake_intake (
@@ -158,7 +158,9 @@ def _rows(
     archive: ArchiveReader, snap: ArchiveSnapshot, low: int, limit: int, kinds: str, chunk: int
 ) -> tuple[Row, ...]:
     where = f"seq > {int(low)} AND seq < {int(limit)} AND type IN ({kinds})"
-    files = snap.covering(low + 1, limit - 1)
+    files = snap.covering(low + 1, limit - 1) if limit - 1 > low else ()
+    if not files:
+        return ()
     found: list[Row] = []
     for part in archive.chunks(files, "seq, time_ms, type, raw", where, f"ORDER BY seq LIMIT {chunk}", chunk):
         found += [(int(s), int(t), str(k), str(r)) for s, t, k, r in part]
@@ -167,12 +169,11 @@ def _rows(
 
 def _first_ms(archive: ArchiveReader, snap: ArchiveSnapshot, low: int, high: int) -> int | None:
     """The earliest time of any lake event in (low, high]: where the history is complete from."""
-    if high <= low:
+    files = snap.covering(low + 1, high) if high > low else ()
+    if not files:
         return None
     where = f"seq > {int(low)} AND seq <= {int(high)}"
-    found = [
-        r for part in archive.chunks(snap.covering(low + 1, high), "min(time_ms)", where, "", 1) for r in part
-    ]
+    found = [r for part in archive.chunks(files, "min(time_ms)", where, "", 1) for r in part]
     return int(found[0][0]) if found and found[0][0] is not None else None
 
 
