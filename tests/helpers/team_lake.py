@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -54,3 +57,27 @@ def lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
     use_password(relay.catalog, RELAY_PASSWORD)
     use_password(viewer.catalog, VIEWER_PASSWORD)
     return relay, viewer
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def child_env() -> dict[str, str]:
+    """This test's environment for a Python child that imports the app (and the test helpers)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
+
+
+def lake_child(script: str, args: list[str], password: str) -> subprocess.Popen[str]:
+    """`python -c script *args`, handed the catalog's password on its stdin (never on a command line); its
+    stdout a pipe of text lines."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(password + "\n")
+    proc.stdin.close()
+    return proc

@@ -6,11 +6,9 @@ SIGKILL mid-catch-up, each lake event is taken in once."""
 
 from __future__ import annotations
 
-import os
 import random
 import sqlite3
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,13 +18,12 @@ import orjson
 from helpers.cli_here import run_here
 from helpers.entity_events import T0, simulated_rows
 from helpers.fixtures_postgres import VIEWER_PASSWORD, Postgres
-from helpers.team_lake import filled_store, lake_ids, lakes
+from helpers.team_lake import filled_store, lake_child, lake_ids, lakes
 from tenant_events.store import EventRow, StoreWriter
 from tenant_events.store.archive_keeper import keep
 from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
 
-ROOT = Path(__file__).resolve().parents[2]
 LATER = T0.timestamp() + 60 * 86400  # every simulated event is older than the relay's live setting
 JOINED = 1800  # the late viewer's first event
 MOVE = Retention(keep_live_days=30, settle_seconds=0)
@@ -176,18 +173,7 @@ print("done", flush=True)
 
 
 def _taker(database: Path, lake: Lake) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _TAKER, str(database), lake.catalog],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(VIEWER_PASSWORD + "\n")
-    proc.stdin.close()
-    return proc
+    return lake_child(_TAKER, [str(database), lake.catalog], VIEWER_PASSWORD)
 
 
 def _history(database: Path) -> dict[str, list[tuple[object, ...]]]:

@@ -10,7 +10,6 @@ while the relay moves and never see an event twice."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.history import history
-from helpers.team_lake import filled_store, lake_ids, lakes
+from helpers.team_lake import child_env, filled_store, lake_child, lake_ids, lakes
 from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
 from tenant_events.store.archive_build import LiveRow
@@ -34,7 +33,6 @@ from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
 
 DAY = 86400.0
-ROOT = Path(__file__).resolve().parents[2]
 MOVE = Retention(keep_live_days=30, settle_seconds=0)
 FILTERS = (
     EventFilter(),
@@ -260,10 +258,6 @@ print("done", flush=True)
 """
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "desktop"), *sys.path])}
-
-
 def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_place(
     postgres: Postgres, tmp_path
 ):
@@ -276,16 +270,8 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
     rng = random.Random(11)
     finished = False
     for _round in range(10):
-        mover = subprocess.Popen(
-            [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert mover.stdin is not None and mover.stdout is not None
-        mover.stdin.write(RELAY_PASSWORD + "\n")
-        mover.stdin.close()
+        mover = lake_child(_MOVER, [str(relay), relay_lake.catalog, relay_lake.data_path], RELAY_PASSWORD)
+        assert mover.stdout is not None
         assert mover.stdout.readline().strip() == "moving"
         time.sleep(rng.uniform(0.05, 1.5))
         mover.kill()
@@ -296,7 +282,7 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
             assert _ids(reader) == ids, "the relay's own view: every event once"
     finished_run = subprocess.run(
         [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
-        env=_env(),
+        env=child_env(),
         input=RELAY_PASSWORD + "\n",
         capture_output=True,
         text=True,
@@ -343,17 +329,7 @@ def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_
     stop = tmp_path / "stop"
     procs = []
     for database in viewers:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _VIEWER, str(database), viewer_lake.catalog, str(stop)],
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert proc.stdin is not None
-        proc.stdin.write(VIEWER_PASSWORD + "\n")
-        proc.stdin.close()
-        procs.append(proc)
+        procs.append(lake_child(_VIEWER, [str(database), viewer_lake.catalog, str(stop)], VIEWER_PASSWORD))
     first_reads = [json.loads(p.stdout.readline()) for p in procs if p.stdout is not None]  # before any move
     writer = StoreWriter(relay)
     try:
