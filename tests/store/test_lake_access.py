@@ -20,6 +20,7 @@ from helpers.entity_events import T0, simulated_rows
 from helpers.fixtures_postgres import VIEWER_PASSWORD, Postgres
 from helpers.team_lake import filled_store, lake_child, lake_ids, lakes
 from tenant_events.store import EventRow, StoreWriter
+from tenant_events.store import archive_move as move
 from tenant_events.store.archive_keeper import keep
 from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
@@ -27,6 +28,7 @@ from tenant_events.values.team_archive import Lake
 LATER = T0.timestamp() + 60 * 86400  # every simulated event is older than the relay's live setting
 JOINED = 1800  # the late viewer's first event
 MOVE = Retention(keep_live_days=30, settle_seconds=0)
+FAR = Retention(keep_live_days=36500, settle_seconds=3600)  # a viewer's upkeep that keeps its own events
 
 
 def _iso(ms: int) -> str:
@@ -125,17 +127,32 @@ def test_the_access_command_takes_the_lakes_events_in_itself(postgres: Postgres,
     assert _named(late, rows) == _named(relay, rows)
 
 
+def _kept(data: Path, lake: Lake, policy: Retention = FAR, lets_go_first: bool = False) -> int:
+    """A viewer's upkeep (`lets_go_first`: another process's move lets go of what the lake holds just before it,
+    as a mover racing this upkeep's intake would); the lake's events it took in."""
+    database = data / "tenants" / "acme.sqlite3"
+    writer = StoreWriter(database)
+    try:
+        while lets_go_first and (planned := move.plan(database, MOVE, LATER, lake=lake, writes_lake=False)):
+            assert writer.run_archive_job(lambda c, p=planned: move.commit(c, p)).result()  # type: ignore[misc]
+        return keep(writer, policy, LATER, lake=lake).lake_taken_in
+    finally:
+        writer.close()
+
+
 def test_a_viewer_the_relay_has_not_caught_up_with_takes_the_rest_in_as_the_lake_grows(
     postgres: Postgres, tmp_path: Path
 ):
-    """The lake holds the team's first 1000 events, the viewer the events from 1800 on: the lake comes first whole
-    (nothing between is held by anyone yet) and is taken in; once the relay has moved on past the viewer's first
-    event, the viewer takes in the rest up to it, and answers as the relay's database with every event."""
+    """The lake holds the team's first 1000 events, the viewers the events from 1800 on: the lake comes first whole
+    (nothing between is held by anyone yet) and is taken in; once the relay has moved on past the viewers' first
+    event, each takes in the rest up to it — whether it keeps its own events, lets go of them after, or a move
+    let go of them before its intake came to it — and answers as the relay's database with every event."""
     relay_lake, lake = lakes(postgres, tmp_path / "shared")
     rows, _life = simulated_rows(2400, seed=5)
     copy = tmp_path / "relay-copy.sqlite3"
-    late = _data_dir(tmp_path, "late", rows[JOINED:], lake)
-    database = late / "tenants" / "acme.sqlite3"
+    kept, steady, raced = (
+        _data_dir(tmp_path, name, rows[JOINED:], lake) for name in ("kept", "steady", "raced")
+    )
     for part in (rows[:1000], rows[1000:]):
         filled_store(copy, part, relay_lake)
         writer = StoreWriter(copy)
@@ -143,14 +160,17 @@ def test_a_viewer_the_relay_has_not_caught_up_with_takes_the_rest_in_as_the_lake
             keep(writer, MOVE, LATER, 500, relay_lake, lambda: True)
         finally:
             writer.close()
-        writer = StoreWriter(database)
-        try:  # the viewer's upkeep, its own events kept (the live setting is far off for them)
-            taken = keep(writer, Retention(keep_live_days=36500, settle_seconds=3600), LATER, lake=lake)
-        finally:
-            writer.close()
-        assert taken.lake_taken_in == (1000 if part[0] is rows[0] else JOINED - 1000)
+        first = part[0] is rows[0]
+        assert _kept(kept, lake) == (1000 if first else JOINED - 1000)
+        assert _kept(steady, lake, FAR if first else MOVE) == (1000 if first else JOINED - 1000)
+        assert _kept(raced, lake, FAR if first else MOVE, lets_go_first=not first) == (
+            1000 if first else JOINED - 1000
+        )
     assert len(lake_ids(relay_lake)) == len(rows)
-    assert _answers(late, rows) == _answers(_data_dir(tmp_path, "relay", rows), rows)
+    assert _history(raced / "tenants" / "acme.sqlite3") == _history(steady / "tenants" / "acme.sqlite3")
+    expected = _answers(_data_dir(tmp_path, "relay", rows), rows)
+    for viewer in (kept, steady, raced):
+        assert _answers(viewer, rows) == expected
 
 
 _TAKER = """

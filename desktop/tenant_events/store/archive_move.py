@@ -170,9 +170,7 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
             fts_merge.note_removed(conn, min(fts_upto, planned.high) - planned.low)
         if planned.lake is not None:
             team_view.let_go(conn, planned.lake, planned.team_upto)
-            lake_intake.renumber(
-                conn, planned.places
-            )  # (the access history names them by their lake seq now)
+            lake_intake.let_go(conn, planned.lake, planned.places)  # (the history names them by lake seq now)
         conn.execute("DELETE FROM events WHERE seq > ? AND seq <= ?", (planned.low, planned.high))
         conn.execute("COMMIT")
     except BaseException:

@@ -208,12 +208,19 @@ _SEQ_COLUMNS: Final = (
 )
 
 
-def renumber(conn: sqlite3.Connection, places: Sequence[tuple[int, int]]) -> None:
-    """In a viewer's move that lets go of events the lake holds ((seq, lake seq) each): the access history names
-    them by their lake seq from now on, so the events behind a change are still read, from the lake; in the
-    move's transaction. (Spans settled into the archive folder before keep the seqs they were settled with.)"""
+def let_go(conn: sqlite3.Connection, lake: Lake, places: Sequence[tuple[int, int]]) -> None:
+    """In a viewer's move that lets go of events the lake holds ((seq, lake seq) each), in its transaction: the
+    intake stops below the first of them for good, if it had not stopped yet (they were taken in from the
+    database itself); and the access history names them by their lake seq from now on, so the events behind a
+    change are still read, from the lake. (Spans settled into the archive folder before keep the seqs they were
+    settled with.)"""
     if not places:
         return
+    conn.execute(SCHEMA)
+    conn.execute(
+        "UPDATE lake_intake SET bound = ? WHERE id = 1 AND bound IS NULL AND catalog = ? AND data_path = ?",
+        (min(p[1] for p in places), lake.catalog, lake.data_path),
+    )
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS lake_places (seq INTEGER PRIMARY KEY, lake INTEGER NOT NULL)"
     )
