@@ -73,7 +73,7 @@ def position(conn: sqlite3.Connection, lake: Lake) -> tuple[int, int | None] | N
     if known is None:
         return None
     row = conn.execute("SELECT catalog, data_path, upto, bound FROM lake_intake WHERE id = 1").fetchone()
-    if row is None or Lake(str(row[0]), str(row[1])) != lake:
+    if row is None or (str(row[0]), str(row[1])) != (lake.catalog, lake.data_path):  # (the lake's identity)
         return None
     return int(row[2]), None if row[3] is None else int(row[3])
 
