@@ -78,12 +78,16 @@ def position(conn: sqlite3.Connection, lake: Lake) -> tuple[int, int | None] | N
     return int(row[2]), None if row[3] is None else int(row[3])
 
 
+def _behind(at: tuple[int, int | None]) -> bool:
+    return at[1] is None or at[0] < at[1] - 1
+
+
 def pending(conn: sqlite3.Connection) -> bool:
     """Whether lake rows may still come into the directory and history (the upkeep does not settle their past
     meanwhile: a fact stamped before the settled point would count from it on)."""
     lake = team_view.recorded(conn)
     at = position(conn, lake) if lake is not None else None
-    return at is not None and (at[1] is None or at[0] < at[1] - 1)
+    return at is not None and _behind(at)
 
 
 def due(conn: sqlite3.Connection) -> bool:
@@ -92,7 +96,7 @@ def due(conn: sqlite3.Connection) -> bool:
     if lake is None:
         return False
     at = position(conn, lake)
-    return at is None or at[1] is None or at[0] < at[1] - 1
+    return at is None or _behind(at)
 
 
 def restart(conn: sqlite3.Connection) -> None:
@@ -140,8 +144,8 @@ def _plan(conn: sqlite3.Connection, archive: ArchiveReader, chunk: int) -> Step 
     if not own and not let_go:
         return None  # (its oldest event is not known yet: the lake's newest may be the hub's next ones)
     snap = archive.use(team_view.snapshot(conn, archive.folder))
-    if snap.team is None:  # the lake adds nothing to the view (any more): what came in stays, no more comes
-        return Step(lake, low, low, low + 1, (), None) if at is not None and bound is None else None
+    if snap.team is None:  # the view shows nothing of the lake now (a move may bring the seam back: wait)
+        return None
     below = snap.team.file.last_seq + 1
     if bound is None and (let_go or team_view.seam_held(conn, archive.folder, snap)):
         bound = below
