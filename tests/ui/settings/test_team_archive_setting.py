@@ -88,6 +88,9 @@ def test_every_field_says_what_is_wrong_under_it(qtbot):
         "eu-central-1",
         "path",
     )
+    # no gap where an error line was: the key id and the secret as close as the endpoint and the region
+    step = d.region.geometry().top() - d.endpoint.geometry().bottom()
+    assert d.secret.geometry().top() - d.key_id.geometry().bottom() == step
     save_screenshot(d, "team-archive-dialog-s3")
     d.folder.setText("/mnt/team/events")
     assert not any(d.error_text(k) for k in FIELDS) and not d.endpoint.isEnabled()

@@ -16,6 +16,7 @@ class CheckedDialog(QDialog):
     `self.errors = {}` before it adds rows)."""
 
     errors: dict[str, QLabel]
+    _grown = 0  # pixels the error lines made the dialog grow by, given back as they go
 
     def add_error_row(self, form: QFormLayout, key: str) -> None:
         """The error line of field `key`, as the form's next row (call right after adding the field's row)."""
@@ -63,19 +64,26 @@ class CheckedDialog(QDialog):
             return
         label.setText(text)
         label.setVisible(bool(text))
-        if text:
-            self._fit()
+        self._fit()
 
     def error_text(self, key: str) -> str:
         return self.errors[key].text()
 
     def _fit(self) -> None:
-        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself)."""
+        """Grow to show every wrapped error line at the current width (a dialog does not grow by itself), and
+        shrink back by what an error line took once it is gone (its height was left as a gap between two
+        fields)."""
         layout = self.layout()
         if layout is None:
             return
         layout.activate()
         height = layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth() else 0
         height = max(height, layout.totalSizeHint().height())
+        grown = self._grown
         if height > self.height():
+            self._grown = grown + height - self.height()
             self.resize(self.width(), height)
+        elif grown and height < self.height():
+            shrink = min(grown, self.height() - height)
+            self._grown = grown - shrink
+            self.resize(self.width(), self.height() - shrink)
