@@ -60,6 +60,7 @@ from tenant_events.wire import (
 log = logging.getLogger(__name__)
 
 MIN_STALL_TIMEOUT = 0.5  # seconds; a shorter stall timeout is taken as this
+FLOWING_S = 2.0  # seconds since a batch last filled within which a heartbeat does not mean live
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,9 @@ class StreamEngine(FollowLoop):
         self._from_timestamp = config.from_timestamp
         self._refreshed = False
         self._progress = False  # the current connection delivered at least one message
-        # a batch filled since the last heartbeat: a backlog still flows, and the service sends its heartbeats
-        # at regular intervals through one, so that heartbeat does not mean live (the state flipped every beat)
-        self._filled = False
+        # when a batch last filled: within FLOWING_S a backlog still flows, and the service sends its heartbeats
+        # at regular intervals through one, so such a heartbeat does not mean live (the state flipped every beat)
+        self._filled_at = float("-inf")
         self._batches.on_kept = self._kept
 
     # -- the follower's part -------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ class StreamEngine(FollowLoop):
                         return ended
                     batches.pending_bytes += len(data)
                     if batches.full:
-                        self._filled = True
+                        self._filled_at = received
                         self._set_live(catching_up=True)
                         await batches.flush()
         except httpx.HTTPError as exc:
@@ -339,9 +340,8 @@ class StreamEngine(FollowLoop):
         if isinstance(message, ErrorMessage):
             return message
         self._batches.move_cursor(message.offset, received)  # an offset-only heartbeat
-        if not self._filled:
+        if received - self._filled_at >= FLOWING_S:
             self._set_live(catching_up=False)
-        self._filled = False
         return None
 
     async def _stream_error(self, message: ErrorMessage) -> Outcome:
