@@ -13,7 +13,14 @@ import orjson
 from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
 from tenant_events.store import duck
-from tenant_events.store.archive_build import LiveRow, merge, write_month
+from tenant_events.store.archive_build import (
+    LiveRow,
+    _tokens,
+    merge,
+    ordered_cursor,
+    tokens_select,
+    write_month,
+)
 from tenant_events.store.archive_layout import FIELD_COLUMNS, field_values, tokens_name
 
 DAY = 86400.0
@@ -45,6 +52,27 @@ def test_a_file_and_its_tokens_are_in_order_whatever_order_the_rows_came_in(tmp_
     assert _column(tmp_path / built.file.name, "seq") == [r[0] for r in rows]
     terms = _column(tmp_path / tokens_name(built.file.name), "term")
     assert terms == sorted(terms) and len(set(terms)) == len(terms)
+    lists = _column(tmp_path / tokens_name(built.file.name), "seqs")
+    assert all(seqs == sorted(set(seqs)) for seqs in lists)  # type: ignore[call-overload]
+
+
+def test_tokens_whose_seqs_take_several_lines_come_out_as_those_that_take_one(tmp_path):
+    """The writer reads its token lines in their order unless a long list was split over lines; then it
+    gathers them. Both give the same rows."""
+    rows = _live_rows(1500, seed=6)
+    summaries = [f"summary {r[3]} {r[0]}" for r in rows]
+    found = []
+    for line in (1 << 20, 64):
+        work = tmp_path / str(line)
+        work.mkdir()
+        split = _tokens(rows, summaries, work / "tokens.txt", line)
+        assert split is (line == 64)
+        cur = ordered_cursor()
+        try:
+            found.append(cur.execute(tokens_select(work, split)).fetchall())
+        finally:
+            cur.close()
+    assert found[0] == found[1] and len(found[0]) > 1000
 
 
 def test_a_merged_month_is_in_seq_order_whether_its_files_interleave_or_not(tmp_path):

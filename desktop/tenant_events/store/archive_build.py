@@ -116,8 +116,9 @@ def _record(row: LiveRow) -> dict[str, object]:
     return dict(zip(EVENT_COLUMNS, record, strict=True))
 
 
-def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> None:
-    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON."""
+def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path, line: int = _LINE) -> bool:
+    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON, in the
+    vocabulary's order (by token, then seq). True when a token's seqs took more than one line (`line`)."""
     mem = sqlite3.connect(":memory:", isolation_level=None)
     try:
         mem.execute(
@@ -133,17 +134,22 @@ def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> Non
             ((r[0], r[1], s, r[10]) for r, s in zip(rows, summaries, strict=True)),
         )
         mem.execute("COMMIT")
+        split = False
         with out.open("w", encoding="utf-8") as f:
-            for term, docs in mem.execute("SELECT term, group_concat(doc, ',') FROM v GROUP BY term"):
+            for term, docs in mem.execute(
+                "SELECT term, group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
+            ):
                 # tokens are letters and digits only: no separator inside; long lists go in several lines
-                if len(docs) <= _LINE:
+                if len(docs) <= line:
                     f.write(f"{term}\x1f{docs}\n")
                     continue
+                split = True
                 seqs = docs.split(",")
-                for at in range(0, len(seqs), _LINE // 16):
-                    f.write(f"{term}\x1f{','.join(seqs[at : at + _LINE // 16])}\n")
+                for at in range(0, len(seqs), line // 16):
+                    f.write(f"{term}\x1f{','.join(seqs[at : at + line // 16])}\n")
     finally:
         mem.close()
+    return split
 
 
 def ordered_cursor() -> duckdb.DuckDBPyConnection:
@@ -227,10 +233,11 @@ def _file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveF
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
-def scratch(rows: Sequence[LiveRow], work: Path) -> None:
+def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
     """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of `rows` in the folder
     `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
-    more than the encoding itself, and a slice's records are gone before the next is made."""
+    more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
+    token's seqs took several lines (for tokens_select)."""
     rows = sorted(rows, key=_seq)
     summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
     with (work / "rows.json").open("wb") as f:
@@ -243,7 +250,7 @@ def scratch(rows: Sequence[LiveRow], work: Path) -> None:
             f.write(b"," if at else b"")
             f.write(orjson.dumps(records)[1:-1])
         f.write(b"]")
-    _tokens(rows, summaries, work / "tokens.txt")
+    return _tokens(rows, summaries, work / "tokens.txt")
 
 
 def _seq(row: LiveRow) -> int:
@@ -260,14 +267,19 @@ def events_select(work: Path) -> str:
     )
 
 
-def tokens_select(work: Path) -> str:
-    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term."""
+def tokens_select(work: Path, split: bool) -> str:
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term. Its lines are in that order
+    already, for an ordered cursor (ordered_cursor) to keep; only when a token's seqs were `split` over
+    several lines are they gathered again (2.4 times the work over 100,000 events)."""
+    lines = (
+        f"read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
+        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
+    )
+    if not split:
+        return f"SELECT term, len(seqs) AS n, seqs FROM (SELECT term, string_split(docs, ',')::BIGINT[] AS seqs FROM {lines})"  # noqa: S608
     return (
         "SELECT term, len(seqs) AS n, seqs FROM (SELECT term,"  # noqa: S608
-        " list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs"
-        f" FROM read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
-        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
-        " GROUP BY term) ORDER BY term"
+        f" list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs FROM {lines} GROUP BY term) ORDER BY term"
     )
 
 
@@ -277,14 +289,14 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     name = new_name(month, rows[0][0], rows[-1][0])
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
         work = Path(work_dir)
-        scratch(rows, work)
+        split = scratch(rows, work)
         cur = ordered_cursor()
         try:
             cur.execute(
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()
