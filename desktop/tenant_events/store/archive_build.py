@@ -123,7 +123,7 @@ def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path, line: 
     try:
         mem.execute(
             "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
-            f" tokenize='{FTS_TOKENIZER}', detail=none)"
+            f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"  # no per-event sizes: nothing ranks here
         )
         # no merging of the index's segments while it fills: the vocabulary reads them all once anyway
         mem.execute("INSERT INTO t (t, rank) VALUES ('automerge', 0)")

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 
 from tenant_events.query import Kind
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
@@ -128,4 +128,8 @@ def field_values(event_type: str, message: object) -> list[list[str]]:
             texts.extend([_sql_text(node.get(leaf)) for leaf in leaves])
         else:
             texts.extend([None] * len(leaves))
-    return [[t for t in (texts[i] for i in field) if t is not None] for field in places]
+    out: list[list[str]] = []
+    for field in places:
+        values = [texts[i] for i in field]
+        out.append([v for v in values if v is not None] if None in values else cast(list[str], values))
+    return out
