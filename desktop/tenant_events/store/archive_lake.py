@@ -306,31 +306,31 @@ def _held(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow]) -
     return {(int(t), str(i)): int(s) for t, i, s in found}
 
 
-def held_prefix(lake: Lake, rows: Sequence[LiveRow]) -> tuple[int, int]:
-    """How many of `rows` (in stored order) the lake holds from the first on, and the lake seq of the last of
-    those (0, 0 when it holds not the first): what a viewer may let go of (read-only)."""
+def held_prefix(lake: Lake, rows: Sequence[LiveRow]) -> list[int]:
+    """The lake seq of each of `rows` (in stored order) the lake holds, from the first on up to the first it
+    lacks (none when it holds not the first): what a viewer may let go of (read-only)."""
     import duckdb
 
     try:
         alias = attach(lake, read_only=True)
     except NoLakeYet:
-        return 0, 0
+        return []
     cur = duck.cursor()
     try:
         if not head(cur, alias):
-            return 0, 0
+            return []
         held = _held(cur, alias, rows)
     except duckdb.Error as exc:
         raise explain(lake, exc) from None
     finally:
         cur.close()
-    count, last = 0, 0
+    places: list[int] = []
     for row in rows:
         seq = held.get((row[5], row[1]))
         if seq is None:
             break
-        count, last = count + 1, seq
-    return count, last
+        places.append(seq)
+    return places
 
 
 def _move(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow], work: Path) -> int:

@@ -83,7 +83,8 @@ def let_go(conn: sqlite3.Connection, lake: Lake, upto: int) -> None:
     conn.execute("UPDATE team_archive SET upto = max(coalesce(upto, ?), ?) WHERE id = 1", (upto, upto))
 
 
-def _upto(conn: sqlite3.Connection) -> int:
+def let_go_upto(conn: sqlite3.Connection) -> int:
+    """The lake seq of the last event this database let go of (0: none)."""
     row = conn.execute("SELECT upto FROM team_archive WHERE id = 1").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
@@ -187,7 +188,7 @@ def team_slice(
         return None
     cur = duck.cursor()
     try:
-        at, upto = _head(cur, lake, alias), _upto(conn)
+        at, upto = _head(cur, lake, alias), let_go_upto(conn)
         if not at and not upto:  # (a head read a moment ago may be older than what this database let go of)
             return None
         oldest = _oldest_local(conn, cur, folder, local)
@@ -259,7 +260,7 @@ def _seam(
     ).fetchone()
     if at is not None and at[0] is not None:
         return int(at[0])
-    if upto := _upto(conn):
+    if upto := let_go_upto(conn):
         return upto + 1  # (the lake held these before the database let go of them: whatever head was read)
     oldest_kept = f"SELECT time_ms, event_id FROM {rows} WHERE seq < ? ORDER BY seq LIMIT 1"  # noqa: S608
     first = cur.execute(oldest_kept, [upper]).fetchone()
@@ -267,6 +268,25 @@ def _seam(
         return None
     newest = cur.execute(f"SELECT max(time_ms) FROM {rows} WHERE seq < ?", [upper]).fetchone()  # noqa: S608
     return upper if newest is not None and newest[0] is not None and int(newest[0]) <= oldest[0] else None
+
+
+def seam_held(conn: sqlite3.Connection, folder: Path, snap: ArchiveSnapshot) -> bool:
+    """Whether the lake row the view's lake rows stop below is an event the database holds itself (its oldest,
+    found by identity): the rows below it are then, for good, those it never held (lake_intake.py)."""
+    import duckdb
+
+    team = snap.team
+    if not isinstance(team, TeamSlice):
+        return False
+    cur = duck.cursor()
+    try:
+        at = f"SELECT time_ms, event_id FROM {team.alias}.events WHERE seq = ?"  # noqa: S608
+        row = cur.execute(at, [team.below]).fetchone()
+        return row is not None and _held(conn, cur, folder, snap, (int(row[0]), str(row[1])))
+    except duckdb.Error as exc:
+        raise explain(team.lake, exc) from None
+    finally:
+        cur.close()
 
 
 def _held(
