@@ -23,7 +23,7 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 ALLOWED: dict[str, str] = {
     "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
     "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
-    "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::scratch": "a month's rows as JSON in a scratch folder inside <name>.archive/",
     "store/archive_build.py::synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
     "store/archive_build.py::write_rows": "settled rows (access spans, the directory's past) as JSON lines in a "
     "scratch folder inside <name>.archive/",

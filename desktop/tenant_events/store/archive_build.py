@@ -12,6 +12,7 @@ splits text exactly where the live tier's does (docs/archive.md "Search").
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 import sqlite3
@@ -19,7 +20,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 
@@ -35,10 +36,16 @@ from tenant_events.store.archive_layout import (
 )
 from tenant_events.store.records import summary_of
 
-ZSTD_LEVEL: Final = 9
+if TYPE_CHECKING:
+    import duckdb
+
+# zstd's own default level. Measured on 100,000 simulator events (docs/archive.md "Measured"): the events'
+# file takes 121 B/event at 3 and 100 at 9, but 9 took 2-3 times as long to write; tokens 48 B/event at either.
+ZSTD_LEVEL: Final = 3
 ROW_GROUP: Final = 65_536
 TOKEN_ROW_GROUP: Final = 16_384  # rows are tokens: small groups let a lookup read little
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
+_SLICE: Final = 4096  # records encoded per call
 _LINE: Final = 1 << 20  # characters of seqs per line of the tokens' scratch file
 _COLUMNS: Final = (
     ("seq", "BIGINT"),
@@ -85,13 +92,12 @@ def by_month(rows: Iterable[LiveRow]) -> dict[str, list[LiveRow]]:
     return out
 
 
-def _record(row: LiveRow) -> bytes:
+def _record(row: LiveRow) -> dict[str, object]:
     seq, event_id, offset, kind, time_text, time_ms, source, tenant, purpose, summary, raw, received = row
     try:
         message = orjson.loads(raw)
     except orjson.JSONDecodeError:
         message = None
-    values = field_values(kind, message)
     record = [
         seq,
         time_ms,
@@ -105,19 +111,22 @@ def _record(row: LiveRow) -> bytes:
         None if time_text == canonical_time(time_ms) else time_text,
         summary if summary is not None else summary_of(kind, raw),
         raw,
-        *values,
+        *field_values(kind, message),
     ]
-    return orjson.dumps(dict(zip(EVENT_COLUMNS, record, strict=True)))
+    return dict(zip(EVENT_COLUMNS, record, strict=True))
 
 
-def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> None:
-    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON."""
+def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path, line: int = _LINE) -> bool:
+    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON, in the
+    vocabulary's order (by token, then seq). True when a token's seqs took more than one line (`line`)."""
     mem = sqlite3.connect(":memory:", isolation_level=None)
     try:
         mem.execute(
             "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
-            f" tokenize='{FTS_TOKENIZER}', detail=none)"
+            f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"  # no per-event sizes: nothing ranks here
         )
+        # no merging of the index's segments while it fills: the vocabulary reads them all once anyway
+        mem.execute("INSERT INTO t (t, rank) VALUES ('automerge', 0)")
         mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         mem.execute("BEGIN")
         mem.executemany(
@@ -125,17 +134,31 @@ def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> Non
             ((r[0], r[1], s, r[10]) for r, s in zip(rows, summaries, strict=True)),
         )
         mem.execute("COMMIT")
+        split = False
         with out.open("w", encoding="utf-8") as f:
-            for term, docs in mem.execute("SELECT term, group_concat(doc, ',') FROM v GROUP BY term"):
+            for term, docs in mem.execute(
+                "SELECT term, group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
+            ):
                 # tokens are letters and digits only: no separator inside; long lists go in several lines
-                if len(docs) <= _LINE:
+                if len(docs) <= line:
                     f.write(f"{term}\x1f{docs}\n")
                     continue
+                split = True
                 seqs = docs.split(",")
-                for at in range(0, len(seqs), _LINE // 16):
-                    f.write(f"{term}\x1f{','.join(seqs[at : at + _LINE // 16])}\n")
+                for at in range(0, len(seqs), line // 16):
+                    f.write(f"{term}\x1f{','.join(seqs[at : at + line // 16])}\n")
     finally:
         mem.close()
+    return split
+
+
+def ordered_cursor() -> duckdb.DuckDBPyConnection:
+    """A cursor whose statements keep their rows in the order they read them (the engine's default lets its
+    threads reorder them, which spares memory for readers): a scratch folder's records, already in seq order,
+    reach the file in that order without a sort."""
+    cur = duck.cursor()
+    cur.execute("SET SESSION preserve_insertion_order = true")
+    return cur
 
 
 def synced_rename(tmp: Path, final: Path) -> None:
@@ -210,33 +233,53 @@ def _file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveF
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
-def scratch(rows: Sequence[LiveRow], work: Path) -> None:
-    """`rows.jsonl` (the file's records) and `tokens.txt` (token, seqs) of `rows` in the folder `work`."""
+def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
+    """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of `rows` in the folder
+    `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
+    more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
+    token's seqs took several lines (for tokens_select)."""
+    rows = sorted(rows, key=_seq)
     summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-    with (work / "rows.jsonl").open("wb") as f:
-        for row, summary in zip(rows, summaries, strict=True):
-            f.write(_record((*row[:9], summary, *row[10:])))
-            f.write(b"\n")
-    _tokens(rows, summaries, work / "tokens.txt")
+    with (work / "rows.json").open("wb") as f:
+        f.write(b"[")
+        for at in range(0, len(rows), _SLICE):
+            records = [
+                _record((*row[:9], summary, *row[10:]))
+                for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
+            ]
+            f.write(b"," if at else b"")
+            f.write(orjson.dumps(records)[1:-1])
+        f.write(b"]")
+    return _tokens(rows, summaries, work / "tokens.txt")
+
+
+def _seq(row: LiveRow) -> int:
+    return row[0]
 
 
 def events_select(work: Path) -> str:
-    """The query of a scratch folder's records, in seq order."""
+    """The query of a scratch folder's records, in seq order: the order they were written in, kept by a cursor
+    that preserves insertion order (see ordered_cursor); sorting a month's rows again cost more than zstd."""
     columns = "{" + ", ".join(f"'{n}': '{t}'" for n, t in _COLUMNS) + "}"
     return (
-        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.jsonl'))}, format = 'newline_delimited', columns = {columns},"  # noqa: S608
-        " maximum_object_size = 16777216) ORDER BY seq"
+        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.json'))}, format = 'array', columns = {columns},"  # noqa: S608
+        " maximum_object_size = 16777216)"
     )
 
 
-def tokens_select(work: Path) -> str:
-    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term."""
+def tokens_select(work: Path, split: bool) -> str:
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term. Its lines are in that order
+    already, for an ordered cursor (ordered_cursor) to keep; only when a token's seqs were `split` over
+    several lines are they gathered again (2.4 times the work over 100,000 events)."""
+    lines = (
+        f"read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
+        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
+    )
+    if not split:
+        return f"SELECT term, len(seqs) AS n, seqs FROM (SELECT term, string_split(docs, ',')::BIGINT[] AS seqs FROM {lines})"  # noqa: S608
     return (
         "SELECT term, len(seqs) AS n, seqs FROM (SELECT term,"  # noqa: S608
-        " list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs"
-        f" FROM read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
-        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
-        " GROUP BY term) ORDER BY term"
+        f" list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs FROM {lines} GROUP BY term) ORDER BY term"
     )
 
 
@@ -246,14 +289,14 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     name = new_name(month, rows[0][0], rows[-1][0])
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
         work = Path(work_dir)
-        scratch(rows, work)
-        cur = duck.cursor()
+        split = scratch(rows, work)
+        cur = ordered_cursor()
         try:
             cur.execute(
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()
@@ -268,14 +311,18 @@ def merge(folder: Path, files: Sequence[ArchiveFile]) -> Built:
     """One file holding every event of `files` (all of one month), for compaction; tokens merged, not rebuilt."""
     month = files[0].month
     name = new_name(month, min(f.first_seq for f in files), max(f.last_seq for f in files))
+    files = sorted(files, key=lambda f: f.first_seq)
+    # each file is in seq order: files whose seqs do not interleave (one move's after another's) are read
+    # one after the other, in order, and need no sort of the month's rows
+    apart = all(a.last_seq < b.first_seq for a, b in itertools.pairwise(files))
     events = [str(folder / f.name) for f in files]
     tokens = [str(folder / tokens_name(f.name)) for f in files]
     with tempfile.TemporaryDirectory(dir=folder, prefix=".merge-") as scratch:
         work = Path(scratch)
-        cur = duck.cursor()
+        cur = ordered_cursor()
         try:
             cur.execute(
-                f"COPY (SELECT * FROM read_parquet(?) ORDER BY seq) TO {duck.literal(str(work / 'events.parquet'))}"  # noqa: S608
+                f"COPY (SELECT * FROM read_parquet(?){'' if apart else ' ORDER BY seq'}) TO {duck.literal(str(work / 'events.parquet'))}"  # noqa: S608
                 f" ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})",
                 [events],
             )

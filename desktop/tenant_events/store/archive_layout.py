@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, cast
 
 from tenant_events.query import Kind
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
@@ -57,32 +57,44 @@ FIELD_COLUMNS: Final = tuple(
 )
 
 
+# For one event type: the paths its fields read, grouped by the object that holds them (the keys down to it,
+# the keys in it), and for each field of FIELD_COLUMNS the places of its paths in that reading order.
+_Plan = tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], tuple[tuple[int, ...], ...]]
+
+
 @cache
-def _paths_by_type() -> Mapping[str, tuple[tuple[tuple[str, ...], ...], ...]]:
-    """For each event type, for each field of FIELD_COLUMNS: the key paths whose values the field tests."""
-    out: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = {}
+def _plans() -> Mapping[str, _Plan]:
+    """Each event type's plan: a path any of its fields reads is looked up once per event, and each object
+    on the way once, however many fields name it."""
+    out: dict[str, _Plan] = {}
     by_name = {f.name: f for f in FIELDS}
     for event_type in TYPE_NAMES:
+        holders: dict[tuple[str, ...], list[str]] = {}
         per_field = []
         for name, _column in FIELD_COLUMNS:
             keys = []
             for path in by_name[name].paths:
-                applies = path.types is None or any(event_type in types_matching(t) for t in path.types)
-                if applies:
-                    keys.append(tuple(path.path.removeprefix("$.").split(".")))
-            per_field.append(tuple(keys))
-        out[event_type] = tuple(per_field)
+                if path.types is None or any(event_type in types_matching(t) for t in path.types):
+                    *parent, leaf = path.path.removeprefix("$.").split(".")
+                    leaves = holders.setdefault(tuple(parent), [])
+                    if leaf not in leaves:
+                        leaves.append(leaf)
+                    keys.append((tuple(parent), leaf))
+            per_field.append(keys)
+        order = [(parent, leaf) for parent, leaves in holders.items() for leaf in leaves]
+        places = tuple(tuple(order.index(k) for k in keys) for keys in per_field)
+        out[event_type] = (tuple((parent, tuple(leaves)) for parent, leaves in holders.items()), places)
     return out
 
 
 def _sql_text(value: object) -> str | None:
     """The text SQLite's lower(json_extract(…)) gives for a JSON value; None for null (no match)."""
+    if isinstance(value, str):
+        return value.lower() if value.isascii() else value.translate(_LOWER)
     if value is None:
         return None
     if isinstance(value, bool):
         return "1" if value else "0"
-    if isinstance(value, str):
-        return value.translate(_LOWER)
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -93,29 +105,31 @@ def _sql_text(value: object) -> str | None:
 
 
 def _sqlite_real(value: float) -> str:
-    """SQLite's "%!.15g": like %.15g, always with a decimal point."""
-    text = f"{value:.15g}"
+    """SQLite's "%!.15g": like %.15g, always with a decimal point; a JSON -0.0 reads as 0.0 there."""
+    text = f"{value + 0.0:.15g}"
     mantissa, _, exponent = text.partition("e")
     if "." not in mantissa and "n" not in mantissa:  # not inf / nan
         mantissa += ".0"
     return mantissa + ("e" + exponent if exponent else "")
 
 
-def _at(message: Any, keys: tuple[str, ...]) -> object:
-    for key in keys:
-        if not isinstance(message, dict):
-            return None
-        message = message.get(key)
-    return message
-
-
 def field_values(event_type: str, message: object) -> list[list[str]]:
     """The values of every FIELD_COLUMNS field for one event (its parsed `data:` JSON), in column order."""
-    plans = _paths_by_type().get(event_type)
-    if plans is None:
+    plan = _plans().get(event_type)
+    if plan is None:
         return [[] for _ in FIELD_COLUMNS]
-    out = []
-    for keys in plans:
-        values = [_sql_text(_at(message, k)) for k in keys]
-        out.append([v for v in values if v is not None])
+    holders, places = plan
+    texts: list[str | None] = []
+    for parent, leaves in holders:
+        node = message
+        for key in parent:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            texts.extend([_sql_text(node.get(leaf)) for leaf in leaves])
+        else:
+            texts.extend([None] * len(leaves))
+    out: list[list[str]] = []
+    for field in places:
+        values = [texts[i] for i in field]
+        out.append([v for v in values if v is not None] if None in values else cast(list[str], values))
     return out

@@ -1,0 +1,148 @@
+"""The archive writer (store/archive_build.py): each file in seq order without sorting a month's rows, and the
+query line's field values it stores equal to what the live tier's SQL tests (docs/archive.md "Layout")."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+import orjson
+
+from helpers.history import history
+from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
+from tenant_events.store import duck
+from tenant_events.store.archive_build import (
+    LiveRow,
+    _tokens,
+    merge,
+    ordered_cursor,
+    tokens_select,
+    write_month,
+)
+from tenant_events.store.archive_layout import FIELD_COLUMNS, field_values, tokens_name
+
+DAY = 86400.0
+
+
+def _live_rows(n: int, seed: int, first_seq: int = 1) -> list[LiveRow]:
+    rows = history(n, time.time() - 40 * DAY, 5.0, seed)
+    return [
+        (first_seq + i, r.event_id, r.offset, r.type, r.time, r.time_ms, r.source, r.tenant, r.purpose, None, r.raw,
+         r.received_at)
+        for i, r in enumerate(rows)
+    ]  # fmt: skip
+
+
+def _column(path: Path, column: str) -> list[object]:
+    cur = duck.cursor()
+    try:
+        cur.execute("SET SESSION preserve_insertion_order = true")  # the file's own order
+        return [r[0] for r in cur.execute(f"SELECT {column} FROM read_parquet(?)", [str(path)]).fetchall()]
+    finally:
+        cur.close()
+
+
+def test_a_file_and_its_tokens_are_in_order_whatever_order_the_rows_came_in(tmp_path):
+    rows = _live_rows(3000, seed=3)
+    shuffled = rows[:]
+    random.Random(1).shuffle(shuffled)
+    built = write_month(tmp_path, "2026-01", shuffled)
+    assert _column(tmp_path / built.file.name, "seq") == [r[0] for r in rows]
+    terms = _column(tmp_path / tokens_name(built.file.name), "term")
+    assert terms == sorted(terms) and len(set(terms)) == len(terms)
+    lists = _column(tmp_path / tokens_name(built.file.name), "seqs")
+    assert all(seqs == sorted(set(seqs)) for seqs in lists)  # type: ignore[call-overload]
+
+
+def test_tokens_whose_seqs_take_several_lines_come_out_as_those_that_take_one(tmp_path):
+    """The writer reads its token lines in their order unless a long list was split over lines; then it
+    gathers them. Both give the same rows."""
+    rows = _live_rows(1500, seed=6)
+    summaries = [f"summary {r[3]} {r[0]}" for r in rows]
+    found = []
+    for line in (1 << 20, 64):
+        work = tmp_path / str(line)
+        work.mkdir()
+        split = _tokens(rows, summaries, work / "tokens.txt", line)
+        assert split is (line == 64)
+        cur = ordered_cursor()
+        try:
+            found.append(cur.execute(tokens_select(work, split)).fetchall())
+        finally:
+            cur.close()
+    assert found[0] == found[1] and len(found[0]) > 1000
+
+
+def test_a_merged_month_is_in_seq_order_whether_its_files_interleave_or_not(tmp_path):
+    rows = _live_rows(2400, seed=4)
+    apart = [write_month(tmp_path / "apart", "2026-01", rows[at : at + 600]) for at in (1800, 0, 1200, 600)]
+    merged = merge(tmp_path / "apart", [b.file for b in apart])
+    assert _column(tmp_path / "apart" / merged.file.name, "seq") == [r[0] for r in rows]
+    woven = [write_month(tmp_path / "woven", "2026-01", rows[k::3]) for k in (2, 0, 1)]
+    merged = merge(tmp_path / "woven", [b.file for b in woven])
+    assert _column(tmp_path / "woven" / merged.file.name, "seq") == [r[0] for r in rows]
+
+
+def _live_sql_values(conn: sqlite3.Connection, event_type: str, raw: str) -> list[list[str]]:
+    """Each field's values as the live tier's SQL (store/query_sql.py) tests them: lower(value) over
+    json_extract of the field's paths that apply to the type, one path alone or several through json_each."""
+    out = []
+    for name, _column in FIELD_COLUMNS:
+        field = next(f for f in FIELDS if f.name == name)
+        paths = [
+            p.path
+            for p in field.paths
+            if event_type in TYPE_NAMES
+            and (p.types is None or any(event_type in types_matching(t) for t in p.types))
+        ]
+        if not paths:
+            out.append([])
+        elif len(paths) == 1:
+            value = conn.execute("SELECT lower(json_extract(?, ?))", (raw, paths[0])).fetchone()[0]
+            out.append([] if value is None else [str(value)])
+        else:
+            marks = ", ".join("?" * len(paths))
+            values = conn.execute(
+                f"SELECT lower(value) FROM json_each(json_extract(?, {marks}))",
+                (raw, *paths),
+            ).fetchall()
+            out.append([str(v) for (v,) in values if v is not None])
+    return out
+
+
+_HOSTILE = {
+    "user_id": "AbC-ÉcOLE",
+    "email": True,
+    "username": -0.0,
+    "name": 1.5,
+    "nickname": {"A": [1, "B", None, -0.0]},
+    "member": {"id": False},
+    "organization": {"id": 1e20, "name": 2.5e-7, "display_name": None},
+    "group": {"id": "G-1", "name": "Ω", "organization_id": 100000.0},
+    "role": {"id": "R", "name": [3, "X"]},
+    "connection": {"id": "CON", "name": "Σx"},
+}
+
+
+def test_the_stored_field_values_are_what_the_live_tier_tests(tmp_path):
+    """Every event type of the simulator's tenant life, and values of every JSON kind on each type."""
+    rows = _live_rows(4000, seed=5)
+    seen = {r[3] for r in rows}
+    assert len(seen) >= 20, sorted(seen)  # the simulator makes nearly every type
+    hostile = []
+    for event_type in TYPE_NAMES:
+        message = {"event": {"data": {"object": _HOSTILE, "context": {"request": {"ip": "203.0.113.9"}}}}}
+        hostile.append((event_type, orjson.dumps(message).decode()))
+    hostile.append(("user.created", '{"event": {"data": {"object": "not an object"}}}'))
+    hostile.append(("no.such.type", orjson.dumps({"event": {"data": {"object": _HOSTILE}}}).decode()))
+    conn = sqlite3.connect(":memory:")
+    try:
+        for event_type, raw in [(r[3], r[10]) for r in rows] + hostile:
+            assert field_values(event_type, orjson.loads(raw)) == _live_sql_values(conn, event_type, raw), (
+                event_type,
+                raw,
+            )
+    finally:
+        conn.close()
