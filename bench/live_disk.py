@@ -6,7 +6,8 @@ the idle-time indexer does (full-text, entity directory, access history):
 
   kept   the archive's upkeep runs after each day (store/archive_keeper.py: events older than --keep-live move
          to the archive, the access history older than it is settled there, store/access_settle.py), and then
-         the writer has the rest of the day idle (its idle work: the moved rows out of the live full-text index)
+         the writer has the rest of the day idle (its idle work: the moved rows out of the live full-text index,
+         and the index merged in short steps once enough left it, store/fts_merge.py: the longest step listed)
   peer   no upkeep: everything stays live, as a store without an archive keeps it
 
 Every --every days it lists, for each: the live file's bytes in use (its pages less the free list: SQLite reuses
@@ -64,7 +65,10 @@ def days(n_days: int, per_day: int, seed: int) -> Iterator[tuple[float, list[obj
 
 def idle(path: Path, limit: float = 120.0) -> float:
     """Let the writer have the rest of the simulated day idle, as a live stream's writer has most of it: until
-    its idle work is done (the moved rows out of the live full-text index) or `limit` s; returns the wait."""
+    its idle work is done (the moved rows out of the live full-text index, and the index merged when enough
+    left it) or `limit` s; returns the wait."""
+    from tenant_events.store import fts_merge
+
     started = time.perf_counter()
     while time.perf_counter() - started < limit:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -72,9 +76,10 @@ def idle(path: Path, limit: float = 120.0) -> float:
             left = conn.execute("SELECT count(*) FROM archive_files WHERE fts_upto >= first_seq").fetchone()[
                 0
             ]
+            merging = fts_merge.due(conn)
         finally:
             conn.close()
-        if not left:
+        if not left and not merging:
             break
         time.sleep(0.2)
     return time.perf_counter() - started
@@ -152,6 +157,7 @@ def main() -> int:
                 history[day] = stats
                 table(day, stats, args.top)
                 print(f"({stored:,} events stored; upkeep {kept_s:.1f} s and idle work {idle_s:.1f} s so far; "
+                      f"longest merge step of the live index {writers['kept'].merger.longest_step * 1000:.0f} ms; "
                       f"load {os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
     finally:
         for writer in writers.values():

@@ -78,7 +78,7 @@ def _follow(db: Path, n: int, ready: Any, finished: Any) -> None:
     """The process placement's child: evaluate what the engine commits until `n` events are evaluated, on a
     connection of its own (no StoreWriter: its idle-time indexer would be a second one writing the same file)."""
     from tenant_events.store.alerts_table import AlertLedger
-    from tenant_events.store.schema import open_database
+    from tenant_events.store.database_open import open_database
 
     conn, _notice = open_database(db)
     ledger = AlertLedger(conn)

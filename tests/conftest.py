@@ -48,10 +48,14 @@ SLOW = (
     "store/test_team_archive.py",  # PostgreSQL, ten kill rounds, viewer processes: ~60 s
     "store/test_archive_move.py::test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing",  # ~60 s
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
+    "store/test_fts_merge.py",  # a move under one event every 0.1 s, until the index is merged: ~45 s
+    "store/test_directory_settle.py",  # 36 simulated days kept in two stores, every read compared: ~30-60 s
+    "store/test_settle_kill.py",  # ten kill rounds and more of settling, a reader all along: ~30 s
     "alerts/test_builtin_rules_live.py::test_ten_minutes_of_ordinary_demo_traffic_stay_quiet",  # ~30 s, twice
     "alerts/test_builtin_rules_live.py",
     "alerts/test_pack_budgets.py",  # a day of the demo's traffic (~245,000 events) made and evaluated: ~15-25 s
     "ui/window/test_focus_after_settings.py",  # Settings opened and closed five times, twice: ~25 s each
+    "ui/settings/test_team_archive_setting.py::test_settings_saves_the_team_archive_and_reads_the_tenant_with_it",
     "cli/test_unreachable.py",
     "destinations/test_hostile_receivers.py::test_destinations_test_of_a_trickling_receiver_answers_within_the",
     "chaos/test_crash_safety.py::test_sigkill_rounds_keep_every_event_exactly_once_in_order",

@@ -1,4 +1,4 @@
-"""ruff (lint and format), mypy --strict and the import contracts run as part of the one test command."""
+"""ruff (lint and format), mypy --strict, the import contracts and the modules' size limit run as part of the one test command."""
 
 from __future__ import annotations
 
@@ -41,3 +41,19 @@ def test_mypy_strict_clean():
 def test_import_contracts():
     proc = _run(_tool("lint-imports"))
     assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+MODULE_LINES_MAX = 400
+
+
+def test_no_module_over_400_lines():
+    """Small modules named for what they hold: one past the limit is split along a seam, not let grow."""
+    package = ROOT / "desktop" / "tenant_events"
+    long = {
+        path.relative_to(package).as_posix(): lines
+        for path in sorted(package.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES_MAX
+    }
+    assert not long, f"modules over {MODULE_LINES_MAX} lines: " + ", ".join(
+        f"{module} ({lines})" for module, lines in long.items()
+    )

@@ -25,8 +25,8 @@ ALLOWED: dict[str, str] = {
     "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
     "store/archive_build.py::scratch": "a month's rows as JSON lines in a scratch folder inside <name>.archive/",
     "store/archive_build.py::synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
-    "store/access_settle.py::_write": "a month's settled access spans as JSON lines in a scratch folder inside "
-    "<name>.archive/",
+    "store/archive_build.py::write_rows": "settled rows (access spans, the directory's past) as JSON lines in a "
+    "scratch folder inside <name>.archive/",
     "store/archive_build.py::sync_folder": "the <name>.archive/ folder itself, to fsync its renames",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
@@ -40,7 +40,7 @@ ALLOWED: dict[str, str] = {
     "settings/settings_file.py::load_settings": "the settings file and its backup before a migration",
     "settings/settings_file.py::write_private": "the settings or silences file's directory, to fsync the rename",
     "settings/silences_file.py::read_silences": "the silences file (silences.json beside the settings)",
-    "settings/silences_file.py::SilenceBook._locked": "the silences file's lock file (silences.json.lock)",
+    "settings/settings_file.py::held_lock": "the settings or silences file's lock file (<file>.lock beside it)",
     "tenant/origin.py::recorded_origin": "<name>.origin.json beside the database",
     "paths.py::regular_file_bytes": "a file the user names, read only when it is a regular file: a hub secret file, "
     "the Sigma files `rules import` reads, the rules file `rules test` is given",
@@ -139,7 +139,7 @@ STORE_SITES = {
     "store/archive_build.py::_tokens",
     "store/archive_build.py::scratch",
     "store/archive_build.py::synced_rename",
-    "store/access_settle.py::_write",
+    "store/archive_build.py::write_rows",
     "store/archive_build.py::sync_folder",
 }
 

@@ -15,7 +15,7 @@ import pytest
 
 from helpers.fixtures_engine import demo_stream
 from helpers.stream_kill import counter as _counter
-from helpers.stream_kill import kill_then_catch_up
+from helpers.stream_kill import evaluated_all, kill_then_catch_up
 from helpers.stream_kill import stored as _stored
 from helpers.stream_kill import wait as _wait
 from tenant_events.settings import SCHEMA_VERSION
@@ -185,7 +185,7 @@ def test_exactly_once_across_sigkill_restart_and_resent_events(make_simulator, t
     # a scenario's deletion is never a test event (an emitted one may be, and the rules pass over those); it sends
     # the organization's creation and members first
     live = sim.scenario("org_deleted")["last_seq"]
-    _wait(lambda: _stored(db) >= live and _counter(db, "alerts_upto") >= live, "the live event", second)
+    _wait(lambda: evaluated_all(db, live), "the live event", second)
     second.send_signal(signal.SIGTERM)
     _, err = second.communicate(timeout=30)
     assert second.returncode == 0, err

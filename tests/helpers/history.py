@@ -5,12 +5,13 @@ wire code into the rows the engine would store."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from tenant_events.simulator.activity import Activity
 from tenant_events.simulator.config import SimulatorConfig
 from tenant_events.simulator.event_log import EventLog
 from tenant_events.simulator.storage import SimStore
-from tenant_events.store import EventRow
+from tenant_events.store import Batch, EventRow, StoreWriter
 from tenant_events.wire.messages import decode_frame_timed
 
 
@@ -38,3 +39,16 @@ def history(n: int, start: float, spacing: float, seed: int = 1) -> list[EventRo
         return out
     finally:
         store.close()
+
+
+def fill_store(path: Path, n: int, days: float, now: float, seed: int = 1) -> list[str]:
+    """A store of `n` events spread over the `days` before `now`, fully indexed; their ids in stored order."""
+    rows = history(n, now - days * 86400, days * 86400 / n, seed)
+    writer = StoreWriter(path)
+    try:
+        for at in range(0, n, 500):
+            writer.commit_sync(Batch(events=rows[at : at + 500]))
+        writer.index_all_sync()
+    finally:
+        writer.close()
+    return [r.event_id for r in rows]

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -21,7 +22,9 @@ import pytest
 from helpers.fixtures_engine import OLD, cli, reference_ids
 from helpers.slack import bound
 from helpers.small_disk import remount, small_disk_at
+from tenant_events.errors import StorageError
 from tenant_events.store import EventReader
+from tenant_events.store.database_open import open_database
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
 
@@ -30,6 +33,14 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpf
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs: big enough for the schema, too small for the simulator's backlog."""
     with small_disk_at(tmp_path / f"disk-{uuid.uuid4().hex[:6]}") as mnt:
+        yield mnt
+
+
+@pytest.fixture
+def roomy_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 32 MB tmpfs, for a fault other than space: room for the store, its write-ahead log at the size it reaches
+    while the rules' process reads beside the writer (a checkpoint waits for its snapshot), and more events."""
+    with small_disk_at(tmp_path / f"disk-{uuid.uuid4().hex[:6]}", size="32m") as mnt:
         yield mnt
 
 
@@ -62,7 +73,7 @@ def stream(sim, data: Path, *extra: str) -> subprocess.Popen[str]:
 
 def run_until_stored(sim, data: Path, db: Path, total: int, limit: float = 60) -> str:
     proc = stream(sim, data)
-    deadline = time.monotonic() + limit
+    deadline = time.monotonic() + bound(limit)
     try:
         while time.monotonic() < deadline:
             assert proc.poll() is None, proc.communicate()[1]
@@ -73,6 +84,10 @@ def run_until_stored(sim, data: Path, db: Path, total: int, limit: float = 60) -
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
+    files = sorted((p.name, p.stat().st_size) for p in db.parent.iterdir())
+    assert count(db) >= total, (
+        f"{count(db)} of {total} stored within {bound(limit):.0f} s, beside {files}; the stream said:\n{err}"
+    )
     return err
 
 
@@ -153,25 +168,54 @@ def test_a_full_disk_pauses_with_a_clear_message_keeps_what_was_committed_and_re
 
 
 def test_a_read_only_data_dir_stops_with_a_clear_message_and_resumes_when_writable(
-    make_simulator, small_disk
+    make_simulator, roomy_disk
 ):
     sim = make_simulator(backlog=500, rate=0, burst_every=0, heartbeat=0.2)
-    db = small_disk / "tenants" / "disk.sqlite3"
-    run_until_stored(sim, small_disk, db, 500)
-    remount(small_disk, "ro")
+    db = roomy_disk / "tenants" / "disk.sqlite3"
+    run_until_stored(sim, roomy_disk, db, 500)
+    remount(roomy_disk, "ro")
     sim.emit(300)
-    proc = stream(sim, small_disk)
+    proc = stream(sim, roomy_disk)
     try:
         _, err = proc.communicate(timeout=60)
     finally:
-        remount(small_disk, "rw")
+        remount(roomy_disk, "rw")
     assert proc.returncode == 5, err
     last = err.strip().splitlines()[-1]
     assert str(db) in last and "check the data dir" in last, last  # SQLite only says "unable to open"
     assert count(db) == 500
-    run_until_stored(sim, small_disk, db, 800)
+    run_until_stored(sim, roomy_disk, db, 800)
     ids = export_ids(db)
     assert len(ids) == len(set(ids)) == 800 and ids == reference_ids(sim, 800)
+
+
+_DIES_WITH_ITS_STORE_OPEN = """
+import os, signal, sys
+from pathlib import Path
+from tenant_events.store import StoreWriter
+from tenant_events.store.schema import connect
+writer = StoreWriter(Path(sys.argv[1]))
+writer.close()
+conn = connect(Path(sys.argv[1]))
+conn.execute("SELECT count(*) FROM events").fetchone()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_store_left_by_a_crash_on_a_file_system_now_read_only_says_check_the_data_dir(roomy_disk):
+    """A process killed with its store open leaves the -wal and -shm beside it; with the file system then made
+    read-only, SQLite still opens the store, and the first thing that fails is the app's own tightening of the
+    file's mode: said as the store's failure, with the data dir to check, never as a bare OS error."""
+    db = roomy_disk / "t.sqlite3"
+    subprocess.run([sys.executable, "-c", _DIES_WITH_ITS_STORE_OPEN, str(db)], check=False, timeout=60)
+    assert db.with_name(db.name + "-wal").exists() and db.with_name(db.name + "-shm").exists()
+    remount(roomy_disk, "ro")
+    try:
+        with pytest.raises(StorageError) as refused:
+            open_database(db)
+    finally:
+        remount(roomy_disk, "rw")
+    assert str(db) in str(refused.value) and "check the data dir" in str(refused.value), refused.value
 
 
 def test_a_corrupted_database_is_moved_aside_the_user_told_and_a_fresh_one_started(make_simulator, tmp_path):

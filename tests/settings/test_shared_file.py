@@ -5,12 +5,14 @@ same value the app's is the newer."""
 from __future__ import annotations
 
 import sys
+import threading
 import types
 
 import pytest
 
 from helpers.cli_here import run_here
 from helpers.sigma_samples import VIP_DELETED, has_vip_deleted
+from helpers.slack import bound
 from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
 from tenant_events.settings.destinations import DestinationProfile
@@ -135,30 +137,64 @@ def test_a_command_that_fails_writes_nothing(tmp_path):
     assert paths.settings_file.read_bytes() == before
 
 
-def test_a_command_that_saves_the_moment_after_the_app_wrote_is_still_taken_in(tmp_path):
-    """A command's save that lands right after the app's own write, while the app still finishes its save (the
-    directory's fsync): the app must not take the command's file for its own and miss the change for good. A
-    profile hook runs the command's save at exactly that moment — when the app's write returns."""
+def test_a_hand_edit_saved_the_moment_after_the_app_wrote_is_still_taken_in(tmp_path):
+    """A save by something that takes no lock (the user's editor) landing right after the app's own write, while
+    the app still finishes its save (the directory's fsync): the app must not take that file for its own and miss
+    the change for good. A profile hook makes the editor's save at exactly that moment: when the app's write
+    returns."""
     paths = AppPaths.resolve(tmp_path)
     acme = {"name": "acme", "domain": "acme.example.com", "client_id": "c1"}
     save_settings(paths, Settings.model_validate({"tenants": [acme]}))
     app = SharedSettings(paths)
     mine = app.base.model_copy(deep=True)
     mine.notifications.do_not_disturb = True
-    removed: list[bool] = []
+    edited: list[bool] = []
 
-    def command_removes_the_tenant(frame: types.FrameType, event: str, arg: object) -> None:
-        if event == "return" and frame.f_code.co_name == "write_private" and not removed:
-            removed.append(True)
-            with edited_settings(paths) as settings:  # `logout --remove`, say, in a terminal
-                settings.tenants = []
+    def editor_removes_the_tenant(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "return" and frame.f_code.co_name == "write_private" and not edited:
+            edited.append(True)
+            by_hand = load_settings(paths)
+            by_hand.tenants = []
+            save_settings(paths, by_hand)  # an atomic replace, as editors save
 
-    sys.setprofile(command_removes_the_tenant)
+    sys.setprofile(editor_removes_the_tenant)
     try:
         app.save(mine)
     finally:
         sys.setprofile(None)
-    assert removed and load_settings(paths).tenants == []
-    assert app.changed(), "the command's save was taken for the app's own"
+    assert edited and load_settings(paths).tenants == []
+    assert app.changed(), "the editor's save was taken for the app's own"
     fresh = app.refresh(mine)
     assert fresh.tenants == [] and fresh.notifications.do_not_disturb
+
+
+def test_a_command_that_saves_while_the_app_saves_keeps_its_change(tmp_path):
+    """A command's whole save (`destinations add`, say) landing between the app's read of the file and its write:
+    written over, the command's change would be gone without a word. The hook starts the command when the app's
+    read returns and gives it a second to finish: it waits for the app's save instead, then folds its change in."""
+    paths = AppPaths.resolve(tmp_path)
+    app = SharedSettings(paths)
+    mine = app.base.model_copy(deep=True)
+    mine.notifications.do_not_disturb = True
+    pager = DestinationProfile(name="pager", url_masked="ntfy://…@ntfy.example/alerts")
+    command: list[threading.Thread] = []
+
+    def add_pager() -> None:
+        with edited_settings(paths) as settings:
+            settings.destinations.append(pager)
+
+    def command_saves_meanwhile(frame: types.FrameType, event: str, arg: object) -> None:
+        if event == "return" and frame.f_code.co_name == "read_current" and not command:
+            command.append(threading.Thread(target=add_pager))
+            command[0].start()
+            command[0].join(timeout=1.0)
+
+    sys.setprofile(command_saves_meanwhile)
+    try:
+        app.save(mine)
+    finally:
+        sys.setprofile(None)
+    command[0].join(timeout=bound(10))
+    on_disk = load_settings(paths)
+    assert on_disk.destinations == [pager], "the command's change was written over"
+    assert on_disk.notifications.do_not_disturb

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from helpers.entity_events import T0, envelope_row
-from tenant_events.simulator.generator import TenantLife
+from helpers.entity_events import T0
+from helpers.tenant_days import tenant_days
 from tenant_events.simulator.world import iso_ms
 from tenant_events.store import Batch, EventRow, StoreWriter
 from tenant_events.store.access_reader import AccessReader
@@ -26,18 +26,7 @@ HISTORY = ("access_spans", "access_marks", "access_ends")
 
 
 def _days(seed: int = 5) -> Iterator[tuple[float, list[EventRow]]]:
-    """Each simulated day's end and its events (the simulator's tenant life), each stored as it happened."""
-    life = TenantLife(seed, tenant_id="ten_DemoTenant000001")
-    rng = random.Random(seed)
-    ts, n = T0.timestamp(), 0
-    for day in range(DAYS):
-        end = T0.timestamp() + (day + 1) * DAY
-        rows = []
-        while (ts := ts + rng.expovariate(PER_DAY / DAY)) < end:
-            name, data = life.next_event(ts)
-            rows.append(envelope_row(name, data, iso_ms(ts), n)._replace(received_at=ts))
-            n += 1
-        yield end, rows
+    return tenant_days(DAYS, PER_DAY, seed)
 
 
 def _rows(path: Path) -> tuple[int, int]:

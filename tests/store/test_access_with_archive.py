@@ -173,9 +173,11 @@ def _directory(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object,
 def test_reindex_builds_the_directory_from_both_tiers(tmp_path, live_left):
     """`reindex` after events moved: the entity directory is the one the events gave it as they came, archived
     ones included (it read the live table only, and lost every entity only archived events named); with every
-    event archived too."""
+    event archived too (the upkeep then also settled the directory's past into the archive folder: `reindex`
+    builds it whole again, live)."""
     path = tmp_path / "t.sqlite3"
     _stored(path)
+    before = _directory(path)  # as the events gave it as they came
     # a cap on live rows leaves the newest 1000 live; the default keeps none (every event is old enough)
     policy = Retention(keep_live_days=36500, max_live_rows=1000, settle_seconds=0)
     writer = StoreWriter(path)
@@ -183,7 +185,7 @@ def test_reindex_builds_the_directory_from_both_tiers(tmp_path, live_left):
         keep(writer, policy if live_left else Retention(keep_live_days=30, settle_seconds=0), LATER)
     finally:
         writer.close()
-    before = _directory(path)
+    assert (_directory(path) == before) is live_left  # (every event old: the directory's past settled)
     conn = sqlite3.connect(path)
     try:
         live = conn.execute("SELECT count(*) FROM events").fetchone()[0]

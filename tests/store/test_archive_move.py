@@ -12,7 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from helpers.history import history
+from helpers.history import fill_store
+from helpers.kill_points import stop_between_a_file_and_its_commit
 from helpers.slack import bound
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store import archive_move as move
@@ -28,15 +29,7 @@ NOW = time.time()
 
 def _fill(path: Path, n: int, days: float, seed: int = 1) -> list[str]:
     """A store of `n` events spread over the last `days`, fully indexed; returns their ids in stored order."""
-    rows = history(n, NOW - days * DAY, days * DAY / n, seed)
-    writer = StoreWriter(path)
-    try:
-        for at in range(0, n, 500):
-            writer.commit_sync(Batch(events=rows[at : at + 500]))
-        writer.index_all_sync()
-    finally:
-        writer.close()
-    return [r.event_id for r in rows]
+    return fill_store(path, n, days, NOW, seed)
 
 
 def _ids(path: Path) -> list[str]:
@@ -203,22 +196,6 @@ def _listed(path: Path) -> set[str]:
         conn.close()
 
 
-def _stop_between_a_file_and_its_commit(child: subprocess.Popen[str], path: Path) -> None:
-    """Watch for the mover's next month file and freeze it (SIGSTOP) as it appears: if the file is not in the
-    catalog yet, the kill that follows lands between the two; else it runs on to its next file (for a bound)."""
-    known, deadline = _month_files(path), time.monotonic() + bound(20)
-    while child.poll() is None and time.monotonic() < deadline:
-        new = _month_files(path) - known
-        if not new:
-            time.sleep(0.0005)
-            continue
-        child.send_signal(signal.SIGSTOP)
-        if new - _listed(path):
-            return
-        known |= new
-        child.send_signal(signal.SIGCONT)
-
-
 def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
     """Ten rounds or more: a mover process killed at a random moment while a reader in this process keeps reading every
     event; every read, during and after, holds each event exactly once, in stored order."""
@@ -247,10 +224,13 @@ def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        # ten rounds at least, and more (up to 30) until one kill has landed between a file and its commit
+        # ten rounds at least, and more (up to 30) until one kill has landed between a file and its commit. The
+        # narrow moment is aimed at from the first round on, every other round, while most of the history is still
+        # to move: on a fast machine the random rounds alone can move everything before a later round aims at it.
         for round_ in range(30):
             if round_ >= 10 and unlisted_rounds:
                 break
+            aim = not unlisted_rounds and round_ % 2 == 0
             child = subprocess.Popen(
                 [sys.executable, "-c", _MOVER, str(path), str(NOW), str(rng.choice([90, 150, 240]))],
                 env=env,
@@ -258,10 +238,10 @@ def test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing(tmp_path):
                 text=True,
             )
             assert child.stdout is not None and child.stdout.readline() == "open\n"
-            if round_ < 10:
-                time.sleep(rng.uniform(0.05, 2.5))  # any moment
+            if aim:  # the narrow one a random kill rarely lands in
+                stop_between_a_file_and_its_commit(child, lambda: _month_files(path), lambda: _listed(path))
             else:
-                _stop_between_a_file_and_its_commit(child, path)  # the narrow one no random kill landed in
+                time.sleep(rng.uniform(0.05, 2.5))  # any moment
             child.send_signal(signal.SIGKILL)
             child.wait(30)
             assert _ids(path) == ids

@@ -13,6 +13,7 @@ from tenant_events.alerts import BUILTIN_RULES, Evaluator, RuleEngine, load_rule
 from tenant_events.store import AlertInbox, Batch, StoreWriter
 from tenant_events.store.directory import LIVE_BATCH
 from tenant_events.store.entity_reader import DirectoryReader
+from tenant_events.store.indexer import FTS_CHUNK
 
 
 def test_the_indexer_catches_up_while_live_batches_keep_coming(tmp_path):
@@ -31,6 +32,30 @@ def test_the_indexer_catches_up_while_live_batches_keep_coming(tmp_path):
                     break
             else:
                 raise AssertionError(f"the directory stayed at {reader.watermark()} of {len(rows)} stored")
+    finally:
+        writer.close()
+
+
+def test_under_traffic_every_turn_goes_to_indexing_when_nothing_else_is_to_do(tmp_path, monkeypatch):
+    """A store with nothing moved to the archive has no moved rows to take out of its full-text index: under live
+    traffic (one idle turn before each batch here) each turn indexes a chunk of a catch-up, none is spent on a
+    clean-up with nothing to do (each such turn is another INDEX_AT_LEAST_EVERY for the names to wait)."""
+    from tenant_events.store import writer as writer_module
+
+    for name in ("IDLE_BEFORE_INDEXING", "INDEX_AT_LEAST_EVERY"):  # no turn but the ones asked for below
+        monkeypatch.setattr(writer_module, name, 3600.0)
+    path = tmp_path / "demo.sqlite3"
+    rows, _life = simulated_rows(2 * FTS_CHUNK + 100)
+    writer = StoreWriter(path)
+    try:
+        writer.commit_sync(
+            Batch(events=rows[:-2], cursor="backlog")
+        )  # a catch-up's batch: left to the indexer
+        monkeypatch.setattr(writer_module, "INDEX_AT_LEAST_EVERY", 0.0)  # a turn before every batch
+        for i, row in enumerate(rows[-2:]):
+            writer.commit_sync(Batch(events=[row], cursor=f"live{i}"))
+        with DirectoryReader(path) as reader:
+            assert reader.watermark() >= 2 * FTS_CHUNK, "a turn went to something other than indexing"
     finally:
         writer.close()
 

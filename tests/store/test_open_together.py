@@ -16,7 +16,7 @@ ROUNDS = 12
 
 
 def _open_each(paths: list[str], barrier: Any, outcomes: Any) -> None:
-    from tenant_events.store.schema import open_database
+    from tenant_events.store.database_open import open_database
 
     for path in paths:
         barrier.wait(30)

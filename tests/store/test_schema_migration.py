@@ -9,7 +9,8 @@ import sqlite3
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.commit import insert_events
-from tenant_events.store.schema import _V1, SCHEMA_VERSION, _split, open_database
+from tenant_events.store.database_open import open_database
+from tenant_events.store.schema import _V1, SCHEMA_VERSION, _split
 
 
 def _schema1_database(path, rows):

@@ -29,18 +29,19 @@ import contextlib
 import functools
 import logging
 import random
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, TypeVar
 
 from tenant_events.alerts.delivery import QuietTimes
 from tenant_events.destinations.flood import flood_of
-from tenant_events.destinations.message import AlertMessage, alert_message, folded_message
-from tenant_events.destinations.send import DEADLINE_S, Attempts, Outcome, send
+from tenant_events.destinations.message import alert_message, folded_message
+from tenant_events.destinations.send import DEADLINE_S, Attempts, send
+from tenant_events.destinations.send_thread import Sender, send_in_thread
+from tenant_events.destinations.shared_deliveries import SharedDeliveries
 from tenant_events.settings.destinations import DestinationProfile
 from tenant_events.store.outbox import Delivery, Outbox, Unrouted
 from tenant_events.values.alert_lifecycle import CATCH_UP_HOLD_S
@@ -77,29 +78,6 @@ class Target:
 
 
 Targets = Callable[[], dict[str, Target]]
-Sender = Callable[[str, AlertMessage], Outcome]
-
-
-class SharedDeliveries(Protocol):
-    """A team's delivery state kept beside the database (the relays' shared outbox on the hub): a delivery
-    another relay made is not sent again, and every relay sends an alert version under the same dedup key."""
-
-    def may_send(self) -> bool:
-        """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
-
-    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
-
-    def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
-        """One message for a flood (flood.py), under the team's keys."""
-        ...
-
-    async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
-        """(delivered already, attempts so far) as any relay recorded them: a takeover goes on counting."""
-        ...
-
-    async def record(
-        self, alert: StoredAlert, delivery: Delivery, state: str, attempts: int, error: str = ""
-    ) -> None: ...
 
 
 class DeliveryWorker:
@@ -321,7 +299,7 @@ class DeliveryWorker:
                 message = folded_message([(a, x.version) for a, x in sent], self._database.stem)
             else:
                 message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
-            outcome = await self._send(target.url, message)
+            outcome = await send_in_thread(self._sender, target.url, message, self._send_wait)
             if self._closed and outcome.kind != "delivered":
                 return  # ended by the stop: it stays due, as it was, for the next start
             now = self._clock()
@@ -373,35 +351,6 @@ class DeliveryWorker:
             else:
                 left.append((x, other))
         return left
-
-    async def _send(self, url: str, message: AlertMessage) -> Outcome:
-        """The sender in a thread of its own (a daemon: a send that outlives its deadline — a name lookup that
-        hangs — never holds the process's exit), waited for until its deadline and a grace."""
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Outcome] = loop.create_future()
-
-        def settle(outcome: Outcome | None, error: BaseException | None) -> None:
-            if done.done():
-                return
-            if error is not None:
-                done.set_exception(error)
-            else:
-                done.set_result(outcome or Outcome("retry", "no outcome"))
-
-        def run() -> None:
-            try:
-                result: Outcome | None = self._sender(url, message)
-                error: BaseException | None = None
-            except BaseException as exc:  # handed to the lane, which logs it
-                result, error = None, exc
-            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
-                loop.call_soon_threadsafe(settle, result, error)
-
-        threading.Thread(target=run, name="alert-send", daemon=True).start()
-        try:
-            return await asyncio.wait_for(asyncio.shield(done), self._send_wait)
-        except TimeoutError:
-            return Outcome("retry", f"no answer within {self._send_wait:g} s")
 
     def _changed(self) -> None:
         for callback in list(self.on_change):

@@ -9,13 +9,14 @@ one is refused so an old app cannot overwrite it. `save_settings` writes a temp 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,18 @@ def load_settings(paths: AppPaths, notices: list[str] | None = None) -> Settings
     ):
         save_settings(paths, settings)  # migrated: write the new version once (the backup is beside it)
     return settings
+
+
+@contextlib.contextmanager
+def held_lock(path: Path) -> Iterator[None]:
+    """`path`'s read-change-write to itself: the app and a command (or two commands) each read the file, fold in
+    their change and write it; without the lock a write landing between another's read and write was lost. An
+    exclusive flock on a companion file, so it ends with its process however the process ends."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        os.fchmod(lock.fileno(), 0o600)
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 def save_settings(paths: AppPaths, settings: Settings) -> os.stat_result:

@@ -34,6 +34,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings.document import SCHEMA_VERSION, Settings
 from tenant_events.settings.settings_file import (
     Unusable,
+    held_lock,
     load_settings,
     migrated,
     read_document,
@@ -107,9 +108,12 @@ def file_stamp(path: Path) -> Stamp:
     """The file's inode, modification time and size (None when it is not there): every save is an atomic
     replace (a new inode), so a change shows however quick the writes."""
     try:
-        found = path.stat()
+        return stamp_of(path.stat())
     except OSError:
         return None
+
+
+def stamp_of(found: os.stat_result) -> Stamp:
     return found.st_ino, found.st_mtime_ns, found.st_size
 
 
@@ -148,14 +152,15 @@ class SharedSettings:
 
     def save(self, mine: Settings) -> Settings:
         """Write `mine`, keeping what another process saved since; returns what was written."""
-        try:
-            theirs = read_current(self.paths)
-            written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
-        except Unusable as exc:
-            self.kept_aside = self._keep_aside(str(exc)), str(exc)
-            written = mine
-        ours = save_settings(self.paths, written)  # (a stamp of the path now could be another process's file)
-        self.base, self._seen = written.model_copy(deep=True), (ours.st_ino, ours.st_mtime_ns, ours.st_size)
+        with held_lock(self.paths.settings_file):
+            try:
+                theirs = read_current(self.paths)
+                written = mine if theirs is None or theirs == self.base else merged(self.base, mine, theirs)
+            except Unusable as exc:
+                self.kept_aside = self._keep_aside(str(exc)), str(exc)
+                written = mine
+            ours = save_settings(self.paths, written)  # (a stamp of the path now could be another's file)
+        self.base, self._seen = written.model_copy(deep=True), stamp_of(ours)
         return written
 
     def _keep_aside(self, why: str) -> Path:

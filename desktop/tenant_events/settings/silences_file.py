@@ -14,9 +14,7 @@ that ended more than a week ago are dropped at the next change.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -28,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
-from tenant_events.settings.settings_file import write_private
+from tenant_events.settings.settings_file import held_lock, write_private
 from tenant_events.values.silences import Silence
 
 log = logging.getLogger(__name__)
@@ -123,10 +121,7 @@ class SilenceBook:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[list[Silence]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.path.with_name(FILE_NAME + ".lock"), "a+b") as lock:
-            os.fchmod(lock.fileno(), 0o600)
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        with held_lock(self.path):
             current = read_silences(self.path)
             yield current
             now = self.clock()

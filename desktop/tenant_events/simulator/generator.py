@@ -263,7 +263,9 @@ class TenantLife(GroupLife):
             return None
         for user_id in org.members:
             self.user_orgs.get(user_id, set()).discard(org.id)
-        for group_id in list(org.groups):
+        # sorted: dropped in a set's order, the group bag's order (and every later pick) would follow the
+        # process's string hashing, and one seed would not make one tenant life
+        for group_id in sorted(org.groups):
             self._drop_group(self.groups[group_id])
         del self.orgs[org.id]
         self.org_bag.discard(org.id)

@@ -3,6 +3,7 @@
 from tenant_events.store.alert_records import AlertWrite, EvalRow, RowSegment
 from tenant_events.store.alerts_inbox import AlertInbox
 from tenant_events.store.alerts_table import MAX_ALERT_EVENTS, AlertLedger, WatermarkMoved
+from tenant_events.store.database_open import OpenNotice
 from tenant_events.store.reader import EventReader, open_reader
 from tenant_events.store.records import (
     Batch,
@@ -13,7 +14,7 @@ from tenant_events.store.records import (
     RejectedRow,
     StoredGap,
 )
-from tenant_events.store.schema import SCHEMA_VERSION, OpenNotice
+from tenant_events.store.schema import SCHEMA_VERSION
 from tenant_events.store.writer import StoreWriter
 from tenant_events.values.alerts import Severity, StoredAlert
 from tenant_events.values.events import EventFilter, StoredEvent, StoredRejected

@@ -58,7 +58,7 @@ class AccessReader:
             "PRAGMA cache_size = -4000"
         )  # as the directory's reader: a few MiB, not the writer's 32
         self._lock = threading.Lock()
-        self._names = DirectoryReader.on_connection(self._conn)
+        self._names = DirectoryReader.on_connection(self._conn, settled=True)  # the deleted too
         self._archive = ArchiveReader(folder_of(path))  # events that did a change may since have moved
 
     def close(self) -> None:

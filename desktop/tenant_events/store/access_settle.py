@@ -21,18 +21,14 @@ from __future__ import annotations
 import contextlib
 import secrets
 import sqlite3
-import tempfile
 import time
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-import orjson
-
-from tenant_events.store import duck
 from tenant_events.store.access_settled import SPAN_COLUMNS, Span, forget, listed
-from tenant_events.store.archive_build import ZSTD_LEVEL, remove, sync_folder, synced_rename
+from tenant_events.store.archive_build import remove, write_rows
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.directory import STAMP_SHIFT
 from tenant_events.store.schema import connect, rollback
@@ -41,10 +37,12 @@ from tenant_events.store.writer import StoreWriter
 DAY_MS: Final = 86_400_000
 PREFIX: Final = "access."
 SUFFIX: Final = ".spans"  # (Parquet; not named .parquet: the events' leftovers are found by that name)
-_NAMES: Final = tuple(SPAN_COLUMNS.split(", "))
-_COLUMNS: Final = (
-    "{'rel': 'INTEGER', 'a': 'VARCHAR', 'b': 'VARCHAR', 'c': 'VARCHAR', 'since': 'BIGINT', 'until': 'BIGINT',"
-    " 'since_seq': 'BIGINT', 'until_seq': 'BIGINT'}"
+_COLUMNS: Final = tuple(
+    zip(
+        SPAN_COLUMNS.split(", "),
+        ("INTEGER", "VARCHAR", "VARCHAR", "VARCHAR", "BIGINT", "BIGINT", "BIGINT", "BIGINT"),
+        strict=True,
+    )
 )
 TABLE_SQL: Final = """
 CREATE TABLE IF NOT EXISTS access_files (
@@ -155,33 +153,9 @@ def _month(stamp: int) -> str:
 
 
 def _write(folder: Path, month: str, spans: list[Span], earlier: list[Path]) -> tuple[str, str, int, int]:
-    """One month's file: `spans` and the rows of its `earlier` files, by start; synced and in the folder. The
-    spans reach DuckDB through a scratch file of JSON lines (a first pass over a long history settles millions:
-    row by row inserts would take minutes)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """One month's file: `spans` and the rows of its `earlier` files, by start; synced and in the folder."""
     name = f"{PREFIX}{month}.{secrets.token_hex(4)}{SUFFIX}"
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".settle-") as work_dir:
-        scratch, work = Path(work_dir) / "spans.jsonl", Path(work_dir) / "spans.parquet"
-        with scratch.open("wb") as f:
-            for span in spans:
-                f.write(orjson.dumps(dict(zip(_NAMES, span, strict=True))))
-                f.write(b"\n")
-        union = f"SELECT {SPAN_COLUMNS} FROM read_json({duck.literal(str(scratch))}, format = 'newline_delimited', columns = {_COLUMNS})"  # noqa: S608
-        if earlier:
-            union += f" UNION ALL SELECT {SPAN_COLUMNS} FROM read_parquet(?)"  # noqa: S608
-        cur = duck.cursor()
-        try:
-            cur.execute(
-                f"COPY ({union} ORDER BY since) TO {duck.literal(str(work))}"
-                f" (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, ROW_GROUP_SIZE 65536)",
-                [[str(p) for p in earlier]] if earlier else [],
-            )
-            rows = int(cur.execute("SELECT count(*) FROM read_parquet(?)", [str(work)]).fetchone()[0])  # type: ignore[index]
-        finally:
-            cur.close()
-        size = work.stat().st_size
-        synced_rename(work, folder / name)
-    sync_folder(folder)
+    rows, size = write_rows(folder, name, _COLUMNS, spans, earlier, "since")
     return name, month, rows, size
 
 
@@ -228,14 +202,16 @@ def _commit(
     return True
 
 
-def orphans(database: Path, known: set[str], now: float, age: float) -> list[Path]:
-    """Settled files no list names (`known`: the archive's and these lists, and the garbage), older than `age`:
-    a pass killed before its transaction."""
+def orphans(
+    database: Path, known: set[str], now: float, age: float, pattern: str = f"{PREFIX}*{SUFFIX}"
+) -> list[Path]:
+    """Settled files (named as `pattern`) no list names (`known`: the archive's and the settled lists, and the
+    garbage), older than `age`: a pass killed before its transaction."""
     folder = folder_of(database)
     if not folder.is_dir():
         return []
     found = []
-    for path in folder.glob(f"{PREFIX}*{SUFFIX}"):
+    for path in folder.glob(pattern):
         with contextlib.suppress(FileNotFoundError):
             if path.name not in known and now - path.stat().st_mtime >= age:
                 found.append(path)

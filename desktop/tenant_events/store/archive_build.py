@@ -152,6 +152,47 @@ def sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def write_rows(
+    folder: Path,
+    name: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Iterable[Sequence[object]],
+    earlier: Sequence[Path],
+    order: str,
+) -> tuple[int, int]:
+    """A Parquet file of `rows` (`columns`: names and DuckDB types) and the rows of the `earlier` files (the
+    same columns), ordered by `order`, without a duplicate row; synced and renamed into `folder` as `name`.
+    Returns its rows and bytes. The rows reach DuckDB through a scratch file of JSON lines (a first pass over a
+    long history brings millions: row by row inserts would take minutes)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    names = [c for c, _t in columns]
+    listed = ", ".join(names)
+    types = "{" + ", ".join(f"'{c}': '{t}'" for c, t in columns) + "}"
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".settle-") as work_dir:
+        scratch, work = Path(work_dir) / "rows.jsonl", Path(work_dir) / "rows.parquet"
+        with scratch.open("wb") as f:
+            for row in rows:
+                f.write(orjson.dumps(dict(zip(names, row, strict=True))))
+                f.write(b"\n")
+        union = f"SELECT {listed} FROM read_json({duck.literal(str(scratch))}, format = 'newline_delimited', columns = {types})"  # noqa: S608
+        if earlier:
+            union += f" UNION SELECT {listed} FROM read_parquet(?)"  # noqa: S608
+        cur = duck.cursor()
+        try:
+            cur.execute(
+                f"COPY (SELECT DISTINCT * FROM ({union}) ORDER BY {order}) TO {duck.literal(str(work))}"  # noqa: S608
+                f" (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, ROW_GROUP_SIZE {ROW_GROUP})",
+                [[str(p) for p in earlier]] if earlier else [],
+            )
+            count = int(cur.execute("SELECT count(*) FROM read_parquet(?)", [str(work)]).fetchone()[0])  # type: ignore[index]
+        finally:
+            cur.close()
+        size = work.stat().st_size
+        synced_rename(work, folder / name)
+    sync_folder(folder)
+    return count, size
+
+
 def new_name(month: str, first_seq: int, last_seq: int) -> str:
     return f"{month}.{first_seq}-{last_seq}.{secrets.token_hex(3)}{EVENTS_SUFFIX}"
 

@@ -155,4 +155,8 @@ def known_names(conn: sqlite3.Connection) -> set[str]:
     names = {str(r[0]) for r in rows}
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'access_files'").fetchone() is not None:
         names.update(str(r[0]) for r in conn.execute("SELECT name FROM access_files"))  # (access_settle.py)
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'directory_files'").fetchone() is not None:
+        names.update(
+            str(r[0]) for r in conn.execute("SELECT name FROM directory_files")
+        )  # (directory_settle.py)
     return names

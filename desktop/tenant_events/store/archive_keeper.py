@@ -1,5 +1,5 @@
-"""One pass of the archive's upkeep for a tenant database: move what is due, settle the access history older
-than the live tier's setting (access_settle.py), merge months, apply the archive's retention and delete what no
+"""One pass of the archive's upkeep for a tenant database: move what is due, settle the access history and the
+entity directory older than the live tier's setting (access_settle.py, directory_settle.py), merge months, apply the archive's retention and delete what no
 reader needs any more. Blocking (it writes Parquet): run it on a worker thread;
 each change to the catalog runs on the writer thread (StoreWriter.run_archive_job), one transaction each.
 """
@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tenant_events.store import access_settle
+from tenant_events.store import access_settle, directory_settle
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store import archive_move as move
 from tenant_events.store.archive_build import remove
@@ -34,6 +34,7 @@ class KeeperPass:
     expired: list[str] = field(default_factory=list)  # files dropped by the archive's retention
     deleted: int = 0  # files deleted from disk (garbage and orphans)
     settled: int = 0  # spans of the access history moved into the archive folder (access_settle.py)
+    directory_settled: int = 0  # links and entities of the directory moved there (directory_settle.py)
 
 
 def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
@@ -76,6 +77,7 @@ def keep(
         done.moved += planned.rows
         done.files_written += len(planned.built)
     done.settled = access_settle.settle(writer, now - policy.keep_live_days * 86400, now)
+    done.directory_settled = directory_settle.settle(writer, now - policy.keep_live_days * 86400, now)
     snap, _known = _snapshot(writer)
     for files in move.compaction_due(snap, int((now - policy.keep_live_days * 86400) * 1000)):
         merged = move.merge_month(writer.path, files)
@@ -93,14 +95,17 @@ def keep(
     remove(p for name in due for p in (folder / name, folder / tokens_name(name)))
     leftovers = move.orphans(writer.path, known, now)
     leftovers += access_settle.orphans(writer.path, known, now, move.ORPHAN_AGE)
+    leftovers += directory_settle.orphans(writer.path, known, now, move.ORPHAN_AGE)
     move.delete_paths(leftovers)
     done.deleted = len(due) * 2 + len(leftovers)
-    if done.moved or done.merged or done.expired or done.settled:
+    if done.moved or done.merged or done.expired or done.settled or done.directory_settled:
         log.info(
-            "archive of %s: %d events moved, %d access spans settled, %d months merged, %d files expired",
+            "archive of %s: %d events moved, %d access spans and %d directory rows settled, %d months merged,"
+            " %d files expired",
             writer.path.name,
             done.moved,
             done.settled,
+            done.directory_settled,
             done.merged,
             len(done.expired),
         )

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from tenant_events.store import access_history, directory, duck, team_view
+from tenant_events.store import access_history, directory, duck, fts_merge, team_view
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
 from tenant_events.store.archive_lake import held_prefix, write_move
@@ -164,6 +164,7 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
                 " SELECT 'delete', seq, event_id, summary, raw FROM events WHERE seq > ? AND seq <= ?",
                 (planned.low, min(fts_upto, planned.high)),
             )
+            fts_merge.note_removed(conn, min(fts_upto, planned.high) - planned.low)
         if planned.lake is not None:
             team_view.let_go(conn, planned.lake, planned.team_upto)
         conn.execute("DELETE FROM events WHERE seq > ? AND seq <= ?", (planned.low, planned.high))
@@ -286,12 +287,19 @@ def drop_expired(conn: sqlite3.Connection, names: Sequence[str]) -> None:
         raise
 
 
+_IN_THE_INDEX: Final = " FROM archive_files WHERE fts_upto >= first_seq"  # moved rows still in the live index
+
+
+def cleanup_due(conn: sqlite3.Connection) -> bool:
+    """Whether moved rows are still in the live full-text index: `fts_cleanup_chunk` has work."""
+    return conn.execute(f"SELECT 1{_IN_THE_INDEX} LIMIT 1").fetchone() is not None
+
+
 def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
     """Remove up to FTS_CLEANUP_ROWS moved rows from the live full-text index, newest first, in one transaction;
     True while more are left. FTS5 needs each row's indexed text to remove it: the archive file has it."""
     row = conn.execute(
-        "SELECT name, fts_upto, first_seq FROM archive_files WHERE fts_upto >= first_seq ORDER BY fts_upto DESC"
-        " LIMIT 1"
+        f"SELECT name, fts_upto, first_seq{_IN_THE_INDEX} ORDER BY fts_upto DESC LIMIT 1"
     ).fetchone()
     if row is None:
         return False
@@ -313,6 +321,7 @@ def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
             rows,
         )
         conn.execute("UPDATE archive_files SET fts_upto = ? WHERE name = ?", (lowest - 1, name))
+        fts_merge.note_removed(conn, len(rows))
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)

@@ -149,9 +149,8 @@ class WalKeeper:
         if size < self._size:  # the WAL started over (and was cut back to the first step)
             self._next_background = size + self.limits.background
         self._size = size
-        if (
-            size >= self.limits.restart
-        ):  # the bulk of the copy now, between two transactions, waiting for none
+        # past `restart`: the bulk of the copy now, between two transactions, waiting for none
+        if size >= self.limits.restart:
             self.checkpoint("PASSIVE", wait=False)
         elif size >= self._next_background:
             self.background.request()

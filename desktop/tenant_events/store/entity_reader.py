@@ -2,22 +2,24 @@
 
 Its own read-only connection (like `EventReader`); calls are serialised by a lock. Names for summary sentences
 come from `entities` (one query for a page of rows), an entity's state from entity_state.py and timelines from
-timeline_query.py.
+timeline_query.py. What the live directory lacks is looked for in its settled past (directory_settled.py): the
+names of entities deleted long ago, their links.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from tenant_events.store import archive_catalog, team_view, timeline_query
+from tenant_events.store import archive_catalog, directory_settled, team_view, timeline_query
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.connections import HeldConnection, HoldsConnection
+from tenant_events.store.directory_settled import NOTHING, SettledDirectory
 from tenant_events.store.entity_records import STAMP_SHIFT, Entity, EntityState, Relation, StoredPayload
 from tenant_events.store.entity_state import ENTITY as _ENTITY
 from tenant_events.store.entity_state import FROM as _FROM
@@ -28,6 +30,9 @@ from tenant_events.store.reader import EventReader
 from tenant_events.store.schema import small_reader
 from tenant_events.values.events import StoredEvent
 
+_Rows = list[tuple[object, ...]]
+_Old = Callable[[sqlite3.Connection, SettledDirectory, _Rows], _Rows]
+
 
 class DirectoryReader(HoldsConnection):
     """Queries over the entity directory and object timelines of one tenant database."""
@@ -37,6 +42,7 @@ class DirectoryReader(HoldsConnection):
         self._held = HeldConnection(path, lambda: small_reader(path))
         self._owned = True
         self._archive: ArchiveReader | None = ArchiveReader(folder_of(path))
+        self._with_settled = True
 
     @classmethod
     def over(cls, reader: EventReader) -> DirectoryReader:
@@ -46,16 +52,19 @@ class DirectoryReader(HoldsConnection):
         directory.path = reader.path
         directory._held, directory._owned = reader._held, False
         directory._archive = reader.archive
+        directory._with_settled = True
         return directory
 
     @classmethod
-    def on_connection(cls, conn: sqlite3.Connection) -> DirectoryReader:
+    def on_connection(cls, conn: sqlite3.Connection, *, settled: bool = False) -> DirectoryReader:
         """Queries over a connection someone else owns and uses on one thread (the writer's, for the alert
-        rules' wording): no second connection, no lock shared with anyone."""
+        rules' wording): no second connection, no lock shared with anyone. `settled`: look in the directory's
+        settled past too (the access review; not the writer's thread, which names recent events)."""
         directory = cls.__new__(cls)
         directory.path = Path(conn.execute("PRAGMA database_list").fetchone()[2])
         directory._held, directory._owned = HeldConnection.fixed(conn, directory.path), False
         directory._archive = None  # the alert rules' wording: recent events, the live table's
+        directory._with_settled = settled
         return directory
 
     def close(self) -> None:
@@ -86,35 +95,55 @@ class DirectoryReader(HoldsConnection):
             ).fetchone()
         return max(0, int(row[0]))
 
-    def entity(self, kind: str, entity_id: str) -> Entity | None:
+    def _settled(self) -> SettledDirectory:
+        """The settled files, inside the caller's read transaction."""
+        return directory_settled.listed(self._conn, self.path) if self._with_settled else NOTHING
+
+    def _read(self, sql: str, params: tuple[object, ...], old: _Old) -> tuple[_Rows, _Rows]:
+        """Live rows and, from the settled files, `old(conn, settled, live rows)`, in one read transaction (the
+        live rows alone without the settled past: one statement, inside whatever transaction the connection's
+        owner has open)."""
         with self._lock:
-            row = self._conn.execute(
-                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
-                (kind, entity_id),
-            ).fetchone()
-        return _entity(row) if row else None
+            if not self._with_settled:
+                return self._conn.execute(sql, params).fetchall(), []
+            self._conn.execute("BEGIN")
+            try:
+                rows = self._conn.execute(sql, params).fetchall()
+                return rows, old(self._conn, self._settled(), rows)
+            finally:
+                self._conn.execute("COMMIT")
+
+    def entity(self, kind: str, entity_id: str) -> Entity | None:
+        return self.entities([(kind, entity_id)]).get((kind, entity_id))
 
     def entities(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Entity]:
-        """The known ones among `(kind, id)` keys, in one query (a page of summary sentences)."""
-        wanted = orjson.dumps(sorted(set(keys))).decode()
-        with self._lock:
-            rows = self._conn.execute(f"SELECT {_ENTITY} FROM {_FROM_KEYS}", (wanted,)).fetchall()  # noqa: S608
-        return {(str(r[0]), str(r[1])): _entity(r) for r in rows}
+        """The known ones among `(kind, id)` keys, in one query a tier (a page of summary sentences): the settled
+        past is read for those the live directory lacks or knows by id alone."""
+        asked = sorted(set(keys))
+
+        def old(conn: sqlite3.Connection, settled: SettledDirectory, rows: _Rows) -> _Rows:
+            found = _combined(rows, [])
+            bare = [k for k in asked if k not in found or found[k].label == k[1]]
+            return directory_settled.entity_rows(conn, settled, bare) if bare else []
+
+        sql = f"SELECT {_ENTITY} FROM {_FROM_KEYS}"  # noqa: S608 - constants only
+        rows, settled = self._read(sql, (orjson.dumps(asked).decode(),), old)
+        return _combined(rows, settled)
 
     def find(self, kind: str, text: str) -> list[Entity]:
         """Entities of `kind` whose id is `text`, else whose email (users) or name is `text` (any case)."""
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
-                (kind, text),
-            ).fetchall()
-            if not rows:
-                rows = self._conn.execute(
-                    f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND (e.email = ? COLLATE NOCASE"  # noqa: S608
-                    " OR e.name = ? COLLATE NOCASE OR e.display = ? COLLATE NOCASE) ORDER BY e.id",
-                    (kind, text, text, text),
-                ).fetchall()
-        return [_entity(r) for r in rows]
+        by_id = f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?"  # noqa: S608
+        rows, old = self._read(
+            by_id, (kind, text), lambda c, s, _r: directory_settled.found_rows(c, s, kind, text, by_id=True)
+        )
+        if not rows and not old:
+            rows, old = self._read(
+                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND (e.email = ? COLLATE NOCASE"  # noqa: S608
+                " OR e.name = ? COLLATE NOCASE OR e.display = ? COLLATE NOCASE)",
+                (kind, text, text, text),
+                lambda c, s, _r: directory_settled.found_rows(c, s, kind, text, by_id=False),
+            )
+        return sorted(_combined(rows, old).values(), key=lambda e: e.id)
 
     def find_former(self, kind: str, text: str) -> list[Entity]:
         """Entities of `kind` once called `text` (any case) and renamed since: the directory keeps only the
@@ -126,13 +155,12 @@ class DirectoryReader(HoldsConnection):
 
     def by_email(self, email: str) -> list[Entity]:
         """Users with that email (any case); more than one when an address moved between accounts."""
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = 'user' AND e.email = ? COLLATE NOCASE"  # noqa: S608
-                " ORDER BY e.id",
-                (email,),
-            ).fetchall()
-        return [_entity(r) for r in rows]
+        rows, old = self._read(
+            f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = 'user' AND e.email = ? COLLATE NOCASE",  # noqa: S608
+            (email,),
+            lambda c, s, _r: directory_settled.email_rows(c, s, email),
+        )
+        return sorted(_combined(rows, old).values(), key=lambda e: e.id)
 
     def state(
         self, kind: str, entity_id: str, relations: Collection[Relation] | None = None
@@ -146,6 +174,11 @@ class DirectoryReader(HoldsConnection):
                     f"SELECT {_ENTITY} FROM {_FROM} WHERE e.kind = ? AND e.id = ?",  # noqa: S608
                     (kind, entity_id),
                 ).fetchone()
+                settled = self._settled()
+                if row is None:  # known from the settled past only
+                    row = next(
+                        iter(directory_settled.entity_rows(self._conn, settled, [(kind, entity_id)])), None
+                    )
                 if row is None:
                     return None
                 upto = int(
@@ -153,7 +186,7 @@ class DirectoryReader(HoldsConnection):
                         0
                     ]
                 )
-                return entity_state(self._conn, row, upto, relations)
+                return entity_state(self._conn, row, upto, relations, settled)
             finally:
                 self._conn.execute("COMMIT")
 
@@ -209,6 +242,17 @@ class DirectoryReader(HoldsConnection):
         newest first, each with its raw JSON, from both tiers."""
         with self._lock:
             return timeline_query.page(self._conn, kind, entity_id, before_seq, limit, self._archive)
+
+
+def _combined(
+    live: list[tuple[object, ...]], settled: list[tuple[object, ...]]
+) -> dict[tuple[str, str], Entity]:
+    """Entities by key from live and settled rows; a key in both (named again after it was settled) merged."""
+    out: dict[tuple[str, str], Entity] = {}
+    for row in [*settled, *live]:
+        key, one = (str(row[0]), str(row[1])), _entity(row)
+        out[key] = directory_settled.merged(one, out[key]) if key in out else one
+    return out
 
 
 def open_directory(path: Path) -> DirectoryReader:

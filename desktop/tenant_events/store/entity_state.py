@@ -17,6 +17,14 @@ from typing import Final, NamedTuple
 import orjson
 
 from tenant_events.store.directory import Rel
+from tenant_events.store.directory_settled import (
+    NOTHING,
+    SettledDirectory,
+    entity_rows,
+    links_of,
+    merged,
+    own_deletions,
+)
 from tenant_events.store.entity_records import Entity, EntityState, Link, Relation, stamp_ms
 
 # An entity row with its effective deletion (its organization's, for an organization's group).
@@ -122,15 +130,31 @@ def _holding_sql(rel: Rel, own: int) -> str:
     )
 
 
+def _first_ending(rel: Rel, own: int) -> tuple[str, str]:
+    """The stamp a link first ended at (or _HOLDS), and the joins it reads."""
+    endings = _endings(rel, own)
+    ended = "min(" + ", ".join(_ending(s) for s in ["l.removed_at", *(e.stamp for e in endings)]) + ")"
+    return ended, " ".join(e.join for e in endings)
+
+
 @functools.cache
 def _recent_sql(rel: Rel, own: int) -> str:
     """The most recently made links (LIMIT ?) with their first ending (or _HOLDS)."""
-    endings = _endings(rel, own)
-    ended = "min(" + ", ".join(_ending(s) for s in ["l.removed_at", *(e.stamp for e in endings)]) + ")"
-    joins = " ".join(e.join for e in endings)
+    ended, joins = _first_ending(rel, own)
     return (
         f"SELECT l.a, l.b, l.c, l.added_at, {ended} FROM links AS l {joins}{_where(rel, own)}"  # noqa: S608
         " ORDER BY l.added_at DESC LIMIT ?"
+    )
+
+
+@functools.cache
+def ended_sql(rel: Rel) -> str:
+    """Every link of `rel` with an add: rel, a, b, c, its add and removal stamps and the stamp it first ended at
+    (or _HOLDS; every end's deletion counts), for settling the directory's past (directory_settle.py)."""
+    ended, joins = _first_ending(rel, -1)
+    return (
+        f"SELECT l.rel, l.a, l.b, l.c, l.added_at, l.removed_at, {ended} FROM links AS l {joins}"  # noqa: S608
+        f" WHERE l.rel = {int(rel)} AND l.added_at IS NOT NULL"
     )
 
 
@@ -138,11 +162,12 @@ def _links(
     conn: sqlite3.Connection,
     kind: str,
     entity_id: str,
-    deleted: int | None,
+    deletions: tuple[int, ...],
     relations: Collection[Relation] | None = None,
 ) -> tuple[list[tuple[Rel, list[str], int, int]], int]:
     """(relation, end ids, added stamp, first ending stamp or _HOLDS) of the links that hold now and of the most
-    recently made ones (of `relations` only, when given); and how many such links the entity has in all."""
+    recently made ones (of `relations` only, when given); and how many such links the entity has in all. A link
+    made before one of the entity's `deletions` ended at the first of them after it was made."""
     out, total = [], 0
     for rel, kinds in ENDS.items():
         if relations is not None and Relation[rel.name] not in relations:
@@ -153,14 +178,14 @@ def _links(
             total += int(conn.execute(_count_sql(rel, own), (entity_id,)).fetchone()[0])
             seen = set()
             for a, b, c, added in conn.execute(_holding_sql(rel, own), (entity_id,)):
-                if deleted is None or added > deleted:
+                if all(added > d for d in deletions):
                     out.append((rel, [a, b, c][: len(kinds)], int(added), _HOLDS))
                     seen.add((a, b, c))
             for a, b, c, added, ended in conn.execute(_recent_sql(rel, own), (entity_id, MAX_ENDED)):
                 if (a, b, c) in seen:
                     continue
-                if deleted is not None and added < deleted < ended:
-                    ended = deleted  # the entity itself went
+                for went in deletions:  # the entity itself went (or its organization, for a group)
+                    ended = went if added < went < ended else ended
                 if ended != _HOLDS:
                     out.append((rel, [a, b, c][: len(kinds)], int(added), int(ended)))
     return out, total
@@ -171,18 +196,49 @@ def entity_state(
     row: tuple[object, ...],
     upto: int,
     relations: Collection[Relation] | None = None,
+    settled: SettledDirectory = NOTHING,
 ) -> EntityState:
     """The state of the entity in `row` (an ENTITY row); call inside a read transaction. With `relations`, only
-    links of those: a group's roles without its thousands of memberships (the alert rules' state checks)."""
+    links of those: a group's roles without its thousands of memberships (the alert rules' state checks). The
+    directory's `settled` past adds the links that ended before its point, and names their ends."""
     entity = entity_from_row(row)
-    deleted = (
-        row[7] if isinstance(row[7], int) else None
-    )  # its newest deletion stamp (entity_from_row drops it)
-    links, total = _links(conn, entity.kind, entity.id, deleted, relations)
+    deletions = own_deletions(conn, settled, entity.kind, entity.id)
+    links, total = _links(conn, entity.kind, entity.id, deletions, relations)
+    old = _settled_links(conn, settled, entity, relations)
+    links, total = links + old, total + len(old)
     holding = [link for link in links if link[3] == _HOLDS]
     ended = sorted((link for link in links if link[3] != _HOLDS), key=lambda link: -link[3])
     shown = holding + ended[:MAX_ENDED]
-    return EntityState(entity, _as_links(shown, _ends(conn, shown)), upto, ended_total=total - len(holding))
+    found = _ends(conn, shown)
+    wanted = {
+        (k, i) for rel, ids, _a, _e in shown for k, i in zip(ENDS[rel], ids, strict=True)
+    } - found.keys()
+    for r in entity_rows(conn, settled, wanted):
+        key, one = (str(r[0]), str(r[1])), entity_from_row(r)
+        found[key] = merged(found[key], one) if key in found else one
+    return EntityState(entity, _as_links(shown, found), upto, ended_total=total - len(holding))
+
+
+def _settled_links(
+    conn: sqlite3.Connection,
+    settled: SettledDirectory,
+    entity: Entity,
+    relations: Collection[Relation] | None,
+) -> list[tuple[Rel, list[str], int, int]]:
+    """The entity's settled links of `relations` (all: None) that the live directory does not hold again."""
+    if settled.links is None:
+        return []
+    ends = {int(r): kinds for r, kinds in ENDS.items() if relations is None or Relation[r.name] in relations}
+    out = []
+    for rel, ids, added, ended in links_of(settled, entity.kind, entity.id, ends):
+        # a link made again since it was settled is the live row's (the directory keeps a link's newest add)
+        key = (rel, *ids, *([""] * (3 - len(ids))))
+        if (
+            conn.execute("SELECT 1 FROM links WHERE rel = ? AND a = ? AND b = ? AND c = ?", key).fetchone()
+            is None
+        ):
+            out.append((Rel(rel), list(ids), added, ended))
+    return out
 
 
 def holding_links(conn: sqlite3.Connection, rel: Rel) -> list[tuple[str, str, str, int]]:

@@ -4,7 +4,7 @@ The read commands (`export`, `alerts`, `timeline`, `access`, `reindex`, `rules -
 file — not SQLite at all, empty, cut short, bit-flipped, another program's database, a directory — is one line
 (exit 5) and the file is left exactly as it was: a reader never moves it aside or writes into it. Damage that only
 shows deep inside the file, mid-read, goes through `database_errors`, which says the same about it.
-`stream` and the app open through schema.open_database instead, which moves a damaged file aside.
+`stream` and the app open through database_open.open_database instead, which moves a damaged file aside.
 """
 
 from __future__ import annotations

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import access_history, archive_catalog, directory
+from tenant_events.store import access_history, archive_catalog, directory, directory_settled
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.database_open import open_database
 from tenant_events.store.health import check_intact
-from tenant_events.store.schema import SCHEMA_VERSION, connect, open_database, rollback
+from tenant_events.store.schema import SCHEMA_VERSION, connect, rollback
 
 CHUNK: Final = 20_000
 T = TypeVar("T")
@@ -121,6 +122,7 @@ def _access_chunks(conn: sqlite3.Connection) -> int:
 def _start(conn: sqlite3.Connection) -> int:
     directory.install(conn)
     access_history.clear(conn)
+    directory_settled.clear(conn)  # (every link and entity is taken in live again; the next upkeep settles)
     live = directory.clear(conn)
     return max(live, archive_catalog.snapshot(conn).upto)  # every event archived: the live table may be empty
 

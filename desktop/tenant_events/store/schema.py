@@ -1,8 +1,8 @@
-"""The SQLite schema of one tenant's database, its migrations, and opening a file safely.
+"""The SQLite schema of one tenant's database, its migrations, and the connection every user of the file opens.
 
-Opening: WAL + synchronous=NORMAL (a crash loses at most the last transactions, never corrupts), schema
-migrations keyed on `PRAGMA user_version`, a newer database refused, and `quick_check` at open. A file that
-fails it is moved aside with a timestamp and a fresh one started; the caller gets an `OpenNotice` to show.
+Connections: WAL + synchronous=NORMAL (a crash loses at most the last transactions, never corrupts). Schema
+migrations are keyed on `PRAGMA user_version`; a newer database is refused. The writer's checked open (a damaged
+file moved aside) is database_open.py.
 
 Tables:
   events      one row per event; `seq` (AUTOINCREMENT, never reused) is the stored order. Dedupe key (schema 2):
@@ -28,7 +28,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -196,14 +195,6 @@ _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
 }
 
 
-@dataclass(frozen=True)
-class OpenNotice:
-    """Something the user must be told about opening the database (e.g. a corrupt file was moved aside)."""
-
-    message: str
-    moved_to: Path | None = None
-
-
 def make_private(path: Path) -> None:
     """Create the file 0600 before SQLite does: its unix VFS gives -wal and -shm the database file's mode, so a
     file born with the umask (0644) would leave events readable by other users in all three. Files from an
@@ -325,99 +316,3 @@ def _split(script: str) -> list[str]:
             out.append(buf.strip())
             buf = ""
     return [s for s in out if s]
-
-
-def open_database(path: Path) -> tuple[sqlite3.Connection, OpenNotice | None]:
-    """Open (creating or migrating) the database at `path`; move a corrupt file aside rather than fail."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    notice = None
-    try:
-        conn = _open_checked(path)
-    except sqlite3.DatabaseError as exc:
-        if not _is_corruption(exc):
-            # Locked, read-only, disk full, I/O error: the file may be fine — never move it aside for these.
-            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
-        moved = _move_aside(path)
-        notice = OpenNotice(
-            f"The event database {path} could not be used ({exc}); it was moved to {moved} and a new one "
-            "started. Events from before are in the moved file.",
-            moved,
-        )
-        log.error("%s", notice.message)
-        conn = _open_checked(path)
-    return conn, notice
-
-
-class _IntegrityCheckFailed(sqlite3.DatabaseError):
-    """`PRAGMA quick_check` found damage, or the file is another program's database."""
-
-
-def _check_ours(conn: sqlite3.Connection) -> None:
-    """A file with tables but no schema version is not ours: adding our tables to it would mix two programs'
-    data (and a later `export` would read theirs as ours)."""
-    # One statement, so one snapshot: read apart, a version of 0 and the tables another process's first migration
-    # committed in between would call a database just being made someone else's (and move it aside).
-    try:
-        version, names = conn.execute(
-            "SELECT (SELECT user_version FROM pragma_user_version),"
-            " (SELECT group_concat(name, char(31)) FROM (SELECT name FROM sqlite_master WHERE type = 'table'"
-            " ORDER BY name))"
-        ).fetchone()
-    except UnicodeDecodeError:  # a flipped bit in the schema's own text: damage, as quick_check would say
-        raise _IntegrityCheckFailed("damaged: its list of tables cannot be read") from None
-    if int(version) != 0:
-        return
-    tables = names.split("\x1f") if names else []
-    if tables:
-        raise _IntegrityCheckFailed(f"another program's database: it holds {', '.join(tables[:5])}")
-
-
-def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
-    """Damage we may recover from by starting afresh: SQLITE_CORRUPT, SQLITE_NOTADB or a failed quick_check."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return isinstance(exc, _IntegrityCheckFailed) or name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-
-
-def _open_checked(path: Path) -> sqlite3.Connection:
-    if path.is_file() and path.stat().st_size > 0:
-        _peek(path)  # before connect() turns on WAL: that writes into the file, and it may not be ours
-    try:
-        conn = connect(path)
-    except sqlite3.OperationalError as exc:
-        if "unable to open" in str(exc):
-            raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
-        raise
-    try:
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        if result != "ok":
-            raise _IntegrityCheckFailed(f"integrity check failed: {result}")
-        _check_ours(conn)
-        migrate(conn, path)
-        path.chmod(0o600)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _peek(path: Path) -> None:
-    """Another program's database is found read-only, so it is moved aside exactly as it was."""
-    try:
-        peek = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-    except sqlite3.OperationalError:
-        return  # cannot even open it read-only: connect() below says why
-    try:
-        _check_ours(peek)
-    finally:
-        peek.close()
-
-
-def _move_aside(path: Path) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    target = path.with_name(f"{path.stem}.corrupt-{stamp}{path.suffix}")
-    path.rename(target)
-    for suffix in ("-wal", "-shm"):
-        side = path.with_name(path.name + suffix)
-        if side.exists():
-            side.rename(target.with_name(target.name + suffix))
-    return target

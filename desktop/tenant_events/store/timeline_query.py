@@ -48,14 +48,21 @@ def _concerns(row: tuple[object, ...], kind: str, entity_id: str) -> bool:
 
 
 def _tail(
-    conn: sqlite3.Connection, needle: str, low: int, high: int, chunk: int
+    conn: sqlite3.Connection,
+    needle: str,
+    low: int,
+    high: int,
+    chunk: int,
+    types: tuple[str, ...] = (),
 ) -> Iterator[tuple[object, ...]]:
-    """Rows with `low < seq < high` whose raw JSON contains `needle`, newest first."""
+    """Rows with `low < seq < high` whose raw JSON contains `needle`, newest first; only of `types` when given
+    (found through the type index: a catch-up's unindexed backlog is read for those types only)."""
+    of_types = f" AND type IN ({','.join('?' * len(types))})" if types else ""
     while high > low + 1:
         rows = conn.execute(
-            f"SELECT {_COLUMNS}, raw FROM events WHERE seq > ? AND seq < ? AND instr(raw, ?) > 0"  # noqa: S608
-            " ORDER BY seq DESC LIMIT ?",
-            (low, high, needle, chunk),
+            f"SELECT {_COLUMNS}, raw FROM events WHERE seq > ? AND seq < ?{of_types}"  # noqa: S608
+            " AND instr(raw, ?) > 0 ORDER BY seq DESC LIMIT ?",
+            (low, high, *types, needle, chunk),
         ).fetchall()
         yield from rows
         if len(rows) < chunk:
@@ -149,7 +156,7 @@ def objects_of(
     try:
         snap = _snapshot(conn, archive)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        sources = [_tail(conn, entity_id, upto, _NEWEST, 2000)]
+        sources = [_tail(conn, entity_id, upto, _NEWEST, 2000, wanted)]
         if token is not None:
             sources.append(_own_events(conn, kind, token, upto + 1, limit))
         for source in sources:

@@ -2,9 +2,10 @@
 
 The engine hands it `Batch`es from asyncio (`submit(batch)`, through the `BatchSink` seam in stream/sink.py); each
 commits in ONE transaction (commit.py). Between batches the same thread fills summaries and the full-text
-index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves and removes the
-moved rows from the full-text index (archive_move.py), and around every write transaction, and when writes
-pause, keeps the write-ahead log small (checkpoint.py).
+index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves, removes the
+moved rows from the full-text index (archive_move.py) and merges the index when enough have left it
+(fts_merge.py), and around every write transaction, and when writes pause, keeps the write-ahead log small
+(checkpoint.py).
 """
 
 from __future__ import annotations
@@ -22,14 +23,15 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import archive_move, connections, indexer
+from tenant_events.store import archive_move, connections, fts_merge, indexer
 from tenant_events.store.alerts_table import AlertLedger
 from tenant_events.store.checkpoint import WalKeeper, WalLimits
 from tenant_events.store.commit import commit_batch
+from tenant_events.store.database_open import OpenNotice, open_database
 from tenant_events.store.indexer import FTS_CHUNK, IDLE_BEFORE_INDEXING, INDEX_AT_LEAST_EVERY
 from tenant_events.store.records import Batch, CommitResult, CursorState
-from tenant_events.store.schema import OpenNotice, open_database
 from tenant_events.store.write_back import write_back
+from tenant_events.store.write_trouble import disk_trouble, files_gone_error, needs_reopening
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,6 +54,8 @@ class StoreWriter:
         ] = queue.SimpleQueue()
         self._fts_pending = False
         self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
+        self.merger = fts_merge.IndexMerger()  # the index merged once enough rows left it (fts_merge.py)
+        self._turn = 0  # which idle work the next turn under traffic goes to (_idle_step)
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -74,7 +78,9 @@ class StoreWriter:
     def _open(self) -> OpenNotice | None:
         self._conn, notice = open_database(self.path)
         self._fts_pending = indexer.backlog(self._conn) > 0
-        self._cleanup_pending = True  # finds out on its first idle chunk (archive_move.py)
+        # (not assumed: under traffic a turn given to a clean-up with nothing to do is 2 s more for names to wait)
+        self._cleanup_pending = archive_move.cleanup_due(self._conn)
+        self.merger.check(self._conn)
         self._stored_upto = int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
         # The WAL's size is kept down from here on (checkpoint.py); last: its thread must not outlive a failure.
         self.wal = WalKeeper(self.path, self._conn, self._wal_limits)
@@ -96,16 +102,13 @@ class StoreWriter:
                     wal is None
                 ):  # opening it again failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
-                elif self._fts_pending or self._cleanup_pending:
+                elif self._idle_work():
                     job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
                 else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
                     job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
-                if self._fts_pending:
-                    self._index_chunk_safely()
-                    last_chunk, indexing = time.monotonic(), True
-                elif self._cleanup_pending and wal is not None:
-                    self._cleanup_chunk_safely()
+                if self._idle_work():
+                    self._idle_step(by_turns=False)
                     last_chunk, indexing = time.monotonic(), True
                 elif wal is not None:
                     wal.idle()
@@ -116,16 +119,12 @@ class StoreWriter:
             indexing = False
             if job is None:
                 break
-            idle_work = self._fts_pending or (self._cleanup_pending and wal is not None)
-            if idle_work and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
+            if self._idle_work() and time.monotonic() - last_chunk >= INDEX_AT_LEAST_EVERY:
                 # Live traffic, heartbeats and the alert rules' jobs can keep the queue from ever going idle for
                 # IDLE_BEFORE_INDEXING: without this a catch-up's rows would stay unindexed, and the directory
                 # without their names, for as long as the stream runs — and the rows moved to the archive would
                 # stay in the live full-text index, which then grew with the whole history.
-                if self._fts_pending:
-                    self._index_chunk_safely()
-                else:
-                    self._cleanup_chunk_safely()
+                self._idle_step(by_turns=True)
                 last_chunk = time.monotonic()
             fn, future = job
             if not future.set_running_or_notify_cancel():
@@ -216,7 +215,7 @@ class StoreWriter:
 
     # -- on the writer thread ----------------------------------------------------------------------------
     def _resume_after_failure(self) -> CursorState:
-        if self._files_gone is not None or self._conn is None or _needs_reopening(self._failed):
+        if self._files_gone is not None or self._conn is None or needs_reopening(self._failed):
             self._reopen()
         self._failed = None
         return self._cursor_state()
@@ -279,7 +278,7 @@ class StoreWriter:
 
     def _commit_batch(self, batch: Batch) -> CommitResult:
         if self._files_gone is not None:
-            raise _files_gone_error(self.path, self._files_gone)
+            raise files_gone_error(self.path, self._files_gone)
         self._before_write()
         result = commit_batch(self.conn, self.path, batch, self._stored_upto)
         last_seq = result.last_seq
@@ -305,7 +304,7 @@ class StoreWriter:
         log); the write that found it is refused all the same, so the stream resumes from the stored cursor and
         says what happened. Found while idle or indexing, the next commit is refused with it instead."""
         self._files_gone = gone
-        said = _files_gone_error(self.path, gone)  # before the reopen: a removed file is written back by it
+        said = files_gone_error(self.path, gone)  # before the reopen: a removed file is written back by it
         log.warning("%s", said)
         self._untold = said
         with contextlib.suppress(StorageError):  # not now: resume_after_failure tries again
@@ -315,6 +314,28 @@ class StoreWriter:
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
+
+    def _idle_work(self) -> bool:
+        # (the clean-up and the merge wait while the file is being opened again)
+        on_file = self.wal is not None
+        return self._fts_pending or (on_file and (self._cleanup_pending or self.merger.pending))
+
+    def _idle_step(self, *, by_turns: bool) -> None:
+        """One chunk of idle work: indexing first, then the moved rows' clean-up, then merging. Under traffic
+        (`by_turns`) each pending kind takes its turn: live events keep indexing pending after every batch, and
+        the other two never ran."""
+        kinds = [
+            kind
+            for kind, pending in (
+                (self._index_chunk_safely, self._fts_pending),
+                (self._cleanup_chunk_safely, self._cleanup_pending and self.wal is not None),
+                (self._merge_step_safely, self.merger.pending and self.wal is not None),
+            )
+            if pending
+        ]
+        turn = self._turn % len(kinds) if by_turns else 0  # (indexing first: names wait on it)
+        self._turn += by_turns
+        kinds[turn]()
 
     def _index_chunk(self) -> int:
         self._before_write()
@@ -330,7 +351,7 @@ class StoreWriter:
             if exc is not self._untold:
                 log.warning("%s", exc)
         except sqlite3.Error as exc:
-            if _disk_trouble(
+            if disk_trouble(
                 exc
             ):  # a full disk, a failing one: the user is told by the stream's paused commits
                 log.warning(
@@ -357,41 +378,21 @@ class StoreWriter:
             self._before_write()
             self._cleanup_pending = archive_move.fts_cleanup_chunk(self.conn, self.path)
             self._wal_written()
+            if not self._cleanup_pending:
+                self.merger.check(self.conn)
         except Exception:
             log.exception("removing archived rows from the full-text index of %s failed", self.path.name)
             self._cleanup_pending = False
 
+    def _merge_step_safely(self) -> None:
+        try:
+            self._before_write()
+            self.merger.step(self.conn)
+            self._wal_written()
+        except Exception:
+            log.exception("merging the full-text index of %s failed", self.path.name)
+            self.merger.pending = False
+
     def _index_everything(self) -> None:
         while self._index_chunk() == FTS_CHUNK:
             pass
-
-
-def _files_gone_error(path: Path, name: str) -> StorageError:
-    """What happened, in words: the log removed, the database file itself removed (written back), or replaced."""
-    if name != path.name:
-        return StorageError(
-            f"{name} was removed or replaced by another program while the event database {path} was open",
-            "Tenant Events opens the database again and resumes from the stored cursor",
-        )
-    if not path.exists():
-        return StorageError(
-            f"the event database {path} was removed by another program while Tenant Events had it open",
-            "Tenant Events writes it back from what it still has open and resumes from the stored cursor",
-        )
-    return StorageError(
-        f"the event database {path} was replaced by another file while Tenant Events had it open",
-        "Tenant Events opens the new file and resumes from the cursor stored in it",
-    )
-
-
-def _disk_trouble(exc: sqlite3.Error) -> bool:
-    """SQLITE_FULL or an I/O error: the disk's doing, not a bug."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR"))
-
-
-def _needs_reopening(failure: StorageError | None) -> bool:
-    """A commit failed with an I/O error (a file removed, a disk gone away): the connection is not to be trusted."""
-    cause = failure.__cause__ if failure is not None else None
-    name = getattr(cause, "sqlite_errorname", "") or ""
-    return name.startswith("SQLITE_IOERR") or "disk I/O error" in str(failure)

@@ -78,7 +78,7 @@ def check_destinations(paths: AppPaths, wanted: list[str]) -> list[str]:
 
 
 class TeamDeliveries:
-    """destinations/worker.py's SharedDeliveries on the hub's outbox bucket, fenced by the lease."""
+    """destinations/shared_deliveries.py's SharedDeliveries on the hub's outbox bucket, fenced by the lease."""
 
     def __init__(self, outbox: SharedOutbox, tenant: str, fence: Callable[[], bool]) -> None:
         self._outbox, self._tenant, self._fence = outbox, tenant, fence

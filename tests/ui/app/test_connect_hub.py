@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import uuid
 
 import pytest
@@ -21,8 +20,9 @@ from helpers.fixtures_ui import (
     until,
 )
 from helpers.hub_cli import HubCli
+from helpers.keyrings import session_secret_store
 from helpers.nats_hub import free_port
-from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, open_secret_store
+from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.hub.credentials import remove_hub_profile, secret_slot
 from tenant_events.settings import load_settings
 from tenant_events.ui.app.hub_session import HubSession
@@ -60,13 +60,6 @@ def relay(simulator, nats_single, tmp_path):
         yield proc
     finally:
         proc.stop()
-
-
-def secret_store() -> SecretStore:
-    """The system keyring under ./run test (gnome-keyring on D-Bus); elsewhere a session-only one."""
-    if os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1":
-        return open_secret_store().store
-    return MemorySecretStore()
 
 
 def fill(dialog, urls: str, hub_tenant: str, password: str, name: str = "") -> None:
@@ -138,7 +131,7 @@ def test_add_keeps_the_secret_in_the_keyring_and_the_window_shows_the_hubs_event
     qloop, ui_paths, nats_single, relay, caplog
 ):
     hub = nats_single
-    store = secret_store()
+    store = session_secret_store()
     name = f"team-{uuid.uuid4().hex[:6]}"
     password = hub.credentials.viewer
     caplog.set_level(logging.DEBUG)

@@ -5,7 +5,6 @@ deletes its hub secret from the keyring; its database file stays, as for a tenan
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import uuid
 
@@ -21,8 +20,9 @@ from helpers.fixtures_ui import (
     until,
 )
 from helpers.hub_cli import stored_count
+from helpers.keyrings import session_secret_store
 from helpers.nats_hub import free_port
-from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, open_secret_store
+from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.hub.credentials import add_hub_profile, secret_slot
 from tenant_events.settings import load_settings
 from tenant_events.ui.app.hub_session import HubSession
@@ -30,16 +30,9 @@ from tenant_events.ui.app.hub_session import HubSession
 pytestmark = [pytest.mark.gui, pytest.mark.hub, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 
 
-def secret_store() -> SecretStore:
-    """The system keyring under ./run test (gnome-keyring on D-Bus); elsewhere a session-only one."""
-    if os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1":
-        return open_secret_store().store
-    return MemorySecretStore()
-
-
 @pytest.mark.expect_warning_logs  # the hub is not running: the session says it cannot reach it
 def test_a_hub_tenant_is_listed_and_removed_with_its_secret(qloop, ui_paths):
-    store = secret_store()
+    store = session_secret_store()
     name = f"team-{uuid.uuid4().hex[:6]}"
     url = f"nats://127.0.0.1:{free_port()}"  # nothing listens there: removing needs no running hub
     added = add_hub_profile(

@@ -16,8 +16,9 @@ from sigma.correlations import (
 
 from tenant_events.alerts.rule_model import Condition
 from tenant_events.alerts.rule_parts import MAX_WINDOW_S, RuleException
-from tenant_events.alerts.sigma_rules.detection import Detection, Refusal
+from tenant_events.alerts.sigma_rules.detection import Detection
 from tenant_events.alerts.sigma_rules.entries import apply_extension, base_detection, common, extension_of
+from tenant_events.alerts.sigma_rules.refusal import Refusal
 
 
 def _threshold(cond: SigmaCorrelationCondition, rule_type: str) -> int:

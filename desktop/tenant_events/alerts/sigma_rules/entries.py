@@ -10,7 +10,8 @@ from sigma.correlations import SigmaCorrelationRule
 from sigma.rule import SigmaRule
 from sigma.rule.attributes import SigmaLevel
 
-from tenant_events.alerts.sigma_rules.detection import Detection, Refusal, translate
+from tenant_events.alerts.sigma_rules.detection import Detection, translate
+from tenant_events.alerts.sigma_rules.refusal import Refusal
 
 EXTENSION: Final = "tenant_events"  # a custom attribute: what a rule holds that Sigma has no words for
 LOGSOURCE: Final = ("auth0", "events")

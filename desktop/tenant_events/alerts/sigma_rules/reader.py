@@ -30,8 +30,8 @@ from tenant_events.alerts.builtin_rules import BUILTIN_RULES
 from tenant_events.alerts.rule_model import Rule, load_rules
 from tenant_events.alerts.rule_parts import re2_compile
 from tenant_events.alerts.sigma_rules.correlation import correlation_entry
-from tenant_events.alerts.sigma_rules.detection import Refusal
 from tenant_events.alerts.sigma_rules.entries import detection_entry
+from tenant_events.alerts.sigma_rules.refusal import Refusal
 from tenant_events.errors import ConfigError
 from tenant_events.paths import regular_file_bytes
 

@@ -7,8 +7,8 @@
 
 The parts, each in its own module: the tenants (tenant_roster.py, one signal adapter per `TenantLink`), the
 browser sign-in (sign_in_flow.py), first run and the demo (first_run.py), the notification choices and the
-alerts (ui/alerts/notification_choices.py → app_alerts.py) and the tray (tray_wiring.py). This file builds them
-and joins them.
+alerts (ui/alerts/notification_choices.py → app_alerts.py), the tray (tray_wiring.py) and the Settings dialog
+(settings_wiring.py). This file builds them and joins them.
 Quit = set `quitting`; `run()` then stops every tenant (commits pending events, closes its HTTP client), the demo
 simulator child and the notifier, and returns; the Runner cancels leftovers and closes the loop.
 """
@@ -27,17 +27,15 @@ from PySide6.QtWidgets import QApplication
 
 from tenant_events import autostart
 from tenant_events.crash import DeadRun
-from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.malloc_arenas import trim_heap
 from tenant_events.paths import AppPaths
 from tenant_events.problem_sink import Problem, ProblemSink
 from tenant_events.settings import Settings, SettingsSync, SharedSettings, TenantProfile
 from tenant_events.settings.hubs import HubProfile
-from tenant_events.store.tier_disk import disk_per_tier
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
-from tenant_events.ui.app import hub_connect, keyring_check
+from tenant_events.ui.app import hub_connect, keyring_check, settings_wiring
 from tenant_events.ui.app.crash_notice import show_crash_notice
 from tenant_events.ui.app.first_run import DEMO_TENANT, FirstRun
 from tenant_events.ui.app.hub_session import HubSession
@@ -340,42 +338,9 @@ class DesktopApp(QObject):
         if self.settings_dialog is not None:
             self.settings_dialog.forget_tenant(name, {n for n, s in self.sessions.items() if s.is_signed_in})
 
-    def _edit_tenant(self, name: str) -> None:
-        if self.settings.hub(name) is not None:  # a hub tenant is added again, not edited
-            self.open_hub_connect()
-        else:
-            self.first_run.open_connect(self.settings.tenant(name))
-
     # -- settings and state ------------------------------------------------------------------------------
-    def open_settings(self) -> None:
-        signed = {n for n, s in self.sessions.items() if s.is_signed_in}
-        disk = {name: disk_per_tier(self.paths.database_file(name)) for name in self.sessions}
-        dialog = SettingsDialog(
-            self.settings_sync.open_dialog(),
-            signed,
-            self.window,
-            DestinationEditor(self.paths, self.secrets),
-            disk,
-            self.alerts.silence_keeper,
-        )
-        dialog.destinations_page.changed.connect(self._destinations_saved)
-        self.spawn(dialog.destinations_page.load())
-        dialog.rules_page.set_tester(self.alerts.try_rule)
-        dialog.rules_page.set_backtester(self.alerts.backtest)
-        dialog.settings_changed.connect(lambda s: self.spawn(self.apply_settings(s)))
-        dialog.add_tenant_requested.connect(lambda: self.first_run.open_connect())
-        dialog.edit_tenant_requested.connect(self._edit_tenant)
-        dialog.remove_tenant_requested.connect(lambda n: self.spawn(self.remove_tenant(n)))
-        dialog.sign_in_requested.connect(lambda n: self.spawn(self.sign_in(n)))
-        dialog.sign_out_requested.connect(lambda n: self.spawn(self.tenants.sign_out(n)))
-        self.settings_dialog = dialog
-        before = QApplication.focusWidget()  # where the keyboard goes back to when Settings closes
-        dialog.finished.connect(lambda _r: self.window.take_focus_back(before))
-        dialog.open()
-
-    def _destinations_saved(self, destinations: list[Any]) -> None:
-        """Settings ▸ Alert destinations saved the file itself: the app's copy follows, so no later save undoes it."""
-        self.settings.destinations = list(destinations)
+    def open_settings(self) -> SettingsDialog:
+        return settings_wiring.open_settings(self)
 
     async def apply_settings(self, settings: Settings) -> None:
         settings = self.settings_sync.from_dialog(settings)

@@ -8,6 +8,10 @@
 Errors: the hub unreachable (under the URL), credentials refused (under the password, token or key file), the
 certificate not trusted (under the CA file), no such tenant on this hub (under the tenant's name). The NATS
 client is imported on the first check, not at the app's start.
+
+A hub tenant's team archive (Settings ▸ Tenants ▸ "Team archive…", ui/dialogs/team_archive_dialog.py): the
+catalog's password into the keyring (a keyring that refuses it is said under the password), the profile saved,
+and the tenant read again with the archive.
 """
 
 from __future__ import annotations
@@ -25,13 +29,18 @@ from PySide6.QtWidgets import QMenu
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.ui.dialogs.connect_hub import ConnectHubDialog, HubRequest
+from tenant_events.ui.dialogs.team_archive_dialog import TeamArchiveChoice, TeamArchiveDialog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from tenant_events.hub.credentials import HubCheck
     from tenant_events.paths import AppPaths
+    from tenant_events.settings import Settings
+    from tenant_events.settings.sync import SettingsSync
     from tenant_events.tenant.sign_in import SecretStore
+    from tenant_events.ui.app.tenant_roster import TenantRoster
+    from tenant_events.ui.settings.settings_dialog import SettingsDialog
     from tenant_events.ui.tenant_session import TenantSession
     from tenant_events.ui.window.main_window import MainWindow
 
@@ -57,6 +66,7 @@ class HubHost(Protocol):
     """What the hub dialog needs of the app (the app passes itself)."""
 
     hub_dialog: ConnectHubDialog | None
+    settings_dialog: SettingsDialog | None
 
     @property
     def window(self) -> MainWindow: ...
@@ -66,6 +76,12 @@ class HubHost(Protocol):
     def secrets(self) -> SecretStore: ...
     @property
     def sessions(self) -> dict[str, TenantSession]: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def settings_sync(self) -> SettingsSync: ...
+    @property
+    def tenants(self) -> TenantRoster: ...
     def spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]: ...
     async def add_hub_session(self, profile: HubProfile) -> TenantSession: ...
 
@@ -200,6 +216,39 @@ async def forget_secret(app: HubHost, hub: HubProfile) -> None:
         app.window.statusBar().showMessage(
             f"{name} is removed, but its hub secret is still in the keyring: {problem}", 30000
         )
+
+
+def open_team_archive(app: HubHost, name: str) -> TeamArchiveDialog | None:
+    """Settings ▸ Tenants ▸ "Team archive…" for `name` (a hub tenant; nothing for another)."""
+    profile = app.settings.hub(name)
+    if profile is None:
+        return None
+    dialog = TeamArchiveDialog(profile, app.window)
+    dialog.save_requested.connect(lambda choice: app.spawn(save_team_archive(app, dialog, choice)))
+    dialog.open()
+    return dialog
+
+
+async def save_team_archive(app: HubHost, dialog: TeamArchiveDialog, choice: TeamArchiveChoice) -> None:
+    """The password kept first (nothing is saved when the keyring refuses it), then the profile; the tenant is
+    read again with its archive (its session made anew: the archive is part of what it reads)."""
+    from tenant_events.tenant.team_archive import keep_password
+
+    profile = choice.profile
+    if choice.password:
+        try:
+            await asyncio.to_thread(keep_password, app.secrets, profile.team_archive, choice.password)
+        except Exception as exc:  # (the keyring's own failure: its words, never the password)
+            dialog.failed("password", f"the keyring did not keep it ({type(exc).__name__}); try again")
+            return
+    app.settings.upsert_hub(profile)
+    if app.settings_dialog is not None:  # (its copy too: its OK or Apply must not bring the old one back)
+        app.settings_dialog.settings.upsert_hub(profile)
+    await app.settings_sync.save()
+    dialog.saved()
+    if profile.name in app.sessions:
+        await app.tenants.remove(profile.name)
+    await app.add_hub_session(profile)
 
 
 def add_menu_entry(window: MainWindow, slot: Callable[[], object]) -> QAction:

@@ -3,8 +3,10 @@ tenant, connect to a team hub): the error rows, their text and growing the dialo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QFormLayout, QLabel
+from PySide6.QtWidgets import QDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from tenant_events.ui.look.theme import error_style
 
@@ -24,6 +26,36 @@ class CheckedDialog(QDialog):
         error.setVisible(False)
         self.errors[key] = error
         form.addRow("", error)
+
+    def with_choose(self, edit: QLineEdit, title: str, choose: Callable[[QWidget, str, str], str]) -> QWidget:
+        """`edit` with a "Choose…" button beside it: `choose(parent, title, current text)` asks for a path (a file
+        dialog; '' when none was chosen), which goes into `edit`."""
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(edit, 1)
+        browse = QPushButton("Choose…")
+        browse.setAccessibleName(title)
+
+        def chosen() -> None:
+            if path := choose(self, title, edit.text()):
+                edit.setText(path)
+
+        browse.clicked.connect(chosen)
+        row.addWidget(browse)
+        box.setFocusProxy(edit)
+        return box
+
+    def checked(self, key: str, text: str, check: Callable[[str], str], *, empty_ok: bool) -> bool:
+        """Whether `text` passes `check` (an empty one: `empty_ok`); else its ValueError is said under `key`."""
+        if not text:
+            return empty_ok
+        try:
+            check(text)
+        except ValueError as exc:
+            self.set_error(key, str(exc))
+            return False
+        return True
 
     def set_error(self, key: str, text: str) -> None:
         label = self.errors[key]

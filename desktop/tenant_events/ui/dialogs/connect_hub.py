@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -146,21 +145,9 @@ class ConnectHubDialog(CheckedDialog):
         self._auth_changed()
 
     def _with_browse(self, edit: QLineEdit, title: str) -> QWidget:
-        box = QWidget()
-        row = QHBoxLayout(box)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(edit, 1)
-        browse = QPushButton("Choose…")
-        browse.setAccessibleName(title)
-        browse.clicked.connect(lambda: self._browse(edit, title))
-        row.addWidget(browse)
-        box.setFocusProxy(edit)
-        return box
-
-    def _browse(self, edit: QLineEdit, title: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, title)
-        if path:
-            edit.setText(path)
+        return self.with_choose(
+            edit, title, lambda parent, t, _now: QFileDialog.getOpenFileName(parent, t)[0]
+        )
 
     @property
     def auth_kind(self) -> str:
@@ -229,15 +216,8 @@ class ConnectHubDialog(CheckedDialog):
         return self.request
 
     def _check(self, key: str, edit: QLineEdit, check: Callable[[str], str]) -> bool:
-        text = edit.text().strip()
-        if not text:
-            return key == "name"  # the name here may stay empty: it defaults to the hub's name
-        try:
-            check(text)
-        except ValueError as exc:
-            self.set_error(key, str(exc))
-            return False
-        return True
+        # (the name here may stay empty: it defaults to the hub's name)
+        return self.checked(key, edit.text().strip(), check, empty_ok=key == "name")
 
     def _enable(self) -> None:
         ready = self.request is not None and not self.busy

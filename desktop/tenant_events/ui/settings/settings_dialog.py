@@ -48,6 +48,7 @@ class SettingsDialog(QDialog):
     remove_tenant_requested = Signal(str)
     sign_in_requested = Signal(str)
     sign_out_requested = Signal(str)
+    team_archive_requested = Signal(str)  # a hub tenant's team archive (ui/dialogs/team_archive_dialog.py)
 
     def __init__(
         self,
@@ -104,10 +105,15 @@ class SettingsDialog(QDialog):
             ("Remove", lambda: self._with_current(self.remove_tenant_requested)),
             ("Sign in", lambda: self._with_current(self.sign_in_requested)),
             ("Sign out", lambda: self._with_current(self.sign_out_requested)),
+            ("Team archive…", lambda: self._with_current(self.team_archive_requested)),
         ):
             button = QPushButton(text)
             button.clicked.connect(slot)
             row.addWidget(button)
+        self.team_archive_button = button  # (for a tenant read from a team hub only)
+        self.team_archive_button.setToolTip("Where the team keeps the tenant's shared history")
+        self.tenant_list.currentRowChanged.connect(self._tenant_chosen)
+        self._tenant_chosen(self.tenant_list.currentRow())
         layout = QVBoxLayout(page)
         layout.addWidget(self.tenant_list)
         layout.addLayout(row)
@@ -131,6 +137,10 @@ class SettingsDialog(QDialog):
         self.settings.tenants = [t for t in self.settings.tenants if t.name != name]
         self.settings.hubs = [h for h in self.settings.hubs if h.name != name]
         self.set_tenants(signed_in)
+
+    def _tenant_chosen(self, row: int) -> None:
+        name = self._names[row] if 0 <= row < len(self._names) else None
+        self.team_archive_button.setEnabled(self.settings.hub(name) is not None)
 
     def _with_current(self, signal: SignalInstance) -> None:
         row = self.tenant_list.currentRow()

@@ -1,0 +1,151 @@
+"""Where a hub tenant's team archive is (docs/archive.md "Team archive"): the catalog, the shared folder its files
+are in, and the catalog's password. Opened from Settings ▸ Tenants ▸ "Team archive…" for a tenant read from a hub.
+
+Every field is checked as it is typed (settings/team_archive.py's rules and the hub profile's), its error right
+under it. Save emits `save_requested` with a `TeamArchiveChoice`; the app keeps the password in the keyring, saves
+the profile and reads the tenant again with the archive, then answers `saved()` or `failed(field, text)`. The
+dialog opens no connection and writes no file. Both fields empty: no team archive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from pydantic import ValidationError
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tenant_events.settings.hubs import HubProfile
+from tenant_events.settings.team_archive import check_catalog, check_data_path
+from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
+
+FIELDS: Final = ("team_archive", "team_archive_path", "password")
+_CHOOSE: Final = "Choose the team archive's folder"
+
+
+@dataclass(frozen=True)
+class TeamArchiveChoice:
+    """The hub profile with its team archive as chosen, and the catalog's password if one was typed."""
+
+    profile: HubProfile
+    password: str = field(default="", repr=False)
+
+
+class TeamArchiveDialog(CheckedDialog):
+    save_requested = Signal(object)  # TeamArchiveChoice
+
+    def __init__(self, profile: HubProfile, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.profile = profile
+        self.setWindowTitle(f"Team archive of {profile.name}")
+        self.setMinimumWidth(620)
+        self.catalog = QLineEdit(profile.team_archive)
+        self.catalog.setPlaceholderText("postgres:dbname=events host=db.example.org user=viewer")
+        self.folder = QLineEdit(profile.team_archive_path)
+        self.folder.setPlaceholderText("the shared folder every computer mounts, e.g. /mnt/team/events")
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("optional: kept in the keyring (empty: the one kept, if any)")
+        self.errors: dict[str, QLabel] = {}
+        form = QFormLayout()
+        for key, widget, label in (
+            ("team_archive", self.catalog, "&Catalog"),
+            (
+                "team_archive_path",
+                self.with_choose(self.folder, _CHOOSE, QFileDialog.getExistingDirectory),
+                "&Folder",
+            ),
+            ("password", self.password, "Catalog &password"),
+        ):
+            caption = QLabel(label)
+            caption.setBuddy(widget.focusProxy() or widget)
+            form.addRow(caption, widget)
+            self.add_error_row(form, key)
+        for edit in (self.catalog, self.folder, self.password):
+            edit.textChanged.connect(self.validate)
+        intro = QLabel(
+            "Read the team's shared history with this tenant's events: a DuckLake catalog in PostgreSQL and the "
+            "folder its files are in, which the relay holding the hub's lease writes. Leave both empty for none."
+        )
+        intro.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.buttons.accepted.connect(self._save)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(form)
+        layout.addWidget(self.buttons)
+        self.choice: TeamArchiveChoice | None = None
+        self.busy = False
+        self.validate()
+
+    def validate(self) -> TeamArchiveChoice | None:
+        """Check every field as typed; the errors under their fields, Save only while all hold."""
+        for key in FIELDS:
+            self.set_error(key, "")
+        self.choice = None
+        catalog, folder, password = (
+            self.catalog.text().strip(),
+            self.folder.text().strip(),
+            self.password.text(),
+        )
+        ok = self.checked("team_archive", catalog, check_catalog, empty_ok=True)
+        ok = self.checked("team_archive_path", folder, check_data_path, empty_ok=True) and ok
+        if password and not catalog:
+            self.set_error("password", "there is no catalog to keep it for; give the catalog first")
+            ok = False
+        if ok:
+            try:
+                profile = HubProfile.model_validate(
+                    {**self.profile.model_dump(), "team_archive": catalog, "team_archive_path": folder}
+                )
+            except ValidationError as exc:
+                self._show(exc)
+            else:
+                self.choice = TeamArchiveChoice(profile, password)
+        self._enable()
+        return self.choice
+
+    def _show(self, exc: ValidationError) -> None:
+        """The profile's own rule that failed, under the field that fixes it (both or neither; every type)."""
+        first = exc.errors()[0]
+        message = str(first.get("msg", "")).removeprefix("Value error, ")
+        key = str(first["loc"][0]) if first.get("loc") else ""
+        if ": " in message and key not in FIELDS:
+            key, message = message.split(": ", 1)
+        if key == "event_types":  # a tenant that follows some types only: the catalog is what cannot be
+            message = "this tenant follows some event types only; a team archive holds every type"
+        self.set_error(key if key in FIELDS else "team_archive", message)
+
+    def _enable(self) -> None:
+        self.save_button.setEnabled(self.choice is not None and not self.busy)
+
+    def _save(self) -> None:
+        choice = self.validate()
+        if choice is None or self.busy:
+            return
+        self.busy = True
+        self._enable()
+        self.save_requested.emit(choice)
+
+    def saved(self) -> None:
+        self.busy = False
+        self.accept()
+
+    def failed(self, key: str, text: str) -> None:
+        """Say what failed under the field that can fix it; nothing was saved, the dialog stays."""
+        self.busy = False
+        self.validate()
+        self.set_error(key if key in FIELDS else "team_archive", text)
