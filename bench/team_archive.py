@@ -7,6 +7,8 @@ database), measured in the same run on the same history.
   reads  a viewer that holds the newest third itself reads the older two thirds from the lake; its peer holds
          the same history with the older part in its own local archive. Medians of --runs of: the full count,
          a word's count, the first screen of a field filter, the histogram, one user's timeline
+  intake that viewer's directory and access history take in the lake's older two thirds (store/lake_intake.py):
+         lake events/s, and the next upkeep's pass over it (ms: nothing is read again)
 
 A PostgreSQL cluster of its own is started in a temporary folder (Debian's binaries), over TCP with passwords as
 a team's server would be. Every run is listed.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -32,7 +35,7 @@ sys.path.insert(0, str(ROOT / "desktop"))
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres, running_postgres  # noqa: E402
 from helpers.history import history  # noqa: E402
 from helpers.team_lake import filled_store  # noqa: E402
-from tenant_events.store import EventReader, StoreWriter  # noqa: E402
+from tenant_events.store import EventReader, StoreWriter, lake_intake  # noqa: E402
 from tenant_events.store.archive_keeper import keep  # noqa: E402
 from tenant_events.store.archive_lake import use_password  # noqa: E402
 from tenant_events.store.entity_reader import DirectoryReader  # noqa: E402
@@ -96,7 +99,35 @@ def one_run(pg: Postgres, events: int, work: Path, seed: int) -> dict[str, float
         result[f"viewer over the lake: {key} (ms)"] = ms
     for key, ms in _reads(work / "peer.sqlite3", user).items():
         result[f"peer over local files: {key} (ms)"] = ms
+    taken, took, held = _taken_in(viewer)
+    result["viewer takes the lake in, lake events/s"] = min(lake_moved, len(rows) * 2 // 3) / took
+    result["  of which its directory and history types"] = taken
+    result["  its longest transaction on the writer (ms)"] = held * 1000
+    result["viewer's next pass over it (ms)"] = _taken_in(viewer)[1] * 1000
     return result
+
+
+def _taken_in(path: Path) -> tuple[int, float, float]:
+    """Rows taken in, seconds, and the longest of its transactions on the writer's thread (seconds)."""
+    writer = StoreWriter(path)
+    held = [0.0]
+
+    def on_writer(work: Callable[[sqlite3.Connection], bool]) -> bool:
+        def timed(conn: sqlite3.Connection) -> bool:
+            start = time.perf_counter()
+            try:
+                return work(conn)
+            finally:
+                held[0] = max(held[0], time.perf_counter() - start)
+
+        return writer.run_archive_job(timed).result()
+
+    try:
+        start = time.perf_counter()
+        taken = lake_intake.catch_up(path, on_writer)
+        return taken, time.perf_counter() - start, held[0]
+    finally:
+        writer.close()
 
 
 def main() -> None:

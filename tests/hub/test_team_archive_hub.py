@@ -1,10 +1,12 @@
 """The team archive end to end: a real nats-server, the simulator, two `relay` processes with
-`--team-archive` (DuckLake, its catalog in a PostgreSQL server of the test's own, its files in a shared folder)
-and two `stream --hub` viewers that read it. The relay holding the lease is SIGKILLed while it moves; the standby
+`--team-archive` (DuckLake, its catalog in a PostgreSQL server of the test's own, its files in a shared folder,
+then in a bucket of an S3-compatible server: moto's, checking signatures and policies) and two `stream --hub`
+viewers that read it. The relay holding the lease is SIGKILLed while it moves; the standby
 takes the lease over and goes on. The lake holds every event it was given once, in the hub's order; each viewer —
 one that read the hub from its start, one that joined after the first 1,500 messages — exports, filters and shows
 a timeline as one store of the whole history, each event once. The catalog's password reaches the viewers
-through the keyring only (the first keeps it there; the second and every `export` find it)."""
+through the keyring only (the first keeps it there; the second and every `export` find it), and so do the
+storage's keys."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import orjson
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
+from helpers.fixtures_s3 import KEY_ID_ENV, SECRET_ENV, Files
 from helpers.hub_cli import HubCli, relay, wait_stored
 from helpers.team_alerts import leader, wait_until
 from helpers.team_lake import lake_ids
@@ -26,7 +29,6 @@ from tenant_events.paths import AppPaths
 from tenant_events.settings import load_settings, save_settings
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.archive_lake import use_password
-from tenant_events.values.team_archive import Lake
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = [
@@ -52,23 +54,24 @@ def _cli(data: Path, *args: str) -> list[str]:
         text=True,
         timeout=180,
         check=True,
-        env={k: v for k, v in os.environ.items() if k != PASSWORD_ENV},
+        env={k: v for k, v in os.environ.items() if k not in (PASSWORD_ENV, KEY_ID_ENV, SECRET_ENV)},
     ).stdout
     return [orjson.loads(line)["event"]["id"] for line in out.splitlines()]
 
 
 def test_the_ducklake_test_with_postgresql_and_two_viewers(
-    make_simulator, nats_single, postgres: Postgres, tmp_path: Path
+    make_simulator, nats_single, postgres: Postgres, lake_files: Files, tmp_path: Path
 ):
     sim = make_simulator(backlog=BACKLOG, rate=0, heartbeat=0.2)
     token = sim.mint_token(ttl=3600)
     shared = tmp_path / "shared"
     shared.mkdir()
     database = postgres.new_lake()
-    relay_team = ("--team-archive", postgres.catalog(database, "relay"), "--team-archive-path", str(shared))
-    viewer_team = ("--team-archive", postgres.catalog(database, "viewer"), "--team-archive-path", str(shared))
-    watch = Lake(postgres.catalog(database, "viewer"), str(shared))
+    relay_team = lake_files.options(postgres.catalog(database, "relay"), shared)
+    viewer_team = lake_files.options(postgres.catalog(database, "viewer"), shared)
+    watch = lake_files.lake(postgres.catalog(database, "viewer"), shared)
     use_password(watch.catalog, VIEWER_PASSWORD)
+    lake_files.use(watch, "viewer")
     dirs = [tmp_path / "relay-a", tmp_path / "relay-b"]
     for data in dirs:  # the live tier of the relays' copies: the newest LIVE events, the rest to the lake
         paths = AppPaths.resolve(str(data)).ensure()
@@ -87,12 +90,20 @@ def test_the_ducklake_test_with_postgresql_and_two_viewers(
             "viewer",
             nats_single.credentials.viewer,
             viewer_team,
-            {PASSWORD_ENV: VIEWER_PASSWORD},
+            {PASSWORD_ENV: VIEWER_PASSWORD, **lake_files.env("viewer")},
         )
     ]
     extra = (*relay_team, "--team-archive-every", "0.3")
     relays = [
-        relay(sim, nats_single, token, d, extra=extra, env={PASSWORD_ENV: RELAY_PASSWORD}) for d in dirs
+        relay(
+            sim,
+            nats_single,
+            token,
+            d,
+            extra=extra,
+            env={PASSWORD_ENV: RELAY_PASSWORD, **lake_files.env("relay")},
+        )
+        for d in dirs
     ]
     procs = [*viewers, *relays]
     try:
@@ -119,6 +130,12 @@ def test_the_ducklake_test_with_postgresql_and_two_viewers(
         for proc in procs:
             if proc.proc.poll() is None:
                 proc.stop()
+    for role in ("relay", "viewer"):  # the storage's secrets: in no output, log or data dir file
+        secret = (lake_files.keys(role) or ("", ""))[1]
+        assert not secret or not any(secret in p.text() for p in procs)
+        assert not secret or not any(
+            secret.encode() in f.read_bytes() for f in tmp_path.rglob("*") if f.is_file()
+        )
     lake = lake_ids(watch)
     assert len(lake) == total - LIVE and len(set(lake)) == len(lake), "each event once in the lake"
     every = _cli(early, "export", "--jsonl", "-")

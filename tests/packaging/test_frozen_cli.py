@@ -52,9 +52,9 @@ def test_bundle_is_lean_and_complete(frozen_app: Path):
     )
     assert engine < ARCHIVE_ENGINE_GOAL_MIB * 2**20, f"the archive's engine is {engine / 2**20:.0f} MiB"
     internal = bundle / "_internal"
-    # The archive's engine and both extension files, where the store LOADs them from (nothing downloads).
+    # The archive's engine and every extension file, where the store LOADs them from (nothing downloads).
     assert list(internal.glob("_duckdb.*.so")), "no DuckDB engine"
-    for extension in ("ducklake", "postgres_scanner"):
+    for extension in ("ducklake", "postgres_scanner", "httpfs"):
         files = list(
             internal.glob(f"duckdb_extension_{extension}/extensions/v*/{extension}.duckdb_extension")
         )

@@ -630,6 +630,7 @@ def test_malformed_url(tmp_path, option, url):
 HUB_VIEW = ["stream", "--hub", "nats://127.0.0.1:9", "--hub-tenant", "acme"]
 RELAY = ["relay", "--base-url", DEAD_URL, "--hub", "nats://127.0.0.1:9"]
 CATALOG = "postgres:dbname=events host=127.0.0.1 user=viewer"
+IN_BUCKET = ["--team-archive", CATALOG, "--team-archive-path", "s3://team/e"]
 TEAM_ARCHIVES = {
     "a password in the catalog": (
         [*RELAY, "--team-archive", "postgres:dbname=e password=Sekr3t-pw", "--team-archive-path", "/srv/e"],
@@ -648,9 +649,33 @@ TEAM_ARCHIVES = {
         [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "shared/e"],
         ["--team-archive-path", "absolute folder path"],
     ),
-    "object storage": (
-        [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "s3://bucket/e"],
-        ["--team-archive-path", "is not a folder"],
+    "another kind of place": (
+        [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "gs://bucket/e"],
+        ["--team-archive-path", "gs:// is not a place"],
+    ),
+    "a bucket S3 cannot name": (
+        [*RELAY, "--team-archive", CATALOG, "--team-archive-path", "s3://Team_Bucket/e"],
+        ["--team-archive-path", "names no valid bucket"],
+    ),
+    "an endpoint with a password": (
+        [*HUB_VIEW, *IN_BUCKET, "--team-archive-endpoint", "https://minio:Sekr3t-pw@s3.example.org"],
+        ["--team-archive-endpoint", "holds a user or password"],
+    ),
+    "storage options for a folder": (
+        [
+            *RELAY,
+            "--team-archive",
+            CATALOG,
+            "--team-archive-path",
+            "/srv/e",
+            "--team-archive-url-style",
+            "path",
+        ],
+        ["--team-archive-url-style", "is for files in object storage only"],
+    ),
+    "a URL style S3 has not": (
+        [*RELAY, *IN_BUCKET, "--team-archive-url-style", "dns"],
+        ["--team-archive-url-style", "is not a URL style"],
     ),
     "without a hub": (
         ["stream", "--base-url", DEAD_URL, "--team-archive", CATALOG, "--team-archive-path", "/srv/e"],

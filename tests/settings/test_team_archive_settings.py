@@ -1,5 +1,6 @@
 """A hub profile's team archive (docs/archive.md "Team archive"): a PostgreSQL catalog without a password and an
-absolute shared folder, both or neither, and every event type followed."""
+absolute shared folder or an s3:// location (with its endpoint, region and URL style, never its keys), both or
+neither, and every event type followed."""
 
 from __future__ import annotations
 
@@ -18,6 +19,26 @@ def test_a_catalog_and_a_folder_are_kept_as_given():
     assert HubProfile(**BASE).team_archive == ""
 
 
+def test_an_s3_location_is_kept_in_one_spelling_with_how_to_reach_it():
+    profile = HubProfile(
+        **BASE,
+        team_archive=CATALOG,
+        team_archive_path="s3://team-events/acme/lake/",
+        team_archive_endpoint="https://minio.example.org:9000/",
+        team_archive_region="eu-central-1",
+        team_archive_url_style="Path",
+    )
+    lake = profile.team_lake
+    assert lake is not None and lake.in_object_storage and lake.bucket == "team-events"
+    assert (lake.data_path, lake.endpoint, lake.region, lake.url_style) == (
+        "s3://team-events/acme/lake",
+        "https://minio.example.org:9000",
+        "eu-central-1",
+        "path",
+    )
+    assert "secret" not in profile.model_dump_json().lower()
+
+
 @pytest.mark.parametrize(
     ("fields", "said"),
     [
@@ -31,7 +52,29 @@ def test_a_catalog_and_a_folder_are_kept_as_given():
         ),
         ({"team_archive": "postgres:host=db", "team_archive_path": "/e"}, "names no database"),
         ({"team_archive": CATALOG, "team_archive_path": "team/e"}, "absolute folder path"),
-        ({"team_archive": CATALOG, "team_archive_path": "s3://bucket/e"}, "is not a folder"),
+        ({"team_archive": CATALOG, "team_archive_path": "gs://bucket/e"}, "gs:// is not a place"),
+        ({"team_archive": CATALOG, "team_archive_path": "s3://b/e"}, "names no valid bucket"),
+        (
+            {"team_archive": CATALOG, "team_archive_path": "s3://AKIA:Sekr3t@bucket/e"},
+            "without a query, user",
+        ),
+        ({"team_archive": CATALOG, "team_archive_path": "s3://bucket/e/../f"}, "not be . or .."),
+        (
+            {
+                "team_archive": CATALOG,
+                "team_archive_path": "s3://bucket/e",
+                "team_archive_endpoint": "https://k:Sekr3t@h",
+            },
+            "holds a user or password",
+        ),
+        (
+            {"team_archive": CATALOG, "team_archive_path": "s3://bucket/e", "team_archive_url_style": "dns"},
+            "is not a URL style",
+        ),
+        (
+            {"team_archive": CATALOG, "team_archive_path": "/e", "team_archive_endpoint": "https://h"},
+            "team_archive_endpoint: is for files in object storage",
+        ),
         ({"team_archive": CATALOG}, "team_archive_path: is required"),
         ({"team_archive_path": "/e"}, "team_archive: is required"),
         (

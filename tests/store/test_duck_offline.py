@@ -1,5 +1,5 @@
 """DuckDB never downloads: no code installs an extension, automatic installing and loading are off, and the
-extensions the team archive needs load from their packages' files (docs/archive.md "No downloads")."""
+extensions the team archive needs (DuckLake, PostgreSQL, httpfs for S3) load from their packages' files (docs/archive.md "No downloads")."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ _CHILD = """
 from tenant_events.store import duck
 duck.load_extension("postgres_scanner")
 duck.load_extension("ducklake")
+duck.load_extension("httpfs")
 conn = duck.cursor()
 print(conn.sql("SELECT current_setting('autoinstall_known_extensions'), current_setting('autoload_known_extensions')").fetchall())
 print(sorted(r[0] for r in conn.sql("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()))
@@ -48,7 +49,7 @@ def test_the_extensions_load_from_their_packages_with_nothing_written_to_the_hom
         check=True,
     ).stdout.splitlines()
     assert out[0] == "[(False, False)]"
-    assert {"ducklake", "parquet", "postgres_scanner"} <= set(eval(out[1]))
+    assert {"ducklake", "httpfs", "parquet", "postgres_scanner"} <= set(eval(out[1]))
     assert out[2] == "[(1,)]"
     assert not (home / ".duckdb").exists(), "DuckDB wrote into the home folder (an extension installed?)"
 

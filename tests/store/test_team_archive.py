@@ -1,5 +1,6 @@
 """A team's shared archive: DuckLake with its catalog in a real PostgreSQL server (a cluster of the test's own,
-passwords asked over TCP) and its files in a shared folder (docs/archive.md "Team archive").
+passwords asked over TCP) and its files in a shared folder or in S3-compatible object storage (moto's server,
+checking signatures and policies; each test runs over both) (docs/archive.md "Team archive").
 
 The relay's database moves into the lake, each event once, through a crash between the lake's commit and its
 own, a second relay with its own numbering taking over, and moves racing each other; a viewer — whose catalog
@@ -9,6 +10,7 @@ while the relay moves and never see an event twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
+from helpers.fixtures_s3 import Files, Keys
 from helpers.history import history
 from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import UserFixableError
@@ -46,17 +49,24 @@ FILTERS = (
 )
 
 
-def _lakes(pg: Postgres, shared: Path) -> tuple[Lake, Lake]:
-    """The same lake as its relay writes it and as a viewer reads it (another catalog user)."""
+def _lakes(pg: Postgres, shared: Path, lake_files: Files) -> tuple[Lake, Lake]:
+    """The same lake as its relay writes it and as a viewer reads it (another catalog user; in this process, the
+    relay's storage keys: one process holds one pair per place, as one computer's keyring does)."""
     name = pg.new_lake()
     shared.mkdir(exist_ok=True)
     relay, viewer = (
-        Lake(pg.catalog(name, "relay"), str(shared)),
-        Lake(pg.catalog(name, "viewer"), str(shared)),
+        lake_files.lake(pg.catalog(name, "relay"), shared),
+        lake_files.lake(pg.catalog(name, "viewer"), shared),
     )
     use_password(relay.catalog, RELAY_PASSWORD)
     use_password(viewer.catalog, VIEWER_PASSWORD)
+    lake_files.use(relay, "relay")
     return relay, viewer
+
+
+def _secrets(password: str, keys: Keys | None) -> str:
+    """What a child process reads from its standard input: the catalog's password, the storage's keys."""
+    return "\n".join([password, *(keys or ("", ""))]) + "\n"
 
 
 def _ids(reader: EventReader) -> list[str]:
@@ -98,10 +108,12 @@ def _agree(view: Path, single: Path) -> None:
             assert _timeline(a, "user", user) == _timeline(b, "user", user)
 
 
-def _moved(postgres: Postgres, tmp_path: Path, seed: int) -> tuple[Lake, Lake, list[EventRow], float, int]:
+def _moved(
+    postgres: Postgres, tmp_path: Path, seed: int, lake_files: Files
+) -> tuple[Lake, Lake, list[EventRow], float, int]:
     """90 days of history in a relay's database (`relay.sqlite3`), moved into a new lake 250 events a move: the
     lake as the relay and as a viewer see it, the rows, when they moved and how many did."""
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(2400, time.time() - 90 * DAY, 90 * DAY / 2400, seed=seed)
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
     now = time.time()
@@ -113,11 +125,16 @@ def _moved(postgres: Postgres, tmp_path: Path, seed: int) -> tuple[Lake, Lake, l
     return relay_lake, viewer_lake, rows, now, moved
 
 
-def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(postgres: Postgres, tmp_path: Path):
-    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3)
+def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(
+    postgres: Postgres, tmp_path: Path, lake_files: Files
+):
+    _relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=3, lake_files=lake_files)
     relay = tmp_path / "relay.sqlite3"
     # no event written beside it (only the access history older than the live tier settles there)
     assert 1200 < moved < 2000 and not list((tmp_path / "relay.archive").glob("*.parquet"))
+    assert lake_files.parquet_files(tmp_path / "shared"), "the lake's files where it keeps them"
+    if lake_files.bucket is not None:
+        assert not list((tmp_path / "shared").iterdir()), "a lake in a bucket writes no local file"
     _agree(relay, filled_store(tmp_path / "all.sqlite3", rows))  # the relay reads the lake too
     early = filled_store(tmp_path / "early.sqlite3", rows, viewer_lake)  # holds all: the lake adds nothing
     _agree(early, tmp_path / "all.sqlite3")
@@ -164,12 +181,12 @@ def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
 
 
 def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewers_read_on(
-    postgres: Postgres, tmp_path: Path
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
     """`--keep-archive` for the team's lake: the relay holding the lease drops the oldest moves whose every event
     is older than the setting (whole moves, each one lake transaction, fenced by the lease); a viewer that joined
     late then reads what is left with its own events as one store of them does."""
-    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4)
+    relay_lake, viewer_lake, rows, now, moved = _moved(postgres, tmp_path, seed=4, lake_files=lake_files)
     held = lake_ids(viewer_lake)
     assert held == [r.event_id for r in rows[:moved]] and moved > 1000
     cutoff_ms = int((now - 75 * DAY) * 1000)
@@ -190,9 +207,9 @@ def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewer
 
 
 def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
-    postgres: Postgres, tmp_path: Path
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(1500, time.time() - 60 * DAY, 60 * DAY / 1500, seed=9)
     ids = [r.event_id for r in rows]
     live = _live_rows(rows)
@@ -256,15 +273,17 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
 
 
 _MOVER = """
-import sys
+import json, sys
 from pathlib import Path
 from tenant_events.store import StoreWriter
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_lake import use_password
+from tenant_events.store.lake_storage import use_keys
 from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
-lake = Lake(sys.argv[2], sys.argv[3])
+lake = Lake(**json.loads(sys.argv[2]))
 use_password(lake.catalog, sys.stdin.readline().strip())
+use_keys(lake, (sys.stdin.readline().strip(), sys.stdin.readline().strip()))
 writer = StoreWriter(Path(sys.argv[1]))
 print("moving", flush=True)
 keep(writer, Retention(keep_live_days=30, settle_seconds=0), move_rows=40, lake=lake, fence=lambda: True)
@@ -278,9 +297,9 @@ def _env() -> dict[str, str]:
 
 
 def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_place(
-    postgres: Postgres, tmp_path
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared")
+    relay_lake, _viewer = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(1200, time.time() - 60 * DAY, 60 * DAY / 1200, seed=5)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
@@ -290,14 +309,14 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
     finished = False
     for _round in range(10):
         mover = subprocess.Popen(
-            [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
+            [sys.executable, "-c", _MOVER, str(relay), json.dumps(dataclasses.asdict(relay_lake))],
             env=_env(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
         assert mover.stdin is not None and mover.stdout is not None
-        mover.stdin.write(RELAY_PASSWORD + "\n")
+        mover.stdin.write(_secrets(RELAY_PASSWORD, lake_files.keys("relay")))
         mover.stdin.close()
         assert mover.stdout.readline().strip() == "moving"
         time.sleep(rng.uniform(0.05, 1.5))
@@ -308,9 +327,9 @@ def test_a_mover_killed_at_random_moments_leaves_every_event_in_exactly_one_plac
         with EventReader(relay) as reader:
             assert _ids(reader) == ids, "the relay's own view: every event once"
     finished_run = subprocess.run(
-        [sys.executable, "-c", _MOVER, str(relay), relay_lake.catalog, relay_lake.data_path],
+        [sys.executable, "-c", _MOVER, str(relay), json.dumps(dataclasses.asdict(relay_lake))],
         env=_env(),
-        input=RELAY_PASSWORD + "\n",
+        input=_secrets(RELAY_PASSWORD, lake_files.keys("relay")),
         capture_output=True,
         text=True,
         timeout=300,
@@ -328,8 +347,12 @@ import json, sys
 from pathlib import Path
 from tenant_events.store import EventReader
 from tenant_events.store.archive_lake import use_password
+from tenant_events.store.lake_storage import use_keys
 from tenant_events.values.events import EventFilter
-use_password(sys.argv[2], sys.stdin.readline().strip())
+from tenant_events.values.team_archive import Lake
+lake = Lake(**json.loads(sys.argv[2]))
+use_password(lake.catalog, sys.stdin.readline().strip())
+use_keys(lake, (sys.stdin.readline().strip(), sys.stdin.readline().strip()))
 stop = Path(sys.argv[3])
 while True:
     last = stop.exists()
@@ -342,10 +365,9 @@ while True:
 
 
 def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_twice(
-    postgres: Postgres,
-    tmp_path: Path,
+    postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
-    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared")
+    relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(2000, time.time() - 90 * DAY, 90 * DAY / 2000, seed=7)
     ids = [r.event_id for r in rows]
     relay = filled_store(tmp_path / "relay.sqlite3", rows, relay_lake)
@@ -357,14 +379,21 @@ def test_two_viewer_processes_read_while_the_relay_moves_and_never_see_an_event_
     procs = []
     for database in viewers:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _VIEWER, str(database), viewer_lake.catalog, str(stop)],
+            [
+                sys.executable,
+                "-c",
+                _VIEWER,
+                str(database),
+                json.dumps(dataclasses.asdict(viewer_lake)),
+                str(stop),
+            ],
             env=_env(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
         assert proc.stdin is not None
-        proc.stdin.write(VIEWER_PASSWORD + "\n")
+        proc.stdin.write(_secrets(VIEWER_PASSWORD, lake_files.keys("viewer")))  # (read-only keys)
         proc.stdin.close()
         procs.append(proc)
     first_reads = [json.loads(p.stdout.readline()) for p in procs if p.stdout is not None]  # before any move

@@ -37,6 +37,23 @@ def test_backlog_is_caught_up_then_live_and_every_event_is_stored_once_in_order(
         assert reader.count() == 3000
 
 
+def test_heartbeats_through_a_backlog_leave_it_catching_up_until_the_backlog_ends(make_simulator, db_path):
+    """The service sends its heartbeats at regular intervals, also through a backlog it is still sending: one
+    batch filled since the last heartbeat means more is flowing, so the state says "catching up" once and "live"
+    once after it (each heartbeat said "live" and the next full batch "catching up": 43 flips in a 1M backlog)."""
+    sim = make_simulator(backlog=30_000, heartbeat=0.02, **QUIET)
+    rec = follow(
+        sim,
+        db_path,
+        from_timestamp=OLD,
+        batch_max_events=500,
+        until=lambda r: r.stored >= 30_000 and r.engine.state.state is StreamState.LIVE,
+    )
+    flow = [s.state for s in rec.states if s.state in (StreamState.CATCHING_UP, StreamState.LIVE)]
+    start = flow.index(StreamState.CATCHING_UP)
+    assert flow[start:] == [StreamState.CATCHING_UP, StreamState.LIVE], [s.value for s in flow]
+
+
 def test_batches_are_bounded_by_bytes_as_well_as_events(make_simulator, db_path):
     """Memory: a batch (and so each of the batches in flight) holds at most ~batch_max_bytes of event text."""
     sim = make_simulator(backlog=600, heartbeat=0.2, **QUIET)

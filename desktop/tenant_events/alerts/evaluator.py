@@ -30,6 +30,7 @@ from tenant_events.alerts import access_state
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
 from tenant_events.entities.sentences import NamesNow, NamesThen, describe_payloads
+from tenant_events.store.alert_rows import HISTORY_SEQS
 from tenant_events.store.alerts_table import NAMES_CATCH_UP, AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.team_state import TeamState, adopt
@@ -286,21 +287,33 @@ class Evaluator:
         self._unnamed = {}
         engine.names = _directory_names(ledger)
         watermark = ledger.watermark()
-        recent = []
-        if engine.threshold_types and watermark:
-            newest_ms = ledger.time_before(watermark)
-            if newest_ms is not None:
-                since = newest_ms - engine.history_ms
-                recent = ledger.rows_since(since, watermark, engine.threshold_types, engine.raw_types)
-        engine.restore(ledger.latest_alerts(), recent, ledger.linked(recent))
+        refilled = self._refill(ledger, watermark)
+        engine.reopen(ledger.latest_alerts())
         if not self._triage_row:  # a first start: the triage made before is no news
             self._triage_row = ledger.newest_triage_row()
         if engine.access is not None:
             self._restore_access(ledger, watermark)
         self.watermark = watermark
-        log.debug(
-            "alert evaluation resumes after seq %d (%d events refill the windows)", watermark, len(recent)
-        )
+        log.debug("alert evaluation resumes after seq %d (%d events refill the windows)", watermark, refilled)
+
+    def _refill(self, ledger: AlertLedger, watermark: int) -> int:
+        """The rules' windows, sequences and novelty sightings refilled from the events before the watermark,
+        each type's `history_ms` of them, HISTORY_SEQS seqs at a time: a novelty period's weeks of a few types,
+        never every event of those weeks in memory at once (a reload in a long catch-up held 500 MB)."""
+        engine = self.engine
+        newest_ms = ledger.time_before(watermark) if engine.history_ms and watermark else None
+        if newest_ms is None:
+            return 0
+        since: dict[int, list[str]] = {}
+        for name, ms in sorted(engine.history_ms.items()):
+            since.setdefault(newest_ms - ms, []).append(name)
+        start = ledger.history_start(min(since))
+        refilled = 0
+        for after in range(start - 1, watermark, HISTORY_SEQS) if start is not None else ():
+            rows = ledger.history(since, after, min(watermark, after + HISTORY_SEQS), engine.raw_types)
+            engine.restore(rows, ledger.linked(rows))
+            refilled += sum(len(r) for _first, r in rows)
+        return refilled
 
     def _restore_access(self, ledger: AlertLedger, watermark: int) -> None:
         """The state checks' links as of the watermark: those the entity directory holds, then the stored events

@@ -121,12 +121,13 @@ class RuleEngine:
         needed = frozenset(self.by_type) | access
         self.types: frozenset[str] | None = None if needed == EVENT_TYPE_NAMES else needed
         self.raw_types = frozenset(t for c in self.compiled if c.needs_payload for t in c.types) | access
-        self.threshold_types = frozenset(
-            t for c in self.compiled if c.window_ms or c.novel_ms for t in c.types
-        )
         self.longest_window_ms = max((c.window_ms for c in self.compiled), default=0)
-        # how far back (event time) restoring state reads: two windows, or a novelty period
-        self.history_ms = max((max(2 * c.window_ms, c.novel_ms) for c in self.compiled), default=0)
+        # how far back (event time) restoring state reads each type: two windows, or a novelty period, of the
+        # rules that read it (a burst's type minutes, a novelty's days)
+        self.history_ms: dict[str, int] = {}
+        for c in self.compiled:
+            for t in c.types if c.window_ms or c.novel_ms else ():
+                self.history_ms[t] = max(self.history_ms.get(t, 0), 2 * c.window_ms, c.novel_ms)
 
     def reset(self) -> None:
         """Forget window state and open alerts (before restoring them from the store)."""
@@ -149,16 +150,10 @@ class RuleEngine:
         name the event itself gives: the directory lags behind a backlog anyway (compiled_rule.py `_label`)."""
         return self.names(kind, ident) if self.names is not None and not self.catching_up else None
 
-    def restore(
-        self,
-        latest: Iterable[StoredAlert],
-        recent: Iterable[RowSegment],
-        spent: Collection[tuple[str, int]],
-    ) -> None:
-        """State after a restart: the threshold windows, sequences and novelty sightings are refilled from the
-        events evaluated before (`recent`: `history_ms` of them), firing nothing, each event marked with whether
-        an alert of the rule already has it (`spent`: (rule id, seq)); each rule's (each group's) newest alert is
-        its open one again."""
+    def restore(self, recent: Iterable[RowSegment], spent: Collection[tuple[str, int]]) -> None:
+        """State after a restart, a span at a time: the threshold windows, sequences and novelty sightings are
+        refilled from the events evaluated before (`recent`: `history_ms` of each type), firing nothing, each
+        event marked with whether an alert of the rule already has it (`spent`: (rule id, seq))."""
         for row in eval_rows(recent):
             data: Mapping[str, Any] | None = None
             for rule in self.by_type.get(row.type, ()):
@@ -175,6 +170,9 @@ class RuleEngine:
                     window = rule.window_for(row.type)
                     if window is not None:
                         window.replay(row, spent=used)
+
+    def reopen(self, latest: Iterable[StoredAlert]) -> None:
+        """After `restore`: each rule's (each group's) newest alert is its open one again."""
         by_id = {c.id: c for c in self.compiled}
         for alert in sorted(latest, key=lambda a: a.id):
             found = by_id.get(alert.rule_id)

@@ -23,6 +23,13 @@ if TYPE_CHECKING:  # the NATS client loads only when a command talks to a hub (~
 PASSWORD_ENV: Final = "TENANT_EVENTS_HUB_PASSWORD"
 TOKEN_ENV: Final = "TENANT_EVENTS_HUB_TOKEN"
 TEAM_PASSWORD_ENV: Final = "TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD"
+TEAM_KEY_ID_ENV: Final = "TENANT_EVENTS_TEAM_ARCHIVE_KEY_ID"
+TEAM_SECRET_ENV: Final = "TENANT_EVENTS_TEAM_ARCHIVE_SECRET"
+_STORAGE_OPTIONS: Final = {  # option: (the Lake's field, its check in settings/team_archive.py)
+    "team_archive_endpoint": ("endpoint", "check_endpoint"),
+    "team_archive_region": ("region", "check_region"),
+    "team_archive_url_style": ("url_style", "check_url_style"),
+}
 
 
 def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -55,7 +62,25 @@ def add_hub_args(parser: argparse.ArgumentParser, *, required: bool) -> None:
         f"(the password from ${TEAM_PASSWORD_ENV}, kept in the keyring, or the keyring's)",
     )
     group.add_argument(
-        "--team-archive-path", metavar="DIR", help="the shared folder the team archive's files are in"
+        "--team-archive-path",
+        metavar="DIR|s3://BUCKET/PREFIX",
+        help="the shared folder or the S3-compatible object storage the team archive's files are in (its "
+        f"access key id and secret from ${TEAM_KEY_ID_ENV} and ${TEAM_SECRET_ENV}, kept in the keyring, or "
+        "the keyring's)",
+    )
+    group.add_argument(
+        "--team-archive-endpoint",
+        metavar="URL",
+        help="the object storage's endpoint for a service other than AWS (MinIO, Ceph, Garage, R2…): "
+        "https://HOST[:PORT]",
+    )
+    group.add_argument(
+        "--team-archive-region", metavar="REGION", help="the object storage's region (default us-east-1)"
+    )
+    group.add_argument(
+        "--team-archive-url-style",
+        metavar="STYLE",
+        help="path or vhost (default: path with --team-archive-endpoint, vhost on AWS)",
     )
     group.description = (
         f"With none of --hub-user/--hub-nkey/--hub-creds, a token in ${TOKEN_ENV} is used if set."
@@ -131,17 +156,17 @@ def hub_options(args: argparse.Namespace) -> HubOptions:
     return HubOptions(tuple(urls), hub_auth(args), args.hub_ca or "")
 
 
-def team_archive(
-    args: argparse.Namespace, catalog: str = "", data_path: str = "", *, viewer: bool = True
-) -> Lake | None:
-    """--team-archive and --team-archive-path (over a saved hub profile's `catalog` and `data_path`) as the lake
-    to use, None without one; ConfigError naming the option on a bad value (a `viewer` follows every type). A password in
-    $TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD is kept in the keyring for the next start (and the app)."""
-    from tenant_events.settings.team_archive import check_catalog, check_data_path
+def team_archive(args: argparse.Namespace, saved: Lake | None = None, *, viewer: bool = True) -> Lake | None:
+    """--team-archive, --team-archive-path and the object storage's options (over a saved hub profile's lake) as
+    the lake to use, None without one; ConfigError naming the option on a bad value (a `viewer` follows every
+    type). A password in $TENANT_EVENTS_TEAM_ARCHIVE_PASSWORD and storage keys in $TENANT_EVENTS_TEAM_ARCHIVE_KEY_ID
+    and $TENANT_EVENTS_TEAM_ARCHIVE_SECRET are kept in the keyring for the next start (and the app)."""
+    from tenant_events.settings import team_archive as checks
     from tenant_events.tenant.sign_in import open_secret_store
-    from tenant_events.tenant.team_archive import team_lake
+    from tenant_events.tenant.team_archive import check_reachable, team_lake
 
-    catalog, data_path = args.team_archive or catalog, args.team_archive_path or data_path
+    base = saved or Lake("", "")
+    catalog, data_path = args.team_archive or base.catalog, args.team_archive_path or base.data_path
     if not catalog and not data_path:
         return None
     if not catalog or not data_path:
@@ -154,11 +179,49 @@ def team_archive(
             "follow them all to read the team archive",
         )
     try:
-        catalog = check_catalog(catalog)
+        catalog = checks.check_catalog(catalog)
     except ValueError as exc:
         raise ConfigError("--team-archive", str(exc)) from None
     try:
-        data_path = check_data_path(data_path)
+        data_path = checks.check_data_path(data_path)
     except ValueError as exc:
         raise ConfigError("--team-archive-path", str(exc)) from None
-    return team_lake(catalog, data_path, open_secret_store().store, os.environ.get(TEAM_PASSWORD_ENV, ""))
+    storage: dict[str, str] = {}
+    for option, (key, check) in _STORAGE_OPTIONS.items():
+        value = getattr(args, option, None) or getattr(base, key)
+        if not value:
+            continue
+        flag = "--" + option.replace("_", "-")
+        if not data_path.startswith("s3://"):
+            raise ConfigError(
+                flag, "is for files in object storage only", "give an s3:// --team-archive-path"
+            )
+        try:
+            storage[key] = getattr(checks, check)(value)
+        except ValueError as exc:
+            raise ConfigError(flag, str(exc)) from None
+    keys = _storage_keys()
+    lake = team_lake(
+        Lake(catalog, data_path, **storage),
+        open_secret_store().store,
+        os.environ.get(TEAM_PASSWORD_ENV, ""),
+        keys,
+    )
+    check_reachable(lake)  # before anything starts: wrong keys or a missing bucket are one line
+    return lake
+
+
+def _storage_keys() -> tuple[str, str] | None:
+    """The object storage's keys from the environment (both or neither), checked without quoting them."""
+    from tenant_events.settings.team_archive import check_key_id
+
+    key_id, secret = os.environ.get(TEAM_KEY_ID_ENV, ""), os.environ.get(TEAM_SECRET_ENV, "")
+    if not key_id and not secret:
+        return None
+    if not key_id or not secret:
+        missing = TEAM_KEY_ID_ENV if not key_id else TEAM_SECRET_ENV
+        raise ConfigError(f"${missing}", "is required with the other storage key", "set both, or neither")
+    try:
+        return check_key_id(key_id), secret
+    except ValueError as exc:
+        raise ConfigError(f"${TEAM_KEY_ID_ENV}", str(exc)) from None

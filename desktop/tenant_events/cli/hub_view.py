@@ -33,8 +33,8 @@ async def hub_source(args: argparse.Namespace, paths: AppPaths) -> tuple[str, Hu
         source = of_hub_profile(profile, store, paths.data_dir)
         if args.event_type:
             source = replace(source, event_types=tuple(args.event_type))
-        if args.team_archive or args.team_archive_path:
-            lake = team_archive(args, profile.team_archive, profile.team_archive_path)
+        if args.team_archive or args.team_archive_path or args.team_archive_endpoint:
+            lake = team_archive(args, profile.team_lake)
             source = replace(source, team_archive=lake)
         return profile.name, source
     if args.base_url or args.client_id:

@@ -14,7 +14,14 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tenant_events.http import is_loopback_host
-from tenant_events.settings.team_archive import check_catalog, check_data_path
+from tenant_events.settings.team_archive import (
+    check_catalog,
+    check_data_path,
+    check_endpoint,
+    check_region,
+    check_url_style,
+)
+from tenant_events.values.team_archive import Lake
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
 
 HubAuthKind = Literal["none", "password", "token", "nkey", "creds"]
@@ -87,7 +94,16 @@ class HubProfile(BaseModel):
         "",
         description="the team archive's catalog: postgres:dbname=… host=… user=… (no password); empty = none",
     )
-    team_archive_path: str = Field("", description="the shared folder the team archive's files are in")
+    team_archive_path: str = Field(
+        "", description="the shared folder or s3://bucket/prefix the team archive's files are in"
+    )
+    team_archive_endpoint: str = Field(
+        "", description="the object storage's endpoint, https://HOST[:PORT]; empty = AWS (s3:// only)"
+    )
+    team_archive_region: str = Field("", description="the object storage's region; empty = us-east-1")
+    team_archive_url_style: str = Field(
+        "", description="path or vhost; empty = path with an endpoint, vhost on AWS"
+    )
 
     @field_validator("name")
     @classmethod
@@ -127,6 +143,21 @@ class HubProfile(BaseModel):
     def _team_archive_path(cls, v: str) -> str:
         return check_data_path(v) if v.strip() else ""
 
+    @field_validator("team_archive_endpoint")
+    @classmethod
+    def _team_archive_endpoint(cls, v: str) -> str:
+        return check_endpoint(v) if v.strip() else ""
+
+    @field_validator("team_archive_region")
+    @classmethod
+    def _team_archive_region(cls, v: str) -> str:
+        return check_region(v) if v.strip() else ""
+
+    @field_validator("team_archive_url_style")
+    @classmethod
+    def _team_archive_url_style(cls, v: str) -> str:
+        return check_url_style(v) if v.strip() else ""
+
     @model_validator(mode="after")
     def _user(self) -> HubProfile:
         if self.auth == "password" and not self.user.strip():
@@ -136,7 +167,25 @@ class HubProfile(BaseModel):
             raise ValueError(f"{missing}: is required for a team archive (give both, or neither)")
         if self.team_archive and self.event_types:
             raise ValueError("event_types: a team archive holds every event type; follow them all to read it")
+        lake = self.team_lake
+        if lake is not None and not lake.in_object_storage:
+            for key in ("team_archive_endpoint", "team_archive_region", "team_archive_url_style"):
+                if getattr(self, key):
+                    raise ValueError(f"{key}: is for files in object storage (an s3:// location) only")
         return self
+
+    @property
+    def team_lake(self) -> Lake | None:
+        """Where the team archive is (None: none); its secrets are the keyring's."""
+        if not self.team_archive:
+            return None
+        return Lake(
+            self.team_archive,
+            self.team_archive_path,
+            self.team_archive_endpoint,
+            self.team_archive_region,
+            self.team_archive_url_style,
+        )
 
     @property
     def kind(self) -> str:

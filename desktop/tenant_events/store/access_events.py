@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from tenant_events.store import archive_catalog
+from tenant_events.store import archive_catalog, team_view
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 
@@ -57,7 +57,7 @@ def events_by_seq(conn: sqlite3.Connection, archive: ArchiveReader, seqs: Sequen
         "SELECT e.seq, e.time_ms, e.type, e.raw FROM json_each(?) AS j CROSS JOIN events AS e ON e.seq = j.value",
         (wanted,),
     ).fetchall()
-    snap = archive_catalog.snapshot(conn)
+    snap = team_view.snapshot(conn, archive.folder)  # (the team archive's rows too: lake_intake.py)
     archived = sorted(s for s in set(seqs) if s <= snap.upto)
     if archived:
         rows += [(s, t, k, r) for s, k, r, t in archive.raws(archive.use(snap), archived)]

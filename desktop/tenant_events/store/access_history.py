@@ -33,7 +33,7 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.store import access_settled
-from tenant_events.store.access_events import database_path, history_rows
+from tenant_events.store.access_events import Row, database_path, history_rows
 from tenant_events.store.access_facts import (
     BEFORE,
     END_KINDS,
@@ -132,10 +132,21 @@ def catch_up(conn: sqlite3.Connection, upto_seq: int, limit: int = CHUNK) -> boo
     high = min(upto_seq, low + limit)
     if high <= low:
         return False
-    facts = Facts()
     rows, first_ms = history_rows(conn, low, high, _TYPES)  # archived ones too (access_events.py)
+    take_in(conn, rows, first_ms)
+    conn.execute("UPDATE counters SET value = ? WHERE name = 'access_upto'", (high,))
+    return high < upto_seq
+
+
+def take_in(conn: sqlite3.Connection, rows: Iterable[Row], first_ms: int | None) -> None:
+    """Events (seq, time_ms, type, raw JSON; of any type: others are passed over) into the history, and
+    `first_ms`, the earliest time of any event among them, into where it is complete from; inside the caller's
+    transaction. The watermark is the caller's: the team archive's rows (lake_intake.py) are not below it."""
+    facts = Facts()
     settled = settled_point(conn)  # a fact stamped before it counts from it on (access_settle.py)
     for seq, time_ms, event_type, raw in rows:
+        if event_type not in TYPES:
+            continue
         data = _data(raw)
         if data is not None:
             facts.add(event_type, max(time_ms << STAMP_SHIFT, settled) | (seq & _SEQ_MASK), seq, data)
@@ -147,8 +158,6 @@ def catch_up(conn: sqlite3.Connection, upto_seq: int, limit: int = CHUNK) -> boo
             " ON CONFLICT (name) DO UPDATE SET value = min(value, excluded.value)",
             (first_ms,),
         )
-    conn.execute("UPDATE counters SET value = ? WHERE name = 'access_upto'", (high,))
-    return high < upto_seq
 
 
 def _data(raw: str) -> dict[str, Any] | None:

@@ -64,10 +64,10 @@ class HandedLedger(AlertLedger):
     ) -> list[RowSegment]:
         return self._hand(lambda: AlertLedger.rows(self, after, upto, types, raw_types))
 
-    def rows_since(
-        self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    def history(
+        self, since: dict[int, list[str]], after: int, upto: int, raw_types: Collection[str]
     ) -> list[RowSegment]:
-        return self._hand(lambda: AlertLedger.rows_since(self, since_ms, upto, types, raw_types))
+        return self._hand(lambda: AlertLedger.history(self, since, after, upto, raw_types))
 
     def access_links(self) -> tuple[list[HeldLink], int]:
         return self._hand(lambda: AlertLedger.access_links(self))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection
-from typing import Final
+from typing import Any, Final
 
 _COLUMNS: Final = (
     "event_id, NULL, type, NULL, time, time_ms, NULL, tenant, purpose, NULL, {raw}, seq, received_at"
@@ -41,3 +41,32 @@ def event_at(conn: sqlite3.Connection, seq: int) -> tuple[str, int] | None:
         "SELECT event_id, time_ms FROM events WHERE seq <= ? ORDER BY seq DESC LIMIT 1", (seq,)
     ).fetchone()
     return (str(row[0]), int(row[1])) if row else None
+
+
+HISTORY_SEQS: Final = (
+    20_000  # seqs of the history read a statement per type group (restoring the rules' state)
+)
+
+
+def history_start(conn: sqlite3.Connection, since_ms: int) -> int | None:
+    """The lowest seq of an event that occurred at or after `since_ms` (an event delivered late has a higher seq
+    than newer ones stored before it, so not the seq of the earliest such event): read from the time index."""
+    row = conn.execute("SELECT min(seq) FROM events WHERE time_ms >= ?", (since_ms,)).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def history_span(
+    conn: sqlite3.Connection, since: dict[int, list[str]], after: int, upto: int, raw_types: Collection[str]
+) -> list[tuple[Any, ...]]:
+    """The events with `after < seq <= upto` of each group of types that occurred at or after the group's time
+    (`since`: time ms → types), in stored order: one span of the history the rules' windows, sequences and
+    novelty are refilled from. Each group is read through the type index, one statement each."""
+    rows: list[tuple[Any, ...]] = []
+    for since_ms, types in since.items():
+        sql, params = segment_sql(
+            "seq > ? AND seq <= ? AND time_ms >= ?", [after, upto, since_ms], types, raw_types
+        )
+        rows += conn.execute(sql, params).fetchall()
+    if len(since) > 1:
+        rows.sort(key=lambda r: r[11])  # (seq: column 11 of such a row)
+    return rows

@@ -96,3 +96,17 @@ def add_lifecycle(conn: sqlite3.Connection) -> None:
     if missing:
         conn.execute("UPDATE alerts SET fired_at = updated_at, raised_ms = last_time_ms WHERE fired_at = 0")
     conn.execute("CREATE INDEX IF NOT EXISTS alerts_fired ON alerts(fired_at)")
+
+
+# an alert's row written by the rules (alerts_table.py `commit`): a new one, and a firing folded into it
+ALERT_INSERT: Final = (
+    "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
+    " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts,"
+    " detail, firing, raised_at, updated_at, fired_at, raised_ms, group_key)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+ALERT_UPDATE: Final = (
+    "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
+    " last_event_id = ?, first_time = ?, last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?,"
+    " firing = ?, updated_at = ?, fired_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
+)

@@ -2,10 +2,9 @@
 
 The rules' own process calls `fn(AlertLedger(conn))` on its own connection (alert_connection.py), so the
 evaluator reads exactly what is committed; `StoreWriter.run_alert_job(fn)` does the same on the writer thread
-(`rules test`'s fixtures, tests). `commit` writes the alerts and moves the
-watermark (`counters.alerts_upto`) in ONE transaction, and only if the watermark is still where the evaluator
-last read it (compare and set): a crash, a restart or a second process on the same file can never have an
-event evaluated twice.
+(`rules test`'s fixtures, tests). `commit` writes the alerts and moves the watermark (`counters.alerts_upto`)
+in ONE transaction, and only if the watermark is still where the evaluator last read it (compare and set): a
+crash, a restart or a second process on the same file can never have an event evaluated twice.
 """
 
 from __future__ import annotations
@@ -17,10 +16,11 @@ from typing import Any, Final, TypeVar
 import orjson
 
 from tenant_events.errors import StorageError
-from tenant_events.store import directory, timeline_query
+from tenant_events.store import alert_rows, directory, timeline_query
 from tenant_events.store.alert_records import AlertWrite, EvalRow, HeldLink, RowSegment
 from tenant_events.store.alert_rows import event_at, segment_sql
 from tenant_events.store.alert_triage import record_triage
+from tenant_events.store.alerts_schema import ALERT_INSERT, ALERT_UPDATE
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_state import holding_links
@@ -43,17 +43,6 @@ ALERT_COLUMNS: Final = (
     " updated_at, read_at, fired_at, raised_ms, firing,"
     " (SELECT state FROM alert_triage WHERE alert_triage.alert_id = alerts.id),"
     " (SELECT until FROM alert_triage WHERE alert_triage.alert_id = alerts.id), group_key"
-)
-_INSERT: Final = (
-    "INSERT INTO alerts (rule_id, rule_name, severity, tenant, catch_up, notify, occurrences, event_count,"
-    " first_seq, last_seq, first_event_id, last_event_id, first_time, last_time, last_time_ms, type_counts,"
-    " detail, firing, raised_at, updated_at, fired_at, raised_ms, group_key)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_UPDATE: Final = (
-    "UPDATE alerts SET occurrences = ?, event_count = ?, first_seq = ?, last_seq = ?, first_event_id = ?,"
-    " last_event_id = ?, first_time = ?, last_time = ?, last_time_ms = ?, type_counts = ?, detail = ?,"
-    " firing = ?, updated_at = ?, fired_at = ?, read_at = CASE WHEN ? THEN NULL ELSE read_at END WHERE id = ?"
 )
 
 
@@ -92,7 +81,7 @@ def insert_alert(conn: sqlite3.Connection, a: StoredAlert, first_seq: int, last_
         *(a.last_time_ms, orjson.dumps(a.type_counts).decode(), a.detail, firing_json(a.firing)),
         *(a.raised_at, a.updated_at, a.fired_at or a.raised_at, a.raised_ms or a.last_time_ms, a.group_key),
     )
-    alert_id = conn.execute(_INSERT, row).lastrowid
+    alert_id = conn.execute(ALERT_INSERT, row).lastrowid
     assert alert_id is not None
     if a.read_at is not None:
         conn.execute("UPDATE alerts SET read_at = ? WHERE id = ?", (a.read_at, alert_id))
@@ -134,13 +123,15 @@ class AlertLedger:
             rows += self._conn.execute(sql, params).fetchall()
         return [(None, rows)]
 
-    def rows_since(
-        self, since_ms: int, upto: int, types: Collection[str] | None, raw_types: Collection[str]
+    def history_start(self, since_ms: int) -> int | None:
+        """The lowest seq of an event that occurred at or after `since_ms` (alert_rows.py)."""
+        return alert_rows.history_start(self._conn, since_ms)
+
+    def history(
+        self, since: dict[int, list[str]], after: int, upto: int, raw_types: Collection[str]
     ) -> list[RowSegment]:
-        """Events that occurred at or after `since_ms` with `seq <= upto`, in stored order: the recent past a
-        threshold window is rebuilt from after a restart (the time index finds them)."""
-        sql, params = segment_sql("time_ms >= ? AND seq <= ?", [since_ms, upto], types, raw_types)
-        return [(None, self._conn.execute(sql, params).fetchall())]
+        """One span of the recent past the rules' state is refilled from after a restart (alert_rows.py)."""
+        return [(None, alert_rows.history_span(self._conn, since, after, upto, raw_types))]
 
     def linked(self, segments: Iterable[RowSegment]) -> set[tuple[str, int]]:
         """(rule id, seq) of each of these rows that an alert already holds: restored windows and sequences do
@@ -348,7 +339,7 @@ class AlertLedger:
                     if w.alert_id is None:
                         head = (w.rule_id, w.rule_name, w.severity, w.tenant, int(w.catch_up), int(w.notify))
                         alert_id = conn.execute(
-                            _INSERT,
+                            ALERT_INSERT,
                             (
                                 *head,
                                 *evidence,
@@ -364,7 +355,7 @@ class AlertLedger:
                     else:
                         alert_id = w.alert_id
                         conn.execute(
-                            _UPDATE,
+                            ALERT_UPDATE,
                             (
                                 *evidence,
                                 firing_json(w.firing),
@@ -387,12 +378,17 @@ class AlertLedger:
                 rollback(conn)
                 raise
         except sqlite3.OperationalError as exc:
-            raise StorageError(
-                f"cannot write alerts to {_db_name(conn)}: {exc}", "free disk space or check the data dir"
-            ) from exc
+            raise StorageError(f"cannot write alerts to {_db_name(conn)}: {exc}", _hint(exc)) from exc
         return ids
 
 
 def _db_name(conn: sqlite3.Connection) -> str:
     row = conn.execute("PRAGMA database_list").fetchone()
     return str(row[2]) if row and row[2] else "the event database"
+
+
+def _hint(exc: sqlite3.OperationalError) -> str:
+    """What to do: nothing, when another process held the write lock past the timeout (they retry)."""
+    if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return "the rules go on from their last stored alert"
+    return "free disk space or check the data dir"

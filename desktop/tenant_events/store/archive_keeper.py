@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tenant_events.store import access_settle, directory_settle
+from tenant_events.store import access_settle, directory_settle, lake_intake
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store import archive_move as move
 from tenant_events.store.archive_build import remove
@@ -35,6 +35,7 @@ class KeeperPass:
     deleted: int = 0  # files deleted from disk (garbage and orphans)
     settled: int = 0  # spans of the access history moved into the archive folder (access_settle.py)
     directory_settled: int = 0  # links and entities of the directory moved there (directory_settle.py)
+    lake_taken_in: int = 0  # the team archive's events taken into the directory and history (lake_intake.py)
 
 
 def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
@@ -45,6 +46,14 @@ def _snapshot(writer: StoreWriter) -> tuple[catalog.ArchiveSnapshot, set[str]]:
             return catalog.snapshot(conn), catalog.known_names(conn)
         finally:
             conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _lake_pending(writer: StoreWriter) -> bool:
+    conn = connect(writer.path, readonly=True)
+    try:
+        return lake_intake.pending(conn)
     finally:
         conn.close()
 
@@ -63,6 +72,12 @@ def keep(
     done = KeeperPass()
     now = time.time() if now is None else now
     writes = fence is not None
+    if (
+        lake is not None and not writes
+    ):  # a viewer: the lake's older events into its directory and history first
+        done.lake_taken_in = lake_intake.catch_up(
+            writer.path, lambda work: writer.run_archive_job(work).result()
+        )
     while (
         planned := move.plan(writer.path, policy, now, move_rows, lake, fence or (lambda: True), writes)
     ) is not None:
@@ -76,8 +91,9 @@ def keep(
             break
         done.moved += planned.rows
         done.files_written += len(planned.built)
-    done.settled = access_settle.settle(writer, now - policy.keep_live_days * 86400, now)
-    done.directory_settled = directory_settle.settle(writer, now - policy.keep_live_days * 86400, now)
+    if not _lake_pending(writer):  # (a lake row taken in after its past settled would count from then on)
+        done.settled = access_settle.settle(writer, now - policy.keep_live_days * 86400, now)
+        done.directory_settled = directory_settle.settle(writer, now - policy.keep_live_days * 86400, now)
     snap, _known = _snapshot(writer)
     for files in move.compaction_due(snap, int((now - policy.keep_live_days * 86400) * 1000)):
         merged = move.merge_month(writer.path, files)
@@ -98,11 +114,19 @@ def keep(
     leftovers += directory_settle.orphans(writer.path, known, now, move.ORPHAN_AGE)
     move.delete_paths(leftovers)
     done.deleted = len(due) * 2 + len(leftovers)
-    if done.moved or done.merged or done.expired or done.settled or done.directory_settled:
+    if (
+        done.moved
+        or done.merged
+        or done.expired
+        or done.settled
+        or done.directory_settled
+        or done.lake_taken_in
+    ):
         log.info(
-            "archive of %s: %d events moved, %d access spans and %d directory rows settled, %d months merged,"
-            " %d files expired",
+            "archive of %s: %d team archive events taken in, %d events moved, %d access spans and %d directory"
+            " rows settled, %d months merged, %d files expired",
             writer.path.name,
+            done.lake_taken_in,
             done.moved,
             done.settled,
             done.directory_settled,

@@ -1,5 +1,5 @@
-"""A team's shared archive: DuckLake, its catalog in PostgreSQL, its Parquet files in a shared folder
-(docs/archive.md "Team archive").
+"""A team's shared archive: DuckLake, its catalog in PostgreSQL, its Parquet files in a shared folder or in
+S3-compatible object storage (lake_storage.py) (docs/archive.md "Team archive").
 
 Only the relay holding the hub's lease writes it (`write_move`, called by the mover of its own copy of the hub's
 events, archive_move.py); every viewer reads it beside its own tiers (team_view.py) and attaches it read-only.
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.errors import ConfigError, NetworkError, StorageError, UserFixableError
 from tenant_events.server_text import shown
-from tenant_events.store import duck
+from tenant_events.store import duck, lake_storage
 from tenant_events.store.archive_build import (
     EVENT_COLUMNS,
     LiveRow,
@@ -99,7 +99,7 @@ class LakeBusy(Exception):
 def _scrub(text: str, lake: Lake) -> str:
     with _lock:
         secret = _passwords.get(lake.catalog)
-    return text.replace(secret, "…") if secret else text
+    return lake_storage.scrub(text.replace(secret, "…") if secret else text)
 
 
 def _said(exc: BaseException, lake: Lake) -> str:
@@ -113,8 +113,13 @@ def _said(exc: BaseException, lake: Lake) -> str:
 
 
 def explain(lake: Lake, exc: BaseException) -> UserFixableError:
-    """DuckDB's error about the lake as one line a user can act on (the password never in it)."""
+    """DuckDB's error about the lake as one line a user can act on (the password and the storage's keys never
+    in it)."""
     said = _said(exc, lake)
+    if lake.in_object_storage:
+        refused = lake_storage.explain(lake, _scrub(str(exc), lake))
+        if refused is not None:
+            return refused
     where = f"the team archive ({lake.catalog.split(' password', 1)[0]})"
     if "password authentication failed" in said or "no password supplied" in said:
         return ConfigError(
@@ -139,12 +144,25 @@ def attach(lake: Lake, read_only: bool) -> str:
     key = (lake.catalog, lake.data_path, read_only)
     with _attaching:  # one ATTACH at a time: two readers' first reads at once would both attach the alias
         with _lock:
-            if key in _attached:
-                return _attached[key]
+            alias = _attached.get(key)
+        if alias is not None:
+            _keys_as_given(lake)
+            return alias
         alias = _attach(lake, read_only, "lake_" + hashlib.sha256(repr(key).encode()).hexdigest()[:12])
         with _lock:
             _attached[key] = alias
         return alias
+
+
+def _keys_as_given(lake: Lake) -> None:
+    """An attached lake in object storage: its secret made again if its keys changed since (cheap otherwise)."""
+    import duckdb
+
+    if lake.in_object_storage:
+        try:
+            lake_storage.configure(lake)
+        except duckdb.Error as exc:
+            raise explain(lake, exc) from None
 
 
 def _attach(lake: Lake, read_only: bool, alias: str) -> str:
@@ -153,6 +171,7 @@ def _attach(lake: Lake, read_only: bool, alias: str) -> str:
     password = _password(lake.catalog)
     duck.load_extension("postgres_scanner")
     duck.load_extension("ducklake")
+    check_storage(lake)
     conninfo = lake.catalog + (" password=" + _libpq_quoted(password) if password else "")
     options = f"DATA_PATH {duck.literal(lake.data_path)}" + (", READ_ONLY" if read_only else "")
     conn = duck.cursor()
@@ -175,6 +194,20 @@ def _attach(lake: Lake, read_only: bool, alias: str) -> str:
     finally:
         conn.close()
     return alias
+
+
+def check_storage(lake: Lake) -> None:
+    """For files in object storage: the storage reached with the lake's keys and its place listed once (a wrong
+    key, a missing bucket or an endpoint out of reach said now, as one line). UserFixableError otherwise."""
+    import duckdb
+
+    if not lake.in_object_storage:
+        return
+    try:
+        lake_storage.configure(lake)
+        lake_storage.probe(lake)
+    except duckdb.Error as exc:
+        raise explain(lake, exc) from None
 
 
 def _libpq_quoted(value: str) -> str:
@@ -273,31 +306,31 @@ def _held(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow]) -
     return {(int(t), str(i)): int(s) for t, i, s in found}
 
 
-def held_prefix(lake: Lake, rows: Sequence[LiveRow]) -> tuple[int, int]:
-    """How many of `rows` (in stored order) the lake holds from the first on, and the lake seq of the last of
-    those (0, 0 when it holds not the first): what a viewer may let go of (read-only)."""
+def held_prefix(lake: Lake, rows: Sequence[LiveRow]) -> list[int]:
+    """The lake seq of each of `rows` (in stored order) the lake holds, from the first on up to the first it
+    lacks (none when it holds not the first): what a viewer may let go of (read-only)."""
     import duckdb
 
     try:
         alias = attach(lake, read_only=True)
     except NoLakeYet:
-        return 0, 0
+        return []
     cur = duck.cursor()
     try:
         if not head(cur, alias):
-            return 0, 0
+            return []
         held = _held(cur, alias, rows)
     except duckdb.Error as exc:
         raise explain(lake, exc) from None
     finally:
         cur.close()
-    count, last = 0, 0
+    places: list[int] = []
     for row in rows:
         seq = held.get((row[5], row[1]))
         if seq is None:
             break
-        count, last = count + 1, seq
-    return count, last
+        places.append(seq)
+    return places
 
 
 def _move(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow], work: Path) -> int:

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from tenant_events.store import access_history, directory, duck, fts_merge, team_view
+from tenant_events.store import access_history, directory, duck, fts_merge, lake_intake, team_view
 from tenant_events.store import archive_catalog as catalog
 from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
 from tenant_events.store.archive_lake import held_prefix, write_move
@@ -98,6 +98,7 @@ class Planned:
     lake: Lake | None = None  # the team's archive holding the rows instead of local files (archive_lake.py)
     team_upto: int = 0  # the lake seq of the last of them
     rows: int = 0  # how many events the move takes out of the live table
+    places: tuple[tuple[int, int], ...] = ()  # a viewer's: (seq, lake seq) of each event it lets go of
 
 
 def plan(
@@ -131,8 +132,10 @@ def plan(
     if lake is not None and writes_lake:
         return Planned(low, high, (), lake, write_move(lake, rows, fence), len(rows))
     if lake is not None:
-        count, last = held_prefix(lake, rows)
-        return Planned(low, rows[count - 1][0], (), lake, last, count) if count else None
+        places = held_prefix(lake, rows)
+        count = len(places)
+        pairs = tuple((int(r[0]), p) for r, p in zip(rows, places, strict=False))
+        return Planned(low, rows[count - 1][0], (), lake, places[-1], count, pairs) if count else None
     folder = folder_of(database)
     built: list[Built] = []
     try:
@@ -167,6 +170,7 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
             fts_merge.note_removed(conn, min(fts_upto, planned.high) - planned.low)
         if planned.lake is not None:
             team_view.let_go(conn, planned.lake, planned.team_upto)
+            lake_intake.let_go(conn, planned.lake, planned.places)  # (the history names them by lake seq now)
         conn.execute("DELETE FROM events WHERE seq > ? AND seq <= ?", (planned.low, planned.high))
         conn.execute("COMMIT")
     except BaseException:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from enum import IntEnum, IntFlag
 from typing import Final
 
@@ -171,6 +171,7 @@ _ATTRS: Final = ("name", "display", "email", "detail", "parent")
 _STAMPS: Final = (*(f"{a}_at" for a in _ATTRS), "created_at", "deleted_at")
 _R: Final = {r.name: int(r) for r in Rel}
 _UPTO: Final = "(SELECT value FROM counters WHERE name = 'directory_upto')"
+_WINDOW: Final = f"e.seq > {_UPTO} AND e.seq <= NEW.last_seq AND NEW.last_seq - {_UPTO} <= NEW.max_gap"
 # A BEFORE trigger that ends in RAISE(IGNORE): the work is kept, the directory_pending row is never stored.
 _BODY: Final = f"""INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {STAMP_SHIFT}) | (e.seq & {(1 << STAMP_SHIFT) - 1}),
     e.type, CASE WHEN t.rel = {_R["GROUP_MEMBER"]} AND {_IS_CONNECTION} THEN {_R["GROUP_CONNECTION_MEMBER"]}
@@ -196,7 +197,7 @@ _BODY: Final = f"""INSERT INTO directory_scratch SELECT e.seq, (e.time_ms << {ST
         ELSE json_extract(e.raw, '$.event.data.object.member.id') END END,
     json_extract(e.raw, '$.event.data.context.connection')
 FROM {{source}} AS e CROSS JOIN directory_types AS t ON t.type = e.type
-WHERE e.seq > {_UPTO} AND e.seq <= NEW.last_seq AND NEW.last_seq - {_UPTO} <= NEW.max_gap AND json_valid(e.raw);
+WHERE {{window}} AND json_valid(e.raw);
 INSERT INTO entities (kind, id, {", ".join(f"{a}, {a}_at" for a in _ATTRS)}, created_at, deleted_at)
 SELECT kind, id, {", ".join(f"{a}, CASE WHEN {a} IS NOT NULL THEN st END" for a in _ATTRS)},
     CASE WHEN subject AND type LIKE '%.created' THEN st END, CASE WHEN subject AND type LIKE '%.deleted' THEN st END
@@ -221,7 +222,7 @@ DELETE FROM directory_scratch;
 SELECT RAISE(IGNORE);"""  # noqa: S608 - constants only
 _APPLY: Final = (
     "CREATE TRIGGER directory_apply BEFORE INSERT ON directory_pending BEGIN\n"
-    + _BODY.format(source="events")
+    + _BODY.format(source="events", window=_WINDOW)
     + "\nEND"
 )
 # `reindex` over events the archive holds: the same work over rows read back from its files into a table of the
@@ -230,8 +231,13 @@ _ARCHIVED: Final = (
     "CREATE TEMP TABLE IF NOT EXISTS directory_archived"
     " (seq INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, type TEXT NOT NULL, raw TEXT NOT NULL)",
     "CREATE TEMP TABLE IF NOT EXISTS directory_archived_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
+    "CREATE TEMP TABLE IF NOT EXISTS directory_lake_pending (last_seq INTEGER NOT NULL, max_gap INTEGER NOT NULL)",
     "CREATE TEMP TRIGGER IF NOT EXISTS directory_apply_archived BEFORE INSERT ON directory_archived_pending BEGIN\n"
-    + _BODY.format(source="temp.directory_archived")
+    + _BODY.format(source="temp.directory_archived", window=_WINDOW)
+    + "\nEND",
+    # the team archive's rows (lake_intake.py): every row given, its seq below every watermark (none moves)
+    "CREATE TEMP TRIGGER IF NOT EXISTS directory_apply_lake BEFORE INSERT ON directory_lake_pending BEGIN\n"
+    + _BODY.format(source="temp.directory_archived", window="e.seq <= NEW.last_seq")
     + "\nEND",
 )
 
@@ -270,6 +276,22 @@ def advance_archived(
     conn.execute(
         "INSERT INTO temp.directory_archived_pending (last_seq, max_gap) VALUES (?, ?)", (upto_seq, gap)
     )
+    conn.execute("DELETE FROM temp.directory_archived")
+
+
+def advance_lake(conn: sqlite3.Connection, rows: Sequence[tuple[int, int, str, str]]) -> None:
+    """Apply the team archive's events (seq, time_ms, type, raw JSON; lake seqs, below every stored one) without
+    moving the watermark, which counts the database's own events; inside the caller's transaction."""
+    if not ENABLED or not rows:
+        return
+    for statement in _ARCHIVED:
+        conn.execute(statement)
+    conn.executemany(
+        "INSERT INTO temp.directory_archived (seq, time_ms, type, raw) VALUES (?, ?, ?, ?)", rows
+    )
+    last = max(r[0] for r in rows)
+    # (the counter's update in the trigger never matches: `last_seq - value` is below 1 for a lake seq)
+    conn.execute("INSERT INTO temp.directory_lake_pending (last_seq, max_gap) VALUES (?, 0)", (last,))
     conn.execute("DELETE FROM temp.directory_archived")
 
 

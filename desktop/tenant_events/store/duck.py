@@ -2,9 +2,9 @@
 
 DuckDB is imported only when an archive is touched, so a command over a store without one never pays for it.
 Nothing is ever downloaded: automatic extension installing and loading are off, and the only extensions used
-(DuckLake and PostgreSQL, for a team's shared archive) are loaded from the files their Python packages
-(`duckdb-extension-*`, pinned to the same version as DuckDB) install beside the code. Parquet and JSON are
-built into DuckDB itself.
+(DuckLake, PostgreSQL and httpfs, for a team's shared archive and its object storage) are loaded from the files
+their Python packages (`duckdb-extension-*`, pinned to the same version as DuckDB) install beside the code.
+Parquet and JSON are built into DuckDB itself.
 
 One in-memory database per process; every reader takes a cursor of its own (DuckDB cursors are separate
 connections to one instance and may run at once, each on its own thread), so the buffer pool and the thread

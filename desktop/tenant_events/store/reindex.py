@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.errors import StorageError
-from tenant_events.store import access_history, archive_catalog, directory, directory_settled
+from tenant_events.store import access_history, archive_catalog, directory, directory_settled, lake_intake
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.database_open import open_database
@@ -63,6 +63,7 @@ def reindex(path: Path, progress: Callable[[int, int], object] | None = None) ->
             if progress is not None:
                 progress(done, top)
         _access_chunks(conn)
+        lake_intake.catch_up(path, _on(conn))  # the team archive's older events, after the database's own
     except sqlite3.OperationalError as exc:
         raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
     finally:
@@ -74,7 +75,7 @@ def catch_up_access(path: Path) -> int:
     """Bring the access history of the database at `path` up to its last stored event (what the app's idle-time
     indexer would do next), a chunk a transaction; returns the stored seqs it took in. A database from an earlier
     version is upgraded first; one with nothing to take in is only read."""
-    if not _access_behind(path):
+    if not _access_behind(path) and not _lake_due(path):
         return 0
     check_intact(path)  # about to write: never into a damaged file
     upgrade(path)
@@ -83,7 +84,7 @@ def catch_up_access(path: Path) -> int:
     except sqlite3.Error as exc:
         raise StorageError(f"cannot open the event database {path}: {exc}", "check the data dir") from exc
     try:
-        return _access_chunks(conn)
+        return _access_chunks(conn) + lake_intake.catch_up(path, _on(conn))
     except sqlite3.OperationalError as exc:
         raise StorageError(f"cannot write to {path}: {exc}", "free disk space or check the data dir") from exc
     finally:
@@ -99,6 +100,18 @@ def _access_behind(path: Path) -> bool:
         return access_history.backlog(reader) > 0
     finally:
         reader.close()
+
+
+def _lake_due(path: Path) -> bool:
+    reader = connect(path, readonly=True)
+    try:
+        return lake_intake.due(reader)
+    finally:
+        reader.close()
+
+
+def _on(conn: sqlite3.Connection) -> lake_intake.Run:
+    return lambda work: work(conn)
 
 
 def _access_chunks(conn: sqlite3.Connection) -> int:
@@ -123,6 +136,7 @@ def _start(conn: sqlite3.Connection) -> int:
     directory.install(conn)
     access_history.clear(conn)
     directory_settled.clear(conn)  # (every link and entity is taken in live again; the next upkeep settles)
+    lake_intake.restart(conn)
     live = directory.clear(conn)
     return max(live, archive_catalog.snapshot(conn).upto)  # every event archived: the live table may be empty
 

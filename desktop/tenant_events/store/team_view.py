@@ -24,6 +24,7 @@ is read with (`record`, written by the link that follows the hub), so every read
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -47,7 +48,8 @@ CREATE TABLE IF NOT EXISTS team_archive (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
     catalog   TEXT NOT NULL,  -- postgres:dbname=… host=… user=… (no password)
     data_path TEXT NOT NULL,
-    upto      INTEGER  -- lake seq of the last event this database let go of (NULL: none; lake seqs are < 0)
+    upto      INTEGER,  -- lake seq of the last event this database let go of (NULL: none; lake seqs are < 0)
+    storage   TEXT NOT NULL DEFAULT ''  -- object storage's endpoint, region, URL style (JSON; '' for a folder)
 )
 """
 _lock = threading.Lock()
@@ -62,14 +64,11 @@ def record(conn: sqlite3.Connection, lake: Lake | None) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute(TEAM_SQL)
-        if lake is None or recorded(conn) != lake:
+        _made(conn)
+        if lake is None:
             conn.execute("DELETE FROM team_archive")
-        if lake is not None:
-            conn.execute(
-                "INSERT OR IGNORE INTO team_archive (id, catalog, data_path) VALUES (1, ?, ?)",
-                (lake.catalog, lake.data_path),
-            )
+        else:
+            _write(conn, lake)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -79,17 +78,13 @@ def record(conn: sqlite3.Connection, lake: Lake | None) -> None:
 def let_go(conn: sqlite3.Connection, lake: Lake, upto: int) -> None:
     """Inside a move's transaction: the database let go of its events up to lake seq `upto` (`lake` holds them;
     from now on it is read with it)."""
-    conn.execute(TEAM_SQL)
-    if recorded(conn) != lake:
-        conn.execute("DELETE FROM team_archive")
-        conn.execute(
-            "INSERT INTO team_archive (id, catalog, data_path) VALUES (1, ?, ?)",
-            (lake.catalog, lake.data_path),
-        )
+    _made(conn)
+    _write(conn, lake)
     conn.execute("UPDATE team_archive SET upto = max(coalesce(upto, ?), ?) WHERE id = 1", (upto, upto))
 
 
-def _upto(conn: sqlite3.Connection) -> int:
+def let_go_upto(conn: sqlite3.Connection) -> int:
+    """The lake seq of the last event this database let go of (0: none)."""
     row = conn.execute("SELECT upto FROM team_archive WHERE id = 1").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
@@ -101,8 +96,43 @@ def recorded(conn: sqlite3.Connection) -> Lake | None:
     ).fetchone()
     if known is None:
         return None
-    row = conn.execute("SELECT catalog, data_path FROM team_archive WHERE id = 1").fetchone()
-    return Lake(str(row[0]), str(row[1])) if row else None
+    storage = "storage" if _has_storage(conn) else "''"
+    row = conn.execute(f"SELECT catalog, data_path, {storage} FROM team_archive WHERE id = 1").fetchone()  # noqa: S608
+    if row is None:
+        return None
+    reached = json.loads(row[2]) if row[2] else {}
+    return Lake(str(row[0]), str(row[1]), **{k: str(v) for k, v in reached.items() if k in _STORAGE})
+
+
+_STORAGE: Final = ("endpoint", "region", "url_style")
+
+
+def _has_storage(conn: sqlite3.Connection) -> bool:
+    return any(r[1] == "storage" for r in conn.execute("PRAGMA table_info(team_archive)"))
+
+
+def _made(conn: sqlite3.Connection) -> None:
+    """The table, with the storage column a database recorded before object storage lacks (in the caller's
+    write transaction)."""
+    conn.execute(TEAM_SQL)
+    if not _has_storage(conn):
+        conn.execute("ALTER TABLE team_archive ADD COLUMN storage TEXT NOT NULL DEFAULT ''")
+
+
+def _write(conn: sqlite3.Connection, lake: Lake) -> None:
+    """`lake` recorded: its catalog and place start the record anew (where the database let go up to belongs to
+    the old lake); how the storage is reached (endpoint, region, URL style) may change without that."""
+    was = recorded(conn)
+    if was is None or (was.catalog, was.data_path) != (lake.catalog, lake.data_path):
+        conn.execute("DELETE FROM team_archive")
+        conn.execute(
+            "INSERT INTO team_archive (id, catalog, data_path) VALUES (1, ?, ?)",
+            (lake.catalog, lake.data_path),
+        )
+    reached = {k: getattr(lake, k) for k in _STORAGE if getattr(lake, k)}
+    conn.execute(
+        "UPDATE team_archive SET storage = ? WHERE id = 1", (json.dumps(reached) if reached else "",)
+    )
 
 
 @dataclass(frozen=True)
@@ -158,7 +188,7 @@ def team_slice(
         return None
     cur = duck.cursor()
     try:
-        at, upto = _head(cur, lake, alias), _upto(conn)
+        at, upto = _head(cur, lake, alias), let_go_upto(conn)
         if not at and not upto:  # (a head read a moment ago may be older than what this database let go of)
             return None
         oldest = _oldest_local(conn, cur, folder, local)
@@ -230,7 +260,7 @@ def _seam(
     ).fetchone()
     if at is not None and at[0] is not None:
         return int(at[0])
-    if upto := _upto(conn):
+    if upto := let_go_upto(conn):
         return upto + 1  # (the lake held these before the database let go of them: whatever head was read)
     oldest_kept = f"SELECT time_ms, event_id FROM {rows} WHERE seq < ? ORDER BY seq LIMIT 1"  # noqa: S608
     first = cur.execute(oldest_kept, [upper]).fetchone()
@@ -238,6 +268,25 @@ def _seam(
         return None
     newest = cur.execute(f"SELECT max(time_ms) FROM {rows} WHERE seq < ?", [upper]).fetchone()  # noqa: S608
     return upper if newest is not None and newest[0] is not None and int(newest[0]) <= oldest[0] else None
+
+
+def seam_held(conn: sqlite3.Connection, folder: Path, snap: ArchiveSnapshot) -> bool:
+    """Whether the lake row the view's lake rows stop below is an event the database holds itself (its oldest,
+    found by identity): the rows below it are then, for good, those it never held (lake_intake.py)."""
+    import duckdb
+
+    team = snap.team
+    if not isinstance(team, TeamSlice):
+        return False
+    cur = duck.cursor()
+    try:
+        at = f"SELECT time_ms, event_id FROM {team.alias}.events WHERE seq = ?"  # noqa: S608
+        row = cur.execute(at, [team.below]).fetchone()
+        return row is not None and _held(conn, cur, folder, snap, (int(row[0]), str(row[1])))
+    except duckdb.Error as exc:
+        raise explain(team.lake, exc) from None
+    finally:
+        cur.close()
 
 
 def _held(

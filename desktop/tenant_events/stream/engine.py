@@ -124,6 +124,9 @@ class StreamEngine(FollowLoop):
         self._from_timestamp = config.from_timestamp
         self._refreshed = False
         self._progress = False  # the current connection delivered at least one message
+        # a batch filled since the last heartbeat: a backlog still flows, and the service sends its heartbeats
+        # at regular intervals through one, so that heartbeat does not mean live (the state flipped every beat)
+        self._filled = False
         self._batches.on_kept = self._kept
 
     # -- the follower's part -------------------------------------------------------------------------------
@@ -282,6 +285,7 @@ class StreamEngine(FollowLoop):
                         return ended
                     batches.pending_bytes += len(data)
                     if batches.full:
+                        self._filled = True
                         self._set_live(catching_up=True)
                         await batches.flush()
         except httpx.HTTPError as exc:
@@ -335,7 +339,9 @@ class StreamEngine(FollowLoop):
         if isinstance(message, ErrorMessage):
             return message
         self._batches.move_cursor(message.offset, received)  # an offset-only heartbeat
-        self._set_live(catching_up=False)
+        if not self._filled:
+            self._set_live(catching_up=False)
+        self._filled = False
         return None
 
     async def _stream_error(self, message: ErrorMessage) -> Outcome:

@@ -124,9 +124,7 @@ def of_hub_profile(profile: HubProfile, secrets: SecretStore, data_dir: Path) ->
     from tenant_events.hub.credentials import hub_options
     from tenant_events.tenant.team_archive import team_lake
 
-    lake = (
-        team_lake(profile.team_archive, profile.team_archive_path, secrets) if profile.team_archive else None
-    )
+    lake = team_lake(profile.team_lake, secrets) if profile.team_lake is not None else None
     return HubFrom(
         hub_options(profile, secrets, data_dir),
         profile.hub_tenant,

@@ -230,9 +230,10 @@ def open_team_archive(app: HubHost, name: str) -> TeamArchiveDialog | None:
 
 
 async def save_team_archive(app: HubHost, dialog: TeamArchiveDialog, choice: TeamArchiveChoice) -> None:
-    """The password kept first (nothing is saved when the keyring refuses it), then the profile; the tenant is
-    read again with its archive (its session made anew: the archive is part of what it reads)."""
-    from tenant_events.tenant.team_archive import keep_password
+    """The password and the storage's keys kept first (nothing is saved when the keyring refuses them), then the
+    profile; the tenant is read again with its archive (its session made anew: the archive is part of what it
+    reads)."""
+    from tenant_events.tenant.team_archive import keep_keys, keep_password
 
     profile = choice.profile
     if choice.password:
@@ -240,6 +241,12 @@ async def save_team_archive(app: HubHost, dialog: TeamArchiveDialog, choice: Tea
             await asyncio.to_thread(keep_password, app.secrets, profile.team_archive, choice.password)
         except Exception as exc:  # (the keyring's own failure: its words, never the password)
             dialog.failed("password", f"the keyring did not keep it ({type(exc).__name__}); try again")
+            return
+    if choice.keys and profile.team_lake is not None:
+        try:
+            await asyncio.to_thread(keep_keys, app.secrets, profile.team_lake, choice.keys)
+        except Exception as exc:  # (as the password: never the keys)
+            dialog.failed("secret", f"the keyring did not keep the keys ({type(exc).__name__}); try again")
             return
     app.settings.upsert_hub(profile)
     if app.settings_dialog is not None:  # (its copy too: its OK or Apply must not bring the old one back)
