@@ -18,10 +18,9 @@ the machine's other work: on a loaded machine an alert came seconds late). A cat
 chunk behind the store) runs on a second thread at a lower priority (cli/main.py ALERT_CATCH_UP_NICENESS,
 which also loads this module on it), in steps of STEP_S at most, each waiting first while the store takes in a
 burst (StoreBusy, for CATCH_UP_GRACE_S of the catch-up at most): when both want a core the store gets the larger
-share, and the loop hears the parent between two steps; its reads of rows and its transactions are handed to the loop's thread
-(`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread at a lower
-priority. Kicks that come during a step wait in the pipe and fold into one step
-after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
+share, and the loop hears the parent between two steps; its reads of rows and its transactions are handed to the
+loop's thread (`on_this_loop`, store/alert_connection.py HandedLedger), so no lock of the store waits for a thread
+at a lower priority. Kicks that come during a step wait in the pipe and fold into one step after it. Frames on both pipes are a tag byte, a 4-byte length and a pickle: both ends are this program.
 """
 
 from __future__ import annotations
@@ -58,7 +57,7 @@ LIVE_STEP: Final = 500
 STEP_S: Final = 0.25  # seconds a step evaluates at most before the loop hears the parent again
 # A catch-up's steps wait while the store takes in a burst (a commit within STORE_PAUSE_S), for CATCH_UP_GRACE_S at
 # most: on two cores, the rules evaluating beside the store's threads kept them waiting for a core (a 100,000-event
-# backlog stored at 77% of its rate with no rules, 96% with them waiting); a longer burst is not left unevaluated.
+# backlog stored at 74% of its rate with no rules, 94% with them waiting); a longer burst is not left unevaluated.
 STORE_PAUSE_S: Final = 0.2
 CATCH_UP_GRACE_S: Final = 5.0
 EXIT_FILES_GONE: Final = 75  # a file of the database was removed under this process (EX_TEMPFAIL)
