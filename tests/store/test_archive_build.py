@@ -1,5 +1,5 @@
 """The archive writer (store/archive_build.py): each file in seq order without sorting a month's rows, and the
-query line's field values it stores equal to what the live tier's SQL tests (docs/archive.md "Layout")."""
+query line's field values it stores equal to what the live tier's SQL tests (docs/archive.md "What a file holds")."""
 
 from __future__ import annotations
 
