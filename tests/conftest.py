@@ -41,11 +41,13 @@ QUICK_SKIPS_DIRS = ("ui", "packaging", "proving", "chaos")
 # test is left running alone at the end while the other workers wait (the list is in that order, measured with
 # `./run test --durations=0 --durations-min=4`).
 SLOW = (
+    "store/test_lake_access.py",  # relays, late viewers, ten kills, PostgreSQL: ~200 s each of two in a whole run
     "ui/app/test_neighbours_app.py",  # every command beside the app, run and killed: ~130 s on a loaded machine
     "proving/test_neighbours_stream.py",  # the same beside `stream`: ~120 s
     "store/test_tiers_agree.py",  # ~70 s on a loaded machine
     "hub/test_team_archive_hub.py",  # two relays, two viewers, PostgreSQL: ~50-70 s
-    "store/test_team_archive.py",  # PostgreSQL, ten kill rounds, viewer processes: ~60 s
+    "store/test_team_archive.py",  # PostgreSQL, ten kill rounds, viewer processes, over a folder and S3: ~60 s
+    "store/test_team_archive_s3.py",  # the S3 server's refusals, the CLI over a bucket: ~30 s
     "store/test_archive_move.py::test_sigkill_at_any_moment_of_a_move_loses_and_doubles_nothing",  # ~60 s
     "hub/test_team_delivery_faults.py",  # a receiver down for 30 s: ~55 s
     "store/test_fts_merge.py",  # a move under one event every 0.1 s, until the index is merged: ~45 s
