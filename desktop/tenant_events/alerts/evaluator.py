@@ -307,10 +307,14 @@ class Evaluator:
         since: dict[int, list[str]] = {}
         for name, ms in sorted(engine.history_ms.items()):
             since.setdefault(newest_ms - ms, []).append(name)
-        start = ledger.history_start(min(since))
+        # each group from its own first seq: a span before it is not read for that group (a burst's types are
+        # not walked through a novelty's weeks only to be left out by their time)
+        starts = {ms: first for ms in since if (first := ledger.history_start(ms)) is not None}
         refilled = 0
-        for after in range(start - 1, watermark, HISTORY_SEQS) if start is not None else ():
-            rows = ledger.history(since, after, min(watermark, after + HISTORY_SEQS), engine.raw_types)
+        for after in range(min(starts.values()) - 1, watermark, HISTORY_SEQS) if starts else ():
+            upto = min(watermark, after + HISTORY_SEQS)
+            groups = {ms: names for ms, names in since.items() if ms in starts and starts[ms] <= upto}
+            rows = ledger.history(groups, after, upto, engine.raw_types)
             engine.restore(rows, ledger.linked(rows))
             refilled += sum(len(r) for _first, r in rows)
         return refilled
