@@ -189,7 +189,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tenant-events: {error}", file=sys.stderr)
         return error.exit_code
     except Exception as exc:
+        if interrupted(exc):
+            return 130
         return _unexpected(args, exc)
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Ctrl-C that arrived inside a library call: DuckDB stops its query and raises its own error, caused by the
+    KeyboardInterrupt (the user stopped the command; not a bug to report)."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
 
 
 # The file system said no: the data dir (or a file in it) is another user's, a file, read-only or full.
