@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from helpers.entity_events import Tenant
+from tenant_events.entities.sentences import NamesThen, NamesUpTo
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.entity_reader import DirectoryReader
 
@@ -51,3 +52,29 @@ def test_an_entitys_versions_over_an_unindexed_backlog_read_its_own_kind_only(tm
     # Reading every mention (a substring test of each row's JSON) took 75 thousand steps here; the two rows of
     # the entity's own kind, found through the type index, take 0 (fewer than a thousand).
     assert steps <= 5, f"{steps} thousand steps to find 2 versions among {MENTIONS:,} mentions"
+
+
+def test_an_entitys_versions_before_an_early_event_leave_the_backlog_after_it_unread(tmp_path: Path) -> None:
+    """A catch-up names its first alerts at the time of an event early in a backlog the store already holds:
+    the versions before that event are read without a substring search through every later row of the kind."""
+    t = Tenant()
+    rows = [t.row("user.created", t.user(GRACE, "grace@example.com", "Grace"))]
+    rows.append(t.row("user.updated", t.user(GRACE, "grace.hopper@example.com", "Grace Hopper")))
+    rows += [t.row("user.created", t.user(f"auth0|{n:012d}", f"u{n}@example.com")) for n in range(MENTIONS)]
+    rows.append(t.row("user.updated", t.user(GRACE, "admiral@example.com", "Admiral Hopper")))
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="backlog"))  # a catch-up's batch: left to the indexer
+    finally:
+        writer.close()
+    with DirectoryReader(db) as reader:
+        early, steps = _steps(reader, lambda: reader.objects_of("user", GRACE, before=3))
+        every = reader.objects_of("user", GRACE)
+        then, upto = NamesThen(reader), NamesUpTo(reader)
+        for seq in (2, 3, MENTIONS + 3, MENTIONS + 4, 3):  # (a later event reads the versions again)
+            assert upto.before("user", GRACE, seq) == then.before("user", GRACE, seq), seq
+    assert [seq for seq, _obj in early] == [1, 2]
+    assert [seq for seq, _obj in every] == [1, 2, MENTIONS + 3]
+    # The whole backlog of user rows after seq 3, searched by substring, took 18 thousand steps here.
+    assert steps <= 5, f"{steps} thousand steps to find 2 versions before seq 3"

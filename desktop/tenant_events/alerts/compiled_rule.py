@@ -63,13 +63,23 @@ class GroupKey:
 
     def __init__(self, keys: list[str]) -> None:
         self.keys = [[p.split(".") for p in key.split("|")] for key in keys]
+        # one key (most rules): its fallbacks walked without building parts
+        self._one = [(i, tuple(path)) for i, path in enumerate(self.keys[0])] if len(keys) == 1 else None
 
     def of(self, data: Mapping[str, Any]) -> str | None:
         """The event's key, or None when it carries none of a key's fields (the hot path: no label made)."""
+        if self._one is not None:
+            for i, steps in self._one:
+                value: Any = data
+                for step in steps:
+                    value = value.get(step) if type(value) is dict else None
+                if value is not None and value != "" and type(value) is not dict and type(value) is not list:
+                    return f"{i}:{value}" if i else str(value)
+            return None
         parts: list[str] = []
         for fallbacks in self.keys:
             for i, path in enumerate(fallbacks):
-                value: Any = data
+                value = data
                 for step in path:
                     value = value.get(step) if type(value) is dict else None
                 if value is not None and value != "" and type(value) is not dict and type(value) is not list:

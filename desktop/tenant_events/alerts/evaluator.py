@@ -29,7 +29,7 @@ from typing import Final
 from tenant_events.alerts import access_state
 from tenant_events.alerts.open_alert import OpenAlert
 from tenant_events.alerts.rule_engine import RuleEngine, eval_rows, event_data
-from tenant_events.entities.sentences import NamesNow, NamesThen, describe_payloads
+from tenant_events.entities.sentences import NamesNow, NamesThen, NamesUpTo, describe_payloads
 from tenant_events.store.alert_rows import HISTORY_SEQS
 from tenant_events.store.alerts_table import NAMES_CATCH_UP, AlertLedger
 from tenant_events.store.entity_reader import DirectoryReader
@@ -163,7 +163,7 @@ class Evaluator:
                 named_upto = directory.watermark()
                 exact = {id(a) for a in said}
                 # (a step's names at the time hold for every event it evaluates: later commits come after them)
-                then = then or NamesThen(directory)
+                then = then or NamesUpTo(directory)
                 details = _details(
                     directory,
                     ledger,

@@ -207,6 +207,7 @@ class RuleEngine:
         new = tuple.__new__
         access = self.access
         access_types = self.access_types
+        spent_after = self.spent_after
         for first, rows in segments:
             pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
             for seq, e in pairs:
@@ -263,7 +264,7 @@ class RuleEngine:
                         now = e[11] if first is not None else e[12]
                         catch_up_before_ms = int((now - catch_up_s) * 1000)
                     catch_up = time_ms < catch_up_before_ms
-                    if self.spent_after and (rule.id, seq) in self.spent_after:
+                    if spent_after and (rule.id, seq) in spent_after:
                         self._spent(rule, row, payload)
                         continue
                     if rule.complex:
@@ -282,14 +283,23 @@ class RuleEngine:
                         alert = self._record(rule, outcome, events, catch_up, now, "")
                     else:
                         opened = opened_by_rule.get(rule.id)  # a single event: fold into its open alert?
-                        if opened is not None and folds(
-                            opened,
-                            time_ms,
-                            catch_up=catch_up,
-                            now=now,
-                            coalesce_ms=rule.coalesce_ms,
-                            resolve_after_ms=rule.resolve_after_ms,
-                            catch_up_s=catch_up_s,
+                        if opened is not None and (
+                            # (`folds`, a catch-up's written out: most of a backlog folds this way)
+                            (
+                                not opened.resolved
+                                and opened.write.catch_up is True
+                                and now - opened.write.updated_at <= catch_up_s
+                            )
+                            if catch_up
+                            else folds(
+                                opened,
+                                time_ms,
+                                catch_up=False,
+                                now=now,
+                                coalesce_ms=rule.coalesce_ms,
+                                resolve_after_ms=rule.resolve_after_ms,
+                                catch_up_s=catch_up_s,
+                            )
                         ):
                             opened.add_one(row, now)
                             alert = opened

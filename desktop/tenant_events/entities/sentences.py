@@ -42,6 +42,14 @@ class BeforeLookup(NameLookup, Protocol):
     def objects_of(self, kind: str, entity_id: str) -> Sequence[tuple[int, Mapping[str, Any]]]: ...
 
 
+class BoundedLookup(BeforeLookup, Protocol):
+    """A directory whose entity versions can be asked for up to an event: only those stored before its seq."""
+
+    def objects_of(
+        self, kind: str, entity_id: str, before: int | None = None
+    ) -> Sequence[tuple[int, Mapping[str, Any]]]: ...
+
+
 class StoredLookup(BeforeLookup, Protocol):
     """A directory that also hands out stored events' payloads (store/entity_reader.py `DirectoryReader`)."""
 
@@ -240,6 +248,25 @@ class NamesThen:
         if entity.kind == "organization":
             return replace(entity, display=named)
         return replace(entity, name=named, detail=None)  # (a connection's strategy: said with its name)
+
+
+class NamesUpTo(NamesThen):
+    """NamesThen that reads an entity's versions only up to the event asked about, and again when a later event
+    asks: the alert rules name a catch-up's first alerts this way, where the store already holds the rest of the
+    backlog after them (searched by substring while the full-text index is behind, each look-up read all of it)."""
+
+    def __init__(self, directory: BoundedLookup) -> None:
+        super().__init__(directory)
+        self._bounded = directory
+        self._upto: dict[tuple[str, str], int] = {}  # (kind, id) → the seq its versions were read before
+
+    def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
+        key = (kind, entity_id)
+        if seq > self._upto.get(key, -1):
+            pairs = self._bounded.objects_of(kind, entity_id, before=seq)
+            self._versions[key] = ([s for s, _o in pairs], [o for _s, o in pairs])
+            self._upto[key] = seq
+        return super().before(kind, entity_id, seq)
 
 
 class NamesNow(NamesThen):

@@ -229,11 +229,13 @@ class DirectoryReader(HoldsConnection):
         with self._lock:
             return timeline_query.every_name(self._conn, self._archive)
 
-    def objects_of(self, kind: str, entity_id: str) -> list[tuple[int, dict[str, Any]]]:
-        """(seq, object) of each created/updated event of the entity, oldest first, from both tiers
-        (timeline_query.py)."""
+    def objects_of(
+        self, kind: str, entity_id: str, before: int | None = None
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """(seq, object) of each created/updated event of the entity, oldest first, from both tiers (only those
+        stored before seq `before`, when given; timeline_query.py)."""
         with self._lock:
-            return timeline_query.objects_of(self._conn, kind, entity_id, self._archive)
+            return timeline_query.objects_of(self._conn, kind, entity_id, self._archive, before=before)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

@@ -143,22 +143,25 @@ def objects_of(
     entity_id: str,
     archive: ArchiveReader | None = None,
     limit: int = HISTORY_LOOKS,
+    before: int | None = None,
 ) -> list[tuple[int, dict[str, object]]]:
     """(seq, `data.object`) of every `<kind>.created` or `<kind>.updated` event about the entity, oldest first
     (the newest `limit`): the entity as each of them left it, so its name at any event's time is one look-up
     (entities/sentences.py `NamesThen`). The full-text index narrows to events whose raw JSON holds the id and
     whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring; with `archive`,
-    the archive tier's after the live table's (one snapshot of both, as `page`)."""
+    the archive tier's after the live table's (one snapshot of both, as `page`). With `before`, only events
+    stored before that seq: the tail after it is not searched (a catch-up's names at an early event's time)."""
     wanted = (f"{kind}.created", f"{kind}.updated")
     found: list[tuple[int, dict[str, object]]] = []
     token = fts_token(entity_id)
+    high = _NEWEST if before is None else before
     conn.execute("BEGIN")  # one snapshot, as `page`
     try:
         snap = _snapshot(conn, archive)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        sources = [_tail(conn, entity_id, upto, _NEWEST, 2000, wanted)]
+        sources = [_tail(conn, entity_id, upto, high, 2000, wanted)]
         if token is not None:
-            sources.append(_own_events(conn, kind, token, upto + 1, limit))
+            sources.append(_own_events(conn, kind, token, min(upto + 1, high), limit))
         for source in sources:
             for row in source:
                 if len(found) < limit and (
