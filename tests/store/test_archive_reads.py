@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, archive_reader
 from tenant_events.store.archive_keeper import keep
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
@@ -24,6 +25,13 @@ def _with_note(row: EventRow, note: str) -> EventRow:
     """`row` with `note` in its raw JSON only (no summary or id holds it)."""
     data = orjson.loads(row.raw)
     data["event"]["data"].setdefault("context", {})["note"] = note
+    return row._replace(raw=orjson.dumps(data).decode())
+
+
+def _with_email(row: EventRow, email: str) -> EventRow:
+    """`row` (a user's event) with `email`, which its summary names."""
+    data = orjson.loads(row.raw)
+    data["event"]["data"]["object"]["email"] = email
     return row._replace(raw=orjson.dumps(data).decode())
 
 
@@ -64,10 +72,18 @@ FILTERS = (
     EventFilter(query='"zyx qwv"'),
     EventFilter(text='"zyx qwv"', query="type:user.*"),
     EventFilter(query='org:acme OR "qwv zyx"'),
+    EventFilter(text='"example com"'),
+    EventFilter(text='"example com"', query="type:user.updated"),
+    EventFilter(query='"grace hamilton" -type:user.deleted'),
 )
 
 
-def test_kept_matches_and_phrase_checks_answer_as_one_store_while_moves_change_the_archive(tmp_path):
+# 6: "zyx qwv" has more candidates than that, and the five only its raw JSON holds are few enough to check there
+@pytest.mark.parametrize("few", [256, 6])
+def test_kept_matches_and_phrase_checks_answer_as_one_store_while_moves_change_the_archive(
+    tmp_path, monkeypatch, few
+):
+    monkeypatch.setattr(archive_reader, "FEW_CANDIDATES", few)
     rows = history(1500, NOW - 90 * DAY, 90 * DAY / 1500, seed=5)
     # the phrase in order in the raw JSON alone (old and recent events), and its words the other way round
     for k, note in (
@@ -78,12 +94,16 @@ def test_kept_matches_and_phrase_checks_answer_as_one_store_while_moves_change_t
         (800, "qwv zyx"),
     ):
         rows[k] = _with_note(rows[k], note)
+    # and in the summaries of eight users' events (an e-mail): more candidates than a few, most settled there
+    updated = [k for k, r in enumerate(rows) if r.type == "user.updated"]
+    for n, k in enumerate(updated[:: max(1, len(updated) // 8)][:8]):
+        rows[k] = _with_email(rows[k], f"zyx.qwv.{n}@example.com")
     one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
     _store(one, rows)
     _store(two, rows)
     with EventReader(one) as single:
         expected = {f: _answers(single, f) for f in FILTERS}
-    assert expected[FILTERS[2]][0] == 3 and expected[FILTERS[0]][0] > 0
+    assert expected[FILTERS[2]][0] == 3 + 8 and expected[FILTERS[0]][0] > 0
     with EventReader(two) as reader:
         for keep_days in (60, 30, 10):  # the same open reader asks again after each move
             _move(two, keep_days)

@@ -60,10 +60,11 @@ class ArchiveReader(ArchiveFetch):
         compiled: Compiled | None = None,
     ) -> tuple[str, list[int] | None, bool]:
         """The exact condition of `f` on a row of `files` (hold the lock), its candidates when there are at most
-        FEW_CANDIDATES, and whether it has candidates at all (the table `cand`). Token lookups first, each into a temporary table of this cursor, then the seqs every
-        match lies in (`cand`); the exact checks run only on rows in it (a CASE keeps DuckDB from running a
-        regular expression over every row of a file). Separate small statements: one query holding every lookup
-        as a subquery spent seconds in DuckDB's planner. `_drop` the tables after."""
+        FEW_CANDIDATES, and whether it has candidates at all (the table `cand`). Token lookups first, each into
+        a temporary table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only
+        on rows in it (a CASE keeps DuckDB from running a regular expression over every row of a file).
+        Separate small statements: one query holding every lookup as a subquery spent seconds in DuckDB's
+        planner. `_drop` the tables after."""
         compiled = self._compile(cursor, files, f, alerts, low, high) if compiled is None else compiled
         if compiled.lookup is None:
             return compiled.exact(), None, False
@@ -73,10 +74,36 @@ class ArchiveReader(ArchiveFetch):
             return compiled.exact(), None, False
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
         few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+        if len(few) > FEW_CANDIDATES and compiled.orders and self._settle(cursor, files, compiled):
+            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+            if len(few) <= FEW_CANDIDATES:
+                return _in_cand(compiled.where, [int(r[0]) for r in few]), [int(r[0]) for r in few], True
+            return _in_cand(compiled.where, None), None, True
         if len(few) > FEW_CANDIDATES:
             return _in_cand(compiled.exact(), None), None, True
         seqs = self._in_order(cursor, files, [int(r[0]) for r in few], compiled.orders)
         return _in_cand(compiled.where, seqs), seqs, True
+
+    def _settle(
+        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
+    ) -> bool:
+        """Many candidates: keep in `cand` those that pass the filter with their phrases in order, when the event
+        id and summary leave at most FEW_CANDIDATES of them to check on the raw JSON (its column, 85% of an
+        event, then read only in the row groups holding one); False, `cand` as it was, otherwise."""
+        small = " AND ".join(f"coalesce({a}, false)" for a, _b in compiled.orders)
+        checked = self._select(files, f"seq, {small} AS ok", _in_cand(compiled.where, None), "")
+        try:
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE checked AS {checked}")
+            rest = self._execute(cursor, "SELECT seq FROM checked WHERE NOT ok LIMIT ?", [FEW_CANDIDATES + 1])
+            if len(rest) > FEW_CANDIDATES:
+                return False
+            passing = self._in_order(cursor, files, [int(r[0]) for r in rest], compiled.orders)
+            also = f" UNION ALL SELECT unnest([{', '.join(map(str, passing))}])" if passing else ""
+            kept = f"SELECT seq FROM checked WHERE ok{also}"  # noqa: S608 - numbers made here
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {kept}")
+            return True
+        finally:
+            cursor.execute("DROP TABLE IF EXISTS checked")
 
     def _in_order(
         self,
@@ -276,7 +303,10 @@ class ArchiveReader(ArchiveFetch):
             try:
                 compiled = self._compile(cursor, files, f, alerts, low + 1, high - 1)
                 few: list[int] | None = None
-                if compiled.lookup is not None and self._listed(cursor, files, compiled) <= FEW_LOOKED_UP:
+                looked_up = (
+                    compiled.lookup is not None and self._listed(cursor, files, compiled) <= FEW_LOOKED_UP
+                )
+                if looked_up:
                     where, few, _driven = self._prepare(cursor, files, f, alerts, low + 1, high - 1, compiled)
                 batch = 1
                 if few is not None:  # only the files holding a candidate, all at once
@@ -286,7 +316,7 @@ class ArchiveReader(ArchiveFetch):
                 while at < len(files):
                     group = files[at : at + batch]
                     at, batch = at + batch, batch * 2
-                    if few is None:  # the lookups over these files alone: a common word's seqs of one month
+                    if not looked_up:  # the lookups over these files alone: a common word's seqs of one month
                         where, _few, _driven = self._prepare(cursor, group, f, alerts, low + 1, high - 1)
                     found += self._execute(cursor, self._select(group, columns, where, rest))
                     found.sort(key=lambda r: int(r[0]), reverse=newest_first)

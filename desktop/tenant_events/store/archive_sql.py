@@ -41,6 +41,9 @@ _SEP: Final = (
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
 _MAX_CHAR: Final = "\U0010ffff"
+_NEAR_RAREST: Final = (
+    8  # a phrase's drive meets every token held by at most this many times its rarest's events
+)
 
 
 @functools.lru_cache(maxsize=512)
@@ -168,7 +171,8 @@ class FilterCompiler:
         return [self._token_set(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
 
     def _phrase_drive(self, text: str, prefix: bool) -> list[str] | None:
-        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's alone."""
+        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's and those nearly
+        as rare (not 'evt', which every event id holds)."""
         tokens = phrase_tokens(text)
         if not tokens:
             return None
@@ -178,7 +182,10 @@ class FilterCompiler:
         if self.counts is None:
             return [self._token_set(*key) for key in keys]
         counts = self.counts
-        return [self._token_set(*min(keys, key=lambda key: counts.get(key, 0)))]
+        rarest = min(counts.get(key, 0) for key in keys)
+        # with the tokens nearly as rare: "ada lovelace" then leaves out the Grace Lovelaces, at little cost
+        kept = [key for key in dict.fromkeys(keys) if counts.get(key, 0) <= rarest * _NEAR_RAREST]
+        return [self._token_set(*key) for key in kept]
 
     def _order(self, text: str, prefix: bool, columns: tuple[str, ...] = _TEXT_COLUMNS) -> str | None:
         """The check that a phrase's tokens all stand, in order, in one of `columns` (None for a single token)."""
