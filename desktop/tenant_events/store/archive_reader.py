@@ -197,6 +197,23 @@ class ArchiveReader(ArchiveFetch):
         files = snap.covering(NO_LOW if low is None else low, snap.upto if high is None else high)
         return self._query(files, f, alerts, low, high, select, rest) if files else []
 
+    def _look_up(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int,
+        high: int,
+    ) -> tuple[str | None, list[int] | None]:
+        """The condition of `f` and its few candidates over all of `files` at once, when its token lookups there
+        list at most FEW_LOOKED_UP seqs; (None, None) otherwise (a common word: looked up a batch at a time)."""
+        compiled = self._compile(cursor, files, f, alerts, low, high)
+        if compiled.lookup is None or self._listed(cursor, files, compiled) > FEW_LOOKED_UP:
+            return None, None
+        where, few, _driven = self._prepare(cursor, files, f, alerts, low, high, compiled)
+        return where, few
+
     def _listed(
         self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
     ) -> int:
@@ -282,8 +299,8 @@ class ArchiveReader(ArchiveFetch):
         raw: bool = False,
     ) -> list[StoredEvent]:
         """Up to `limit` matching events with low < seq < high after skipping `offset`, in seq order either way.
-        A filter whose token lookups list few seqs in all the files looks them up once and reads the files
-        holding its candidates at once; otherwise files are read a growing batch at a time from the end the walk starts at, until no
+        When the newest file does not fill the page and the filter's token lookups list few seqs in the
+        others, they are looked up once and the files holding its candidates read at once; otherwise files are read a growing batch at a time from the end the walk starts at, until no
         file left could hold a row that belongs on the page (files overlap in seq: one per month of a move)."""
         if limit <= 0:
             return []
@@ -301,24 +318,22 @@ class ArchiveReader(ArchiveFetch):
         with self._lock:
             cursor = self._open()
             try:
-                compiled = self._compile(cursor, files, f, alerts, low + 1, high - 1)
-                few: list[int] | None = None
-                looked_up = (
-                    compiled.lookup is not None and self._listed(cursor, files, compiled) <= FEW_LOOKED_UP
-                )
-                if looked_up:
-                    where, few, _driven = self._prepare(cursor, files, f, alerts, low + 1, high - 1, compiled)
-                batch = 1
-                if few is not None:  # only the files holding a candidate, all at once
-                    files = [a for a in files if any(a.first_seq <= s <= a.last_seq for s in few)]
-                    batch = len(files)
-                at = 0
+                at, batch, looked_up, where = 0, 1, False, "false"
                 while at < len(files):
+                    if at == 1 and not looked_up:  # the newest file did not fill the page: a rare filter?
+                        whole, few = self._look_up(cursor, files[at:], f, alerts, low + 1, high - 1)
+                        looked_up, where = whole is not None, whole or where
+                        if few is not None:  # only the files holding a candidate, all at once
+                            files = files[:at] + [
+                                a for a in files[at:] if any(a.first_seq <= s <= a.last_seq for s in few)
+                            ]
+                            batch = max(1, len(files) - at)
                     group = files[at : at + batch]
                     at, batch = at + batch, batch * 2
                     if not looked_up:  # the lookups over these files alone: a common word's seqs of one month
                         where, _few, _driven = self._prepare(cursor, group, f, alerts, low + 1, high - 1)
-                    found += self._execute(cursor, self._select(group, columns, where, rest))
+                    if group:
+                        found += self._execute(cursor, self._select(group, columns, where, rest))
                     found.sort(key=lambda r: int(r[0]), reverse=newest_first)
                     del found[needed:]
                     if len(found) == needed and at < len(files):

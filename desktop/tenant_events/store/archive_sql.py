@@ -170,9 +170,9 @@ class FilterCompiler:
             return None
         return [self._token_set(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
 
-    def _phrase_drive(self, text: str, prefix: bool) -> list[str] | None:
-        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's and those nearly
-        as rare (not 'evt', which every event id holds)."""
+    def _phrase_drive(self, text: str, prefix: bool, near: bool = False) -> list[str] | None:
+        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's (`near`: and
+        those nearly as rare; not 'evt', which every event id holds)."""
         tokens = phrase_tokens(text)
         if not tokens:
             return None
@@ -182,9 +182,13 @@ class FilterCompiler:
         if self.counts is None:
             return [self._token_set(*key) for key in keys]
         counts = self.counts
-        rarest = min(counts.get(key, 0) for key in keys)
-        # with the tokens nearly as rare: "ada lovelace" then leaves out the Grace Lovelaces, at little cost
-        kept = [key for key in dict.fromkeys(keys) if counts.get(key, 0) <= rarest * _NEAR_RAREST]
+        rarest = min(keys, key=lambda key: counts.get(key, 0))
+        if not near:
+            return [self._token_set(*rarest)]
+        # free text's order is checked on the raw JSON: with the tokens nearly as rare, "ada lovelace" leaves
+        # out the Radia Lovelaces at little cost (a field's value is checked on its own column: rarest alone)
+        bound = counts.get(rarest, 0) * _NEAR_RAREST
+        kept = [key for key in dict.fromkeys(keys) if key == rarest or counts.get(key, 0) <= bound]
         return [self._token_set(*key) for key in kept]
 
     def _order(self, text: str, prefix: bool, columns: tuple[str, ...] = _TEXT_COLUMNS) -> str | None:
@@ -246,7 +250,7 @@ class FilterCompiler:
     def drive(self, node: Node) -> str | None:
         """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
         if isinstance(node, Text):
-            sets = self._phrase_drive(node.value, not node.phrase)
+            sets = self._phrase_drive(node.value, not node.phrase, near=True)
             return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
         if isinstance(node, Term):
             from tenant_events.store.query_sql import term_superset
