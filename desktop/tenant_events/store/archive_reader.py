@@ -58,13 +58,15 @@ class ArchiveReader(ArchiveFetch):
         low: int | None,
         high: int | None,
         compiled: Compiled | None = None,
+        settle: bool = True,
     ) -> tuple[str, list[int] | None, bool]:
         """The exact condition of `f` on a row of `files` (hold the lock), its candidates when there are at most
         FEW_CANDIDATES, and whether it has candidates at all (the table `cand`). Token lookups first, each into
         a temporary table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only
         on rows in it (a CASE keeps DuckDB from running a regular expression over every row of a file).
         Separate small statements: one query holding every lookup as a subquery spent seconds in DuckDB's
-        planner. `_drop` the tables after."""
+        planner. `settle`: many candidates of a phrase are settled first (`_settle`), for a scan of every file; a
+        page, which stops at its first rows, does not. `_drop` the tables after."""
         compiled = self._compile(cursor, files, f, alerts, low, high) if compiled is None else compiled
         if compiled.lookup is None:
             return compiled.exact(), None, False
@@ -74,7 +76,7 @@ class ArchiveReader(ArchiveFetch):
             return compiled.exact(), None, False
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
         few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
-        if len(few) > FEW_CANDIDATES and compiled.orders and self._settle(cursor, files, compiled):
+        if len(few) > FEW_CANDIDATES and settle and compiled.orders and self._settle(cursor, files, compiled):
             few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
             if len(few) <= FEW_CANDIDATES:
                 return _in_cand(compiled.where, [int(r[0]) for r in few]), [int(r[0]) for r in few], True
@@ -211,7 +213,7 @@ class ArchiveReader(ArchiveFetch):
         compiled = self._compile(cursor, files, f, alerts, low, high)
         if compiled.lookup is None or self._listed(cursor, files, compiled) > FEW_LOOKED_UP:
             return None, None
-        where, few, _driven = self._prepare(cursor, files, f, alerts, low, high, compiled)
+        where, few, _driven = self._prepare(cursor, files, f, alerts, low, high, compiled, settle=False)
         return where, few
 
     def _listed(
@@ -331,7 +333,9 @@ class ArchiveReader(ArchiveFetch):
                     group = files[at : at + batch]
                     at, batch = at + batch, batch * 2
                     if not looked_up:  # the lookups over these files alone: a common word's seqs of one month
-                        where, _few, _driven = self._prepare(cursor, group, f, alerts, low + 1, high - 1)
+                        where, _few, _driven = self._prepare(
+                            cursor, group, f, alerts, low + 1, high - 1, settle=False
+                        )
                     if group:
                         found += self._execute(cursor, self._select(group, columns, where, rest))
                     found.sort(key=lambda r: int(r[0]), reverse=newest_first)
