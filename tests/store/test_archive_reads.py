@@ -13,7 +13,12 @@ import pytest
 
 from helpers.history import history
 from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, archive_reader
+from tenant_events.store.archive_catalog import snapshot
 from tenant_events.store.archive_keeper import keep
+from tenant_events.store.archive_layout import folder_of
+from tenant_events.store.archive_reader import ArchiveReader
+from tenant_events.store.archive_source import ArchiveMoved
+from tenant_events.store.schema import connect
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
 
@@ -110,3 +115,23 @@ def test_kept_matches_and_phrase_checks_answer_as_one_store_while_moves_change_t
             assert reader.archived_upto() > 0
             for f in FILTERS:
                 assert _answers(reader, f) == expected[f], (keep_days, f)
+
+
+def test_a_file_gone_under_a_kept_filters_scan_asks_for_a_new_snapshot(tmp_path):
+    """A month's file deleted after the snapshot listed it (merged, expired): the scan that keeps a filter's
+    matches says so as every read does (ArchiveMoved: the reader reads again), not as DuckDB's own error."""
+    path = tmp_path / "t.sqlite3"
+    _store(path, history(600, NOW - 90 * DAY, 90 * DAY / 600, seed=6))
+    _move(path, 30)
+    conn = connect(path, readonly=True)
+    try:
+        snap = snapshot(conn)
+    finally:
+        conn.close()
+    reader = ArchiveReader(folder_of(path))
+    try:
+        (folder_of(path) / snap.files[0].name).unlink()  # its token file stays: the lookups find candidates
+        with pytest.raises(ArchiveMoved):
+            reader.count(snap, EventFilter(text="example"), {})
+    finally:
+        reader.close()

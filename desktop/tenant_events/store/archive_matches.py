@@ -12,7 +12,7 @@ rows are not kept (its retention removes rows from under the same name).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
@@ -48,11 +48,18 @@ class Matches:
             self._tables.move_to_end(key)
         return table
 
-    def add(self, cursor: duckdb.DuckDBPyConnection, key: Hashable, select: str) -> str:
-        """Keep `select`'s rows (seq, time_ms, type) as the matches of `key`; the oldest kept filter leaves."""
+    def add(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        key: Hashable,
+        select: str,
+        run: Callable[[duckdb.DuckDBPyConnection, str], object],
+    ) -> str:
+        """Keep `select`'s rows (seq, time_ms, type) as the matches of `key`, made by `run` (which says when a
+        file of the snapshot is gone); the oldest kept filter leaves."""
         self._made += 1
         table = f"matches_{self._made}"
-        cursor.execute(f"CREATE TEMP TABLE {table} AS {select}")
+        run(cursor, f"CREATE TEMP TABLE {table} AS {select}")
         self._tables[key] = table
         while len(self._tables) > _TABLES:
             _old, gone = self._tables.popitem(last=False)

@@ -190,7 +190,7 @@ class ArchiveReader(ArchiveFetch):
                             self._execute(cursor, self._select(files, select, where, rest)) if files else []
                         )
                     table = self._matches.add(
-                        cursor, key, self._select(snap.files, "seq, time_ms, type", where, "")
+                        cursor, key, self._select(snap.files, "seq, time_ms, type", where, ""), self._execute
                     )
                 finally:
                     self._drop(cursor)
