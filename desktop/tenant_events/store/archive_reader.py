@@ -9,42 +9,23 @@ caller takes a new snapshot and asks again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
-from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
-from tenant_events.store.archive_layout import canonical_time
-from tenant_events.store.archive_source import ArchiveSource
-from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query, phrase_tokens
+from tenant_events.store.archive_fetch import SHOWN, ArchiveFetch, event_of
+from tenant_events.store.archive_matches import MOST_KEPT, Matches, key_of
+from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query
 from tenant_events.store.live_walk import NO_LOW
 from tenant_events.values.events import EventFilter, StoredEvent
 
-_SHOWN: Final = (
-    "seq, event_id, stream_offset, type, time_ms, time, source, tenant, purpose, summary, received_at"
-)
+if TYPE_CHECKING:
+    import duckdb
+
 FAMILIES: Final = ("user", "organization", "group")
 FEW_CANDIDATES: Final = 256  # a filter's candidate rows up to this many are named in its statement (_in_cand)
-
-
-def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
-    """A StoredEvent from a `_SHOWN` row."""
-    seq, event_id, offset, kind, time_ms, time_text, source, tenant, purpose, summary, received = row[:11]
-    return StoredEvent(
-        seq,
-        event_id,
-        offset,
-        kind,
-        kind.split(".", 1)[0],
-        time_text if time_text is not None else canonical_time(time_ms),
-        source,
-        tenant,
-        purpose,
-        summary,
-        received,
-        raw,
-    )
+FEW_LOOKED_UP: Final = 50_000  # a page's token lookups over every file at once when they list this many seqs
 
 
 def _in_cand(where: str, few: Sequence[int] | None) -> str:
@@ -56,8 +37,104 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
-class ArchiveReader(ArchiveSource):
+class ArchiveReader(ArchiveFetch):
     """The archive's half of one `EventReader`; its own DuckDB cursor, opened on first use."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self._matches = Matches()
+
+    def close(self) -> None:
+        with self._lock:
+            self._matches.forget()
+        super().close()
+
+    def _prepare(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int | None,
+        high: int | None,
+        compiled: Compiled | None = None,
+        settle: bool = True,
+    ) -> tuple[str, list[int] | None, bool]:
+        """The exact condition of `f` on a row of `files` (hold the lock), its candidates when there are at most
+        FEW_CANDIDATES, and whether it has candidates at all (the table `cand`). Token lookups first, each into
+        a temporary table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only
+        on rows in it (a CASE keeps DuckDB from running a regular expression over every row of a file).
+        Separate small statements: one query holding every lookup as a subquery spent seconds in DuckDB's
+        planner. `settle`: many candidates of a phrase are settled first (`_settle`), for a scan of every file; a
+        page, which stops at its first rows, does not. `_drop` the tables after."""
+        compiled = self._compile(cursor, files, f, alerts, low, high) if compiled is None else compiled
+        if compiled.lookup is None:
+            return compiled.exact(), None, False
+        tokens = self._relations(files, True)
+        self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE sets AS {tokens} {compiled.lookup}")
+        if compiled.drive is None:
+            return compiled.exact(), None, False
+        self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
+        few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+        if len(few) > FEW_CANDIDATES and settle and compiled.orders and self._settle(cursor, files, compiled):
+            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+            if len(few) <= FEW_CANDIDATES:
+                return _in_cand(compiled.where, [int(r[0]) for r in few]), [int(r[0]) for r in few], True
+            return _in_cand(compiled.where, None), None, True
+        if len(few) > FEW_CANDIDATES:
+            return _in_cand(compiled.exact(), None), None, True
+        seqs = self._in_order(cursor, files, [int(r[0]) for r in few], compiled.orders)
+        return _in_cand(compiled.where, seqs), seqs, True
+
+    def _settle(
+        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
+    ) -> bool:
+        """Many candidates: keep in `cand` those that pass the filter with their phrases in order, when the event
+        id and summary leave at most FEW_CANDIDATES of them to check on the raw JSON (its column, 85% of an
+        event, then read only in the row groups holding one); False, `cand` as it was, otherwise."""
+        small = " AND ".join(f"coalesce({a}, false)" for a, _b in compiled.orders)
+        checked = self._select(files, f"seq, {small} AS ok", _in_cand(compiled.where, None), "")
+        try:
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE checked AS {checked}")
+            rest = self._execute(cursor, "SELECT seq FROM checked WHERE NOT ok LIMIT ?", [FEW_CANDIDATES + 1])
+            if len(rest) > FEW_CANDIDATES:
+                return False
+            passing = self._in_order(cursor, files, [int(r[0]) for r in rest], compiled.orders)
+            also = f" UNION ALL SELECT unnest([{', '.join(map(str, passing))}])" if passing else ""
+            kept = f"SELECT seq FROM checked WHERE ok{also}"  # noqa: S608 - numbers made here
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {kept}")
+            return True
+        finally:
+            cursor.execute("DROP TABLE IF EXISTS checked")
+
+    def _in_order(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        seqs: list[int],
+        orders: Sequence[tuple[str, str]],
+    ) -> list[int]:
+        """The few candidates whose phrases stand in order: each checked on the event id and summary first,
+        and on the raw JSON (a row group's worth of its largest column) only for the rows those did not settle."""
+        for small, big in orders:
+            if not seqs:
+                break
+            settled = {
+                int(r[0])
+                for r in self._execute(cursor, self._select(files, "seq", _in_cand(small, seqs), ""))
+            }
+            rest = [s for s in seqs if s not in settled]
+            if rest:
+                settled |= {
+                    int(r[0])
+                    for r in self._execute(cursor, self._select(files, "seq", _in_cand(big, rest), ""))
+                }
+            seqs = sorted(settled)
+        return seqs
+
+    @staticmethod
+    def _drop(cursor: duckdb.DuckDBPyConnection) -> None:
+        cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
 
     def _query(
         self,
@@ -70,47 +147,105 @@ class ArchiveReader(ArchiveSource):
         rest: str = "",
         extra: str | None = None,
     ) -> list[Any]:
-        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files`. Token lookups first, each into a temporary
-        table of this cursor, then the seqs every match lies in (`cand`); the exact checks run only on rows in
-        it (a CASE keeps DuckDB from running a regular expression over every row of a file). Separate small
-        statements: one query holding every lookup as a subquery spent seconds in DuckDB's planner."""
-        compiled = self._compile(files, f, alerts, low, high)
-        if extra is not None:
-            compiled = replace(compiled, where=f"{extra} AND {compiled.where}")
-        if compiled.lookup is None:
-            return self._run(self._select(files, select, compiled.where, rest))
+        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files` (and `extra`, when given)."""
         with self._lock:
             cursor = self._open()
             try:
-                tokens = self._relations(files, True)
-                cursor.execute(f"CREATE OR REPLACE TEMP TABLE sets AS {tokens} {compiled.lookup}")
-                where = compiled.where
-                if compiled.drive is not None:
-                    cursor.execute(f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
-                    few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
-                    seqs = [int(r[0]) for r in few] if len(few) <= FEW_CANDIDATES else None
-                    where = _in_cand(where, seqs)
+                where, _few, _driven = self._prepare(cursor, files, f, alerts, low, high)
+                where = where if extra is None else f"{extra} AND {where}"
                 return self._execute(cursor, self._select(files, select, where, rest))
             finally:
-                cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
+                self._drop(cursor)
+
+    def _matching(
+        self,
+        snap: ArchiveSnapshot,
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int | None,
+        high: int | None,
+        select: str,
+        rest: str = "",
+    ) -> list[Any]:
+        """`SELECT {select} … {rest}` over the matches of `f` with low <= seq <= high, where `select` and `rest`
+        name only seq, time_ms and type: answered from the filter's kept matches (archive_matches.py), which
+        the first such question over a token-driven filter keeps; a scan of the files otherwise."""
+        bounds = " AND ".join(
+            ([] if low is None else [f"seq >= {int(low)}"])
+            + ([] if high is None else [f"seq <= {int(high)}"])
+        )
+        key = key_of(snap.files, f, alerts)
+        with self._lock:
+            cursor = self._open()
+            table = self._matches.get(key) if key is not None else None
+            if table is None and key is not None:
+                try:
+                    where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
+                    if not driven or (few is None and self._candidates(cursor) > MOST_KEPT):
+                        files = snap.covering(
+                            NO_LOW if low is None else low, snap.upto if high is None else high
+                        )
+                        where = f"{bounds} AND {where}" if bounds else where
+                        return (
+                            self._execute(cursor, self._select(files, select, where, rest)) if files else []
+                        )
+                    table = self._matches.add(
+                        cursor, key, self._select(snap.files, "seq, time_ms, type", where, ""), self._execute
+                    )
+                finally:
+                    self._drop(cursor)
+            if table is not None:
+                return self._execute(cursor, f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}")  # noqa: S608
+        files = snap.covering(NO_LOW if low is None else low, snap.upto if high is None else high)
+        return self._query(files, f, alerts, low, high, select, rest) if files else []
+
+    def _look_up(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int,
+        high: int,
+    ) -> tuple[str | None, list[int] | None]:
+        """The condition of `f` and its few candidates over all of `files` at once, when its token lookups there
+        list at most FEW_LOOKED_UP seqs; (None, None) otherwise (a common word: looked up a batch at a time)."""
+        compiled = self._compile(cursor, files, f, alerts, low, high)
+        if compiled.lookup is None or self._listed(cursor, files, compiled) > FEW_LOOKED_UP:
+            return None, None
+        where, few, _driven = self._prepare(cursor, files, f, alerts, low, high, compiled, settle=False)
+        return where, few
+
+    def _listed(
+        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
+    ) -> int:
+        """How many seqs the token files list for the lookups of `compiled` (the rows of `sets`, or more)."""
+        _keys, query = counts_query(set(compiled.tokens))
+        return sum(int(n or 0) for n in self._execute(cursor, f"{self._relations(files, True)} {query}")[0])
+
+    def _candidates(self, cursor: duckdb.DuckDBPyConnection) -> int:
+        """How many rows `cand` holds (prepared on `cursor`)."""
+        return int(self._execute(cursor, "SELECT count(*) FROM cand")[0][0])
 
     def _compile(
         self,
+        cursor: duckdb.DuckDBPyConnection,
         files: Sequence[ArchiveFile],
         f: EventFilter,
         alerts: Mapping[int, tuple[int, ...]],
         low: int | None,
         high: int | None,
     ) -> Compiled:
-        """The filter's SQL, its phrases driven by their rarest tokens in these files."""
+        """The filter's SQL, its phrases driven by their rarest tokens in these files (counted only when a
+        phrase has a choice)."""
         first = FilterCompiler(alerts)
-        compiled = first.compile(f, low, high)
-        if not first.wanted:
+        compiled = first.compile(f, low, high, apart=True)
+        if not first.choosing:
             return compiled
         keys, query = counts_query(first.wanted)
-        found = self._run(f"{self._relations(files, True)} {query}")[0]
+        found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
         return FilterCompiler(alerts, {k: int(n or 0) for k, n in zip(keys, found, strict=True)}).compile(
-            f, low, high
+            f, low, high, apart=True
         )
 
     def count(
@@ -121,17 +256,16 @@ class ArchiveReader(ArchiveSource):
         low: int | None = None,
         high: int | None = None,
     ) -> int:
-        files = snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto)
-        if not files:
+        if not snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto):
             return 0
-        return int(self._query(files, f, alerts, low, high, "count(*)")[0][0])
+        return int(self._matching(snap, f, alerts, low, high, "count(*)")[0][0])
 
     def counts_by_type(
         self, snap: ArchiveSnapshot, f: EventFilter, alerts: Mapping[int, tuple[int, ...]]
     ) -> dict[str, int]:
         if not snap.files:
             return {}
-        rows = self._query(snap.files, f, alerts, None, None, "type, count(*)", "GROUP BY type")
+        rows = self._matching(snap, f, alerts, None, None, "type, count(*)", "GROUP BY type")
         return {str(t): int(n) for t, n in rows}
 
     def time_span(
@@ -140,7 +274,7 @@ class ArchiveReader(ArchiveSource):
         """The earliest and latest time (ms) of the matching archived events, None when none match."""
         if not snap.files:
             return None
-        low, high = self._query(snap.files, f, alerts, None, None, "min(time_ms), max(time_ms)")[0]
+        low, high = self._matching(snap, f, alerts, None, None, "min(time_ms), max(time_ms)")[0]
         return None if low is None else (int(low), int(high))
 
     def histogram(
@@ -151,7 +285,7 @@ class ArchiveReader(ArchiveSource):
             return []
         size = int(size_ms)
         select = f"(time_ms // {size}) * {size}, split_part(type, '.', 1), count(*)"
-        rows = self._query(snap.files, f, alerts, None, None, select, "GROUP BY 1, 2")
+        rows = self._matching(snap, f, alerts, None, None, select, "GROUP BY 1, 2")
         return [(int(b), str(fam), int(n)) for b, fam, n in rows]
 
     def walk(
@@ -167,8 +301,9 @@ class ArchiveReader(ArchiveSource):
         raw: bool = False,
     ) -> list[StoredEvent]:
         """Up to `limit` matching events with low < seq < high after skipping `offset`, in seq order either way.
-        Files are read a growing batch at a time from the end the walk starts at, until no file left could hold
-        a row that belongs on the page (files overlap in seq: one per month of a move)."""
+        When the newest file does not fill the page and the filter's token lookups list few seqs in the
+        others, they are looked up once and the files holding its candidates read at once; otherwise files are read a growing batch at a time from the end the walk starts at, until no
+        file left could hold a row that belongs on the page (files overlap in seq: one per month of a move)."""
         if limit <= 0:
             return []
         files = sorted(
@@ -176,24 +311,42 @@ class ArchiveReader(ArchiveSource):
             key=lambda a: a.last_seq if newest_first else -a.first_seq,
             reverse=True,
         )
+        if not files:
+            return []
         needed = limit + offset
-        columns = _SHOWN + (", raw" if raw else "")
-        order = "DESC" if newest_first else "ASC"
+        columns = SHOWN + (", raw" if raw else "")
+        rest = f"ORDER BY seq {'DESC' if newest_first else 'ASC'} LIMIT {needed}"
         found: list[Any] = []
-        at, batch = 0, 1
-        while at < len(files):
-            group = files[at : at + batch]
-            at, batch = at + batch, batch * 2
-            found += self._query(
-                group, f, alerts, low + 1, high - 1, columns, f"ORDER BY seq {order} LIMIT {needed}"
-            )
-            found.sort(key=lambda r: int(r[0]), reverse=newest_first)
-            del found[needed:]
-            if len(found) == needed and at < len(files):
-                edge = int(found[-1][0])
-                nearest = files[at].last_seq if newest_first else files[at].first_seq
-                if (nearest < edge) if newest_first else (nearest > edge):
-                    break
+        with self._lock:
+            cursor = self._open()
+            try:
+                at, batch, looked_up, where = 0, 1, False, "false"
+                while at < len(files):
+                    if at == 1 and not looked_up:  # the newest file did not fill the page: a rare filter?
+                        whole, few = self._look_up(cursor, files[at:], f, alerts, low + 1, high - 1)
+                        looked_up, where = whole is not None, whole or where
+                        if few is not None:  # only the files holding a candidate, all at once
+                            files = files[:at] + [
+                                a for a in files[at:] if any(a.first_seq <= s <= a.last_seq for s in few)
+                            ]
+                            batch = max(1, len(files) - at)
+                    group = files[at : at + batch]
+                    at, batch = at + batch, batch * 2
+                    if not looked_up:  # the lookups over these files alone: a common word's seqs of one month
+                        where, _few, _driven = self._prepare(
+                            cursor, group, f, alerts, low + 1, high - 1, settle=False
+                        )
+                    if group:
+                        found += self._execute(cursor, self._select(group, columns, where, rest))
+                    found.sort(key=lambda r: int(r[0]), reverse=newest_first)
+                    del found[needed:]
+                    if len(found) == needed and at < len(files):
+                        edge = int(found[-1][0])
+                        nearest = files[at].last_seq if newest_first else files[at].first_seq
+                        if (nearest < edge) if newest_first else (nearest > edge):
+                            break
+            finally:
+                self._drop(cursor)
         return [event_of(r, r[11] if raw else None) for r in found[offset:]]
 
     def anchors(
@@ -207,13 +360,12 @@ class ArchiveReader(ArchiveSource):
     ) -> list[int]:
         """The seq of every matching row whose number (counting `first_row` for the newest archived match) is a
         multiple of `every`."""
-        files = snap.covering(NO_LOW, high)
-        if not files:
+        if not snap.covering(NO_LOW, high):
             return []
         # numbered in DuckDB: a million matching seqs brought into Python held every other thread for ~1 s
         number = "row_number() OVER (ORDER BY seq DESC) - 1"
         rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0 ORDER BY seq DESC"
-        return [int(r[0]) for r in self._query(files, f, alerts, None, high, "seq", rest)]
+        return [int(r[0]) for r in self._matching(snap, f, alerts, None, high, "seq", rest)]
 
     def by_time(
         self,
@@ -231,7 +383,7 @@ class ArchiveReader(ArchiveSource):
         order, past = ("DESC", "<") if newest_first else ("ASC", ">")
         compiled_rest = f"ORDER BY time_ms {order}, seq {order} LIMIT {int(limit)}"
         if position is None:
-            rows = self._query(snap.files, f, alerts, None, None, _SHOWN, compiled_rest)
+            rows = self._query(snap.files, f, alerts, None, None, SHOWN, compiled_rest)
         else:
             at, seq = int(position[0]), int(position[1])
             rows = self._query(
@@ -240,116 +392,8 @@ class ArchiveReader(ArchiveSource):
                 alerts,
                 None,
                 None,
-                _SHOWN,
+                SHOWN,
                 compiled_rest,
                 extra=f"(time_ms {past} {at} OR (time_ms = {at} AND seq {past} {seq}))",
             )
         return [(int(r[4]), event_of(r)) for r in rows]
-
-    def naming(
-        self, snap: ArchiveSnapshot, token: str | None, needle: str, high: int, chunk: int
-    ) -> Iterator[StoredEvent]:
-        """Events below `high` whose text holds `token` (any column: a superset of the raw JSON's), newest first,
-        with raw JSON, a chunk at a time; without a token, those whose raw JSON contains `needle`."""
-        folded = phrase_tokens(token) if token is not None else ()
-        token = folded[0] if len(folded) == 1 else token  # as FTS5 stores it: lower case, accents off
-        while True:
-            files = snap.covering(NO_LOW, high - 1)
-            if not files:
-                return
-            if token is None:
-                where = f"seq < {int(high)} AND contains(raw, {duck.literal(needle)})"
-                rows = self._run(
-                    self._select(files, f"{_SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}")
-                )
-            else:
-                tokens = self._relations(files, True)
-                lookup = f"{tokens} SELECT unnest(seqs) AS seq FROM tok WHERE term = {duck.literal(token)}"  # noqa: S608
-                where = f"seq < {int(high)} AND seq IN (SELECT seq FROM hits WHERE seq < {int(high)})"  # noqa: S608
-                with self._lock:
-                    cursor = self._open()
-                    try:
-                        cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {lookup}")
-                        rows = self._execute(
-                            cursor,
-                            self._select(
-                                files, f"{_SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}"
-                            ),
-                        )
-                    finally:
-                        cursor.execute("DROP TABLE IF EXISTS hits")
-            yield from (event_of(r, r[11]) for r in rows)
-            if len(rows) < chunk:
-                return
-            high = int(rows[-1][0])
-
-    def raws(self, snap: ArchiveSnapshot, seqs: Sequence[int]) -> list[tuple[int, str, str, int]]:
-        """(seq, type, raw JSON, time_ms) of archived events by seq (a page's summary sentences,
-        entity_reader.py)."""
-        files = snap.covering(min(seqs), max(seqs)) if seqs else ()
-        if not files:
-            return []
-        where = f"seq IN ({', '.join(str(int(s)) for s in seqs)})"
-        return [
-            (int(a), str(b), str(c), int(d))
-            for a, b, c, d in self._run(self._select(files, "seq, type, raw, time_ms", where, ""))
-        ]
-
-    def raws_between(
-        self, snap: ArchiveSnapshot, first: int, last: int, types: Sequence[str]
-    ) -> list[tuple[int, int, str, str]]:
-        """(seq, time_ms, type, raw JSON) of archived events of `types` with seq in [first, last], by seq (the
-        access history built from events moved before it took them in, access_events.py)."""
-        files = snap.covering(first, last)
-        if not files or not types:
-            return []
-        kinds = ", ".join(duck.literal(t) for t in types)
-        return [
-            (int(a), int(b), str(c), str(d))
-            for a, b, c, d in self._run(
-                self._select(
-                    files,
-                    "seq, time_ms, type, raw",
-                    f"seq BETWEEN {int(first)} AND {int(last)} AND type IN ({kinds})",
-                    "ORDER BY seq",
-                )
-            )
-        ]
-
-    def time_after(self, snap: ArchiveSnapshot, seq: int) -> int | None:
-        """The time of the first archived event stored after `seq` (where a possible gap ends)."""
-        files = snap.covering(seq + 1, snap.upto)
-        if not files:
-            return None
-        rows = self._run(self._select(files, "time_ms", f"seq > {int(seq)}", "ORDER BY seq LIMIT 1"))
-        return int(rows[0][0]) if rows else None
-
-    def get(self, snap: ArchiveSnapshot, seq: int) -> StoredEvent | None:
-        files = snap.covering(seq, seq)
-        if not files:
-            return None
-        rows = self._run(
-            f"{self._relations(files, False)} SELECT {_SHOWN}, raw FROM ev WHERE seq = {int(seq)}"  # noqa: S608
-        )
-        return event_of(rows[0], rows[0][11]) if rows else None
-
-    def find(self, snap: ArchiveSnapshot, event_id: str) -> StoredEvent | None:
-        if not snap.files:
-            return None
-        with self._lock:
-            rows = self._execute(
-                self._open(),
-                f"{self._relations(snap.files, False)} SELECT {_SHOWN}, raw FROM ev WHERE event_id = ? LIMIT 1",  # noqa: S608
-                [event_id],
-            )
-        return event_of(rows[0], rows[0][11]) if rows else None
-
-    def range_raw(self, snap: ArchiveSnapshot, first: int, last: int) -> list[tuple[StoredEvent, str]]:
-        files = snap.covering(first, last)
-        if not files:
-            return []
-        rows = self._run(
-            f"{self._relations(files, False)} SELECT {_SHOWN}, raw FROM ev"  # noqa: S608
-            f" WHERE seq BETWEEN {int(first)} AND {int(last)} ORDER BY seq"
-        )
-        return [(event_of(r), str(r[11])) for r in rows]

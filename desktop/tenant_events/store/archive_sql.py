@@ -41,6 +41,9 @@ _SEP: Final = (
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
 _MAX_CHAR: Final = "\U0010ffff"
+_NEAR_RAREST: Final = (
+    8  # a phrase's drive meets every token held by at most this many times its rarest's events
+)
 
 
 @functools.lru_cache(maxsize=512)
@@ -128,6 +131,15 @@ class Compiled:
     lookup: str | None
     drive: str | None
     where: str
+    orders: tuple[tuple[str, str], ...] = ()
+    tokens: tuple[tuple[str, bool], ...] = ()  # the tokens `lookup` reads (prefix or whole)
+    """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
+    on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
+    for the candidates the small columns did not settle (an event id: none)."""
+
+    def exact(self) -> str:
+        """`where` with the order checks."""
+        return " AND ".join([self.where, *(f"({a} OR {b})" for a, b in self.orders)])
 
 
 class FilterCompiler:
@@ -144,6 +156,7 @@ class FilterCompiler:
         self.alert_seqs = alert_seqs or {}
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
+        self.choosing = False  # a phrase's drive could take one of several tokens: `counts` would choose
         self._sets: dict[tuple[str, bool], str] = {}
 
     def _token_set(self, token: str, prefix: bool) -> str:
@@ -157,20 +170,29 @@ class FilterCompiler:
             return None
         return [self._token_set(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
 
-    def _phrase_drive(self, text: str, prefix: bool) -> list[str] | None:
-        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's alone."""
+    def _phrase_drive(self, text: str, prefix: bool, near: bool = False) -> list[str] | None:
+        """The sets a phrase's drive meets: all its tokens', or with `counts` the rarest token's (`near`: and
+        those nearly as rare; not 'evt', which every event id holds)."""
         tokens = phrase_tokens(text)
         if not tokens:
             return None
         keys = [(t, prefix and k == len(tokens) - 1) for k, t in enumerate(tokens)]
         self.wanted.update(keys)
+        self.choosing = self.choosing or len(set(keys)) > 1
         if self.counts is None:
             return [self._token_set(*key) for key in keys]
         counts = self.counts
-        return [self._token_set(*min(keys, key=lambda key: counts.get(key, 0)))]
+        rarest = min(keys, key=lambda key: counts.get(key, 0))
+        if not near:
+            return [self._token_set(*rarest)]
+        # free text's order is checked on the raw JSON: with the tokens nearly as rare, "ada lovelace" leaves
+        # out the Radia Lovelaces at little cost (a field's value is checked on its own column: rarest alone)
+        bound = counts.get(rarest, 0) * _NEAR_RAREST
+        kept = [key for key in dict.fromkeys(keys) if key == rarest or counts.get(key, 0) <= bound]
+        return [self._token_set(*key) for key in kept]
 
-    def _order(self, text: str, prefix: bool) -> str | None:
-        """The check that a phrase's tokens all stand, in order, in one column (None for a single token)."""
+    def _order(self, text: str, prefix: bool, columns: tuple[str, ...] = _TEXT_COLUMNS) -> str | None:
+        """The check that a phrase's tokens all stand, in order, in one of `columns` (None for a single token)."""
         tokens = phrase_tokens(text)
         if len(tokens) < 2:
             return None
@@ -178,7 +200,7 @@ class FilterCompiler:
         rx += "" if prefix else "($|" + _SEP + ")"
         return (
             "("
-            + " OR ".join(f"regexp_matches(strip_accents(lower({c})), {literal(rx)})" for c in _TEXT_COLUMNS)
+            + " OR ".join(f"regexp_matches(strip_accents(lower({c})), {literal(rx)})" for c in columns)
             + ")"
         )
 
@@ -228,7 +250,7 @@ class FilterCompiler:
     def drive(self, node: Node) -> str | None:
         """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
         if isinstance(node, Text):
-            sets = self._phrase_drive(node.value, not node.phrase)
+            sets = self._phrase_drive(node.value, not node.phrase, near=True)
             return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
         if isinstance(node, Term):
             from tenant_events.store.query_sql import term_superset
@@ -248,9 +270,13 @@ class FilterCompiler:
         found = [d for d in drives if d is not None]
         return " INTERSECT ".join(f"({d})" for d in found) if found else None
 
-    def compile(self, f: EventFilter, low: int | None = None, high: int | None = None) -> Compiled:
-        """The filter with `low <= seq <= high` (either bound optional)."""
+    def compile(
+        self, f: EventFilter, low: int | None = None, high: int | None = None, apart: bool = False
+    ) -> Compiled:
+        """The filter with `low <= seq <= high` (either bound optional); `apart`: top-level phrases' order checks
+        in `orders`, not in `where`."""
         parts: list[str] = []
+        orders: list[tuple[str, str]] = []
         drives: list[str] = []
         if low is not None:
             parts.append(f"seq >= {int(low)}")
@@ -277,6 +303,10 @@ class FilterCompiler:
                 order = self._order(item.value, not item.phrase)
                 if not phrase_tokens(item.value):
                     parts.append("false")
+                elif order is not None and apart:
+                    small = self._order(item.value, not item.phrase, _TEXT_COLUMNS[:-1])
+                    big = self._order(item.value, not item.phrase, _TEXT_COLUMNS[-1:])
+                    orders.append((str(small), str(big)))
                 elif order is not None:
                     parts.append(order)
             else:
@@ -293,7 +323,7 @@ class FilterCompiler:
                 + f"]) AS k, seqs FROM tok WHERE {matches}) WHERE k IS NOT NULL"
             )
         drive = " INTERSECT ".join(f"({d})" for d in drives) if drives else None
-        return Compiled(lookup, drive, " AND ".join(parts) or "true")
+        return Compiled(lookup, drive, " AND ".join(parts) or "true", tuple(orders), tuple(self._sets))
 
 
 def _intersect(queries: list[str]) -> str:

@@ -1,0 +1,151 @@
+"""The archive's reads of events by seq, event id or token, with their raw JSON (archive_reader.py asks the
+filters' questions): the page's sentences, the access history's and the directory's reads, exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from tenant_events.store import duck
+from tenant_events.store.archive_catalog import ArchiveSnapshot
+from tenant_events.store.archive_layout import canonical_time
+from tenant_events.store.archive_source import ArchiveSource
+from tenant_events.store.archive_sql import phrase_tokens
+from tenant_events.store.live_walk import NO_LOW
+from tenant_events.values.events import StoredEvent
+
+SHOWN: Final = (
+    "seq, event_id, stream_offset, type, time_ms, time, source, tenant, purpose, summary, received_at"
+)
+
+
+def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
+    """A StoredEvent from a `SHOWN` row."""
+    seq, event_id, offset, kind, time_ms, time_text, source, tenant, purpose, summary, received = row[:11]
+    return StoredEvent(
+        seq,
+        event_id,
+        offset,
+        kind,
+        kind.split(".", 1)[0],
+        time_text if time_text is not None else canonical_time(time_ms),
+        source,
+        tenant,
+        purpose,
+        summary,
+        received,
+        raw,
+    )
+
+
+class ArchiveFetch(ArchiveSource):
+    """Events read by where they are, not by a filter."""
+
+    def naming(
+        self, snap: ArchiveSnapshot, token: str | None, needle: str, high: int, chunk: int
+    ) -> Iterator[StoredEvent]:
+        """Events below `high` whose text holds `token` (any column: a superset of the raw JSON's), newest first,
+        with raw JSON, a chunk at a time; without a token, those whose raw JSON contains `needle`."""
+        folded = phrase_tokens(token) if token is not None else ()
+        token = folded[0] if len(folded) == 1 else token  # as FTS5 stores it: lower case, accents off
+        while True:
+            files = snap.covering(NO_LOW, high - 1)
+            if not files:
+                return
+            if token is None:
+                where = f"seq < {int(high)} AND contains(raw, {duck.literal(needle)})"
+                rows = self._run(
+                    self._select(files, f"{SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}")
+                )
+            else:
+                tokens = self._relations(files, True)
+                lookup = f"{tokens} SELECT unnest(seqs) AS seq FROM tok WHERE term = {duck.literal(token)}"  # noqa: S608
+                where = f"seq < {int(high)} AND seq IN (SELECT seq FROM hits WHERE seq < {int(high)})"  # noqa: S608
+                with self._lock:
+                    cursor = self._open()
+                    try:
+                        cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {lookup}")
+                        rows = self._execute(
+                            cursor,
+                            self._select(
+                                files, f"{SHOWN}, raw", where, f"ORDER BY seq DESC LIMIT {int(chunk)}"
+                            ),
+                        )
+                    finally:
+                        cursor.execute("DROP TABLE IF EXISTS hits")
+            yield from (event_of(r, r[11]) for r in rows)
+            if len(rows) < chunk:
+                return
+            high = int(rows[-1][0])
+
+    def raws(self, snap: ArchiveSnapshot, seqs: Sequence[int]) -> list[tuple[int, str, str, int]]:
+        """(seq, type, raw JSON, time_ms) of archived events by seq (a page's summary sentences,
+        entity_reader.py)."""
+        files = snap.covering(min(seqs), max(seqs)) if seqs else ()
+        if not files:
+            return []
+        where = f"seq IN ({', '.join(str(int(s)) for s in seqs)})"
+        return [
+            (int(a), str(b), str(c), int(d))
+            for a, b, c, d in self._run(self._select(files, "seq, type, raw, time_ms", where, ""))
+        ]
+
+    def raws_between(
+        self, snap: ArchiveSnapshot, first: int, last: int, types: Sequence[str]
+    ) -> list[tuple[int, int, str, str]]:
+        """(seq, time_ms, type, raw JSON) of archived events of `types` with seq in [first, last], by seq (the
+        access history built from events moved before it took them in, access_events.py)."""
+        files = snap.covering(first, last)
+        if not files or not types:
+            return []
+        kinds = ", ".join(duck.literal(t) for t in types)
+        return [
+            (int(a), int(b), str(c), str(d))
+            for a, b, c, d in self._run(
+                self._select(
+                    files,
+                    "seq, time_ms, type, raw",
+                    f"seq BETWEEN {int(first)} AND {int(last)} AND type IN ({kinds})",
+                    "ORDER BY seq",
+                )
+            )
+        ]
+
+    def time_after(self, snap: ArchiveSnapshot, seq: int) -> int | None:
+        """The time of the first archived event stored after `seq` (where a possible gap ends)."""
+        files = snap.covering(seq + 1, snap.upto)
+        if not files:
+            return None
+        rows = self._run(self._select(files, "time_ms", f"seq > {int(seq)}", "ORDER BY seq LIMIT 1"))
+        return int(rows[0][0]) if rows else None
+
+    def get(self, snap: ArchiveSnapshot, seq: int) -> StoredEvent | None:
+        files = snap.covering(seq, seq)
+        if not files:
+            return None
+        rows = self._run(
+            f"{self._relations(files, False)} SELECT {SHOWN}, raw FROM ev WHERE seq = {int(seq)}"  # noqa: S608
+        )
+        return event_of(rows[0], rows[0][11]) if rows else None
+
+    def find(self, snap: ArchiveSnapshot, event_id: str) -> StoredEvent | None:
+        if not snap.files:
+            return None
+        with self._lock:
+            rows = self._execute(
+                self._open(),
+                f"{self._relations(snap.files, False)} SELECT {SHOWN}, raw FROM ev WHERE event_id = ? LIMIT 1",  # noqa: S608
+                [event_id],
+            )
+        return event_of(rows[0], rows[0][11]) if rows else None
+
+    def range_raw(self, snap: ArchiveSnapshot, first: int, last: int) -> list[tuple[StoredEvent, str]]:
+        files = snap.covering(first, last)
+        if not files:
+            return []
+        rows = self._run(
+            f"{self._relations(files, False)} SELECT {SHOWN}, raw FROM ev"  # noqa: S608
+            f" WHERE seq BETWEEN {int(first)} AND {int(last)} ORDER BY seq"
+        )
+        return [(event_of(r), str(r[11])) for r in rows]
