@@ -6,9 +6,12 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
@@ -21,7 +24,7 @@ from tenant_events.store.archive_build import (
     tokens_select,
     write_month,
 )
-from tenant_events.store.archive_layout import FIELD_COLUMNS, field_values, tokens_name
+from tenant_events.store.archive_layout import FIELD_COLUMNS, canonical_time, field_values, tokens_name
 
 DAY = 86400.0
 
@@ -146,3 +149,68 @@ def test_the_stored_field_values_are_what_the_live_tier_tests(tmp_path):
             )
     finally:
         conn.close()
+
+
+def _paths_of(event_type: str) -> list[list[str]]:
+    """The keys down to every value the query line's fields read on `event_type`."""
+    return [
+        p.path.removeprefix("$.").split(".")
+        for f in FIELDS
+        for p in f.paths
+        if p.types is None or any(event_type in types_matching(t) for t in p.types)
+    ]
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    # fewer than 15 significant digits: SQLite rounds a 15th digit's tie away from zero, Python to even
+    | st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9).map(
+        lambda f: round(f, 3)
+    )
+    | st.text(max_size=8)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> tuple[str, str]:
+    """An event type and a `data:` JSON whose every path the type's fields read holds a random value, or
+    stops early at a value that is not an object."""
+    event_type = draw(st.sampled_from(sorted(TYPE_NAMES)))
+    message: dict[str, object] = {}
+    for keys in _paths_of(event_type):
+        node = message
+        for key in keys[:-1]:
+            child = node.setdefault(key, {} if draw(st.integers(0, 9)) else draw(_scalars))
+            if not isinstance(child, dict):
+                break
+            node = child
+        else:
+            node[keys[-1]] = draw(_json)
+    return event_type, orjson.dumps(message).decode()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_messages())
+def test_the_field_values_of_random_json_are_what_the_live_tier_tests(case: tuple[str, str]) -> None:
+    event_type, raw = case
+    conn = sqlite3.connect(":memory:")
+    try:
+        assert field_values(event_type, orjson.loads(raw)) == _live_sql_values(conn, event_type, raw)
+    finally:
+        conn.close()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@given(st.integers(min_value=-(70 * 365 * 86_400_000), max_value=230 * 365 * 86_400_000))
+def test_the_canonical_time_of_any_millisecond_is_its_iso_text(time_ms: int) -> None:
+    moment = _EPOCH + timedelta(milliseconds=time_ms)
+    assert canonical_time(time_ms) == moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
