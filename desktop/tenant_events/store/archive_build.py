@@ -247,7 +247,7 @@ def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off meanwhile: records and parsed JSON hold no cycles (reference
     counts free them), yet the collector walked every live row again and again while they were made, a fifth
-    of the records' cost (docs/archive.md "Measured"). Whoever paused it first turns it on again."""
+    of the records' cost (docs/archive.md "What a file holds"). Whoever paused it first turns it on again."""
     was_on = gc.isenabled()
     gc.disable()
     try:

@@ -17,11 +17,10 @@ The reasons are in docs/archive.md.
 
 from __future__ import annotations
 
-import functools
 import string
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Final, cast
 
@@ -55,7 +54,7 @@ def canonical_time(time_ms: int) -> str:
     return f"{_day_text(day)}{minutes // 60:02d}:{minutes % 60:02d}:{second:02d}.{ms:03d}Z"
 
 
-@functools.lru_cache(maxsize=64)
+@lru_cache(maxsize=64)
 def _day_text(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT")
 
@@ -135,7 +134,7 @@ _Reader = Callable[[object], list[list[str]]]
 def _reader(event_type: str) -> _Reader | None:
     """The event type's plan (_plans) written out as one function of straight-line lookups: the archive's
     writer calls it for every event, and a loop over the plan's tuples cost more than the values themselves
-    (docs/archive.md "Measured"). Each object on the way is looked up once; a text value is lower-cased
+    (docs/archive.md "What a file holds"). Each object on the way is looked up once; a text value is lower-cased
     inline when it is an ASCII str, any other value goes through _sql_text."""
     plan = _plans().get(event_type)
     if plan is None:
