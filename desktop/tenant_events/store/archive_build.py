@@ -12,12 +12,13 @@ splits text exactly where the live tier's does (docs/archive.md "Search").
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import os
 import secrets
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -238,6 +239,25 @@ def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
     `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
     more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
     token's seqs took several lines (for tokens_select)."""
+    with collector_paused():
+        return _scratch(rows, work)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile: records and parsed JSON hold no cycles (reference
+    counts free them), yet the collector walked every live row again and again while they were made, a fifth
+    of the records' cost (docs/archive.md "What a file holds"). Whoever paused it first turns it on again."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _scratch(rows: Sequence[LiveRow], work: Path) -> bool:
     rows = sorted(rows, key=_seq)
     summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
     with (work / "rows.json").open("wb") as f:

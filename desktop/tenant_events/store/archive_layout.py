@@ -18,9 +18,9 @@ The reasons are in docs/archive.md.
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Final, cast
 
@@ -46,9 +46,17 @@ def month_of(time_ms: int) -> str:
 
 
 def canonical_time(time_ms: int) -> str:
-    """The stored text of a time (store/records.py): UTC with milliseconds."""
-    moment = datetime.fromtimestamp(time_ms // 1000, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{time_ms % 1000:03d}Z"
+    """The stored text of a time (store/records.py): UTC with milliseconds. Only the day's text comes from
+    strftime, once per day: the writer checks every event's time, and strftime per event was most of that."""
+    day, rest = divmod(time_ms, 86_400_000)
+    seconds, ms = divmod(rest, 1000)
+    minutes, second = divmod(seconds, 60)
+    return f"{_day_text(day)}{minutes // 60:02d}:{minutes % 60:02d}:{second:02d}.{ms:03d}Z"
+
+
+@lru_cache(maxsize=64)
+def _day_text(day: int) -> str:
+    return datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT")
 
 
 # (field name, column name) for every text field that lives in JSON paths: each becomes a list column.
@@ -115,21 +123,53 @@ def _sqlite_real(value: float) -> str:
 
 def field_values(event_type: str, message: object) -> list[list[str]]:
     """The values of every FIELD_COLUMNS field for one event (its parsed `data:` JSON), in column order."""
+    reader = _reader(event_type)
+    return reader(message) if reader is not None else [[] for _ in FIELD_COLUMNS]
+
+
+_Reader = Callable[[object], list[list[str]]]
+
+
+@cache
+def _reader(event_type: str) -> _Reader | None:
+    """The event type's plan (_plans) written out as one function of straight-line lookups: the archive's
+    writer calls it for every event, and a loop over the plan's tuples cost more than the values themselves
+    (docs/archive.md "What a file holds"). Each object on the way is looked up once; a text value is lower-cased
+    inline when it is an ASCII str, any other value goes through _sql_text."""
     plan = _plans().get(event_type)
     if plan is None:
-        return [[] for _ in FIELD_COLUMNS]
+        return None
     holders, places = plan
-    texts: list[str | None] = []
+    lines = ["def read(m):"]
+    nodes: dict[tuple[str, ...], str] = {(): "m"}
+    texts = 0
     for parent, leaves in holders:
-        node = message
-        for key in parent:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, dict):
-            texts.extend([_sql_text(node.get(leaf)) for leaf in leaves])
-        else:
-            texts.extend([None] * len(leaves))
-    out: list[list[str]] = []
+        for depth in range(1, len(parent) + 1):
+            if parent[:depth] not in nodes:
+                above, name = nodes[parent[: depth - 1]], f"n{len(nodes)}"
+                lines.append(
+                    f"    {name} = {above}.get({parent[depth - 1]!r}) if isinstance({above}, dict) else None"
+                )
+                nodes[parent[:depth]] = name
+        node, first = nodes[parent], texts
+        lines.append(f"    if isinstance({node}, dict):")
+        for leaf in leaves:
+            lines.append(f"        x = {node}.get({leaf!r})")
+            lines.append(
+                f"        t{texts} = x.lower() if x.__class__ is str and x.isascii() else None if x is None else sql_text(x)"
+            )
+            texts += 1
+        lines.append("    else:")
+        lines.append("        " + " = ".join(f"t{i}" for i in range(first, texts)) + " = None")
+    out = []
     for field in places:
-        values = [texts[i] for i in field]
-        out.append([v for v in values if v is not None] if None in values else cast(list[str], values))
-    return out
+        if not field:
+            out.append("[]")
+        elif len(field) == 1:
+            out.append(f"[t{field[0]}] if t{field[0]} is not None else []")
+        else:
+            out.append(f"[v for v in ({', '.join(f't{i}' for i in field)}) if v is not None]")
+    lines.append("    return [" + ", ".join(f"({o})" for o in out) + "]")
+    scope: dict[str, object] = {"sql_text": _sql_text}
+    exec(compile("\n".join(lines), f"<fields of {event_type}>", "exec"), scope)  # noqa: S102
+    return cast(_Reader, scope["read"])
