@@ -6,6 +6,8 @@ SIGKILL mid-catch-up, each lake event is taken in once."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
 import sqlite3
 import subprocess
@@ -14,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+import pytest
 
 from helpers.cli_here import run_here
 from helpers.entity_events import T0, simulated_rows
@@ -27,6 +30,7 @@ from tenant_events.values.team_archive import Lake
 
 LATER = T0.timestamp() + 60 * 86400  # every simulated event is older than the relay's live setting
 JOINED = 1800  # the late viewer's first event
+TEAM = 2400  # the events of the team most tests build (and of `relay_answers`)
 MOVE = Retention(keep_live_days=30, settle_seconds=0)
 FAR = Retention(keep_live_days=36500, settle_seconds=3600)  # a viewer's upkeep that keeps its own events
 
@@ -72,6 +76,26 @@ def _answers(data: Path, rows: list[EventRow]) -> list[tuple[str, str]]:
     return said
 
 
+@pytest.fixture(scope="session")
+def relay_answers(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
+    """`_answers` of a relay whose own database holds the team's 2400 events: what every viewer of them must say.
+    Made once for every worker of the session (the first to come makes it, the others wait and read it), not once
+    a test: its access diffs are among the longest reads of the suite. Session-scoped, not module-scoped, so that
+    the module's tests still run side by side on several workers."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # (the session's folder, every worker's own folder under it)
+    said = shared / "lake-access-relay-2400.json"
+    with open(shared / "lake-access-relay-2400.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not said.exists():
+            rows, _life = simulated_rows(TEAM, seed=5)
+            made = _answers(_data_dir(tmp_path_factory.mktemp("relay-2400"), "relay", rows), rows)
+            said.with_suffix(".part").write_bytes(orjson.dumps(made))
+            said.with_suffix(".part").replace(said)
+    return [(str(out), str(err)) for out, err in orjson.loads(said.read_bytes())]
+
+
 def _named(data: Path, rows: list[EventRow]) -> list[str]:
     """`timeline` of the users and organizations created before the viewer joined, by e-mail and by name (the
     directory finds them), and the whole `export` with the table's sentences (the directory names them)."""
@@ -113,13 +137,15 @@ def test_a_late_viewer_answers_the_access_review_and_names_entities_as_a_relay_w
     assert _named(late, rows) == _named(relay, rows)
 
 
-def test_the_access_command_takes_the_lakes_events_in_itself(postgres: Postgres, tmp_path: Path):
+def test_the_access_command_takes_the_lakes_events_in_itself(
+    postgres: Postgres, tmp_path: Path, relay_answers: list[tuple[str, str]]
+):
     """No upkeep ran: `access` takes in what the history lacks before it answers, as it does the unindexed
     tail; `reindex` builds the directory and history again from the database's own events and the lake's."""
-    lake, rows = _team(postgres, tmp_path, 2400)
+    lake, rows = _team(postgres, tmp_path, TEAM)
     relay = _data_dir(tmp_path, "relay", rows)
     late = _data_dir(tmp_path, "late", rows[JOINED:], lake)
-    expected = _answers(relay, rows)
+    expected = relay_answers
     assert _answers(late, rows) == expected
     result = run_here(["reindex", "--data-dir", str(late)], limit=120)
     assert result.returncode == 0, result.stderr
@@ -141,14 +167,14 @@ def _kept(data: Path, lake: Lake, policy: Retention = FAR, lets_go_first: bool =
 
 
 def test_a_viewer_the_relay_has_not_caught_up_with_takes_the_rest_in_as_the_lake_grows(
-    postgres: Postgres, tmp_path: Path
+    postgres: Postgres, tmp_path: Path, relay_answers: list[tuple[str, str]]
 ):
     """The lake holds the team's first 1000 events, the viewers the events from 1800 on: the lake comes first whole
     (nothing between is held by anyone yet) and is taken in; once the relay has moved on past the viewers' first
     event, each takes in the rest up to it — whether it keeps its own events, lets go of them after, or a move
     let go of them before its intake came to it — and answers as the relay's database with every event."""
     relay_lake, lake = lakes(postgres, tmp_path / "shared")
-    rows, _life = simulated_rows(2400, seed=5)
+    rows, _life = simulated_rows(TEAM, seed=5)
     copy = tmp_path / "relay-copy.sqlite3"
     kept, steady, raced = (
         _data_dir(tmp_path, name, rows[JOINED:], lake) for name in ("kept", "steady", "raced")
@@ -168,9 +194,8 @@ def test_a_viewer_the_relay_has_not_caught_up_with_takes_the_rest_in_as_the_lake
         )
     assert len(lake_ids(relay_lake)) == len(rows)
     assert _history(raced / "tenants" / "acme.sqlite3") == _history(steady / "tenants" / "acme.sqlite3")
-    expected = _answers(_data_dir(tmp_path, "relay", rows), rows)
     for viewer in (kept, steady, raced):
-        assert _answers(viewer, rows) == expected
+        assert _answers(viewer, rows) == relay_answers
 
 
 _TAKER = """
@@ -208,9 +233,10 @@ def _history(database: Path) -> dict[str, list[tuple[object, ...]]]:
         conn.close()
 
 
-def test_a_viewer_killed_mid_catch_up_takes_each_lake_event_in_once(postgres: Postgres, tmp_path: Path):
-    lake, rows = _team(postgres, tmp_path, 2400)
-    relay = _data_dir(tmp_path, "relay", rows)
+def test_a_viewer_killed_mid_catch_up_takes_each_lake_event_in_once(
+    postgres: Postgres, tmp_path: Path, relay_answers: list[tuple[str, str]]
+):
+    lake, rows = _team(postgres, tmp_path, TEAM)
     late = _data_dir(tmp_path, "late", rows[JOINED:], lake)
     whole = _data_dir(tmp_path, "whole", rows[JOINED:], lake)  # the same viewer, never killed
     database = late / "tenants" / "acme.sqlite3"
@@ -228,6 +254,6 @@ def test_a_viewer_killed_mid_catch_up_takes_each_lake_event_in_once(postgres: Po
     assert finished.stdout is not None and finished.stdout.read().split()[-1:] == ["done"]
     assert finished.wait(120) == 0
     assert len({str(p) for p in positions}) > 3, "the kills fell at several places of the catch-up"
-    _answers(whole, rows)  # (`access` takes the lake in, whole)
+    _access(whole, "--at", _iso(rows[150].time_ms))  # (`access` takes the lake in, whole, before it answers)
     assert _history(database) == _history(whole / "tenants" / "acme.sqlite3")
-    assert _answers(late, rows) == _answers(relay, rows)
+    assert _answers(late, rows) == relay_answers
