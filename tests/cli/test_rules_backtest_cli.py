@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from datetime import datetime
 
 import yaml
 
@@ -23,7 +24,13 @@ def _store(data_dir) -> None:
     """Three days with deletions by the HR sync (12 in 2 min, each day), one day with a script's too."""
     paths = AppPaths.resolve(data_dir).ensure()
     paths.databases_dir.mkdir(parents=True, exist_ok=True)
-    base = time.time() - 10 * DAY
+    # 08:00 local time ten days ago: each day's deletions (the script's an hour after the sync's) fall within that
+    # day whatever the time the test runs at (from 23:00 on, a base of "now" put the script's on the next day)
+    base = (
+        datetime.fromtimestamp(time.time() - 10 * DAY)
+        .replace(hour=8, minute=0, second=0, microsecond=0)
+        .timestamp()
+    )
     rows = []
     for day in range(3):
         rows += [event("user.deleted", base + day * DAY + i * 10 - _base(), client=HR) for i in range(12)]
