@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from helpers.entity_events import Tenant
 from tenant_events.entities.sentences import NamesThen, NamesUpTo
@@ -34,17 +34,23 @@ def _steps(reader: DirectoryReader, call: Callable[[], T]) -> tuple[T, int]:
         reader._conn.set_progress_handler(None, 0)
 
 
+def _backlog(tmp_path: Path, rows: list[Any]) -> Path:
+    """A store holding `rows` as one catch-up's batch: left to the indexer, none in the full-text index yet."""
+    db = tmp_path / "acme.sqlite3"
+    writer = StoreWriter(db)
+    try:
+        writer.commit_sync(Batch(events=rows, cursor="backlog"))
+    finally:
+        writer.close()
+    return db
+
+
 def test_an_entitys_versions_over_an_unindexed_backlog_read_its_own_kind_only(tmp_path: Path) -> None:
     t = Tenant()
     rows = [t.row("user.created", t.user(GRACE, "grace@example.com", "Grace"))]
     rows += [t.row("organization.member.added", MEMBER) for _ in range(MENTIONS)]  # each names her id
     rows.append(t.row("user.updated", t.user(GRACE, "grace.hopper@example.com", "Grace Hopper")))
-    db = tmp_path / "acme.sqlite3"
-    writer = StoreWriter(db)
-    try:
-        writer.commit_sync(Batch(events=rows, cursor="backlog"))  # a catch-up's batch: left to the indexer
-    finally:
-        writer.close()
+    db = _backlog(tmp_path, rows)
     with DirectoryReader(db) as reader:
         versions, steps = _steps(reader, lambda: reader.objects_of("user", GRACE))
     assert [seq for seq, _obj in versions] == [1, MENTIONS + 2]
@@ -62,12 +68,7 @@ def test_an_entitys_versions_before_an_early_event_leave_the_backlog_after_it_un
     rows.append(t.row("user.updated", t.user(GRACE, "grace.hopper@example.com", "Grace Hopper")))
     rows += [t.row("user.created", t.user(f"auth0|{n:012d}", f"u{n}@example.com")) for n in range(MENTIONS)]
     rows.append(t.row("user.updated", t.user(GRACE, "admiral@example.com", "Admiral Hopper")))
-    db = tmp_path / "acme.sqlite3"
-    writer = StoreWriter(db)
-    try:
-        writer.commit_sync(Batch(events=rows, cursor="backlog"))  # a catch-up's batch: left to the indexer
-    finally:
-        writer.close()
+    db = _backlog(tmp_path, rows)
     with DirectoryReader(db) as reader:
         early, steps = _steps(reader, lambda: reader.objects_of("user", GRACE, before=3))
         every = reader.objects_of("user", GRACE)
