@@ -114,7 +114,15 @@ def test_inbox_mark_read_and_show_events_in_the_table(qloop, ui_paths, make_simu
                 rows = {w.model.event_at(r).event_id for r in range(w.model.rowCount())}
                 return not w.model.counting and rows == {e.event_id for e in inbox.shown_events}
 
-            await until(table_is_the_alert, 15, "the filtered table: the alert's events")
+            def left_as() -> str:
+                rows = {w.model.event_at(r).event_id for r in range(w.model.rowCount())}
+                shown = {e.event_id for e in inbox.shown_events}
+                return (
+                    f"the filtered table: the alert's events (counting {w.model.counting}; only in the table"
+                    f" {sorted(rows - shown)}; only in the inbox {sorted(shown - rows)})"
+                )
+
+            await until(table_is_the_alert, 15, left_as)
             assert w.model.rowCount() >= 24
             assert {w.model.event_at(r).type for r in range(w.model.rowCount())} == {"user.deleted"}
             chip = w.filter_bar.alert_chip
