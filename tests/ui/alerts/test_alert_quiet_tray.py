@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QTime
@@ -45,6 +46,14 @@ _visits: list[asyncio.Future[str]] = []
 
 def browser(url: str) -> None:
     _visits.append(asyncio.ensure_future(asyncio.to_thread(act_as_browser, url)))
+
+
+def _alerts_seen(alerts: Any) -> list[tuple[str, int, bool, bool]]:
+    """Each alert in the inbox as (rule, events, catch-up, notify): what a timed-out wait was left with."""
+    return [
+        (e.alert.rule_id, e.alert.event_count, e.alert.catch_up, e.alert.notify)
+        for e in alerts.book.entries()
+    ]
 
 
 def test_quiet_hours_fields_refuse_what_cannot_work(qtbot):
@@ -140,7 +149,14 @@ def test_dnd_and_quiet_hours_on_the_tray(qloop, ui_paths, make_simulator, dunst,
                 await asyncio.to_thread(sim.scenario, "org_connection", action="added")
                 await until(lambda: alerts.unread == 2, 20, "the warning, kept")
                 await asyncio.to_thread(sim.scenario, "mass_deletion", n=22, over_s=1)
-                await until(lambda: watch.of("Mass deletion"), 20, "the critical alert let through")
+                await until(
+                    lambda: watch.of("Mass deletion"),
+                    20,
+                    lambda: (
+                        f"the critical alert let through; alerts {_alerts_seen(alerts)}, "
+                        f"notifications {[n.summary for n in watch.seen]}"
+                    ),
+                )
                 assert watch.of("Mass deletion")[0].urgency == "critical"
                 await asyncio.sleep(0.5)
                 assert watch.of("Organization connection changed") == []
