@@ -97,7 +97,8 @@ def rows_of_month(
 
 def build_month(job: tuple[Path, str, int, int, int, float, float]) -> dict[str, Any]:
     """One month's archive file, in a worker process: generation and writing timed apart."""
-    from tenant_events.store.archive_build import merge, write_month
+    from tenant_events.store.archive_build import write_month
+    from tenant_events.store.archive_merge import merge
 
     folder, month, seed, first_seq, n, start, seconds = job
     gen_s = build_s = cpu_s = 0.0

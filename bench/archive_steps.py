@@ -47,7 +47,7 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
             ):
                 t = time.process_time()
                 target = duck.literal(str(work / "out.parquet"))
-                cur.execute(f"COPY ({select}) TO {target} ({ab._PARQUET}, ROW_GROUP_SIZE {group})")
+                cur.execute(f"COPY ({select}) TO {target} ({ab.PARQUET_OPTIONS}, ROW_GROUP_SIZE {group})")
                 out[name] = time.process_time() - t
         finally:
             cur.close()

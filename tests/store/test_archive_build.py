@@ -20,7 +20,6 @@ from tenant_events.store import duck
 from tenant_events.store.archive_build import (
     LiveRow,
     _tokens,
-    merge,
     ordered_cursor,
     scratch,
     tokens_select,
@@ -78,16 +77,6 @@ def test_tokens_whose_seqs_take_several_lines_come_out_as_those_that_take_one(tm
         finally:
             cur.close()
     assert found[0] == found[1] and len(found[0]) > 1000
-
-
-def test_a_merged_month_is_in_seq_order_whether_its_files_interleave_or_not(tmp_path):
-    rows = _live_rows(2400, seed=4)
-    apart = [write_month(tmp_path / "apart", "2026-01", rows[at : at + 600]) for at in (1800, 0, 1200, 600)]
-    merged = merge(tmp_path / "apart", [b.file for b in apart])
-    assert _column(tmp_path / "apart" / merged.file.name, "seq") == [r[0] for r in rows]
-    woven = [write_month(tmp_path / "woven", "2026-01", rows[k::3]) for k in (2, 0, 1)]
-    merged = merge(tmp_path / "woven", [b.file for b in woven])
-    assert _column(tmp_path / "woven" / merged.file.name, "seq") == [r[0] for r in rows]
 
 
 def _live_sql_values(conn: sqlite3.Connection, event_type: str, raw: str) -> list[list[str]]:

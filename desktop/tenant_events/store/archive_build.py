@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import os
 import secrets
 import sqlite3
@@ -71,7 +70,9 @@ def column_types() -> tuple[str, ...]:
     return tuple(t for _n, t in _COLUMNS)
 
 
-_PARQUET: Final = f"FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, PARQUET_VERSION v2"
+PARQUET_OPTIONS: Final = (
+    f"FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, PARQUET_VERSION v2"
+)
 
 # A live row as the mover reads it: seq, event_id, stream_offset, type, time, time_ms, source, tenant, purpose,
 # summary (None before indexing), raw, received_at.
@@ -221,7 +222,7 @@ def new_name(month: str, first_seq: int, last_seq: int) -> str:
     return f"{month}.{first_seq}-{last_seq}.{secrets.token_hex(3)}{EVENTS_SUFFIX}"
 
 
-def _file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFile:
+def file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFile:
     events = str(folder / name)
     cur = duck.cursor()
     try:
@@ -313,51 +314,18 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
         cur = ordered_cursor()
         try:
             cur.execute(
-                f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})"
+                f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()
         synced_rename(work / "tokens.parquet", folder / tokens_name(name))
         synced_rename(work / "events.parquet", folder / name)
     sync_folder(folder)
-    built = _file_of(name, month, folder)
+    built = file_of(name, month, folder)
     return Built(built, (folder / name, folder / tokens_name(name)))
-
-
-def merge(folder: Path, files: Sequence[ArchiveFile]) -> Built:
-    """One file holding every event of `files` (all of one month), for compaction; tokens merged, not rebuilt."""
-    month = files[0].month
-    name = new_name(month, min(f.first_seq for f in files), max(f.last_seq for f in files))
-    files = sorted(files, key=lambda f: f.first_seq)
-    # each file is in seq order: files whose seqs do not interleave (one move's after another's) are read
-    # one after the other, in order, and need no sort of the month's rows
-    apart = all(a.last_seq < b.first_seq for a, b in itertools.pairwise(files))
-    events = [str(folder / f.name) for f in files]
-    tokens = [str(folder / tokens_name(f.name)) for f in files]
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".merge-") as scratch:
-        work = Path(scratch)
-        cur = ordered_cursor()
-        try:
-            cur.execute(
-                f"COPY (SELECT * FROM read_parquet(?){'' if apart else ' ORDER BY seq'}) TO {duck.literal(str(work / 'events.parquet'))}"  # noqa: S608
-                f" ({_PARQUET}, ROW_GROUP_SIZE {ROW_GROUP})",
-                [events],
-            )
-            cur.execute(
-                "COPY (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list_sort(flatten(list(seqs))) AS seqs"  # noqa: S608
-                f" FROM read_parquet(?) GROUP BY term) ORDER BY term) TO {duck.literal(str(work / 'tokens.parquet'))} ({_PARQUET}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
-                [tokens],
-            )
-        finally:
-            cur.close()
-        synced_rename(work / "tokens.parquet", folder / tokens_name(name))
-        synced_rename(work / "events.parquet", folder / name)
-    sync_folder(folder)
-    assert all(f.fts_upto < f.first_seq for f in files), "merged before the live index let go of its rows"
-    return Built(_file_of(name, month, folder), (folder / name, folder / tokens_name(name)))
 
 
 def remove(paths: Iterable[Path]) -> None:

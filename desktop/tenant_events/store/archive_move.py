@@ -31,9 +31,10 @@ from typing import Final
 
 from tenant_events.store import access_history, directory, duck, fts_merge, lake_intake, team_view
 from tenant_events.store import archive_catalog as catalog
-from tenant_events.store.archive_build import Built, LiveRow, by_month, merge, remove, write_month
+from tenant_events.store.archive_build import Built, LiveRow, by_month, remove, write_month
 from tenant_events.store.archive_lake import held_prefix, write_move
 from tenant_events.store.archive_layout import EVENTS_SUFFIX, TOKENS_SUFFIX, folder_of
+from tenant_events.store.archive_merge import merge
 from tenant_events.store.indexer import counter
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.retention import Retention

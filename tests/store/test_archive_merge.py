@@ -1,0 +1,106 @@
+"""Merging a month's archive files (store/archive_merge.py): the merged file and its tokens are those of the month
+written at once, in seq order whether the files interleave or not, with the tokens merged a range of terms at a
+time so that memory stays bounded whatever the month's size."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from helpers.history import history
+from tenant_events.store import duck
+from tenant_events.store.archive_build import LiveRow, write_month
+from tenant_events.store.archive_layout import tokens_name
+from tenant_events.store.archive_merge import _ranges, merge
+
+DAY = 86400.0
+
+
+def _live_rows(n: int, seed: int) -> list[LiveRow]:
+    rows = history(n, time.time() - 40 * DAY, 5.0, seed)
+    return [
+        (1 + i, r.event_id, r.offset, r.type, r.time, r.time_ms, r.source, r.tenant, r.purpose, None, r.raw,
+         r.received_at)
+        for i, r in enumerate(rows)
+    ]  # fmt: skip
+
+
+def _rows(path: Path, columns: str) -> list[tuple[object, ...]]:
+    cur = duck.cursor()
+    try:
+        cur.execute("SET SESSION preserve_insertion_order = true")  # the file's own order
+        return cur.execute(f"SELECT {columns} FROM read_parquet(?)", [str(path)]).fetchall()
+    finally:
+        cur.close()
+
+
+@pytest.mark.parametrize("batch", [2_000, 30_000, 10**9])
+@pytest.mark.parametrize("layout", ["apart", "woven"])
+def test_a_merged_month_is_the_month_written_at_once(tmp_path, layout, batch):
+    """Events in seq order and every term's list whole, sorted and once, for ranges of many terms each (2,000
+    entries, about 85 ranges), of some thousands (6 ranges), and one range for all."""
+    rows = _live_rows(2400, seed=4)
+    whole = write_month(tmp_path / "whole", "2026-01", rows)
+    if layout == "apart":
+        parts = [rows[at : at + 600] for at in (1800, 0, 1200, 600)]
+    else:
+        parts = [rows[k::3] for k in (2, 0, 1)]
+    built = [write_month(tmp_path / layout, "2026-01", part) for part in parts]
+    merged = merge(tmp_path / layout, [b.file for b in built], batch_entries=batch)
+    events = "seq, time_ms, type, event_id, raw, summary"
+    assert _rows(tmp_path / layout / merged.file.name, events) == _rows(
+        tmp_path / "whole" / whole.file.name, events
+    )
+    tokens = [
+        tmp_path / layout / tokens_name(merged.file.name),
+        tmp_path / "whole" / tokens_name(whole.file.name),
+    ]
+    found, expected = (_rows(t, "term, n, seqs") for t in tokens)
+    assert found == expected and len(found) > 3000
+    assert merged.file.rows == 2400 and (merged.file.first_seq, merged.file.last_seq) == (1, 2400)
+
+
+def test_the_token_ranges_hold_about_a_batch_each_and_never_split_a_term(tmp_path):
+    rows = _live_rows(3000, seed=5)
+    built = [write_month(tmp_path, "2026-01", rows[at : at + 1000]) for at in (0, 1000, 2000)]
+    tokens = [str(tmp_path / tokens_name(b.file.name)) for b in built]
+    cur = duck.cursor()
+    try:
+        counts = dict(
+            cur.execute("SELECT term, sum(n) FROM read_parquet(?) GROUP BY term", [tokens]).fetchall()
+        )
+        ranges = list(_ranges(cur, tokens, 5000))
+    finally:
+        cur.close()
+    assert ranges[0][0] is None and ranges[-1][1] is None and len(ranges) > 10
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # adjacent, no gap
+    for low, high in ranges:
+        held = [n for t, n in counts.items() if (low is None or t >= low) and (high is None or t < high)]
+        assert sum(held) <= 5000 or len(held) == 1  # a term alone may hold more than a batch
+    assert sum(counts.values()) > 5000 * 10
+
+
+def test_a_month_merges_within_a_memory_limit_that_one_grouping_of_its_tokens_exceeds(tmp_path):
+    """The tokens of 12,000 events (about 840,000 entries) grouped at once need more than 64 MB of the engine's
+    memory; merged a range at a time they fit, and the file is the month's. A busy tenant's month (2.5 million
+    events) ran out of the engine's whole 768 MB that way."""
+    rows = _live_rows(12_000, seed=7)
+    built = [
+        write_month(tmp_path / "month", "2026-01", rows[at : at + 3000]) for at in range(0, 12_000, 3000)
+    ]
+    files = [b.file for b in built]
+    engine = duck.engine()
+    engine.execute("SET memory_limit = '64MB'")
+    try:
+        with pytest.raises(duckdb.OutOfMemoryException):
+            merge(tmp_path / "month", files, batch_entries=10**9)  # one range: all the lists at once
+        merged = merge(tmp_path / "month", files, batch_entries=100_000)
+    finally:
+        engine.execute(f"SET memory_limit = '{duck.MEMORY_LIMIT}'")
+    assert merged.file.rows == 12_000
+    found = _rows(tmp_path / "month" / tokens_name(merged.file.name), "sum(n), count(*)")
+    assert found[0][0] == sum(_rows(tmp_path / "month" / tokens_name(f.name), "sum(n)")[0][0] for f in files)
