@@ -99,8 +99,14 @@ class AccessReview:
         ]
         facts = self.source.events(seq for _g, seq, _at, _b in [*began, *ended])
         payloads = {seq: StoredPayload(f.type, f.data, _stamp(f)) for seq, f in facts.items()}
-        sentences = describe_payloads(self.source, payloads)
-        names = NamesThen(self.source)
+        names = NamesThen(self.source)  # (one for the sentences and the grants: each entity read once)
+        names.read_ahead(
+            (e.kind, e.id)
+            for grant, _seq, at, _adds in [*began, *ended]
+            for e in grant.entities
+            if (e.label_stamp or 0) > at
+        )
+        sentences = describe_payloads(self.source, payloads, names)
         changes = [
             _change(
                 _then(grant, seq, at, names), seq, at >> STAMP_SHIFT, adds, facts.get(seq), sentences.get(seq)

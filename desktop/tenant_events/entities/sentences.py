@@ -19,10 +19,11 @@ earlier event gave it.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from tenant_events.entities.linked import linked, linking_user, with_before
 from tenant_events.store.entity_records import Entity, StoredPayload
 from tenant_events.values.events import StoredEvent
 from tenant_events.wire import EventType, summarize
@@ -48,6 +49,15 @@ class BoundedLookup(BeforeLookup, Protocol):
     def objects_of(
         self, kind: str, entity_id: str, before: int | None = None
     ) -> Sequence[tuple[int, Mapping[str, Any]]]: ...
+
+
+@runtime_checkable
+class ManyLookup(Protocol):
+    """A directory that reads many entities' versions at once (store/timeline_query.py `objects_of_many`)."""
+
+    def objects_of_many(
+        self, keys: Iterable[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], Sequence[tuple[int, Mapping[str, Any]]]]: ...
 
 
 class StoredLookup(BeforeLookup, Protocol):
@@ -152,7 +162,7 @@ def describe(
     mention: dict[str, Mention] = {}
     for ref in refs:
         mention.setdefault(ref.place, Mention(ref.kind, ref.id, _label(ref, known, then or {})))
-    parts = _linked(event_type, data, mention) or _parts(event_type, refs, mention)
+    parts = linked(event_type, data, mention) or _parts(event_type, refs, mention)
     if parts is None:
         try:
             return Sentence((summarize(EventType(event_type), dict(data)),))
@@ -218,6 +228,16 @@ class NamesThen:
         self._versions: dict[tuple[str, str], tuple[list[int], list[Mapping[str, Any]]]] = {}
         self._names = every_name  # every entity's names by seq, read at once (an export: most rows name one)
 
+    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Read the versions of the entities among `keys` not read yet in one go, where the directory can (an
+        access diff's thousands over a team's archive: one archive statement instead of one an entity)."""
+        if self._names is not None or not isinstance(self.directory, ManyLookup):
+            return
+        missing = [key for key in dict.fromkeys(keys) if key not in self._versions]
+        if len(missing) > 1:
+            for key, pairs in self.directory.objects_of_many(missing).items():
+                self._versions[key] = ([s for s, _o in pairs], [o for _s, o in pairs])
+
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
         """The entity as its newest created/updated event stored before `seq` left it (None: none stored)."""
         versions = self._versions.get((kind, entity_id))
@@ -260,6 +280,9 @@ class NamesUpTo(NamesThen):
         self._bounded = directory
         self._upto: dict[tuple[str, str], int] = {}  # (kind, id) → the seq its versions were read before
 
+    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+        return  # (each entity's versions are read up to the event asked about)
+
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
         key = (kind, entity_id)
         if seq > self._upto.get(key, -1):
@@ -274,6 +297,9 @@ class NamesNow(NamesThen):
     look-up per renamed entity (each one reads the entity's history). The alert rules say a growing alert's
     latest event this way, and again with the names at its time once it stops growing (alerts/evaluator.py)."""
 
+    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+        return
+
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
         return None
 
@@ -285,11 +311,13 @@ def describe_payloads(
     directory: BeforeLookup, payloads: Mapping[int, StoredPayload], names: NamesThen | None = None
 ) -> dict[int, Sentence]:
     """Sentences for stored events' payloads by seq, every name as it was at the event's time (one directory
-    query for the names, one more for each entity renamed since an event that names it)."""
+    query for the names, and the versions of the entities renamed since an event that names them: read at once
+    where the directory can, `NamesThen.read_ahead`, else one query an entity)."""
     found = {seq: references(p.type, p.data) for seq, p in payloads.items()}
     wanted = {(r.kind, r.id) for refs in found.values() for r in refs}
     known = directory.entities(wanted) if wanted else {}
     names = names or NamesThen(directory)
+    names.read_ahead(_renamed(payloads, found, known))
     out: dict[int, Sentence] = {}
     for seq, (kind, data, stamp) in payloads.items():
         then: dict[tuple[str, str], str] = {}
@@ -298,63 +326,21 @@ def describe_payloads(
             if named is not None:
                 then[ref.kind, ref.id] = named
         # (a user's previous object, filled in, names no other entity: the references stand)
-        out[seq] = describe(kind, _with_before(kind, data, seq, names.before), known, then, found[seq])
+        out[seq] = describe(kind, with_before(kind, data, seq, names.before), known, then, found[seq])
     return out
 
 
-def _with_before(
-    kind: str, data: dict[str, Any], seq: int, before: Callable[[str, str, int], Mapping[str, Any] | None]
-) -> Mapping[str, Any]:
-    """A user's update with `previous_object` filled in from the store when an identity could have been linked
-    (two or more now): what `describe` words as a link. (An unlink is worded when the service sends the
-    previous object; a user has one identity far more often than not, and each lookup is a query.)"""
-    obj = data.get("object")
-    if kind != "user.updated" or isinstance(data.get("previous_object"), dict) or not isinstance(obj, dict):
-        return data
-    ident = obj.get("user_id")
-    if not isinstance(ident, str) or len(_identities(obj)) < 2:  # one identity: nothing was linked to it
-        return data
-    earlier = before("user", ident, seq)
-    return {**data, "previous_object": earlier} if earlier is not None else data
-
-
-def _identities(obj: object) -> list[str]:
-    """Each identity of a user object as "connection" (its provider when it names no connection)."""
-    items = obj.get("identities") if isinstance(obj, Mapping) else None
-    out = []
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, Mapping):
-            name = item.get("connection") or item.get("provider")
-            if isinstance(name, str) and name:
-                out.append(name)
-    return out
-
-
-def _linked(
-    event_type: str, data: Mapping[str, Any], mention: dict[str, Mention]
-) -> list[str | Mention] | None:
-    """ "identity google-oauth2 linked to user ada@…": a user update whose identities grew (or shrank: unlinked),
-    compared with `previous_object`; None for any other event."""
-    subject = mention.get("subject")
-    if (
-        event_type != "user.updated"
-        or subject is None
-        or not isinstance(data.get("previous_object"), Mapping)
-    ):
-        return None
-    now, was = _identities(data.get("object")), _identities(data.get("previous_object"))
-    added = [n for n in now if n not in was]
-    removed = [n for n in was if n not in now]
-    if added:
-        return [f"{_noun(added)} {_and(added)} linked to user ", subject]
-    if removed:
-        return [f"{_noun(removed)} {_and(removed)} unlinked from user ", subject]
-    return None
-
-
-def _noun(names: list[str]) -> str:
-    return "identity" if len(names) == 1 else "identities"
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+def _renamed(
+    payloads: Mapping[int, StoredPayload],
+    found: Mapping[int, Sequence[Ref]],
+    known: Mapping[tuple[str, str], Entity],
+) -> Iterator[tuple[str, str]]:
+    """The entities whose versions the sentences will read: those renamed since an event that names them (not
+    as its subject), and a user whose update could have linked an identity (entities/linked.py `with_before`)."""
+    for seq, (kind, data, stamp) in payloads.items():
+        for ref in found[seq]:
+            entity = known.get((ref.kind, ref.id))
+            if ref.place != "subject" and entity is not None and (entity.label_stamp or 0) > stamp:
+                yield ref.kind, ref.id
+        if (key := linking_user(kind, data)) is not None:
+            yield key

@@ -4,7 +4,7 @@ filters' questions): the page's sentences, the access history's and the director
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Final
 
 from tenant_events.store import duck
@@ -39,6 +39,12 @@ def event_of(row: Sequence[Any], raw: str | None = None) -> StoredEvent:
     )
 
 
+def _folded(token: str) -> str:
+    """The token as FTS5 stores it (lower case, accents off) when the tokenizer makes one token of it."""
+    folded = phrase_tokens(token)
+    return folded[0] if len(folded) == 1 else token
+
+
 class ArchiveFetch(ArchiveSource):
     """Events read by where they are, not by a filter."""
 
@@ -47,8 +53,7 @@ class ArchiveFetch(ArchiveSource):
     ) -> Iterator[StoredEvent]:
         """Events below `high` whose text holds `token` (any column: a superset of the raw JSON's), newest first,
         with raw JSON, a chunk at a time; without a token, those whose raw JSON contains `needle`."""
-        folded = phrase_tokens(token) if token is not None else ()
-        token = folded[0] if len(folded) == 1 else token  # as FTS5 stores it: lower case, accents off
+        token = _folded(token) if token is not None else None
         while True:
             files = snap.covering(NO_LOW, high - 1)
             if not files:
@@ -78,6 +83,38 @@ class ArchiveFetch(ArchiveSource):
             if len(rows) < chunk:
                 return
             high = int(rows[-1][0])
+
+    def naming_any(
+        self, snap: ArchiveSnapshot, tokens: Collection[str], types: Collection[str], high: int
+    ) -> list[tuple[StoredEvent, frozenset[str]]]:
+        """Events of `types` below `high` whose text holds any of `tokens`, newest first, with raw JSON, each with
+        the ones among `tokens` it holds: `naming` for many tokens at once, one statement for them all (the
+        versions of every entity an access diff names, timeline_query.py `objects_of_many`). A token is taken
+        as `naming` takes it (folded as FTS5 stores it when it makes one token)."""
+        files = snap.covering(NO_LOW, high - 1)
+        if not files or not tokens or not types:
+            return []
+        terms: dict[str, set[str]] = {}
+        for token in tokens:
+            terms.setdefault(_folded(token), set()).add(token)
+        tokens_sql = self._relations(files, True)
+        listed = ", ".join(duck.literal(t) for t in sorted(terms))
+        kinds = ", ".join(duck.literal(t) for t in sorted(types))
+        lookup = f"{tokens_sql} SELECT DISTINCT unnest(seqs) AS seq, term FROM tok WHERE term IN ({listed})"  # noqa: S608
+        where = f"seq < {int(high)} AND type IN ({kinds}) AND seq IN (SELECT seq FROM hits)"  # noqa: S608
+        held = "(SELECT list(hits.term) FROM hits WHERE hits.seq = ev.seq) AS held"
+        with self._lock:
+            cursor = self._open()
+            try:
+                cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {lookup}")
+                rows = self._execute(
+                    cursor, self._select(files, f"{SHOWN}, raw, {held}", where, "ORDER BY seq DESC")
+                )
+            finally:
+                cursor.execute("DROP TABLE IF EXISTS hits")
+        return [
+            (event_of(r, r[11]), frozenset(t for term in r[12] or () for t in terms[str(term)])) for r in rows
+        ]
 
     def raws(self, snap: ArchiveSnapshot, seqs: Sequence[int]) -> list[tuple[int, str, str, int]]:
         """(seq, type, raw JSON, time_ms) of archived events by seq (a page's summary sentences,

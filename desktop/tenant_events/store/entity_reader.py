@@ -237,6 +237,13 @@ class DirectoryReader(HoldsConnection):
         with self._lock:
             return timeline_query.objects_of(self._conn, kind, entity_id, self._archive, before=before)
 
+    def objects_of_many(
+        self, keys: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], list[tuple[int, dict[str, Any]]]]:
+        """`objects_of` of many entities at once, from both tiers: one archive read for them all."""
+        with self._lock:
+            return timeline_query.objects_of_many(self._conn, keys, self._archive)
+
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100
     ) -> list[StoredEvent]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 import orjson
@@ -151,33 +151,101 @@ def objects_of(
     whose summary says "<kind> … created/updated"; the unindexed tail is searched by substring; with `archive`,
     the archive tier's after the live table's (one snapshot of both, as `page`). With `before`, only events
     stored before that seq: the tail after it is not searched (a catch-up's names at an early event's time)."""
-    wanted = (f"{kind}.created", f"{kind}.updated")
-    found: list[tuple[int, dict[str, object]]] = []
-    token = fts_token(entity_id)
     high = _NEWEST if before is None else before
     conn.execute("BEGIN")  # one snapshot, as `page`
     try:
         snap = _snapshot(conn, archive)
         upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
-        sources = [_tail(conn, entity_id, upto, high, 2000, wanted)]
-        if token is not None:
-            sources.append(_own_events(conn, kind, token, min(upto + 1, high), limit))
-        for source in sources:
-            for row in source:
-                if len(found) < limit and (
-                    obj := _own_object(str(row[3]), str(row[-1]), wanted, kind, entity_id)
-                ):
-                    found.append((int(str(row[0])), obj))
+        found = _live_objects(conn, kind, entity_id, upto, high, limit)
     finally:
         conn.execute("COMMIT")
     if archive is not None and snap.files and len(found) < limit:
         archive.use(snap)
-        for event in archive.naming(snap, token, entity_id, snap.upto + 1, 500):
-            if obj := _own_object(event.type, event.raw or "{}", wanted, kind, entity_id):
-                found.append((event.seq, obj))
-                if len(found) == limit:
-                    break
+        _archived_objects(archive, snap, kind, entity_id, found, limit)
     return sorted(found, key=lambda pair: pair[0])
+
+
+def objects_of_many(
+    conn: sqlite3.Connection,
+    keys: Iterable[tuple[str, str]],
+    archive: ArchiveReader | None = None,
+    limit: int = HISTORY_LOOKS,
+) -> dict[tuple[str, str], list[tuple[int, dict[str, object]]]]:
+    """`objects_of` of each (kind, id) key, in one snapshot, with one archive statement for them all instead of
+    one a key: an access diff names thousands of entities, and over a team's archive each statement reads the
+    token lists of every file (the live tier's look-ups stay one a key: each is a short index read)."""
+    asked = list(dict.fromkeys(keys))
+    conn.execute("BEGIN")
+    try:
+        snap = _snapshot(conn, archive)
+        upto = int(conn.execute("SELECT value FROM counters WHERE name = 'fts_upto'").fetchone()[0])
+        found = {key: _live_objects(conn, *key, upto, _NEWEST, limit) for key in asked}
+    finally:
+        conn.execute("COMMIT")
+    if archive is not None and snap.files:
+        archive.use(snap)
+        tokens = {key: fts_token(key[1]) for key in asked if len(found[key]) < limit}
+        for key, token in tokens.items():
+            if token is None:  # (no token to look up: the raw JSON searched, as `objects_of` does)
+                _archived_objects(archive, snap, *key, found[key], limit)
+        by_type = {f"{kind}.{verb}": kind for kind, _id in tokens for verb in ("created", "updated")}
+        looked = {key: token for key, token in tokens.items() if token is not None}
+        events = archive.naming_any(snap, set(looked.values()), set(by_type), snap.upto + 1)
+        for event, held in events:
+            kind = by_type[event.type]
+            obj = _object_of(event.raw or "{}")
+            ident = obj.get("user_id" if kind == "user" else "id") if obj is not None else None
+            own = (kind, ident) if isinstance(ident, str) else None
+            if obj is not None and own in looked and looked[own] in held and len(found[own]) < limit:
+                found[own].append((event.seq, obj))
+    return {key: sorted(pairs, key=lambda pair: pair[0]) for key, pairs in found.items()}
+
+
+def _live_objects(
+    conn: sqlite3.Connection, kind: str, entity_id: str, upto: int, high: int, limit: int
+) -> list[tuple[int, dict[str, object]]]:
+    """The entity's own created/updated events below `high` in the live table (inside the caller's
+    transaction), newest first: the unindexed tail by substring, then the full-text index."""
+    wanted = (f"{kind}.created", f"{kind}.updated")
+    found: list[tuple[int, dict[str, object]]] = []
+    token = fts_token(entity_id)
+    sources = [_tail(conn, entity_id, upto, high, 2000, wanted)]
+    if token is not None:
+        sources.append(_own_events(conn, kind, token, min(upto + 1, high), limit))
+    for source in sources:
+        for row in source:
+            if len(found) < limit and (
+                obj := _own_object(str(row[3]), str(row[-1]), wanted, kind, entity_id)
+            ):
+                found.append((int(str(row[0])), obj))
+    return found
+
+
+def _archived_objects(
+    archive: ArchiveReader,
+    snap: ArchiveSnapshot,
+    kind: str,
+    entity_id: str,
+    found: list[tuple[int, dict[str, object]]],
+    limit: int,
+) -> None:
+    """The entity's own created/updated events in the archive tier, newest first, added to `found` up to
+    `limit` in all."""
+    wanted = (f"{kind}.created", f"{kind}.updated")
+    for event in archive.naming(snap, fts_token(entity_id), entity_id, snap.upto + 1, 500):
+        if len(found) >= limit:
+            break
+        if obj := _own_object(event.type, event.raw or "{}", wanted, kind, entity_id):
+            found.append((event.seq, obj))
+
+
+def _object_of(raw: str) -> dict[str, object] | None:
+    """The event's `data.object` (None: not an object)."""
+    try:
+        obj = orjson.loads(raw)["event"]["data"]["object"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def _own_object(
@@ -186,11 +254,8 @@ def _own_object(
     """The event's `data.object` when it is one of the entity's own created/updated events, else None."""
     if event_type not in wanted:
         return None
-    try:
-        obj = orjson.loads(raw)["event"]["data"]["object"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return None
-    ok = isinstance(obj, dict) and obj.get("user_id" if kind == "user" else "id") == entity_id
+    obj = _object_of(raw)
+    ok = obj is not None and obj.get("user_id" if kind == "user" else "id") == entity_id
     return obj if ok else None
 
 
