@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from helpers.deliveries import alert_write, store_alerts
+from helpers.deliveries import alert_write, run_worker, store_alerts
 from helpers.events_factory import row
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.schema import connect
@@ -101,3 +101,35 @@ def test_a_worker_told_to_stop_ends_after_the_send_in_flight(tmp_path):
         assert len(outbox.due(10**10, set())) == 4
     finally:
         outbox.close()
+
+
+def test_with_no_destination_rows_are_routed_without_reading_their_alerts(tmp_path):
+    """The default settings have no destination: a catch-up's hundreds of alerts are routed to none without the
+    worker reading each alert back or looking for a silence over it."""
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write(), alert_write("other")])
+    looked: list[int] = []
+
+    def silenced(alert):
+        looked.append(alert.id)
+        return False
+
+    run_worker(db, {}, lambda: not _unrouted(db), silenced=silenced)
+    assert looked == []
+    assert _deliveries(db) == 0
+
+
+def _unrouted(db):
+    conn = connect(db, readonly=True)
+    try:
+        return conn.execute("SELECT count(*) FROM alert_outbox WHERE routed = 0").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _deliveries(db):
+    conn = connect(db, readonly=True)
+    try:
+        return conn.execute("SELECT count(*) FROM alert_deliveries").fetchone()[0]
+    finally:
+        conn.close()

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final
-
-import orjson
+from typing import Any
 
 from tenant_events.alert_settings import WorkingHours
 from tenant_events.alerts import access_state
@@ -31,14 +29,14 @@ from tenant_events.alerts.access_state import AccessState
 from tenant_events.alerts.compiled_rule import GROUP_MARK, CompiledRule, NameOf
 from tenant_events.alerts.object_states import ObjectStates
 from tenant_events.alerts.open_alert import OpenAlert
+from tenant_events.alerts.payload import NO_DATA as _NO_DATA
+from tenant_events.alerts.payload import raw_data
 from tenant_events.alerts.rule_model import Rule
 from tenant_events.alerts.thresholds import Outcome
 from tenant_events.store.alert_records import EvalRow, RowSegment
 from tenant_events.values.alert_lifecycle import folds
 from tenant_events.values.alerts import StoredAlert
 from tenant_events.wire.event_types import EVENT_TYPE_NAMES
-
-_NO_DATA: Final[Mapping[str, Any]] = {}
 
 
 def eval_rows(segments: Iterable[RowSegment]) -> Iterator[EvalRow]:
@@ -52,17 +50,6 @@ def eval_rows(segments: Iterable[RowSegment]) -> Iterator[EvalRow]:
 def event_data(row: EvalRow) -> Mapping[str, Any]:
     """The event's `data` object from the row's raw JSON (empty when absent or unreadable)."""
     return raw_data(row.raw)
-
-
-def raw_data(raw: str | None) -> Mapping[str, Any]:
-    """`data` of an event's raw JSON (empty when absent or unreadable)."""
-    if raw is None:
-        return _NO_DATA
-    try:
-        data = orjson.loads(raw)["event"]["data"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return _NO_DATA
-    return data if isinstance(data, dict) else _NO_DATA
 
 
 def _accepts(rule: CompiledRule, row: EvalRow, data: Mapping[str, Any]) -> bool:

@@ -220,6 +220,10 @@ class DeliveryWorker:
         rows = await self._call(outbox.unrouted)
         if not rows:
             return
+        # no destination (the default): every row goes to none, with no alert to read and no silence to check
+        if not targets:
+            await self._call(outbox.route, [(row, [], {}) for row in rows], self._clock())
+            return
         alerts = await self._call(outbox.alerts, list(dict.fromkeys(r.alert_id for r in rows)))
         now = self._clock()
         routed: list[tuple[Unrouted, list[str], dict[str, float]]] = []
