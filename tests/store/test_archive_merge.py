@@ -13,9 +13,9 @@ import pytest
 
 from helpers.history import history
 from tenant_events.store import duck
-from tenant_events.store.archive_build import LiveRow, write_month
+from tenant_events.store.archive_build import LiveRow, ordered_cursor, write_month
 from tenant_events.store.archive_layout import tokens_name
-from tenant_events.store.archive_merge import _ranges, merge
+from tenant_events.store.archive_merge import _ranges, _token_parts, merge
 
 DAY = 86400.0
 
@@ -84,23 +84,34 @@ def test_the_token_ranges_hold_about_a_batch_each_and_never_split_a_term(tmp_pat
     assert sum(counts.values()) > 5000 * 10
 
 
-def test_a_month_merges_within_a_memory_limit_that_one_grouping_of_its_tokens_exceeds(tmp_path):
+def test_a_months_tokens_merge_within_a_memory_limit_that_one_grouping_of_them_exceeds(tmp_path):
     """The tokens of 12,000 events (about 840,000 entries) grouped at once need more than 64 MB of the engine's
-    memory; merged a range at a time they fit, and the file is the month's. A busy tenant's month (2.5 million
-    events) ran out of the engine's whole 768 MB that way."""
+    memory; merged a range at a time (100,000 entries) they fit in 16. Here the limit is 24 MB: the ranges' parts
+    come out, and they hold what one grouping makes once the limit is lifted. A busy tenant's month (2.5 million
+    events) ran out of the engine's whole 768 MB when its tokens were grouped at once."""
     rows = _live_rows(12_000, seed=7)
     built = [
         write_month(tmp_path / "month", "2026-01", rows[at : at + 3000]) for at in range(0, 12_000, 3000)
     ]
-    files = [b.file for b in built]
+    tokens = [str(tmp_path / "month" / tokens_name(b.file.name)) for b in built]
     engine = duck.engine()
-    engine.execute("SET memory_limit = '64MB'")
+    cur = ordered_cursor()
     try:
-        with pytest.raises(duckdb.OutOfMemoryException):
-            merge(tmp_path / "month", files, batch_entries=10**9)  # one range: all the lists at once
-        merged = merge(tmp_path / "month", files, batch_entries=100_000)
+        engine.execute("SET memory_limit = '24MB'")
+        try:
+            with pytest.raises(duckdb.OutOfMemoryException):
+                _token_parts(cur, tokens, _folder(tmp_path, "one"), True, 10**9)  # all the lists at once
+            parts = _token_parts(cur, tokens, _folder(tmp_path, "ranges"), True, 100_000)
+        finally:
+            engine.execute(f"SET memory_limit = '{duck.MEMORY_LIMIT}'")
+        one = _token_parts(cur, tokens, _folder(tmp_path, "again"), True, 10**9)
+        read = "SELECT term, n, seqs FROM read_parquet(?)"
+        assert len(parts) > 5 and len(one) == 1
+        assert cur.execute(read, [parts]).fetchall() == cur.execute(read, [one]).fetchall()
     finally:
-        engine.execute(f"SET memory_limit = '{duck.MEMORY_LIMIT}'")
-    assert merged.file.rows == 12_000
-    found = _rows(tmp_path / "month" / tokens_name(merged.file.name), "sum(n), count(*)")
-    assert found[0][0] == sum(_rows(tmp_path / "month" / tokens_name(f.name), "sum(n)")[0][0] for f in files)
+        cur.close()
+
+
+def _folder(base: Path, name: str) -> Path:
+    (base / name).mkdir()
+    return base / name

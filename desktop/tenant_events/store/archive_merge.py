@@ -3,7 +3,7 @@
 The events are copied in seq order, streamed. The tokens are merged a range of terms at a time: a token file
 lists each term once with every event that holds it, and a month of a busy tenant holds about 70 of those
 entries an event (180 million for 2.5 million events). Grouping them all at once held every list in memory and
-ran out of the engine's buffer (docs/archive.md "Compaction"). Each range is cut where the entries so far reach
+ran out of the engine's buffer (docs/archive.md "Moving"). Each range is cut where the entries so far reach
 BATCH_ENTRIES, from the terms' counts alone, and written to a part of its own; the parts, read in order, make the
 merged token file.
 """
