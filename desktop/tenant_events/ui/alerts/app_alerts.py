@@ -105,6 +105,9 @@ class AppAlerts(QObject):
         self.button: QToolButton | None = None  # the menu bar corner's "Alerts" button, once a window has one
         self.unread = 0
         self.mute = MuteState("")
+        self._chip_seen: tuple[tuple[str, int], int] | None = (
+            None  # the chip's alert and its count when shown
+        )
         self._refresh_soon = QTimer(self)
         self._refresh_soon.setSingleShot(True)
         self._refresh_soon.setInterval(150)  # a catch-up's steps come many a second: one refresh for them
@@ -222,6 +225,26 @@ class AppAlerts(QObject):
             self.inbox.reload()
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
+        self._follow_chip()
+
+    def _follow_chip(self) -> None:
+        """The table shown by an alert's chip takes in the events that joined the alert since: the rules link an
+        event to its alert after the table took in that event, so the filter is applied again when the alert's
+        count changed (only then: applying it again moves the table back to its top)."""
+        pick = self.window.filter_bar.alert_chip.pick
+        if pick is None or self._chip_seen is None or self._chip_seen[0] != (pick.tenant, pick.alert_id):
+            return
+        count = next(
+            (
+                e.alert.event_count
+                for e in self.book.entries()
+                if (e.profile, e.alert.id) == self._chip_seen[0]
+            ),
+            None,
+        )
+        if count is not None and count != self._chip_seen[1]:
+            self._chip_seen = (self._chip_seen[0], count)
+            self.window.filter_bar.filter_changed.emit()
 
     def _tick(self) -> None:
         """The clock moved: a snooze that ended brings its alert back to the count (store/alert_triage.py)."""
@@ -332,4 +355,5 @@ class AppAlerts(QObject):
         return [dataclasses.replace(ev, summary=s.text) if (s := said.get(ev.seq)) else ev for ev in events]
 
     def _show_events(self, entry: InboxEntry, _events: list[StoredEvent]) -> None:
+        self._chip_seen = ((entry.profile, entry.alert.id), entry.alert.event_count)
         show_alert_events(self.window, entry)
