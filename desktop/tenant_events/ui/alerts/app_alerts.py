@@ -234,14 +234,8 @@ class AppAlerts(QObject):
         pick = self.window.filter_bar.alert_chip.pick
         if pick is None or self._chip_seen is None or self._chip_seen[0] != (pick.tenant, pick.alert_id):
             return
-        count = next(
-            (
-                e.alert.event_count
-                for e in self.book.entries()
-                if (e.profile, e.alert.id) == self._chip_seen[0]
-            ),
-            None,
-        )
+        entry = self.book.get(*self._chip_seen[0])
+        count = entry.alert.event_count if entry is not None else None
         if count is not None and count != self._chip_seen[1]:
             self._chip_seen = (self._chip_seen[0], count)
             self.window.filter_bar.filter_changed.emit()
