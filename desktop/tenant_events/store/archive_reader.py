@@ -271,7 +271,7 @@ class ArchiveReader(ArchiveFetch):
         a choice, or a filter of field values may be `_wide`)."""
         first = FilterCompiler(alerts)
         compiled = first.compile(f, low, high, apart=True)
-        if not first.choosing and not (compiled.whole and compiled.lookup is not None):
+        if not first.wanted or not (first.choosing or compiled.whole):
             return compiled
         keys, query = counts_query(first.wanted)
         found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
