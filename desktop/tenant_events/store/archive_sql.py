@@ -133,6 +133,9 @@ class Compiled:
     where: str
     orders: tuple[tuple[str, str], ...] = ()
     tokens: tuple[tuple[str, bool], ...] = ()  # the tokens `lookup` reads (prefix or whole)
+    whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
+    listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
+    # them say it already (None: not counted)
     """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
     on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
     for the candidates the small columns did not settle (an event id: none)."""
@@ -313,29 +316,39 @@ class FilterCompiler:
                 parts.append(self.node(item))
         lookup = None
         if self._sets:
-            matches = " OR ".join(f"({_token_match(t, p)})" for t, p in self._sets)
-            # a prefix may match a token of another lookup too: each term counts for every lookup it matches
-            lookup = (
-                "SELECT DISTINCT k, unnest(seqs) AS seq FROM (SELECT unnest(["  # noqa: S608
-                + ", ".join(
-                    f"CASE WHEN {_token_match(t, p)} THEN {k} END" for (t, p), k in self._sets.items()
-                )
-                + f"]) AS k, seqs FROM tok WHERE {matches}) WHERE k IS NOT NULL"
-            )
+            lookup = lookup_query(self._sets)
         drive = " INTERSECT ".join(f"({d})" for d in drives) if drives else None
-        return Compiled(lookup, drive, " AND ".join(parts) or "true", tuple(orders), tuple(self._sets))
+        listed = None
+        if self.counts is not None and all(key in self.counts for key in self._sets):
+            listed = sum(self.counts[key] for key in self._sets)
+        whole = not any(isinstance(item, Text) for item in items)
+        where = " AND ".join(parts) or "true"
+        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed)
 
 
 def _intersect(queries: list[str]) -> str:
     return " INTERSECT ".join(queries)
 
 
+def lookup_query(sets: Mapping[tuple[str, bool], str]) -> str:
+    """The query of (k, seq) pairs, the events holding each looked-up token (`sets`: token -> k). One read of
+    `tok` per token, each filtered by its own range of terms, which the token files' row-group statistics
+    prune: an OR of every token's condition made DuckDB read every row group of every file. A prefix may
+    match several terms of one event, which then lists it more than once: every use of `sets` asks whether
+    a seq is in it (IN, INTERSECT, UNION), so the pairs are not made distinct (a common word's 1.25 million
+    seqs: a hash table of them all)."""
+    return " UNION ALL ".join(
+        f"SELECT {k} AS k, unnest(seqs) AS seq FROM tok WHERE {_token_match(token, prefix)}"  # noqa: S608
+        for (token, prefix), k in sets.items()
+    )
+
+
 def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
-    """The query of how many events hold each wanted token (summed over the token files' `n`), in order."""
+    """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
+    pruned read of the token files per token, as `lookup_query`."""
     keys = sorted(wanted)
-    sums = ", ".join(f"sum(CASE WHEN {_token_match(t, p)} THEN n ELSE 0 END)" for t, p in keys)
-    matches = " OR ".join(f"({_token_match(t, p)})" for t, p in keys)
-    return keys, f"SELECT {sums} FROM tok WHERE {matches}"  # noqa: S608 - literals escaped
+    sums = ", ".join(f"(SELECT sum(n) FROM tok WHERE {_token_match(t, p)})" for t, p in keys)  # noqa: S608
+    return keys, f"SELECT {sums}"
 
 
 def alert_ids(f: EventFilter) -> list[int]:
