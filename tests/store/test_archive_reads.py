@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, archive_reader
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, archive_candidates
 from tenant_events.store.archive_catalog import snapshot
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_layout import folder_of
@@ -88,7 +88,7 @@ FILTERS = (
 def test_kept_matches_and_phrase_checks_answer_as_one_store_while_moves_change_the_archive(
     tmp_path, monkeypatch, few
 ):
-    monkeypatch.setattr(archive_reader, "FEW_CANDIDATES", few)
+    monkeypatch.setattr(archive_candidates, "FEW_CANDIDATES", few)
     rows = history(1500, NOW - 90 * DAY, 90 * DAY / 1500, seed=5)
     # the phrase in order in the raw JSON alone (old and recent events), and its words the other way round
     for k, note in (
