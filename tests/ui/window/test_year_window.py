@@ -102,3 +102,49 @@ def test_opening_a_year_counts_it_off_the_ui_thread(qloop, qtbot, tmp_path):
         w.deleteLater()
         ui.reader.close()
         worker.reader.close()
+
+
+class ReadsNoted(TenantReader):
+    """A reader noting the thread of every head and page read (a year's newest page comes through DuckDB)."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.threads: list[threading.Thread] = []
+
+    def head_seq(self) -> int:
+        self.threads.append(threading.current_thread())
+        return super().head_seq()
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list:
+        self.threads.append(threading.current_thread())
+        return super().page(flt, max_seq, offset, limit)
+
+
+def test_opening_a_year_reads_its_first_page_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """Adding a tenant returns at once: its head and its newest rows are read on a worker, then shown."""
+    from tenant_events.ui.window.main_window import MainWindow
+
+    path = tmp_path / "year.sqlite3"
+    rows = _year(path, 3000)
+    ui, worker = ReadsNoted(EventReader(path)), ReadsNoted(EventReader(path))
+    w = MainWindow(str(tmp_path / "window.ini"))
+    try:
+        w.show()
+        qtbot.waitExposed(w)
+
+        async def add() -> None:
+            updated = signal_future(w.aggregates_updated)
+            w.add_tenant("year", ui, worker)
+            assert ui.threads + worker.threads == [], "adding the tenant read its store on the UI thread"
+            await updated
+
+        run_async(qloop, add())
+        assert w.model.rowCount() == len(rows)
+        assert w.model.event_at(0).seq == len(rows)
+        assert worker.threads and threading.main_thread() not in worker.threads
+    finally:
+        run_async(qloop, w.shutdown())
+        w.close()
+        w.deleteLater()
+        ui.reader.close()
+        worker.reader.close()
