@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QTableView, QWidget
 
 from tenant_events.errors import StorageError
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
@@ -201,7 +202,7 @@ class FeedController(QObject):
         model = self.w.model
         flt, head = model.event_filter, model.head
         try:
-            total, oldest = await asyncio.to_thread(count_and_oldest, reader, flt, head)
+            total, oldest = await read_in_background(count_and_oldest, reader, flt, head)
         except StorageError:  # the database being opened again: counted once it is open
             QTimer.singleShot(AGGREGATE_MIN_MS, lambda: self._count_again(generation))
             return
@@ -227,7 +228,7 @@ class FeedController(QObject):
             return new_head, reader.count_new(flt, head, rows, new_head)
 
         try:
-            new_head, added = await asyncio.to_thread(work)
+            new_head, added = await read_in_background(work)
         except StorageError:  # the database being opened again: the rows shown stay, tried again shortly
             self._head_timer.start()
             return
@@ -269,7 +270,7 @@ class FeedController(QObject):
         every = 0 if model.has_anchors else PAGE
         started = time.perf_counter()
         try:
-            agg = await asyncio.to_thread(aggregates.compute, reader, flt, head, every)
+            agg = await read_in_background(aggregates.compute, reader, flt, head, every)
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))

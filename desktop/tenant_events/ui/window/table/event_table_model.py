@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QFont
 
 from tenant_events.entities.page_names import PageNames
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, PageCache
@@ -63,7 +64,8 @@ class EventTableModel(QAbstractTableModel):
         self._reader = reader
         self._filter = EventFilter()
         self._cache = PageCache()
-        self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
+        # summary sentences, made per page read (entities/page_names.py), on the window's read threads
+        self.names = PageNames(run=read_in_background)
         self._cache.on_page = self.names.page_read
         self.names.on_ready = self._summaries_changed
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped

@@ -13,7 +13,6 @@ query): a year's newest rows come through DuckDB, and the window must not wait o
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
@@ -21,6 +20,7 @@ from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
 from tenant_events.values.events import EventFilter, StoredEvent
@@ -105,7 +105,7 @@ class FirstPageReader(QObject):
 
     async def _read(self, request: int, reader: TenantReader, flt: EventFilter) -> None:
         try:
-            head, first = await asyncio.to_thread(read_first_page, reader, flt)
+            head, first = await read_in_background(read_first_page, reader, flt)
         except BaseException:
             if (
                 request == self._request
