@@ -53,6 +53,12 @@ HEADERS = {
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
 SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
+GONE = (".deleted", ".removed")  # types shown bold
+_ROLE = Qt.ItemDataRole
+# the roles data() answers (an event row's or a possible-gap row's); any other returns before a row is read
+ANSWERED: frozenset[int] = frozenset(
+    (_ROLE.DisplayRole, _ROLE.ToolTipRole, _ROLE.ForegroundRole, _ROLE.FontRole, _ROLE.BackgroundRole)
+) | {_ROLE.AccessibleTextRole, SEQ_ROLE, EVENT_ROLE, SENTENCE_ROLE}
 
 
 class EventTableModel(QAbstractTableModel):
@@ -329,7 +335,8 @@ class EventTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.column() >= len(Col):
+        # half of what a paint asks of each cell (alignment, check state, decoration…) is answered by no row
+        if role not in ANSWERED or not index.isValid() or index.column() >= len(Col):
             return None
         col = Col(index.column())
         row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
@@ -346,15 +353,9 @@ class EventTableModel(QAbstractTableModel):
             return self.names.tooltip(ev) if col == Col.SUMMARY else self._display(ev, col)
         if role == SENTENCE_ROLE:
             return self.names.sentence(ev.seq)
-        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
-            return QColor(family_color(ev.family, is_dark()))
-        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
-            return tenant_color(ev.tenant)
-        if (
-            role == Qt.ItemDataRole.FontRole
-            and col == Col.TYPE
-            and ev.type.endswith((".deleted", ".removed"))
-        ):
+        if role == Qt.ItemDataRole.ForegroundRole and col in (Col.TYPE, Col.TENANT):
+            return QColor(family_color(ev.family, is_dark())) if col == Col.TYPE else tenant_color(ev.tenant)
+        if role == Qt.ItemDataRole.FontRole and col == Col.TYPE and ev.type.endswith(GONE):
             return self._bold
         if role == SEQ_ROLE:
             return ev.seq
