@@ -2,7 +2,10 @@
 window bench can say, for each stretch its timer ticked late, which code was running then.
 
 A stretch with no sample at all was spent in C++ that kept the GIL (Qt's own work, not called back into
-Python); the samples just after it show the Python call that entered it.
+Python); the samples just after it show the Python call that entered it. The sampler and the timed delivery
+cost the UI thread a little themselves, and now and then PySide hands the timed `notify` a receiver it cannot
+type (it prints an error and that event is lost): --why is for finding what holds the thread; the figures for
+the record are the runs without it.
 """
 
 from __future__ import annotations
