@@ -286,22 +286,32 @@ def reads(db: Path, runs: int) -> dict[str, Any]:
     return out
 
 
-def window_hold(db: Path, runs: int, shot: Path | None, seconds: float = 20.0) -> dict[str, Any]:
+def window_hold(
+    db: Path,
+    runs: int,
+    shot: Path | None,
+    seconds: float = 20.0,
+    why: bool = False,
+    watch: float = 0.0,
+) -> dict[str, Any]:
     """Open the tenant in the real window `runs` times; each time the longest late tick of a 5 ms timer from
     adding the tenant until its counts, histogram and page keys are shown, and a second after. Its peer, in
     the same run: the longest late tick over as long a time with the window open and no tenant (what the
-    machine's load alone does to the timer). `shot`: a picture of the window once loaded."""
+    machine's load alone does to the timer). `shot`: a picture of the window once loaded. `why`: each stretch
+    over 50 ms, when it began and what the UI thread ran then (hold_sampler.py). `watch`: seconds from adding the
+    tenant that the ticks are watched at least (the later aggregates passes, names said again)."""
     import asyncio
 
     import qasync
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from hold_sampler import HoldSampler, events_within, timed_app_class
     from tenant_events.store.reader import EventReader
     from tenant_events.ui.window.main_window import MainWindow
     from tenant_events.view.tenant_reader import TenantReader
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app = QApplication.instance() or (timed_app_class() if why else QApplication)(sys.argv[:1])
     each: list[dict[str, Any]] = []
 
     async def go() -> None:
@@ -325,15 +335,24 @@ def window_hold(db: Path, runs: int, shot: Path | None, seconds: float = 20.0) -
         readers_ms = (time.perf_counter() - t0) * 1000
         await asyncio.sleep(0.5)
         first = len(ticks) - 1
-        t0 = time.perf_counter()
-        window.add_tenant("year", *readers)
-        add_ms = (time.perf_counter() - t0) * 1000
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(loaded, seconds * 6)
-        loaded_s = time.perf_counter() - t0
-        await asyncio.sleep(1.0)
-        timer.stop()
+        sampler = HoldSampler() if why else contextlib.nullcontext()
+        with sampler:
+            t0 = time.perf_counter()
+            window.add_tenant("year", *readers)
+            add_ms = (time.perf_counter() - t0) * 1000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(loaded, seconds * 6)
+            loaded_s = time.perf_counter() - t0
+            await asyncio.sleep(max(1.0, watch - loaded_s))
+            timer.stop()
         gaps = [b - a for a, b in itertools.pairwise(ticks[first:])]
+        if isinstance(sampler, HoldSampler):
+            for a, b in itertools.pairwise(ticks[first:]):
+                if b - a > 0.05:
+                    print(
+                        f"    held {(b - a) * 1000:.0f} ms at +{(a - t0) * 1000:.0f} ms: {sampler.explain(a, b)}"
+                    )
+                    print(f"      events: {events_within(QApplication.instance(), a, b)}")
         if shot is not None and not each:
             window.grab().save(str(shot))
         each.append(
@@ -374,6 +393,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-window", action="store_true")
     parser.add_argument("--no-reads", action="store_true", help="only the build and the window")
+    parser.add_argument(
+        "--watch", type=float, default=0.0, help="watch the ticks this many seconds after opening, at least"
+    )
+    parser.add_argument("--why", action="store_true", help="name what ran in each stretch over 50 ms")
     parser.add_argument("--screenshot", type=Path, help="a PNG of the window over the year, once loaded")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -411,7 +434,7 @@ def main() -> int:
     db = args.dir / "tenants" / "year.sqlite3"
     results: dict[str, Any] = {"build": built, "reads": {} if args.no_reads else reads(db, args.runs)}
     if not args.no_window:
-        results["window"] = window_hold(db, args.runs, args.screenshot)
+        results["window"] = window_hold(db, args.runs, args.screenshot, why=args.why, watch=args.watch)
         print(f"  window: {results['window']}")
     (args.dir / f"results-{int(time.time())}.json").write_text(json.dumps(results, indent=1))
     return 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from tenant_events.entities.sentences import Sentence, StoredLookup, describe_stored
@@ -33,9 +33,16 @@ class PageNames:
     """Sentences by stored seq for one tenant's directory (None: no directory, the stored summary is shown)."""
 
     def __init__(
-        self, directory: StoredLookup | None = None, *, retry_s: float = RETRY_S, retries: int = RETRIES
+        self,
+        directory: StoredLookup | None = None,
+        *,
+        retry_s: float = RETRY_S,
+        retries: int = RETRIES,
+        run: Callable[..., Awaitable[Any]] = asyncio.to_thread,
     ) -> None:
+        """`run`: how a worker thread is given the directory's queries (the window's: below its priority)."""
         self.directory = directory
+        self._run = run
         self._retry_s, self._retries = retry_s, retries
         self._sentences: OrderedDict[int, Sentence] = OrderedDict()
         self._queued: dict[int, None] = {}
@@ -75,7 +82,7 @@ class PageNames:
                 directory, seqs = self.directory, list(self._queued)
                 self._queued.clear()
                 try:
-                    said, upto = await asyncio.to_thread(_describe, directory, seqs)
+                    said, upto = await self._run(_describe, directory, seqs)
                 except StorageError:  # being opened again: the same rows, a little later
                     if directory is not self.directory:
                         continue  # a tenant the table has left meanwhile: the new one's rows

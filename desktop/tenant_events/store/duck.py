@@ -8,7 +8,8 @@ Parquet and JSON are built into DuckDB itself.
 
 One in-memory database per process; every reader takes a cursor of its own (DuckDB cursors are separate
 connections to one instance and may run at once, each on its own thread), so the buffer pool and the thread
-pool are shared instead of multiplied by every reader the window opens.
+pool are shared instead of multiplied by every reader the window opens. Its threads run below the priority of
+the thread that first asks for it (thread_priority.py): DuckDB's work is background to whoever waits on it.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ import importlib
 import os
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
+
+from tenant_events.thread_priority import lower_this_thread
 
 if TYPE_CHECKING:
     import duckdb
@@ -47,16 +51,17 @@ def engine() -> duckdb.DuckDBPyConnection:
         if _engine is None:
             import duckdb
 
-            _engine = duckdb.connect(
-                ":memory:",
-                config={
-                    **OFFLINE,
-                    "threads": THREADS,
-                    "memory_limit": MEMORY_LIMIT,
-                    "preserve_insertion_order": False,
-                    "temp_directory": _spill_folder(),
-                },
-            )
+            config: dict[str, str | bool | int | float | list[str]] = {
+                **OFFLINE,
+                "threads": THREADS,
+                "memory_limit": MEMORY_LIMIT,
+                "preserve_insertion_order": False,
+                "temp_directory": _spill_folder(),
+            }
+            # started on a thread of lower priority, whose niceness DuckDB's threads inherit: a year's scan on
+            # every core leaves the thread that asked (the window's, drawing) its share first
+            with ThreadPoolExecutor(1, "duckdb-start", initializer=lower_this_thread) as start:
+                _engine = start.submit(duckdb.connect, ":memory:", config=config).result()
             _quiet(_engine)
         return _engine
 

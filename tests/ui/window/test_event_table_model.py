@@ -260,3 +260,34 @@ def test_gaps_counted_for_an_older_head_allow_for_the_rows_inserted_since(qtbot,
     assert model.gap_rows() == [15]
     writer.close()
     reader.close()
+
+
+class PagesNoted(TenantReader):
+    """A reader counting its page reads."""
+
+    pages = 0
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list:
+        self.pages += 1
+        return super().page(flt, max_seq, offset, limit)
+
+
+def test_a_role_no_row_answers_reads_no_page(qapp, filled_store):
+    """A paint asks each cell for alignment, check state, decoration… which no row answers: those return before
+    the row is looked up (on the UI thread, a whole paint of calls at a time), and never read a page for it."""
+    reader = EventReader(filled_store(2000))
+    noted = PagesNoted(reader)
+    model = EventTableModel(noted)
+    model.reload()
+    deep = model.index(1500, Col.TYPE)  # a page not read yet
+    read = noted.pages
+    for role in (
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.CheckStateRole,
+        Qt.ItemDataRole.DecorationRole,
+    ):
+        assert model.data(deep, role) is None
+    assert noted.pages == read
+    assert model.data(deep) == model.event_at(1500).type  # the row itself is read when asked for
+    assert noted.pages == read + 1
+    reader.close()

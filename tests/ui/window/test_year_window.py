@@ -4,8 +4,12 @@ seam, the histogram spans the whole year, and a filter's rows and counts come fr
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
+
+import pytest
 
 from helpers.fixtures_ui import run_async, save_screenshot, signal_future
 from helpers.fixtures_window import settle
@@ -96,6 +100,94 @@ def test_opening_a_year_counts_it_off_the_ui_thread(qloop, qtbot, tmp_path):
         counted = ui.threads + worker.threads
         assert counted, "the window never counted the tenant"
         assert threading.main_thread() not in counted
+    finally:
+        run_async(qloop, w.shutdown())
+        w.close()
+        w.deleteLater()
+        ui.reader.close()
+        worker.reader.close()
+
+
+class ReadsNoted(TenantReader):
+    """A reader noting the thread of every head, page and count read (a year's newest page comes through
+    DuckDB), and that thread's niceness (Linux: each thread's own)."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.threads: list[threading.Thread] = []
+        self.niceness: list[int] = []
+
+    def _note(self) -> None:
+        self.threads.append(threading.current_thread())
+        self.niceness.append(os.getpriority(os.PRIO_PROCESS, 0))
+
+    def head_seq(self) -> int:
+        self._note()
+        return super().head_seq()
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list:
+        self._note()
+        return super().page(flt, max_seq, offset, limit)
+
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
+        self._note()
+        return super().count(flt, max_seq, min_seq)
+
+
+def test_opening_a_year_reads_its_first_page_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """Adding a tenant returns at once: its head and its newest rows are read on a worker, then shown."""
+    from tenant_events.ui.window.main_window import MainWindow
+
+    path = tmp_path / "year.sqlite3"
+    rows = _year(path, 3000)
+    ui, worker = ReadsNoted(EventReader(path)), ReadsNoted(EventReader(path))
+    w = MainWindow(str(tmp_path / "window.ini"))
+    try:
+        w.show()
+        qtbot.waitExposed(w)
+
+        async def add() -> None:
+            updated = signal_future(w.aggregates_updated)
+            w.add_tenant("year", ui, worker)
+            assert ui.threads + worker.threads == [], "adding the tenant read its store on the UI thread"
+            await updated
+
+        run_async(qloop, add())
+        assert w.model.rowCount() == len(rows)
+        assert w.model.event_at(0).seq == len(rows)
+        assert worker.threads and threading.main_thread() not in worker.threads
+    finally:
+        run_async(qloop, w.shutdown())
+        w.close()
+        w.deleteLater()
+        ui.reader.close()
+        worker.reader.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is per thread on Linux only")
+def test_the_windows_reads_of_a_year_run_below_its_thread(qloop, qtbot, tmp_path):
+    """The first page, the count and the aggregates read on threads of a lower priority than the UI thread's: a
+    year's reads on every core made its paints wait for one."""
+    from tenant_events.thread_priority import BACKGROUND_NICENESS
+    from tenant_events.ui.window.main_window import MainWindow
+
+    path = tmp_path / "year.sqlite3"
+    _year(path, 3000)
+    ui, worker = ReadsNoted(EventReader(path)), ReadsNoted(EventReader(path))
+    w = MainWindow(str(tmp_path / "window.ini"))
+    try:
+        w.show()
+        qtbot.waitExposed(w)
+
+        async def add() -> None:
+            updated = signal_future(w.aggregates_updated)
+            w.add_tenant("year", ui, worker)
+            await updated
+
+        run_async(qloop, add())
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        assert worker.threads and threading.main_thread() not in worker.threads
+        assert set(worker.niceness) == {min(ours + BACKGROUND_NICENESS, 19)}
     finally:
         run_async(qloop, w.shutdown())
         w.close()

@@ -1,8 +1,9 @@
 """What follows the tenants into the window: which tenant is shown, its new rows after each commit, the total
 after a filter change, and the aggregates (counts per type, histogram, gaps, rejected) behind the table.
 
-Heavy aggregates run on a worker thread with their own reader, throttled, so the UI thread only runs indexed
-page reads (a million events without a stutter). The window owns the widgets; this owns the timing.
+Heavy aggregates run on a worker thread with their own reader, throttled, and a tenant's first page is read on
+a worker too when it is shown, so the UI thread only runs indexed page reads while scrolling (a year of
+events without a stutter). The window owns the widgets; this owns the timing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QTableView, QWidget
 
 from tenant_events.errors import StorageError
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
@@ -68,7 +70,9 @@ class FeedController(QObject):
         self.w = w
         self.ui_readers: dict[str, TenantReader] = {}  # tenant → its UI-thread reader
         self.worker_readers: dict[str, TenantReader] = {}  # tenant → its reader for worker threads
-        self.search_readers: dict[str, TenantReader] = {}  # tenant → its reader for a query's first page
+        self.search_readers: dict[
+            str, TenantReader
+        ] = {}  # tenant → its reader for first pages (shown, a query)
         self.statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
         self.tasks = TaskSet()
@@ -82,13 +86,14 @@ class FeedController(QObject):
         self._aggregate_timer.setSingleShot(True)
         self._aggregate_timer.setInterval(AGGREGATE_MIN_MS)
         self._aggregate_timer.timeout.connect(self.refresh_aggregates)
-        w.model.count_needed.connect(lambda generation: self.spawn(self._count(generation)))
+        w.model.count_needed.connect(self._count_needed)
 
     def shown_worker_reader(self) -> TenantReader | None:
         return self.worker_readers.get(self.tenant or "")
 
     def shown_search_reader(self) -> TenantReader | None:
-        """The reader of a query's first page: its own, so it never waits behind an aggregates pass."""
+        """The reader of first pages (a tenant shown, a query): its own, so it never waits behind an aggregates
+        pass."""
         return self.search_readers.get(self.tenant or "")
 
     # -- tenants -----------------------------------------------------------------------------------------
@@ -129,9 +134,10 @@ class FeedController(QObject):
         self.tenant = name
         w.filter_bar.set_tenants(list(self.ui_readers), name)
         flt = w.filter_bar.current()
-        later = bool(flt.query) and has_loop()  # a query may scan the whole store: never on the UI thread
-        # the total too: a year's archive is counted in DuckDB, not in the few ms the UI thread may take
-        w.model.set_reader(self.ui_readers[name], flt, read=not later, count_later=has_loop())
+        # the first page on a worker too, query or not: a year's newest rows come through DuckDB and SQLite,
+        # and its total is counted there, not in the few ms the UI thread may take
+        later = has_loop()
+        w.model.set_reader(self.ui_readers[name], flt, read=not later)
         w.detail.show_event(None)
         self._show_status()
         if not later and not w.model.counting:
@@ -184,6 +190,11 @@ class FeedController(QObject):
         """Hold `task` until it is done; shutdown() cancels what is still running."""
         self.tasks.keep(task)
 
+    def _count_needed(self, generation: int) -> None:
+        """A first page shown (a worker's, applied in a task step Qt may run after the loop ended): count it."""
+        if not self._stopped and has_loop():
+            self.spawn(self._count(generation))
+
     async def _count(self, generation: int) -> None:
         reader = self.shown_worker_reader()
         if reader is None:
@@ -191,7 +202,7 @@ class FeedController(QObject):
         model = self.w.model
         flt, head = model.event_filter, model.head
         try:
-            total, oldest = await asyncio.to_thread(count_and_oldest, reader, flt, head)
+            total, oldest = await read_in_background(count_and_oldest, reader, flt, head)
         except StorageError:  # the database being opened again: counted once it is open
             QTimer.singleShot(AGGREGATE_MIN_MS, lambda: self._count_again(generation))
             return
@@ -217,7 +228,7 @@ class FeedController(QObject):
             return new_head, reader.count_new(flt, head, rows, new_head)
 
         try:
-            new_head, added = await asyncio.to_thread(work)
+            new_head, added = await read_in_background(work)
         except StorageError:  # the database being opened again: the rows shown stay, tried again shortly
             self._head_timer.start()
             return
@@ -247,6 +258,7 @@ class FeedController(QObject):
         )
         self._aggregate_timer.stop()
         self._head_timer.stop()
+        await self.w.first_page.stop()
         await self.tasks.cancel()
 
     async def _aggregates(self, tenant: str, flt: EventFilter) -> None:
@@ -258,7 +270,7 @@ class FeedController(QObject):
         every = 0 if model.has_anchors else PAGE
         started = time.perf_counter()
         try:
-            agg = await asyncio.to_thread(aggregates.compute, reader, flt, head, every)
+            agg = await read_in_background(aggregates.compute, reader, flt, head, every)
             # a pass over a big store costs CPU the engine also needs: keep them under ~20 % of the time
             took_ms = (time.perf_counter() - started) * 1000
             self._aggregate_timer.setInterval(max(AGGREGATE_MIN_MS, int(4 * took_ms)))

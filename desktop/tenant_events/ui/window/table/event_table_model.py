@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QFont
 
 from tenant_events.entities.page_names import PageNames
 from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.page_cache import MAX_PAGES, PAGE, PageCache
@@ -52,6 +53,12 @@ HEADERS = {
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
 SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
+GONE = (".deleted", ".removed")  # types shown bold
+_ROLE = Qt.ItemDataRole
+# the roles data() answers (an event row's or a possible-gap row's); any other returns before a row is read
+ANSWERED: frozenset[int] = frozenset(
+    (_ROLE.DisplayRole, _ROLE.ToolTipRole, _ROLE.ForegroundRole, _ROLE.FontRole, _ROLE.BackgroundRole)
+) | {_ROLE.AccessibleTextRole, SEQ_ROLE, EVENT_ROLE, SENTENCE_ROLE}
 
 
 class EventTableModel(QAbstractTableModel):
@@ -63,7 +70,8 @@ class EventTableModel(QAbstractTableModel):
         self._reader = reader
         self._filter = EventFilter()
         self._cache = PageCache()
-        self.names = PageNames()  # summary sentences, made per page read (entities/page_names.py)
+        # summary sentences, made per page read (entities/page_names.py), on the window's read threads
+        self.names = PageNames(run=read_in_background)
         self._cache.on_page = self.names.page_read
         self.names.on_ready = self._summaries_changed
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
@@ -327,7 +335,8 @@ class EventTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.column() >= len(Col):
+        # half of what a paint asks of each cell (alignment, check state, decoration…) is answered by no row
+        if role not in ANSWERED or not index.isValid() or index.column() >= len(Col):
             return None
         col = Col(index.column())
         row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
@@ -344,15 +353,9 @@ class EventTableModel(QAbstractTableModel):
             return self.names.tooltip(ev) if col == Col.SUMMARY else self._display(ev, col)
         if role == SENTENCE_ROLE:
             return self.names.sentence(ev.seq)
-        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TYPE:
-            return QColor(family_color(ev.family, is_dark()))
-        if role == Qt.ItemDataRole.ForegroundRole and col == Col.TENANT:
-            return tenant_color(ev.tenant)
-        if (
-            role == Qt.ItemDataRole.FontRole
-            and col == Col.TYPE
-            and ev.type.endswith((".deleted", ".removed"))
-        ):
+        if role == Qt.ItemDataRole.ForegroundRole and col in (Col.TYPE, Col.TENANT):
+            return QColor(family_color(ev.family, is_dark())) if col == Col.TYPE else tenant_color(ev.tenant)
+        if role == Qt.ItemDataRole.FontRole and col == Col.TYPE and ev.type.endswith(GONE):
             return self._bold
         if role == SEQ_ROLE:
             return ev.seq

@@ -4,7 +4,8 @@ A query-line term such as `user:*ville` (a leading wildcard) cannot use an index
 may walk the whole store (~0.9 s on 1M events). The filter bar's change goes here instead of straight to the
 model; while the worker reads, the table keeps the old rows, the count says "Searching…" and `busy` is True.
 Only the newest request is applied (a query typed on while an older one runs replaces it). Showing another
-tenant (or a tenant added) while a query is active goes the same way, the table empty meanwhile:
+tenant (or a tenant added) goes the same way, query or not, the table empty meanwhile ("Loading…" without a
+query): a year's newest rows come through DuckDB, and the window must not wait on it:
 
     start(flt) ─▶ worker: head, first page (aggregates' reader) ─▶ model.show_first_page
                                                                 └▶ count_needed → total, oldest match (window)
@@ -12,7 +13,6 @@ tenant (or a tenant added) while a query is active goes the same way, the table 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
@@ -20,12 +20,14 @@ from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
 from tenant_events.ui.task_set import TaskSet
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.table.event_table_model import PAGE, EventTableModel
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 SEARCHING = "Searching…"
+LOADING = "Loading…"  # a tenant's newest rows, no query
 
 
 def read_first_page(reader: TenantReader, flt: EventFilter) -> tuple[int, list[StoredEvent]]:
@@ -92,13 +94,18 @@ class FirstPageReader(QObject):
             self.pending = None
             self.busy_changed.emit(False)
 
+    async def stop(self) -> None:
+        """The window shuts down: a page still being read is dropped, its task ended."""
+        self.cancel()
+        await self._tasks.cancel()
+
     async def wait(self) -> None:
         """Until the pending request (if any) is applied or dropped."""
         await self._tasks.wait()
 
     async def _read(self, request: int, reader: TenantReader, flt: EventFilter) -> None:
         try:
-            head, first = await asyncio.to_thread(read_first_page, reader, flt)
+            head, first = await read_in_background(read_first_page, reader, flt)
         except BaseException:
             if (
                 request == self._request
@@ -136,7 +143,8 @@ def attach(w: Window, search_reader: Callable[[], TenantReader | None]) -> First
 
     def busy(on: bool) -> None:
         if on:
-            w.filter_bar.count_label.setText(SEARCHING)
+            query = reader.pending is not None and bool(reader.pending.query)
+            w.filter_bar.count_label.setText(SEARCHING if query else LOADING)
             w.table.viewport().setCursor(Qt.CursorShape.BusyCursor)
         else:
             w.table.viewport().unsetCursor()
