@@ -79,8 +79,9 @@ def _token_parts(
     cur: duckdb.DuckDBPyConnection, tokens: list[str], work: Path, apart: bool, batch_entries: int
 ) -> list[str]:
     """The merged tokens as part files in term order, a range of terms each. Files `apart` in seqs join a term's
-    lists in file order (ordered by each list's first seq); others sort the joined list."""
-    joined = "flatten(list(seqs ORDER BY seqs[1]))" if apart else "list_sort(flatten(list(seqs)))"
+    lists in file order: sorting the lists themselves (as lists, by their first seq, since no two overlap) took
+    half the CPU of an ordered aggregate (`list(seqs ORDER BY seqs[1])`). Others sort the joined list."""
+    joined = "flatten(list_sort(list(seqs)))" if apart else "list_sort(flatten(list(seqs)))"
     parts = []
     for i, (low, high) in enumerate(list(_ranges(cur, tokens, batch_entries))):
         where, params = _between(low, high)
