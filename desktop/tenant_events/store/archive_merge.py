@@ -79,8 +79,9 @@ def _token_parts(
     cur: duckdb.DuckDBPyConnection, tokens: list[str], work: Path, apart: bool, batch_entries: int
 ) -> list[str]:
     """The merged tokens as part files in term order, a range of terms each. Files `apart` in seqs join a term's
-    lists in file order (ordered by each list's first seq); others sort the joined list."""
-    joined = "flatten(list(seqs ORDER BY seqs[1]))" if apart else "list_sort(flatten(list(seqs)))"
+    lists in file order: sorting the lists themselves (as lists, by their first seq, since no two overlap) took
+    half the CPU of an ordered aggregate (`list(seqs ORDER BY seqs[1])`). Others sort the joined list."""
+    joined = "flatten(list_sort(list(seqs)))" if apart else "list_sort(flatten(list(seqs)))"
     parts = []
     for i, (low, high) in enumerate(list(_ranges(cur, tokens, batch_entries))):
         where, params = _between(low, high)
@@ -98,16 +99,28 @@ def _ranges(
     cur: duckdb.DuckDBPyConnection, tokens: list[str], batch_entries: int
 ) -> Iterator[tuple[str | None, str | None]]:
     """[low, high) ranges of terms (None: unbounded) of about `batch_entries` entries each, from the files' terms
-    and counts (no lists read); a term is never split."""
-    cur.execute("SELECT term, sum(n) FROM read_parquet(?) GROUP BY term ORDER BY term", [tokens])
+    and counts (no lists read); a term is never split. The files' rows are sorted, not grouped: a term's rows
+    come together and are summed here, in the pass that cuts the ranges (half the CPU of a GROUP BY and its
+    ORDER BY)."""
+    cur.execute("SELECT term, n FROM read_parquet(?) ORDER BY term", [tokens])
     low: str | None = None
     held = 0
+    term: str | None = None
+    count = 0
     while rows := cur.fetchmany(_FETCH):
-        for term, n in rows:
-            if held and held + n > batch_entries:
-                yield low, term
-                low, held = term, 0
-            held += n
+        for next_term, n in rows:
+            if next_term == term:
+                count += n
+                continue
+            if term is not None:
+                if held and held + count > batch_entries:
+                    yield low, term
+                    low, held = term, 0
+                held += count
+            term, count = next_term, n
+    if term is not None and held and held + count > batch_entries:
+        yield low, term
+        low = term
     yield low, None
 
 
