@@ -5,7 +5,7 @@ commits in ONE transaction (commit.py). Between batches the same thread fills su
 index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves, removes the
 moved rows from the full-text index (archive_move.py) and merges the index when enough have left it
 (fts_merge.py), and around every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+(checkpoint.py). That idle work gives way to the alert rules' process while it catches up (`idle_waits_for`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ class StoreWriter:
         self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self.merger = fts_merge.IndexMerger()  # the index merged once enough rows left it (fts_merge.py)
         self._turn = 0  # which idle work the next turn under traffic goes to (_idle_step)
+        # Whoever must go before the idle work: while one says True (the alert rules' process catching up with
+        # what was stored, alerts/evaluator_process.py), the idle work takes one chunk every INDEX_AT_LEAST_EVERY
+        # only. Handed down by the monitor (the same list), appended to by its observers.
+        self.idle_waits_for: list[Callable[[], bool]] = []
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -93,21 +97,25 @@ class StoreWriter:
             opened.set_exception(exc)
             return
         opened.set_result(notice)
-        indexing = False
+        indexing = waiting = False
         last_chunk = time.monotonic()
         while True:
             wal = self.wal
+            waiting = self._waiting()
             try:
                 if (
                     wal is None
                 ):  # opening it again failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
                 elif self._idle_work():
-                    job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
+                    job = self._jobs.get(timeout=0 if indexing and not waiting else IDLE_BEFORE_INDEXING)
                 else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
                     job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
                 if self._idle_work():
+                    if waiting and time.monotonic() - last_chunk < INDEX_AT_LEAST_EVERY:
+                        indexing = False  # (looked at again after IDLE_BEFORE_INDEXING)
+                        continue
                     self._idle_step(by_turns=False)
                     last_chunk, indexing = time.monotonic(), True
                 elif wal is not None:
@@ -314,6 +322,18 @@ class StoreWriter:
     def _cursor_state(self) -> CursorState:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
+
+    def _waiting(self) -> bool:
+        """Whether the idle work gives way (`idle_waits_for`); a test that fails is logged and dropped."""
+        for test in self.idle_waits_for:
+            try:
+                if test():
+                    return True
+            except Exception:
+                log.exception("%s: indexing no longer waits for a test that failed", self.path.name)
+                self.idle_waits_for.remove(test)
+                return False
+        return False
 
     def _idle_work(self) -> bool:
         # (the clean-up and the merge wait while the file is being opened again)
