@@ -270,8 +270,9 @@ def attach(
     )
     monitor.on_commit.append(runner.kick)
     # A catch-up's rules need a core to themselves once the store has caught up, and the store's indexing after it
-    # (full-text index, directory, access history: ~9 s of CPU over a million events) would take it from them;
-    # the indexing is not waited for by anything the rules raise.
+    # (full-text index, directory, access history: ~9 s of CPU over a million events) would take it from them.
+    # Nothing the rules raise waits for it: a catch-up's alerts are worded with the names the directory holds, and
+    # said again once it has reached their events (alerts/evaluator.py `_name_late`).
     monitor.idle_waits_for.append(lambda: runner.catching_up)
 
     async def before_close() -> None:

@@ -97,7 +97,7 @@ class StoreWriter:
             opened.set_exception(exc)
             return
         opened.set_result(notice)
-        indexing = waiting = False
+        indexing = False
         last_chunk = time.monotonic()
         while True:
             wal = self.wal
