@@ -56,10 +56,7 @@ class StoreWriter:
         self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self.merger = fts_merge.IndexMerger()  # the index merged once enough rows left it (fts_merge.py)
         self._turn = 0  # which idle work the next turn under traffic goes to (_idle_step)
-        # Whoever must go before the idle work: while one says True (the alert rules' process catching up with
-        # what was stored, alerts/evaluator_process.py), the idle work takes one chunk every INDEX_AT_LEAST_EVERY
-        # only. Handed down by the monitor (the same list), appended to by its observers.
-        self.idle_waits_for: list[Callable[[], bool]] = []
+        self.idle_waits_for: list[Callable[[], bool]] = []  # the monitor's: see indexer.gives_way
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -101,11 +98,9 @@ class StoreWriter:
         last_chunk = time.monotonic()
         while True:
             wal = self.wal
-            waiting = self._waiting()
+            waiting = indexer.gives_way(self.idle_waits_for, self.path.name)
             try:
-                if (
-                    wal is None
-                ):  # opening it again failed: only jobs, each told so, until resume_after_failure
+                if wal is None:  # reopening failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
                 elif self._idle_work():
                     job = self._jobs.get(timeout=0 if indexing and not waiting else IDLE_BEFORE_INDEXING)
@@ -113,8 +108,8 @@ class StoreWriter:
                     job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
                 if self._idle_work():
-                    if waiting and time.monotonic() - last_chunk < INDEX_AT_LEAST_EVERY:
-                        indexing = False  # (looked at again after IDLE_BEFORE_INDEXING)
+                    if waiting and time.monotonic() - last_chunk < INDEX_AT_LEAST_EVERY:  # (gives_way)
+                        indexing = False
                         continue
                     self._idle_step(by_turns=False)
                     last_chunk, indexing = time.monotonic(), True
@@ -323,18 +318,6 @@ class StoreWriter:
         row = self.conn.execute("SELECT stream_offset, last_event_time, updated_at FROM cursor").fetchone()
         return CursorState(offset=row[0], last_event_time=row[1], updated_at=row[2])
 
-    def _waiting(self) -> bool:
-        """Whether the idle work gives way (`idle_waits_for`); a test that fails is logged and dropped."""
-        for test in self.idle_waits_for:
-            try:
-                if test():
-                    return True
-            except Exception:
-                log.exception("%s: indexing no longer waits for a test that failed", self.path.name)
-                self.idle_waits_for.remove(test)
-                return False
-        return False
-
     def _idle_work(self) -> bool:
         # (the clean-up and the merge wait while the file is being opened again)
         on_file = self.wal is not None
@@ -371,9 +354,7 @@ class StoreWriter:
             if exc is not self._untold:
                 log.warning("%s", exc)
         except sqlite3.Error as exc:
-            if disk_trouble(
-                exc
-            ):  # a full disk, a failing one: the user is told by the stream's paused commits
+            if disk_trouble(exc):  # a full or failing disk: the user is told by the stream's paused commits
                 log.warning(
                     "full-text indexing of %s paused: %s; it goes on after the next commit",
                     self.path.name,
