@@ -77,6 +77,8 @@ class TenantMonitor:
         self.on_state: list[Callable[[StateChange], None]] = []
         self.on_commit: list[Callable[[CommitResult], None]] = []
         self.before_close: list[Callable[[], Awaitable[None]]] = []  # awaited in stop(), writer still open
+        # While one says True, the writer's idle work (indexing) waits (store/writer.py idle_waits_for)
+        self.idle_waits_for: list[Callable[[], bool]] = []
         self._tokens = tokens
         self._source = source
         self._writer: StoreWriter | None = None
@@ -115,6 +117,7 @@ class TenantMonitor:
         if self._writer is None:
             self._writer = await asyncio.to_thread(StoreWriter, self.database_file)
             self.notice = self._writer.notice
+            self._writer.idle_waits_for = self.idle_waits_for  # handed down, as the engine's observers
             if self._reads_team:
                 writer, lake = self._writer, self.team_archive
                 await asyncio.to_thread(

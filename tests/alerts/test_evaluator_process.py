@@ -221,3 +221,29 @@ def test_a_stop_in_a_catch_up_ends_the_child_after_its_step_and_the_next_goes_on
     _run_then_close(scenario, writer)
     with AlertInbox(db) as inbox:
         assert [(a.rule_id, a.event_count) for a in inbox.alerts() if a.rule_id == "gone"] == [("gone", 1)]
+
+
+def test_the_store_hears_the_rules_are_catching_up_until_they_are_through(tmp_path):
+    """While the child is more than a live step behind the commits, `catching_up` says so (the store's indexing
+    waits on it, store/writer.py idle_waits_for); once it is through, or ended, it no longer does."""
+    db = tmp_path / "t.sqlite3"
+    writer = StoreWriter(db)
+
+    async def scenario():
+        rows = [event("user.updated", i * 0.01) for i in range(20 * LIVE_STEP)]
+        last = await asyncio.wrap_future(writer.submit(Batch(events=rows, cursor="backlog")))
+        runner = EvaluatorProcess(db, "demo", RULES.model_dump_json(), by_received=False, resume=None)
+        try:
+            runner.kick(last)
+            assert runner.catching_up
+            await asyncio.wait_for(runner.drain(), bound(60))
+            assert not runner.catching_up
+            more = [event("user.updated", 10_000 + i * 0.01) for i in range(20 * LIVE_STEP)]
+            runner.kick(await asyncio.wrap_future(writer.submit(Batch(events=more, cursor="more"))))
+            assert runner.catching_up
+            await asyncio.wait_for(runner.pause(), bound(10))
+            assert not runner.catching_up  # (ended with its writer: nothing to wait for)
+        finally:
+            await _stopped(runner)
+
+    _run_then_close(scenario, writer)

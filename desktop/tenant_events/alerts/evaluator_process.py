@@ -125,6 +125,13 @@ class EvaluatorProcess:
         catch-up)."""
         return self._committed_upto - (self.watermark or 0) <= LIVE_STEP
 
+    @property
+    def catching_up(self) -> bool:
+        """Whether the child is running and more than a live step behind the last commit: the store's idle work
+        (indexing, on the writer's thread) waits meanwhile (`attach`). Read from that thread too."""
+        running = self._proc is not None and not self._exited.is_set() and not self._paused
+        return running and not self._closed and not self.live
+
     async def idle(self) -> None:
         """Until the child has exited (after `close()`: it will not be started again)."""
         while self._proc is not None and not self._exited.is_set():
@@ -262,6 +269,11 @@ def attach(
         monitor.database_file, tenant, settings_json, by_received=by_received, resume=resume
     )
     monitor.on_commit.append(runner.kick)
+    # A catch-up's rules need a core to themselves once the store has caught up, and the store's indexing after it
+    # (full-text index, directory, access history: ~9 s of CPU over a million events) would take it from them.
+    # Nothing the rules raise waits for it: a catch-up's alerts are worded with the names the directory holds, and
+    # said again once it has reached their events (alerts/evaluator.py `_name_late`).
+    monitor.idle_waits_for.append(lambda: runner.catching_up)
 
     async def before_close() -> None:
         # live: the last commits' alerts now; a catch-up goes on from its watermark at the next start

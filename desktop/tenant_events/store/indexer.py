@@ -8,13 +8,16 @@ searches the not-yet-indexed tail itself. The `fts_upto` counter is the highest 
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections.abc import Callable
 from typing import Final
 
 from tenant_events.store import access_history, directory
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
+log = logging.getLogger(__name__)
 FTS_CHUNK: Final = 500
 # Seconds without a batch before the indexer starts; once started it goes on chunk after chunk until a batch
 # arrives. A catch-up delivers a batch every few ms, so indexing (summaries in Python, FTS in SQLite) waits
@@ -72,3 +75,19 @@ def index_chunk(conn: sqlite3.Connection) -> int:
         rollback(conn)
         raise
     return FTS_CHUNK if history_behind else len(rows)
+
+
+def gives_way(tests: list[Callable[[], bool]], name: str) -> bool:
+    """Whether the writer's idle work waits now: one of `tests` (StoreWriter.idle_waits_for, handed down by the
+    monitor) says so, e.g. the alert rules' process is catching up with what was stored (alerts/evaluator_process.py):
+    the idle work then takes one chunk every INDEX_AT_LEAST_EVERY only, and is looked at again after
+    IDLE_BEFORE_INDEXING. A test that fails is logged and dropped, never raised on the writer's thread."""
+    for test in tests:
+        try:
+            if test():
+                return True
+        except Exception:
+            log.exception("%s: indexing no longer waits for a test that failed", name)
+            tests.remove(test)
+            return False
+    return False

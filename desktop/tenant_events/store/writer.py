@@ -5,7 +5,7 @@ commits in ONE transaction (commit.py). Between batches the same thread fills su
 index whenever no batch has arrived for a short while (indexer.py), commits the archive's moves, removes the
 moved rows from the full-text index (archive_move.py) and merges the index when enough have left it
 (fts_merge.py), and around every write transaction, and when writes pause, keeps the write-ahead log small
-(checkpoint.py).
+(checkpoint.py). That idle work gives way to the alert rules' process while it catches up (`idle_waits_for`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ class StoreWriter:
         self._cleanup_pending = False  # moved rows still in the live full-text index (archive_move.py)
         self.merger = fts_merge.IndexMerger()  # the index merged once enough rows left it (fts_merge.py)
         self._turn = 0  # which idle work the next turn under traffic goes to (_idle_step)
+        self.idle_waits_for: list[Callable[[], bool]] = []  # the monitor's: see indexer.gives_way
         self._closed = False
         self._failed: StorageError | None = None  # set by a failed commit until resume_after_failure()
         self._conn: sqlite3.Connection | None = None
@@ -97,17 +98,19 @@ class StoreWriter:
         last_chunk = time.monotonic()
         while True:
             wal = self.wal
+            waiting = indexer.gives_way(self.idle_waits_for, self.path.name)
             try:
-                if (
-                    wal is None
-                ):  # opening it again failed: only jobs, each told so, until resume_after_failure
+                if wal is None:  # reopening failed: only jobs, each told so, until resume_after_failure
                     job = self._jobs.get()
                 elif self._idle_work():
-                    job = self._jobs.get(timeout=0 if indexing else IDLE_BEFORE_INDEXING)
+                    job = self._jobs.get(timeout=0 if indexing and not waiting else IDLE_BEFORE_INDEXING)
                 else:  # idle: a look at the files every idle period, written or not (a paused stream, a quiet tenant)
                     job = self._jobs.get(timeout=self._wal_limits.idle)
             except queue.Empty:
                 if self._idle_work():
+                    if waiting and time.monotonic() - last_chunk < INDEX_AT_LEAST_EVERY:  # (gives_way)
+                        indexing = False
+                        continue
                     self._idle_step(by_turns=False)
                     last_chunk, indexing = time.monotonic(), True
                 elif wal is not None:
@@ -351,9 +354,7 @@ class StoreWriter:
             if exc is not self._untold:
                 log.warning("%s", exc)
         except sqlite3.Error as exc:
-            if disk_trouble(
-                exc
-            ):  # a full disk, a failing one: the user is told by the stream's paused commits
+            if disk_trouble(exc):  # a full or failing disk: the user is told by the stream's paused commits
                 log.warning(
                     "full-text indexing of %s paused: %s; it goes on after the next commit",
                     self.path.name,
