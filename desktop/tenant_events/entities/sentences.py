@@ -56,7 +56,7 @@ class ManyLookup(Protocol):
     """A directory that reads many entities' versions at once (store/timeline_query.py `objects_of_many`)."""
 
     def objects_of_many(
-        self, keys: Iterable[tuple[str, str]]
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
     ) -> Mapping[tuple[str, str], Sequence[tuple[int, Mapping[str, Any]]]]: ...
 
 
@@ -227,21 +227,31 @@ class NamesThen:
         self.directory = directory
         self._versions: dict[tuple[str, str], tuple[list[int], list[Mapping[str, Any]]]] = {}
         self._names = every_name  # every entity's names by seq, read at once (an export: most rows name one)
+        # (kind, id) → the seq from which its versions (read ahead from a floor) say it
+        self._from: dict[tuple[str, str], int] = {}
 
-    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+    def read_ahead(
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
+    ) -> None:
         """Read the versions of the entities among `keys` not read yet in one go, where the directory can (an
-        access diff's thousands over a team's archive: one archive statement instead of one an entity)."""
+        access diff's thousands over a team's archive: one archive statement instead of one an entity). With
+        `floors`, each as far as it is asked about from its floor on (a page: its oldest row naming it), so one
+        whose latest versions are live needs no archive read; asked about earlier, it is read again whole."""
         if self._names is not None or not isinstance(self.directory, ManyLookup):
             return
         missing = [key for key in dict.fromkeys(keys) if key not in self._versions]
         if len(missing) > 1:
-            for key, pairs in self.directory.objects_of_many(missing).items():
+            wanted = {key: floors[key] for key in missing if key in floors} if floors is not None else None
+            for key, pairs in self.directory.objects_of_many(missing, wanted).items():
                 self._versions[key] = ([s for s, _o in pairs], [o for _s, o in pairs])
+                if wanted is not None and key in wanted:
+                    self._from[key] = wanted[key]
 
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
         """The entity as its newest created/updated event stored before `seq` left it (None: none stored)."""
         versions = self._versions.get((kind, entity_id))
-        if versions is None:
+        if versions is None or seq < self._from.get((kind, entity_id), seq):
+            self._from.pop((kind, entity_id), None)
             pairs = self.directory.objects_of(kind, entity_id)
             versions = self._versions[kind, entity_id] = ([s for s, _o in pairs], [o for _s, o in pairs])
         at = bisect_left(versions[0], seq) - 1
@@ -280,7 +290,9 @@ class NamesUpTo(NamesThen):
         self._bounded = directory
         self._upto: dict[tuple[str, str], int] = {}  # (kind, id) → the seq its versions were read before
 
-    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+    def read_ahead(
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
+    ) -> None:
         return  # (each entity's versions are read up to the event asked about)
 
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
@@ -297,7 +309,9 @@ class NamesNow(NamesThen):
     look-up per renamed entity (each one reads the entity's history). The alert rules say a growing alert's
     latest event this way, and again with the names at its time once it stops growing (alerts/evaluator.py)."""
 
-    def read_ahead(self, keys: Iterable[tuple[str, str]]) -> None:
+    def read_ahead(
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
+    ) -> None:
         return
 
     def before(self, kind: str, entity_id: str, seq: int) -> Mapping[str, Any] | None:
@@ -317,7 +331,10 @@ def describe_payloads(
     wanted = {(r.kind, r.id) for refs in found.values() for r in refs}
     known = directory.entities(wanted) if wanted else {}
     names = names or NamesThen(directory)
-    names.read_ahead(_renamed(payloads, found, known))
+    floors: dict[tuple[str, str], int] = {}
+    for key, seq in _renamed(payloads, found, known):
+        floors[key] = min(seq, floors.get(key, seq))
+    names.read_ahead(floors, floors)
     out: dict[int, Sentence] = {}
     for seq, (kind, data, stamp) in payloads.items():
         then: dict[tuple[str, str], str] = {}
@@ -334,13 +351,14 @@ def _renamed(
     payloads: Mapping[int, StoredPayload],
     found: Mapping[int, Sequence[Ref]],
     known: Mapping[tuple[str, str], Entity],
-) -> Iterator[tuple[str, str]]:
-    """The entities whose versions the sentences will read: those renamed since an event that names them (not
-    as its subject), and a user whose update could have linked an identity (entities/linked.py `with_before`)."""
+) -> Iterator[tuple[tuple[str, str], int]]:
+    """The entities whose versions the sentences will read, each with the seq of an event that reads them: those
+    renamed since an event that names them (not as its subject), and a user whose update could have linked an
+    identity (entities/linked.py `with_before`)."""
     for seq, (kind, data, stamp) in payloads.items():
         for ref in found[seq]:
             entity = known.get((ref.kind, ref.id))
             if ref.place != "subject" and entity is not None and (entity.label_stamp or 0) > stamp:
-                yield ref.kind, ref.id
+                yield (ref.kind, ref.id), seq
         if (key := linking_user(kind, data)) is not None:
-            yield key
+            yield key, seq

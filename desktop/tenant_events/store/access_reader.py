@@ -123,11 +123,11 @@ class AccessReader:
             return timeline_query.objects_of(self._conn, kind, entity_id, self._archive)
 
     def objects_of_many(
-        self, keys: Iterable[tuple[str, str]]
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
     ) -> dict[tuple[str, str], list[tuple[int, dict[str, Any]]]]:
         """`objects_of` of many entities at once: one archive read for them all (a diff names thousands)."""
         with self._lock, database_errors(self.path):
-            return timeline_query.objects_of_many(self._conn, keys, self._archive)
+            return timeline_query.objects_of_many(self._conn, keys, self._archive, floors=floors)
 
     def _reach(self) -> HistoryReach:
         counters = dict(

@@ -4,11 +4,12 @@ filters' questions): the page's sentences, the access history's and the director
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Final
 
 from tenant_events.store import duck
-from tenant_events.store.archive_catalog import ArchiveSnapshot
+from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
 from tenant_events.store.archive_layout import canonical_time
 from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.archive_sql import phrase_tokens
@@ -43,6 +44,29 @@ def _folded(token: str) -> str:
     """The token as FTS5 stores it (lower case, accents off) when the tokenizer makes one token of it."""
     folded = phrase_tokens(token)
     return folded[0] if len(folded) == 1 else token
+
+
+_EACH_TERM: Final = 64  # terms looked up one by one (each read pruned to its row groups), more: all at once
+
+
+def _lookup(terms: Collection[str]) -> str:
+    """The (seq, term) pairs of `tok` for the terms: one pruned read a term (the token lists are sorted by term,
+    so each reads a row group or two of each file; an IN list of them read every row group's lists), or for many
+    terms (an access diff's thousands) one read of them all."""
+    listed = sorted(terms)
+    if len(listed) > _EACH_TERM:
+        return f"SELECT DISTINCT unnest(seqs) AS seq, term FROM tok WHERE term IN ({', '.join(duck.literal(t) for t in listed)})"  # noqa: S608
+    each = " UNION ALL ".join(
+        f"SELECT unnest(seqs) AS seq, term FROM tok WHERE term = {duck.literal(t)}"  # noqa: S608
+        for t in listed
+    )
+    return f"SELECT DISTINCT seq, term FROM ({each})"  # noqa: S608
+
+
+def _holds(file: ArchiveFile, seqs: Sequence[int]) -> bool:
+    """Whether one of the sorted `seqs` lies in the file's range."""
+    at = bisect_left(seqs, file.first_seq)
+    return at < len(seqs) and seqs[at] <= file.last_seq
 
 
 class ArchiveFetch(ArchiveSource):
@@ -88,9 +112,10 @@ class ArchiveFetch(ArchiveSource):
         self, snap: ArchiveSnapshot, tokens: Collection[str], types: Collection[str], high: int
     ) -> list[tuple[StoredEvent, frozenset[str]]]:
         """Events of `types` below `high` whose text holds any of `tokens`, newest first, with raw JSON, each with
-        the ones among `tokens` it holds: `naming` for many tokens at once, one statement for them all (the
-        versions of every entity an access diff names, timeline_query.py `objects_of_many`). A token is taken
-        as `naming` takes it (folded as FTS5 stores it when it makes one token)."""
+        the ones among `tokens` it holds: `naming` for many tokens at once, one look-up of the token lists and
+        one read of the events for them all (the versions of every entity an access diff or a page of the table
+        names, timeline_query.py `objects_of_many`). A token is taken as `naming` takes it (folded as FTS5
+        stores it when it makes one token)."""
         files = snap.covering(NO_LOW, high - 1)
         if not files or not tokens or not types:
             return []
@@ -98,17 +123,24 @@ class ArchiveFetch(ArchiveSource):
         for token in tokens:
             terms.setdefault(_folded(token), set()).add(token)
         tokens_sql = self._relations(files, True)
-        listed = ", ".join(duck.literal(t) for t in sorted(terms))
         kinds = ", ".join(duck.literal(t) for t in sorted(types))
-        lookup = f"{tokens_sql} SELECT DISTINCT unnest(seqs) AS seq, term FROM tok WHERE term IN ({listed})"  # noqa: S608
-        where = f"seq < {int(high)} AND type IN ({kinds}) AND seq IN (SELECT seq FROM hits)"  # noqa: S608
-        held = "(SELECT list(hits.term) FROM hits WHERE hits.seq = ev.seq) AS held"
         with self._lock:
             cursor = self._open()
             try:
-                cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {lookup}")
+                cursor.execute(f"CREATE OR REPLACE TEMP TABLE hits AS {tokens_sql} {_lookup(terms)}")
+                seqs = sorted(int(s) for (s,) in self._execute(cursor, "SELECT DISTINCT seq FROM hits"))
+                # only the files that hold a hit, only the row groups between the first and the last: a page's
+                # few entities are found in a file or two, where every file of the year was read
+                holding = [f for f in files if _holds(f, seqs)]
+                if not holding:
+                    return []
+                where = (
+                    f"seq BETWEEN {seqs[0]} AND {min(seqs[-1], int(high) - 1)} AND type IN ({kinds})"  # noqa: S608
+                    " AND seq IN (SELECT seq FROM hits)"
+                )
+                held = "(SELECT list(hits.term) FROM hits WHERE hits.seq = ev.seq) AS held"
                 rows = self._execute(
-                    cursor, self._select(files, f"{SHOWN}, raw, {held}", where, "ORDER BY seq DESC")
+                    cursor, self._select(holding, f"{SHOWN}, raw, {held}", where, "ORDER BY seq DESC")
                 )
             finally:
                 cursor.execute("DROP TABLE IF EXISTS hits")

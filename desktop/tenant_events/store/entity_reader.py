@@ -9,7 +9,7 @@ names of entities deleted long ago, their links.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -238,11 +238,11 @@ class DirectoryReader(HoldsConnection):
             return timeline_query.objects_of(self._conn, kind, entity_id, self._archive, before=before)
 
     def objects_of_many(
-        self, keys: Iterable[tuple[str, str]]
+        self, keys: Iterable[tuple[str, str]], floors: Mapping[tuple[str, str], int] | None = None
     ) -> dict[tuple[str, str], list[tuple[int, dict[str, Any]]]]:
         """`objects_of` of many entities at once, from both tiers: one archive read for them all."""
         with self._lock:
-            return timeline_query.objects_of_many(self._conn, keys, self._archive)
+            return timeline_query.objects_of_many(self._conn, keys, self._archive, floors=floors)
 
     def timeline(
         self, kind: str, entity_id: str, before_seq: int | None = None, limit: int = 100

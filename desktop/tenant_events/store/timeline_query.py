@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 import orjson
@@ -170,11 +170,17 @@ def objects_of_many(
     keys: Iterable[tuple[str, str]],
     archive: ArchiveReader | None = None,
     limit: int = HISTORY_LOOKS,
+    floors: Mapping[tuple[str, str], int] | None = None,
 ) -> dict[tuple[str, str], list[tuple[int, dict[str, object]]]]:
     """`objects_of` of each (kind, id) key, in one snapshot, with one archive statement for them all instead of
     one a key: an access diff names thousands of entities, and over a team's archive each statement reads the
-    token lists of every file (the live tier's look-ups stay one a key: each is a short index read)."""
+    token lists of every file (the live tier's look-ups stay one a key: each is a short index read). With
+    `floors`, a key's versions are wanted only as far as they say the entity at seqs from its floor on: one whose
+    live tier holds a version below its floor is not looked up in the archive (all of the archive's are older),
+    and its list may lack versions older than that one (a page of the table's newest rows: its entities' latest
+    versions are usually live)."""
     asked = list(dict.fromkeys(keys))
+    floors = floors or {}
     conn.execute("BEGIN")
     try:
         snap = _snapshot(conn, archive)
@@ -184,7 +190,11 @@ def objects_of_many(
         conn.execute("COMMIT")
     if archive is not None and snap.files:
         archive.use(snap)
-        tokens = {key: fts_token(key[1]) for key in asked if len(found[key]) < limit}
+        tokens = {
+            key: fts_token(key[1])
+            for key in asked
+            if len(found[key]) < limit and not _enough(found[key], floors.get(key))
+        }
         for key, token in tokens.items():
             if token is None:  # (no token to look up: the raw JSON searched, as `objects_of` does)
                 _archived_objects(archive, snap, *key, found[key], limit)
@@ -199,6 +209,11 @@ def objects_of_many(
             if obj is not None and own in looked and looked[own] in held and len(found[own]) < limit:
                 found[own].append((event.seq, obj))
     return {key: sorted(pairs, key=lambda pair: pair[0]) for key, pairs in found.items()}
+
+
+def _enough(versions: list[tuple[int, dict[str, object]]], floor: int | None) -> bool:
+    """Whether one of the versions was stored before `floor` (None: every version is wanted)."""
+    return floor is not None and any(seq < floor for seq, _obj in versions)
 
 
 def _live_objects(
