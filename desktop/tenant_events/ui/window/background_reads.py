@@ -28,3 +28,12 @@ def read_in_background(fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T]
     if _pool is None:
         _pool = ThreadPoolExecutor(READ_THREADS, "window-read", initializer=lower_this_thread)
     return asyncio.get_running_loop().run_in_executor(_pool, functools.partial(fn, *args))
+
+
+async def stop_background_reads() -> None:
+    """Wait for the reads under way, then end the read threads: the window's shutdown comes before the app closes
+    the readers, and a quit leaves no thread of the app's behind. A later read starts the threads again."""
+    global _pool
+    pool, _pool = _pool, None
+    if pool is not None:
+        await asyncio.to_thread(pool.shutdown, True)

@@ -32,6 +32,7 @@ from tenant_events.ui.look.icons import app_icon
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window import window_state
 from tenant_events.ui.window.access.access_tab import AccessTab
+from tenant_events.ui.window.background_reads import stop_background_reads
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.entity_views import EntityViews
 from tenant_events.ui.window.event_actions import COPIED, EventActions
@@ -231,6 +232,7 @@ class MainWindow(QMainWindow):
     async def shutdown(self) -> None:
         """Stop background queries before the app closes the readers."""
         await self.feed.shutdown()
+        await stop_background_reads()
         self.entities.close()
         self.access.close()
 
