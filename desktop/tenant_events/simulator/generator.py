@@ -24,6 +24,7 @@ from tenant_events.simulator.world import (
     GEO,
     LAST,
     ORG_BRANDING,
+    ROUTINE_DELETIONS_PER_MINUTE,
     ROUTINE_SIGNUPS_PER_MINUTE,
     SENSITIVE_TYPES,
     SIGNUP_CONNECTION,
@@ -32,6 +33,12 @@ from tenant_events.simulator.world import (
 )
 
 Action = Callable[[str], dict[str, Any] | None]
+
+_MASS_DELETED = (
+    "user.deleted",
+    "group.deleted",
+    "organization.deleted",
+)  # what the mass deletion rule counts
 
 
 class TenantLife(GroupLife):
@@ -72,6 +79,8 @@ class TenantLife(GroupLife):
             tuple[str, dict[str, Any]]
         ] = []  # the last next_event's prerequisites (_make_possible)
         self._signups: deque[float] = deque()  # times of routine sign-ups in the last tenant minute
+        # times of routine deletions in the last tenant minute, by type (user, group, organization)
+        self._deletions: dict[str, deque[float]] = {t: deque() for t in _MASS_DELETED}
         self._populations: dict[str, Sized] = {
             "user": self.users,
             "organization": self.orgs,
@@ -96,6 +105,8 @@ class TenantLife(GroupLife):
                     continue
                 if self.routine and name == "user.created" and not self._room_to_sign_up(now):
                     name = "user.updated"
+                if self.routine and name in _MASS_DELETED and not self._room_to_delete(name, now):
+                    name = family + ".updated"
             obj = self._actions[name](stamp)
             if obj is None and types:
                 self._make_possible(name, stamp)
@@ -103,9 +114,19 @@ class TenantLife(GroupLife):
             if obj is not None:
                 if self.routine and name == "user.created":
                     self._signups.append(now)
+                if self.routine and name in _MASS_DELETED:
+                    self._deletions[name].append(now)
                 return name, {"object": obj, "context": self._context(name, obj)}
         obj = self._user_created(stamp)
         return "user.created", {"object": obj, "context": self._context("user.created", obj)}
+
+    def _room_to_delete(self, name: str, now: float) -> bool:
+        """Whether a routine deletion of this type now stays within ROUTINE_DELETIONS_PER_MINUTE (a wave of them
+        is a scenario's)."""
+        times = self._deletions[name]
+        while times and times[0] <= now - 60:
+            times.popleft()
+        return len(times) < ROUTINE_DELETIONS_PER_MINUTE
 
     def _room_to_sign_up(self, now: float) -> bool:
         """Whether a routine sign-up now stays within ROUTINE_SIGNUPS_PER_MINUTE (a burst is a scenario's)."""

@@ -25,6 +25,10 @@ SENSITIVE_TYPES = frozenset(
 # Routine sign-ups in any tenant minute, at most: well under the sign-up burst rule's 60 (a busy test tenant's
 # 170 events a minute held up to 51 sign-ups by chance, and now and then 60)
 ROUTINE_SIGNUPS_PER_MINUTE = 40
+# Routine deletions of users, groups or organizations in any tenant minute, at most, each type on its own: half the
+# mass deletion rule's 20 (the same busy tenant deleted up to 17 users a minute by chance, and once in about a
+# hundred runs 20)
+ROUTINE_DELETIONS_PER_MINUTE = 10
 # The tenant's connections (name, strategy), as the service names its defaults: its users sign up and log in
 # through them, and events from those flows carry the connection in `data.context.connection`.
 CONNECTIONS = (
