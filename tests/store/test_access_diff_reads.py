@@ -8,16 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import pytest
-
 from helpers.entity_events import T0, simulated_rows
 from tenant_events.access.review import AccessReview
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.access_reader import AccessReader
 from tenant_events.store.access_records import EventFacts, HeldAt
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.entity_records import Entity
 from tenant_events.values.retention import Retention
 
@@ -43,22 +39,8 @@ class _OneByOne:
         return self.reader.objects_of(kind, entity_id)
 
 
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every statement the archive readers run (counted, then run as ever)."""
-    said: list[str] = []
-    run = ArchiveSource._execute
-
-    def counted(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        said.append(sql)
-        return run(cursor, sql, params)
-
-    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(counted))
-    return said
-
-
 def test_a_diff_over_the_archive_reads_the_versions_of_the_entities_it_names_in_one_statement(
-    tmp_path: Path, statements: list[str]
+    tmp_path: Path, archive_statements: list[str]
 ):
     path = tmp_path / "t.sqlite3"
     rows, _life = simulated_rows(3000, seed=7)
@@ -71,12 +53,12 @@ def test_a_diff_over_the_archive_reads_the_versions_of_the_entities_it_names_in_
     finally:
         writer.close()
     with AccessReader(path) as reader:
-        statements.clear()
+        archive_statements.clear()
         diff = AccessReview("acme", reader).diff(rows[100].time_ms, None)
-        batched = len(statements)
-        statements.clear()
+        batched = len(archive_statements)
+        archive_statements.clear()
         one_by_one = AccessReview("acme", _OneByOne(reader)).diff(rows[100].time_ms, None)
-        singly = len(statements)
+        singly = len(archive_statements)
         now = reader.entities((e.kind, e.id) for c in diff.changes for e in c.grant.entities)
     renamed = {
         (e.kind, e.id) for c in diff.changes for e in c.grant.entities if e.label != now[e.kind, e.id].label
@@ -84,4 +66,4 @@ def test_a_diff_over_the_archive_reads_the_versions_of_the_entities_it_names_in_
     assert len(diff.changes) > 200 and len(renamed) > 20, "changes that name entities renamed since"
     assert diff == one_by_one
     assert singly > 100, singly  # a statement an entity
-    assert batched <= 4, statements  # the events' payloads, and every entity's versions at once
+    assert batched <= 4, archive_statements  # the events' payloads, and every entity's versions at once

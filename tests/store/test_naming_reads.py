@@ -5,37 +5,17 @@ one entity-by-entity reads give."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import duckdb
-import pytest
 
 from helpers.entity_events import T0, Tenant
 from tenant_events.entities.sentences import NamesThen, describe_stored
 from tenant_events.store import Batch, StoreWriter
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.retention import Retention
 
 MONTH = 31 * 86400
 LATER = T0.timestamp() + 400 * 86400  # every event is old enough to move
-
-
-@pytest.fixture
-def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every statement the archive readers run (counted, then run as ever)."""
-    said: list[str] = []
-    run = ArchiveSource._execute
-
-    def counted(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        said.append(sql)
-        return run(cursor, sql, params)
-
-    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(counted))
-    return said
 
 
 def _events_files(sql: str) -> int:
@@ -46,7 +26,7 @@ def _events_files(sql: str) -> int:
 
 
 def test_naming_entities_reads_the_events_of_the_files_holding_their_versions_only(
-    tmp_path: Path, statements: list[str]
+    tmp_path: Path, archive_statements: list[str]
 ) -> None:
     t = Tenant()
     rows = []
@@ -68,9 +48,9 @@ def test_naming_entities_reads_the_events_of_the_files_holding_their_versions_on
     keys = [("organization", f"org_m3x{i}") for i in range(5)]
     directory = DirectoryReader(path)
     try:
-        statements.clear()
+        archive_statements.clear()
         many = directory.objects_of_many(keys)
-        read = list(statements)
+        read = list(archive_statements)
         singly = {key: directory.objects_of(*key) for key in keys}
     finally:
         directory.close()
@@ -114,18 +94,18 @@ def _renamed_orgs(path: Path) -> list[int]:
 
 
 def test_naming_a_page_reads_no_archive_for_entities_whose_names_then_are_live(
-    tmp_path: Path, statements: list[str]
+    tmp_path: Path, archive_statements: list[str]
 ) -> None:
     path = tmp_path / "t.sqlite3"
     added = _renamed_orgs(path)
     with DirectoryReader(path) as directory:
-        statements.clear()
+        archive_statements.clear()
         said = describe_stored(directory, added)
     assert [said[seq].text for seq in added] == [
         "grace@example.com added to organization Then0",
         "grace@example.com added to organization Then1",
     ]
-    assert statements == []  # the names at the time are the live renames': the archive is not read
+    assert archive_statements == []  # the names at the time are the live renames': the archive is not read
 
 
 def test_an_entity_read_ahead_from_a_seq_is_read_whole_when_asked_about_before_it(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -67,54 +68,14 @@ def test_a_year_in_two_tiers_fills_the_table_and_the_histogram(open_window, qloo
     save_screenshot(w, "year-filtered")
 
 
-class CountsNoted(TenantReader):
-    """The window's reader, noting the thread of every count (a year's count scans the whole archive)."""
-
-    def __init__(self, reader: EventReader) -> None:
-        super().__init__(reader)
-        self.threads: list[threading.Thread] = []
-
-    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
-        self.threads.append(threading.current_thread())
-        return super().count(flt, max_seq, min_seq)
-
-
-def test_opening_a_year_counts_it_off_the_ui_thread(qloop, qtbot, tmp_path):
-    from tenant_events.ui.window.main_window import MainWindow
-
-    path = tmp_path / "year.sqlite3"
-    rows = _year(path, 3000)
-    ui, worker = CountsNoted(EventReader(path)), CountsNoted(EventReader(path))
-    w = MainWindow(str(tmp_path / "window.ini"))
-    try:
-        w.show()
-        qtbot.waitExposed(w)
-
-        async def add() -> None:
-            updated = signal_future(w.aggregates_updated)
-            w.add_tenant("year", ui, worker)
-            await updated
-
-        run_async(qloop, add())
-        assert w.model.rowCount() == len(rows)
-        counted = ui.threads + worker.threads
-        assert counted, "the window never counted the tenant"
-        assert threading.main_thread() not in counted
-    finally:
-        run_async(qloop, w.shutdown())
-        w.close()
-        w.deleteLater()
-        ui.reader.close()
-        worker.reader.close()
-
-
 class ReadsNoted(TenantReader):
     """A reader noting the thread of every head, page and count read (a year's newest page comes through
-    DuckDB), and that thread's niceness (Linux: each thread's own)."""
+    DuckDB, a year's count scans the whole archive), and that thread's niceness (Linux: each thread's own)."""
 
     def __init__(self, reader: EventReader) -> None:
         super().__init__(reader)
         self.threads: list[threading.Thread] = []
+        self.counts: list[threading.Thread] = []
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -131,11 +92,15 @@ class ReadsNoted(TenantReader):
 
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
         self._note()
+        self.counts.append(threading.current_thread())
         return super().count(flt, max_seq, min_seq)
 
 
-def test_opening_a_year_reads_its_first_page_off_the_ui_thread(qloop, qtbot, tmp_path):
-    """Adding a tenant returns at once: its head and its newest rows are read on a worker, then shown."""
+@contextmanager
+def _year_opened(qloop, qtbot, tmp_path, while_adding=None):
+    """The window opening a year of 3,000 events through two noted readers (the UI's and the worker's), until
+    its aggregates are in: (window, ui reader, worker reader, rows). `while_adding(ui, worker)` runs right after
+    the tenant is added, before anything is awaited."""
     from tenant_events.ui.window.main_window import MainWindow
 
     path = tmp_path / "year.sqlite3"
@@ -149,19 +114,38 @@ def test_opening_a_year_reads_its_first_page_off_the_ui_thread(qloop, qtbot, tmp
         async def add() -> None:
             updated = signal_future(w.aggregates_updated)
             w.add_tenant("year", ui, worker)
-            assert ui.threads + worker.threads == [], "adding the tenant read its store on the UI thread"
+            if while_adding is not None:
+                while_adding(ui, worker)
             await updated
 
         run_async(qloop, add())
-        assert w.model.rowCount() == len(rows)
-        assert w.model.event_at(0).seq == len(rows)
-        assert worker.threads and threading.main_thread() not in worker.threads
+        yield w, ui, worker, rows
     finally:
         run_async(qloop, w.shutdown())
         w.close()
         w.deleteLater()
         ui.reader.close()
         worker.reader.close()
+
+
+def test_opening_a_year_counts_it_off_the_ui_thread(qloop, qtbot, tmp_path):
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+        assert w.model.rowCount() == len(rows)
+        counted = ui.counts + worker.counts
+        assert counted, "the window never counted the tenant"
+        assert threading.main_thread() not in counted
+
+
+def test_opening_a_year_reads_its_first_page_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """Adding a tenant returns at once: its head and its newest rows are read on a worker, then shown."""
+
+    def nothing_read_yet(ui: ReadsNoted, worker: ReadsNoted) -> None:
+        assert ui.threads + worker.threads == [], "adding the tenant read its store on the UI thread"
+
+    with _year_opened(qloop, qtbot, tmp_path, nothing_read_yet) as (w, _ui, worker, rows):
+        assert w.model.rowCount() == len(rows)
+        assert w.model.event_at(0).seq == len(rows)
+        assert worker.threads and threading.main_thread() not in worker.threads
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is per thread on Linux only")
@@ -169,28 +153,8 @@ def test_the_windows_reads_of_a_year_run_below_its_thread(qloop, qtbot, tmp_path
     """The first page, the count and the aggregates read on threads of a lower priority than the UI thread's: a
     year's reads on every core made its paints wait for one."""
     from tenant_events.thread_priority import BACKGROUND_NICENESS
-    from tenant_events.ui.window.main_window import MainWindow
 
-    path = tmp_path / "year.sqlite3"
-    _year(path, 3000)
-    ui, worker = ReadsNoted(EventReader(path)), ReadsNoted(EventReader(path))
-    w = MainWindow(str(tmp_path / "window.ini"))
-    try:
-        w.show()
-        qtbot.waitExposed(w)
-
-        async def add() -> None:
-            updated = signal_future(w.aggregates_updated)
-            w.add_tenant("year", ui, worker)
-            await updated
-
-        run_async(qloop, add())
+    with _year_opened(qloop, qtbot, tmp_path) as (_w, _ui, worker, _rows):
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         assert worker.threads and threading.main_thread() not in worker.threads
         assert set(worker.niceness) == {min(ours + BACKGROUND_NICENESS, 19)}
-    finally:
-        run_async(qloop, w.shutdown())
-        w.close()
-        w.deleteLater()
-        ui.reader.close()
-        worker.reader.close()
