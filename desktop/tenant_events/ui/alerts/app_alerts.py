@@ -105,9 +105,8 @@ class AppAlerts(QObject):
         self.button: QToolButton | None = None  # the menu bar corner's "Alerts" button, once a window has one
         self.unread = 0
         self.mute = MuteState("")
-        self._chip_seen: tuple[tuple[str, int], int] | None = (
-            None  # the chip's alert and its count when shown
-        )
+        # the chip's alert (tenant, number) and its count when its events were shown
+        self._chip_seen: tuple[tuple[str, int], int] | None = None
         self._refresh_soon = QTimer(self)
         self._refresh_soon.setSingleShot(True)
         self._refresh_soon.setInterval(150)  # a catch-up's steps come many a second: one refresh for them

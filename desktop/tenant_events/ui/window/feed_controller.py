@@ -70,9 +70,8 @@ class FeedController(QObject):
         self.w = w
         self.ui_readers: dict[str, TenantReader] = {}  # tenant → its UI-thread reader
         self.worker_readers: dict[str, TenantReader] = {}  # tenant → its reader for worker threads
-        self.search_readers: dict[
-            str, TenantReader
-        ] = {}  # tenant → its reader for first pages (shown, a query)
+        # tenant → its reader for first pages (a tenant shown, a query)
+        self.search_readers: dict[str, TenantReader] = {}
         self.statuses: dict[str, TenantStatus] = {}
         self.tenant: str | None = None
         self.tasks = TaskSet()
