@@ -64,7 +64,7 @@ def text_line(alert: StoredAlert, tenant: str, silence: Silence | None = None) -
     state = ("" if phase is Phase.FIRING else f", {phase}") + ("" if alert.read else ", unread")
     state += f", silenced ({silence.id})" if silence is not None else ""
     fired = iso_stamp(alert.fired_at or alert.raised_at)  # the list's order: the latest firing first
-    line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}{state})"
+    line = f"{fired}  {alert.severity:<8}  {title(alert)}: {why}  ({tenant}, alert {alert.id}{state})"  # triage takes the number
     return shown(line, None) + "\n"  # it quotes event fields: the tenant's words (server_text.py)
 
 

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     reports = backtest_reports(paths, database, rules, since=start, now=now, compare=True)
     frm = "the first stored event" if not start else datetime.fromtimestamp(start / 1000, UTC).date()
     for report in reports:
-        print(shown(f"{report.name} ({report.rule_id}), from {frm} to now ({report.seconds:.1f} s):", None))
+        head = f"{report.name} ({report.rule_id}), from {frm} to now (read in {report.seconds:.1f} s):"
+        print(shown(head, None))
         for line in report.lines():
             print(f"  {line}")
     return EXIT_FAILED if any(r.over for r in reports) else 0

@@ -71,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
         print(shown(f"{rule.name} ({rule.id}) {trial.sentence()}", None))  # (a Sigma file's words)
         return 0
     if not args.check:
+        width = max((len(r.id) for r in ruleset.rules), default=0)  # the ids in one column
         for rule in ruleset.rules:
             state = "on " if rule.enabled else "off"
             mark = " [Sigma]" if rule.origin == "sigma" else ""
-            line = f"{state}  {rule.severity:<8}  {rule.id:<16}  {rule.name}{mark}: {rule.explanation}"
+            line = f"{state}  {rule.severity:<8}  {rule.id:<{width}}  {rule.name}{mark}: {rule.explanation}"
             print(shown(line, None))
     for error in ruleset.errors:
         print(shown(f"tenant-events: {error}", None), file=sys.stderr)

@@ -39,7 +39,9 @@ def register(subparsers: Any) -> None:
         epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value",
     )
     p.add_argument("action", choices=["ack", "snooze", "resolve", "reopen", "show"])
-    p.add_argument("alert_id", metavar="ID", type=alert_id)
+    p.add_argument(
+        "alert_id", metavar="ID", type=alert_id, help="the alert's number, as `tenant-events alerts` lists it"
+    )
     p.add_argument("--tenant", metavar="NAME", help="the tenant (default: the only one)")
     p.add_argument("--note", default="", help="a few words for the others (at most 500 characters)")
     p.add_argument("--for", dest="duration", metavar="30m|2h|1d", help="snooze: for how long")
