@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -51,6 +52,16 @@ def _percentile(values: list[float], q: float) -> float:
 async def measure(
     auth_url: str, rounds: int, gap: float, notify: bool, webhook: bool = False
 ) -> dict[str, list[float]]:
+    home = Path(tempfile.mkdtemp(prefix="bench-alerts-"))
+    try:
+        return await _measure_in(home, auth_url, rounds, gap, notify, webhook)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)  # a bench run leaves nothing behind
+
+
+async def _measure_in(
+    home: Path, auth_url: str, rounds: int, gap: float, notify: bool, webhook: bool
+) -> dict[str, list[float]]:
     from tenant_events.alert_settings import AlertSettings
     from tenant_events.alerts.delivery import NotificationPlanner, QuietTimes
     from tenant_events.alerts.evaluator import StepResult
@@ -63,7 +74,7 @@ async def measure(
 
     only = [{"id": r, "enabled": False} for r in ("mass-deletion", "off-hours")]  # one alert per deletion
     settings = AlertSettings(rules=[{"id": "org-deleted", "coalesce_minutes": 0}, *only])
-    paths = AppPaths.resolve(Path(tempfile.mkdtemp(prefix="bench-alerts-"))).ensure()
+    paths = AppPaths.resolve(home).ensure()
     monitor = TenantMonitor(
         "bench",
         paths,
