@@ -104,6 +104,8 @@ def test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a_loo
         )
     assert qt_like.installed
     assert {"server_error", "stalled", "network", "stream_error", "rotation"} <= set(rec.reasons())
+    dropped = "connection lost: the server broke off mid-message (RemoteProtocolError)"  # said in words
+    assert dropped in [s.message for s in rec.states if s.reason == "network"], rec.states
     assert qt_like.ignored == [], "\n".join(qt_like.ignored)
 
 

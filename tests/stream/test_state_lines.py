@@ -36,7 +36,7 @@ MESSAGES: dict[StreamState, list[tuple[str, bool]]] = {
     StreamState.LIVE: [("connected", False), ("live", False)],
     StreamState.RECONNECTING: [
         ("network error: ConnectError: All connection attempts failed", True),
-        ("connection lost: RemoteProtocolError", True),
+        ("connection lost: the server broke off mid-message (RemoteProtocolError)", True),
         ("the stream went quiet for 90 s (stalled)", False),
         ("server error 503: The service is temporarily unavailable.", True),
         ("the stream closed before sending anything", True),

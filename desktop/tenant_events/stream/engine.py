@@ -34,6 +34,7 @@ from tenant_events.stream.outcomes import (
     Outcome,
     Reason,
     Reconnects,
+    connection_lost,
     rate_limited,
     refused,
 )
@@ -290,13 +291,7 @@ class StreamEngine(FollowLoop):
                         self._set_live(catching_up=True)
                         await batches.flush()
         except httpx.HTTPError as exc:
-            return Outcome(
-                StreamState.RECONNECTING,
-                f"connection lost: {type(exc).__name__}",
-                Reason.NETWORK,
-                USE_BACKOFF,
-                progress=self._progress,
-            )
+            return connection_lost(exc, progress=self._progress)
         finally:
             await _close_reading(response, chunks)
         if not self._progress:

@@ -153,3 +153,19 @@ def rate_limited(until: float) -> Outcome:
     wait = bounded(until - now, default=60.0, low=MIN_RATE_LIMIT_WAIT, high=MAX_WAIT)
     shown = time.strftime("%H:%M:%S", time.localtime(now + wait))
     return Outcome(StreamState.RATE_LIMITED, f"rate limited until {shown}", Reason.RATE_LIMITED, wait)
+
+
+_BROKEN: Final = {
+    "RemoteProtocolError": "the server broke off mid-message",
+    "ReadError": "the connection broke",
+    "ReadTimeout": "nothing arrived in time",
+}
+
+
+def connection_lost(exc: Exception, *, progress: bool) -> Outcome:
+    """A stream that broke while reading: said in words, with the library's name for it to search for."""
+    name = type(exc).__name__
+    how = f"{_BROKEN[name]} ({name})" if name in _BROKEN else name
+    return Outcome(
+        StreamState.RECONNECTING, f"connection lost: {how}", Reason.NETWORK, USE_BACKOFF, progress=progress
+    )
