@@ -306,3 +306,27 @@ def test_rules_try_says_how_often_a_rule_would_have_fired(make_simulator, tmp_pa
         timeout=60,
     )
     assert unknown.returncode == 3 and "--try: no alert rule 'nope'" in unknown.stderr
+
+
+def test_stream_says_an_info_alerts_later_firings_no_more_and_a_warnings_each_time(make_simulator, tmp_path):
+    """As the desktop does: an info alert is said when raised, not at each event folded into it (a busy night's
+    "changes outside working hours" would be a line an event); a warning's new versions are said again."""
+    sim = make_simulator(heartbeat=0.2, rate=0, test_purpose_every=0)
+    _settings(
+        tmp_path, {"schema_version": 1, "alerts": {"working_hours": {"days": []}}}
+    )  # never working hours
+    env = {"TENANT_EVENTS_ACCESS_TOKEN": sim.mint_token()}
+    proc = demo_stream(sim, tmp_path, env=env)
+    db = tmp_path / "tenants" / "demo.sqlite3"
+    _wait(lambda: db.exists() and sim.stats()["connections"] == 1, "connected", proc)
+    for n in range(1, 4):  # three evaluation steps, each a firing of both rules
+        sim.emit(1, ["organization.deleted"])
+        _wait(lambda n=n: evaluated_all(db, n), f"{n} evaluated", proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    with AlertInbox(db) as inbox:
+        versions = {a.rule_id: a.occurrences for a in inbox.alerts()}
+    assert versions == {"off-hours": 3, "org-deleted": 3}, versions  # both fired three times
+    assert err.count("alert (info): Changes outside working hours") == 1, err
+    assert err.count("alert (warning): Organization deleted") == 3, err

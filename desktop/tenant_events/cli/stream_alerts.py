@@ -3,10 +3,11 @@
 Kept apart from stream_cmd.py, which calls: `add_arguments` (the flags), `rules` (the settings' rules for the
 tenant link, which checks them before the stream starts: a bad rule stops it with exit code 3, naming the rule
 and the field), `report` (an observer on the link's `on_alerts`) and `follow` (rules saved to the settings file
-while the stream runs). Each raised alert, and each new version of one (a firing folded into it), is one line on
-stderr — a catch-up's alerts, one per rule and group, one line for each evaluation step — and, with
-`--alerts-jsonl`, each raised alert is one JSON line (written after the alert is stored: a line is never written
-twice, `tenant-events alerts` lists them all).
+while the stream runs). Each raised alert, and each new version of one (a firing folded into it) that the desktop
+says again too (always for a critical alert, for a warning unless its rule's `renotify` is off, never for an info
+alert), is one line on stderr — a catch-up's alerts, one per rule and group, one line for each evaluation step —
+and, with `--alerts-jsonl`, each raised alert is one JSON line (written after the alert is stored: a line is never
+written twice, `tenant-events alerts` lists them all).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING
 
 import orjson
@@ -29,6 +31,7 @@ from tenant_events.settings import load_settings
 from tenant_events.settings.shared_file import Stamp
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.rules_follow import follow_rules
+from tenant_events.values.alert_lifecycle import renotifies
 
 if TYPE_CHECKING:
     from tenant_events.tenant.team_feed import TeamAlertView
@@ -73,8 +76,9 @@ def say(text: str) -> None:
 class _AlertSink:
     """Reports raised alerts: a line on stderr, and a JSON line on the --alerts-jsonl target."""
 
-    def __init__(self, target: str | None, tenant: str) -> None:
-        self._tenant = tenant  # the link's name (its profile and database), as `alerts` names it too
+    def __init__(self, target: str | None, tenant: str, renotify: Callable[[str], bool]) -> None:
+        self._tenant = tenant
+        self._renotify = renotify  # a rule's choice to say its warnings again (the desktop's, as well)  # the link's name (its profile and database), as `alerts` names it too
         self._out: IO[str] | None = None
         if target == "-":
             self._out = sys.stdout
@@ -89,7 +93,11 @@ class _AlertSink:
     def __call__(self, result: StepResult) -> None:
         caught_up = [a for a in result.raised if a.catch_up]
         said = [a for a in result.raised if not a.catch_up]
-        said += [a for a in result.updated if a.id in result.refired and not a.catch_up]  # a new version
+        said += [  # a new version, when the desktop would say it again too: an info alert's 300th is not news
+            a
+            for a in result.updated
+            if a.id in result.refired and not a.catch_up and renotifies(a.severity, self._renotify(a.rule_id))
+        ]
         for alert in said:
             why = why_line(alert)
             line = shown(f"alert ({alert.severity}): {title(alert)}: {why}", None)  # it quotes the tenant
@@ -112,7 +120,11 @@ def report(args: argparse.Namespace, link: TenantLink, stack: contextlib.AsyncEx
     """Report the alerts `link`'s rules raise (none run with --no-alerts); the output closes with `stack`."""
     if link.rules is None:
         return
-    sink = _AlertSink(args.alerts_jsonl, link.name)
+
+    def renotify(rule_id: str) -> bool:  # the rules in effect now: a saved edit replaces them
+        return link.rules.renotify(rule_id) if link.rules is not None else True
+
+    sink = _AlertSink(args.alerts_jsonl, link.name, renotify)
     stack.callback(sink.close)
     link.on_alerts.append(sink)
 

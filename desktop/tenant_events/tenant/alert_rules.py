@@ -55,6 +55,10 @@ class AlertRules:
         """The last seq the rules have evaluated, as the evaluator process last said (None before)."""
         return self.runner.watermark if self.runner is not None else None
 
+    def renotify(self, rule_id: str) -> bool:
+        """The rule's choice whether its warning alerts are said again at each firing (values/alert_lifecycle.py)."""
+        return next((c.rule.renotify for c in self.evaluator.engine.compiled if c.id == rule_id), True)
+
     def replace(self, settings: AlertSettings, *, strict: bool = True) -> None:
         """Run new rules from the next step on (the rules editor saved). A fresh evaluator reloads its state
         from the store first, so what the old rules raised stays raised once."""
