@@ -77,8 +77,8 @@ class _AlertSink:
     """Reports raised alerts: a line on stderr, and a JSON line on the --alerts-jsonl target."""
 
     def __init__(self, target: str | None, tenant: str, renotify: Callable[[str], bool]) -> None:
-        self._tenant = tenant
-        self._renotify = renotify  # a rule's choice to say its warnings again (the desktop's, as well)  # the link's name (its profile and database), as `alerts` names it too
+        self._tenant = tenant  # the link's name (its profile and database), as `alerts` names it too
+        self._renotify = renotify  # a rule's choice to say its warnings again (the desktop's, as well)
         self._out: IO[str] | None = None
         if target == "-":
             self._out = sys.stdout
