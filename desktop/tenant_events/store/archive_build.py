@@ -26,6 +26,7 @@ import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
+from tenant_events.store.archive_fields import words_select
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -316,8 +317,11 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
             cur.execute(
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
+            # the field words (archive_fields.py) sort first: an ordered cursor keeps them before the tokens
+            words = words_select(duck.literal(str(work / "events.parquet")))
             cur.execute(
-                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY (SELECT * FROM ({words}) UNION ALL SELECT * FROM ({tokens_select(work, split)}))"  # noqa: S608
+                f" TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fetch import ArchiveFetch
+from tenant_events.store.archive_fields import marker_query
 from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query
 from tenant_events.values.events import EventFilter
 
@@ -187,13 +188,21 @@ class ArchiveCandidates(ArchiveFetch):
         high: int | None,
     ) -> Compiled:
         """The filter's SQL, its phrases driven by their rarest tokens in these files (counted when a phrase has
-        a choice, or a filter of field values may be `_wide`)."""
+        a choice, or a filter of field values may be `_wide`), its one-word field terms answered by the files'
+        field words when every file holds them (archive_fields.py; counted in the same read)."""
         first = FilterCompiler(alerts)
         compiled = first.compile(f, low, high, apart=True)
-        if not first.wanted or not (first.choosing or compiled.whole):
+        if not first.worded and (not first.wanted or not (first.choosing or compiled.whole)):
             return compiled
-        keys, query = counts_query(first.wanted)
+        keys, query = counts_query(first.wanted, marker_query() if first.worded else None)
         found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
-        return FilterCompiler(alerts, {k: int(n or 0) for k, n in zip(keys, found, strict=True)}).compile(
-            f, low, high, apart=True
-        )
+        words = first.worded and bool(files) and int(found[-1] or 0) == sum(a.rows for a in files)
+        counts = {k: int(n or 0) for k, n in zip(keys, found, strict=False)}
+        if words:
+            worded = FilterCompiler(alerts, counts, True)
+            compiled = worded.compile(f, low, high, apart=True)
+            if not worded.scanned:  # no column to scan: every field term answered by its words
+                return compiled
+        plain = FilterCompiler(alerts, counts).compile(f, low, high, apart=True)
+        # a filter whose values are scanned anyway on every row (`_wide`) scans them all, no lookup at all
+        return compiled if words and not self._wide(files, plain) else plain
