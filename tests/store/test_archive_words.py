@@ -152,6 +152,9 @@ def test_one_word_field_terms_are_looked_up_in_the_words_and_answer_as_one_store
             if worded:  # answered by its words: no value of the field read
                 assert not any("f_user" in s for s in seen), (query, seen)
                 assert any("'#user=" in s for s in seen), query
+                with EventReader(two) as cold, _statements(monkeypatch) as counting:
+                    assert cold.count(f) == expected[1]
+                assert not any("sum(n)" in s for s in counting), query  # no token counted to choose by
         assert matched >= 15
 
 

@@ -61,8 +61,3 @@ def words_select(events: str) -> str:
         " UNION ALL (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
         f" FROM (SELECT DISTINCT term, seq FROM ({per_field})) GROUP BY term) ORDER BY term)"
     )
-
-
-def marker_query() -> str:
-    """A scalar subquery over `tok`: how many events the files' field words cover (the `#` rows)."""
-    return f"(SELECT coalesce(sum(n), 0) FROM tok WHERE term = '{MARK}')"  # noqa: S608 - a constant

@@ -370,14 +370,12 @@ def lookup_query(sets: Mapping[tuple[str, bool], str]) -> str:
     )
 
 
-def counts_query(
-    wanted: set[tuple[str, bool]], also: str | None = None
-) -> tuple[list[tuple[str, bool]], str]:
+def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
     """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
-    pruned read of the token files per token, as `lookup_query`; `also`, a scalar subquery, last."""
+    pruned read of the token files per token, as `lookup_query`."""
     keys = sorted(wanted)
-    sums = [f"(SELECT sum(n) FROM tok WHERE {_token_match(t, p)})" for t, p in keys]  # noqa: S608
-    return keys, f"SELECT {', '.join([*sums, *([also] if also is not None else [])])}"
+    sums = ", ".join(f"(SELECT sum(n) FROM tok WHERE {_token_match(t, p)})" for t, p in keys)  # noqa: S608
+    return keys, f"SELECT {sums}"
 
 
 def alert_ids(f: EventFilter) -> list[int]:
