@@ -203,3 +203,24 @@ def test_a_merge_with_a_file_without_words_says_its_words_cover_only_the_others(
     again = write_month(tmp_path, "2026-01", [(900 + r[0], *r[1:]) for r in _live_rows(300)])
     mixed = merge(tmp_path, [merged.file, again.file])
     assert _words_cover(tmp_path / tokens_name(mixed.file.name)) == 300 < mixed.file.rows
+
+
+def test_a_written_token_file_holds_its_words_first_and_every_row_in_term_order(tmp_path):
+    """The words sort before every token; written in order, each row group's statistics hold a narrow range of
+    terms, which is what lets a lookup read one or two of them."""
+    built = write_month(
+        tmp_path, "2026-01", _live_rows(8000)
+    )  # rows enough for the engine's threads to share
+    cur = duck.cursor()
+    try:
+        cur.execute("SET SESSION preserve_insertion_order = true")
+        terms = [
+            str(r[0])
+            for r in cur.execute(
+                f"SELECT term FROM read_parquet({duck.literal(str(tmp_path / tokens_name(built.file.name)))})"
+            ).fetchall()
+        ]
+    finally:
+        cur.close()
+    assert terms[0] == "#" and terms[1].startswith("#") and any(not t.startswith("#") for t in terms)
+    assert terms == sorted(terms)

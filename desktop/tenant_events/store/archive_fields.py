@@ -17,11 +17,16 @@ file written by an earlier version, a merge with one, or the team archive's rows
 
 from __future__ import annotations
 
-from typing import Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from tenant_events.query import Kind, Term
 from tenant_events.query.fields import field_named
+from tenant_events.store import duck
 from tenant_events.store.archive_layout import FIELD_COLUMNS
+
+if TYPE_CHECKING:
+    import duckdb
 
 MARK: Final = "#"
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
@@ -48,8 +53,8 @@ def lookup_prefix(term: Term) -> str | None:
 
 
 def words_select(events: str) -> str:
-    """The query of the field words' rows (term, n, seqs) of the events file at `events` (an SQL literal),
-    sorted by term, the `#` row first."""
+    """The query of the field words' rows (term, n, seqs) of the events file at `events` (an SQL literal), the
+    `#` row among them (unordered)."""
     per_field = " UNION ALL ".join(
         f"SELECT '{MARK}{name}=' || w AS term, seq FROM (SELECT seq,"  # noqa: S608 - names made here
         f" unnest(regexp_split_to_array(split_part(v, chr(0), 1), '{_SPLIT}')) AS w"
@@ -58,6 +63,25 @@ def words_select(events: str) -> str:
     )
     return (
         f"SELECT '{MARK}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
-        " UNION ALL (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
-        f" FROM (SELECT DISTINCT term, seq FROM ({per_field})) GROUP BY term) ORDER BY term)"
+        " UNION ALL SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
+        f" FROM (SELECT DISTINCT term, seq FROM ({per_field})) GROUP BY term)"
     )
+
+
+def with_words(cur: duckdb.DuckDBPyConnection, events: Path, tokens: Path, out: Path) -> None:
+    """The token file `out`: the field words of the events file `events`, then the rows of the token file
+    `tokens`, in term order, on an ordered cursor (archive_build.ordered_cursor). The words go to a file of their
+    own first, and both files are read as one list: one statement's UNION ALL let DuckDB interleave the two
+    (row groups spanning both, which no lookup's statistics prune)."""
+    from tenant_events.store.archive_build import PARQUET_OPTIONS, TOKEN_ROW_GROUP
+
+    words = out.with_name("words.parquet")
+    cur.execute(
+        f"COPY (SELECT * FROM ({words_select(duck.literal(str(events)))}) ORDER BY term) TO"  # noqa: S608
+        f" {duck.literal(str(words))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+    )
+    cur.execute(
+        f"COPY (SELECT term, n, seqs FROM read_parquet([{duck.literal(str(words))}, {duck.literal(str(tokens))}]))"  # noqa: S608
+        f" TO {duck.literal(str(out))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+    )
+    words.unlink()
