@@ -26,6 +26,7 @@ import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
+from tenant_events.store.archive_fields import with_words
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -317,8 +318,9 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'fts.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
+            with_words(cur, work / "events.parquet", work / "fts.parquet", work / "tokens.parquet")
         finally:
             cur.close()
         synced_rename(work / "tokens.parquet", folder / tokens_name(name))

@@ -45,6 +45,9 @@ class ArchiveSource:
         self._lock = threading.Lock()
         self._teams_lock = threading.Lock()
         self._teams: dict[str, TeamRows] = {}  # the team archive's rows of the snapshots used (team_view.py)
+        self._worded: dict[
+            str, bool
+        ] = {}  # whether a file's token file holds its field words (archive_fields.py)
 
     def close(self) -> None:
         with self._lock:

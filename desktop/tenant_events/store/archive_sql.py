@@ -30,6 +30,7 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
+from tenant_events.store.archive_fields import lookup_prefix
 from tenant_events.store.duck import literal
 from tenant_events.store.query import NO_FILTER
 from tenant_events.store.query_sql import value_patterns
@@ -152,11 +153,16 @@ class FilterCompiler:
         self,
         alert_seqs: Mapping[int, tuple[int, ...]] | None = None,
         counts: Mapping[tuple[str, bool], int] | None = None,
+        words: bool = False,
     ) -> None:
         """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
         a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
-        matches too), not the meeting of every token's set ('evt' is in every event id)."""
+        matches too), not the meeting of every token's set ('evt' is in every event id). `words`: every file
+        read holds its field words (archive_fields.py), which answer a one-word field term exactly."""
         self.alert_seqs = alert_seqs or {}
+        self.words = words
+        self.worded = False  # a field term the field words could answer (a first compile: are they there?)
+        self.scanned = False  # a field term checked on its values' column
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
         self.choosing = False  # a phrase's drive could take one of several tokens: `counts` would choose
@@ -228,6 +234,10 @@ class FilterCompiler:
         if field.kind is Kind.ALERT:
             seqs = self.alert_seqs.get(int(term.value), ())
             return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
+        words = self._words(term)
+        if words is not None:
+            return f"seq IN ({words})"
+        self.scanned = True
         patterns = value_patterns(term)
         if field.column is not None:
             tests = " OR ".join(
@@ -239,6 +249,13 @@ class FilterCompiler:
         # values' own column (842 of the 990 bytes an event takes before compression).
         tests = " OR ".join(f"regexp_full_match(v, {literal(glob_regex(p))})" for p in patterns)
         return f"(len(list_filter(f_{field.name}, v -> {tests})) > 0)"
+
+    def _words(self, term: Term) -> str | None:
+        """The seqs of a field term from the files' field words (exactly the events whose values it matches),
+        or None when the files lack them or they cannot answer it."""
+        prefix = lookup_prefix(term)
+        self.worded = self.worded or prefix is not None
+        return None if prefix is None or not self.words else self._token_set(prefix, True)
 
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
@@ -259,9 +276,14 @@ class FilterCompiler:
             from tenant_events.store.query_sql import term_superset
 
             superset = term_superset(node)
-            if superset is None:
-                return None
-            sets = self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*"))
+            words = self._words(node)
+            # the live tier's match holds the superset's tokens too (its full-text index reads the JSON as
+            # spelled): the words narrow the superset, they do not replace it
+            sets = [words] if words is not None else []
+            if superset is not None:
+                sets += (
+                    self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*")) or []
+                )
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
@@ -281,6 +303,7 @@ class FilterCompiler:
         parts: list[str] = []
         orders: list[tuple[str, str]] = []
         drives: list[str] = []
+        implied = False
         if low is not None:
             parts.append(f"seq >= {int(low)}")
         if high is not None:
@@ -312,6 +335,10 @@ class FilterCompiler:
                     orders.append((str(small), str(big)))
                 elif order is not None:
                     parts.append(order)
+            elif isinstance(item, Term) and self.words and lookup_prefix(item) is not None:
+                # its drive's seqs are its matches (they meet its words'), and the reader keeps every row to the
+                # drive: checked again, every row of a file would probe the set
+                implied = True
             else:
                 parts.append(self.node(item))
         lookup = None
@@ -321,7 +348,7 @@ class FilterCompiler:
         listed = None
         if self.counts is not None and all(key in self.counts for key in self._sets):
             listed = sum(self.counts[key] for key in self._sets)
-        whole = not any(isinstance(item, Text) for item in items)
+        whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
         return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed)
 

@@ -1,0 +1,226 @@
+"""The archive's field words (docs/archive.md "Field words"): a one-word field term is answered from the token
+files' `#field=word` rows, with no values' column read, and every answer stays the single-tier store's — over
+values the JSON spells with escapes, values holding a NUL, other scripts, upper case and punctuation; files
+written without the words (an earlier version, a merge with one) are read from their columns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+from helpers.history import history
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
+from tenant_events.store.archive_build import LiveRow, write_month
+from tenant_events.store.archive_keeper import keep
+from tenant_events.store.archive_layout import folder_of, tokens_name
+from tenant_events.store.archive_merge import merge
+from tenant_events.store.archive_source import ArchiveSource
+from tenant_events.values.events import EventFilter
+from tenant_events.values.retention import Retention
+
+DAY = 86400.0
+NOW = time.time()
+# name as the JSON spells it (a placeholder replaced in the raw text), so escapes reach the stored JSON as written
+NAMES = (
+    r"\u0051zvx Lovelace",  # Qzvx, its Q escaped: the full-text index holds `u0051zvx`, not `qzvx`
+    r"line\nqzvy",  # a line break: the index holds `nqzvy`; the value's word is `qzvy`
+    r"ab\u0000 qzvn",  # SQLite's GLOB stops at the NUL: no match for qzvn, though the index holds it
+    "José Ádámsqz",
+    "ÉQZVU Ünïcode",
+    "x—qzvw",  # an em dash splits the index's words, not the value's
+    "ADA QZVC",
+    "ada.lovelace+qzvp@example.com",
+    "Qzvk-Ada",
+)
+QUERIES = (
+    "user:qzvx",
+    "user:qzvy",
+    "user:qzvn",
+    "user:josé",
+    "user:jos",
+    "user:ádám",
+    "user:ÁDÁM",
+    "user:équzvu",
+    "user:ÉQZVU",
+    "user:qzvw",
+    "user:qzvc",
+    "user:QZVC",
+    "user:ada",
+    "user:Ada",
+    "user:lovelace",
+    "user:ada.lovelace",
+    "user:qzvp",
+    "user:qzvk",
+    "user:qzv*",
+    "-user:qzvc",
+    "user:qzvc OR org:acme",
+    "user:ada type:user.updated",
+    "user:qzvk user:ada",
+    '"qzvc lovelace"',
+    "qzvx",
+)
+
+
+def _named(row: EventRow, spelled: str) -> EventRow:
+    data = orjson.loads(row.raw)
+    data["event"]["data"]["object"]["name"] = "@NAME@"
+    return row._replace(raw=orjson.dumps(data).decode().replace("@NAME@", spelled))
+
+
+def _rows() -> list[EventRow]:
+    rows = history(900, NOW - 90 * DAY, 90 * DAY / 900, seed=21)
+    users = [k for k, r in enumerate(rows) if r.type in ("user.updated", "user.created") and k < 700]
+    for k, spelled in zip(users[::3], NAMES * 2, strict=False):
+        rows[k] = _named(rows[k], spelled)
+    return rows
+
+
+def _store(path: Path, rows: list[EventRow], keep_days: float | None) -> None:
+    writer = StoreWriter(path)
+    try:
+        for at in range(0, len(rows), 400):
+            writer.commit_sync(Batch(events=rows[at : at + 400]))
+        writer.index_all_sync()
+        if keep_days is not None:
+            keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), NOW)
+            writer.index_all_sync()
+    finally:
+        writer.close()
+
+
+@contextmanager
+def _statements(monkeypatch: object) -> Iterator[list[str]]:
+    seen: list[str] = []
+    run = ArchiveSource._execute
+
+    def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
+        seen.append(sql)
+        return run(cursor, sql, params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))  # type: ignore[attr-defined]
+    yield seen
+
+
+def _answers(reader: EventReader, f: EventFilter) -> tuple[object, ...]:
+    return (
+        [e.seq for e in reader.page_before(f, None, 50)],
+        reader.count(f),
+        reader.histogram(f, 86400),
+        reader.counts_by_type(f),
+    )
+
+
+def _pair(tmp: Path) -> tuple[Path, Path]:
+    rows = _rows()
+    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
+    _store(one, rows, None)
+    _store(two, rows, 10)
+    return one, two
+
+
+def _strip_words(tokens: Path) -> None:
+    """The token file as an earlier version wrote it: no field words."""
+    cur = duck.cursor()
+    try:
+        cur.execute(
+            f"COPY (SELECT * FROM read_parquet({duck.literal(str(tokens))}) WHERE NOT starts_with(term, '#'))"
+            f" TO {duck.literal(str(tokens) + '.old')} (FORMAT parquet)"
+        )
+    finally:
+        cur.close()
+    Path(str(tokens) + ".old").replace(tokens)
+
+
+def test_one_word_field_terms_are_looked_up_in_the_words_and_answer_as_one_store(tmp_path, monkeypatch):
+    one, two = _pair(tmp_path)
+    with EventReader(one) as single, EventReader(two) as reader:
+        assert reader.archived_upto() > 600
+        matched = 0
+        for query in QUERIES:
+            f = EventFilter(query=query)
+            expected = _answers(single, f)
+            matched += expected[1] > 0  # type: ignore[operator]
+            with _statements(monkeypatch) as seen:
+                assert _answers(reader, f) == expected, query
+            worded = (
+                query.startswith("user:") and query[5:].replace("ÁDÁM", "x").isalnum() and " " not in query
+            )
+            if worded:  # answered by its words: no value of the field read
+                assert not any("f_user" in s for s in seen), (query, seen)
+                assert any("'#user=" in s for s in seen), query
+                with EventReader(two) as cold, _statements(monkeypatch) as counting:
+                    assert cold.count(f) == expected[1]
+                assert not any("sum(n)" in s for s in counting), query  # no token counted to choose by
+        assert matched >= 15
+
+
+def test_files_without_the_words_are_read_from_their_columns(tmp_path, monkeypatch):
+    one, two = _pair(tmp_path)
+    folder = folder_of(two)
+    files = sorted(p for p in folder.glob("*.parquet") if not p.name.endswith(".tokens.parquet"))
+    assert len(files) >= 2
+    _strip_words(folder / tokens_name(files[0].name))
+    with EventReader(one) as single, EventReader(two) as reader:
+        for query in ("user:qzvc", "user:ada", "-user:qzvc", "user:qzvc OR org:acme"):
+            f = EventFilter(query=query)
+            with _statements(monkeypatch) as seen:  # over every file, the one without words among them
+                assert reader.count(f) == single.count(f), query
+            assert not any("'#user=" in s and "TEMP TABLE sets" in s for s in seen), query
+            assert _answers(reader, f) == _answers(single, f), query
+
+
+def _live_rows(n: int) -> list[LiveRow]:
+    rows = history(n, NOW - 40 * DAY, 5.0, seed=5)
+    return [
+        (1 + i, r.event_id, r.offset, r.type, r.time, r.time_ms, r.source, r.tenant, r.purpose, None, r.raw,
+         r.received_at)
+        for i, r in enumerate(rows)
+    ]  # fmt: skip
+
+
+def _words_cover(tokens: Path) -> int:
+    cur = duck.cursor()
+    try:
+        found = cur.execute(
+            f"SELECT coalesce(sum(n), 0) FROM read_parquet({duck.literal(str(tokens))}) WHERE term = '#'"
+        ).fetchone()
+        return int(found[0]) if found else 0
+    finally:
+        cur.close()
+
+
+def test_a_merge_with_a_file_without_words_says_its_words_cover_only_the_others(tmp_path):
+    rows = _live_rows(900)
+    built = [write_month(tmp_path, "2026-01", rows[at : at + 300]) for at in (0, 300, 600)]
+    assert all(_words_cover(tmp_path / tokens_name(b.file.name)) == 300 for b in built)
+    merged = merge(tmp_path, [b.file for b in built])
+    assert _words_cover(tmp_path / tokens_name(merged.file.name)) == 900
+    _strip_words(tmp_path / tokens_name(merged.file.name))
+    again = write_month(tmp_path, "2026-01", [(900 + r[0], *r[1:]) for r in _live_rows(300)])
+    mixed = merge(tmp_path, [merged.file, again.file])
+    assert _words_cover(tmp_path / tokens_name(mixed.file.name)) == 300 < mixed.file.rows
+
+
+def test_a_written_token_file_holds_its_words_first_and_every_row_in_term_order(tmp_path):
+    """The words sort before every token; written in order, each row group's statistics hold a narrow range of
+    terms, which is what lets a lookup read one or two of them."""
+    built = write_month(
+        tmp_path, "2026-01", _live_rows(8000)
+    )  # rows enough for the engine's threads to share
+    cur = duck.cursor()
+    try:
+        cur.execute("SET SESSION preserve_insertion_order = true")
+        terms = [
+            str(r[0])
+            for r in cur.execute(
+                f"SELECT term FROM read_parquet({duck.literal(str(tmp_path / tokens_name(built.file.name)))})"
+            ).fetchall()
+        ]
+    finally:
+        cur.close()
+    assert terms[0] == "#" and terms[1].startswith("#") and any(not t.startswith("#") for t in terms)
+    assert terms == sorted(terms)
