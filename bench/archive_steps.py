@@ -23,6 +23,7 @@ from archive import rows_of_month
 def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
     """One pass of each step over `rows`; µs of CPU per event."""
     from tenant_events.store import archive_build as ab
+    from tenant_events.store import archive_layout as layout
     from tenant_events.store import duck
 
     live = rows
@@ -42,12 +43,12 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
         cur = ab.ordered_cursor()
         try:
             for name, select, group in (
-                ("events' file", ab.events_select(work), ab.ROW_GROUP),
-                ("tokens' file", ab.tokens_select(work, split), ab.TOKEN_ROW_GROUP),
+                ("events' file", ab.events_select(work), layout.ROW_GROUP),
+                ("tokens' file", ab.tokens_select(work, split), layout.TOKEN_ROW_GROUP),
             ):
                 t = time.process_time()
                 target = duck.literal(str(work / "out.parquet"))
-                cur.execute(f"COPY ({select}) TO {target} ({ab.PARQUET_OPTIONS}, ROW_GROUP_SIZE {group})")
+                cur.execute(f"COPY ({select}) TO {target} ({layout.PARQUET_OPTIONS}, ROW_GROUP_SIZE {group})")
                 out[name] = time.process_time() - t
         finally:
             cur.close()

@@ -30,6 +30,10 @@ from tenant_events.store.archive_fields import with_words
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
+    PARQUET_OPTIONS,
+    ROW_GROUP,
+    TOKEN_ROW_GROUP,
+    ZSTD_LEVEL,
     canonical_time,
     field_values,
     month_of,
@@ -40,11 +44,6 @@ from tenant_events.store.records import summary_of
 if TYPE_CHECKING:
     import duckdb
 
-# zstd's own default level. Measured on 100,000 simulator events (docs/archive.md "Measured"): the events'
-# file takes 121 B/event at 3 and 100 at 9, but 9 took 2-3 times as long to write; tokens 48 B/event at either.
-ZSTD_LEVEL: Final = 3
-ROW_GROUP: Final = 65_536
-TOKEN_ROW_GROUP: Final = 16_384  # rows are tokens: small groups let a lookup read little
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
 _LINE: Final = 1 << 20  # characters of seqs per line of the tokens' scratch file
@@ -70,10 +69,6 @@ def column_types() -> tuple[str, ...]:
     """DuckDB's type of each of EVENT_COLUMNS (a team archive's table has the same columns)."""
     return tuple(t for _n, t in _COLUMNS)
 
-
-PARQUET_OPTIONS: Final = (
-    f"FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL {ZSTD_LEVEL}, PARQUET_VERSION v2"
-)
 
 # A live row as the mover reads it: seq, event_id, stream_offset, type, time, time_ms, source, tenant, purpose,
 # summary (None before indexing), raw, received_at.

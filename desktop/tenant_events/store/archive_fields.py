@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 from tenant_events.query import Kind, Term
 from tenant_events.query.fields import field_named
 from tenant_events.store import duck
-from tenant_events.store.archive_layout import FIELD_COLUMNS
+from tenant_events.store.archive_layout import FIELD_COLUMNS, PARQUET_OPTIONS, TOKEN_ROW_GROUP
 
 if TYPE_CHECKING:
     import duckdb
@@ -73,7 +73,6 @@ def with_words(cur: duckdb.DuckDBPyConnection, events: Path, tokens: Path, out: 
     `tokens`, in term order, on an ordered cursor (archive_build.ordered_cursor). The words go to a file of their
     own first, and both files are read as one list: one statement's UNION ALL let DuckDB interleave the two
     (row groups spanning both, which no lookup's statistics prune)."""
-    from tenant_events.store.archive_build import PARQUET_OPTIONS, TOKEN_ROW_GROUP
 
     words = out.with_name("words.parquet")
     cur.execute(

@@ -18,9 +18,6 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.store import duck
 from tenant_events.store.archive_build import (
-    PARQUET_OPTIONS,
-    ROW_GROUP,
-    TOKEN_ROW_GROUP,
     Built,
     file_of,
     new_name,
@@ -29,7 +26,7 @@ from tenant_events.store.archive_build import (
     synced_rename,
 )
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_layout import tokens_name
+from tenant_events.store.archive_layout import PARQUET_OPTIONS, ROW_GROUP, TOKEN_ROW_GROUP, tokens_name
 
 if TYPE_CHECKING:
     import duckdb

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from tenant_events.store import live_walk, team_view
+from tenant_events.store.archive_alert_terms import alerts_named
 from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.archive_source import ArchiveMoved
-from tenant_events.store.archive_sql import alerts_named
 from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import NO_LOW

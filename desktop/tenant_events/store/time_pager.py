@@ -21,10 +21,10 @@ from typing import Any, Final
 import orjson
 
 from tenant_events.store import team_view
+from tenant_events.store.archive_alert_terms import alerts_named
 from tenant_events.store.archive_catalog import ArchiveSnapshot
 from tenant_events.store.archive_layout import folder_of
 from tenant_events.store.archive_reader import ArchiveReader
-from tenant_events.store.archive_sql import alerts_named
 from tenant_events.store.connections import HeldConnection, HoldsConnection
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import event_of as _event
