@@ -68,10 +68,11 @@ class SecretServiceSlots:
 
     def _twice(self, call: Callable[[], T]) -> T:
         from keyring.errors import KeyringError
+        from secretstorage.exceptions import PromptDismissedException
 
         try:
             return call()
-        except KeyringError:  # a dismissed prompt: the user's answer, not a broken connection
+        except (KeyringError, PromptDismissedException):  # a dismissed prompt: the user's answer
             self.close()
             raise
         except Exception:
