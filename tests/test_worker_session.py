@@ -21,6 +21,32 @@ pytestmark = [
 ]
 
 
+def test_a_fake_keyring_backend_a_test_defines_is_not_the_workers_backend():
+    """The keyring library's backend is the worker's Secret Service, whichever test used the keyring first: a
+    fake one defined in a test (a locked keyring, say) never joins a chain of backends picked after it."""
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    class Fake(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            return None
+
+        def set_password(self, service, username, password):
+            raise AssertionError("a test's fake")
+
+        def delete_password(self, service, username):
+            raise AssertionError("a test's fake")
+
+    try:
+        assert type(keyring.get_keyring()).__module__ == "keyring.backends.SecretService", (
+            keyring.get_keyring()
+        )
+    finally:
+        KeyringBackend._classes.discard(Fake)
+
+
 def test_the_keyring_control_socket_a_worker_names_belongs_to_its_own_keyring():
     """A keyring daemon started on demand (`--start`, as D-Bus activation runs it) hands its work to the daemon
     GNOME_KEYRING_CONTROL or XDG_RUNTIME_DIR names: in a worker that is the one on the worker's own bus."""

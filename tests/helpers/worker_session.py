@@ -60,6 +60,7 @@ def start_for_this_worker() -> None:
         os.environ["DISPLAY"] = _start_x(home, procs)
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = _start_bus(home, procs)
         _start_keyring(home, procs)
+        _pick_keyring_backend()
     except Exception:
         os.environ.clear()
         os.environ.update(env_before)
@@ -161,6 +162,16 @@ def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
             raise RuntimeError(f"gnome-keyring did not take the Secret Service on the worker's bus: {log}")
         time.sleep(0.05)  # worker start-up, before any test: waiting for an external daemon
     _keyring.append(proc)
+
+
+def _pick_keyring_backend() -> None:
+    """The keyring library picks its backend once per process, among the backend classes defined by then. Here,
+    before any test, that is the worker's Secret Service; picked later, a fake backend a test had defined (a
+    locked or a hanging keyring) joined a chain of backends that every later test of the worker went through,
+    at three D-Bus connections a call."""
+    import keyring
+
+    keyring.get_keyring()
 
 
 def ask_bus_about_secret_service(method: str) -> Any:
