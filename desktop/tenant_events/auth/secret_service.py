@@ -5,7 +5,7 @@ registers each new connection lazily and races itself doing so: a burst of short
 abort ("gkd_secret_service_get_pkcs11_session: assertion 'client' failed"), every caller waiting on it gets
 "Message recipient disconnected from message bus without replying", and the daemon the bus starts in its place
 has the keyring locked. A secret kept in pieces is many calls (a 64,000-character one is 64 pieces: writing,
-reading and removing it made some 250 connections), so the store keeps one connection and one session, and
+reading and removing it made about 200 connections), so the store keeps one connection and one session, and
 opens them anew only after a call failed (the daemon may have restarted meanwhile).
 
 The items are the keyring library's own (its attributes, application id and label): either reads what the other
