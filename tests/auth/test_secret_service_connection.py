@@ -2,7 +2,7 @@
 daemon went away and came back.
 
 gnome-keyring-daemon aborts when short-lived D-Bus connections race its registration of each new one (the
-keyring library opened one per call: a 64,000-character secret, 64 pieces, made some 250 of them), so how many
+keyring library opened one per call: a 64,000-character secret, 64 pieces, made about 200 of them), so how many
 connections the store opens is counted here on the bus itself. The restart case runs a private bus (without
 D-Bus activation: nothing starts a locked keyring in the killed one's place) and a private gnome-keyring.
 """
