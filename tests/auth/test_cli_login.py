@@ -211,3 +211,15 @@ def test_cli_login_unreachable_tenant_is_a_network_error(tmp_path):
     assert proc.returncode == 6, err
     assert f"cannot reach the tenant at http://127.0.0.1:{port}" in err
     assert out == ""
+
+
+def test_a_login_that_fails_before_its_url_fails_the_test_with_its_own_error(tmp_path):
+    """The helper playing the browser never takes the login's error line (or nothing) for the sign-in URL: a
+    test whose login failed first says why, not that an empty URL has no http:// in it."""
+    from helpers.browser import cli_login
+
+    with pytest.raises(AssertionError) as failed:
+        cli_login("http://tenant.example", "abc", str(tmp_path / "data"))
+    text = str(failed.value)
+    assert "`tenant-events login` printed no sign-in URL first (exit code 3)" in text, text
+    assert "profile auth_url: 'http://tenant.example' uses http://" in text, text

@@ -7,6 +7,7 @@ outside that session the real-keyring tests skip with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -210,14 +211,37 @@ def test_a_keyring_that_never_answers_falls_back_to_session_only():
 
 
 def _pieces(tenant: str) -> list[str]:
-    """Every piece of `tenant`'s slot the Secret Service still holds (read straight from it)."""
-    import keyring
+    """Every piece of `tenant`'s slot the Secret Service still holds (searched for straight in it, over one
+    D-Bus connection: a connection per look-up is what makes gnome-keyring abort)."""
+    import secretstorage
 
-    found = []
-    for i in range(70):
-        if keyring.get_password("tenant-events", f"refresh-token:{tenant}#{i}") is not None:
-            found.append(f"#{i}")
-    return found
+    with contextlib.closing(secretstorage.dbus_init()) as bus:
+        collection = secretstorage.get_default_collection(bus)
+        return [
+            f"#{i}"
+            for i in range(70)
+            if list(
+                collection.search_items(
+                    {"service": "tenant-events", "username": f"refresh-token:{tenant}#{i}"}
+                )
+            )
+        ]
+
+
+def _written_by_an_older_version(items: dict[str, str]) -> None:
+    """Items as the keyring library writes them (its attributes and label), over one D-Bus connection."""
+    import secretstorage
+
+    with contextlib.closing(secretstorage.dbus_init()) as bus:
+        collection = secretstorage.get_default_collection(bus)
+        for username, secret in items.items():
+            attributes = {
+                "username": username,
+                "service": "tenant-events",
+                "application": "Python keyring library",
+            }
+            label = f"Password for '{username}' on 'tenant-events'"
+            collection.create_item(label, attributes, secret.encode(), replace=True)
 
 
 @pytest.mark.dbus
@@ -255,12 +279,9 @@ def test_a_value_that_starts_with_the_split_marker_round_trips(real_store, secre
 @pytest.mark.dbus
 def test_delete_removes_stray_pieces_an_older_version_left(real_store):
     """Before the fix, a long token replaced by a short one left its pieces: deleting clears them too."""
-    import keyring
-
     tenant = f"test-{uuid.uuid4().hex[:8]}"
-    for i in range(3):
-        keyring.set_password("tenant-events", f"refresh-token:{tenant}#{i}", f"old-piece-{i}")
-    keyring.set_password("tenant-events", f"refresh-token:{tenant}", "short-token")
+    pieces = {f"refresh-token:{tenant}#{i}": f"old-piece-{i}" for i in range(3)}
+    _written_by_an_older_version(pieces | {f"refresh-token:{tenant}": "short-token"})
     assert real_store.get(tenant) == "short-token"
     real_store.delete(tenant)
     assert real_store.get(tenant) is None and _pieces(tenant) == []
@@ -287,12 +308,9 @@ def test_a_secret_longer_than_the_slots_keep_is_refused_and_nothing_is_written(r
 def test_an_oversized_value_an_older_version_left_is_read_whole_and_removed_whole(real_store):
     """Older versions wrote 70 pieces and the marker for a 70,000-character value, then could neither read it
     back (they returned the marker) nor remove the pieces past the 64th."""
-    import keyring
-
     tenant = f"test-{uuid.uuid4().hex[:8]}"
-    for i in range(70):
-        keyring.set_password("tenant-events", f"refresh-token:{tenant}#{i}", f"{i:03d}" * 333 + "z")
-    keyring.set_password("tenant-events", f"refresh-token:{tenant}", "chunked:70")
+    pieces = {f"refresh-token:{tenant}#{i}": f"{i:03d}" * 333 + "z" for i in range(70)}
+    _written_by_an_older_version(pieces | {f"refresh-token:{tenant}": "chunked:70"})
     value = real_store.get(tenant)
     assert value is not None and len(value) == 70_000 and value.startswith("000000")
     real_store.delete(tenant)

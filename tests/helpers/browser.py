@@ -140,6 +140,15 @@ def cli_login(
     with login:  # its pipes are closed (and it is waited for) even when the browser part fails
         try:
             url = login.stdout.readline().strip()
+            if not url.startswith(("http://", "https://")):  # it failed first: say so in its own words
+                if login.poll() is None:
+                    login.kill()
+                out, err = login.communicate(timeout=60)
+                printed = "\n".join((url, out)).strip()
+                raise AssertionError(
+                    f"`tenant-events login` printed no sign-in URL first (exit code {login.returncode}):\n"
+                    f"stdout: {printed[-2000:]}\nstderr: {err[-4000:]}"
+                )
             final = act_as_browser(url, action)
             out, err = login.communicate(timeout=60)
         finally:

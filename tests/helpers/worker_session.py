@@ -10,6 +10,11 @@ Nothing a worker starts may find the suite's keyring: the suite's GNOME_KEYRING_
 worker's own before its bus starts, so a keyring daemon the bus starts on demand (D-Bus activation runs
 `gnome-keyring-daemon --start`, which hands its work to whichever daemon that variable or XDG_RUNTIME_DIR names
 and never answers on the bus itself) reaches the worker's daemon, not the suite's.
+
+gnome-keyring-daemon can die (it aborts when new D-Bus connections race its registration of them). The worker's
+bus then starts another on demand, unlocked as the first was (the system's service file would start one with
+the keyring locked, whose unlock prompt nobody answers: every later keyring call of the worker would wait on
+it), and the test during which the first died fails, saying so (`keyring_death`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from helpers.slack import bound
+
+KEYRING_PASSWORD = "ci-keyring-password"
+_keyring: list[subprocess.Popen[bytes]] = []  # the worker's keyring daemon, while it is known to be alive
 
 
 def start_for_this_worker() -> None:
@@ -48,9 +56,11 @@ def start_for_this_worker() -> None:
     env_before = dict(os.environ)
     try:
         _own_keyring_dirs(home)
+        write_keyring_service_files(home / "share", home / "keyring.log")
         os.environ["DISPLAY"] = _start_x(home, procs)
         os.environ["DBUS_SESSION_BUS_ADDRESS"] = _start_bus(home, procs)
         _start_keyring(home, procs)
+        _pick_keyring_backend()
     except Exception:
         os.environ.clear()
         os.environ.update(env_before)
@@ -105,6 +115,32 @@ def _own_keyring_dirs(home: Path) -> None:
     os.environ.pop("SSH_AUTH_SOCK", None)
 
 
+def write_keyring_service_files(data_home: Path, log: Path) -> None:
+    """D-Bus activation of the Secret Service, for a bus whose XDG_DATA_HOME is `data_home` (its services there
+    come before the system's): an unlocked keyring, logging to `log`."""
+    services = data_home / "dbus-1" / "services"
+    services.mkdir(parents=True, exist_ok=True)
+    daemon = "gnome-keyring-daemon --foreground --unlock --components=secrets"
+    command = f"printf %s {KEYRING_PASSWORD} | exec {daemon} 2>>{log}"
+    for name in ("org.freedesktop.secrets", "org.gnome.keyring"):
+        (services / f"{name}.service").write_text(
+            f"[D-BUS Service]\nName={name}\nExec=/bin/sh -c '{command}'\n"
+        )
+
+
+def keyring_death() -> str | None:
+    """Why the worker's keyring daemon is gone (its exit status and log) when it exited since the last call."""
+    if not _keyring or _keyring[0].poll() is None:
+        return None
+    proc = _keyring.pop()
+    log = Path(os.environ.get("TENANT_EVENTS_TEST_KEYRING_LOG", "/nonexistent"))
+    text = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
+    return (
+        f"the worker's gnome-keyring-daemon (pid {proc.pid}) exited with status {proc.returncode} during this "
+        f"test; the tests after it get an unlocked one started on demand. Its log ends:\n{text}"
+    )
+
+
 def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
     """gnome-keyring on this worker's bus, unlocked; ready (it owns the Secret Service name) before any test."""
     proc = subprocess.Popen(
@@ -116,14 +152,26 @@ def _start_keyring(home: Path, procs: list[subprocess.Popen[bytes]]) -> None:
     )
     procs.append(proc)
     assert proc.stdin is not None
-    proc.stdin.write(b"ci-keyring-password")
+    proc.stdin.write(KEYRING_PASSWORD.encode())
     proc.stdin.close()
+    os.environ["TENANT_EVENTS_TEST_KEYRING_LOG"] = str(home / "keyring.log")  # for keyring_death's message
     deadline = time.monotonic() + bound(30)
     while not ask_bus_about_secret_service("NameHasOwner"):
         if proc.poll() is not None or time.monotonic() > deadline:
             log = (home / "keyring.log").read_text(errors="replace")[-2000:]
             raise RuntimeError(f"gnome-keyring did not take the Secret Service on the worker's bus: {log}")
         time.sleep(0.05)  # worker start-up, before any test: waiting for an external daemon
+    _keyring.append(proc)
+
+
+def _pick_keyring_backend() -> None:
+    """The keyring library picks its backend once per process, among the backend classes defined by then. Here,
+    before any test, that is the worker's Secret Service; picked later, a fake backend a test had defined (a
+    locked or a hanging keyring) joined a chain of backends that every later test of the worker went through,
+    at three D-Bus connections a call."""
+    import keyring
+
+    keyring.get_keyring()
 
 
 def ask_bus_about_secret_service(method: str) -> Any:

@@ -1,4 +1,5 @@
-"""Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring.
+"""Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring (with
+auth/secret_service.py, its Secret Service over one D-Bus connection).
 
 Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at
 2560 bytes, and JWTs are long). A secret longer than 1000 characters is kept in pieces, at most MAX_SECRET
@@ -103,34 +104,56 @@ def _account(tenant: str) -> str:
 
 
 class KeyringSecretStore:
-    """The OS keyring through `keyring` (Secret Service, macOS Keychain, Windows Credential Manager)."""
+    """The OS keyring through `keyring` (Secret Service, macOS Keychain, Windows Credential Manager).
+
+    The Secret Service is used over one D-Bus connection of this store's (auth/secret_service.py): the keyring
+    library's connection per call makes gnome-keyring abort. One lock keeps the store's calls one at a time; a
+    call that fails there is made once more on a new connection (the daemon may have restarted)."""
 
     def __init__(self) -> None:
         import keyring
 
+        from tenant_events.auth.secret_service import SecretServiceSlots
+
         self._keyring = keyring
+        backend = keyring.get_keyring()
         self.persistent = True
-        self.description = f"system keyring ({type(keyring.get_keyring()).__name__})"
+        self.description = f"system keyring ({type(backend).__name__})"
+        secret_service = type(backend).__module__ == "keyring.backends.SecretService"
+        self._service = SecretServiceSlots(backend) if secret_service else None
+        self._lock = threading.RLock()
 
     def _call(self, what: str, fn: object, *args: str) -> object:
         from keyring.errors import KeyringError
 
+        from tenant_events.auth.secret_service import secret_service_problem
+
         try:
             return fn(*args)  # type: ignore[operator]
-        except KeyringError as exc:
-            raise SecretStoreUnavailable(f"the system keyring refused to {what}: {exc}") from exc
-        except Exception as exc:  # D-Bus/secretstorage errors are not all KeyringErrors (secretstorage#33)
+        except Exception as exc:
+            if isinstance(exc, KeyringError):
+                raise SecretStoreUnavailable(f"the system keyring refused to {what}: {exc}") from exc
+            # D-Bus/secretstorage errors are not all KeyringErrors (secretstorage#33)
+            problem = secret_service_problem(what, exc)
             raise SecretStoreUnavailable(
-                f"the system keyring failed to {what}: {exc.__class__.__name__}"
+                problem or f"the system keyring failed to {what}: {exc.__class__.__name__}"
             ) from exc
 
     def _read(self, account: str) -> str | None:
-        value = self._call("read the sign-in", self._keyring.get_password, SERVICE, account)
+        fn = self._service.get if self._service is not None else self._keyring.get_password
+        value = self._call("read the sign-in", fn, SERVICE, account)
         return value if isinstance(value, str) else None
+
+    def _write(self, account: str, secret: str) -> None:
+        fn = self._service.set if self._service is not None else self._keyring.set_password
+        self._call("save the sign-in", fn, SERVICE, account, secret)
 
     def _remove(self, account: str) -> None:
         from keyring.errors import PasswordDeleteError
 
+        if self._service is not None:
+            self._call("remove the sign-in", self._service.delete, SERVICE, account)  # already gone is fine
+            return
         try:
             self._call("remove the sign-in", self._keyring.delete_password, SERVICE, account)
         except SecretStoreUnavailable as exc:
@@ -138,6 +161,10 @@ class KeyringSecretStore:
                 raise
 
     def get(self, tenant: str) -> str | None:
+        with self._lock:
+            return self._get(tenant)
+
+    def _get(self, tenant: str) -> str | None:
         value = self._read(_account(tenant))
         if value is None:
             return None
@@ -154,20 +181,22 @@ class KeyringSecretStore:
         then the marker. Pieces a longer earlier value left beyond the new count are removed. SecretTooLong for
         a secret over MAX_SECRET characters (nothing is written)."""
         check_secret_length("the secret", secret)
+        with self._lock:
+            self._set(tenant, secret)
+
+    def _set(self, tenant: str, secret: str) -> None:
         account = _account(tenant)
         before = self._read(account)
         before_count = (_chunk_count(before) if before is not None else None) or 0
         if len(secret) <= _CHUNK and _chunk_count(secret) is None and not secret.startswith(_CHUNK_MARK):
-            self._call("save the sign-in", self._keyring.set_password, SERVICE, account, secret)
+            self._write(account, secret)
             count = 0
         else:
             chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
             for i, chunk in enumerate(chunks):
-                self._call("save the sign-in", self._keyring.set_password, SERVICE, f"{account}#{i}", chunk)
+                self._write(f"{account}#{i}", chunk)
             count = len(chunks)
-            self._call(
-                "save the sign-in", self._keyring.set_password, SERVICE, account, f"{_CHUNK_MARK}{count}"
-            )
+            self._write(account, f"{_CHUNK_MARK}{count}")
         self._remove_pieces(account, count, before_count)
 
     def _remove_pieces(self, account: str, start: int, known: int) -> None:
@@ -179,6 +208,10 @@ class KeyringSecretStore:
 
     def delete(self, tenant: str) -> None:
         """The slot and every piece of it."""
+        with self._lock:
+            self._delete(tenant)
+
+    def _delete(self, tenant: str) -> None:
         account = _account(tenant)
         current = self._read(account)
         known = (_chunk_count(current) if current is not None else None) or 0

@@ -1,0 +1,138 @@
+"""The Secret Service (GNOME Keyring, KWallet) over one D-Bus connection per store, for the keyring store's items.
+
+The keyring library opens a new D-Bus connection for every read, write and removal. gnome-keyring-daemon
+registers each new connection lazily and races itself doing so: a burst of short-lived connections makes it
+abort ("gkd_secret_service_get_pkcs11_session: assertion 'client' failed"), every caller waiting on it gets
+"Message recipient disconnected from message bus without replying", and the daemon the bus starts in its place
+has the keyring locked. A secret kept in pieces is many calls (a 64,000-character one is 64 pieces: writing,
+reading and removing it made about 200 connections), so the store keeps one connection and one session, and
+opens them anew only after a call failed (the daemon may have restarted meanwhile).
+
+The items are the keyring library's own (its attributes, application id and label): either reads what the other
+wrote, and a version of the app from before this module finds its sign-ins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class SecretServiceSlots:
+    """Get, set and delete items as the keyring library's Secret Service backend `backend` does (its scheme,
+    application id and preferred collection), over a connection kept until `close()` or a failure. A call that
+    fails on the kept connection is made once more on a new one (a daemon that restarted has none of the old
+    one's sessions); when that fails too, its error is raised and the next call connects anew.
+
+    Not thread-safe: the caller holds one lock around each call (one connection carries one call at a time)."""
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+        self._collection: Any = None  # a secretstorage Collection (its connection and session), once opened
+
+    def _opened(self) -> Any:
+        if self._collection is None:
+            import secretstorage
+            from secretstorage.util import open_session
+
+            connection = secretstorage.dbus_init()
+            try:
+                path = getattr(self._backend, "preferred_collection", None)
+                if path:
+                    collection = secretstorage.Collection(connection, path)
+                else:  # the default one, made (with the system's prompt) when there is none yet
+                    collection = secretstorage.get_default_collection(connection)
+                collection.session = open_session(connection)  # one session for every item read here
+            except BaseException:
+                connection.close()
+                raise
+            self._collection = collection
+        return self._collection
+
+    def _unlocked(self) -> Any:
+        """The collection, unlocked: the system's unlock prompt if it is locked (as the keyring library does)."""
+        from keyring.errors import KeyringLocked
+
+        collection = self._opened()
+        if collection.is_locked():
+            collection.unlock()
+            if collection.is_locked():  # the prompt was dismissed
+                raise KeyringLocked("Failed to unlock the collection!")
+        return collection
+
+    def _items(self, service: str, username: str) -> list[Any]:
+        return list(self._unlocked().search_items(self._backend._query(service, username)))
+
+    def _twice(self, call: Callable[[], T]) -> T:
+        from keyring.errors import KeyringError
+        from secretstorage.exceptions import PromptDismissedException
+
+        try:
+            return call()
+        except (KeyringError, PromptDismissedException):  # a dismissed prompt: the user's answer
+            self.close()
+            raise
+        except Exception:
+            self.close()
+        try:
+            return call()
+        except BaseException:
+            self.close()
+            raise
+
+    def get(self, service: str, username: str) -> str | None:
+        return self._twice(lambda: self._get(service, username))
+
+    def set(self, service: str, username: str, secret: str) -> None:
+        self._twice(lambda: self._set(service, username, secret))
+
+    def delete(self, service: str, username: str) -> bool:
+        """Delete the item; False when there was none."""
+        return self._twice(lambda: self._delete(service, username))
+
+    def _get(self, service: str, username: str) -> str | None:
+        from keyring.errors import KeyringLocked
+
+        for item in self._items(service, username):
+            if item.is_locked():
+                item.unlock()
+                if item.is_locked():
+                    raise KeyringLocked("Failed to unlock the item!")
+            return str(item.get_secret().decode("utf-8"))
+        return None
+
+    def _set(self, service: str, username: str, secret: str) -> None:
+        attributes = self._backend._query(service, username, application=self._backend.appid)
+        label = f"Password for '{username}' on '{service}'"
+        self._unlocked().create_item(label, attributes, secret.encode("utf-8"), replace=True)
+
+    def _delete(self, service: str, username: str) -> bool:
+        for item in self._items(service, username):
+            item.delete()
+            return True
+        return False
+
+    def close(self) -> None:
+        """Close the connection; the next call opens a new one."""
+        collection, self._collection = self._collection, None
+        if collection is not None:
+            with contextlib.suppress(Exception):
+                collection.connection.close()
+
+
+def secret_service_problem(what: str, exc: BaseException) -> str | None:
+    """What a Secret Service (secretstorage or D-Bus) error says, trying to `what`; None for any other error.
+    A daemon that went away mid-call (it quit or crashed: the bus answers "NoReply") is said to be so."""
+    if not type(exc).__module__.startswith(("secretstorage", "jeepney")):
+        return None
+    from secretstorage.exceptions import SecretServiceNotAvailableException
+
+    if isinstance(exc, SecretServiceNotAvailableException):
+        return (
+            f"the system keyring stopped answering while trying to {what} ({exc}): "
+            "its daemon quit or restarted, and the next try connects to it again"
+        )
+    return f"the system keyring refused to {what}: {exc}"
