@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -94,6 +95,42 @@ class HubCli:
     def text(self) -> str:
         with self._changed:
             return "\n".join(self.lines)
+
+    def report(self, log_lines: int = 80) -> str:
+        """What a failed wait prints of this process: its whole stderr (its roles and notes, a few dozen lines),
+        the last `log_lines` of its log file (the data dir's logs/) and, for a team relay, its outbox."""
+        out = [f"== {self.args[0]} (exit {self.proc.poll()}) stderr:", self.text()]
+        data = self.args[self.args.index("--data-dir") + 1] if "--data-dir" in self.args else None
+        log = Path(data) / "logs" / "tenant-events.log" if data else None
+        if log is not None and log.exists():
+            tail = log.read_text(errors="replace").splitlines()[-log_lines:]
+            out += [f"== its log ({log.name}, last {len(tail)} lines):", *tail]
+        team = Path(data) / "tenants" / "acme-team.sqlite3" if data else None
+        if team is not None and team.exists():
+            out += [f"== its team outbox: {outbox_summary(team)}"]
+        return "\n".join(out)
+
+
+def outbox_summary(db: Path) -> str:
+    """The alert outbox of a relay's team database in one line (rows routed or not, deliveries by state and
+    destination, the destinations' last errors), or why it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+        try:
+            alerts = conn.execute("SELECT count(*) FROM alerts").fetchone()[0]
+            rows = conn.execute("SELECT routed, count(*) FROM alert_outbox GROUP BY routed").fetchall()
+            deliveries = conn.execute(
+                "SELECT destination, state, count(*), max(attempts), max(last_error) FROM alert_deliveries "
+                "GROUP BY destination, state"
+            ).fetchall()
+            status = conn.execute(
+                "SELECT name, stopped_reason, last_error FROM destination_status"
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"unreadable ({exc})"
+    return f"{alerts} alerts; outbox rows (routed, n) {rows}; deliveries {deliveries}; destinations {status}"
 
 
 def stored_count(db: Path) -> int:

@@ -90,7 +90,7 @@ def wait_until(check, what: str, procs: list[HubCli], timeout: float = 60.0) -> 
     deadline = time.monotonic() + bound(timeout)
     while not check():
         if time.monotonic() > deadline:
-            logs = "\n---\n".join(p.text()[-2500:] for p in procs)
+            logs = "\n---\n".join(p.report() for p in procs)
             raise AssertionError(f"timed out after {timeout} s waiting for {what}:\n{logs}")
         time.sleep(0.05)
 

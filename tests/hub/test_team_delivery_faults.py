@@ -2,11 +2,13 @@
 Apprise, its password in the real keyring) on a nats-server. The receiver answers 500 three times then 200; is
 down for 30 s; is slow (5 s); answers 401. Every alert is delivered under one dedup key and none is lost; a 401
 stops the destination with its reason in `destinations list` and the relay's output; the destination's password is nowhere in the
-relay's data dir (settings, databases, logs)."""
+relay's data dir (settings, databases, logs). A relay that cannot read the destination's URL (no keyring answers it)
+says so and keeps the alerts pending for it, never routed to no destination."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 from werkzeug import Request, Response
 
+from helpers.hub_cli import relay as hub_relay
 from helpers.team_alerts import relay, team_destination, wait_until
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -183,3 +186,44 @@ def test_a_401_stops_the_destination_with_its_reason_in_destinations_list(
     assert receiver.statuses() == [401], receiver.requests  # stopped at the first: no retries into a 401
     assert SECRET not in text
     _no_secret(data)
+
+
+def _pending(db: Path) -> list[tuple[str, str | None]]:
+    """(destination, last error) of each delivery still pending in a relay's team database."""
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+    try:
+        return conn.execute(
+            "SELECT destination, last_error FROM alert_deliveries WHERE state = 'pending'"
+        ).fetchall()
+    except sqlite3.Error:  # being created
+        return []
+    finally:
+        conn.close()
+
+
+def test_a_relay_that_cannot_read_the_destinations_url_says_so_and_keeps_its_alerts_pending(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    receiver = FaultyReceiver(httpserver)
+    sim = make_simulator(heartbeat=0.2, rate=0)
+    token = sim.mint_token(ttl=3600)
+    data = tmp_path / "relay"
+    db = data / "tenants" / "acme-team.sqlite3"
+    with team_destination([data], receiver.url) as name:
+        # no keyring answers this relay (as when its daemon is gone): the URL saved in the keyring cannot be read
+        unreadable = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+        proc = hub_relay(sim, nats_single, token, data, alerts_to=name, env=unreadable)
+        try:
+            proc.wait_for("alerts: evaluating the team's alerts")
+            sim.emit(2, ["group.created"])
+            proc.wait_for(f"alerts: destination {name}: its URL cannot be read", timeout=60)
+            wait_until(lambda: len(_pending(db)) == 2, "both alerts pending for the destination", [proc])
+        finally:
+            code = proc.stop()
+    assert code == 0, proc.text()
+    assert {(d, "cannot be read" in (e or "")) for d, e in _pending(db)} == {
+        (name, True)
+    }  # routed to it, waiting
+    assert receiver.requests == []

@@ -61,6 +61,8 @@ class StepResult:
     refired: set[int] = field(default_factory=set)  # updated alerts a new firing folded into (a new version)
     settled: list[StoredAlert] = field(default_factory=list)
     position: tuple[str, int] | None = None  # (event id, time ms) of the last event evaluated, when it moved
+    # a team's state was adopted: its recent alerts are queued for delivery again (a takeover's worker must look)
+    adopted: bool = False
     _where: dict[int, tuple[bool, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -70,7 +72,7 @@ class StepResult:
     @property
     def changed(self) -> bool:
         """Whether the step has anything for the observers."""
-        return bool(self.raised or self.updated or self.settled)
+        return bool(self.raised or self.updated or self.settled or self.adopted)
 
     def add(self, alert: StoredAlert, *, new: bool) -> None:
         """Record an alert's latest state; one raised in this step stays "raised" however often it changed."""
@@ -118,21 +120,22 @@ class Evaluator:
             raise
 
     def _step(self, ledger: AlertLedger) -> StepResult:
+        adopted = False
         if self.watermark is None and self.resume is not None:
             state, now = self.resume, self.engine.clock()
-            adopted = ledger.in_transaction(lambda conn: adopt(conn, state, now))
-            if adopted is None:
+            taken = ledger.in_transaction(lambda conn: adopt(conn, state, now))
+            if taken is None:
                 return StepResult()  # its position is not stored here yet: the next commit tries again
-            self.resume = None
+            self.resume, adopted = None, True
             log.info(
-                "alert evaluation adopts the team's: %d alerts, from seq %d", len(state.alerts), adopted[0]
+                "alert evaluation adopts the team's: %d alerts, from seq %d", len(state.alerts), taken[0]
             )
             self._load(ledger)
-            self.engine.spent_after = adopted[1]
+            self.engine.spent_after = taken[1]
         if self.watermark is None:
             self._load(ledger)
         assert self.watermark is not None
-        result = StepResult(watermark=self.watermark)
+        result = StepResult(watermark=self.watermark, adopted=adopted)
         then: NamesThen | None = None
         newest = ledger.newest_seq()
         engine = self.engine

@@ -17,7 +17,8 @@ Every state change is a transaction in the database before the next step, so a r
 it stopped: a delivery sent but not yet marked is sent again with the same dedup key (receivers that
 de-duplicate see one incident). Failures back off exponentially with full jitter; a 429's Retry-After is
 honoured; a refused URL or token stops the destination (with its reason) until its URL changes; what is still
-undelivered after `horizon_s` (24 h) is given up and the alert shows an "undelivered" mark. Given `shared` (a
+undelivered after `horizon_s` (24 h) is given up and the alert shows an "undelivered" mark. A destination whose
+URL cannot be read (the keyring did not answer) keeps its deliveries pending until it can. Given `shared` (a
 team relay's outbox on the hub, tenant/team_alerts.py), each send first checks that this process may still send
 and that no other relay delivered it, and its result is recorded there too.
 """
@@ -68,13 +69,19 @@ class Backoff:
         return float(random.uniform(0.5, 1.0) * min(self.cap, self.base * 2.0 ** min(attempts, 30)))
 
 
+UNREADABLE_RETRY_S: Final = 10.0  # a destination whose URL cannot be read now is tried again this often
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A destination with its whole URL (from the keyring) and the URL's id (a stop is for one URL)."""
+    """A destination with its whole URL (from the keyring) and the URL's id (a stop is for one URL); `problem`
+    says why its URL cannot be read now (the keyring did not answer, the URL is not there): its deliveries are
+    routed as usual and wait, pending, until it can be read, never routed past it."""
 
     profile: DestinationProfile
     url: str
     fingerprint: str
+    problem: str = ""
 
 
 Targets = Callable[[], dict[str, Target]]
@@ -271,6 +278,12 @@ class DeliveryWorker:
                 await self._call(outbox.give_up, d, f"not delivered within {self.horizon_s / 3600:g} h")
                 self._changed()
                 continue
+            # its URL cannot be read now: this delivery and the rest wait for it (no attempt counted)
+            if target.problem:
+                for rest in deliveries[i:]:
+                    await self._call(outbox.retry, rest, now + UNREADABLE_RETRY_S, target.problem, False)
+                await self._call(outbox.note_error, target.profile.name, target.fingerprint, target.problem)
+                return
             alert = await self._call(outbox.alert, d.alert_id)
             if alert is None:
                 await self._call(outbox.give_up, d, "the alert was deleted")

@@ -27,6 +27,7 @@ does not send again: it writes the record back from the receipt (`TeamDeliveries
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -267,24 +268,43 @@ class AlertPublisher:
             log.warning("team alerts: the hub did not take the relay's mark (%s)", exc)
 
 
+FEED_RETRIES_S: Final = (1.0, 2.0, 4.0, 8.0, 16.0)  # pauses before asking a hub that answered late again
+
+
 class TeamAlertFeed:
     """Every team alert on the hub, oldest first, then each as it is raised or grows: `on_alert(payload)`."""
 
-    def __init__(self, nc: NATS, names: HubNames, on_alert: Callable[[dict[str, Any]], None]) -> None:
-        self._js = nc.jetstream(timeout=5.0)
+    def __init__(
+        self,
+        nc: NATS,
+        names: HubNames,
+        on_alert: Callable[[dict[str, Any]], None],
+        timeout: float = 5.0,
+    ) -> None:
+        self._js = nc.jetstream(timeout=timeout)
         self._names = names
         self._on_alert = on_alert
         self._sub: Any = None
 
     async def start(self) -> None:
+        """Subscribe; a hub that does not answer within the timeout (a busy cluster making the consumer) is
+        asked again after each of FEED_RETRIES_S, then its TimeoutError is raised."""
         subject = f"{PREFIX}.{ALERTS_TOKEN}.{self._names.tenant}.*.*"
-        self._sub = await self._js.subscribe(
-            subject,
-            stream=alerts_stream(self._names),
-            cb=self._arrived,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.ALL,
-        )
+        for pause in (*FEED_RETRIES_S, None):
+            try:
+                self._sub = await self._js.subscribe(
+                    subject,
+                    stream=alerts_stream(self._names),
+                    cb=self._arrived,
+                    ordered_consumer=True,
+                    deliver_policy=DeliverPolicy.ALL,
+                )
+                return
+            except TimeoutError as exc:
+                if pause is None:
+                    raise
+                log.info("team alerts: the hub did not answer the subscription (%s); asking again", exc)
+                await asyncio.sleep(pause)
 
     async def stop(self) -> None:
         if self._sub is not None:

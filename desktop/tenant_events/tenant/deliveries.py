@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ from tenant_events.tenant.link import TenantLink
 from tenant_events.values.alerts import StoredAlert
 from tenant_events.values.silences import silencing
 
+log = logging.getLogger(__name__)
+REREAD_S = 5.0  # while a destination's URL cannot be read, it is read again this often
+
 __all__ = [
     "Deliveries",
     "DestinationTargets",
@@ -42,7 +46,10 @@ __all__ = [
 
 
 class DestinationTargets:
-    """The destinations with their whole URLs, re-read when the settings file changes."""
+    """The destinations with their whole URLs, re-read when the settings file changes — and, while a URL cannot
+    be read (the keyring did not answer, or was not there when opened), every REREAD_S seconds: that destination
+    is kept with its problem (its deliveries wait, destinations/worker.py), never dropped, so a keyring that
+    fails for a moment holds the alerts back instead of routing them to no destination."""
 
     def __init__(self, paths: AppPaths, store: Callable[[], SecretStore]) -> None:
         """`store` is called only when there is a destination (opening the keyring may prompt)."""
@@ -50,11 +57,10 @@ class DestinationTargets:
         self._store = store
         self._opened: SecretStore | None = None
         self._stamp: int | None = -1
+        self._reread_at: float | None = None  # while a URL cannot be read: when to try again
         self._targets: dict[str, Target] = {}
         self._quiet: QuietTimes | None = None
-        self.problems: dict[
-            str, str
-        ] = {}  # destination → why it cannot be used (its URL is not in the keyring)
+        self.problems: dict[str, str] = {}  # destination → why its URL cannot be read now
 
     def _stamp_now(self) -> int | None:
         try:
@@ -64,7 +70,8 @@ class DestinationTargets:
 
     def __call__(self) -> dict[str, Target]:
         stamp = self._stamp_now()
-        if stamp != self._stamp:
+        again = self._reread_at is not None and time.monotonic() >= self._reread_at
+        if stamp != self._stamp or again:
             settings = load_settings(self._paths)
             targets, problems = {}, {}
             for profile in settings.destinations:
@@ -73,13 +80,27 @@ class DestinationTargets:
                 try:
                     url = destination_url(self._opened, self._paths, profile)
                 except UserFixableError as exc:
-                    problems[profile.name] = str(exc)
+                    problems[profile.name] = self._problem(exc)
+                    targets[profile.name] = Target(profile, "", profile.fingerprint, problems[profile.name])
                     continue
                 targets[profile.name] = Target(profile, url, profile.fingerprint)
+            for name, problem in problems.items():
+                if self.problems.get(name) != problem:
+                    log.warning("alert destination %s cannot be used now: %s", name, problem)
+            if problems and self._opened is not None and not self._opened.persistent:
+                self._opened = None  # a session-only store (no keyring when opened): open the keyring again
             self._targets, self.problems = targets, problems
             self._quiet = QuietTimes(settings.notifications)
             self._stamp = stamp
+            self._reread_at = time.monotonic() + REREAD_S if problems else None
         return self._targets
+
+    def _problem(self, exc: UserFixableError) -> str:
+        """Why a URL cannot be read, with what to do; a session-only store says that the keyring was missing."""
+        opened = self._opened
+        if opened is not None and not opened.persistent:
+            return f"its URL cannot be read: no system keyring answered ({opened.description})"
+        return str(exc)
 
     def quiet(self) -> QuietTimes | None:
         return self._quiet

@@ -205,6 +205,7 @@ class TeamAlerts:
         self.stopping: Callable[[], bool] = lambda: True  # the relay is stopping (not only losing the lease)
         self.worker: DeliveryWorker | None = None
         self._stopped: dict[str, str] = {}  # destination → the stop reason already said
+        self._unreadable: dict[str, str] = {}  # destination → why its URL cannot be read, as already said
         self.published = 0
 
     def _say_stopped(self, database: Path) -> None:
@@ -214,6 +215,20 @@ class TeamAlerts:
             if reason and self._stopped.get(status.name) != reason:
                 self._stopped[status.name] = reason
                 self._note(f"destination {status.name} stopped: {shown(reason)} (fix its URL to resume)")
+
+    def _say_unreadable(self, targets: dict[str, Target]) -> None:
+        """A destination whose URL cannot be read now (its alerts wait) is said once per reason, and when it is
+        read again: a relay never stops delivering without saying so."""
+        for name, target in sorted(targets.items()):
+            said = self._unreadable.get(name)
+            if target.problem and said != target.problem:
+                self._unreadable[name] = target.problem
+                self._note(
+                    f"destination {name}: {shown(target.problem)}; its alerts wait until it can be read"
+                )
+            elif not target.problem and said is not None:
+                del self._unreadable[name]
+                self._note(f"destination {name}: its URL is read again; delivering")
 
     async def _mirror_triage(self, link: TenantLink) -> TeamTriageMirror | None:
         """The team's triage (the viewers' acknowledgements, snoozes and resolves on the hub) kept in the
@@ -259,7 +274,9 @@ class TeamAlerts:
         targets = DestinationTargets(self.paths, self._store)
 
         def chosen() -> dict[str, Target]:
-            return {n: t for n, t in targets().items() if n in self.destinations}
+            found = {n: t for n, t in targets().items() if n in self.destinations}
+            self._say_unreadable(found)
+            return found
 
         def step(result: StepResult) -> None:
             for alert in (*result.raised, *result.updated, *result.settled):
