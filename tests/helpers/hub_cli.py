@@ -47,7 +47,9 @@ class HubCli:
             return sum(text in line for line in self.lines)
 
     def wait_for(self, text: str, *, times: int = 1, timeout: float = 30.0) -> float:
-        """Until `text` appeared in `times` stderr lines; returns the seconds waited."""
+        """Until `text` appeared in `times` stderr lines (within `timeout` stretched for a loaded machine, as every
+        shared wait is); returns the seconds waited."""
+        timeout = bound(timeout)
         start = time.monotonic()
         with self._changed:
             while sum(text in line for line in self.lines) < times:

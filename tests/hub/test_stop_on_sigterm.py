@@ -39,7 +39,7 @@ def test_a_viewer_a_stream_and_a_relay_each_stop_within_seconds_of_sigterm_round
     collector = relay(sim, hub, token, tmp_path / "relay")
     took: dict[str, list[float]] = {"viewer": [], "stream": [], "relay": []}
     try:
-        collector.wait_for("leader: holds the lease", timeout=bound(30))
+        collector.wait_for("leader: holds the lease", timeout=30)
         viewer_dir, stream_dir = tmp_path / "viewer", tmp_path / "stream"
         for n in range(ROUNDS):
             viewer = HubCli(
@@ -47,9 +47,7 @@ def test_a_viewer_a_stream_and_a_relay_each_stop_within_seconds_of_sigterm_round
                 *("--data-dir", str(viewer_dir), "--hub-user", "viewer"),
                 env={"TENANT_EVENTS_HUB_PASSWORD": hub.credentials.viewer},
             )
-            viewer.wait_for(
-                "tenant-events: ", times=1, timeout=bound(30)
-            )  # (said a state: its handler is set)
+            viewer.wait_for("tenant-events: ", times=1, timeout=30)  # (said a state: its handler is set)
             wait_stored(viewer_dir / "tenants" / "acme.sqlite3", BACKLOG, timeout=60, who=viewer)
             took["viewer"].append(_stopped_in(viewer))
 
@@ -59,14 +57,14 @@ def test_a_viewer_a_stream_and_a_relay_each_stop_within_seconds_of_sigterm_round
                 env={"TENANT_EVENTS_ACCESS_TOKEN": token},
             )
             # (its handler is in place once it says a state; a SIGTERM before, while it starts, ends it at once)
-            stream.wait_for("tenant-events: ", times=1, timeout=bound(30))
+            stream.wait_for("tenant-events: ", times=1, timeout=30)
             wait_stored(stream_dir / "tenants" / "acme.sqlite3", BACKLOG, timeout=60, who=stream)
             took["stream"].append(_stopped_in(stream))
             print(f"round {n + 1}: viewer {took['viewer'][-1]:.2f} s, stream {took['stream'][-1]:.2f} s")
         took["relay"].append(_stopped_in(collector))
         for _ in range(ROUNDS - 1):
             collector = relay(sim, hub, token, tmp_path / "relay")
-            collector.wait_for("leader: holds the lease", timeout=bound(30))
+            collector.wait_for("leader: holds the lease", timeout=30)
             took["relay"].append(_stopped_in(collector))
     finally:
         if collector.proc.poll() is None:
