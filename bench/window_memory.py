@@ -11,7 +11,8 @@ adds a dunst (and a tray host when trayer is there) and signs in through tests/u
 It runs under a window manager (openbox, when installed: --no-window-manager leaves it out), as a desktop does.
 Every --drive-every seconds it uses the window as a person would, through xdotool: a query typed and cleared,
 a few rows stepped through (the detail pane and its names), the row menu's last "Timeline of …" opened and
-closed, the alerts inbox opened and a few alerts read. `--act-out MIN:KIND` asks the demo simulator to act out an incident (POST /_sim/scenario) MIN minutes
+closed, the alerts inbox opened and a few alerts read. `--leave-open MIN` instead picks a row and leaves the inbox open over the window from MIN minutes on
+(with --drive-every 0: new rows pile up as "new"). `--act-out MIN:KIND` asks the demo simulator to act out an incident (POST /_sim/scenario) MIN minutes
 in and takes screenshots (`import -window root`) 20 and 90 seconds later. A bus monitor records every Notify
 call (summary, body, urgency, expiry) and when each notification closed.
 
@@ -231,6 +232,20 @@ class Driver:
             self._keys("n")
         return kind
 
+    def leave_open(self) -> str:
+        """A row of the main window picked (Follow off: the table holds its place) and the alerts inbox opened
+        over it and left open, so new rows pile up unseen behind it (the title's "N new" grows)."""
+        window = self._window()
+        if window is None:
+            return "no window"
+        _xdo("windowactivate", "--sync", window)
+        _xdo("windowfocus", "--sync", window)
+        self._into_table(window)
+        self._keys("End", "Up", "Up")
+        self._keys("ctrl+shift+a", pause=1.5)
+        self._keys("Home", "Down", pause=1.0)
+        return "left open: inbox over a table scrolled away"
+
 
 def simulator_url(app: psutil.Process) -> str | None:
     """The demo simulator child's admin URL: the loopback port of its that answers /_sim/scenario."""
@@ -325,6 +340,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "window-memory.jsonl")
     ap.add_argument("--data-dir", type=Path, help="the app's data folder (default: a fresh temporary one)")
     ap.add_argument("--no-window-manager", action="store_true", help="run without openbox")
+    ap.add_argument(
+        "--leave-open",
+        type=float,
+        metavar="MIN",
+        help="MIN minutes in: scroll the table away from the newest row and leave the alerts inbox open over it"
+        " (use with --drive-every 0)",
+    )
     ns = ap.parse_args()
     acts = sorted((float(m) * 60, kind) for m, _, kind in (a.partition(":") for a in ns.act_out))
     data = ns.data_dir or Path(tempfile.mkdtemp(prefix="window-memory-"))
@@ -370,6 +392,9 @@ def main() -> int:
                 if ns.drive_every and now >= next_drive:
                     events.append(f"drove: {driver.step()}")
                     next_drive += ns.drive_every
+                if ns.leave_open is not None and now - started >= ns.leave_open * 60:
+                    events.append(driver.leave_open())
+                    ns.leave_open = None
                 if acts and now - started >= acts[0][0]:
                     _, kind = acts.pop(0)
                     threading.Thread(target=act_out, args=(app.pid, kind, events), daemon=True).start()

@@ -6,7 +6,13 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from helpers.events_factory import row
 from tenant_events.store import Batch, EventReader, StoreWriter
-from tenant_events.ui.window.table.event_table_model import MAX_PAGES, PAGE, Col, EventTableModel
+from tenant_events.ui.window.table.event_table_model import (
+    KEPT_HEADS,
+    MAX_PAGES,
+    PAGE,
+    Col,
+    EventTableModel,
+)
 from tenant_events.values.events import EventFilter
 from tenant_events.view.tenant_reader import TenantReader
 
@@ -290,4 +296,19 @@ def test_a_role_no_row_answers_reads_no_page(qapp, filled_store):
     assert noted.pages == read
     assert model.data(deep) == model.event_at(1500).type  # the row itself is read when asked for
     assert noted.pages == read + 1
+    reader.close()
+
+
+def test_a_long_session_of_batches_the_filter_never_matches_keeps_a_bounded_memory_of_heads(
+    qapp, filled_store
+):
+    """Every batch moves the head, matching or not; the heads remembered for a worker's late count stay few."""
+    reader = EventReader(filled_store(50))
+    model = EventTableModel(TenantReader(reader))
+    model.reload()
+    for head in range(51, 5051):  # an hour of the demo's batches, none of them matching
+        assert model.apply_advance(head, 0) == 0
+    assert model.head == 5050 and model.rowCount() == 50
+    assert len(model._added_at) <= KEPT_HEADS
+    assert 5050 in model._added_at
     reader.close()

@@ -30,6 +30,7 @@ from tenant_events.view.tenant_reader import TenantReader
 __all__ = ["MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
 
 ALL = EventFilter()
+KEPT_HEADS = 256  # heads a worker's count may still be for (gaps, page keys); older counts are made again
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -196,18 +197,24 @@ class EventTableModel(QAbstractTableModel):
             return 0
         if added == 0:
             self._cache.head = max(self.head, new_head)
-            self._added_at[self.head] = self._added
+            self._remember_head()
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
         self._cache.shifted(new_head, added)  # row numbers moved; only visible pages get read again
         self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
         self._added += added
-        self._added_at[new_head] = self._added
-        while len(self._added_at) > 256:
-            del self._added_at[next(iter(self._added_at))]
+        self._remember_head()
         self.endInsertRows()
         self.rows_arrived.emit(added)
         return added
+
+    def _remember_head(self) -> None:
+        """The rows added on top up to the current head, for counts made on a worker for that head; only the
+        last KEPT_HEADS are kept (a filter that matches none of a long session's batches moves the head on every
+        batch, each one remembered)."""
+        self._added_at[self.head] = self._added
+        while len(self._added_at) > KEPT_HEADS:
+            del self._added_at[next(iter(self._added_at))]
 
     @property
     def event_rows(self) -> int:
