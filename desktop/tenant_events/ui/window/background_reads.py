@@ -23,11 +23,18 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def read_in_background(fn: Callable[..., T], /, *args: Any) -> asyncio.Future[T]:
-    """`fn(*args)` on a read thread, awaited as `asyncio.to_thread` would be (the running loop's future)."""
+    """`fn(*args)` on a read thread, awaited as `asyncio.to_thread` would be (the running loop's future).
+
+    Qt may run a task's next step after its loop ended (a window closing while a page's names were read): no loop
+    runs then to await the read in, and the read is given up as a cancelled task is, not raised as an error."""
     global _pool
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise asyncio.CancelledError from None
     if _pool is None:
         _pool = ThreadPoolExecutor(READ_THREADS, "window-read", initializer=lower_this_thread)
-    return asyncio.get_running_loop().run_in_executor(_pool, functools.partial(fn, *args))
+    return loop.run_in_executor(_pool, functools.partial(fn, *args))
 
 
 async def stop_background_reads() -> None:
