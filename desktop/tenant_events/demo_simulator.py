@@ -73,7 +73,9 @@ class DemoSimulator:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    async def stop(self, wait_s: float = 5.0) -> int | None:
+    async def stop(self, wait_s: float = 10.0) -> int | None:
+        """SIGTERM, then SIGKILL after `wait_s`: it ends its streams within 3 s, but a busy machine (a second
+        app, a build) has taken over 5 s to see it end."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
