@@ -28,7 +28,7 @@ from helpers.hostile_receivers import Flood, SmtpTrickler, Trickler, running
 from helpers.slack import bound
 from helpers.stream_kill import wait
 from tenant_events.destinations.message import test_message as probe
-from tenant_events.destinations.send import Outcome, send
+from tenant_events.destinations.send import DEADLINE_S, Outcome, send
 from tenant_events.destinations.worker import DeliveryWorker
 from tenant_events.store.outbox import read_status
 
@@ -182,7 +182,9 @@ def test_stream_exits_within_5_s_while_a_send_trickles(make_simulator, tmp_path,
         finally:
             remove_destination(paths, store, name)
     print(f"stream exited {took:.2f} s after {sig.name}")
-    assert took < 5.0, f"stream exited {took:.1f} s after {sig.name}:\n{err[-2000:]}"
+    # 1.5 s on a quiet machine; 6-9 s were seen with the whole suite's workers on two cores: the bound stretches
+    # for load and stays below the send's own 20 s deadline, which a stop that waited for the send would take
+    assert took < min(bound(5.0), DEADLINE_S), f"stream exited {took:.1f} s after {sig.name}:\n{err[-2000:]}"
     assert proc.returncode == 0, err
     [status] = read_status(tmp_path / "tenants" / "demo.sqlite3")
     assert status.pending == 1 and status.last_error is None  # kept for the next start, not counted a failure
