@@ -171,3 +171,18 @@ class PageCache:
         if not at or at[0].seq != seq:
             return  # filtered out; the page is read again when shown
         self._keep(number, self.reader.newer(self.flt, seq, self.head, within) + at, False)
+
+
+KEPT_HEADS: Final = (
+    256  # heads a worker's count may still be for (gaps, page keys); older counts are made again
+)
+
+
+class RecentHeads(dict[int, int]):
+    """head → the rows added on top before it, for counts a worker made for that head; only the last KEPT_HEADS
+    are kept (a filter that matches none of a long session's batches moves the head on every batch)."""
+
+    def __setitem__(self, head: int, added: int) -> None:
+        super().__setitem__(head, added)
+        while len(self) > KEPT_HEADS:
+            del self[next(iter(self))]

@@ -24,13 +24,12 @@ from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.values.events import EventFilter, StoredEvent
-from tenant_events.view.page_cache import MAX_PAGES, PAGE, PageCache
+from tenant_events.view.page_cache import KEPT_HEADS, MAX_PAGES, PAGE, PageCache, RecentHeads
 from tenant_events.view.tenant_reader import TenantReader
 
-__all__ = ["MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
+__all__ = ["KEPT_HEADS", "MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
 
 ALL = EventFilter()
-KEPT_HEADS = 256  # heads a worker's count may still be for (gaps, page keys); older counts are made again
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -76,7 +75,7 @@ class EventTableModel(QAbstractTableModel):
         self._cache.on_page = self.names.page_read
         self.names.on_ready = self._summaries_changed
         self.generation = 0  # bumped by every reload: a count made for an older snapshot is dropped
-        self._added_at: dict[int, int] = {}  # head → rows added at the top before it (this generation)
+        self._added_at = RecentHeads()  # head → rows added at the top before it (this generation)
         self._added = 0
         self._gaps: list[tuple[int, str]] = []  # (matching events above the gap, reason), sorted
         self._gap_brush = QColor(232, 163, 23, 70)
@@ -147,7 +146,7 @@ class EventTableModel(QAbstractTableModel):
         """`first`: the first page, the total left to `apply_total`; None: counted now."""
         self.beginResetModel()
         cache = self._cache
-        self._added_at, self._added = {}, 0
+        self._added_at, self._added = RecentHeads(), 0
         self._gaps = []
         self.generation += 1
         cache.counting = False
@@ -197,24 +196,16 @@ class EventTableModel(QAbstractTableModel):
             return 0
         if added == 0:
             self._cache.head = max(self.head, new_head)
-            self._remember_head()
+            self._added_at[self.head] = self._added
             return 0
         self.beginInsertRows(QModelIndex(), 0, added - 1)
         self._cache.shifted(new_head, added)  # row numbers moved; only visible pages get read again
         self._gaps = [(above + added, reason) for above, reason in self._gaps]  # new rows go above every gap
         self._added += added
-        self._remember_head()
+        self._added_at[self.head] = self._added
         self.endInsertRows()
         self.rows_arrived.emit(added)
         return added
-
-    def _remember_head(self) -> None:
-        """The rows added on top up to the current head, for counts made on a worker for that head; only the
-        last KEPT_HEADS are kept (a filter that matches none of a long session's batches moves the head on every
-        batch, each one remembered)."""
-        self._added_at[self.head] = self._added
-        while len(self._added_at) > KEPT_HEADS:
-            del self._added_at[next(iter(self._added_at))]
 
     @property
     def event_rows(self) -> int:
