@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
+from helpers.archive_pairs import answers, statements, tiered_pair
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
-from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_source import ArchiveSource
+from tenant_events.store import EventReader, EventRow, duck
 from tenant_events.values.events import EventFilter
-from tenant_events.values.retention import Retention
 
 DAY = 86400.0
 NOW = time.time()
@@ -38,47 +34,8 @@ def _with(
     return row._replace(raw=orjson.dumps(data).decode())
 
 
-def _store(path: Path, rows: list[EventRow], keep_days: float | None) -> None:
-    writer = StoreWriter(path)
-    try:
-        for at in range(0, len(rows), 400):
-            writer.commit_sync(Batch(events=rows[at : at + 400]))
-        writer.index_all_sync()
-        if keep_days is not None:
-            keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), NOW)
-            writer.index_all_sync()
-    finally:
-        writer.close()
-
-
-@contextmanager
-def _statements(monkeypatch: object) -> Iterator[list[str]]:
-    """Every statement the archive runs meanwhile."""
-    seen: list[str] = []
-    run = ArchiveSource._execute
-
-    def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
-        seen.append(sql)
-        return run(cursor, sql, params)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))  # type: ignore[attr-defined]
-    yield seen
-
-
 def _pair(tmp: Path, rows: list[EventRow]) -> tuple[Path, Path]:
-    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
-    _store(one, rows, None)
-    _store(two, rows, 10)
-    return one, two
-
-
-def _answers(reader: EventReader, f: EventFilter) -> tuple[object, ...]:
-    return (
-        [e.seq for e in reader.page_before(f, None, 50)],
-        reader.count(f),
-        reader.histogram(f, 86400),
-        reader.counts_by_type(f),
-    )
+    return tiered_pair(tmp, rows, NOW)
 
 
 def _email_rows() -> tuple[list[EventRow], list[int]]:
@@ -98,7 +55,7 @@ def test_each_token_is_looked_up_by_itself_so_the_token_files_row_groups_are_pru
     rows, _marked = _email_rows()
     one, two = _pair(tmp_path, rows)
     f = EventFilter(query="email:qzvkw.lovelace@example.com")
-    with EventReader(two) as reader, _statements(monkeypatch) as seen:
+    with EventReader(two) as reader, statements(monkeypatch) as seen:
         reader.page_before(f, None, 50)
         reader.count(f)
         with EventReader(one) as single:
@@ -123,17 +80,17 @@ def test_few_candidates_are_checked_before_their_shown_columns_are_read(tmp_path
     one, two = _pair(tmp_path, rows)
     f = EventFilter(query="email:qzvkw.lovelace@example.com")
     with EventReader(one) as single:
-        expected = _answers(single, f)
+        expected = answers(single, f)
     assert expected[1] == 1
     with EventReader(two) as reader:
         assert reader.archived_upto() >= max(marked) + 1  # every candidate archived
-        with _statements(monkeypatch) as seen:
+        with statements(monkeypatch) as seen:
             page = reader.page_before(f, None, 50)
         assert [e.seq for e in page] == expected[0]
         shown = [s for s in seen if "event_id, stream_offset" in s and "seq IN (" in s]
         assert shown and all(f"seq IN ({page[0].seq})" in s for s in shown), shown
         assert sum("sum(n)" in s for s in seen) == sum("TEMP TABLE sets" in s for s in seen), seen
-        assert _answers(reader, f) == expected
+        assert answers(reader, f) == expected
 
 
 def test_a_field_value_whose_tokens_most_events_hold_is_checked_on_every_row_without_a_lookup(
@@ -151,8 +108,8 @@ def test_a_field_value_whose_tokens_most_events_hold_is_checked_on_every_row_wit
             EventFilter(query="ip:203.0.113.7 OR org:acme"),
             EventFilter(query='-"grace"'),  # a token only the NOT looks up: no count to choose by
         ):
-            expected = _answers(single, f)
+            expected = answers(single, f)
             assert expected[1] > 0
-            with _statements(monkeypatch) as seen:
-                assert _answers(reader, f) == expected, f
+            with statements(monkeypatch) as seen:
+                assert answers(reader, f) == expected, f
             assert not any("TEMP TABLE sets" in s for s in seen) or "-" in f.query, seen

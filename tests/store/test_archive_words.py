@@ -6,21 +6,17 @@ written without the words (an earlier version, a merge with one) are read from t
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
+from helpers.archive_pairs import answers, statements, tiered_pair
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
+from tenant_events.store import EventReader, EventRow, duck
 from tenant_events.store.archive_build import LiveRow, write_month
-from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_layout import folder_of, tokens_name
 from tenant_events.store.archive_merge import merge
-from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.values.events import EventFilter
-from tenant_events.values.retention import Retention
 
 DAY = 86400.0
 NOW = time.time()
@@ -79,47 +75,8 @@ def _rows() -> list[EventRow]:
     return rows
 
 
-def _store(path: Path, rows: list[EventRow], keep_days: float | None) -> None:
-    writer = StoreWriter(path)
-    try:
-        for at in range(0, len(rows), 400):
-            writer.commit_sync(Batch(events=rows[at : at + 400]))
-        writer.index_all_sync()
-        if keep_days is not None:
-            keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), NOW)
-            writer.index_all_sync()
-    finally:
-        writer.close()
-
-
-@contextmanager
-def _statements(monkeypatch: object) -> Iterator[list[str]]:
-    seen: list[str] = []
-    run = ArchiveSource._execute
-
-    def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
-        seen.append(sql)
-        return run(cursor, sql, params)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))  # type: ignore[attr-defined]
-    yield seen
-
-
-def _answers(reader: EventReader, f: EventFilter) -> tuple[object, ...]:
-    return (
-        [e.seq for e in reader.page_before(f, None, 50)],
-        reader.count(f),
-        reader.histogram(f, 86400),
-        reader.counts_by_type(f),
-    )
-
-
 def _pair(tmp: Path) -> tuple[Path, Path]:
-    rows = _rows()
-    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
-    _store(one, rows, None)
-    _store(two, rows, 10)
-    return one, two
+    return tiered_pair(tmp, _rows(), NOW)
 
 
 def _strip_words(tokens: Path) -> None:
@@ -142,17 +99,17 @@ def test_one_word_field_terms_are_looked_up_in_the_words_and_answer_as_one_store
         matched = 0
         for query in QUERIES:
             f = EventFilter(query=query)
-            expected = _answers(single, f)
+            expected = answers(single, f)
             matched += expected[1] > 0  # type: ignore[operator]
-            with _statements(monkeypatch) as seen:
-                assert _answers(reader, f) == expected, query
+            with statements(monkeypatch) as seen:
+                assert answers(reader, f) == expected, query
             worded = (
                 query.startswith("user:") and query[5:].replace("ÁDÁM", "x").isalnum() and " " not in query
             )
             if worded:  # answered by its words: no value of the field read
                 assert not any("f_user" in s for s in seen), (query, seen)
                 assert any("'#user=" in s for s in seen), query
-                with EventReader(two) as cold, _statements(monkeypatch) as counting:
+                with EventReader(two) as cold, statements(monkeypatch) as counting:
                     assert cold.count(f) == expected[1]
                 assert not any("sum(n)" in s for s in counting), query  # no token counted to choose by
         assert matched >= 15
@@ -167,10 +124,10 @@ def test_files_without_the_words_are_read_from_their_columns(tmp_path, monkeypat
     with EventReader(one) as single, EventReader(two) as reader:
         for query in ("user:qzvc", "user:ada", "-user:qzvc", "user:qzvc OR org:acme"):
             f = EventFilter(query=query)
-            with _statements(monkeypatch) as seen:  # over every file, the one without words among them
+            with statements(monkeypatch) as seen:  # over every file, the one without words among them
                 assert reader.count(f) == single.count(f), query
             assert not any("'#user=" in s and "TEMP TABLE sets" in s for s in seen), query
-            assert _answers(reader, f) == _answers(single, f), query
+            assert answers(reader, f) == answers(single, f), query
 
 
 def _live_rows(n: int) -> list[LiveRow]:

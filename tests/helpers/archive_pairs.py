@@ -1,0 +1,60 @@
+"""Two stores of the same events, one all live and one with most of them archived, and what the archive runs
+meanwhile: the archive read tests compare the two tiers' answers and count the archive's statements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
+from tenant_events.store.archive_keeper import keep
+from tenant_events.store.archive_source import ArchiveSource
+from tenant_events.values.events import EventFilter
+from tenant_events.values.retention import Retention
+
+
+def store_rows(path: Path, rows: list[EventRow], keep_days: float | None, now: float) -> None:
+    """`rows` stored and indexed; with `keep_days`, what is older than that at `now` moved to the archive."""
+    writer = StoreWriter(path)
+    try:
+        for at in range(0, len(rows), 400):
+            writer.commit_sync(Batch(events=rows[at : at + 400]))
+        writer.index_all_sync()
+        if keep_days is not None:
+            keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), now)
+            writer.index_all_sync()
+    finally:
+        writer.close()
+
+
+def tiered_pair(tmp: Path, rows: list[EventRow], now: float) -> tuple[Path, Path]:
+    """One store all live, one with everything older than 10 days archived."""
+    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
+    store_rows(one, rows, None, now)
+    store_rows(two, rows, 10, now)
+    return one, two
+
+
+@contextmanager
+def statements(monkeypatch: object) -> Iterator[list[str]]:
+    """Every statement the archive runs meanwhile."""
+    seen: list[str] = []
+    run = ArchiveSource._execute
+
+    def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
+        seen.append(sql)
+        return run(cursor, sql, params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))  # type: ignore[attr-defined]
+    yield seen
+
+
+def answers(reader: EventReader, f: EventFilter) -> tuple[object, ...]:
+    """A filter's first page, count, histogram and counts by type: what the window shows of it."""
+    return (
+        [e.seq for e in reader.page_before(f, None, 50)],
+        reader.count(f),
+        reader.histogram(f, 86400),
+        reader.counts_by_type(f),
+    )
