@@ -232,7 +232,7 @@ def _single(workdir: Path, creds: Credentials, config: Path) -> NatsHub:
 
 
 def start_cluster(workdir: Path, size: int = 3, credentials: Credentials | None = None) -> NatsHub:
-    """packaging/nats/cluster.conf on `size` nodes (routes to every node, itself included)."""
+    """packaging/nats/cluster.conf on `size` nodes (3: its routes name two), each with routes to the others."""
     creds = credentials or Credentials()
     return _started(
         lambda attempt: _cluster(workdir / f"try-{attempt}" if attempt else workdir, size, creds), bound(20)
@@ -242,15 +242,13 @@ def start_cluster(workdir: Path, size: int = 3, credentials: Credentials | None 
 def _cluster(workdir: Path, size: int, creds: Credentials) -> NatsHub:
     picked = free_ports(3 * size)
     ports = [(picked[3 * i], picked[3 * i + 1], picked[3 * i + 2]) for i in range(size)]
-    routes = {
-        f"HUB_ROUTE_{i + 1}": f"nats-route://127.0.0.1:{cluster}" for i, (_, cluster, _) in enumerate(ports)
-    }
     nodes = []
     for i, (port, cluster, monitor) in enumerate(ports):
         name = f"hub-{'abcdefgh'[i]}"
+        others = [f"nats-route://127.0.0.1:{c}" for j, (_, c, _) in enumerate(ports) if j != i]
         env = {
             **creds.env(),
-            **routes,
+            **{f"HUB_ROUTE_{n + 1}": route for n, route in enumerate(others)},
             "HUB_SERVER_NAME": name,
             "HUB_LISTEN": f"127.0.0.1:{port}",
             "HUB_MONITOR": f"127.0.0.1:{monitor}",

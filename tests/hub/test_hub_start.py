@@ -49,3 +49,20 @@ def test_a_cluster_node_whose_port_is_taken_starts_the_cluster_again_on_new_port
             assert took < bound(20), f"the second start began only after {took:.0f} s"
         finally:
             hub.stop()
+
+
+def test_a_new_hub_whose_third_node_is_not_up_yet_elects_its_leader_from_two(tmp_path: Path):
+    """packaging/nats/cluster.conf as documented: each node's routes name the other two. (With a node listing
+    itself, two fresh nodes of three waited for good: JetStream counted four peers and two made no quorum.)"""
+    hub = _cluster(tmp_path, 3, Credentials())
+    a, b, _c = hub.nodes
+    a.start()
+    b.start()
+    try:
+        deadline = time.monotonic() + bound(20)
+        while not (a.healthy() and b.healthy()):
+            assert time.monotonic() < deadline, a.log.read_text()[-2000:] + b.log.read_text()[-2000:]
+            time.sleep(0.2)
+    finally:
+        a.stop()
+        b.stop()
