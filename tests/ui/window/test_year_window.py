@@ -158,3 +158,36 @@ def test_the_windows_reads_of_a_year_run_below_its_thread(qloop, qtbot, tmp_path
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         assert worker.threads and threading.main_thread() not in worker.threads
         assert set(worker.niceness) == {min(ours + BACKGROUND_NICENESS, 19)}
+
+
+def test_the_shown_event_is_found_again_off_the_ui_thread_after_a_filter_change(qloop, qtbot, tmp_path):
+    """After a filter change the detail pane's event is selected again where it now sits, or the pane cleared
+    when the filter hides it: where it sits is a count of its newer matches (over a year's archive 0.1-4 s), made
+    on a read thread while the pane keeps showing the event."""
+    from helpers.fixtures_ui import until
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        def selected_seq() -> int | None:
+            ev = w.model.event_at(w.table.currentIndex().row())
+            return ev.seq if ev is not None else None
+
+        async def scenario() -> None:
+            w.follow.select_quietly(len(rows) // 2)  # an event of the archive, far below the first page
+            await until(lambda: w.detail.shown is not None, 10, "the event in the detail pane")
+            shown = w.detail.shown
+            assert shown is not None and shown.seq <= ui.reader.archived_upto()
+            ui.counts.clear()
+            worker.counts.clear()
+            w.filter_bar.search.setText(f"type:{shown.type}")
+            w.filter_bar.search.returnPressed.emit()
+            await until(lambda: w.model.event_filter.query, 30, "the query's first page shown")
+            await until(lambda: selected_seq() == shown.seq, 30, "the event selected again")
+            assert w.detail.shown is not None and w.detail.shown.seq == shown.seq
+            assert worker.counts and threading.main_thread() not in ui.counts + worker.counts
+            w.filter_bar.search.setText(f"-type:{shown.type}")
+            w.filter_bar.search.returnPressed.emit()
+            await until(lambda: w.detail.shown is None, 30, "the pane cleared: the filter hides the event")
+            assert threading.main_thread() not in ui.counts + worker.counts
+
+        run_async(qloop, scenario())
