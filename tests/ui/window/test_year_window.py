@@ -17,7 +17,7 @@ from helpers.fixtures_window import settle
 from helpers.history import history
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.archive_keeper import keep
-from tenant_events.values.events import EventFilter
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.values.retention import Retention
 from tenant_events.view.tenant_reader import TenantReader
 
@@ -69,13 +69,14 @@ def test_a_year_in_two_tiers_fills_the_table_and_the_histogram(open_window, qloo
 
 
 class ReadsNoted(TenantReader):
-    """A reader noting the thread of every head, page and count read (a year's newest page comes through
+    """A reader noting the thread of every head, page, count and event read (a year's newest page comes through
     DuckDB, a year's count scans the whole archive), and that thread's niceness (Linux: each thread's own)."""
 
     def __init__(self, reader: EventReader) -> None:
         super().__init__(reader)
         self.threads: list[threading.Thread] = []
         self.counts: list[threading.Thread] = []
+        self.gets: list[threading.Thread] = []
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -94,6 +95,11 @@ class ReadsNoted(TenantReader):
         self._note()
         self.counts.append(threading.current_thread())
         return super().count(flt, max_seq, min_seq)
+
+    def get(self, seq: int) -> StoredEvent | None:
+        self._note()
+        self.gets.append(threading.current_thread())
+        return super().get(seq)
 
 
 @contextmanager
@@ -189,5 +195,33 @@ def test_the_shown_event_is_found_again_off_the_ui_thread_after_a_filter_change(
             w.filter_bar.search.returnPressed.emit()
             await until(lambda: w.detail.shown is None, 30, "the pane cleared: the filter hides the event")
             assert threading.main_thread() not in ui.counts + worker.counts
+
+        run_async(qloop, scenario())
+
+
+def test_an_archived_rows_json_is_read_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """Selecting a row of the archive shows its type and summary at once and says its JSON is being read; the
+    event is read on a read thread (from its monthly file: 0.1-0.5 s on a year, an update's earlier state up to a
+    second more), then shown."""
+    import json
+
+    from helpers.fixtures_ui import until
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        async def scenario() -> None:
+            ui.gets.clear()
+            worker.gets.clear()
+            w.follow.select_quietly(len(rows) // 2)
+            shown = w.detail.shown
+            assert shown is not None and shown.seq <= ui.reader.archived_upto()
+            assert (
+                w.detail.browser.toPlainText() == "Reading the event…"
+                and shown.type in w.detail.title.toolTip()
+            )
+            await until(lambda: w.detail.pretty, 20, "the event's JSON")
+            assert json.loads(w.detail.pretty)["event"]["id"] == shown.event_id
+            assert w.detail.copy_button.isEnabled()
+            assert worker.gets and threading.main_thread() not in ui.gets + worker.gets
 
         run_async(qloop, scenario())

@@ -66,7 +66,7 @@ async def _reselect(w: SelectingWindow, shown: StoredEvent) -> None:
         if w.feed.shown_worker_reader() is not reader:
             return  # the tenant was removed (its reader closed) while this ran
         raise
-    if w.detail.shown is not shown or model.generation != generation:
+    if w.detail.shown is None or w.detail.shown.seq != shown.seq or model.generation != generation:
         return  # another event shown, or another filter (which reselects itself)
     if model.head != head:  # rows arrived on top meanwhile: counted again for the new snapshot
         w.feed.spawn(_reselect(w, shown))
