@@ -15,6 +15,7 @@ import pytest
 from helpers.fixtures_ui import run_async, save_screenshot, signal_future
 from helpers.fixtures_window import settle
 from helpers.history import history
+from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.archive_keeper import keep
 from tenant_events.values.events import EventFilter, StoredEvent
@@ -77,6 +78,7 @@ class ReadsNoted(TenantReader):
         self.threads: list[threading.Thread] = []
         self.counts: list[threading.Thread] = []
         self.gets: list[threading.Thread] = []
+        self.opening_again = False  # reads of an event fail as while the database is opened again
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -99,6 +101,8 @@ class ReadsNoted(TenantReader):
     def get(self, seq: int) -> StoredEvent | None:
         self._note()
         self.gets.append(threading.current_thread())
+        if self.opening_again:
+            raise StorageError("the database is being opened again")
         return super().get(seq)
 
 
@@ -206,6 +210,7 @@ def test_an_archived_rows_json_is_read_off_the_ui_thread(qloop, qtbot, tmp_path)
     import json
 
     from helpers.fixtures_ui import until
+    from tenant_events.ui.window.event_actions import UNREAD
 
     with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
 
@@ -223,5 +228,15 @@ def test_an_archived_rows_json_is_read_off_the_ui_thread(qloop, qtbot, tmp_path)
             assert json.loads(w.detail.pretty)["event"]["id"] == shown.event_id
             assert w.detail.copy_button.isEnabled()
             assert worker.gets and threading.main_thread() not in ui.gets + worker.gets
+            # the database being opened again as a row is chosen: the pane says so, and the row reads once chosen again
+            worker.opening_again = True
+            w.follow.select_quietly(len(rows) // 2 + 1)
+            await until(
+                lambda: w.detail.browser.toPlainText() == UNREAD, 20, "the pane saying it could not read"
+            )
+            assert not w.detail.copy_button.isEnabled() and w.detail.shown is not None
+            worker.opening_again = False
+            w.follow.select_quietly(len(rows) // 2)
+            await until(lambda: w.detail.pretty, 20, "the event's JSON, chosen again")
 
         run_async(qloop, scenario())

@@ -29,6 +29,7 @@ def full_and_diff(reader: TenantReader, ev: StoredEvent) -> tuple[StoredEvent, t
     return full, diff_for(reader, full)
 
 
+UNREAD = "The database is being opened again. Choose the row again in a moment to see its JSON."
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 
 
@@ -69,9 +70,9 @@ class EventActions:
     async def _read_detail(self, request: int, reader: TenantReader, ev: StoredEvent) -> None:
         try:
             full, diff = await read_in_background(full_and_diff, reader, ev)
-        except StorageError:  # the database being opened again: the row is shown again when selected
+        except StorageError:  # the database being opened again (a moment): the row is read when chosen again
             if request == self._request:
-                self.w.detail.show_event(None)
+                self.w.detail.show_reading(ev, self.w.model.names.text(ev), UNREAD)
             return
         except Exception:
             if self.w.feed.shown_search_reader() is not reader:
