@@ -31,6 +31,7 @@ NAMES = (
     "ADA QZVC",
     "ada.lovelace+qzvp@example.com",
     "Qzvk-Ada",
+    "qzvr\U0010ffff",  # the last code point is a letter to the index: the word and the token are `qzvr\U0010ffff`
 )
 QUERIES = (
     "user:qzvx",
@@ -52,6 +53,8 @@ QUERIES = (
     "user:qzvp",
     "user:qzvk",
     "user:qzv*",
+    "user:qzvr",
+    "qzvr",
     "-user:qzvc",
     "user:qzvc OR org:acme",
     "user:ada type:user.updated",

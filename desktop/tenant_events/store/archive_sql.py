@@ -40,7 +40,7 @@ _SEP: Final = (
     r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
-_MAX_CHAR: Final = "\U0010ffff"
+_MAX_CHAR: Final = 0x10FFFF
 _NEAR_RAREST: Final = (
     8  # a phrase's drive meets every token held by at most this many times its rarest's events
 )
@@ -59,10 +59,24 @@ def phrase_tokens(text: str) -> tuple[str, ...]:
         mem.close()
 
 
+def _after_prefix(token: str) -> str | None:
+    """The first text after every one that starts with `token` (its last character that has a next one, made
+    that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
+    and `qzvr\U0010ffff` is not below it."""
+    kept = token.rstrip(chr(_MAX_CHAR))
+    if not kept:
+        return None
+    after = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= after <= 0xDFFF else after)  # no surrogate in UTF-8
+
+
 def _token_match(token: str, prefix: bool) -> str:
-    """The condition on `term` of the token files for `token` (or a token starting with it)."""
+    """The condition on `term` of the token files for `token` (or a token starting with it): a range, which
+    the files' row-group statistics prune, then the prefix itself."""
     if prefix:
-        return f"term >= {literal(token)} AND term < {literal(token + _MAX_CHAR)} AND starts_with(term, {literal(token)})"
+        after = _after_prefix(token)
+        below = f" AND term < {literal(after)}" if after is not None else ""
+        return f"term >= {literal(token)}{below} AND starts_with(term, {literal(token)})"
     return f"term = {literal(token)}"
 
 
