@@ -7,7 +7,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import keyring
 import pytest
+from keyring.backend import KeyringBackend
+from keyring.backends import fail
 
 from helpers.deliveries import alert_write, run_worker, store_alerts
 from tenant_events.auth.secret_store import MemorySecretStore, SecretStoreUnavailable
@@ -17,7 +20,7 @@ from tenant_events.destinations.worker import Target
 from tenant_events.paths import AppPaths
 from tenant_events.settings.shared_file import edited_settings
 from tenant_events.tenant import deliveries as deliveries_module
-from tenant_events.tenant.deliveries import DestinationTargets
+from tenant_events.tenant.deliveries import DestinationTargets, keyring_opener
 from tenant_events.tenant.team_alerts import TeamAlerts
 
 GONE = "the system keyring refused to read the sign-in: Message recipient disconnected from message bus"
@@ -112,3 +115,43 @@ def test_the_relay_says_once_that_a_destination_waits_for_its_url_and_when_it_is
         f"destination ops: {GONE}; its alerts wait until it can be read",
         "destination ops: its URL is read again; delivering",
     ]
+
+
+class _KeptInMemory(KeyringBackend):
+    """A keyring that answers (the keyring library's backend seam): the one the user set up meanwhile."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service, username):
+        return self.items.get((service, username))
+
+    def set_password(self, service, username, password):
+        self.items[service, username] = password
+
+    def delete_password(self, service, username):
+        self.items.pop((service, username), None)
+
+
+@pytest.mark.expect_warning_logs
+def test_a_missing_keyring_is_looked_for_again_without_its_notice_each_time(tmp_path, monkeypatch, caplog):
+    """`stream` and the relay look for a keyring again while a destination waits for its URL; the keyring's
+    notice (and its unlock prompt, for a locked one) is for the first look only, not one every few seconds."""
+    monkeypatch.setattr(deliveries_module, "REREAD_S", 0.0)  # every call reads again
+    paths = _destination(tmp_path, "json://127.0.0.1:9/hook", MemorySecretStore())
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        targets = DestinationTargets(paths, keyring_opener())
+        for _ in range(4):
+            assert "no system keyring answered" in targets()["ops"].problem
+        back = _KeptInMemory()
+        keyring.set_keyring(back)  # one appears: the next look opens it (the URL is not in it)
+        assert "its URL is not in the keyring" in targets()["ops"].problem
+    finally:
+        keyring.set_keyring(previous)
+    notices = [r for r in caplog.records if "Sign-in will last only while the app runs" in r.getMessage()]
+    assert len(notices) == 1, [r.getMessage() for r in notices]

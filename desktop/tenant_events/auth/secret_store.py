@@ -332,12 +332,17 @@ def _probe(
 
 
 def open_secret_store(
-    probe: bool = True, probe_wait: float = 60.0, on_state: Callable[[str | None], None] | None = None
+    probe: bool = True,
+    probe_wait: float = 60.0,
+    on_state: Callable[[str | None], None] | None = None,
+    ask: bool = True,
 ) -> OpenedStore:
-    """The keyring if it works (a read proves it answers), else session-only with a notice.
-
-    Blocks up to `probe_wait` s while the system shows an unlock prompt: call it off the UI thread."""
+    """The keyring if it works (a read proves it answers), else session-only with a notice. Blocks up to
+    `probe_wait` s while the system shows an unlock prompt: call it off the UI thread. Not `ask` (a look again
+    in the background): a locked or new keyring is not opened (no prompt), and the notice is not a warning."""
     problem = _usable_backend_problem()
+    if problem is None and not ask and (state := secret_service_state()) is not None:
+        problem = _STATE_TEXT[state]
     if problem is None:
         store = KeyringSecretStore()
         if not probe:
@@ -349,7 +354,7 @@ def open_secret_store(
         f"Sign-in will last only while the app runs: {problem}. "
         "Unlock or install a system keyring (e.g. GNOME Keyring, KWallet) to stay signed in."
     )
-    log.warning("%s", notice)
+    log.log(logging.WARNING if ask else logging.DEBUG, "%s", notice)
     return OpenedStore(MemorySecretStore(), notice, problem)
 
 
