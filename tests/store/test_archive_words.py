@@ -56,6 +56,9 @@ QUERIES = (
     "user:qzvr",
     "qzvr",
     "-user:qzvc",
+    "-user:qzvx",  # its value is spelled with an escape: no match under a NOT either, as in the live tier
+    "-user:qzvy",
+    "user:qzvx OR -type:user.created",  # an OR whose other side drives nothing: checked row by row
     "user:qzvc OR org:acme",
     "user:ada type:user.updated",
     "user:qzvk user:ada",

@@ -247,9 +247,8 @@ class FilterCompiler:
         if field.kind is Kind.ALERT:
             seqs = self.alert_seqs.get(int(term.value), ())
             return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
-        words = self._words(term)
-        if words is not None:
-            return f"seq IN ({words})"
+        if self._words(term) is not None:  # met with its full-text superset, as the live tier's (a NOT's too)
+            return f"seq IN ({self.drive(term)})"
         self.scanned = True
         patterns = value_patterns(term)
         if field.column is not None:
