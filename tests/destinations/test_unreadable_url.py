@@ -147,7 +147,9 @@ def test_a_missing_keyring_is_looked_for_again_without_its_notice_each_time(tmp_
     try:
         targets = DestinationTargets(paths, keyring_opener())
         for _ in range(4):
-            assert "no system keyring answered" in targets()["ops"].problem
+            assert targets()["ops"].problem == (
+                "its URL cannot be read: no system keyring answered — unlock or start the system keyring"
+            )
         back = _KeptInMemory()
         keyring.set_keyring(back)  # one appears: the next look opens it (the URL is not in it)
         assert "its URL is not in the keyring" in targets()["ops"].problem

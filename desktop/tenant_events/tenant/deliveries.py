@@ -100,7 +100,7 @@ class DestinationTargets:
         """Why a URL cannot be read, with what to do; a session-only store says that the keyring was missing."""
         opened = self._opened
         if opened is not None and not opened.persistent:
-            return f"its URL cannot be read: no system keyring answered ({opened.description})"
+            return "its URL cannot be read: no system keyring answered — unlock or start the system keyring"
         return str(exc)
 
     def quiet(self) -> QuietTimes | None:
