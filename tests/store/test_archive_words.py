@@ -38,6 +38,8 @@ QUERIES = (
     "user:qzvx",
     "user:qzvy",
     "user:qzvn",
+    "user:*qzvn",  # a glob, checked on the values' column: it ends at the NUL there too
+    "-user:*qzvn",
     "user:josé",
     "user:jos",
     "user:ádám",

@@ -92,14 +92,15 @@ def _class_char(c: str) -> str:
 
 def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
     """SQLite's GLOB (`*`, `?`, `[…]` with `^` and ranges) as an RE2 full-match expression. `fold_ascii`: the
-    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case."""
+    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case.
+    GLOB reads the value up to a NUL: what it holds from one on is left (a query holds none, parser.py)."""
     out, i, n = ["(?s)"], 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "*":
-            out.append(".*")
+            out.append("[^\\x00]*")
         elif c == "?":
-            out.append(".")
+            out.append("[^\\x00]")
         elif c == "[":
             j, negate, members = i + 1, False, []
             if j < n and pattern[j] == "^":
@@ -121,14 +122,14 @@ def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
             body = "".join(
                 _class_char(lo) + ("" if lo == hi else "-" + _class_char(hi)) for lo, hi in members
             )
-            out.append(f"[{'^' if negate else ''}{body}]")
+            out.append(f"[^\\x00{body}]" if negate else f"[{body}]")
             i = j
         elif fold_ascii and "a" <= c <= "z":
             out.append(f"[{c}{c.upper()}]")
         else:
             out.append(_regex_char(c))
         i += 1
-    return "".join(out)
+    return "".join(out) + "(?:\\x00.*)?"
 
 
 def _types_in(names: tuple[str, ...]) -> str:
