@@ -157,3 +157,22 @@ def test_a_missing_keyring_is_looked_for_again_without_its_notice_each_time(tmp_
         keyring.set_keyring(previous)
     notices = [r for r in caplog.records if "Sign-in will last only while the app runs" in r.getMessage()]
     assert len(notices) == 1, [r.getMessage() for r in notices]
+
+
+@pytest.mark.expect_warning_logs
+def test_a_destination_whose_url_is_never_read_holds_back_no_other(tmp_path, httpserver):
+    """One destination's URL is gone from the keyring for good (another computer's settings): its alerts wait,
+    and another destination's go out all the same."""
+    httpserver.expect_request("/hook", method="POST").respond_with_data("ok")
+    keyring = FlakyKeyring()
+    keyring.answers = True
+    paths = _destination(tmp_path, f"json://127.0.0.1:{httpserver.port}/hook", keyring)
+    with edited_settings(paths) as settings:  # listed first: its deliveries come first in every page
+        settings.destinations = [make_destination("lost", "json://127.0.0.1:9/gone"), *settings.destinations]
+    db = tmp_path / "acme.sqlite3"
+    store_alerts(db, [alert_write() for _ in range(3)])
+    targets = DestinationTargets(paths, lambda: keyring)
+    run_worker(db, targets, lambda: len(httpserver.log) == 3)
+    states = sorted({(d, s) for d, s, _ in _deliveries(db)})
+    assert states == [("lost", "pending"), ("ops", "delivered")]
+    assert "its URL is not in the keyring" in targets.problems["lost"]
