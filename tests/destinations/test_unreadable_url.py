@@ -117,30 +117,26 @@ def test_the_relay_says_once_that_a_destination_waits_for_its_url_and_when_it_is
     ]
 
 
-class _KeptInMemory(KeyringBackend):
-    """A keyring that answers (the keyring library's backend seam): the one the user set up meanwhile."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.items.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.items[service, username] = password
-
-    def delete_password(self, service, username):
-        self.items.pop((service, username), None)
-
-
 @pytest.mark.expect_warning_logs
 def test_a_missing_keyring_is_looked_for_again_without_its_notice_each_time(tmp_path, monkeypatch, caplog):
     """`stream` and the relay look for a keyring again while a destination waits for its URL; the keyring's
     notice (and its unlock prompt, for a locked one) is for the first look only, not one every few seconds."""
     monkeypatch.setattr(deliveries_module, "REREAD_S", 0.0)  # every call reads again
+
+    class KeptInMemory(KeyringBackend):
+        """A keyring that answers (the keyring library's backend seam): the one the user set up meanwhile."""
+
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            return None
+
+        def set_password(self, service, username, password):
+            raise AssertionError("not written here")
+
+        def delete_password(self, service, username):
+            raise AssertionError("not written here")
+
     paths = _destination(tmp_path, "json://127.0.0.1:9/hook", MemorySecretStore())
     previous = keyring.get_keyring()
     keyring.set_keyring(fail.Keyring())
@@ -150,11 +146,11 @@ def test_a_missing_keyring_is_looked_for_again_without_its_notice_each_time(tmp_
             assert targets()["ops"].problem == (
                 "its URL cannot be read: no system keyring answered — unlock or start the system keyring"
             )
-        back = _KeptInMemory()
-        keyring.set_keyring(back)  # one appears: the next look opens it (the URL is not in it)
+        keyring.set_keyring(KeptInMemory())  # one appears: the next look opens it (the URL is not in it)
         assert "its URL is not in the keyring" in targets()["ops"].problem
     finally:
         keyring.set_keyring(previous)
+        KeyringBackend._classes.discard(KeptInMemory)  # never a backend the library picks later
     notices = [r for r in caplog.records if "Sign-in will last only while the app runs" in r.getMessage()]
     assert len(notices) == 1, [r.getMessage() for r in notices]
 
