@@ -62,7 +62,7 @@ def phrase_tokens(text: str) -> tuple[str, ...]:
 def _after_prefix(token: str) -> str | None:
     """The first text after every one that starts with `token` (its last character that has a next one, made
     that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
-    and `qzvr\U0010ffff` is not below it."""
+    and `qzvr` + U+10FFFF is not below it."""
     kept = token.rstrip(chr(_MAX_CHAR))
     if not kept:
         return None
