@@ -166,6 +166,44 @@ def test_failing_keyring_write_raises_secret_store_unavailable():
         keyring.set_keyring(previous)
 
 
+def test_a_keyring_error_names_what_the_slot_holds():
+    """A relay says why a destination's alerts wait: the keyring's refusal names the destination's URL, not a
+    sign-in (the same store keeps refresh tokens, hub credentials and destination URLs)."""
+    import keyring
+    from keyring.backend import KeyringBackend
+    from keyring.errors import KeyringLocked
+
+    class Locked(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+        def set_password(self, service, username, password):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+        def delete_password(self, service, username):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Locked())
+    try:
+        store = KeyringSecretStore()
+        for slot, held in (
+            ("destination:ops@0123", "the destination's URL"),
+            ("hub:team@0123", "the hub's credentials"),
+            ("acme", "the sign-in"),
+        ):
+            with pytest.raises(SecretStoreUnavailable) as refused:
+                store.get(slot)
+            assert (
+                str(refused.value)
+                == f"the system keyring refused to read {held}: Failed to unlock the collection!"
+            )
+    finally:
+        keyring.set_keyring(previous)
+
+
 def test_memory_store_is_the_unit_test_fake():
     store = MemorySecretStore()
     store.set("a", "1")

@@ -40,7 +40,7 @@ _SEP: Final = (
     r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
-_MAX_CHAR: Final = "\U0010ffff"
+_MAX_CHAR: Final = 0x10FFFF
 _NEAR_RAREST: Final = (
     8  # a phrase's drive meets every token held by at most this many times its rarest's events
 )
@@ -59,10 +59,24 @@ def phrase_tokens(text: str) -> tuple[str, ...]:
         mem.close()
 
 
+def _after_prefix(token: str) -> str | None:
+    """The first text after every one that starts with `token` (its last character that has a next one, made
+    that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
+    and `qzvr` + U+10FFFF is not below it."""
+    kept = token.rstrip(chr(_MAX_CHAR))
+    if not kept:
+        return None
+    after = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= after <= 0xDFFF else after)  # no surrogate in UTF-8
+
+
 def _token_match(token: str, prefix: bool) -> str:
-    """The condition on `term` of the token files for `token` (or a token starting with it)."""
+    """The condition on `term` of the token files for `token` (or a token starting with it): a range, which
+    the files' row-group statistics prune, then the prefix itself."""
     if prefix:
-        return f"term >= {literal(token)} AND term < {literal(token + _MAX_CHAR)} AND starts_with(term, {literal(token)})"
+        after = _after_prefix(token)
+        below = f" AND term < {literal(after)}" if after is not None else ""
+        return f"term >= {literal(token)}{below} AND starts_with(term, {literal(token)})"
     return f"term = {literal(token)}"
 
 
@@ -78,14 +92,15 @@ def _class_char(c: str) -> str:
 
 def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
     """SQLite's GLOB (`*`, `?`, `[…]` with `^` and ranges) as an RE2 full-match expression. `fold_ascii`: the
-    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case."""
+    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case.
+    GLOB reads the value up to a NUL: what it holds from one on is left (a query holds none, parser.py)."""
     out, i, n = ["(?s)"], 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "*":
-            out.append(".*")
+            out.append("[^\\x00]*")
         elif c == "?":
-            out.append(".")
+            out.append("[^\\x00]")
         elif c == "[":
             j, negate, members = i + 1, False, []
             if j < n and pattern[j] == "^":
@@ -107,14 +122,14 @@ def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
             body = "".join(
                 _class_char(lo) + ("" if lo == hi else "-" + _class_char(hi)) for lo, hi in members
             )
-            out.append(f"[{'^' if negate else ''}{body}]")
+            out.append(f"[^\\x00{body}]" if negate else f"[{body}]")
             i = j
         elif fold_ascii and "a" <= c <= "z":
             out.append(f"[{c}{c.upper()}]")
         else:
             out.append(_regex_char(c))
         i += 1
-    return "".join(out)
+    return "".join(out) + "(?:\\x00.*)?"
 
 
 def _types_in(names: tuple[str, ...]) -> str:
@@ -233,9 +248,8 @@ class FilterCompiler:
         if field.kind is Kind.ALERT:
             seqs = self.alert_seqs.get(int(term.value), ())
             return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
-        words = self._words(term)
-        if words is not None:
-            return f"seq IN ({words})"
+        if self._words(term) is not None:  # met with its full-text superset, as the live tier's (a NOT's too)
+            return f"seq IN ({self.drive(term)})"
         self.scanned = True
         patterns = value_patterns(term)
         if field.column is not None:
