@@ -256,11 +256,12 @@ def _pieces(tenant: str) -> list[str]:
     with contextlib.closing(secretstorage.dbus_init()) as bus:
         collection = secretstorage.get_default_collection(bus)
         return [
-            f"#{i}"
+            f"#{which}{i}"
+            for which in ("", "b")  # the two sets a value's pieces alternate between (auth/secret_pieces.py)
             for i in range(70)
             if list(
                 collection.search_items(
-                    {"service": "tenant-events", "username": f"refresh-token:{tenant}#{i}"}
+                    {"service": "tenant-events", "username": f"refresh-token:{tenant}#{which}{i}"}
                 )
             )
         ]
@@ -292,9 +293,9 @@ def test_a_long_value_replaced_by_a_short_one_leaves_no_piece_behind(real_store)
         assert real_store.get(tenant) == "short-token"
         assert _pieces(tenant) == []
         real_store.set(tenant, "M" * 3500)
-        real_store.set(tenant, "N" * 1500)  # four pieces, then two: #2 and #3 go
+        real_store.set(tenant, "N" * 1500)  # four pieces, then two in the other set: the four go
         assert real_store.get(tenant) == "N" * 1500
-        assert _pieces(tenant) == ["#0", "#1"]
+        assert _pieces(tenant) == ["#b0", "#b1"]
     finally:
         real_store.delete(tenant)
     assert real_store.get(tenant) is None and _pieces(tenant) == []

@@ -2,8 +2,8 @@
 auth/secret_service.py, its Secret Service over one D-Bus connection).
 
 Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at 2560 bytes,
-and JWTs are long). A secret longer than 1000 characters is kept in pieces, at most MAX_SECRET characters in all:
-a longer one is refused (SecretTooLong), never kept in part. Every slot but the old-form ones is bound to what it
+and JWTs are long). A secret longer than 1000 characters is kept in pieces (auth/secret_pieces.py), at most
+MAX_SECRET characters in all: a longer one is refused (SecretTooLong), never kept in part. Every slot but the old-form ones is bound to what it
 is for (`bound_slot`): a data dir's slot is never another data dir's. A keyring that is missing, locked or
 dismissed (keyring#569, #69, #77, poetry#6640) makes `open_secret_store()` return a session-only store plus a
 notice; a plaintext file backend is never used (keyrings.alt's are refused).
@@ -20,14 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
+from tenant_events.auth import secret_pieces as pieces
+
 log = logging.getLogger(__name__)
 
 SERVICE = "tenant-events"
-_CHUNK = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
-_CHUNK_MARK = "chunked:"  # the slot's value when the secret is in pieces `#0…#n-1`
-_MAX_CHUNKS = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
-MAX_SECRET = _CHUNK * _MAX_CHUNKS
-_MARK_DIGITS = 3  # an older version's marker may count more pieces than _MAX_CHUNKS: each is still removed
+MAX_SECRET = pieces.CHUNK * pieces.MAX_CHUNKS
 
 
 class SecretTooLong(ValueError):
@@ -163,71 +161,19 @@ class KeyringSecretStore:
 
     def get(self, tenant: str) -> str | None:
         with self._lock:
-            return self._get(tenant)
-
-    def _get(self, tenant: str) -> str | None:
-        value = self._read(_account(tenant))
-        if value is None:
-            return None
-        count = _chunk_count(value)
-        if count is None:
-            return value  # (a value that looks like a marker was stored in pieces itself: this is one)
-        parts = [self._read(f"{_account(tenant)}#{i}") for i in range(count)]
-        if any(p is None for p in parts):
-            return None
-        return "".join(str(p) for p in parts)
+            return pieces.read(_account(tenant), self._read)
 
     def set(self, tenant: str, secret: str) -> None:
-        """Short values go in the slot itself; long ones (and any that looks like a chunk marker) in pieces,
-        then the marker. Pieces a longer earlier value left beyond the new count are removed. SecretTooLong for
+        """Short values go in the slot itself, long ones in pieces (auth/secret_pieces.py). SecretTooLong for
         a secret over MAX_SECRET characters (nothing is written)."""
         check_secret_length("the secret", secret)
         with self._lock:
-            self._set(tenant, secret)
-
-    def _set(self, tenant: str, secret: str) -> None:
-        account = _account(tenant)
-        before = self._read(account)
-        before_count = (_chunk_count(before) if before is not None else None) or 0
-        if len(secret) <= _CHUNK and _chunk_count(secret) is None and not secret.startswith(_CHUNK_MARK):
-            self._write(account, secret)
-            count = 0
-        else:
-            chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
-            for i, chunk in enumerate(chunks):
-                self._write(f"{account}#{i}", chunk)
-            count = len(chunks)
-            self._write(account, f"{_CHUNK_MARK}{count}")
-        self._remove_pieces(account, count, before_count)
-
-    def _remove_pieces(self, account: str, start: int, known: int) -> None:
-        """Pieces `#start…`: the `known` ones, then any stray ones after them (left by an older version)."""
-        i = start
-        while i < known or (i < _MAX_CHUNKS and self._read(f"{account}#{i}") is not None):
-            self._remove(f"{account}#{i}")
-            i += 1
+            pieces.write(_account(tenant), secret, self._read, self._write, self._remove)
 
     def delete(self, tenant: str) -> None:
         """The slot and every piece of it."""
         with self._lock:
-            self._delete(tenant)
-
-    def _delete(self, tenant: str) -> None:
-        account = _account(tenant)
-        current = self._read(account)
-        known = (_chunk_count(current) if current is not None else None) or 0
-        self._remove(account)
-        self._remove_pieces(account, 0, known)
-
-
-def _chunk_count(value: str) -> int | None:
-    """The piece count of a chunk marker ("chunked:3"), or None when `value` is not one. An older version wrote
-    markers past _MAX_CHUNKS (a secret it could not read back): their pieces are read and removed all the same."""
-    digits = value[len(_CHUNK_MARK) :] if value.startswith(_CHUNK_MARK) else ""
-    if not (digits.isascii() and digits.isdigit()) or len(digits) > _MARK_DIGITS:
-        return None
-    count = int(digits)
-    return count if count >= 1 else None
+            pieces.delete(_account(tenant), self._read, self._remove)
 
 
 @dataclass(frozen=True)
