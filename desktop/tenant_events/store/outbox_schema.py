@@ -14,6 +14,7 @@ Schema 8 created these tables in this shape (`migrate_outbox` rebuilds the first
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from typing import Final
 
 from tenant_events.values.alert_lifecycle import DeliveryKind
@@ -105,4 +106,12 @@ def enqueue(
     conn.execute(
         "INSERT OR IGNORE INTO alert_outbox (alert_id, kind, version, nth, queued_at) VALUES (?, ?, ?, ?, ?)",
         (alert_id, kind, version, nth, now),
+    )
+
+
+def enqueue_firings(conn: sqlite3.Connection, firings: Iterable[tuple[int, int, float]]) -> None:
+    """`enqueue` of many firings at once, each (alert id, version, now): one statement for a commit's alerts."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO alert_outbox (alert_id, kind, version, nth, queued_at) VALUES (?, 'firing', ?, 0, ?)",
+        firings,
     )
