@@ -18,9 +18,8 @@ from typing import Final, Literal
 CHUNK: Final = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
 MARK: Final = "chunked:"  # the slot's value when the secret is in pieces
 MAX_CHUNKS: Final = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
-_MARK_DIGITS: Final = (
-    3  # an older version's marker may count more pieces than MAX_CHUNKS: each is still removed
-)
+# an older version's marker may count more pieces than MAX_CHUNKS: each is still removed
+_MARK_DIGITS: Final = 3
 _READS: Final = 3  # a reader whose marker moved while it read the pieces reads again, this many times in all
 
 Set = Literal["", "b"]
@@ -43,12 +42,12 @@ def marker_of(value: str) -> Marker | None:
     MAX_CHUNKS (a secret it could not read back): their pieces are read and removed all the same."""
     if not value.startswith(MARK):
         return None
-    digits, _, which = value[len(MARK) :].partition(":")
-    if which not in ("", "b") or (which == "" and ":" in value[len(MARK) :]):
+    digits, colon, which = value[len(MARK) :].partition(":")
+    if colon and which != "b":
         return None
     if not (digits.isascii() and digits.isdigit()) or len(digits) > _MARK_DIGITS or int(digits) < 1:
         return None
-    return Marker(int(digits), "b" if which else "")
+    return Marker(int(digits), "b" if colon else "")
 
 
 def piece(account: str, which: Set, i: int) -> str:

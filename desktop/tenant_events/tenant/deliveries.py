@@ -112,11 +112,11 @@ def keyring_opener() -> Callable[[], SecretStore]:
     the first call may show the unlock prompt and logs why sign-ins last the session only; later ones (the
     keyring was not there, a destination waits for its URL) look again without a prompt or a word, as they do
     every REREAD_S seconds."""
-    asked: list[bool] = []
+    asked = False
 
     def opened() -> SecretStore:
-        first = not asked
-        asked.append(True)
+        nonlocal asked
+        first, asked = not asked, True
         return open_secret_store(ask=first).store
 
     return opened

@@ -176,9 +176,8 @@ class PageCache:
             self._keep(number, page, False)
 
 
-Found = tuple[
-    int, list[StoredEvent] | None
-]  # the row of an event (its newer matches), the exact page around it
+# the row of an event (its newer matches), the exact page around it
+Found = tuple[int, list[StoredEvent] | None]
 
 
 def page_around(
