@@ -30,6 +30,8 @@ def full_and_diff(reader: TenantReader, ev: StoredEvent) -> tuple[StoredEvent, t
 
 
 UNREAD = "The database is being opened again. Choose the row again in a moment to see its JSON."
+# a live row's JSON answers in a frame or two: "Reading the event…" only once its read takes longer
+READING_AFTER_MS = 150
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 
 
@@ -54,7 +56,7 @@ class EventActions:
     def show_detail(self, ev: StoredEvent | None) -> None:
         """The detail pane on `ev`. Its JSON and an update's earlier state are read on a read thread (over a
         year's archive 0.1-0.5 s, an update's earlier state up to a second more); meanwhile the pane shows the
-        row's type and summary and says it is reading the event."""
+        row's type and summary, and says it is reading the event once that has taken READING_AFTER_MS."""
         w, feed = self.w, self.w.feed
         self._request += 1
         reader = feed.shown_search_reader()
@@ -64,7 +66,7 @@ class EventActions:
         if not has_loop():  # Qt events outside the asyncio loop (tests between loop runs): read here
             self._show_full(*full_and_diff(feed.ui_readers[feed.tenant or ""], ev))
             return
-        w.detail.show_reading(ev, w.model.names.text(ev))
+        w.detail.show_reading(ev, w.model.names.text(ev), after_ms=READING_AFTER_MS)
         feed.spawn(self._read_detail(self._request, reader, ev))
 
     async def _read_detail(self, request: int, reader: TenantReader, ev: StoredEvent) -> None:
