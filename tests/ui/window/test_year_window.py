@@ -79,6 +79,8 @@ class ReadsNoted(TenantReader):
         self.counts: list[threading.Thread] = []
         self.gets: list[threading.Thread] = []
         self.opening_again = False  # reads of an event fail as while the database is opened again
+        self.go = threading.Event()  # reads of an event wait while it is clear (a slow archive read, at will)
+        self.go.set()
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -101,6 +103,7 @@ class ReadsNoted(TenantReader):
     def get(self, seq: int) -> StoredEvent | None:
         self._note()
         self.gets.append(threading.current_thread())
+        assert self.go.wait(120), "the test never let the read go on"
         if self.opening_again:
             raise StorageError("the database is being opened again")
         return super().get(seq)
@@ -235,5 +238,99 @@ def test_an_archived_rows_json_is_read_off_the_ui_thread(qloop, qtbot, tmp_path)
             worker.opening_again = False
             w.follow.select_quietly(len(rows) // 2)
             await until(lambda: w.detail.pretty, 20, "the event's JSON, chosen again")
+
+        run_async(qloop, scenario())
+
+
+def _current_seq(w) -> int | None:
+    ev = w.model.event_at(w.table.currentIndex().row())
+    return ev.seq if ev is not None else None
+
+
+async def _query(w, text: str) -> None:
+    from helpers.fixtures_ui import until
+
+    w.filter_bar.search.setText(text)
+    w.filter_bar.search.returnPressed.emit()
+    await until(
+        lambda: w.model.event_filter.query == text and not w.first_page.busy and not w.model.counting,
+        30,
+        f"the table filtered by {text!r}",
+    )
+
+
+def test_opening_the_window_on_an_archived_event_reads_it_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """A notification clicked (the inbox's or an alert's "Show in the table", a timeline's entry): the event, the
+    filter that shows it (here the filter bar's hides it: cleared) and its place are read on a read thread
+    (over a year's archive 0.1-0.5 s, the counts more), then its row is selected with its JSON in one step."""
+    import json
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        async def scenario() -> None:
+            seq = len(rows) // 2
+            target = ui.reader.get(seq)
+            assert target is not None and seq <= ui.reader.archived_upto()
+            await _query(w, f"-type:{target.type}")
+            for noted in (ui, worker):
+                noted.threads.clear()
+            opening = w.select_event("year", seq)
+            assert threading.main_thread() not in ui.threads + worker.threads, "read on the UI thread"
+            assert opening is not None and _current_seq(w) != seq
+            await opening
+            assert _current_seq(w) == seq
+            assert w.model.event_filter.query == "" and w.filter_bar.search.text() == ""
+            assert w.detail.pretty and json.loads(w.detail.pretty)["event"]["id"] == target.event_id
+            assert worker.threads and threading.main_thread() not in ui.threads + worker.threads
+
+        run_async(qloop, scenario())
+
+
+def test_an_event_opened_late_is_not_shown_over_what_the_user_chose_meanwhile(qloop, qtbot, tmp_path):
+    """The user chose another row, another filter or another event to open, or closed the window, while the
+    event was read: its answer is dropped — the user's row stays selected where it is, their filter stays."""
+    from helpers.fixtures_ui import until
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, _ui, worker, rows):
+
+        async def opened_while(seq: int, move) -> None:
+            worker.go.clear()
+            opening = w.select_event("year", seq)
+            assert opening is not None
+            moved = move()
+            if moved is not None:
+                await moved  # (the user's filter shown: its first page read)
+            scrolled = w.table.verticalScrollBar().value()
+            worker.go.set()
+            await opening
+            assert w.table.verticalScrollBar().value() == scrolled, "the table moved under the user"
+
+        async def scenario() -> None:
+            target, other = len(rows) // 2, len(rows) // 3
+            w.follow.select_quietly(5)
+            await until(lambda: w.detail.pretty, 20, "the row's JSON")
+            # another row chosen: it stays chosen, its JSON shown
+            await opened_while(target, lambda: w.follow.select_quietly(10))
+            chosen = w.model.event_at(10)
+            assert _current_seq(w) == chosen.seq
+            await until(lambda: w.detail.pretty, 20, "the chosen row's JSON")
+            assert w.detail.shown is not None and w.detail.shown.seq == chosen.seq
+            # another filter: it stays, nothing selected in it by the late answer
+            await opened_while(target, lambda: _query(w, "type:user.created"))
+            assert w.filter_bar.search.text() == "type:user.created"
+            assert w.model.event_filter.query == "type:user.created" and _current_seq(w) != target
+            # another event opened: the newer one is shown
+            await _query(w, "")
+            worker.go.clear()
+            older = w.select_event("year", target)
+            newer = w.select_event("year", other)
+            assert older is not None and newer is not None
+            worker.go.set()
+            await older
+            await newer
+            assert _current_seq(w) == other
+            # the window closed (to the tray): nothing moves in it
+            await opened_while(target, w.hide)
+            assert _current_seq(w) == other
 
         run_async(qloop, scenario())
