@@ -81,6 +81,8 @@ class ReadsNoted(TenantReader):
         self.opening_again = False  # reads of an event fail as while the database is opened again
         self.go = threading.Event()  # reads of an event wait while it is clear (a slow archive read, at will)
         self.go.set()
+        self.pages_go = threading.Event()  # a query's pages wait while it is clear
+        self.pages_go.set()
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -93,6 +95,8 @@ class ReadsNoted(TenantReader):
 
     def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list:
         self._note()
+        if flt.query:
+            assert self.pages_go.wait(120), "the test never let the query's page be read"
         return super().page(flt, max_seq, offset, limit)
 
     def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
@@ -332,5 +336,42 @@ def test_an_event_opened_late_is_not_shown_over_what_the_user_chose_meanwhile(ql
             # the window closed (to the tray): nothing moves in it
             await opened_while(target, w.hide)
             assert _current_seq(w) == other
+
+        run_async(qloop, scenario())
+
+
+def test_an_event_opened_while_a_querys_page_comes_is_shown(qloop, qtbot, tmp_path):
+    """A query typed, then a notification clicked before the query's first page came: that page selects the
+    event shown before again (where it now sits) — not a choice of the user's, so the event asked for is
+    opened once read."""
+    from helpers.fixtures_ui import until
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        async def scenario() -> None:
+            before = w.model.event_at(3)
+            target = next(
+                seq
+                for seq in range(len(rows) // 2, 0, -1)
+                if (ev := ui.reader.get(seq)) is not None and ev.type == before.type
+            )
+            w.follow.select_quietly(3)
+            await until(lambda: w.detail.pretty, 20, "the row's JSON")
+            worker.pages_go.clear()
+            worker.go.clear()
+            query = f"type:{before.type}"
+            w.filter_bar.search.setText(query)
+            w.filter_bar.search.returnPressed.emit()
+            opening = w.select_event("year", target)
+            assert opening is not None
+            worker.pages_go.set()
+            await until(
+                lambda: w.model.event_filter.query == query and _current_seq(w) == before.seq,
+                30,
+                "the event shown before selected again in the query's rows",
+            )
+            worker.go.set()
+            await opening
+            assert _current_seq(w) == target and w.model.event_filter.query == query
 
         run_async(qloop, scenario())
