@@ -5,6 +5,9 @@ archived event in the detail pane.
               for too), each until its JSON is shown
     filters   an event from the middle of the year in the detail pane, then a filter on its type, one without
               its type and its event id, each until the event is selected again or the pane cleared
+    opens     the window opened on one archived event (a notification clicked, "Show in the table"): with no
+              filter, then with a filter that hides it (cleared for it), each until its row is selected and its
+              JSON shown
 
 Each is measured as bench/archive.py measures opening the tenant: the longest late tick of a 5 ms timer (the
 goal: the window's thread never held more than 100 ms) and the UI thread's CPU in that stretch and in the
@@ -117,12 +120,41 @@ async def filters(w: Any, ticks: Ticks) -> None:
         print(f"  {text!r}: {outcome} after {took * 1000:.0f} ms; {ticks.since(first)}", flush=True)
 
 
+async def opens(w: Any, ticks: Ticks) -> None:
+    bar, reader = w.filter_bar, w.feed.ui_readers["year"]
+    head = w.model.head
+    for part, hiding in ((0.3, False), (0.6, False), (0.9, False), (0.5, True), (0.7, True)):
+        ev = reader.get(int(head * part))  # (before the measured stretch)
+        assert ev is not None
+        bar.search.setText(f"-type:{ev.type}" if hiding else "")
+        bar.search.returnPressed.emit()
+        await until(lambda: not w.first_page.busy and not w.model.counting and w.model.has_anchors)
+        w.follow.select_quietly(0)
+        await until(lambda: w.detail.pretty)
+        await asyncio.sleep(1.0)
+        first, started = ticks.mark(), time.perf_counter()
+        w.select_event("year", ev.seq)
+
+        def opened(seq: int = ev.seq) -> bool:
+            current = w.model.event_at(w.table.currentIndex().row())
+            shown = w.detail.shown
+            return bool(
+                current is not None and current.seq == seq and shown and shown.seq == seq and w.detail.pretty
+            )
+
+        await until(opened)
+        took = time.perf_counter() - started
+        await asyncio.sleep(1.0)
+        how = "a filter hiding it" if hiding else "no filter"
+        print(f"  seq {ev.seq:,} ({how}): shown after {took * 1000:.0f} ms; {ticks.since(first)}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--dir", type=Path, required=True, help="a year built by bench/archive.py (a copy)")
-    parser.add_argument("--only", choices=("rows", "filters"))
+    parser.add_argument("--only", choices=("rows", "filters", "opens"))
     args = parser.parse_args()
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -143,7 +175,7 @@ def main() -> int:
         await until(lambda: w.model.has_anchors and not w.model.counting)
         await asyncio.sleep(2.0)
         ticks = Ticks()
-        for name, part in (("rows", rows), ("filters", filters)):
+        for name, part in (("rows", rows), ("filters", filters), ("opens", opens)):
             if args.only in (None, name):
                 print(f"{name}:", flush=True)
                 await part(w, ticks)

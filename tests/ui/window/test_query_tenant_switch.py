@@ -186,8 +186,8 @@ def test_a_tenant_added_while_a_query_is_active_is_read_on_a_worker(qloop: Any, 
 
 
 def test_opening_another_tenants_event_with_a_query_active_keeps_it_selected(qloop: Any, setup: Any) -> None:
-    """A clicked notification needs its row at once: the query is read then, and no read left pending replaces
-    the table (and the selection) afterwards."""
+    """A clicked notification's event is read with the query's snapshot that shows it, and no read left pending
+    (the tenant's first page) replaces the table (and the selection) afterwards."""
     w, tenants = setup
     target = matches(tenants, "beta")[300]  # on the second page of beta's matches
 
@@ -199,7 +199,9 @@ def test_opening_another_tenants_event_with_a_query_active_keeps_it_selected(qlo
         updated = signal_future(w.aggregates_updated)
         type_query(w, QUERY)
         await updated
-        assert w.select_event("beta", target)
+        opening = w.select_event("beta", target)
+        assert opening is not None
+        await opening
         await w.first_page.wait()
         await until(lambda: not w.model.counting, 10, "the total")
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout, QWidget
 
@@ -18,6 +18,7 @@ from tenant_events.values.events import StoredEvent
 from tenant_events.view.event_text import jsonl_line
 
 Changes = str | Callable[[bool], str]
+READING = "Reading the event…"
 _TOKEN = re.compile(r'("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)')
 
 
@@ -59,6 +60,10 @@ class DetailPane(QWidget):
         self.copy_button.setAccessibleName("Copy event as JSON")
         self.copy_jsonl_button = QPushButton("Copy as JSON&L")
         self.copy_jsonl_button.setAccessibleName("Copy event as a JSONL line")
+        self._reading = QTimer(self)  # a read not answered yet: says so once it has taken a moment
+        self._reading.setSingleShot(True)
+        self._reading_line = READING
+        self._reading.timeout.connect(lambda: self.browser.setPlainText(self._reading_line))
         self.copy_button.clicked.connect(self.copy_json)
         self.copy_jsonl_button.clicked.connect(self.copy_jsonl)
         buttons = QHBoxLayout()
@@ -83,6 +88,7 @@ class DetailPane(QWidget):
         """`changes`: the "What changed" HTML of an update (update_diff_view.py), shown above the JSON; given as
         a function of the theme (dark or not), it is made again when the theme changes. `summary`: the event's
         sentence with the directory's names (the stored one, with raw ids, when not known yet)."""
+        self._reading.stop()
         self.shown = ev
         has = ev is not None and ev.raw is not None
         self.copy_button.setEnabled(has)
@@ -102,12 +108,18 @@ class DetailPane(QWidget):
         else:
             self.link.clear()
 
-    def show_reading(self, ev: StoredEvent, summary: str, line: str = "Reading the event…") -> None:
-        """`ev` chosen, its JSON not shown yet (being read: event_actions.py): its title, and `line` saying why."""
+    def show_reading(self, ev: StoredEvent, summary: str, line: str = READING, after_ms: int = 0) -> None:
+        """`ev` chosen, its JSON not shown yet (being read: event_actions.py): its title, and `line` saying why —
+        only once `after_ms` have passed without its JSON (a live row's comes in a frame or two: no flash of the
+        line). Meanwhile the title alone: no JSON, no link, no copy of the event shown before."""
         self.show_event(None)
         self.shown = ev
         self._title(f"{ev.type} — {summary}")
-        self.browser.setPlainText(line)
+        self._reading_line = line
+        if after_ms:
+            self._reading.start(after_ms)
+        else:
+            self.browser.setPlainText(line)
 
     def name_summary(self, seq: int, summary: str) -> None:
         """The names of the shown event arrived (a burst's rows are named a moment after they are stored)."""

@@ -6,6 +6,7 @@ window itself only wires them (main_window.py stays a composition of parts).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from tenant_events.errors import StorageError
@@ -30,6 +31,8 @@ def full_and_diff(reader: TenantReader, ev: StoredEvent) -> tuple[StoredEvent, t
 
 
 UNREAD = "The database is being opened again. Choose the row again in a moment to see its JSON."
+# a live row's JSON answers in a frame or two: "Reading the event…" only once its read takes longer
+READING_AFTER_MS = 150
 COPIED = {"json": "Copied the event as JSON", "jsonl": "Copied the event as a JSONL line"}
 
 
@@ -50,21 +53,37 @@ class EventActions:
         self.w = window
         self.domains: dict[str, str] = {}  # tenant → its profile's domain, for dashboard links
         self._request = 0  # the newest row shown: an older row's read that ends later is not shown
+        self._ahead: tuple[StoredEvent, tuple[UpdateDiff, str] | None] | None = None
+
+    def select_read(
+        self, full: StoredEvent, diff: tuple[UpdateDiff, str] | None, select: Callable[[], None]
+    ) -> None:
+        """Select the row of `full` with `select()`: the event was read with its place (event_selection.py), and
+        the pane shows it as the row is chosen instead of reading it again."""
+        self._ahead = (full, diff)
+        try:
+            select()
+        finally:
+            self._ahead = None
 
     def show_detail(self, ev: StoredEvent | None) -> None:
         """The detail pane on `ev`. Its JSON and an update's earlier state are read on a read thread (over a
         year's archive 0.1-0.5 s, an update's earlier state up to a second more); meanwhile the pane shows the
-        row's type and summary and says it is reading the event."""
+        row's type and summary, and says it is reading the event once that has taken READING_AFTER_MS."""
         w, feed = self.w, self.w.feed
         self._request += 1
+        ahead, self._ahead = self._ahead, None
         reader = feed.shown_search_reader()
         if ev is None or reader is None:
             w.detail.show_event(None)
             return
+        if ahead is not None and ahead[0].seq == ev.seq:
+            self._show_full(*ahead)
+            return
         if not has_loop():  # Qt events outside the asyncio loop (tests between loop runs): read here
             self._show_full(*full_and_diff(feed.ui_readers[feed.tenant or ""], ev))
             return
-        w.detail.show_reading(ev, w.model.names.text(ev))
+        w.detail.show_reading(ev, w.model.names.text(ev), after_ms=READING_AFTER_MS)
         feed.spawn(self._read_detail(self._request, reader, ev))
 
     async def _read_detail(self, request: int, reader: TenantReader, ev: StoredEvent) -> None:

@@ -120,6 +120,7 @@ class MainWindow(QMainWindow):
 
         self.toast = Toast(central)  # not the splitter's child: a splitter makes every child widget a pane
         self.events = EventActions(self)
+        self.open_request = 0  # the newest event the window was asked to open on (event_selection.py)
         self.follow = FollowController(self.table, self.model, self)
         self.follow.unseen_changed.connect(lambda _n: self._unread_updated())
         self.follow.said.connect(lambda text: self.toast.show_text(text, SAY_MS))
@@ -249,8 +250,9 @@ class MainWindow(QMainWindow):
     def _reselect_detail(self) -> None:
         event_selection.reselect_detail(self)
 
-    def select_event(self, tenant: str, seq: int) -> bool:
-        """Open the window on one event (a notification was clicked); clears filters that hide it."""
+    def select_event(self, tenant: str, seq: int) -> asyncio.Task[None] | None:
+        """Open the window on one event (a notification was clicked); clears filters that hide it. Read on a read
+        thread: the task that reads it, then selects its row (event_selection.py)."""
         return event_selection.select_event(self, tenant, seq)
 
     def step(self, delta: int) -> None:

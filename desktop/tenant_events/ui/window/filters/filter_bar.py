@@ -143,6 +143,22 @@ class FilterBar(QWidget):
     def clear_types(self) -> None:
         self.set_types(set())
 
+    def cleared(self) -> EventFilter:
+        """The filter with every part but an alert's off (what `clear_quietly` leaves)."""
+        return EventFilter(query=with_alert(self.alert_chip.pick, ""))
+
+    def clear_quietly(self) -> None:
+        """Every part but an alert's off, no change said: the caller shows `cleared()` itself (the window opened
+        on an event these parts hid)."""
+        self.blockSignals(True)
+        self.clear_types()
+        self.search.clear()
+        self._debounce.stop()  # (the query line emptied: nothing left to run once typing pauses)
+        self._query = ""
+        self.range_box.setCurrentIndex(0)
+        self.test_box.setChecked(True)
+        self.blockSignals(False)
+
     def set_custom_range(self, since: datetime, until: datetime) -> None:
         self.custom_range = (since, until)
         self.range_box.setItemText(CUSTOM, range_label(since, until))

@@ -132,13 +132,18 @@ class EventTableModel(QAbstractTableModel):
             first = self._reader.page(self._filter, head, 0, PAGE)
         self._reset(head, first)
 
-    def show_first_page(self, flt: EventFilter, head: int, first: list[StoredEvent]) -> None:
-        """`flt`'s first page at `head`, read on a worker (first_page.py); the total follows (`count_needed`)."""
+    def show_first_page(
+        self, flt: EventFilter, head: int, first: list[StoredEvent], counted: tuple[int, int] | None = None
+    ) -> None:
+        """`flt`'s first page at `head`, read on a worker (first_page.py); the total follows (`count_needed`),
+        unless the worker `counted` it too (the total and the oldest match: an event opened deep in it)."""
         self._filter = flt
-        self._reset(head, first)
+        self._reset(head, first, counted)
 
-    def _reset(self, head: int, first: list[StoredEvent] | None) -> None:
-        """`first`: the first page, the total left to `apply_total`; None: counted now."""
+    def _reset(
+        self, head: int, first: list[StoredEvent] | None, counted: tuple[int, int] | None = None
+    ) -> None:
+        """`first`: the first page, the total left to `apply_total` unless `counted`; None: counted now."""
         self.beginResetModel()
         cache = self._cache
         self._added_at, self._added = RecentHeads(), 0
@@ -151,7 +156,10 @@ class EventTableModel(QAbstractTableModel):
         elif first is not None:
             cache.pages[0], cache.rows = first, len(first)
             self.names.page_read(first)  # a page read elsewhere (a query's, on a worker) gets its names too
-            cache.counting = len(first) == PAGE
+            cache.counting = counted is None and len(first) == PAGE
+            if counted is not None:
+                cache.rows = counted[0]
+                cache.warm_oldest(counted[1])
         else:
             cache.rows = self._reader.count(self._filter, cache.head)
         self._added_at[cache.head] = 0
@@ -299,8 +307,8 @@ class EventTableModel(QAbstractTableModel):
         return self._cache.event(row)
 
     def row_of_seq(self, seq: int) -> int | None:
-        """The row showing event `seq` under the current filter, or None if it is filtered out; counted here (a
-        notification's click: the row is needed at once), else on a worker (event_selection.py)."""
+        """The row showing event `seq` under the current filter, or None if it is filtered out; counted here (Qt
+        events outside the asyncio loop: tests between loop runs), else on a worker (event_selection.py)."""
         if self._reader is None or seq > self.head:
             return None
         newer = self._reader.count(self._filter, self.head, min_seq=seq + 1)
