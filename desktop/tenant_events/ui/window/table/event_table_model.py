@@ -52,6 +52,7 @@ HEADERS = {
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 1
 EVENT_ROLE = Qt.ItemDataRole.UserRole + 2
 SENTENCE_ROLE = Qt.ItemDataRole.UserRole + 3  # the Summary's Sentence (names as mentions), when known
+_FIELD = {Col.TYPE: "type", Col.SUMMARY: "summary", Col.TENANT: "tenant", Col.ID: "event_id"}  # shown as is
 GONE = (".deleted", ".removed")  # types shown bold
 _ROLE = Qt.ItemDataRole
 # the roles data() answers (an event row's or a possible-gap row's); any other returns before a row is read
@@ -394,12 +395,4 @@ class EventTableModel(QAbstractTableModel):
     def _display(ev: StoredEvent, col: Col) -> str:
         if col == Col.TIME:
             return local_time(ev.time)
-        if col == Col.TYPE:
-            return ev.type
-        if col == Col.SUMMARY:
-            return ev.summary
-        if col == Col.TENANT:
-            return ev.tenant
-        if col == Col.PURPOSE:
-            return ev.purpose or ""
-        return ev.event_id
+        return (ev.purpose or "") if col == Col.PURPOSE else str(getattr(ev, _FIELD[col]))
