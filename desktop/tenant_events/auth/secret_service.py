@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+LOCKED = "it is locked"  # the refusal's text when the keyring is locked (no prompt is shown under a lock)
 
 
 class SecretServiceSlots:
@@ -53,15 +54,20 @@ class SecretServiceSlots:
         return self._collection
 
     def _unlocked(self) -> Any:
-        """The collection, unlocked: the system's unlock prompt if it is locked (as the keyring library does)."""
+        """The collection if it is unlocked; KeyringLocked if not. Never the unlock prompt: the caller holds a
+        lock, and a prompt left open would hold it (the store asks first, auth/keyring_unlock.py)."""
         from keyring.errors import KeyringLocked
 
         collection = self._opened()
         if collection.is_locked():
-            collection.unlock()
-            if collection.is_locked():  # the prompt was dismissed
-                raise KeyringLocked("Failed to unlock the collection!")
+            raise KeyringLocked(LOCKED)
         return collection
+
+    @property
+    def collection_path(self) -> str | None:
+        """The collection the backend prefers (None: the default one)."""
+        path = getattr(self._backend, "preferred_collection", None)
+        return str(path) if path else None
 
     def _items(self, service: str, username: str) -> list[Any]:
         return list(self._unlocked().search_items(self._backend._query(service, username)))
@@ -98,9 +104,7 @@ class SecretServiceSlots:
 
         for item in self._items(service, username):
             if item.is_locked():
-                item.unlock()
-                if item.is_locked():
-                    raise KeyringLocked("Failed to unlock the item!")
+                raise KeyringLocked(LOCKED)
             return str(item.get_secret().decode("utf-8"))
         return None
 
