@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 LOCKED = "it is locked"  # the refusal's text when the keyring is locked (no prompt is shown under a lock)
@@ -129,14 +129,32 @@ class SecretServiceSlots:
 
 def secret_service_problem(what: str, exc: BaseException) -> str | None:
     """What a Secret Service (secretstorage or D-Bus) error says, trying to `what`; None for any other error.
-    A daemon that went away mid-call (it quit or crashed: the bus answers "NoReply") is said to be so."""
+    secretstorage raises one "not available" error for five things (no session bus, a bus it cannot reach, no
+    keyring daemon on it, a daemon the bus failed to start, no reply): each is said as what happened."""
     if not type(exc).__module__.startswith(("secretstorage", "jeepney")):
         return None
     from secretstorage.exceptions import SecretServiceNotAvailableException
 
     if isinstance(exc, SecretServiceNotAvailableException):
-        return (
-            f"the system keyring stopped answering while trying to {what} ({exc}): "
-            "its daemon quit or restarted, and the next try connects to it again"
-        )
+        return f"the system keyring could not {what}: {_not_available(exc)}; the next try connects again"
     return f"the system keyring refused to {what}: {exc}"
+
+
+_NOT_AVAILABLE: Final = {  # the D-Bus error under secretstorage's "not available", in words
+    "org.freedesktop.DBus.Error.ServiceUnknown": "no keyring daemon is on the session bus (it quit, or none runs)",
+    "org.freedesktop.DBus.Error.Spawn.ExecFailed": "the session bus failed to start the keyring daemon",
+}
+
+
+def _not_available(exc: BaseException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, KeyError):
+        return f"there is no session bus ({exc})"
+    if isinstance(cause, ConnectionError | ValueError):
+        return f"the session bus cannot be reached ({exc})"
+    name = str(getattr(cause, "name", ""))
+    if name == "org.freedesktop.DBus.Error.NoReply":
+        if "disconnected" in str(exc):  # the bus saw the daemon's connection end before its reply
+            return "the keyring daemon quit or restarted in the middle of it"
+        return f"the keyring daemon did not answer in time ({exc})"
+    return _NOT_AVAILABLE.get(name, f"the Secret Service is not available ({exc})")
