@@ -81,7 +81,8 @@ class LockedKeyring:
     """A session bus (with activation: gcr-prompter comes on demand) and a gnome-keyring with a password on it;
     `lock()` it over D-Bus, `unlock()` it with its password."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, new: bool = False) -> None:
+        """`new`: no keyring yet (its first use asks for a new password, as on a new desktop)."""
         self.env = {
             **os.environ,
             "HOME": str(home),
@@ -104,7 +105,7 @@ class LockedKeyring:
         assert self.address, "dbus-daemon printed no address"
         self.env["DBUS_SESSION_BUS_ADDRESS"] = self.address
         self.daemon = subprocess.Popen(
-            ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+            ["gnome-keyring-daemon", "--foreground", *([] if new else ["--unlock"]), "--components=secrets"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -112,7 +113,8 @@ class LockedKeyring:
             env=self.env,
         )
         assert self.daemon.stdin is not None
-        self.daemon.stdin.write(PASSWORD)
+        if not new:
+            self.daemon.stdin.write(PASSWORD)
         self.daemon.stdin.close()
         deadline = time.monotonic() + bound(20)
         while SECRET not in self._names():
@@ -320,3 +322,37 @@ def test_a_relay_waits_for_a_keyring_locked_since_it_opened_it_and_delivers_once
     run_worker(db, targets, delivered)
     assert unlocked and not locked_keyring.prompt_open()
     assert read_status(db)[0].pending == 0
+
+
+def test_a_keyring_not_set_up_yet_holds_no_call_on_its_password_prompt(tmp_path, monkeypatch):
+    """A new desktop's first keyring use asks for the new keyring's password: while that prompt is open, two
+    callers of one store (the app's sign-in restore and its deliveries) each hear within a bounded time that the
+    keyring is not set up, instead of the second waiting on the store's lock for as long as the prompt is open."""
+    from tenant_events.auth import secret_store
+    from tenant_events.auth.secret_store import KeyringSecretStore, SecretStoreUnavailable
+
+    keyring = LockedKeyring(tmp_path / "keyring", new=True)
+    try:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", keyring.address)  # where the store connects
+        monkeypatch.setattr(secret_store, "UNLOCK_WAIT", 2.0)
+        store = KeyringSecretStore()
+        said: list[str] = []
+
+        def read() -> None:
+            try:
+                said.append(f"read {store.get('acme')}")
+            except SecretStoreUnavailable as exc:
+                said.append(str(exc))
+
+        callers = [threading.Thread(target=read, daemon=True) for _ in range(2)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(bound(10))
+        heard = list(said)  # before the keyring goes: a caller still waiting then hears that it went
+        prompt_open = keyring.prompt_open()
+    finally:
+        keyring.stop()
+    wanted = "the system keyring has not been set up yet (its password prompt was not answered within 2 s)"
+    assert heard == [wanted, wanted], heard
+    assert prompt_open  # left for the user to answer

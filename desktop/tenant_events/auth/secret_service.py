@@ -20,6 +20,7 @@ from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 LOCKED = "it is locked"  # the refusal's text when the keyring is locked (no prompt is shown under a lock)
+NOT_SET_UP = "it has not been set up yet"  # … when there is no keyring yet (its password prompt makes one)
 
 
 class SecretServiceSlots:
@@ -37,6 +38,8 @@ class SecretServiceSlots:
     def _opened(self) -> Any:
         if self._collection is None:
             import secretstorage
+            from keyring.errors import KeyringLocked
+            from secretstorage.exceptions import ItemNotFoundException
             from secretstorage.util import open_session
 
             connection = secretstorage.dbus_init()
@@ -44,8 +47,11 @@ class SecretServiceSlots:
                 path = getattr(self._backend, "preferred_collection", None)
                 if path:
                     collection = secretstorage.Collection(connection, path)
-                else:  # the default one, made (with the system's prompt) when there is none yet
-                    collection = secretstorage.get_default_collection(connection)
+                else:  # the default one; none yet: its password prompt makes it, never here (under a lock)
+                    try:
+                        collection = secretstorage.Collection(connection)
+                    except ItemNotFoundException:
+                        raise KeyringLocked(NOT_SET_UP) from None
                 collection.session = open_session(connection)  # one session for every item read here
             except BaseException:
                 connection.close()
