@@ -184,7 +184,9 @@ def test_the_store_goes_on_after_its_keyring_daemon_was_killed_and_started_again
     assert store.get("acme") == secret
 
     private_keyring.kill()
-    with pytest.raises(SecretStoreUnavailable, match="stopped answering while trying to read the sign-in"):
+    with pytest.raises(
+        SecretStoreUnavailable, match="could not read the sign-in: no keyring daemon is on the s"
+    ):
         store.get("acme")
 
     private_keyring.start()  # the same keyring file: what was saved is there
@@ -193,6 +195,28 @@ def test_the_store_goes_on_after_its_keyring_daemon_was_killed_and_started_again
     assert store.get("acme") == "short"
     store.delete("acme")
     assert store.get("acme") is None
+
+
+def test_a_keyring_that_is_not_there_is_said_to_be_missing_not_to_have_quit(tmp_path, monkeypatch):
+    """secretstorage's one "not available" error covers several things: each is said as what happened (a bus
+    without a keyring daemon, no session bus at all), not as a daemon that quit or restarted."""
+    empty = PrivateKeyring(tmp_path)  # a session bus with no keyring daemon on it, and none to start
+    try:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", empty.address)
+        with pytest.raises(SecretStoreUnavailable) as raised:
+            KeyringSecretStore().get("acme")
+        assert str(raised.value).startswith(
+            "the system keyring could not read the sign-in: no keyring daemon is on the session bus (it quit, or "
+            "none runs)"
+        ), raised.value
+    finally:
+        empty.stop()
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS")
+    with pytest.raises(SecretStoreUnavailable) as raised:
+        KeyringSecretStore().get("acme")
+    said = str(raised.value)
+    assert said.startswith("the system keyring could not read the sign-in: there is no session bus"), said
+    assert "quit" not in said
 
 
 def test_a_look_again_at_a_locked_keyring_shows_no_unlock_prompt(private_keyring):

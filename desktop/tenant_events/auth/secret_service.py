@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
+LOCKED = "it is locked"  # the refusal's text when the keyring is locked (no prompt is shown under a lock)
+NOT_SET_UP = "it has not been set up yet"  # … when there is no keyring yet (its password prompt makes one)
 
 
 class SecretServiceSlots:
@@ -36,6 +38,8 @@ class SecretServiceSlots:
     def _opened(self) -> Any:
         if self._collection is None:
             import secretstorage
+            from keyring.errors import KeyringLocked
+            from secretstorage.exceptions import ItemNotFoundException
             from secretstorage.util import open_session
 
             connection = secretstorage.dbus_init()
@@ -43,8 +47,11 @@ class SecretServiceSlots:
                 path = getattr(self._backend, "preferred_collection", None)
                 if path:
                     collection = secretstorage.Collection(connection, path)
-                else:  # the default one, made (with the system's prompt) when there is none yet
-                    collection = secretstorage.get_default_collection(connection)
+                else:  # the default one; none yet: its password prompt makes it, never here (under a lock)
+                    try:
+                        collection = secretstorage.Collection(connection)
+                    except ItemNotFoundException:
+                        raise KeyringLocked(NOT_SET_UP) from None
                 collection.session = open_session(connection)  # one session for every item read here
             except BaseException:
                 connection.close()
@@ -53,15 +60,20 @@ class SecretServiceSlots:
         return self._collection
 
     def _unlocked(self) -> Any:
-        """The collection, unlocked: the system's unlock prompt if it is locked (as the keyring library does)."""
+        """The collection if it is unlocked; KeyringLocked if not. Never the unlock prompt: the caller holds a
+        lock, and a prompt left open would hold it (the store asks first, auth/keyring_unlock.py)."""
         from keyring.errors import KeyringLocked
 
         collection = self._opened()
         if collection.is_locked():
-            collection.unlock()
-            if collection.is_locked():  # the prompt was dismissed
-                raise KeyringLocked("Failed to unlock the collection!")
+            raise KeyringLocked(LOCKED)
         return collection
+
+    @property
+    def collection_path(self) -> str | None:
+        """The collection the backend prefers (None: the default one)."""
+        path = getattr(self._backend, "preferred_collection", None)
+        return str(path) if path else None
 
     def _items(self, service: str, username: str) -> list[Any]:
         return list(self._unlocked().search_items(self._backend._query(service, username)))
@@ -98,9 +110,7 @@ class SecretServiceSlots:
 
         for item in self._items(service, username):
             if item.is_locked():
-                item.unlock()
-                if item.is_locked():
-                    raise KeyringLocked("Failed to unlock the item!")
+                raise KeyringLocked(LOCKED)
             return str(item.get_secret().decode("utf-8"))
         return None
 
@@ -125,14 +135,32 @@ class SecretServiceSlots:
 
 def secret_service_problem(what: str, exc: BaseException) -> str | None:
     """What a Secret Service (secretstorage or D-Bus) error says, trying to `what`; None for any other error.
-    A daemon that went away mid-call (it quit or crashed: the bus answers "NoReply") is said to be so."""
+    secretstorage raises one "not available" error for five things (no session bus, a bus it cannot reach, no
+    keyring daemon on it, a daemon the bus failed to start, no reply): each is said as what happened."""
     if not type(exc).__module__.startswith(("secretstorage", "jeepney")):
         return None
     from secretstorage.exceptions import SecretServiceNotAvailableException
 
     if isinstance(exc, SecretServiceNotAvailableException):
-        return (
-            f"the system keyring stopped answering while trying to {what} ({exc}): "
-            "its daemon quit or restarted, and the next try connects to it again"
-        )
+        return f"the system keyring could not {what}: {_not_available(exc)}; the next try connects again"
     return f"the system keyring refused to {what}: {exc}"
+
+
+_NOT_AVAILABLE: Final = {  # the D-Bus error under secretstorage's "not available", in words
+    "org.freedesktop.DBus.Error.ServiceUnknown": "no keyring daemon is on the session bus (it quit, or none runs)",
+    "org.freedesktop.DBus.Error.Spawn.ExecFailed": "the session bus failed to start the keyring daemon",
+}
+
+
+def _not_available(exc: BaseException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, KeyError):
+        return f"there is no session bus ({exc})"
+    if isinstance(cause, ConnectionError | ValueError):
+        return f"the session bus cannot be reached ({exc})"
+    name = str(getattr(cause, "name", ""))
+    if name == "org.freedesktop.DBus.Error.NoReply":
+        if "disconnected" in str(exc):  # the bus saw the daemon's connection end before its reply
+            return "the keyring daemon quit or restarted in the middle of it"
+        return f"the keyring daemon did not answer in time ({exc})"
+    return _NOT_AVAILABLE.get(name, f"the Secret Service is not available ({exc})")

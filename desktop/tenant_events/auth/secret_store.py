@@ -18,9 +18,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol
+from typing import Final, Literal, Protocol, TypeVar
 
 from tenant_events.auth import secret_pieces as pieces
+from tenant_events.auth.keyring_unlock import UNLOCK_WAIT, UnlockPrompt, may_prompt
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,10 @@ def bound_slot(prefix: str, name: str, data_dir: object, *what: object) -> str:
 
 class SecretStoreUnavailable(Exception):
     """The keyring cannot be used right now; the message says why."""
+
+
+class SecretStoreLocked(SecretStoreUnavailable):
+    """The keyring is locked, and was not unlocked (its prompt not answered, or not shown under a lock)."""
 
 
 class SecretStore(Protocol):
@@ -87,6 +94,9 @@ class MemorySecretStore:
     def delete(self, tenant: str) -> None:
         self._items.pop(tenant, None)
 
+    def unlock(self, wait: float | None = None) -> str | None:
+        return None  # nothing to unlock
+
     def __repr__(self) -> str:
         return f"MemorySecretStore({len(self._items)} item(s))"
 
@@ -106,7 +116,9 @@ class KeyringSecretStore:
 
     The Secret Service is used over one D-Bus connection of this store's (auth/secret_service.py): the keyring
     library's connection per call makes gnome-keyring abort. One lock keeps the store's calls one at a time; a
-    call that fails there is made once more on a new connection (the daemon may have restarted)."""
+    call that fails there is made once more on a new connection (the daemon may have restarted). A call that
+    finds the keyring locked shows its unlock prompt outside that lock and waits for it UNLOCK_WAIT s at most
+    (auth/keyring_unlock.py), then is made again; under `no_prompt()` it is refused at once (SecretStoreLocked)."""
 
     def __init__(self) -> None:
         import keyring
@@ -119,10 +131,11 @@ class KeyringSecretStore:
         self.description = f"system keyring ({type(backend).__name__})"
         secret_service = type(backend).__module__ == "keyring.backends.SecretService"
         self._service = SecretServiceSlots(backend) if secret_service else None
+        self._prompt = UnlockPrompt(self._service.collection_path if self._service else None)
         self._lock = threading.RLock()
 
     def _call(self, verb: str, fn: object, service: str, account: str, *args: str) -> object:
-        from keyring.errors import KeyringError
+        from keyring.errors import KeyringError, KeyringLocked
 
         from tenant_events.auth.secret_service import secret_service_problem
 
@@ -130,6 +143,8 @@ class KeyringSecretStore:
         try:
             return fn(service, account, *args)  # type: ignore[operator]
         except Exception as exc:
+            if isinstance(exc, KeyringLocked):
+                raise SecretStoreLocked(f"the system keyring refused to {what}: {exc}") from exc
             if isinstance(exc, KeyringError):
                 raise SecretStoreUnavailable(f"the system keyring refused to {what}: {exc}") from exc
             # D-Bus/secretstorage errors are not all KeyringErrors (secretstorage#33)
@@ -159,21 +174,45 @@ class KeyringSecretStore:
             if not isinstance(exc.__cause__, PasswordDeleteError):  # already gone is fine
                 raise
 
-    def get(self, tenant: str) -> str | None:
+    def _unlocking(self, call: Callable[[], T]) -> T:
+        """`call()` under the store's lock; if the keyring is locked, its unlock prompt first (outside the lock,
+        for UNLOCK_WAIT s at most), then `call()` again. Each call's first keyring read finds it locked, before
+        anything is written (secret_pieces.py), so the second is the whole call."""
+        try:
+            with self._lock:
+                return call()
+        except SecretStoreLocked:
+            if self._service is None or not may_prompt():
+                raise
+        problem = self.unlock()
+        if problem is not None:
+            raise SecretStoreLocked(problem)
         with self._lock:
-            return pieces.read(_account(tenant), self._read)
+            return call()
+
+    def unlock(self, wait: float | None = None) -> str | None:
+        """Unlock a locked (or make a new) Secret Service keyring through its prompt, waiting `wait` s
+        (UNLOCK_WAIT) at most and holding no lock; None once it is usable (or there is nothing to unlock: another
+        backend, no keyring), else why not. Blocks: call it off the UI thread."""
+        if self._service is None:
+            return None
+        state = secret_service_state()
+        if state is None or state == "absent":
+            return None  # usable, or nothing to unlock: the call finds out
+        return self._prompt.unlock(UNLOCK_WAIT if wait is None else wait, _STATE_TEXT[state])
+
+    def get(self, tenant: str) -> str | None:
+        return self._unlocking(lambda: pieces.read(_account(tenant), self._read))
 
     def set(self, tenant: str, secret: str) -> None:
         """Short values go in the slot itself, long ones in pieces (auth/secret_pieces.py). SecretTooLong for
         a secret over MAX_SECRET characters (nothing is written)."""
         check_secret_length("the secret", secret)
-        with self._lock:
-            pieces.write(_account(tenant), secret, self._read, self._write, self._remove)
+        self._unlocking(lambda: pieces.write(_account(tenant), secret, self._read, self._write, self._remove))
 
     def delete(self, tenant: str) -> None:
         """The slot and every piece of it."""
-        with self._lock:
-            pieces.delete(_account(tenant), self._read, self._remove)
+        self._unlocking(lambda: pieces.delete(_account(tenant), self._read, self._remove))
 
 
 @dataclass(frozen=True)
@@ -262,11 +301,16 @@ def _probe(store: KeyringSecretStore, wait: float, on_state: OnState | None) -> 
         if state == "absent":
             outcome.append(_STATE_TEXT["absent"])
             return
+        if state is not None:  # locked or new: its prompt, waited for as long as the probe waits
+            problem = store.unlock(wait)
+            if problem is not None:
+                outcome.append(problem)
+                return
         try:
             store.get("__probe__")
             outcome.append(None)
         except SecretStoreUnavailable as exc:
-            outcome.append(f"{_STATE_TEXT[state]} (its password prompt was dismissed)" if state else str(exc))
+            outcome.append(str(exc))
 
     worker = threading.Thread(target=read, name="keyring-probe", daemon=True)
     worker.start()
@@ -343,3 +387,13 @@ class PendingSecretStore:
 
     def delete(self, tenant: str) -> None:
         self._target().delete(tenant)
+
+    def unlock(self, wait: float | None = None) -> str | None:
+        return unlock_first(self._target(), wait)
+
+
+def unlock_first(store: SecretStore, wait: float | None = None) -> str | None:
+    """`store`'s unlock prompt if it has one and is locked (KeyringSecretStore.unlock), else None: called
+    before a lock other callers wait on is taken, so a prompt left open holds none of them."""
+    unlock = getattr(store, "unlock", None)
+    return unlock(wait) if callable(unlock) else None

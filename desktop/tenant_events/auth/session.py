@@ -5,7 +5,8 @@ already finished takes its result instead of spending the (rotated, now dead) re
 server would treat as reuse and revoke the whole family (Auth0's refresh token rotation). Across processes
 sharing the profile, the refresh holds the slot's file lock (auth/stored_sign_in.py) and reads the stored token
 again first: another process may have rotated it. A rotated refresh token is saved to the secret store BEFORE the
-lock is let go and the new access token handed out. `invalid_grant` (Auth0
+lock is let go and the new access token handed out. A locked keyring's unlock prompt comes before the lock, never
+under it (a prompt left open would hold every other process), and is waited for a bounded time. `invalid_grant` (Auth0
 answers 403) deletes the stored token and raises SignInRequired("signed out: sign in again"); events and
 cursor belong to the store and are untouched.
 """
@@ -13,13 +14,20 @@ cursor belong to the store and are untouched.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 
 from tenant_events.auth.errors import TokenEndpointError
 from tenant_events.auth.oauth_client import OAuthClient, TokenResponse
-from tenant_events.auth.secret_store import MemorySecretStore, SecretStore, SecretStoreUnavailable
+from tenant_events.auth.secret_store import (
+    MemorySecretStore,
+    SecretStore,
+    SecretStoreUnavailable,
+    unlock_first,
+)
 from tenant_events.auth.stored_sign_in import SignInSlot, refresh_lock
 from tenant_events.errors import SignInRequired
 
@@ -75,8 +83,33 @@ class AuthSession:
     async def save_refresh_token(self, token: str) -> None:
         """Persist first (under the slot's lock); if the keyring fails now, keep signing in for this session
         and say so."""
+        await self._unlock_first()
         async with refresh_lock(self.slot):
             await self._save(token)
+
+    async def _unlock_first(self) -> None:
+        """The keyring's unlock prompt, if it is locked, before the slot's lock is taken (bounded): a user who
+        leaves it open holds back no other process; under the lock a locked keyring is refused. Waited for on a
+        daemon thread, not the default executor, whose shutdown an app that quits meanwhile would wait for."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str | None] = loop.create_future()
+
+        def settle(problem: str | None) -> None:
+            if not answer.done():
+                answer.set_result(problem)
+
+        def ask() -> None:
+            try:
+                problem = unlock_first(self.store)
+            except Exception as exc:  # a backend's bug: the calls under the lock say what is wrong
+                problem = f"the system keyring failed to unlock ({type(exc).__name__})"
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, problem)
+
+        threading.Thread(target=ask, name="keyring-unlock-wait", daemon=True).start()
+        problem = await answer
+        if problem is not None:
+            log.info("the sign-in of %s goes on without the keyring: %s", self.tenant, problem)
 
     async def _save(self, token: str) -> None:
         self._refresh_token = token
@@ -114,6 +147,7 @@ class AuthSession:
         async with self._lock:
             if self._generation != seen_generation and self._access_token is not None:
                 return self._access_token  # someone refreshed while we waited: single flight
+            await self._unlock_first()
             async with refresh_lock(self.slot):
                 refresh_token = await self._current_token()
                 if not refresh_token:
@@ -147,6 +181,7 @@ class AuthSession:
 
     async def sign_out(self) -> None:
         """Revoke the refresh token at the tenant (RFC 7009), then forget it locally whatever happens."""
+        await self._unlock_first()
         async with refresh_lock(self.slot):
             try:
                 token = await self._current_token()

@@ -9,7 +9,9 @@ With refresh-token rotation every refresh spends the token: two processes on one
 with the token they read at start would spend it twice, and the tenant revokes the whole family (both signed
 out). `refresh_lock` holds an OS file lock in the data dir (`sign-ins/<slot>.lock`); the refresh takes it,
 reads the stored token again (another process may have rotated it), uses it and saves the new one before
-letting go.
+letting go. Nothing under the lock shows the keyring's unlock prompt (a user may leave it open for hours while
+every other process waits): the caller unlocks first (`unlock_first`), and a keyring found locked under the lock
+is refused at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tenant_events.auth.keyring_unlock import no_prompt
 from tenant_events.auth.secret_store import digest
 from tenant_events.errors import SignInRequired
 from tenant_events.settings import TenantProfile
@@ -123,7 +126,8 @@ async def refresh_lock(slot: SignInSlot, wait: float = LOCK_WAIT) -> AsyncIterat
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.2)
         try:
-            yield
+            with no_prompt():  # a locked keyring is refused here, never prompted for: the prompt comes first
+                yield
         finally:
             _unlock(handle)
     finally:

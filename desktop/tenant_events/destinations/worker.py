@@ -18,7 +18,10 @@ it stopped: a delivery sent but not yet marked is sent again with the same dedup
 de-duplicate see one incident). Failures back off exponentially with full jitter; a 429's Retry-After is
 honoured; a refused URL or token stops the destination (with its reason) until its URL changes; what is still
 undelivered after `horizon_s` (24 h) is given up and the alert shows an "undelivered" mark. A destination whose
-URL cannot be read (the keyring did not answer) keeps its deliveries pending until it can. Given `shared` (a
+URL cannot be read (the keyring did not answer) keeps its deliveries pending until it can. A failure, or a URL
+that cannot be read, puts every due delivery of that destination back to wait in one transaction (however many
+wait: a receiver down for an hour leaves hundreds, and a write per delivery competed with the store's writer
+every pass). Given `shared` (a
 team relay's outbox on the hub, tenant/team_alerts.py), each send first checks that this process may still send
 and that no other relay delivered it, and its result is recorded there too.
 """
@@ -280,9 +283,8 @@ class DeliveryWorker:
                 continue
             # its URL cannot be read now: this delivery and the rest wait for it (no attempt counted)
             if target.problem:
-                for rest in deliveries[i:]:
-                    await self._call(outbox.retry, rest, now + UNREADABLE_RETRY_S, target.problem, False)
-                await self._call(outbox.note_error, target.profile.name, target.fingerprint, target.problem)
+                name, at = target.profile.name, now + UNREADABLE_RETRY_S
+                await self._call(outbox.hold, name, target.fingerprint, None, at, target.problem, now)
                 return
             alert = await self._call(outbox.alert, d.alert_id)
             if alert is None:
@@ -325,8 +327,7 @@ class DeliveryWorker:
                 for a, x in sent:
                     await shared.record(a, x, state, attempts + 1, outcome.reason)
             if outcome.kind == "delivered":
-                for _, each in sent:
-                    await self._call(outbox.delivered, each, now)
+                await self._call(outbox.delivered_all, [each for _, each in sent], now)
                 self.delivered += 1
                 self._changed()
                 continue
@@ -345,10 +346,8 @@ class DeliveryWorker:
                 outcome.reason,
                 delay,
             )
-            await self._call(outbox.retry, d, now + delay, outcome.reason, True)
-            await self._call(outbox.note_error, name, target.fingerprint, outcome.reason)
-            for rest in deliveries[i + 1 :]:  # the receiver is down or busy: the others wait with this one
-                await self._call(outbox.retry, rest, now + delay, outcome.reason, False)
+            # the receiver is down or busy: every other due delivery to it waits with this one
+            await self._call(outbox.hold, name, target.fingerprint, d, now + delay, outcome.reason, now)
             return
 
     async def _not_sent_before(

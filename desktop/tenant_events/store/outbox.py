@@ -232,16 +232,20 @@ class Outbox:
         return float(row[0]) if row and row[0] is not None else None
 
     def delivered(self, d: Delivery, now: float) -> None:
+        self.delivered_all([d], now)
+
+    def delivered_all(self, ds: list[Delivery], now: float) -> None:
+        """`ds` (one send's: an alert and the flood folded into it) delivered, in one transaction."""
         self._write(
             lambda c: (
-                c.execute(
+                c.executemany(
                     "UPDATE alert_deliveries SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"  # noqa: S608
                     f" last_error = NULL WHERE {_KEY}",
-                    (now, *_key(d)),
+                    [(now, *_key(d)) for d in ds],
                 ),
-                c.execute(
+                c.executemany(
                     "UPDATE destination_status SET last_ok_at = ?, last_error = NULL WHERE name = ?",
-                    (now, d.destination),
+                    [(now, name) for name in dict.fromkeys(d.destination for d in ds)],
                 ),
             )
         )
@@ -255,21 +259,39 @@ class Outbox:
             )
         )
 
+    def hold(
+        self, name: str, fingerprint: str, failed: Delivery | None, at: float, error: str, now: float
+    ) -> None:
+        """Every delivery of `name` due by `now` waits until `at` with `error` (`failed`, the one just tried,
+        counts an attempt; a held URL counts none), and the destination shows the error: one transaction for
+        all of them, however many wait (a receiver down for an hour: each pass would otherwise be a write per
+        delivery, competing with the store's writer)."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            if failed is not None:
+                conn.execute(
+                    f"UPDATE alert_deliveries SET next_at = ?, attempts = attempts + 1, last_error = ? WHERE {_KEY}",  # noqa: S608
+                    (at, error, *_key(failed)),
+                )
+            conn.execute(
+                "UPDATE alert_deliveries SET next_at = ?, last_error = ?"
+                " WHERE destination = ? AND state = 'pending' AND next_at <= ?",
+                (at, error, name, now),
+            )
+            conn.execute(
+                "INSERT INTO destination_status (name, fingerprint, last_error) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET last_error = excluded.last_error",
+                (name, fingerprint, error),
+            )
+
+        self._write(work)
+
     def give_up(self, d: Delivery, error: str) -> None:
         """`d` stays undelivered for good: the alert shows an "undelivered" mark."""
         self._write(
             lambda c: c.execute(
                 f"UPDATE alert_deliveries SET state = 'undelivered', last_error = ? WHERE {_KEY}",  # noqa: S608
                 (error, *_key(d)),
-            )
-        )
-
-    def note_error(self, name: str, fingerprint: str, error: str) -> None:
-        self._write(
-            lambda c: c.execute(
-                "INSERT INTO destination_status (name, fingerprint, last_error) VALUES (?, ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET last_error = excluded.last_error",
-                (name, fingerprint, error),
             )
         )
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tenant_events.alerts.delivery import QuietTimes
+from tenant_events.auth.keyring_unlock import no_prompt
 from tenant_events.auth.secret_store import SecretStore, open_secret_store
 from tenant_events.destinations.registry import destination_url
 from tenant_events.destinations.worker import DeliveryWorker, Target
@@ -50,7 +51,10 @@ class DestinationTargets:
     """The destinations with their whole URLs, re-read when the settings file changes — and, while a URL cannot
     be read (the keyring did not answer, or was not there when opened), every REREAD_S seconds: that destination
     is kept with its problem (its deliveries wait, destinations/worker.py), never dropped, so a keyring that
-    fails for a moment holds the alerts back instead of routing them to no destination."""
+    fails for a moment holds the alerts back instead of routing them to no destination. A keyring locked since
+    it was opened is not asked to unlock here (its prompt would hold every destination's deliveries while it
+    stays open, and come back every few seconds): the URL waits, saying the keyring is locked, until it is
+    unlocked."""
 
     def __init__(self, paths: AppPaths, store: Callable[[], SecretStore]) -> None:
         """`store` is called only when there is a destination (opening the keyring may prompt)."""
@@ -79,7 +83,8 @@ class DestinationTargets:
                 if self._opened is None:
                     self._opened = self._store()
                 try:
-                    url = destination_url(self._opened, self._paths, profile)
+                    with no_prompt():  # a keyring locked since it was opened: the URL waits, no prompt
+                        url = destination_url(self._opened, self._paths, profile)
                 except UserFixableError as exc:
                     problems[profile.name] = self._problem(exc)
                     targets[profile.name] = Target(profile, "", profile.fingerprint, problems[profile.name])
