@@ -5,6 +5,7 @@ written without the words (an earlier version, a merge with one) are read from t
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from tenant_events.store import EventReader, EventRow, duck
 from tenant_events.store.archive_build import LiveRow, write_month
 from tenant_events.store.archive_layout import folder_of, tokens_name
 from tenant_events.store.archive_merge import merge
+from tenant_events.store.archive_terms import counts_query, lookup_query
 from tenant_events.values.events import EventFilter
 
 DAY = 86400.0
@@ -115,6 +117,96 @@ def test_one_word_field_terms_are_looked_up_in_the_words_and_answer_as_one_store
         assert matched >= 15
 
 
+def _email_and_ip(rows: list[EventRow]) -> tuple[str, str]:
+    """An e-mail and an address the archived part of the history holds (a user created with a request), the
+    address's last number of two digits: too short a token to look up, as the live tier's superset says (and
+    not starting 1 or 2, which start a hundred numbers too: most addresses)."""
+    for row in rows[:500]:
+        data = orjson.loads(row.raw)["event"]["data"]
+        ip = data.get("context", {}).get("request", {}).get("ip")
+        if row.type == "user.created" and ip and len(last := ip.rsplit(".", 1)[1]) == 2 and last[0] > "2":
+            return data["object"]["email"], ip
+    raise AssertionError("no user created with a request")
+
+
+# values of several words, (query, the field whose words drive it: None when its full-text tokens do, or when
+# its values are checked on every row)
+SEVERAL = (
+    ("email:@EMAIL@", None),  # its rarest token is as rare as its rarest word
+    ("email:@EMAIL_UPPER@", None),  # case
+    ("email:@EMAIL_TAIL@", None),  # from a word inside the address: a word starts there
+    ("email:.@EMAIL_MIDDLE@.", None),  # punctuation first: anywhere in the value
+    ("email:@example.com", None),  # every address holds example and com: checked on every row
+    ("ip:@IP@", "ip"),  # every address holds 203, 0 and 113; its last number is a word, too short a token
+    ("ip:@IP_PREFIX@", "ip"),  # its last number a prefix (203.0.113.2 is also 203.0.113.25)
+    ("ip:0.113.@IP_LAST@", "ip"),
+    ("ip:.113.@IP_LAST@", "ip"),
+    ("ip:@IP_PUNCT@", "ip"),  # what follows the address: its last number a whole word
+    ("ip:203.0.113", None),  # every address: checked on every row
+    ('user:"ada lovelace"', None),
+    ('user:"qzvx lovelace"', None),  # escaped in the JSON: not in the live tier's index
+    ('user:"ada qzvc"', None),
+    ("user:ada.lovelace+qzvp@example.com", None),
+    ("user:qzvp@example", None),
+    ("user:qzvk-ada", None),
+    ('user:"josé ádámsqz"', None),
+    ('user:"ÉQZVU ünïcode"', None),
+    ("user:-ada", None),
+    ("user:x—qzvw", None),  # one word (an em dash is a word's character)
+    ('user:"ab qzvn"', None),  # after a NUL: SQLite's GLOB does not read it
+    ("-ip:@IP@", None),
+    ("-ip:@IP@ type:user.created", None),
+    ("ip:@IP@ OR ip:203.0.113.25", "ip"),
+    ("ip:@IP@ OR org:acme", None),  # how many the one word leaves is not counted: checked on every row
+    ("(ip:@IP@ OR lovelace) type:user.*", None),
+    ("ip:@IP_PREFIX@ -type:user.created", "ip"),
+    ("ip:@IP@ -email:@EMAIL@", "ip"),
+    ("ip:@IP@ email:@EMAIL@", None),
+)
+
+
+def test_field_values_of_several_words_answer_as_one_store_the_words_driving_those_most_events_hold(
+    tmp_path, monkeypatch
+):
+    """A value of several words whose full-text tokens most events hold (an address: 203, 0 and 113) is
+    looked up in its field words (`#ip=7`, the last number's), and its values are read for those events
+    alone; every answer, driven so or not, is the single-tier store's."""
+    rows = _rows()
+    email, ip = _email_and_ip(rows)
+    local, _at, _domain = email.partition("@")
+    spelled = {
+        "@EMAIL@": email,
+        "@EMAIL_UPPER@": email.upper(),
+        "@EMAIL_TAIL@": email.split(".", 1)[1],
+        "@EMAIL_MIDDLE@": local.split(".")[1],
+        "@IP@": ip,
+        "@IP_PREFIX@": ip[:-1],
+        "@IP_LAST@": ip.rsplit(".", 1)[1],
+        "@IP_PUNCT@": f'"{ip}"',
+    }
+    one, two = tiered_pair(tmp_path, rows, NOW)
+    with EventReader(one) as single, EventReader(two) as reader:
+        matched = 0
+        for query, field in SEVERAL:
+            for mark, value in spelled.items():
+                query = query.replace(mark, value)
+            f = EventFilter(query=query)
+            expected = answers(single, f)
+            matched += expected[1] > 0  # type: ignore[operator]
+            with statements(monkeypatch) as seen:
+                assert answers(reader, f) == expected, query
+            with EventReader(two) as cold, statements(monkeypatch) as counting:
+                assert cold.count(f) == expected[1], query
+            if field is None:
+                continue
+            for run in (seen, counting):
+                assert any(f"'#{field}=" in s and "TEMP TABLE sets" in s for s in run), query  # its words
+                for s in run:  # the values read for those events alone: named, or in `cand`
+                    if f"f_{field}" in s:
+                        assert "FROM cand" in s or re.search(r"seq IN \(\d", s), (query, s)
+        assert matched >= 20
+
+
 def test_files_without_the_words_are_read_from_their_columns(tmp_path, monkeypatch):
     one, two = _pair(tmp_path)
     folder = folder_of(two)
@@ -122,7 +214,7 @@ def test_files_without_the_words_are_read_from_their_columns(tmp_path, monkeypat
     assert len(files) >= 2
     _strip_words(folder / tokens_name(files[0].name))
     with EventReader(one) as single, EventReader(two) as reader:
-        for query in ("user:qzvc", "user:ada", "-user:qzvc", "user:qzvc OR org:acme"):
+        for query in ("user:qzvc", "user:ada", "-user:qzvc", "user:qzvc OR org:acme", "user:ada.lovelace"):
             f = EventFilter(query=query)
             with statements(monkeypatch) as seen:  # over every file, the one without words among them
                 assert reader.count(f) == single.count(f), query
@@ -181,3 +273,26 @@ def test_a_written_token_file_holds_its_words_first_and_every_row_in_term_order(
         cur.close()
     assert terms[0] == "#" and terms[1].startswith("#") and any(not t.startswith("#") for t in terms)
     assert terms == sorted(terms)
+
+
+def test_a_fields_words_are_looked_up_and_counted_in_one_read_each_row_under_every_word_it_matches(tmp_path):
+    """`#ip=25` is one of the rows starting with `#ip=2` as well as `#ip=25` itself; the other field's row and
+    the token between them are neither."""
+    tokens = tmp_path / "t.tokens.parquet"
+    cur = duck.cursor()
+    try:
+        cur.execute(
+            "COPY (SELECT * FROM (VALUES ('#ip=2', 1, [1]), ('#ip=25', 2, [2, 5]), ('#ip=7', 1, [3]),"
+            " ('#org=2', 1, [4]), ('2', 3, [1, 2, 5])) AS t(term, n, seqs))"
+            f" TO {duck.literal(str(tokens))} (FORMAT parquet)"
+        )
+        tok = f"WITH tok AS (SELECT * FROM read_parquet({duck.literal(str(tokens))}))"
+        sets = {("#ip=2", True): "0", ("#ip=25", False): "1", ("#ip=7", True): "2", ("2", False): "3"}
+        pairs = cur.execute(f"{tok} {lookup_query(sets)}").fetchall()
+        keys, query = counts_query(set(sets))
+        counts = dict(zip(keys, cur.execute(f"{tok} {query}").fetchone() or (), strict=True))
+    finally:
+        cur.close()
+    assert sorted(pairs) == [(0, 1), (0, 2), (0, 5), (1, 2), (1, 5), (2, 3), (3, 1), (3, 2), (3, 5)]
+    assert counts == {("#ip=2", True): 3, ("#ip=25", False): 2, ("#ip=7", True): 1, ("2", False): 3}
+    assert sum("FROM tok" in part for part in lookup_query(sets).split(" UNION ALL ")) == 2  # ip's words, '2'

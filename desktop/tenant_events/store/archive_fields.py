@@ -9,6 +9,9 @@ seqs of the events holding it; the term's events are the seqs of the rows starti
 range of the sorted token file, exact, read without an events file. The words come from the values the events
 file stores (already lower-cased as SQLite's lower() does), each taken up to a NUL, as SQLite's GLOB reads text.
 
+A value of several words (`ip:203.0.113.7`) is no range of rows, but its matches hold each of its words
+(`lookup_words`): the reader meets the rarest of them and checks the value on those events alone.
+
 `#` sorts before every token the full-text tokenizer makes (letters and digits), so these rows come first and no
 free-text lookup meets one. The row `#` alone lists every event the file's field words cover; a merge joins it
 as any row, so a reader uses the words only when its count, over every file it reads, is the files' events: a
@@ -17,6 +20,7 @@ file written by an earlier version, a merge with one, or the team archive's rows
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -33,6 +37,7 @@ _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
 _SPLIT: Final = (
     r"[^a-z0-9\x{80}-\x{10ffff}]+"  # what splits a value into words (query_sql._NOT_WORD, repeated)
 )
+_WORD: Final = re.compile("[a-z0-9\x80-\U0010ffff]+")  # a word of a value (what _SPLIT leaves)
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -50,6 +55,29 @@ def lookup_prefix(term: Term) -> str | None:
     if not value[:1].isalnum() or not all(_word_char(c) for c in value):
         return None
     return f"{MARK}{field.name}={value}"
+
+
+def lookup_words(term: Term) -> tuple[tuple[str, bool], ...] | None:
+    """The field-word rows that every event `term` matches holds, each (row, as a prefix), for a value of
+    several words (`email:ada@example.com`, `ip:203.0.113.7`); None when `lookup_prefix` answers the term or
+    the words cannot narrow it. A match holds the value where a word starts (or anywhere, for a value starting
+    with punctuation), so each of its words that starts after a character splitting words, or at its start,
+    starts a word of the event's value; one followed by such a character is that whole word. The events holding
+    them all are a superset of the matches (their order and punctuation are not in the words): the reader
+    checks the values of those alone."""
+    field = field_named(term.field)
+    if field is None or field.kind is not Kind.TEXT or field.name not in _FIELDS or term.is_glob:
+        return None
+    value = term.value.translate(_LOWER)
+    if "\x00" in value or lookup_prefix(term) is not None:  # a NUL ends SQLite's pattern
+        return None
+    anchored = value[:1].isalnum()  # query_sql.value_patterns: where a word starts, or anywhere
+    keys = [
+        (f"{MARK}{field.name}={word.group()}", word.end() == len(value))
+        for word in _WORD.finditer(value)
+        if word.start() > 0 or anchored  # else it may end a longer word of the value
+    ]
+    return tuple(keys) or None
 
 
 def words_select(events: str) -> str:

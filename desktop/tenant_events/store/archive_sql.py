@@ -30,7 +30,8 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
-from tenant_events.store.archive_fields import lookup_prefix
+from tenant_events.store.archive_fields import lookup_prefix, lookup_words
+from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
 from tenant_events.store.query_sql import value_patterns
 from tenant_events.values.events import EventFilter
@@ -40,7 +41,6 @@ _SEP: Final = (
     r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
-_MAX_CHAR: Final = "\U0010ffff"
 _NEAR_RAREST: Final = (
     8  # a phrase's drive meets every token held by at most this many times its rarest's events
 )
@@ -57,13 +57,6 @@ def phrase_tokens(text: str) -> tuple[str, ...]:
         return tuple(str(r[0]) for r in mem.execute("SELECT term FROM v ORDER BY offset"))
     finally:
         mem.close()
-
-
-def _token_match(token: str, prefix: bool) -> str:
-    """The condition on `term` of the token files for `token` (or a token starting with it)."""
-    if prefix:
-        return f"term >= {literal(token)} AND term < {literal(token + _MAX_CHAR)} AND starts_with(term, {literal(token)})"
-    return f"term = {literal(token)}"
 
 
 def _regex_char(c: str) -> str:
@@ -136,6 +129,8 @@ class Compiled:
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
     listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
     # them say it already (None: not counted)
+    fewest: int | None = None  # at most this many candidates, when the field words of values of several
+    # words drive the filter (their rarest rows' counts; None: not known)
     """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
     on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
     for the candidates the small columns did not settle (an event id: none)."""
@@ -153,15 +148,20 @@ class FilterCompiler:
         alert_seqs: Mapping[int, tuple[int, ...]] | None = None,
         counts: Mapping[tuple[str, bool], int] | None = None,
         words: bool = False,
+        several: bool = False,
     ) -> None:
         """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
         a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
         matches too), not the meeting of every token's set ('evt' is in every event id). `words`: every file
-        read holds its field words (archive_fields.py), which answer a one-word field term exactly."""
+        read holds its field words (archive_fields.py), which answer a one-word field term exactly; `several`:
+        and drive a term of several words (`_word_drive`)."""
         self.alert_seqs = alert_seqs or {}
         self.words = words
+        self.several_words = words and several
         self.worded = False  # a field term the field words could answer (a first compile: are they there?)
+        self.several = False  # a field term of several words the field words could narrow
         self.scanned = False  # a field term checked on its values' column
+        self._fewest: int | None = 0  # the conjunct's candidates are at most this many (None: not known)
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
         self.choosing = False  # a phrase's drive could take one of several tokens: `counts` would choose
@@ -256,6 +256,32 @@ class FilterCompiler:
         self.worded = self.worded or prefix is not None
         return None if prefix is None or not self.words else self._token_set(prefix, True)
 
+    def _word_drive(self, term: Term, superset: str | None) -> list[str] | None:
+        """The sets a field term of several words drives by (archive_fields.lookup_words): the events holding
+        every word, met with the full-text superset's tokens; or with `counts` the rarest word and those nearly
+        as rare (`ip:203.0.113.7`: the last number's, not `#ip=203`'s, which every address holds), met with the
+        superset's tokens as rare. A superset, not the matches: the term's values are checked on those events.
+        None when the files lack the words or they cannot narrow it."""
+        keys = lookup_words(term)
+        self.several = self.several or keys is not None
+        if keys is None or not self.several_words:
+            return None
+        tokens: list[tuple[str, bool]] = []
+        if superset is not None:
+            found = phrase_tokens(superset.strip('"*').replace('" "', " "))
+            prefix = superset.endswith("*")
+            tokens = [(t, prefix and k == len(found) - 1) for k, t in enumerate(found)]
+        self.wanted.update(keys)
+        self.choosing = self.choosing or len(keys) > 1
+        if self.counts is None:
+            return [self._token_set(*key) for key in dict.fromkeys([*keys, *tokens])]
+        counts = self.counts
+        rarest = min(counts.get(key, 0) for key in keys)
+        if self._fewest is not None:  # an OR's sides add up; an AND's would meet (a bound all the same)
+            self._fewest += rarest
+        kept = [key for key in dict.fromkeys([*keys, *tokens]) if counts.get(key, 0) <= rarest * _NEAR_RAREST]
+        return [self._token_set(*key) for key in kept]
+
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
             return self.phrase(node.value, not node.phrase)
@@ -269,12 +295,16 @@ class FilterCompiler:
     def drive(self, node: Node) -> str | None:
         """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
         if isinstance(node, Text):
+            self._fewest = None
             sets = self._phrase_drive(node.value, not node.phrase, near=True)
             return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
         if isinstance(node, Term):
             from tenant_events.store.query_sql import term_superset
 
             superset = term_superset(node)
+            several = self._word_drive(node, superset)
+            if several is not None:
+                return _intersect(several)
             words = self._words(node)
             # the live tier's match holds the superset's tokens too (its full-text index reads the JSON as
             # spelled): the words narrow the superset, they do not replace it
@@ -283,6 +313,8 @@ class FilterCompiler:
                 sets += (
                     self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*")) or []
                 )
+            if sets:  # how many it leaves is not counted
+                self._fewest = None
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
@@ -320,8 +352,12 @@ class FilterCompiler:
         texts = [Text(word) for word in _TERM.findall(f.text)]
         node = parse(f.query) if f.query.strip() else None
         items = [*texts, *((node.children if isinstance(node, And) else (node,)) if node is not None else ())]
+        fewest: int | None = None
         for item in items:
+            self._fewest = 0 if self.several_words and self.counts is not None else None
             drive = self.drive(item)
+            if drive is not None and self._fewest is not None:  # driven by field words alone: counted
+                fewest = self._fewest if fewest is None else min(fewest, self._fewest)
             if drive is not None:
                 drives.append(drive)
             if isinstance(item, Text):  # in the drive: only its tokens' order is left to check
@@ -349,29 +385,8 @@ class FilterCompiler:
             listed = sum(self.counts[key] for key in self._sets)
         whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
-        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed)
+        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed, fewest)
 
 
 def _intersect(queries: list[str]) -> str:
     return " INTERSECT ".join(queries)
-
-
-def lookup_query(sets: Mapping[tuple[str, bool], str]) -> str:
-    """The query of (k, seq) pairs, the events holding each looked-up token (`sets`: token -> k). One read of
-    `tok` per token, each filtered by its own range of terms, which the token files' row-group statistics
-    prune: an OR of every token's condition made DuckDB read every row group of every file. A prefix may
-    match several terms of one event, which then lists it more than once: every use of `sets` asks whether
-    a seq is in it (IN, INTERSECT, UNION), so the pairs are not made distinct (a common word's 1.25 million
-    seqs: a hash table of them all)."""
-    return " UNION ALL ".join(
-        f"SELECT {k} AS k, unnest(seqs) AS seq FROM tok WHERE {_token_match(token, prefix)}"  # noqa: S608
-        for (token, prefix), k in sets.items()
-    )
-
-
-def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
-    """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
-    pruned read of the token files per token, as `lookup_query`."""
-    keys = sorted(wanted)
-    sums = ", ".join(f"(SELECT sum(n) FROM tok WHERE {_token_match(t, p)})" for t, p in keys)  # noqa: S608
-    return keys, f"SELECT {sums}"
