@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fetch import ArchiveFetch
-from tenant_events.store.archive_fields import MARK
+from tenant_events.store.archive_fields import COVER
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_sql import Compiled, FilterCompiler
 from tenant_events.store.archive_terms import counts_query
@@ -99,10 +99,7 @@ class ArchiveCandidates(ArchiveFetch):
         meeting each row with them cost 2-3x a plain scan of the values' column)."""
         if not compiled.whole or compiled.listed is None or "FROM sets" in compiled.where:
             return False
-        # field words: the events holding a value's rarest words bound the candidates (its other words, read
-        # too, may be several times as common)
-        listed = compiled.listed if compiled.fewest is None else compiled.fewest
-        return listed * WIDE_SHARE > sum(a.rows for a in files)
+        return compiled.listed * WIDE_SHARE > sum(a.rows for a in files)
 
     def _settle(
         self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
@@ -196,8 +193,7 @@ class ArchiveCandidates(ArchiveFetch):
     ) -> Compiled:
         """The filter's SQL, its phrases driven by their rarest tokens in these files (counted when a phrase has
         a choice, or a filter of field values may be `_wide`), its one-word field terms answered by the files'
-        field words when every file holds them (archive_fields.py), and its values of several words narrowed by
-        them where the tokens would leave them checked on every row (`_several`)."""
+        field rows when every file holds them (archive_fields.py)."""
         first = FilterCompiler(alerts)
         plain = first.compile(f, low, high, apart=True)
         worded = (
@@ -208,49 +204,15 @@ class ArchiveCandidates(ArchiveFetch):
         may_be_wide = plain.whole and (worded is None or worded.scanned)
         if not first.wanted or not (first.choosing or may_be_wide):
             return compiled
-        counts = self._counts(cursor, files, first.wanted)
+        counts = self._counts(cursor, files, first.wanted | (worded.wanted if worded is not None else set()))
         if worded is not None:
             worded = FilterCompiler(alerts, counts, True)
             compiled = worded.compile(f, low, high, apart=True)
             if not worded.scanned:
                 return compiled
         plain = FilterCompiler(alerts, counts).compile(f, low, high, apart=True)
-        if worded is None and first.several:
-            narrower = self._several(cursor, files, f, alerts, low, high, counts, plain)
-            if narrower is not None:
-                return narrower
         # a filter whose values are scanned anyway on every row (`_wide`) scans them all, no lookup at all
         return compiled if worded is not None and not self._wide(files, plain) else plain
-
-    def _several(
-        self,
-        cursor: duckdb.DuckDBPyConnection,
-        files: Sequence[ArchiveFile],
-        f: EventFilter,
-        alerts: Mapping[int, tuple[int, ...]],
-        low: int | None,
-        high: int | None,
-        counts: dict[tuple[str, bool], int],
-        plain: Compiled,
-    ) -> Compiled | None:
-        """`f` with its values of several words driven by their field words, when its full-text tokens would
-        leave its values checked on every row (`_wide`: `ip:203.0.113.7`, whose 203, 0 and 113 every address
-        holds; the last number, too short to look up as a token, is a word of its own) and the words leave
-        fewer than a fifth of the rows; None otherwise. Not before: a word's list is read from the token file's
-        heaviest row groups (the `#` row, every address's `#ip=203`), and an e-mail's rarest token is as rare
-        as its rarest word (`email:ada.lovelace`, driven by the words `ada` and `lovelace`, checked 12,600
-        candidates instead of 138,700 and took 1.4 times the CPU of the token's)."""
-        if not self._wide(files, plain) or not self._has_words(cursor, files):
-            return None
-        first = FilterCompiler(alerts, None, True, True)
-        first.compile(f, low, high, apart=True)
-        if first.wanted - counts.keys():
-            counts |= self._counts(cursor, files, first.wanted - counts.keys())
-        worded = FilterCompiler(alerts, counts, True, True)
-        compiled = worded.compile(f, low, high, apart=True)
-        if compiled.fewest is None or self._wide(files, compiled):
-            return None
-        return compiled
 
     def _counts(
         self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], wanted: set[tuple[str, bool]]
@@ -261,7 +223,7 @@ class ArchiveCandidates(ArchiveFetch):
         return {k: int(n or 0) for k, n in zip(keys, found, strict=True)}
 
     def _has_words(self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile]) -> bool:
-        """Whether every one of `files` holds its field words: its `#` row counts its events. A file never changes
+        """Whether every one of `files` holds its field words: its `#:` row counts its events. A file never changes
         under its name, so each is read once per reader; the team archive's rows have none."""
         known = self._worded
         local = [a for a in files if a.name not in known and not a.name.startswith(TEAM_PREFIX)]
@@ -270,7 +232,7 @@ class ArchiveCandidates(ArchiveFetch):
             listed = ", ".join(literal(p) for p in paths)
             rows = self._execute(
                 cursor,
-                f"SELECT filename, n FROM read_parquet([{listed}], filename = true) WHERE term = '{MARK}'",  # noqa: S608
+                f"SELECT filename, n FROM read_parquet([{listed}], filename = true) WHERE term = '{COVER}'",  # noqa: S608
             )
             covered = {str(path): int(n) for path, n in rows}
             for path, a in paths.items():

@@ -1,26 +1,25 @@
-"""The archive's index of field words: a field term (`user:ada`, `org:acme`) looked up, not checked on every row.
+"""The archive's index of field values: a field term (`user:ada`, `ip:203.0.113.7`) looked up, not checked on every row.
 
-A field term of the query line with a plain one-word value matches an event when one of the field's values has
-a word starting with it: the live tier's patterns (query_sql.value_patterns) are `v*` and `*[^a-z0-9…]v*` over
-the lower-cased value, so where the term's characters are all word characters (ASCII letters and digits, and
-everything past ASCII), the match starts a run of word characters. So each token file also holds, for every
-word of every value an event holds in a field of archive_layout.FIELD_COLUMNS, a row `#<field>=<word>` with the
-seqs of the events holding it; the term's events are the seqs of the rows starting with `#<field>=<value>`: a
-range of the sorted token file, exact, read without an events file. The words come from the values the events
-file stores (already lower-cased as SQLite's lower() does), each taken up to a NUL, as SQLite's GLOB reads text.
-
-A value of several words (`ip:203.0.113.7`) is no range of rows, but its matches hold each of its words
-(`lookup_words`): the reader meets the rarest of them and checks the value on those events alone.
+A field term of the query line whose value starts with a letter or digit matches an event when one of the
+field's values holds it where a word starts: the live tier's patterns (query_sql.value_patterns) are `v*` and
+`*[^a-z0-9…]v*` over the lower-cased value. So each token file also holds, for every value an event holds in a
+field of archive_layout.FIELD_COLUMNS, a row `#<field>:<rest>` for every place a word starts in the value (a word
+character at its start or after a character that splits words), `<rest>` the value from there to its end, with
+the seqs of the events holding it (`#ip:203.0.113.7`, `#ip:0.113.7`, `#ip:113.7`, `#ip:7`). The term's events
+are the seqs of the rows starting with `#<field>:<value>`: one range of the sorted token file, exact (the
+live tier's match has no end either: `ip:203.0.113.7` matches 203.0.113.75 in both tiers), read without an
+events file. The rows come from the values the events file stores (already lower-cased as SQLite's lower()
+does), each taken up to a NUL, as SQLite's GLOB reads text.
 
 `#` sorts before every token the full-text tokenizer makes (letters and digits), so these rows come first and no
-free-text lookup meets one. The row `#` alone lists every event the file's field words cover; a merge joins it
-as any row, so a reader uses the words only when its count, over every file it reads, is the files' events: a
-file written by an earlier version, a merge with one, or the team archive's rows are checked on their columns.
+free-text lookup meets one. The row `#:` alone lists every event the file's rows cover; a merge joins it as any
+row, so a reader uses the rows only when its count, over every file it reads, is the files' events: a file
+written by an earlier version (none, or rows of single words under a `#` row), a merge with one, or the team
+archive's rows are checked on their columns.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -33,64 +32,42 @@ if TYPE_CHECKING:
     import duckdb
 
 MARK: Final = "#"
+COVER: Final = MARK + ":"  # the row listing every event the file's field rows cover
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
-_SPLIT: Final = (
-    r"[^a-z0-9\x{80}-\x{10ffff}]+"  # what splits a value into words (query_sql._NOT_WORD, repeated)
-)
-_WORD: Final = re.compile("[a-z0-9\x80-\U0010ffff]+")  # a word of a value (what _SPLIT leaves)
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _word_char(c: str) -> bool:
-    return "a" <= c <= "z" or "0" <= c <= "9" or c >= "\x80"
-
-
 def lookup_prefix(term: Term) -> str | None:
-    """The prefix of the token rows whose seqs are exactly `term`'s events, or None when the words cannot say
-    (a glob, a value holding a character that splits words, a field with a column of its own)."""
+    """The prefix of the token rows whose seqs are exactly `term`'s events, or None when the rows cannot say
+    (a glob, a value not starting with a letter or digit, which the live tier matches anywhere, a NUL, which
+    ends SQLite's pattern, a field with a column of its own)."""
     field = field_named(term.field)
     if field is None or field.kind is not Kind.TEXT or field.name not in _FIELDS or term.is_glob:
         return None
     value = term.value.translate(_LOWER)
-    if not value[:1].isalnum() or not all(_word_char(c) for c in value):
+    if not value[:1].isalnum() or "\x00" in value:  # query_sql.value_patterns: where a word starts
         return None
-    return f"{MARK}{field.name}={value}"
+    return f"{MARK}{field.name}:{value}"
 
 
-def lookup_words(term: Term) -> tuple[tuple[str, bool], ...] | None:
-    """The field-word rows that every event `term` matches holds, each (row, as a prefix), for a value of
-    several words (`email:ada@example.com`, `ip:203.0.113.7`); None when `lookup_prefix` answers the term or
-    the words cannot narrow it. A match holds the value where a word starts (or anywhere, for a value starting
-    with punctuation), so each of its words that starts after a character splitting words, or at its start,
-    starts a word of the event's value; one followed by such a character is that whole word. The events holding
-    them all are a superset of the matches (their order and punctuation are not in the words): the reader
-    checks the values of those alone."""
-    field = field_named(term.field)
-    if field is None or field.kind is not Kind.TEXT or field.name not in _FIELDS or term.is_glob:
-        return None
-    value = term.value.translate(_LOWER)
-    if "\x00" in value or lookup_prefix(term) is not None:  # a NUL ends SQLite's pattern
-        return None
-    anchored = value[:1].isalnum()  # query_sql.value_patterns: where a word starts, or anywhere
-    keys = [
-        (f"{MARK}{field.name}={word.group()}", word.end() == len(value))
-        for word in _WORD.finditer(value)
-        if word.start() > 0 or anchored  # else it may end a longer word of the value
-    ]
-    return tuple(keys) or None
+def _word(c: str) -> str:
+    """Whether the character `c` (SQL) is a word character: an ASCII letter or digit, or past ASCII (UTF-8
+    bytes compare as code points)."""
+    return f"(({c}) BETWEEN 'a' AND 'z' OR ({c}) BETWEEN '0' AND '9' OR ({c}) >= chr(128))"
 
 
 def words_select(events: str) -> str:
-    """The query of the field words' rows (term, n, seqs) of the events file at `events` (an SQL literal), the
-    `#` row among them (unordered)."""
+    """The query of the field rows (term, n, seqs) of the events file at `events` (an SQL literal), the `#:` row
+    among them (unordered): each value from every place a word starts in it."""
     per_field = " UNION ALL ".join(
-        f"SELECT '{MARK}{name}=' || w AS term, seq FROM (SELECT seq,"  # noqa: S608 - names made here
-        f" unnest(regexp_split_to_array(split_part(v, chr(0), 1), '{_SPLIT}')) AS w"
-        f" FROM (SELECT seq, unnest({column}) AS v FROM read_parquet({events}))) WHERE w <> ''"
+        f"SELECT '{MARK}{name}:' || substr(v, p) AS term, seq FROM (SELECT seq, v,"  # noqa: S608 - names made here
+        f" unnest(generate_series(1, length(v))) AS p FROM (SELECT seq, split_part(v, chr(0), 1) AS v"
+        f" FROM (SELECT seq, unnest({column}) AS v FROM read_parquet({events}))))"
+        f" WHERE {_word('substr(v, p, 1)')} AND (p = 1 OR NOT {_word('substr(v, p - 1, 1)')})"
         for name, column in FIELD_COLUMNS
     )
     return (
-        f"SELECT '{MARK}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
+        f"SELECT '{COVER}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
         " UNION ALL SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
         f" FROM (SELECT DISTINCT term, seq FROM ({per_field})) GROUP BY term)"
     )

@@ -30,7 +30,7 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
-from tenant_events.store.archive_fields import lookup_prefix, lookup_words
+from tenant_events.store.archive_fields import lookup_prefix
 from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
 from tenant_events.store.query_sql import value_patterns
@@ -129,8 +129,6 @@ class Compiled:
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
     listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
     # them say it already (None: not counted)
-    fewest: int | None = None  # at most this many candidates, when the field words of values of several
-    # words drive the filter (their rarest rows' counts; None: not known)
     """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
     on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
     for the candidates the small columns did not settle (an event id: none)."""
@@ -148,20 +146,16 @@ class FilterCompiler:
         alert_seqs: Mapping[int, tuple[int, ...]] | None = None,
         counts: Mapping[tuple[str, bool], int] | None = None,
         words: bool = False,
-        several: bool = False,
     ) -> None:
         """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
         a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
         matches too), not the meeting of every token's set ('evt' is in every event id). `words`: every file
-        read holds its field words (archive_fields.py), which answer a one-word field term exactly; `several`:
-        and drive a term of several words (`_word_drive`)."""
+        read holds its field rows (archive_fields.py), which answer a field term whose value starts with a letter or
+        digit exactly."""
         self.alert_seqs = alert_seqs or {}
         self.words = words
-        self.several_words = words and several
         self.worded = False  # a field term the field words could answer (a first compile: are they there?)
-        self.several = False  # a field term of several words the field words could narrow
         self.scanned = False  # a field term checked on its values' column
-        self._fewest: int | None = 0  # the conjunct's candidates are at most this many (None: not known)
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
         self.choosing = False  # a phrase's drive could take one of several tokens: `counts` would choose
@@ -254,33 +248,10 @@ class FilterCompiler:
         or None when the files lack them or they cannot answer it."""
         prefix = lookup_prefix(term)
         self.worded = self.worded or prefix is not None
-        return None if prefix is None or not self.words else self._token_set(prefix, True)
-
-    def _word_drive(self, term: Term, superset: str | None) -> list[str] | None:
-        """The sets a field term of several words drives by (archive_fields.lookup_words): the events holding
-        every word, met with the full-text superset's tokens; or with `counts` the rarest word and those nearly
-        as rare (`ip:203.0.113.7`: the last number's, not `#ip=203`'s, which every address holds), met with the
-        superset's tokens as rare. A superset, not the matches: the term's values are checked on those events.
-        None when the files lack the words or they cannot narrow it."""
-        keys = lookup_words(term)
-        self.several = self.several or keys is not None
-        if keys is None or not self.several_words:
+        if prefix is None or not self.words:
             return None
-        tokens: list[tuple[str, bool]] = []
-        if superset is not None:
-            found = phrase_tokens(superset.strip('"*').replace('" "', " "))
-            prefix = superset.endswith("*")
-            tokens = [(t, prefix and k == len(found) - 1) for k, t in enumerate(found)]
-        self.wanted.update(keys)
-        self.choosing = self.choosing or len(keys) > 1
-        if self.counts is None:
-            return [self._token_set(*key) for key in dict.fromkeys([*keys, *tokens])]
-        counts = self.counts
-        rarest = min(counts.get(key, 0) for key in keys)
-        if self._fewest is not None:  # an OR's sides add up; an AND's would meet (a bound all the same)
-            self._fewest += rarest
-        kept = [key for key in dict.fromkeys([*keys, *tokens]) if counts.get(key, 0) <= rarest * _NEAR_RAREST]
-        return [self._token_set(*key) for key in kept]
+        self.wanted.add((prefix, True))  # counted with the tokens, when they are: how many the lookup lists
+        return self._token_set(prefix, True)
 
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
@@ -295,16 +266,12 @@ class FilterCompiler:
     def drive(self, node: Node) -> str | None:
         """A query of seqs every match of `node` lies in, or None (as query_sql._drive), as set algebra."""
         if isinstance(node, Text):
-            self._fewest = None
             sets = self._phrase_drive(node.value, not node.phrase, near=True)
             return _intersect(sets) if sets else "SELECT NULL::BIGINT AS seq WHERE false"
         if isinstance(node, Term):
             from tenant_events.store.query_sql import term_superset
 
             superset = term_superset(node)
-            several = self._word_drive(node, superset)
-            if several is not None:
-                return _intersect(several)
             words = self._words(node)
             # the live tier's match holds the superset's tokens too (its full-text index reads the JSON as
             # spelled): the words narrow the superset, they do not replace it
@@ -313,8 +280,6 @@ class FilterCompiler:
                 sets += (
                     self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*")) or []
                 )
-            if sets:  # how many it leaves is not counted
-                self._fewest = None
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
@@ -352,12 +317,8 @@ class FilterCompiler:
         texts = [Text(word) for word in _TERM.findall(f.text)]
         node = parse(f.query) if f.query.strip() else None
         items = [*texts, *((node.children if isinstance(node, And) else (node,)) if node is not None else ())]
-        fewest: int | None = None
         for item in items:
-            self._fewest = 0 if self.several_words and self.counts is not None else None
             drive = self.drive(item)
-            if drive is not None and self._fewest is not None:  # driven by field words alone: counted
-                fewest = self._fewest if fewest is None else min(fewest, self._fewest)
             if drive is not None:
                 drives.append(drive)
             if isinstance(item, Text):  # in the drive: only its tokens' order is left to check
@@ -385,7 +346,7 @@ class FilterCompiler:
             listed = sum(self.counts[key] for key in self._sets)
         whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
-        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed, fewest)
+        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed)
 
 
 def _intersect(queries: list[str]) -> str:

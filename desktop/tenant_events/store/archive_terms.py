@@ -37,7 +37,7 @@ def _by_field(keys: list[Key]) -> tuple[list[list[Key]], list[Key]]:
     fields: dict[str, list[Key]] = {}
     for key in keys:
         if key[0].startswith(MARK):
-            fields.setdefault(key[0].split("=", 1)[0], []).append(key)
+            fields.setdefault(key[0].split(":", 1)[0], []).append(key)
     groups = [group for group in fields.values() if len(group) > 1]
     grouped = {key for group in groups for key in group}
     return groups, [key for key in keys if key not in grouped]
