@@ -7,6 +7,7 @@ from their columns."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_one_word_field_terms_are_looked_up_in_the_words_and_answer_as_one_store
                 assert any("'#user:" in s for s in seen), query
                 with EventReader(two) as cold, statements(monkeypatch) as counting:
                     assert cold.count(f) == expected[1]
-                assert not any("sum(n)" in s for s in counting), query  # no token counted to choose by
+                assert sum("sum(n)" in s for s in counting) == 1, query  # its tokens and rows counted once
         assert matched >= 15
 
 
@@ -209,6 +210,10 @@ def test_values_of_several_words_are_ranges_of_the_field_rows_and_answer_as_one_
             for run in (seen, counting):
                 assert any(f"'#{field}:" in s and "TEMP TABLE sets" in s for s in run), query  # its rows
                 assert not any(f"f_{field}" in s for s in run), query  # no value of the field read
+                if query.startswith("ip:") and " " not in query.replace(" OR ip:", ""):
+                    # every address is spelled as it is in its JSON: its full-text tokens are not read
+                    sets = [s for s in run if "TEMP TABLE sets" in s]
+                    assert not any(re.search(r"term >?= '[0-9a-z]", s) for s in sets), (query, sets)
         assert matched >= 20
 
 

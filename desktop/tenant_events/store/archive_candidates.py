@@ -200,11 +200,14 @@ class ArchiveCandidates(ArchiveFetch):
             FilterCompiler(alerts, None, True) if first.worded and self._has_words(cursor, files) else None
         )
         compiled = worded.compile(f, low, high, apart=True) if worded is not None else plain
-        # counted: a phrase's choice of tokens, or whether values scanned on every row make the filter `_wide`
+        # counted: a phrase's choice of tokens, whether the files list a field value their JSON may spell
+        # otherwise (archive_fields.SPELLED), or whether values scanned on every row make the filter `_wide`
         may_be_wide = plain.whole and (worded is None or worded.scanned)
-        if not first.wanted or not (first.choosing or may_be_wide):
+        wanted = first.wanted | (worded.wanted if worded is not None else set())
+        choosing = first.choosing or (worded is not None and worded.choosing)
+        if not wanted or not (choosing or may_be_wide):
             return compiled
-        counts = self._counts(cursor, files, first.wanted | (worded.wanted if worded is not None else set()))
+        counts = self._counts(cursor, files, wanted)
         if worded is not None:
             worded = FilterCompiler(alerts, counts, True)
             compiled = worded.compile(f, low, high, apart=True)

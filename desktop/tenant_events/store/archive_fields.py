@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 MARK: Final = "#"
 COVER: Final = MARK + ":"  # the row listing every event the file's field rows cover
+SPELLED: Final = "!"  # after MARK: rows of values the event's JSON may spell otherwise (an escape)
+# what a JSON string escapes (a quote, a backslash, a control character), as an SQL literal of a regex
+_ESCAPED: Final = r"""'["\\\x00-\x1f]'"""
+_WORD: Final = r"a-z0-9\x{80}-\x{10ffff}"  # a word's characters (query_sql._NOT_WORD's complement)
+_RUN: Final = f"[{_WORD}]+[^{_WORD}]*"  # a word and what follows it up to the next
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -50,26 +55,36 @@ def lookup_prefix(term: Term) -> str | None:
     return f"{MARK}{field.name}:{value}"
 
 
-def _word(c: str) -> str:
-    """Whether the character `c` (SQL) is a word character: an ASCII letter or digit, or past ASCII (UTF-8
-    bytes compare as code points)."""
-    return f"(({c}) BETWEEN 'a' AND 'z' OR ({c}) BETWEEN '0' AND '9' OR ({c}) >= chr(128))"
+def spelled_prefix(prefix: str) -> str:
+    """The rows under `prefix` (lookup_prefix) of values the events' JSON may spell otherwise."""
+    return MARK + SPELLED + prefix.removeprefix(MARK)
 
 
 def words_select(events: str) -> str:
     """The query of the field rows (term, n, seqs) of the events file at `events` (an SQL literal), the `#:` row
-    among them (unordered): each value from every place a word starts in it."""
-    per_field = " UNION ALL ".join(
-        f"SELECT '{MARK}{name}:' || substr(v, p) AS term, seq FROM (SELECT seq, v,"  # noqa: S608 - names made here
-        f" unnest(generate_series(1, length(v))) AS p FROM (SELECT seq, split_part(v, chr(0), 1) AS v"
-        f" FROM (SELECT seq, unnest({column}) AS v FROM read_parquet({events}))))"
-        f" WHERE {_word('substr(v, p, 1)')} AND (p = 1 OR NOT {_word('substr(v, p - 1, 1)')})"
+    among them (unordered): each value from every place a word starts in it (its runs of a word and the
+    characters after it, joined from each run on), under `#!` when the event's JSON may spell it otherwise
+    than as it is (no whole JSON string of it in the JSON, in any case, or it holds what JSON escapes). The
+    lower-cased JSON is read only for a value the JSON does not hold in its own case."""
+    values = ", ".join(
+        f"list_transform({column}, v -> {{'f': '{name}', 'v': split_part(v, chr(0), 1)}})"
         for name, column in FIELD_COLUMNS
+    )
+    quoted = "'\"' || x.v || '\"'"
+    per_value = (
+        f"SELECT seq, x.f AS f, x.v AS v, NOT regexp_matches(x.v, {_ESCAPED}) AND CASE WHEN contains(raw, {quoted})"  # noqa: S608
+        f" THEN true ELSE contains(lower(raw), {quoted}) END AS plain"
+        f" FROM (SELECT seq, raw, unnest(list_concat({values})) AS x FROM read_parquet({events}))"
+    )
+    suffixes = (
+        f"SELECT '{MARK}' || CASE WHEN plain THEN '' ELSE '{SPELLED}' END || f || ':' || rest AS term, seq FROM"  # noqa: S608
+        " (SELECT seq, f, plain, unnest(list_transform(generate_series(1, len(runs)), k -> array_to_string(runs[k:], '')))"
+        f" AS rest FROM (SELECT seq, f, plain, regexp_extract_all(v, '{_RUN}') AS runs FROM ({per_value})))"
     )
     return (
         f"SELECT '{COVER}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
         " UNION ALL SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
-        f" FROM (SELECT DISTINCT term, seq FROM ({per_field})) GROUP BY term)"
+        f" FROM (SELECT DISTINCT term, seq FROM ({suffixes})) GROUP BY term)"
     )
 
 

@@ -30,7 +30,7 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
-from tenant_events.store.archive_fields import lookup_prefix
+from tenant_events.store.archive_fields import lookup_prefix, spelled_prefix
 from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
 from tenant_events.store.query_sql import value_patterns
@@ -229,7 +229,7 @@ class FilterCompiler:
             return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
         words = self._words(term)
         if words is not None:
-            return f"seq IN ({words})"
+            return " OR ".join(f"seq IN ({self._token_set(*key)})" for key in words).join("()")
         self.scanned = True
         patterns = value_patterns(term)
         if field.column is not None:
@@ -243,15 +243,31 @@ class FilterCompiler:
         tests = " OR ".join(f"regexp_full_match(v, {literal(glob_regex(p))})" for p in patterns)
         return f"(len(list_filter(f_{field.name}, v -> {tests})) > 0)"
 
-    def _words(self, term: Term) -> str | None:
-        """The seqs of a field term from the files' field words (exactly the events whose values it matches),
-        or None when the files lack them or they cannot answer it."""
+    def _words(self, term: Term) -> list[tuple[str, bool]] | None:
+        """The keys of a field term's rows in the files (together exactly the events whose values it matches):
+        those whose JSON holds the value as it is, and the others (archive_fields.SPELLED) unless `counts` say
+        the files list none; None when the files lack the rows or they cannot answer the term."""
         prefix = lookup_prefix(term)
         self.worded = self.worded or prefix is not None
         if prefix is None or not self.words:
             return None
-        self.wanted.add((prefix, True))  # counted with the tokens, when they are: how many the lookup lists
-        return self._token_set(prefix, True)
+        keys = [(prefix, True), (spelled_prefix(prefix), True)]
+        self.wanted.update(keys)  # counted with the tokens: how many the lookup lists, whether any is spelled
+        self.choosing = True
+        if self.counts is not None and not self.counts.get(keys[1], 0):
+            return keys[:1]
+        return keys
+
+    def _word_drive(self, words: list[tuple[str, bool]], phrase: str | None, prefix: bool) -> str:
+        """A field term's matches from its rows (`_words`). The live tier's match holds its full-text superset's
+        tokens too (its index reads the JSON as spelled): an event whose JSON holds the value as it is holds
+        them, the others are met with the superset, read only when the files list such an event."""
+        plain = self._token_set(*words[0])
+        if len(words) == 1:
+            return plain
+        spelled = self._token_set(*words[1])
+        sets = self._phrase_drive(phrase, prefix) if phrase else None
+        return f"{plain} UNION ({_intersect([spelled, *sets])})" if sets else f"{plain} UNION {spelled}"
 
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
@@ -272,14 +288,11 @@ class FilterCompiler:
             from tenant_events.store.query_sql import term_superset
 
             superset = term_superset(node)
+            phrase = superset.strip('"*').replace('" "', " ") if superset is not None else None
             words = self._words(node)
-            # the live tier's match holds the superset's tokens too (its full-text index reads the JSON as
-            # spelled): the words narrow the superset, they do not replace it
-            sets = [words] if words is not None else []
-            if superset is not None:
-                sets += (
-                    self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*")) or []
-                )
+            if words is not None:
+                return self._word_drive(words, phrase, superset is not None and superset.endswith("*"))
+            sets = self._phrase_drive(phrase, superset.endswith("*")) if phrase and superset else None
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
