@@ -2,9 +2,9 @@
 tokens (`sets`) and the counts that choose among them (archive_sql.py, archive_candidates.py).
 
 The token files are sorted by term, so a condition that bounds `term` lets the row groups' statistics leave out
-every row group but the one or two that can hold it. A field's words (archive_fields.py) lie side by side in the
-first row groups, which also hold the longest lists (the `#` row, every address's `#ip=203`): the words of one
-field a filter names are read in one range, each row group decoded once, not once per word.
+every row group but the one or two that can hold it. A field's rows (archive_fields.py) lie side by side in the
+first row groups: the rows of one field a filter names are read in one range, each row group decoded once, not
+once per value.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ def _by_field(keys: list[Key]) -> tuple[list[list[Key]], list[Key]]:
 def lookup_query(sets: Mapping[Key, str]) -> str:
     """The query of (k, seq) pairs, the events holding each looked-up token (`sets`: token -> k). One read of
     `tok` per token, each filtered by its own range of terms, which the token files' row-group statistics
-    prune: an OR of every token's condition made DuckDB read every row group of every file. A field's words
-    are read in one range, each row listed under every word it matches (`#ip=2` and `#ip=25` both match
-    `#ip=25`). A prefix may match several terms of one event, which then lists it more than once: every use
-    of `sets` asks whether a seq is in it (IN, INTERSECT, UNION), so the pairs are not made distinct (a common
-    word's 1.25 million seqs: a hash table of them all)."""
+    prune: an OR of every token's condition made DuckDB read every row group of every file. A field's rows
+    are read in one range, each row listed under every key it matches (`#ip:203.0.113.7` and
+    `#ip:203.0.113.75` both match `#ip:203.0.113.75`). A prefix may match several terms of one event, which
+    then lists it more than once: every use of `sets` asks whether a seq is in it (IN, INTERSECT, UNION), so
+    the pairs are not made distinct (a common word's 1.25 million seqs: a hash table of them all)."""
     groups, singles = _by_field(sorted(sets))
     reads = [
         f"SELECT {sets[key]} AS k, unnest(seqs) AS seq FROM tok WHERE {token_match(*key)}"  # noqa: S608
@@ -68,7 +68,8 @@ def lookup_query(sets: Mapping[Key, str]) -> str:
 def counts_query(wanted: set[Key]) -> tuple[list[Key], str]:
     """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
     pruned read of the token files per token, as `lookup_query`; a field's words in one read of the range of
-    terms from the first to the last (`#ip=0` to `#ip=7`: a row group or two of each file, read once)."""
+    terms from the first to the last (`#ip:203.0.113.25` to `#ip:203.0.113.7`: a row group or two of each
+    file, read once)."""
     keys = sorted(wanted)
     groups, _singles = _by_field(keys)
     at = {key: f"g{i}[{j + 1}]" for i, group in enumerate(groups) for j, key in enumerate(group)}
