@@ -269,6 +269,13 @@ class FilterCompiler:
         sets = self._phrase_drive(phrase, prefix) if phrase else None
         return f"{plain} UNION ({_intersect([spelled, *sets])})" if sets else f"{plain} UNION {spelled}"
 
+    def _exact(self, node: Node) -> bool:
+        """Whether `node`'s drive is exactly its matches: a field term the files' rows answer, or an OR of such
+        (`ip:203.0.113.7 OR ip:203.0.113.25`: its sides' matches, united)."""
+        if isinstance(node, Term):
+            return self.words and lookup_prefix(node) is not None
+        return isinstance(node, Or) and all(self._exact(c) for c in node.children)
+
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
             return self.phrase(node.value, not node.phrase)
@@ -344,9 +351,9 @@ class FilterCompiler:
                     orders.append((str(small), str(big)))
                 elif order is not None:
                     parts.append(order)
-            elif isinstance(item, Term) and self.words and lookup_prefix(item) is not None:
-                # its drive's seqs are its matches (they meet its words'), and the reader keeps every row to the
-                # drive: checked again, every row of a file would probe the set
+            elif self._exact(item):
+                # its drive's seqs are its matches (they meet its rows'), and the reader keeps every row to the
+                # drive: checked again, every row of a file would probe the sets
                 implied = True
             else:
                 parts.append(self.node(item))
