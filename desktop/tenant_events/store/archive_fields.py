@@ -9,7 +9,9 @@ the seqs of the events holding it (`#ip:203.0.113.7`, `#ip:0.113.7`, `#ip:113.7`
 are the seqs of the rows starting with `#<field>:<value>`: one range of the sorted token file, exact (the
 live tier's match has no end either: `ip:203.0.113.7` matches 203.0.113.75 in both tiers), read without an
 events file. The rows come from the values the events file stores (already lower-cased as SQLite's lower()
-does), each taken up to a NUL, as SQLite's GLOB reads text.
+does), each taken up to a NUL, as SQLite's GLOB reads text. A value the event's JSON may spell otherwise (an
+escape) is filed under `#!<field>:` instead: the live tier's match also holds its full-text superset, which the
+JSON holds wherever it holds the value as it is, so the reader meets only those rows with the superset.
 
 `#` sorts before every token the full-text tokenizer makes (letters and digits), so these rows come first and no
 free-text lookup meets one. The row `#:` alone lists every event the file's rows cover; a merge joins it as any
