@@ -320,3 +320,26 @@ def test_a_fields_rows_are_read_in_one_range_each_row_under_every_value_it_start
     }
     reads = lookup_query(sets).split(" UNION ALL ")
     assert sum("FROM tok" in part for part in reads) == 2  # the rows of ip, and 203
+
+
+def test_values_the_json_may_spell_otherwise_are_filed_apart(tmp_path):
+    """A value holding what JSON escapes (a line break) is filed under `#!`, the reader's cue to meet it with
+    the full-text superset; one the JSON holds as it is, in its own case or another, is not."""
+    live = [
+        (1 + i, r.event_id, r.offset, r.type, r.time, r.time_ms, r.source, r.tenant, r.purpose, None, r.raw,
+         r.received_at)
+        for i, r in enumerate(_rows())
+    ]  # fmt: skip
+    built = write_month(tmp_path, "2026-01", live)
+    cur = duck.cursor()
+    try:
+        found = cur.execute(
+            f"SELECT term FROM read_parquet({duck.literal(str(tmp_path / tokens_name(built.file.name)))})"
+            " WHERE starts_with(term, '#')"
+        ).fetchall()
+    finally:
+        cur.close()
+    terms = {str(t[0]) for t in found}
+    assert {"#!user:qzvy", "#!user:line\nqzvy"} <= terms and "#user:qzvy" not in terms
+    assert {"#user:qzvk-ada", "#user:ada", "#user:ada qzvc", "#user:qzvc"} <= terms
+    assert not any(t.startswith(("#!user:qzvk", "#!user:ada qzvc")) for t in terms)
