@@ -2,7 +2,9 @@
 window bench can say, for each stretch its timer ticked late, which code was running then.
 
 A stretch with no sample at all was spent in C++ that kept the GIL (Qt's own work, not called back into
-Python); the samples just after it show the Python call that entered it. The sampler and the timed delivery
+Python); the samples just after it show the Python call that entered it. Each slow delivery is split into the
+thread's CPU, its wait for a core (Linux's schedstat) and the rest, blocked: on a loaded machine most of a
+paint's stretch is the wait for a core, which no change to the window's code removes. The sampler and the timed delivery
 cost the UI thread a little themselves, and now and then PySide hands the timed `notify` a receiver it cannot
 type (it prints an error and that event is lost): --why is for finding what holds the thread; the figures for
 the record are the runs without it.
@@ -90,27 +92,38 @@ def timed_app_class() -> type:
 
         def notify(self, receiver: QObject, event: QEvent) -> bool:
             self._depth += 1
-            started, cpu = time.perf_counter(), time.thread_time()
+            started, cpu, queued = time.perf_counter(), time.thread_time(), _run_delay()
             try:
                 return super().notify(receiver, event)
             finally:
                 self._depth -= 1
                 took, cpu = time.perf_counter() - started, time.thread_time() - cpu
+                queued = _run_delay() - queued
                 if self._depth == 0 and took > 0.02:
                     what = f"{event.type().name} to {type(receiver).__name__}"
                     parent = receiver.parent() if isinstance(receiver, QObject) else None
                     if parent is not None:
                         what += f" in {type(parent).__name__}"
-                    self.delivered.append((started, took, cpu, what))
+                    self.delivered.append((started, took, cpu, queued, what))
 
     return TimedApp
+
+
+def _run_delay() -> float:
+    """Seconds this thread has spent runnable but waiting for a core (Linux's schedstat; 0 elsewhere)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except OSError:
+        return 0.0
 
 
 def events_within(app: object, start: float, end: float) -> str:
     """The slow deliveries of a TimedApp that overlap `start`..`end`."""
     found = [
-        f"{what} {took * 1000:.0f} ms ({cpu * 1000:.0f} ms of the thread's CPU)"
-        for at, took, cpu, what in getattr(app, "delivered", [])
+        f"{what} {took * 1000:.0f} ms ({cpu * 1000:.0f} ms of the thread's CPU, {queued * 1000:.0f} ms waiting"
+        f" for a core, {max(0.0, took - cpu - queued) * 1000:.0f} ms blocked: the GIL, a lock or the disk)"
+        for at, took, cpu, queued, what in getattr(app, "delivered", [])
         if at < end and at + took > start
     ]
     return "; ".join(found)

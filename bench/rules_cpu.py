@@ -65,6 +65,12 @@ def evaluate(db: Path, profile: str | None) -> dict[str, Any]:
     from tenant_events.alerts.from_settings import build_evaluator
     from tenant_events.store.alert_connection import AlertConnection
 
+    try:  # the rules' process's collector settings, where the checkout has them
+        from tenant_events.alerts.gc_policy import for_rules
+    except ImportError:
+        pass
+    else:
+        for_rules()
     parts = _time_parts()
     evaluator = build_evaluator(AlertSettings(), "bench", strict=False)
     store = AlertConnection(db)

@@ -28,6 +28,8 @@ ALLOWED: dict[str, str] = {
     "store/archive_build.py::write_rows": "settled rows (access spans, the directory's past) as JSON lines in a "
     "scratch folder inside <name>.archive/",
     "store/archive_build.py::sync_folder": "the <name>.archive/ folder itself, to fsync its renames",
+    "spill_folder.py::make_spill_folder": "the DuckDB spill folder just made (a directory), to lock it",
+    "spill_folder.py::_remove_if_unheld": "a spill folder in the temporary directory (a directory), to try its lock",
     "auth/stored_sign_in.py::_open_lock_file": "the sign-in's refresh lock file",
     "autostart.py::set_enabled": "the desktop's autostart entry",
     "crash.py::RunMarker.__enter__": "the running app's marker file in logs/",

@@ -219,3 +219,21 @@ def test_a_grouped_rule_live_keeps_one_named_alert_per_group_and_versions_each_o
     queued = [(k, v) for a, k, v in live.outbox() if a == again.id]
     assert queued == [("firing", 1), ("firing", 2)]
     assert [(k, v) for a, k, v in live.outbox() if a == other.id] == [("firing", 1)]
+
+
+def test_no_built_in_rule_opens_a_second_alert_while_its_first_is_open():
+    """A threshold or grouping rule's alert resolves after going quiet: its firings fold for at least that long
+    from the raise. (Seen in use: a client's second burst of deletions 12 minutes after its first opened a second
+    "Mass deletion by one actor · client Backoffice Script" beside the first, both firing, while "Mass deletion"
+    took the same burst in as its version 2.)"""
+    for rule in BUILTIN_RULES:
+        if rule.resolve_after_s:
+            assert rule.coalesce_minutes * 60 >= rule.resolve_after_s, rule.id
+
+
+def test_a_clients_second_burst_twelve_minutes_later_is_its_alerts_version_2(live):
+    backoffice = ("cli_backoffice", "Backoffice Script")
+    live.arrive([event("user.deleted", i * 5, client=backoffice) for i in range(12)])
+    live.arrive([event("user.deleted", 720 + i * 5, client=backoffice) for i in range(12)])
+    [alert] = live.alerts("mass-deletion-by-actor")
+    assert alert.version == 2 and alert.rule_name == "Mass deletion by one actor · client Backoffice Script"

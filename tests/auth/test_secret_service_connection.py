@@ -9,6 +9,7 @@ D-Bus activation: nothing starts a locked keyring in the killed one's place) and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -24,6 +25,7 @@ from helpers.slack import bound
 from tenant_events.auth.secret_store import (
     MAX_SECRET,
     KeyringSecretStore,
+    OpenedStore,
     SecretStoreUnavailable,
     open_secret_store,
 )
@@ -191,3 +193,32 @@ def test_the_store_goes_on_after_its_keyring_daemon_was_killed_and_started_again
     assert store.get("acme") == "short"
     store.delete("acme")
     assert store.get("acme") is None
+
+
+def test_a_look_again_at_a_locked_keyring_shows_no_unlock_prompt(private_keyring):
+    """A command looking for the keyring again in the background (a destination waits for its URL) does not open
+    a locked one: the first look showed its unlock prompt, and one every few seconds is not for a person."""
+    import secretstorage
+
+    with contextlib.closing(secretstorage.dbus_init()) as bus:
+        secretstorage.get_default_collection(bus).lock()
+    opened: list[OpenedStore] = []
+    unlocks = _unlocks_asked_during(lambda: opened.append(open_secret_store(probe_wait=2.0, ask=False)))
+    assert not opened[0].store.persistent and opened[0].reason == "the system keyring is locked"
+    assert unlocks == 0
+
+
+def _unlocks_asked_during(action: object) -> int:
+    """How many times the keyring was asked to unlock (each shows its prompt) on the session bus meanwhile."""
+    from jeepney import MatchRule, message_bus
+    from jeepney.io.blocking import open_dbus_connection
+
+    rule = MatchRule(
+        type="method_call", interface="org.freedesktop.Secret.Service", member="Unlock", eavesdrop=True
+    )
+    with open_dbus_connection(bus="SESSION") as bus:
+        bus.send_and_get_reply(message_bus.AddMatch(rule), timeout=10)
+        with bus.filter(rule, bufsize=1000) as calls:
+            action()  # type: ignore[operator]
+            bus.send_and_get_reply(message_bus.GetId(), timeout=10)  # the bus sent what came before this
+            return len(calls)

@@ -166,6 +166,44 @@ def test_failing_keyring_write_raises_secret_store_unavailable():
         keyring.set_keyring(previous)
 
 
+def test_a_keyring_error_names_what_the_slot_holds():
+    """A relay says why a destination's alerts wait: the keyring's refusal names the destination's URL, not a
+    sign-in (the same store keeps refresh tokens, hub credentials and destination URLs)."""
+    import keyring
+    from keyring.backend import KeyringBackend
+    from keyring.errors import KeyringLocked
+
+    class Locked(KeyringBackend):
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+        def set_password(self, service, username, password):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+        def delete_password(self, service, username):
+            raise KeyringLocked("Failed to unlock the collection!")
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Locked())
+    try:
+        store = KeyringSecretStore()
+        for slot, held in (
+            ("destination:ops@0123", "the destination's URL"),
+            ("hub:team@0123", "the hub's credentials"),
+            ("acme", "the sign-in"),
+        ):
+            with pytest.raises(SecretStoreUnavailable) as refused:
+                store.get(slot)
+            assert (
+                str(refused.value)
+                == f"the system keyring refused to read {held}: Failed to unlock the collection!"
+            )
+    finally:
+        keyring.set_keyring(previous)
+
+
 def test_memory_store_is_the_unit_test_fake():
     store = MemorySecretStore()
     store.set("a", "1")
@@ -218,11 +256,12 @@ def _pieces(tenant: str) -> list[str]:
     with contextlib.closing(secretstorage.dbus_init()) as bus:
         collection = secretstorage.get_default_collection(bus)
         return [
-            f"#{i}"
+            f"#{which}{i}"
+            for which in ("", "b")  # the two sets a value's pieces alternate between (auth/secret_pieces.py)
             for i in range(70)
             if list(
                 collection.search_items(
-                    {"service": "tenant-events", "username": f"refresh-token:{tenant}#{i}"}
+                    {"service": "tenant-events", "username": f"refresh-token:{tenant}#{which}{i}"}
                 )
             )
         ]
@@ -254,9 +293,9 @@ def test_a_long_value_replaced_by_a_short_one_leaves_no_piece_behind(real_store)
         assert real_store.get(tenant) == "short-token"
         assert _pieces(tenant) == []
         real_store.set(tenant, "M" * 3500)
-        real_store.set(tenant, "N" * 1500)  # four pieces, then two: #2 and #3 go
+        real_store.set(tenant, "N" * 1500)  # four pieces, then two in the other set: the four go
         assert real_store.get(tenant) == "N" * 1500
-        assert _pieces(tenant) == ["#0", "#1"]
+        assert _pieces(tenant) == ["#b0", "#b1"]
     finally:
         real_store.delete(tenant)
     assert real_store.get(tenant) is None and _pieces(tenant) == []

@@ -124,6 +124,15 @@ def test_the_admins_at_a_moment_as_json_lines(data):
     assert all(r["role"] == "admin" and r["organization"] == "Stark Industries" for r in rows)
 
 
+def test_one_grant_and_one_change_are_counted_in_the_singular(data):
+    result = access(data, "--at", iso(BEFORE), "--user", LINUS)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().endswith("tenant-events: 1 grant in acme")
+    result = access(data, "diff", "--from", iso(BEFORE), "--to", iso(AFTER), "--user", LINUS)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().endswith("tenant-events: 1 change in acme")
+
+
 def test_the_changes_between_two_moments_as_csv_with_the_events_and_who_did_them(data):
     result = access(data, "diff", "--from", iso(BEFORE), "--to", iso(AFTER), "--csv", "-")
     assert result.returncode == 0, result.stderr

@@ -13,7 +13,7 @@ import pytest
 from helpers.access_story import iso
 from helpers.cli_here import run_here
 from helpers.entity_events import T0
-from helpers.renamed_org import ORG, SAID, write_renamed_org
+from helpers.renamed_org import ADMIN, ORG, SAID, write_renamed_org
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,15 @@ def test_the_timeline_says_each_event_with_the_names_at_its_time(data):
     said = [(line.split("  ")[2], line.split("  ")[3]) for line in lines if "  acme  " in line]
     assert said == [s for s in SAID if s[0] != "user.created"]  # (Grace's own event does not name Initech)
     assert result.stderr.strip() == f"tenant-events: 5 events name org:{ORG}"
+
+
+def test_one_event_is_counted_in_the_singular(data):
+    result = cli(data, "timeline", f"role:{ADMIN}")  # only Grace's assignment names the role
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == f"tenant-events: 1 event names role:{ADMIN}"
+    result = cli(data, "export", "--query", "type:organization.updated", "--jsonl", "-")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "tenant-events: exported 1 event from acme"
 
 
 def test_the_timeline_finds_an_organization_by_a_former_name_and_says_which(data):

@@ -12,6 +12,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from importlib.metadata import distribution
 from pathlib import Path
 
 import httpx
+
+from helpers.slack import bound
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_DIR = ROOT / "packaging" / "nats"
@@ -34,9 +37,22 @@ def nats_server_binary() -> Path:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` different free ports. Each is held until all are picked: picked one after another, the kernel may
+    hand out a port twice (a cluster node's client port was once another node's route port, and that node died)."""
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            socks.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 @dataclass
@@ -94,15 +110,23 @@ class NatsNode:
             return False
         return reply.status_code == 200
 
+    def exited(self) -> bool:
+        return self.proc is None or self.proc.poll() is not None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of the node's log without its repeated failed health checks, which would crowd out the cause."""
+        lines = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        checks = sum("Healthcheck failed" in line for line in lines)
+        kept = "\n".join(line for line in lines if "Healthcheck failed" not in line)[-chars:]
+        return f"{kept}\n({checks} failed health checks left out)" if checks else kept
+
     def wait_healthy(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while not self.healthy():
-            if self.proc is None or self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited: {self.log.read_text()[-3000:]}")
+            if self.exited():
+                raise NodeExited(self)
             if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{self.name} not healthy after {timeout} s: {self.log.read_text()[-3000:]}"
-                )
+                raise RuntimeError(f"{self.name} not healthy after {timeout:.0f} s:\n{self.log_tail()}")
             time.sleep(0.1)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
@@ -128,32 +152,63 @@ class NatsHub:
         return ",".join(node.url for node in self.nodes)
 
     def wait_healthy(self, timeout: float = 30.0) -> None:
-        for node in self.nodes:
-            if node.proc is not None and node.proc.poll() is None:
-                node.wait_healthy(timeout)
+        """Every running node healthy (in a cluster: in contact with a meta leader), or NodeExited as soon as one
+        of them exits: the others would wait out the whole bound for a quorum that cannot form."""
+        running = [node for node in self.nodes if not node.exited()]
+        deadline = time.monotonic() + timeout
+        waiting = list(running)
+        while True:
+            for node in running:
+                if node.exited():
+                    raise NodeExited(node)
+            waiting = [node for node in waiting if not node.healthy()]
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                logs = "\n".join(f"--- {node.name}:\n{node.log_tail(1500)}" for node in self.nodes)
+                names = ", ".join(node.name for node in waiting)
+                raise NotHealthy(f"{names} not healthy after {timeout:.0f} s:\n{logs}")
+            time.sleep(0.1)
 
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
 
 
+class NodeExited(RuntimeError):
+    """A node ended while it was awaited (its log says why: a port taken by another worker, a bad config)."""
+
+    def __init__(self, node: NatsNode) -> None:
+        self.port_taken = "address already in use" in node.log.read_text(errors="replace")
+        super().__init__(f"{node.name} exited:\n{node.log_tail()}")
+
+
+class NotHealthy(RuntimeError):
+    """Every node runs, and yet one is not healthy within the bound (in a cluster: no meta leader)."""
+
+
 def _started(make: Callable[[int], NatsHub], timeout: float) -> NatsHub:
-    """Start a hub on free ports; again on new ones when a port was taken between the pick and the bind (tests
-    run in parallel workers), never leaving a node of a failed start running."""
+    """Start a hub on free ports; again on new ones when it did not come up, never leaving a node of a failed start
+    running. Another worker may take a port between the pick and the bind (the node exits); a hub whose nodes all
+    run but is not healthy within the bound is started once more, anew, after its logs are printed."""
+    restarted = False
     for attempt in range(3):
         hub = make(attempt)
         for node in hub.nodes:
             node.start()
         try:
             hub.wait_healthy(timeout)
-            for node in hub.nodes:  # one that died before its turn to be waited on
-                if node.proc is None or node.proc.poll() is not None:
-                    raise RuntimeError(f"{node.name} exited: {node.log.read_text()[-3000:]}")
             return hub
-        except RuntimeError as exc:
+        except NodeExited as exc:
             hub.stop()
-            if "address already in use" not in str(exc) or attempt == 2:
+            if not exc.port_taken or attempt == 2:
                 raise
+        except NotHealthy as exc:
+            hub.stop()
+            if restarted or attempt == 2:
+                raise
+            restarted = True
+            print(f"restarting the hub on new ports: {exc}", file=sys.stderr)
     raise AssertionError("unreachable")
 
 
@@ -162,11 +217,11 @@ def start_single(
 ) -> NatsHub:
     """packaging/nats/hub.conf (or a copy of it, `config`) on free ports."""
     creds = credentials or Credentials()
-    return _started(lambda attempt: _single(workdir, creds, config), 30.0)
+    return _started(lambda attempt: _single(workdir, creds, config), bound(10))
 
 
 def _single(workdir: Path, creds: Credentials, config: Path) -> NatsHub:
-    port, monitor = free_port(), free_port()
+    port, monitor = free_ports(2)
     env = {
         **creds.env(),
         "HUB_LISTEN": f"127.0.0.1:{port}",
@@ -177,24 +232,23 @@ def _single(workdir: Path, creds: Credentials, config: Path) -> NatsHub:
 
 
 def start_cluster(workdir: Path, size: int = 3, credentials: Credentials | None = None) -> NatsHub:
-    """packaging/nats/cluster.conf on `size` nodes (routes to every node, itself included)."""
+    """packaging/nats/cluster.conf on `size` nodes (3: its routes name two), each with routes to the others."""
     creds = credentials or Credentials()
     return _started(
-        lambda attempt: _cluster(workdir / f"try-{attempt}" if attempt else workdir, size, creds), 60.0
+        lambda attempt: _cluster(workdir / f"try-{attempt}" if attempt else workdir, size, creds), bound(20)
     )
 
 
 def _cluster(workdir: Path, size: int, creds: Credentials) -> NatsHub:
-    ports = [(free_port(), free_port(), free_port()) for _ in range(size)]
-    routes = {
-        f"HUB_ROUTE_{i + 1}": f"nats-route://127.0.0.1:{cluster}" for i, (_, cluster, _) in enumerate(ports)
-    }
+    picked = free_ports(3 * size)
+    ports = [(picked[3 * i], picked[3 * i + 1], picked[3 * i + 2]) for i in range(size)]
     nodes = []
     for i, (port, cluster, monitor) in enumerate(ports):
         name = f"hub-{'abcdefgh'[i]}"
+        others = [f"nats-route://127.0.0.1:{c}" for j, (_, c, _) in enumerate(ports) if j != i]
         env = {
             **creds.env(),
-            **routes,
+            **{f"HUB_ROUTE_{n + 1}": route for n, route in enumerate(others)},
             "HUB_SERVER_NAME": name,
             "HUB_LISTEN": f"127.0.0.1:{port}",
             "HUB_MONITOR": f"127.0.0.1:{monitor}",

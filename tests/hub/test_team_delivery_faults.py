@@ -219,11 +219,14 @@ def test_a_relay_that_cannot_read_the_destinations_url_says_so_and_keeps_its_ale
             proc.wait_for("alerts: evaluating the team's alerts")
             sim.emit(2, ["group.created"])
             proc.wait_for(f"alerts: destination {name}: its URL cannot be read", timeout=60)
-            wait_until(lambda: len(_pending(db)) == 2, "both alerts pending for the destination", [proc])
+            # routed to it, then waiting with the reason (set by the delivery worker's pass after the routing)
+            wait_until(
+                lambda: [(d, "cannot be read" in (e or "")) for d, e in _pending(db)] == [(name, True)] * 2,
+                "both alerts pending for the destination, with the reason",
+                [proc],
+            )
         finally:
             code = proc.stop()
     assert code == 0, proc.text()
-    assert {(d, "cannot be read" in (e or "")) for d, e in _pending(db)} == {
-        (name, True)
-    }  # routed to it, waiting
+    assert {(d, "cannot be read" in (e or "")) for d, e in _pending(db)} == {(name, True)}
     assert receiver.requests == []

@@ -73,6 +73,13 @@ def test_triage_from_the_command_line(tmp_path):
     )
     missing = _cli(tmp_path, "ack", "77")
     assert missing.returncode == 3 and "no alert 77 in acme" in missing.stderr
+    missing = _cli(tmp_path, "show", "77")  # not an empty history
+    assert (
+        missing.returncode == 3 and missing.stderr.strip() == "tenant-events: alert 77: no alert 77 in acme"
+    )
+    [untouched] = store_alerts(db, [alert_write()])
+    quiet = _cli(tmp_path, "show", str(untouched))
+    assert quiet.returncode == 0 and quiet.stdout == f"acme alert {untouched}: nobody has triaged it yet\n"
     shown = _cli(tmp_path, "show", str(alert_id))
     assert [line.split(" by ")[0] for line in shown.stdout.splitlines()] == ["acknowledged", "snoozed"]
 

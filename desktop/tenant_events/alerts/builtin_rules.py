@@ -61,6 +61,7 @@ ORG_CONNECTION: Final = Rule(
     types=["organization.connection.added", "organization.connection.removed"],
     group_by=["object.organization.id"],
     state=[StateCheck(check="organization_created_within", minutes=30, negate=True)],
+    coalesce_minutes=30,
     mitre=["T1556"],
     max_alerts_per_day=20,
 )
@@ -141,6 +142,7 @@ TEMPORARY_ELEVATION: Final = Rule(
         ],
         within_seconds=3600,
     ),
+    coalesce_minutes=30,
     mitre=["T1098.003", "T1070"],
     max_alerts_per_day=3,
 )
@@ -153,6 +155,7 @@ MASS_DELETION_BY_ACTOR: Final = Rule(
     types=DELETIONS,
     group_by=["context.client.id|context.request.ip"],
     threshold=Threshold(count=10, window_seconds=600),
+    coalesce_minutes=30,
     mitre=["T1531", "T1485"],
     max_alerts_per_day=5,
 )
@@ -179,6 +182,7 @@ SIGNUP_WAVE: Final = Rule(
         Condition(field="object.email", op="domain_in_list", value="disposable-email-domains"),
     ],
     threshold=Threshold(count=20, window_seconds=300),
+    coalesce_minutes=30,
     mitre=["T1136.003"],
     max_alerts_per_day=3,
 )
@@ -191,6 +195,7 @@ SHARED_PHONE: Final = Rule(
     types=["user.created", "user.updated"],
     group_by=["object.phone_number"],
     threshold=Threshold(count=3, window_seconds=86_400, distinct="object.user_id"),
+    coalesce_minutes=30,
     mitre=["T1136.003"],
     max_alerts_per_day=5,
 )

@@ -142,6 +142,11 @@ class CompiledRule:
             else []
         )
         self.ordered = bool(sequence and sequence.ordered)
+        # the steps an event of each type may match, in step order, with their tests
+        self._steps_of: dict[str, list[tuple[int, list[DataTest]]]] = {}
+        for i, (step_types, step_tests) in enumerate(self.steps):
+            for name in step_types:
+                self._steps_of.setdefault(name, []).append((i, step_tests))
         self.novelty = rule.novelty
         self.novel_key = GroupKey(rule.novelty.keys) if rule.novelty else None
         self.novel_ms = int(rule.novelty.days * 86_400_000) if rule.novelty else 0
@@ -221,13 +226,16 @@ class CompiledRule:
         if self._offers % SWEEP_EVERY == 0:
             self._sweep(row.time_ms)
         if self.steps:
-            steps = frozenset(
-                i
-                for i, (types, tests) in enumerate(self.steps)
-                if row.type in types and all(t(data) for t in tests)
-            )
-            if not steps:
+            matched = []
+            for i, tests in self._steps_of.get(row.type, ()):
+                for test in tests:
+                    if not test(data):
+                        break
+                else:
+                    matched.append(i)
+            if not matched:
                 return Outcome.QUIET, [], label
+            steps = frozenset(matched)
             seq = self.sequences.get(group)
             if seq is None:
                 seq = self.sequences[group] = SequenceWindow(

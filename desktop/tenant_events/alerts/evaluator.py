@@ -185,11 +185,15 @@ class Evaluator:
                 continue
             ids = ledger.commit([a.finish() for a in touched], stored, end)
             stored = end
-            found = ledger.alerts_by_id(ids)
+            # updated alerts as stored now (read, triaged by anyone); a new one as it was written
+            found = ledger.alerts_by_id(
+                [i for a, i in zip(touched, ids, strict=True) if a.write.alert_id is not None]
+            )
             for alert, alert_id in zip(touched, ids, strict=True):
                 if alert.write.reopen:
                     result.refired.add(alert_id)
-                result.add(found[alert_id], new=alert.write.alert_id is None)
+                new = alert.write.alert_id is None
+                result.add(alert.write.as_new(alert_id) if new else found[alert_id], new=new)
                 if alert.write.last_seq > named_upto or id(alert) not in exact:
                     self._unnamed[alert_id] = (alert.write.last_seq, alert.write.detail)
                 else:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Final, TypeVar
 
 from tenant_events.alert_settings import AlertSettings
+from tenant_events.alerts import gc_policy
 from tenant_events.alerts.evaluator import Evaluator
 from tenant_events.alerts.from_settings import build_evaluator
 from tenant_events.alerts.runner import AlertRunner
@@ -191,6 +192,7 @@ class PlacedSteps:
 def main(catch_up: ThreadPoolExecutor) -> int:
     """The process's body: the start frame, then steps until stdin closes; `catch_up` runs catch-up steps."""
     logging.basicConfig(level=logging.WARNING, format="tenant-events alerts: %(message)s")
+    gc_policy.for_rules()
     frames, start, rest = Frames(), None, []
     while start is None:
         data = os.read(0, 1 << 16)

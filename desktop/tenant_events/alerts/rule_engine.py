@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from tenant_events.alert_settings import WorkingHours
@@ -195,8 +196,10 @@ class RuleEngine:
         access = self.access
         access_types = self.access_types
         spent_after = self.spent_after
+        seq_of = itemgetter(11)
         for first, rows in segments:
-            pairs = enumerate(rows, first) if first is not None else ((r[11], r) for r in rows)
+            # (seq, row) pairs made in C: no Python frame per row
+            pairs = enumerate(rows, first) if first is not None else zip(map(seq_of, rows), rows, strict=True)
             for seq, e in pairs:
                 # EventRow order: event_id, offset, type, family, time, time_ms, source, tenant, purpose, summary, raw
                 payload: Mapping[str, Any] | None = None

@@ -59,8 +59,12 @@ class SequenceWindow:
     def _insert(self, row: EvalRow, steps: frozenset[int]) -> int:
         entry: Entry = (row.time_ms, row.seq, steps, row)
         entries = self._entries
-        index = bisect.bisect_right(entries, (row.time_ms, row.seq), key=lambda e: (e[0], e[1]))
-        entries.insert(index, entry)
+        if not entries or (row.time_ms, row.seq) >= (entries[-1][0], entries[-1][1]):
+            index = len(entries)  # (in stored order, as nearly every event comes)
+            entries.append(entry)
+        else:
+            index = bisect.bisect_right(entries, (row.time_ms, row.seq), key=lambda e: (e[0], e[1]))
+            entries.insert(index, entry)
         horizon = entries[-1][0] - 2 * self.within_ms
         if entries[0][0] < horizon:
             drop = bisect.bisect_left(entries, horizon, key=lambda e: e[0])

@@ -1,12 +1,12 @@
 """Where refresh tokens live: the OS keyring, one entry per tenant profile. The ONLY module importing keyring (with
 auth/secret_service.py, its Secret Service over one D-Bus connection).
 
-Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at
-2560 bytes, and JWTs are long). A secret longer than 1000 characters is kept in pieces, at most MAX_SECRET
-characters in all: a longer one is refused (SecretTooLong), never kept in part. Every slot but the old-form ones
-is bound to what it is for (`bound_slot`): a data dir's slot is never another data dir's. A keyring that is missing, locked or dismissed (keyring#569, #69, #77,
-poetry#6640) makes `open_secret_store()` return a session-only store plus a notice; a plaintext file backend is
-never used (keyrings.alt's are refused).
+Only the refresh token is stored; access and ID tokens stay in memory (Windows caps a credential at 2560 bytes,
+and JWTs are long). A secret longer than 1000 characters is kept in pieces (auth/secret_pieces.py), at most
+MAX_SECRET characters in all: a longer one is refused (SecretTooLong), never kept in part. Every slot but the old-form ones is bound to what it
+is for (`bound_slot`): a data dir's slot is never another data dir's. A keyring that is missing, locked or
+dismissed (keyring#569, #69, #77, poetry#6640) makes `open_secret_store()` return a session-only store plus a
+notice; a plaintext file backend is never used (keyrings.alt's are refused).
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
+
+from tenant_events.auth import secret_pieces as pieces
 
 log = logging.getLogger(__name__)
 
 SERVICE = "tenant-events"
-_CHUNK = 1000  # characters per entry: UTF-16 of 1000 chars fits Windows' 2560-byte blob (keyring#355)
-_CHUNK_MARK = "chunked:"  # the slot's value when the secret is in pieces `#0…#n-1`
-_MAX_CHUNKS = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
-MAX_SECRET = _CHUNK * _MAX_CHUNKS
-_MARK_DIGITS = 3  # an older version's marker may count more pieces than _MAX_CHUNKS: each is still removed
+MAX_SECRET = pieces.CHUNK * pieces.MAX_CHUNKS
 
 
 class SecretTooLong(ValueError):
@@ -93,14 +91,14 @@ class MemorySecretStore:
         return f"MemorySecretStore({len(self._items)} item(s))"
 
 
+# slot prefix, account prefix, what it holds (hub/credentials.py, destinations/registry.py); else a refresh token
+_KINDS: Final = (("hub:", "hub-credentials:", "the hub's credentials"),
+                 ("destination:", "alert-destination:", "the destination's URL"))  # fmt: skip
+
+
 def _account(tenant: str) -> str:
-    if tenant.startswith(
-        "hub:"
-    ):  # a team hub's password, token, NKey seed or creds file (hub/credentials.py)
-        return f"hub-credentials:{tenant[4:]}"
-    if tenant.startswith("destination:"):  # an alert destination's whole URL (destinations/registry.py)
-        return f"alert-destination:{tenant[12:]}"
-    return f"refresh-token:{tenant}"
+    kind = next((k for k in _KINDS if tenant.startswith(k[0])), None)
+    return f"{kind[1]}{tenant[len(kind[0]) :]}" if kind else f"refresh-token:{tenant}"
 
 
 class KeyringSecretStore:
@@ -123,13 +121,14 @@ class KeyringSecretStore:
         self._service = SecretServiceSlots(backend) if secret_service else None
         self._lock = threading.RLock()
 
-    def _call(self, what: str, fn: object, *args: str) -> object:
+    def _call(self, verb: str, fn: object, service: str, account: str, *args: str) -> object:
         from keyring.errors import KeyringError
 
         from tenant_events.auth.secret_service import secret_service_problem
 
+        what = f"{verb} {next((k[2] for k in _KINDS if account.startswith(k[1])), 'the sign-in')}"  # it holds
         try:
-            return fn(*args)  # type: ignore[operator]
+            return fn(service, account, *args)  # type: ignore[operator]
         except Exception as exc:
             if isinstance(exc, KeyringError):
                 raise SecretStoreUnavailable(f"the system keyring refused to {what}: {exc}") from exc
@@ -141,92 +140,40 @@ class KeyringSecretStore:
 
     def _read(self, account: str) -> str | None:
         fn = self._service.get if self._service is not None else self._keyring.get_password
-        value = self._call("read the sign-in", fn, SERVICE, account)
+        value = self._call("read", fn, SERVICE, account)
         return value if isinstance(value, str) else None
 
     def _write(self, account: str, secret: str) -> None:
         fn = self._service.set if self._service is not None else self._keyring.set_password
-        self._call("save the sign-in", fn, SERVICE, account, secret)
+        self._call("save", fn, SERVICE, account, secret)
 
     def _remove(self, account: str) -> None:
         from keyring.errors import PasswordDeleteError
 
         if self._service is not None:
-            self._call("remove the sign-in", self._service.delete, SERVICE, account)  # already gone is fine
+            self._call("remove", self._service.delete, SERVICE, account)  # already gone is fine
             return
         try:
-            self._call("remove the sign-in", self._keyring.delete_password, SERVICE, account)
+            self._call("remove", self._keyring.delete_password, SERVICE, account)
         except SecretStoreUnavailable as exc:
             if not isinstance(exc.__cause__, PasswordDeleteError):  # already gone is fine
                 raise
 
     def get(self, tenant: str) -> str | None:
         with self._lock:
-            return self._get(tenant)
-
-    def _get(self, tenant: str) -> str | None:
-        value = self._read(_account(tenant))
-        if value is None:
-            return None
-        count = _chunk_count(value)
-        if count is None:
-            return value  # (a value that looks like a marker was stored in pieces itself: this is one)
-        parts = [self._read(f"{_account(tenant)}#{i}") for i in range(count)]
-        if any(p is None for p in parts):
-            return None
-        return "".join(str(p) for p in parts)
+            return pieces.read(_account(tenant), self._read)
 
     def set(self, tenant: str, secret: str) -> None:
-        """Short values go in the slot itself; long ones (and any that looks like a chunk marker) in pieces,
-        then the marker. Pieces a longer earlier value left beyond the new count are removed. SecretTooLong for
+        """Short values go in the slot itself, long ones in pieces (auth/secret_pieces.py). SecretTooLong for
         a secret over MAX_SECRET characters (nothing is written)."""
         check_secret_length("the secret", secret)
         with self._lock:
-            self._set(tenant, secret)
-
-    def _set(self, tenant: str, secret: str) -> None:
-        account = _account(tenant)
-        before = self._read(account)
-        before_count = (_chunk_count(before) if before is not None else None) or 0
-        if len(secret) <= _CHUNK and _chunk_count(secret) is None and not secret.startswith(_CHUNK_MARK):
-            self._write(account, secret)
-            count = 0
-        else:
-            chunks = [secret[i : i + _CHUNK] for i in range(0, len(secret), _CHUNK)]
-            for i, chunk in enumerate(chunks):
-                self._write(f"{account}#{i}", chunk)
-            count = len(chunks)
-            self._write(account, f"{_CHUNK_MARK}{count}")
-        self._remove_pieces(account, count, before_count)
-
-    def _remove_pieces(self, account: str, start: int, known: int) -> None:
-        """Pieces `#start…`: the `known` ones, then any stray ones after them (left by an older version)."""
-        i = start
-        while i < known or (i < _MAX_CHUNKS and self._read(f"{account}#{i}") is not None):
-            self._remove(f"{account}#{i}")
-            i += 1
+            pieces.write(_account(tenant), secret, self._read, self._write, self._remove)
 
     def delete(self, tenant: str) -> None:
         """The slot and every piece of it."""
         with self._lock:
-            self._delete(tenant)
-
-    def _delete(self, tenant: str) -> None:
-        account = _account(tenant)
-        current = self._read(account)
-        known = (_chunk_count(current) if current is not None else None) or 0
-        self._remove(account)
-        self._remove_pieces(account, 0, known)
-
-
-def _chunk_count(value: str) -> int | None:
-    """The piece count of a chunk marker ("chunked:3"), or None when `value` is not one. An older version wrote
-    markers past _MAX_CHUNKS (a secret it could not read back): their pieces are read and removed all the same."""
-    digits = value[len(_CHUNK_MARK) :] if value.startswith(_CHUNK_MARK) else ""
-    if not (digits.isascii() and digits.isdigit()) or len(digits) > _MARK_DIGITS:
-        return None
-    count = int(digits)
-    return count if count >= 1 else None
+            pieces.delete(_account(tenant), self._read, self._remove)
 
 
 @dataclass(frozen=True)
@@ -296,9 +243,10 @@ def _usable_backend_problem() -> str | None:
     return None
 
 
-def _probe(
-    store: KeyringSecretStore, wait: float, on_state: Callable[[str | None], None] | None
-) -> str | None:
+OnState = Callable[[str | None], None]  # hears the Secret Service's state before the probe's read
+
+
+def _probe(store: KeyringSecretStore, wait: float, on_state: OnState | None) -> str | None:
     """Read once in a daemon thread: an unlock prompt may never be answered (secretstorage#33).
 
     `on_state` hears the Secret Service's state first (from that thread), so a caller can say "locked — waiting
@@ -332,12 +280,14 @@ def _probe(
 
 
 def open_secret_store(
-    probe: bool = True, probe_wait: float = 60.0, on_state: Callable[[str | None], None] | None = None
+    probe: bool = True, probe_wait: float = 60.0, on_state: OnState | None = None, ask: bool = True
 ) -> OpenedStore:
-    """The keyring if it works (a read proves it answers), else session-only with a notice.
-
-    Blocks up to `probe_wait` s while the system shows an unlock prompt: call it off the UI thread."""
+    """The keyring if it works (a read proves it answers), else session-only with a notice. Blocks up to
+    `probe_wait` s while the system shows an unlock prompt: call it off the UI thread. Not `ask` (a look again
+    in the background): a locked or new keyring is not opened (no prompt), and the notice is not a warning."""
     problem = _usable_backend_problem()
+    if problem is None and not ask and (state := secret_service_state()) is not None:
+        problem = _STATE_TEXT[state]
     if problem is None:
         store = KeyringSecretStore()
         if not probe:
@@ -349,7 +299,7 @@ def open_secret_store(
         f"Sign-in will last only while the app runs: {problem}. "
         "Unlock or install a system keyring (e.g. GNOME Keyring, KWallet) to stay signed in."
     )
-    log.warning("%s", notice)
+    log.log(logging.WARNING if ask else logging.DEBUG, "%s", notice)
     return OpenedStore(MemorySecretStore(), notice, problem)
 
 

@@ -100,8 +100,8 @@ def answer(args: argparse.Namespace, ask: Callable[[AccessReview], Snapshot | Di
     if target:  # the text has these lines at its head
         err.writelines(shown(line, None) + "\n" for line in completeness_lines(narrowed.completeness))
     err.writelines(f"tenant-events: {line} at that moment\n" for line in unmatched)
-    what = "grants" if isinstance(narrowed, Snapshot) else "changes"
-    print(f"tenant-events: {written:,} {what} in {database.stem}", file=err)
+    what = "grant" if isinstance(narrowed, Snapshot) else "change"
+    print(f"tenant-events: {written:,} {what}{'' if written == 1 else 's'} in {database.stem}", file=err)
     return 0
 
 

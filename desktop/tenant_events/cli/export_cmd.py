@@ -120,5 +120,6 @@ def run(args: argparse.Namespace) -> int:
         count = write_output(target, lambda out: _write(reader, out, bool(args.csv), flt))
     if count is None:  # the reader of stdout stopped early
         return 0
-    print(f"tenant-events: exported {count} events from {database.stem}", file=sys.stderr)
+    events = "1 event" if count == 1 else f"{count:,} events"
+    print(f"tenant-events: exported {events} from {database.stem}", file=sys.stderr)
     return 0

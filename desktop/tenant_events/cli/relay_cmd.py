@@ -38,7 +38,6 @@ from tenant_events.errors import ConfigError
 from tenant_events.logs import setup_logging
 from tenant_events.paths import AppPaths
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.sign_in import SecretStore, open_secret_store
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
@@ -98,10 +97,6 @@ def register(subparsers: Any) -> None:
 SLOW_STOP_S: Final = 10.0  # a stop still going after this long says what it waits for
 
 
-def _keyring() -> SecretStore:
-    return open_secret_store().store
-
-
 def _role(role: str, message: str) -> None:
     print(f"tenant-events: {role}: {message}", file=sys.stderr, flush=True)
 
@@ -126,10 +121,13 @@ async def _main(args: argparse.Namespace) -> int:
     lake = team_archive(args, viewer=False)  # before anything starts: a bad option is one line
     team = None
     if args.alerts_to is not None:
+        from tenant_events.tenant.deliveries import keyring_opener
         from tenant_events.tenant.team_alerts import TeamAlerts, check_destinations
 
         wanted = check_destinations(paths, args.alerts_to)
-        team = TeamAlerts(name, paths, hub, names, wanted, _keyring, on_note=lambda m: _role("alerts", m))
+        team = TeamAlerts(
+            name, paths, hub, names, wanted, keyring_opener(), on_note=lambda m: _role("alerts", m)
+        )
     async with TenantLink(
         name, paths, await stream_source(args, target), retention=tiers(args, paths)
     ) as link:

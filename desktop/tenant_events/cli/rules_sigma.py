@@ -119,5 +119,6 @@ def run_export(args: argparse.Namespace) -> int:
         _write_new(path, text)
         print(shown(path, None))
         written += 1
-    print(f"tenant-events: {written} rules written as Sigma to {target}", file=sys.stderr)
+    rules = "1 rule" if written == 1 else f"{written} rules"
+    print(f"tenant-events: {rules} written as Sigma to {target}", file=sys.stderr)
     return _EXIT_BAD if failed else 0

@@ -10,13 +10,8 @@ import argparse
 import contextlib
 
 from tenant_events.paths import AppPaths
-from tenant_events.tenant.deliveries import attach_deliveries
+from tenant_events.tenant.deliveries import attach_deliveries, keyring_opener
 from tenant_events.tenant.link import TenantLink
-from tenant_events.tenant.sign_in import SecretStore, open_secret_store
-
-
-def _keyring() -> SecretStore:
-    return open_secret_store().store
 
 
 def deliver(
@@ -25,5 +20,5 @@ def deliver(
     """Deliver `link`'s alerts until the stream stops (not with --no-alerts)."""
     if link.rules is None:
         return
-    deliveries = attach_deliveries(link, paths, _keyring)
+    deliveries = attach_deliveries(link, paths, keyring_opener())
     stack.push_async_callback(deliveries.stop)

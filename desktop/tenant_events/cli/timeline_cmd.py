@@ -128,5 +128,6 @@ def _write(args: argparse.Namespace, spec: ObjectSpec, stores: dict[str, Path]) 
             _write_text(sys.stdout, entries, _sentences(timelines, entries))
             _state(timelines, spec, entities, sys.stdout)
     sys.stdout.flush()
-    print(f"tenant-events: {len(entries)} events name {found}", file=sys.stderr)
+    named = "1 event names" if len(entries) == 1 else f"{len(entries):,} events name"
+    print(f"tenant-events: {named} {found}", file=sys.stderr)
     return 0

@@ -84,7 +84,12 @@ def run(args: argparse.Namespace) -> int:
     [(tenant, path)] = stores.items()
     with AlertTriage(path) as triage:
         if args.action == "show":
-            for t in triage.history(args.alert_id):
+            if triage.alert_names(args.alert_id) is None:
+                raise ConfigError(f"alert {args.alert_id}", f"no alert {args.alert_id} in {tenant}")
+            history = triage.history(args.alert_id)
+            if not history:
+                print(f"{tenant} alert {args.alert_id}: nobody has triaged it yet")
+            for t in history:
                 print(_line(t.state, t.by, t.at, t.until, t.note))
             return 0
         state = {"ack": "acknowledged", "snooze": "snoozed", "resolve": "resolved", "reopen": "open"}[

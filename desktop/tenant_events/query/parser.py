@@ -53,6 +53,8 @@ def parse(text: str) -> Node | None:
             MAX_LENGTH,
             len(text),
         )
+    if (nul := text.find("\x00")) >= 0:  # SQLite's GLOB would end the pattern there, the archive's checks not
+        raise QuerySyntaxError("a NUL character cannot be searched for — remove it", nul, nul + 1)
     return _Parser(text).query()
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeAlias
 
 from tenant_events.store.directory import Rel
-from tenant_events.values.alerts import Firing, Severity
+from tenant_events.values.alerts import Firing, Severity, StoredAlert
 
 # (first seq, rows in EventRow's column order); first None: each row's seq is its last column (alert_rows.py)
 RowSegment: TypeAlias = tuple[int | None, Sequence[tuple[Any, ...]]]
@@ -75,3 +75,14 @@ class AlertWrite:
     group_key: str = ""  # a grouped rule's group ("": no group_by)
     new_seqs: list[int] = field(default_factory=list)
     reopen: bool = False  # a new firing folded in: a new version, unread again
+
+    def as_new(self, alert_id: int) -> StoredAlert:
+        """The alert this write, inserted as row `alert_id`, reads back as (unread, untriaged): a catch-up raises
+        thousands, and reading each back cost more than its insert."""
+        return StoredAlert(
+            *(alert_id, self.rule_id, self.rule_name, self.severity, self.tenant, self.catch_up, self.notify),
+            *(self.occurrences, self.event_count, self.first_seq, self.last_seq, self.first_event_id),
+            *(self.last_event_id, self.first_time, self.last_time, self.last_time_ms, dict(self.type_counts)),
+            *(self.detail, self.raised_at, self.updated_at, None, self.fired_at or self.raised_at),
+            *(self.raised_ms or self.last_time_ms, self.firing, None, None, self.group_key),
+        )

@@ -24,7 +24,7 @@ from tenant_events.store.alerts_schema import ALERT_INSERT, ALERT_UPDATE
 from tenant_events.store.directory import Rel
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.store.entity_state import holding_links
-from tenant_events.store.outbox_schema import enqueue
+from tenant_events.store.outbox_schema import enqueue_firings
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 from tenant_events.values.alerts import Firing, StoredAlert
@@ -309,6 +309,8 @@ class AlertLedger:
         each write's alert id in order. Raises WatermarkMoved (nothing written) if it was not at `expected`."""
         conn = self._conn
         ids: list[int] = []
+        links: list[tuple[int, int]] = []
+        firings: list[tuple[int, int, float]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -366,13 +368,17 @@ class AlertLedger:
                             ),
                         )
                     if w.new_seqs:
-                        conn.executemany(
-                            "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)",
-                            [(alert_id, s) for s in w.new_seqs],
-                        )
+                        links += [(alert_id, s) for s in w.new_seqs]
                     if w.alert_id is None or w.reopen:  # raised, or a new version: delivered (outbox.py)
-                        enqueue(conn, alert_id, w.occurrences, fired_at)
+                        firings.append((alert_id, w.occurrences, fired_at))
                     ids.append(alert_id)
+                # every alert's links and deliveries in one statement each (their tables keep no order)
+                if links:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO alert_events (alert_id, seq) VALUES (?, ?)", links
+                    )
+                if firings:
+                    enqueue_firings(conn, firings)
                 conn.execute("COMMIT")
             except BaseException:
                 rollback(conn)

@@ -71,14 +71,15 @@ def _class_char(c: str) -> str:
 
 def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
     """SQLite's GLOB (`*`, `?`, `[…]` with `^` and ranges) as an RE2 full-match expression. `fold_ascii`: the
-    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case."""
+    value is matched as SQLite's lower() would leave it (ASCII letters folded), the pattern being lower-case.
+    GLOB reads the value up to a NUL: what it holds from one on is left (a query holds none, parser.py)."""
     out, i, n = ["(?s)"], 0, len(pattern)
     while i < n:
         c = pattern[i]
         if c == "*":
-            out.append(".*")
+            out.append("[^\\x00]*")
         elif c == "?":
-            out.append(".")
+            out.append("[^\\x00]")
         elif c == "[":
             j, negate, members = i + 1, False, []
             if j < n and pattern[j] == "^":
@@ -100,14 +101,14 @@ def glob_regex(pattern: str, fold_ascii: bool = False) -> str:
             body = "".join(
                 _class_char(lo) + ("" if lo == hi else "-" + _class_char(hi)) for lo, hi in members
             )
-            out.append(f"[{'^' if negate else ''}{body}]")
+            out.append(f"[^\\x00{body}]" if negate else f"[{body}]")
             i = j
         elif fold_ascii and "a" <= c <= "z":
             out.append(f"[{c}{c.upper()}]")
         else:
             out.append(_regex_char(c))
         i += 1
-    return "".join(out)
+    return "".join(out) + "(?:\\x00.*)?"
 
 
 def _types_in(names: tuple[str, ...]) -> str:
@@ -227,9 +228,8 @@ class FilterCompiler:
         if field.kind is Kind.ALERT:
             seqs = self.alert_seqs.get(int(term.value), ())
             return f"seq IN ({', '.join(str(int(s)) for s in seqs)})" if seqs else "false"
-        words = self._words(term)
-        if words is not None:
-            return " OR ".join(f"seq IN ({self._token_set(*key)})" for key in words).join("()")
+        if self._words(term) is not None:  # met with its full-text superset, as the live tier's (a NOT's too)
+            return f"seq IN ({self.drive(term)})"
         self.scanned = True
         patterns = value_patterns(term)
         if field.column is not None:

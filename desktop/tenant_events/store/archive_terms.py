@@ -15,21 +15,39 @@ from typing import Final
 from tenant_events.store.archive_fields import MARK
 from tenant_events.store.duck import literal
 
-_MAX_CHAR: Final = "\U0010ffff"
+_MAX_CHAR: Final = 0x10FFFF
 
 Key = tuple[str, bool]  # a token, and whether every token starting with it is meant
 
 
+def _after_prefix(token: str) -> str | None:
+    """The first text after every one that starts with `token` (its last character that has a next one, made
+    that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
+    and `qzvr` + U+10FFFF is not below it."""
+    kept = token.rstrip(chr(_MAX_CHAR))
+    if not kept:
+        return None
+    after = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= after <= 0xDFFF else after)  # no surrogate in UTF-8
+
+
+def _below(token: str) -> str:
+    """` AND term < …`: the bound of the terms starting with `token`, when there is one."""
+    after = _after_prefix(token)
+    return f" AND term < {literal(after)}" if after is not None else ""
+
+
 def token_match(token: str, prefix: bool) -> str:
-    """The condition on `term` of the token files for `token` (or a token starting with it)."""
+    """The condition on `term` of the token files for `token` (or a token starting with it): a range, which
+    the files' row-group statistics prune, then the prefix itself."""
     if prefix:
-        return f"term >= {literal(token)} AND term < {literal(token + _MAX_CHAR)} AND starts_with(term, {literal(token)})"
+        return f"term >= {literal(token)}{_below(token)} AND starts_with(term, {literal(token)})"
     return f"term = {literal(token)}"
 
 
 def _range(group: list[Key]) -> str:
     """The terms from the first of `group` (sorted) to the last and every term starting with it."""
-    return f"term >= {literal(group[0][0])} AND term < {literal(group[-1][0] + _MAX_CHAR)}"
+    return f"term >= {literal(group[0][0])}{_below(group[-1][0])}"
 
 
 def _by_field(keys: list[Key]) -> tuple[list[list[Key]], list[Key]]:

@@ -14,17 +14,14 @@ the thread that first asks for it (thread_priority.py): DuckDB's work is backgro
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import importlib
-import os
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from tenant_events.spill_folder import make_spill_folder
 from tenant_events.thread_priority import lower_this_thread
 
 if TYPE_CHECKING:
@@ -56,7 +53,7 @@ def engine() -> duckdb.DuckDBPyConnection:
                 "threads": THREADS,
                 "memory_limit": MEMORY_LIMIT,
                 "preserve_insertion_order": False,
-                "temp_directory": _spill_folder(),
+                "temp_directory": make_spill_folder(),
             }
             # started on a thread of lower priority, whose niceness DuckDB's threads inherit: a year's scan on
             # every core leaves the thread that asked (the window's, drawing) its share first
@@ -64,22 +61,6 @@ def engine() -> duckdb.DuckDBPyConnection:
                 _engine = start.submit(duckdb.connect, ":memory:", config=config).result()
             _quiet(_engine)
         return _engine
-
-
-def _spill_folder() -> str:
-    """Where DuckDB writes what does not fit its memory (a month's rows sorted while writing): a folder of this
-    process's own, private (0700), emptied by DuckDB as it goes and removed at exit. DuckDB's default, `.tmp` in
-    the working directory, put event data wherever a command was started, and two processes started in one
-    folder spilled into the same file names: each read the other's data and failed ("Could not read enough
-    bytes")."""
-    path = tempfile.mkdtemp(prefix="tenant-events-duckdb-")
-    atexit.register(_remove_empty, path)
-    return path
-
-
-def _remove_empty(path: str) -> None:
-    with contextlib.suppress(OSError):  # a file DuckDB still holds: left to the system's temporary files
-        os.rmdir(path)
 
 
 def cursor() -> duckdb.DuckDBPyConnection:

@@ -14,6 +14,7 @@ Schema 8 created these tables in this shape (`migrate_outbox` rebuilds the first
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from typing import Final
 
 from tenant_events.values.alert_lifecycle import DeliveryKind
@@ -91,6 +92,11 @@ def migrate_outbox(conn: sqlite3.Connection) -> None:
         conn.execute("DROP TABLE alert_deliveries_v1")
 
 
+_ENQUEUE: Final = (
+    "INSERT OR IGNORE INTO alert_outbox (alert_id, kind, version, nth, queued_at) VALUES (?, ?, ?, ?, ?)"
+)
+
+
 def enqueue(
     conn: sqlite3.Connection, alert_id: int, version: int, now: float, kind: DeliveryKind = "firing"
 ) -> None:
@@ -102,7 +108,9 @@ def enqueue(
             "SELECT count(*) FROM alert_outbox WHERE alert_id = ? AND kind = 'resolved'", (alert_id,)
         ).fetchone()
         nth = int(row[0]) + 1
-    conn.execute(
-        "INSERT OR IGNORE INTO alert_outbox (alert_id, kind, version, nth, queued_at) VALUES (?, ?, ?, ?, ?)",
-        (alert_id, kind, version, nth, now),
-    )
+    conn.execute(_ENQUEUE, (alert_id, kind, version, nth, now))
+
+
+def enqueue_firings(conn: sqlite3.Connection, firings: Iterable[tuple[int, int, float]]) -> None:
+    """`enqueue` of many firings at once, each (alert id, version, now): one statement for a commit's alerts."""
+    conn.executemany(_ENQUEUE, ((alert_id, "firing", version, 0, now) for alert_id, version, now in firings))

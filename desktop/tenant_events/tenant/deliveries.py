@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tenant_events.alerts.delivery import QuietTimes
-from tenant_events.auth.secret_store import SecretStore
+from tenant_events.auth.secret_store import SecretStore, open_secret_store
 from tenant_events.destinations.registry import destination_url
 from tenant_events.destinations.worker import DeliveryWorker, Target
 from tenant_events.errors import UserFixableError
@@ -39,6 +39,7 @@ __all__ = [
     "DestinationTargets",
     "attach_deliveries",
     "destination_status",
+    "keyring_opener",
     "silence_check",
     "undelivered",
     "undelivered_in",
@@ -99,11 +100,26 @@ class DestinationTargets:
         """Why a URL cannot be read, with what to do; a session-only store says that the keyring was missing."""
         opened = self._opened
         if opened is not None and not opened.persistent:
-            return f"its URL cannot be read: no system keyring answered ({opened.description})"
+            return "its URL cannot be read: no system keyring answered — unlock or start the system keyring"
         return str(exc)
 
     def quiet(self) -> QuietTimes | None:
         return self._quiet
+
+
+def keyring_opener() -> Callable[[], SecretStore]:
+    """The system keyring for a command's deliveries (DestinationTargets opens it when a destination needs it):
+    the first call may show the unlock prompt and logs why sign-ins last the session only; later ones (the
+    keyring was not there, a destination waits for its URL) look again without a prompt or a word, as they do
+    every REREAD_S seconds."""
+    asked = False
+
+    def opened() -> SecretStore:
+        nonlocal asked
+        first, asked = not asked, True
+        return open_secret_store(ask=first).store
+
+    return opened
 
 
 @dataclass

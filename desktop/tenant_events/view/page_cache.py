@@ -160,17 +160,42 @@ class PageCache:
     def place(self, row: int, seq: int) -> None:
         """`seq` is known (by count) to be at `row` if it matches: make the page around it exact."""
         assert self.reader is not None
-        number, within = divmod(row, PAGE)
+        number = row // PAGE
         if number not in self.approx and number in self.pages:
             return
+        self.keep_found(row, page_around(self.reader, self.flt, self.head, row, seq))
+
+    def keep_found(self, row: int, page: list[StoredEvent] | None) -> None:
+        """The exact page around `row` (None: its event is filtered out; the page is read again when shown)."""
+        number = row // PAGE
         for n in (number - 1, number, number + 1):  # estimated neighbours may overlap the exact page
             if n in self.approx:
                 self.approx.discard(n)
                 self.pages.pop(n, None)
-        at = self.reader.older(self.flt, seq + 1, PAGE - within)
-        if not at or at[0].seq != seq:
-            return  # filtered out; the page is read again when shown
-        self._keep(number, self.reader.newer(self.flt, seq, self.head, within) + at, False)
+        if page is not None:
+            self._keep(number, page, False)
+
+
+# the row of an event (its newer matches), the exact page around it
+Found = tuple[int, list[StoredEvent] | None]
+
+
+def page_around(
+    reader: TenantReader, flt: EventFilter, head: int, row: int, seq: int
+) -> list[StoredEvent] | None:
+    """The page holding `row` when event `seq` is there (None when `seq` does not match `flt`)."""
+    within = row % PAGE
+    at = reader.older(flt, seq + 1, PAGE - within)
+    if not at or at[0].seq != seq:
+        return None
+    return reader.newer(flt, seq, head, within) + at
+
+
+def find(reader: TenantReader, flt: EventFilter, head: int, seq: int) -> Found:
+    """On a worker: the row event `seq` sits at in the snapshot `seq <= head` of `flt`, and the exact page around
+    it. Over a year's archive the count of its newer matches takes 0.1-4 s: never on the UI thread."""
+    newer = reader.count(flt, head, min_seq=seq + 1)
+    return newer, page_around(reader, flt, head, newer, seq)
 
 
 KEPT_HEADS: Final = (

@@ -78,6 +78,7 @@ def test_two_tenants_live_filter_detail_pause_wake_quit(qloop, ui_paths, make_si
             # select it: the detail pane shows its JSON, exactly as stored
             w.step(1)
             assert w.detail.shown is not None and w.detail.shown.event_id == target.event_id
+            await until(lambda: w.detail.pretty, 10, "the event's JSON (read on a worker)")
             shown = json.loads(w.detail.pretty)
             assert shown["event"]["id"] == target.event_id
             assert target.event_id in w.detail.browser.toPlainText()

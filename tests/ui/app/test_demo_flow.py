@@ -109,6 +109,7 @@ def test_demo_sign_in_events_notification_click_selects_event(qloop, ui_paths, d
             inbox._event_activated(inbox.event_list.item(0))
             seq = current.alert.last_seq
             await until(lambda: w.detail.shown is not None and w.detail.shown.seq == seq, 10, "detail")
+            await until(lambda: w.detail.pretty, 10, "the event's JSON (read on a worker)")
             event_id = w.detail.shown.event_id
             assert event_id == current.alert.last_event_id
             assert w.isVisible()

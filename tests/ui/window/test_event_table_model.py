@@ -50,7 +50,7 @@ def test_pages_are_bounded_for_a_large_store(qapp, filled_store):
     for r in range(0, 20_000, 397):
         ev = model.event_at(r)
         assert ev is not None and ev.seq == 20_000 - r
-    assert len(model._pages) <= MAX_PAGES
+    assert len(model._cache.pages) <= MAX_PAGES
     last = model.event_at(19_999)
     assert last is not None and last.seq == 1
     reader.close()
@@ -147,7 +147,7 @@ def test_keyset_neighbour_pages_match_offset_pages(qapp, filled_store):
     model = EventTableModel(TenantReader(reader))
     model.reload()
     down = [model.event_at(r).seq for r in range(model.rowCount())]  # each page keyset from the one above
-    model._pages.clear()
+    model._cache.pages.clear()
     model.event_at(model.rowCount() - 1)  # start at the bottom, then walk up: keyset from the page below
     up = [model.event_at(r).seq for r in reversed(range(model.rowCount()))][::-1]
     expected = [e.seq for e in reader.page(limit=PAGE * 7)]
@@ -213,8 +213,8 @@ def test_deep_pages_by_anchor_keys_match_offset_paging_also_after_new_rows(qapp,
         plain.advance_head()
         assert keyed.rowCount() == plain.rowCount()
         for r in (keyed.rowCount() - 1, keyed.rowCount() // 2, 3 * PAGE + 5, PAGE, 1, 0):
-            keyed._pages.clear()  # no neighbour page: the anchor path, not the keyset-from-neighbour one
-            plain._pages.clear()
+            keyed._cache.pages.clear()  # no neighbour page: the anchor path, not the keyset-from-neighbour one
+            plain._cache.pages.clear()
             a, b = keyed.event_at(r), plain.event_at(r)
             assert a is not None and b is not None and a.seq == b.seq, (flt, r)
     assert not EventTableModel(tenant_reader).set_anchors(99, 1, [1])  # another generation's keys are refused

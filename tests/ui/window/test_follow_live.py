@@ -169,9 +169,13 @@ def test_a_filter_change_shows_the_newest_matching_rows_or_keeps_the_row_being_r
             fb.search.clear()
             fb.search.returnPressed.emit()
             await until(lambda: not w.first_page.busy and not w.model.counting, 15, "all rows")
+            await until(
+                lambda: table.currentIndex().isValid(), 10, "the row selected again (found on a worker)"
+            )
             assert w.model.event_at(table.currentIndex().row()).seq == picked.seq  # type: ignore[union-attr]
             fb.set_types({t for t in fb.type_actions if t != picked.type})
             await until(lambda: not w.model.counting, 15, "the rows without it")
-            assert w.detail.shown is None and bar.value() == 0 and w.unread == 0 and follow.following
+            await until(lambda: w.detail.shown is None, 10, "the pane cleared (looked for on a worker)")
+            assert bar.value() == 0 and w.unread == 0 and follow.following
 
     run_async(qloop, scenario(), timeout=200)

@@ -15,9 +15,10 @@ import pytest
 from helpers.fixtures_ui import run_async, save_screenshot, signal_future
 from helpers.fixtures_window import settle
 from helpers.history import history
+from tenant_events.errors import StorageError
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.store.archive_keeper import keep
-from tenant_events.values.events import EventFilter
+from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.values.retention import Retention
 from tenant_events.view.tenant_reader import TenantReader
 
@@ -69,13 +70,15 @@ def test_a_year_in_two_tiers_fills_the_table_and_the_histogram(open_window, qloo
 
 
 class ReadsNoted(TenantReader):
-    """A reader noting the thread of every head, page and count read (a year's newest page comes through
+    """A reader noting the thread of every head, page, count and event read (a year's newest page comes through
     DuckDB, a year's count scans the whole archive), and that thread's niceness (Linux: each thread's own)."""
 
     def __init__(self, reader: EventReader) -> None:
         super().__init__(reader)
         self.threads: list[threading.Thread] = []
         self.counts: list[threading.Thread] = []
+        self.gets: list[threading.Thread] = []
+        self.opening_again = False  # reads of an event fail as while the database is opened again
         self.niceness: list[int] = []
 
     def _note(self) -> None:
@@ -94,6 +97,13 @@ class ReadsNoted(TenantReader):
         self._note()
         self.counts.append(threading.current_thread())
         return super().count(flt, max_seq, min_seq)
+
+    def get(self, seq: int) -> StoredEvent | None:
+        self._note()
+        self.gets.append(threading.current_thread())
+        if self.opening_again:
+            raise StorageError("the database is being opened again")
+        return super().get(seq)
 
 
 @contextmanager
@@ -158,3 +168,75 @@ def test_the_windows_reads_of_a_year_run_below_its_thread(qloop, qtbot, tmp_path
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         assert worker.threads and threading.main_thread() not in worker.threads
         assert set(worker.niceness) == {min(ours + BACKGROUND_NICENESS, 19)}
+
+
+def test_the_shown_event_is_found_again_off_the_ui_thread_after_a_filter_change(qloop, qtbot, tmp_path):
+    """After a filter change the detail pane's event is selected again where it now sits, or the pane cleared
+    when the filter hides it: where it sits is a count of its newer matches (over a year's archive 0.1-4 s), made
+    on a read thread while the pane keeps showing the event."""
+    from helpers.fixtures_ui import until
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        def selected_seq() -> int | None:
+            ev = w.model.event_at(w.table.currentIndex().row())
+            return ev.seq if ev is not None else None
+
+        async def scenario() -> None:
+            w.follow.select_quietly(len(rows) // 2)  # an event of the archive, far below the first page
+            await until(lambda: w.detail.shown is not None, 10, "the event in the detail pane")
+            shown = w.detail.shown
+            assert shown is not None and shown.seq <= ui.reader.archived_upto()
+            ui.counts.clear()
+            worker.counts.clear()
+            w.filter_bar.search.setText(f"type:{shown.type}")
+            w.filter_bar.search.returnPressed.emit()
+            await until(lambda: w.model.event_filter.query, 30, "the query's first page shown")
+            await until(lambda: selected_seq() == shown.seq, 30, "the event selected again")
+            assert w.detail.shown is not None and w.detail.shown.seq == shown.seq
+            assert worker.counts and threading.main_thread() not in ui.counts + worker.counts
+            w.filter_bar.search.setText(f"-type:{shown.type}")
+            w.filter_bar.search.returnPressed.emit()
+            await until(lambda: w.detail.shown is None, 30, "the pane cleared: the filter hides the event")
+            assert threading.main_thread() not in ui.counts + worker.counts
+
+        run_async(qloop, scenario())
+
+
+def test_an_archived_rows_json_is_read_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """Selecting a row of the archive shows its type and summary at once and says its JSON is being read; the
+    event is read on a read thread (from its monthly file: 0.1-0.5 s on a year, an update's earlier state up to a
+    second more), then shown."""
+    import json
+
+    from helpers.fixtures_ui import until
+    from tenant_events.ui.window.event_actions import UNREAD
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        async def scenario() -> None:
+            ui.gets.clear()
+            worker.gets.clear()
+            w.follow.select_quietly(len(rows) // 2)
+            shown = w.detail.shown
+            assert shown is not None and shown.seq <= ui.reader.archived_upto()
+            assert (
+                w.detail.browser.toPlainText() == "Reading the event…"
+                and shown.type in w.detail.title.toolTip()
+            )
+            await until(lambda: w.detail.pretty, 20, "the event's JSON")
+            assert json.loads(w.detail.pretty)["event"]["id"] == shown.event_id
+            assert w.detail.copy_button.isEnabled()
+            assert worker.gets and threading.main_thread() not in ui.gets + worker.gets
+            # the database being opened again as a row is chosen: the pane says so, and the row reads once chosen again
+            worker.opening_again = True
+            w.follow.select_quietly(len(rows) // 2 + 1)
+            await until(
+                lambda: w.detail.browser.toPlainText() == UNREAD, 20, "the pane saying it could not read"
+            )
+            assert not w.detail.copy_button.isEnabled() and w.detail.shown is not None
+            worker.opening_again = False
+            w.follow.select_quietly(len(rows) // 2)
+            await until(lambda: w.detail.pretty, 20, "the event's JSON, chosen again")
+
+        run_async(qloop, scenario())

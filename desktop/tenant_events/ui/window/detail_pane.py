@@ -102,6 +102,13 @@ class DetailPane(QWidget):
         else:
             self.link.clear()
 
+    def show_reading(self, ev: StoredEvent, summary: str, line: str = "Reading the event…") -> None:
+        """`ev` chosen, its JSON not shown yet (being read: event_actions.py): its title, and `line` saying why."""
+        self.show_event(None)
+        self.shown = ev
+        self._title(f"{ev.type} — {summary}")
+        self.browser.setPlainText(line)
+
     def name_summary(self, seq: int, summary: str) -> None:
         """The names of the shown event arrived (a burst's rows are named a moment after they are stored)."""
         if self.shown is not None and self.shown.seq == seq:

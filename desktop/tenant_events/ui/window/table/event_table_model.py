@@ -12,7 +12,6 @@ view/page_cache.py's business.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from enum import IntEnum
 from typing import Any
 
@@ -24,7 +23,7 @@ from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
 from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.values.events import EventFilter, StoredEvent
-from tenant_events.view.page_cache import KEPT_HEADS, MAX_PAGES, PAGE, PageCache, RecentHeads
+from tenant_events.view.page_cache import KEPT_HEADS, MAX_PAGES, PAGE, Found, PageCache, RecentHeads
 from tenant_events.view.tenant_reader import TenantReader
 
 __all__ = ["KEPT_HEADS", "MAX_PAGES", "PAGE", "EventTableModel", "local_time", "utc_tooltip"]
@@ -99,10 +98,6 @@ class EventTableModel(QAbstractTableModel):
     def counting(self) -> bool:
         """The row count is provisional (first page only) until apply_total."""
         return self._cache.counting
-
-    @property
-    def _pages(self) -> OrderedDict[int, list[StoredEvent]]:
-        return self._cache.pages
 
     def set_reader(
         self,
@@ -304,14 +299,24 @@ class EventTableModel(QAbstractTableModel):
         return self._cache.event(row)
 
     def row_of_seq(self, seq: int) -> int | None:
-        """The row showing event `seq` under the current filter, or None if it is filtered out."""
+        """The row showing event `seq` under the current filter, or None if it is filtered out; counted here (a
+        notification's click: the row is needed at once), else on a worker (event_selection.py)."""
         if self._reader is None or seq > self.head:
             return None
         newer = self._reader.count(self._filter, self.head, min_seq=seq + 1)
         if newer < self._rows:
             self._cache.place(newer, seq)  # the count is exact: so must the page at that row be
-        ev = self._event_at(newer)
-        return self.display_row(newer) if ev is not None and ev.seq == seq else None
+        return self._row_if(newer, seq)
+
+    def place_found(self, found: Found, seq: int) -> int | None:
+        """What a worker's `page_cache.find` read of event `seq` in the snapshot shown: its row, or None."""
+        if found[0] < self._rows:
+            self._cache.keep_found(*found)
+        return self._row_if(found[0], seq)
+
+    def _row_if(self, row: int, seq: int) -> int | None:
+        ev = self._event_at(row)
+        return self.display_row(row) if ev is not None and ev.seq == seq else None
 
     # -- Qt model API ------------------------------------------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
@@ -324,13 +329,8 @@ class EventTableModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         # Never `super().headerData`: PySide 6.12 on 3.11 loses a reference to None per empty QVariant, until Python aborts.
-        if (
-            orientation == Qt.Orientation.Horizontal
-            and role == Qt.ItemDataRole.DisplayRole
-            and 0 <= section < len(Col)
-        ):
-            return HEADERS[Col(section)]
-        return None
+        shown = orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole
+        return HEADERS[Col(section)] if shown and 0 <= section < len(Col) else None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # half of what a paint asks of each cell (alignment, check state, decoration…) is answered by no row

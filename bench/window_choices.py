@@ -1,0 +1,163 @@
+"""The window's thread while the user works over a year: a row of the archive chosen, and a filter changed with an
+archived event in the detail pane.
+
+    rows      rows across the year chosen one after another (an update near each, whose earlier state is looked
+              for too), each until its JSON is shown
+    filters   an event from the middle of the year in the detail pane, then a filter on its type, one without
+              its type and its event id, each until the event is selected again or the pane cleared
+
+Each is measured as bench/archive.py measures opening the tenant: the longest late tick of a 5 ms timer (the
+goal: the window's thread never held more than 100 ms) and the UI thread's CPU in that stretch and in the
+stretch that took the most, with how long the answer took to show. Over a year built by bench/archive.py:
+
+    .venv/bin/python bench/window_choices.py --dir /tmp/year-copy     # never the only copy: the window writes
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+class Ticks:
+    """A 5 ms timer's ticks on the UI thread, with the thread's CPU time at each."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.at: list[float] = []
+        self.cpu: list[float] = []
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.at.append(time.perf_counter())
+        self.cpu.append(time.thread_time())
+
+    def mark(self) -> int:
+        return len(self.at) - 1
+
+    def since(self, first: int) -> str:
+        """The longest stretch since tick `first`, the CPU in it, and the most CPU any stretch took."""
+        gaps = [b - a for a, b in itertools.pairwise(self.at[first:])]
+        spent = [b - a for a, b in itertools.pairwise(self.cpu[first:])]
+        k = max(range(len(gaps)), key=gaps.__getitem__)
+        return (
+            f"longest hold {gaps[k] * 1000:.0f} ms ({spent[k] * 1000:.0f} ms of its CPU),"
+            f" most CPU in a hold {max(spent) * 1000:.0f} ms"
+        )
+
+
+async def until(check: Callable[[], Any], limit: float = 120.0) -> Any:
+    end = time.monotonic() + limit
+    while not (value := check()):
+        if time.monotonic() > end:
+            raise TimeoutError
+        await asyncio.sleep(0.01)
+    return value
+
+
+async def rows(w: Any, ticks: Ticks) -> None:
+    n = w.model.rowCount()
+    for part in (0.3, 0.5, 0.7, 0.9):
+        w.table.scrollTo(w.model.index(int(n * part), 0))  # the page comes into view first (a read by key)
+        await asyncio.sleep(1.0)
+        near = range(int(n * part), int(n * part) + 200)
+        row = next((r for r in near if w.model.event_at(r).type.endswith(".updated")), near[0])
+        ev = w.model.event_at(row)
+        await asyncio.sleep(0.5)
+        first, started = ticks.mark(), time.perf_counter()
+        w.follow.select_quietly(row)
+        await until(
+            lambda ev=ev: w.detail.pretty and w.detail.shown is not None and w.detail.shown.seq == ev.seq
+        )
+        took = time.perf_counter() - started
+        await asyncio.sleep(0.5)
+        print(
+            f"  row {row:,} {ev.type}: its JSON after {took * 1000:.0f} ms; {ticks.since(first)}", flush=True
+        )
+
+
+async def filters(w: Any, ticks: Ticks) -> None:
+    bar = w.filter_bar
+    for query in ("type:{type}", "-type:{type}", "{id}"):
+        bar.search.setText("")
+        bar.search.returnPressed.emit()
+        await until(lambda: not w.first_page.busy and not w.model.counting and w.model.has_anchors)
+        w.follow.select_quietly(w.model.rowCount() // 2)
+        shown = await until(lambda: w.detail.shown)
+        await asyncio.sleep(1.0)
+        text = query.format(type=shown.type, id=shown.event_id)
+        first, started = ticks.mark(), time.perf_counter()
+        bar.search.setText(text)
+        bar.search.returnPressed.emit()
+
+        def answered(text: str = text, seq: int = shown.seq) -> str:
+            if w.first_page.busy or w.model.event_filter.query != text:
+                return ""
+            if w.detail.shown is None:
+                return "cleared"
+            ev = w.model.event_at(w.table.currentIndex().row())
+            return "selected again" if ev is not None and ev.seq == seq else ""
+
+        outcome = await until(answered)
+        took = time.perf_counter() - started
+        await asyncio.sleep(1.0)
+        print(f"  {text!r}: {outcome} after {took * 1000:.0f} ms; {ticks.since(first)}", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--dir", type=Path, required=True, help="a year built by bench/archive.py (a copy)")
+    parser.add_argument("--only", choices=("rows", "filters"))
+    args = parser.parse_args()
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from tenant_events.store.reader import EventReader
+    from tenant_events.ui.window.main_window import MainWindow
+    from tenant_events.view.tenant_reader import TenantReader
+
+    db = args.dir / "tenants" / "year.sqlite3"
+    app = QApplication(sys.argv[:1])
+
+    async def go() -> None:
+        w = MainWindow(str(db.parent / "window.ini"))
+        w.resize(1280, 800)
+        w.show()
+        readers = [TenantReader(EventReader(db)) for _ in range(3)]
+        w.add_tenant("year", *readers)
+        await until(lambda: w.model.has_anchors and not w.model.counting)
+        await asyncio.sleep(2.0)
+        ticks = Ticks()
+        for name, part in (("rows", rows), ("filters", filters)):
+            if args.only in (None, name):
+                print(f"{name}:", flush=True)
+                await part(w, ticks)
+        ticks.timer.stop()
+        await w.shutdown()
+        w.close()
+        for r in readers:
+            r.reader.close()
+
+    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+        runner.run(go())
+    del app
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
