@@ -22,6 +22,8 @@ archive's rows are checked on their columns.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -36,25 +38,74 @@ if TYPE_CHECKING:
 MARK: Final = "#"
 COVER: Final = MARK + ":"  # the row listing every event the file's field rows cover
 SPELLED: Final = "!"  # after MARK: rows of values the event's JSON may spell otherwise (an escape)
-# what a JSON string escapes (a quote, a backslash, a control character), as an SQL literal of a regex
-_ESCAPED: Final = r"""'["\\\x00-\x1f]'"""
+_ESCAPED: Final = re.compile(r'["\\\x00-\x1f]')  # what a JSON string escapes: a quote, a backslash, a control
 _WORD: Final = r"a-z0-9\x{80}-\x{10ffff}"  # a word's characters (query_sql._NOT_WORD's complement)
 _RUN: Final = f"[{_WORD}]+[^{_WORD}]*"  # a word and what follows it up to the next
+_NOT_WORD: Final = re.compile(r"[^a-z0-9\x80-\U0010ffff]")
+# a word whose first three characters hold a digit: a piece of an identifier (auth0|1f3a…, acme-75tz, the 54fb
+# of ada.lovelace.54fb@…), filed where a value starts only, except in the fields of addresses
+_PIECE: Final = 3
+_PIECE_RX: Final = f"^.{{0,{_PIECE - 1}}}[0-9]"
+_EVERY_WORD: Final = frozenset({"ip"})
+# fields that mostly hold the same values (a user's e-mail is one of its names): a value an event holds in both is
+# filed once, under both names
+_SHARED: Final = ("user", "email")
+_SHARED_KEY: Final = "&".join(_SHARED)
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def lookup_prefix(term: Term) -> str | None:
-    """The prefix of the token rows whose seqs are exactly `term`'s events, or None when the rows cannot say
-    (a glob, a value not starting with a letter or digit, which the live tier matches anywhere, a NUL, which
-    ends SQLite's pattern, a field with a column of its own)."""
+def lookup_prefixes(term: Term) -> tuple[str, ...] | None:
+    """The prefixes of the token rows whose seqs are together exactly `term`'s events (its field's rows and
+    those of the values it shares, _SHARED), or None when the rows cannot say (a glob, a value not starting
+    with a letter or digit, which the live tier matches anywhere, a NUL, which ends SQLite's pattern, a piece
+    of an identifier inside a value, a field with a column of its own)."""
     field = field_named(term.field)
     if field is None or field.kind is not Kind.TEXT or field.name not in _FIELDS or term.is_glob:
         return None
     value = term.value.translate(_LOWER)
     if not value[:1].isalnum() or "\x00" in value:  # query_sql.value_patterns: where a word starts
         return None
-    return f"{MARK}{field.name}:{value}"
+    if field.name not in _EVERY_WORD and not _filed_inside(value):
+        return None
+    shared = (_SHARED_KEY,) if field.name in _SHARED else ()
+    return tuple(f"{MARK}{name}:{value}" for name in (field.name, *shared))
+
+
+def _filed_inside(value: str) -> bool:
+    """Whether every word `value` may start (where a value starts or inside it) has its rows: not a piece of an
+    identifier (_PIECE), and known not to be one — a first word shorter than that and all of `value` may go on
+    with a digit."""
+    cut = _NOT_WORD.search(value)
+    word = value if cut is None else value[: cut.start()]
+    if cut is None and len(word) < _PIECE:
+        return False
+    return not any(c in "0123456789" for c in word[:_PIECE])
+
+
+def spelled_values(raw: str, fields: Sequence[Sequence[str]]) -> list[str]:
+    """The values of `fields` (one event's, as archive_layout.field_values makes them) that its JSON `raw`
+    may spell otherwise than as they are, each up to a NUL (as SQLite's GLOB reads it): no whole JSON string
+    of it in the JSON, in its case or lower-cased, or it holds what JSON escapes. Such values are filed under
+    `#!` (words_select); most events have none, and checking here, where the values are made, spared the
+    writer reading the JSON again in the engine."""
+    out: list[str] = []
+    lowered: str | None = None
+    for values in fields:
+        for value in values:
+            if "\x00" in value:
+                value = value.split("\x00", 1)[0]
+            quoted = f'"{value}"'
+            if quoted in raw:
+                if not _ESCAPED.search(value):
+                    continue
+            else:
+                if lowered is None:
+                    lowered = raw.lower()
+                if quoted in lowered and not _ESCAPED.search(value):
+                    continue
+            out.append(value)
+    return out
 
 
 def spelled_prefix(prefix: str) -> str:
@@ -62,26 +113,42 @@ def spelled_prefix(prefix: str) -> str:
     return MARK + SPELLED + prefix.removeprefix(MARK)
 
 
-def words_select(events: str) -> str:
+def _values(name: str, column: str) -> str:
+    """The SQL list of {f, v} of one field's values: one both _SHARED fields hold under their joint name, once."""
+    values = column
+    f = f"'{name}'"
+    if name in _SHARED:
+        other = f"f_{_SHARED[1 - _SHARED.index(name)]}"
+        if name == _SHARED[0]:
+            f = f"CASE WHEN list_contains({other}, v) THEN '{_SHARED_KEY}' ELSE {f} END"
+        else:
+            values = f"list_filter({column}, v -> NOT list_contains({other}, v))"
+    return f"list_transform({values}, v -> {{'f': {f}, 'v': split_part(v, chr(0), 1)}})"
+
+
+def words_select(events: str, spelled: str | None = None) -> str:
     """The query of the field rows (term, n, seqs) of the events file at `events` (an SQL literal), the `#:` row
-    among them (unordered): each value from every place a word starts in it (its runs of a word and the
-    characters after it, joined from each run on), under `#!` when the event's JSON may spell it otherwise
-    than as it is (no whole JSON string of it in the JSON, in any case, or it holds what JSON escapes). The
-    lower-cased JSON is read only for a value the JSON does not hold in its own case."""
-    values = ", ".join(
-        f"list_transform({column}, v -> {{'f': '{name}', 'v': split_part(v, chr(0), 1)}})"
-        for name, column in FIELD_COLUMNS
-    )
-    quoted = "'\"' || x.v || '\"'"
-    per_value = (
-        f"SELECT seq, x.f AS f, x.v AS v, NOT regexp_matches(x.v, {_ESCAPED}) AND CASE WHEN contains(raw, {quoted})"  # noqa: S608
-        f" THEN true ELSE contains(lower(raw), {quoted}) END AS plain"
-        f" FROM (SELECT seq, raw, unnest(list_concat({values})) AS x FROM read_parquet({events}))"
-    )
+    among them (unordered): each value from every place a word starts in it but a piece of an identifier
+    (_PIECE) inside it (its runs of a word and the characters after it, joined from each run on), under `#!`
+    when the event's JSON may spell it otherwise (`spelled`: a JSON file of the seq and value of each such,
+    spelled_values; None when there are none)."""
+    values = ", ".join(_values(name, column) for name, column in FIELD_COLUMNS)
+    unnested = f"SELECT seq, unnest(list_concat({values})) AS x FROM read_parquet({events})"  # noqa: S608
+    if spelled is None:
+        per_value = f"SELECT seq, x.f AS f, x.v AS v, true AS plain FROM ({unnested})"  # noqa: S608
+    else:
+        per_value = (
+            f"SELECT e.seq AS seq, e.x.f AS f, e.x.v AS v, o.seq IS NULL AS plain FROM ({unnested}) AS e"  # noqa: S608
+            f" LEFT JOIN (SELECT DISTINCT seq, v FROM read_json({spelled}, columns = {{'seq': 'BIGINT', 'v': 'VARCHAR'}}))"
+            " AS o ON o.seq = e.seq AND o.v = e.x.v"
+        )
+    every = ", ".join(f"'{name}'" for name in sorted(_EVERY_WORD))
+    filed = f"k = 1 OR f IN ({every}) OR NOT regexp_matches(runs[k], '{_PIECE_RX}')"
     suffixes = (
         f"SELECT '{MARK}' || CASE WHEN plain THEN '' ELSE '{SPELLED}' END || f || ':' || rest AS term, seq FROM"  # noqa: S608
-        " (SELECT seq, f, plain, unnest(list_transform(generate_series(1, len(runs)), k -> array_to_string(runs[k:], '')))"
-        f" AS rest FROM (SELECT seq, f, plain, regexp_extract_all(v, '{_RUN}') AS runs FROM ({per_value})))"
+        " (SELECT seq, f, plain, unnest(list_transform(list_filter(generate_series(1, len(runs)),"
+        f" k -> {filed}), k -> array_to_string(runs[k:], ''))) AS rest"
+        f" FROM (SELECT seq, f, plain, regexp_extract_all(v, '{_RUN}') AS runs FROM ({per_value})))"
     )
     return (
         f"SELECT '{COVER}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
@@ -90,15 +157,18 @@ def words_select(events: str) -> str:
     )
 
 
-def with_words(cur: duckdb.DuckDBPyConnection, events: Path, tokens: Path, out: Path) -> None:
+def with_words(
+    cur: duckdb.DuckDBPyConnection, events: Path, tokens: Path, out: Path, spelled: Path | None = None
+) -> None:
     """The token file `out`: the field words of the events file `events`, then the rows of the token file
     `tokens`, in term order, on an ordered cursor (archive_build.ordered_cursor). The words go to a file of their
     own first, and both files are read as one list: one statement's UNION ALL let DuckDB interleave the two
     (row groups spanning both, which no lookup's statistics prune)."""
 
     words = out.with_name("words.parquet")
+    odd = duck.literal(str(spelled)) if spelled is not None else None
     cur.execute(
-        f"COPY (SELECT * FROM ({words_select(duck.literal(str(events)))}) ORDER BY term) TO"  # noqa: S608
+        f"COPY (SELECT * FROM ({words_select(duck.literal(str(events)), odd)}) ORDER BY term) TO"  # noqa: S608
         f" {duck.literal(str(words))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
     )
     cur.execute(

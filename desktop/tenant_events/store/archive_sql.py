@@ -30,7 +30,7 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
-from tenant_events.store.archive_fields import lookup_prefix, spelled_prefix
+from tenant_events.store.archive_fields import lookup_prefixes, spelled_prefix
 from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
 from tenant_events.store.query_sql import value_patterns
@@ -243,29 +243,40 @@ class FilterCompiler:
         tests = " OR ".join(f"regexp_full_match(v, {literal(glob_regex(p))})" for p in patterns)
         return f"(len(list_filter(f_{field.name}, v -> {tests})) > 0)"
 
-    def _words(self, term: Term) -> list[tuple[str, bool]] | None:
+    def _token_sets(self, keys: list[tuple[str, bool]]) -> str:
+        """The seqs of any of `keys` (each looked up once, as _token_set)."""
+        ks = [self._sets.setdefault(key, str(len(self._sets))) for key in keys]
+        return f"SELECT seq FROM sets WHERE k IN ({', '.join(ks)})"  # noqa: S608 - numbers made here
+
+    def _words(self, term: Term) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]] | None:
         """The keys of a field term's rows in the files (together exactly the events whose values it matches):
         those whose JSON holds the value as it is, and the others (archive_fields.SPELLED) unless `counts` say
         the files list none; None when the files lack the rows or they cannot answer the term."""
-        prefix = lookup_prefix(term)
-        self.worded = self.worded or prefix is not None
-        if prefix is None or not self.words:
+        prefixes = lookup_prefixes(term)
+        self.worded = self.worded or prefixes is not None
+        if prefixes is None or not self.words:
             return None
-        keys = [(prefix, True), (spelled_prefix(prefix), True)]
-        self.wanted.update(keys)  # counted with the tokens: how many the lookup lists, whether any is spelled
+        plain = [(prefix, True) for prefix in prefixes]
+        spelled = [(spelled_prefix(prefix), True) for prefix in prefixes]
+        self.wanted.update(
+            plain + spelled
+        )  # counted with the tokens: how many the lookup lists, whether any is spelled
         self.choosing = True
-        if self.counts is not None and not self.counts.get(keys[1], 0):
-            return keys[:1]
-        return keys
+        if self.counts is not None:
+            counts = self.counts
+            spelled = [key for key in spelled if counts.get(key, 0)]
+        return plain, spelled
 
-    def _word_drive(self, words: list[tuple[str, bool]], phrase: str | None, prefix: bool) -> str:
+    def _word_drive(
+        self, words: tuple[list[tuple[str, bool]], list[tuple[str, bool]]], phrase: str | None, prefix: bool
+    ) -> str:
         """A field term's matches from its rows (`_words`). The live tier's match holds its full-text superset's
         tokens too (its index reads the JSON as spelled): an event whose JSON holds the value as it is holds
         them, the others are met with the superset, read only when the files list such an event."""
-        plain = self._token_set(*words[0])
-        if len(words) == 1:
+        plain = self._token_sets(words[0])
+        if not words[1]:
             return plain
-        spelled = self._token_set(*words[1])
+        spelled = self._token_sets(words[1])
         sets = self._phrase_drive(phrase, prefix) if phrase else None
         return f"{plain} UNION ({_intersect([spelled, *sets])})" if sets else f"{plain} UNION {spelled}"
 
@@ -273,7 +284,7 @@ class FilterCompiler:
         """Whether `node`'s drive is exactly its matches: a field term the files' rows answer, or an OR of such
         (`ip:203.0.113.7 OR ip:203.0.113.25`: its sides' matches, united)."""
         if isinstance(node, Term):
-            return self.words and lookup_prefix(node) is not None
+            return self.words and lookup_prefixes(node) is not None
         return isinstance(node, Or) and all(self._exact(c) for c in node.children)
 
     def node(self, node: Node) -> str:
