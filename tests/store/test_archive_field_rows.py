@@ -42,14 +42,15 @@ def test_a_value_both_user_and_email_hold_is_filed_once_and_no_row_starts_at_an_
     terms = _terms(
         tmp_path,
         {
-            "f_user": [["ada lovelace", "ada@example.com"], ["bob"], ["auth0|54fbc1"]],
-            "f_email": [["ada@example.com"], ["bob@example.com"], []],
-            "f_org": [[], [], ["acme-75tz", "ab-c9", "ab-cde9"]],
-            "f_ip": [[], [], ["203.0.113.7"]],
+            "f_user": [["ada lovelace", "ada@example.com"], ["bob"], ["auth0|54fbc1"], None],  # type: ignore[list-item]
+            "f_email": [["ada@example.com"], ["bob@example.com"], [], ["cy@example.org"]],
+            "f_org": [[], [], ["acme-75tz", "ab-c9", "ab-cde9"], []],
+            "f_ip": [[], [], ["203.0.113.7"], []],
         },
     )
     assert {"#user&email:ada@example.com", "#user&email:example.com", "#user&email:com"} <= terms
     assert {"#user:ada lovelace", "#user:lovelace", "#user:bob", "#email:bob@example.com"} <= terms
+    assert {"#email:cy@example.org", "#email:example.org"} <= terms  # no user values at all (NULL)
     assert not {"#user:ada@example.com", "#email:ada@example.com", "#user:example.com"} & terms
     assert {"#user:auth0|54fbc1", "#org:acme-75tz", "#org:ab-c9", "#org:cde9"} <= terms  # cde9: digit fourth
     assert not {"#user:54fbc1", "#org:75tz", "#org:c9"} & terms

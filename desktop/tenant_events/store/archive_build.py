@@ -232,13 +232,14 @@ def file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFi
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
-def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
+def scratch(rows: Sequence[LiveRow], work: Path, cues: bool = False) -> bool:
     """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of `rows` in the folder
     `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
     more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
-    token's seqs took several lines (for tokens_select)."""
+    token's seqs took several lines (for tokens_select). `cues`: also `spelled.json` (SPELLED_FILE), for the
+    field rows (archive_fields.spelled_values), when there is any."""
     with collector_paused():
-        return _scratch(rows, work)
+        return _scratch(rows, work, cues)
 
 
 @contextlib.contextmanager
@@ -255,7 +256,7 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _scratch(rows: Sequence[LiveRow], work: Path) -> bool:
+def _scratch(rows: Sequence[LiveRow], work: Path, cues: bool) -> bool:
     rows = sorted(rows, key=_seq)
     summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
     spelled: list[dict[str, object]] = []
@@ -315,7 +316,7 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     name = new_name(month, rows[0][0], rows[-1][0])
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
         work = Path(work_dir)
-        split = scratch(rows, work)
+        split = scratch(rows, work, cues=True)
         cur = ordered_cursor()
         try:
             cur.execute(

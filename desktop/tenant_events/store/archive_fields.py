@@ -120,9 +120,9 @@ def _values(name: str, column: str) -> str:
     if name in _SHARED:
         other = f"f_{_SHARED[1 - _SHARED.index(name)]}"
         if name == _SHARED[0]:
-            f = f"CASE WHEN list_contains({other}, v) THEN '{_SHARED_KEY}' ELSE {f} END"
+            f = f"CASE WHEN coalesce(list_contains({other}, v), false) THEN '{_SHARED_KEY}' ELSE {f} END"
         else:
-            values = f"list_filter({column}, v -> NOT list_contains({other}, v))"
+            values = f"list_filter({column}, v -> NOT coalesce(list_contains({other}, v), false))"
     return f"list_transform({values}, v -> {{'f': {f}, 'v': split_part(v, chr(0), 1)}})"
 
 
