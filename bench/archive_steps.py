@@ -32,7 +32,7 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="archive-steps-") as folder:
         work = Path(folder)
         t = time.process_time()
-        split = ab.scratch(live, work)
+        split = ab.scratch(live, work, cues=True)  # as write_month: with the field rows' cues
         whole = time.process_time() - t
         summaries = [r[9] for r in live]
         t = time.process_time()

@@ -96,16 +96,18 @@ def test_few_candidates_are_checked_before_their_shown_columns_are_read(tmp_path
 def test_a_field_value_whose_tokens_most_events_hold_is_checked_on_every_row_without_a_lookup(
     tmp_path, monkeypatch
 ):
-    """Every event holds the address's tokens (203, 0, 113): no lookup, the values checked on every row (alone
-    and ORed with another field's value), and the answers the single-tier store's (`203.0.113.70` matches too,
-    as the live tier's GLOB `203.0.113.7*` says)."""
+    """Every event holds the address's tokens (203, 0, 113): a value the field rows cannot answer (one starting
+    with punctuation, which the live tier matches anywhere in a value) is checked on every row with no lookup,
+    alone and ORed with another field's value; one they answer (`ip:203.0.113.7`, which `203.0.113.70` matches
+    too, as the live tier's GLOB `203.0.113.7*` says; `ip:203.0.113`, every address) is the range of its rows,
+    no value read. The answers are the single-tier store's."""
     rows = history(900, NOW - 90 * DAY, 90 * DAY / 900, seed=12)
     rows = [_with(r, ip=f"203.0.113.{k % 97}") for k, r in enumerate(rows)]
     one, two = _pair(tmp_path, rows)
     with EventReader(one) as single, EventReader(two) as reader:
         for f in (
-            EventFilter(query="ip:203.0.113.7"),
-            EventFilter(query="ip:203.0.113.7 OR org:acme"),
+            EventFilter(query="ip:.0.113"),
+            EventFilter(query="ip:.0.113.7 OR org:.acme"),
             EventFilter(query='-"grace"'),  # a token only the NOT looks up: no count to choose by
         ):
             expected = answers(single, f)
@@ -113,3 +115,10 @@ def test_a_field_value_whose_tokens_most_events_hold_is_checked_on_every_row_wit
             with statements(monkeypatch) as seen:
                 assert answers(reader, f) == expected, f
             assert not any("TEMP TABLE sets" in s for s in seen) or "-" in f.query, seen
+        for f in (EventFilter(query="ip:203.0.113.7"), EventFilter(query="ip:203.0.113")):
+            expected = answers(single, f)
+            assert expected[1] > 0
+            with statements(monkeypatch) as seen:
+                assert answers(reader, f) == expected
+            assert any("TEMP TABLE sets" in s and "'#ip:203.0.113" in s for s in seen), seen
+            assert not any("f_ip" in s for s in seen), seen

@@ -79,6 +79,11 @@ def _value(rng: random.Random, values: list[str]) -> str:
     value = rng.choice(values or ["example"])
     cut = rng.choice([len(value), len(value), max(1, len(value) // 2), 3])
     value = value[:cut].strip() or "a"
+    starts = [k + 1 for k, c in enumerate(value[:-1]) if not c.isalnum()]
+    if starts and rng.random() < 0.25:  # from a word inside a value of several (`lovelace.d5f1@example.com`)
+        value = value[rng.choice(starts) - rng.randint(0, 1) :]  # or from the punctuation before it
+    if rng.random() < 0.15:
+        value = value.upper()
     if rng.random() < 0.15:
         value = value[: max(1, len(value) // 2)] + "*"
     return value

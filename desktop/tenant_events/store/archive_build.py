@@ -26,7 +26,7 @@ import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fields import with_words
+from tenant_events.store.archive_fields import spelled_values, with_words
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
 _LINE: Final = 1 << 20  # characters of seqs per line of the tokens' scratch file
+SPELLED_FILE: Final = "spelled.json"  # a scratch folder's field values the JSON may spell otherwise (seq, v)
 _COLUMNS: Final = (
     ("seq", "BIGINT"),
     ("time_ms", "BIGINT"),
@@ -231,13 +232,14 @@ def file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFi
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
-def scratch(rows: Sequence[LiveRow], work: Path) -> bool:
+def scratch(rows: Sequence[LiveRow], work: Path, cues: bool = False) -> bool:
     """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of `rows` in the folder
     `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
     more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
-    token's seqs took several lines (for tokens_select)."""
+    token's seqs took several lines (for tokens_select). `cues`: also `spelled.json` (SPELLED_FILE), for the
+    field rows (archive_fields.spelled_values), when there is any."""
     with collector_paused():
-        return _scratch(rows, work)
+        return _scratch(rows, work, cues)
 
 
 @contextlib.contextmanager
@@ -254,9 +256,10 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _scratch(rows: Sequence[LiveRow], work: Path) -> bool:
+def _scratch(rows: Sequence[LiveRow], work: Path, cues: bool) -> bool:
     rows = sorted(rows, key=_seq)
     summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
+    spelled: list[dict[str, object]] = []
     with (work / "rows.json").open("wb") as f:
         f.write(b"[")
         for at in range(0, len(rows), _SLICE):
@@ -264,9 +267,16 @@ def _scratch(rows: Sequence[LiveRow], work: Path) -> bool:
                 _record((*row[:9], summary, *row[10:]))
                 for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
             ]
+            for (
+                record
+            ) in records:  # the field rows' cue (archive_fields.spelled_values), while the values are here
+                odd = spelled_values(record["raw"], [record[column] for _name, column in FIELD_COLUMNS])  # type: ignore[arg-type,misc]
+                spelled.extend({"seq": record["seq"], "v": v} for v in odd)
             f.write(b"," if at else b"")
             f.write(orjson.dumps(records)[1:-1])
         f.write(b"]")
+    if spelled:
+        (work / SPELLED_FILE).write_bytes(orjson.dumps(spelled))
     return _tokens(rows, summaries, work / "tokens.txt")
 
 
@@ -306,7 +316,7 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     name = new_name(month, rows[0][0], rows[-1][0])
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
         work = Path(work_dir)
-        split = scratch(rows, work)
+        split = scratch(rows, work, cues=True)
         cur = ordered_cursor()
         try:
             cur.execute(
@@ -315,7 +325,14 @@ def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
             cur.execute(
                 f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'fts.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
-            with_words(cur, work / "events.parquet", work / "fts.parquet", work / "tokens.parquet")
+            odd = work / SPELLED_FILE
+            with_words(
+                cur,
+                work / "events.parquet",
+                work / "fts.parquet",
+                work / "tokens.parquet",
+                odd if odd.exists() else None,
+            )
         finally:
             cur.close()
         synced_rename(work / "tokens.parquet", folder / tokens_name(name))

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fetch import ArchiveFetch
-from tenant_events.store.archive_fields import MARK
+from tenant_events.store.archive_fields import COVER
 from tenant_events.store.archive_layout import tokens_name
-from tenant_events.store.archive_sql import Compiled, FilterCompiler, counts_query
+from tenant_events.store.archive_sql import Compiled, FilterCompiler
+from tenant_events.store.archive_terms import counts_query
 from tenant_events.store.duck import literal
 from tenant_events.store.team_view import TEAM_PREFIX
 from tenant_events.values.events import EventFilter
@@ -192,20 +193,21 @@ class ArchiveCandidates(ArchiveFetch):
     ) -> Compiled:
         """The filter's SQL, its phrases driven by their rarest tokens in these files (counted when a phrase has
         a choice, or a filter of field values may be `_wide`), its one-word field terms answered by the files'
-        field words when every file holds them (archive_fields.py)."""
+        field rows when every file holds them (archive_fields.py)."""
         first = FilterCompiler(alerts)
         plain = first.compile(f, low, high, apart=True)
         worded = (
             FilterCompiler(alerts, None, True) if first.worded and self._has_words(cursor, files) else None
         )
         compiled = worded.compile(f, low, high, apart=True) if worded is not None else plain
-        # counted: a phrase's choice of tokens, or whether values scanned on every row make the filter `_wide`
+        # counted: a phrase's choice of tokens, whether the files list a field value their JSON may spell
+        # otherwise (archive_fields.SPELLED), or whether values scanned on every row make the filter `_wide`
         may_be_wide = plain.whole and (worded is None or worded.scanned)
-        if not first.wanted or not (first.choosing or may_be_wide):
+        wanted = first.wanted | (worded.wanted if worded is not None else set())
+        choosing = first.choosing or (worded is not None and worded.choosing)
+        if not wanted or not (choosing or may_be_wide):
             return compiled
-        keys, query = counts_query(first.wanted)
-        found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
-        counts = {k: int(n or 0) for k, n in zip(keys, found, strict=True)}
+        counts = self._counts(cursor, files, wanted)
         if worded is not None:
             worded = FilterCompiler(alerts, counts, True)
             compiled = worded.compile(f, low, high, apart=True)
@@ -215,8 +217,16 @@ class ArchiveCandidates(ArchiveFetch):
         # a filter whose values are scanned anyway on every row (`_wide`) scans them all, no lookup at all
         return compiled if worded is not None and not self._wide(files, plain) else plain
 
+    def _counts(
+        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], wanted: set[tuple[str, bool]]
+    ) -> dict[tuple[str, bool], int]:
+        """How many events of `files` hold each wanted token (counts_query)."""
+        keys, query = counts_query(wanted)
+        found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
+        return {k: int(n or 0) for k, n in zip(keys, found, strict=True)}
+
     def _has_words(self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile]) -> bool:
-        """Whether every one of `files` holds its field words: its `#` row counts its events. A file never changes
+        """Whether every one of `files` holds its field words: its `#:` row counts its events. A file never changes
         under its name, so each is read once per reader; the team archive's rows have none."""
         known = self._worded
         local = [a for a in files if a.name not in known and not a.name.startswith(TEAM_PREFIX)]
@@ -225,7 +235,7 @@ class ArchiveCandidates(ArchiveFetch):
             listed = ", ".join(literal(p) for p in paths)
             rows = self._execute(
                 cursor,
-                f"SELECT filename, n FROM read_parquet([{listed}], filename = true) WHERE term = '{MARK}'",  # noqa: S608
+                f"SELECT filename, n FROM read_parquet([{listed}], filename = true) WHERE term = '{COVER}'",  # noqa: S608
             )
             covered = {str(path): int(n) for path, n in rows}
             for path, a in paths.items():

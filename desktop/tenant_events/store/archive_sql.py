@@ -30,7 +30,8 @@ from typing import Final
 from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
-from tenant_events.store.archive_fields import lookup_prefix
+from tenant_events.store.archive_fields import lookup_prefixes, spelled_prefix
+from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
 from tenant_events.store.query_sql import value_patterns
 from tenant_events.values.events import EventFilter
@@ -40,7 +41,6 @@ _SEP: Final = (
     r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
-_MAX_CHAR: Final = 0x10FFFF
 _NEAR_RAREST: Final = (
     8  # a phrase's drive meets every token held by at most this many times its rarest's events
 )
@@ -57,27 +57,6 @@ def phrase_tokens(text: str) -> tuple[str, ...]:
         return tuple(str(r[0]) for r in mem.execute("SELECT term FROM v ORDER BY offset"))
     finally:
         mem.close()
-
-
-def _after_prefix(token: str) -> str | None:
-    """The first text after every one that starts with `token` (its last character that has a next one, made
-    that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
-    and `qzvr` + U+10FFFF is not below it."""
-    kept = token.rstrip(chr(_MAX_CHAR))
-    if not kept:
-        return None
-    after = ord(kept[-1]) + 1
-    return kept[:-1] + chr(0xE000 if 0xD800 <= after <= 0xDFFF else after)  # no surrogate in UTF-8
-
-
-def _token_match(token: str, prefix: bool) -> str:
-    """The condition on `term` of the token files for `token` (or a token starting with it): a range, which
-    the files' row-group statistics prune, then the prefix itself."""
-    if prefix:
-        after = _after_prefix(token)
-        below = f" AND term < {literal(after)}" if after is not None else ""
-        return f"term >= {literal(token)}{below} AND starts_with(term, {literal(token)})"
-    return f"term = {literal(token)}"
 
 
 def _regex_char(c: str) -> str:
@@ -172,7 +151,8 @@ class FilterCompiler:
         """`counts`: how many events hold each token the filter names (`wanted` of a first compile); with them
         a phrase's drive is its rarest token alone (a set of every event holding it, which holds the phrase's
         matches too), not the meeting of every token's set ('evt' is in every event id). `words`: every file
-        read holds its field words (archive_fields.py), which answer a one-word field term exactly."""
+        read holds its field rows (archive_fields.py), which answer a field term whose value starts with a letter or
+        digit exactly."""
         self.alert_seqs = alert_seqs or {}
         self.words = words
         self.worded = False  # a field term the field words could answer (a first compile: are they there?)
@@ -263,12 +243,49 @@ class FilterCompiler:
         tests = " OR ".join(f"regexp_full_match(v, {literal(glob_regex(p))})" for p in patterns)
         return f"(len(list_filter(f_{field.name}, v -> {tests})) > 0)"
 
-    def _words(self, term: Term) -> str | None:
-        """The seqs of a field term from the files' field words (exactly the events whose values it matches),
-        or None when the files lack them or they cannot answer it."""
-        prefix = lookup_prefix(term)
-        self.worded = self.worded or prefix is not None
-        return None if prefix is None or not self.words else self._token_set(prefix, True)
+    def _token_sets(self, keys: list[tuple[str, bool]]) -> str:
+        """The seqs of any of `keys` (each looked up once, as _token_set)."""
+        ks = [self._sets.setdefault(key, str(len(self._sets))) for key in keys]
+        return f"SELECT seq FROM sets WHERE k IN ({', '.join(ks)})"  # noqa: S608 - numbers made here
+
+    def _words(self, term: Term) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]] | None:
+        """The keys of a field term's rows in the files (together exactly the events whose values it matches):
+        those whose JSON holds the value as it is, and the others (archive_fields.SPELLED) unless `counts` say
+        the files list none; None when the files lack the rows or they cannot answer the term."""
+        prefixes = lookup_prefixes(term)
+        self.worded = self.worded or prefixes is not None
+        if prefixes is None or not self.words:
+            return None
+        plain = [(prefix, True) for prefix in prefixes]
+        spelled = [(spelled_prefix(prefix), True) for prefix in prefixes]
+        self.wanted.update(
+            plain + spelled
+        )  # counted with the tokens: how many the lookup lists, whether any is spelled
+        self.choosing = True
+        if self.counts is not None:
+            counts = self.counts
+            spelled = [key for key in spelled if counts.get(key, 0)]
+        return plain, spelled
+
+    def _word_drive(
+        self, words: tuple[list[tuple[str, bool]], list[tuple[str, bool]]], phrase: str | None, prefix: bool
+    ) -> str:
+        """A field term's matches from its rows (`_words`). The live tier's match holds its full-text superset's
+        tokens too (its index reads the JSON as spelled): an event whose JSON holds the value as it is holds
+        them, the others are met with the superset, read only when the files list such an event."""
+        plain = self._token_sets(words[0])
+        if not words[1]:
+            return plain
+        spelled = self._token_sets(words[1])
+        sets = self._phrase_drive(phrase, prefix) if phrase else None
+        return f"{plain} UNION ({_intersect([spelled, *sets])})" if sets else f"{plain} UNION {spelled}"
+
+    def _exact(self, node: Node) -> bool:
+        """Whether `node`'s drive is exactly its matches: a field term the files' rows answer, or an OR of such
+        (`ip:203.0.113.7 OR ip:203.0.113.25`: its sides' matches, united)."""
+        if isinstance(node, Term):
+            return self.words and lookup_prefixes(node) is not None
+        return isinstance(node, Or) and all(self._exact(c) for c in node.children)
 
     def node(self, node: Node) -> str:
         if isinstance(node, Text):
@@ -289,14 +306,11 @@ class FilterCompiler:
             from tenant_events.store.query_sql import term_superset
 
             superset = term_superset(node)
+            phrase = superset.strip('"*').replace('" "', " ") if superset is not None else None
             words = self._words(node)
-            # the live tier's match holds the superset's tokens too (its full-text index reads the JSON as
-            # spelled): the words narrow the superset, they do not replace it
-            sets = [words] if words is not None else []
-            if superset is not None:
-                sets += (
-                    self._phrase_drive(superset.strip('"*').replace('" "', " "), superset.endswith("*")) or []
-                )
+            if words is not None:
+                return self._word_drive(words, phrase, superset is not None and superset.endswith("*"))
+            sets = self._phrase_drive(phrase, superset.endswith("*")) if phrase and superset else None
             return _intersect(sets) if sets else None
         if isinstance(node, Not):
             return None
@@ -348,9 +362,9 @@ class FilterCompiler:
                     orders.append((str(small), str(big)))
                 elif order is not None:
                     parts.append(order)
-            elif isinstance(item, Term) and self.words and lookup_prefix(item) is not None:
-                # its drive's seqs are its matches (they meet its words'), and the reader keeps every row to the
-                # drive: checked again, every row of a file would probe the set
+            elif self._exact(item):
+                # its drive's seqs are its matches (they meet its rows'), and the reader keeps every row to the
+                # drive: checked again, every row of a file would probe the sets
                 implied = True
             else:
                 parts.append(self.node(item))
@@ -368,24 +382,3 @@ class FilterCompiler:
 
 def _intersect(queries: list[str]) -> str:
     return " INTERSECT ".join(queries)
-
-
-def lookup_query(sets: Mapping[tuple[str, bool], str]) -> str:
-    """The query of (k, seq) pairs, the events holding each looked-up token (`sets`: token -> k). One read of
-    `tok` per token, each filtered by its own range of terms, which the token files' row-group statistics
-    prune: an OR of every token's condition made DuckDB read every row group of every file. A prefix may
-    match several terms of one event, which then lists it more than once: every use of `sets` asks whether
-    a seq is in it (IN, INTERSECT, UNION), so the pairs are not made distinct (a common word's 1.25 million
-    seqs: a hash table of them all)."""
-    return " UNION ALL ".join(
-        f"SELECT {k} AS k, unnest(seqs) AS seq FROM tok WHERE {_token_match(token, prefix)}"  # noqa: S608
-        for (token, prefix), k in sets.items()
-    )
-
-
-def counts_query(wanted: set[tuple[str, bool]]) -> tuple[list[tuple[str, bool]], str]:
-    """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
-    pruned read of the token files per token, as `lookup_query`."""
-    keys = sorted(wanted)
-    sums = ", ".join(f"(SELECT sum(n) FROM tok WHERE {_token_match(t, p)})" for t, p in keys)  # noqa: S608
-    return keys, f"SELECT {sums}"

@@ -1,0 +1,100 @@
+"""The rows of the archive's token files a filter reads: each token's range of terms, the lookups of a filter's
+tokens (`sets`) and the counts that choose among them (archive_sql.py, archive_candidates.py).
+
+The token files are sorted by term, so a condition that bounds `term` lets the row groups' statistics leave out
+every row group but the one or two that can hold it. A field's rows (archive_fields.py) lie side by side in the
+first row groups: the rows of one field a filter names are read in one range, each row group decoded once, not
+once per value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from tenant_events.store.archive_fields import MARK
+from tenant_events.store.duck import literal
+
+_MAX_CHAR: Final = 0x10FFFF
+
+Key = tuple[str, bool]  # a token, and whether every token starting with it is meant
+
+
+def _after_prefix(token: str) -> str | None:
+    """The first text after every one that starts with `token` (its last character that has a next one, made
+    that next one), or None when there is none. Not `token + U+10FFFF`: FTS5 keeps that code point in a token,
+    and `qzvr` + U+10FFFF is not below it."""
+    kept = token.rstrip(chr(_MAX_CHAR))
+    if not kept:
+        return None
+    after = ord(kept[-1]) + 1
+    return kept[:-1] + chr(0xE000 if 0xD800 <= after <= 0xDFFF else after)  # no surrogate in UTF-8
+
+
+def _below(token: str) -> str:
+    """` AND term < …`: the bound of the terms starting with `token`, when there is one."""
+    after = _after_prefix(token)
+    return f" AND term < {literal(after)}" if after is not None else ""
+
+
+def token_match(token: str, prefix: bool) -> str:
+    """The condition on `term` of the token files for `token` (or a token starting with it): a range, which
+    the files' row-group statistics prune, then the prefix itself."""
+    if prefix:
+        return f"term >= {literal(token)}{_below(token)} AND starts_with(term, {literal(token)})"
+    return f"term = {literal(token)}"
+
+
+def _range(group: list[Key]) -> str:
+    """The terms from the first of `group` (sorted) to the last and every term starting with it."""
+    return f"term >= {literal(group[0][0])}{_below(group[-1][0])}"
+
+
+def _by_field(keys: list[Key]) -> tuple[list[list[Key]], list[Key]]:
+    """`keys` (sorted) as the groups of one field's words (two or more), and the others one by one."""
+    fields: dict[str, list[Key]] = {}
+    for key in keys:
+        if key[0].startswith(MARK):
+            fields.setdefault(key[0].split(":", 1)[0], []).append(key)
+    groups = [group for group in fields.values() if len(group) > 1]
+    grouped = {key for group in groups for key in group}
+    return groups, [key for key in keys if key not in grouped]
+
+
+def lookup_query(sets: Mapping[Key, str]) -> str:
+    """The query of (k, seq) pairs, the events holding each looked-up token (`sets`: token -> k). One read of
+    `tok` per token, each filtered by its own range of terms, which the token files' row-group statistics
+    prune: an OR of every token's condition made DuckDB read every row group of every file. A field's rows
+    are read in one range, each row listed under every key it matches (`#ip:203.0.113.7` and
+    `#ip:203.0.113.75` both match `#ip:203.0.113.75`). A prefix may match several terms of one event, which
+    then lists it more than once: every use of `sets` asks whether a seq is in it (IN, INTERSECT, UNION), so
+    the pairs are not made distinct (a common word's 1.25 million seqs: a hash table of them all)."""
+    groups, singles = _by_field(sorted(sets))
+    reads = [
+        f"SELECT {sets[key]} AS k, unnest(seqs) AS seq FROM tok WHERE {token_match(*key)}"  # noqa: S608
+        for key in singles
+    ]
+    for group in groups:
+        ks = ", ".join(f"CASE WHEN {token_match(*key)} THEN {sets[key]} END" for key in group)
+        reads.append(
+            f"SELECT k, unnest(seqs) AS seq FROM (SELECT unnest(list_filter([{ks}], x -> x IS NOT NULL)) AS k,"  # noqa: S608
+            f" seqs FROM tok WHERE {_range(group)} AND ({' OR '.join(token_match(*key) for key in group)}))"
+        )
+    return " UNION ALL ".join(reads)
+
+
+def counts_query(wanted: set[Key]) -> tuple[list[Key], str]:
+    """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
+    pruned read of the token files per token, as `lookup_query`; a field's words in one read of the range of
+    terms from the first to the last (`#ip:203.0.113.25` to `#ip:203.0.113.7`: a row group or two of each
+    file, read once)."""
+    keys = sorted(wanted)
+    groups, _singles = _by_field(keys)
+    at = {key: f"g{i}[{j + 1}]" for i, group in enumerate(groups) for j, key in enumerate(group)}
+    reads = ", ".join(
+        f"(SELECT [{', '.join(f'sum(n) FILTER (WHERE {token_match(*key)})' for key in group)}] FROM tok"  # noqa: S608
+        f" WHERE {_range(group)}) AS g{i}"
+        for i, group in enumerate(groups)
+    )
+    sums = ", ".join(at.get(key) or f"(SELECT sum(n) FROM tok WHERE {token_match(*key)})" for key in keys)  # noqa: S608
+    return keys, f"SELECT {sums}" + (f" FROM (SELECT {reads})" if reads else "")  # noqa: S608
