@@ -8,6 +8,9 @@ archived event in the detail pane.
     opens     the window opened on one archived event (a notification clicked, "Show in the table"): with no
               filter, then with a filter that hides it (cleared for it), each until its row is selected and its
               JSON shown
+    merged    "All tenants" over the year and a second (empty) store, filtered to an archived month, rows of it
+              chosen one after another (two updates, whose earlier state is looked for too, and another
+              event), each until its JSON is shown
 
 Each is measured as bench/archive.py measures opening the tenant: the longest late tick of a 5 ms timer (the
 goal: the window's thread never held more than 100 ms) and the UI thread's CPU in that stretch and in the
@@ -149,12 +152,58 @@ async def opens(w: Any, ticks: Ticks) -> None:
         print(f"  seq {ev.seq:,} ({how}): shown after {took * 1000:.0f} ms; {ticks.since(first)}", flush=True)
 
 
+async def merged(w: Any, ticks: Ticks) -> None:
+    from datetime import UTC, datetime
+
+    from tenant_events.store import StoreWriter
+    from tenant_events.store.reader import EventReader
+    from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
+    from tenant_events.ui.window.table.event_table_model import Col
+    from tenant_events.view.tenant_reader import TenantReader
+
+    other = w.feed.ui_readers["year"].path.parent / "other.sqlite3"
+    StoreWriter(other).close()  # "All tenants" wants two stores: the year's events and none
+    readers = [TenantReader(EventReader(other)) for _ in range(3)]
+    w.add_tenant("other", *readers)
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    view = w.entities.all_tenants
+    for month in (3, 6, 9):
+        w.filter_bar.set_custom_range(
+            datetime(2026, month, 1, tzinfo=UTC), datetime(2026, month, 28, tzinfo=UTC)
+        )
+        in_month = f"2026-{month:02}"
+        await until(
+            lambda m=in_month: view.model.rowCount() >= 200 and view.model.rows[0].event.time.startswith(m)
+        )
+        await asyncio.sleep(2.0)
+        for part, update in ((0.2, True), (0.45, False), (0.7, True)):
+            near = range(int(200 * part), int(200 * part) + 40)
+            rows = view.model.rows
+            r = next((k for k in near if rows[k].event.type.endswith(".updated") == update), near[0])
+            ev = view.model.rows[r].event
+            first, started = ticks.mark(), time.perf_counter()
+            view.view.setCurrentIndex(view.model.index(r, Col.TYPE))
+            await until(
+                lambda ev=ev: w.detail.pretty and w.detail.shown is not None and w.detail.shown.seq == ev.seq
+            )
+            took = time.perf_counter() - started
+            await asyncio.sleep(0.5)
+            print(
+                f"  2026-{month:02} row {r} {ev.type}: its JSON after {took * 1000:.0f} ms; {ticks.since(first)}",
+                flush=True,
+            )
+    w.filter_bar.tenant_box.setCurrentText("year")
+    w.remove_tenant("other")
+    for reader in readers:
+        reader.reader.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--dir", type=Path, required=True, help="a year built by bench/archive.py (a copy)")
-    parser.add_argument("--only", choices=("rows", "filters", "opens"))
+    parser.add_argument("--only", choices=("rows", "filters", "opens", "merged"))
     args = parser.parse_args()
     import qasync
     from PySide6.QtWidgets import QApplication
@@ -175,7 +224,7 @@ def main() -> int:
         await until(lambda: w.model.has_anchors and not w.model.counting)
         await asyncio.sleep(2.0)
         ticks = Ticks()
-        for name, part in (("rows", rows), ("filters", filters), ("opens", opens)):
+        for name, part in (("rows", rows), ("filters", filters), ("opens", opens), ("merged", merged)):
             if args.only in (None, name):
                 print(f"{name}:", flush=True)
                 await part(w, ticks)

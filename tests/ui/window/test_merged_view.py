@@ -3,6 +3,8 @@ across stores, with filters and search, live arrivals on top, each tenant's own 
 
 from __future__ import annotations
 
+import threading
+
 import orjson
 import pytest
 from PySide6.QtCore import Qt
@@ -16,6 +18,7 @@ from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.tenant.committed_rows import RowRanges
 from tenant_events.ui.look.colors import DARK, LIGHT, contrast_ratio, tenant_hex
 from tenant_events.ui.look.theme import tenant_color
+from tenant_events.ui.window.detail_pane import READING
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.table.event_table_model import Col
 from tenant_events.ui.window.timeline.timeline_model import TimelineCol
@@ -213,3 +216,140 @@ def test_tenant_colours_stay_apart_and_stay_put():
     later = assign_tenant_colors([*names, "one-more"])
     assert {n: later[n] for n in names} == first  # a tenant added later moves none of the others
     assert assign_tenant_colors(names) == first  # the same every time
+
+
+class HeldGets:
+    """Every event read of the real stores, with its thread; off the UI thread, reads of `held` seqs wait while
+    `go` is clear (a slow archive read, at will). A read on the UI thread never waits: the test fails, not hangs."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.threads: list[threading.Thread] = []
+        self.held: set[int] = set()
+        self.go = threading.Event()
+        self.go.set()
+        real = EventReader.get
+
+        def get(reader, seq):
+            self.threads.append(threading.current_thread())
+            if seq in self.held and threading.current_thread() is not threading.main_thread():
+                assert self.go.wait(120), "the test never let the read go on"
+            return real(reader, seq)
+
+        monkeypatch.setattr(EventReader, "get", get)
+
+
+def _detail_reads(w):
+    return [t for t in w.feed.tasks if t.get_coro().__qualname__.endswith("_read_detail")]
+
+
+def _view_stores(w):
+    pages = w.entities.all_tenants.pages
+    return {} if pages is None else pages.stores
+
+
+def _choose(view, r):
+    view.setCurrentIndex(view.model().index(r, Col.TYPE))
+    return view.model().rows[r]
+
+
+def _shows_title_only(w, chosen):
+    """The pane on a chosen row whose event is still being read: its title, nothing of the event before."""
+    detail = w.detail
+    assert detail.shown is not None and detail.shown.seq == chosen.event.seq
+    assert chosen.event.type in detail.title.toolTip()
+    assert detail.pretty == "" and detail.link.text() == "" and not detail.copy_button.isEnabled()
+
+
+def test_a_row_of_all_tenants_is_read_off_the_ui_thread(all_tenants_window, qloop, monkeypatch):
+    """Choosing a row reads its event (from a year's archive, 0.1-0.5 s) and an update's earlier state on a read
+    thread, as the tenant's own table does; meanwhile the pane shows the row's title and nothing of the event
+    before, saying it reads once that takes a moment. The row chosen stays where it is."""
+    w = all_tenants_window
+    gets = HeldGets(monkeypatch)
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    view = w.entities.all_tenants.view
+    model = view.model()
+
+    async def scenario():
+        await until(lambda: model.rowCount() == 200)
+        first = _choose(view, 3)
+        await until(lambda: w.detail.pretty, 20, "the first row's JSON")
+        assert orjson.loads(w.detail.pretty)["event"]["id"] == first.event.event_id
+        gets.threads.clear()
+        chosen = model.rows[12]
+        gets.held.add(chosen.event.seq)
+        gets.go.clear()
+        _choose(view, 12)
+        _shows_title_only(w, chosen)
+        await until(
+            lambda: w.detail.browser.toPlainText() == READING, 20, "the pane saying it reads the event"
+        )
+        _shows_title_only(w, chosen)
+        assert view.currentIndex().row() == 12
+        gets.go.set()
+        await until(lambda: w.detail.pretty, 20, "the chosen row's JSON")
+        assert orjson.loads(w.detail.pretty)["event"]["id"] == chosen.event.event_id
+        assert w.detail.copy_button.isEnabled() and view.currentIndex().row() == 12
+        assert gets.threads and threading.main_thread() not in gets.threads
+        # an update compared with the earlier state of its object, looked up off the UI thread too
+        w.filter_bar.search.setText(GRACE.split("|")[1])
+        w.filter_bar.search.returnPressed.emit()
+        await until(lambda: model.rowCount() == 5 and {r.tenant for r in model.rows} == {"globex"})
+        gets.threads.clear()
+        w.events.domains["globex"] = "globex.eu.auth0.com"  # its row's dashboard link: its own tenant's
+        update = _choose(view, 0)
+        assert update.event.type.endswith(".updated") and w.detail.pretty == ""
+        await until(lambda: w.detail.pretty, 20, "the update's JSON")
+        assert "Changed since the earlier event" in w.detail.browser.toPlainText()
+        assert "/eu/globex/" in w.detail.link.text()
+        assert gets.threads and threading.main_thread() not in gets.threads
+
+    run_async(qloop, scenario())
+
+
+def test_a_late_answer_in_all_tenants_is_dropped(all_tenants_window, qloop, monkeypatch):
+    """A row's read that answers after the user chose another row, left the view, or the tenants changed is not
+    shown over their choice (and a store closed under it is no error)."""
+    w = all_tenants_window
+    gets = HeldGets(monkeypatch)
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    view = w.entities.all_tenants.view
+    model = view.model()
+
+    async def late(r, then, shown):
+        """Row `r` chosen with its read held, `then()` done, the read let go: the pane is left as `shown()`."""
+        await until(lambda: model.rowCount() == 200 and not _detail_reads(w))
+        gets.go.clear()
+        slow = model.rows[r]
+        gets.held.add(slow.event.seq)
+        _choose(view, r)
+        reads = _detail_reads(w)
+        assert reads and w.detail.pretty == "", "the row was read on the UI thread"
+        then()
+        await until(shown, 20, "the pane after the user's next choice")
+        gets.go.set()
+        await until(lambda: all(t.done() for t in reads), 20, "the slow read's end")
+        gets.held.clear()
+        assert shown() and (
+            w.detail.shown is None or w.detail.shown.seq != slow.event.seq or not w.detail.pretty
+        )
+
+    async def scenario():
+        # another row chosen: its JSON stays
+        await late(
+            5,
+            lambda: _choose(view, 7),
+            lambda: w.detail.pretty and w.detail.shown.seq == model.rows[7].event.seq,
+        )
+        # the view left for one tenant's table
+        await late(9, lambda: w.filter_bar.tenant_box.setCurrentText("globex"), lambda: w.tenant == "globex")
+        assert w.detail.shown is None
+        # back, then the tenants change (the view's stores are closed and opened again)
+        w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+        await until(lambda: w.entities.all_tenants.active)
+        acme = next(r for r, row in enumerate(model.rows) if row.tenant == "acme")
+        await late(acme, lambda: w.remove_tenant("initech"), lambda: "initech" not in _view_stores(w))
+        await until(lambda: model.rowCount() == 200 and {r.tenant for r in model.rows} <= {"acme", "globex"})
+        assert w.detail.pretty == ""
+
+    run_async(qloop, scenario())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tenant_events.errors import StorageError
@@ -28,6 +29,17 @@ def full_and_diff(reader: TenantReader, ev: StoredEvent) -> tuple[StoredEvent, t
     """On a read thread: the event as stored (a page's rows leave the JSON out) and an update's changes."""
     full = reader.get(ev.seq) or ev
     return full, diff_for(reader, full)
+
+
+@dataclass(frozen=True, slots=True)
+class DetailSource:
+    """Where a chosen row's event is read: the shown tenant's table, or a row of "All tenants" (its tenant's)."""
+
+    reader: TenantReader  # read on a read thread
+    summary: Callable[[StoredEvent], str]  # the row's sentence with names, for the pane's title
+    current: Callable[[], bool]  # still the reader of the view shown: else the read's answer is dropped
+    tenant: str | None = None  # the row's store's, when not the shown tenant's (its dashboard link)
+    here: TenantReader | None = None  # the UI thread's, for Qt events outside the asyncio loop (tests)
 
 
 UNREAD = "The database is being opened again. Choose the row again in a moment to see its JSON."
@@ -67,57 +79,74 @@ class EventActions:
             self._ahead = None
 
     def show_detail(self, ev: StoredEvent | None) -> None:
-        """The detail pane on `ev`. Its JSON and an update's earlier state are read on a read thread (over a
-        year's archive 0.1-0.5 s, an update's earlier state up to a second more); meanwhile the pane shows the
-        row's type and summary, and says it is reading the event once that has taken READING_AFTER_MS."""
-        w, feed = self.w, self.w.feed
-        self._request += 1
+        """The detail pane on the shown tenant's row `ev` (read_detail), or on the event read with its place."""
+        feed = self.w.feed
         ahead, self._ahead = self._ahead, None
         reader = feed.shown_search_reader()
-        if ev is None or reader is None:
+        names = self.w.model.names.text  # the sentence with names once its page was described
+        if ev is not None and ahead is not None and ahead[0].seq == ev.seq:
+            self._request += 1
+            self._show_full(*ahead, names)
+            return
+        source = None
+        if reader is not None and feed.tenant is not None:
+            here = feed.ui_readers.get(feed.tenant)
+            source = DetailSource(reader, names, lambda: feed.shown_search_reader() is reader, here=here)
+        self.read_detail(ev, source)
+
+    def read_detail(self, ev: StoredEvent | None, source: DetailSource | None) -> None:
+        """The detail pane on `ev`, a row of the tenant's table or of "All tenants" (`source` says whose). Its JSON
+        and an update's earlier state are read on a read thread (over a year's archive 0.1-0.5 s, an update's
+        earlier state up to a second more); meanwhile the pane shows the row's type and summary, and says it is
+        reading the event once that has taken READING_AFTER_MS. An answer after another choice is dropped."""
+        w = self.w
+        self._request += 1
+        if ev is None or source is None:
             w.detail.show_event(None)
             return
-        if ahead is not None and ahead[0].seq == ev.seq:
-            self._show_full(*ahead)
-            return
         if not has_loop():  # Qt events outside the asyncio loop (tests between loop runs): read here
-            self._show_full(*full_and_diff(feed.ui_readers[feed.tenant or ""], ev))
+            self._show_full(*full_and_diff(source.here or source.reader, ev), source.summary, source.tenant)
             return
-        w.detail.show_reading(ev, w.model.names.text(ev), after_ms=READING_AFTER_MS)
-        feed.spawn(self._read_detail(self._request, reader, ev))
+        w.detail.show_reading(ev, source.summary(ev), after_ms=READING_AFTER_MS)
+        w.feed.spawn(self._read_detail(self._request, source, ev))
 
-    async def _read_detail(self, request: int, reader: TenantReader, ev: StoredEvent) -> None:
+    async def _read_detail(self, request: int, source: DetailSource, ev: StoredEvent) -> None:
         try:
-            full, diff = await read_in_background(full_and_diff, reader, ev)
+            full, diff = await read_in_background(full_and_diff, source.reader, ev)
         except StorageError:  # the database being opened again (a moment): the row is read when chosen again
-            if request == self._request:
-                self.w.detail.show_reading(ev, self.w.model.names.text(ev), UNREAD)
+            if request == self._request and source.current():
+                self.w.detail.show_reading(ev, source.summary(ev), UNREAD)
             return
         except Exception:
-            if self.w.feed.shown_search_reader() is not reader:
-                return  # the tenant was removed (its reader closed) while this ran
+            if not source.current():
+                return  # the tenant was removed or the view left (its reader closed) while this ran
             raise
-        if request == self._request:  # else another row was chosen meanwhile
-            self._show_full(full, diff)
+        if request == self._request and source.current():  # else another row, view or tenant chosen meanwhile
+            self._show_full(full, diff, source.summary, source.tenant)
 
-    def _show_full(self, full: StoredEvent, diff: tuple[UpdateDiff, str] | None) -> None:
-        w = self.w
-        named = w.model.names.text(full)  # the sentence with names once its page was described
+    def _show_full(
+        self,
+        full: StoredEvent,
+        diff: tuple[UpdateDiff, str] | None,
+        summary: Callable[[StoredEvent], str],
+        tenant: str | None = None,
+    ) -> None:
+        w, url, named = self.w, self.dashboard_url_for(full, tenant), summary(full)
         if diff is None:
-            w.detail.show_event(full, self.dashboard_url_for(full), summary=named)
+            w.detail.show_event(full, url, summary=named)
             return
         found, when = diff
-        w.detail.show_event(
-            full, self.dashboard_url_for(full), lambda dark: changes_html(found, when, dark), named
-        )
+        w.detail.show_event(full, url, lambda dark: changes_html(found, when, dark), named)
 
     # -- RowMenuHost -----------------------------------------------------------------------------------------
     def full_event(self, seq: int) -> StoredEvent | None:
         feed = self.w.feed
         return feed.ui_readers[feed.tenant].get(seq) if feed.tenant in feed.ui_readers else None
 
-    def dashboard_url_for(self, ev: StoredEvent) -> str | None:
-        domain = self.domains.get(ev.tenant) or self.domains.get(self.w.feed.tenant or "")
+    def dashboard_url_for(self, ev: StoredEvent, tenant: str | None = None) -> str | None:
+        """`tenant`: the one whose store `ev` came from, when not the shown tenant ("All tenants")."""
+        domains = self.domains
+        domain = domains.get(tenant or "") or domains.get(ev.tenant) or domains.get(self.w.feed.tenant or "")
         return dashboard_url(domain, ev.type, event_text.data_of(ev.raw)) if domain else None
 
     def show_tenant(self, name: str) -> None:

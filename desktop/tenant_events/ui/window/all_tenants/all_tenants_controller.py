@@ -2,8 +2,9 @@
 takes the per-tenant table's place, with the same filter bar, histogram, search, detail pane and names.
 
 What it does not do (yet): possible-gap rows and the rejected count (per store, see each tenant), the Purpose
-column's auto-hide, J/K steps and follow mode, and export. Pages, counts and the histogram are read on worker
-threads; live arrivals in any tenant are put on top within LIVE_MS.
+column's auto-hide, J/K steps and follow mode, and export. Pages, counts, the histogram and a chosen row's event
+(as the tenant's own table reads it: event_actions.py) are read on worker threads; live arrivals in any tenant are
+put on top within LIVE_MS.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
 from tenant_events.ui.window.detail_pane import DetailPane
+from tenant_events.ui.window.event_actions import DetailSource, EventActions
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.status_line import StatusLine
@@ -37,9 +39,7 @@ from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
 from tenant_events.values.events import EventFilter
-from tenant_events.view import event_text
 from tenant_events.view.aggregates import bucket_for
-from tenant_events.view.dashboard import dashboard_url
 from tenant_events.view.tenant_reader import TenantReader
 from tenant_events.view.time_range import filter_span
 
@@ -69,7 +69,7 @@ class AllTenantsHost(Protocol):
     @property
     def _tasks(self) -> TaskSet: ...
     @property
-    def events(self) -> Any: ...
+    def events(self) -> EventActions: ...
     def select_event(self, tenant: str, seq: int) -> object: ...
     def show_tenant(self, name: str) -> None: ...
 
@@ -181,7 +181,7 @@ class AllTenantsController(QObject):
         self.active = True
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
         w.model.set_reader(None)
-        w.detail.show_event(None)
+        w.events.read_detail(None, None)
         self.timelines.show_names(None, None)
         self.stack.setCurrentWidget(self.view)
         w.status_line.state_label.setText(f"All tenants: {', '.join(self.stores())}")
@@ -241,7 +241,7 @@ class AllTenantsController(QObject):
         if generation == self._generation:
             self.model.reset(rows, len(rows) < PAGE)
             self._fit_columns()
-            self.w.detail.show_event(None)
+            self.w.events.read_detail(None, None)
             await self._aggregates(generation)
 
     async def _older(self, generation: int) -> None:
@@ -286,15 +286,23 @@ class AllTenantsController(QObject):
 
     # -- the rows ----------------------------------------------------------------------------------------------
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        """The chosen row's event in the detail pane: read on a read thread as the tenant's table reads its rows
+        (event_actions.py), from the row's store among the view's; dropped if the view is left, filtered again or
+        its tenants change before it answers."""
         row = self.model.row_at(current.row()) if current.isValid() else None
-        if row is None or self.pages is None:
-            self.w.detail.show_event(None)
+        pages, generation = self.pages, self._generation
+        if row is None or pages is None or row.tenant not in pages.reader.readers:
+            self.w.events.read_detail(None, None)
             self.timelines.show_names(None, None)
             return
-        full = self.pages.get(row.tenant, row.event.seq) or row.event
-        domain = self.w.events.domains.get(row.tenant)
-        url = dashboard_url(domain, full.type, event_text.data_of(full.raw)) if domain else None
-        self.w.detail.show_event(full, url)
+        said = row.sentence.text if row.sentence is not None else row.event.summary
+        source = DetailSource(
+            TenantReader(pages.reader.readers[row.tenant]),
+            lambda _ev: said,
+            lambda: self.pages is pages and self._generation == generation and self.active and not self._shut,
+            row.tenant,
+        )
+        self.w.events.read_detail(row.event, source)
         self.timelines.show_names(row.tenant, row.sentence)
 
     def _mention(self, index: QModelIndex, mention: Mention) -> None:
