@@ -32,7 +32,9 @@ _NOT_WORD: Final = "[^a-z0-9\u0080-\U0010ffff]"  # a character the FTS tokenizer
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
 _LIKE_COLUMNS: Final = ("event_id", "summary", "raw")
 _SHORT_PREFIX: Final = 2
-_ESCAPED: Final = frozenset('"\\/<>&')
+# What JSON encoders write as escapes: quotes and backslashes always, `/` (PHP), HTML's `<>&` (Go, Rails), `'`,
+# `+` and a backquote as well (.NET's default encoder), `=` and `'` (Gson), besides everything not printable ASCII.
+_UNESCAPED_RUN: Final = re.compile(r"[^\"\\/<>&'+`=\x00-\x1f\x7f-\U0010ffff]{2,}")
 
 
 def like_pattern(term: str) -> str:
@@ -91,10 +93,10 @@ def term_superset(term: Term) -> str | None:
 
 def _raw_pieces(term: Term) -> list[str]:
     """Parts of the value that must appear as they are (any ASCII case) in the stored JSON text of a match:
-    a cheap LIKE before the JSON is parsed. Parts a JSON encoder may escape (quotes, backslashes, slashes,
-    HTML's <>&, anything not plain ASCII) are left out."""
+    a cheap LIKE before the JSON is parsed. The runs between characters a JSON encoder may escape, of two
+    characters or more: "o'brien" must find `O\\u0027Brien` by `o` and `brien`, not by `o'brien`."""
     parts = term.value.split("*") if term.is_glob else [term.value]
-    return [p for p in parts if p.isascii() and p.isprintable() and not set(p) & _ESCAPED and p.strip()]
+    return [run for p in parts for run in _UNESCAPED_RUN.findall(p) if run.strip()]
 
 
 def _types_in(names: tuple[str, ...], index: bool = True) -> Sql:
