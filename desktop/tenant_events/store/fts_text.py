@@ -44,15 +44,13 @@ DECODED_RAW_SQL: Final = (
 
 def indexed_raw(raw: str) -> str:
     """The text of `raw` the full-text index holds: with its `\\u` escapes decoded, or itself."""
-    if _ESCAPE not in raw:
+    if "\\" not in raw or _ESCAPE not in raw:  # a backslash first: memchr, 40 times a two-character search
         return raw
+    kept = _KEEP.sub(r"\\\\u\1", raw) if _KEEP.search(raw) else raw  # a search costs a third of a sub
     try:
-        return orjson.dumps(orjson.loads(_KEEP.sub(r"\\\\u\1", raw))).decode()
-    except (
-        orjson.JSONDecodeError,
-        orjson.JSONEncodeError,
-    ):  # not JSON orjson reads or writes (deeply nested)
-        return raw
+        return orjson.dumps(orjson.loads(kept)).decode()
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return raw  # not JSON orjson reads or writes (nested too deep)
 
 
 def reindex_escaped(conn: sqlite3.Connection) -> int:
