@@ -17,6 +17,7 @@ from helpers.history import history
 from tenant_events.store import EventReader, EventRow, StoreWriter, archive_build, archive_move, indexer
 from tenant_events.store.fts_text import DECODED_RAW_SQL, indexed_raw
 from tenant_events.values.events import EventFilter
+from tenant_events.values.team_archive import Lake
 
 DAY = 86400.0
 NOW = time.time()
@@ -149,3 +150,23 @@ def test_a_database_indexed_as_spelled_is_indexed_again_and_its_archived_rows_le
     _clean(new)
     assert _vocab(old) == _vocab(new)
     assert not any(term.startswith("u00") for term, *_ in _vocab(old))
+
+
+def test_events_moved_into_the_team_archive_leave_the_live_index_with_the_text_they_were_indexed_with(
+    tmp_path,
+):
+    """A relay's move into the team's lake has no file to read the indexed text back from later: it deletes the
+    moved rows from the live full-text index in its own transaction, with the decoded text they were given."""
+    rows, picks = _rows()
+    path = tmp_path / "relay.sqlite3"
+    store_rows(path, rows, None, NOW)
+    high = max(new for _, new in picks) + 1  # every escaped event moves (seqs count from 1)
+    lake = Lake("postgres:dbname=lake", str(tmp_path / "lake"))
+    writer = StoreWriter(path)
+    try:
+        planned = archive_move.Planned(0, high, (), lake=lake, team_upto=high, rows=high)
+        assert writer.run_archive_job(lambda c: archive_move.commit(c, planned)).result()
+    finally:
+        writer.close()
+    left = _vocab(path)
+    assert left and min(seq for _t, seq, *_ in left) == high + 1  # nothing of the moved rows is left
