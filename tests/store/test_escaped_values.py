@@ -14,7 +14,15 @@ import orjson
 
 from helpers.archive_pairs import answers, store_rows, tiered_pair
 from helpers.history import history
-from tenant_events.store import EventReader, EventRow, StoreWriter, archive_build, archive_move, indexer
+from tenant_events.store import (
+    EventReader,
+    EventRow,
+    StoreWriter,
+    archive_build,
+    archive_move,
+    indexer,
+    timeline_query,
+)
 from tenant_events.store.fts_text import DECODED_RAW_SQL, indexed_raw
 from tenant_events.values.events import EventFilter
 from tenant_events.values.team_archive import Lake
@@ -170,3 +178,23 @@ def test_events_moved_into_the_team_archive_leave_the_live_index_with_the_text_t
         writer.close()
     left = _vocab(path)
     assert left and min(seq for _t, seq, *_ in left) == high + 1  # nothing of the moved rows is left
+
+
+def test_an_entity_once_called_a_name_the_json_spelled_with_escapes_is_found_by_it(tmp_path):
+    """`timeline user:"Percy O'Qzvb"` looks for entities once called that (renamed since) in the raw JSON."""
+    rows, picks = _rows()
+    path = tmp_path / "t.sqlite3"
+    store_rows(path, rows, None, NOW)
+    conn = sqlite3.connect(path)
+    try:
+        for n, name in (
+            (0, "Percy O'Qzvb"),
+            (1, "ada+qzvm@example.com"),
+            (3, "zed & QZVD"),
+            (4, "René Qzvr"),
+        ):
+            old, new = picks[n]
+            ids = {orjson.loads(rows[k].raw)["event"]["data"]["object"]["user_id"] for k in (old, new)}
+            assert set(timeline_query.ids_once_called(conn, "user", name)) == ids, name
+    finally:
+        conn.close()

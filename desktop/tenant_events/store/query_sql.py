@@ -91,12 +91,17 @@ def term_superset(term: Term) -> str | None:
     return '"' + " ".join(tokens) + '"*' if tokens else None
 
 
+def unescaped_runs(text: str) -> list[str]:
+    """The parts of `text` any JSON encoder writes as they are: the runs between characters one may escape, of
+    two characters or more. "o'brien" is in `O\\u0027Brien` as `brien`, not as `o'brien`."""
+    return [run for run in _UNESCAPED_RUN.findall(text) if run.strip()]
+
+
 def _raw_pieces(term: Term) -> list[str]:
     """Parts of the value that must appear as they are (any ASCII case) in the stored JSON text of a match:
-    a cheap LIKE before the JSON is parsed. The runs between characters a JSON encoder may escape, of two
-    characters or more: "o'brien" must find `O\\u0027Brien` by `o` and `brien`, not by `o'brien`."""
+    a cheap LIKE before the JSON is parsed (unescaped_runs)."""
     parts = term.value.split("*") if term.is_glob else [term.value]
-    return [run for p in parts for run in _UNESCAPED_RUN.findall(p) if run.strip()]
+    return [run for p in parts for run in unescaped_runs(p)]
 
 
 def _types_in(names: tuple[str, ...], index: bool = True) -> Sql:
