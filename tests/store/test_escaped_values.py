@@ -198,3 +198,31 @@ def test_an_entity_once_called_a_name_the_json_spelled_with_escapes_is_found_by_
             assert set(timeline_query.ids_once_called(conn, "user", name)) == ids, name
     finally:
         conn.close()
+
+
+def test_free_text_finds_values_a_json_encoder_escapes_before_the_indexer_reaches_them(tmp_path):
+    """Rows stored but not yet in the full-text index (a catch-up's, until the indexer has time) are searched by
+    substring: a JSON with escapes is checked on the parts of the text an encoder writes as they are."""
+    rows, picks = _rows()
+    path = tmp_path / "t.sqlite3"
+    store_rows(path, rows, None, NOW)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # every row out of the index again, as right after its commit
+        indexed = conn.execute("SELECT seq, event_id, summary, raw FROM events").fetchall()
+        conn.executemany(
+            "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw) VALUES ('delete', ?, ?, ?, ?)",
+            [(s, e, summary, indexed_raw(raw)) for s, e, summary, raw in indexed],
+        )
+        conn.execute("UPDATE counters SET value = 0 WHERE name = 'fts_upto'")
+    finally:
+        conn.close()
+    # the name as it reads, or a part of it (a substring: "o qzvb" is left to the index, which splits words)
+    texts = ((0, "o'qzvb"), (0, '"percy o\'qzvb"'), (1, "ada+qzvm"), (2, "tick`qzvt"), (3, '"zed & qzvd"'))
+    texts += ((4, "rené"), (5, "tok=qzve"), (6, "<qzvq>"))
+    with EventReader(path) as reader:
+        for n, text in texts:
+            old, new = picks[n]
+            f = EventFilter(query=text)
+            found = {e.event_id for e in reader.page_before(f, None, 1000)}
+            assert {rows[old].event_id, rows[new].event_id} <= found, text
+            assert reader.count(f) == len(found), text

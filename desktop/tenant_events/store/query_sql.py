@@ -43,9 +43,16 @@ def like_pattern(term: str) -> str:
 
 
 def text_like(value: str) -> Sql:
-    """Free text in rows the FTS index has not reached: the id, summary or raw JSON contains it (any case)."""
+    """Free text in rows the FTS index has not reached: the id, summary or raw JSON contains it (any case), or
+    a raw JSON with escapes (a backslash) holds every part of it an encoder writes as it is (unescaped_runs:
+    `O\\u0027Brien` for "o'brien"), as the index will find it once it holds the row (fts_text.py)."""
     cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _LIKE_COLUMNS)
-    return f"({cond}) IS 1", [like_pattern(value)] * len(_LIKE_COLUMNS)
+    params: list[object] = [like_pattern(value)] * len(_LIKE_COLUMNS)
+    runs = unescaped_runs(value)
+    if runs and runs != [value]:
+        cond += " OR (instr(raw, '\\') > 0" + " AND raw LIKE ? ESCAPE '\\'" * len(runs) + ")"
+        params += [like_pattern(run) for run in runs]
+    return f"({cond}) IS 1", params
 
 
 def text_match(node: Text) -> str:
