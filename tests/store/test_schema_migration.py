@@ -195,7 +195,7 @@ def test_every_kind_of_schema_6_or_7_file_reaches_the_newest_schema(tmp_path):
         StoreWriter(path).close()
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8, name
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9, name
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             assert {"archive_files", "archive_garbage", "alert_triage", "alert_triage_log"} <= tables, name
             assert access_tables and access_tables <= tables, name

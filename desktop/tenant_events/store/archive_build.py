@@ -6,7 +6,8 @@ unlisted file, which the next mover removes.
 
 Tokens: SQLite's own FTS5 tokenizer, with the live index's settings, tokenizes the events in an in-memory table
 (no file), whose vocabulary then lists each token with the events that hold it. The archive's search therefore
-splits text exactly where the live tier's does (docs/archive.md "Search").
+splits text exactly where the live tier's does (docs/archive.md "Search"), and is given the same text: the raw
+JSON with its escapes decoded (fts_text.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from tenant_events.store.archive_layout import (
     month_of,
     tokens_name,
 )
+from tenant_events.store.fts_text import indexed_raw
 from tenant_events.store.records import summary_of
 
 if TYPE_CHECKING:
@@ -130,7 +132,7 @@ def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path, line: 
         mem.execute("BEGIN")
         mem.executemany(
             "INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
-            ((r[0], r[1], s, r[10]) for r, s in zip(rows, summaries, strict=True)),
+            ((r[0], r[1], s, indexed_raw(r[10])) for r, s in zip(rows, summaries, strict=True)),
         )
         mem.execute("COMMIT")
         split = False

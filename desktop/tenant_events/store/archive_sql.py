@@ -33,6 +33,7 @@ from tenant_events.store.archive_build import FTS_TOKENIZER
 from tenant_events.store.archive_fields import lookup_prefixes, spelled_prefix
 from tenant_events.store.archive_terms import lookup_query
 from tenant_events.store.duck import literal
+from tenant_events.store.fts_text import DECODED_RAW_SQL
 from tenant_events.store.query_sql import value_patterns
 from tenant_events.values.events import EventFilter
 
@@ -41,6 +42,8 @@ _SEP: Final = (
     r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
 )
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
+# each column's text as the tokens were made of it: the raw JSON with its escapes decoded (fts_text.py)
+_TEXT_OF: Final = {"event_id": "event_id", "summary": "summary", "raw": DECODED_RAW_SQL}
 _NEAR_RAREST: Final = (
     8  # a phrase's drive meets every token held by at most this many times its rarest's events
 )
@@ -203,7 +206,9 @@ class FilterCompiler:
         rx += "" if prefix else "($|" + _SEP + ")"
         return (
             "("
-            + " OR ".join(f"regexp_matches(strip_accents(lower({c})), {literal(rx)})" for c in columns)
+            + " OR ".join(
+                f"regexp_matches(strip_accents(lower({_TEXT_OF[c]})), {literal(rx)})" for c in columns
+            )
             + ")"
         )
 

@@ -32,7 +32,9 @@ _NOT_WORD: Final = "[^a-z0-9\u0080-\U0010ffff]"  # a character the FTS tokenizer
 _TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
 _LIKE_COLUMNS: Final = ("event_id", "summary", "raw")
 _SHORT_PREFIX: Final = 2
-_ESCAPED: Final = frozenset('"\\/<>&')
+# What JSON encoders write as escapes: quotes and backslashes always, `/` (PHP), HTML's `<>&` (Go, Rails), `'`,
+# `+` and a backquote as well (.NET's default encoder), `=` and `'` (Gson), besides everything not printable ASCII.
+_UNESCAPED_RUN: Final = re.compile(r"[^\"\\/<>&'+`=\x00-\x1f\x7f-\U0010ffff]{2,}")
 
 
 def like_pattern(term: str) -> str:
@@ -41,9 +43,16 @@ def like_pattern(term: str) -> str:
 
 
 def text_like(value: str) -> Sql:
-    """Free text in rows the FTS index has not reached: the id, summary or raw JSON contains it (any case)."""
+    """Free text in rows the FTS index has not reached: the id, summary or raw JSON contains it (any case), or
+    a raw JSON with escapes (a backslash) holds every part of it an encoder writes as it is (unescaped_runs:
+    `O\\u0027Brien` for "o'brien"), as the index will find it once it holds the row (fts_text.py)."""
     cond = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _LIKE_COLUMNS)
-    return f"({cond}) IS 1", [like_pattern(value)] * len(_LIKE_COLUMNS)
+    params: list[object] = [like_pattern(value)] * len(_LIKE_COLUMNS)
+    runs = unescaped_runs(value)
+    if runs and runs != [value]:
+        cond += " OR (instr(raw, '\\') > 0" + " AND raw LIKE ? ESCAPE '\\'" * len(runs) + ")"
+        params += [like_pattern(run) for run in runs]
+    return f"({cond}) IS 1", params
 
 
 def text_match(node: Text) -> str:
@@ -89,12 +98,17 @@ def term_superset(term: Term) -> str | None:
     return '"' + " ".join(tokens) + '"*' if tokens else None
 
 
+def unescaped_runs(text: str) -> list[str]:
+    """The parts of `text` any JSON encoder writes as they are: the runs between characters one may escape, of
+    two characters or more. "o'brien" is in `O\\u0027Brien` as `brien`, not as `o'brien`."""
+    return [run for run in _UNESCAPED_RUN.findall(text) if run.strip()]
+
+
 def _raw_pieces(term: Term) -> list[str]:
     """Parts of the value that must appear as they are (any ASCII case) in the stored JSON text of a match:
-    a cheap LIKE before the JSON is parsed. Parts a JSON encoder may escape (quotes, backslashes, slashes,
-    HTML's <>&, anything not plain ASCII) are left out."""
+    a cheap LIKE before the JSON is parsed (unescaped_runs)."""
     parts = term.value.split("*") if term.is_glob else [term.value]
-    return [p for p in parts if p.isascii() and p.isprintable() and not set(p) & _ESCAPED and p.strip()]
+    return [run for p in parts for run in unescaped_runs(p)]
 
 
 def _types_in(names: tuple[str, ...], index: bool = True) -> Sql:

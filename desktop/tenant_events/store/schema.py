@@ -18,6 +18,7 @@ Tables:
               of `events` (schema 6, archive_catalog.py)
   access_*    the access history: when each membership, role and connection held (schema 7, access_history.py)
   alert_triage, alert_outbox, alert_deliveries  an alert's life, its deliveries (schema 8, alerts_schema.py)
+Schema 9 changed no table: the full-text index holds the raw JSON with its escapes decoded (fts_text.py).
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ from tenant_events.store.alerts_schema import ALERTS_SQL, TRIAGE_SQL, add_lifecy
 from tenant_events.store.archive_catalog import ARCHIVE_SQL
 from tenant_events.store.connections import TrackedConnection, refuse_if_gone, track, wait_while_reopened
 from tenant_events.store.directory import install_and_rebuild
+from tenant_events.store.fts_text import reindex_escaped
 from tenant_events.store.outbox_schema import migrate_outbox
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 BUSY_TIMEOUT_MS: Final = 5000  # how long a connection waits for a lock (another writer, a checkpoint)
 
 _V1: Final = """
@@ -184,14 +186,23 @@ _V7: Final = ARCHIVE_SQL + ACCESS_SQL
 # of schema-6 or schema-7 file ends the same.
 _V8: Final = ARCHIVE_SQL + ACCESS_SQL + TRIAGE_SQL
 
+# Schema 9: the full-text index holds the raw JSON with its `\u` escapes decoded (fts_text.py). The follow-up
+# indexes the live rows whose JSON holds one again; the archived rows still in the index (up to the highest
+# archived seq now, `fts_spelled_upto`) were indexed as spelled, and the idle-time cleanup deletes them so.
+_V9: Final = """
+INSERT OR IGNORE INTO counters (name, value) SELECT 'fts_spelled_upto', value FROM counters
+    WHERE name = 'archived_upto';
+"""
+
 # Ordered migrations: MIGRATIONS[n] takes a database from user_version n to n + 1.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
 assert len(MIGRATIONS) == SCHEMA_VERSION
 # Work a migration needs after its SQL, in the same transaction; keyed by the SQL so reordering cannot part them.
 _FOLLOW_UPS: Final[dict[str, Callable[[sqlite3.Connection], object]]] = {
     _V4: install_and_rebuild,
     _V5: install_and_rebuild,
     _V8: lambda conn: [add_lifecycle(conn), migrate_outbox(conn)],  # type: ignore[func-returns-value]
+    _V9: reindex_escaped,
 }
 
 

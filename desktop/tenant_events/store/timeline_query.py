@@ -25,6 +25,7 @@ from tenant_events.store.archive_reader import ArchiveReader
 from tenant_events.store.live_walk import COLUMNS as _COLUMNS
 from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.live_walk import event_of as _event
+from tenant_events.store.query_sql import unescaped_runs
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.wire.references import names, references
 
@@ -299,9 +300,12 @@ def ids_once_called(conn: sqlite3.Connection, kind: str, name: str) -> list[str]
     wanted = name.casefold()
     ident = "user_id" if kind == "user" else "id"
     found: dict[str, None] = {}
+    # the longest part of the name a JSON encoder writes as it is ("O'Brien" may come as `O\\u0027Brien`)
+    runs = unescaped_runs(name)
+    needle = max(runs, key=len) if runs else name
     rows = conn.execute(
         "SELECT raw FROM events WHERE type IN (?, ?) AND instr(lower(raw), ?) > 0 ORDER BY seq DESC LIMIT ?",
-        (f"{kind}.created", f"{kind}.updated", name.lower(), FORMER_LOOKS),
+        (f"{kind}.created", f"{kind}.updated", needle.lower(), FORMER_LOOKS),
     )
     for (raw,) in rows:
         try:
