@@ -144,3 +144,23 @@ def test_a_file_of_an_earlier_version_with_its_single_word_rows_is_read_from_its
             assert expected[1], query  # type: ignore[index]
             assert not any("'#user" in s and "TEMP TABLE sets" in s for s in seen), query
             assert any("f_user" in s for s in seen), query
+
+
+def test_the_rows_of_one_field_a_filter_names_are_read_together(tmp_path, monkeypatch):
+    """`org:acme OR org:globex`: both terms' rows (`#org:acme…`, `#org:globex…`) are looked up in one read of the
+    token files, not one each; `user:` terms' rows likewise, the values user and email share (`#user&email:`) in
+    a read of their own (their rows lie apart from `#user:`'s: one range over both spans every row between). The
+    answers are the single-tier store's."""
+    rows = history(600, NOW - 60 * DAY, 60 * DAY / 600, seed=5)
+    one, two = tiered_pair(tmp_path, rows, NOW)
+    with EventReader(one) as single, EventReader(two) as reader:
+        assert reader.archived_upto() > 250
+        for query, reads in (("org:acme OR org:globex", 1), ("user:ada OR user:grace", 2)):
+            f = EventFilter(query=query)
+            expected = answers(single, f)
+            assert expected[1], query  # type: ignore[index]
+            with statements(monkeypatch) as seen:
+                assert answers(reader, f) == expected, query
+            lookups = [s for s in seen if "TEMP TABLE sets" in s]
+            assert lookups, query
+            assert all(s.count("FROM tok") == reads for s in lookups), (query, lookups)

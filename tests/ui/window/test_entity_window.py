@@ -141,7 +141,9 @@ def test_detail_pane_names_are_links_and_the_row_menu_offers_timelines(open_wind
     names = w.entities.timelines.names
     run_async(qloop, until(names.isVisible))  # once the page's names arrive from the worker
     assert f">{GRACE_EMAIL}</a> added to group <a" in names.text() and ">hr-8849</a>" in names.text()
-    menu = w.row_menu.build(w.model.index(row, Col.SUMMARY))
+    w.row_menu.open(w.model.index(row, Col.SUMMARY), QPoint(0, 0))
+    menu = w.row_menu.menu
+    assert menu is not None
     labels = [a.text() for a in menu.actions()]
     assert f"Timeline of user {GRACE_EMAIL}" in labels and "Timeline of group hr-8849" in labels
     group_link = next(

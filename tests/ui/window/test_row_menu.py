@@ -84,7 +84,7 @@ def test_search_time_and_object_choices(open_window, filled_store):
     assert w.model.rowCount() == 60  # the factory writes one event a second
 
     user_row = next(r for r in range(w.model.rowCount()) if w.model.event_at(r).family == "user")
-    full = w.events.full_event(w.model.event_at(user_row).seq)
+    full = w.feed.ui_readers[w.feed.tenant].get(w.model.event_at(user_row).seq)
     user_id = event_text.data_of(full.raw)["object"]["user_id"]
     menu = right_click(w, user_row, Col.SUMMARY)
     [about] = [a for a in menu.actions() if a.text().startswith("Show every event about ")]
@@ -100,7 +100,7 @@ def test_search_time_and_object_choices(open_window, filled_store):
 
 def test_copy_actions_confirm_and_match_what_they_say(open_window, filled_store):
     w = open_window(filled_store(100))
-    ev = w.events.full_event(w.model.event_at(1).seq)
+    ev = w.feed.ui_readers[w.feed.tenant].get(w.model.event_at(1).seq)
     clipboard = QGuiApplication.clipboard()
 
     menu = right_click(w, 1, Col.TYPE)
@@ -131,7 +131,7 @@ def test_open_in_dashboard_only_where_the_domain_has_one(open_window, filled_sto
     QDesktopServices.setUrlHandler("https", browser, "open")
     try:
         user_row = next(r for r in range(w.model.rowCount()) if w.model.event_at(r).type == "user.updated")
-        ev = w.events.full_event(w.model.event_at(user_row).seq)
+        ev = w.feed.ui_readers[w.feed.tenant].get(w.model.event_at(user_row).seq)
         user_id = event_text.data_of(ev.raw)["object"]["user_id"]
         w.set_tenant_domain("acme", "127.0.0.1:8443")  # a simulator: no dashboard
         menu = right_click(w, user_row, Col.TYPE)

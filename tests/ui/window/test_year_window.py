@@ -4,6 +4,7 @@ seam, the histogram spans the whole year, and a filter's rows and counts come fr
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import threading
@@ -373,5 +374,59 @@ def test_an_event_opened_while_a_querys_page_comes_is_shown(qloop, qtbot, tmp_pa
             worker.go.set()
             await opening
             assert _current_seq(w) == target and w.model.event_filter.query == query
+
+        run_async(qloop, scenario())
+
+
+def test_the_row_menu_reads_an_archived_rows_event_off_the_ui_thread(qloop, qtbot, tmp_path):
+    """A right-click on an archived row: its event as stored (the menu's choices from its JSON, "Copy event") is
+    read on a read thread (over a year's archive 0.1-0.5 s), then the menu opens; an answer after the user moved
+    on (another row chosen) opens none."""
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QApplication
+
+    from helpers.fixtures_ui import until
+    from tenant_events.ui.window.table.event_table_model import Col
+
+    def right_click(row: int) -> None:
+        pos = w.table.visualRect(w.model.index(row, Col.TYPE)).center()
+        assert w.table.viewport().rect().contains(pos)
+        at = w.table.viewport().mapToGlobal(pos)
+        QApplication.sendEvent(w.table.viewport(), QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, at))
+
+    with _year_opened(qloop, qtbot, tmp_path) as (w, ui, worker, rows):
+
+        async def scenario() -> None:
+            row = len(rows) // 2
+            w.follow.select_quietly(row)
+            await until(lambda: w.detail.pretty, 20, "the row's JSON")
+            assert w.model.event_at(row + 1).seq <= ui.reader.archived_upto()
+            ui.gets.clear()
+            worker.gets.clear()
+            worker.go.clear()
+            right_click(row + 1)
+            await until(lambda: worker.gets, 20, "the event read")
+            assert w.row_menu.menu is None, "the menu opened before its event was read"
+            worker.go.set()
+            await until(lambda: w.row_menu.menu is not None and w.row_menu.menu.isVisible(), 20, "the menu")
+            menu = w.row_menu.menu
+            assert next(
+                a for a in menu.actions() if a.text() == "Copy event"
+            ).isEnabled()  # the JSON was read
+            assert threading.main_thread() not in ui.gets + worker.gets
+            menu.close()
+            await until(lambda: w.row_menu.menu is None, 20, "the menu gone")
+            # the user moves on while the event is read: no menu opens over their new row
+            worker.go.clear()
+            worker.gets.clear()
+            right_click(row - 1)
+            await until(lambda: worker.gets, 20, "the event read")
+            w.follow.select_quietly(row + 2)
+            worker.go.set()
+            await until(
+                lambda: w.detail.pretty and w.detail.shown.seq == w.model.event_at(row + 2).seq, 20, "JSON"
+            )
+            await asyncio.sleep(0.2)
+            assert w.row_menu.menu is None and threading.main_thread() not in ui.gets + worker.gets
 
         run_async(qloop, scenario())

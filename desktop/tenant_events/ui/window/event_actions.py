@@ -139,9 +139,37 @@ class EventActions:
         w.detail.show_event(full, url, lambda dark: changes_html(found, when, dark), named)
 
     # -- RowMenuHost -----------------------------------------------------------------------------------------
-    def full_event(self, seq: int) -> StoredEvent | None:
-        feed = self.w.feed
-        return feed.ui_readers[feed.tenant].get(seq) if feed.tenant in feed.ui_readers else None
+    def read_full(self, ev: StoredEvent, answer: Callable[[StoredEvent], None]) -> None:
+        """`answer(the event as stored)` for the row menu (a page's rows leave the JSON out): the one the pane shows
+        when it is `ev`'s, else read on a read thread as the pane's (over a year's archive 0.1-0.5 s), `ev` itself
+        when it cannot be read. No answer once another tenant is shown."""
+        feed, shown = self.w.feed, self.w.detail.shown
+        if shown is not None and shown.seq == ev.seq and shown.raw is not None:
+            answer(shown)
+            return
+        reader = feed.shown_search_reader()
+        if reader is None:
+            answer(ev)
+            return
+        if not has_loop():  # Qt events outside the asyncio loop (tests between loop runs): read here
+            here = feed.ui_readers.get(feed.tenant or "")
+            answer((here or reader).get(ev.seq) or ev)
+            return
+        feed.spawn(self._read_full(reader, ev, answer))
+
+    async def _read_full(
+        self, reader: TenantReader, ev: StoredEvent, answer: Callable[[StoredEvent], None]
+    ) -> None:
+        try:
+            full = await read_in_background(reader.get, ev.seq)
+        except StorageError:  # the database being opened again (a moment): the row's own fields
+            full = None
+        except Exception:
+            if self.w.feed.shown_search_reader() is not reader:
+                return  # the tenant was removed or the view left (its reader closed) while this ran
+            raise
+        if self.w.feed.shown_search_reader() is reader:
+            answer(full or ev)
 
     def dashboard_url_for(self, ev: StoredEvent, tenant: str | None = None) -> str | None:
         """`tenant`: the one whose store `ev` came from, when not the shown tenant ("All tenants")."""

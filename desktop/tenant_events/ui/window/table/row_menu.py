@@ -22,7 +22,7 @@ from tenant_events.view.cell_filter import FilterChoice, choices, minute_around
 
 
 class RowMenuHost(Protocol):
-    def full_event(self, seq: int) -> StoredEvent | None: ...
+    def read_full(self, ev: StoredEvent, answer: Callable[[StoredEvent], None]) -> None: ...
     def dashboard_url_for(self, ev: StoredEvent) -> str | None: ...
     def show_tenant(self, name: str) -> None: ...
     def confirm(self, text: str) -> None: ...
@@ -33,6 +33,7 @@ class RowMenu:
         self.table, self.model, self.bar, self.host = table, model, bar, host
         self.menu: QMenu | None = None  # the open menu (tests drive it)
         self.extras: list[Callable[[QMenu, QModelIndex, StoredEvent], None]] = []  # more entries (timelines)
+        self._asked = 0  # the newest menu asked for: an older one's event read later opens no menu
         table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         table.customContextMenuRequested.connect(self._requested)
 
@@ -40,28 +41,38 @@ class RowMenu:
         index = self.table.indexAt(pos)
         if not index.isValid():
             index = self.table.currentIndex()  # the Menu key over empty space: the current row
-        menu = self.build(index)
-        if menu is not None:
-            menu.popup(self.table.viewport().mapToGlobal(pos))
+        self.open(index, pos)
 
-    def open_at_current(self) -> QMenu | None:
+    def open_at_current(self) -> None:
         """The menu for the current cell, below it (Shift+F10: the keyboard's way in)."""
         index = self.table.currentIndex()
-        if not index.isValid():
-            return None
-        menu = self.build(index)
-        if menu is not None:
-            rect = self.table.visualRect(index)
-            menu.popup(self.table.viewport().mapToGlobal(rect.bottomLeft()))
-        return menu
+        if index.isValid():
+            self.open(index, self.table.visualRect(index).bottomLeft())
 
-    def build(self, index: QModelIndex) -> QMenu | None:
-        """The menu for the cell at `index` (None on a gap row or nothing)."""
+    def open(self, index: QModelIndex, pos: QPoint) -> None:
+        """The menu for the cell at `index`, at `pos` of the viewport, once its event is read as stored (the host
+        reads it off the UI thread: over a year's archive 0.1-0.5 s). Not opened when the user moved on meanwhile:
+        another menu asked for, another current row, or the row holding another event."""
         ev = self.model.event_at(index.row()) if index.isValid() else None
         if ev is None:
-            return None
+            return
+        self._asked += 1
+        asked, current = self._asked, self.table.currentIndex().row()
+
+        def answer(full: StoredEvent) -> None:
+            if asked != self._asked or self.table.currentIndex().row() != current:
+                return
+            now = self.model.event_at(index.row()) if index.isValid() else None
+            if now is None or now.seq != ev.seq:
+                return
+            self.build(index, full).popup(self.table.viewport().mapToGlobal(pos))
+
+        self.host.read_full(ev, answer)
+
+    def build(self, index: QModelIndex, full: StoredEvent) -> QMenu:
+        """The menu for the cell at `index`, whose row's event as stored is `full`."""
+        ev = self.model.event_at(index.row()) or full
         col = Col(index.column())
-        full = self.host.full_event(ev.seq) or ev
         cell = str(self.model.data(index) or "")
         if self.menu is not None:
             self.menu.close()
