@@ -36,6 +36,17 @@ from tenant_events.url_forms import normalize_url
 log = logging.getLogger(__name__)
 
 LOCK_WAIT = 120.0  # seconds a refresh waits for another process's refresh (a slow token endpoint, a retry)
+LOCK_WAIT_ENV = "TENANT_EVENTS_SIGNIN_LOCK_WAIT"  # another bound in seconds (tests of a lock held elsewhere)
+
+
+def lock_wait() -> float:
+    """LOCK_WAIT, or the bound the environment names (a positive number of seconds; anything else is ignored)."""
+    text = os.environ.get(LOCK_WAIT_ENV, "")
+    try:
+        wait = float(text)
+    except ValueError:
+        return LOCK_WAIT
+    return wait if 0 < wait < float("inf") else LOCK_WAIT
 
 
 @dataclass(frozen=True)
@@ -103,9 +114,10 @@ def _open_lock_file(path: Path) -> IO[bytes] | None:
 
 
 @contextlib.asynccontextmanager
-async def refresh_lock(slot: SignInSlot, wait: float = LOCK_WAIT) -> AsyncIterator[None]:
+async def refresh_lock(slot: SignInSlot, wait: float | None = None) -> AsyncIterator[None]:
     """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInRequired when another
-    process holds it for longer than `wait` seconds."""
+    process holds it for longer than `wait` seconds (default: `lock_wait()`)."""
+    wait = lock_wait() if wait is None else wait
     if slot.lock_file is None:
         yield
         return
