@@ -29,7 +29,7 @@ from typing import IO
 
 from tenant_events.auth.keyring_unlock import no_prompt
 from tenant_events.auth.secret_store import digest
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInBusy
 from tenant_events.settings import TenantProfile
 from tenant_events.url_forms import normalize_url
 
@@ -115,8 +115,9 @@ def _open_lock_file(path: Path) -> IO[bytes] | None:
 
 @contextlib.asynccontextmanager
 async def refresh_lock(slot: SignInSlot, wait: float | None = None) -> AsyncIterator[None]:
-    """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInRequired when another
-    process holds it for longer than `wait` seconds (default: `lock_wait()`)."""
+    """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInBusy (not signed out:
+    the sign-in is fine, that process is busy with it) when another process holds it for longer than `wait`
+    seconds (default: `lock_wait()`)."""
     wait = lock_wait() if wait is None else wait
     if slot.lock_file is None:
         yield
@@ -130,11 +131,7 @@ async def refresh_lock(slot: SignInSlot, wait: float | None = None) -> AsyncIter
         pause = 0.01
         while not _try_lock(handle):
             if time.monotonic() > deadline:
-                raise SignInRequired(
-                    f"another tenant-events process has been refreshing the sign-in of {slot.name} for over "
-                    f"{wait:g} s",
-                    "stop the other process, or wait and try again",
-                )
+                raise SignInBusy(slot.name, wait)
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.2)
         try:
