@@ -58,7 +58,12 @@ class SignInBusy(UserFixableError):
             "try again when it is done, or stop that process if it hangs",
         )
         self.tenant = tenant
-        self.waiting = f"waiting for another Tenant Events process that is refreshing the sign-in of {tenant}"
+        self.waiting = waiting_for_sign_in(tenant)
+
+
+def waiting_for_sign_in(tenant: str) -> str:
+    """What a follower says while another process refreshes the sign-in it needs."""
+    return f"waiting for another Tenant Events process that is refreshing the sign-in of {tenant}"
 
 
 class StorageError(UserFixableError):

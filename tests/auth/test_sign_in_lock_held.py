@@ -34,8 +34,8 @@ pytestmark = [
 ]
 
 
-def _env() -> dict[str, str]:
-    env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1", LOCK_WAIT_ENV: "0.5"}
+def _env(lock_wait: float = 0.5) -> dict[str, str]:
+    env = {**os.environ, "TENANT_EVENTS_LOG_JSON": "1", LOCK_WAIT_ENV: str(lock_wait)}
     env.pop("TENANT_EVENTS_ACCESS_TOKEN", None)
     return env
 
@@ -126,6 +126,49 @@ def test_a_stream_waits_for_another_process_refreshing_the_sign_in_and_goes_on(s
     assert stream.returncode == 0, text
     assert "signed out" not in text, text
     assert "5 events stored" in text, text
+
+
+def test_a_starting_stream_says_at_once_what_it_waits_for_and_does_not_take_it_for_an_unreachable_server(
+    signed_in,
+):
+    """The wait is said while it lasts (not only when a whole bound has run out), and the first-contact timer
+    (here 2 s, 20 s by default) does not give up on a server it has not asked yet."""
+    data, name, _ = signed_in
+    waiting = f"waiting for another Tenant Events process that is refreshing the sign-in of {name}"
+    with _lock_file(data, name).open("a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        stream = cli(
+            *("stream", "--tenant", name, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-"),
+            *("--unreachable-timeout", "2"),
+            env=_env(lock_wait=60),
+        )
+        assert stream.stdout is not None and stream.stderr is not None
+        out: list[str] = []
+        err: list[str] = []
+        readers = [_collect(stream.stdout, out), _collect(stream.stderr, err)]
+        try:
+            said = _until(
+                lambda: any(waiting in line for line in err) or stream.poll() is not None, bound(30)
+            )
+            time.sleep(3)  # past the first-contact timer, the lock still held
+            running = stream.poll() is None
+            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+            went_on = running and _until(lambda: len(out) >= 5, bound(30))
+            stream.send_signal(signal.SIGTERM)
+            stream.wait(bound(30))
+        finally:
+            if stream.poll() is None:
+                stream.kill()
+                stream.wait()
+            for reader in readers:
+                reader.join(10)
+            stream.stdout.close()
+            stream.stderr.close()
+    text = "".join(err)
+    assert said and running, f"the stream did not keep waiting (exit {stream.returncode}):\n{text}"
+    assert f"connecting — {waiting}" in text, text
+    assert went_on and stream.returncode == 0, text
+    assert "cannot reach" not in text and "signed out" not in text, text
 
 
 def test_a_login_while_another_process_holds_the_lock_is_one_line_not_a_sign_out(signed_in):
