@@ -119,3 +119,18 @@ def test_network_loss_after_the_stream_was_open_is_retried(make_simulator, tmp_p
             proc.kill()
     assert proc.returncode == 0, err
     assert "cannot reach" not in err
+
+
+def test_waiting_for_another_process_refreshing_the_sign_in_is_not_unreachable():
+    """The server was not asked yet: another process of the data dir holds the sign-in's refresh lock. That is
+    no verdict on the server, so the first-contact timer does not give up on it (the stream waits and retries)."""
+    import asyncio
+
+    from tenant_events.cli.first_contact import FirstContact
+    from tenant_events.values.stream_states import StateChange, StreamState
+
+    stopped: list[bool] = []
+    contact = FirstContact("http://127.0.0.1:9/api/v2", 0.05, lambda: stopped.append(True))
+    contact.observe(StateChange(StreamState.RECONNECTING, "waiting for another process", "sign_in_busy"))
+    asyncio.run(contact.watch())
+    assert not stopped and contact.error is None

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from helpers.fixtures_engine import OLD, follow, reference_ids, stored_ids
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInBusy, SignInRequired
 from tenant_events.store import EventReader
 from tenant_events.values.stream_states import StreamState, state_line
 
@@ -175,6 +175,33 @@ def test_refresh_that_needs_sign_in_means_signed_out(make_simulator, db_path):
     assert (
         state_line(rec.states[-1]) == "signed out of demo: sign in again"
     )  # said once, not "signed out: signed out"
+
+
+class _HeldUp(_Refreshed):
+    """Another process holds the sign-in's refresh lock through the first two refreshes."""
+
+    held = 2
+
+    async def refresh(self):
+        if self.held:
+            self.held -= 1
+            raise SignInBusy("demo", 120)
+        return await super().refresh()
+
+
+def test_a_refresh_held_up_by_another_process_waits_and_retries_not_signed_out(make_simulator, db_path):
+    """After a 401, a refresh that found the sign-in lock held is a wait: no refresh was made, so the next 401
+    asks for one again (not "rejected twice"), and the stream goes on once the refresh goes through."""
+    sim = make_simulator(backlog=5, heartbeat=0.2, **QUIET)
+    tokens = _HeldUp(sim, good_after_refresh=True)
+    fast = {"backoff_base": 0.05, "backoff_cap": 0.1, "min_interval": 0.05}
+    rec = follow(sim, db_path, tokens=tokens, from_timestamp=OLD, until=lambda r: r.stored >= 5, **fast)
+    held = [s for s in rec.states if s.reason == "sign_in_busy"]
+    assert [s.state for s in held] == [StreamState.RECONNECTING] * 2, rec.states
+    waiting = "waiting for another Tenant Events process that is refreshing the sign-in of demo"
+    assert held[0].message == waiting
+    assert state_line(held[0]).endswith(waiting)
+    assert not rec.reached(StreamState.SIGNED_OUT) and tokens.refreshes == 1
 
 
 def test_403_missing_scope_stops_and_says_so(make_simulator, db_path):

@@ -29,7 +29,7 @@ from tenant_events.auth.secret_store import (
     unlock_first,
 )
 from tenant_events.auth.stored_sign_in import SignInSlot, refresh_lock
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInRequired, waiting_for_sign_in
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,9 @@ class AuthSession:
         self.client = client
         self.store = store
         self.notice: str | None = None
+        # Told what a refresh waits for when another process holds the sign-in's lock for a while (the stream
+        # says it at once rather than when the wait runs out).
+        self.on_wait: Callable[[str], None] | None = None
         self._clock = clock
         self._refresh_token = refresh_token
         self._access_token: str | None = None
@@ -148,7 +151,7 @@ class AuthSession:
             if self._generation != seen_generation and self._access_token is not None:
                 return self._access_token  # someone refreshed while we waited: single flight
             await self._unlock_first()
-            async with refresh_lock(self.slot):
+            async with refresh_lock(self.slot, on_wait=self._waiting):
                 refresh_token = await self._current_token()
                 if not refresh_token:
                     self._access_token = None
@@ -167,6 +170,10 @@ class AuthSession:
             self._take(tokens)
             assert self._access_token is not None
             return self._access_token
+
+    def _waiting(self) -> None:
+        if self.on_wait is not None:
+            self.on_wait(waiting_for_sign_in(self.tenant))
 
     async def forget(self) -> None:
         """Drop every token of this session, the stored refresh token included."""

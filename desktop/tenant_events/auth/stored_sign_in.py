@@ -22,20 +22,32 @@ import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from tenant_events.auth.keyring_unlock import no_prompt
 from tenant_events.auth.secret_store import digest
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInBusy
 from tenant_events.settings import TenantProfile
 from tenant_events.url_forms import normalize_url
 
 log = logging.getLogger(__name__)
 
 LOCK_WAIT = 120.0  # seconds a refresh waits for another process's refresh (a slow token endpoint, a retry)
+SAY_WAIT_AFTER = 0.5  # seconds of waiting for another process's refresh before it is said (`on_wait`)
+LOCK_WAIT_ENV = "TENANT_EVENTS_SIGNIN_LOCK_WAIT"  # another bound in seconds (tests of a lock held elsewhere)
+
+
+def lock_wait() -> float:
+    """LOCK_WAIT, or the bound the environment names (a positive number of seconds; anything else is ignored)."""
+    text = os.environ.get(LOCK_WAIT_ENV, "")
+    try:
+        wait = float(text)
+    except ValueError:
+        return LOCK_WAIT
+    return wait if 0 < wait < float("inf") else LOCK_WAIT
 
 
 @dataclass(frozen=True)
@@ -103,9 +115,14 @@ def _open_lock_file(path: Path) -> IO[bytes] | None:
 
 
 @contextlib.asynccontextmanager
-async def refresh_lock(slot: SignInSlot, wait: float = LOCK_WAIT) -> AsyncIterator[None]:
-    """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInRequired when another
-    process holds it for longer than `wait` seconds."""
+async def refresh_lock(
+    slot: SignInSlot, wait: float | None = None, on_wait: Callable[[], None] | None = None
+) -> AsyncIterator[None]:
+    """Hold the slot's file lock (polled, so a cancelled wait leaves nothing behind); SignInBusy (not signed out:
+    the sign-in is fine, that process is busy with it) when another process holds it for longer than `wait`
+    seconds (default: `lock_wait()`). `on_wait` is called once if the wait lasts SAY_WAIT_AFTER s: the caller
+    says what it waits for while it waits, not only when the wait runs out."""
+    wait = lock_wait() if wait is None else wait
     if slot.lock_file is None:
         yield
         return
@@ -114,15 +131,15 @@ async def refresh_lock(slot: SignInSlot, wait: float = LOCK_WAIT) -> AsyncIterat
         yield
         return
     try:
-        deadline = time.monotonic() + wait
-        pause = 0.01
+        started = time.monotonic()
+        pause, told = 0.01, on_wait is None
         while not _try_lock(handle):
-            if time.monotonic() > deadline:
-                raise SignInRequired(
-                    f"another tenant-events process has been refreshing the sign-in of {slot.name} for over "
-                    f"{wait:g} s",
-                    "stop the other process, or wait and try again",
-                )
+            waited = time.monotonic() - started
+            if waited > wait:
+                raise SignInBusy(slot.name, wait)
+            if not told and waited >= SAY_WAIT_AFTER and on_wait is not None:
+                told = True
+                on_wait()
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.2)
         try:

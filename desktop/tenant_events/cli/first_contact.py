@@ -6,7 +6,8 @@ failure look like a hang. So `stream` watches the states: when no answer has com
 `timeout` seconds of starting, it stops the monitor and says which host failed and why (exit 6).
 
     start ──▶ connecting ⇄ reconnecting (network) ──timeout──▶ give up: NetworkError(host, cause)
-                 └─ any answer from the server (connected, 5xx, 429, 403 …) ──▶ reached: retry forever
+                 ├─ any answer from the server (connected, 5xx, 429, 403 …) ──▶ reached: retry forever
+                 └─ waiting for another process refreshing the sign-in ──▶ not the server's fault: retry forever
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ _ANSWERED_REASONS = frozenset(
     {"server_error", "token_refreshed", "cursor_expired", "rotation", "empty_stream", "stream_error"}
 )
 _NOT_ANSWERED_REASONS = frozenset({"network", "stalled", "internal_error"})
+# The server was not asked yet: another process of the data dir holds the sign-in's refresh lock.
+_NOT_ASKED_REASONS = frozenset({"sign_in_busy"})
 
 
 class FirstContact:
@@ -56,6 +59,8 @@ class FirstContact:
             return
         if change.state in _ANSWERED_STATES or change.reason in _ANSWERED_REASONS:
             self.reached = True
+        elif change.reason in _NOT_ASKED_REASONS:
+            self.reached = True  # no verdict on the server can be made: retry as once reached
         elif change.reason in _NOT_ANSWERED_REASONS:
             self._last_failure = change.message
 

@@ -20,7 +20,7 @@ from datetime import timedelta
 import httpx
 from httpx_sse import SSEError
 
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInBusy, SignInRequired
 from tenant_events.http import stream_client, untrusted_certificate
 from tenant_events.server_text import shown
 from tenant_events.store import CommitResult, CursorState, EventRow, GapMarker, RejectedRow
@@ -37,6 +37,7 @@ from tenant_events.stream.outcomes import (
     connection_lost,
     rate_limited,
     refused,
+    sign_in_busy,
 )
 from tenant_events.stream.request import (
     error_text,
@@ -157,6 +158,8 @@ class StreamEngine(FollowLoop):
         assert client is not None, "attempts run inside _follow()"
         try:
             token = await self._tokens.access_token()
+        except SignInBusy as exc:
+            return sign_in_busy(exc.waiting)
         except SignInRequired as exc:
             return Outcome(StreamState.SIGNED_OUT, str(exc), Reason.SIGNED_OUT, terminal=True)
         cursor = self._cursor
@@ -217,6 +220,9 @@ class StreamEngine(FollowLoop):
             self._refreshed = True
             try:
                 await self._tokens.refresh()
+            except SignInBusy as exc:
+                self._refreshed = False  # no refresh was made: the next 401 asks for one again
+                return sign_in_busy(exc.waiting)
             except SignInRequired as exc:
                 return Outcome(StreamState.SIGNED_OUT, str(exc), Reason.SIGNED_OUT, terminal=True)
             return Outcome(StreamState.CONNECTING, "access token refreshed after 401", Reason.TOKEN_REFRESHED)
@@ -367,9 +373,7 @@ class StreamEngine(FollowLoop):
             data[:120],
         )
         row = RejectedRow(name or "", offset, reason, data[:MAX_REJECTED_RAW], received)
-        self._batches.add_rejected(
-            row, offset, received
-        )  # kept in `rejected`, so the cursor may move past it
+        self._batches.add_rejected(row, offset, received)  # kept in `rejected`: the cursor may move past it
 
     def _set_live(self, *, catching_up: bool) -> None:
         want = StreamState.CATCHING_UP if catching_up else StreamState.LIVE

@@ -49,6 +49,7 @@ class Reason(StrEnum):
     STREAM_ERROR = "stream_error"
     CURSOR_EXPIRED = "cursor_expired"
     SIGNED_OUT = "signed_out"
+    SIGN_IN_BUSY = "sign_in_busy"  # another process is refreshing the sign-in: wait, retry (not signed out)
     UNAUTHORIZED = "unauthorized"
     TOKEN_REFRESHED = "token_refreshed"
     TOO_MANY_CONNECTIONS = "too_many_connections"
@@ -144,6 +145,12 @@ def refused(status: int, text: str, base_url: str, busy: Backoff) -> Outcome:
             StreamState.RECONNECTING, f"server error {status}: {text}", Reason.SERVER_ERROR, USE_BACKOFF
         )
     return Outcome(StreamState.ERROR, f"unexpected HTTP {status}: {text}", Reason.HTTP_ERROR, terminal=True)
+
+
+def sign_in_busy(waiting: str) -> Outcome:
+    """Another process has held the sign-in's refresh lock for a whole wait: retry with the backoff; the next
+    attempt takes the token that process stores (auth/session.py reads it under the lock)."""
+    return Outcome(StreamState.RECONNECTING, waiting, Reason.SIGN_IN_BUSY, USE_BACKOFF)
 
 
 def rate_limited(until: float) -> Outcome:

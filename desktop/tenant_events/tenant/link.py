@@ -34,6 +34,7 @@ from tenant_events.monitor import EventSource, TenantMonitor
 from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice
 from tenant_events.stream.engine import EngineConfig
+from tenant_events.stream.outcomes import Reason
 from tenant_events.stream.tokens import TokenProvider
 from tenant_events.tenant.alert_rules import AlertRules
 from tenant_events.tenant.committed_rows import CommittedRows, RowRanges
@@ -51,15 +52,18 @@ NOT_STARTED = StateChange(StreamState.STOPPED, "not started")
 
 class _SignedInTokens:
     """The engine's token provider for a profile: whatever sign-in the link holds now (after a sign-out and a
-    new sign-in, the next connection uses the new one)."""
+    new sign-in, the next connection uses the new one). `on_wait` hears what a refresh waits for."""
 
-    def __init__(self, sign_in: TenantSignIn) -> None:
+    def __init__(self, sign_in: TenantSignIn, on_wait: Callable[[str], None]) -> None:
         self._sign_in = sign_in
+        self._on_wait = on_wait
 
     def _session(self) -> TokenProvider:
-        if self._sign_in.session is None:
+        session = self._sign_in.session
+        if session is None:
             raise SignInRequired(f"not signed in to {self._sign_in.profile.name}")
-        return self._sign_in.session
+        session.on_wait = self._on_wait
+        return session
 
     async def access_token(self) -> str:
         return await self._session().access_token()
@@ -248,8 +252,15 @@ class TenantLink:
     def _tokens(self, source: StreamFrom) -> TokenProvider:
         if isinstance(source.credentials, StoredSignIn):
             assert self.sign_in_state is not None
-            return _SignedInTokens(self.sign_in_state)
+            return _SignedInTokens(self.sign_in_state, self._sign_in_waits)
         return fixed_tokens(source.credentials)
+
+    def _sign_in_waits(self, waiting: str) -> None:
+        """Another process has held the sign-in's lock a while: said now, not when the wait runs out (then the
+        stream retries, saying it again)."""
+        change = StateChange(StreamState.CONNECTING, waiting, Reason.SIGN_IN_BUSY)
+        for observer in list(self.on_state):
+            observer(change)
 
     def _make_monitor(self) -> TenantMonitor:
         source = self.source

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from tenant_events.errors import SignInRequired
+from tenant_events.errors import SignInBusy, SignInRequired
 from tenant_events.tenant.committed_rows import CommittedRows
 from tenant_events.tenant.deliveries import Deliveries, attach_deliveries
 from tenant_events.tenant.link import TenantLink
@@ -101,7 +101,7 @@ class TenantSession(QObject):
         self._set_status(TrayState.SIGNED_OUT, "waiting for the browser sign-in")
         try:
             result = await self.link.sign_in(opener, on_listener=on_listener)
-        except SignInRequired as exc:
+        except (SignInRequired, SignInBusy) as exc:  # busy: another process held the lock to store it
             cancelled = (
                 getattr(exc, "code", "") == "cancelled"
             )  # SignInFailed("cancelled"): the prompt's Cancel
