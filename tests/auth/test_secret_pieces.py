@@ -103,3 +103,22 @@ def test_markers_of_both_sets_and_of_an_older_version():
     assert secret_pieces.marker_of("chunked:999") == secret_pieces.Marker(999, "")  # an older version's
     for value in ("chunked:0", "chunked:3:c", "chunked:3:", "chunked:x", "chunked:1000", "token"):
         assert secret_pieces.marker_of(value) is None, value
+
+
+def test_a_reader_reads_again_when_two_writes_moved_the_marker_away_and_back():
+    """Between a reader's pieces, one writer moved the marker to the other set and a second moved it back: the
+    marker reads the same, one piece is gone (or new). The reader reads again, and gets the later value whole."""
+    items = {"acme": "chunked:2", "acme#0": "o" * 1000, "acme#1": "o1"}
+    writes = {"acme#1": 0}
+
+    def get(key: str) -> str | None:
+        value = items.get(key)
+        if key == "acme#1" and writes["acme#1"] == 0:  # two rotations run while this piece is read
+            writes["acme#1"] += 1
+            items.update({"acme#0": "n" * 1000})  # the second write's first piece is in; its last is not yet
+            items.pop("acme#1")
+            value = None
+            items["acme#1"] = "n2"  # …and now it is, with the marker as it was
+        return value
+
+    assert secret_pieces.read("acme", get) == "n" * 1000 + "n2"

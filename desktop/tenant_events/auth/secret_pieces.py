@@ -1,12 +1,13 @@
-"""A secret longer than one keyring entry keeps, in pieces, so that no reader ever gets a wrong value.
+"""A secret longer than one keyring entry keeps, in pieces, so that a reader does not get a wrong value.
 
 The slot itself holds a marker: `chunked:N` (the pieces are `<account>#0…#N-1`, the first set) or `chunked:N:b`
 (`<account>#b0…#bN-1`, the second). A new value in pieces goes into the set the marker does not name, then the
 marker moves to it, then the old set is removed. So a write that stops part-way (a crash, a keyring that fails
-between two pieces) leaves the old value whole, and a reader in another process never joins pieces of two
+between two pieces) leaves the old value whole, and a reader in another process does not join pieces of two
 values: it either finds the set its marker named, or sees the marker has moved and reads again. (Written over
 the same set, a write that stopped after its first piece left a marker over new and old pieces, and that mix
-was returned as the secret.)
+was returned as the secret.) What it cannot see: two whole writes while it reads a value's few pieces, moving
+the marker away and back; a secret is written once per sign-in refresh, minutes apart.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ MARK: Final = "chunked:"  # the slot's value when the secret is in pieces
 MAX_CHUNKS: Final = 64  # 64,000 characters: far beyond any token; bounds the search for stray pieces
 # an older version's marker may count more pieces than MAX_CHUNKS: each is still removed
 _MARK_DIGITS: Final = 3
-_READS: Final = 3  # a reader whose marker moved while it read the pieces reads again, this many times in all
+_READS: Final = 8  # a reader whose marker moved while it read the pieces reads again, this many times in all
 
 Set = Literal["", "b"]
 Read = Callable[[str], str | None]
@@ -60,7 +61,7 @@ def fits_whole(secret: str) -> bool:
 
 
 def read(account: str, get: Read) -> str | None:
-    """The slot's secret; None when it holds none (or its pieces are gone)."""
+    """The slot's secret; None when it holds none (or its pieces stay gone)."""
     value = get(account)
     for _ in range(_READS):
         if value is None:
@@ -69,11 +70,11 @@ def read(account: str, get: Read) -> str | None:
         if marker is None:
             return value
         parts = [get(piece(account, marker.set, i)) for i in range(marker.count)]
-        if all(p is not None for p in parts):
+        again = get(account)  # the marker moved meanwhile: the pieces may be of two values, or gone
+        if again == value and all(p is not None for p in parts):
             return "".join(str(p) for p in parts)
-        again = get(account)  # a piece gone: a writer may have moved the marker meanwhile
-        if again == value:
-            return None
+        # A piece gone under a marker that reads the same: two writes moved it away and back while the pieces
+        # were read (each new value's pieces go into the set the marker does not name), so read again.
         value = again
     return None
 
