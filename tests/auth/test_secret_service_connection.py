@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.private_bus import start_private_bus
 from helpers.slack import bound
 from tenant_events.auth.secret_store import (
     MAX_SECRET,
@@ -107,16 +108,7 @@ class PrivateKeyring:
             "GNOME_KEYRING_CONTROL": str(home / "run" / "keyring"),
         }
         self.env.pop("SSH_AUTH_SOCK", None)
-        self.bus = subprocess.Popen(
-            ["dbus-daemon", "--nofork", "--print-address=1", f"--config-file={home / 'bus.conf'}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=self.env,
-        )
-        assert self.bus.stdout is not None
-        self.address = self.bus.stdout.readline().strip()
-        assert self.address, "dbus-daemon printed no address"
+        self.bus, self.address = start_private_bus(self.env, str(home / "bus.conf"))
         self.env["DBUS_SESSION_BUS_ADDRESS"] = self.address
         self.daemon: subprocess.Popen[bytes] | None = None
 

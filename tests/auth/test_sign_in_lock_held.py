@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -82,31 +83,36 @@ def _until(done: Callable[[], bool], within: float) -> bool:
     return True
 
 
-def test_a_stream_waits_for_another_process_refreshing_the_sign_in_and_goes_on(signed_in):
-    data, name, _ = signed_in
-    waiting = f"waiting for another Tenant Events process that is refreshing the sign-in of {name}"
+@dataclass(frozen=True)
+class Run:
+    """What a `stream` started behind the held lock did: said it waits, kept running, went on once it was free."""
+
+    said: bool
+    running: bool
+    went_on: bool
+    code: int | None
+    text: str
+
+
+def _stream_behind_held_lock(
+    data: str, name: str, said: Callable[[list[str]], bool], *args: str, lock_wait: float, hold: float = 0.0
+) -> Run:
+    """`stream` started while this test holds the sign-in's lock (another process, in the middle of its
+    refresh); once `said(its stderr lines)` (or it ended), the lock is held `hold` s more, then let go."""
     with _lock_file(data, name).open("a+b") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another process, in the middle of its refresh
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         stream = cli(
-            "stream",
-            "--tenant",
-            name,
-            "--data-dir",
-            data,
-            "--from-timestamp",
-            OLD,
-            "--jsonl",
-            "-",
-            env=_env(),
+            *("stream", "--tenant", name, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-"),
+            *args,
+            env=_env(lock_wait),
         )
         assert stream.stdout is not None and stream.stderr is not None
         out: list[str] = []
         err: list[str] = []
         readers = [_collect(stream.stdout, out), _collect(stream.stderr, err)]
         try:
-            said = _until(
-                lambda: sum(waiting in line for line in err) >= 2 or stream.poll() is not None, bound(30)
-            )
+            was_said = _until(lambda: said(err) or stream.poll() is not None, bound(30))
+            time.sleep(hold)  # the lock still held past a timer of the stream's own
             running = stream.poll() is None
             fcntl.flock(held.fileno(), fcntl.LOCK_UN)  # that process is done
             went_on = running and _until(lambda: len(out) >= 5, bound(30))
@@ -120,10 +126,23 @@ def test_a_stream_waits_for_another_process_refreshing_the_sign_in_and_goes_on(s
                 reader.join(10)
             stream.stdout.close()
             stream.stderr.close()
-    text = "".join(err)
-    assert said and running, f"the stream did not keep waiting (exit {stream.returncode}):\n{text}"
-    assert went_on, f"the stream did not go on once the lock was free:\n{text}"
-    assert stream.returncode == 0, text
+    return Run(was_said, running, went_on, stream.returncode, "".join(err))
+
+
+def _waiting(name: str) -> str:
+    return f"waiting for another Tenant Events process that is refreshing the sign-in of {name}"
+
+
+def test_a_stream_waits_for_another_process_refreshing_the_sign_in_and_goes_on(signed_in):
+    data, name, _ = signed_in
+    waiting = _waiting(name)
+    run = _stream_behind_held_lock(
+        data, name, lambda err: sum(waiting in line for line in err) >= 2, lock_wait=0.5
+    )
+    text = run.text
+    assert run.said and run.running, f"the stream did not keep waiting (exit {run.code}):\n{text}"
+    assert run.went_on, f"the stream did not go on once the lock was free:\n{text}"
+    assert run.code == 0, text
     assert "signed out" not in text, text
     assert "5 events stored" in text, text
 
@@ -134,40 +153,19 @@ def test_a_starting_stream_says_at_once_what_it_waits_for_and_does_not_take_it_f
     """The wait is said while it lasts (not only when a whole bound has run out), and the first-contact timer
     (here 2 s, 20 s by default) does not give up on a server it has not asked yet."""
     data, name, _ = signed_in
-    waiting = f"waiting for another Tenant Events process that is refreshing the sign-in of {name}"
-    with _lock_file(data, name).open("a+b") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        stream = cli(
-            *("stream", "--tenant", name, "--data-dir", data, "--from-timestamp", OLD, "--jsonl", "-"),
-            *("--unreachable-timeout", "2"),
-            env=_env(lock_wait=60),
-        )
-        assert stream.stdout is not None and stream.stderr is not None
-        out: list[str] = []
-        err: list[str] = []
-        readers = [_collect(stream.stdout, out), _collect(stream.stderr, err)]
-        try:
-            said = _until(
-                lambda: any(waiting in line for line in err) or stream.poll() is not None, bound(30)
-            )
-            time.sleep(3)  # past the first-contact timer, the lock still held
-            running = stream.poll() is None
-            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
-            went_on = running and _until(lambda: len(out) >= 5, bound(30))
-            stream.send_signal(signal.SIGTERM)
-            stream.wait(bound(30))
-        finally:
-            if stream.poll() is None:
-                stream.kill()
-                stream.wait()
-            for reader in readers:
-                reader.join(10)
-            stream.stdout.close()
-            stream.stderr.close()
-    text = "".join(err)
-    assert said and running, f"the stream did not keep waiting (exit {stream.returncode}):\n{text}"
+    waiting = _waiting(name)
+    run = _stream_behind_held_lock(
+        data,
+        name,
+        lambda err: any(waiting in line for line in err),
+        *("--unreachable-timeout", "2"),
+        lock_wait=60,
+        hold=3,
+    )
+    text = run.text
+    assert run.said and run.running, f"the stream did not keep waiting (exit {run.code}):\n{text}"
     assert f"connecting — {waiting}" in text, text
-    assert went_on and stream.returncode == 0, text
+    assert run.went_on and run.code == 0, text
     assert "cannot reach" not in text and "signed out" not in text, text
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from helpers.private_bus import start_private_bus
 from helpers.slack import bound
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -93,16 +94,7 @@ class LockedKeyring:
         self.env.pop("SSH_AUTH_SOCK", None)
         (home / "share").mkdir(parents=True)
         (home / "run").mkdir(mode=0o700)
-        self.bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=self.env,
-        )
-        assert self.bus.stdout is not None
-        self.address = self.bus.stdout.readline().strip()
-        assert self.address, "dbus-daemon printed no address"
+        self.bus, self.address = start_private_bus(self.env)
         self.env["DBUS_SESSION_BUS_ADDRESS"] = self.address
         self.daemon = subprocess.Popen(
             ["gnome-keyring-daemon", "--foreground", *([] if new else ["--unlock"]), "--components=secrets"],
