@@ -269,9 +269,8 @@ def _scratch(rows: Sequence[LiveRow], work: Path, cues: bool) -> bool:
                 _record((*row[:9], summary, *row[10:]))
                 for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
             ]
-            for (
-                record
-            ) in records:  # the field rows' cue (archive_fields.spelled_values), while the values are here
+            # the field rows' cue (archive_fields.spelled_values), while the values are here
+            for record in records:
                 odd = spelled_values(record["raw"], [record[column] for _name, column in FIELD_COLUMNS])  # type: ignore[arg-type,misc]
                 spelled.extend({"seq": record["seq"], "v": v} for v in odd)
             f.write(b"," if at else b"")

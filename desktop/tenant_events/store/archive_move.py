@@ -35,7 +35,7 @@ from tenant_events.store.archive_build import Built, LiveRow, by_month, remove, 
 from tenant_events.store.archive_lake import held_prefix, write_move
 from tenant_events.store.archive_layout import EVENTS_SUFFIX, TOKENS_SUFFIX, folder_of
 from tenant_events.store.archive_merge import merge
-from tenant_events.store.fts_text import indexed_raw
+from tenant_events.store.fts_text import FTS_DELETE, indexed_raw
 from tenant_events.store.indexer import counter
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.retention import Retention
@@ -50,9 +50,6 @@ SETTLE_SECONDS: Final = (
 ORPHAN_AGE: Final = 3600.0  # an unlisted file this old is a crashed mover's, not one another mover is writing
 MERGE_AT: Final = 6  # a month with this many files is merged into one
 FTS_CLEANUP_ROWS: Final = 500
-_FTS_DELETE: Final = (
-    "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw) VALUES ('delete', ?, ?, ?, ?)"
-)
 _LIVE_COLUMNS: Final = (
     "seq, event_id, stream_offset, type, time, time_ms, source, tenant, purpose, summary, raw, received_at"
 )
@@ -172,7 +169,7 @@ def commit(conn: sqlite3.Connection, planned: Planned) -> bool:
                 (planned.low, min(fts_upto, planned.high)),
             )
             conn.executemany(
-                _FTS_DELETE, ((s, e, summary, indexed_raw(raw)) for s, e, summary, raw in indexed)
+                FTS_DELETE, ((s, e, summary, indexed_raw(raw)) for s, e, summary, raw in indexed)
             )
             fts_merge.note_removed(conn, min(fts_upto, planned.high) - planned.low)
         if planned.lake is not None:
@@ -330,7 +327,7 @@ def fts_cleanup_chunk(conn: sqlite3.Connection, database: Path) -> bool:
         # the text they were indexed with: as spelled up to `fts_spelled_upto` (indexed before fts_text.py)
         spelled = counter(conn, "fts_spelled_upto")
         conn.executemany(
-            _FTS_DELETE,
+            FTS_DELETE,
             [(s, e, summary, raw if s <= spelled else indexed_raw(raw)) for s, e, summary, raw in rows],
         )
         conn.execute("UPDATE archive_files SET fts_upto = ? WHERE name = ?", (lowest - 1, name))

@@ -27,6 +27,11 @@ _ESCAPE: Final = "\\u"
 _LETTER: Final = r"\\u(00(?:3[0-9]|4[1-9A-Fa-f]|5[0-9Aa]|6[1-9A-Fa-f]|7[0-9Aa]))"
 _KEEP: Final = re.compile(_LETTER)
 _CHUNK: Final = 1000
+# The index's one insert and one delete (external content: a delete gives the text that was indexed)
+FTS_INSERT: Final = "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)"
+FTS_DELETE: Final = (
+    "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw) VALUES ('delete', ?, ?, ?, ?)"
+)
 # Where the index holds an escape as spelled: the tokenizer splits at its backslash, so `\\u0027Brien` made a
 # token `u0027brien`; every token starting with `u` and a hex digit (`u0`-`u9`, `ua0`-`uff`: no words but a
 # few such as `u2f`) finds those rows without reading every event's JSON (30 days of events at the upgrade).
@@ -68,13 +73,7 @@ def reindex_escaped(conn: sqlite3.Connection) -> int:
     while rows := cur.fetchmany(_CHUNK):
         changed = [(s, e, summary, raw, indexed_raw(raw)) for s, e, summary, raw in rows]
         changed = [r for r in changed if r[4] != r[3]]
-        conn.executemany(
-            "INSERT INTO events_fts (events_fts, rowid, event_id, summary, raw) VALUES ('delete', ?, ?, ?, ?)",
-            [r[:4] for r in changed],
-        )
-        conn.executemany(
-            "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
-            [(*r[:3], r[4]) for r in changed],
-        )
+        conn.executemany(FTS_DELETE, [r[:4] for r in changed])
+        conn.executemany(FTS_INSERT, [(*r[:3], r[4]) for r in changed])
         done += len(changed)
     return done

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Final
 
 from tenant_events.store import access_history, directory
-from tenant_events.store.fts_text import indexed_raw
+from tenant_events.store.fts_text import FTS_INSERT, indexed_raw
 from tenant_events.store.records import summary_of
 from tenant_events.store.schema import rollback
 
@@ -63,7 +63,7 @@ def index_chunk(conn: sqlite3.Connection) -> int:
                 [(r[2], r[0]) for r in indexed],
             )
             conn.executemany(
-                "INSERT INTO events_fts (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
+                FTS_INSERT,
                 [(seq, eid, summary, indexed_raw(raw)) for seq, eid, summary, raw in indexed],
             )
             upto = indexed[-1][0]
