@@ -5,7 +5,7 @@ prepares on its cursor."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fetch import ArchiveFetch
@@ -69,15 +69,29 @@ class ArchiveCandidates(ArchiveFetch):
         if compiled.drive is None:
             return compiled.exact(), None, False
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
+        sure = compiled.sure is not None and self._confirm(cursor, files, compiled.sure)
         few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
         if len(few) > FEW_CANDIDATES and settle and compiled.orders and self._settle(cursor, files, compiled):
-            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+            few = self._with_sure(cursor, sure)
             if len(few) <= FEW_CANDIDATES:
                 return _in_cand(compiled.where, [int(r[0]) for r in few]), [int(r[0]) for r in few], True
             return _in_cand(compiled.where, None), None, True
         if len(few) > FEW_CANDIDATES:
-            return _in_cand(compiled.exact(), None), None, True
+            if not sure:
+                return _in_cand(compiled.exact(), None), None, True
+            self._with_sure(cursor, sure)
+            checks = f"WHEN seq IN (SELECT seq FROM sure) THEN {compiled.where}"  # noqa: S608 - tables made here
+            checks += f" WHEN seq IN (SELECT seq FROM cand) THEN {compiled.exact()}"  # noqa: S608
+            return f"CASE {checks} ELSE false END", None, True
         seqs = self._in_order(cursor, files, [int(r[0]) for r in few], compiled.orders)
+        if sure:
+            self._execute(
+                cursor, "CREATE OR REPLACE TEMP TABLE cand AS SELECT unnest(?::BIGINT[]) AS seq", [seqs]
+            )
+            few = self._with_sure(cursor, sure)
+            if len(few) > FEW_CANDIDATES:
+                return _in_cand(compiled.where, None), None, True
+            seqs = sorted(int(r[0]) for r in few)
         if len(seqs) > 1:
             seqs = self._passing(cursor, files, compiled.where, seqs)
         return _in_cand(compiled.where, seqs), seqs, True
@@ -147,9 +161,27 @@ class ArchiveCandidates(ArchiveFetch):
             seqs = sorted(settled)
         return seqs
 
+    def _confirm(self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], query: str) -> bool:
+        """Move to the table `sure` the candidates whose phrases the field rows show in order (`query`,
+        Compiled.sure): they match once `where` holds, and no text of theirs is read; True when any was. In the
+        simulator's year, the events naming Ada Lovelace hold her name as a user's value: their JSON, a row
+        group's worth of its largest column for each, was what a phrase's count read."""
+        kept = f"SELECT seq FROM cand WHERE seq IN ({query})"  # noqa: S608 - made here
+        self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE sure AS {self._relations(files, True)} {kept}")
+        if not self._execute(cursor, "SELECT count(*) FROM sure")[0][0]:
+            return False
+        self._execute(cursor, "DELETE FROM cand WHERE seq IN (SELECT seq FROM sure)")
+        return True
+
+    def _with_sure(self, cursor: duckdb.DuckDBPyConnection, sure: bool) -> list[Any]:
+        """Put the confirmed candidates (`sure`: any) back in `cand`; its first FEW_CANDIDATES + 1 rows."""
+        if sure:
+            self._execute(cursor, "INSERT INTO cand SELECT seq FROM sure")
+        return self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
+
     @staticmethod
     def _drop(cursor: duckdb.DuckDBPyConnection) -> None:
-        cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand")
+        cursor.execute("DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure")
 
     def _look_up(
         self,
