@@ -28,9 +28,14 @@ FEW_LOOKED_UP: Final = 50_000  # a page's token lookups over every file at once 
 def _in_cand(where: str, few: Sequence[int] | None) -> str:
     """Only the candidates' rows: a few named in the statement, which DuckDB takes into its scan of the files
     (row groups holding none are not read: an e-mail's or an event id's match 1.8 s -> 0.05 s on 1M events);
-    more by a CASE, which keeps the exact checks off every other row."""
+    more by a CASE, which keeps the exact checks off every other row. The few are named in the CASE too: DuckDB
+    ran an AND's checks on every row of the row groups it read (a phrase's order on the JSON of 256 candidates
+    in 5 row groups: 555 ms of CPU instead of 236)."""
     if few is not None:
-        return f"seq IN ({', '.join(str(int(s)) for s in few)}) AND ({where})" if few else "false"
+        if not few:
+            return "false"
+        named = ", ".join(str(int(s)) for s in few)
+        return f"seq IN ({named}) AND CASE WHEN seq IN ({named}) THEN {where} ELSE false END"
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
