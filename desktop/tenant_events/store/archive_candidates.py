@@ -74,9 +74,15 @@ class ArchiveCandidates(ArchiveFetch):
         if compiled.drive is None:
             return compiled.exact(), None, False
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
-        sure = compiled.sure is not None and self._confirm(cursor, files, compiled.sure)
         few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
-        if len(few) > FEW_CANDIDATES and settle and compiled.orders and self._settle(cursor, files, compiled):
+        sure = False  # many candidates: those the field rows confirm set apart first (a few: after their summaries)
+        if len(few) > FEW_CANDIDATES and compiled.sure is not None:
+            sure = self._confirm(cursor, files, compiled.sure)
+            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1]) if sure else few
+        # with some confirmed, more than a few left are not settled on their summaries first: the summaries name
+        # the entities whose values the rows hold, and the JSON is read for whatever is left (the same row groups)
+        settling = settle and compiled.orders and not sure
+        if len(few) > FEW_CANDIDATES and settling and self._settle(cursor, files, compiled):
             few = self._with_sure(cursor, sure)
             if len(few) <= FEW_CANDIDATES:
                 return _in_cand(compiled.where, [int(r[0]) for r in few]), [int(r[0]) for r in few], True
@@ -88,7 +94,9 @@ class ArchiveCandidates(ArchiveFetch):
             checks = f"WHEN seq IN (SELECT seq FROM sure) THEN {compiled.where}"  # noqa: S608 - tables made here
             checks += f" WHEN seq IN (SELECT seq FROM cand) THEN {compiled.exact()}"  # noqa: S608
             return f"CASE {checks} ELSE false END", None, True
-        seqs = self._in_order(cursor, files, [int(r[0]) for r in few], compiled.orders)
+        seqs = self._in_order(
+            cursor, files, [int(r[0]) for r in few], compiled.orders, None if sure else compiled.sure
+        )
         if sure:
             self._execute(
                 cursor, "CREATE OR REPLACE TEMP TABLE cand AS SELECT unnest(?::BIGINT[]) AS seq", [seqs]
@@ -147,9 +155,13 @@ class ArchiveCandidates(ArchiveFetch):
         files: Sequence[ArchiveFile],
         seqs: list[int],
         orders: Sequence[tuple[str, str]],
+        sure: str | None = None,
     ) -> list[int]:
         """The few candidates whose phrases stand in order: each checked on the event id and summary first,
-        and on the raw JSON (a row group's worth of its largest column) only for the rows those did not settle."""
+        then on the field rows (`sure`, Compiled.sure: no text read), and on the raw JSON (a row group's worth of
+        its largest column) only for the rows those did not settle. An event id settles on its own column: its
+        rows are not read."""
+        confirmed: set[int] | None = None
         for small, big in orders:
             if not seqs:
                 break
@@ -158,6 +170,13 @@ class ArchiveCandidates(ArchiveFetch):
                 for r in self._execute(cursor, self._select(files, "seq", _in_cand(small, seqs), ""))
             }
             rest = [s for s in seqs if s not in settled]
+            if rest and sure is not None:
+                if confirmed is None:  # every phrase's rows at once: a seq listed holds each in order
+                    named = ", ".join(str(int(s)) for s in seqs)
+                    found = f"{self._relations(files, True)} SELECT seq FROM ({sure}) WHERE seq IN ({named})"  # noqa: S608
+                    confirmed = {int(r[0]) for r in self._execute(cursor, found)}
+                settled |= confirmed.intersection(rest)
+                rest = [s for s in rest if s not in confirmed]
             if rest:
                 settled |= {
                     int(r[0])
