@@ -133,10 +133,9 @@ class Compiled:
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
     listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
     # them say it already (None: not counted)
-    sure: str | None = (
-        None  # a query over `tok` of seqs whose every phrase of `orders` the field rows show in
-    )
-    # order (archive_terms.phrase_rows_query): those need no order check
+    # for each phrase of `orders`, a query over `tok` of the terms of the field rows that hold it in order
+    # (archive_terms.phrase_rows_query): the events in every one's rows need no order check
+    sure: tuple[str, ...] = ()
     """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
     on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
     for the candidates the small columns did not settle (an event id: none)."""
@@ -391,9 +390,8 @@ class FilterCompiler:
             listed = sum(self.counts[key] for key in self._sets)
         whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
-        sure = None
-        if confirmed and all(q is not None for q in confirmed):
-            sure = " INTERSECT ".join(f"({q})" for q in confirmed)
+        sure = tuple(q for q in confirmed if q is not None)
+        sure = sure if len(sure) == len(confirmed) else ()
         return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed, sure)
 
 
