@@ -104,14 +104,15 @@ def test_phrases_the_field_rows_confirm_answer_as_one_store(tmp_path: Path, monk
 
 
 def test_a_phrase_the_field_rows_confirm_reads_no_json(tmp_path: Path, monkeypatch: object) -> None:
-    """ "qzva qzvb" stands only in users' nicknames, which no summary says: before, each candidate's JSON was
-    read (a row group's worth of the largest column) to find its tokens' order."""
+    """A count and histogram of "qzva qzvb", which stands only in users' nicknames (no summary says them):
+    before, each candidate's JSON was read (a row group's worth of the largest column) to find its tokens'
+    order. A page reads the JSON of its month's candidates the rows leave, so it does not read the rows."""
     one, two = tiered_pair(tmp_path, _rows(), NOW)
     f = EventFilter(query='"qzva qzvb" type:user.*')
     with EventReader(one) as single, EventReader(two) as reader:
-        expected = answers(single, f)
-        assert expected[1] == 12
+        expected = (single.count(f), single.histogram(f, 86400), single.counts_by_type(f))
+        assert expected[0] == 12
         with statements(monkeypatch) as seen:  # type: ignore[arg-type]
-            assert answers(reader, f) == expected
+            assert (reader.count(f), reader.histogram(f, 86400), reader.counts_by_type(f)) == expected
         assert not any(re.search(r"\braw\b", s) for s in seen), [s for s in seen if "raw" in s]
         assert any("regexp_matches(term," in s and "'#user:qzva'" in s for s in seen)

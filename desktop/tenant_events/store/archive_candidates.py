@@ -61,7 +61,9 @@ class ArchiveCandidates(ArchiveFetch):
         planner. `settle`: many candidates of a phrase are settled first (`_settle`), for a scan of every file; a
         page, which stops at its first rows, does not. A filter of field values whose tokens most rows hold is
         checked on every row instead (`_wide`). `_drop` the tables after."""
-        compiled = self._compile(cursor, files, f, alerts, low, high) if compiled is None else compiled
+        compiled = (
+            self._compile(cursor, files, f, alerts, low, high, settle) if compiled is None else compiled
+        )
         if compiled.lookup is None:
             return compiled.exact(), None, False
         if self._wide(files, compiled):
@@ -75,8 +77,10 @@ class ArchiveCandidates(ArchiveFetch):
             return compiled.exact(), None, False
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE cand AS {compiled.drive}")
         few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
-        sure = False  # many candidates: those the field rows confirm set apart first (a few: after their summaries)
-        if len(few) > FEW_CANDIDATES and compiled.sure:
+        # a count's many candidates: those the field rows confirm set apart first (a few: after their summaries);
+        # a page, which reads the JSON of a month's unconfirmed candidates anyway, does not read the rows
+        sure = False
+        if len(few) > FEW_CANDIDATES and compiled.sure and settle:
             sure = self._confirm(cursor, files, compiled.sure)
             few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1]) if sure else few
         # with some confirmed, more than a few left are not settled on their summaries first: the summaries name
@@ -95,7 +99,11 @@ class ArchiveCandidates(ArchiveFetch):
             checks += f" WHEN seq IN (SELECT seq FROM cand) THEN {compiled.exact()}"  # noqa: S608
             return f"CASE {checks} ELSE false END", None, True
         seqs = self._in_order(
-            cursor, files, [int(r[0]) for r in few], compiled.orders, () if sure else compiled.sure
+            cursor,
+            files,
+            [int(r[0]) for r in few],
+            compiled.orders,
+            compiled.sure if settle and not sure else (),
         )
         if sure:
             self._execute(
@@ -254,7 +262,7 @@ class ArchiveCandidates(ArchiveFetch):
     ) -> tuple[str | None, list[int] | None]:
         """The condition of `f` and its few candidates over all of `files` at once, when its token lookups there
         list at most FEW_LOOKED_UP seqs; (None, None) otherwise (a common word: looked up a batch at a time)."""
-        compiled = self._compile(cursor, files, f, alerts, low, high)
+        compiled = self._compile(cursor, files, f, alerts, low, high, False)
         if compiled.lookup is None or self._listed(cursor, files, compiled) > FEW_LOOKED_UP:
             return None, None
         where, few, _driven = self._prepare(cursor, files, f, alerts, low, high, compiled, settle=False)
@@ -282,14 +290,18 @@ class ArchiveCandidates(ArchiveFetch):
         alerts: Mapping[int, tuple[int, ...]],
         low: int | None,
         high: int | None,
+        count: bool = True,
     ) -> Compiled:
         """The filter's SQL, its phrases driven by their rarest tokens in these files (counted when a phrase has
         a choice, or a filter of field values may be `_wide`), its one-word field terms answered by the files'
         field rows when every file holds them (archive_fields.py)."""
         first = FilterCompiler(alerts)
         plain = first.compile(f, low, high, apart=True)
+        # the rows confirm a phrase for a count (a page reads its month's JSON anyway): a reader's first look at
+        # them reads each file's `#:` row
+        wanted_rows = first.worded or (count and first.confirmable)
         worded = (
-            FilterCompiler(alerts, None, True) if first.worded and self._has_words(cursor, files) else None
+            FilterCompiler(alerts, None, True) if wanted_rows and self._has_words(cursor, files) else None
         )
         compiled = worded.compile(f, low, high, apart=True) if worded is not None else plain
         # counted: a phrase's choice of tokens, whether the files list a field value their JSON may spell

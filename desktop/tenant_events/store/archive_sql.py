@@ -161,8 +161,8 @@ class FilterCompiler:
         digit exactly."""
         self.alert_seqs = alert_seqs or {}
         self.words = words
-        self.worded = False  # a field term the field rows could answer, or a phrase they could confirm (a
-        # first compile: are they there?)
+        self.worded = False  # a field term the field rows could answer (a first compile: are they there?)
+        self.confirmable = False  # a phrase they could confirm (for a count: are they there?)
         self.scanned = False  # a field term checked on its values' column
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
@@ -371,7 +371,7 @@ class FilterCompiler:
                     big = self._order(item.value, not item.phrase, _TEXT_COLUMNS[-1:])
                     orders.append((str(small), str(big)))
                     rows = phrase_rows_query(phrase_tokens(item.value), not item.phrase)
-                    self.worded = self.worded or rows is not None
+                    self.confirmable = self.confirmable or rows is not None
                     confirmed.append(rows if self.words else None)
                 elif order is not None:
                     parts.append(order)
