@@ -52,6 +52,7 @@ _EVERY_WORD: Final = frozenset({"ip"})
 _SHARED: Final = ("user", "email")
 _SHARED_KEY: Final = "&".join(_SHARED)
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
+ROW_FIELDS: Final = (*sorted(_FIELDS), _SHARED_KEY)  # the names the rows are filed under (`#<name>:`)
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

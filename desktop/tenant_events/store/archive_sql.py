@@ -31,7 +31,7 @@ from tenant_events.query import And, Kind, Node, Not, Or, Term, Text, parse
 from tenant_events.query.fields import TYPE_NAMES, families_matching, field_named, types_matching
 from tenant_events.store.archive_build import FTS_TOKENIZER
 from tenant_events.store.archive_fields import lookup_prefixes, spelled_prefix
-from tenant_events.store.archive_terms import lookup_query
+from tenant_events.store.archive_terms import lookup_query, phrase_rows_query
 from tenant_events.store.duck import literal
 from tenant_events.store.fts_text import DECODED_RAW_SQL
 from tenant_events.store.query_sql import value_patterns
@@ -133,6 +133,9 @@ class Compiled:
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
     listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
     # them say it already (None: not counted)
+    # for each phrase of `orders`, a query over `tok` of the terms of the field rows that hold it in order
+    # (archive_terms.phrase_rows_query): the events in every one's rows need no order check
+    sure: tuple[str, ...] = ()
     """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
     on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
     for the candidates the small columns did not settle (an event id: none)."""
@@ -158,7 +161,8 @@ class FilterCompiler:
         digit exactly."""
         self.alert_seqs = alert_seqs or {}
         self.words = words
-        self.worded = False  # a field term the field words could answer (a first compile: are they there?)
+        self.worded = False  # a field term the field rows could answer (a first compile: are they there?)
+        self.confirmable = False  # a phrase they could confirm (for a count: are they there?)
         self.scanned = False  # a field term checked on its values' column
         self.counts = counts
         self.wanted: set[tuple[str, bool]] = set()
@@ -334,6 +338,7 @@ class FilterCompiler:
         in `orders`, not in `where`."""
         parts: list[str] = []
         orders: list[tuple[str, str]] = []
+        confirmed: list[str | None] = []
         drives: list[str] = []
         implied = False
         if low is not None:
@@ -365,6 +370,9 @@ class FilterCompiler:
                     small = self._order(item.value, not item.phrase, _TEXT_COLUMNS[:-1])
                     big = self._order(item.value, not item.phrase, _TEXT_COLUMNS[-1:])
                     orders.append((str(small), str(big)))
+                    rows = phrase_rows_query(phrase_tokens(item.value), not item.phrase)
+                    self.confirmable = self.confirmable or rows is not None
+                    confirmed.append(rows if self.words else None)
                 elif order is not None:
                     parts.append(order)
             elif self._exact(item):
@@ -382,7 +390,9 @@ class FilterCompiler:
             listed = sum(self.counts[key] for key in self._sets)
         whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
-        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed)
+        sure = tuple(q for q in confirmed if q is not None)
+        sure = sure if len(sure) == len(confirmed) else ()
+        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed, sure)
 
 
 def _intersect(queries: list[str]) -> str:

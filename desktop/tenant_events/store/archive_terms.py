@@ -9,10 +9,11 @@ once per value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
-from tenant_events.store.archive_fields import MARK
+from tenant_events.store.archive_fields import MARK, ROW_FIELDS
 from tenant_events.store.duck import literal
 
 _MAX_CHAR: Final = 0x10FFFF
@@ -102,3 +103,40 @@ def counts_query(wanted: set[Key]) -> tuple[list[Key], str]:
     )
     sums = ", ".join(at.get(key) or f"(SELECT sum(n) FROM tok WHERE {token_match(*key)})" for key in keys)  # noqa: S608
     return keys, f"SELECT {sums}" + (f" FROM (SELECT {reads})" if reads else "")  # noqa: S608
+
+
+# a phrase's tokens confirmed by a field row: each a token FTS5 makes of ASCII text, starting with a letter
+_CONFIRMABLE: Final = re.compile(r"[a-z][a-z0-9]*")
+# between and after them in a row: what splits FTS5's tokens and the rows' words alike (ASCII, not a letter or
+# digit); a character past ASCII is left to the JSON (the rows' words hold it, FTS5 may split there)
+_SPLIT: Final = r"[^A-Za-z0-9\x{80}-\x{10ffff}]"
+
+
+def phrase_rows_query(tokens: tuple[str, ...], prefix: bool) -> str | None:
+    """The query of the field rows (archive_fields.py) whose term holds FTS5's phrase `tokens` in order, their
+    terms alone: `#user:ada lovelace`, `#user&email:ada.lovelace.54fb@…` for "ada lovelace" (the last token a
+    prefix with `prefix`), one range of each field's rows. The events those rows list are matches: a row not
+    under `#!` is a value whose JSON holds it as a whole string (`"ada lovelace"`, in its case or lower-cased,
+    nothing escaped in it), and a row starts where a word starts in it, so its tokens stand side by side in the
+    text the index reads (a string's text is kept as it is when the JSON's escapes are decoded; a JSON number
+    may be written again otherwise, and makes no token starting with a letter). None when a token may come
+    otherwise (a digit first, a letter past ASCII). The rows' seqs, most of a row group's bytes, are read for
+    the rows found alone (`rows_seqs_query`)."""
+    if len(tokens) < 2 or not all(_CONFIRMABLE.fullmatch(t) for t in tokens):
+        return None
+    rx = "^#[^:]*:" + f"{_SPLIT}+".join(tokens) + ("" if prefix else f"(?:$|{_SPLIT})")
+    return " UNION ALL ".join(
+        f"SELECT term FROM tok WHERE {token_match(f'{MARK}{name}:{tokens[0]}', True)}"  # noqa: S608
+        f" AND regexp_matches(term, {literal(rx)})"
+        for name in ROW_FIELDS
+    )
+
+
+def rows_seqs_query(table: str, bounds: list[tuple[str, str]]) -> str:
+    """The seqs of the rows whose terms the table `table` holds: one read of each field's rows from its first
+    such term to its last (`bounds`), which the files' row-group statistics prune."""
+    return " UNION ALL ".join(
+        f"SELECT unnest(seqs) AS seq FROM tok WHERE term >= {literal(low)} AND term <= {literal(high)}"  # noqa: S608
+        f" AND term IN (SELECT term FROM {table})"
+        for low, high in bounds
+    )
