@@ -32,7 +32,7 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="archive-steps-") as folder:
         work = Path(folder)
         t = time.process_time()
-        split = ab.scratch(live, work, cues=True)  # as write_month: with the field rows' cues
+        made = ab.scratch([live], work, cues=True)  # as write_month: with the field rows' cues
         whole = time.process_time() - t
         summaries = [r[9] for r in live]
         t = time.process_time()
@@ -44,7 +44,7 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
         try:
             for name, select, group in (
                 ("events' file", ab.events_select(work), layout.ROW_GROUP),
-                ("tokens' file", ab.tokens_select(work, split), layout.TOKEN_ROW_GROUP),
+                ("tokens' file", ab.tokens_select(work, made.longest), layout.TOKEN_ROW_GROUP),
             ):
                 t = time.process_time()
                 target = duck.literal(str(work / "out.parquet"))
