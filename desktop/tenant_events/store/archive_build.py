@@ -27,7 +27,7 @@ import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fields import spelled_values, with_words
+from tenant_events.store.archive_fields import FieldRows, spelled_values, with_rows
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
 _CSV_LINE: Final = 2_097_152  # DuckDB's longest CSV line by default (max_line_size)
-SPELLED_FILE: Final = "spelled.json"  # a scratch folder's field values the JSON may spell otherwise (seq, v)
+FIELD_ROWS_FILE: Final = "fields.jsonl"  # a scratch folder's field rows (archive_fields.FieldRows)
 _COLUMNS: Final = (
     ("seq", "BIGINT"),
     ("time_ms", "BIGINT"),
@@ -261,8 +261,8 @@ def scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool = False)
     given a chunk at a time, each made only when the one before is written, is one file: no merge of files
     re-reads and writes it again). The records go out as one JSON array, a slice of them per call: a call and
     a write per record cost more than the encoding itself, and a slice's records are gone before the next is
-    made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: also `spelled.json`
-    (SPELLED_FILE), for the field rows (archive_fields.spelled_values), when there is any."""
+    made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: also the field rows
+    (FIELD_ROWS_FILE, archive_fields.FieldRows)."""
     with collector_paused():
         return _scratch(chunks, work, cues)
 
@@ -282,7 +282,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scratch:
-    spelled: list[dict[str, object]] = []
+    fields = FieldRows() if cues else None
     first = last = 0
     mem = _index()
     try:
@@ -295,14 +295,14 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
                 if last and rows[0][0] <= last:
                     raise ValueError("a chunk's seqs must all follow those of the chunk before it")
                 summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-                _records(f, rows, summaries, spelled if cues else None, after=bool(last))
+                _records(f, rows, summaries, fields, after=bool(last))
                 _fill(mem, rows, summaries)
                 first, last = first or rows[0][0], rows[-1][0]
             f.write(b"]")
         if not last:
             raise ValueError("no rows to write")
-        if spelled:
-            (work / SPELLED_FILE).write_bytes(orjson.dumps(spelled))
+        if fields is not None:
+            fields.write(work / FIELD_ROWS_FILE)
         return Scratch(first, last, _vocabulary(mem, work / "tokens.txt"))
     finally:
         mem.close()
@@ -312,21 +312,20 @@ def _records(
     f: BinaryIO,
     rows: Sequence[LiveRow],
     summaries: Sequence[str],
-    spelled: list[dict[str, object]] | None,
+    fields: FieldRows | None,
     after: bool,
 ) -> None:
     """`rows`' records into the JSON array `f` is writing (`after` records already in it), a slice at a time;
-    with the field rows' cue (archive_fields.spelled_values) into `spelled`, while the values are here."""
+    their field rows into `fields`, while the values are here."""
     for at in range(0, len(rows), _SLICE):
         records = [
             _record((*row[:9], summary, *row[10:]))
             for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
         ]
-        if spelled is not None:
+        if fields is not None:
             for record in records:
                 values = [record[column] for _name, column in FIELD_COLUMNS]
-                odd = spelled_values(record["raw"], values)  # type: ignore[arg-type]
-                spelled.extend({"seq": record["seq"], "v": v} for v in odd)
+                fields.add(record["seq"], values, spelled_values(record["raw"], values))  # type: ignore[arg-type]
         f.write(b"," if after or at else b"")
         f.write(orjson.dumps(records)[1:-1])
 
@@ -384,14 +383,7 @@ def write_chunks(folder: Path, month: str, chunks: Iterable[Sequence[LiveRow]]) 
             cur.execute(
                 f"COPY ({tokens_select(work, made.longest)}) TO {duck.literal(str(work / 'fts.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
-            odd = work / SPELLED_FILE
-            with_words(
-                cur,
-                work / "events.parquet",
-                work / "fts.parquet",
-                work / "tokens.parquet",
-                odd if odd.exists() else None,
-            )
+            with_rows(cur, work / FIELD_ROWS_FILE, work / "fts.parquet", work / "tokens.parquet")
         finally:
             cur.close()
         synced_rename(work / "tokens.parquet", folder / tokens_name(name))
