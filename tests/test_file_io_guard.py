@@ -22,10 +22,8 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
     "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
-    "store/archive_build.py::_vocabulary": "a month's token list in a scratch folder inside <name>.archive/",
-    "store/archive_fields.py::FieldRows.write": "a month's field rows as JSON lines in a scratch folder inside "
-    "<name>.archive/",
-    "store/archive_build.py::_scratch": "a month's rows as JSON in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::_scratch": "a month's rows as JSON and its field rows and tokens as JSON lines in a "
+    "scratch folder inside <name>.archive/",
     "store/archive_build.py::synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
     "store/archive_build.py::write_rows": "settled rows (access spans, the directory's past) as JSON lines in a "
     "scratch folder inside <name>.archive/",
@@ -140,8 +138,6 @@ def test_every_allowed_site_still_exists():
 # `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
 STORE_SITES = {
     "store/schema.py::make_private",
-    "store/archive_build.py::_vocabulary",
-    "store/archive_fields.py::FieldRows.write",
     "store/archive_build.py::_scratch",
     "store/archive_build.py::synced_rename",
     "store/archive_build.py::write_rows",

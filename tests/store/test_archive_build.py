@@ -19,8 +19,8 @@ from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
 from tenant_events.store import duck
 from tenant_events.store.archive_build import (
+    TOKENS_FILE,
     LiveRow,
-    _tokens,
     ordered_cursor,
     scratch,
     tokens_select,
@@ -65,21 +65,25 @@ def test_a_file_and_its_tokens_are_in_order_whatever_order_the_rows_came_in(tmp_
 
 def test_a_token_in_more_events_than_a_line_holds_by_default_comes_out_whole(tmp_path):
     """A token's seqs are one line of the scratch file however many (a month of millions of events): the
-    writer reads a line longer than DuckDB's default (2 MiB) whole, in order."""
-    n = 200_000
-    first = 10**11  # 13 characters a seq with its comma: 2.6 million in the line
-    rows: list[LiveRow] = [
-        (first + i, "e", "0", "user.created", "", 0, "s", "t", "p", "common", "{}", 0.0) for i in range(n)
-    ]
-    longest = _tokens(rows, ["common"] * n, tmp_path / "tokens.txt")
-    assert longest > 2_097_152
+    writer reads a line longer than DuckDB's JSON reader takes by default (16 MiB, twice that in a pinch)
+    whole, in order, and the lines in their order."""
+    n = 3_000_000
+    first = 10**11  # 13 characters a seq with its comma: 39 million in the line
+    rows = [rows_line("#:", [1, 2]), rows_line("common", list(range(first, first + n))), rows_line("e", [3])]
+    (tmp_path / TOKENS_FILE).write_bytes(b"".join(rows))
+    longest = max(len(line) for line in rows)
+    assert longest > 2 * 16_777_216
     cur = ordered_cursor()
     try:
         found = cur.execute(tokens_select(tmp_path, longest)).fetchall()
     finally:
         cur.close()
-    assert [(term, k) for term, k, _s in found] == [("common", n), ("e", n)]
-    assert found[0][2] == list(range(first, first + n))
+    assert [(term, k) for term, k, _s in found] == [("#:", 2), ("common", n), ("e", 1)]
+    assert found[1][2] == list(range(first, first + n))
+
+
+def rows_line(term: str, seqs: list[int]) -> bytes:
+    return orjson.dumps({"term": term, "n": len(seqs), "seqs": seqs}, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _rows_of(path: Path, order: str) -> list[tuple[object, ...]]:

@@ -15,8 +15,8 @@ from helpers.archive_pairs import answers, statements, tiered_pair
 from helpers.field_rows_sql import sql_rows
 from helpers.history import history
 from tenant_events.store import EventReader, EventRow, duck
-from tenant_events.store.archive_build import LiveRow, ordered_cursor, write_month
-from tenant_events.store.archive_fields import FieldRows, rows_select, spelled_values
+from tenant_events.store.archive_build import TOKENS_FILE, LiveRow, ordered_cursor, tokens_select, write_month
+from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import FIELD_COLUMNS, folder_of, tokens_name
 from tenant_events.values.events import EventFilter
 
@@ -60,10 +60,11 @@ def _python_rows(
     made = FieldRows()
     for k, (values, odd) in enumerate(zip(each, spelled, strict=True)):
         made.add(k + 1, values, odd)
-    made.write(tmp / "fields.jsonl")
+    with (tmp / TOKENS_FILE).open("wb") as f:
+        longest = made.write(f)
     cur = ordered_cursor()
     try:
-        found = cur.execute(rows_select(tmp / "fields.jsonl")).fetchall()
+        found = cur.execute(tokens_select(tmp, longest)).fetchall()
     finally:
         cur.close()
     return [(str(t), int(n), list(s)) for t, n, s in found]

@@ -27,7 +27,7 @@ import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fields import FieldRows, spelled_values, with_rows
+from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
-_CSV_LINE: Final = 2_097_152  # DuckDB's longest CSV line by default (max_line_size)
-FIELD_ROWS_FILE: Final = "fields.jsonl"  # a scratch folder's field rows (archive_fields.FieldRows)
+_JSON_LINE: Final = 16_777_216  # DuckDB's longest JSON object by default (maximum_object_size)
+TOKENS_FILE: Final = (
+    "tokens.jsonl"  # a scratch folder's field rows (archive_fields.FieldRows), then its tokens
+)
 _COLUMNS: Final = (
     ("seq", "BIGINT"),
     ("time_ms", "BIGINT"),
@@ -139,29 +141,18 @@ def _fill(mem: sqlite3.Connection, rows: Sequence[LiveRow], summaries: Sequence[
     mem.execute("COMMIT")
 
 
-def _vocabulary(mem: sqlite3.Connection, out: Path) -> int:
-    """`token \\x1f seq,seq,…` lines of the index's vocabulary, in its order (by token, then seq): a token's
-    seqs in one line however many (tokens are letters and digits only: no separator inside). Returns the
-    longest line's length (tokens_select reads lines of up to that)."""
+def _vocabulary(mem: sqlite3.Connection, f: BinaryIO) -> int:
+    """The index's vocabulary into `f` in its order (by token, then seq), a JSON line (term, n, seqs) a token,
+    its seqs in one line however many. Returns the longest line's length (tokens_select reads lines of up to
+    that)."""
     longest = 0
-    with out.open("w", encoding="utf-8") as f:
-        for term, docs in mem.execute(
-            "SELECT term, group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
-        ):
-            f.write(f"{term}\x1f{docs}\n")
-            longest = max(longest, len(term) + len(docs) + 2)
+    for term, n, docs in mem.execute(
+        "SELECT term, count(*), group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
+    ):
+        line = b'{"term":%b,"n":%d,"seqs":[%b]}\n' % (orjson.dumps(term), n, docs.encode())
+        f.write(line)
+        longest = max(longest, len(line))
     return longest
-
-
-def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path) -> int:
-    """_vocabulary's lines of `rows` alone (their summaries given): every token FTS5 makes of each row's id,
-    summary and raw JSON."""
-    mem = _index()
-    try:
-        _fill(mem, rows, summaries)
-        return _vocabulary(mem, out)
-    finally:
-        mem.close()
 
 
 def ordered_cursor() -> duckdb.DuckDBPyConnection:
@@ -256,13 +247,13 @@ class Scratch:
 
 
 def scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool = False) -> Scratch:
-    """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of the rows of `chunks` in
+    """`rows.json` (the file's records, in seq order) and `tokens.jsonl` (term, n, seqs) of the rows of `chunks` in
     the folder `work`: the rows of a chunk in any order, each chunk's seqs above the one's before it (a month
     given a chunk at a time, each made only when the one before is written, is one file: no merge of files
     re-reads and writes it again). The records go out as one JSON array, a slice of them per call: a call and
     a write per record cost more than the encoding itself, and a slice's records are gone before the next is
-    made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: also the field rows
-    (FIELD_ROWS_FILE, archive_fields.FieldRows)."""
+    made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: the field rows
+    (archive_fields.FieldRows) too, before the tokens."""
     with collector_paused():
         return _scratch(chunks, work, cues)
 
@@ -301,9 +292,9 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
             f.write(b"]")
         if not last:
             raise ValueError("no rows to write")
-        if fields is not None:
-            fields.write(work / FIELD_ROWS_FILE)
-        return Scratch(first, last, _vocabulary(mem, work / "tokens.txt"))
+        with (work / TOKENS_FILE).open("wb") as f:
+            longest = fields.write(f) if fields is not None else 0
+            return Scratch(first, last, max(longest, _vocabulary(mem, f)))
     finally:
         mem.close()
 
@@ -345,20 +336,16 @@ def events_select(work: Path) -> str:
 
 
 def tokens_select(work: Path, longest: int) -> str:
-    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term. Its lines are in that order
-    already, one a token, for an ordered cursor (ordered_cursor) to keep: nothing is gathered or sorted again.
-    A line longer than DuckDB's default (`longest`: a token in more than about 250,000 events of a month) is
-    read with a buffer that holds it (splitting such lists and gathering them again grouped every token of the
-    file: 2.4 times the work, and more memory than the engine has for a month of millions of events)."""
-    size = ""
-    if longest >= _CSV_LINE:
-        line = 1 << longest.bit_length()
-        size = f", max_line_size = {line}, buffer_size = {2 * line}"
-    lines = (
-        f"read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = ''"
-        f"{size}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term, the field rows first. Its lines
+    are in that order already, one a term, for an ordered cursor (ordered_cursor) to keep: nothing is gathered
+    or sorted again. A line longer than DuckDB's default (`longest`: a token in about 2 million events of a
+    month) is read with a limit that holds it (splitting such lists and gathering them again grouped every token
+    of the file: 2.4 times the work, and more memory than the engine has for a month of millions of events)."""
+    size = f", maximum_object_size = {1 << longest.bit_length()}" if longest >= _JSON_LINE else ""
+    return (
+        f"SELECT term, n, seqs FROM read_json({duck.literal(str(work / TOKENS_FILE))}, format = 'newline_delimited',"  # noqa: S608
+        f" columns = {{'term': 'VARCHAR', 'n': 'BIGINT', 'seqs': 'BIGINT[]'}}{size})"
     )
-    return f"SELECT term, len(seqs) AS n, seqs FROM (SELECT term, string_split(docs, ',')::BIGINT[] AS seqs FROM {lines})"  # noqa: S608
 
 
 def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
@@ -381,9 +368,8 @@ def write_chunks(folder: Path, month: str, chunks: Iterable[Sequence[LiveRow]]) 
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work, made.longest)}) TO {duck.literal(str(work / 'fts.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
+                f"COPY ({tokens_select(work, made.longest)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
-            with_rows(cur, work / FIELD_ROWS_FILE, work / "fts.parquet", work / "tokens.parquet")
         finally:
             cur.close()
         synced_rename(work / "tokens.parquet", folder / tokens_name(name))

@@ -25,18 +25,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import BinaryIO, Final
 
 import orjson
 
 from tenant_events.query import Kind, Term
 from tenant_events.query.fields import field_named
-from tenant_events.store import duck
-from tenant_events.store.archive_layout import FIELD_COLUMNS, PARQUET_OPTIONS, TOKEN_ROW_GROUP
-
-if TYPE_CHECKING:
-    import duckdb
+from tenant_events.store.archive_layout import FIELD_COLUMNS
 
 MARK: Final = "#"
 COVER: Final = MARK + ":"  # the row listing every event the file's field rows cover
@@ -158,15 +153,20 @@ class FieldRows:
                     elif seqs[-1] != seq:
                         seqs.append(seq)
 
-    def write(self, out: Path) -> None:
-        """The rows, `#:` among them, in term order: a JSON line (term, n, seqs) each, for rows_select."""
+    def write(self, f: BinaryIO) -> int:
+        """The rows, `#:` among them, in term order into `f`: a JSON line (term, n, seqs) each, as
+        archive_build.tokens_select reads them. Returns the longest line's length."""
         rows = self._rows
         rows[COVER] = self._seqs
-        with out.open("wb") as f:
-            for term in sorted(rows):
-                seqs = rows[term]
-                f.write(orjson.dumps({"term": term, "n": len(seqs), "seqs": seqs}))
-                f.write(b"\n")
+        longest = 0
+        for term in sorted(rows):
+            seqs = rows[term]
+            line = orjson.dumps(
+                {"term": term, "n": len(seqs), "seqs": seqs}, option=orjson.OPT_APPEND_NEWLINE
+            )
+            f.write(line)
+            longest = max(longest, len(line))
+        return longest
 
 
 def _rests(value: str, every: bool) -> tuple[str, ...]:
@@ -179,27 +179,3 @@ def _rests(value: str, every: bool) -> tuple[str, ...]:
         for k, (at, end) in enumerate(zip(starts, ends, strict=True))
         if k == 0 or every or not _PIECE_AT.match(value, at, end)
     )
-
-
-def rows_select(path: Path) -> str:
-    """The query of the field rows FieldRows.write wrote at `path`, in their order (an ordered cursor keeps it)."""
-    return (
-        f"SELECT term, n, seqs FROM read_json({duck.literal(str(path))}, format = 'newline_delimited',"  # noqa: S608
-        " columns = {'term': 'VARCHAR', 'n': 'BIGINT', 'seqs': 'BIGINT[]'})"
-    )
-
-
-def with_rows(cur: duckdb.DuckDBPyConnection, rows: Path, tokens: Path, out: Path) -> None:
-    """The token file `out`: the field rows FieldRows.write wrote at `rows`, then the rows of the token file
-    `tokens`, in term order, on an ordered cursor (archive_build.ordered_cursor). The field rows go to a file
-    of their own first, and both files are read as one list: one statement's UNION ALL let DuckDB interleave
-    the two (row groups spanning both, which no lookup's statistics prune)."""
-    words = out.with_name("words.parquet")
-    cur.execute(
-        f"COPY ({rows_select(rows)}) TO {duck.literal(str(words))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
-    )
-    cur.execute(
-        f"COPY (SELECT term, n, seqs FROM read_parquet([{duck.literal(str(words))}, {duck.literal(str(tokens))}]))"  # noqa: S608
-        f" TO {duck.literal(str(out))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
-    )
-    words.unlink()
