@@ -49,6 +49,7 @@ _SHARED_KEY: Final = "&".join(_SHARED)
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
 _USER: Final = [name for name, _column in FIELD_COLUMNS].index(_SHARED[0])
 _EMAIL: Final = [name for name, _column in FIELD_COLUMNS].index(_SHARED[1])
+_JOINT: Final = -1  # FieldRows' index of user and email's joint name
 _RUN_RX: Final = re.compile(r"[a-z0-9\x80-\U0010ffff]+")  # where a word starts (a run of its characters)
 _PIECE_AT: Final = re.compile(f".{{0,{_PIECE - 1}}}[0-9]")
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -123,35 +124,39 @@ class FieldRows:
     def __init__(self) -> None:
         self._rows: dict[str, list[int]] = {}
         self._seqs: list[int] = []
-        self._rests: dict[
-            tuple[str, bool], tuple[str, ...]
-        ] = {}  # a value's rests (values repeat: users, orgs)
+        # the seq lists of each (field, value, spelled?): values repeat (users, organizations), so a value's
+        # rows are worked out once and an event's value costs a lookup and its appends
+        self._lists: dict[tuple[int, str, bool], tuple[list[int], ...]] = {}
 
     def add(self, seq: int, fields: Sequence[Sequence[str] | None], spelled: Collection[str]) -> None:
         """One event's rows: `fields` its values of FIELD_COLUMNS (as archive_layout.field_values makes them),
         `spelled` those of its values spelled_values found; `seq` above every seq added before."""
         self._seqs.append(seq)
-        rows = self._rows
+        lists = self._lists
         user, email = fields[_USER], fields[_EMAIL]
-        for (name, _column), values in zip(FIELD_COLUMNS, fields, strict=True):
-            for value in values or ():
-                f = name
-                if name == _SHARED[0] and email and value in email:
-                    f = _SHARED_KEY
-                elif name == _SHARED[1] and user and value in user:
+        for at, values in enumerate(fields):
+            if not values:
+                continue
+            for value in values:
+                f = at
+                if at == _USER and email and value in email:
+                    f = _JOINT  # filed once under the joint name
+                elif at == _EMAIL and user and value in user:
                     continue  # filed under the joint name with the user's
-                v = value.split("\x00", 1)[0] if "\x00" in value else value
-                head = f"{MARK}{SPELLED if v in spelled else ''}{f}:"
-                key = (v, name in _EVERY_WORD)
-                rests = self._rests.get(key)
-                if rests is None:
-                    rests = self._rests[key] = _rests(*key)
-                for rest in rests:
-                    seqs = rows.get(head + rest)
-                    if seqs is None:
-                        rows[head + rest] = [seq]
-                    elif seqs[-1] != seq:
+                key = (f, value, bool(spelled) and value.split("\x00", 1)[0] in spelled)
+                targets = lists.get(key)
+                if targets is None:
+                    targets = lists[key] = self._targets(*key)
+                for seqs in targets:
+                    if not seqs or seqs[-1] != seq:
                         seqs.append(seq)
+
+    def _targets(self, f: int, value: str, odd: bool) -> tuple[list[int], ...]:
+        """The seq lists of the rows of `value` in the field at `f` (_JOINT: user and email's joint name)."""
+        name = _SHARED_KEY if f == _JOINT else FIELD_COLUMNS[f][0]
+        head = f"{MARK}{SPELLED if odd else ''}{name}:"
+        rests = _rests(value.split("\x00", 1)[0], name in _EVERY_WORD)
+        return tuple(self._rows.setdefault(head + rest, []) for rest in rests)
 
     def write(self, f: BinaryIO) -> int:
         """The rows, `#:` among them, in term order into `f`: a JSON line (term, n, seqs) each, as
