@@ -87,7 +87,7 @@ def spelled_values(raw: str, fields: Sequence[Sequence[str]]) -> list[str]:
     """The values of `fields` (one event's, as archive_layout.field_values makes them) that its JSON `raw`
     may spell otherwise than as they are, each up to a NUL (as SQLite's GLOB reads it): no whole JSON string
     of it in the JSON, in its case or lower-cased, or it holds what JSON escapes. Such values are filed under
-    `#!` (words_select); most events have none, and checking here, where the values are made, spared the
+    `#!` (FieldRows); most events have none, and checking here, where the values are made, spared the
     writer reading the JSON again in the engine."""
     out: list[str] = []
     lowered: str | None = None
