@@ -1,12 +1,13 @@
 """A year of a tenant's history in two tiers: build it from the simulator, then measure the archive's goals.
 
   build      events made by the bundled simulator's tenant life (its generator, no HTTP), decoded by the
-             client's wire code, a month at a time in two worker processes; each month's archive files
-             written by the store's own writer (store/archive_build.py) in chunks of 250,000 events and merged
-             into one file. "build rate" is events over the seconds the writer spent (generation not counted),
-             per core and for both workers together; generation is listed beside it. Goal >= 50k events/s.
-             The writer's CPU time (its process with DuckDB's threads) is listed too: on a shared machine
-             the seconds measure the other jobs as much as the writer.
+             client's wire code, a month at a time in two worker processes; each month's archive file
+             written by the store's own writer (store/archive_build.py's write_chunks) as one file, given
+             in chunks of 250,000 events, none merged (merging is the mover's files': archive_merge.py;
+             its seconds are listed as 0). "build rate" is events over the seconds the writer spent
+             (generation not counted), per core and for both workers together; generation is listed
+             beside it. Goal >= 50k events/s. The writer's CPU time (its process with DuckDB's threads) is listed
+             too: on a shared machine the seconds measure the other jobs as much as the writer.
   size       archive bytes per event (goal <= 200 B), and the live tier's database for its days (bounded: the
              live days' events, indexed, as the writer keeps them)
   reads      over EventReader (both tiers, as the window and the commands read), medians of --runs:
@@ -98,39 +99,40 @@ def rows_of_month(
 
 
 def build_month(job: tuple[Path, str, int, int, int, float, float]) -> dict[str, Any]:
-    """One month's archive file, in a worker process: generation and writing timed apart."""
-    from tenant_events.store.archive_build import write_month
-    from tenant_events.store.archive_merge import merge
+    """One month's archive file, in a worker process, written as the store writes a month given in chunks
+    (archive_build.write_chunks: each chunk of CHUNK events made only when the one before is written, one
+    file in the end, no merge); generation timed apart, in seconds and CPU, and taken out of the writer's."""
+    import resource
+
+    from tenant_events.store.archive_build import write_chunks
 
     folder, month, seed, first_seq, n, start, seconds = job
-    gen_s = build_s = cpu_s = 0.0
-    built = []
+    timed = {"gen_s": 0.0, "gen_cpu": 0.0}
     rows = rows_of_month(seed, first_seq, n, start, seconds)
-    while True:
-        t0 = time.perf_counter()
-        chunk = [r for _, r in zip(range(CHUNK), rows, strict=False)]
-        gen_s += time.perf_counter() - t0
-        if not chunk:
-            break
-        t0, c0 = time.perf_counter(), time.process_time()
-        built.append(write_month(folder, month, chunk))  # type: ignore[arg-type]
-        build_s += time.perf_counter() - t0
-        cpu_s += time.process_time() - c0
+
+    def chunks() -> Iterator[list[tuple[Any, ...]]]:
+        while True:
+            t0, c0 = time.perf_counter(), time.process_time()
+            chunk = [r for _, r in zip(range(CHUNK), rows, strict=False)]
+            timed["gen_s"] += time.perf_counter() - t0
+            timed["gen_cpu"] += time.process_time() - c0
+            if not chunk:
+                return
+            yield chunk
+
     t0, c0 = time.perf_counter(), time.process_time()
-    whole = merge(folder, [b.file for b in built]) if len(built) > 1 else built[0]
-    merge_s = time.perf_counter() - t0
-    cpu_s += time.process_time() - c0
-    for b in built if len(built) > 1 else ():
-        for p in b.paths:
-            p.unlink()
+    whole = write_chunks(folder, month, chunks())  # type: ignore[arg-type]
+    write_s = time.perf_counter() - t0 - timed["gen_s"]
+    cpu_s = time.process_time() - c0 - timed["gen_cpu"]
     f = whole.file
     return {
         "month": month,
         "events": n,
-        "gen_s": gen_s,
-        "write_s": build_s,
-        "merge_s": merge_s,
+        "gen_s": timed["gen_s"],
+        "write_s": write_s,
+        "merge_s": 0.0,
         "cpu_s": cpu_s,
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "file": [f.name, f.month, f.first_seq, f.last_seq, f.first_ms, f.last_ms, f.rows, f.bytes],
     }
 
@@ -438,7 +440,8 @@ def main() -> int:
         )
     for m in built["months"]:
         print(
-            f"    {m['month']}: {m['events']:,} events, write {m['write_s']:.0f} s + merge {m['merge_s']:.0f} s,"
+            f"    {m['month']}: {m['events']:,} events, write {m['write_s']:.0f} s + merge {m['merge_s']:.0f} s"
+            f" ({m.get('cpu_s', 0.0):.0f} s of CPU, {m.get('max_rss_mb', 0.0):,.0f} MB at most),"
             f" {m['file'][7] / m['events']:.0f} B/event"
         )
     print(

@@ -1,6 +1,7 @@
-"""Where the archive writer's CPU goes, per event: the records (JSON parsed, field values, time), FTS5's tokens,
-DuckDB writing the events' file and the tokens' file, each step timed alone in this process (its CPU time, with
-DuckDB's threads) over the same simulator events as bench/archive.py makes. Every run is listed.
+"""Where the archive writer's CPU goes, per event: the records (JSON parsed, field values and their rows, time),
+FTS5's tokens, DuckDB writing the events' file and the token file (field rows and tokens), each step timed
+alone in this process (its CPU time, with DuckDB's threads) over the same simulator events as bench/archive.py
+makes. Every run is listed.
 
     .venv/bin/python bench/archive_steps.py --events 100000 --runs 3
 """
@@ -32,19 +33,23 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="archive-steps-") as folder:
         work = Path(folder)
         t = time.process_time()
-        split = ab.scratch(live, work, cues=True)  # as write_month: with the field rows' cues
+        made = ab.scratch([live], work, cues=True)  # as write_month: with the field rows' cues
         whole = time.process_time() - t
         summaries = [r[9] for r in live]
         t = time.process_time()
         with ab.collector_paused():
-            ab._tokens(live, summaries, work / "again.txt")
+            mem = ab._index()
+            ab._fill(mem, live, summaries)
+            with (work / "again.jsonl").open("wb") as f:
+                ab._vocabulary(mem, f)
+            mem.close()
         out["tokens (FTS5)"] = time.process_time() - t
         out["records"] = whole - out["tokens (FTS5)"]
         cur = ab.ordered_cursor()
         try:
             for name, select, group in (
                 ("events' file", ab.events_select(work), layout.ROW_GROUP),
-                ("tokens' file", ab.tokens_select(work, split), layout.TOKEN_ROW_GROUP),
+                ("tokens' file", ab.tokens_select(work, made.longest), layout.TOKEN_ROW_GROUP),
             ):
                 t = time.process_time()
                 target = duck.literal(str(work / "out.parquet"))

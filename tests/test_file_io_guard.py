@@ -22,8 +22,8 @@ PACKAGE = ROOT / "desktop" / "tenant_events"
 # "module path :: enclosing function": what that site opens (never a database file or its -wal / -shm).
 ALLOWED: dict[str, str] = {
     "store/schema.py::make_private": "creates the database file 0600 with O_EXCL: an existing file is never opened",
-    "store/archive_build.py::_tokens": "a month's token list in a scratch folder inside <name>.archive/",
-    "store/archive_build.py::_scratch": "a month's rows as JSON in a scratch folder inside <name>.archive/",
+    "store/archive_build.py::_scratch": "a month's rows as JSON and its field rows and tokens as JSON lines in a "
+    "scratch folder inside <name>.archive/",
     "store/archive_build.py::synced_rename": "a Parquet file just written in <name>.archive/, to fsync it",
     "store/archive_build.py::write_rows": "settled rows (access spans, the directory's past) as JSON lines in a "
     "scratch folder inside <name>.archive/",
@@ -138,7 +138,6 @@ def test_every_allowed_site_still_exists():
 # `<name>.archive/` folder beside it (whose names never end in .sqlite3, -wal or -shm).
 STORE_SITES = {
     "store/schema.py::make_private",
-    "store/archive_build.py::_tokens",
     "store/archive_build.py::_scratch",
     "store/archive_build.py::synced_rename",
     "store/archive_build.py::write_rows",

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,14 +19,16 @@ from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
 from tenant_events.store import duck
 from tenant_events.store.archive_build import (
+    TOKENS_FILE,
     LiveRow,
-    _tokens,
     ordered_cursor,
     scratch,
     tokens_select,
+    write_chunks,
     write_month,
 )
 from tenant_events.store.archive_layout import FIELD_COLUMNS, canonical_time, field_values, tokens_name
+from tenant_events.store.archive_merge import merge
 
 DAY = 86400.0
 
@@ -60,23 +63,53 @@ def test_a_file_and_its_tokens_are_in_order_whatever_order_the_rows_came_in(tmp_
     assert all(seqs == sorted(set(seqs)) for seqs in lists)  # type: ignore[call-overload]
 
 
-def test_tokens_whose_seqs_take_several_lines_come_out_as_those_that_take_one(tmp_path):
-    """The writer reads its token lines in their order unless a long list was split over lines; then it
-    gathers them. Both give the same rows."""
-    rows = _live_rows(1500, seed=6)
-    summaries = [f"summary {r[3]} {r[0]}" for r in rows]
-    found = []
-    for line in (1 << 20, 64):
-        work = tmp_path / str(line)
-        work.mkdir()
-        split = _tokens(rows, summaries, work / "tokens.txt", line)
-        assert split is (line == 64)
-        cur = ordered_cursor()
-        try:
-            found.append(cur.execute(tokens_select(work, split)).fetchall())
-        finally:
-            cur.close()
-    assert found[0] == found[1] and len(found[0]) > 1000
+def test_a_token_in_more_events_than_a_line_holds_by_default_comes_out_whole(tmp_path):
+    """A token's seqs are one line of the scratch file however many (a month of millions of events): the
+    writer reads a line longer than DuckDB's JSON reader takes by default (16 MiB, twice that in a pinch)
+    whole, in order, and the lines in their order."""
+    n = 3_000_000
+    first = 10**11  # 13 characters a seq with its comma: 39 million in the line
+    rows = [rows_line("#:", [1, 2]), rows_line("common", list(range(first, first + n))), rows_line("e", [3])]
+    (tmp_path / TOKENS_FILE).write_bytes(b"".join(rows))
+    longest = max(len(line) for line in rows)
+    assert longest > 2 * 16_777_216
+    cur = ordered_cursor()
+    try:
+        found = cur.execute(tokens_select(tmp_path, longest)).fetchall()
+    finally:
+        cur.close()
+    assert [(term, k) for term, k, _s in found] == [("#:", 2), ("common", n), ("e", 1)]
+    assert found[1][2] == list(range(first, first + n))
+
+
+def rows_line(term: str, seqs: list[int]) -> bytes:
+    return orjson.dumps({"term": term, "n": len(seqs), "seqs": seqs}, option=orjson.OPT_APPEND_NEWLINE)
+
+
+def _rows_of(path: Path, order: str) -> list[tuple[object, ...]]:
+    cur = duck.cursor()
+    try:
+        return cur.execute(f"SELECT * FROM read_parquet(?) ORDER BY {order}", [str(path)]).fetchall()
+    finally:
+        cur.close()
+
+
+def test_a_month_written_a_chunk_at_a_time_is_the_file_its_chunks_merged_make(tmp_path):
+    """write_chunks writes a month given in chunks as one file, with what writing each chunk and merging the
+    files gives (the same events, tokens and field rows), and refuses chunks out of seq order."""
+    rows = _live_rows(3000, seed=8)
+    chunks = [rows[k : k + 1000] for k in range(0, 3000, 1000)]
+    one = write_chunks(tmp_path / "one", "2026-01", iter(chunks))
+    parts = [write_month(tmp_path / "merged", "2026-01", c).file for c in chunks]
+    merged = merge(tmp_path / "merged", parts)
+    assert (one.file.first_seq, one.file.last_seq, one.file.rows) == (1, 3000, 3000)
+    assert _column(tmp_path / "one" / one.file.name, "seq") == [r[0] for r in rows]
+    for name, order in ((one.file.name, "seq"), (tokens_name(one.file.name), "term")):
+        merged_name = merged.file.name if order == "seq" else tokens_name(merged.file.name)
+        assert _rows_of(tmp_path / "one" / name, order) == _rows_of(tmp_path / "merged" / merged_name, order)
+    assert _column(tmp_path / "one" / tokens_name(one.file.name), "term")[0] == "#:"
+    with pytest.raises(ValueError, match="follow"):
+        write_chunks(tmp_path / "bad", "2026-01", [chunks[1], chunks[0]])
 
 
 def _live_sql_values(conn: sqlite3.Connection, event_type: str, raw: str) -> list[list[str]]:
@@ -221,13 +254,13 @@ def test_no_cyclic_collection_walks_the_rows_while_their_records_and_tokens_are_
     gc.collect()  # a young generation's count starts at nought: none comes due on the way in
     gc.callbacks.append(seen)
     try:
-        scratch(rows, tmp_path)
+        scratch([rows], tmp_path)
     finally:
         gc.callbacks.remove(seen)
     assert len(runs) <= 1 and gc.isenabled(), runs  # one young collection comes due as it is turned on again
     gc.disable()
     try:
-        scratch(rows, tmp_path)
+        scratch([rows], tmp_path)
         assert not gc.isenabled()
     finally:
         gc.enable()

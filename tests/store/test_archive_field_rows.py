@@ -5,15 +5,18 @@ otherwise found where the values are made; and files written by an earlier versi
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
 import orjson
 
 from helpers.archive_pairs import answers, statements, tiered_pair
+from helpers.field_rows_sql import sql_rows
 from helpers.history import history
 from tenant_events.store import EventReader, EventRow, duck
-from tenant_events.store.archive_fields import spelled_values, words_select
+from tenant_events.store.archive_build import TOKENS_FILE, LiveRow, ordered_cursor, tokens_select, write_month
+from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import FIELD_COLUMNS, folder_of, tokens_name
 from tenant_events.values.events import EventFilter
 
@@ -22,20 +25,140 @@ NOW = time.time()
 
 
 def _terms(tmp: Path, events: dict[str, list[list[str]]]) -> set[str]:
-    """The terms words_select files for events given as {column: values of each event}."""
-    path = tmp / "events.parquet"
+    """The terms the writer's field rows (FieldRows) file for events given as {column: values of each event},
+    held to the rows its earlier SQL made of the same values."""
+    names = [column for _name, column in FIELD_COLUMNS]
     n = len(next(iter(events.values())))
+    each = [[events.get(c, [[]] * n)[k] for c in names] for k in range(n)]
+    rows = _python_rows(tmp, each, [set()] * n)
+    assert rows == sql_rows(_events_file(tmp, each))
+    return {term for term, _n, _s in rows}
+
+
+def _events_file(tmp: Path, each: list[list[list[str] | None]]) -> Path:
+    """An events file of seqs 1… holding each event's field values (FIELD_COLUMNS)."""
+    path = tmp / "events.parquet"
     names = [column for _name, column in FIELD_COLUMNS]
     cur = duck.cursor()
     try:
-        cur.execute(f"CREATE TEMP TABLE e (seq BIGINT, {', '.join(f'{c} VARCHAR[]' for c in names)})")
-        for k in range(n):
-            values = [events.get(c, [[]] * n)[k] for c in names]
-            cur.execute(f"INSERT INTO e VALUES ({', '.join('?' * (1 + len(names)))})", [k + 1, *values])
+        cur.execute(
+            f"CREATE OR REPLACE TEMP TABLE e (seq BIGINT, {', '.join(f'{c} VARCHAR[]' for c in names)})"
+        )
+        cur.executemany(
+            f"INSERT INTO e VALUES ({', '.join('?' * (1 + len(names)))})",
+            [[k + 1, *values] for k, values in enumerate(each)],
+        )
         cur.execute(f"COPY e TO {duck.literal(str(path))} (FORMAT parquet)")
-        return {str(r[0]) for r in cur.execute(words_select(duck.literal(str(path)))).fetchall()}
     finally:
         cur.close()
+    return path
+
+
+def _python_rows(
+    tmp: Path, each: list[list[list[str] | None]], spelled: list[set[str]]
+) -> list[tuple[str, int, list[int]]]:
+    made = FieldRows()
+    for k, (values, odd) in enumerate(zip(each, spelled, strict=True)):
+        made.add(k + 1, values, odd)
+    with (tmp / TOKENS_FILE).open("wb") as f:
+        longest = made.write(f)
+    cur = ordered_cursor()
+    try:
+        found = cur.execute(tokens_select(tmp, longest)).fetchall()
+    finally:
+        cur.close()
+    return [(str(t), int(n), list(s)) for t, n, s in found]
+
+
+_PIECES = (
+    "a",
+    "b",
+    "ab",
+    "5",
+    "57",
+    "x9",
+    "-",
+    ".",
+    "@",
+    " ",
+    "|",
+    "_",
+    "\x00",
+    "\n",
+    "é",
+    "Ω",
+    "É",
+    "\u00e97",
+    "'",
+)
+
+
+def test_the_field_rows_made_in_python_are_those_the_sql_made_row_for_row(tmp_path):
+    """Random values of every field (words, digits at a word's start or after it, punctuation, NULs, line breaks,
+    characters past ASCII, values user and email share, some of them spelled otherwise): FieldRows gives the
+    rows, their order, counts and seqs, that the writer's earlier SQL gave of the same events file."""
+    rng = random.Random(4)
+    names = [column for _name, column in FIELD_COLUMNS]
+
+    def value() -> str:
+        return "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 7)))
+
+    each: list[list[list[str] | None]] = []
+    spelled: list[set[str]] = []
+    for _k in range(1500):
+        values: list[list[str] | None] = [[value() for _ in range(rng.randint(0, 3))] for _c in names]
+        shared = value()
+        for column in ("f_user", "f_email"):
+            if rng.random() < 0.4:
+                values[names.index(column)].append(shared)  # type: ignore[union-attr]
+        if rng.random() < 0.1:
+            values[names.index("f_email")] = None
+        each.append(values)
+        flat = [v.split("\x00", 1)[0] for vs in values if vs for v in vs]
+        spelled.append({v for v in flat if rng.random() < 0.1})
+    odd = tmp_path / "spelled.json"
+    odd.write_bytes(
+        orjson.dumps([{"seq": k + 1, "v": v} for k, vs in enumerate(spelled) for v in sorted(vs)])
+    )
+    rows = _python_rows(tmp_path, each, spelled)
+    assert rows == sql_rows(_events_file(tmp_path, each), odd)
+    assert any(t.startswith("#!") for t, _n, _s in rows) and any(
+        t.startswith("#user&email:") for t, _n, _s in rows
+    )
+
+
+def test_a_files_field_rows_are_those_the_sql_makes_of_its_events_file(tmp_path):
+    """The token file write_month writes holds, before its tokens, the rows the earlier SQL makes of the events
+    file it writes beside it (the simulator's events)."""
+    rows = history(2000, NOW - 40 * DAY, 40 * DAY / 2000, seed=12)
+    live: list[LiveRow] = [
+        (
+            k + 1,
+            r.event_id,
+            r.offset,
+            r.type,
+            r.time,
+            r.time_ms,
+            r.source,
+            r.tenant,
+            r.purpose,
+            None,
+            r.raw,
+            0.0,
+        )
+        for k, r in enumerate(rows)
+    ]
+    built = write_month(tmp_path, "2026-01", live)
+    cur = ordered_cursor()
+    try:
+        found = cur.execute(
+            "SELECT term, n, seqs FROM read_parquet(?) WHERE starts_with(term, '#')",
+            [str(tmp_path / tokens_name(built.file.name))],
+        ).fetchall()
+    finally:
+        cur.close()
+    expected = sql_rows(tmp_path / built.file.name)
+    assert [(str(t), int(n), list(s)) for t, n, s in found] == expected and len(expected) > 1000
 
 
 def test_a_value_both_user_and_email_hold_is_filed_once_and_no_row_starts_at_an_identifiers_piece(tmp_path):

@@ -21,13 +21,13 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 import orjson
 
 from tenant_events.store import duck
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fields import spelled_values, with_words
+from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -48,8 +48,10 @@ if TYPE_CHECKING:
 
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
-_LINE: Final = 1 << 20  # characters of seqs per line of the tokens' scratch file
-SPELLED_FILE: Final = "spelled.json"  # a scratch folder's field values the JSON may spell otherwise (seq, v)
+_JSON_LINE: Final = 16_777_216  # DuckDB's longest JSON object by default (maximum_object_size)
+TOKENS_FILE: Final = (
+    "tokens.jsonl"  # a scratch folder's field rows (archive_fields.FieldRows), then its tokens
+)
 _COLUMNS: Final = (
     ("seq", "BIGINT"),
     ("time_ms", "BIGINT"),
@@ -117,40 +119,40 @@ def _record(row: LiveRow) -> dict[str, object]:
     return dict(zip(EVENT_COLUMNS, record, strict=True))
 
 
-def _tokens(rows: Sequence[LiveRow], summaries: Sequence[str], out: Path, line: int = _LINE) -> bool:
-    """`token \\x1f seq,seq,…` lines: every token FTS5 makes of each row's id, summary and raw JSON, in the
-    vocabulary's order (by token, then seq). True when a token's seqs took more than one line (`line`)."""
+def _index() -> sqlite3.Connection:
+    """An in-memory FTS5 table `t` with the live index's tokenizer, and its vocabulary `v` (no file)."""
     mem = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        mem.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
-            f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"  # no per-event sizes: nothing ranks here
-        )
-        # no merging of the index's segments while it fills: the vocabulary reads them all once anyway
-        mem.execute("INSERT INTO t (t, rank) VALUES ('automerge', 0)")
-        mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-        mem.execute("BEGIN")
-        mem.executemany(
-            "INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
-            ((r[0], r[1], s, indexed_raw(r[10])) for r, s in zip(rows, summaries, strict=True)),
-        )
-        mem.execute("COMMIT")
-        split = False
-        with out.open("w", encoding="utf-8") as f:
-            for term, docs in mem.execute(
-                "SELECT term, group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
-            ):
-                # tokens are letters and digits only: no separator inside; long lists go in several lines
-                if len(docs) <= line:
-                    f.write(f"{term}\x1f{docs}\n")
-                    continue
-                split = True
-                seqs = docs.split(",")
-                for at in range(0, len(seqs), line // 16):
-                    f.write(f"{term}\x1f{','.join(seqs[at : at + line // 16])}\n")
-    finally:
-        mem.close()
-    return split
+    mem.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
+        f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"  # no per-event sizes: nothing ranks here
+    )
+    # no merging of the index's segments while it fills: the vocabulary reads them all once anyway
+    mem.execute("INSERT INTO t (t, rank) VALUES ('automerge', 0)")
+    mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    return mem
+
+
+def _fill(mem: sqlite3.Connection, rows: Sequence[LiveRow], summaries: Sequence[str]) -> None:
+    mem.execute("BEGIN")
+    mem.executemany(
+        "INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
+        ((r[0], r[1], s, indexed_raw(r[10])) for r, s in zip(rows, summaries, strict=True)),
+    )
+    mem.execute("COMMIT")
+
+
+def _vocabulary(mem: sqlite3.Connection, f: BinaryIO) -> int:
+    """The index's vocabulary into `f` in its order (by token, then seq), a JSON line (term, n, seqs) a token,
+    its seqs in one line however many. Returns the longest line's length (tokens_select reads lines of up to
+    that)."""
+    longest = 0
+    for term, n, docs in mem.execute(
+        "SELECT term, count(*), group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
+    ):
+        line = b'{"term":%b,"n":%d,"seqs":[%b]}\n' % (orjson.dumps(term), n, docs.encode())
+        f.write(line)
+        longest = max(longest, len(line))
+    return longest
 
 
 def ordered_cursor() -> duckdb.DuckDBPyConnection:
@@ -234,14 +236,26 @@ def file_of(name: str, month: str, folder: Path, fts_upto: int = 0) -> ArchiveFi
     return ArchiveFile(name, month, first, last, first_ms, last_ms, rows, size, min(fts_upto, last))
 
 
-def scratch(rows: Sequence[LiveRow], work: Path, cues: bool = False) -> bool:
-    """`rows.json` (the file's records, in seq order) and `tokens.txt` (token, seqs) of `rows` in the folder
-    `work`. The records go out as one JSON array, a slice of them per call: a call and a write per record cost
-    more than the encoding itself, and a slice's records are gone before the next is made. Returns whether a
-    token's seqs took several lines (for tokens_select). `cues`: also `spelled.json` (SPELLED_FILE), for the
-    field rows (archive_fields.spelled_values), when there is any."""
+@dataclass(frozen=True)
+class Scratch:
+    """What a scratch folder holds: its events' first and last seq, and its longest line of tokens (for
+    tokens_select)."""
+
+    first_seq: int
+    last_seq: int
+    longest: int
+
+
+def scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool = False) -> Scratch:
+    """`rows.json` (the file's records, in seq order) and `tokens.jsonl` (term, n, seqs) of the rows of `chunks` in
+    the folder `work`: the rows of a chunk in any order, each chunk's seqs above the one's before it (a month
+    given a chunk at a time, each made only when the one before is written, is one file: no merge of files
+    re-reads and writes it again). The records go out as one JSON array, a slice of them per call: a call and
+    a write per record cost more than the encoding itself, and a slice's records are gone before the next is
+    made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: the field rows
+    (archive_fields.FieldRows) too, before the tokens."""
     with collector_paused():
-        return _scratch(rows, work, cues)
+        return _scratch(chunks, work, cues)
 
 
 @contextlib.contextmanager
@@ -258,27 +272,53 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _scratch(rows: Sequence[LiveRow], work: Path, cues: bool) -> bool:
-    rows = sorted(rows, key=_seq)
-    summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-    spelled: list[dict[str, object]] = []
-    with (work / "rows.json").open("wb") as f:
-        f.write(b"[")
-        for at in range(0, len(rows), _SLICE):
-            records = [
-                _record((*row[:9], summary, *row[10:]))
-                for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
-            ]
-            # the field rows' cue (archive_fields.spelled_values), while the values are here
+def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scratch:
+    fields = FieldRows() if cues else None
+    first = last = 0
+    mem = _index()
+    try:
+        with (work / "rows.json").open("wb") as f:
+            f.write(b"[")
+            for chunk in chunks:
+                rows = sorted(chunk, key=_seq)
+                if not rows:
+                    continue
+                if last and rows[0][0] <= last:
+                    raise ValueError("a chunk's seqs must all follow those of the chunk before it")
+                summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
+                _records(f, rows, summaries, fields, after=bool(last))
+                _fill(mem, rows, summaries)
+                first, last = first or rows[0][0], rows[-1][0]
+            f.write(b"]")
+        if not last:
+            raise ValueError("no rows to write")
+        with (work / TOKENS_FILE).open("wb") as f:
+            longest = fields.write(f) if fields is not None else 0
+            return Scratch(first, last, max(longest, _vocabulary(mem, f)))
+    finally:
+        mem.close()
+
+
+def _records(
+    f: BinaryIO,
+    rows: Sequence[LiveRow],
+    summaries: Sequence[str],
+    fields: FieldRows | None,
+    after: bool,
+) -> None:
+    """`rows`' records into the JSON array `f` is writing (`after` records already in it), a slice at a time;
+    their field rows into `fields`, while the values are here."""
+    for at in range(0, len(rows), _SLICE):
+        records = [
+            _record((*row[:9], summary, *row[10:]))
+            for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
+        ]
+        if fields is not None:
             for record in records:
-                odd = spelled_values(record["raw"], [record[column] for _name, column in FIELD_COLUMNS])  # type: ignore[arg-type,misc]
-                spelled.extend({"seq": record["seq"], "v": v} for v in odd)
-            f.write(b"," if at else b"")
-            f.write(orjson.dumps(records)[1:-1])
-        f.write(b"]")
-    if spelled:
-        (work / SPELLED_FILE).write_bytes(orjson.dumps(spelled))
-    return _tokens(rows, summaries, work / "tokens.txt")
+                values = [record[column] for _name, column in FIELD_COLUMNS]
+                fields.add(record["seq"], values, spelled_values(record["raw"], values))  # type: ignore[arg-type]
+        f.write(b"," if after or at else b"")
+        f.write(orjson.dumps(records)[1:-1])
 
 
 def _seq(row: LiveRow) -> int:
@@ -295,44 +335,40 @@ def events_select(work: Path) -> str:
     )
 
 
-def tokens_select(work: Path, split: bool) -> str:
-    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term. Its lines are in that order
-    already, for an ordered cursor (ordered_cursor) to keep; only when a token's seqs were `split` over
-    several lines are they gathered again (2.4 times the work over 100,000 events)."""
-    lines = (
-        f"read_csv({duck.literal(str(work / 'tokens.txt'))}, header = false, delim = '\x1f', quote = '', escape = '',"
-        f" max_line_size = {2 * _LINE}, columns = {{'term': 'VARCHAR', 'docs': 'VARCHAR'}})"
-    )
-    if not split:
-        return f"SELECT term, len(seqs) AS n, seqs FROM (SELECT term, string_split(docs, ',')::BIGINT[] AS seqs FROM {lines})"  # noqa: S608
+def tokens_select(work: Path, longest: int) -> str:
+    """The query of a scratch folder's tokens: (term, n, seqs) sorted by term, the field rows first. Its lines
+    are in that order already, one a term, for an ordered cursor (ordered_cursor) to keep: nothing is gathered
+    or sorted again. A line longer than DuckDB's default (`longest`: a token in about 2 million events of a
+    month) is read with a limit that holds it (splitting such lists and gathering them again grouped every token
+    of the file: 2.4 times the work, and more memory than the engine has for a month of millions of events)."""
+    size = f", maximum_object_size = {1 << longest.bit_length()}" if longest >= _JSON_LINE else ""
     return (
-        "SELECT term, len(seqs) AS n, seqs FROM (SELECT term,"  # noqa: S608
-        f" list_sort(flatten(list(string_split(docs, ',')::BIGINT[]))) AS seqs FROM {lines} GROUP BY term) ORDER BY term"
+        f"SELECT term, n, seqs FROM read_json({duck.literal(str(work / TOKENS_FILE))}, format = 'newline_delimited',"  # noqa: S608
+        f" columns = {{'term': 'VARCHAR', 'n': 'BIGINT', 'seqs': 'BIGINT[]'}}{size})"
     )
 
 
 def write_month(folder: Path, month: str, rows: Sequence[LiveRow]) -> Built:
     """One archive file (and its tokens) of `rows`, all of `month`, in seq order; synced and in the folder."""
+    return write_chunks(folder, month, [rows])
+
+
+def write_chunks(folder: Path, month: str, chunks: Iterable[Sequence[LiveRow]]) -> Built:
+    """One archive file (and its tokens) of the rows of `chunks`, all of `month`, each chunk's seqs above the
+    one's before it (see scratch), in seq order; synced and in the folder. A month of millions of events
+    written so is read once and written once: written a chunk a file, then merged, it was written twice."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    name = new_name(month, rows[0][0], rows[-1][0])
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as work_dir:
         work = Path(work_dir)
-        split = scratch(rows, work, cues=True)
+        made = scratch(chunks, work, cues=True)
+        name = new_name(month, made.first_seq, made.last_seq)
         cur = ordered_cursor()
         try:
             cur.execute(
                 f"COPY ({events_select(work)}) TO {duck.literal(str(work / 'events.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {ROW_GROUP})"
             )
             cur.execute(
-                f"COPY ({tokens_select(work, split)}) TO {duck.literal(str(work / 'fts.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
-            )
-            odd = work / SPELLED_FILE
-            with_words(
-                cur,
-                work / "events.parquet",
-                work / "fts.parquet",
-                work / "tokens.parquet",
-                odd if odd.exists() else None,
+                f"COPY ({tokens_select(work, made.longest)}) TO {duck.literal(str(work / 'tokens.parquet'))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
             )
         finally:
             cur.close()

@@ -9,7 +9,8 @@ the seqs of the events holding it (`#ip:203.0.113.7`, `#ip:0.113.7`, `#ip:113.7`
 are the seqs of the rows starting with `#<field>:<value>`: one range of the sorted token file, exact (the
 live tier's match has no end either: `ip:203.0.113.7` matches 203.0.113.75 in both tiers), read without an
 events file. The rows come from the values the events file stores (already lower-cased as SQLite's lower()
-does), each taken up to a NUL, as SQLite's GLOB reads text. A value the event's JSON may spell otherwise (an
+does), each taken up to a NUL, as SQLite's GLOB reads text, made in Python where the writer makes the values
+(FieldRows). A value the event's JSON may spell otherwise (an
 escape) is filed under `#!<field>:` instead: the live tier's match also holds its full-text superset, which the
 JSON holds wherever it holds the value as it is, so the reader meets only those rows with the superset.
 
@@ -23,29 +24,23 @@ archive's rows are checked on their columns.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from collections.abc import Collection, Sequence
+from typing import BinaryIO, Final
+
+import orjson
 
 from tenant_events.query import Kind, Term
 from tenant_events.query.fields import field_named
-from tenant_events.store import duck
-from tenant_events.store.archive_layout import FIELD_COLUMNS, PARQUET_OPTIONS, TOKEN_ROW_GROUP
-
-if TYPE_CHECKING:
-    import duckdb
+from tenant_events.store.archive_layout import FIELD_COLUMNS
 
 MARK: Final = "#"
 COVER: Final = MARK + ":"  # the row listing every event the file's field rows cover
 SPELLED: Final = "!"  # after MARK: rows of values the event's JSON may spell otherwise (an escape)
 _ESCAPED: Final = re.compile(r'["\\\x00-\x1f]')  # what a JSON string escapes: a quote, a backslash, a control
-_WORD: Final = r"a-z0-9\x{80}-\x{10ffff}"  # a word's characters (query_sql._NOT_WORD's complement)
-_RUN: Final = f"[{_WORD}]+[^{_WORD}]*"  # a word and what follows it up to the next
 _NOT_WORD: Final = re.compile(r"[^a-z0-9\x80-\U0010ffff]")
 # a word whose first three characters hold a digit: a piece of an identifier (auth0|1f3a…, acme-75tz, the 54fb
 # of ada.lovelace.54fb@…), filed where a value starts only, except in the fields of addresses
 _PIECE: Final = 3
-_PIECE_RX: Final = f"^.{{0,{_PIECE - 1}}}[0-9]"
 _EVERY_WORD: Final = frozenset({"ip"})
 # fields that mostly hold the same values (a user's e-mail is one of its names): a value an event holds in both is
 # filed once, under both names
@@ -53,6 +48,11 @@ _SHARED: Final = ("user", "email")
 _SHARED_KEY: Final = "&".join(_SHARED)
 _FIELDS: Final = frozenset(name for name, _column in FIELD_COLUMNS)
 ROW_FIELDS: Final = (*sorted(_FIELDS), _SHARED_KEY)  # the names the rows are filed under (`#<name>:`)
+_USER: Final = [name for name, _column in FIELD_COLUMNS].index(_SHARED[0])
+_EMAIL: Final = [name for name, _column in FIELD_COLUMNS].index(_SHARED[1])
+_JOINT: Final = -1  # FieldRows' index of user and email's joint name
+_RUN_RX: Final = re.compile(r"[a-z0-9\x80-\U0010ffff]+")  # where a word starts (a run of its characters)
+_PIECE_AT: Final = re.compile(f".{{0,{_PIECE - 1}}}[0-9]")
 _LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -88,7 +88,7 @@ def spelled_values(raw: str, fields: Sequence[Sequence[str]]) -> list[str]:
     """The values of `fields` (one event's, as archive_layout.field_values makes them) that its JSON `raw`
     may spell otherwise than as they are, each up to a NUL (as SQLite's GLOB reads it): no whole JSON string
     of it in the JSON, in its case or lower-cased, or it holds what JSON escapes. Such values are filed under
-    `#!` (words_select); most events have none, and checking here, where the values are made, spared the
+    `#!` (FieldRows); most events have none, and checking here, where the values are made, spared the
     writer reading the JSON again in the engine."""
     out: list[str] = []
     lowered: str | None = None
@@ -114,77 +114,74 @@ def spelled_prefix(prefix: str) -> str:
     return MARK + SPELLED + prefix.removeprefix(MARK)
 
 
-def _values(name: str, column: str, events: str) -> str:
-    """The query of (seq, f, v) of one field's values, each up to a NUL: one both _SHARED fields hold under
-    their joint name, once."""
-    f, other, keep = f"'{name}'", "", "true"
-    if name in _SHARED:
-        other = f"f_{_SHARED[1 - _SHARED.index(name)]}"
-        shared = f"coalesce(list_contains({other}, v), false)"
-        if name == _SHARED[0]:
-            f = f"CASE WHEN {shared} THEN '{_SHARED_KEY}' ELSE {f} END"
-        else:
-            keep = f"NOT {shared}"
-        other = f"{other}, "
-    return (
-        f"SELECT seq, {f} AS f, split_part(v, chr(0), 1) AS v"  # noqa: S608 - names made here
-        f" FROM (SELECT seq, {other}unnest({column}) AS v FROM read_parquet({events})) WHERE {keep}"
+class FieldRows:
+    """The field rows (term, seqs) of a file's events, gathered an event at a time, in seq order, where the
+    writer makes the events' values (archive_build._scratch): each value from every place a word starts in it
+    but a piece of an identifier (_PIECE) inside it (its runs of a word and the characters after it, from each
+    run on), under `#!` when the event's JSON may spell it otherwise (spelled_values), and the `#:` row. Made
+    in the engine from the events file instead (a scan of each field's column, the suffixes, a DISTINCT and a
+    grouping), they cost 20 µs an event, more than writing the events' file (docs/archive.md "Measured")."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[int]] = {}
+        self._seqs: list[int] = []
+        # the seq lists of each (field, value, spelled?): values repeat (users, organizations), so a value's
+        # rows are worked out once and an event's value costs a lookup and its appends
+        self._lists: dict[tuple[int, str, bool], tuple[list[int], ...]] = {}
+
+    def add(self, seq: int, fields: Sequence[Sequence[str] | None], spelled: Collection[str]) -> None:
+        """One event's rows: `fields` its values of FIELD_COLUMNS (as archive_layout.field_values makes them),
+        `spelled` those of its values spelled_values found; `seq` above every seq added before."""
+        self._seqs.append(seq)
+        lists = self._lists
+        user, email = fields[_USER], fields[_EMAIL]
+        for at, values in enumerate(fields):
+            if not values:
+                continue
+            for value in values:
+                f = at
+                if at == _USER and email and value in email:
+                    f = _JOINT  # filed once under the joint name
+                elif at == _EMAIL and user and value in user:
+                    continue  # filed under the joint name with the user's
+                key = (f, value, bool(spelled) and value.split("\x00", 1)[0] in spelled)
+                targets = lists.get(key)
+                if targets is None:
+                    targets = lists[key] = self._targets(*key)
+                for seqs in targets:
+                    if not seqs or seqs[-1] != seq:
+                        seqs.append(seq)
+
+    def _targets(self, f: int, value: str, odd: bool) -> tuple[list[int], ...]:
+        """The seq lists of the rows of `value` in the field at `f` (_JOINT: user and email's joint name)."""
+        name = _SHARED_KEY if f == _JOINT else FIELD_COLUMNS[f][0]
+        head = f"{MARK}{SPELLED if odd else ''}{name}:"
+        rests = _rests(value.split("\x00", 1)[0], name in _EVERY_WORD)
+        return tuple(self._rows.setdefault(head + rest, []) for rest in rests)
+
+    def write(self, f: BinaryIO) -> int:
+        """The rows, `#:` among them, in term order into `f`: a JSON line (term, n, seqs) each, as
+        archive_build.tokens_select reads them. Returns the longest line's length."""
+        rows = self._rows
+        rows[COVER] = self._seqs
+        longest = 0
+        for term in sorted(rows):
+            seqs = rows[term]
+            line = orjson.dumps(
+                {"term": term, "n": len(seqs), "seqs": seqs}, option=orjson.OPT_APPEND_NEWLINE
+            )
+            f.write(line)
+            longest = max(longest, len(line))
+        return longest
+
+
+def _rests(value: str, every: bool) -> tuple[str, ...]:
+    """`value` from each place a word starts in it that is filed: its first word's, and each next word's but a
+    piece of an identifier (unless `every`)."""
+    starts = [m.start() for m in _RUN_RX.finditer(value)]
+    ends = starts[1:] + [len(value)] * bool(starts)  # a run: a word and what follows it up to the next
+    return tuple(
+        value[at:]
+        for k, (at, end) in enumerate(zip(starts, ends, strict=True))
+        if k == 0 or every or not _PIECE_AT.match(value, at, end)
     )
-
-
-def _suffixes(values: str, spelled: str | None) -> str:
-    """The query of (term, seq) of the values (seq, f, v) from each place a word starts in them that is filed."""
-    if spelled is None:
-        per_value = f"SELECT seq, f, v, true AS plain FROM ({values})"  # noqa: S608
-    else:
-        per_value = (
-            f"SELECT e.seq AS seq, e.f AS f, e.v AS v, o.seq IS NULL AS plain FROM ({values}) AS e"  # noqa: S608
-            f" LEFT JOIN (SELECT DISTINCT seq, v FROM read_json({spelled}, columns = {{'seq': 'BIGINT', 'v': 'VARCHAR'}}))"
-            " AS o ON o.seq = e.seq AND o.v = e.v"
-        )
-    every = ", ".join(f"'{name}'" for name in sorted(_EVERY_WORD))
-    filed = f"k = 1 OR f IN ({every}) OR NOT regexp_matches(runs[k], '{_PIECE_RX}')"
-    return (
-        f"SELECT '{MARK}' || CASE WHEN plain THEN '' ELSE '{SPELLED}' END || f || ':' || rest AS term, seq FROM"  # noqa: S608
-        " (SELECT seq, f, plain, unnest(list_transform(list_filter(generate_series(1, len(runs)),"
-        f" k -> {filed}), k -> array_to_string(runs[k:], ''))) AS rest"
-        f" FROM (SELECT seq, f, plain, regexp_extract_all(v, '{_RUN}') AS runs FROM ({per_value})))"
-    )
-
-
-def words_select(events: str, spelled: str | None = None) -> str:
-    """The query of the field rows (term, n, seqs) of the events file at `events` (an SQL literal), the `#:` row
-    among them (unordered): each value from every place a word starts in it but a piece of an identifier
-    (_PIECE) inside it (its runs of a word and the characters after it, joined from each run on), under `#!`
-    when the event's JSON may spell it otherwise (`spelled`: a JSON file of the seq and value of each such,
-    spelled_values; None when there are none). Each field is read by a scan of its own, as the version before
-    did: one scan of every field's column left the engine's threads one row group of the events each."""
-    suffixes = " UNION ALL ".join(
-        _suffixes(_values(name, column, events), spelled) for name, column in FIELD_COLUMNS
-    )
-    return (
-        f"SELECT '{COVER}' AS term, count(*) AS n, list(seq ORDER BY seq) AS seqs FROM read_parquet({events})"  # noqa: S608
-        " UNION ALL SELECT term, len(seqs) AS n, seqs FROM (SELECT term, list(seq ORDER BY seq) AS seqs"
-        f" FROM (SELECT DISTINCT term, seq FROM ({suffixes})) GROUP BY term)"
-    )
-
-
-def with_words(
-    cur: duckdb.DuckDBPyConnection, events: Path, tokens: Path, out: Path, spelled: Path | None = None
-) -> None:
-    """The token file `out`: the field words of the events file `events`, then the rows of the token file
-    `tokens`, in term order, on an ordered cursor (archive_build.ordered_cursor). The words go to a file of their
-    own first, and both files are read as one list: one statement's UNION ALL let DuckDB interleave the two
-    (row groups spanning both, which no lookup's statistics prune)."""
-
-    words = out.with_name("words.parquet")
-    odd = duck.literal(str(spelled)) if spelled is not None else None
-    cur.execute(
-        f"COPY (SELECT * FROM ({words_select(duck.literal(str(events)), odd)}) ORDER BY term) TO"  # noqa: S608
-        f" {duck.literal(str(words))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
-    )
-    cur.execute(
-        f"COPY (SELECT term, n, seqs FROM read_parquet([{duck.literal(str(words))}, {duck.literal(str(tokens))}]))"  # noqa: S608
-        f" TO {duck.literal(str(out))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})"
-    )
-    words.unlink()

@@ -347,11 +347,11 @@ def _move(cur: duckdb.DuckDBPyConnection, alias: str, rows: Sequence[LiveRow], w
             fresh.append((last, *row[1:]))
     if not fresh:
         return last
-    split = scratch(fresh, work)
+    made = scratch([fresh], work)
     # in seq order, as events_select reads them (a cursor of this move's own)
     cur.execute("SET SESSION preserve_insertion_order = true")
     cur.execute(f"INSERT INTO {alias}.events {events_select(work)}")
-    tokens = tokens_select(work, split)
+    tokens = tokens_select(work, made.longest)
     cur.execute(f"INSERT INTO {alias}.tokens SELECT *, {int(fresh[-1][0])} FROM ({tokens})")  # noqa: S608
     cur.execute(f"UPDATE {alias}.head SET seq = ?", [at + len(fresh)])  # noqa: S608
     return last
