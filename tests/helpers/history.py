@@ -12,6 +12,7 @@ from tenant_events.simulator.config import SimulatorConfig
 from tenant_events.simulator.event_log import EventLog
 from tenant_events.simulator.storage import SimStore
 from tenant_events.store import Batch, EventRow, StoreWriter
+from tenant_events.store.archive_build import LiveRow
 from tenant_events.wire.messages import decode_frame_timed
 
 
@@ -52,3 +53,25 @@ def fill_store(path: Path, n: int, days: float, now: float, seed: int = 1) -> li
     finally:
         writer.close()
     return [r.event_id for r in rows]
+
+
+def live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
+    """`rows` as the mover reads them from the live table (seq first, numbered from `first_seq`), for the archive's
+    writers."""
+    return [
+        (
+            first_seq + i,
+            r.event_id,
+            r.offset,
+            r.type,
+            r.time,
+            r.time_ms,
+            r.source,
+            r.tenant,
+            r.purpose,
+            None,
+            r.raw,
+            r.received_at,
+        )
+        for i, r in enumerate(rows)
+    ]

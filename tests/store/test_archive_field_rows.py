@@ -13,9 +13,9 @@ import orjson
 
 from helpers.archive_pairs import answers, statements, tiered_pair
 from helpers.field_rows_sql import sql_rows
-from helpers.history import history
+from helpers.history import history, live_rows
 from tenant_events.store import EventReader, EventRow, duck
-from tenant_events.store.archive_build import TOKENS_FILE, LiveRow, ordered_cursor, tokens_select, write_month
+from tenant_events.store.archive_build import TOKENS_FILE, ordered_cursor, tokens_select, write_month
 from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import FIELD_COLUMNS, folder_of, tokens_name
 from tenant_events.values.events import EventFilter
@@ -131,23 +131,7 @@ def test_a_files_field_rows_are_those_the_sql_makes_of_its_events_file(tmp_path)
     """The token file write_month writes holds, before its tokens, the rows the earlier SQL makes of the events
     file it writes beside it (the simulator's events)."""
     rows = history(2000, NOW - 40 * DAY, 40 * DAY / 2000, seed=12)
-    live: list[LiveRow] = [
-        (
-            k + 1,
-            r.event_id,
-            r.offset,
-            r.type,
-            r.time,
-            r.time_ms,
-            r.source,
-            r.tenant,
-            r.purpose,
-            None,
-            r.raw,
-            0.0,
-        )
-        for k, r in enumerate(rows)
-    ]
+    live = live_rows(rows)
     built = write_month(tmp_path, "2026-01", live)
     cur = ordered_cursor()
     try:

@@ -24,11 +24,10 @@ import pytest
 
 from helpers.fixtures_postgres import RELAY_PASSWORD, VIEWER_PASSWORD, Postgres
 from helpers.fixtures_s3 import Files, Keys
-from helpers.history import history
+from helpers.history import history, live_rows
 from helpers.team_lake import filled_store, lake_ids
 from tenant_events.errors import UserFixableError
 from tenant_events.store import EventReader, EventRow, StoreWriter
-from tenant_events.store.archive_build import LiveRow
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_lake import LakeBusy, expire, tidy, use_password, write_move
 from tenant_events.store.entity_reader import DirectoryReader
@@ -160,26 +159,6 @@ def test_viewers_read_the_lake_with_their_own_tiers_as_one_store(
     _agree(lets_go, tmp_path / "all.sqlite3")
 
 
-def _live_rows(rows: list[EventRow], first_seq: int = 1) -> list[LiveRow]:
-    return [
-        (
-            first_seq + i,
-            r.event_id,
-            r.offset,
-            r.type,
-            r.time,
-            r.time_ms,
-            r.source,
-            r.tenant,
-            r.purpose,
-            None,
-            r.raw,
-            r.received_at,
-        )
-        for i, r in enumerate(rows)
-    ]
-
-
 def test_the_lakes_retention_drops_whole_moves_older_than_the_setting_and_viewers_read_on(
     postgres: Postgres, tmp_path: Path, lake_files: Files
 ):
@@ -212,7 +191,7 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     relay_lake, viewer_lake = _lakes(postgres, tmp_path / "shared", lake_files)
     rows = history(1500, time.time() - 60 * DAY, 60 * DAY / 1500, seed=9)
     ids = [r.event_id for r in rows]
-    live = _live_rows(rows)
+    live = live_rows(rows)
     # a crash after the lake committed and before the relay's database let go: the next move adds nothing twice
     write_move(relay_lake, live[:200])
     relay = filled_store(tmp_path / "a.sqlite3", rows[:900], relay_lake)
@@ -237,7 +216,7 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     lake = lake_ids(relay_lake)
     assert lake == ids[: len(lake)] and len(lake) > len(first)
     # two moves at once (two relays that both think they lead): whatever commits, nothing twice
-    more = _live_rows(rows[len(lake) : len(lake) + 300], 5000)
+    more = live_rows(rows[len(lake) : len(lake) + 300], 5000)
     outcomes: list[object] = []
 
     both_ready = threading.Barrier(2, timeout=120)
@@ -259,7 +238,7 @@ def test_each_event_enters_the_lake_once_through_crashes_takeovers_and_races(
     assert lake_ids(relay_lake) == ids[: len(lake) + 300]
     # a viewer's catalog user reads and cannot write: no teammate deletes the team's history
     with pytest.raises(UserFixableError):
-        write_move(viewer_lake, _live_rows(rows[-10:], 9000))
+        write_move(viewer_lake, live_rows(rows[-10:], 9000))
     from tenant_events.store import duck
     from tenant_events.store.archive_lake import attach
 
