@@ -128,6 +128,9 @@ class Compiled:
     lookup: str | None
     drive: str | None
     where: str
+    # top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary, on
+    # the raw JSON), a row passing either passes it; checked by themselves first, the raw JSON is read only for
+    # the candidates the small columns did not settle (an event id: none)
     orders: tuple[tuple[str, str], ...] = ()
     tokens: tuple[tuple[str, bool], ...] = ()  # the tokens `lookup` reads (prefix or whole)
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
@@ -136,9 +139,6 @@ class Compiled:
     # for each phrase of `orders`, a query over `tok` of the terms of the field rows that hold it in order
     # (archive_terms.phrase_rows_query): the events in every one's rows need no order check
     sure: tuple[str, ...] = ()
-    """Top-level phrases' order checks left out of `where` (`apart` only): each (on the event id and summary,
-    on the raw JSON), a row passing either passes it. Checked by themselves first, the raw JSON is read only
-    for the candidates the small columns did not settle (an event id: none)."""
 
     def exact(self) -> str:
         """`where` with the order checks."""
