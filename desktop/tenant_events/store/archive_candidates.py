@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fetch import ArchiveFetch
-from tenant_events.store.archive_fields import COVER
+from tenant_events.store.archive_fetch import ArchiveFetch, holding
+from tenant_events.store.archive_fields import COVER, MARK, SPELLED
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_sql import Compiled, FilterCompiler
-from tenant_events.store.archive_terms import counts_query, rows_seqs_query
+from tenant_events.store.archive_terms import counts_query, rows_query, rows_seqs_query
 from tenant_events.store.duck import literal
 from tenant_events.store.team_view import TEAM_PREFIX
 from tenant_events.values.events import EventFilter
@@ -67,11 +67,13 @@ class ArchiveCandidates(ArchiveFetch):
         if compiled.lookup is None:
             return compiled.exact(), None, False
         if self._wide(files, compiled):
-            self._execute(
-                cursor, "CREATE OR REPLACE TEMP TABLE cand (seq BIGINT)"
-            )  # none to meet: not `driven`
+            # none to meet: not `driven`
+            self._execute(cursor, "CREATE OR REPLACE TEMP TABLE cand (seq BIGINT)")
             return compiled.exact(), None, True
         tokens = self._relations(files, True)
+        if self._held is not None and self._held[0] == tuple(a.name for a in files):
+            held = self._held[1] >= set(compiled.tokens)  # every token's rows, as `_worded_counts` read them
+            tokens = "WITH tok AS (SELECT * FROM held)" if held else tokens
         self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE sets AS {tokens} {compiled.lookup}")
         if compiled.drive is None:
             return compiled.exact(), None, False
@@ -123,7 +125,9 @@ class ArchiveCandidates(ArchiveFetch):
         """The few candidates that pass `where`, checked on its own columns: the shown columns (the event id and
         summary, a row group's worth each, ~10 ms) are then read only in the row groups holding a match, not
         in every one holding a candidate (an e-mail's 19 candidates over the year, 3 of them matches)."""
-        rows = self._execute(cursor, self._select(files, "seq", _in_cand(where, seqs), "ORDER BY seq"))
+        rows = self._execute(
+            cursor, self._select(holding(files, seqs), "seq", _in_cand(where, seqs), "ORDER BY seq")
+        )
         return [int(r[0]) for r in rows]
 
     @staticmethod
@@ -169,14 +173,16 @@ class ArchiveCandidates(ArchiveFetch):
         then on the field rows (`sure`, Compiled.sure: no text read), and on the raw JSON (a row group's worth of
         its largest column) only for the rows those did not settle. An event id settles on its own column: its
         rows are not read."""
+
+        def passing(where: str, among: list[int]) -> set[int]:
+            sql = self._select(holding(files, among), "seq", _in_cand(where, among), "")
+            return {int(r[0]) for r in self._execute(cursor, sql)}
+
         confirmed: set[int] | None = None
         for small, big in orders:
             if not seqs:
                 break
-            settled = {
-                int(r[0])
-                for r in self._execute(cursor, self._select(files, "seq", _in_cand(small, seqs), ""))
-            }
+            settled = passing(small, seqs)
             rest = [s for s in seqs if s not in settled]
             if rest and sure:
                 if confirmed is None:  # every phrase's rows at once: a seq listed holds each in order
@@ -187,10 +193,7 @@ class ArchiveCandidates(ArchiveFetch):
                 settled |= confirmed.intersection(rest)
                 rest = [s for s in rest if s not in confirmed]
             if rest:
-                settled |= {
-                    int(r[0])
-                    for r in self._execute(cursor, self._select(files, "seq", _in_cand(big, rest), ""))
-                }
+                settled |= passing(big, rest)
             seqs = sorted(settled)
         return seqs
 
@@ -245,10 +248,11 @@ class ArchiveCandidates(ArchiveFetch):
             self._execute(cursor, "INSERT INTO cand SELECT seq FROM sure")
         return self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
 
-    @staticmethod
-    def _drop(cursor: duckdb.DuckDBPyConnection) -> None:
+    def _drop(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        self._held = None
         cursor.execute(
-            "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure; DROP TABLE IF EXISTS row_seqs"
+            "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure;"
+            " DROP TABLE IF EXISTS row_seqs; DROP TABLE IF EXISTS held"
         )
 
     def _look_up(
@@ -311,7 +315,10 @@ class ArchiveCandidates(ArchiveFetch):
         choosing = first.choosing or (worded is not None and worded.choosing)
         if not wanted or not (choosing or may_be_wide):
             return compiled
-        counts = self._counts(cursor, files, wanted)
+        if worded is not None and not worded.scanned:
+            counts = self._worded_counts(cursor, files, f, alerts, low, high, wanted)
+        else:
+            counts = self._counts(cursor, files, wanted)
         if worded is not None:
             worded = FilterCompiler(alerts, counts, True)
             compiled = worded.compile(f, low, high, apart=True)
@@ -321,17 +328,55 @@ class ArchiveCandidates(ArchiveFetch):
         # a filter whose values are scanned anyway on every row (`_wide`) scans them all, no lookup at all
         return compiled if worded is not None and not self._wide(files, plain) else plain
 
-    def _counts(
-        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], wanted: set[tuple[str, bool]]
+    def _worded_counts(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        low: int | None,
+        high: int | None,
+        wanted: set[tuple[str, bool]],
     ) -> dict[tuple[str, bool], int]:
-        """How many events of `files` hold each wanted token (counts_query)."""
+        """The counts a filter answered by the field rows needs: its rows' and its phrases' tokens, and its
+        terms' full-text supersets (common tokens: an e-mail's `example` and `com`, 12 million events each over
+        a year) only when the files list a value their JSON may spell otherwise (`#!`, which the supersets are
+        met with): counting them took most of an e-mail's first screen."""
+        bare = FilterCompiler(alerts, {}, True)  # no spelled value listed: no superset wanted
+        bare.compile(f, low, high, apart=True)
+        # the `#!` rows, when `_has_words` saw none in these files, are known to list nothing
+        none = set() if any(self._spelled.get(a.name, True) for a in files) else bare.wanted
+        counts = dict.fromkeys({key for key in none if key[0].startswith(MARK + SPELLED)}, 0)
+        keys = bare.wanted - counts.keys()
+        if keys and all(token.startswith(MARK) for token, _p in keys):
+            # the rows alone: counted from one read of them, which the lookup then reads too (`_prepare`)
+            tokens = self._relations(files, True)
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE held AS {tokens} {rows_query(keys)}")
+            self._held = (tuple(a.name for a in files), frozenset(keys))
+            counts |= self._counts(cursor, files, keys, "WITH tok AS (SELECT * FROM held)")
+        elif keys:
+            counts |= self._counts(cursor, files, keys)
+        rest = wanted - bare.wanted
+        if rest and any(n for (token, _p), n in counts.items() if token.startswith(MARK + SPELLED)):
+            counts |= self._counts(cursor, files, rest)
+        return counts
+
+    def _counts(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        files: Sequence[ArchiveFile],
+        wanted: set[tuple[str, bool]],
+        tokens: str | None = None,
+    ) -> dict[tuple[str, bool], int]:
+        """How many events of `files` hold each wanted token (counts_query), read from `tokens` when given."""
         keys, query = counts_query(wanted)
-        found = self._execute(cursor, f"{self._relations(files, True)} {query}")[0]
+        found = self._execute(cursor, f"{tokens or self._relations(files, True)} {query}")[0]
         return {k: int(n or 0) for k, n in zip(keys, found, strict=True)}
 
     def _has_words(self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile]) -> bool:
         """Whether every one of `files` holds its field words: its `#:` row counts its events. A file never changes
-        under its name, so each is read once per reader; the team archive's rows have none."""
+        under its name, so each is read once per reader; the team archive's rows have none. The same read tells
+        whether a file lists any value spelled otherwise: those rows (`#!`) sort before `#:`."""
         known = self._worded
         local = [a for a in files if a.name not in known and not a.name.startswith(TEAM_PREFIX)]
         if local:
@@ -339,9 +384,12 @@ class ArchiveCandidates(ArchiveFetch):
             listed = ", ".join(literal(p) for p in paths)
             rows = self._execute(
                 cursor,
-                f"SELECT filename, n FROM read_parquet([{listed}], filename = true) WHERE term = '{COVER}'",  # noqa: S608
+                f"SELECT filename, max(n) FILTER (WHERE term = '{COVER}'), min(term) < '{COVER}'"  # noqa: S608
+                f" FROM read_parquet([{listed}], filename = true) WHERE term <= '{COVER}' GROUP BY filename",
             )
-            covered = {str(path): int(n) for path, n in rows}
+            covered = {str(path): (n, bool(spelled)) for path, n, spelled in rows}
             for path, a in paths.items():
-                known[a.name] = covered.get(path) == a.rows
+                n, spelled = covered.get(path, (None, True))
+                known[a.name] = n is not None and int(n) == a.rows
+                self._spelled[a.name] = spelled
         return bool(files) and all(known.get(a.name, False) for a in files)

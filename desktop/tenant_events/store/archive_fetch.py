@@ -69,6 +69,13 @@ def _holds(file: ArchiveFile, seqs: Sequence[int]) -> bool:
     return at < len(seqs) and seqs[at] <= file.last_seq
 
 
+def holding(files: Sequence[ArchiveFile], seqs: Sequence[int]) -> list[ArchiveFile]:
+    """The files any of `seqs` lies in: a statement over a year's files parses each file's footer first (~2 ms of
+    CPU each), where a few candidates lie in a month or two."""
+    ordered = sorted(seqs)
+    return [a for a in files if _holds(a, ordered)]
+
+
 class ArchiveFetch(ArchiveSource):
     """Events read by where they are, not by a filter."""
 

@@ -45,9 +45,12 @@ class ArchiveSource:
         self._lock = threading.Lock()
         self._teams_lock = threading.Lock()
         self._teams: dict[str, TeamRows] = {}  # the team archive's rows of the snapshots used (team_view.py)
-        self._worded: dict[
-            str, bool
-        ] = {}  # whether a file's token file holds its field words (archive_fields.py)
+        # whether a file's token file holds its field rows (archive_fields.py), and whether any of them is a
+        # value its events' JSON may spell otherwise (`#!`)
+        self._worded: dict[str, bool] = {}
+        self._spelled: dict[str, bool] = {}
+        # the files and keys whose field rows the table `held` of the cursor holds (archive_candidates.py)
+        self._held: tuple[tuple[str, ...], frozenset[tuple[str, bool]]] | None = None
 
     def close(self) -> None:
         with self._lock:

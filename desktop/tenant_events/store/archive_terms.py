@@ -88,6 +88,20 @@ def lookup_query(sets: Mapping[Key, str]) -> str:
     return " UNION ALL ".join(reads)
 
 
+def rows_query(keys: set[Key]) -> str:
+    """The query of the field rows (term, n, seqs) of `keys` (each a `#…` key), read as `lookup_query` reads
+    them, each row once: a filter answered by the rows alone counts them and looks them up from what this
+    read once (an e-mail's first screen read each file's range of its rows twice)."""
+    groups, singles = _by_field(sorted(keys))
+    reads = [f"SELECT term, n, seqs FROM tok WHERE {token_match(*key)}" for key in singles]  # noqa: S608
+    reads += [
+        f"SELECT term, n, seqs FROM tok WHERE {_range(group)}"  # noqa: S608
+        f" AND ({' OR '.join(token_match(*key) for key in group)})"
+        for group in groups
+    ]
+    return " UNION ALL ".join(reads)
+
+
 def counts_query(wanted: set[Key]) -> tuple[list[Key], str]:
     """The query of how many events hold each wanted token (summed over the token files' `n`), in order: one
     pruned read of the token files per token, as `lookup_query`; a field's words in one read of the range of
