@@ -28,6 +28,8 @@ FILTERS = {
     "phrase": lambda p: {"query": '"ada lovelace" type:user.*'},
     "free-phrase": lambda p: {"text": "ada-lovelace"},
     "user": lambda p: {"query": "user:ada"},
+    "ip": lambda p: {"query": "ip:203.0.113.7"},
+    "orgs": lambda p: {"query": "org:acme OR org:globex"},
     "word": lambda p: {"text": "lovelace"},
 }
 
