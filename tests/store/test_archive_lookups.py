@@ -62,11 +62,11 @@ def test_each_token_is_looked_up_by_itself_so_the_token_files_row_groups_are_pru
             assert [e.seq for e in reader.page_before(f, None, 50)] == [
                 e.seq for e in single.page_before(f, None, 50)
             ]
-    # the statements that read the token files (a filter of field rows alone reads them once into `held`, its
-    # counts and lookup read that table)
+    # the statements that read the token files: a filter of field rows alone reads its rows once (into the table
+    # `held`, which its counts and its lookup then read), a page's and a count's each
     files = [s for s in seen if "FROM tok" in s and "FROM held" not in s]
     reads = [re.sub(r"^CREATE OR REPLACE TEMP TABLE \w+ AS ", "", s) for s in files]
-    assert len(reads) >= 2, seen  # the counts that choose the rarest token (and its rows' lookup), the lookup
+    assert len(reads) >= 2, seen
     cursor = duck.cursor()
     for sql in reads:
         plan = "\n".join(str(r[1]) for r in cursor.execute(f"EXPLAIN {sql}").fetchall())
