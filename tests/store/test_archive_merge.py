@@ -94,16 +94,15 @@ def test_a_months_tokens_merge_within_a_memory_limit_that_one_grouping_of_them_e
         write_month(tmp_path / "month", "2026-01", rows[at : at + 3000]) for at in range(0, 12_000, 3000)
     ]
     tokens = [str(tmp_path / "month" / tokens_name(b.file.name)) for b in built]
-    engine = duck.engine()
-    cur = ordered_cursor()
+    cur = ordered_cursor()  # of the writer's engine, which merges: its limit is the one that counts
     try:
-        engine.execute("SET memory_limit = '24MB'")
+        cur.execute("SET memory_limit = '24MB'")
         try:
             with pytest.raises(duckdb.OutOfMemoryException):
                 _token_parts(cur, tokens, _folder(tmp_path, "one"), True, 10**9)  # all the lists at once
             parts = _token_parts(cur, tokens, _folder(tmp_path, "ranges"), True, 100_000)
         finally:
-            engine.execute(f"SET memory_limit = '{duck.MEMORY_LIMIT}'")
+            cur.execute(f"SET memory_limit = '{duck.MEMORY_LIMIT}'")
         one = _token_parts(cur, tokens, _folder(tmp_path, "again"), True, 10**9)
         read = "SELECT term, n, seqs FROM read_parquet(?)"
         assert len(parts) > 5 and len(one) == 1

@@ -86,3 +86,29 @@ def test_what_duckdb_spills_goes_to_a_private_folder_of_each_process(tmp_path):
     assert {s[1] for s in said} == {"0o700"}
     assert list(work.iterdir()) == [], "DuckDB wrote into the working directory"
     assert not any(Path(f).exists() for f in folders), "a spill folder was left behind"
+
+
+_WRITER = """
+from tenant_events.store import duck
+from tenant_events.store.archive_build import ordered_cursor
+setting = "SELECT current_setting('{}')"
+names = ("threads", "preserve_insertion_order", "autoinstall_known_extensions", "autoload_known_extensions",
+         "temp_directory")
+writer, reader = ordered_cursor(), duck.cursor()
+print([writer.sql(setting.format(n)).fetchone()[0] for n in names])
+print([reader.sql(setting.format(n)).fetchone()[0] for n in names])
+"""
+
+
+def test_the_writer_has_an_engine_of_its_own_with_one_thread_and_no_downloads(tmp_path):
+    """The archive's writer (a month's files, a merge) runs on one thread of an engine of its own, in order, offline,
+    spilling to a private folder: on a busy machine the shared engine's two threads took 1.5 to 3 times the CPU
+    (docs/archive.md "Measured"). The readers' engine keeps its threads."""
+    env = {**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(PACKAGE.parent)}
+    out = subprocess.run(
+        [sys.executable, "-c", _WRITER], cwd=tmp_path, env=env, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    writer, reader = eval(out[0]), eval(out[1])
+    assert writer[:4] == [1, True, False, False]
+    assert reader[0] == 2 and reader[1:4] == [False, False, False]
+    assert writer[4] != reader[4] and "tenant-events-spill-" in writer[4]

@@ -156,12 +156,11 @@ def _vocabulary(mem: sqlite3.Connection, f: BinaryIO) -> int:
 
 
 def ordered_cursor() -> duckdb.DuckDBPyConnection:
-    """A cursor whose statements keep their rows in the order they read them (the engine's default lets its
-    threads reorder them, which spares memory for readers): a scratch folder's records, already in seq order,
-    reach the file in that order without a sort."""
-    cur = duck.cursor()
-    cur.execute("SET SESSION preserve_insertion_order = true")
-    return cur
+    """A cursor of the archive writer's engine (duck.writer_cursor: one thread), whose statements keep their rows
+    in the order they read them (the shared engine's default lets its threads reorder them, which spares memory
+    for readers): a scratch folder's records, already in seq order, reach the file in that order without a
+    sort."""
+    return duck.writer_cursor()
 
 
 def synced_rename(tmp: Path, final: Path) -> None:

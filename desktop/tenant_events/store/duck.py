@@ -10,6 +10,8 @@ One in-memory database per process; every reader takes a cursor of its own (Duck
 connections to one instance and may run at once, each on its own thread), so the buffer pool and the thread
 pool are shared instead of multiplied by every reader the window opens. Its threads run below the priority of
 the thread that first asks for it (thread_priority.py): DuckDB's work is background to whoever waits on it.
+The archive's writer (a month's files, a merge) has an engine of its own with one thread (`writer_cursor`): its
+work is one stream read and written in order, which the shared engine's two threads did with more CPU.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ OFFLINE: Final = {
 }
 _lock = threading.Lock()
 _engine: duckdb.DuckDBPyConnection | None = None
+_writer: duckdb.DuckDBPyConnection | None = None
 _loaded: set[str] = set()
 
 
@@ -66,6 +69,29 @@ def engine() -> duckdb.DuckDBPyConnection:
 def cursor() -> duckdb.DuckDBPyConnection:
     """A connection of its own to the shared engine (one per reader or writer thread)."""
     conn = engine().cursor()
+    _quiet(conn)
+    return conn
+
+
+def writer_cursor() -> duckdb.DuckDBPyConnection:
+    """A connection to the archive writer's engine, made on first use: one of its own, with one thread, that
+    keeps the order its statements read their rows in. Writing a month's files (a stream of JSON read and
+    written as Parquet) on the shared engine's two threads, below the caller's priority, took 1.5 to 3 times
+    the CPU of one thread on a busy machine, and longer (docs/archive.md "Measured"); the readers keep theirs."""
+    global _writer
+    with _lock:
+        if _writer is None:
+            import duckdb
+
+            config: dict[str, str | bool | int | float | list[str]] = {
+                **OFFLINE,
+                "threads": 1,
+                "memory_limit": MEMORY_LIMIT,
+                "preserve_insertion_order": True,
+                "temp_directory": make_spill_folder(),
+            }
+            _writer = duckdb.connect(":memory:", config=config)
+        conn = _writer.cursor()
     _quiet(conn)
     return conn
 
