@@ -26,6 +26,7 @@ from tenant_events.paths import AppPaths
 from tenant_events.store import CommitResult, EventReader, OpenNotice, StoreWriter, archive_keeper, team_view
 from tenant_events.stream.engine import EngineConfig, StreamEngine
 from tenant_events.stream.tokens import TokenProvider
+from tenant_events.thread_priority import in_background
 from tenant_events.values.retention import Retention
 from tenant_events.values.stream_states import EngineStats, StateChange, StreamState
 from tenant_events.values.team_archive import Lake
@@ -177,7 +178,7 @@ class TenantMonitor:
         while True:
             if self._writer is not None:
                 try:
-                    await asyncio.to_thread(
+                    await in_background(
                         archive_keeper.keep, self._writer, self.retention, lake=self.team_archive
                     )
                 except Exception:

@@ -9,12 +9,23 @@ threads it starts inherit it; elsewhere `os.nice` would lower the whole process,
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 import sys
-from typing import Final
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final, ParamSpec, TypeVar
 
 BACKGROUND_NICENESS: Final = 5
+BACKGROUND_THREADS: Final = 2  # the tiers' upkeep of two tenants at once; a third waits its turn
+
+P = ParamSpec("P")
+T = TypeVar("T")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def lower_this_thread(niceness: int = BACKGROUND_NICENESS) -> bool:
@@ -27,3 +38,14 @@ def lower_this_thread(niceness: int = BACKGROUND_NICENESS) -> bool:
         logging.getLogger(__name__).debug("niceness not changed")
         return False
     return True
+
+
+async def in_background(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """`fn` run on a lowered thread, awaited: the archive's writing (Python, FTS5 and DuckDB on one thread) is
+    minutes of CPU a month that must not take a core from the window while it draws."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(BACKGROUND_THREADS, "background", initializer=lower_this_thread)
+        pool = _pool
+    return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(fn, *args, **kwargs))

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import threading
+from typing import Any
+
+import pytest
 
 from helpers.fixtures_engine import OLD
 from tenant_events.monitor import TenantMonitor
@@ -97,3 +103,44 @@ def test_stopping_the_monitor_while_the_window_still_reads_leaves_the_wal_empty(
     before, after = asyncio.run(scenario())
     assert before > 1024 * 1024, before  # there was a WAL to fold in
     assert after <= 1024 * 1024, f"{after} bytes of WAL left after the stop"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is per thread on Linux only")
+def test_the_tiers_upkeep_runs_below_the_priority_of_the_loop(make_simulator, tmp_path, monkeypatch):
+    """A month's move into the archive is minutes of CPU (Python, FTS5 and DuckDB on one thread): on a two-core
+    machine it must leave the window's thread its share first."""
+    from tenant_events.store import archive_keeper
+    from tenant_events.thread_priority import BACKGROUND_NICENESS
+
+    real_keep = archive_keeper.keep
+    seen: list[int] = []
+
+    def keep_noting_its_priority(*args: Any, **kwargs: Any) -> Any:
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        return real_keep(*args, **kwargs)
+
+    monkeypatch.setattr(archive_keeper, "keep", keep_noting_its_priority)
+    sim = make_simulator(backlog=200, heartbeat=0.2)
+    paths = AppPaths.resolve(tmp_path).ensure()
+    monitor = TenantMonitor(
+        "low",
+        paths,
+        EngineConfig(sim.base_url, from_timestamp=OLD, name="low"),
+        StaticTokenProvider(sim.mint_token()),
+        retention=Retention(max_live_rows=150, interval=0.1, settle_seconds=0),
+    )
+
+    async def scenario() -> int:
+        await monitor.start()
+        with monitor.open_reader() as reader:
+            for _ in range(1200):
+                if reader.archived_upto() >= 50:
+                    break
+                await asyncio.sleep(0.05)
+        await monitor.stop()
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    ours = asyncio.run(scenario())
+    with monitor.open_reader() as reader:
+        assert reader.archived_upto() == 50 and reader.count() == 200
+    assert seen and set(seen) == {min(ours + BACKGROUND_NICENESS, 19)}

@@ -32,6 +32,7 @@ from tenant_events.store.archive_keeper import KeeperPass, keep
 from tenant_events.store.archive_lake import LakeBusy, expire, tidy
 from tenant_events.tenant.link import TenantLink
 from tenant_events.tenant.sources import HubFrom
+from tenant_events.thread_priority import in_background
 from tenant_events.values.retention import Retention
 from tenant_events.values.team_archive import Lake
 
@@ -94,7 +95,7 @@ class LakeMover:
                 monitor = link.monitor
                 writer = monitor.store_writer if monitor is not None else None
                 if writer is not None:
-                    running = asyncio.ensure_future(asyncio.to_thread(self._pass, writer, fence))
+                    running = asyncio.ensure_future(in_background(self._pass, writer, fence))
                     try:
                         done, dropped = await asyncio.shield(running)
                         said = ""
