@@ -22,6 +22,7 @@ def frozen_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         # a cache of its own: PyInstaller's --clean empties the shared one under another build's feet
         PYINSTALLER_CONFIG_DIR=str(tmp_path_factory.mktemp("pyinstaller-cache")),
         PYTHON_BIN=sys.executable,
+        NO_TARBALL="1",  # nothing here unpacks it: the tests install the bundle and the package
     )
     proc = subprocess.run(
         ["bash", "packaging/build.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900

@@ -17,6 +17,8 @@ work is one stream read and written in order, which the shared engine's two thre
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -51,6 +53,7 @@ def engine() -> duckdb.DuckDBPyConnection:
         if _engine is None:
             import duckdb
 
+            _pandas_known_missing()
             config: dict[str, str | bool | int | float | list[str]] = {
                 **OFFLINE,
                 "threads": THREADS,
@@ -64,6 +67,15 @@ def engine() -> duckdb.DuckDBPyConnection:
                 _engine = start.submit(duckdb.connect, ":memory:", config=config).result()
             _quiet(_engine)
         return _engine
+
+
+def _pandas_known_missing() -> None:
+    """DuckDB looks for pandas (an `import pandas`) twice each time it binds a query's parameters. Without pandas
+    (the app has none) each look is a failed import that walks every import hook and folder of the path again,
+    a quarter of a small query's CPU (0.67 → 0.48 ms). Once pandas is known missing, `import pandas` fails at
+    once, as it would anyway."""
+    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
+        sys.modules["pandas"] = None  # type: ignore[assignment]  # Python's own mark of a module not there
 
 
 def cursor() -> duckdb.DuckDBPyConnection:
