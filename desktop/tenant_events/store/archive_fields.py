@@ -24,7 +24,7 @@ archive's rows are checked on their columns.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import BinaryIO, Final
 
 import orjson
@@ -159,11 +159,13 @@ class FieldRows:
         rests = _rests(value.split("\x00", 1)[0], name in _EVERY_WORD)
         return tuple(self._rows.setdefault(head + rest, []) for rest in rests)
 
-    def write(self, f: BinaryIO) -> int:
-        """The rows, `#:` among them, in term order into `f`: a JSON line (term, n, seqs) each, as
-        archive_build.tokens_select reads them. Returns the longest line's length."""
+    def write(self, f: BinaryIO, extra: Mapping[str, list[int]] | None = None) -> int:
+        """The rows, `#:` and `extra`'s (other `#` rows: archive_tally.py) among them, in term order into `f`: a
+        JSON line (term, n, seqs) each, as archive_build.tokens_select reads them. Returns the longest line's
+        length."""
         rows = self._rows
         rows[COVER] = self._seqs
+        rows.update(extra or {})
         longest = 0
         for term in sorted(rows):
             seqs = rows[term]

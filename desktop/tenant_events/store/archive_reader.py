@@ -13,11 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from tenant_events.store import archive_tally as tally
 from tenant_events.store.archive_candidates import ArchiveCandidates
 from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
 from tenant_events.store.archive_fetch import SHOWN, event_of
+from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_matches import MOST_KEPT, Matches, key_of
 from tenant_events.store.live_walk import NO_LOW
+from tenant_events.store.team_view import TEAM_PREFIX
 from tenant_events.values.events import EventFilter, StoredEvent
 
 FAMILIES: Final = ("user", "organization", "group")
@@ -29,6 +32,28 @@ class ArchiveReader(ArchiveCandidates):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         self._matches = Matches()
+        self._tallies: dict[str, tally.Counted | None] = {}  # a file's counts (None: not whole), read once
+
+    def _tallied(
+        self, snap: ArchiveSnapshot, f: EventFilter, low: int | None = None, high: int | None = None
+    ) -> list[tally.Counted] | None:
+        """The counts per hour and type of the files holding low <= seq <= high (archive_tally.py), when they
+        answer `f` and every such file is wholly in that range and holds them whole; None otherwise."""
+        if not tally.answers(f):
+            return None
+        lo, hi = NO_LOW if low is None else low, snap.upto if high is None else high
+        files = snap.covering(lo, hi)
+        if any(a.first_seq < lo or a.last_seq > hi or a.name.startswith(TEAM_PREFIX) for a in files):
+            return None
+        with self._lock:
+            unread = {str(self.folder / tokens_name(a.name)): a for a in files if a.name not in self._tallies}
+            if unread:
+                rows = self._execute(self._open(), tally.tallies_query(list(unread)))
+                for path, counted in tally.of_rows(list(unread), rows).items():
+                    a = unread[path]
+                    self._tallies[a.name] = counted if counted.total == a.rows else None
+            found = [self._tallies[a.name] for a in files]
+        return None if any(c is None for c in found) else [c for c in found if c is not None]
 
     def close(self) -> None:
         with self._lock:
@@ -108,6 +133,8 @@ class ArchiveReader(ArchiveCandidates):
     ) -> int:
         if not snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto):
             return 0
+        if (tallies := self._tallied(snap, f, low, high)) is not None:
+            return tally.count(tallies, f)
         return int(self._matching(snap, f, alerts, low, high, "count(*)")[0][0])
 
     def counts_by_type(
@@ -115,6 +142,8 @@ class ArchiveReader(ArchiveCandidates):
     ) -> dict[str, int]:
         if not snap.files:
             return {}
+        if (tallies := self._tallied(snap, f)) is not None:
+            return tally.by_type(tallies, f)
         rows = self._matching(snap, f, alerts, None, None, "type, count(*)", "GROUP BY type")
         return {str(t): int(n) for t, n in rows}
 
@@ -134,6 +163,8 @@ class ArchiveReader(ArchiveCandidates):
         if not snap.files:
             return []
         size = int(size_ms)
+        if size % tally.HOUR_MS == 0 and (tallies := self._tallied(snap, f)) is not None:
+            return tally.histogram(tallies, f, size)
         select = f"(time_ms // {size}) * {size}, split_part(type, '.', 1), count(*)"
         rows = self._matching(snap, f, alerts, None, None, select, "GROUP BY 1, 2")
         return [(int(b), str(fam), int(n)) for b, fam, n in rows]
