@@ -39,6 +39,12 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
 
 
+def every_candidate(where: str) -> bool:
+    """Whether `where` (from `_prepare`, with many candidates) holds for every candidate in `cand` and no other
+    row: the candidates' seqs are then the matches, counted without reading an events file."""
+    return where == _in_cand("true", None)
+
+
 class ArchiveCandidates(ArchiveFetch):
     """The narrowing half of `ArchiveReader`: every method holds its lock and works on its cursor."""
 
