@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers.history import history
-from tenant_events.store import duck
+from tenant_events.store import archive_reader, duck
 from tenant_events.store.archive_build import ordered_cursor, write_month
 from tenant_events.store.archive_keeper import keep
 from tenant_events.store.archive_layout import PARQUET_OPTIONS, tokens_name
@@ -188,3 +188,23 @@ def test_a_count_of_a_words_or_a_fields_events_reads_no_events_file(tmp_path, mo
                 f, min_seq=upto // 3, max_seq=upto
             ), f
             assert statements.events_read() == [], f
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("most", [10, 4_000_000])
+def test_a_histogram_after_a_count_looks_no_token_up_again(tmp_path, monkeypatch, most):
+    """The count keeps the matches' seqs (at most MOST_SEQS of them), and the histogram, span and per-type counts
+    after it read no token file; with more, each question looks them up again. The same answers either way."""
+    monkeypatch.setattr(archive_reader, "MOST_SEQS", most)
+    one, two = _stores(tmp_path / "small", 1600, 75, 150)
+    statements = _Statements(monkeypatch)
+    with EventReader(one) as a, EventReader(two) as b:
+        for f in (EventFilter(text="example"), EventFilter(query="email:example OR org:acme")):
+            assert b.count(f) == a.count(f)
+            statements.seen.clear()
+            assert b.histogram(f, 86400) == a.histogram(f, 86400)
+            looked_up = [s for s in statements.seen if re.search(r"\bFROM tok\b", s)]
+            assert (looked_up == []) == (most > 1000), f
+            assert b.time_span(f) == a.time_span(f)
+            assert b.counts_by_type(f) == a.counts_by_type(f)
+            assert b.count(f, min_seq=5, max_seq=900) == a.count(f, min_seq=5, max_seq=900)

@@ -254,7 +254,8 @@ class ArchiveCandidates(ArchiveFetch):
     @staticmethod
     def _drop(cursor: duckdb.DuckDBPyConnection) -> None:
         cursor.execute(
-            "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure; DROP TABLE IF EXISTS row_seqs"
+            "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure; DROP TABLE IF EXISTS row_seqs;"
+            " DROP TABLE IF EXISTS seqs_now"
         )
 
     def _look_up(
@@ -284,9 +285,9 @@ class ArchiveCandidates(ArchiveFetch):
         _keys, query = counts_query(set(compiled.tokens))
         return sum(int(n or 0) for n in self._execute(cursor, f"{self._relations(files, True)} {query}")[0])
 
-    def _candidates(self, cursor: duckdb.DuckDBPyConnection) -> int:
-        """How many rows `cand` holds (prepared on `cursor`)."""
-        return int(self._execute(cursor, "SELECT count(*) FROM cand")[0][0])
+    def _candidates(self, cursor: duckdb.DuckDBPyConnection, table: str | None = None) -> int:
+        """How many rows `cand` (or `table`) holds (prepared on `cursor`)."""
+        return int(self._execute(cursor, f"SELECT count(*) FROM {table or 'cand'}")[0][0])  # noqa: S608 - a name made here
 
     def _compile(
         self,

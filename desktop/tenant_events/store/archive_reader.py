@@ -9,19 +9,22 @@ caller takes a new snapshot and asks again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from tenant_events.store import archive_tally as tally
 from tenant_events.store.archive_candidates import ArchiveCandidates, every_candidate
 from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
 from tenant_events.store.archive_fetch import SHOWN, event_of
 from tenant_events.store.archive_layout import tokens_name
-from tenant_events.store.archive_matches import MOST_KEPT, Matches, key_of
+from tenant_events.store.archive_matches import MOST_KEPT, MOST_SEQS, Matches, key_of
 from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.team_view import TEAM_PREFIX
 from tenant_events.values.events import EventFilter, StoredEvent
+
+if TYPE_CHECKING:
+    import duckdb
 
 FAMILIES: Final = ("user", "organization", "group")
 
@@ -104,12 +107,12 @@ class ArchiveReader(ArchiveCandidates):
             table = self._matches.get(key) if key is not None else None
             if table is None and key is not None:
                 try:
-                    where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
-                    if select == "count(*)" and not rest and few is None and every_candidate(where):
-                        # the token files' seqs are the matches (a field's or a word's events): no events read
-                        distinct = f"SELECT count(DISTINCT seq) FROM cand WHERE {bounds or 'true'}"  # noqa: S608
-                        return self._execute(cursor, distinct)
-                    if not driven or (few is None and self._candidates(cursor) > MOST_KEPT):
+                    where, few, driven, listed = self._sure_or_prepared(cursor, snap, f, alerts, key)
+                    if listed is not None and select == "count(*)" and not rest:  # no events read
+                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
+                        return self._execute(cursor, counted)
+                    many = self._candidates(cursor, listed) if few is None and driven else 0
+                    if not driven or many > MOST_KEPT:
                         files = snap.covering(
                             NO_LOW if low is None else low, snap.upto if high is None else high
                         )
@@ -126,6 +129,30 @@ class ArchiveReader(ArchiveCandidates):
                 return self._execute(cursor, f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}")  # noqa: S608
         files = snap.covering(NO_LOW if low is None else low, snap.upto if high is None else high)
         return self._query(files, f, alerts, low, high, select, rest) if files else []
+
+    def _sure_or_prepared(
+        self,
+        cursor: duckdb.DuckDBPyConnection,
+        snap: ArchiveSnapshot,
+        f: EventFilter,
+        alerts: Mapping[int, tuple[int, ...]],
+        key: Hashable,
+    ) -> tuple[str, list[int] | None, bool, str | None]:
+        """`_prepare`'s answer over every file (hold the lock), and the table of the matches' seqs when its
+        candidates are all matches (a word's, a field value's events the token files list): kept for the
+        filter's next question when there are at most MOST_SEQS (a count, then the histogram), which then
+        needs no token lookup."""
+        seqs = self._matches.get(("seqs", key))
+        if seqs is None:
+            where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
+            if few is not None or not every_candidate(where):
+                return where, few, driven, None
+            seqs = self._matches.add(cursor, ("seqs", key), "SELECT DISTINCT seq FROM cand", self._execute)
+            if self._candidates(cursor, seqs) > MOST_SEQS:
+                self._matches.discard(("seqs", key))
+                self._execute(cursor, f"ALTER TABLE {seqs} RENAME TO seqs_now")  # this question's alone
+                seqs = "seqs_now"
+        return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END", None, True, seqs  # noqa: S608
 
     def count(
         self,
