@@ -26,6 +26,7 @@ from tenant_events.values.events import EventFilter, StoredEvent
 if TYPE_CHECKING:
     import duckdb
 
+EVERYTHING: Final = EventFilter()
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -38,16 +39,24 @@ class ArchiveReader(ArchiveCandidates):
         self._tallies: dict[str, tally.Counted | None] = {}  # a file's counts (None: not whole), read once
 
     def _tallied(
-        self, snap: ArchiveSnapshot, f: EventFilter, low: int | None = None, high: int | None = None
+        self,
+        snap: ArchiveSnapshot,
+        f: EventFilter,
+        low: int | None = None,
+        high: int | None = None,
+        counting: bool = False,
     ) -> list[tally.Counted] | None:
         """The counts per hour and type of the files holding low <= seq <= high (archive_tally.py), when they
-        answer `f` and every such file is wholly in that range and holds them whole; None otherwise."""
+        answer `f` and every such file is wholly in that range and holds them whole; None otherwise. `counting`
+        every event: the catalog's rows (any file, no token file read)."""
         if not tally.answers(f):
             return None
         lo, hi = NO_LOW if low is None else low, snap.upto if high is None else high
         files = snap.covering(lo, hi)
         if any(a.first_seq < lo or a.last_seq > hi or a.name.startswith(TEAM_PREFIX) for a in files):
             return None
+        if counting and f == EVERYTHING:  # the catalog's rows say it
+            return [tally.Counted({("", False): {0: a.rows}}) for a in files]
         with self._lock:
             unread = {str(self.folder / tokens_name(a.name)): a for a in files if a.name not in self._tallies}
             if unread:
@@ -164,7 +173,7 @@ class ArchiveReader(ArchiveCandidates):
     ) -> int:
         if not snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto):
             return 0
-        if (tallies := self._tallied(snap, f, low, high)) is not None:
+        if (tallies := self._tallied(snap, f, low, high, counting=True)) is not None:
             return tally.count(tallies, f)
         return int(self._matching(snap, f, alerts, low, high, "count(*)")[0][0])
 
