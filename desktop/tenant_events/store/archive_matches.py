@@ -66,7 +66,7 @@ class Matches:
         self._tables[key] = table
         while len(self._tables) > _TABLES:
             _old, gone = self._tables.popitem(last=False)
-            cursor.execute(f"DROP TABLE IF EXISTS {gone}")
+            cursor.execute(f"DROP TABLE IF EXISTS {gone}; DROP TABLE IF EXISTS {gone}_bits")
         return table
 
     def discard(self, key: Hashable) -> None:

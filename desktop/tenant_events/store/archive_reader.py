@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     import duckdb
 
 EVERYTHING: Final = EventFilter()
+NOW: Final = "seqs_now"  # the matches' seqs of one question, too many to keep
+MOST_BITS: Final = 1 << 28  # a bitmap of the matches' seqs spans at most this many seqs (32 MB)
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -36,7 +38,10 @@ class ArchiveReader(ArchiveCandidates):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         self._matches = Matches()
-        self._tallies: dict[str, tally.Counted | None] = {}  # a file's counts (None: not whole), read once
+        self._tallies: dict[str, tally.Counted | None] = {}
+        self._bitmaps: set[str] = (
+            set()
+        )  # the kept seqs' bitmaps made (_seqs_where)  # a file's counts (None: not whole), read once
 
     def _tallied(
         self,
@@ -116,8 +121,11 @@ class ArchiveReader(ArchiveCandidates):
             table = self._matches.get(key) if key is not None else None
             if table is None and key is not None:
                 try:
-                    where, few, driven, listed = self._sure_or_prepared(cursor, snap, f, alerts, key)
-                    if listed is not None and select == "count(*)" and not rest:  # no events read
+                    counting = select == "count(*)" and not rest
+                    where, few, driven, listed = self._sure_or_prepared(
+                        cursor, snap, f, alerts, key, not counting
+                    )
+                    if listed is not None and counting:  # no events read
                         counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
                         return self._execute(cursor, counted)
                     many = self._candidates(cursor, listed) if few is None and driven else 0
@@ -146,6 +154,7 @@ class ArchiveReader(ArchiveCandidates):
         f: EventFilter,
         alerts: Mapping[int, tuple[int, ...]],
         key: Hashable,
+        scan: bool,
     ) -> tuple[str, list[int] | None, bool, str | None]:
         """`_prepare`'s answer over every file (hold the lock), and the table of the matches' seqs when its
         candidates are all matches (a word's, a field value's events the token files list): kept for the
@@ -159,9 +168,24 @@ class ArchiveReader(ArchiveCandidates):
             seqs = self._matches.add(cursor, ("seqs", key), "SELECT DISTINCT seq FROM cand", self._execute)
             if self._candidates(cursor, seqs) > MOST_SEQS:
                 self._matches.discard(("seqs", key))
-                self._execute(cursor, f"ALTER TABLE {seqs} RENAME TO seqs_now")  # this question's alone
-                seqs = "seqs_now"
-        return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END", None, True, seqs  # noqa: S608
+                self._execute(cursor, f"ALTER TABLE {seqs} RENAME TO {NOW}")  # this question's alone
+                seqs = NOW
+        return self._seqs_where(cursor, seqs) if scan else "", None, True, seqs
+
+    def _seqs_where(self, cursor: duckdb.DuckDBPyConnection, seqs: str) -> str:
+        """The condition of a row whose seq is in the table `seqs`: a bit of a bitmap of their range (`<seqs>_bits`,
+        made once), which a scan of every row tests in place of a hash table's lookup (a year's histogram of
+        125,000 matches in 300,000 events: 23 ms of CPU against 35-45); a lookup when the range is too wide."""
+        low, high = (int(v) for v in self._execute(cursor, f"SELECT min(seq), max(seq) FROM {seqs}")[0])  # noqa: S608
+        if high - low > MOST_BITS:
+            return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END"  # noqa: S608
+        bits = f"{seqs}_bits"
+        if bits not in self._bitmaps:
+            made = f"SELECT bitstring_agg(seq, {low}, {high}) AS b FROM {seqs}"  # noqa: S608
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {bits} AS {made}")
+            if seqs != NOW:
+                self._bitmaps.add(bits)
+        return f"seq BETWEEN {low} AND {high} AND get_bit((SELECT b FROM {bits}), (seq - {low})::INTEGER) = 1"  # noqa: S608
 
     def count(
         self,
