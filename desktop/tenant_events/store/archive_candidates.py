@@ -255,7 +255,7 @@ class ArchiveCandidates(ArchiveFetch):
     def _drop(cursor: duckdb.DuckDBPyConnection) -> None:
         cursor.execute(
             "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure; DROP TABLE IF EXISTS row_seqs;"
-            " DROP TABLE IF EXISTS seqs_now; DROP TABLE IF EXISTS seqs_now_bits"
+            " DROP TABLE IF EXISTS seqs_now"
         )
 
     def _look_up(

@@ -26,7 +26,9 @@ MOST_KEPT: Final = 2_000_000  # candidate rows: ~30 MB of (seq, time, type) at m
 MOST_SEQS: Final = (
     4_000_000  # a filter's matching seqs kept without their rows (archive_reader): 32 MB at most
 )
-_TABLES: Final = 3  # tables kept per reader: two filters' (a filter may keep its seqs and its matches)
+_TABLES: Final = (
+    6  # tables kept per reader: two filters' (a filter may keep its seqs, their bitmap, its matches)
+)
 
 
 def key_of(
@@ -66,7 +68,7 @@ class Matches:
         self._tables[key] = table
         while len(self._tables) > _TABLES:
             _old, gone = self._tables.popitem(last=False)
-            cursor.execute(f"DROP TABLE IF EXISTS {gone}; DROP TABLE IF EXISTS {gone}_bits")
+            cursor.execute(f"DROP TABLE IF EXISTS {gone}")
         return table
 
     def discard(self, key: Hashable) -> None:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 EVERYTHING: Final = EventFilter()
 NOW: Final = "seqs_now"  # the matches' seqs of one question, too many to keep
-MOST_BITS: Final = 1 << 28  # a bitmap of the matches' seqs spans at most this many seqs (32 MB)
+MOST_BITS: Final = 1 << 28  # a kept bitmap of the matches' seqs spans at most this many seqs (32 MB)
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -38,10 +38,7 @@ class ArchiveReader(ArchiveCandidates):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         self._matches = Matches()
-        self._tallies: dict[str, tally.Counted | None] = {}
-        self._bitmaps: set[str] = (
-            set()
-        )  # the kept seqs' bitmaps made (_seqs_where)  # a file's counts (None: not whole), read once
+        self._tallies: dict[str, tally.Counted | None] = {}  # a file's counts (None: not whole), read once
 
     def _tallied(
         self,
@@ -122,13 +119,11 @@ class ArchiveReader(ArchiveCandidates):
             if table is None and key is not None:
                 try:
                     counting = select == "count(*)" and not rest
-                    where, few, driven, listed = self._sure_or_prepared(
-                        cursor, snap, f, alerts, key, not counting
-                    )
-                    if listed is not None and counting:  # no events read
-                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
-                        return self._execute(cursor, counted)
-                    many = self._candidates(cursor, listed) if few is None and driven else 0
+                    where, few, driven, listed, n = self._sure_or_prepared(cursor, snap, f, alerts, key)
+                    if counting and n is not None and (not bounds or listed is not None):  # no events read
+                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds}"  # noqa: S608
+                        return [(n,)] if not bounds else self._execute(cursor, counted)
+                    many = n if n is not None else self._candidates(cursor) if few is None and driven else 0
                     if not driven or many > MOST_KEPT:
                         files = snap.covering(
                             NO_LOW if low is None else low, snap.upto if high is None else high
@@ -154,38 +149,34 @@ class ArchiveReader(ArchiveCandidates):
         f: EventFilter,
         alerts: Mapping[int, tuple[int, ...]],
         key: Hashable,
-        scan: bool,
-    ) -> tuple[str, list[int] | None, bool, str | None]:
-        """`_prepare`'s answer over every file (hold the lock), and the table of the matches' seqs when its
-        candidates are all matches (a word's, a field value's events the token files list): kept for the
-        filter's next question when there are at most MOST_SEQS (a count, then the histogram), which then
-        needs no token lookup."""
-        seqs = self._matches.get(("seqs", key))
-        if seqs is None:
+    ) -> tuple[str, list[int] | None, bool, str | None, int | None]:
+        """`_prepare`'s answer over every file (hold the lock); and when its candidates are all matches (a word's,
+        a field value's events the token files list), the table of their seqs and how many they are. Kept for
+        the filter's next questions (a count, then its histogram), which then look no token up: the seqs when
+        there are at most MOST_SEQS, a bitmap of their range (`bits`: b, low, high, n) when it spans at most
+        MOST_BITS. A scan of the files meets a row with a bit of the bitmap, not a hash table's lookup (a year's
+        histogram of 125,000 matches in 300,000 events: 23 ms of CPU against 35-45)."""
+        seqs, bits = self._matches.get(("seqs", key)), self._matches.get(("bits", key))
+        if seqs is None and bits is None:
             where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
             if few is not None or not every_candidate(where):
-                return where, few, driven, None
-            seqs = self._matches.add(cursor, ("seqs", key), "SELECT DISTINCT seq FROM cand", self._execute)
-            if self._candidates(cursor, seqs) > MOST_SEQS:
-                self._matches.discard(("seqs", key))
-                self._execute(cursor, f"ALTER TABLE {seqs} RENAME TO {NOW}")  # this question's alone
-                seqs = NOW
-        return self._seqs_where(cursor, seqs) if scan else "", None, True, seqs
-
-    def _seqs_where(self, cursor: duckdb.DuckDBPyConnection, seqs: str) -> str:
-        """The condition of a row whose seq is in the table `seqs`: a bit of a bitmap of their range (`<seqs>_bits`,
-        made once), which a scan of every row tests in place of a hash table's lookup (a year's histogram of
-        125,000 matches in 300,000 events: 23 ms of CPU against 35-45); a lookup when the range is too wide."""
-        low, high = (int(v) for v in self._execute(cursor, f"SELECT min(seq), max(seq) FROM {seqs}")[0])  # noqa: S608
-        if high - low > MOST_BITS:
-            return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END"  # noqa: S608
-        bits = f"{seqs}_bits"
-        if bits not in self._bitmaps:
-            made = f"SELECT bitstring_agg(seq, {low}, {high}) AS b FROM {seqs}"  # noqa: S608
-            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {bits} AS {made}")
-            if seqs != NOW:
-                self._bitmaps.add(bits)
-        return f"seq BETWEEN {low} AND {high} AND get_bit((SELECT b FROM {bits}), (seq - {low})::INTEGER) = 1"  # noqa: S608
+                return where, few, driven, None, None
+            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {NOW} AS SELECT DISTINCT seq FROM cand")  # noqa: S608
+            n, low, high = self._execute(cursor, f"SELECT count(*), min(seq), max(seq) FROM {NOW}")[0]  # noqa: S608
+            if high - low <= MOST_BITS:
+                made = f"SELECT bitstring_agg(seq, {low}, {high}) AS b, {low} AS low, {high} AS high, {n} AS n FROM {NOW}"  # noqa: S608
+                bits = self._matches.add(cursor, ("bits", key), made, self._execute)
+            seqs = NOW
+            if n <= MOST_SEQS:
+                seqs = self._matches.add(cursor, ("seqs", key), f"SELECT seq FROM {NOW}", self._execute)  # noqa: S608
+        if bits is None:
+            n = self._candidates(cursor, seqs)
+            return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END", None, True, seqs, n  # noqa: S608
+        low, high, n = self._execute(cursor, f"SELECT low, high, n FROM {bits}")[0]  # noqa: S608
+        where = (
+            f"seq BETWEEN {low} AND {high} AND get_bit((SELECT b FROM {bits}), (seq - {low})::INTEGER) = 1"  # noqa: S608
+        )
+        return where, None, True, seqs, int(n)
 
     def count(
         self,
