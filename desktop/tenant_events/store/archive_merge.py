@@ -90,8 +90,8 @@ def _token_parts(
             "read_parquet(?)", f"{where} {'AND' if where else 'WHERE'} {tally.TALLIED}"
         )
         cur.execute(
-            f"COPY (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, {joined} AS seqs FROM read_parquet(?)"  # noqa: S608
-            f" {words} GROUP BY term UNION ALL {tallies}) ORDER BY term) TO {duck.literal(str(part))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
+            f"COPY (SELECT term, n, seqs FROM (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, {joined} AS seqs"  # noqa: S608
+            f" FROM read_parquet(?) {words} GROUP BY term) UNION ALL {tallies}) ORDER BY term) TO {duck.literal(str(part))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
             [tokens, *params, tokens, *params],
         )
         parts.append(str(part))

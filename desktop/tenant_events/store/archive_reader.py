@@ -38,40 +38,45 @@ class ArchiveReader(ArchiveCandidates):
     def __init__(self, folder: Path) -> None:
         super().__init__(folder)
         self._matches = Matches()
-        self._tallies: dict[str, tally.Counted | None] = {}  # a file's counts (None: not whole), read once
+        self._tallies: dict[str, bool] = {}  # a file's tally rows read (archive_tally.CREATE): whole or not
 
-    def _tallied(
-        self,
-        snap: ArchiveSnapshot,
-        f: EventFilter,
-        low: int | None = None,
-        high: int | None = None,
-        counting: bool = False,
-    ) -> list[tally.Counted] | None:
-        """The counts per hour and type of the files holding low <= seq <= high (archive_tally.py), when they
-        answer `f` and every such file is wholly in that range and holds them whole; None otherwise. `counting`
-        every event: the catalog's rows (any file, no token file read)."""
+    def _whole_files(
+        self, snap: ArchiveSnapshot, f: EventFilter, low: int | None, high: int | None
+    ) -> tuple[ArchiveFile, ...] | None:
+        """The files holding low <= seq <= high when the tallies may answer `f` over them (archive_tally.py): each
+        wholly in that range, none the team archive's; None otherwise."""
         if not tally.answers(f):
             return None
         lo, hi = NO_LOW if low is None else low, snap.upto if high is None else high
         files = snap.covering(lo, hi)
         if any(a.first_seq < lo or a.last_seq > hi or a.name.startswith(TEAM_PREFIX) for a in files):
             return None
-        if counting and f == EVERYTHING:  # the catalog's rows say it
-            return [tally.Counted({("", False): {0: a.rows}}) for a in files]
+        return files
+
+    def _tallied(
+        self, snap: ArchiveSnapshot, f: EventFilter, low: int | None = None, high: int | None = None
+    ) -> list[str] | None:
+        """The names of the files holding low <= seq <= high, their tally rows in the cursor's table `tallies`,
+        when they answer `f` and every such file holds them whole; None otherwise."""
+        files = self._whole_files(snap, f, low, high)
+        if files is None:
+            return None
         with self._lock:
+            cursor = self._open()
             unread = {str(self.folder / tokens_name(a.name)): a for a in files if a.name not in self._tallies}
             if unread:
-                rows = self._execute(self._open(), tally.tallies_query(list(unread)))
-                for path, counted in tally.of_rows(list(unread), rows).items():
-                    a = unread[path]
-                    self._tallies[a.name] = counted if counted.total == a.rows else None
-            found = [self._tallies[a.name] for a in files]
-        return None if any(c is None for c in found) else [c for c in found if c is not None]
+                self._execute(cursor, tally.CREATE)
+                self._execute(cursor, tally.load_sql({p: a.name for p, a in unread.items()}))
+                totals = dict(self._execute(cursor, tally.totals_sql([a.name for a in unread.values()])))
+                for a in unread.values():
+                    self._tallies[a.name] = totals.get(a.name) == a.rows
+            whole = all(self._tallies[a.name] for a in files)
+        return [a.name for a in files] if whole else None
 
     def close(self) -> None:
         with self._lock:
             self._matches.forget()
+            self._tallies.clear()
         super().close()
 
     def _query(
@@ -188,8 +193,10 @@ class ArchiveReader(ArchiveCandidates):
     ) -> int:
         if not snap.covering(NO_LOW if low is None else low, high if high is not None else snap.upto):
             return 0
-        if (tallies := self._tallied(snap, f, low, high, counting=True)) is not None:
-            return tally.count(tallies, f)
+        if f == EVERYTHING and (files := self._whole_files(snap, f, low, high)) is not None:
+            return sum(a.rows for a in files)  # the catalog's rows say it
+        if (names := self._tallied(snap, f, low, high)) is not None:
+            return int(self._run(tally.count_sql(f, names))[0][0])
         return int(self._matching(snap, f, alerts, low, high, "count(*)")[0][0])
 
     def counts_by_type(
@@ -197,8 +204,8 @@ class ArchiveReader(ArchiveCandidates):
     ) -> dict[str, int]:
         if not snap.files:
             return {}
-        if (tallies := self._tallied(snap, f)) is not None:
-            return tally.by_type(tallies, f)
+        if (names := self._tallied(snap, f)) is not None:
+            return {str(t): int(n) for t, n in self._run(tally.by_type_sql(f, names))}
         rows = self._matching(snap, f, alerts, None, None, "type, count(*)", "GROUP BY type")
         return {str(t): int(n) for t, n in rows}
 
@@ -218,8 +225,10 @@ class ArchiveReader(ArchiveCandidates):
         if not snap.files:
             return []
         size = int(size_ms)
-        if size % tally.HOUR_MS == 0 and (tallies := self._tallied(snap, f)) is not None:
-            return tally.histogram(tallies, f, size)
+        if size % tally.HOUR_MS == 0 and (names := self._tallied(snap, f)) is not None:
+            return [
+                (int(b), str(fam), int(n)) for b, fam, n in self._run(tally.histogram_sql(f, names, size))
+            ]
         select = f"(time_ms // {size}) * {size}, split_part(type, '.', 1), count(*)"
         rows = self._matching(snap, f, alerts, None, None, select, "GROUP BY 1, 2")
         return [(int(b), str(fam), int(n)) for b, fam, n in rows]
