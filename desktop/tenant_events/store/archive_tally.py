@@ -66,6 +66,7 @@ def load_sql(names: Mapping[str, str]) -> str:
         "INSERT INTO tallies SELECT m.name, t.parts.kind, t.parts.test <> '', t.parts.hour::BIGINT, t.n FROM"  # noqa: S608 - literals quoted
         f" (SELECT filename, n, {parts} AS parts FROM read_parquet([{listed}], filename = true)"
         f" WHERE term >= '{MARK}' AND term < '{MARK}~') t JOIN (VALUES {pairs}) m(path, name) ON t.filename = m.path"
+        " WHERE t.parts.hour <> ''"  # a row of another form: not counted (its file is then read as before)
     )
 
 
