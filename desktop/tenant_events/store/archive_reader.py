@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 EVERYTHING: Final = EventFilter()
 NOW: Final = "seqs_now"  # the matches' seqs of one question, too many to keep
-MOST_BITS: Final = 1 << 28  # a kept bitmap of the matches' seqs spans at most this many seqs (32 MB)
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -56,7 +55,7 @@ class ArchiveReader(ArchiveCandidates):
     def _tallied(
         self, snap: ArchiveSnapshot, f: EventFilter, low: int | None = None, high: int | None = None
     ) -> list[str] | None:
-        """The names of the files holding low <= seq <= high, their tally rows in the cursor's table `tallies`,
+        """The token files' paths of the files holding low <= seq <= high, their tally rows in the cursor's table `tallies`,
         when they answer `f` and every such file holds them whole; None otherwise."""
         files = self._whole_files(snap, f, low, high)
         if files is None:
@@ -66,12 +65,12 @@ class ArchiveReader(ArchiveCandidates):
             unread = {str(self.folder / tokens_name(a.name)): a for a in files if a.name not in self._tallies}
             if unread:
                 self._execute(cursor, tally.CREATE)
-                self._execute(cursor, tally.load_sql({p: a.name for p, a in unread.items()}))
-                totals = dict(self._execute(cursor, tally.totals_sql([a.name for a in unread.values()])))
-                for a in unread.values():
-                    self._tallies[a.name] = totals.get(a.name) == a.rows
+                self._execute(cursor, tally.load_sql(list(unread)))
+                totals = dict(self._execute(cursor, tally.totals_sql(list(unread))))
+                for path, a in unread.items():
+                    self._tallies[a.name] = totals.get(path) == a.rows
             whole = all(self._tallies[a.name] for a in files)
-        return [a.name for a in files] if whole else None
+        return [str(self.folder / tokens_name(a.name)) for a in files] if whole else None
 
     def close(self) -> None:
         with self._lock:
@@ -125,9 +124,9 @@ class ArchiveReader(ArchiveCandidates):
                 try:
                     counting = select == "count(*)" and not rest
                     where, few, driven, listed, n = self._sure_or_prepared(cursor, snap, f, alerts, key)
-                    if counting and n is not None and (not bounds or listed is not None):  # no events read
-                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds}"  # noqa: S608
-                        return [(n,)] if not bounds else self._execute(cursor, counted)
+                    if counting and listed is not None:  # no events read
+                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
+                        return self._execute(cursor, counted)
                     many = n if n is not None else self._candidates(cursor) if few is None and driven else 0
                     if not driven or many > MOST_KEPT:
                         files = snap.covering(
@@ -156,32 +155,20 @@ class ArchiveReader(ArchiveCandidates):
         key: Hashable,
     ) -> tuple[str, list[int] | None, bool, str | None, int | None]:
         """`_prepare`'s answer over every file (hold the lock); and when its candidates are all matches (a word's,
-        a field value's events the token files list), the table of their seqs and how many they are. Kept for
-        the filter's next questions (a count, then its histogram), which then look no token up: the seqs when
-        there are at most MOST_SEQS, a bitmap of their range (`bits`: b, low, high, n) when it spans at most
-        MOST_BITS. A scan of the files meets a row with a bit of the bitmap, not a hash table's lookup (a year's
-        histogram of 125,000 matches in 300,000 events: 23 ms of CPU against 35-45)."""
-        seqs, bits = self._matches.get(("seqs", key)), self._matches.get(("bits", key))
-        if seqs is None and bits is None:
+        a field value's events the token files list), the table of their distinct seqs and how many they are,
+        kept for the filter's next questions (a count, then its histogram) when there are at most MOST_SEQS:
+        those then look no token up."""
+        seqs = self._matches.get(("seqs", key))
+        if seqs is None:
             where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
             if few is not None or not every_candidate(where):
                 return where, few, driven, None, None
             self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {NOW} AS SELECT DISTINCT seq FROM cand")  # noqa: S608
-            n, low, high = self._execute(cursor, f"SELECT count(*), min(seq), max(seq) FROM {NOW}")[0]  # noqa: S608
-            if high - low <= MOST_BITS:
-                made = f"SELECT bitstring_agg(seq, {low}, {high}) AS b, {low} AS low, {high} AS high, {n} AS n FROM {NOW}"  # noqa: S608
-                bits = self._matches.add(cursor, ("bits", key), made, self._execute)
             seqs = NOW
-            if n <= MOST_SEQS:
+            if self._candidates(cursor, NOW) <= MOST_SEQS:
                 seqs = self._matches.add(cursor, ("seqs", key), f"SELECT seq FROM {NOW}", self._execute)  # noqa: S608
-        if bits is None:
-            n = self._candidates(cursor, seqs)
-            return f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END", None, True, seqs, n  # noqa: S608
-        low, high, n = self._execute(cursor, f"SELECT low, high, n FROM {bits}")[0]  # noqa: S608
-        where = (
-            f"seq BETWEEN {low} AND {high} AND get_bit((SELECT b FROM {bits}), (seq - {low})::INTEGER) = 1"  # noqa: S608
-        )
-        return where, None, True, seqs, int(n)
+        where = f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END"  # noqa: S608
+        return where, None, True, seqs, self._candidates(cursor, seqs)
 
     def count(
         self,
