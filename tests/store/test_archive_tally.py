@@ -172,6 +172,7 @@ class _Reading:
 def test_a_count_of_a_words_or_a_fields_events_reads_no_events_file(tmp_path, monkeypatch):
     """A free-text word and a field's value with hundreds of matches, which the token files list exactly: their
     counts (whole, and of a range) are those of a store that never archived, and read only token files."""
+    monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
     one, two = _stores(tmp_path / "small", 1600, 75, 150)
     statements = _Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
@@ -196,6 +197,7 @@ def test_a_histogram_after_a_count_looks_no_token_up_again(tmp_path, monkeypatch
     """The count keeps the matches' seqs (at most MOST_SEQS of them), and the histogram, span and per-type counts
     after it read no token file; with more, each question looks them up again. The same answers either way."""
     monkeypatch.setattr(archive_reader, "MOST_SEQS", most_seqs)
+    monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
     one, two = _stores(tmp_path / "small", 1600, 75, 150)
     statements = _Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:

@@ -124,7 +124,8 @@ class ArchiveReader(ArchiveCandidates):
                 try:
                     counting = select == "count(*)" and not rest
                     where, few, driven, listed, n = self._sure_or_prepared(cursor, snap, f, alerts, key)
-                    if counting and listed is not None:  # no events read
+                    # more than are kept: counted without reading events (fewer: the scan keeps them for what follows)
+                    if counting and listed is not None and n is not None and n > MOST_KEPT:
                         counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
                         return self._execute(cursor, counted)
                     many = n if n is not None else self._candidates(cursor) if few is None and driven else 0
