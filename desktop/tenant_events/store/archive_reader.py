@@ -165,9 +165,10 @@ class ArchiveReader(ArchiveCandidates):
             if few is not None or not every_candidate(where):
                 return where, few, driven, None, None
             self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {NOW} AS SELECT DISTINCT seq FROM cand")  # noqa: S608
-            seqs = NOW
-            if self._candidates(cursor, NOW) <= MOST_SEQS:
-                seqs = self._matches.add(cursor, ("seqs", key), f"SELECT seq FROM {NOW}", self._execute)  # noqa: S608
+            n = self._candidates(cursor, NOW)
+            if n > MOST_SEQS:  # scanned as prepared (met with its distinct seqs, 12.6M: 2.3 times the CPU)
+                return where, few, driven, NOW, n
+            seqs = self._matches.add(cursor, ("seqs", key), f"SELECT seq FROM {NOW}", self._execute)  # noqa: S608
         where = f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END"  # noqa: S608
         return where, None, True, seqs, self._candidates(cursor, seqs)
 
