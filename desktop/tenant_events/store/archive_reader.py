@@ -123,7 +123,9 @@ class ArchiveReader(ArchiveCandidates):
             if table is None and key is not None:
                 try:
                     counting = select == "count(*)" and not rest
-                    where, few, driven, listed, n = self._sure_or_prepared(cursor, snap, f, alerts, key)
+                    where, few, driven, listed, n = self._sure_or_prepared(
+                        cursor, snap, f, alerts, key, counting
+                    )
                     # more than are kept: counted without reading events (fewer: the scan keeps them for what follows)
                     if counting and listed is not None and n is not None and n > MOST_KEPT:
                         counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
@@ -154,6 +156,7 @@ class ArchiveReader(ArchiveCandidates):
         f: EventFilter,
         alerts: Mapping[int, tuple[int, ...]],
         key: Hashable,
+        counting: bool,
     ) -> tuple[str, list[int] | None, bool, str | None, int | None]:
         """`_prepare`'s answer over every file (hold the lock); and when its candidates are all matches (a word's,
         a field value's events the token files list), the table of their distinct seqs and how many they are,
@@ -163,6 +166,10 @@ class ArchiveReader(ArchiveCandidates):
         if seqs is None:
             where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
             if few is not None or not every_candidate(where):
+                return where, few, driven, None, None
+            if (
+                not counting and self._candidates(cursor) > MOST_SEQS
+            ):  # (with repeats) too many to keep: as prepared
                 return where, few, driven, None, None
             self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {NOW} AS SELECT DISTINCT seq FROM cand")  # noqa: S608
             n = self._candidates(cursor, NOW)
