@@ -40,6 +40,7 @@ from tenant_events.store.archive_layout import (
     month_of,
     tokens_name,
 )
+from tenant_events.store.archive_tally import Tally
 from tenant_events.store.fts_text import indexed_raw
 from tenant_events.store.records import summary_of
 
@@ -252,7 +253,7 @@ def scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool = False)
     re-reads and writes it again). The records go out as one JSON array, a slice of them per call: a call and
     a write per record cost more than the encoding itself, and a slice's records are gone before the next is
     made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: the field rows
-    (archive_fields.FieldRows) too, before the tokens."""
+    (archive_fields.FieldRows) and the counts per hour and type (archive_tally.Tally) too, before the tokens."""
     with collector_paused():
         return _scratch(chunks, work, cues)
 
@@ -273,6 +274,7 @@ def collector_paused() -> Iterator[None]:
 
 def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scratch:
     fields = FieldRows() if cues else None
+    tally = Tally() if cues else None
     first = last = 0
     mem = _index()
     try:
@@ -286,13 +288,16 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
                     raise ValueError("a chunk's seqs must all follow those of the chunk before it")
                 summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
                 _records(f, rows, summaries, fields, after=bool(last))
+                if tally is not None:
+                    for r in rows:
+                        tally.add(r[5], r[3], r[8])
                 _fill(mem, rows, summaries)
                 first, last = first or rows[0][0], rows[-1][0]
             f.write(b"]")
         if not last:
             raise ValueError("no rows to write")
         with (work / TOKENS_FILE).open("wb") as f:
-            longest = fields.write(f) if fields is not None else 0
+            longest = fields.write(f, tally.rows() if tally is not None else {}) if fields is not None else 0
             return Scratch(first, last, max(longest, _vocabulary(mem, f)))
     finally:
         mem.close()

@@ -1,6 +1,5 @@
-"""How a filter's rows are found in the archive's files: its token lookups, the candidates they leave, and the
-exact checks kept to those candidates. `ArchiveReader` (archive_reader.py) asks its questions over what this
-prepares on its cursor."""
+"""How a filter's rows are found in the archive's files: its token lookups, the candidates they leave, the exact
+checks kept to those candidates; `ArchiveReader` (archive_reader.py) asks over what this prepares on its cursor."""
 
 from __future__ import annotations
 
@@ -37,6 +36,12 @@ def _in_cand(where: str, few: Sequence[int] | None) -> str:
         named = ", ".join(str(int(s)) for s in few)
         return f"seq IN ({named}) AND CASE WHEN seq IN ({named}) THEN {where} ELSE false END"
     return f"CASE WHEN seq IN (SELECT seq FROM cand) THEN {where} ELSE false END"  # noqa: S608 - a table made here
+
+
+def every_candidate(where: str) -> bool:
+    """Whether `where` (from `_prepare`, with many candidates) holds for every candidate in `cand` and no other
+    row: the candidates' seqs are then the matches, counted without reading an events file."""
+    return where == _in_cand("true", None)
 
 
 class ArchiveCandidates(ArchiveFetch):
@@ -252,7 +257,7 @@ class ArchiveCandidates(ArchiveFetch):
         self._held = None
         cursor.execute(
             "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure;"
-            " DROP TABLE IF EXISTS row_seqs; DROP TABLE IF EXISTS held"
+            " DROP TABLE IF EXISTS row_seqs; DROP TABLE IF EXISTS held; DROP TABLE IF EXISTS seqs_now"
         )
 
     def _look_up(
@@ -282,9 +287,9 @@ class ArchiveCandidates(ArchiveFetch):
         _keys, query = counts_query(set(compiled.tokens))
         return sum(int(n or 0) for n in self._execute(cursor, f"{self._relations(files, True)} {query}")[0])
 
-    def _candidates(self, cursor: duckdb.DuckDBPyConnection) -> int:
-        """How many rows `cand` holds (prepared on `cursor`)."""
-        return int(self._execute(cursor, "SELECT count(*) FROM cand")[0][0])
+    def _candidates(self, cursor: duckdb.DuckDBPyConnection, table: str | None = None) -> int:
+        """How many rows `cand` (or `table`) holds (prepared on `cursor`)."""
+        return int(self._execute(cursor, f"SELECT count(*) FROM {table or 'cand'}")[0][0])  # noqa: S608 - a name made here
 
     def _compile(
         self,

@@ -24,7 +24,7 @@ archive's rows are checked on their columns.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import BinaryIO, Final
 
 import orjson
@@ -159,17 +159,22 @@ class FieldRows:
         rests = _rests(value.split("\x00", 1)[0], name in _EVERY_WORD)
         return tuple(self._rows.setdefault(head + rest, []) for rest in rests)
 
-    def write(self, f: BinaryIO) -> int:
-        """The rows, `#:` among them, in term order into `f`: a JSON line (term, n, seqs) each, as
-        archive_build.tokens_select reads them. Returns the longest line's length."""
+    def write(self, f: BinaryIO, counted: Mapping[str, int] | None = None) -> int:
+        """The rows, `#:` among them, and `counted`'s (other `#` rows: a count each and no seqs, archive_tally.py)
+        in term order into `f`: a JSON line (term, n, seqs) each, as archive_build.tokens_select reads them.
+        Returns the longest line's length."""
         rows = self._rows
         rows[COVER] = self._seqs
+        counts = counted or {}
         longest = 0
-        for term in sorted(rows):
-            seqs = rows[term]
-            line = orjson.dumps(
-                {"term": term, "n": len(seqs), "seqs": seqs}, option=orjson.OPT_APPEND_NEWLINE
+        for term in sorted(rows.keys() | counts.keys()):
+            seqs = rows.get(term)
+            row = (
+                {"term": term, "n": counts[term], "seqs": []}
+                if seqs is None
+                else {"term": term, "n": len(seqs), "seqs": seqs}
             )
+            line = orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
             f.write(line)
             longest = max(longest, len(line))
         return longest

@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     import duckdb
 
 MOST_KEPT: Final = 2_000_000  # candidate rows: ~30 MB of (seq, time, type) at most
-_TABLES: Final = 2  # filters kept per reader
+MOST_SEQS: Final = (
+    4_000_000  # a filter's matching seqs kept without their rows (archive_reader): 32 MB at most
+)
+_TABLES: Final = (
+    6  # tables kept per reader: two filters' (a filter may keep its seqs, their bitmap, its matches)
+)
 
 
 def key_of(
@@ -65,6 +70,10 @@ class Matches:
             _old, gone = self._tables.popitem(last=False)
             cursor.execute(f"DROP TABLE IF EXISTS {gone}")
         return table
+
+    def discard(self, key: Hashable) -> None:
+        """Stop keeping `key`'s table (the caller drops it or uses it up)."""
+        self._tables.pop(key, None)
 
     def forget(self) -> None:
         """The cursor closed: its tables are gone."""
