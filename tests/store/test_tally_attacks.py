@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -135,5 +136,44 @@ def test_one_reader_asked_again_after_a_move_and_a_merge(tmp_path):
                 cuts = [1, upto // 2, upto, upto + 50]
                 for f in filters:
                     assert _answers(a, f, cuts) == _answers(b, f, cuts), (step, f)
+    finally:
+        writer.close()
+
+
+def _read_as_before(path: Path, tmp: Path) -> Path:
+    """A copy of the store whose token files hold no tally rows: its answers are read from the events files."""
+    copy = tmp / "before" / path.name
+    copy.parent.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        if (found := path.with_name(path.name + suffix)).exists():
+            shutil.copy(found, copy.with_name(copy.name + suffix))
+    shutil.copytree(folder_of(path), folder_of(copy))
+    for tokens in folder_of(copy).glob(f"*{TOKENS_SUFFIX}"):
+        _strip(tokens)
+    return copy
+
+
+@pytest.mark.timeout(900)
+def test_one_reader_asked_again_after_retention_dropped_files(tmp_path):
+    """A reader that counted over every archived month is asked again after the archive's retention let its
+    oldest months go: it answers as a reader of the files left, read from their events."""
+    now = time.time()
+    rows = history(1200, now - 100 * DAY, 100 * DAY / 1200, 13)
+    two = tmp_path / "two.sqlite3"
+    writer = _fill(two, rows)
+    rng = random.Random(8)
+    filters = [*_type_filters(rng), *WORDS]
+    try:
+        _keep(writer, 5, now, 200)
+        with EventReader(two) as b:
+            upto = b.archived_upto()
+            cuts = [1, upto // 2, upto]
+            before = {f: _answers(b, f, cuts) for f in filters}
+            keep(writer, Retention(keep_live_days=5, keep_archive_days=40, settle_seconds=0), now)
+            writer.index_all_sync()
+            assert b.count() < before[EventFilter()]["count"]  # months let go
+            with EventReader(_read_as_before(two, tmp_path)) as c:
+                for f in filters:
+                    assert _answers(b, f, cuts) == _answers(c, f, cuts), f
     finally:
         writer.close()
