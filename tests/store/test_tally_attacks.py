@@ -9,6 +9,7 @@ import itertools
 import random
 import shutil
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,18 @@ def _type_filters(rng: random.Random) -> list[EventFilter]:
     ]
 
 
+def _windows(rng: random.Random, rows: list) -> list[EventFilter]:  # type: ignore[type-arg]
+    """Filters of types with a time window that cuts hours (10:30 to 11:15 of some archived day)."""
+    hour = (rows[len(rows) // 4].time_ms // 3_600_000) * 3600
+    since = datetime.fromtimestamp(hour + 1800, UTC)
+    until = datetime.fromtimestamp(hour + 3600 * rng.randint(1, 30) + 900, UTC)
+    return [
+        EventFilter(types=frozenset(rng.sample(TYPES, 2)), since=since, until=until),
+        EventFilter(since=since, include_test=False),
+        EventFilter(until=until),
+    ]
+
+
 def _answers(reader: EventReader, f: EventFilter, cuts: list[int]) -> dict[str, object]:
     out: dict[str, object] = {"count": reader.count(f), "by type": reader.counts_by_type(f)}
     for size in SIZES:
@@ -111,7 +124,7 @@ def test_tallies_beside_old_files_answer_as_one_store(tmp_path_factory, seed, n,
         upto = b.archived_upto()
         assert upto > 0
         cuts = sorted({1, *rng.sample(range(1, n), 4), upto})
-        for f in [*_type_filters(rng), *WORDS]:
+        for f in [*_type_filters(rng), *WORDS, *_windows(rng, rows)]:
             assert _answers(a, f, cuts) == _answers(b, f, cuts), f
 
 
