@@ -20,7 +20,7 @@ from helpers.history import history
 from tenant_events.store import duck
 from tenant_events.store.archive_build import ordered_cursor
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_layout import PARQUET_OPTIONS, TOKENS_SUFFIX, folder_of
+from tenant_events.store.archive_layout import PARQUET_OPTIONS, TOKENS_SUFFIX, folder_of, tokens_name
 from tenant_events.store.archive_tally import MARK
 from tenant_events.store.reader import EventReader
 from tenant_events.store.writer import Batch, StoreWriter
@@ -194,20 +194,27 @@ def test_one_reader_asked_again_after_retention_dropped_files(tmp_path):
 
 @pytest.mark.timeout(900)
 def test_a_readers_tallies_hold_only_the_files_it_may_still_read(tmp_path):
-    """A window's reader lives for weeks while the keeper moves a day at a time and merges each month's files:
-    the tally rows it read into its cursor go with the files the catalog no longer lists, so that they do not
-    grow by a merged month's rows (about 26,000 in the 30M-event year) at every merge."""
+    """A window's reader lives for weeks while the keeper moves a day at a time, merges each month's files and
+    lets the oldest go: the tally rows it read into its cursor go with the files the catalog no longer lists, so
+    that they do not grow by a month's rows (about 26,000 in the 30M-event year) at every merge."""
     start = time.time() - 60 * DAY
     rows = history(1500, start, 60 * DAY / 1500, 17)
     two = tmp_path / "two.sqlite3"
     writer = _fill(two, rows)
+    ever: set[str] = set()
     try:
         with EventReader(two) as b:
             for day in range(10, 60, 2):
-                _keep(writer, 1, start + day * DAY, 100_000)
+                now = start + day * DAY
+                keep(writer, Retention(keep_live_days=1, keep_archive_days=6, settle_seconds=0), now)
+                writer.index_all_sync()
                 b.count(EventFilter(include_test=False))
+                ever |= {a.name for a in b.archive_snapshot().files}
             listed = {a.name for a in b.archive_snapshot().files}
+            assert ever - listed, "no file left the catalog: nothing tested"
+            # a tally row names its token file
+            paths = {str(folder_of(two) / tokens_name(name)) for name in listed}
             held = {str(n) for (n,) in b.archive._run("SELECT DISTINCT name FROM tallies")}
-            assert held <= listed, sorted(held - listed)
+            assert held and held <= paths, sorted(held - paths)
     finally:
         writer.close()

@@ -65,12 +65,22 @@ class ArchiveReader(ArchiveCandidates):
             unread = {str(self.folder / tokens_name(a.name)): a for a in files if a.name not in self._tallies}
             if unread:
                 self._execute(cursor, tally.CREATE)
+                self._forget_tallies(cursor, snap)
                 self._execute(cursor, tally.load_sql(list(unread)))
                 totals = dict(self._execute(cursor, tally.totals_sql(list(unread))))
                 for path, a in unread.items():
                     self._tallies[a.name] = totals.get(path) == a.rows
             whole = all(self._tallies[a.name] for a in files)
         return [str(self.folder / tokens_name(a.name)) for a in files] if whole else None
+
+    def _forget_tallies(self, cursor: duckdb.DuckDBPyConnection, snap: ArchiveSnapshot) -> None:
+        """The tally rows of files the catalog no longer lists (merged, expired) leave the cursor's table: a
+        window's reader lives for weeks of moves and merges, each adding a month's rows."""
+        listed = {a.name for a in snap.files}
+        if gone := [name for name in self._tallies if name not in listed]:
+            self._execute(cursor, tally.forget_sql([str(self.folder / tokens_name(n)) for n in gone]))
+            for name in gone:
+                del self._tallies[name]
 
     def close(self) -> None:
         with self._lock:

@@ -75,6 +75,10 @@ def totals_sql(names: Sequence[str]) -> str:
     return f"SELECT name, sum(n)::BIGINT FROM tallies WHERE name IN ({_names(names)}) GROUP BY name"  # noqa: S608 - literals quoted
 
 
+def forget_sql(paths: Sequence[str]) -> str:
+    return f"DELETE FROM tallies WHERE name IN ({_names(paths)})"  # noqa: S608 - literals quoted
+
+
 def count_sql(f: EventFilter, names: Sequence[str]) -> str:
     return f"SELECT coalesce(sum(n), 0)::BIGINT FROM tallies WHERE {_where(f, names)}"  # noqa: S608 - literals quoted
 
