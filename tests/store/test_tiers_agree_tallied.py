@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store.test_tally_attacks import _strip
-from store.test_tiers_agree import _answers, _filter, _stores, _values
+from helpers.archive_pairs import random_pair, strip_tallies
+from store.test_tiers_agree import _answers, _filter, _values
 from tenant_events.store import EventReader, archive_candidates, archive_reader
 from tenant_events.store.archive_candidates import FEW_CANDIDATES
 from tenant_events.store.archive_layout import TOKENS_SUFFIX, folder_of
-from tenant_events.store.archive_reader import MOST_BITS, MOST_SEQS
+from tenant_events.store.archive_matches import MOST_KEPT, MOST_SEQS
 from tenant_events.values.events import EventFilter
 
 
@@ -30,21 +30,21 @@ from tenant_events.values.events import EventFilter
     move_rows=st.sampled_from([50, 170, 100_000]),
     old=st.floats(0, 1),
     few=st.sampled_from([FEW_CANDIDATES, 3]),
-    kept=st.sampled_from([(MOST_SEQS, MOST_BITS), (5, MOST_BITS), (MOST_SEQS, 5), (5, 5)]),
+    kept=st.sampled_from([(MOST_SEQS, MOST_KEPT), (5, MOST_KEPT), (MOST_SEQS, 5), (5, 5)]),
 )
 def test_reads_over_old_and_tallied_files_answer_as_one_store(
     tmp_path_factory, monkeypatch, seed, n, days, keep_days, move_rows, old, few, kept
 ):
     """`few`: past 3 candidates a word's or a value's are counted from the token files (their distinct seqs),
-    so most filters take that way; `kept`: the most seqs kept, and the widest range of a kept bitmap."""
+    so most filters take that way; `kept`: the most seqs kept, and the most candidate rows kept with their time and type."""
     monkeypatch.setattr(archive_candidates, "FEW_CANDIDATES", few)
     monkeypatch.setattr(archive_reader, "MOST_SEQS", kept[0])
-    monkeypatch.setattr(archive_reader, "MOST_BITS", kept[1])
-    one, two = _stores(tmp_path_factory.mktemp("tiers"), n, days, seed, keep_days, move_rows)
+    monkeypatch.setattr(archive_reader, "MOST_KEPT", kept[1])
+    one, two = random_pair(tmp_path_factory.mktemp("tiers"), n, days, seed, keep_days, move_rows)
     rng = random.Random(seed)
     for tokens in sorted(folder_of(two).glob(f"*{TOKENS_SUFFIX}")):
         if rng.random() < old:
-            _strip(tokens)
+            strip_tallies(tokens)
     with EventReader(one) as a, EventReader(two) as b:
         head = a.page_before(EventFilter(), None, 1)[0].seq
         newest = datetime.fromisoformat(a.get(head).time.replace("Z", "+00:00")).astimezone(UTC)  # type: ignore[union-attr]

@@ -26,9 +26,7 @@ MOST_KEPT: Final = 2_000_000  # candidate rows: ~30 MB of (seq, time, type) at m
 MOST_SEQS: Final = (
     4_000_000  # a filter's matching seqs kept without their rows (archive_reader): 32 MB at most
 )
-_TABLES: Final = (
-    6  # tables kept per reader: two filters' (a filter may keep its seqs, their bitmap, its matches)
-)
+_TABLES: Final = 6  # tables kept per reader: two filters' (a filter may keep its seqs and its matches)
 
 
 def key_of(
