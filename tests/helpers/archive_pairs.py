@@ -3,13 +3,18 @@ meanwhile: the archive read tests compare the two tiers' answers and count the a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
+from helpers.history import history
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
+from tenant_events.store.archive_build import ordered_cursor
 from tenant_events.store.archive_keeper import keep
+from tenant_events.store.archive_layout import PARQUET_OPTIONS
 from tenant_events.store.archive_source import ArchiveSource
+from tenant_events.store.archive_tally import MARK
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
 
@@ -34,6 +39,41 @@ def tiered_pair(tmp: Path, rows: list[EventRow], now: float) -> tuple[Path, Path
     store_rows(one, rows, None, now)
     store_rows(two, rows, 10, now)
     return one, two
+
+
+def random_pair(
+    tmp: Path, n: int, days: float, seed: int, keep_days: float, move_rows: int
+) -> tuple[Path, Path]:
+    """`n` random events over the last `days`: one store all live, one with what is older than `keep_days` moved
+    in runs of at most `move_rows` (several files a month, merged as the keeper does)."""
+    rows = history(n, time.time() - days * 86400, days * 86400 / n, seed)
+    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
+    for path in (one, two):
+        writer = StoreWriter(path)
+        try:
+            for at in range(0, n, 400):
+                writer.commit_sync(Batch(events=rows[at : at + 400]))
+            writer.index_all_sync()
+            if path == two:
+                keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), move_rows=move_rows)
+                writer.index_all_sync()
+        finally:
+            writer.close()
+    return one, two
+
+
+def strip_tallies(tokens: Path) -> None:
+    """The token file as an earlier writer left it: no tally rows."""
+    tmp = tokens.with_name("stripped.tmp")
+    cur = ordered_cursor()
+    try:
+        cur.execute(
+            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{MARK}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
+            [str(tokens)],
+        )
+    finally:
+        cur.close()
+    tmp.replace(tokens)
 
 
 @contextmanager

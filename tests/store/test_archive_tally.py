@@ -5,24 +5,20 @@ without them (written before, or merged with such a file) are read as before."""
 from __future__ import annotations
 
 import re
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from helpers.archive_pairs import random_pair, strip_tallies
 from helpers.history import history
-from tenant_events.store import archive_reader, duck
-from tenant_events.store.archive_build import ordered_cursor, write_month
-from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_layout import PARQUET_OPTIONS, tokens_name
+from tenant_events.store import archive_reader
+from tenant_events.store.archive_build import write_month
+from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_merge import merge
 from tenant_events.store.archive_source import ArchiveSource
-from tenant_events.store.archive_tally import MARK
 from tenant_events.store.reader import EventReader
-from tenant_events.store.writer import Batch, StoreWriter
 from tenant_events.values.events import EventFilter
-from tenant_events.values.retention import Retention
 
 DAY = 86400.0
 FILTERS = (
@@ -31,23 +27,6 @@ FILTERS = (
     EventFilter(include_test=False),
     EventFilter(types=frozenset({"user.updated"}), include_test=False),
 )
-
-
-def _stores(tmp: Path, n: int, days: float, move_rows: int) -> tuple[Path, Path]:
-    rows = history(n, time.time() - days * DAY, days * DAY / n, 7)
-    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
-    for path in (one, two):
-        writer = StoreWriter(path)
-        try:
-            for at in range(0, n, 400):
-                writer.commit_sync(Batch(events=rows[at : at + 400]))
-            writer.index_all_sync()
-            if path == two:
-                keep(writer, Retention(keep_live_days=2, settle_seconds=0), move_rows=move_rows)
-                writer.index_all_sync()
-        finally:
-            writer.close()
-    return one, two
 
 
 def _answers(reader: EventReader, f: EventFilter, upto: int) -> dict[str, object]:
@@ -88,7 +67,7 @@ def test_a_filter_of_types_is_answered_from_the_tallies_as_one_store(tmp_path, m
     """Moved in runs of 150 events (several files a month, then merged) and in one run: the same answers as a
     store that never archived, and the count, counts per type and hourly-or-longer histograms read no events
     file."""
-    one, two = _stores(tmp_path / "small", 1600, 75, 150)
+    one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
     statements = _Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         assert b.archived_upto() > 1000
@@ -101,20 +80,6 @@ def test_a_filter_of_types_is_answered_from_the_tallies_as_one_store(tmp_path, m
             b.histogram(f, 86400)
             b.histogram(f, 7 * 86400)
             assert statements.events_read() == [], f
-
-
-def _strip(tokens: Path) -> None:
-    """The token file as an earlier writer left it: no tally rows."""
-    tmp = tokens.with_name("stripped.tmp")
-    cur = ordered_cursor()
-    try:
-        cur.execute(
-            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{MARK}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
-            [str(tokens)],
-        )
-    finally:
-        cur.close()
-    tmp.replace(tokens)
 
 
 def test_files_without_whole_tallies_are_read_as_before(tmp_path, monkeypatch):
@@ -132,7 +97,7 @@ def test_files_without_whole_tallies_are_read_as_before(tmp_path, monkeypatch):
         parts = [live[:400], live[400:]] if layout == "merged" else [live]
         built = [write_month(folder, "2026-01", part) for part in parts]
         if layout != "tallied":
-            _strip(folder / tokens_name(built[0].file.name))
+            strip_tallies(folder / tokens_name(built[0].file.name))
         files = [merge(folder, [b.file for b in built]).file] if layout == "merged" else [built[0].file]
         source = _Reading(folder, files)
         statements = _Statements(monkeypatch)
@@ -173,7 +138,7 @@ def test_a_count_of_a_words_or_a_fields_events_reads_no_events_file(tmp_path, mo
     """A free-text word and a field's value with hundreds of matches, which the token files list exactly: their
     counts (whole, and of a range) are those of a store that never archived, and read only token files."""
     monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
-    one, two = _stores(tmp_path / "small", 1600, 75, 150)
+    one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
     statements = _Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         upto = b.archived_upto()
@@ -198,7 +163,7 @@ def test_a_histogram_after_a_count_looks_no_token_up_again(tmp_path, monkeypatch
     after it read no token file; with more, each question looks them up again. The same answers either way."""
     monkeypatch.setattr(archive_reader, "MOST_SEQS", most_seqs)
     monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
-    one, two = _stores(tmp_path / "small", 1600, 75, 150)
+    one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
     statements = _Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         for f in (EventFilter(text="example"), EventFilter(query="email:example OR org:acme")):

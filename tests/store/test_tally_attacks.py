@@ -16,12 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.archive_pairs import strip_tallies
 from helpers.history import history
-from tenant_events.store import duck
-from tenant_events.store.archive_build import ordered_cursor
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_layout import PARQUET_OPTIONS, TOKENS_SUFFIX, folder_of, tokens_name
-from tenant_events.store.archive_tally import MARK
+from tenant_events.store.archive_layout import TOKENS_SUFFIX, folder_of, tokens_name
 from tenant_events.store.reader import EventReader
 from tenant_events.store.writer import Batch, StoreWriter
 from tenant_events.values.events import EventFilter
@@ -44,20 +42,6 @@ def _fill(path: Path, rows: list) -> StoreWriter:  # type: ignore[type-arg]
 def _keep(writer: StoreWriter, days: float, now: float, move_rows: int) -> None:
     keep(writer, Retention(keep_live_days=days, settle_seconds=0), now, move_rows=move_rows)
     writer.index_all_sync()
-
-
-def _strip(tokens: Path) -> None:
-    """The token file as an earlier writer left it: no tally rows."""
-    tmp = tokens.with_name("stripped.tmp")
-    cur = ordered_cursor()
-    try:
-        cur.execute(
-            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{MARK}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
-            [str(tokens)],
-        )
-    finally:
-        cur.close()
-    tmp.replace(tokens)
 
 
 def _type_filters(rng: random.Random) -> list[EventFilter]:
@@ -119,7 +103,7 @@ def test_tallies_beside_old_files_answer_as_one_store(tmp_path_factory, seed, n,
     rng = random.Random(seed)
     for tokens in sorted(folder_of(two).glob(f"*{TOKENS_SUFFIX}")):
         if rng.random() < old:
-            _strip(tokens)
+            strip_tallies(tokens)
     with EventReader(one) as a, EventReader(two) as b:
         upto = b.archived_upto()
         assert upto > 0
@@ -162,7 +146,7 @@ def _read_as_before(path: Path, tmp: Path) -> Path:
             shutil.copy(found, copy.with_name(copy.name + suffix))
     shutil.copytree(folder_of(path), folder_of(copy))
     for tokens in folder_of(copy).glob(f"*{TOKENS_SUFFIX}"):
-        _strip(tokens)
+        strip_tallies(tokens)
     return copy
 
 

@@ -6,7 +6,6 @@ reads (view/) and entity timelines (docs/archive.md "One view")."""
 from __future__ import annotations
 
 import random
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,36 +14,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.history import history
-from tenant_events.store import Batch, EventReader, StoreWriter
+from helpers.archive_pairs import random_pair
+from tenant_events.store import EventReader
 from tenant_events.store.all_tenants import AllTenantsReader
-from tenant_events.store.archive_keeper import keep
 from tenant_events.store.entity_reader import DirectoryReader
 from tenant_events.values.events import EventFilter
-from tenant_events.values.retention import Retention
 from tenant_events.view import aggregates
 from tenant_events.view.tenant_reader import TenantReader
 
 DAY = 86400.0
 TYPES = ("user.created", "user.updated", "organization.member.added", "group.member.added", "user.deleted")
 FIELDS = ("user", "email", "org", "group", "role", "connection", "ip", "client", "id", "purpose")
-
-
-def _stores(tmp: Path, n: int, days: float, seed: int, keep_days: float, move_rows: int) -> tuple[Path, Path]:
-    rows = history(n, time.time() - days * DAY, days * DAY / n, seed)
-    one, two = tmp / "one.sqlite3", tmp / "two.sqlite3"
-    for path in (one, two):
-        writer = StoreWriter(path)
-        try:
-            for at in range(0, n, 400):
-                writer.commit_sync(Batch(events=rows[at : at + 400]))
-            writer.index_all_sync()
-            if path == two:
-                keep(writer, Retention(keep_live_days=keep_days, settle_seconds=0), move_rows=move_rows)
-                writer.index_all_sync()
-        finally:
-            writer.close()
-    return one, two
 
 
 def _values(reader: EventReader, rng: random.Random) -> dict[str, list[str]]:
@@ -153,7 +133,7 @@ def _answers(reader: EventReader, f: EventFilter, head: int, rng_seed: int) -> d
 def test_every_read_over_two_tiers_answers_as_one_store(
     tmp_path_factory, seed, n, days, keep_days, move_rows
 ):
-    one, two = _stores(tmp_path_factory.mktemp("tiers"), n, days, seed, keep_days, move_rows)
+    one, two = random_pair(tmp_path_factory.mktemp("tiers"), n, days, seed, keep_days, move_rows)
     rng = random.Random(seed)
     with EventReader(one) as a, EventReader(two) as b:
         assert [e for e, _r in a.export_iter(chunk=333)] == [e for e, _r in b.export_iter(chunk=333)]
