@@ -121,15 +121,19 @@ def _answers(reader: EventReader, f: EventFilter, head: int, rng_seed: int) -> d
     }
 
 
+# random histories: `random_pair`'s arguments but the folder
+HISTORIES = {
+    "seed": st.integers(1, 10_000),
+    "n": st.integers(300, 1000),
+    "days": st.floats(20, 150),
+    "keep_days": st.floats(0.5, 40),
+    "move_rows": st.sampled_from([50, 170, 100_000]),
+}
+
+
 @pytest.mark.timeout(900)  # a loaded machine: the suite's 300 s is too tight for it
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    seed=st.integers(1, 10_000),
-    n=st.integers(300, 1000),
-    days=st.floats(20, 150),
-    keep_days=st.floats(0.5, 40),
-    move_rows=st.sampled_from([50, 170, 100_000]),
-)
+@given(**HISTORIES)
 def test_every_read_over_two_tiers_answers_as_one_store(
     tmp_path_factory, seed, n, days, keep_days, move_rows
 ):

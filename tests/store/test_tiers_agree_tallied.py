@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.archive_pairs import random_pair, strip_tallies
-from store.test_tiers_agree import _answers, _filter, _values
+from store.test_tiers_agree import HISTORIES, _answers, _filter, _values
 from tenant_events.store import EventReader, archive_candidates, archive_reader
 from tenant_events.store.archive_candidates import FEW_CANDIDATES
 from tenant_events.store.archive_layout import TOKENS_SUFFIX, folder_of
@@ -23,11 +23,7 @@ from tenant_events.values.events import EventFilter
 @pytest.mark.timeout(900)
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    seed=st.integers(1, 10_000),
-    n=st.integers(300, 1000),
-    days=st.floats(20, 150),
-    keep_days=st.floats(0.5, 40),
-    move_rows=st.sampled_from([50, 170, 100_000]),
+    **HISTORIES,
     old=st.floats(0, 1),
     few=st.sampled_from([FEW_CANDIDATES, 3]),
     kept=st.sampled_from([(MOST_SEQS, MOST_KEPT), (5, MOST_KEPT), (MOST_SEQS, 5), (5, 5)]),
@@ -36,7 +32,8 @@ def test_reads_over_old_and_tallied_files_answer_as_one_store(
     tmp_path_factory, monkeypatch, seed, n, days, keep_days, move_rows, old, few, kept
 ):
     """`few`: past 3 candidates a word's or a value's are counted from the token files (their distinct seqs),
-    so most filters take that way; `kept`: the most seqs kept, and the most candidate rows kept with their time and type."""
+    so most filters take that way; `kept`: the most seqs kept, and the most candidate rows kept with their time
+    and type."""
     monkeypatch.setattr(archive_candidates, "FEW_CANDIDATES", few)
     monkeypatch.setattr(archive_reader, "MOST_SEQS", kept[0])
     monkeypatch.setattr(archive_reader, "MOST_KEPT", kept[1])
