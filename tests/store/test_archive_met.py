@@ -69,3 +69,22 @@ def test_many_matches_are_counted_by_bits_and_met_file_by_file(tmp_path, monkeyp
             assert scans, f
             for scan in scans:  # every events file read is met with the seqs of its own range
                 assert scan.count("read_parquet(") == scan.count(" BETWEEN ") >= 1, scan[:300]
+
+
+@pytest.mark.timeout(600)
+def test_a_count_of_fewer_matches_than_are_kept_reads_no_events_file(tmp_path, monkeypatch):
+    """A word's or a field value's count, with fewer matches than a reader keeps, is their distinct number: no
+    events file is read until a question needs their rows (the span, the histogram), which then keeps them."""
+    one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
+    statements = _Statements(monkeypatch)
+    with EventReader(one) as a, EventReader(two) as b:
+        for f in FILTERS:
+            statements.seen.clear()
+            assert b.count(f) == a.count(f), f
+            assert b.count(f, min_seq=5, max_seq=900) == a.count(f, min_seq=5, max_seq=900), f
+            assert [s for s in statements.seen if re.search(r"\bFROM ev\b", s)] == [], f
+            assert b.time_span(f) == a.time_span(f), f
+            statements.seen.clear()
+            assert b.histogram(f, 86400) == a.histogram(f, 86400), f
+            assert b.counts_by_type(f) == a.counts_by_type(f), f
+            assert [s for s in statements.seen if re.search(r"\bFROM (ev|tok)\b", s)] == [], f

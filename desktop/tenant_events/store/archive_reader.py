@@ -137,8 +137,9 @@ class ArchiveReader(ArchiveCandidates):
                     where, few, driven, listed, n = self._sure_or_prepared(
                         cursor, snap, f, alerts, key, counting
                     )
-                    # more than are kept: counted without reading events (fewer: the scan keeps them for what follows)
-                    if counting and listed is not None and n is not None and n > MOST_KEPT:
+                    # counted without reading events: the scan that keeps the matches (at most MOST_KEPT) waits
+                    # for the first question that needs their rows (the window's span, histogram, per-type counts)
+                    if counting and listed is not None and n is not None:
                         return [(self._distinct(cursor, listed, bounds) if bounds else n,)]
                     many = n if n is not None else self._candidates(cursor) if few is None and driven else 0
                     if not driven or many > MOST_KEPT:
