@@ -5,7 +5,9 @@ A count of a common word's events over a year made its 12.6 million seqs distinc
 of CPU); a bit per seq of their range, set by DuckDB's `bitstring_agg` and counted, takes a fifth of that, repeats
 included. Meeting every row of a year's events files with one table of those seqs probed a hash table of them all
 for each of its 30 million rows; each file met with the seqs of its own range alone builds a table a month's size,
-which its probes find in the caches (a word's histogram 7.3 → 4.9 s of CPU, an organization's 2.7 → 1.7).
+which its probes find in the caches (a word's histogram 7.3 → 4.9 s of CPU, an organization's 2.7 → 1.7), and a
+SEMI JOIN of the file with them took 8-25% less CPU than a CASE of `seq IN` them (a repeated seq still
+meets its row once).
 """
 
 from __future__ import annotations
@@ -41,9 +43,8 @@ def met_sql(
     if not files or any(a.name.startswith(TEAM_PREFIX) for a in files):
         return None
     parts = " UNION ALL ".join(
-        f"SELECT * FROM read_parquet({literal(str(folder / a.name))}) WHERE CASE WHEN seq IN"  # noqa: S608
-        f" (SELECT seq FROM {table} WHERE seq BETWEEN {int(a.first_seq)} AND {int(a.last_seq)})"
-        " THEN true ELSE false END"
+        f"SELECT * FROM read_parquet({literal(str(folder / a.name))}) SEMI JOIN"  # noqa: S608
+        f" (SELECT seq FROM {table} WHERE seq BETWEEN {int(a.first_seq)} AND {int(a.last_seq)}) USING (seq)"
         for a in files
     )
     return f"WITH ev AS ({parts}) SELECT {select} FROM ev WHERE {where} {rest}"  # noqa: S608
