@@ -6,6 +6,11 @@ filter, so pairs see the same load; the load average is listed beside every roun
     .venv/bin/python bench/cold_reads.py --dir /work/year30 --tree before=/tmp/old/desktop --tree after=desktop \
         --filters email,event-id --rounds 3
     .venv/bin/python bench/cold_reads.py --dir /work/year30 --tree after=desktop --filters phrase --count
+    .venv/bin/python bench/cold_reads.py --dir /work/year30 --tree after=desktop --filters user,common --count \
+        --histogram
+
+With --histogram, the same reader then asks the filter's histogram of daily buckets (as bench/archive.py does
+after a count), timed on its own.
 
 The year is only read. Its e-mail and event id are picked as bench/archive.py picks them (a user.created event a
 third of the way into the archive), once per run, and printed.
@@ -31,6 +36,7 @@ FILTERS = {
     "ip": lambda p: {"query": "ip:203.0.113.7"},
     "orgs": lambda p: {"query": "org:acme OR org:globex"},
     "word": lambda p: {"text": "lovelace"},
+    "common": lambda p: {"text": "example"},
 }
 
 _PICK = """
@@ -52,12 +58,18 @@ from tenant_events.values.events import EventFilter
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return (r.ru_utime + r.ru_stime) * 1000
-kw, count = json.loads(sys.argv[2]), sys.argv[3] == "count"
+kw, count, hist = json.loads(sys.argv[2]), sys.argv[3] == "count", sys.argv[4] == "histogram"
 with EventReader(Path(sys.argv[1])) as reader:
     f = EventFilter(**kw)
     c, w = cpu(), time.perf_counter()
     n = reader.count(f) if count else len(reader.page_before(f, None, 256))
-    print(json.dumps({"cpu": cpu() - c, "wall": (time.perf_counter() - w) * 1000, "n": n}))
+    out = {"cpu": cpu() - c, "wall": (time.perf_counter() - w) * 1000, "n": n}
+    if hist:
+        c, w = cpu(), time.perf_counter()
+        rows = reader.histogram(f, 86400)
+        out |= {"h_cpu": cpu() - c, "h_wall": (time.perf_counter() - w) * 1000}
+        out["h_n"] = sum(sum(d.values()) for _b, d in rows)
+    print(json.dumps(out))
 """
 
 
@@ -80,6 +92,7 @@ def main() -> int:
     parser.add_argument("--filters", default="email,event-id", help=", ".join(FILTERS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--count", action="store_true", help="a cold count instead of the first screen")
+    parser.add_argument("--histogram", action="store_true", help="then the histogram of daily buckets")
     args = parser.parse_args()
     db = args.dir / "tenants" / "year.sqlite3"
     trees = dict(t.split("=", 1) for t in args.tree)
@@ -87,16 +100,21 @@ def main() -> int:
     print(f"picked {picked}", flush=True)
     what = "count" if args.count else "first"
     seen: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    hist = "histogram" if args.histogram else "none"
     for r in range(args.rounds):
         for name in args.filters.split(","):
             kw = json.dumps(FILTERS[name](picked))
             for tree, path in trees.items():
                 load = os.getloadavg()[0]
-                out = _run(path, _ONE, str(db), kw, what)
+                out = _run(path, _ONE, str(db), kw, what, hist)
                 seen.setdefault((name, tree), []).append((out["cpu"], out["wall"]))
+                then = ""
+                if "h_cpu" in out:
+                    seen.setdefault((f"{name}:hist", tree), []).append((out["h_cpu"], out["h_wall"]))
+                    then = f"  histogram cpu {out['h_cpu']:7.0f} ms  wall {out['h_wall']:7.0f} ms ({out['h_n']:,})"
                 print(
                     f"round {r + 1} {name:12} {tree:10} {what} cpu {out['cpu']:7.0f} ms  wall {out['wall']:7.0f} ms"
-                    f"  ({out['n']:,})  load {load:.2f}",
+                    f"  ({out['n']:,}){then}  load {load:.2f}",
                     flush=True,
                 )
     for (name, tree), runs in seen.items():

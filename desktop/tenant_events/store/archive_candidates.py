@@ -257,7 +257,7 @@ class ArchiveCandidates(ArchiveFetch):
         self._held = None
         cursor.execute(
             "DROP TABLE IF EXISTS sets; DROP TABLE IF EXISTS cand; DROP TABLE IF EXISTS sure;"
-            " DROP TABLE IF EXISTS row_seqs; DROP TABLE IF EXISTS held; DROP TABLE IF EXISTS seqs_now"
+            " DROP TABLE IF EXISTS row_seqs; DROP TABLE IF EXISTS held"
         )
 
     def _look_up(

@@ -43,6 +43,7 @@ class Matches:
 
     def __init__(self) -> None:
         self._tables: OrderedDict[Hashable, str] = OrderedDict()
+        self._sizes: dict[str, int] = {}  # a table of seqs kept with repeats: how many distinct seqs it holds
         self._made = 0
 
     def get(self, key: Hashable) -> str | None:
@@ -57,22 +58,34 @@ class Matches:
         key: Hashable,
         select: str,
         run: Callable[[duckdb.DuckDBPyConnection, str], object],
+        size: int | None = None,
     ) -> str:
         """Keep `select`'s rows (seq, time_ms, type) as the matches of `key`, made by `run` (which says when a
-        file of the snapshot is gone); the oldest kept filter leaves."""
+        file of the snapshot is gone); the oldest kept filter leaves. `size`: the distinct seqs of rows that
+        may repeat one (`size_of`)."""
         self._made += 1
         table = f"matches_{self._made}"
         run(cursor, f"CREATE TEMP TABLE {table} AS {select}")
         self._tables[key] = table
+        if size is not None:
+            self._sizes[table] = size
         while len(self._tables) > _TABLES:
             _old, gone = self._tables.popitem(last=False)
+            self._sizes.pop(gone, None)
             cursor.execute(f"DROP TABLE IF EXISTS {gone}")
         return table
 
+    def size_of(self, table: str) -> int | None:
+        """How many distinct seqs the kept `table` holds, when it was given (`add`)."""
+        return self._sizes.get(table)
+
     def discard(self, key: Hashable) -> None:
         """Stop keeping `key`'s table (the caller drops it or uses it up)."""
-        self._tables.pop(key, None)
+        table = self._tables.pop(key, None)
+        if table is not None:
+            self._sizes.pop(table, None)
 
     def forget(self) -> None:
         """The cursor closed: its tables are gone."""
         self._tables.clear()
+        self._sizes.clear()

@@ -13,12 +13,14 @@ from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from tenant_events.store import archive_met as met
 from tenant_events.store import archive_tally as tally
 from tenant_events.store.archive_candidates import ArchiveCandidates, every_candidate
 from tenant_events.store.archive_catalog import ArchiveFile, ArchiveSnapshot
 from tenant_events.store.archive_fetch import SHOWN, event_of
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_matches import MOST_KEPT, MOST_SEQS, Matches, key_of
+from tenant_events.store.archive_met import met_sql
 from tenant_events.store.live_walk import NO_LOW
 from tenant_events.store.team_view import TEAM_PREFIX
 from tenant_events.values.events import EventFilter, StoredEvent
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     import duckdb
 
 EVERYTHING: Final = EventFilter()
-NOW: Final = "seqs_now"  # the matches' seqs of one question, too many to keep
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -136,21 +137,30 @@ class ArchiveReader(ArchiveCandidates):
                     where, few, driven, listed, n = self._sure_or_prepared(
                         cursor, snap, f, alerts, key, counting
                     )
-                    # more than are kept: counted without reading events (fewer: the scan keeps them for what follows)
-                    if counting and listed is not None and n is not None and n > MOST_KEPT:
-                        counted = f"SELECT count(*) FROM {listed} WHERE {bounds or 'true'}"  # noqa: S608
-                        return self._execute(cursor, counted)
+                    # counted without reading events: the scan that keeps the matches (at most MOST_KEPT) waits
+                    # for the first question that needs their rows (the window's span, histogram, per-type counts)
+                    if counting and listed is not None and n is not None:
+                        return [(self._distinct(cursor, listed, bounds) if bounds else n,)]
                     many = n if n is not None else self._candidates(cursor) if few is None and driven else 0
                     if not driven or many > MOST_KEPT:
                         files = snap.covering(
                             NO_LOW if low is None else low, snap.upto if high is None else high
                         )
-                        where = f"{bounds} AND {where}" if bounds else where
-                        return (
-                            self._execute(cursor, self._select(files, select, where, rest)) if files else []
+                        if not files:
+                            return []
+                        met = (
+                            None
+                            if listed is None
+                            else met_sql(self.folder, files, listed, select, bounds or "true", rest)
                         )
+                        where = f"{bounds} AND {where}" if bounds else where
+                        return self._execute(cursor, met or self._select(files, select, where, rest))
+                    kept = "seq, time_ms, type"
+                    met = (
+                        None if listed is None else met_sql(self.folder, snap.files, listed, kept, "true", "")
+                    )
                     table = self._matches.add(
-                        cursor, key, self._select(snap.files, "seq, time_ms, type", where, ""), self._execute
+                        cursor, key, met or self._select(snap.files, kept, where, ""), self._execute
                     )
                 finally:
                     self._drop(cursor)
@@ -169,25 +179,34 @@ class ArchiveReader(ArchiveCandidates):
         counting: bool,
     ) -> tuple[str, list[int] | None, bool, str | None, int | None]:
         """`_prepare`'s answer over every file (hold the lock); and when its candidates are all matches (a word's,
-        a field value's events the token files list), the table of their distinct seqs and how many they are,
-        kept for the filter's next questions (a count, then its histogram) when there are at most MOST_SEQS:
-        those then look no token up."""
+        a field value's events the token files list), the table of their seqs (repeats and all: a prefix's terms
+        may list an event twice) and how many distinct seqs it holds (None: not counted). Kept for the filter's
+        next questions (a count, then its histogram) when there are at most MOST_SEQS: those then look no token
+        up. Counted by a bit a seq (archive_met.py), not made distinct first."""
         seqs = self._matches.get(("seqs", key))
         if seqs is None:
             where, few, driven = self._prepare(cursor, snap.files, f, alerts, None, None)
             if few is not None or not every_candidate(where):
                 return where, few, driven, None, None
-            if (
-                not counting and self._candidates(cursor) > MOST_SEQS
-            ):  # (with repeats) too many to keep: as prepared
-                return where, few, driven, None, None
-            self._execute(cursor, f"CREATE OR REPLACE TEMP TABLE {NOW} AS SELECT DISTINCT seq FROM cand")  # noqa: S608
-            n = self._candidates(cursor, NOW)
-            if n > MOST_SEQS:  # scanned as prepared (met with its distinct seqs, 12.6M: 2.3 times the CPU)
-                return where, few, driven, NOW, n
-            seqs = self._matches.add(cursor, ("seqs", key), f"SELECT seq FROM {NOW}", self._execute)  # noqa: S608
+            listed = self._candidates(cursor)
+            if not counting and listed > MOST_SEQS:  # too many to keep: met as they are
+                return where, few, driven, "cand", None
+            n = self._distinct(cursor, "cand", "")
+            if n > MOST_SEQS:  # too many to keep: met as they are
+                return where, few, driven, "cand", n
+            kept = "SELECT seq FROM cand" if listed <= MOST_SEQS else "SELECT DISTINCT seq FROM cand"
+            seqs = self._matches.add(cursor, ("seqs", key), kept, self._execute, n)
         where = f"CASE WHEN seq IN (SELECT seq FROM {seqs}) THEN true ELSE false END"  # noqa: S608
-        return where, None, True, seqs, self._candidates(cursor, seqs)
+        size = self._matches.size_of(seqs)
+        return where, None, True, seqs, size if size is not None else self._candidates(cursor, seqs)
+
+    def _distinct(self, cursor: duckdb.DuckDBPyConnection, table: str, where: str) -> int:
+        """How many distinct seqs `table`'s rows passing `where` (any, when empty) hold."""
+        where = where or "true"
+        low, high = self._execute(cursor, met.span_sql(table, where))[0]
+        if low is None:
+            return 0
+        return int(self._execute(cursor, met.distinct_sql(table, where, int(low), int(high)))[0][0])
 
     def count(
         self,
