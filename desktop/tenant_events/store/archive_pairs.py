@@ -9,15 +9,16 @@ a time however few of its rows are wanted: `"ada lovelace"`'s users named Lovela
 So the writer (archive_build._scratch) lists, for each event whose indexed text (event id, summary, the raw
 JSON as fts_text.indexed_raw gives it) is all ASCII, where FTS5's tokens are each run of a-z and 0-9 lower-cased,
 the pairs of tokens that stand side by side in one column, `#|<a> <b>`, with the events holding them; but only
-pairs whose first token is a word of the file's values (`#|=<word>`, its `n` the first seq from which its pairs
-are listed: the values seen so far), whose second token starts with a letter, and that do not lie inside one
+pairs of two words of the file's values (`#|=<word>`, its `n` the first seq from which its pairs are listed: the
+values seen so far), and that do not lie inside one
 JSON string holding a value whose field rows are filed as it is (`#`, not `#!`: those rows confirm such a
-phrase). Events with text past ASCII are listed under `#|!`, the events covered counted in `#|#`'s `n`.
+phrase). Words are tokens of letters alone (a value's hex pieces would list a pair or two each); events with text
+past ASCII are listed under `#|!`, the events covered counted in `#|#`'s `n`.
 
-A candidate the field rows do not confirm cannot hold a phrase of ASCII tokens each starting with a letter (the
-first with no digit in its first three characters: its field row exists) when it lists none of the phrase's
-pairs, it is not under `#|!`, and each token but the last is a word listed from at or before its seq: a match
-inside one value is a field row's, and a match elsewhere has a pair outside a value. A merge joins the pair
+A candidate the field rows do not confirm cannot hold a phrase of tokens of letters alone when it lists none of
+the phrase's pairs, it is not under `#|!`, and each token is a word listed from at or before its seq (the last
+of a prefix phrase: every token of the file starting with it): a match inside one value is a field row's (its
+first token starts a row), and a match elsewhere has a pair outside a value, listed. A merge joins the pair
 rows and `#|!` as any token, adds up `#|#` and keeps a word only when every file lists it, from the latest of
 their seqs (merged_sql): a file whose `#|#` is short of its events (written before these rows, or merged with
 one) is read as before.
@@ -26,13 +27,16 @@ one) is read as before.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_layout import tokens_name
+from tenant_events.store.archive_terms import token_match
 from tenant_events.store.duck import literal
 from tenant_events.store.fts_text import indexed_raw
 
@@ -48,7 +52,7 @@ _PIECE: Final = 3  # a phrase's first token with a digit in its first 3 characte
 _TOKENS: Final = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 1) else 32 for c in range(256)
 )
-_APART: Final = b" \x01 "
+_LETTERS: Final = re.compile(rb"[a-z]+")
 _WORD_RX: Final = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # a token of letters alone
 # a character outside every JSON string is white space, `{}[],:`, a number's or true/false/null's: a quoted value
 # holding another letter is found in the JSON only where a string of it stands (none of ` "\` or control: filed)
@@ -60,14 +64,12 @@ class PairRows:
     """A file's pair rows, gathered an event at a time in seq order where the writer makes its records."""
 
     def __init__(self) -> None:
-        self._pairs: dict[bytes, list[int]] = {}
+        self._pairs: dict[tuple[bytes, bytes], list[int]] = {}
         self._since: dict[bytes, int] = {}
         self._unsure: list[int] = []
         self._events = 0
-        # per value: its words, and (when its field rows are filed as it is) its quoted text and the same with
-        # its tokens kept apart
-        self._words: dict[str, tuple[bytes, ...]] = {}
-        self._marks: dict[str, tuple[bytes, bytes] | None] = {}
+        # per value: its words, and its quoted text with the pairs of words it holds (_value)
+        self._values: dict[str, tuple[tuple[bytes, ...], _Marked | None]] = {}
 
     def add(
         self,
@@ -85,30 +87,38 @@ class PairRows:
             self._unsure.append(seq)
             return
         since = self._since
-        raw = text.encode().lower()
+        known = self._values
+        marked = []
         for held in values:
             for value in held or ():
-                words = self._words.get(value)
-                if words is None:
-                    words = self._words[value] = tuple(w.encode() for w in _WORD_RX.findall(value))
-                for word in words:
+                got = known.get(value)
+                if got is None:
+                    got = known[value] = _value(value)
+                for word in got[0]:
                     if word not in since:
                         since[word] = seq
-                if spelled and value in spelled:
-                    continue
-                mark = self._marks.get(value, b"")
-                if mark == b"":
-                    mark = self._marks[value] = _mark(value)
-                if mark is not None and mark[0] in raw:
-                    raw = raw.replace(*mark)
+                if got[1] is not None and not (spelled and value in spelled):
+                    marked.append(got[1])
+        raw = text.encode().lower()
         tokens = b" \x01 ".join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
+        # in C but for the pairs found: a loop over an event's ~120 tokens took most of this
+        flags = list(map(since.__contains__, tokens))
+        both = map(operator.and_, flags, itertools.islice(flags, 1, None))
+        found = list(itertools.compress(zip(tokens, itertools.islice(tokens, 1, None), strict=False), both))
+        inner = {pair for _quoted, within in marked for pair in within} if found and marked else ()
         pairs = self._pairs
-        last = len(tokens) - 1
-        for at, first in enumerate(tokens):
-            if at < last and first in since and tokens[at + 1] in since:
-                seqs = pairs.setdefault(first + b" " + tokens[at + 1], [])
-                if not seqs or seqs[-1] != seq:
-                    seqs.append(seq)
+        for pair in set(found):
+            # a pair inside a string of a value is listed when it stands somewhere else too: each of those
+            # strings holds it as many times as the value does
+            if pair in inner:
+                inside = sum(within[pair] * raw.count(quoted) for quoted, within in marked if pair in within)
+                if found.count(pair) <= inside:
+                    continue
+            seqs = pairs.get(pair)
+            if seqs is None:
+                pairs[pair] = [seq]
+            else:
+                seqs.append(seq)
 
     def add_record(
         self, record: Mapping[str, Any], values: Sequence[Sequence[str] | None], spelled: Sequence[str]
@@ -120,7 +130,7 @@ class PairRows:
 
     def rows(self) -> dict[str, list[int]]:
         """The rows that list events: the pairs and UNSURE."""
-        out = {MARK + k.decode(): v for k, v in self._pairs.items()}
+        out = {f"{MARK}{a.decode()} {b.decode()}": v for (a, b), v in self._pairs.items()}
         out[UNSURE] = self._unsure
         return out
 
@@ -131,16 +141,20 @@ class PairRows:
         return out
 
 
-def _mark(value: str) -> tuple[bytes, bytes] | None:
-    """The quoted value as the lower-cased JSON holds it, and the same with its tokens kept apart; None when its
-    tokens cannot stand side by side in it or it may be found where no string of it stands."""
+_Marked = tuple[bytes, Counter[tuple[bytes, bytes]]]
+
+
+def _value(value: str) -> tuple[tuple[bytes, ...], _Marked | None]:
+    """A value's words, and, when a JSON string of it may hold a phrase its field rows confirm, its quoted text
+    as the lower-cased JSON holds it with the pairs of words side by side in it (None when it holds none, or it
+    may be found where no string of it stands)."""
+    words = tuple(w.encode() for w in _WORD_RX.findall(value))
     if not value.isascii() or _ESCAPED.search(value) or not _IN_STRING_ONLY.search(value):
-        return None
+        return words, None
     quoted = value.encode()
     tokens = quoted.translate(_TOKENS).split()
-    if len(tokens) < 2 or b"\x01" in quoted:
-        return None
-    return b'"' + quoted + b'"', b'"' + _APART.join(tokens) + b'"'
+    within = Counter((a, b) for a, b in itertools.pairwise(tokens) if _LETTERS.fullmatch(a + b))
+    return words, ((b'"' + quoted + b'"', within) if within else None)
 
 
 COUNTED: Final = f"(term = '{COVER}' OR (term >= '{WORD}' AND term < '{MARK}>'))"  # rows of a count, no seqs
@@ -157,50 +171,60 @@ def merged_sql(source: str, where: str, files: int) -> str:
 
 
 # A reader's side: the candidates of a phrase that these rows rule out.
-_LETTERS: Final = re.compile(r"[a-z]+")
 
 
-def can_rule_out(tokens: Sequence[str], prefix: bool) -> bool:
+def can_rule_out(tokens: Sequence[str]) -> bool:
     """Whether the rows may rule out candidates of the phrase `tokens` (FTS5's, in order): two or more tokens of
-    letters alone (each a listed word's kind; the first then starts a field row wherever a value holds it), the
-    last whole (a prefix may go on with a token no file lists as a word)."""
-    return len(tokens) >= 2 and not prefix and all(_LETTERS.fullmatch(t) for t in tokens)
+    letters alone, each a listed word's kind (the first then starts a field row wherever a value holds it)."""
+    return len(tokens) >= 2 and all(_LETTERS.fullmatch(t.encode()) for t in tokens)
 
 
-def facts_sql(paths: Sequence[str], tokens: Sequence[str]) -> str:
-    """(file, term, n) of each file's COVER and its rows of the words `tokens`: a pruned read of each term."""
+def facts_sql(paths: Sequence[str], tokens: Sequence[str], prefix: bool) -> str:
+    """(file, term, n) of each file's COVER and its rows of the words `tokens`, a pruned read of each term; the
+    last a prefix with `prefix`: the tokens of the file starting with it (its vocabulary) and its words that do."""
     listed = ", ".join(literal(p) for p in paths)
-    terms = [COVER, *(WORD + t for t in dict.fromkeys(tokens))]
+    whole = tokens[:-1] if prefix else tokens
+    tests = [f"term = {literal(t)}" for t in (COVER, *(WORD + t for t in dict.fromkeys(whole)))]
+    if prefix:
+        tests += [token_match(tokens[-1], True), token_match(WORD + tokens[-1], True)]
     return " UNION ALL ".join(
-        f"SELECT filename, term, n FROM read_parquet([{listed}], filename = true) WHERE term = {literal(t)}"  # noqa: S608 - literals quoted
-        for t in terms
+        f"SELECT filename, term, n FROM read_parquet([{listed}], filename = true) WHERE {test}"  # noqa: S608 - literals quoted
+        for test in tests
     )
 
 
-def held_sql(paths: Sequence[str], tokens: Sequence[str]) -> str:
-    """The seqs the files list under UNSURE or a pair of `tokens`: the candidates not ruled out."""
+def held_sql(paths: Sequence[str], tokens: Sequence[str], prefix: bool) -> str:
+    """The seqs the files list under UNSURE or a pair of `tokens` (the last a prefix with `prefix`): the
+    candidates not ruled out."""
     listed = ", ".join(literal(p) for p in paths)
-    terms = [UNSURE, *dict.fromkeys(f"{MARK}{a} {b}" for a, b in itertools.pairwise(tokens))]
+    pairs = list(dict.fromkeys(f"{MARK}{a} {b}" for a, b in itertools.pairwise(tokens)))
+    tests = [token_match(t, prefix and k == len(pairs) - 1) for k, t in enumerate(pairs)]
     return " UNION ALL ".join(
-        f"SELECT unnest(seqs) AS seq FROM read_parquet([{listed}]) WHERE term = {literal(t)}"  # noqa: S608 - literals quoted
-        for t in terms
+        f"SELECT unnest(seqs) AS seq FROM read_parquet([{listed}]) WHERE {test}"  # noqa: S608 - literals quoted
+        for test in [f"term = {literal(UNSURE)}", *tests]
     )
 
 
 def from_seqs(
-    facts: Sequence[tuple[str, str, int]], files: Sequence[tuple[str, int]], tokens: Sequence[str]
+    facts: Sequence[tuple[str, str, int]],
+    files: Sequence[tuple[str, int]],
+    tokens: Sequence[str],
+    prefix: bool,
 ) -> dict[str, int | None]:
     """Each file's first seq whose pairs of `tokens` are listed (`files`: its path and events), or None when its
-    rows do not cover its events or lack a word."""
+    rows do not cover its events or lack a word: with `prefix`, every token of the file that starts with the
+    last (the files' vocabulary: none of them starts with `#`) is one of its words."""
     got: dict[str, dict[str, int]] = {}
     for path, term, n in facts:
         got.setdefault(str(path), {})[str(term)] = int(n)
     out: dict[str, int | None] = {}
     for path, events in files:
         held = got.get(path, {})
-        words = [held.get(WORD + t) for t in tokens]
+        wanted = list(tokens[:-1] if prefix else tokens)
+        wanted += [t for t in held if prefix and not t.startswith("#")]
+        words = [held.get(WORD + t) for t in wanted]
         ok = held.get(COVER) == events and all(w is not None for w in words)
-        out[path] = max(int(w) for w in words if w is not None) if ok else None
+        out[path] = max((int(w) for w in words if w is not None), default=0) if ok else None
     return out
 
 
@@ -223,15 +247,16 @@ def rule_out(
     """Delete from `cand` the candidates of `phrase` (its tokens, whether the last is a prefix) that these rows
     rule out, the field rows having confirmed none of those left; True when the files' rows could say. Reads
     each file's counts of its words, then the seqs of the phrase's pairs and UNSURE: no events file."""
-    tokens = phrase[0]
-    if not can_rule_out(*phrase):
+    tokens, prefix = phrase
+    if not can_rule_out(tokens):
         return False
     paths = {str(folder / tokens_name(a.name)): a for a in files}
-    since = from_seqs(run(facts_sql(list(paths), tokens)), [(p, a.rows) for p, a in paths.items()], tokens)
+    facts = run(facts_sql(list(paths), tokens, prefix))
+    since = from_seqs(facts, [(p, a.rows) for p, a in paths.items()], tokens, prefix)
     usable = [p for p in paths if since[p] is not None]
     if not usable:
         return False
-    run(f"CREATE OR REPLACE TEMP TABLE pair_held AS {held_sql(usable, tokens)}")
+    run(f"CREATE OR REPLACE TEMP TABLE pair_held AS {held_sql(usable, tokens, prefix)}")
     try:
         run(rule_out_sql([(a.first_seq, a.last_seq, since[p]) for p, a in paths.items()], "pair_held"))
     finally:
