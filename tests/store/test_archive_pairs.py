@@ -203,3 +203,32 @@ def test_a_candidate_the_pairs_rule_out_has_no_json_read(
             assert cold.count(f) == expected
         json_read = any(re.search(r"\braw\b", s) for s in seen)
         assert json_read == stripped, [s for s in seen if "raw" in s]
+
+
+def test_a_prefix_phrase_goes_on_with_every_word_of_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`qzwa-qzwb` (FTS5's "qzwa qzwb"*): given names "Qzwa Qzwbx" (no field's value, their pair `qzwa qzwbx`
+    listed) match as the nicknames "Qzwa Qzwb" do (the rows confirm those); names "Qzwb" on a client "Dashboard
+    (Qzwa)" do not, and are ruled out."""
+    rows = history(600, NOW - 60 * DAY, 55 * DAY / 600, seed=4)
+    out = []
+    for k, row in enumerate(rows):
+        data = orjson.loads(row.raw)
+        obj = data["event"]["data"].get("object")
+        if row.type in ("user.updated", "user.created") and isinstance(obj, dict):
+            obj["nickname"] = ("Qzwa Qzwb", "Qzwbx", "x")[k % 3]  # qzwbx a word of the values
+            obj["given_name"] = "Qzwa Qzwbx" if k % 3 == 2 else "x"
+            if k % 3 == 1:
+                data["event"]["data"].setdefault("context", {})["client"] = {"name": "Dashboard (Qzwa)"}
+            row = row._replace(raw=orjson.dumps(data).decode())
+        out.append(row)
+    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    store_rows(one, out, None, NOW)
+    store_rows(two, out, 3, NOW)
+    monkeypatch.setattr(candidates, "FEW_CANDIDATES", 2)
+    f = EventFilter(text="qzwa-qzwb")
+    with EventReader(one) as single, EventReader(two) as cold, statements(monkeypatch) as seen:
+        expected = single.count(f)
+        assert cold.count(f) == expected > 20
+    assert any("pair_held" in s for s in seen)
