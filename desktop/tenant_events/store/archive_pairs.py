@@ -27,9 +27,7 @@ one) is read as before.
 from __future__ import annotations
 
 import itertools
-import operator
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -53,6 +51,7 @@ _TOKENS: Final = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 1) else 32 for c in range(256)
 )
 _LETTERS: Final = re.compile(rb"[a-z]+")
+_APART: Final = b" \x01 "  # a value's tokens in a string of it: not side by side
 _WORD_RX: Final = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # a token of letters alone
 # a character outside every JSON string is white space, `{}[],:`, a number's or true/false/null's: a quoted value
 # holding another letter is found in the JSON only where a string of it stands (none of ` "\` or control: filed)
@@ -64,12 +63,14 @@ class PairRows:
     """A file's pair rows, gathered an event at a time in seq order where the writer makes its records."""
 
     def __init__(self) -> None:
-        self._pairs: dict[tuple[bytes, bytes], list[int]] = {}
+        self._pairs: dict[bytes, list[int]] = {}
         self._since: dict[bytes, int] = {}
         self._unsure: list[int] = []
         self._events = 0
-        # per value: its words, and its quoted text with the pairs of words it holds (_value)
-        self._values: dict[str, tuple[tuple[bytes, ...], _Marked | None]] = {}
+        # per value: its words, and (when its field rows are filed as it is) its quoted text and the same with
+        # its tokens kept apart
+        self._words: dict[str, tuple[bytes, ...]] = {}
+        self._marks: dict[str, tuple[bytes, bytes] | None] = {}
 
     def add(
         self,
@@ -87,38 +88,30 @@ class PairRows:
             self._unsure.append(seq)
             return
         since = self._since
-        known = self._values
-        marked = []
+        raw = text.encode().lower()
         for held in values:
             for value in held or ():
-                got = known.get(value)
-                if got is None:
-                    got = known[value] = _value(value)
-                for word in got[0]:
+                words = self._words.get(value)
+                if words is None:
+                    words = self._words[value] = tuple(w.encode() for w in _WORD_RX.findall(value))
+                for word in words:
                     if word not in since:
                         since[word] = seq
-                if got[1] is not None and not (spelled and value in spelled):
-                    marked.append(got[1])
-        raw = text.encode().lower()
-        tokens = b" \x01 ".join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
-        # in C but for the pairs found: a loop over an event's ~120 tokens took most of this
-        flags = list(map(since.__contains__, tokens))
-        both = map(operator.and_, flags, itertools.islice(flags, 1, None))
-        found = list(itertools.compress(zip(tokens, itertools.islice(tokens, 1, None), strict=False), both))
-        inner = {pair for _quoted, within in marked for pair in within} if found and marked else ()
-        pairs = self._pairs
-        for pair in set(found):
-            # a pair inside a string of a value is listed when it stands somewhere else too: each of those
-            # strings holds it as many times as the value does
-            if pair in inner:
-                inside = sum(within[pair] * raw.count(quoted) for quoted, within in marked if pair in within)
-                if found.count(pair) <= inside:
+                if spelled and value in spelled:
                     continue
-            seqs = pairs.get(pair)
-            if seqs is None:
-                pairs[pair] = [seq]
-            else:
-                seqs.append(seq)
+                mark = self._marks.get(value, b"")
+                if mark == b"":
+                    mark = self._marks[value] = _mark(value)
+                if mark is not None and mark[0] in raw:
+                    raw = raw.replace(*mark)
+        tokens = b" \x01 ".join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
+        pairs = self._pairs
+        last = len(tokens) - 1
+        for at, first in enumerate(tokens):
+            if at < last and first in since and tokens[at + 1] in since:
+                seqs = pairs.setdefault(first + b" " + tokens[at + 1], [])
+                if not seqs or seqs[-1] != seq:
+                    seqs.append(seq)
 
     def add_record(
         self, record: Mapping[str, Any], values: Sequence[Sequence[str] | None], spelled: Sequence[str]
@@ -130,7 +123,7 @@ class PairRows:
 
     def rows(self) -> dict[str, list[int]]:
         """The rows that list events: the pairs and UNSURE."""
-        out = {f"{MARK}{a.decode()} {b.decode()}": v for (a, b), v in self._pairs.items()}
+        out = {MARK + k.decode(): v for k, v in self._pairs.items()}
         out[UNSURE] = self._unsure
         return out
 
@@ -141,20 +134,16 @@ class PairRows:
         return out
 
 
-_Marked = tuple[bytes, Counter[tuple[bytes, bytes]]]
-
-
-def _value(value: str) -> tuple[tuple[bytes, ...], _Marked | None]:
-    """A value's words, and, when a JSON string of it may hold a phrase its field rows confirm, its quoted text
-    as the lower-cased JSON holds it with the pairs of words side by side in it (None when it holds none, or it
-    may be found where no string of it stands)."""
-    words = tuple(w.encode() for w in _WORD_RX.findall(value))
+def _mark(value: str) -> tuple[bytes, bytes] | None:
+    """The quoted value as the lower-cased JSON holds it, and the same with its tokens kept apart; None when its
+    tokens cannot stand side by side in it or it may be found where no string of it stands."""
     if not value.isascii() or _ESCAPED.search(value) or not _IN_STRING_ONLY.search(value):
-        return words, None
+        return None
     quoted = value.encode()
     tokens = quoted.translate(_TOKENS).split()
-    within = Counter((a, b) for a, b in itertools.pairwise(tokens) if _LETTERS.fullmatch(a + b))
-    return words, ((b'"' + quoted + b'"', within) if within else None)
+    if len(tokens) < 2 or b"\x01" in quoted:
+        return None
+    return b'"' + quoted + b'"', b'"' + _APART.join(tokens) + b'"'
 
 
 COUNTED: Final = f"(term = '{COVER}' OR (term >= '{WORD}' AND term < '{MARK}>'))"  # rows of a count, no seqs
