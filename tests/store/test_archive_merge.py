@@ -16,6 +16,8 @@ from tenant_events.store import duck
 from tenant_events.store.archive_build import LiveRow, ordered_cursor, write_month
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_merge import _ranges, _token_parts, merge
+from tenant_events.store.archive_pairs import COVER, WORD
+from tenant_events.store.archive_pairs import MARK as PAIRS
 
 DAY = 86400.0
 
@@ -60,8 +62,39 @@ def test_a_merged_month_is_the_month_written_at_once(tmp_path, layout, batch):
         tmp_path / "whole" / tokens_name(whole.file.name),
     ]
     found, expected = (_rows(t, "term, n, seqs") for t in tokens)
-    assert found == expected and len(found) > 3000
+    # the pairs of tokens (archive_pairs.py) are listed from each file's own words: compared below
+    assert _unpaired(found) == _unpaired(expected) and len(_unpaired(found)) > 3000
+    assert _paired(found) == _merged_pairs([tmp_path / layout / tokens_name(b.file.name) for b in built])
+    assert dict((t, n) for t, n, _s in _paired(found))[COVER] == 2400
     assert merged.file.rows == 2400 and (merged.file.first_seq, merged.file.last_seq) == (1, 2400)
+
+
+def _unpaired(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    return [r for r in rows if not str(r[0]).startswith(PAIRS)]
+
+
+def _paired(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    return [r for r in rows if str(r[0]).startswith(PAIRS)]
+
+
+def _merged_pairs(paths: list[Path]) -> list[tuple[object, ...]]:
+    """The pair rows a merge of these token files keeps: the events' rows joined, the covered events added up,
+    a word kept when every file lists it, from the latest of their seqs."""
+    listed: dict[str, list[int]] = {}
+    words: dict[str, list[int]] = {}
+    covered = 0
+    for path in paths:
+        for term, n, seqs in _paired(_rows(path, "term, n, seqs")):
+            if term == COVER:
+                covered += int(n)  # type: ignore[call-overload]
+            elif str(term).startswith(WORD):
+                words.setdefault(str(term), []).append(int(n))  # type: ignore[call-overload]
+            else:
+                listed.setdefault(str(term), []).extend(seqs)  # type: ignore[arg-type]
+    out: list[tuple[object, ...]] = [(t, len(s), sorted(s)) for t, s in listed.items()]
+    out += [(t, max(ns), []) for t, ns in words.items() if len(ns) == len(paths)]
+    out.append((COVER, covered, []))
+    return sorted(out, key=lambda r: str(r[0]))
 
 
 def test_the_token_ranges_hold_about_a_batch_each_and_never_split_a_term(tmp_path):

@@ -40,6 +40,7 @@ from tenant_events.store.archive_layout import (
     month_of,
     tokens_name,
 )
+from tenant_events.store.archive_pairs import PairRows
 from tenant_events.store.archive_tally import Tally
 from tenant_events.store.fts_text import indexed_raw
 from tenant_events.store.records import summary_of
@@ -275,6 +276,7 @@ def collector_paused() -> Iterator[None]:
 def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scratch:
     fields = FieldRows() if cues else None
     tally = Tally() if cues else None
+    pairs = PairRows() if cues else None
     first = last = 0
     mem = _index()
     try:
@@ -287,7 +289,7 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
                 if last and rows[0][0] <= last:
                     raise ValueError("a chunk's seqs must all follow those of the chunk before it")
                 summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-                _records(f, rows, summaries, fields, after=bool(last))
+                _records(f, rows, summaries, fields, pairs, after=bool(last))
                 if tally is not None:
                     for r in rows:
                         tally.add(r[5], r[3], r[8])
@@ -297,7 +299,8 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
         if not last:
             raise ValueError("no rows to write")
         with (work / TOKENS_FILE).open("wb") as f:
-            longest = fields.write(f, tally.rows() if tally is not None else {}) if fields is not None else 0
+            counted = {**(tally.rows() if tally else {}), **(pairs.counted() if pairs else {})}
+            longest = fields.write(f, counted, pairs.rows() if pairs else {}) if fields is not None else 0
             return Scratch(first, last, max(longest, _vocabulary(mem, f)))
     finally:
         mem.close()
@@ -308,10 +311,11 @@ def _records(
     rows: Sequence[LiveRow],
     summaries: Sequence[str],
     fields: FieldRows | None,
+    pairs: PairRows | None,
     after: bool,
 ) -> None:
     """`rows`' records into the JSON array `f` is writing (`after` records already in it), a slice at a time;
-    their field rows into `fields`, while the values are here."""
+    their field rows into `fields` and their pairs of tokens into `pairs`, while the values are here."""
     for at in range(0, len(rows), _SLICE):
         records = [
             _record((*row[:9], summary, *row[10:]))
@@ -320,7 +324,10 @@ def _records(
         if fields is not None:
             for record in records:
                 values = [record[column] for _name, column in FIELD_COLUMNS]
-                fields.add(record["seq"], values, spelled_values(record["raw"], values))  # type: ignore[arg-type]
+                spelled = spelled_values(record["raw"], values)  # type: ignore[arg-type]
+                fields.add(record["seq"], values, spelled)  # type: ignore[arg-type]
+                if pairs is not None:
+                    pairs.add_record(record, values, spelled)  # type: ignore[arg-type]
         f.write(b"," if after or at else b"")
         f.write(orjson.dumps(records)[1:-1])
 

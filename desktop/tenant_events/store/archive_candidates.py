@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from tenant_events.store import archive_pairs as pairs
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fetch import ArchiveFetch, holding
 from tenant_events.store.archive_fields import COVER, MARK, SPELLED
@@ -88,8 +89,8 @@ class ArchiveCandidates(ArchiveFetch):
         # a page, which reads the JSON of a month's unconfirmed candidates anyway, does not read the rows
         sure = False
         if len(few) > FEW_CANDIDATES and compiled.sure and settle:
-            sure = self._confirm(cursor, files, compiled.sure)
-            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1]) if sure else few
+            sure = self._confirm(cursor, files, compiled)
+            few = self._execute(cursor, "SELECT seq FROM cand LIMIT ?", [FEW_CANDIDATES + 1])
         # with some confirmed, more than a few left are not settled on their summaries first: the summaries name
         # the entities whose values the rows hold, and the JSON is read for whatever is left (the same row groups)
         settling = settle and compiled.orders and not sure
@@ -230,22 +231,21 @@ class ArchiveCandidates(ArchiveFetch):
                 cursor.execute(f"DROP TABLE IF EXISTS terms_{k}")
 
     def _confirm(
-        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], phrases: Sequence[str]
+        self, cursor: duckdb.DuckDBPyConnection, files: Sequence[ArchiveFile], compiled: Compiled
     ) -> bool:
-        """Move to the table `sure` the candidates whose phrases the field rows show in order (`phrases`,
-        Compiled.sure): they match once `where` holds, and no text of theirs is read; True when any was. In the
-        simulator's year, the events naming Ada Lovelace hold her name as a user's value: their JSON, a row
-        group's worth of its largest column for each, was what a phrase's count read."""
-        if not self._rows(cursor, files, phrases):
-            return False
-        self._execute(
-            cursor,
-            "CREATE OR REPLACE TEMP TABLE sure AS SELECT seq FROM cand WHERE seq IN (SELECT seq FROM row_seqs)",
-        )
-        if not self._execute(cursor, "SELECT count(*) FROM sure")[0][0]:
-            return False
-        self._execute(cursor, "DELETE FROM cand WHERE seq IN (SELECT seq FROM sure)")
-        return True
+        """Move to the table `sure` the candidates whose phrases the field rows show in order (Compiled.sure): they
+        match once `where` holds, no text of theirs read; True when any was. Of one phrase, the others that the
+        pairs of tokens rule out (archive_pairs.py) leave `cand`: the JSON of each was a row group's to read."""
+        found = self._rows(cursor, files, compiled.sure)
+        if found:
+            sql = "CREATE OR REPLACE TEMP TABLE sure AS SELECT seq FROM cand WHERE seq IN (SELECT seq FROM row_seqs)"
+            self._execute(cursor, sql)
+            found = bool(self._execute(cursor, "SELECT count(*) FROM sure")[0][0])
+        if found:
+            self._execute(cursor, "DELETE FROM cand WHERE seq IN (SELECT seq FROM sure)")
+        if len(compiled.phrases) == 1:
+            pairs.rule_out(lambda sql: self._execute(cursor, sql), self.folder, files, compiled.phrases[0])
+        return found
 
     def _with_sure(self, cursor: duckdb.DuckDBPyConnection, sure: bool) -> list[Any]:
         """Put the confirmed candidates (`sure`: any) back in `cand`; its first FEW_CANDIDATES + 1 rows."""

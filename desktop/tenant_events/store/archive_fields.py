@@ -159,11 +159,16 @@ class FieldRows:
         rests = _rests(value.split("\x00", 1)[0], name in _EVERY_WORD)
         return tuple(self._rows.setdefault(head + rest, []) for rest in rests)
 
-    def write(self, f: BinaryIO, counted: Mapping[str, int] | None = None) -> int:
-        """The rows, `#:` among them, and `counted`'s (other `#` rows: a count each and no seqs, archive_tally.py)
-        in term order into `f`: a JSON line (term, n, seqs) each, as archive_build.tokens_select reads them.
-        Returns the longest line's length."""
-        rows = self._rows
+    def write(
+        self,
+        f: BinaryIO,
+        counted: Mapping[str, int] | None = None,
+        listed: Mapping[str, list[int]] | None = None,
+    ) -> int:
+        """The rows, `#:` among them, `counted`'s (other `#` rows: a count each and no seqs, archive_tally.py) and
+        `listed`'s (other `#` rows of events, archive_pairs.py) in term order into `f`: a JSON line (term, n,
+        seqs) each, as archive_build.tokens_select reads them. Returns the longest line's length."""
+        rows = self._rows | dict(listed or {})
         rows[COVER] = self._seqs
         counts = counted or {}
         longest = 0

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from tenant_events.store import archive_pairs as pairs
 from tenant_events.store import archive_tally as tally
 from tenant_events.store import duck
 from tenant_events.store.archive_build import (
@@ -84,15 +85,17 @@ def _token_parts(
     for i, (low, high) in enumerate(list(_ranges(cur, tokens, batch_entries))):
         where, params = _between(low, high)
         part = work / f"tokens-{i:05d}.parquet"
-        # a tally's rows (archive_tally.py) add up each hour's counts: a merged file holds them as if written at once
-        words = f"{where} {'AND' if where else 'WHERE'} NOT {tally.TALLIED}"
-        tallies = tally.merged_sql(
-            "read_parquet(?)", f"{where} {'AND' if where else 'WHERE'} {tally.TALLIED}"
-        )
+        # a tally's rows (archive_tally.py) add up each hour's counts: a merged file holds them as if written at
+        # once; the counted rows of the pairs of tokens (archive_pairs.py) are merged as those say
+        also = f"{where} {'AND' if where else 'WHERE'}"
+        words = f"{also} NOT {tally.TALLIED} AND NOT {pairs.COUNTED}"
+        tallies = tally.merged_sql("read_parquet(?)", f"{also} {tally.TALLIED}")
+        counted = pairs.merged_sql("read_parquet(?)", f"{also} {pairs.COUNTED}", len(tokens))
         cur.execute(
             f"COPY (SELECT term, n, seqs FROM (SELECT term, len(seqs) AS n, seqs FROM (SELECT term, {joined} AS seqs"  # noqa: S608
-            f" FROM read_parquet(?) {words} GROUP BY term) UNION ALL {tallies}) ORDER BY term) TO {duck.literal(str(part))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
-            [tokens, *params, tokens, *params],
+            f" FROM read_parquet(?) {words} GROUP BY term) UNION ALL {tallies} UNION ALL {counted}) ORDER BY term)"
+            f" TO {duck.literal(str(part))} ({PARQUET_OPTIONS}, ROW_GROUP_SIZE {TOKEN_ROW_GROUP})",
+            [tokens, *params, tokens, *params, tokens, *params],
         )
         parts.append(str(part))
     return parts

@@ -38,15 +38,13 @@ from tenant_events.store.query_sql import value_patterns
 from tenant_events.values.events import EventFilter
 
 _TERM: Final = re.compile(r"\S+")
-_SEP: Final = (
-    r"[^\pL\pN]"  # a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
-)
+# a character FTS5's unicode61 tokenizer splits on (letters and digits make tokens)
+_SEP: Final = r"[^\pL\pN]"
 _TEXT_COLUMNS: Final = ("event_id", "summary", "raw")
 # each column's text as the tokens were made of it: the raw JSON with its escapes decoded (fts_text.py)
 _TEXT_OF: Final = {"event_id": "event_id", "summary": "summary", "raw": DECODED_RAW_SQL}
-_NEAR_RAREST: Final = (
-    8  # a phrase's drive meets every token held by at most this many times its rarest's events
-)
+# a phrase's drive meets every token held by at most this many times its rarest's events
+_NEAR_RAREST: Final = 8
 
 
 @functools.lru_cache(maxsize=512)
@@ -134,11 +132,12 @@ class Compiled:
     orders: tuple[tuple[str, str], ...] = ()
     tokens: tuple[tuple[str, bool], ...] = ()  # the tokens `lookup` reads (prefix or whole)
     whole: bool = False  # `where` is the whole filter by itself (no top-level free text left to the drive)
-    listed: int | None = None  # how many seqs the token files list for `tokens`, when the counts that chose
-    # them say it already (None: not counted)
+    listed: int | None = None  # seqs the files list for `tokens`, when counted to choose them (None: not)
     # for each phrase of `orders`, a query over `tok` of the terms of the field rows that hold it in order
     # (archive_terms.phrase_rows_query): the events in every one's rows need no order check
     sure: tuple[str, ...] = ()
+    # for each phrase of `orders`: its tokens, and whether the last is a prefix (archive_pairs.py rules out some)
+    phrases: tuple[tuple[tuple[str, ...], bool], ...] = ()
 
     def exact(self) -> str:
         """`where` with the order checks."""
@@ -341,6 +340,7 @@ class FilterCompiler:
         parts: list[str] = []
         orders: list[tuple[str, str]] = []
         confirmed: list[str | None] = []
+        phrases: list[tuple[tuple[str, ...], bool]] = []
         drives: list[str] = []
         implied = False
         if low is not None:
@@ -372,6 +372,7 @@ class FilterCompiler:
                     small = self._order(item.value, not item.phrase, _TEXT_COLUMNS[:-1])
                     big = self._order(item.value, not item.phrase, _TEXT_COLUMNS[-1:])
                     orders.append((str(small), str(big)))
+                    phrases.append((phrase_tokens(item.value), not item.phrase))
                     rows = phrase_rows_query(phrase_tokens(item.value), not item.phrase)
                     self.confirmable = self.confirmable or rows is not None
                     confirmed.append(rows if self.words else None)
@@ -393,5 +394,5 @@ class FilterCompiler:
         whole = not implied and not any(isinstance(item, Text) for item in items)
         where = " AND ".join(parts) or "true"
         sure = tuple(q for q in confirmed if q is not None)
-        sure = sure if len(sure) == len(confirmed) else ()
-        return Compiled(lookup, drive, where, tuple(orders), tuple(self._sets), whole, listed, sure)
+        sure, keys = sure if len(sure) == len(confirmed) else (), tuple(self._sets)
+        return Compiled(lookup, drive, where, tuple(orders), keys, whole, listed, sure, tuple(phrases))
