@@ -98,14 +98,16 @@ class ArchiveReader(ArchiveCandidates):
         select: str,
         rest: str = "",
         extra: str | None = None,
+        as_list: bool = False,
     ) -> list[Any]:
-        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files` (and `extra`, when given)."""
+        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files` (and `extra`, when given); `as_list`: see
+        `_matching`."""
         with self._lock:
             cursor = self._open()
             try:
                 where, _few, _driven = self._prepare(cursor, files, f, alerts, low, high)
                 where = where if extra is None else f"{extra} AND {where}"
-                return self._execute(cursor, self._select(files, select, where, rest))
+                return _run(cursor, self._select(files, select, where, rest), as_list)
             finally:
                 self._drop(cursor)
 
@@ -118,10 +120,12 @@ class ArchiveReader(ArchiveCandidates):
         high: int | None,
         select: str,
         rest: str = "",
+        as_list: bool = False,
     ) -> list[Any]:
         """`SELECT {select} … {rest}` over the matches of `f` with low <= seq <= high, where `select` and `rest`
         name only seq, time_ms and type: answered from the filter's kept matches (archive_matches.py), which
-        the first such question over a token-driven filter keeps; a scan of the files otherwise."""
+        the first such question over a token-driven filter keeps; a scan of the files otherwise. `as_list`:
+        `select` is `seq`, and its values come back as one list, newest first (`_run`)."""
         bounds = " AND ".join(
             ([] if low is None else [f"seq >= {int(low)}"])
             + ([] if high is None else [f"seq <= {int(high)}"])
@@ -147,7 +151,7 @@ class ArchiveReader(ArchiveCandidates):
                         )
                         where = f"{bounds} AND {where}" if bounds else where
                         return (
-                            self._execute(cursor, self._select(files, select, where, rest)) if files else []
+                            _run(cursor, self._select(files, select, where, rest), as_list) if files else []
                         )
                     table = self._matches.add(
                         cursor, key, self._select(snap.files, "seq, time_ms, type", where, ""), self._execute
@@ -155,9 +159,9 @@ class ArchiveReader(ArchiveCandidates):
                 finally:
                     self._drop(cursor)
             if table is not None:
-                return self._execute(cursor, f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}")  # noqa: S608
+                return _run(cursor, f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}", as_list)  # noqa: S608
         files = snap.covering(NO_LOW if low is None else low, snap.upto if high is None else high)
-        return self._query(files, f, alerts, low, high, select, rest) if files else []
+        return self._query(files, f, alerts, low, high, select, rest, as_list=as_list) if files else []
 
     def _sure_or_prepared(
         self,
@@ -315,8 +319,8 @@ class ArchiveReader(ArchiveCandidates):
             return []
         # numbered in DuckDB: a million matching seqs brought into Python held every other thread for ~1 s
         number = "row_number() OVER (ORDER BY seq DESC) - 1"
-        rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0 ORDER BY seq DESC"
-        return [int(r[0]) for r in self._matching(snap, f, alerts, None, high, "seq", rest)]
+        rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0"
+        return self._matching(snap, f, alerts, None, high, "seq", rest, as_list=True)
 
     def by_time(
         self,
@@ -348,3 +352,14 @@ class ArchiveReader(ArchiveCandidates):
                 extra=f"(time_ms {past} {at} OR (time_ms = {at} AND seq {past} {seq}))",
             )
         return [(int(r[4]), event_of(r)) for r in rows]
+
+
+def _run(cursor: duckdb.DuckDBPyConnection, sql: str, as_list: bool) -> list[Any]:
+    """The rows of `sql`; `as_list`: its single column `seq` as one list, newest first. A row is a tuple the
+    garbage collector tracks, a list's ints are not: 117,000 page keys of a 30M-event year fetched as rows kept
+    that many tuples alive at once, and the full collection they set off (20-35 ms of CPU, holding the GIL)
+    could fall on the window's thread."""
+    if not as_list:
+        return ArchiveReader._execute(cursor, sql)
+    rows = ArchiveReader._execute(cursor, f"SELECT coalesce(list(seq ORDER BY seq DESC), []) FROM ({sql})")  # noqa: S608
+    return list(rows[0][0]) if rows else []
