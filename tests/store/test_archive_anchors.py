@@ -9,9 +9,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from helpers.archive_pairs import tiered_pair
 from helpers.history import history
-from tenant_events.store import EventReader
+from tenant_events.store import EventReader, archive_reader
 from tenant_events.values.events import EventFilter
 
 DAY = 86400.0
@@ -43,7 +45,12 @@ def _keys(reader: EventReader, f: EventFilter) -> Callable[[], list[int]]:
     return lambda: reader.seq_anchors(f, 10**9, 1)
 
 
-def test_page_keys_of_thousands_of_archived_events_come_as_one_list_not_a_tracked_row_each(tmp_path):
+# the list made into Python in parts (each alone, so a read thread never holds the GIL long): whole, or in many
+@pytest.mark.parametrize("part", [archive_reader.LIST_PART, 100])
+def test_page_keys_of_thousands_of_archived_events_come_as_one_list_not_a_tracked_row_each(
+    tmp_path, monkeypatch, part
+):
+    monkeypatch.setattr(archive_reader, "LIST_PART", part)
     rows = history(4000, NOW - 90 * DAY, 90 * DAY / 4000, seed=11)
     one, two = tiered_pair(tmp_path, rows, NOW)  # the second: all but the last 10 days archived
     with EventReader(one) as single:

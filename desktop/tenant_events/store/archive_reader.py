@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import duckdb
 
 EVERYTHING: Final = EventFilter()
+LIST_PART: Final = 4096  # seqs made into Python at a time (`_run`)
 NOW: Final = "seqs_now"  # the matches' seqs of one question, too many to keep
 FAMILIES: Final = ("user", "organization", "group")
 
@@ -358,8 +359,17 @@ def _run(cursor: duckdb.DuckDBPyConnection, sql: str, as_list: bool) -> list[Any
     """The rows of `sql`; `as_list`: its single column `seq` as one list, newest first. A row is a tuple the
     garbage collector tracks, a list's ints are not: 117,000 page keys of a 30M-event year fetched as rows kept
     that many tuples alive at once, and the full collection they set off (20-35 ms of CPU, holding the GIL)
-    could fall on the window's thread."""
+    could fall on the window's thread. The list comes in parts of LIST_PART seqs, each made into Python alone:
+    made at once, its 117,000 ints held the GIL for ~20 ms of CPU (far longer on a busy machine, the read
+    thread being below the window's priority)."""
     if not as_list:
         return ArchiveReader._execute(cursor, sql)
-    rows = ArchiveReader._execute(cursor, f"SELECT coalesce(list(seq ORDER BY seq DESC), []) FROM ({sql})")  # noqa: S608
-    return list(rows[0][0]) if rows else []
+    number = "(row_number() OVER (ORDER BY seq DESC) - 1)"
+    parts = (
+        f"SELECT list(seq ORDER BY seq DESC) FROM (SELECT seq, {number} // {LIST_PART} AS part FROM ({sql}))"  # noqa: S608
+        " GROUP BY part ORDER BY part"
+    )
+    seqs: list[Any] = []
+    for (part,) in ArchiveReader._one_by_one(cursor, parts):
+        seqs += part
+    return seqs
