@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import duckdb
 
 EVERYTHING: Final = EventFilter()
+LIST_PART: Final = 4096  # seqs made into Python at a time (`_rows_of`)
 FAMILIES: Final = ("user", "organization", "group")
 
 
@@ -99,14 +100,16 @@ class ArchiveReader(ArchiveCandidates):
         select: str,
         rest: str = "",
         extra: str | None = None,
+        as_list: bool = False,
     ) -> list[Any]:
-        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files` (and `extra`, when given)."""
+        """`SELECT {select} FROM ev WHERE <f> {rest}` over `files` (and `extra`, when given); `as_list`: see
+        `_matching`."""
         with self._lock:
             cursor = self._open()
             try:
                 where, _few, _driven = self._prepare(cursor, files, f, alerts, low, high)
                 where = where if extra is None else f"{extra} AND {where}"
-                return self._execute(cursor, self._select(files, select, where, rest))
+                return _rows_of(cursor, self._select(files, select, where, rest), as_list)
             finally:
                 self._drop(cursor)
 
@@ -119,10 +122,12 @@ class ArchiveReader(ArchiveCandidates):
         high: int | None,
         select: str,
         rest: str = "",
+        as_list: bool = False,
     ) -> list[Any]:
         """`SELECT {select} … {rest}` over the matches of `f` with low <= seq <= high, where `select` and `rest`
         name only seq, time_ms and type: answered from the filter's kept matches (archive_matches.py), which
-        the first such question over a token-driven filter keeps; a scan of the files otherwise."""
+        the first such question over a token-driven filter keeps; a scan of the files otherwise. `as_list`:
+        `select` is `seq`, and its values come back as one list, newest first (`_rows_of`)."""
         bounds = " AND ".join(
             ([] if low is None else [f"seq >= {int(low)}"])
             + ([] if high is None else [f"seq <= {int(high)}"])
@@ -154,7 +159,7 @@ class ArchiveReader(ArchiveCandidates):
                             else met_sql(self.folder, files, listed, select, bounds or "true", rest)
                         )
                         where = f"{bounds} AND {where}" if bounds else where
-                        return self._execute(cursor, met or self._select(files, select, where, rest))
+                        return _rows_of(cursor, met or self._select(files, select, where, rest), as_list)
                     kept = "seq, time_ms, type"
                     met = (
                         None if listed is None else met_sql(self.folder, snap.files, listed, kept, "true", "")
@@ -165,9 +170,10 @@ class ArchiveReader(ArchiveCandidates):
                 finally:
                     self._drop(cursor)
             if table is not None:
-                return self._execute(cursor, f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}")  # noqa: S608
+                held = f"SELECT {select} FROM {table} WHERE {bounds or 'true'} {rest}"  # noqa: S608
+                return _rows_of(cursor, held, as_list)
         files = snap.covering(NO_LOW if low is None else low, snap.upto if high is None else high)
-        return self._query(files, f, alerts, low, high, select, rest) if files else []
+        return self._query(files, f, alerts, low, high, select, rest, as_list=as_list) if files else []
 
     def _sure_or_prepared(
         self,
@@ -334,8 +340,8 @@ class ArchiveReader(ArchiveCandidates):
             return []
         # numbered in DuckDB: a million matching seqs brought into Python held every other thread for ~1 s
         number = "row_number() OVER (ORDER BY seq DESC) - 1"
-        rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0 ORDER BY seq DESC"
-        return [int(r[0]) for r in self._matching(snap, f, alerts, None, high, "seq", rest)]
+        rest = f"QUALIFY ({int(first_row)} + {number}) % {int(every)} = 0"
+        return self._matching(snap, f, alerts, None, high, "seq", rest, as_list=True)
 
     def by_time(
         self,
@@ -367,3 +373,23 @@ class ArchiveReader(ArchiveCandidates):
                 extra=f"(time_ms {past} {at} OR (time_ms = {at} AND seq {past} {seq}))",
             )
         return [(int(r[4]), event_of(r)) for r in rows]
+
+
+def _rows_of(cursor: duckdb.DuckDBPyConnection, sql: str, as_list: bool) -> list[Any]:
+    """The rows of `sql`; `as_list`: its single column `seq` as one list, newest first. A row is a tuple the
+    garbage collector tracks, a list's ints are not: 117,000 page keys of a 30M-event year fetched as rows kept
+    that many tuples alive at once, and the full collection they set off (20-35 ms of CPU, holding the GIL)
+    could fall on the window's thread. The list comes in parts of LIST_PART seqs, each made into Python alone:
+    made at once, its 117,000 ints held the GIL for ~20 ms of CPU (far longer on a busy machine, the read
+    thread being below the window's priority)."""
+    if not as_list:
+        return ArchiveReader._execute(cursor, sql)
+    number = "(row_number() OVER (ORDER BY seq DESC) - 1)"
+    parts = (
+        f"SELECT list(seq ORDER BY seq DESC) FROM (SELECT seq, {number} // {LIST_PART} AS part FROM ({sql}))"  # noqa: S608
+        " GROUP BY part ORDER BY part"
+    )
+    seqs: list[Any] = []
+    for (part,) in ArchiveReader._one_by_one(cursor, parts):
+        seqs += part
+    return seqs

@@ -112,6 +112,21 @@ class ArchiveSource:
                 raise ArchiveMoved(str(exc)) from exc
             raise
 
+    @staticmethod
+    def _one_by_one(cursor: duckdb.DuckDBPyConnection, sql: str) -> Iterator[Any]:
+        """The rows of `sql`, each made into Python alone: DuckDB holds the GIL while it makes a fetch's rows,
+        and a read thread (below the window's priority) that holds it long keeps the window's thread waiting."""
+        import duckdb
+
+        try:
+            cursor.execute(sql)
+            while (row := cursor.fetchone()) is not None:
+                yield row
+        except duckdb.IOException as exc:
+            if _gone(exc):
+                raise ArchiveMoved(str(exc)) from exc
+            raise
+
     def chunks(
         self, files: Sequence[ArchiveFile], select: str, where: str, rest: str, size: int
     ) -> Iterator[list[Any]]:
