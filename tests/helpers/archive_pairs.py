@@ -3,10 +3,13 @@ meanwhile: the archive read tests compare the two tiers' answers and count the a
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from helpers.history import history
 from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
@@ -64,30 +67,46 @@ def random_pair(
 
 def strip_tallies(tokens: Path) -> None:
     """The token file as an earlier writer left it: no tally rows."""
+    strip_marked(tokens, MARK)
+
+
+class Statements:
+    """The SQL an archive reader runs from now on (its own statements, run for real)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: list[str] = []
+        run = ArchiveSource._execute
+
+        def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
+            self.seen.append(sql)
+            return run(cursor, sql, params)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))
+
+    def events_read(self) -> list[str]:
+        """Statements that read the events files: their relation `ev` (archive_source.py; a token lookup names it
+        in its WITH clause without reading it)."""
+        return [s for s in self.seen if re.search(r"\bFROM ev\b", s)]
+
+
+@contextmanager
+def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every statement the archive runs meanwhile."""
+    yield Statements(monkeypatch).seen
+
+
+def strip_marked(tokens: Path, mark: str) -> None:
+    """The token file as an earlier writer left it: no rows starting with `mark`."""
     tmp = tokens.with_name("stripped.tmp")
     cur = ordered_cursor()
     try:
         cur.execute(
-            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{MARK}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
+            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{mark}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
             [str(tokens)],
         )
     finally:
         cur.close()
     tmp.replace(tokens)
-
-
-@contextmanager
-def statements(monkeypatch: object) -> Iterator[list[str]]:
-    """Every statement the archive runs meanwhile."""
-    seen: list[str] = []
-    run = ArchiveSource._execute
-
-    def spy(cursor: object, sql: str, params: Sequence[object] = ()) -> list[object]:
-        seen.append(sql)
-        return run(cursor, sql, params)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))  # type: ignore[attr-defined]
-    yield seen
 
 
 def answers(reader: EventReader, f: EventFilter) -> tuple[object, ...]:

@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from helpers.archive_pairs import random_pair
+from helpers.archive_pairs import Statements, random_pair
 from tenant_events.store import archive_reader
-from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.reader import EventReader
 from tenant_events.values.events import EventFilter
 
@@ -23,20 +22,6 @@ FILTERS = (
 )
 
 
-class _Statements:
-    """The SQL an archive reader runs (its own statements, run for real)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.seen: list[str] = []
-        real = ArchiveSource._execute
-
-        def spy(cursor, sql, params=()):  # type: ignore[no-untyped-def]
-            self.seen.append(sql)
-            return real(cursor, sql, params)
-
-        monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))
-
-
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("kept", [(10, 10), (4_000_000, 100), (4_000_000, 2_000_000)])
 def test_many_matches_are_counted_by_bits_and_met_file_by_file(tmp_path, monkeypatch, kept):
@@ -46,7 +31,7 @@ def test_many_matches_are_counted_by_bits_and_met_file_by_file(tmp_path, monkeyp
     monkeypatch.setattr(archive_reader, "MOST_SEQS", kept[0])
     monkeypatch.setattr(archive_reader, "MOST_KEPT", kept[1])
     one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
-    statements = _Statements(monkeypatch)
+    statements = Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         upto = b.archived_upto()
         files = len(list((two.parent / f"{two.stem}.archive").glob("*.tokens.parquet")))
@@ -76,7 +61,7 @@ def test_a_count_of_fewer_matches_than_are_kept_reads_no_events_file(tmp_path, m
     """A word's or a field value's count, with fewer matches than a reader keeps, is their distinct number: no
     events file is read until a question needs their rows (the span, the histogram), which then keeps them."""
     one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
-    statements = _Statements(monkeypatch)
+    statements = Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         for f in FILTERS:
             statements.seen.clear()

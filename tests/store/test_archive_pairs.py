@@ -17,13 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.archive_pairs import statements, store_rows
+from helpers.archive_pairs import statements, store_rows, strip_marked
 from helpers.history import history
-from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, duck
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter
 from tenant_events.store import archive_candidates as candidates
-from tenant_events.store.archive_build import ordered_cursor
 from tenant_events.store.archive_keeper import keep
-from tenant_events.store.archive_layout import PARQUET_OPTIONS
 from tenant_events.store.archive_pairs import MARK
 from tenant_events.values.events import EventFilter
 from tenant_events.values.retention import Retention
@@ -100,18 +98,14 @@ def _rows(seed: int, n: int) -> list[EventRow]:
     return [_planted(r, rng) if rng.random() < 0.6 else r for r in rows]
 
 
-def _strip_pairs(tokens: Path) -> None:
-    """The token file as an earlier writer left it: no pair rows."""
-    tmp = tokens.with_name("stripped.tmp")
-    cur = ordered_cursor()
-    try:
-        cur.execute(
-            f"COPY (SELECT * FROM read_parquet(?) WHERE NOT starts_with(term, '{MARK}')) TO {duck.literal(str(tmp))} ({PARQUET_OPTIONS})",
-            [str(tokens)],
-        )
-    finally:
-        cur.close()
-    tmp.replace(tokens)
+def _stores_of(tmp_path: Path, rows: list[EventRow], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A store that never archives and one that keeps 3 days live, of `rows`; every count of a phrase's
+    candidates takes the path of many (not named one by one in its statement)."""
+    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    store_rows(one, rows, None, NOW)
+    store_rows(two, rows, 3, NOW)
+    monkeypatch.setattr(candidates, "FEW_CANDIDATES", 2)
+    return one, two
 
 
 def _query(text: str) -> EventFilter:
@@ -135,7 +129,7 @@ def _pair(tmp: Path, seed: int, n: int, stripped: float, move_rows: int) -> tupl
     rng = random.Random(seed)
     for tokens in sorted((tmp / "two.archive").glob("*.tokens.parquet")):
         if rng.random() < stripped:
-            _strip_pairs(tokens)
+            strip_marked(tokens, MARK)
     return one, two
 
 
@@ -186,10 +180,7 @@ def test_a_candidate_the_pairs_rule_out_has_no_json_read(
                 data["event"]["data"].setdefault("context", {})["client"] = {"name": "Dashboard (Qzwa)"}
             row = row._replace(raw=orjson.dumps(data).decode())
         out.append(row)
-    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
-    store_rows(one, out, None, NOW)
-    store_rows(two, out, 3, NOW)
-    monkeypatch.setattr(candidates, "FEW_CANDIDATES", 2)
+    one, two = _stores_of(tmp_path, out, monkeypatch)
     f = EventFilter(query='"qzwa qzwb" type:user.*')
     with EventReader(one) as single:
         expected = single.count(f)
@@ -198,7 +189,7 @@ def test_a_candidate_the_pairs_rule_out_has_no_json_read(
     for stripped in (False, True):
         if stripped:
             for tokens in (tmp_path / "two.archive").glob("*.tokens.parquet"):
-                _strip_pairs(tokens)
+                strip_marked(tokens, MARK)
         with EventReader(two) as cold, statements(monkeypatch) as seen:
             assert cold.count(f) == expected
         json_read = any(re.search(r"\braw\b", s) for s in seen)
@@ -223,10 +214,7 @@ def test_a_prefix_phrase_goes_on_with_every_word_of_its_file(
                 data["event"]["data"].setdefault("context", {})["client"] = {"name": "Dashboard (Qzwa)"}
             row = row._replace(raw=orjson.dumps(data).decode())
         out.append(row)
-    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
-    store_rows(one, out, None, NOW)
-    store_rows(two, out, 3, NOW)
-    monkeypatch.setattr(candidates, "FEW_CANDIDATES", 2)
+    one, two = _stores_of(tmp_path, out, monkeypatch)
     f = EventFilter(text="qzwa-qzwb")
     with EventReader(one) as single, EventReader(two) as cold, statements(monkeypatch) as seen:
         expected = single.count(f)

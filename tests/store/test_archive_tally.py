@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers.archive_pairs import random_pair, strip_tallies
+from helpers.archive_pairs import Statements, random_pair, strip_tallies
 from helpers.history import history
 from tenant_events.store import archive_reader
 from tenant_events.store.archive_build import write_month
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_merge import merge
-from tenant_events.store.archive_source import ArchiveSource
 from tenant_events.store.reader import EventReader
 from tenant_events.values.events import EventFilter
 
@@ -43,32 +42,13 @@ def _answers(reader: EventReader, f: EventFilter, upto: int) -> dict[str, object
     }
 
 
-class _Statements:
-    """The SQL an archive reader runs (its own statements, run for real)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.seen: list[str] = []
-        real = ArchiveSource._execute
-
-        def spy(cursor, sql, params=()):  # type: ignore[no-untyped-def]
-            self.seen.append(sql)
-            return real(cursor, sql, params)
-
-        monkeypatch.setattr(ArchiveSource, "_execute", staticmethod(spy))
-
-    def events_read(self) -> list[str]:
-        """Statements that read the events files: their relation `ev` (archive_source.py; a token lookup names it
-        in its WITH clause without reading it)."""
-        return [s for s in self.seen if re.search(r"\bFROM ev\b", s)]
-
-
 @pytest.mark.timeout(600)
 def test_a_filter_of_types_is_answered_from_the_tallies_as_one_store(tmp_path, monkeypatch):
     """Moved in runs of 150 events (several files a month, then merged) and in one run: the same answers as a
     store that never archived, and the count, counts per type and hourly-or-longer histograms read no events
     file."""
     one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
-    statements = _Statements(monkeypatch)
+    statements = Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         assert b.archived_upto() > 1000
         for f in FILTERS:
@@ -100,7 +80,7 @@ def test_files_without_whole_tallies_are_read_as_before(tmp_path, monkeypatch):
             strip_tallies(folder / tokens_name(built[0].file.name))
         files = [merge(folder, [b.file for b in built]).file] if layout == "merged" else [built[0].file]
         source = _Reading(folder, files)
-        statements = _Statements(monkeypatch)
+        statements = Statements(monkeypatch)
         answers.append(source.answers())
         read = statements.events_read()
         assert (read == []) == (layout == "tallied"), layout
@@ -139,7 +119,7 @@ def test_a_count_of_a_words_or_a_fields_events_reads_no_events_file(tmp_path, mo
     counts (whole, and of a range) are those of a store that never archived, and read only token files."""
     monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
     one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
-    statements = _Statements(monkeypatch)
+    statements = Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         upto = b.archived_upto()
         for f in (
@@ -164,7 +144,7 @@ def test_a_histogram_after_a_count_looks_no_token_up_again(tmp_path, monkeypatch
     monkeypatch.setattr(archive_reader, "MOST_SEQS", most_seqs)
     monkeypatch.setattr(archive_reader, "MOST_KEPT", 100)  # more matches than a reader keeps
     one, two = random_pair(tmp_path / "small", 1600, 75, 7, 2, 150)
-    statements = _Statements(monkeypatch)
+    statements = Statements(monkeypatch)
     with EventReader(one) as a, EventReader(two) as b:
         for f in (EventFilter(text="example"), EventFilter(query="email:example OR org:acme")):
             assert b.count(f) == a.count(f)
