@@ -4,6 +4,7 @@ tokens and FTS5's could part."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,11 +12,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from helpers.archive_pairs import store_rows
+from helpers.archive_pairs import statements, store_rows
 from helpers.history import history
-from tenant_events.store import EventReader, EventRow
+from tenant_events.store import Batch, EventReader, EventRow, StoreWriter, archive_move
 from tenant_events.store import archive_candidates as candidates
+from tenant_events.store.archive_keeper import keep
 from tenant_events.values.events import EventFilter
+from tenant_events.values.retention import Retention
 
 DAY = 86400.0
 NOW = time.time()
@@ -80,3 +83,56 @@ def test_a_control_character_as_received_in_the_json(tmp_path: Path, monkeypatch
         )
 
     _compare(tmp_path, monkeypatch, change)
+
+
+def _cleaned(path: Path) -> Callable[[sqlite3.Connection], None]:
+    """The moved rows out of the live full-text index, a chunk at a time: a month's files merge only then."""
+
+    def cleanup(conn: sqlite3.Connection) -> None:
+        while archive_move.fts_cleanup_chunk(conn, path):
+            pass
+
+    return cleanup
+
+
+def test_words_first_seen_late_in_files_moved_in_runs_and_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The phrase in given names (no field's) from the first events on, its words a field's value only from the
+    middle of the months on: the early events' pairs are not listed, and a merge of files moved in runs keeps each
+    word from the latest file's seq."""
+    LATE = 12
+    rows = history(700, NOW - 60 * DAY, 55 * DAY / 700, seed=7)
+    out = []
+    users = 0
+    for k, row in enumerate(rows):
+        data = orjson.loads(row.raw)
+        obj = data["event"]["data"].get("object")
+        if isinstance(obj, dict) and row.type.startswith("user."):
+            users += 1
+            obj["given_name"] = "Qzwa Qzwb qzwc" if k % 2 else "qzwb (qzwa)"
+            if users % LATE == 0:
+                obj["nickname"] = "qzwc Qzwa Qzwb"
+            row = row._replace(raw=orjson.dumps(data).decode())
+        out.append(row)
+    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    store_rows(one, out, None, NOW)
+    writer = StoreWriter(two)
+    try:
+        writer.commit_sync(Batch(events=out))
+        writer.index_all_sync()
+        keep(writer, Retention(keep_live_days=3, settle_seconds=0), NOW, move_rows=90)
+        writer.index_all_sync()
+        writer.run_archive_job(_cleaned(two)).result()  # as the writer's idle time does
+        keep(writer, Retention(keep_live_days=3, settle_seconds=0), NOW)  # a month's files merged into one
+    finally:
+        writer.close()
+    monkeypatch.setattr(candidates, "FEW_CANDIDATES", 2)
+    with EventReader(one) as single, EventReader(two) as cold, statements(monkeypatch) as seen:
+        for text in ('"qzwa qzwb"', '"qzwb qzwa"', '"qzwa qzwb qzwc"', '"qzwc qzwa"', "qzwa-qzw"):
+            f = EventFilter(query=text) if '"' in text else EventFilter(text=text)
+            assert cold.count(f) == single.count(f) > 0, text
+            assert cold.counts_by_type(f) == single.counts_by_type(f), text
+    assert any("pair_held" in s for s in seen)
+    spans = [p.name.split(".")[1].split("-") for p in (tmp_path / "two.archive").glob("*.tokens.parquet")]
+    assert max(int(b) - int(a) for a, b in spans) > 200  # a month's runs merged into one file
