@@ -88,6 +88,9 @@ class PairRows:
             self._unsure.append(seq)
             return
         since = self._since
+        # \x01 splits tokens to FTS5: as the event's it is no _APART marker (text holding none: 3 memchr)
+        if "\x01" in text or "\x01" in summary or "\x01" in event_id:
+            text, summary, event_id = (s.replace("\x01", " ") for s in (text, summary, event_id))
         raw = text.encode().lower()
         for held in values:
             for value in held or ():
@@ -104,7 +107,7 @@ class PairRows:
                     mark = self._marks[value] = _mark(value)
                 if mark is not None and mark[0] in raw:
                     raw = raw.replace(*mark)
-        tokens = b" \x01 ".join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
+        tokens = _APART.join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
         pairs = self._pairs
         last = len(tokens) - 1
         for at, first in enumerate(tokens):
