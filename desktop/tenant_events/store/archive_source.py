@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +24,17 @@ class ArchiveMoved(Exception):
     """A file of the snapshot is gone (merged or expired since): read again with a new snapshot."""
 
 
-def _gone(exc: Exception) -> bool:
-    """Whether DuckDB failed for a file of the snapshot that is gone."""
-    return "No files found" in str(exc) or "No such file" in str(exc)
+@contextmanager
+def _files_moved() -> Iterator[None]:
+    """DuckDB's failure for a file of the snapshot that is gone raised as ArchiveMoved; others as they are."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.IOException as exc:
+        if "No files found" in str(exc) or "No such file" in str(exc):
+            raise ArchiveMoved(str(exc)) from exc
+        raise
 
 
 def _list(paths: Sequence[str]) -> str:
@@ -103,47 +112,28 @@ class ArchiveSource:
 
     @staticmethod
     def _execute(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = ()) -> list[Any]:
-        import duckdb
-
-        try:
+        with _files_moved():
             return cursor.execute(sql, list(params)).fetchall()
-        except duckdb.IOException as exc:
-            if _gone(exc):
-                raise ArchiveMoved(str(exc)) from exc
-            raise
 
     @staticmethod
     def _one_by_one(cursor: duckdb.DuckDBPyConnection, sql: str) -> Iterator[Any]:
         """The rows of `sql`, each made into Python alone: DuckDB holds the GIL while it makes a fetch's rows,
         and a read thread (below the window's priority) that holds it long keeps the window's thread waiting."""
-        import duckdb
-
-        try:
+        with _files_moved():
             cursor.execute(sql)
             while (row := cursor.fetchone()) is not None:
                 yield row
-        except duckdb.IOException as exc:
-            if _gone(exc):
-                raise ArchiveMoved(str(exc)) from exc
-            raise
 
     def chunks(
         self, files: Sequence[ArchiveFile], select: str, where: str, rest: str, size: int
     ) -> Iterator[list[Any]]:
         """`SELECT {select} FROM ev WHERE {where} {rest}` over `files`, `size` rows at a time: more rows than are
         held at once (a rule's history, event_history.py)."""
-        import duckdb
-
-        with self._lock:
+        with self._lock, _files_moved():
             cursor = self._open()
-            try:
-                cursor.execute(self._select(files, select, where, rest))
-                while rows := cursor.fetchmany(size):
-                    yield rows
-            except duckdb.IOException as exc:
-                if _gone(exc):
-                    raise ArchiveMoved(str(exc)) from exc
-                raise
+            cursor.execute(self._select(files, select, where, rest))
+            while rows := cursor.fetchmany(size):
+                yield rows
 
     def _select(self, files: Sequence[ArchiveFile], select: str, where: str, rest: str) -> str:
         return f"{self._relations(files, False)} SELECT {select} FROM ev WHERE {where} {rest}"  # noqa: S608
