@@ -72,20 +72,52 @@ async def _reselect(w: SelectingWindow, shown: StoredEvent) -> None:
         return
     try:
         found = await read_in_background(page_cache.find, reader, flt, head, shown.seq)
+        # only among the rows shown when the filter changed (its first page while the total is counted): a row
+        # deeper would be scrolled to before its page keys are in, its neighbours' pages read on this thread
+        if found[1] is not None and found[0] < rows:
+            found, head = await _moved_down(w, reader, flt, found, head, shown, generation)
+        else:
+            found = found[0], None
     except StorageError:  # the database being opened again: the pane keeps the event, no row selected
         return
     except Exception:
         if w.feed.shown_worker_reader() is not reader:
             return  # the tenant was removed (its reader closed) while this ran
         raise
-    if w.detail.shown is None or w.detail.shown.seq != shown.seq or model.generation != generation:
+    if _changed(w, shown, generation):
         return  # another event shown, or another filter (which reselects itself)
-    if model.head != head:  # rows arrived on top meanwhile: counted again for the new snapshot
-        w.feed.spawn(_reselect(w, shown))
-        return
-    # only among the rows shown when the filter changed (its first page while the total is counted): a row
-    # deeper would be scrolled to before its page keys are in, its neighbours' pages read on this thread
-    _select_or_clear(w, model.place_found(found, shown.seq) if found[0] < rows else None)
+    if found[1] is None:  # it no longer matches, or sits deeper than the rows shown
+        _select_or_clear(w, None)
+    elif model.head == head:  # else rows kept arriving faster than its page was read: the pane keeps it
+        _select_or_clear(w, model.place_found(found, shown.seq))
+
+
+MOVED_READS = 5
+
+
+async def _moved_down(
+    w: SelectingWindow,
+    reader: TenantReader,
+    flt: EventFilter,
+    found: page_cache.Found,
+    head: int,
+    shown: StoredEvent,
+    generation: int,
+) -> tuple[page_cache.Found, int]:
+    """Rows that arrived on top during the count moved the event down by as many rows: its place is known without
+    counting again (seconds over a year, longer than a busy tenant's next batch takes to come), and only the page
+    around it is read again (milliseconds), a few times at most while rows keep arriving."""
+    for _ in range(MOVED_READS):
+        added = w.model.added_since(head)
+        if added is None or w.model.head == head or _changed(w, shown, generation):
+            break
+        row, head = found[0] + added, w.model.head
+        found = row, await read_in_background(page_cache.page_around, reader, flt, head, row, shown.seq)
+    return found, head
+
+
+def _changed(w: SelectingWindow, shown: StoredEvent, generation: int) -> bool:
+    return w.detail.shown is None or w.detail.shown.seq != shown.seq or w.model.generation != generation
 
 
 def _select_or_clear(w: SelectingWindow, row: int | None) -> None:

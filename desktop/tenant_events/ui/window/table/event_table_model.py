@@ -6,8 +6,7 @@ Row r is the r-th newest event with `seq <= head` that matches the filter, so it
 Possible-gap markers are rows of their own, interleaved: a short sorted list of (matching events newer than the
 gap, reason). New events arrive through `advance_head()`: one `beginInsertRows(0, n-1)`, which Qt maps onto the
 selection and persistent indexes, so the row being read keeps its identity (main_window.py keeps it in place).
-Filtering runs in the store (indexes, FTS5); which pages are held, and how one is read at any depth, is
-view/page_cache.py's business.
+Filtering runs in the store (indexes, FTS5); which pages are held and how one is read: view/page_cache.py.
 """
 
 from __future__ import annotations
@@ -211,6 +210,10 @@ class EventTableModel(QAbstractTableModel):
         self.rows_arrived.emit(added)
         return added
 
+    def added_since(self, head: int) -> int | None:
+        """Rows inserted on top since snapshot `head` (None: a snapshot no longer known, or another filter's)."""
+        return self._added - self._added_at[head] if head in self._added_at else None
+
     @property
     def event_rows(self) -> int:
         """Rows that are events (rowCount() less the gap rows)."""
@@ -223,9 +226,9 @@ class EventTableModel(QAbstractTableModel):
         the gap rows changed. Old gap rows are removed and new ones inserted (rarely changes), so event rows and
         the selection keep their identity.
         """
-        if head not in self._added_at or self.counting:
+        shift = self.added_since(head)  # rows inserted on top since `head`: the gaps moved down
+        if shift is None or self.counting:
             return False
-        shift = self._added - self._added_at[head]  # rows inserted on top since `head`: the gaps moved down
         new = sorted((p + shift, reason) for p, reason in gaps if 0 <= p + shift <= self._rows)
         if new == self._gaps:
             return False
@@ -248,11 +251,10 @@ class EventTableModel(QAbstractTableModel):
     def set_anchors(self, generation: int, head: int, anchors: list[int]) -> bool:
         """Keys for deep pages (`seq_anchors` of the filter at snapshot `head`, every PAGE rows), counted on a
         worker; rows added since `head` are allowed for. Dropped if the filter changed meanwhile."""
-        if generation != self.generation:
+        shift = self.added_since(head)  # None: an unknown snapshot, the next pass computes fresh anchors
+        if generation != self.generation or shift is None:
             return False
-        if head not in self._added_at:
-            return False  # a snapshot no longer known: the next pass computes fresh anchors
-        self._cache.anchors, self._cache.anchor_shift = anchors, self._added - self._added_at[head]
+        self._cache.anchors, self._cache.anchor_shift = anchors, shift
         if self._cache.approx:
             self._settle_estimates()
         return True

@@ -1,0 +1,133 @@
+"""A filter change finds the event the detail pane shows again, on a worker: a count of its newer matches, over a
+year's archive seconds. On a busy tenant new rows arrive on top during every such count. The event's place then
+moves down by as many rows, which the window knows without counting again: the row is selected (or the pane
+cleared when the event no longer matches) however fast rows keep arriving, never counted over and over.
+
+The store is real; its worker reader holds each count of an event's place until a batch of new events has been
+stored and shown on top, as a tenant whose batches come faster than the count would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
+from helpers.query_model import simulated_rows, write
+from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
+from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.view.tenant_reader import TenantReader
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+
+STORED, BATCH = 2000, 25
+ARRIVAL_WAIT_S = 30.0
+
+
+class ArrivalsDuringLookups(TenantReader):
+    """A real worker reader: while `arriving`, each count of an event's place waits until rows arrived on top."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.arriving = False
+        self.lookups = 0
+        self.need, self.arrived = threading.Event(), threading.Event()
+
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
+        if self.arriving and min_seq > 0:
+            self.lookups += 1
+            self.arrived.clear()
+            self.need.set()
+            assert self.arrived.wait(ARRIVAL_WAIT_S), "no rows arrived"
+        return super().count(flt, max_seq, min_seq)
+
+
+class Tenant:
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "acme.sqlite3"
+        rows = simulated_rows(STORED + 100 * BATCH, seed=4)
+        self.later = rows[STORED:]
+        write(self.path, rows[:STORED])
+        self.ui, self.worker = EventReader(self.path), EventReader(self.path)
+        self.noted = ArrivalsDuringLookups(self.worker)
+        self.writer = StoreWriter(self.path)
+
+    def store_batch(self) -> None:
+        batch, self.later = self.later[:BATCH], self.later[BATCH:]
+        self.writer.commit_sync(Batch(events=batch, cursor=f"later-{len(self.later)}"))
+
+    def close(self) -> None:
+        self.writer.close()
+        self.ui.close()
+        self.worker.close()
+
+
+@pytest.fixture
+def setup(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[tuple[MainWindow, Tenant]]:
+    tenant = Tenant(tmp_path)
+    w = MainWindow(str(tmp_path / "window.ini"))
+    w.show()
+    yield w, tenant
+    run_async(qloop, w.shutdown())
+    w.close()
+    w.deleteLater()
+    tenant.close()
+
+
+async def keep_rows_arriving(w: MainWindow, tenant: Tenant) -> None:
+    """Each time a lookup counts, a batch is stored and shown on top before the count goes on."""
+    while True:
+        await until(tenant.noted.need.is_set, 60, "a lookup")
+        tenant.noted.need.clear()
+        before = w.model.rowCount()
+        tenant.store_batch()
+        assert w.model.advance_head() > 0 and w.model.rowCount() > before
+        tenant.noted.arrived.set()
+
+
+def newer_matches(tenant: Tenant, w: MainWindow, seq: int) -> int:
+    return TenantReader(tenant.ui).count(w.model.event_filter, w.model.head, min_seq=seq + 1)
+
+
+def test_the_row_being_read_is_found_again_while_rows_keep_arriving(qloop: Any, setup: Any) -> None:
+    w, tenant = setup
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), tenant.noted)
+        await updated
+        picked_row = next(r for r in range(40, 80) if w.model.event_at(r).type != "user.created")  # type: ignore[union-attr]
+        w.follow.select_quietly(picked_row)
+        picked = w.model.event_at(picked_row)
+        assert picked is not None
+        await until(lambda: w.detail.shown is not None and w.detail.shown.seq == picked.seq, 10, "the pane")
+
+        tenant.noted.arriving = True
+        arrivals = asyncio.ensure_future(keep_rows_arriving(w, tenant))
+        try:
+            # a filter it still matches: its row selected again, below the rows that arrived meanwhile
+            w.filter_bar.set_types({t for t in w.filter_bar.type_actions if t != "user.created"})
+            await until(lambda: w.table.currentIndex().isValid(), 20, "the row selected again")
+            row = w.table.currentIndex().row()
+            kept = w.model.event_at(row)
+            assert kept is not None and kept.seq == picked.seq
+            assert row == newer_matches(tenant, w, picked.seq)
+            assert w.model.head > STORED  # rows arrived on top meanwhile
+            assert tenant.noted.lookups == 1  # its place counted once, then moved by the rows that arrived
+            assert w.detail.shown is not None and w.detail.shown.seq == picked.seq
+
+            # a filter that hides it: the pane cleared, rows still arriving during the lookup
+            w.filter_bar.set_types({t for t in w.filter_bar.type_actions if t != picked.type})
+            await until(lambda: w.detail.shown is None, 20, "the pane cleared")
+            assert tenant.noted.lookups == 2
+        finally:
+            arrivals.cancel()
+            tenant.noted.arriving = False
+            tenant.noted.arrived.set()
+
+    run_async(qloop, scenario(), timeout=120)
