@@ -53,6 +53,7 @@ _TOKENS: Final = bytes(
 _LETTERS: Final = re.compile(rb"[a-z]+")
 _APART: Final = b" \x01 "  # a value's tokens in a string of it: not side by side
 _WORD_RX: Final = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # a token of letters alone
+_NEW: Final = (b"", b"")  # a value not seen before (None is one seen, with no mark)
 # a character outside every JSON string is white space, `{}[],:`, a number's or true/false/null's: a quoted value
 # holding another letter is found in the JSON only where a string of it stands (none of ` "\` or control: filed)
 _IN_STRING_ONLY: Final = re.compile(r"[bcdghijkmopqvwxyz]")
@@ -67,10 +68,9 @@ class PairRows:
         self._since: dict[bytes, int] = {}
         self._unsure: list[int] = []
         self._events = 0
-        # per value: its words, and (when its field rows are filed as it is) its quoted text and the same with
-        # its tokens kept apart
-        self._words: dict[str, tuple[bytes, ...]] = {}
-        self._marks: dict[str, tuple[bytes, bytes] | None] = {}
+        # per value seen: (when its field rows are filed as it is) its quoted text and the same with its tokens
+        # kept apart, else None
+        self._seen: dict[str, tuple[bytes, bytes] | None] = {}
 
     def add(
         self,
@@ -92,29 +92,29 @@ class PairRows:
         if "\x01" in text or "\x01" in summary or "\x01" in event_id:
             text, summary, event_id = (s.replace("\x01", " ") for s in (text, summary, event_id))
         raw = text.encode().lower()
+        seen = self._seen
         for held in values:
             for value in held or ():
-                words = self._words.get(value)
-                if words is None:
-                    words = self._words[value] = tuple(w.encode() for w in _WORD_RX.findall(value))
-                for word in words:
-                    if word not in since:
-                        since[word] = seq
-                if spelled and value in spelled:
+                mark = seen.get(value, _NEW)
+                if mark is _NEW:  # its words listed from here on: a value seen before adds none
+                    mark = seen[value] = self._first_seen(seq, value)
+                if mark is None or (spelled and value in spelled):
                     continue
-                mark = self._marks.get(value, b"")
-                if mark == b"":
-                    mark = self._marks[value] = _mark(value)
-                if mark is not None and mark[0] in raw:
+                if mark[0] in raw:
                     raw = raw.replace(*mark)
         tokens = _APART.join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
         pairs = self._pairs
-        last = len(tokens) - 1
-        for at, first in enumerate(tokens):
-            if at < last and first in since and tokens[at + 1] in since:
-                seqs = pairs.setdefault(first + b" " + tokens[at + 1], [])
+        for first, then in itertools.pairwise(tokens):
+            if first in since and then in since:
+                seqs = pairs.setdefault(first + b" " + then, [])
                 if not seqs or seqs[-1] != seq:
                     seqs.append(seq)
+
+    def _first_seen(self, seq: int, value: str) -> tuple[bytes, bytes] | None:
+        """A value first seen at `seq`: its words listed from there (those not listed before), and its mark."""
+        for word in _WORD_RX.findall(value):
+            self._since.setdefault(word.encode(), seq)
+        return _mark(value)
 
     def add_record(
         self, record: Mapping[str, Any], values: Sequence[Sequence[str] | None], spelled: Sequence[str]
