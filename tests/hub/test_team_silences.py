@@ -20,6 +20,7 @@ import pytest
 
 from helpers.fixtures_team_buckets import TeamBuckets, raw_viewer, until
 from helpers.nats_hub import CONFIG_DIR, Credentials, start_single
+from helpers.nats_late_hop import LateHop
 from tenant_events.errors import SignInRequired
 from tenant_events.hub.silences import SilenceBoard, silences_bucket
 from tenant_events.paths import AppPaths
@@ -249,6 +250,33 @@ def test_a_mirror_started_holds_the_teams_silences_before_it_returns(team_bucket
         )
         assert sorted(s.id for s in book.active()) == sorted(f"hub-{s.id}" for s in made)
         await mirror.stop()
+        await ana.stop()
+        await ana_nc.close()
+        await collector.close()
+
+    asyncio.run(go())
+
+
+def test_a_mirror_holds_the_teams_silences_when_the_hub_delivers_them_after_saying_none_pending(
+    team_buckets, tmp_path
+):
+    """The same when the hub hands the mirror's watch its silences only after answering that nothing was pending
+    any more (the order a loaded machine gave): the mirror still returns with every one of them kept."""
+
+    async def go() -> None:
+        collector = await team_buckets.provisioned()
+        ana_nc, ana = await team_buckets.board(SilenceBoard, "viewer")
+        made = [new_silence(duration_s=3600, author="ana", rule=f"rule-{i}") for i in range(5)]
+        for silence in made:
+            await ana.put(silence)
+        book = SilenceBook(tmp_path / "silences.json")
+        async with LateHop(team_buckets.hub.urls) as hop:
+            options = dataclasses.replace(team_buckets.options("collector"), urls=(hop.url,))
+            mirror = await start_silences_mirror(book, options, "acme", profile="acme-team")
+            # the hub's answer came before every silence: the case under test
+            assert hop.reordered == len(made)
+            assert sorted(s.id for s in book.active()) == sorted(f"hub-{s.id}" for s in made)
+            await mirror.stop()
         await ana.stop()
         await ana_nc.close()
         await collector.close()

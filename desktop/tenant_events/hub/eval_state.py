@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-from typing import Any, Final
+from typing import Final
 
 import nats.errors
 import nats.js.errors
@@ -31,6 +31,7 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tenant_events.hub.kv_watch import KeyWatch
 from tenant_events.hub.subjects import HubNames
 from tenant_events.store.team_state import CarriedAlert, TeamState
 from tenant_events.values.alerts import StoredAlert
@@ -121,11 +122,13 @@ class EvalState:
             log.warning("team alerts: the evaluation's position on the hub was not understood; starting anew")
             return None
         alerts: list[CarriedAlert] = []
-        watcher: Any = await self._kv.watch("alert.*", ignore_deletes=True)
+        watcher = await KeyWatch.open(self._kv, "alert.*")
         try:
             async for entry in watcher:
                 if entry is None:  # the end of what is there
                     break
+                if entry.operation is not None:  # a delete
+                    continue
                 item = parse_entry(entry.value)
                 if item is None:
                     log.warning("team alerts: an alert of the evaluation's state was not understood")

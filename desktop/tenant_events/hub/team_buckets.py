@@ -13,7 +13,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Final, Generic, TypeVar
+from typing import Final, Generic, TypeVar
 
 import nats.js.errors
 from nats.js import JetStreamContext
@@ -21,6 +21,7 @@ from nats.js.api import KeyValueConfig, StorageType
 from nats.js.kv import KeyValue
 
 from tenant_events.hub.connection import HubAuth, inbox_prefix
+from tenant_events.hub.kv_watch import KeyWatch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -66,7 +67,7 @@ class TeamBucket(Generic[T]):
         self.user = user
         self.on_change: list[Callable[[T], None]] = []
         self.loaded = asyncio.Event()  # the entries the bucket held at the start have all been told
-        self._watcher: Any = None
+        self._watcher: KeyWatch | None = None
         self._task: asyncio.Task[None] | None = None
 
     def _parse(self, key: str, value: bytes | None, revision: int) -> T | None:
@@ -86,11 +87,11 @@ class TeamBucket(Generic[T]):
 
     async def start(self) -> None:
         """Watch every entry (the existing ones first); `on_change` observers hear each as it arrives."""
-        self._watcher = await self._kv.watchall()
-        self._task = asyncio.create_task(self._run(), name=f"{type(self).__name__}-watch")
+        self._watcher = watcher = await KeyWatch.open(self._kv)
+        self._task = asyncio.create_task(self._run(watcher), name=f"{type(self).__name__}-watch")
 
-    async def _run(self) -> None:
-        async for entry in self._watcher:
+    async def _run(self, watcher: KeyWatch) -> None:
+        async for entry in watcher:
             if entry is None:  # the end of the existing entries
                 self.loaded.set()
                 continue
