@@ -59,7 +59,7 @@ STORAGE_RETRY = 1.0
 # A live event waits at most this long in the relay's batch (the engine's default, 0.1 s, suits a local store);
 # in a catch-up batches fill up to 1,000 events first anyway. Each batch costs one cursor write on the hub.
 BATCH_DELAY = 0.02
-# Seconds before the leader starts its alert work again after it failed: doubling from the first to the last.
+# Seconds before the leader starts its alert work again after it failed: 0.5-1 s, 1-2 s … up to 15-30 s.
 WORK_RETRY = 1.0
 WORK_RETRY_CAP = 30.0
 
@@ -252,7 +252,7 @@ class Relay:
         is kept: a standby would meet the same hub, and handing over would interrupt the tenant's stream."""
         if self._leader_work is None:
             return
-        backoff, said = Backoff(base=WORK_RETRY, cap=WORK_RETRY_CAP), ""
+        backoff, said = Backoff(base=WORK_RETRY, cap=WORK_RETRY_CAP, least=0.5), ""
         while lease.valid():
             began = time.monotonic()
             try:
