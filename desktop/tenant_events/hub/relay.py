@@ -5,6 +5,7 @@
     LEADER ──lease lost──▶ engine stopped (tenant connection closed at once) ─▶ STANDBY
     LEADER ──engine ends (stopped, signed out, refused)──▶ lease released ─▶ done
     LEADER also runs `leader_work(nc, lease.valid)` (the team's alerts, tenant/team_alerts.py), cancelled with it
+                 (started again after a failure while the lease holds: the team's alerts keep flowing)
 
 The tenant connection is opened only by the engine, and the engine exists only while the lease is held: a
 standby never competes for the tenant's few stream connections.
