@@ -18,8 +18,9 @@ from nats.js.kv import KeyValue
 
 
 class KeyWatch:
-    """`async for entry in watch`: the entries under `keys` (deletes too, with their operation), then None once
-    every entry the bucket held at the start has come, then each change as it is made."""
+    """`async for entry in watch`: the entries under `keys` (deletes too, with their operation; with `history`
+    every revision the bucket keeps, oldest first), then None once every entry the bucket held at the start has
+    come, then each change as it is made."""
 
     def __init__(self, watcher: Any, empty: bool) -> None:
         self._watcher = watcher
@@ -28,8 +29,9 @@ class KeyWatch:
         self._seen = False
 
     @classmethod
-    async def open(cls, kv: KeyValue, keys: str = ">") -> KeyWatch:
-        watcher: Any = await kv.watch(keys)  # deletes too: the last entry at the start may be one
+    async def open(cls, kv: KeyValue, keys: str = ">", *, history: bool = False) -> KeyWatch:
+        # (deletes too: the last entry at the start may be one)
+        watcher: Any = await kv.watch(keys, include_history=history)
         try:
             info = await watcher._sub.consumer_info()
         except BaseException:

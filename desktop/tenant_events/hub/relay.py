@@ -5,6 +5,7 @@
     LEADER ──lease lost──▶ engine stopped (tenant connection closed at once) ─▶ STANDBY
     LEADER ──engine ends (stopped, signed out, refused)──▶ lease released ─▶ done
     LEADER also runs `leader_work(nc, lease.valid)` (the team's alerts, tenant/team_alerts.py), cancelled with it
+                 (started again after a failure while the lease holds: the team's alerts keep flowing)
 
 The tenant connection is opened only by the engine, and the engine exists only while the lease is held: a
 standby never competes for the tenant's few stream connections.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -58,6 +60,9 @@ STORAGE_RETRY = 1.0
 # A live event waits at most this long in the relay's batch (the engine's default, 0.1 s, suits a local store);
 # in a catch-up batches fill up to 1,000 events first anyway. Each batch costs one cursor write on the hub.
 BATCH_DELAY = 0.02
+# Seconds before the leader starts its alert work again after it failed: 0.5-1 s, 1-2 s … up to 15-30 s.
+WORK_RETRY = 1.0
+WORK_RETRY_CAP = 30.0
 
 
 @dataclass(frozen=True)
@@ -242,16 +247,37 @@ class Relay:
             await sink.close()
 
     async def _work(self, nc: NATS, lease: Lease) -> None:
-        """The leader's other work, while it leads; its failure is reported, the stream goes on."""
+        """The leader's other work (the team's alerts), for as long as it leads: started again after a failure
+        (a hub that answered late, or was away a moment) with a growing pause, so the team's alerts keep
+        flowing for the rest of the term; said once per reason, and the work says when it runs again. The lease
+        is kept: a standby would meet the same hub, and handing over would interrupt the tenant's stream."""
         if self._leader_work is None:
             return
-        try:
-            await self._leader_work(nc, lease.valid)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("relay %s: the leader's alert work failed", self.config.names.tenant)
-            self._role("alerts", f"the team's alerts stopped: {exc}")
+        backoff, said = Backoff(base=WORK_RETRY, cap=WORK_RETRY_CAP, least=0.5), ""
+        while lease.valid():
+            began = time.monotonic()
+            try:
+                await self._leader_work(nc, lease.valid)
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                reason, error = _failure(exc), exc
+            if time.monotonic() - began > WORK_RETRY_CAP:
+                backoff.reset()  # it ran a while: a new failure, not the same one again
+                said = ""
+            delay = backoff.next_delay()
+            tenant = self.config.names.tenant
+            if reason == said:
+                log.info("relay %s: the leader's alert work failed again: %s", tenant, reason)
+            else:
+                said = reason
+                log.warning("relay %s: the leader's alert work failed: %s", tenant, reason, exc_info=error)
+                self._role(
+                    "alerts",
+                    f"the team's alerts stopped ({reason}); trying again every {WORK_RETRY_CAP:g} s at most",
+                )
+            await asyncio.sleep(delay)
 
     async def _until_stopped(self, work: Awaitable[T]) -> T | None:
         """`work`'s result, or None when stop() came first (the work is then cancelled)."""
@@ -296,3 +322,12 @@ class Relay:
         log.info("relay %s: %s: %s", self.config.names.tenant, role, message)
         for callback in list(self.on_role):
             callback(role, message)
+
+
+def _failure(exc: BaseException) -> str:
+    """Why the leader's work failed, in a few words (the first failure of work run side by side)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "the hub did not answer in time"
+    return describe(exc)

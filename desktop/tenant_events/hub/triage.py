@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass
 from typing import Final
 
-import nats.js.errors
 import orjson
 from nats.js import JetStreamContext
 from nats.js.kv import KeyValue
 
 from tenant_events.hub.connection import HubAuth
+from tenant_events.hub.kv_watch import KeyWatch
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_buckets import TOKEN, TeamBucket, provision_bucket, user_token
 from tenant_events.values.triage import time_in_range
@@ -131,12 +131,22 @@ class TriageBoard(TeamBucket[TeamTriage]):
         return max(mine, key=lambda e: e.revision) if mine else None
 
     async def history(self, alert: str) -> list[TeamTriage]:
-        """Every kept entry of `alert`, oldest first (the bucket keeps HISTORY per user)."""
+        """Every kept entry of `alert` by anyone, oldest first (the bucket keeps HISTORY per user), read to where
+        the bucket's entries truly end (hub/kv_watch.py): nats-py's own history may end before the first entry
+        comes on a loaded machine, and a person's whole history would be missing."""
+        parts = alert.split(".")
+        if len(parts) != 2 or not all(TOKEN.match(p) for p in parts):
+            return []
         out: list[TeamTriage] = []
-        for a, user in [k for k in self.entries if k[0] == alert]:
-            with contextlib.suppress(nats.js.errors.NoKeysError, nats.js.errors.KeyNotFoundError):
-                for entry in await self._kv.history(f"{a}.{user}"):
-                    parsed = parse_entry(entry.key, entry.value, int(entry.revision or 0))
-                    if parsed is not None:
-                        out.append(parsed)
+        watch = await KeyWatch.open(self._kv, f"{alert}.*", history=True)
+        try:
+            async for entry in watch:
+                if entry is None:  # the end of what is kept
+                    break
+                parsed = parse_entry(entry.key, entry.value, int(entry.revision or 0))
+                if parsed is not None:
+                    out.append(parsed)
+        finally:
+            with contextlib.suppress(Exception):
+                await watch.stop()
         return sorted(out, key=lambda e: e.revision)

@@ -207,6 +207,7 @@ class TeamAlerts:
         self._stopped: dict[str, str] = {}  # destination → the stop reason already said
         self._unreadable: dict[str, str] = {}  # destination → why its URL cannot be read, as already said
         self.published = 0
+        self._failed = False  # the last run failed: the next start says the alerts run again
 
     def _say_stopped(self, database: Path) -> None:
         """A destination the receiver refused (a 4xx naming the URL or token) is said once, with its reason."""
@@ -257,6 +258,15 @@ class TeamAlerts:
             return None
 
     async def __call__(self, nc: NATS, fence: Callable[[], bool]) -> None:
+        """Until cancelled; a failure is raised to the relay, which starts it again (and the next start says
+        that the alerts run again)."""
+        try:
+            await self._run(nc, fence)
+        except Exception:
+            self._failed = True
+            raise
+
+    async def _run(self, nc: NATS, fence: Callable[[], bool]) -> None:
         seen = settings_stamp(self.paths)  # before the rules are read: a save in between is taken in
         settings = load_settings(self.paths)
         link = TenantLink(
@@ -305,8 +315,9 @@ class TeamAlerts:
             await link.start()
             await publisher.announce(outbox.relay)  # viewers show the team's alerts from now on
             cancelled_meanwhile()
+            again, self._failed = " again" if self._failed else "", False
             self._note(
-                f"evaluating the team's alerts into {self.name}; delivering to "
+                f"evaluating the team's alerts{again} into {self.name}; delivering to "
                 f"{', '.join(sorted(self.destinations))}"
             )
             tasks.append(asyncio.create_task(worker.run(), name=f"team-deliveries-{self.names.tenant}"))
