@@ -140,7 +140,12 @@ async def _main(args: argparse.Namespace) -> int:
                 name, paths, hub, names, lake, tiers(args, paths), args.team_archive_every, _lake_note
             )
             work.append(mover)
-        relay = Relay(RelayConfig(engine, hub, names, plan), tokens, leader_work=_together(work))
+        relay = Relay(
+            RelayConfig(engine, hub, names, plan),
+            tokens,
+            leader_work=_together(work),
+            leader_work_is=_is(alerts=team is not None, moves=lake is not None),
+        )
         if team is not None:
             team.stopping = lambda: relay.stopping
         relay.on_role.append(_role)
@@ -163,6 +168,13 @@ async def _main(args: argparse.Namespace) -> int:
 
 def _lake_note(message: str) -> None:
     _role("team archive", message)
+
+
+def _is(*, alerts: bool, moves: bool) -> tuple[str, str]:
+    """What the leader's work is, said when it stopped: the role its lines go under and its name in a sentence."""
+    if not alerts:
+        return "team archive", "the moves into the team archive"
+    return "alerts", "the team's alerts and the moves into the team archive" if moves else "the team's alerts"
 
 
 def _together(work: list[LeaderWork]) -> LeaderWork | None:

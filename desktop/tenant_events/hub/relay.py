@@ -84,6 +84,7 @@ class Relay:
         *,
         client_factory: Callable[[], httpx.AsyncClient] = stream_client,
         leader_work: LeaderWork | None = None,
+        leader_work_is: tuple[str, str] = ("alerts", "the team's alerts"),
     ) -> None:
         engine = replace(
             config.engine,
@@ -94,6 +95,7 @@ class Relay:
         self._tokens = tokens
         self._client_factory = client_factory
         self._leader_work = leader_work
+        self._work_is = leader_work_is  # (the role its lines are said under, what it is in a sentence)
         self.on_role: list[Callable[[str, str], None]] = []
         self.on_state: list[Callable[[StateChange], None]] = []
         self.engine: StreamEngine | None = None
@@ -269,13 +271,13 @@ class Relay:
             delay = backoff.next_delay()
             tenant = self.config.names.tenant
             if reason == said:
-                log.info("relay %s: the leader's alert work failed again: %s", tenant, reason)
+                log.info("relay %s: the leader's work failed again: %s", tenant, reason)
             else:
                 said = reason
-                log.warning("relay %s: the leader's alert work failed: %s", tenant, reason, exc_info=error)
+                log.warning("relay %s: the leader's work failed: %s", tenant, reason, exc_info=error)
+                role, what = self._work_is
                 self._role(
-                    "alerts",
-                    f"the team's alerts stopped ({reason}); trying again every {WORK_RETRY_CAP:g} s at most",
+                    role, f"{what} stopped ({reason}); trying again every {WORK_RETRY_CAP:g} s at most"
                 )
             await asyncio.sleep(delay)
 
