@@ -21,6 +21,7 @@ from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, un
 from helpers.query_model import simulated_rows, write
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.values.events import StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
@@ -45,6 +46,21 @@ class ArrivalsDuringLookups(TenantReader):
             self.need.set()
             assert self.arrived.wait(ARRIVAL_WAIT_S), "no rows arrived"
         return super().count(flt, max_seq, min_seq)
+
+
+class HeldDetail(TenantReader):
+    """A real search reader whose reads of one event's JSON (the detail pane's) wait until `release` is set."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.hold: int | None = None
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    def get(self, seq: int) -> StoredEvent | None:
+        if seq == self.hold:
+            self.reading.set()
+            assert self.release.wait(ARRIVAL_WAIT_S), "the read was never let go"
+        return super().get(seq)
 
 
 class Tenant:
@@ -131,3 +147,34 @@ def test_the_row_being_read_is_found_again_while_rows_keep_arriving(qloop: Any, 
             tenant.noted.arrived.set()
 
     run_async(qloop, scenario(), timeout=120)
+
+
+def test_a_cleared_pane_stays_cleared_when_the_events_json_comes_late(qloop: Any, setup: Any) -> None:
+    """The pane reads a chosen row's JSON on a read thread; a filter that hides the event clears the pane while
+    that read is still out (a loaded machine): its late answer must not bring the hidden event back."""
+    w, tenant = setup
+    search = HeldDetail(EventReader(tenant.path))
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), TenantReader(tenant.worker), search)
+        await updated
+        row = next(r for r in range(40, 80) if w.model.event_at(r).type != "user.created")  # type: ignore[union-attr]
+        picked = w.model.event_at(row)
+        assert picked is not None
+        search.hold, before = picked.seq, set(w.feed.tasks)
+        w.follow.select_quietly(row)
+        await until(search.reading.is_set, 10, "the pane reading the event")
+        reading = [t for t in w.feed.tasks if t not in before]  # the pane's read of the event's JSON
+
+        w.filter_bar.set_types({t for t in w.filter_bar.type_actions if t != picked.type})
+        await until(lambda: w.detail.shown is None, 20, "the pane cleared")
+        search.release.set()
+        await asyncio.gather(*reading, return_exceptions=True)
+        assert w.detail.shown is None and not w.table.currentIndex().isValid()
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        search.release.set()
+        search.close()

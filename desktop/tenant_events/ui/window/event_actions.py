@@ -94,6 +94,11 @@ class EventActions:
             source = DetailSource(reader, names, lambda: feed.shown_search_reader() is reader, here=here)
         self.read_detail(ev, source)
 
+    def clear_detail(self) -> None:
+        """The pane emptied, and a read of the event shown before still out dropped: its late answer must not show
+        an event the filter now hides."""
+        self.read_detail(None, None)
+
     def read_detail(self, ev: StoredEvent | None, source: DetailSource | None) -> None:
         """The detail pane on `ev`, a row of the tenant's table or of "All tenants" (`source` says whose). Its JSON
         and an update's earlier state are read on a read thread (over a year's archive 0.1-0.5 s, an update's

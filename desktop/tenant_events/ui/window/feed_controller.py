@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QTableView, QWidget
 from tenant_events.errors import StorageError
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.background_reads import read_in_background
-from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.filters.filter_bar import FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.status_line import StatusLine
@@ -46,7 +45,6 @@ class FeedWindow(Protocol):
     model: EventTableModel
     table: QTableView
     columns: ColumnLayout
-    detail: DetailPane
     status_line: StatusLine
     first_page: FirstPageReader
 
@@ -139,7 +137,6 @@ class FeedController(QObject):
         # and its total is counted there, not in the few ms the UI thread may take
         later = has_loop()
         w.model.set_reader(self.ui_readers[name], flt, read=not later)
-        w.detail.show_event(None)
         self._show_status()
         if not later and not w.model.counting:
             self.schedule_aggregates(now=True)  # else once counted (_count) or the first page is shown

@@ -120,6 +120,9 @@ class MainWindow(QMainWindow):
 
         self.toast = Toast(central)  # not the splitter's child: a splitter makes every child widget a pane
         self.events = EventActions(self)
+        self.tenant_shown.connect(
+            lambda _name: self.events.clear_detail()
+        )  # another store: none of its events
         self.open_request = 0  # the newest event the window was asked to open on (event_selection.py)
         self.follow = FollowController(self.table, self.model, self)
         self.follow.unseen_changed.connect(lambda _n: self._unread_updated())

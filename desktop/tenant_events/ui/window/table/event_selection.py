@@ -122,7 +122,7 @@ def _changed(w: SelectingWindow, shown: StoredEvent, generation: int) -> bool:
 
 def _select_or_clear(w: SelectingWindow, row: int | None) -> None:
     if row is None:
-        w.detail.show_event(None)
+        w.events.clear_detail()
     else:
         w.follow.select_quietly(row)
 
