@@ -5,6 +5,7 @@
 set -euo pipefail
 export TENANT_EVENTS_TEST_SESSION=1
 keyring_home="$(mktemp -d)"
+trap 'rm -rf "$keyring_home"' EXIT  # the session's keyrings go with it: a run leaves nothing behind in /tmp
 export XDG_DATA_HOME="$keyring_home/share"
 mkdir -p "$XDG_DATA_HOME"
 eval "$(printf %s "ci-keyring-password" | gnome-keyring-daemon --unlock --components=secrets)"
