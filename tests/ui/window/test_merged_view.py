@@ -10,9 +10,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from helpers.entity_events import simulated_rows
+from helpers.entity_events import envelope_row, simulated_rows
 from helpers.entity_stores import GRACE, GRACE_EMAIL, GRACE_TIMELINE, write_store
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from helpers.painted_rows import row_background
 from tenant_events.entities.sentences import Mention
 from tenant_events.store import Batch, EventReader, StoreWriter
 from tenant_events.tenant.committed_rows import RowRanges
@@ -125,26 +126,29 @@ def test_all_tenants_shows_every_store_in_event_time_order_with_filters_and_sear
     assert OTHER_GRACE in pane.state.toPlainText() and GRACE in pane.state.toPlainText()
 
 
-def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(all_tenants_window, qloop, stores):
-    w = all_tenants_window
-    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
-    model = w.entities.all_tenants.model
-    run_async(qloop, until(lambda: model.rowCount() == 200))
-    later, _ = simulated_rows(1010, seed=99)
-    arriving = [r for r in later[1000:]]
+def _arrive(w, stores, count):
+    """`count` events stored in initech, newer than anything stored (1 day later), and said to the window."""
+    later, _ = simulated_rows(1000 + count, seed=99)
     shifted = []
-    for k, r in enumerate(arriving):  # newer than anything stored: 1 day later
+    for k, r in enumerate(later[1000:]):
         data = orjson.loads(r.raw)
         data["event"]["time"] = f"2026-11-02T12:00:{k:02d}.000Z"
         data["event"]["id"] = f"evt_live_{k}"
-        from helpers.entity_events import envelope_row
-
         shifted.append(envelope_row(r.type, data["event"]["data"], data["event"]["time"], 800_000 + k))
     writer = StoreWriter(stores["initech"][0])
     committed = RowRanges("initech").advance(writer.commit_sync(Batch(events=shifted, cursor="live")))
     writer.close()
     assert committed is not None
     w.events_stored(committed)  # what the tenant link hands the window
+    return shifted
+
+
+def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(all_tenants_window, qloop, stores):
+    w = all_tenants_window
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    model = w.entities.all_tenants.model
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    shifted = _arrive(w, stores, 10)
     run_async(qloop, until(lambda: model.rowCount() == 210))
     assert [(r.tenant, r.event.event_id) for r in model.rows[:10]] == [
         ("initech", row.event_id) for row in reversed(shifted)
@@ -170,6 +174,21 @@ def test_live_events_go_on_top_and_a_row_opens_in_the_detail_pane(all_tenants_wi
     assert view.stack.currentWidget() is w.table and not view.active
     # left, the view reads nothing more: its live and count timers read every tenant for a view not shown
     assert not view._live.isActive() and not view._counts.isActive()
+
+
+def test_each_row_of_all_tenants_keeps_its_stripe_while_events_arrive_on_top(
+    all_tenants_window, qloop, stores
+):
+    """An odd number of events put on top must not flip the stripe of every row below them."""
+    w = all_tenants_window
+    w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+    model, view = w.entities.all_tenants.model, w.entities.all_tenants.view
+    run_async(qloop, until(lambda: model.rowCount() == 200))
+    before = [row_background(view, row) for row in (10, 11)]
+    assert before[0] != before[1]  # the rows are striped
+    _arrive(w, stores, 9)
+    run_async(qloop, until(lambda: model.rowCount() == 209))
+    assert [row_background(view, row + 9) for row in (10, 11)] == before
 
 
 def test_a_timer_firing_after_the_window_shut_down_reads_nothing(all_tenants_window, qloop):

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
+from helpers.painted_rows import row_background
 from helpers.query_model import simulated_rows, write
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.ui.window.main_window import MainWindow
@@ -178,3 +179,22 @@ def test_a_cleared_pane_stays_cleared_when_the_events_json_comes_late(qloop: Any
     finally:
         search.release.set()
         search.close()
+
+
+def test_each_row_keeps_its_stripe_while_rows_arrive_on_top(qloop: Any, setup: Any) -> None:
+    """Rows alternate in colour. Put on top an odd number at a time, they must not flip every stripe below them:
+    the row being read would flash at each batch."""
+    w, tenant = setup
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), TenantReader(tenant.worker))
+        await updated
+        assert BATCH % 2 == 1
+        before = [row_background(w.table, row) for row in (10, 11)]
+        assert before[0] != before[1]  # the rows are striped
+        tenant.store_batch()
+        assert w.model.advance_head() == BATCH
+        assert [row_background(w.table, row + BATCH) for row in (10, 11)] == before
+
+    run_async(qloop, scenario(), timeout=120)

@@ -10,7 +10,17 @@ from __future__ import annotations
 from typing import Final
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QPixmap,
+)
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleFactory, QStyleOption, QWidget
 
 from tenant_events.ui.look.colors import (
@@ -33,6 +43,13 @@ def is_dark(app: QGuiApplication | None = None) -> bool:
     if app is None:
         return False
     return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def stripe(shifted_row: int) -> QBrush | None:
+    """A table's row background, alternating. Qt's own alternation goes by the row's place, so rows put on top
+    flip every stripe below them; a model passes the row less the rows put on top since it was filled, which
+    keeps each row's stripe while it is read."""
+    return QApplication.palette().brush(QPalette.ColorRole.AlternateBase) if shifted_row & 1 else None
 
 
 def family_color(family: str, dark: bool) -> QColor:

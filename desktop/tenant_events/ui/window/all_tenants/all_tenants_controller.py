@@ -130,7 +130,6 @@ class AllTenantsController(QObject):
         view.setAccessibleName("Events of all tenants")
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.setAlternatingRowColors(True)
         view.setWordWrap(False)
         view.verticalHeader().setVisible(False)
         metrics = view.fontMetrics()

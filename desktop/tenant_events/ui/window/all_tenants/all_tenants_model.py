@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QFont, QPixmap
 
 from tenant_events.entities.all_tenants_pages import AllTenantsRow
 from tenant_events.entities.page_names import mention_lines
-from tenant_events.ui.look.theme import family_color, is_dark, tenant_chip, tenant_color
+from tenant_events.ui.look.theme import family_color, is_dark, stripe, tenant_chip, tenant_color
 from tenant_events.ui.window.paged_rows import Index, PagedRowsModel
 from tenant_events.ui.window.table.event_table_model import (
     EVENT_ROLE,
@@ -37,12 +37,14 @@ class AllTenantsTableModel(PagedRowsModel[AllTenantsRow]):
         self._bold = QFont()
         self._bold.setBold(True)
         self._chips: dict[tuple[str, str], QPixmap] = {}
+        self._on_top = 0  # rows put on top so far: each row keeps its stripe (theme.stripe)
 
     def prepend(self, rows: list[AllTenantsRow]) -> None:
         """Newer rows (newest first) go on top in one insert; the selection keeps its row's identity."""
         if rows:
             self.beginInsertRows(QModelIndex(), 0, len(rows) - 1)
             self.rows[:0] = rows
+            self._on_top += len(rows)
             self.endInsertRows()
 
     def headerData(
@@ -83,6 +85,8 @@ class AllTenantsTableModel(PagedRowsModel[AllTenantsRow]):
         if item is None or index.column() >= len(Col):
             return None
         col, ev = Col(index.column()), item.event
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return stripe(index.row() - self._on_top)
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(item, col)
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -18,7 +18,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont
 
 from tenant_events.entities.page_names import PageNames
-from tenant_events.ui.look.theme import family_color, is_dark, tenant_color
+from tenant_events.ui.look.theme import family_color, is_dark, stripe, tenant_color
 from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.table.time_text import local_time, utc_tooltip
 from tenant_events.values.events import EventFilter, StoredEvent
@@ -304,9 +304,6 @@ class EventTableModel(QAbstractTableModel):
             row, gap = self._locate(row)
             if gap is not None:
                 return None
-        return self._event_at(row)
-
-    def _event_at(self, row: int) -> StoredEvent | None:
         return self._cache.event(row)
 
     def row_of_seq(self, seq: int) -> int | None:
@@ -326,7 +323,7 @@ class EventTableModel(QAbstractTableModel):
         return self._row_if(found[0], seq)
 
     def _row_if(self, row: int, seq: int) -> int | None:
-        ev = self._event_at(row)
+        ev = self._cache.event(row)
         return self.display_row(row) if ev is not None and ev.seq == seq else None
 
     # -- Qt model API ------------------------------------------------------------------------------------
@@ -351,7 +348,9 @@ class EventTableModel(QAbstractTableModel):
         row, gap = self._locate(index.row()) if self._gaps else (index.row(), None)
         if gap is not None:
             return self._gap_data(gap, col, role)
-        ev = self._event_at(row)
+        if role == Qt.ItemDataRole.BackgroundRole:  # (a possible-gap row has its own)
+            return stripe(index.row() - self._added)
+        ev = self._cache.event(row)
         if ev is None:
             return None
         if role == Qt.ItemDataRole.DisplayRole:

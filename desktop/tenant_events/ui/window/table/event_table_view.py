@@ -16,7 +16,6 @@ def event_table_view(model: EventTableModel) -> QTableView:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)  # follow.py counts rows
-    table.setAlternatingRowColors(True)
     table.setWordWrap(False)
     header = table.verticalHeader()
     header.setVisible(False)
