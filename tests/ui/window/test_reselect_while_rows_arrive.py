@@ -3,6 +3,9 @@ year's archive seconds. On a busy tenant new rows arrive on top during every suc
 moves down by as many rows, which the window knows without counting again: the row is selected (or the pane
 cleared when the event no longer matches) however fast rows keep arriving, never counted over and over.
 
+The pane's own read of an event (its JSON) may answer after a filter hid the event: the pane and the line of
+its names stay cleared. And each row keeps its stripe while rows arrive on top.
+
 The store is real; its worker reader holds each count of an event's place until a batch of new events has been
 stored and shown on top, as a tenant whose batches come faster than the count would.
 """
@@ -168,11 +171,19 @@ def test_a_cleared_pane_stays_cleared_when_the_events_json_comes_late(qloop: Any
         await until(search.reading.is_set, 10, "the pane reading the event")
         reading = [t for t in w.feed.tasks if t not in before]  # the pane's read of the event's JSON
 
+        names = w.entities.timelines.names  # the pane's line of the event's names, as links
+        assert not names.isHidden() and "href" in names.text()
+        # every row named already: the filter's rows come with no names to read (nothing else redraws the line)
+        everything = TenantReader(tenant.ui).page(EventFilter(), w.model.head, 0, STORED)
+        w.model.names.page_read(everything)
+        await until(lambda: all(w.model.names.sentence(e.seq) for e in everything), 20, "every row named")
+
         w.filter_bar.set_types({t for t in w.filter_bar.type_actions if t != picked.type})
         await until(lambda: w.detail.shown is None, 20, "the pane cleared")
         search.release.set()
         await asyncio.gather(*reading, return_exceptions=True)
         assert w.detail.shown is None and not w.table.currentIndex().isValid()
+        assert names.isHidden()  # no names of an event the pane no longer shows
 
     try:
         run_async(qloop, scenario(), timeout=120)

@@ -41,6 +41,7 @@ def highlight_json(text: str, dark: bool) -> str:
 
 class DetailPane(QWidget):
     copied = Signal(str)  # "json" | "jsonl"
+    emptied = Signal()  # no event shown any more: what is drawn beside the pane for one goes too
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,10 +95,9 @@ class DetailPane(QWidget):
         self.copy_button.setEnabled(has)
         self.copy_jsonl_button.setEnabled(has)
         if ev is None or ev.raw is None:
-            self.pretty = ""
-            self.title.setText("Select an event to see its JSON.")
-            self.browser.clear()
-            self.link.clear()
+            self._empty()
+            if ev is None:
+                self.emptied.emit()
             return
         self.pretty = json.dumps(self._message(ev), indent=2, ensure_ascii=False)
         self.changes = changes
@@ -112,7 +112,8 @@ class DetailPane(QWidget):
         """`ev` chosen, its JSON not shown yet (being read: event_actions.py): its title, and `line` saying why —
         only once `after_ms` have passed without its JSON (a live row's comes in a frame or two: no flash of the
         line). Meanwhile the title alone: no JSON, no link, no copy of the event shown before."""
-        self.show_event(None)
+        self._reading.stop()
+        self._empty()
         self.shown = ev
         self._title(f"{ev.type} — {summary}")
         self._reading_line = line
@@ -120,6 +121,14 @@ class DetailPane(QWidget):
             self._reading.start(after_ms)
         else:
             self.browser.setPlainText(line)
+
+    def _empty(self) -> None:
+        self.copy_button.setEnabled(False)
+        self.copy_jsonl_button.setEnabled(False)
+        self.pretty = ""
+        self.title.setText("Select an event to see its JSON.")
+        self.browser.clear()
+        self.link.clear()
 
     def name_summary(self, seq: int, summary: str) -> None:
         """The names of the shown event arrived (a burst's rows are named a moment after they are stored)."""

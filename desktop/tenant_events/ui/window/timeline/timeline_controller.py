@@ -109,6 +109,9 @@ class TimelineController(QObject):
         detail_layout = window.detail.layout()
         assert isinstance(detail_layout, QVBoxLayout)
         detail_layout.insertWidget(1, self.names)
+        window.detail.emptied.connect(
+            self.names.hide
+        )  # the pane cleared without a row chosen (a filter hid it)
         window.table.selectionModel().currentRowChanged.connect(self._current_changed)
         window.model.dataChanged.connect(lambda *_a: self._current_changed(window.table.currentIndex()))
         window.row_menu.extras.append(self._menu_entries)
