@@ -227,6 +227,19 @@ def test_options_given_before_the_action_count(data):
     assert [orjson.loads(line)["what"] for line in result.stdout.splitlines()] == ["role through group"]
 
 
+def test_at_now_is_the_moment_the_command_runs(data):
+    def grants(*words):
+        result = access(data, *words, "--csv", "-")
+        assert result.returncode == 0, result.stderr
+        return sorted(
+            tuple(v for k, v in row.items() if k != "at")
+            for row in csv.DictReader(io.StringIO(result.stdout))
+        )
+
+    assert grants("--at", "now") == grants() == grants("--at", "0m")
+    assert grants("--at", "now") != grants("--at", iso(BEFORE))  # (the history changed after BEFORE)
+
+
 def test_text_names_the_tenant_the_moment_how_complete_and_each_side(data):
     result = access(data, "--at", iso(BEFORE))
     assert result.returncode == 0, result.stderr

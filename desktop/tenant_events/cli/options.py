@@ -85,10 +85,12 @@ _EPOCH, _LAST = 0.0, datetime(2100, 1, 1, tzinfo=UTC).timestamp()
 
 
 def since_arg(value: str) -> float:
-    """WHEN of `alerts --since` and `access --at`: a duration back from now (`90m`, `2h`, `7d`) or an ISO 8601
-    date-time (UTC unless it says otherwise; also as the commands print times, `2026-11-01 12:00:05 UTC`) → unix
-    seconds."""
+    """WHEN of `alerts --since` and `access --at`: `now`, a duration back from now (`90m`, `2h`, `7d`) or an ISO
+    8601 date-time (UTC unless it says otherwise; also as the commands print times, `2026-11-01 12:00:05 UTC`) →
+    unix seconds."""
     text = value.strip()
+    if text.lower() == "now":
+        return time.time()
     if text.endswith(" UTC"):
         text = text.removesuffix(" UTC").rstrip() + "+00:00"
     if m := _DURATION.match(text):
@@ -98,7 +100,7 @@ def since_arg(value: str) -> float:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"{value!r} is neither a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
+                f"{value!r} is neither now, a duration like 2h or 7d nor a date-time like 2026-11-22T08:00:00Z"
             ) from None
         seconds = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
     if not _EPOCH <= seconds < _LAST:  # events carry times in this range; far beyond, stamps would overflow
