@@ -13,12 +13,14 @@ query): a year's newest rows come through DuckDB, and the window must not wait o
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QTableView
 
+from tenant_events.errors import StorageError
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.filters.filter_bar import FilterBar
@@ -26,6 +28,7 @@ from tenant_events.ui.window.table.event_table_model import PAGE, EventTableMode
 from tenant_events.values.events import EventFilter, StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
+REOPEN_TRIES, REOPEN_WAIT_S = 30, 0.1
 SEARCHING = "Searching…"
 LOADING = "Loading…"  # a tenant's newest rows, no query
 
@@ -62,6 +65,7 @@ class FirstPageReader(QObject):
         self._request = 0
         self.pending: EventFilter | None = None
         self._tasks = TaskSet()
+        self._stopped = False  # the window shut down: its stores are being closed
 
     @property
     def busy(self) -> bool:
@@ -72,6 +76,8 @@ class FirstPageReader(QObject):
         reader = self._search_reader()
         if reader is None:
             return False
+        if self._stopped:
+            return True  # the app is quitting: nothing more is read, nor shown
         self._request += 1
         was_busy, self.pending = self.busy, flt
         self._tasks.spawn(self._read(self._request, reader, flt))
@@ -96,6 +102,7 @@ class FirstPageReader(QObject):
 
     async def stop(self) -> None:
         """The window shuts down: a page still being read is dropped, its task ended."""
+        self._stopped = True
         self.cancel()
         await self._tasks.cancel()
 
@@ -105,11 +112,12 @@ class FirstPageReader(QObject):
 
     async def _read(self, request: int, reader: TenantReader, flt: EventFilter) -> None:
         try:
-            head, first = await read_in_background(read_first_page, reader, flt)
+            read = await self._read_page(request, reader, flt)
+            if read is None:
+                return  # its tenant was removed (its store closed), or a newer filter came, while it was read
+            head, first = read
         except BaseException:
-            if (
-                request == self._request
-            ):  # the reader was closed (tenant removed, shutdown): not busy any more
+            if request == self._request:
                 self.pending = None
                 self.busy_changed.emit(False)
             raise
@@ -119,6 +127,20 @@ class FirstPageReader(QObject):
         self._model.show_first_page(flt, head, first)
         self.busy_changed.emit(False)
         self.applied.emit()
+
+    async def _read_page(
+        self, request: int, reader: TenantReader, flt: EventFilter
+    ) -> tuple[int, list[StoredEvent]] | None:
+        """The page; None when the request is no longer wanted by the time its store failed. A store being opened
+        again (by its writer, for milliseconds) is waited for, a few seconds at most."""
+        for _ in range(REOPEN_TRIES):
+            try:
+                return await read_in_background(read_first_page, reader, flt)
+            except StorageError:
+                if request != self._request:
+                    return None
+                await asyncio.sleep(REOPEN_WAIT_S)
+        return await read_in_background(read_first_page, reader, flt)
 
 
 class Window(Protocol):
