@@ -20,6 +20,7 @@ import os
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Final
@@ -31,6 +32,8 @@ UNLOCKED_PREFIX: Final = "tenant-events-duckdb-"
 STALE_S: Final = 60.0
 UNLOCKED_STALE_S: Final = 86_400.0
 _held: list[int] = []  # the locks of this process's folders, open until it ends
+_own: str | None = None
+_own_lock = threading.Lock()
 
 
 def make_spill_folder() -> str:
@@ -42,6 +45,17 @@ def make_spill_folder() -> str:
     _held.append(descriptor)
     atexit.register(_remove_empty, path)
     return path
+
+
+def own_folder() -> str:
+    """A folder of this process's own for its scratch files (a team archive move's events and tokens), made once:
+    swept with what it holds once the process has ended, however it ended. In the temporary directory itself, a
+    relay killed mid-move left its move's files there for good."""
+    global _own
+    with _own_lock:
+        if _own is None:
+            _own = make_spill_folder()
+        return _own
 
 
 def _remove_empty(path: str) -> None:

@@ -97,3 +97,36 @@ def test_an_earlier_versions_folder_goes_only_when_empty_and_a_day_old(tmp_path)
     _end(proc)
     assert not empty_old.exists()
     assert full_old.is_dir() and empty_new.is_dir()
+
+
+# Makes a scratch folder as a team archive's move does, puts a file in it, says where, and waits (to be killed).
+_MOVER = """
+import sys, tempfile
+from pathlib import Path
+from tenant_events.spill_folder import own_folder
+assert own_folder() == own_folder()  # one a process
+work = Path(tempfile.mkdtemp(dir=own_folder(), prefix="lake-move-"))
+(work / "rows.json").write_bytes(b"a move's events")
+print(work, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_killed_movers_scratch_files_go_with_its_folder(tmp_path):
+    mover = subprocess.Popen(
+        [sys.executable, "-c", _MOVER],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert mover.stdout is not None
+    work = Path(mover.stdout.readline().strip())
+    assert (work / "rows.json").is_file() and work.parent.parent == tmp_path
+    assert work.parent.name.startswith(PREFIX)
+    mover.send_signal(signal.SIGKILL)  # mid-move: no exit handler, no clean-up of its own
+    mover.wait(timeout=bound(10))
+    _age(work.parent, STALE_S + 5)
+    nxt, _folder = _engine_process(tmp_path)
+    _end(nxt)
+    assert not work.parent.exists(), "a killed mover's scratch files stayed"

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Final
 
 from tenant_events.errors import ConfigError, NetworkError, StorageError, UserFixableError
 from tenant_events.server_text import shown
+from tenant_events.spill_folder import own_folder
 from tenant_events.store import duck, lake_storage
 from tenant_events.store.archive_build import (
     EVENT_COLUMNS,
@@ -229,7 +230,7 @@ def write_move(lake: Lake, rows: Sequence[LiveRow], fence: Callable[[], bool] = 
     """`rows` (a relay database's, in its stored order) into the lake in ONE transaction, leaving out those it
     holds already; `fence` (the relay's lease) is asked just before the commit. Returns the lake seq of the last
     of `rows`. LakeBusy: nothing was written."""
-    with tempfile.TemporaryDirectory(prefix="tenant-events-lake-") as work_dir:
+    with tempfile.TemporaryDirectory(dir=own_folder(), prefix="lake-move-") as work_dir:
         return _changed(lake, lambda cur, alias: _move(cur, alias, rows, Path(work_dir)), fence, "move")
 
 
