@@ -36,6 +36,7 @@ from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
+from tenant_events.ui.window.table.first_page import FirstPageReader
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
 from tenant_events.values.events import EventFilter
@@ -59,6 +60,7 @@ class AllTenantsHost(Protocol):
     histogram: Histogram
     status_line: StatusLine
     model: EventTableModel
+    first_page: FirstPageReader
     tenant: str | None
 
     @property
@@ -179,6 +181,7 @@ class AllTenantsController(QObject):
         w = self.w
         self.active = True
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
+        w.first_page.cancel()  # a tenant's page still being read: its late answer would clear this view's pane
         w.model.set_reader(None)
         w.events.read_detail(None, None)
         self.timelines.show_names(None, None)

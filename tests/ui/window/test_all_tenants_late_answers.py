@@ -1,0 +1,147 @@
+""" "All tenants" and reads that answer late: a tenant's first page still being read when the view is entered, and
+live rows read twice at once on a busy machine. Each answer must not show over what the view shows by then.
+
+The stores are real; a reader's read is held on an event until the test lets it go, after the window has moved
+on, so the late answer is made deterministic (no sleeps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from helpers.entity_stores import write_store
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
+from tenant_events.store import EventFilter, EventReader
+from tenant_events.store.all_tenants import AllTenantsKey
+from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
+from tenant_events.ui.window.main_window import MainWindow
+from tenant_events.ui.window.table.event_table_model import Col
+from tenant_events.values.events import StoredEvent
+from tenant_events.view.tenant_reader import TenantReader
+
+pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
+TENANTS = ("acme", "globex")
+HELD_S = 30.0
+
+
+class HeldFirstPage(TenantReader):
+    """A real reader of first pages whose page reads wait, while `holding`, until `release` is set."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.holding = False
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
+        if self.holding:
+            self.reading.set()
+            assert self.release.wait(HELD_S), "the read was never let go"
+        return super().page(flt, max_seq, offset, limit)
+
+
+class HeldNewer(AllTenantsPages):
+    """The view's real pages over every store; while `holding`, each read of live rows waits until `release`."""
+
+    def __init__(self, stores: dict[str, Path]) -> None:
+        super().__init__(stores)
+        self.holding = False
+        self.readers = 0
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+
+    def newer(self, f: EventFilter, key: AllTenantsKey, limit: int) -> list[AllTenantsRow]:
+        if self.holding:
+            with self.lock:
+                self.readers += 1
+            assert self.release.wait(HELD_S), "the read was never let go"
+        return super().newer(f, key, limit)
+
+
+class Tenants:
+    def __init__(self, tmp_path: Path) -> None:
+        self.paths = {name: tmp_path / f"{name}.sqlite3" for name in TENANTS}
+        for k, path in enumerate(self.paths.values()):
+            write_store(path, 600 + 10 * k, seed=31 + k, story=False, at=5000 + 10 * k)
+        self.readers: list[EventReader] = []
+
+    def reader(self, name: str) -> EventReader:
+        reader = EventReader(self.paths[name])
+        self.readers.append(reader)
+        return reader
+
+    def close(self) -> None:
+        for reader in self.readers:
+            reader.close()
+
+
+@pytest.fixture
+def setup(qtbot: Any, qloop: Any, tmp_path: Path) -> Iterator[tuple[MainWindow, Tenants, HeldFirstPage]]:
+    """acme shown; globex's first pages read by a reader the test can hold."""
+    tenants = Tenants(tmp_path)
+    held = HeldFirstPage(tenants.reader("globex"))
+    w = MainWindow(str(tmp_path / "window.ini"))
+    w.resize(1600, 900)
+    w.show()
+
+    async def fill() -> None:
+        w.add_tenant("acme", TenantReader(tenants.reader("acme")), TenantReader(tenants.reader("acme")))
+        w.add_tenant(
+            "globex", TenantReader(tenants.reader("globex")), TenantReader(tenants.reader("globex")), held
+        )
+        await until(lambda: w.model.rowCount() > 0 and not w.first_page.busy, 20, "acme's rows")
+
+    run_async(qloop, fill())
+    yield w, tenants, held
+    held.release.set()
+    run_async(qloop, w.shutdown())
+    w.close()
+    w.deleteLater()
+    tenants.close()
+
+
+def _pane_work(w: MainWindow) -> list[asyncio.Task[Any]]:
+    """The window's tasks that may change the detail pane: a row found again, an event's JSON read."""
+    return [
+        t for t in w.feed.tasks if t.get_coro().__qualname__ in ("_reselect", "EventActions._read_detail")
+    ]
+
+
+def _choose(w: MainWindow, r: int) -> AllTenantsRow:
+    view = w.entities.all_tenants.view
+    view.setCurrentIndex(view.model().index(r, Col.TYPE))
+    row = w.entities.all_tenants.model.rows[r]
+    return row
+
+
+def test_a_tenants_first_page_read_late_leaves_all_tenants_as_it_is(qloop: Any, setup: Any) -> None:
+    """globex chosen, its newest rows still being read (a year's archive: seconds), then "All tenants" and a row
+    of it: the late page is globex's table's no more, and the row's JSON stays in the pane."""
+    w, _tenants, held = setup
+    view = w.entities.all_tenants
+
+    async def scenario() -> None:
+        held.holding = True
+        w.filter_bar.tenant_box.setCurrentText("globex")
+        await until(held.reading.is_set, 20, "globex's first page being read")
+        w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+        await until(lambda: view.model.rowCount() == 200, 20, "the rows of all tenants")
+        chosen = _choose(w, 12)
+        await until(lambda: w.detail.pretty, 20, "the chosen row's JSON")
+
+        held.release.set()
+        await w.first_page.wait()
+        await asyncio.gather(*_pane_work(w), return_exceptions=True)  # what the page's answer started
+        assert view.active and view.view.currentIndex().row() == 12
+        assert w.detail.shown is not None and w.detail.shown.seq == chosen.event.seq
+        assert orjson.loads(w.detail.pretty)["event"]["id"] == chosen.event.event_id
+        assert w.model.rowCount() == 0  # no tenant's rows behind the view
+
+    run_async(qloop, scenario())
