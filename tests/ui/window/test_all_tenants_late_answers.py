@@ -16,11 +16,13 @@ from typing import Any
 import orjson
 import pytest
 
+from helpers.entity_events import envelope_row, simulated_rows
 from helpers.entity_stores import write_store
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
 from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
-from tenant_events.store import EventFilter, EventReader
+from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.all_tenants import AllTenantsKey
+from tenant_events.tenant.committed_rows import RowRanges
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.event_table_model import Col
@@ -143,5 +145,49 @@ def test_a_tenants_first_page_read_late_leaves_all_tenants_as_it_is(qloop: Any, 
         assert w.detail.shown is not None and w.detail.shown.seq == chosen.event.seq
         assert orjson.loads(w.detail.pretty)["event"]["id"] == chosen.event.event_id
         assert w.model.rowCount() == 0  # no tenant's rows behind the view
+
+    run_async(qloop, scenario())
+
+
+def _store_live(tenants: Tenants, w: MainWindow, first: int, n: int) -> None:
+    """`n` events into acme, newer than any stored (a day later), told to the window as the tenant link does."""
+    later, _life = simulated_rows(first + n, seed=99)
+    rows = []
+    for k, r in enumerate(later[first:], start=first):
+        data = orjson.loads(r.raw)
+        when = f"2026-11-02T12:{k // 60:02d}:{k % 60:02d}.000Z"
+        rows.append(envelope_row(r.type, data["event"]["data"], when, 800_000 + k))
+    writer = StoreWriter(tenants.paths["acme"])
+    try:
+        committed = RowRanges("acme").advance(writer.commit_sync(Batch(events=rows, cursor=f"live-{first}")))
+    finally:
+        writer.close()
+    assert committed is not None
+    w.events_stored(committed)
+
+
+def test_live_rows_read_twice_at_once_go_on_top_once(qloop: Any, setup: Any) -> None:
+    """A busy machine: the live rows' read takes longer than the next commit's wait, so a second read starts from
+    the same top row. Whichever answers last, each new row is on top once."""
+    w, tenants, _held = setup
+    view = w.entities.all_tenants
+
+    async def scenario() -> None:
+        w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+        await until(lambda: view.model.rowCount() == 200, 20, "the rows of all tenants")
+        view.close()  # the view's own pages, with live reads the test holds
+        pages = view.pages = HeldNewer(view.stores())
+        pages.holding = True
+        _store_live(tenants, w, 0, 5)
+        await until(lambda: pages.readers == 1, 20, "the first read of live rows")
+        _store_live(tenants, w, 5, 5)
+        await until(lambda: pages.readers == 2, 20, "a second read from the same top row")
+        reads = [t for t in w._tasks if t.get_coro().__qualname__.endswith("._newer")]
+        pages.release.set()
+        await asyncio.gather(*reads, return_exceptions=True)
+        keys = [r.key for r in view.model.rows]
+        assert len(keys) == len(set(keys)) == 210, "a live row shown twice"
+        assert keys == sorted(keys, reverse=True)
+        assert {r.tenant for r in view.model.rows[:10]} == {"acme"}
 
     run_async(qloop, scenario())

@@ -257,6 +257,9 @@ class AllTenantsController(QObject):
         if self.pages is None or not self.model.rows:
             return self.reload() if self.active else None
         rows = await asyncio.to_thread(self.pages.newer, self.filter, self.model.rows[0].key, 10 * PAGE)
+        # another read from the same top row may have answered first: only the rows it has not put on top
+        top = self.model.rows[0].key if self.model.rows else None
+        rows = [r for r in rows if top is None or r.key > top]
         if generation == self._generation and rows:
             self.model.prepend(rows)
             if not self._counts.isActive():
