@@ -292,3 +292,39 @@ def test_a_lookup_for_a_query_replaced_meanwhile_leaves_the_pane_to_the_newer_on
         pages.release.set()
         lookup.close()
         pages.close()
+
+
+def test_jumping_to_the_newest_while_the_event_is_looked_up_is_not_undone(qloop: Any, setup: Any) -> None:
+    """A filter change looks up where the event shown sits (over a year, seconds); the user jumps to the newest
+    meanwhile (N, the pill, Follow): the lookup's answer must not pick the row and pull the view back to it."""
+    w, tenant = setup
+    lookup = HeldLookup(EventReader(tenant.path))
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), lookup)
+        await updated
+        row = next(r for r in range(40, 80) if w.model.event_at(r).type != "user.created")  # type: ignore[union-attr]
+        picked = w.model.event_at(row)
+        assert picked is not None
+        w.follow.select_quietly(row)
+        await until(lambda: w.detail.pretty and w.detail.shown.seq == picked.seq, 10, "the pane")  # type: ignore[union-attr]
+
+        lookup.holding = True
+        w.filter_bar.set_types(
+            {t for t in w.filter_bar.type_actions if t != "user.created"}
+        )  # still shows it
+        await until(lookup.reading.is_set, 20, "the event looked up")
+        lookups = [t for t in w.feed.tasks if t.get_coro().__qualname__ == "_reselect"]
+        w.follow.jump_to_newest()  # N
+        lookup.release.set()
+        await asyncio.gather(*lookups, return_exceptions=True)
+        assert w.follow.following and not w.table.currentIndex().isValid()
+        assert w.table.verticalScrollBar().value() == 0
+        assert w.detail.shown is None  # as N leaves it when the row is picked
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        lookup.release.set()
+        lookup.close()
