@@ -1,5 +1,6 @@
-""" "All tenants" and reads that answer late: a tenant's first page still being read when the view is entered, and
-live rows read twice at once on a busy machine. Each answer must not show over what the view shows by then.
+"""A tenant's first page and "All tenants" when reads answer late: the page still being read when the view is
+entered or when the same filter is said again, and the view's live rows read twice at once on a busy machine.
+Each answer shows what the window shows by then, no more and no less.
 
 The stores are real; a reader's read is held on an event until the test lets it go, after the window has moved
 on, so the late answer is made deterministic (no sleeps).
@@ -189,5 +190,22 @@ def test_live_rows_read_twice_at_once_go_on_top_once(qloop: Any, setup: Any) -> 
         assert len(keys) == len(set(keys)) == 210, "a live row shown twice"
         assert keys == sorted(keys, reverse=True)
         assert {r.tenant for r in view.model.rows[:10]} == {"acme"}
+
+    run_async(qloop, scenario())
+
+
+def test_the_same_filter_said_again_keeps_the_tenants_rows_coming(qloop: Any, setup: Any) -> None:
+    """globex chosen, its newest rows still being read; Enter in the empty search line says the same filter
+    again: the rows being read are still the ones to show."""
+    w, _tenants, held = setup
+
+    async def scenario() -> None:
+        held.holding = True
+        w.filter_bar.tenant_box.setCurrentText("globex")
+        await until(held.reading.is_set, 20, "globex's first page being read")
+        w.filter_bar.search.returnPressed.emit()
+        held.release.set()
+        await w.first_page.wait()
+        assert w.tenant == "globex" and w.model.rowCount() > 0
 
     run_async(qloop, scenario())
