@@ -50,22 +50,37 @@ class HeldFirstPage(TenantReader):
         return super().page(flt, max_seq, offset, limit)
 
 
-class HeldNewer(AllTenantsPages):
-    """The view's real pages over every store; while `holding`, each read of live rows waits until `release`."""
+class HeldPages(AllTenantsPages):
+    """The view's real pages over every store; each read named in `holding` waits until its `release` is set."""
 
     def __init__(self, stores: dict[str, Path]) -> None:
         super().__init__(stores)
-        self.holding = False
-        self.readers = 0
+        self.holding: set[str] = set()
+        self.reads = {"first": 0, "older": 0, "newer": 0}
         self.lock = threading.Lock()
-        self.release = threading.Event()
+        self.release = {what: threading.Event() for what in self.reads}
+
+    def _held(self, what: str) -> None:
+        if what in self.holding:
+            with self.lock:
+                self.reads[what] += 1
+            assert self.release[what].wait(HELD_S), "the read was never let go"
+
+    def first(self, f: EventFilter, limit: int) -> list[AllTenantsRow]:
+        self._held("first")
+        return super().first(f, limit)
+
+    def older(self, f: EventFilter, key: AllTenantsKey, limit: int) -> list[AllTenantsRow]:
+        self._held("older")
+        return super().older(f, key, limit)
 
     def newer(self, f: EventFilter, key: AllTenantsKey, limit: int) -> list[AllTenantsRow]:
-        if self.holding:
-            with self.lock:
-                self.readers += 1
-            assert self.release.wait(HELD_S), "the read was never let go"
+        self._held("newer")
         return super().newer(f, key, limit)
+
+    def let_go(self) -> None:
+        for event in self.release.values():
+            event.set()
 
 
 class Tenants:
@@ -177,14 +192,14 @@ def test_live_rows_read_twice_at_once_go_on_top_once(qloop: Any, setup: Any) -> 
         w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
         await until(lambda: view.model.rowCount() == 200, 20, "the rows of all tenants")
         view.close()  # the view's own pages, with live reads the test holds
-        pages = view.pages = HeldNewer(view.stores())
-        pages.holding = True
+        pages = view.pages = HeldPages(view.stores())
+        pages.holding = {"newer"}
         _store_live(tenants, w, 0, 5)
-        await until(lambda: pages.readers == 1, 20, "the first read of live rows")
+        await until(lambda: pages.reads["newer"] == 1, 20, "the first read of live rows")
         _store_live(tenants, w, 5, 5)
-        await until(lambda: pages.readers == 2, 20, "a second read from the same top row")
+        await until(lambda: pages.reads["newer"] == 2, 20, "a second read from the same top row")
         reads = [t for t in w._tasks if t.get_coro().__qualname__.endswith("._newer")]
-        pages.release.set()
+        pages.let_go()
         await asyncio.gather(*reads, return_exceptions=True)
         keys = [r.key for r in view.model.rows]
         assert len(keys) == len(set(keys)) == 210, "a live row shown twice"
@@ -209,3 +224,45 @@ def test_the_same_filter_said_again_keeps_the_tenants_rows_coming(qloop: Any, se
         assert w.tenant == "globex" and w.model.rowCount() > 0
 
     run_async(qloop, scenario())
+
+
+def test_rows_scrolled_to_while_another_filter_is_read_follow_that_filter(qloop: Any, setup: Any) -> None:
+    """A filter changed in "All tenants" reads its first page (every store: seconds); the user scrolls to the end
+    of the rows still shown meanwhile. The next page read for them must not be put under the new filter's rows:
+    they go on from where the new rows end, none twice and none left out."""
+    w, _tenants, _held = setup
+    view = w.entities.all_tenants
+
+    async def scenario() -> None:
+        w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+        await until(lambda: view.model.rowCount() == 200, 20, "the rows of all tenants")
+        view.close()  # the view's own pages, with reads the test holds
+        pages = view.pages = HeldPages(view.stores())
+        pages.holding = {"first", "older"}
+        w.filter_bar.set_types({"user.created", "user.updated"})
+        await until(lambda: pages.reads["first"] == 1, 20, "the new filter's first page being read")
+        view.model.fetchMore()  # the end of the rows still shown
+        reads = [t for t in w._tasks if t.get_coro().__qualname__.endswith(("._first", "._older"))]
+        older = [t for t in reads if t.get_coro().__qualname__.endswith("._older")]
+        await until(
+            lambda: pages.reads["older"] == 1 or all(t.done() for t in older), 20, "the next page asked"
+        )
+        pages.release["first"].set()
+        await until(lambda: {r.event.type for r in view.model.rows} <= {"user.created", "user.updated"}, 20)
+        pages.release["older"].set()
+        await asyncio.gather(*reads, return_exceptions=True)
+
+        keys = [r.key for r in view.model.rows]
+        assert {r.event.type for r in view.model.rows} <= {"user.created", "user.updated"}
+        assert keys == [r.key for r in pages.first(view.filter, len(keys))], "rows missing or twice"
+        view.model.fetchMore()  # and scrolling on reads on from there
+        await until(lambda: view.model.rowCount() > len(keys), 20, "the next page")
+        assert [r.key for r in view.model.rows] == [
+            r.key for r in pages.first(view.filter, view.model.rowCount())
+        ]
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        if isinstance(view.pages, HeldPages):
+            view.pages.let_go()

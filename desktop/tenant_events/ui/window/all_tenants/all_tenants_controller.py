@@ -98,6 +98,7 @@ class AllTenantsController(QObject):
         self.pages: AllTenantsPages | None = None
         self.filter = EventFilter()
         self._generation = 0
+        self._rows_generation = 0  # whose rows are shown: the generation before until the first page is in
         self._shut = False
         self.model = AllTenantsTableModel(self)
         self.view = self._make_view()
@@ -241,14 +242,15 @@ class AllTenantsController(QObject):
         pages, f = self._pages(), self.filter
         rows = await asyncio.to_thread(pages.first, f, PAGE)
         if generation == self._generation:
+            self._rows_generation = generation
             self.model.reset(rows, len(rows) < PAGE)
             self._fit_columns()
             self.w.events.read_detail(None, None)
             await self._aggregates(generation)
 
     async def _older(self, generation: int) -> None:
-        if self.pages is None or not self.model.rows:
-            return
+        if self.pages is None or not self.model.rows or generation != self._rows_generation:
+            return  # (rows of the filter before: the new filter's first page resets them, and what follows)
         rows = await asyncio.to_thread(self.pages.older, self.filter, self.model.rows[-1].key, PAGE)
         if generation == self._generation:
             self.model.append(rows, len(rows) < PAGE)
