@@ -19,7 +19,7 @@ import pytest
 
 from helpers.entity_events import envelope_row, simulated_rows
 from helpers.entity_stores import write_store
-from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, until
+from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
 from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.all_tenants import AllTenantsKey
@@ -260,6 +260,48 @@ def test_rows_scrolled_to_while_another_filter_is_read_follow_that_filter(qloop:
         assert [r.key for r in view.model.rows] == [
             r.key for r in pages.first(view.filter, view.model.rowCount())
         ]
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        if isinstance(view.pages, HeldPages):
+            view.pages.let_go()
+
+
+def test_live_rows_while_another_filter_is_read_wait_for_its_rows(qloop: Any, setup: Any) -> None:
+    """A filter changed in "All tenants" reads its first page (every store: seconds); live rows arrive meanwhile.
+    They are the new filter's, and must not be put on top of the rows of the filter left: they come with the new
+    filter's rows, once."""
+    w, tenants, _held = setup
+    view = w.entities.all_tenants
+    types = {r.type for r in simulated_rows(5, seed=99)[0]} | {"user.created"}  # the live rows' types
+
+    async def scenario() -> None:
+        w.filter_bar.tenant_box.setCurrentText(ALL_TENANTS)
+        await until(lambda: view.model.rowCount() == 200, 20, "the rows of all tenants")
+        left = [r.key for r in view.model.rows]
+        view.close()  # the view's own pages, with reads the test holds
+        pages = view.pages = HeldPages(view.stores())
+        pages.holding = {"first"}
+        w.filter_bar.set_types(types)
+        await until(lambda: pages.reads["first"] == 1, 20, "the new filter's first page being read")
+        timer = signal_future(view._live.timeout)
+        _store_live(tenants, w, 0, 5)
+        await timer
+        live = [t for t in w._tasks if t.get_coro().__qualname__.endswith("._newer")]
+        await asyncio.gather(*live, return_exceptions=True)
+        assert [r.key for r in view.model.rows] == left, (
+            "the new filter's live rows over the rows of the one left"
+        )
+
+        pages.release["first"].set()
+        await until(
+            lambda: [r.key for r in view.model.rows] == [r.key for r in pages.first(view.filter, 200)],
+            20,
+            "the new filter's rows, the live ones on top",
+        )
+        keys = [r.key for r in view.model.rows]
+        assert len(keys) == len(set(keys)) and keys[0].time_ms > left[0].time_ms
 
     try:
         run_async(qloop, scenario())

@@ -258,6 +258,8 @@ class AllTenantsController(QObject):
     async def _newer(self, generation: int) -> None:
         if self.pages is None or not self.model.rows:
             return self.reload() if self.active else None
+        if generation != self._rows_generation:  # the rows of the filter left: again once the new ones are in
+            return self._live.start() if generation == self._generation else None
         rows = await asyncio.to_thread(self.pages.newer, self.filter, self.model.rows[0].key, 10 * PAGE)
         # another read from the same top row may have answered first: only the rows it has not put on top
         top = self.model.rows[0].key if self.model.rows else None
