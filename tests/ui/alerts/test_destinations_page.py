@@ -166,3 +166,58 @@ def test_the_url_typed_can_be_checked_before_saving_and_is_masked_after(qapp, ql
         run_async(qloop, scenario())
     finally:
         apply_theme(qapp, "light")
+
+
+def test_a_test_alert_answering_after_another_destination_is_chosen_is_not_shown_under_it(
+    qloop, qtbot, ui_paths, httpserver
+):
+    """ "Send a test alert" waits on the receiver (seconds when it is slow); the user picks another destination
+    meanwhile: the first one's result must not be shown under the second, whose URL it says nothing about. The
+    receiver holds the test until the test lets it go, after the choice."""
+    import threading
+
+    from werkzeug import Response
+
+    reached, release = threading.Event(), threading.Event()
+
+    def slow(_request):
+        reached.set()
+        assert release.wait(30), "the receiver was never let go"
+        return Response("no", status=401)
+
+    httpserver.expect_request("/slow", method="POST").respond_with_handler(slow)
+    httpserver.expect_request("/ok", method="POST").respond_with_data("ok")
+    store = open_secret_store().store
+    names = [f"slow-{uuid.uuid4().hex[:6]}", f"ok-{uuid.uuid4().hex[:6]}"]
+    d = SettingsDialog(Settings(), set(), None, DestinationEditor(ui_paths, store))
+    qtbot.addWidget(d)
+    d.show()
+    page = d.destinations_page
+    d.tabs.setCurrentWidget(page)
+
+    async def scenario() -> None:
+        await page.load()
+        for name, path in zip(names, ("slow", "ok"), strict=True):
+            page.new_destination()
+            page.name.setText(name)
+            page.url.setText(f"json://127.0.0.1:{httpserver.port}/{path}")
+            page.save_button.click()
+            await until(lambda name=name: any(p.name == name for p in page.profiles), 10, "saved")
+        listed = [p.name for p in page.profiles]
+        page.list.setCurrentRow(listed.index(names[0]))
+        page.test_button.click()
+        testing = page._task
+        await until(reached.is_set, 20, "the test alert at the receiver")
+        page.list.setCurrentRow(listed.index(names[1]))
+        release.set()
+        await asyncio.wait_for(asyncio.shield(testing), 30)
+        assert page.name.text() == names[1]
+        assert page.test_result.text() == "", "the first destination's result, under the second"
+        assert not page.url_error.isVisible() and not page.fields_error.isVisible()
+
+    try:
+        run_async(qloop, scenario(), timeout=90)
+    finally:
+        release.set()
+        for name in names:
+            store.delete(slot(ui_paths, name))

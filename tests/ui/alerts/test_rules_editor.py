@@ -350,3 +350,42 @@ def test_trying_a_rules_fixtures_logs_no_database_lines(qloop, qtbot, caplog):
 
     run_async(qloop, scenario())
     assert [r.getMessage() for r in caplog.records if r.name == "tenant_events.store.schema"] == []
+
+
+def test_a_history_test_answering_after_another_rule_is_chosen_is_not_shown_under_it(qloop):
+    """ "Test against history" reads the stores (seconds over a year); the user picks another rule meanwhile: the
+    first rule's answer must not be shown under the second. The trial is held on an event until the test lets it
+    go, after the choice."""
+    import threading
+
+    d = SettingsDialog(Settings(), set())
+    release = threading.Event()
+
+    def trial(name: str) -> str:
+        assert release.wait(30), "the trial was never let go"
+        return f"acme: {name} would have fired 2 times in the last 7 days"
+
+    async def tester(rule) -> str:
+        return await asyncio.to_thread(trial, rule.name)
+
+    async def scenario() -> None:
+        page = d.rules_page
+        page.set_tester(tester)
+        d.tabs.setCurrentWidget(page)
+        _select(page, "Organization deleted")
+        page.test_button.click()
+        trying = page._task
+        assert trying is not None and not trying.done()
+        _select(page, "Burst of sign-ups")
+        release.set()
+        await asyncio.wait_for(trying, 30)
+        assert page.test_result.text() == "", "the answer for the rule chosen before"
+        page.test_button.click()
+        await until(lambda: "would" in page.test_result.text(), 20, "the second rule's trial")
+        assert page.test_result.text().startswith("acme: Burst of sign-ups would")
+
+    try:
+        run_async(qloop, scenario(), timeout=60)
+    finally:
+        release.set()
+        d.deleteLater()

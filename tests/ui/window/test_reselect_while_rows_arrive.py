@@ -67,6 +67,36 @@ class HeldDetail(TenantReader):
         return super().get(seq)
 
 
+class HeldLookup(TenantReader):
+    """A real worker reader whose counts of an event's place wait, while `holding`, until `release` is set."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.holding = False
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    def count(self, flt: EventFilter, max_seq: int, min_seq: int = 0) -> int:
+        if self.holding and min_seq > 0:
+            self.reading.set()
+            assert self.release.wait(ARRIVAL_WAIT_S), "the count was never let go"
+        return super().count(flt, max_seq, min_seq)
+
+
+class HeldFirstPage(TenantReader):
+    """A real reader of first pages whose page reads wait, while `holding`, until `release` is set."""
+
+    def __init__(self, reader: EventReader) -> None:
+        super().__init__(reader)
+        self.holding = False
+        self.reading, self.release = threading.Event(), threading.Event()
+
+    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
+        if self.holding:
+            self.reading.set()
+            assert self.release.wait(ARRIVAL_WAIT_S), "the page was never let go"
+        return super().page(flt, max_seq, offset, limit)
+
+
 class Tenant:
     def __init__(self, tmp_path: Path) -> None:
         self.path = tmp_path / "acme.sqlite3"
@@ -209,3 +239,92 @@ def test_each_row_keeps_its_stripe_while_rows_arrive_on_top(qloop: Any, setup: A
         assert [row_background(w.table, row + BATCH) for row in (10, 11)] == before
 
     run_async(qloop, scenario(), timeout=120)
+
+
+def test_a_lookup_for_a_query_replaced_meanwhile_leaves_the_pane_to_the_newer_one(
+    qloop: Any, setup: Any
+) -> None:
+    """A query that hides the event shown, then, while the window still counts where the event sits in it, a
+    query that shows it again, its first page still being read: the first query's answer must not clear the pane
+    (the newer query finds the event itself once its rows are shown)."""
+    w, tenant = setup
+    lookup, pages = HeldLookup(EventReader(tenant.path)), HeldFirstPage(EventReader(tenant.path))
+
+    def query(text: str) -> None:
+        w.filter_bar.search.setText(text)
+        w.filter_bar.search.returnPressed.emit()
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), lookup, pages)
+        await updated
+        row = 50
+        picked = w.model.event_at(row)
+        assert picked is not None
+        other = next(
+            e.type for r in range(200) if (e := w.model.event_at(r)) is not None and e.type != picked.type
+        )
+        w.follow.select_quietly(row)
+        await until(lambda: w.detail.pretty and w.detail.shown.seq == picked.seq, 10, "the pane")  # type: ignore[union-attr]
+
+        lookup.holding = True
+        query(f"type:{other}")  # hides it: its place looked up once the query's rows are shown
+        await until(lookup.reading.is_set, 20, "the event looked up in the first query")
+        lookups = [t for t in w.feed.tasks if t.get_coro().__qualname__ == "_reselect"]
+        lookup.holding, pages.holding = False, True
+        query(f"type:{picked.type}")  # shows it again
+        await until(pages.reading.is_set, 20, "the second query's rows being read")
+        lookup.release.set()
+        await asyncio.gather(*lookups, return_exceptions=True)
+        assert w.detail.shown is not None and w.detail.shown.seq == picked.seq, "cleared by the query before"
+
+        pages.holding = False
+        pages.release.set()
+        await until(lambda: w.table.currentIndex().isValid(), 20, "the event selected in the newer query")
+        kept = w.model.event_at(w.table.currentIndex().row())
+        assert kept is not None and kept.seq == picked.seq
+        assert w.detail.shown is not None and w.detail.shown.seq == picked.seq
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        lookup.release.set()
+        pages.release.set()
+        lookup.close()
+        pages.close()
+
+
+def test_jumping_to_the_newest_while_the_event_is_looked_up_is_not_undone(qloop: Any, setup: Any) -> None:
+    """A filter change looks up where the event shown sits (over a year, seconds); the user jumps to the newest
+    meanwhile (N, the pill, Follow): the lookup's answer must not pick the row and pull the view back to it."""
+    w, tenant = setup
+    lookup = HeldLookup(EventReader(tenant.path))
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), lookup)
+        await updated
+        row = next(r for r in range(40, 80) if w.model.event_at(r).type != "user.created")  # type: ignore[union-attr]
+        picked = w.model.event_at(row)
+        assert picked is not None
+        w.follow.select_quietly(row)
+        await until(lambda: w.detail.pretty and w.detail.shown.seq == picked.seq, 10, "the pane")  # type: ignore[union-attr]
+
+        lookup.holding = True
+        w.filter_bar.set_types(
+            {t for t in w.filter_bar.type_actions if t != "user.created"}
+        )  # still shows it
+        await until(lookup.reading.is_set, 20, "the event looked up")
+        lookups = [t for t in w.feed.tasks if t.get_coro().__qualname__ == "_reselect"]
+        w.follow.jump_to_newest()  # N
+        lookup.release.set()
+        await asyncio.gather(*lookups, return_exceptions=True)
+        assert w.follow.following and not w.table.currentIndex().isValid()
+        assert w.table.verticalScrollBar().value() == 0
+        assert w.detail.shown is None  # as N leaves it when the row is picked
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        lookup.release.set()
+        lookup.close()

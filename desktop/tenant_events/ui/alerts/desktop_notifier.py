@@ -59,6 +59,8 @@ class Notifier(QObject):
         # key (one alert) → its latest notification: the library's identifier and the daemon's id (None: unknown)
         self._on_screen: dict[str, tuple[str, int | None]] = {}
         self._tasks: set[asyncio.Future[None]] = set()  # notifications being closed as they were opened
+        # key → the notification of it being sent: taking it away, or saying it again, meanwhile replaces it
+        self._sending: dict[str, object] = {}
 
     def attach_tray(self, tray: QSystemTrayIcon | None) -> None:
         self.tray = tray
@@ -93,6 +95,18 @@ class Notifier(QObject):
         an alert that fires again is one notification, not a stack of them that stay until dismissed."""
         title = shown(title, 120)
         body = "\n".join(shown(line) for line in body.split("\n")[:4])
+        asked = object()
+        if key:
+            self._sending[key] = asked
+        try:
+            return await self._show(title, body, urgency, clicked, key, asked)
+        finally:
+            if key and self._sending.get(key) is asked:
+                del self._sending[key]
+
+    async def _show(
+        self, title: str, body: str, urgency: str, clicked: Callable[[], None], key: str, asked: object
+    ) -> str:
         if await self.probe() and self._native is not None:
             earlier = self._on_screen.pop(key, None) if key else None
             if earlier is not None:
@@ -119,7 +133,9 @@ class Notifier(QObject):
                 log.warning("the notification daemon did not take %r (%r); trying the tray", title, exc)
             else:
                 sent.append((identifier, self._daemon_id(identifier)))
-                if key:
+                if key and self._sending.get(key) is not asked:  # taken away, or said again, meanwhile
+                    self._closing(key, *sent[0])
+                elif key:
                     self._on_screen[key] = sent[0]
                     while len(self._on_screen) > KEPT_KEYS:  # the oldest are long gone from the screen
                         del self._on_screen[next(iter(self._on_screen))]
@@ -142,7 +158,8 @@ class Notifier(QObject):
         task.add_done_callback(self._tasks.discard)
 
     async def withdraw(self, key: str) -> None:
-        """Take the notification of `key` (one alert) away, if it is still shown."""
+        """Take the notification of `key` (one alert) away, if it is still shown (or once it is, if being sent)."""
+        self._sending.pop(key, None)
         earlier = self._on_screen.pop(key, None)
         if earlier is not None:
             await self._take_away(*earlier)

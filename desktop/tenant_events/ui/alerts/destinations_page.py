@@ -49,6 +49,7 @@ class DestinationsPage(QWidget):
         self.profiles: list[DestinationProfile] = []
         self.stops: dict[str, str] = {}
         self._task: asyncio.Future[Any] | None = None
+        self._showing = 0  # bumped by each destination shown or begun: a test's later result is not theirs
         self.list = QListWidget()
         self.list.setAccessibleName("Alert destinations")
         self.list.currentRowChanged.connect(self._show)
@@ -184,6 +185,7 @@ class DestinationsPage(QWidget):
         return self.profiles[row] if 0 <= row < len(self.profiles) else None
 
     def _show(self, _row: int) -> None:
+        self._showing += 1
         p = self.current()
         self._clear_errors()
         self.test_result.setText("")
@@ -209,6 +211,7 @@ class DestinationsPage(QWidget):
 
     def new_destination(self) -> None:
         self.list.setCurrentRow(-1)
+        self._showing += 1
         self._clear_errors()
         self.name.setReadOnly(False)
         self.name.clear()
@@ -298,14 +301,18 @@ class DestinationsPage(QWidget):
         self._clear_errors()
         self.test_button.setEnabled(False)
         self.test_result.setText("Sending a test alert…")
+        showing = self._showing
         try:
             outcome = await asyncio.to_thread(self.editor.test, self.name.text().strip(), self.url.text())
         except UserFixableError as exc:
-            self.test_result.setText("")
-            self._show_error(exc)
+            if showing == self._showing:
+                self.test_result.setText("")
+                self._show_error(exc)
             return
         finally:
             self.test_button.setEnabled(True)
+        if showing != self._showing:
+            return  # another destination shown meanwhile: the result says nothing about it
         if outcome.kind == "delivered":
             self.test_result.setText("✓ Test alert delivered.")
         else:

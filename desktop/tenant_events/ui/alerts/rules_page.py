@@ -319,12 +319,12 @@ class RulesPage(QWidget):
         self.test_result.setText("Trying the rule on the last 7 days of stored events…")
         self.test_button.setEnabled(False)
         self.run_fixtures()
-        self._task = asyncio.ensure_future(self._test(self.tester(self.rules[rule_id])))
+        self._task = asyncio.ensure_future(self._test(rule_id, self.tester(self.rules[rule_id])))
 
-    async def _test(self, result: Awaitable[str]) -> None:
+    async def _test(self, rule_id: str, result: Awaitable[str]) -> None:
         try:
             text = await result
-            if self._alive:
+            if self._alive and self.current_id() == rule_id:  # else another rule is shown: not its answer
                 self.test_result.setText(text)
         finally:
             if self._alive:

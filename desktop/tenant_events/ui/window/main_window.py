@@ -127,6 +127,7 @@ class MainWindow(QMainWindow):
         self.follow = FollowController(self.table, self.model, self)
         self.follow.unseen_changed.connect(lambda _n: self._unread_updated())
         self.follow.said.connect(lambda text: self.toast.show_text(text, SAY_MS))
+        self.follow.unpicked.connect(self.events.clear_detail)  # the pane too: a lookup of its row gives way
         self.row_menu = RowMenu(self.table, self.model, self.filter_bar, self.events)
         self.zoom = HistogramZoom(self.histogram, self.filter_bar, self)
         self.saved_filters = SavedFilters(self.filter_bar, self)

@@ -68,7 +68,7 @@ class AccessController(QObject):
                        page.at_now.toggled, page.until_now.toggled):  # fmt: skip
             signal.connect(lambda *_a: self.refresh())
         for edit in (page.at, page.since, page.until):
-            edit.dateTimeChanged.connect(lambda *_a: self._ask.start())
+            edit.dateTimeChanged.connect(lambda *_a: self._typed())
         for box in (page.role, page.organization, page.group):
             box.activated.connect(lambda *_a: self.apply_filters())
         page.user.activated.connect(lambda *_a: self.apply_filters())
@@ -135,6 +135,12 @@ class AccessController(QObject):
         if not live:
             page.counts.setText("Reading…")
         self._spawn(self._read(self._generation, tenant, self.stores()[tenant], ask, live))
+
+    def _typed(self) -> None:
+        """A moment being typed, asked once it rests: an answer still out for the question before is not shown
+        under it meanwhile."""
+        self._generation += 1
+        self._ask.start()
 
     def _spawn(self, coro: Any) -> None:
         try:

@@ -36,6 +36,7 @@ from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
 from tenant_events.ui.window.filters.histogram import Histogram
 from tenant_events.ui.window.status_line import StatusLine
 from tenant_events.ui.window.table.event_table_model import Col, EventTableModel
+from tenant_events.ui.window.table.first_page import FirstPageReader
 from tenant_events.ui.window.timeline.sentence_delegate import SentenceDelegate
 from tenant_events.ui.window.timeline.timeline_controller import TimelineController, add_timeline_entries
 from tenant_events.values.events import EventFilter
@@ -59,6 +60,7 @@ class AllTenantsHost(Protocol):
     histogram: Histogram
     status_line: StatusLine
     model: EventTableModel
+    first_page: FirstPageReader
     tenant: str | None
 
     @property
@@ -96,6 +98,7 @@ class AllTenantsController(QObject):
         self.pages: AllTenantsPages | None = None
         self.filter = EventFilter()
         self._generation = 0
+        self._rows_generation = 0  # whose rows are shown: the generation before until the first page is in
         self._shut = False
         self.model = AllTenantsTableModel(self)
         self.view = self._make_view()
@@ -179,6 +182,7 @@ class AllTenantsController(QObject):
         w = self.w
         self.active = True
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
+        w.first_page.cancel()  # a tenant's page still being read: its late answer would clear this view's pane
         w.model.set_reader(None)
         w.events.read_detail(None, None)
         self.timelines.show_names(None, None)
@@ -238,14 +242,15 @@ class AllTenantsController(QObject):
         pages, f = self._pages(), self.filter
         rows = await asyncio.to_thread(pages.first, f, PAGE)
         if generation == self._generation:
+            self._rows_generation = generation
             self.model.reset(rows, len(rows) < PAGE)
             self._fit_columns()
             self.w.events.read_detail(None, None)
             await self._aggregates(generation)
 
     async def _older(self, generation: int) -> None:
-        if self.pages is None or not self.model.rows:
-            return
+        if self.pages is None or not self.model.rows or generation != self._rows_generation:
+            return  # (rows of the filter before: the new filter's first page resets them, and what follows)
         rows = await asyncio.to_thread(self.pages.older, self.filter, self.model.rows[-1].key, PAGE)
         if generation == self._generation:
             self.model.append(rows, len(rows) < PAGE)
@@ -253,7 +258,12 @@ class AllTenantsController(QObject):
     async def _newer(self, generation: int) -> None:
         if self.pages is None or not self.model.rows:
             return self.reload() if self.active else None
+        if generation != self._rows_generation:  # the rows of the filter left: again once the new ones are in
+            return self._live.start() if generation == self._generation else None
         rows = await asyncio.to_thread(self.pages.newer, self.filter, self.model.rows[0].key, 10 * PAGE)
+        # another read from the same top row may have answered first: only the rows it has not put on top
+        top = self.model.rows[0].key if self.model.rows else None
+        rows = [r for r in rows if top is None or r.key > top]
         if generation == self._generation and rows:
             self.model.prepend(rows)
             if not self._counts.isActive():

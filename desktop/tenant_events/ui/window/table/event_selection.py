@@ -85,7 +85,7 @@ async def _reselect(w: SelectingWindow, shown: StoredEvent) -> None:
             return  # the tenant was removed (its reader closed) while this ran
         raise
     if _changed(w, shown, generation):
-        return  # another event shown, or another filter (which reselects itself)
+        return  # another event shown, or another filter (which reselects itself, a query once its rows are in)
     if found[1] is None:  # it no longer matches, or sits deeper than the rows shown
         _select_or_clear(w, None)
     elif model.head == head:  # else rows kept arriving faster than its page was read: the pane keeps it
@@ -117,7 +117,9 @@ async def _moved_down(
 
 
 def _changed(w: SelectingWindow, shown: StoredEvent, generation: int) -> bool:
-    return w.detail.shown is None or w.detail.shown.seq != shown.seq or w.model.generation != generation
+    """A query still being read is a newer filter too: the rows shown keep their generation until it is in."""
+    pane = w.detail.shown
+    return pane is None or pane.seq != shown.seq or w.model.generation != generation or w.first_page.busy
 
 
 def _select_or_clear(w: SelectingWindow, row: int | None) -> None:

@@ -87,7 +87,10 @@ class FirstPageReader(QObject):
 
     def take(self, flt: EventFilter, on_loop: bool) -> bool:
         """True when `flt` is a query whose first page is now read on a worker; otherwise a pending read is
-        dropped (the caller applies `flt` itself, and it wins)."""
+        dropped (the caller applies `flt` itself, and it wins). True too for the filter being read said again
+        (Enter once more in the search line): its read goes on, and its rows are shown."""
+        if self.pending is not None and flt == self.pending:
+            return True
         if flt.query and on_loop and self.start(flt):
             return True
         self.cancel()

@@ -43,6 +43,7 @@ class FollowController(QObject):
     mode_changed = Signal(object)  # view.follow_state.Mode
     unseen_changed = Signal(int)
     said = Signal(str)  # a line for the user: why Follow cannot hold here
+    unpicked = Signal()  # no row read any more (N, the pill, Follow), nor one still being found again
 
     def __init__(self, table: QTableView, model: EventTableModel, window: QWidget) -> None:
         super().__init__(table)
@@ -150,6 +151,8 @@ class FollowController(QObject):
                 bar.setValue(bar.value() + step)
         finally:
             self._moving -= 1
+        if moves.unpick:
+            self.unpicked.emit()
         if moves.all_seen:
             self.unseen.clear()
         if moves.say:
