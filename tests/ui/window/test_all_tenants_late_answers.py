@@ -20,6 +20,7 @@ import pytest
 from helpers.entity_events import envelope_row, simulated_rows
 from helpers.entity_stores import write_store
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
+from helpers.held_reads import HeldFirstPage
 from tenant_events.entities.all_tenants_pages import AllTenantsPages, AllTenantsRow
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
 from tenant_events.store.all_tenants import AllTenantsKey
@@ -27,27 +28,11 @@ from tenant_events.tenant.committed_rows import RowRanges
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS
 from tenant_events.ui.window.main_window import MainWindow
 from tenant_events.ui.window.table.event_table_model import Col
-from tenant_events.values.events import StoredEvent
 from tenant_events.view.tenant_reader import TenantReader
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 TENANTS = ("acme", "globex")
 HELD_S = 30.0
-
-
-class HeldFirstPage(TenantReader):
-    """A real reader of first pages whose page reads wait, while `holding`, until `release` is set."""
-
-    def __init__(self, reader: EventReader) -> None:
-        super().__init__(reader)
-        self.holding = False
-        self.reading, self.release = threading.Event(), threading.Event()
-
-    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
-        if self.holding:
-            self.reading.set()
-            assert self.release.wait(HELD_S), "the read was never let go"
-        return super().page(flt, max_seq, offset, limit)
 
 
 class HeldPages(AllTenantsPages):

@@ -6,12 +6,12 @@ opened again by its writer is read again."""
 from __future__ import annotations
 
 import asyncio
-import threading
 
 import pytest
 
 from helpers.entity_stores import write_store
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
+from helpers.held_reads import HeldFirstPage
 from tenant_events.errors import StorageError
 from tenant_events.store import EventFilter, EventReader
 from tenant_events.ui.window.main_window import MainWindow
@@ -50,21 +50,6 @@ def test_a_query_after_shutdown_reads_nothing(qloop, open_window, tmp_path):
     run_async(qloop, quit_then_query())
 
 
-class HeldPages(TenantReader):
-    """A real reader whose first pages wait until `release` is set."""
-
-    def __init__(self, reader: EventReader) -> None:
-        super().__init__(reader)
-        self.holding = False
-        self.reading, self.release = threading.Event(), threading.Event()
-
-    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
-        if self.holding:
-            self.reading.set()
-            assert self.release.wait(60), "the page was never let go"
-        return super().page(flt, max_seq, offset, limit)
-
-
 def test_a_query_of_a_tenant_removed_while_it_is_read_ends_quietly(qloop, qtbot, tmp_path):
     """The tenant goes (its store closed) while a query's first page is read: the read ends without an error
     left on the loop, and the other tenant's table is shown."""
@@ -72,7 +57,7 @@ def test_a_query_of_a_tenant_removed_while_it_is_read_ends_quietly(qloop, qtbot,
     for k, path in enumerate(paths.values()):
         write_store(path, 50, seed=3 + k)
     readers = [EventReader(path) for path in paths.values() for _ in range(2)]
-    held = HeldPages(EventReader(paths["acme"]))
+    held = HeldFirstPage(EventReader(paths["acme"]))
     w = MainWindow(str(tmp_path / "window.ini"))
     w.show()
 

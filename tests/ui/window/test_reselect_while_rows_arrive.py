@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future, until
+from helpers.held_reads import HeldFirstPage
 from helpers.painted_rows import row_background
 from helpers.query_model import simulated_rows, write
 from tenant_events.store import Batch, EventFilter, EventReader, StoreWriter
@@ -80,21 +81,6 @@ class HeldLookup(TenantReader):
             self.reading.set()
             assert self.release.wait(ARRIVAL_WAIT_S), "the count was never let go"
         return super().count(flt, max_seq, min_seq)
-
-
-class HeldFirstPage(TenantReader):
-    """A real reader of first pages whose page reads wait, while `holding`, until `release` is set."""
-
-    def __init__(self, reader: EventReader) -> None:
-        super().__init__(reader)
-        self.holding = False
-        self.reading, self.release = threading.Event(), threading.Event()
-
-    def page(self, flt: EventFilter, max_seq: int, offset: int, limit: int) -> list[StoredEvent]:
-        if self.holding:
-            self.reading.set()
-            assert self.release.wait(ARRIVAL_WAIT_S), "the page was never let go"
-        return super().page(flt, max_seq, offset, limit)
 
 
 class Tenant:
