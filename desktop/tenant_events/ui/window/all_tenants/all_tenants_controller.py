@@ -9,7 +9,6 @@ put on top within LIVE_MS.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -30,6 +29,7 @@ from tenant_events.entities.sentences import Mention
 from tenant_events.store.all_tenants import AllTenantsReader
 from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.window.all_tenants.all_tenants_model import AllTenantsTableModel
+from tenant_events.ui.window.background_reads import read_in_background
 from tenant_events.ui.window.detail_pane import DetailPane
 from tenant_events.ui.window.event_actions import DetailSource, EventActions
 from tenant_events.ui.window.filters.filter_bar import ALL_TENANTS, FilterBar
@@ -240,7 +240,7 @@ class AllTenantsController(QObject):
 
     async def _first(self, generation: int) -> None:
         pages, f = self._pages(), self.filter
-        rows = await asyncio.to_thread(pages.first, f, PAGE)
+        rows = await read_in_background(pages.first, f, PAGE)
         if generation == self._generation:
             self._rows_generation = generation
             self.model.reset(rows, len(rows) < PAGE)
@@ -251,7 +251,7 @@ class AllTenantsController(QObject):
     async def _older(self, generation: int) -> None:
         if self.pages is None or not self.model.rows or generation != self._rows_generation:
             return  # (rows of the filter before: the new filter's first page resets them, and what follows)
-        rows = await asyncio.to_thread(self.pages.older, self.filter, self.model.rows[-1].key, PAGE)
+        rows = await read_in_background(self.pages.older, self.filter, self.model.rows[-1].key, PAGE)
         if generation == self._generation:
             self.model.append(rows, len(rows) < PAGE)
 
@@ -260,7 +260,7 @@ class AllTenantsController(QObject):
             return self.reload() if self.active else None
         if generation != self._rows_generation:  # the rows of the filter left: again once the new ones are in
             return self._live.start() if generation == self._generation else None
-        rows = await asyncio.to_thread(self.pages.newer, self.filter, self.model.rows[0].key, 10 * PAGE)
+        rows = await read_in_background(self.pages.newer, self.filter, self.model.rows[0].key, 10 * PAGE)
         # another read from the same top row may have answered first: only the rows it has not put on top
         top = self.model.rows[0].key if self.model.rows else None
         rows = [r for r in rows if top is None or r.key > top]
@@ -273,7 +273,7 @@ class AllTenantsController(QObject):
     async def _aggregates(self, generation: int) -> None:
         if self.pages is None or generation != self._generation:  # (left, or filtered since: read nothing)
             return
-        counts, buckets, size = await asyncio.to_thread(
+        counts, buckets, size = await read_in_background(
             all_tenants_aggregates, self.pages.reader, self.filter
         )
         if generation == self._generation:
