@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, signal_future
+from tenant_events.ui.alerts import desktop_notifier
 from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.look.icons import tray_icon
 from tenant_events.view.tenant_status import TrayState
@@ -81,3 +83,31 @@ def test_no_daemon_falls_back_to_the_tray_balloon_and_its_click_opens_the_alert(
     finally:
         icon.hide()
         icon.deleteLater()
+
+
+def test_a_daemon_that_answers_late_is_asked_again(qloop, empty_session_bus, monkeypatch):
+    """On a busy machine the daemon may not answer the first question in time: that notification goes to the
+    tray, and the daemon is asked again a while later instead of never for the rest of the session."""
+    monkeypatch.setattr(desktop_notifier, "PROBE_WAIT_S", 0.5)
+    monkeypatch.setattr(desktop_notifier, "PROBE_AGAIN_S", 0.0)
+    daemon = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parents[2] / "helpers" / "slow_notify_daemon.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    notifier = Notifier()
+
+    async def scenario() -> None:
+        assert daemon.stdin is not None and daemon.stdout is not None
+        assert await asyncio.to_thread(daemon.stdout.readline) == "ready\n"
+        assert await notifier.probe() is False  # no answer in time
+        daemon.stdin.write("answer now\n")  # the daemon answers from now on
+        daemon.stdin.flush()
+        assert await notifier.probe() is True
+
+    try:
+        run_async(qloop, scenario())
+    finally:
+        daemon.kill()
+        daemon.wait(10)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from desktop_notifier import Button, DesktopNotifier, Icon, Urgency
@@ -39,6 +40,8 @@ _URGENCY = {"low": Urgency.Low, "normal": Urgency.Normal, "critical": Urgency.Cr
 UNTIL_DISMISSED = 0  # desktop-notifier's timeout in seconds; 0 becomes expire_timeout 0 on the bus
 DESKTOP_DEFAULT = -1  # expire_timeout -1: the daemon decides
 KEPT_KEYS = 200  # notifications remembered for replacing
+PROBE_WAIT_S = 3.0  # the daemon's answer to "what can you do"
+PROBE_AGAIN_S = 30.0  # after no answer in time (a busy machine): the tray meanwhile, then asked again
 
 
 def expiry_for(urgency: str) -> int:
@@ -55,6 +58,7 @@ class Notifier(QObject):
         self._native: DesktopNotifier | None = None
         self._native_ok: bool | None = None
         self._probing = asyncio.Lock()  # one probe: a burst of alerts must not race it
+        self._probe_again_at: float | None = None  # a probe that got no answer in time is made again then
         self._balloon_clicked_cb: Callable[[], None] | None = None
         # key (one alert) → its latest notification: the library's identifier and the daemon's id (None: unknown)
         self._on_screen: dict[str, tuple[str, int | None]] = {}
@@ -71,16 +75,31 @@ class Notifier(QObject):
         """Whether a notification daemon answers on the session bus (cached).
 
         Asked once, under a lock: a burst of notifications (a catch-up raises many alerts at once) would
-        otherwise open a D-Bus client each, and the one that timed out under that load sent all later
-        notifications to the tray for the rest of the session."""
+        otherwise open a D-Bus client each. A daemon that does not answer in time is asked again after a while
+        (until then the tray balloon): one slow answer at a busy moment no longer sent every notification of
+        the session to the tray."""
         async with self._probing:
-            if self._native_ok is None:
-                icon = Icon(path=resource_path("icons", "png", "tenant-events-128.png"))
-                self._native = DesktopNotifier(app_name=APP_NAME, app_icon=icon)
+            again = self._probe_again_at is not None and time.monotonic() >= self._probe_again_at
+            if self._native_ok is None or again:
+                if self._native is None:
+                    icon = Icon(path=resource_path("icons", "png", "tenant-events-128.png"))
+                    self._native = DesktopNotifier(app_name=APP_NAME, app_icon=icon)
+                self._probe_again_at = None
                 try:
-                    caps = await asyncio.wait_for(self._native.get_capabilities(), 3)
+                    caps = await asyncio.wait_for(self._native.get_capabilities(), PROBE_WAIT_S)
                     self._native_ok = True
                     log.info("notification daemon capabilities: %s", sorted(c.name for c in caps))
+                except (
+                    TimeoutError
+                ):  # a daemon too busy to answer now (a loaded machine): not "none" for good
+                    log.info(
+                        "the notification daemon did not answer within %.0f s: the tray balloon meanwhile,"
+                        " asked again in %.0f s",
+                        PROBE_WAIT_S,
+                        PROBE_AGAIN_S,
+                    )
+                    self._native_ok = False
+                    self._probe_again_at = time.monotonic() + PROBE_AGAIN_S
                 except Exception as exc:  # no bus, no daemon: fall back to the tray balloon
                     log.info("no native notifications (%r): using the tray balloon", exc)
                     self._native_ok = False
