@@ -314,3 +314,38 @@ def test_jumping_to_the_newest_while_the_event_is_looked_up_is_not_undone(qloop:
     finally:
         lookup.release.set()
         lookup.close()
+
+
+def test_the_view_the_user_moved_during_a_lookup_stays_where_they_put_it(qloop: Any, setup: Any) -> None:
+    """Over a year the row being read is found again after a filter change in seconds: a user who scrolls
+    meanwhile keeps the view where they put it; the row is selected again all the same."""
+    w, tenant = setup
+    worker = HeldLookup(tenant.worker)
+
+    async def scenario() -> None:
+        updated = signal_future(w.aggregates_updated)
+        w.add_tenant("acme", TenantReader(tenant.ui), worker)
+        await updated
+        row = next(r for r in range(40, 80) if w.model.event_at(r).type != "user.created")  # type: ignore[union-attr]
+        w.follow.select_quietly(row)
+        picked = w.model.event_at(row)
+        assert picked is not None
+        worker.holding = True
+        w.filter_bar.set_types({t for t in w.filter_bar.type_actions if t != "user.created"})
+        await until(worker.reading.is_set, 20, "the row's place being counted")
+        bar = w.table.verticalScrollBar()
+        for _ in range(6):
+            bar.triggerAction(bar.SliderAction.SliderPageStepAdd)  # the user reads on, further down
+        put = bar.value()
+        assert put > 0
+        worker.release.set()
+        await until(lambda: w.table.currentIndex().isValid(), 20, "the row selected again")
+        kept = w.model.event_at(w.table.currentIndex().row())
+        assert kept is not None and kept.seq == picked.seq
+        assert bar.value() == put  # not scrolled back to the row
+        assert w.detail.shown is not None and w.detail.shown.seq == picked.seq
+
+    try:
+        run_async(qloop, scenario(), timeout=120)
+    finally:
+        worker.release.set()

@@ -65,7 +65,7 @@ def reselect_detail(w: SelectingWindow) -> None:
 
 
 async def _reselect(w: SelectingWindow, shown: StoredEvent) -> None:
-    model, reader = w.model, w.feed.shown_worker_reader()
+    model, reader, moves = w.model, w.feed.shown_worker_reader(), w.follow.user_moves
     generation, flt, head, rows = model.generation, model.event_filter, model.head, model.event_rows
     if reader is None or shown.seq > head:
         _select_or_clear(w, None)
@@ -89,7 +89,8 @@ async def _reselect(w: SelectingWindow, shown: StoredEvent) -> None:
     if found[1] is None:  # it no longer matches, or sits deeper than the rows shown
         _select_or_clear(w, None)
     elif model.head == head:  # else rows kept arriving faster than its page was read: the pane keeps it
-        _select_or_clear(w, model.place_found(found, shown.seq))
+        # selected; scrolled to only if the user has not moved the view meanwhile (over a year: seconds)
+        _select_or_clear(w, model.place_found(found, shown.seq), scroll=w.follow.user_moves == moves)
 
 
 MOVED_READS = 5
@@ -122,11 +123,11 @@ def _changed(w: SelectingWindow, shown: StoredEvent, generation: int) -> bool:
     return pane is None or pane.seq != shown.seq or w.model.generation != generation or w.first_page.busy
 
 
-def _select_or_clear(w: SelectingWindow, row: int | None) -> None:
+def _select_or_clear(w: SelectingWindow, row: int | None, scroll: bool = True) -> None:
     if row is None:
         w.events.clear_detail()
     else:
-        w.follow.select_quietly(row)
+        w.follow.select_quietly(row, scroll)
 
 
 @dataclass(frozen=True, slots=True)

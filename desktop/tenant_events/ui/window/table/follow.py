@@ -52,6 +52,9 @@ class FollowController(QObject):
         self.unseen = UnseenRows()
         self._counted = 0  # the count last announced by unseen_changed
         self._moving = 0  # > 0 while this controller scrolls or selects itself
+        self.user_moves = (
+            0  # the view moved by the user (wheel, scroll bar, keys): a lookup's answer stays put
+        )
         self._put = False  # the pointer was put on a row (see _pointer_on_rows)
         self._shown_mode = self.state.mode  # what following_changed and mode_changed last said
         self.pill = NewEventsPill(table)
@@ -106,20 +109,25 @@ class FollowController(QObject):
         """The pill (or N): the newest rows into view, and keep following them."""
         self._apply(self.state.jump())
 
-    def select_quietly(self, row: int) -> None:
-        """Select `row` and scroll it into view for the window (a notification click, J/K), as a reader would."""
+    def select_quietly(self, row: int, scroll: bool = True) -> None:
+        """Select `row` and scroll it into view for the window (a notification click, J/K), as a reader would;
+        `scroll` False: where the user moved the view meanwhile, it stays."""
         index = self.model.index(row, 0)
         self._moving += 1
+        self.table.setAutoScroll(scroll)  # (Qt scrolls to a new current row itself)
         try:
             self.table.selectionModel().setCurrentIndex(index, _SELECT_ROW)
-            self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+            if scroll:
+                self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
         finally:
+            self.table.setAutoScroll(True)
             self._moving -= 1
         self._apply(self.state.picked())
 
     def _user_scrolled(self, action: int) -> None:
         if self._moving or action == QAbstractSlider.SliderAction.SliderNoAction.value:
             return
+        self.user_moves += 1
         at_top = (
             self.table.verticalScrollBar().sliderPosition() == 0
         )  # the action's position, not yet the value
