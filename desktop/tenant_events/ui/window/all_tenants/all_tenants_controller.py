@@ -184,7 +184,7 @@ class AllTenantsController(QObject):
         w.tenant = None  # the per-tenant table, its counts and histogram rest meanwhile
         w.first_page.cancel()  # a tenant's page still being read: its late answer would clear this view's pane
         w.model.set_reader(None)
-        w.events.read_detail(None, None)
+        w.events.clear_detail()
         self.timelines.show_names(None, None)
         self.stack.setCurrentWidget(self.view)
         w.status_line.state_label.setText(f"All tenants: {', '.join(self.stores())}")
@@ -245,7 +245,7 @@ class AllTenantsController(QObject):
             self._rows_generation = generation
             self.model.reset(rows, len(rows) < PAGE)
             self._fit_columns()
-            self.w.events.read_detail(None, None)
+            self.w.events.clear_detail()
             await self._aggregates(generation)
 
     async def _older(self, generation: int) -> None:
@@ -301,7 +301,7 @@ class AllTenantsController(QObject):
         row = self.model.row_at(current.row()) if current.isValid() else None
         pages, generation = self.pages, self._generation
         if row is None or pages is None or row.tenant not in pages.reader.readers:
-            self.w.events.read_detail(None, None)
+            self.w.events.clear_detail()
             self.timelines.show_names(None, None)
             return
         said = row.sentence.text if row.sentence is not None else row.event.summary
