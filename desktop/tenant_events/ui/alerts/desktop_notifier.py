@@ -89,9 +89,8 @@ class Notifier(QObject):
                     caps = await asyncio.wait_for(self._native.get_capabilities(), PROBE_WAIT_S)
                     self._native_ok = True
                     log.info("notification daemon capabilities: %s", sorted(c.name for c in caps))
-                except (
-                    TimeoutError
-                ):  # a daemon too busy to answer now (a loaded machine): not "none" for good
+                except TimeoutError:
+                    # a daemon too busy to answer now (a loaded machine): not "none" for good
                     log.info(
                         "the notification daemon did not answer within %.0f s: the tray balloon meanwhile,"
                         " asked again in %.0f s",
