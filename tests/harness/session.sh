@@ -5,8 +5,19 @@
 set -euo pipefail
 export TENANT_EVENTS_TEST_SESSION=1
 keyring_home="$(mktemp -d)"
-trap 'rm -rf "$keyring_home"' EXIT  # the session's keyrings go with it: a run leaves nothing behind in /tmp
 export XDG_DATA_HOME="$keyring_home/share"
+# The keyring daemon detaches from this shell and outlives the session's bus: at exit it is found by the
+# XDG_DATA_HOME it was started with (no other session's daemon has it) and ended, and its keyrings go with it.
+end_session() {
+  local pid
+  for pid in $(pgrep -x gnome-keyring-d || true); do
+    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qxF "XDG_DATA_HOME=$XDG_DATA_HOME"; then
+      kill "$pid" 2>/dev/null || true
+    fi
+  done
+  rm -rf "$keyring_home"
+}
+trap end_session EXIT
 mkdir -p "$XDG_DATA_HOME"
 eval "$(printf %s "ci-keyring-password" | gnome-keyring-daemon --unlock --components=secrets)"
 export GNOME_KEYRING_CONTROL SSH_AUTH_SOCK 2>/dev/null || true
