@@ -54,11 +54,11 @@ print(json.dumps({"limited": limited, "arenas": arenas_after_eight_threads()}))
 """
 # `tenant-events gui` up to where it would open the window: the threads run there instead.
 GUI = """
-import sys, tempfile
+import sys
 import tenant_events.ui.app.launch as launch
 from tenant_events.cli.main import main
 launch.run_gui = lambda *_a: print(arenas_after_eight_threads()) or 0
-sys.exit(main(["gui", "--data-dir", tempfile.mkdtemp()]))
+sys.exit(main(["gui", "--data-dir", sys.argv[1]]))
 """
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
@@ -86,5 +86,5 @@ def test_a_users_own_setting_is_left_alone():
     assert json.loads(_run(CAPPED, "cap", MALLOC_ARENA_MAX="4"))["limited"] is False
 
 
-def test_the_desktop_command_caps_them_before_it_starts_anything():
-    assert _run(GUI) == "2"
+def test_the_desktop_command_caps_them_before_it_starts_anything(tmp_path):
+    assert _run(GUI, str(tmp_path)) == "2"

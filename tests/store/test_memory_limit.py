@@ -65,20 +65,22 @@ def test_setting_the_bound_reports_the_one_before() -> None:
 
 
 GUI = """
-import sqlite3, sys, tempfile
+import sqlite3, sys
 import tenant_events.ui.app.launch as launch
 from tenant_events.cli.main import main
 def where_the_window_would_open(*_args):
     print(sqlite3.connect(":memory:").execute("PRAGMA soft_heap_limit").fetchone()[0])
     return 0
 launch.run_gui = where_the_window_would_open
-sys.exit(main(["gui", "--data-dir", tempfile.mkdtemp()]))
+sys.exit(main(["gui", "--data-dir", sys.argv[1]]))
 """
 
 
-def test_the_desktop_command_sets_the_bound() -> None:
+def test_the_desktop_command_sets_the_bound(tmp_path: Path) -> None:
     from tenant_events.store.memory_limit import DESKTOP_SQLITE_BYTES
 
-    done = subprocess.run([sys.executable, "-c", GUI], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", GUI, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.strip().splitlines()[-1]) == DESKTOP_SQLITE_BYTES

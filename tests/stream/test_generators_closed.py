@@ -16,6 +16,7 @@ import gc
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from helpers.fixtures_engine import _STARTED, OLD, CliProcess, follow, unraisable_printed
 
@@ -113,7 +114,7 @@ def test_rotations_stream_errors_drops_stalls_and_stop_print_nothing_under_a_loo
 # The window's own loop, in a child process so that this module stays free of Qt: the engine follows the simulator
 # through rotations and faults under asyncio.Runner(loop_factory=qasync.QEventLoop), as ui/app/launch.py runs it.
 UNDER_QT = """
-import asyncio, gc, os, sys, tempfile, threading
+import asyncio, gc, os, sys, threading
 from pathlib import Path
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
@@ -129,7 +130,7 @@ stop = threading.Event()
 threading.Thread(target=lambda: [gc.collect() for _ in iter(lambda: stop.wait(0.05), True)], daemon=True).start()
 
 async def main():
-    writer = await asyncio.to_thread(StoreWriter, Path(tempfile.mkdtemp()) / "qt.sqlite3")
+    writer = await asyncio.to_thread(StoreWriter, Path(sys.argv[1]) / "qt.sqlite3")
     config = EngineConfig(sim.base_url, from_timestamp="2000-01-01T00:00:00Z", name="qt", stall_timeout=0.5,
                           backoff_base=0.05)
     engine = StreamEngine(config, StaticTokenProvider(sim.mint_token()), writer)
@@ -157,9 +158,12 @@ sim.stop()
 """
 
 
-def test_rotations_under_the_windows_qt_loop_print_nothing():
+def test_rotations_under_the_windows_qt_loop_print_nothing(tmp_path: Path) -> None:
     proc = CliProcess(
-        [sys.executable, "-c", UNDER_QT], text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", UNDER_QT, str(tmp_path)],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     _STARTED.remove(proc)  # checked here, with its output
     _, err = proc.communicate(timeout=120)
