@@ -11,7 +11,7 @@ export XDG_DATA_HOME="$keyring_home/share"
 end_session() {
   local pid
   for pid in $(pgrep -x gnome-keyring-d || true); do
-    if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qxF "XDG_DATA_HOME=$XDG_DATA_HOME"; then
+    if { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF "XDG_DATA_HOME=$XDG_DATA_HOME"; then
       kill "$pid" 2>/dev/null || true
     fi
   done

@@ -35,6 +35,7 @@ from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import outbox_bucket, team_dedup_key
 from tenant_events.hub.triage import triage_bucket
 from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.url_forms import team_alert_link
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
 pytestmark = [
@@ -90,6 +91,9 @@ def test_sigkilled_lease_holder_mid_delivery_the_standby_delivers_the_rest_under
     assert len(stored) == GROUPS
     expected = {team_dedup_key("acme", f"each-group.{a.first_event_id}", 1) for a in stored}
     assert receiver.distinct() == expected  # none lost, each alert under one key, the same from both relays
+    # each link opens its alert in any teammate's app: by its name on the hub, not a relay's own alert id
+    named = {team_alert_link("acme", f"each-group.{a.first_event_id}") for a in stored}
+    assert {str(body["link"]) for body in receiver.bodies} == named
     repeats = {k: n for k, n in collections.Counter(receiver.keys).items() if n > 1}
     assert sum(repeats.values()) - len(repeats) <= 1, repeats  # at most the send in flight at the kill
     # the viewer shows each team alert once, though both relays published (the same names, counts and versions)

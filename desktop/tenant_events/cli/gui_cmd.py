@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         nargs="?",
         default=None,
         metavar="LINK",
-        help="an alert link (tenant-events://alert/TENANT/ID) to open, as the desktop menu passes it",
+        help="an alert link (tenant-events://alert/TENANT/ID, or a team's tenant-events://team-alert/TENANT/KEY) to open, as the desktop passes it",
     )
     p.set_defaults(run=run)
 
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         link = parse_alert_link(args.link)
         if link is None:
             raise UserFixableError(
-                f"not an alert link: {args.link[:200]!a}", "expected tenant-events://alert/TENANT/ID"
+                f"not an alert link: {args.link[:200]!a}",
+                "expected tenant-events://alert/TENANT/ID or tenant-events://team-alert/TENANT/KEY",
             )
     limit_malloc_arenas()  # before any thread allocates (malloc_arenas.py)
     paths = AppPaths.resolve(args.data_dir).ensure()

@@ -3,7 +3,8 @@
 A delivery is one kind of one alert version (values/alert_lifecycle.py): a firing (version n), a repeat of it,
 or the resolve. Title: "[critical] Mass deletion × 3 — acme" (the tenant as the app names it: its profile);
 body: the latest firing said with names, the count and the time range, and the link
-`tenant-events://alert/<tenant>/<id>`; a resolve is one short line.
+`tenant-events://alert/<tenant>/<id>` (a team's: `tenant-events://team-alert/<hub tenant>/<rule>.<first event>`,
+which opens the alert in every teammate's app); a resolve is one short line.
 
 Two keys, both the same on every attempt and from every relay of a team:
   * `alert_key` names the alert (tenant and alert): PagerDuty's `dedup_key` and Opsgenie's alias, so each firing
@@ -43,6 +44,14 @@ class AlertMessage:
     version: int = 0
 
 
+LinkOf = Callable[[StoredAlert], str]  # the link that opens an alert where its message is read
+
+
+def _local(profile: str) -> LinkOf:
+    """An alert's link in the app whose profile `profile` stored it (its id is that database's)."""
+    return lambda alert: alert_link(profile, alert.id)
+
+
 def alert_key(tenant: str, alert_id: int) -> str:
     return f"tenant-events:{tenant}:{alert_id}"
 
@@ -61,13 +70,14 @@ def alert_message(
     nth: int,
     profile: str,
     key: str | None = None,
+    link_of: LinkOf | None = None,
 ) -> AlertMessage:
     """The message for one delivery of `alert`, stored in the database of tenant profile `profile`. The title,
     the link and the default key name the profile, as the app names the tenant everywhere ("demo", not the
     service's "demo-tenant"); the body adds the service's tenant id when it is another name. `key`: the alert's
-    key when another name holds across copies (a team's)."""
+    key when another name holds across copies (a team's), and `link_of` its link there."""
     named = key or alert_key(profile, alert.id)
-    link = alert_link(profile, alert.id)
+    link = (link_of or _local(profile))(alert)
     dedup = delivery_key(named, kind, version, nth)
     tenant = profile if alert.tenant in ("", profile) else f"{profile} ({alert.tenant})"
     if kind == "resolved":
@@ -101,23 +111,26 @@ def alert_message(
     )
 
 
-def folded_message(sent: list[tuple[StoredAlert, int]], profile: str, key: str | None = None) -> AlertMessage:
+def folded_message(
+    sent: list[tuple[StoredAlert, int]], profile: str, key: str | None = None, link_of: LinkOf | None = None
+) -> AlertMessage:
     """One message for a flood: firings (alert, version) of one rule within FOLD_S, said together ("[warning]
     Organization connection changed · 8 organizations — acme"), each alert's line and link in the body. Its keys
     are the first alert's (`key`: its name when another holds across copies, a team's): a pager updates one
-    incident for the flood; a webhook's key names the whole fold."""
+    incident for the flood; a webhook's key names the whole fold. `link_of`: each alert's link (a team's)."""
     alerts = [a for a, _ in sent]
+    link = link_of or _local(profile)
     first, version = sent[0]
     named = key or alert_key(profile, first.id)
     dedup = delivery_key(named, "firing", version) + f":fold-{len(sent)}"
     worst = max(alerts, key=lambda a: ("info", "warning", "critical").index(a.severity)).severity
-    lines = [f"{title(a)}: {why(a)} · {alert_link(profile, a.id)}" for a in alerts]
+    lines = [f"{title(a)}: {why(a)} · {link(a)}" for a in alerts]
     return AlertMessage(
         title=f"[{worst}] {fold_title(alerts)} — {profile}",
         body=f"{len(alerts)} alerts of one rule within {FOLD_S:g} s:\n" + "\n".join(lines),
         severity=worst,
         dedup_key=dedup,
-        link=alert_link(profile, first.id),
+        link=link(first),
         alert_key=named,
         status="firing",
         version=version,

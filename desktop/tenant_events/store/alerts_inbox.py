@@ -95,6 +95,21 @@ class AlertInbox(HoldsConnection):
             row = self._conn.execute(sql, (alert_id,)).fetchone()
         return stored_alert(row) if row else None
 
+    def team_alert_id(self, team_key: str) -> int | None:
+        """The id of the team alert named `team_key` on the hub (store/team_alert_rows.py), if this file has it."""
+        with self._lock:
+            if not self._has_alerts():
+                return None
+            try:
+                row = self._conn.execute(
+                    "SELECT alert_id FROM team_alerts WHERE team_key = ?", (team_key,)
+                ).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):  # no team alert stored yet: the table comes with the first
+                    return None
+                raise StorageError(f"cannot read the team's alerts: {exc}", "try again") from exc
+        return int(row[0]) if row else None
+
     def event_seqs(self, alert_id: int) -> list[int]:
         """The stored seqs of the events behind an alert, in stored order (at most MAX_ALERT_EVENTS)."""
         with self._lock:

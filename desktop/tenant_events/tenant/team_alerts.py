@@ -54,6 +54,7 @@ from tenant_events.tenant.rules_follow import follow_rules, settings_stamp
 from tenant_events.tenant.sources import HubFrom
 from tenant_events.tenant.team_silences import TeamSilencesMirror, start_silences_mirror
 from tenant_events.tenant.team_triage import TeamTriageMirror, describe, start_mirror
+from tenant_events.url_forms import team_alert_link
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
@@ -88,12 +89,18 @@ class TeamDeliveries:
 
     def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage:
         key = team_alert_key(self._tenant, team_key(alert.rule_id, alert.first_event_id))
-        return alert_message(alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key)
+        return alert_message(
+            alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key, self._link
+        )
 
     def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
         first = sent[0][0]
         key = team_alert_key(self._tenant, team_key(first.rule_id, first.first_event_id))
-        return folded_message([(a, d.version) for a, d in sent], self._tenant, key)
+        return folded_message([(a, d.version) for a, d in sent], self._tenant, key, self._link)
+
+    def _link(self, alert: StoredAlert) -> str:
+        """The link that opens the alert in every teammate's app: by its name on the hub, not this relay's id."""
+        return team_alert_link(self._tenant, team_key(alert.rule_id, alert.first_event_id))
 
     async def prior(self, alert: StoredAlert, delivery: Delivery) -> tuple[bool, int]:
         """The bucket's record; when it does not say "delivered", the receipt on the alerts stream has the last

@@ -84,6 +84,15 @@ class AlertBook:
         alert = inbox.get(alert_id) if inbox is not None else None
         return InboxEntry(profile, alert) if alert is not None else None
 
+    def team_alert(self, profiles: list[str], team_key: str) -> InboxEntry | None:
+        """The team alert named `team_key` on the hub, in the first of `profiles` (hub tenants) that has it."""
+        for profile in profiles:
+            inbox = self._inbox(profile)
+            alert_id = inbox.team_alert_id(team_key) if inbox is not None else None
+            if alert_id is not None:
+                return self.get(profile, alert_id)
+        return None
+
     def unread(self) -> int:
         return sum(inbox.unread_count() for p in self._profiles if (inbox := self._inbox(p)) is not None)
 

@@ -34,6 +34,7 @@ from tenant_events.settings import Settings, SettingsSync, SharedSettings, Tenan
 from tenant_events.settings.hubs import HubProfile
 from tenant_events.tenant.sign_in import MemorySecretStore, PendingSecretStore, SecretStore
 from tenant_events.tenant.sign_in import open_in_background as system_opener
+from tenant_events.ui.alerts.alert_links import open_link
 from tenant_events.ui.alerts.notification_choices import NotificationChoices
 from tenant_events.ui.app import hub_connect, keyring_check, settings_wiring
 from tenant_events.ui.app.crash_notice import show_crash_notice
@@ -51,7 +52,7 @@ from tenant_events.ui.task_set import TaskSet
 from tenant_events.ui.tenant_session import TenantSession
 from tenant_events.ui.tray.tray_icon import Tray
 from tenant_events.ui.window.main_window import MainWindow
-from tenant_events.url_forms import parse_alert_link
+from tenant_events.url_forms import AlertLink, parse_alert_link
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class AppOptions:
     keyring_wait: float = keyring_check.KEYRING_WAIT  # for an unlock prompt, before going session-only
     dead_runs: list[DeadRun] = field(default_factory=list)  # earlier runs that died (crash.RunMarker)
     wake_tick_ms: int = 2000
-    open_alert: tuple[str, int] | None = None  # (tenant, alert id) of the alert link the app was started with
+    open_alert: AlertLink | None = None  # the alert link the app was started with
 
 
 class DesktopApp(QObject):
@@ -230,7 +231,7 @@ class DesktopApp(QObject):
                 "No system tray found: Tenant Events runs as a normal window (closing it quits).", 15000
             )
         if self.options.open_alert is not None:
-            self.open_alert(*self.options.open_alert)
+            self.open_alert(self.options.open_alert)
         self.started.emit()
         await self.quitting.wait()
         await self.shutdown()
@@ -243,12 +244,12 @@ class DesktopApp(QObject):
         """A later start handed its argv over: open its alert link, else just show the window."""
         links = [link for arg in argv[1:] if (link := parse_alert_link(arg)) is not None]
         if links:
-            self.open_alert(*links[-1])
+            self.open_alert(links[-1])
         else:
             self.window.bring_to_front()
 
-    def open_alert(self, tenant: str, alert_id: int) -> None:
-        self.alerts.open_inbox(tenant, alert_id)
+    def open_alert(self, link: AlertLink) -> None:
+        open_link(self.alerts, link)
 
     async def _restore_sign_ins(self, sessions: list[TenantSession]) -> None:
         """Stored sign-ins live in the keyring, which may wait on an unlock prompt: the window is up already."""
