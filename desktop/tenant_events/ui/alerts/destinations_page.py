@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 from tenant_events.destinations.editor import DestinationEditor
 from tenant_events.errors import ConfigError, UserFixableError
 from tenant_events.settings.destinations import SEVERITIES, DestinationProfile
+from tenant_events.ui.look.captions import whole_captions
 
 
 def _printable(text: str) -> str:
@@ -133,7 +134,7 @@ class DestinationsPage(QWidget):
         form.addRow("", save_row)
         layout = QHBoxLayout(self)
         layout.addLayout(left, 1)
-        layout.addLayout(form, 2)
+        layout.addLayout(whole_captions(form), 2)
         if editor is None:
             self.setEnabled(False)
             self.url_note.setText("Alert destinations need the app's keyring.")

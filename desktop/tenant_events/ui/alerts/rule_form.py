@@ -44,6 +44,7 @@ from tenant_events.ui.alerts.condition_lines import (
     same_conditions,
     same_exceptions,
 )
+from tenant_events.ui.look.captions import whole_captions
 from tenant_events.ui.look.theme import error_color
 
 TIMES: Final = (
@@ -175,7 +176,7 @@ class RuleForm(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.explanation)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addStretch(1)
         for signal in (
             self.name.textChanged,

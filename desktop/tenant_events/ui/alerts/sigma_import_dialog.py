@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from tenant_events.alert_settings import AlertSettings
 from tenant_events.alerts.sigma_rules import Imported, SigmaRefused, merge_imported, read_sigma
 from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
+from tenant_events.ui.look.captions import whole_captions
 
 HELP = (
     "Sigma detection and correlation rules for <b>product: auth0, service: events</b>. Fields are the "
@@ -71,7 +72,7 @@ class SigmaImportDialog(CheckedDialog):
         self.buttons.accepted.connect(self.try_import)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(help_text)
         layout.addStretch(1)
         layout.addWidget(self.buttons)

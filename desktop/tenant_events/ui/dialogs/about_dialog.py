@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from tenant_events import __version__
 from tenant_events.paths import AppPaths
+from tenant_events.ui.look.captions import whole_captions
 
 WHAT: Final = (
     "Follows an identity tenant's event stream into a local store, raises alerts from rules and shares a "
@@ -71,7 +72,7 @@ class AboutDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(what)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(buttons)
         self.resize(640, self.sizeHint().height())
 

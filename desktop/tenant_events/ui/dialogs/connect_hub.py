@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from tenant_events.hub.subjects import check_hub_tenant
 from tenant_events.settings.hubs import HubProfile, split_hub_urls
 from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
+from tenant_events.ui.look.captions import whole_captions
 
 FIELDS: Final = ("urls", "hub_tenant", "name", "auth", "user", "secret", "key_file", "ca_file")
 # (auth kind, shown in the menu); the secret is typed for password/token, read from a file for nkey/creds
@@ -137,7 +138,7 @@ class ConnectHubDialog(CheckedDialog):
         layout.addWidget(
             QLabel("Read a tenant's events from the team's hub instead of from the tenant itself.")
         )
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(self.found)
         layout.addWidget(self.buttons)
         self.request: HubRequest | None = None

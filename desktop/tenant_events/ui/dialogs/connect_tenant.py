@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from tenant_events.errors import ConfigError
 from tenant_events.settings import TenantProfile, make_profile
 from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
+from tenant_events.ui.look.captions import whole_captions
 from tenant_events.url_forms import DEFAULT_CALLBACK_PORT, loopback_callbacks
 
 FIELDS = ("domain", "client_id", "audience", "name", "ports")
@@ -100,7 +101,7 @@ class ConnectTenantDialog(CheckedDialog):
         self.hub_button.clicked.connect(self._to_hub)
         self.buttons.addButton(self.hub_button, QDialogButtonBox.ButtonRole.ResetRole)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(QLabel("<b>Register these Allowed Callback URLs</b> for the application:"))
         layout.addLayout(cb)
         layout.addWidget(self.callbacks_note)

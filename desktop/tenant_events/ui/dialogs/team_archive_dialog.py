@@ -36,6 +36,7 @@ from tenant_events.settings.team_archive import (
     check_region,
 )
 from tenant_events.ui.dialogs.checked_dialog import CheckedDialog
+from tenant_events.ui.look.captions import whole_captions
 
 FIELDS: Final = (
     "team_archive",
@@ -137,7 +138,7 @@ class TeamArchiveDialog(CheckedDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(self.buttons)
         self.choice: TeamArchiveChoice | None = None
         self.busy = False

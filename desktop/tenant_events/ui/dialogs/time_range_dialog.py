@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tenant_events.ui.look.captions import whole_captions
+
 FORMAT = "yyyy-MM-dd HH:mm:ss"
 
 
@@ -44,7 +46,7 @@ class TimeRangeDialog(QDialog):
         form.addRow("&From (local time):", self.since)
         form.addRow("&To (local time):", self.until)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.addLayout(whole_captions(form))
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
         self.since.dateTimeChanged.connect(lambda _d: self._check())
