@@ -19,6 +19,7 @@ from tenant_events.store import StoreWriter
 from tenant_events.store.alert_triage import AlertTriage
 from tenant_events.store.outbox import Outbox
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 
 def _received(httpserver, path="/hook"):
@@ -138,6 +139,12 @@ def test_a_pager_gets_the_alerts_own_key_and_resolves_or_closes_with_it():
         "Resolved: Mass deletion"
     )
     assert "\n" not in resolved.body  # one short line for chat
+    # who resolved it and why, on that line; a teammate's note reaches chat with its control characters escaped
+    why = Triage(7, "resolved", "bo", 1.0e9, None, "line one\nline \x1b[2Jtwo")
+    said = alert_message(alert, "resolved", 2, 1, "acme", resolution=why).body
+    assert (
+        " · by bo — line one\\nline \\x1b[2Jtwo · tenant-events://alert/acme/7" in said and "\n" not in said
+    )
 
 
 def _stored():
@@ -223,4 +230,5 @@ def test_pagerduty_and_opsgenie_receive_each_version_and_the_resolve_under_the_a
     path, query, body = og[2]
     assert (path, query) == (f"/genie/alerts/{key}/close", "identifierType=alias"), og
     assert str(body["note"]).startswith("Resolved: Mass deletion")
+    assert " · by ana — a planned clean-up · tenant-events://alert/acme/1" in str(body["note"])  # who and why
     assert len(og) == 3 and len(pd) == 3

@@ -31,10 +31,12 @@ from helpers.team_alerts import (
     wait_until,
     with_rules,
 )
+from tenant_events.hub.connection import HubAuth, HubOptions
 from tenant_events.hub.subjects import HubNames
 from tenant_events.hub.team_alerts import outbox_bucket, team_dedup_key
 from tenant_events.hub.triage import triage_bucket
 from tenant_events.store.alerts_inbox import AlertInbox
+from tenant_events.tenant.team_triage import start_mirror
 from tenant_events.url_forms import team_alert_link
 
 REAL = os.environ.get("TENANT_EVENTS_REAL_KEYRING") == "1"
@@ -159,3 +161,51 @@ def test_a_takeover_after_a_viewers_attempted_purge_sends_nothing_again(
     print(outcomes)
     assert len(receiver.keys) == groups, f"sent again after {outcomes}: {receiver.keys}"
     assert "stored" not in outcomes.values(), outcomes
+
+
+def test_a_teammates_resolve_after_a_takeover_reaches_the_destination_saying_who_and_why(
+    make_simulator, nats_single, tmp_path, httpserver
+):
+    """A team alert's life ends with its resolve at the team's destination, though the relay that delivered it
+    was killed: a viewer resolves it with a note (as its inbox's Resolve does, on the hub's triage), and the relay
+    that took over delivers the resolve under the alert's key, saying who resolved it and why, with the link
+    that opens the alert in every teammate's app."""
+    hub = nats_single
+    seen = tmp_path / "viewer"
+    with_rules(seen)
+    with two_relays(make_simulator, hub, tmp_path, httpserver) as (sim, receiver, dirs, relays):
+        watching = viewer(hub, seen)
+        try:
+            watching.wait_for("showing the team's alerts")
+            sim.emit(1, ["group.created"])
+            wait_until(lambda: len(receiver.keys) >= 1, "the firing", relays)
+            wait_until(lambda: len(team_ids(seen)) >= 1, "the viewer's copy", [*relays, watching])
+            take_over(relays, dirs, 1, stop=False)
+            with AlertInbox(seen / "tenants" / "acme.sqlite3") as inbox:
+                [mine] = inbox.alerts()
+            options = HubOptions(
+                tuple(hub.urls.split(",")), HubAuth("password", "viewer", hub.credentials.viewer)
+            )
+
+            async def resolve() -> None:
+                mirror = await start_mirror(seen / "tenants" / "acme.sqlite3", options, "acme")
+                try:
+                    await mirror.publish(mine.id, "resolved", "the nightly clean-up, expected")
+                finally:
+                    await mirror.stop()
+
+            asyncio.run(resolve())
+            wait_until(
+                lambda: any(b.get("status") == "resolved" for b in receiver.bodies), "the resolve", relays
+            )
+        finally:
+            if watching.proc.poll() is None:
+                watching.stop()
+    key = f"each-group.{mine.first_event_id}"
+    [firing, resolved] = receiver.bodies
+    assert (firing["status"], resolved["status"]) == ("firing", "resolved")
+    assert receiver.keys == [team_dedup_key("acme", key, 1), f"tenant-events:acme:{key}:resolved-1"]
+    assert str(resolved["title"]).startswith("[resolved] Group created — acme")
+    said = str(resolved["message"])
+    assert f" · by viewer — the nightly clean-up, expected · {team_alert_link('acme', key)}" in said, said
+    assert resolved["link"] == firing["link"] == team_alert_link("acme", key)

@@ -24,9 +24,11 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from tenant_events.alerts.presentation import FOLD_S, fold_title, title, why
+from tenant_events.server_text import shown
 from tenant_events.url_forms import alert_link
 from tenant_events.values.alert_lifecycle import DeliveryKind
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 DEDUP_HEADER: Final = "Idempotency-Key"
 DEDUP_FIELD: Final = "dedup_key"
@@ -71,11 +73,13 @@ def alert_message(
     profile: str,
     key: str | None = None,
     link_of: LinkOf | None = None,
+    resolution: Triage | None = None,
 ) -> AlertMessage:
     """The message for one delivery of `alert`, stored in the database of tenant profile `profile`. The title,
     the link and the default key name the profile, as the app names the tenant everywhere ("demo", not the
     service's "demo-tenant"); the body adds the service's tenant id when it is another name. `key`: the alert's
-    key when another name holds across copies (a team's), and `link_of` its link there."""
+    key when another name holds across copies (a team's), and `link_of` its link there. `resolution`: a
+    resolve's who and why (store/alert_triage.py `last_resolve`)."""
     named = key or alert_key(profile, alert.id)
     link = (link_of or _local(profile))(alert)
     dedup = delivery_key(named, kind, version, nth)
@@ -83,7 +87,7 @@ def alert_message(
     if kind == "resolved":
         return AlertMessage(
             title=f"[resolved] {title(alert)} — {profile}",
-            body=f"Resolved: {title(alert)} ({alert.severity}) · tenant {tenant} · {link}",
+            body=f"Resolved: {title(alert)} ({alert.severity}) · tenant {tenant}{_by(resolution)} · {link}",
             severity="info",
             dedup_key=dedup,
             link=link,
@@ -109,6 +113,15 @@ def alert_message(
         status="firing",
         version=version,
     )
+
+
+def _by(resolution: Triage | None) -> str:
+    """Who resolved it and their note, on the resolve's one line (control characters escaped: a teammate's
+    note comes from the hub)."""
+    if resolution is None:
+        return ""
+    note = f" — {shown(resolution.note)}" if resolution.note.strip() else ""
+    return f" · by {shown(resolution.by)}{note}"
 
 
 def folded_message(

@@ -8,6 +8,7 @@ from typing import Protocol
 from tenant_events.destinations.message import AlertMessage
 from tenant_events.store.outbox import Delivery
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 
 class SharedDeliveries(Protocol):
@@ -17,7 +18,9 @@ class SharedDeliveries(Protocol):
     def may_send(self) -> bool:
         """False once this process may no longer deliver (it lost the lease): deliveries stay pending."""
 
-    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage: ...
+    def message(
+        self, alert: StoredAlert, delivery: Delivery, resolution: Triage | None = None
+    ) -> AlertMessage: ...
 
     def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
         """One message for a flood (flood.py), under the team's keys."""

@@ -312,12 +312,13 @@ class DeliveryWorker:
             if shared is not None and fold:
                 fold = await self._not_sent_before(outbox, shared, fold, now)
             sent = [(alert, d), *((a, x) for x, a in fold)]
+            why = await self._call(outbox.resolution, alert.id) if d.kind == "resolved" else None
             if shared is not None:
-                message = shared.folded(sent) if fold else shared.message(alert, d)
+                message = shared.folded(sent) if fold else shared.message(alert, d, why)
             elif fold:
                 message = folded_message([(a, x.version) for a, x in sent], self._database.stem)
             else:
-                message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem)
+                message = alert_message(alert, d.kind, d.version, d.nth, self._database.stem, resolution=why)
             outcome = await send_in_thread(self._sender, target.url, message, self._send_wait)
             if self._closed and outcome.kind != "delivered":
                 return  # ended by the stop: it stays due, as it was, for the next start

@@ -52,6 +52,18 @@ def attention_count(conn: sqlite3.Connection, now: float) -> int:
     return int(conn.execute(ATTENTION_SQL, (now,)).fetchone()[0])
 
 
+def last_resolve(conn: sqlite3.Connection, alert_id: int) -> Triage | None:
+    """The alert's latest resolve: who, when and why (its message to the destinations says so)."""
+    if not has_triage(conn):
+        return None
+    row = conn.execute(
+        "SELECT alert_id, state, by, at, until, note FROM alert_triage_log WHERE alert_id = ? AND state = 'resolved'"
+        " ORDER BY at DESC, rowid DESC LIMIT 1",
+        (alert_id,),
+    ).fetchone()
+    return Triage(int(row[0]), row[1], str(row[2]), float(row[3]), row[4], str(row[5])) if row else None
+
+
 def check_triage(state: str, until: float | None, note: str, now: float) -> None:
     """ValueError naming the problem: an unknown state, a time no clock can show, a snooze that ends in the past,
     a note too long."""

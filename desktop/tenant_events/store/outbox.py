@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from tenant_events.errors import StorageError
+from tenant_events.store.alert_triage import last_resolve
 from tenant_events.store.alerts_table import ALERT_COLUMNS, read_alerts, stored_alert
 from tenant_events.store.connections import HeldConnection
 from tenant_events.store.outbox_schema import ensure_outbox
 from tenant_events.store.schema import connect, rollback
 from tenant_events.values.alert_lifecycle import DeliveryKind, Phase, phase_of, repeat_due
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +315,9 @@ class Outbox:
             "SELECT name, fingerprint, stopped_reason FROM destination_status WHERE stopped_reason IS NOT NULL"
         ).fetchall()
         return {str(n): str(r) for n, f, r in rows if current.get(str(n)) == f}
+
+    def resolution(self, alert_id: int) -> Triage | None:
+        return last_resolve(self._conn, alert_id)
 
     def alert(self, alert_id: int) -> StoredAlert | None:
         row = self._conn.execute(

@@ -56,6 +56,7 @@ from tenant_events.tenant.team_silences import TeamSilencesMirror, start_silence
 from tenant_events.tenant.team_triage import TeamTriageMirror, describe, start_mirror
 from tenant_events.url_forms import team_alert_link
 from tenant_events.values.alerts import StoredAlert
+from tenant_events.values.triage import Triage
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +88,12 @@ class TeamDeliveries:
     def may_send(self) -> bool:
         return self._fence()
 
-    def message(self, alert: StoredAlert, delivery: Delivery) -> AlertMessage:
+    def message(
+        self, alert: StoredAlert, delivery: Delivery, resolution: Triage | None = None
+    ) -> AlertMessage:
         key = team_alert_key(self._tenant, team_key(alert.rule_id, alert.first_event_id))
-        return alert_message(
-            alert, delivery.kind, delivery.version, delivery.nth, self._tenant, key, self._link
-        )
+        d = delivery
+        return alert_message(alert, d.kind, d.version, d.nth, self._tenant, key, self._link, resolution)
 
     def folded(self, sent: list[tuple[StoredAlert, Delivery]]) -> AlertMessage:
         first = sent[0][0]

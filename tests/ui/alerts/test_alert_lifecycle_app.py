@@ -40,7 +40,7 @@ from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.destinations.registry import make_destination, slot
 from tenant_events.settings import NotificationSettings, Settings, save_settings
 from tenant_events.ui.alerts.inbox_model import Col
-from tenant_events.values.alert_lifecycle import Phase
+from tenant_events.values.alert_lifecycle import RULES_WHO, Phase
 
 pytestmark = [pytest.mark.gui, pytest.mark.dbus, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
 AROUND_THE_CLOCK = WorkingHours(start="00:00", end="00:00", days=list(WEEKDAYS))  # never "off hours"
@@ -324,6 +324,10 @@ def test_resolves_by_triage_and_by_going_quiet_reach_the_webhook_and_withdraw_th
             ("[critical] Organization deleted", "firing"),
             ("[resolved] Organization deleted", "resolved"),
         ], statuses
+        # each resolve says who resolved it and why: the note given, or the rule's quiet time
+        said = [str(m["message"]) for m in received() if m.get("status") == "resolved"]
+        assert " · by " in said[0] and " — expected · tenant-events://alert/acme/" in said[0], said
+        assert f" · by {RULES_WHO} — no firing for {quiet_s / 60:g} min · " in said[1], said
 
     run_async(qloop, scenario(), timeout=180)
     for v in _visits:
