@@ -37,7 +37,8 @@ def run_gui(paths: AppPaths, options: AppOptions, argv: list[str]) -> int:
     install_qt_message_handler()
     name = server_name(paths.data_dir)
     if hand_over(name, argv):  # before the run marker: a hand-over must not touch the running instance's
-        log.info("Tenant Events is already running for %s: asked it to show its window", paths.data_dir)
+        asked = "to open the alert link" if len(argv) > 1 else "to show its window"
+        log.info("Tenant Events is already running for %s: asked it %s", paths.data_dir, asked)
         return 0
     with RunMarker(paths.data_dir, paths.log_dir) as marker:
         options.dead_runs = marker.dead_runs
