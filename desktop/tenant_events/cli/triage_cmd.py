@@ -3,7 +3,9 @@
 Stored in the tenant's database with who (your login name) and when, and a note; `show` prints the history.
 Acknowledged, resolved and snoozed alerts leave the tray badge and are not repeated; a snoozed one comes back when
 the snooze ends. A resolve is sent to the destinations that want resolves (a pager's incident closes); the app or
-`stream` running for the tenant sends it, and takes the alert's notification away.
+`stream` running for the tenant sends it, and takes the alert's notification away. A team's alert (a tenant read
+from a team hub whose relay raises the alerts) is triaged for the team: written to the hub under your hub user,
+so the relay sends its resolve and every teammate sees it; when the hub cannot be reached nothing changes.
 
   tenant-events triage ack 12 --tenant acme --note "looking into it"
   tenant-events triage snooze 12 --for 2h
@@ -13,6 +15,7 @@ the snooze ends. A resolve is sent to the destinations that want resolves (a pag
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import re
 import time
@@ -24,6 +27,7 @@ from tenant_events.cli.stores import tenant_stores
 from tenant_events.errors import ConfigError
 from tenant_events.paths import AppPaths
 from tenant_events.store.alert_triage import AlertTriage
+from tenant_events.tenant.team_triage_once import team_of, triage_for_team
 from tenant_events.values.triage import SET_WORDS, SNOOZE_MAX_S, clock
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhd])$")
@@ -36,7 +40,8 @@ def register(subparsers: Any) -> None:
         help="acknowledge, snooze or resolve a stored alert (with a note)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value",
+        epilog="Exit codes: 0 done · 2 usage · 3 unknown tenant, alert or bad value · 4 the hub refused the sign-in"
+        " · 6 the hub cannot be reached (a team's alert)",
     )
     p.add_argument("action", choices=["ack", "snooze", "resolve", "reopen", "show"])
     p.add_argument(
@@ -97,8 +102,16 @@ def run(args: argparse.Namespace) -> int:
         ]
         now = time.time()
         until = snooze_end(args.duration, args.until, now) if state == "snoozed" else None
+        hub = team_of(paths, tenant, path, args.alert_id)
+        if hub is None:
+            try:
+                entry = triage.set(args.alert_id, state, getpass.getuser(), args.note, until, now)  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise ConfigError(f"alert {args.alert_id}", str(exc)) from None
+    if hub is not None:  # the team's alert: the team hears of it, under this hub user's name
+        change = (args.alert_id, state, args.note, until)
         try:
-            entry = triage.set(args.alert_id, state, getpass.getuser(), args.note, until, now)  # type: ignore[arg-type]
+            entry = asyncio.run(triage_for_team(paths, hub, path, change))  # type: ignore[arg-type]
         except ValueError as exc:
             raise ConfigError(f"alert {args.alert_id}", str(exc)) from None
     print(
