@@ -48,7 +48,7 @@ def test_add_list_test_remove_keep_the_url_secret(tmp_path, httpserver):
         assert request.authorization.password == password
 
         code, out, err = _run(tmp_path, "destinations", "list")
-        assert code == 0 and name in out and "critical; held by quiet hours" in out
+        assert code == 0 and name in out and "critical; waits out quiet hours" in out
         assert password not in out and token not in out
 
         # a revoked token: the test says why, in one line, exit 6

@@ -161,7 +161,7 @@ def run_list(args: argparse.Namespace) -> int:
             what += f"; rules {', '.join(d.rules)}"
         if d.tenants:
             what += f"; tenants {', '.join(d.tenants)}"
-        what += "; held by quiet hours" if d.held_by_quiet else "; ignores quiet hours"
+        what += "; waits out quiet hours" if d.held_by_quiet else "; ignores quiet hours"
         what += "; resolves" if d.sends_resolved else "; no resolves"
         what += f"; repeats every {d.repeat_minutes:g} min" if d.repeat_minutes else "; no repeats"
         print(f"{d.name}\t{d.url_masked}\t{what}")
