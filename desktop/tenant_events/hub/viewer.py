@@ -133,17 +133,6 @@ class HubViewer(FollowLoop):
     def _connecting_text(self) -> str:
         return f"connecting to the hub {self.config.hub.shown}"
 
-    def _waiting_text(self, outcome: Outcome, delay: float) -> str:
-        if outcome.state is StreamState.RECONNECTING:
-            return f"{outcome.message}; reconnecting in {delay:.1f} s"
-        return outcome.message
-
-    def _storage_text(self, why: str, delay: float) -> str:
-        return f"{why}; retrying in {delay:.0f} s"
-
-    def _log_line(self, change: StateChange) -> str:
-        return f"{change.state.value} — {change.message}"
-
     # -- one read -----------------------------------------------------------------------------------------
     async def _attempt(self) -> Outcome:
         refusals: list[Exception] = []  # a refused request gets no answer; the server says why on the side
