@@ -40,6 +40,8 @@ class TeamTriageMirror:
         ] = {}  # alert → newest entry not applied yet (alert not raised here)
         self.applied = 0
         self.on_applied: list[Callable[[], None]] = []  # a teammate's change reached the local database
+        # any change heard from the hub, one stored here already too (this user's from a command, its own echo)
+        self.on_heard: list[Callable[[], None]] = []
 
     async def start(self) -> None:
         self._nc = await connect(self.options, reconnect=True)
@@ -57,6 +59,8 @@ class TeamTriageMirror:
     def _arrived(self, entry: TeamTriage) -> None:
         self.pending[entry.alert] = entry
         self.retry()
+        for callback in list(self.on_heard):
+            callback()
 
     def retry(self, *_: object) -> None:
         """Apply what is pending (call when alerts were raised: an entry may now have its alert)."""

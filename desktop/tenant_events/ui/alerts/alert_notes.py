@@ -16,6 +16,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable
+from typing import Final
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -24,10 +25,11 @@ from tenant_events.alerts.evaluator import StepResult
 from tenant_events.settings import NotificationSettings
 from tenant_events.ui.alerts.desktop_notifier import Notifier
 from tenant_events.ui.task_set import TaskSet
-from tenant_events.values.alert_lifecycle import withdraws
+from tenant_events.values.alert_lifecycle import Phase, withdraws
 from tenant_events.values.alerts import StoredAlert
 
 log = logging.getLogger(__name__)
+LOOKED_AT: Final = 100  # the latest alert notifications looked at again for a triage made elsewhere
 
 
 class AlertNotes(QObject):
@@ -49,6 +51,9 @@ class AlertNotes(QObject):
         self._clock = clock
         self._planners: dict[str, NotificationPlanner] = {}
         self._tasks = TaskSet()
+        # (tenant, alert id) → the alert's phase when its notification was put up (a refire of an acknowledged
+        # alert is said again, acknowledged still: only a triage since then takes it away)
+        self._up: dict[tuple[str, int], Phase] = {}
         self._summary_timer = QTimer(self)
         self._summary_timer.setSingleShot(True)
         self._summary_timer.timeout.connect(self._summaries)
@@ -107,7 +112,19 @@ class AlertNotes(QObject):
             self._withdraw(tenant, alert.id)
 
     def _withdraw(self, tenant: str, alert_id: int) -> None:
+        self._up.pop((tenant, alert_id), None)
         self._tasks.spawn(self.notifier.withdraw(self._key(tenant, alert_id)))
+
+    def look_again(self) -> None:
+        """Take away the notification of each alert acknowledged or resolved since it was put up where no
+        evaluation step said so: a team's alert triaged by a teammate or a command reaches this app through the
+        hub's triage and the stored alert, not through rules of its own."""
+        now = self._clock()
+        for (tenant, alert_id), was in list(self._up.items()):
+            alert = self.current(tenant, alert_id)
+            phase = alert.phase(now) if alert is not None else was
+            if phase != was and withdraws(phase):
+                self._withdraw(tenant, alert_id)
 
     def forget(self, tenant: str) -> None:
         self._planners.pop(tenant, None)
@@ -159,6 +176,12 @@ class AlertNotes(QObject):
         self.shown.emit(tenant, planned)
         text = planned.text(tenant)  # the tenant as the app names it, not the service's tenant id
         key = self._key(tenant, alert_id)  # the summary (0) too: a newer one takes the place of the last
+        if alert_id:
+            alert = self.current(tenant, alert_id)
+            self._up.pop((tenant, alert_id), None)  # the newest last: the oldest go first past the bound
+            self._up[(tenant, alert_id)] = alert.phase(self._clock()) if alert is not None else Phase.FIRING
+            while len(self._up) > LOOKED_AT:
+                del self._up[next(iter(self._up))]
         self._tasks.spawn(self.notifier.show(planned.title, text, planned.urgency, clicked, key))
 
     @staticmethod

@@ -225,6 +225,7 @@ class AppAlerts(QObject):
         self.refresh_mute()
         self.unread_changed.emit(self.unread)
         self._follow_chip()
+        self.notes.look_again()
 
     def _follow_chip(self) -> None:
         """The table shown by an alert's chip takes in the events that joined the alert since: the rules link an
@@ -245,6 +246,7 @@ class AppAlerts(QObject):
             self.refresh()
         else:
             self.refresh_mute()
+            self.notes.look_again()  # an alert read here, then triaged elsewhere
 
     def _silences_now(self) -> tuple[tuple[str, float], ...]:
         """The silences holding now (the file is read again only when it changed: one stat)."""

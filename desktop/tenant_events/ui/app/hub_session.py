@@ -158,6 +158,9 @@ class HubSession(TenantSession):
             log.warning("%s: the team's triage on the hub is not available: %s", self.name, describe(exc))
             return
         mirror.on_applied.append(self.team_triage_changed.emit)
+        mirror.on_heard.append(
+            self.team_triage_changed.emit
+        )  # a command's triage: stored here by the command
         self.link.on_alerts.append(mirror.retry)
         self.team_triage = mirror
         mirror.retry()
