@@ -230,3 +230,27 @@ def take_over(
     if stop:
         assert standby.stop() == 0, standby.text()
     return standby, survivor
+
+
+def team_payload(first_event_id: str) -> dict[str, object]:
+    """A team alert as the relay publishes it on the hub: the group rule's, raised by event `first_event_id`."""
+    return {
+        "key": f"each-group.{first_event_id}",
+        "version": 1,
+        "rule": "each-group",
+        "rule_name": "Group created",
+        "severity": "critical",
+        "tenant": "acme",
+        "catch_up": False,
+        "occurrences": 1,
+        "count": 1,
+        "first_event_id": first_event_id,
+        "last_event_id": first_event_id,
+        "first_event_time": "2026-11-01T10:00:00.000Z",
+        "last_event_time": "2026-11-01T10:00:00.000Z",
+        "types": {"group.created": 1},
+        "detail": "Admins created",
+        "raised_at": 1_793_527_200.0,
+        "updated_at": 1_793_527_200.0,
+        "hub_tenant": "acme",
+    }

@@ -6,29 +6,11 @@ from __future__ import annotations
 import pytest
 
 from helpers.deliveries import store_alerts
+from helpers.team_alerts import team_payload
 from tenant_events.store.team_alert_rows import TeamAlertStore, team_alert_ids
 from tenant_events.tenant.team_feed import team_row
 
-PAYLOAD = {
-    "key": "each-group.evt_a",
-    "version": 1,
-    "rule": "each-group",
-    "rule_name": "Group created",
-    "severity": "critical",
-    "tenant": "acme",
-    "catch_up": False,
-    "occurrences": 1,
-    "count": 1,
-    "first_event_id": "evt_a",
-    "last_event_id": "evt_a",
-    "first_event_time": "2026-11-01T10:00:00.000Z",
-    "last_event_time": "2026-11-01T10:00:00.000Z",
-    "types": {"group.created": 1},
-    "detail": "Admins created",
-    "raised_at": 1_793_527_200.0,
-    "updated_at": 1_793_527_200.0,
-    "hub_tenant": "acme",
-}
+PAYLOAD = team_payload("evt_a")
 
 
 def test_a_team_alert_is_stored_once_grown_in_place_and_marked(tmp_path):

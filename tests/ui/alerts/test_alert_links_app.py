@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from helpers.deliveries import alert_write, store_alerts
 from helpers.fixtures_ui import QT_OFFSCREEN_NOISE, run_async, running_app, until
+from helpers.team_alerts import team_payload
 from tenant_events.auth.secret_store import MemorySecretStore
 from tenant_events.hub.credentials import secret_slot
 from tenant_events.settings import load_settings, save_settings
@@ -18,29 +19,6 @@ from tenant_events.tenant.team_feed import team_row
 from tenant_events.url_forms import alert_link, team_alert_link
 
 pytestmark = [pytest.mark.gui, pytest.mark.hub, pytest.mark.qt_log_ignore(*QT_OFFSCREEN_NOISE)]
-
-
-def _team_alert(first_event_id: str) -> dict[str, object]:
-    return {
-        "key": f"each-group.{first_event_id}",
-        "version": 1,
-        "rule": "each-group",
-        "rule_name": "Group created",
-        "severity": "critical",
-        "tenant": "acme",
-        "catch_up": False,
-        "occurrences": 1,
-        "count": 1,
-        "first_event_id": first_event_id,
-        "last_event_id": first_event_id,
-        "first_event_time": "2026-11-01T10:00:00.000Z",
-        "last_event_time": "2026-11-01T10:00:00.000Z",
-        "types": {"group.created": 1},
-        "detail": f"Group {first_event_id} created",
-        "raised_at": 1_793_527_200.0,
-        "updated_at": 1_793_527_200.0,
-        "hub_tenant": "acme",
-    }
 
 
 def _notes(app) -> list[str]:
@@ -63,7 +41,7 @@ def test_a_team_link_opens_the_teams_alert_here_and_a_missing_alert_is_said(qloo
     db = ui_paths.database_file("team-acme")
     store_alerts(db, [alert_write("mass-deletion")])  # this app's own alert 1: a relay's id could name it
     with TeamAlertStore(db) as store:
-        stored = [store.store(team_row(_team_alert(e))) for e in ("evt_b", "evt_c")]
+        stored = [store.store(team_row(team_payload(e))) for e in ("evt_b", "evt_c")]
     ids = [s[0].id for s in stored if s is not None]
     assert ids == [2, 3]  # the relay that delivered may have called evt_c's alert 1 or 2: this app calls it 3
 
