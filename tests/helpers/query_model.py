@@ -7,6 +7,7 @@ values (or a whole-value `*` wildcard), case-insensitive for ASCII.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from typing import Any
@@ -25,22 +26,29 @@ def tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.lower())
 
 
+@functools.lru_cache(maxsize=8192)
+def _column_tokens(text: str) -> str:
+    """A stored column's tokens, each between single spaces (a token holds no space): a run of tokens is then
+    a substring. Cached: the same events' columns are asked about by query after query."""
+    return " " + " ".join(tokens(text)) + " "
+
+
+@functools.lru_cache(maxsize=1024)
+def _glob_rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(p) for p in pattern.split("*")), re.DOTALL)
+
+
 def _glob(pattern: str, value: str) -> bool:
-    rx = ".*".join(re.escape(p) for p in pattern.split("*"))
-    return re.fullmatch(rx, value, re.DOTALL) is not None
+    return _glob_rx(pattern).fullmatch(value) is not None
 
 
 def _text_matches(node: Text, columns: list[str]) -> bool:
+    """The query's tokens as a run of a column's tokens: each whole, the last a prefix (a word) or whole (a
+    phrase)."""
     want = tokens(node.value)
-    for column in columns:
-        have = tokens(column)
-        for i in range(len(have) - len(want) + 1):
-            head = have[i : i + len(want)]
-            if head[:-1] == want[:-1] and (
-                head[-1] == want[-1] if node.phrase else head[-1].startswith(want[-1])
-            ):
-                return True
-    return False
+    assert want, "free text without a token"
+    run = " " + " ".join(want) + (" " if node.phrase else "")
+    return any(run in _column_tokens(column) for column in columns)
 
 
 def _value_matches(term: Term, value: str) -> bool:
