@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from tenant_events.errors import StorageError
 from tenant_events.store.alerts_schema import TRIAGE_SQL
@@ -61,7 +61,12 @@ def last_resolve(conn: sqlite3.Connection, alert_id: int) -> Triage | None:
         " ORDER BY at DESC, rowid DESC LIMIT 1",
         (alert_id,),
     ).fetchone()
-    return Triage(int(row[0]), row[1], str(row[2]), float(row[3]), row[4], str(row[5])) if row else None
+    return _triage(row) if row else None
+
+
+def _triage(row: tuple[Any, ...]) -> Triage:
+    """A row (alert_id, state, by, at, until, note) of alert_triage or its log."""
+    return Triage(int(row[0]), row[1], str(row[2]), float(row[3]), row[4], str(row[5]))
 
 
 def check_triage(state: str, until: float | None, note: str, now: float) -> None:
@@ -196,7 +201,7 @@ class AlertTriage:
         if not has_triage(self._conn):
             return {}
         rows = self._conn.execute("SELECT alert_id, state, by, at, until, note FROM alert_triage").fetchall()
-        return {int(r[0]): Triage(int(r[0]), r[1], str(r[2]), float(r[3]), r[4], str(r[5])) for r in rows}
+        return {int(r[0]): _triage(r) for r in rows}
 
     def history(self, alert_id: int) -> list[Triage]:
         if not has_triage(self._conn):
@@ -205,7 +210,7 @@ class AlertTriage:
             "SELECT alert_id, state, by, at, until, note FROM alert_triage_log WHERE alert_id = ? ORDER BY at, rowid",
             (alert_id,),
         ).fetchall()
-        return [Triage(int(r[0]), r[1], str(r[2]), float(r[3]), r[4], str(r[5])) for r in rows]
+        return [_triage(r) for r in rows]
 
     def attention(self, now: float | None = None) -> int:
         return attention_count(self._conn, time.time() if now is None else now)
