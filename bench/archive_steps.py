@@ -38,11 +38,10 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
         summaries = [r[9] for r in live]
         t = time.process_time()
         with ab.collector_paused():
-            mem = ab._index()
-            ab._fill(mem, live, summaries)
+            postings = ab.Postings()
+            ab._fill(postings, live, summaries)
             with (work / "again.jsonl").open("wb") as f:
-                ab._vocabulary(mem, f)
-            mem.close()
+                ab._vocabulary(postings, f)
         out["tokens (FTS5)"] = time.process_time() - t
         out["records"] = whole - out["tokens (FTS5)"]
         cur = ab.ordered_cursor()

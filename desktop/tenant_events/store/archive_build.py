@@ -4,10 +4,10 @@ A file is written under a temporary name, flushed to disk (fsync) and only then 
 the catalog (archive_catalog.py) lists it after that. A crash at any point leaves either nothing or an
 unlisted file, which the next mover removes.
 
-Tokens: SQLite's own FTS5 tokenizer, with the live index's settings, tokenizes the events in an in-memory table
-(no file), whose vocabulary then lists each token with the events that hold it. The archive's search therefore
-splits text exactly where the live tier's does (docs/archive.md "Search"), and is given the same text: the raw
-JSON with its escapes decoded (fts_text.py).
+Tokens: SQLite's own FTS5 tokenizer, with the live index's settings, tokenizes the events, and each token's
+seqs are listed as it goes (the compiled _postings module: an FTS5 index filled and its vocabulary read back cost
+a quarter of the writer's CPU). The archive's search therefore splits text exactly where the live tier's does
+(docs/archive.md "Search"), and is given the same text: the raw JSON with its escapes decoded (fts_text.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import contextlib
 import gc
 import os
 import secrets
-import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 import orjson
 
 from tenant_events.store import duck
+from tenant_events.store._postings import Postings
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fields import FieldRows, spelled_values
 from tenant_events.store.archive_layout import (
@@ -40,6 +40,7 @@ from tenant_events.store.archive_layout import (
     month_of,
     tokens_name,
 )
+from tenant_events.store.archive_pairs import FIRST as FIRST_PAIR
 from tenant_events.store.archive_pairs import PairRows
 from tenant_events.store.archive_tally import Tally
 from tenant_events.store.fts_text import indexed_raw
@@ -121,40 +122,17 @@ def _record(row: LiveRow) -> dict[str, object]:
     return dict(zip(EVENT_COLUMNS, record, strict=True))
 
 
-def _index() -> sqlite3.Connection:
-    """An in-memory FTS5 table `t` with the live index's tokenizer, and its vocabulary `v` (no file)."""
-    mem = sqlite3.connect(":memory:", isolation_level=None)
-    mem.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
-        f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"  # no per-event sizes: nothing ranks here
-    )
-    # no merging of the index's segments while it fills: the vocabulary reads them all once anyway
-    mem.execute("INSERT INTO t (t, rank) VALUES ('automerge', 0)")
-    mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
-    return mem
+def _fill(postings: Postings, rows: Sequence[LiveRow], summaries: Sequence[str]) -> None:
+    """The rows' texts as the live index is given them (event id, summary, raw JSON) into `postings`."""
+    postings.add([r[0] for r in rows], [r[1] for r in rows], summaries, [indexed_raw(r[10]) for r in rows])
 
 
-def _fill(mem: sqlite3.Connection, rows: Sequence[LiveRow], summaries: Sequence[str]) -> None:
-    mem.execute("BEGIN")
-    mem.executemany(
-        "INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)",
-        ((r[0], r[1], s, indexed_raw(r[10])) for r, s in zip(rows, summaries, strict=True)),
-    )
-    mem.execute("COMMIT")
-
-
-def _vocabulary(mem: sqlite3.Connection, f: BinaryIO) -> int:
-    """The index's vocabulary into `f` in its order (by token, then seq), a JSON line (term, n, seqs) a token,
-    its seqs in one line however many. Returns the longest line's length (tokens_select reads lines of up to
-    that)."""
-    longest = 0
-    for term, n, docs in mem.execute(
-        "SELECT term, count(*), group_concat(doc, ',') FROM v GROUP BY term ORDER BY term"
-    ):
-        line = b'{"term":%b,"n":%d,"seqs":[%b]}\n' % (orjson.dumps(term), n, docs.encode())
-        f.write(line)
-        longest = max(longest, len(line))
-    return longest
+def _vocabulary(postings: Postings, f: BinaryIO) -> int:
+    """The tokens into `f` in their order (by token, then seq), a JSON line (term, n, seqs) a token, its seqs in
+    one line however many. Returns the longest line's length (tokens_select reads lines of up to that)."""
+    while block := postings.block():
+        f.write(block)
+    return postings.longest
 
 
 def ordered_cursor() -> duckdb.DuckDBPyConnection:
@@ -278,32 +256,33 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
     tally = Tally() if cues else None
     pairs = PairRows() if cues else None
     first = last = 0
-    mem = _index()
-    try:
-        with (work / "rows.json").open("wb") as f:
-            f.write(b"[")
-            for chunk in chunks:
-                rows = sorted(chunk, key=_seq)
-                if not rows:
-                    continue
-                if last and rows[0][0] <= last:
-                    raise ValueError("a chunk's seqs must all follow those of the chunk before it")
-                summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-                _records(f, rows, summaries, fields, pairs, after=bool(last))
-                if tally is not None:
-                    for r in rows:
-                        tally.add(r[5], r[3], r[8])
-                _fill(mem, rows, summaries)
-                first, last = first or rows[0][0], rows[-1][0]
-            f.write(b"]")
-        if not last:
-            raise ValueError("no rows to write")
-        with (work / TOKENS_FILE).open("wb") as f:
-            counted = {**(tally.rows() if tally else {}), **(pairs.counted() if pairs else {})}
-            longest = fields.write(f, counted, pairs.rows() if pairs else {}) if fields is not None else 0
-            return Scratch(first, last, max(longest, _vocabulary(mem, f)))
-    finally:
-        mem.close()
+    postings = Postings()
+    with (work / "rows.json").open("wb") as f:
+        f.write(b"[")
+        for chunk in chunks:
+            rows = sorted(chunk, key=_seq)
+            if not rows:
+                continue
+            if last and rows[0][0] <= last:
+                raise ValueError("a chunk's seqs must all follow those of the chunk before it")
+            summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
+            _records(f, rows, summaries, fields, pairs, after=bool(last))
+            if tally is not None:
+                for r in rows:
+                    tally.add(r[5], r[3], r[8])
+            _fill(postings, rows, summaries)
+            first, last = first or rows[0][0], rows[-1][0]
+        f.write(b"]")
+    if not last:
+        raise ValueError("no rows to write")
+    with (work / TOKENS_FILE).open("wb") as f:
+        longest = 0
+        if fields is not None:
+            counted = tally.rows() if tally else {}
+            lines = pairs.lines() if pairs else iter(())
+            longest = fields.write(f, counted, lines, FIRST_PAIR)
+            longest = max(longest, pairs.longest if pairs else 0)
+        return Scratch(first, last, max(longest, _vocabulary(postings, f)))
 
 
 def _records(

@@ -23,8 +23,9 @@ archive's rows are checked on their columns.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import BinaryIO, Final
 
 import orjson
@@ -163,16 +164,23 @@ class FieldRows:
         self,
         f: BinaryIO,
         counted: Mapping[str, int] | None = None,
-        listed: Mapping[str, list[int]] | None = None,
+        lines: Iterable[bytes] = (),
+        lines_at: str = "",
     ) -> int:
-        """The rows, `#:` among them, `counted`'s (other `#` rows: a count each and no seqs, archive_tally.py) and
-        `listed`'s (other `#` rows of events, archive_pairs.py) in term order into `f`: a JSON line (term, n,
-        seqs) each, as archive_build.tokens_select reads them. Returns the longest line's length."""
-        rows = self._rows | dict(listed or {})
+        """The rows, `#:` among them, and `counted`'s (other `#` rows: a count each and no seqs, archive_tally.py)
+        in term order into `f`: a JSON line (term, n, seqs) each, as archive_build.tokens_select reads them; and
+        `lines`, JSON lines of rows made elsewhere (archive_pairs.py), in order and all of terms from `lines_at`
+        up to the next row here, written in their place. Returns the longest line's length (that of `lines`
+        not counted)."""
+        rows = dict(self._rows)
         rows[COVER] = self._seqs
         counts = counted or {}
         longest = 0
-        for term in sorted(rows.keys() | counts.keys()):
+        terms = sorted(rows.keys() | counts.keys())
+        cut = bisect.bisect_left(terms, lines_at) if lines_at else len(terms)
+        for k, term in enumerate(terms):
+            if k == cut:
+                f.writelines(lines)
             seqs = rows.get(term)
             row = (
                 {"term": term, "n": counts[term], "seqs": []}
@@ -182,6 +190,8 @@ class FieldRows:
             line = orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)
             f.write(line)
             longest = max(longest, len(line))
+        if cut == len(terms):
+            f.writelines(lines)
         return longest
 
 

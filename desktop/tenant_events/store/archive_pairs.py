@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from tenant_events.store._postings import PairLists
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_terms import token_match
@@ -53,6 +54,8 @@ _TOKENS: Final = bytes(
 _LETTERS: Final = re.compile(rb"[a-z]+")
 _APART: Final = b" \x01 "  # a value's tokens in a string of it: not side by side
 _WORD_RX: Final = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # a token of letters alone
+FIRST: Final = MARK  # every row's term is at or after it, and before AFTER
+AFTER: Final = "#}"
 _NEW: Final = (b"", b"")  # a value not seen before (None is one seen, with no mark)
 # a character outside every JSON string is white space, `{}[],:`, a number's or true/false/null's: a quoted value
 # holding another letter is found in the JSON only where a string of it stands (none of ` "\` or control: filed)
@@ -61,13 +64,12 @@ _ESCAPED: Final = re.compile(r'["\\\x00-\x1f]')  # what JSON escapes in a string
 
 
 class PairRows:
-    """A file's pair rows, gathered an event at a time in seq order where the writer makes its records."""
+    """A file's pair rows, gathered an event at a time in seq order where the writer makes its records: each
+    value's words and mark worked out once here, each event's tokens and pairs found in C (PairLists), which
+    writes the rows."""
 
     def __init__(self) -> None:
-        self._pairs: dict[bytes, list[int]] = {}
-        self._since: dict[bytes, int] = {}
-        self._unsure: list[int] = []
-        self._events = 0
+        self._lists = PairLists()
         # per value seen: (when its field rows are filed as it is) its quoted text and the same with its tokens
         # kept apart, else None
         self._seen: dict[str, tuple[bytes, bytes] | None] = {}
@@ -83,16 +85,11 @@ class PairRows:
     ) -> None:
         """One event: its id, summary and indexed JSON `text`, its values of FIELD_COLUMNS, and those of them its
         JSON may spell otherwise (archive_fields.spelled_values); `seq` above every seq added before."""
-        self._events += 1
         if not (text.isascii() and summary.isascii() and event_id.isascii()):
-            self._unsure.append(seq)
+            self._lists.unsure(seq)
             return
-        since = self._since
-        # \x01 splits tokens to FTS5: as the event's it is no _APART marker (text holding none: 3 memchr)
-        if "\x01" in text or "\x01" in summary or "\x01" in event_id:
-            text, summary, event_id = (s.replace("\x01", " ") for s in (text, summary, event_id))
-        raw = text.encode().lower()
         seen = self._seen
+        marks = []
         for held in values:
             for value in held or ():
                 mark = seen.get(value, _NEW)
@@ -100,20 +97,14 @@ class PairRows:
                     mark = seen[value] = self._first_seen(seq, value)
                 if mark is None or (spelled and value in spelled):
                     continue
-                if mark[0] in raw:
-                    raw = raw.replace(*mark)
-        tokens = _APART.join((event_id.encode(), summary.encode(), raw)).translate(_TOKENS).split()
-        pairs = self._pairs
-        for first, then in itertools.pairwise(tokens):
-            if first in since and then in since:
-                seqs = pairs.setdefault(first + b" " + then, [])
-                if not seqs or seqs[-1] != seq:
-                    seqs.append(seq)
+                marks.append(mark)
+        # its \x01 made spaces, the JSON lower-cased and each mark's quoted value in it replaced (pair_lists.c)
+        self._lists.add(seq, event_id, summary, text, marks)
 
     def _first_seen(self, seq: int, value: str) -> tuple[bytes, bytes] | None:
         """A value first seen at `seq`: its words listed from there (those not listed before), and its mark."""
         for word in _WORD_RX.findall(value):
-            self._since.setdefault(word.encode(), seq)
+            self._lists.word(word.encode(), seq)
         return _mark(value)
 
     def add_record(
@@ -124,17 +115,15 @@ class PairRows:
             record["seq"], record["event_id"], record["summary"], indexed_raw(record["raw"]), values, spelled
         )
 
-    def rows(self) -> dict[str, list[int]]:
-        """The rows that list events: the pairs and UNSURE."""
-        out = {MARK + k.decode(): v for k, v in self._pairs.items()}
-        out[UNSURE] = self._unsure
-        return out
+    def lines(self) -> Iterator[bytes]:
+        """The rows as JSON lines (term, n, seqs) in term order, all between FIRST and AFTER: UNSURE, COVER (its
+        `n` the events), the words (`n` the first seq of their pairs) and the pairs (their events)."""
+        return iter(self._lists.block, b"")
 
-    def counted(self) -> dict[str, int]:
-        """The rows of a count and no events: COVER and the words."""
-        out = {WORD + k.decode(): v for k, v in self._since.items()}
-        out[COVER] = self._events
-        return out
+    @property
+    def longest(self) -> int:
+        """The longest line `lines` gave."""
+        return self._lists.longest
 
 
 def _mark(value: str) -> tuple[bytes, bytes] | None:

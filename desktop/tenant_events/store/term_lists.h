@@ -1,0 +1,45 @@
+/* Terms, each with a list of seqs, for the archive writer's token files (_postings.c, pair_lists.c): a hash
+table of terms, their seqs kept as varint steps, and the JSON lines (term, n, seqs) tokens_select reads. */
+
+#ifndef TERM_LISTS_H
+#define TERM_LISTS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef struct Entry {
+    struct Entry *next; /* the next entry in its hash bucket */
+    int64_t last;       /* the latest seq listed (pair_lists' words: the first seen) */
+    int64_t n;          /* seqs listed */
+    uint8_t *buf;       /* the seqs: the first zigzag-coded, then the steps up, as varints */
+    size_t len, cap;
+    uint32_t hash, size;
+    char term[];
+} Entry;
+
+typedef struct {
+    Entry **buckets;
+    size_t width, count;
+} Table;
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} Out;
+
+#define BLOCK 1048576 /* bytes of JSON lines a call of `block` returns at least, when there are more */
+
+int table_init(Table *t);
+void table_free(Table *t);
+/* The term's entry, added (with no seqs) when `add` and it is not there; NULL when absent or out of memory
+(`*oom` set). */
+Entry *table_get(Table *t, const char *term, uint32_t size, int add, int *oom);
+/* `seq` listed under `e` unless it is its latest already; -1 when out of memory. */
+int entry_list(Entry *e, int64_t seq);
+/* The entries, sorted by term bytewise (SQLite's BINARY collation and DuckDB's order); NULL when out of memory. */
+Entry **table_sorted(const Table *t);
+/* One JSON line {"term": prefix + term, "n": …, "seqs": […]}: with `count_only`, n is `count` and no seqs. */
+int out_line(Out *o, const char *prefix, const Entry *e, int count_only, int64_t count, Py_ssize_t *longest);
+
+#endif

@@ -1,0 +1,16 @@
+"""The one compiled part of Tenant Events: the archive writer's full-text postings (store/_postings.c), built
+against the system's SQLite, whose FTS5 tokenizer it calls. Everything else is in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "tenant_events.store._postings",
+            [f"desktop/tenant_events/store/{name}.c" for name in ("_postings", "term_lists", "pair_lists")],
+            depends=["desktop/tenant_events/store/term_lists.h"],
+            libraries=["sqlite3"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
+        )
+    ]
+)

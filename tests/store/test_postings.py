@@ -1,0 +1,174 @@
+"""The archive writer's compiled postings (store/_postings.c): each token FTS5's tokenizer makes of an event's
+texts, with its events, exactly as an FTS5 index of the same texts lists them; refused input; the window's
+thread free to run while a month's texts are tokenized."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+import time
+
+import orjson
+import pytest
+
+from tenant_events.store._postings import PairLists, Postings
+from tenant_events.store.archive_build import FTS_TOKENIZER
+
+# pieces of text FTS5's tokenizer treats each its own way: diacritics it strips or keeps, letters it folds,
+# scripts with no case, marks, digits of other scripts, private use, separators, controls, escapes
+_PIECES = (
+    "ada",
+    "Ada",
+    "ÅDA",
+    "Łódź",
+    "straße",
+    "STRASSE",
+    "ﬁle",
+    "ǅemal",
+    "İstanbul",
+    "ıi",
+    "Ωmega",
+    "ὈΔΥΣΣΕΎΣ",
+    "café",
+    "cafe\u0301",
+    "naïve",
+    "Æsir",
+    "øre",
+    "東京",
+    "日本語テキスト",
+    "한국어",
+    "١٢٣",
+    "٣٤",
+    "①②",
+    "½",
+    "\ue000priv",
+    "😀",
+    "a\u200bb",
+    "x\u00a0y",
+    "tab\tcr\r",
+    "nul\x00end",
+    "\x01",
+    "\x1f",
+    '"q"',
+    "\\u0041",
+    "auth0|5f3a",
+    "203.0.113.7",
+    "a-b_c",
+    "e2e",
+    "10e3",
+    "0x1F",
+    "ǈ",
+    "ẞ",
+    "Ǆ",
+    "ﬀ",
+    "Ⅻ",
+    "ⓐ",
+    "ǰ",
+    "ŉ",
+)
+
+
+def _text(rng: random.Random) -> str:
+    return rng.choice(["", " ", ", ", "\n"]).join(rng.choice(_PIECES) for _ in range(rng.randint(0, 12)))
+
+
+def _fts5_lines(events: list[tuple[int, str, str, str]]) -> list[dict[str, object]]:
+    """What an FTS5 index of the texts lists: each term with its events, in term order."""
+    mem = sqlite3.connect(":memory:")
+    mem.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(event_id, summary, raw, content='',"
+        f" tokenize='{FTS_TOKENIZER}', detail=none, columnsize=0)"
+    )
+    mem.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    mem.executemany("INSERT INTO t (rowid, event_id, summary, raw) VALUES (?, ?, ?, ?)", events)
+    rows = mem.execute("SELECT term, group_concat(doc, ',') FROM v GROUP BY term ORDER BY term").fetchall()
+    mem.close()
+    return [
+        {"term": term, "n": len(docs.split(",")), "seqs": [int(d) for d in docs.split(",")]}
+        for term, docs in rows
+    ]
+
+
+def _lines(postings: Postings) -> list[dict[str, object]]:
+    return [orjson.loads(line) for line in b"".join(iter(postings.block, b"")).splitlines()]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_postings_of_hostile_text_are_fts5_s_own(seed: int) -> None:
+    """Random texts of the pieces above, in three columns, given a slice at a time: every term and its events are
+    an FTS5 index's, in its order (bytewise), and each line is one the writer's reader takes."""
+    rng = random.Random(seed)
+    seq = rng.randint(-5, 5)
+    events = []
+    for _ in range(1500):
+        seq += rng.choice([1, 1, 2, 1000, 2**40])
+        events.append((seq, _text(rng), _text(rng), _text(rng)))
+    postings = Postings()
+    for at in range(0, len(events), 97):
+        part = events[at : at + 97]
+        postings.add([e[0] for e in part], *([e[k] for e in part] for k in (1, 2, 3)))
+    got = _lines(postings)
+    assert got == _fts5_lines(events)
+    assert postings.terms == len(got) and len(got) > 100
+    assert postings.longest == max(len(orjson.dumps(line)) + 1 for line in got)
+
+
+def test_a_token_longer_than_fts5_keeps_is_cut_where_fts5_cuts_it() -> None:
+    events = [(1, "x", "", "a" * 40_000), (2, "", "a" * 32_768 + "b", "y"), (3, "a" * 32_767, "", "")]
+    postings = Postings()
+    postings.add([e[0] for e in events], *([e[k] for e in events] for k in (1, 2, 3)))
+    assert _lines(postings) == _fts5_lines(events)
+
+
+def test_what_the_postings_refuse_is_said_and_changes_nothing() -> None:
+    postings = Postings()
+    postings.add([5], ["ada"])
+    with pytest.raises(ValueError, match="above every seq"):
+        postings.add([6, 6], ["grace", "hopper"])
+    with pytest.raises(ValueError, match="a text for every seq"):
+        postings.add([7, 8], ["grace"])
+    with pytest.raises(TypeError):
+        postings.add([9], [b"bytes"])
+    postings.add([10], ["ada lovelace"])
+    assert _lines(postings) == [
+        {"term": "ada", "n": 2, "seqs": [5, 10]},
+        {"term": "lovelace", "n": 1, "seqs": [10]},
+    ]
+    with pytest.raises(RuntimeError, match="being written"):
+        postings.add([11], ["late"])
+    pairs = PairLists()
+    pairs.add(3, "e", "s", "{}", [])
+    with pytest.raises(ValueError, match="above every seq"):
+        pairs.unsure(3)
+    with pytest.raises(TypeError, match="bytes"):
+        pairs.add(4, "e", "s", '{"a":"b c"}', [("x", "y")])
+
+
+def test_another_thread_runs_while_a_month_s_texts_are_tokenized() -> None:
+    """The window's thread keeps running while the mover tokenizes (the lock is let go meanwhile): the longest
+    stretch a ticking thread waited is a small part of the time the tokenizing took."""
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(_PIECES) for _ in range(60)) for _ in range(2000)] * 40
+    ticks: list[float] = []
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    while not ticks:
+        time.sleep(0.001)
+    postings = Postings()
+    start = time.perf_counter()
+    postings.add(list(range(1, len(texts) + 1)), texts)
+    took = time.perf_counter() - start
+    done.set()
+    ticker.join()
+    during = [t for t in ticks if start <= t <= start + took]
+    gaps = [b - a for a, b in zip([start, *during], [*during, start + took], strict=True)]
+    assert took > 0.2, f"too little work to tell ({took:.3f} s)"
+    assert max(gaps) < took / 2, (max(gaps), took)
