@@ -54,6 +54,9 @@ def test_bundle_is_lean_and_complete(frozen_app: Path):
     internal = bundle / "_internal"
     # The archive's engine and every extension file, where the store LOADs them from (nothing downloads).
     assert list(internal.glob("_duckdb.*.so")), "no DuckDB engine"
+    # The archive writer's compiled token lists, and the SQLite whose tokenizer they call.
+    assert list(internal.glob("tenant_events/store/_postings.*.so")), "no compiled token lists"
+    assert list(internal.glob("libsqlite3.so*")), "no SQLite library"
     for extension in ("ducklake", "postgres_scanner", "httpfs"):
         files = list(
             internal.glob(f"duckdb_extension_{extension}/extensions/v*/{extension}.duckdb_extension")

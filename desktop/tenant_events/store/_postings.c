@@ -100,16 +100,18 @@ typedef struct {
 
 static int gather(PyObject *args, Py_ssize_t columns, Py_ssize_t events, PyObject *cols, Text *texts) {
     for (Py_ssize_t c = 0; c < columns; c++) {
-        PyObject *col = PySequence_Fast(PyTuple_GET_ITEM(args, c + 1), "each column must be a sequence");
+        /* a tuple of the texts: it holds them while the lock is let go, whatever another thread does to the
+           caller's list meanwhile */
+        PyObject *col = PySequence_Tuple(PyTuple_GET_ITEM(args, c + 1));
         if (col == NULL) return -1;
         PyTuple_SET_ITEM(cols, c, col);
-        if (PySequence_Fast_GET_SIZE(col) != events) {
+        if (PyTuple_GET_SIZE(col) != events) {
             PyErr_SetString(PyExc_ValueError, "each column must hold a text for every seq");
             return -1;
         }
         for (Py_ssize_t i = 0; i < events; i++) {
             Text *t = &texts[i * columns + c];
-            t->p = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(col, i), &t->n);
+            t->p = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(col, i), &t->n);
             if (t->p == NULL) return -1;
             if (t->n > INT_MAX) {
                 PyErr_SetString(PyExc_ValueError, "a text is too long to index");
