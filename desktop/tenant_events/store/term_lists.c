@@ -33,6 +33,17 @@ static int grow(Table *t) {
     return 0;
 }
 
+int room_for(void **p, size_t *cap, size_t n, size_t item) {
+    if (*cap >= n) return 0;
+    size_t want = *cap ? *cap : 64;
+    while (want < n) want *= 2;
+    void *more = realloc(*p, want * item);
+    if (more == NULL) return -1;
+    *p = more;
+    *cap = want;
+    return 0;
+}
+
 int table_init(Table *t) {
     t->buckets = NULL;
     t->width = t->count = 0;
@@ -95,10 +106,14 @@ int entry_list(Entry *e, int64_t seq) {
     return 0;
 }
 
+static int term_order(const Entry *e, const char *term, size_t size) {
+    int c = memcmp(e->term, term, e->size < size ? e->size : size);
+    return c != 0 ? c : (e->size > size) - (e->size < size);
+}
+
 static int by_term(const void *a, const void *b) {
-    const Entry *x = *(Entry *const *)a, *y = *(Entry *const *)b;
-    int c = memcmp(x->term, y->term, x->size < y->size ? x->size : y->size);
-    return c != 0 ? c : (x->size > y->size) - (x->size < y->size);
+    const Entry *y = *(Entry *const *)b;
+    return term_order(*(Entry *const *)a, y->term, y->size);
 }
 
 Entry **table_sorted(const Table *t) {
@@ -140,13 +155,19 @@ static void put_int(Out *o, int64_t value) {
     while (n) o->p[o->len++] = digits[--n];
 }
 
+/* A JSON string's text as orjson writes it (the field rows' values hold any character): a quote, a backslash
+and the control characters escaped, the five with a short escape by it, the rest as they are. */
 static void put_text(Out *o, const char *text, size_t n) {
     static const char hex[] = "0123456789abcdef";
+    static const char short_escape[32] = {['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r'};
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)text[i];
         if (ch == '"' || ch == '\\') {
             o->p[o->len++] = '\\';
             o->p[o->len++] = (char)ch;
+        } else if (ch < 0x20 && short_escape[ch]) {
+            o->p[o->len++] = '\\';
+            o->p[o->len++] = short_escape[ch];
         } else if (ch < 0x20) {
             put(o, "\\u00", 4);
             o->p[o->len++] = hex[ch >> 4];
@@ -184,5 +205,29 @@ int out_line(Out *o, const char *prefix, const Entry *e, int count_only, int64_t
     }
     put(o, "]}\n", 3);
     if ((Py_ssize_t)(o->len - start) > *longest) *longest = (Py_ssize_t)(o->len - start);
+    return 0;
+}
+
+int out_merged(Out *o, Run *rows, Run *counted, const char *upto, size_t upto_size, Py_ssize_t *longest) {
+    while (o->len < BLOCK) {
+        Entry *row = rows->at < rows->count ? rows->entries[rows->at] : NULL;
+        Entry *count = counted->at < counted->count ? counted->entries[counted->at] : NULL;
+        int order = row != NULL && count != NULL ? term_order(row, count->term, count->size) : 0;
+        if (row != NULL && count != NULL && order == 0) {
+            counted->at++;
+            continue;
+        }
+        Entry *next = count == NULL || (row != NULL && order < 0) ? row : count;
+        if (next == NULL || (upto != NULL && term_order(next, upto, upto_size) >= 0)) break;
+        if (out_line(o, "", next, next == count, next->last, longest) < 0) return -1;
+        if (next == count) {
+            counted->at++;
+            continue;
+        }
+        free(row->buf); /* written: its seqs are not needed again */
+        row->buf = NULL;
+        row->n = 0;
+        rows->at++;
+    }
     return 0;
 }

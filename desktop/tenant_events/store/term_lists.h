@@ -30,6 +30,8 @@ typedef struct {
 
 #define BLOCK 1048576 /* bytes of JSON lines a call of `block` returns at least, when there are more */
 
+/* `*p` (of `*cap` items of `item` bytes) made to hold `n` items or more; -1 when out of memory. */
+int room_for(void **p, size_t *cap, size_t n, size_t item);
 int table_init(Table *t);
 void table_free(Table *t);
 /* The term's entry, added (with no seqs) when `add` and it is not there; NULL when absent or out of memory
@@ -39,7 +41,19 @@ Entry *table_get(Table *t, const char *term, uint32_t size, int add, int *oom);
 int entry_list(Entry *e, int64_t seq);
 /* The entries, sorted by term bytewise (SQLite's BINARY collation and DuckDB's order); NULL when out of memory. */
 Entry **table_sorted(const Table *t);
-/* One JSON line {"term": prefix + term, "n": …, "seqs": […]}: with `count_only`, n is `count` and no seqs. */
+/* One JSON line {"term": prefix + term, "n": …, "seqs": […]}, as orjson writes it: with `count_only`, n is
+`count` and no seqs. */
 int out_line(Out *o, const char *prefix, const Entry *e, int count_only, int64_t count, Py_ssize_t *longest);
+
+/* Sorted entries, written from `at` on. */
+typedef struct {
+    Entry **entries;
+    size_t count, at;
+} Run;
+
+/* The next lines of `rows` and of `counted` (a count each, in Entry.last, and no seqs) merged in term order, a
+term of both written as the row's, of terms before `upto` (all when NULL), until `o` holds BLOCK bytes; a row's
+seqs are freed once written. -1 when out of memory. */
+int out_merged(Out *o, Run *rows, Run *counted, const char *upto, size_t upto_size, Py_ssize_t *longest);
 
 #endif
