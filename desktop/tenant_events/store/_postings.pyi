@@ -1,4 +1,4 @@
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 class Postings:
     """An archive file's FTS5 tokens, each with the seqs of the events that hold it (_postings.c)."""
@@ -18,3 +18,20 @@ class PairLists:
         self, seq: int, event_id: str, summary: str, text: str, marks: Sequence[tuple[bytes, bytes]], /
     ) -> None: ...
     def block(self) -> bytes: ...
+
+class FieldLists:
+    """The field rows of an archive file's events (field_lists.c)."""
+
+    longest: int
+    def __init__(
+        self,
+        heads: tuple[tuple[str, str], ...],
+        every: tuple[bool, ...],
+        piece: int,
+        user: int,
+        email: int,
+        cover: str,
+    ) -> None: ...
+    def add(self, seq: int, raw: str, fields: Sequence[Sequence[str] | None], /) -> list[str]: ...
+    def count(self, counted: Mapping[str, int], /) -> None: ...
+    def block(self, upto: str | None = None, /) -> bytes: ...
