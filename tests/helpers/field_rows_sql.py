@@ -1,6 +1,6 @@
 """The field rows (docs/archive.md "Field words") as the archive's writer once made them in DuckDB's SQL, from
-an events file's values: the reference archive_fields.FieldRows, which makes them in Python where the values
-are made, is held to, row for row."""
+an events file's values: the reference archive_fields.FieldRows, which makes them (in C) where the values are
+made, is held to, row for row."""
 
 from __future__ import annotations
 

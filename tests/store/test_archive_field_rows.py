@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
@@ -16,7 +17,7 @@ from helpers.field_rows_sql import sql_rows
 from helpers.history import history, live_rows
 from tenant_events.store import EventReader, EventRow, duck
 from tenant_events.store.archive_build import TOKENS_FILE, ordered_cursor, tokens_select, write_month
-from tenant_events.store.archive_fields import FieldRows, spelled_values
+from tenant_events.store.archive_fields import FieldRows
 from tenant_events.store.archive_layout import FIELD_COLUMNS, folder_of, tokens_name
 from tenant_events.store.archive_pairs import MARK as PAIRS
 from tenant_events.store.archive_tally import MARK as TALLY
@@ -32,8 +33,8 @@ def _terms(tmp: Path, events: dict[str, list[list[str]]]) -> set[str]:
     names = [column for _name, column in FIELD_COLUMNS]
     n = len(next(iter(events.values())))
     each = [[events.get(c, [[]] * n)[k] for c in names] for k in range(n)]
-    rows = _python_rows(tmp, each, [set()] * n)
-    assert rows == sql_rows(_events_file(tmp, each))
+    rows, spelled = _made_rows(tmp, each, [_json(v for vs in values if vs for v in vs) for values in each])
+    assert rows == sql_rows(_events_file(tmp, each)) and not any(spelled)
     return {term for term, _n, _s in rows}
 
 
@@ -56,12 +57,19 @@ def _events_file(tmp: Path, each: list[list[list[str] | None]]) -> Path:
     return path
 
 
-def _python_rows(
-    tmp: Path, each: list[list[list[str] | None]], spelled: list[set[str]]
-) -> list[tuple[str, int, list[int]]]:
+def _json(values: Iterable[str]) -> str:
+    """An event's JSON holding each of `values` as a string as it is (no escape: one holding what JSON escapes
+    is spelled otherwise all the same)."""
+    return "[" + ", ".join(f'"{v}"' for v in values) + "]"
+
+
+def _made_rows(
+    tmp: Path, each: list[list[list[str] | None]], raws: list[str]
+) -> tuple[list[tuple[str, int, list[int]]], list[list[str]]]:
+    """The rows FieldRows writes of events (their values and JSON), as the writer reads them back, and each
+    event's values its JSON may spell otherwise."""
     made = FieldRows()
-    for k, (values, odd) in enumerate(zip(each, spelled, strict=True)):
-        made.add(k + 1, values, odd)
+    spelled = [made.add(k + 1, raw, values) for k, (values, raw) in enumerate(zip(each, raws, strict=True))]
     with (tmp / TOKENS_FILE).open("wb") as f:
         longest = made.write(f)
     cur = ordered_cursor()
@@ -69,7 +77,7 @@ def _python_rows(
         found = cur.execute(tokens_select(tmp, longest)).fetchall()
     finally:
         cur.close()
-    return [(str(t), int(n), list(s)) for t, n, s in found]
+    return [(str(t), int(n), list(s)) for t, n, s in found], spelled
 
 
 _PIECES = (
@@ -95,10 +103,11 @@ _PIECES = (
 )
 
 
-def test_the_field_rows_made_in_python_are_those_the_sql_made_row_for_row(tmp_path):
+def test_the_field_rows_made_in_c_are_those_the_sql_made_row_for_row(tmp_path):
     """Random values of every field (words, digits at a word's start or after it, punctuation, NULs, line breaks,
-    characters past ASCII, values user and email share, some of them spelled otherwise): FieldRows gives the
-    rows, their order, counts and seqs, that the writer's earlier SQL gave of the same events file."""
+    characters past ASCII, values user and email share, some of them not in the event's JSON, spelled
+    otherwise): FieldRows gives the rows, their order, counts and seqs, that the writer's earlier SQL gave of
+    the same events file."""
     rng = random.Random(4)
     names = [column for _name, column in FIELD_COLUMNS]
 
@@ -106,7 +115,7 @@ def test_the_field_rows_made_in_python_are_those_the_sql_made_row_for_row(tmp_pa
         return "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 7)))
 
     each: list[list[list[str] | None]] = []
-    spelled: list[set[str]] = []
+    raws: list[str] = []
     for _k in range(1500):
         values: list[list[str] | None] = [[value() for _ in range(rng.randint(0, 3))] for _c in names]
         shared = value()
@@ -116,13 +125,12 @@ def test_the_field_rows_made_in_python_are_those_the_sql_made_row_for_row(tmp_pa
         if rng.random() < 0.1:
             values[names.index("f_email")] = None
         each.append(values)
-        flat = [v.split("\x00", 1)[0] for vs in values if vs for v in vs]
-        spelled.append({v for v in flat if rng.random() < 0.1})
+        raws.append(_json(v.split("\x00", 1)[0] for vs in values if vs for v in vs if rng.random() < 0.9))
+    rows, spelled = _made_rows(tmp_path, each, raws)
     odd = tmp_path / "spelled.json"
     odd.write_bytes(
-        orjson.dumps([{"seq": k + 1, "v": v} for k, vs in enumerate(spelled) for v in sorted(vs)])
+        orjson.dumps([{"seq": k + 1, "v": v} for k, vs in enumerate(spelled) for v in sorted(set(vs))])
     )
-    rows = _python_rows(tmp_path, each, spelled)
     assert rows == sql_rows(_events_file(tmp_path, each), odd)
     assert any(t.startswith("#!") for t, _n, _s in rows) and any(
         t.startswith("#user&email:") for t, _n, _s in rows
@@ -171,8 +179,17 @@ def test_a_value_both_user_and_email_hold_is_filed_once_and_no_row_starts_at_an_
 def test_values_the_json_may_spell_otherwise_are_found_where_the_values_are_made():
     raw = r'{"a": "Ada", "b": "x\ny", "c": "\u0051zvx", "d": "ab\u0000 cd", "e": "say \"hi\"", "f": 5}'
     fields = [["ada", "x\ny"], ["qzvx"], ["ab\x00 cd", 'say "hi"'], ["5"]]
-    assert spelled_values(raw, fields) == ["x\ny", "qzvx", "ab", 'say "hi"', "5"]
-    assert spelled_values('{"a": "ADA LOVELACE"}', [["ada lovelace"]]) == []
+    assert FieldRows().add(1, raw, [*fields, *([] for _ in FIELD_COLUMNS[4:])]) == [
+        "x\ny",
+        "qzvx",
+        "ab",
+        'say "hi"',
+        "5",
+    ]
+    assert (
+        FieldRows().add(1, '{"a": "ADA LOVELACE"}', [["ada lovelace"], *([] for _ in FIELD_COLUMNS[1:])])
+        == []
+    )
 
 
 # names as the JSON spells them; (query, answered by the user rows: False when its values are checked)

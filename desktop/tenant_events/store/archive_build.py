@@ -27,7 +27,7 @@ import orjson
 from tenant_events.store import duck
 from tenant_events.store._postings import Postings
 from tenant_events.store.archive_catalog import ArchiveFile
-from tenant_events.store.archive_fields import FieldRows, spelled_values
+from tenant_events.store.archive_fields import FieldRows
 from tenant_events.store.archive_layout import (
     EVENTS_SUFFIX,
     FIELD_COLUMNS,
@@ -303,8 +303,7 @@ def _records(
         if fields is not None:
             for record in records:
                 values = [record[column] for _name, column in FIELD_COLUMNS]
-                spelled = spelled_values(record["raw"], values)  # type: ignore[arg-type]
-                fields.add(record["seq"], values, spelled)  # type: ignore[arg-type]
+                spelled = fields.add(record["seq"], record["raw"], values)  # type: ignore[arg-type]
                 if pairs is not None:
                     pairs.add_record(record, values, spelled)  # type: ignore[arg-type]
         f.write(b"," if after or at else b"")
