@@ -37,13 +37,13 @@ def _module_at(rev: str) -> ModuleType:
         capture_output=True,
         text=True,
     ).stdout
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "field_rows_before.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("field_rows_before", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with tempfile.TemporaryDirectory(prefix="field-rows-") as folder:
+        path = Path(folder) / "field_rows_before.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("field_rows_before", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
