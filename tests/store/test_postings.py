@@ -137,12 +137,14 @@ def test_what_the_postings_refuse_is_said_and_changes_nothing() -> None:
     ]
     with pytest.raises(RuntimeError, match="being written"):
         postings.add([11], ["late"])
-    pairs = PairLists()
-    pairs.add(3, "e", "s", "{}", [])
+    pairs = PairLists(lambda _lists, _seq, _value: ("x", "y"))  # a mark of str, not bytes
+    pairs.add(3, "e", "s", "{}", [], [])
     with pytest.raises(ValueError, match="above every seq"):
-        pairs.unsure(3)
+        pairs.add(3, "é", "s", "{}", [], [])  # an event listed as one whose pairs are not, as any
     with pytest.raises(TypeError, match="bytes"):
-        pairs.add(4, "e", "s", '{"a":"b c"}', [("x", "y")])
+        pairs.add(4, "e", "s", '{"a":"b c"}', [["b c"]], [])
+    with pytest.raises(TypeError, match="callable"):
+        PairLists(None)  # type: ignore[arg-type]
 
 
 def test_another_thread_runs_while_a_month_s_texts_are_tokenized() -> None:

@@ -1,4 +1,4 @@
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 class Postings:
     """An archive file's FTS5 tokens, each with the seqs of the events that hold it (_postings.c)."""
@@ -12,10 +12,17 @@ class PairLists:
     """The pairs of seen words side by side in an archive file's events (pair_lists.c)."""
 
     longest: int
+    def __init__(self, first_seen: Callable[[PairLists, int, str], tuple[bytes, bytes] | None]) -> None: ...
     def word(self, word: bytes, seq: int, /) -> None: ...
-    def unsure(self, seq: int, /) -> None: ...
     def add(
-        self, seq: int, event_id: str, summary: str, text: str, marks: Sequence[tuple[bytes, bytes]], /
+        self,
+        seq: int,
+        event_id: str,
+        summary: str,
+        text: str,
+        values: Sequence[Sequence[str] | None],
+        spelled: Sequence[str],
+        /,
     ) -> None: ...
     def block(self) -> bytes: ...
 

@@ -56,7 +56,6 @@ _APART: Final = b" \x01 "  # a value's tokens in a string of it: not side by sid
 _WORD_RX: Final = re.compile(r"(?<![a-z0-9])[a-z]+(?![a-z0-9])")  # a token of letters alone
 FIRST: Final = MARK  # every row's term is at or after it, and before AFTER
 AFTER: Final = "#}"
-_NEW: Final = (b"", b"")  # a value not seen before (None is one seen, with no mark)
 # a character outside every JSON string is white space, `{}[],:`, a number's or true/false/null's: a quoted value
 # holding another letter is found in the JSON only where a string of it stands (none of ` "\` or control: filed)
 _IN_STRING_ONLY: Final = re.compile(r"[bcdghijkmopqvwxyz]")
@@ -65,14 +64,11 @@ _ESCAPED: Final = re.compile(r'["\\\x00-\x1f]')  # what JSON escapes in a string
 
 class PairRows:
     """A file's pair rows, gathered an event at a time in seq order where the writer makes its records: each
-    value's words and mark worked out once here, each event's tokens and pairs found in C (PairLists), which
-    writes the rows."""
+    value's words and mark worked out once, when it is first seen (_first_seen), each event's values looked up
+    and its tokens and pairs found in C (PairLists), which writes the rows."""
 
     def __init__(self) -> None:
-        self._lists = PairLists()
-        # per value seen: (when its field rows are filed as it is) its quoted text and the same with its tokens
-        # kept apart, else None
-        self._seen: dict[str, tuple[bytes, bytes] | None] = {}
+        self._lists = PairLists(_first_seen)
 
     def add(
         self,
@@ -84,28 +80,11 @@ class PairRows:
         spelled: Sequence[str],
     ) -> None:
         """One event: its id, summary and indexed JSON `text`, its values of FIELD_COLUMNS, and those of them its
-        JSON may spell otherwise (archive_fields.spelled_values); `seq` above every seq added before."""
-        if not (text.isascii() and summary.isascii() and event_id.isascii()):
-            self._lists.unsure(seq)
-            return
-        seen = self._seen
-        marks = []
-        for held in values:
-            for value in held or ():
-                mark = seen.get(value, _NEW)
-                if mark is _NEW:  # its words listed from here on: a value seen before adds none
-                    mark = seen[value] = self._first_seen(seq, value)
-                if mark is None or (spelled and value in spelled):
-                    continue
-                marks.append(mark)
-        # its \x01 made spaces, the JSON lower-cased and each mark's quoted value in it replaced (pair_lists.c)
-        self._lists.add(seq, event_id, summary, text, marks)
-
-    def _first_seen(self, seq: int, value: str) -> tuple[bytes, bytes] | None:
-        """A value first seen at `seq`: its words listed from there (those not listed before), and its mark."""
-        for word in _WORD_RX.findall(value):
-            self._lists.word(word.encode(), seq)
-        return _mark(value)
+        JSON may spell otherwise (archive_fields.FieldRows.add); `seq` above every seq added before. An event
+        whose texts are not all ASCII is listed under UNSURE; otherwise its \x01 made spaces, the JSON
+        lower-cased and the mark of each of its values (but those spelled otherwise) replaced in it
+        (pair_lists.c)."""
+        self._lists.add(seq, event_id, summary, text, values, spelled)
 
     def add_record(
         self, record: Mapping[str, Any], values: Sequence[Sequence[str] | None], spelled: Sequence[str]
@@ -124,6 +103,14 @@ class PairRows:
     def longest(self) -> int:
         """The longest line `lines` gave."""
         return self._lists.longest
+
+
+def _first_seen(lists: PairLists, seq: int, value: str) -> tuple[bytes, bytes] | None:
+    """A value first seen at `seq` (in an event of ASCII texts): its words listed from there (those not listed
+    before; a value seen again adds none), and its mark."""
+    for word in _WORD_RX.findall(value):
+        lists.word(word.encode(), seq)
+    return _mark(value)
 
 
 def _mark(value: str) -> tuple[bytes, bytes] | None:

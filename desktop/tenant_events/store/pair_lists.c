@@ -1,8 +1,9 @@
 /* The pairs of tokens that stand side by side in an event's ASCII text, for archive_pairs.PairRows: the words
 it has seen (a word and the first seq from which its pairs are listed), each pair of two such words with the
-events holding it, the events whose pairs cannot be listed (text past ASCII), and the events covered. Python
-keeps what is worked out once per value (a value's words, its mark); each event's tokens and pairs, a hundred
-or more, are found here: in Python they cost a third of the archive writer's CPU. */
+events holding it, the events whose pairs cannot be listed (text past ASCII), and the events covered. Python works out what is
+worked out once per value (a value's words, its mark), when it is first seen; each event's values are looked up,
+and its tokens and pairs, a hundred or more, found here: in Python they cost a third of the archive writer's
+CPU, and the values' loop alone as much as the pairs. */
 
 #include "term_lists.h"
 
@@ -15,6 +16,8 @@ typedef struct {
     Entry unsure; /* the events whose pairs are not listed */
     int64_t events, latest;
     int has_latest, ready, busy;
+    PyObject *seen;       /* a value -> its mark (quoted, apart) or None */
+    PyObject *first_seen; /* first_seen(lists, seq, value): a value's words listed, and its mark */
     char *text, *key;
     size_t text_cap, key_cap, text_size;
     Entry **words_sorted, **pairs_sorted;
@@ -34,12 +37,19 @@ static void make_token_chars(void) {
 }
 
 static int PairLists_init(PairLists *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":PairLists", kwlist)) return -1;
+    static char *kwlist[] = {"first_seen", NULL};
+    PyObject *first_seen;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O:PairLists", kwlist, &first_seen)) return -1;
     if (self->ready) {
         PyErr_SetString(PyExc_RuntimeError, "PairLists is made once");
         return -1;
     }
+    if (!PyCallable_Check(first_seen)) {
+        PyErr_SetString(PyExc_TypeError, "first_seen must be callable");
+        return -1;
+    }
+    if ((self->seen = PyDict_New()) == NULL) return -1;
+    self->first_seen = Py_NewRef(first_seen);
     if (table_init(&self->words) < 0 || table_init(&self->pairs) < 0) {
         PyErr_NoMemory();
         return -1;
@@ -49,6 +59,8 @@ static int PairLists_init(PairLists *self, PyObject *args, PyObject *kwds) {
 }
 
 static void PairLists_dealloc(PairLists *self) {
+    Py_XDECREF(self->seen);
+    Py_XDECREF(self->first_seen);
     table_free(&self->words);
     table_free(&self->pairs);
     free(self->unsure.buf);
@@ -104,14 +116,6 @@ static PyObject *PairLists_word(PairLists *self, PyObject *args) {
     Entry *e = table_get(&self->words, word, (uint32_t)size, 1, &oom);
     if (e == NULL) return PyErr_NoMemory();
     e->last = seq;
-    Py_RETURN_NONE;
-}
-
-/* unsure(seq): an event whose pairs are not listed. */
-static PyObject *PairLists_unsure(PairLists *self, PyObject *arg) {
-    long long seq = PyLong_AsLongLong(arg);
-    if (!usable(self) || (seq == -1 && PyErr_Occurred()) || next_seq(self, seq) < 0) return NULL;
-    if (entry_list(&self->unsure, seq) < 0) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
@@ -174,17 +178,68 @@ static int compose(PairLists *self, const char *parts[3], const Py_ssize_t sizes
     return 0;
 }
 
-/* add(seq, event_id, summary, text, marks): an event of ASCII texts, each pair of seen words side by side in
-them listed under its seq; `marks`: (quoted value, the same with its tokens kept apart), for compose. */
+/* The marks of an event's values (a sequence per field, or None) in their order, each value's worked out by
+first_seen when it is first seen; those of `spelled` (its JSON may spell them otherwise) and values with no
+mark left out. A new list, or NULL. */
+static PyObject *marks_of(PairLists *self, long long seq, PyObject *values, PyObject *spelled) {
+    PyObject *fields = PySequence_Fast(values, "values must be a sequence");
+    if (fields == NULL) return NULL;
+    PyObject *marks = PyList_New(0);
+    Py_ssize_t any_spelled = marks == NULL ? -1 : PySequence_Size(spelled);
+    for (Py_ssize_t f = 0; any_spelled >= 0 && f < PySequence_Fast_GET_SIZE(fields); f++) {
+        PyObject *held = PySequence_Fast_GET_ITEM(fields, f);
+        if (held == Py_None) continue;
+        PyObject *each = PySequence_Fast(held, "a field's values must be a sequence");
+        if (each == NULL) goto failed;
+        for (Py_ssize_t v = 0; v < PySequence_Fast_GET_SIZE(each); v++) {
+            PyObject *value = PySequence_Fast_GET_ITEM(each, v);
+            PyObject *mark = PyDict_GetItemWithError(self->seen, value); /* borrowed */
+            if (mark == NULL) {
+                if (PyErr_Occurred()) goto failed_each;
+                mark = PyObject_CallFunction(self->first_seen, "OLO", (PyObject *)self, seq, value);
+                if (mark == NULL || PyDict_SetItem(self->seen, value, mark) < 0) {
+                    Py_XDECREF(mark);
+                    goto failed_each;
+                }
+                Py_DECREF(mark); /* the dictionary holds it */
+            }
+            if (mark == Py_None) continue;
+            int left_out = any_spelled > 0 ? PySequence_Contains(spelled, value) : 0;
+            if (left_out < 0 || (!left_out && PyList_Append(marks, mark) < 0)) goto failed_each;
+        }
+        Py_DECREF(each);
+        continue;
+    failed_each:
+        Py_DECREF(each);
+        goto failed;
+    }
+    Py_DECREF(fields);
+    if (any_spelled < 0) Py_CLEAR(marks);
+    return marks;
+failed:
+    Py_DECREF(fields);
+    Py_XDECREF(marks);
+    return NULL;
+}
+
+/* add(seq, event_id, summary, text, values, spelled): one event; when its texts are all ASCII, each pair of seen
+words side by side in them listed under its seq, else the event listed as one whose pairs are not. */
 static PyObject *PairLists_add(PairLists *self, PyObject *args) {
+    PyObject *texts[3], *values, *spelled;
     const char *parts[3];
     Py_ssize_t sizes[3];
     long long seq;
-    PyObject *given;
-    if (!usable(self) || !PyArg_ParseTuple(args, "Ls#s#s#O:add", &seq, &parts[0], &sizes[0], &parts[1], &sizes[1],
-                                           &parts[2], &sizes[2], &given))
+    if (!usable(self) || !PyArg_ParseTuple(args, "LUUUOO:add", &seq, &texts[0], &texts[1], &texts[2], &values,
+                                           &spelled))
         return NULL;
-    PyObject *marks = PySequence_Fast(given, "marks must be a sequence");
+    if (!(PyUnicode_IS_ASCII(texts[0]) && PyUnicode_IS_ASCII(texts[1]) && PyUnicode_IS_ASCII(texts[2]))) {
+        if (next_seq(self, seq) < 0) return NULL;
+        if (entry_list(&self->unsure, seq) < 0) return PyErr_NoMemory();
+        Py_RETURN_NONE;
+    }
+    for (int p = 0; p < 3; p++)
+        if ((parts[p] = PyUnicode_AsUTF8AndSize(texts[p], &sizes[p])) == NULL) return NULL;
+    PyObject *marks = marks_of(self, seq, values, spelled);
     if (marks == NULL) return NULL;
     int made = compose(self, parts, sizes, marks);
     Py_DECREF(marks);
@@ -271,9 +326,8 @@ static PyObject *PairLists_longest(PairLists *self, void *Py_UNUSED(closure)) {
 
 static PyMethodDef PairLists_methods[] = {
     {"word", (PyCFunction)PairLists_word, METH_VARARGS, "word(word, seq): a word first seen at seq"},
-    {"unsure", (PyCFunction)PairLists_unsure, METH_O, "unsure(seq): an event whose pairs are not listed"},
     {"add", (PyCFunction)PairLists_add, METH_VARARGS,
-     "add(seq, event_id, summary, text, marks): an event of ASCII texts, its pairs listed"},
+     "add(seq, event_id, summary, text, values, spelled): an event, its pairs listed when its texts are ASCII"},
     {"block", (PyCFunction)PairLists_block, METH_NOARGS, "The next JSON lines of the rows; b'' when all are given"},
     {NULL, NULL, 0, NULL},
 };
