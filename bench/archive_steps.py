@@ -39,7 +39,7 @@ def run(rows: list[tuple[Any, ...]]) -> dict[str, float]:
         t = time.process_time()
         with ab.collector_paused():
             postings = ab.Postings()
-            ab._fill(postings, live, summaries)
+            ab._fill(postings, live, summaries, [ab.indexed_raw(r[10]) for r in live])
             with (work / "again.jsonl").open("wb") as f:
                 ab._vocabulary(postings, f)
         out["tokens (FTS5)"] = time.process_time() - t

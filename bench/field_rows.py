@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     before = _module_at(args.before)
     rows = sorted(rows_of_month(7, 1, args.events, 1_700_000_000.0, 30 * 86400.0), key=ab._seq)
-    records = [ab._record(r) for r in rows]
+    records = [ab._record(r, r[9] or "")[0] for r in rows]
     events: list[tuple[Any, str, list[Any]]] = [
         (rec["seq"], str(rec["raw"]), [rec[c] for _n, c in FIELD_COLUMNS]) for rec in records
     ]

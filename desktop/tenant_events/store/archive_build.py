@@ -98,12 +98,15 @@ def by_month(rows: Iterable[LiveRow]) -> dict[str, list[LiveRow]]:
     return out
 
 
-def _record(row: LiveRow) -> dict[str, object]:
-    seq, event_id, offset, kind, time_text, time_ms, source, tenant, purpose, summary, raw, received = row
+def _record(row: LiveRow, summary: str) -> tuple[dict[str, object], list[list[str]]]:
+    """The row's record (EVENT_COLUMNS) with its `summary`, and its values of FIELD_COLUMNS (the record's last
+    columns, given apart for the field and pair rows)."""
+    seq, event_id, offset, kind, time_text, time_ms, source, tenant, purpose, _summary, raw, received = row
     try:
         message = orjson.loads(raw)
     except orjson.JSONDecodeError:
         message = None
+    values = field_values(kind, message)
     record = [
         seq,
         time_ms,
@@ -115,16 +118,19 @@ def _record(row: LiveRow) -> dict[str, object]:
         offset,
         received,
         None if time_text == canonical_time(time_ms) else time_text,
-        summary if summary is not None else summary_of(kind, raw),
+        summary,
         raw,
-        *field_values(kind, message),
+        *values,
     ]
-    return dict(zip(EVENT_COLUMNS, record, strict=True))
+    return dict(zip(EVENT_COLUMNS, record, strict=True)), values
 
 
-def _fill(postings: Postings, rows: Sequence[LiveRow], summaries: Sequence[str]) -> None:
-    """The rows' texts as the live index is given them (event id, summary, raw JSON) into `postings`."""
-    postings.add([r[0] for r in rows], [r[1] for r in rows], summaries, [indexed_raw(r[10]) for r in rows])
+def _fill(
+    postings: Postings, rows: Sequence[LiveRow], summaries: Sequence[str], texts: Sequence[str]
+) -> None:
+    """The rows' texts as the live index is given them (event id, summary, raw JSON as `texts`, fts_text.
+    indexed_raw) into `postings`."""
+    postings.add([r[0] for r in rows], [r[1] for r in rows], summaries, texts)
 
 
 def _vocabulary(postings: Postings, f: BinaryIO) -> int:
@@ -266,11 +272,12 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
             if last and rows[0][0] <= last:
                 raise ValueError("a chunk's seqs must all follow those of the chunk before it")
             summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
-            _records(f, rows, summaries, fields, pairs, after=bool(last))
+            texts = [indexed_raw(r[10]) for r in rows]
+            _records(f, rows, summaries, texts, fields, pairs, after=bool(last))
             if tally is not None:
                 for r in rows:
                     tally.add(r[5], r[3], r[8])
-            _fill(postings, rows, summaries)
+            _fill(postings, rows, summaries, texts)
             first, last = first or rows[0][0], rows[-1][0]
         f.write(b"]")
     if not last:
@@ -289,23 +296,25 @@ def _records(
     f: BinaryIO,
     rows: Sequence[LiveRow],
     summaries: Sequence[str],
+    texts: Sequence[str],
     fields: FieldRows | None,
     pairs: PairRows | None,
     after: bool,
 ) -> None:
     """`rows`' records into the JSON array `f` is writing (`after` records already in it), a slice at a time;
-    their field rows into `fields` and their pairs of tokens into `pairs`, while the values are here."""
+    their field rows into `fields` and their pairs of tokens into `pairs` (of their indexed `texts`), while the
+    values are here."""
     for at in range(0, len(rows), _SLICE):
-        records = [
-            _record((*row[:9], summary, *row[10:]))
-            for row, summary in zip(rows[at : at + _SLICE], summaries[at : at + _SLICE], strict=True)
-        ]
-        if fields is not None:
-            for record in records:
-                values = [record[column] for _name, column in FIELD_COLUMNS]
-                spelled = fields.add(record["seq"], record["raw"], values)  # type: ignore[arg-type]
+        records = []
+        for row, summary, text in zip(
+            rows[at : at + _SLICE], summaries[at : at + _SLICE], texts[at : at + _SLICE], strict=True
+        ):
+            record, values = _record(row, summary)
+            records.append(record)
+            if fields is not None:
+                spelled = fields.add(row[0], row[10], values)
                 if pairs is not None:
-                    pairs.add_record(record, values, spelled)  # type: ignore[arg-type]
+                    pairs.add(row[0], row[1], summary, text, values, spelled)
         f.write(b"," if after or at else b"")
         f.write(orjson.dumps(records)[1:-1])
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,7 +37,6 @@ from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_layout import tokens_name
 from tenant_events.store.archive_terms import token_match
 from tenant_events.store.duck import literal
-from tenant_events.store.fts_text import indexed_raw
 
 MARK: Final = "#|"  # after the field rows (`#<field>:`, `#!`, `#:`), before the tallies (`#~`)
 UNSURE: Final = MARK + "!"  # events whose pairs are not listed: their text holds a character past ASCII
@@ -85,14 +84,6 @@ class PairRows:
         lower-cased and the mark of each of its values (but those spelled otherwise) replaced in it
         (pair_lists.c)."""
         self._lists.add(seq, event_id, summary, text, values, spelled)
-
-    def add_record(
-        self, record: Mapping[str, Any], values: Sequence[Sequence[str] | None], spelled: Sequence[str]
-    ) -> None:
-        """One event's record (archive_build._record): its text as the index reads it."""
-        self.add(
-            record["seq"], record["event_id"], record["summary"], indexed_raw(record["raw"]), values, spelled
-        )
 
     def lines(self) -> Iterator[bytes]:
         """The rows as JSON lines (term, n, seqs) in term order, all between FIRST and AFTER: UNSURE, COVER (its
