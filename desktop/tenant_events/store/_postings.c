@@ -212,13 +212,7 @@ static PyObject *Postings_block(Postings *self, PyObject *Py_UNUSED(ignored)) {
     }
     Py_END_ALLOW_THREADS
     self->busy = 0;
-    if (failed) {
-        free(out.p);
-        return PyErr_NoMemory();
-    }
-    PyObject *bytes = PyBytes_FromStringAndSize(out.p ? out.p : "", (Py_ssize_t)out.len);
-    free(out.p);
-    return bytes;
+    return out_bytes(&out, failed);
 }
 
 static PyObject *Postings_longest(Postings *self, void *Py_UNUSED(closure)) {

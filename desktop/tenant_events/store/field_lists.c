@@ -259,13 +259,7 @@ static PyObject *FieldLists_block(FieldLists *self, PyObject *args) {
         failed = out_merged(&out, &self->sorted, &self->counted_sorted, upto, (size_t)upto_size, &self->longest) < 0;
     Py_END_ALLOW_THREADS
     self->busy = 0;
-    if (failed) {
-        free(out.p);
-        return PyErr_NoMemory();
-    }
-    PyObject *bytes = PyBytes_FromStringAndSize(out.p ? out.p : "", (Py_ssize_t)out.len);
-    free(out.p);
-    return bytes;
+    return out_bytes(&out, failed);
 }
 
 static PyObject *FieldLists_longest(FieldLists *self, void *Py_UNUSED(closure)) {

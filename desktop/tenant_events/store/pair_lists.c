@@ -311,13 +311,7 @@ static PyObject *PairLists_block(PairLists *self, PyObject *Py_UNUSED(ignored)) 
         Entry *e = self->pairs_sorted[self->at++];
         failed = out_line(&out, "#|", e, 0, 0, &self->longest) < 0;
     }
-    if (failed) {
-        free(out.p);
-        return PyErr_NoMemory();
-    }
-    PyObject *bytes = PyBytes_FromStringAndSize(out.p ? out.p : "", (Py_ssize_t)out.len);
-    free(out.p);
-    return bytes;
+    return out_bytes(&out, failed);
 }
 
 static PyObject *PairLists_longest(PairLists *self, void *Py_UNUSED(closure)) {

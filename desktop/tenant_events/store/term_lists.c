@@ -178,6 +178,14 @@ static void put_text(Out *o, const char *text, size_t n) {
     }
 }
 
+PyObject *out_bytes(Out *o, int failed) {
+    PyObject *bytes = failed ? PyErr_NoMemory() : PyBytes_FromStringAndSize(o->p ? o->p : "", (Py_ssize_t)o->len);
+    free(o->p);
+    o->p = NULL;
+    o->len = o->cap = 0;
+    return bytes;
+}
+
 int out_line(Out *o, const char *prefix, const Entry *e, int count_only, int64_t count, Py_ssize_t *longest) {
     size_t head = strlen(prefix);
     /* a term's byte takes at most 6 written, a seq at most 21 */
