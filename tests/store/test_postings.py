@@ -146,6 +146,18 @@ def test_what_the_postings_refuse_is_said_and_changes_nothing() -> None:
     with pytest.raises(TypeError, match="callable"):
         PairLists(None)  # type: ignore[arg-type]
 
+    def refused(_lists: PairLists, _seq: int, value: str) -> tuple[bytes, bytes] | None:
+        if value == "boom":
+            raise ValueError("a value first_seen refuses")
+        return None
+
+    pairs = PairLists(refused)
+    for _ in range(2):  # what first_seen raises is raised, and the event is not listed: it may come again
+        with pytest.raises(ValueError, match="refuses"):
+            pairs.add(7, "e", "s", "{}", [["fine"], None, ["boom"]], [])
+    pairs.add(7, "e", "s", "{}", [["fine"]], [])
+    assert b'{"term":"#|#","n":1,"seqs":[]}' in b"".join(iter(pairs.block, b""))
+
 
 def test_another_thread_runs_while_a_month_s_texts_are_tokenized() -> None:
     """The window's thread keeps running while the mover tokenizes (the lock is let go meanwhile): the longest
