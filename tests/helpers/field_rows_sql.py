@@ -57,9 +57,9 @@ def words_select(events: str, spelled: str | None = None) -> str:
     """The query of the field rows (term, n, seqs) of the events file at `events` (an SQL literal), the `#:` row
     among them (unordered): each value from every place a word starts in it but a piece of an identifier
     (_PIECE) inside it (its runs of a word and the characters after it, joined from each run on), under `#!`
-    when the event's JSON may spell it otherwise (`spelled`: a JSON file of the seq and value of each such,
-    spelled_values; None when there are none). Each field is read by a scan of its own, as the version before
-    did: one scan of every field's column left the engine's threads one row group of the events each."""
+    when the event's JSON may spell it otherwise (`spelled`: a JSON file of the seq and value of each such, as
+    FieldRows.add finds them; None when there are none). Each field is read by a scan of its own, as the version
+    before did: one scan of every field's column left the engine's threads one row group of the events each."""
     suffixes = " UNION ALL ".join(
         _suffixes(_values(name, column, events), spelled) for name, column in FIELD_COLUMNS
     )
