@@ -1,9 +1,9 @@
 /* The pairs of tokens that stand side by side in an event's ASCII text, for archive_pairs.PairRows: the words
 it has seen (a word and the first seq from which its pairs are listed), each pair of two such words with the
-events holding it, the events whose pairs cannot be listed (text past ASCII), and the events covered. Python works out what is
-worked out once per value (a value's words, its mark), when it is first seen; each event's values are looked up,
-and its tokens and pairs, a hundred or more, found here: in Python they cost a third of the archive writer's
-CPU, and the values' loop alone as much as the pairs. */
+events holding it, the events whose pairs cannot be listed (text past ASCII), and the events covered. Python
+works out what is worked out once per value (a value's words, its mark), when it is first seen; each event's
+values are looked up, and its tokens and pairs, a hundred or more, found here: in Python they cost a third of
+the archive writer's CPU, and the values' loop alone as much as the pairs. */
 
 #include "term_lists.h"
 
@@ -94,17 +94,6 @@ static int next_seq(PairLists *self, long long seq) {
     return 0;
 }
 
-static int room(char **p, size_t *cap, size_t n) {
-    if (*cap >= n) return 0;
-    size_t want = *cap ? *cap : 4096;
-    while (want < n) want *= 2;
-    char *grown = realloc(*p, want);
-    if (grown == NULL) return -1;
-    *p = grown;
-    *cap = want;
-    return 0;
-}
-
 /* word(word, seq): a word of a value first seen at `seq`; its pairs are listed from the first seq given. */
 static PyObject *PairLists_word(PairLists *self, PyObject *args) {
     const char *word;
@@ -126,7 +115,7 @@ bytes.replace would. */
 static int compose(PairLists *self, const char *parts[3], const Py_ssize_t sizes[3], PyObject *marks) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(marks);
     size_t raw_size = (size_t)sizes[2];
-    if (room(&self->key, &self->key_cap, raw_size + 1) < 0) return -1;
+    if (room_for((void **)&self->key, &self->key_cap, raw_size + 1, 1) < 0) return -1;
     for (size_t i = 0; i < raw_size; i++) {
         char c = parts[2][i];
         self->key[i] = c == 1 ? ' ' : (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
@@ -145,7 +134,7 @@ static int compose(PairLists *self, const char *parts[3], const Py_ssize_t sizes
         const char *at = memmem(self->key, raw_size, find, (size_t)find_size);
         if (at == NULL) continue;
         size_t most = raw_size + (with_size > find_size ? (raw_size / (size_t)find_size + 1) * (size_t)(with_size - find_size) : 0);
-        if (room(&self->text, &self->text_cap, most + 1) < 0) return -1;
+        if (room_for((void **)&self->text, &self->text_cap, most + 1, 1) < 0) return -1;
         size_t from = 0, to = 0;
         while (at != NULL) {
             size_t k = (size_t)(at - self->key);
@@ -166,7 +155,7 @@ static int compose(PairLists *self, const char *parts[3], const Py_ssize_t sizes
     }
     /* the whole: id, summary, then the JSON (in key) moved after them */
     size_t whole = (size_t)sizes[0] + 3 + (size_t)sizes[1] + 3 + raw_size;
-    if (room(&self->text, &self->text_cap, whole + 1) < 0) return -1;
+    if (room_for((void **)&self->text, &self->text_cap, whole + 1, 1) < 0) return -1;
     memmove(self->text + whole - raw_size, self->key, raw_size);
     size_t to = 0;
     for (int p = 0; p < 2; p++) {
@@ -263,7 +252,7 @@ static PyObject *PairLists_add(PairLists *self, PyObject *args) {
         size_t n = i - start;
         int seen = table_get(&self->words, token, (uint32_t)n, 0, &oom) != NULL;
         if (seen && before) {
-            if (room(&self->key, &self->key_cap, prev_size + 1 + n) < 0) return PyErr_NoMemory();
+            if (room_for((void **)&self->key, &self->key_cap, prev_size + 1 + n, 1) < 0) return PyErr_NoMemory();
             memcpy(self->key, prev, prev_size);
             self->key[prev_size] = ' ';
             memcpy(self->key + prev_size + 1, token, n);

@@ -41,10 +41,10 @@ Entry *table_get(Table *t, const char *term, uint32_t size, int add, int *oom);
 int entry_list(Entry *e, int64_t seq);
 /* The entries, sorted by term bytewise (SQLite's BINARY collation and DuckDB's order); NULL when out of memory. */
 Entry **table_sorted(const Table *t);
-/* One JSON line {"term": prefix + term, "n": …, "seqs": […]}, as orjson writes it: with `count_only`, n is
-`count` and no seqs. */
 /* The lines written as bytes, `o` freed; a MemoryError when writing them `failed`. */
 PyObject *out_bytes(Out *o, int failed);
+/* One JSON line {"term": prefix + term, "n": …, "seqs": […]}, as orjson writes it: with `count_only`, n is
+`count` and no seqs. */
 int out_line(Out *o, const char *prefix, const Entry *e, int count_only, int64_t count, Py_ssize_t *longest);
 
 /* Sorted entries, written from `at` on. */
