@@ -14,7 +14,7 @@ setup(
             ],
             depends=[f"desktop/tenant_events/store/{name}.h" for name in ("term_lists", "event_values")],
             libraries=["sqlite3"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
+            extra_compile_args=["-O3", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
         )
     ]
 )

@@ -17,7 +17,6 @@ The texts of a call are tokenized with Python's lock released: a month's build r
 #define MAX_TOKEN 32768 /* FTS5 cuts a longer token there (FTS5_MAX_TOKEN_SIZE) */
 
 extern PyTypeObject PairListsType, FieldListsType;
-int pair_lists_ready(void);
 
 typedef struct {
     PyObject_HEAD
@@ -257,7 +256,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__postings(void) {
-    if (PyType_Ready(&PostingsType) < 0 || pair_lists_ready() < 0 || PyType_Ready(&FieldListsType) < 0) return NULL;
+    if (PyType_Ready(&PostingsType) < 0 || PyType_Ready(&PairListsType) < 0 || PyType_Ready(&FieldListsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Postings", (PyObject *)&PostingsType) < 0 ||

@@ -27,13 +27,10 @@ typedef struct {
 
 /* FTS5's tokens of ASCII text: runs of a-z and 0-9, lower-cased; \x01 kept: it keeps two tokens from being a
 pair (archive_pairs._APART) */
-static unsigned char token_char[256];
-
-static void make_token_chars(void) {
-    for (int c = 0; c < 256; c++)
-        token_char[c] = (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32)
-                        : ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == 1) ? (unsigned char)c
-                                                                                           : ' ';
+static inline char token_byte(char c) {
+    unsigned char u = (unsigned char)ascii_lower(c);
+    int keep = ((unsigned char)(u - 'a') < 26) | ((unsigned char)(u - '0') < 10) | (u == 1);
+    return keep ? (char)u : ' ';
 }
 
 static int PairLists_init(PairLists *self, PyObject *args, PyObject *kwds) {
@@ -116,9 +113,11 @@ static int compose(PairLists *self, const char *parts[3], const Py_ssize_t sizes
     Py_ssize_t n = PySequence_Fast_GET_SIZE(marks);
     size_t raw_size = (size_t)sizes[2];
     if (room_for((void **)&self->key, &self->key_cap, raw_size + 1, 1) < 0) return -1;
+    char *restrict low = self->key; /* restrict: a local pointer the compiler need not reload */
+    const char *restrict json = parts[2];
     for (size_t i = 0; i < raw_size; i++) {
-        char c = parts[2][i];
-        self->key[i] = c == 1 ? ' ' : (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+        char c = ascii_lower(json[i]);
+        low[i] = c == 1 ? ' ' : c;
     }
     for (Py_ssize_t m = 0; m < n; m++) {
         PyObject *pair = PySequence_Fast_GET_ITEM(marks, m);
@@ -236,7 +235,7 @@ static PyObject *PairLists_add(PairLists *self, PyObject *args) {
     if (made < 0 || next_seq(self, seq) < 0) return NULL;
     char *text = self->text;
     size_t size = self->text_size;
-    for (size_t i = 0; i < size; i++) text[i] = (char)token_char[(unsigned char)text[i]];
+    for (size_t i = 0; i < size; i++) text[i] = token_byte(text[i]);
     text[size] = ' ';
     int oom = 0, before = 0; /* before: the token before this one is a seen word */
     const char *prev = NULL;
@@ -331,8 +330,3 @@ PyTypeObject PairListsType = {
     .tp_methods = PairLists_methods,
     .tp_getset = PairLists_getset,
 };
-
-int pair_lists_ready(void) {
-    make_token_chars();
-    return PyType_Ready(&PairListsType);
-}
