@@ -10,7 +10,14 @@ setup(
             "tenant_events.store._postings",
             [
                 f"desktop/tenant_events/store/{name}.c"
-                for name in ("_postings", "term_lists", "pair_lists", "field_lists", "event_values")
+                for name in (
+                    "_postings",
+                    "term_lists",
+                    "pair_lists",
+                    "field_lists",
+                    "event_values",
+                    "field_scan",
+                )
             ],
             depends=[f"desktop/tenant_events/store/{name}.h" for name in ("term_lists", "event_values")],
             libraries=["sqlite3"],

@@ -16,7 +16,7 @@ The texts of a call are tokenized with Python's lock released: a month's build r
 
 #define MAX_TOKEN 32768 /* FTS5 cuts a longer token there (FTS5_MAX_TOKEN_SIZE) */
 
-extern PyTypeObject PairListsType, FieldListsType;
+extern PyTypeObject PairListsType, FieldListsType, FieldScanType;
 
 typedef struct {
     PyObject_HEAD
@@ -251,17 +251,20 @@ static PyTypeObject PostingsType = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_postings",
-    .m_doc = "An archive file's full-text postings, pairs of words and field rows, made in one pass over its events.",
+    .m_doc = "An archive file's full-text postings, pairs of words and field rows, made in one pass over its events, and its events' field values read from their JSON.",
     .m_size = -1,
 };
 
 PyMODINIT_FUNC PyInit__postings(void) {
-    if (PyType_Ready(&PostingsType) < 0 || PyType_Ready(&PairListsType) < 0 || PyType_Ready(&FieldListsType) < 0) return NULL;
+    if (PyType_Ready(&PostingsType) < 0 || PyType_Ready(&PairListsType) < 0 || PyType_Ready(&FieldListsType) < 0 ||
+        PyType_Ready(&FieldScanType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Postings", (PyObject *)&PostingsType) < 0 ||
         PyModule_AddObjectRef(m, "PairLists", (PyObject *)&PairListsType) < 0 ||
-        PyModule_AddObjectRef(m, "FieldLists", (PyObject *)&FieldListsType) < 0) {
+        PyModule_AddObjectRef(m, "FieldLists", (PyObject *)&FieldListsType) < 0 ||
+        PyModule_AddObjectRef(m, "FieldScan", (PyObject *)&FieldScanType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

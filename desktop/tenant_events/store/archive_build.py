@@ -37,6 +37,7 @@ from tenant_events.store.archive_layout import (
     ZSTD_LEVEL,
     canonical_time,
     field_values,
+    field_values_of,
     month_of,
     tokens_name,
 )
@@ -102,11 +103,13 @@ def _record(row: LiveRow, summary: str) -> tuple[dict[str, object], list[list[st
     """The row's record (EVENT_COLUMNS) with its `summary`, and its values of FIELD_COLUMNS (the record's last
     columns, given apart for the field and pair rows)."""
     seq, event_id, offset, kind, time_text, time_ms, source, tenant, purpose, _summary, raw, received = row
-    try:
-        message = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        message = None
-    values = field_values(kind, message)
+    values = field_values_of(kind, raw)
+    if values is None:
+        try:
+            message = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            message = None
+        values = field_values(kind, message)
     record = [
         seq,
         time_ms,
