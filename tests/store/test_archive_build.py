@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
 from tenant_events.store import duck
+from tenant_events.store._postings import json_lines
 from tenant_events.store.archive_build import (
     TOKENS_FILE,
     LiveRow,
+    events_select,
     ordered_cursor,
     scratch,
     tokens_select,
@@ -278,3 +280,42 @@ def test_no_cyclic_collection_walks_the_rows_while_their_records_and_tokens_are_
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_records_go_out_as_json_lines_whatever_their_texts_hold(tmp_path):
+    """Line breaks, the `,\\n,` the lines are cut at, brackets and line separators in every text of a record: the
+    scratch file holds one line per record, and DuckDB reads each record back as it was made."""
+    rows = _live_rows(40, seed=9)
+    odd = ["a\nb", ",\n,", "},\n,{", "[\n]", "\u2028\u2029", "\\n", '{"x": "\\n"}\n', ""]
+    rows = [
+        (
+            r[0],
+            odd[i % len(odd)],
+            *r[2:9],
+            odd[(i + 1) % len(odd)],
+            r[10] if i % 3 else odd[i % len(odd)],
+            r[11],
+        )
+        for i, r in enumerate(rows)
+    ]
+    scratch([rows[:15], rows[15:]], tmp_path, cues=True)
+    lines = (tmp_path / "rows.json").read_bytes().split(b"\n")
+    assert lines.pop() == b"" and len(lines) == len(rows)
+    assert [orjson.loads(line)["event_id"] for line in lines] == [r[1] for r in rows]
+    cur = ordered_cursor()
+    try:
+        got = cur.execute(f"SELECT seq, event_id, summary, raw FROM ({events_select(tmp_path)})").fetchall()
+    finally:
+        cur.close()
+    assert got == [(r[0], r[1], r[9], r[10]) for r in rows]
+
+
+@pytest.mark.parametrize(
+    "array",
+    [b"", b"[", b"]", b'[{"a":1}]', b'[{"a":1}\n]', b"[\n]", b'[{"a":1},\n,]', b'[{"a":1},\n{"b":2},\n]'],
+)
+def test_only_an_array_of_records_each_followed_by_a_line_break_is_made_lines(array):
+    with pytest.raises(ValueError, match="each followed by a line break"):
+        json_lines(array)
+    assert json_lines(b"[]") == b""
+    assert json_lines(b'[{"a":"\\n"},\n,{"b":[1,2]},\n]') == b'{"a":"\\n"}\n{"b":[1,2]}\n'

@@ -248,8 +248,46 @@ static PyTypeObject PostingsType = {
     .tp_getset = Postings_getset,
 };
 
+/* json_lines(array): the bytes orjson wrote of a list whose every record is followed by a line break (an
+orjson.Fragment of b"\n": no JSON text orjson writes holds a line break of its own), as JSON lines: each "\n,"
+and the comma before it one line break, the brackets gone. DuckDB reads lines for less than half the work of
+finding each record in one array; in Python, the replacing cost more than that. */
+static PyObject *json_lines(PyObject *Py_UNUSED(module), PyObject *array) {
+    char *p;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(array, &p, &n) < 0) return NULL;
+    if (n < 2 || p[0] != '[' || p[n - 1] != ']') goto shape;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (out == NULL) return NULL;
+    char *o = PyBytes_AS_STRING(out);
+    Py_ssize_t k = 0;
+    const char *at = p + 1, *end = p + n - 1;
+    while (at < end) {
+        const char *nl = memchr(at, '\n', (size_t)(end - at));
+        if (nl == NULL || nl - at < 2 || nl[-1] != ',' || (nl + 1 < end && (nl[1] != ',' || nl + 2 == end))) {
+            Py_DECREF(out);
+            goto shape;
+        }
+        memcpy(o + k, at, (size_t)(nl - 1 - at));
+        k += nl - 1 - at;
+        o[k++] = '\n';
+        at = nl + 1 < end ? nl + 2 : nl + 1;
+    }
+    if (_PyBytes_Resize(&out, k) < 0) return NULL;
+    return out;
+shape:
+    PyErr_SetString(PyExc_ValueError, "not a JSON array of records each followed by a line break");
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"json_lines", json_lines, METH_O, "A JSON array of records each followed by a line break, as JSON lines."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
+    .m_methods = module_methods,
     .m_name = "_postings",
     .m_doc = "An archive file's full-text postings, pairs of words and field rows, made in one pass over its events, and its events' field values read from their JSON.",
     .m_size = -1,

@@ -1,5 +1,7 @@
 from collections.abc import Callable, Mapping, Sequence
 
+def json_lines(array: bytes, /) -> bytes: ...
+
 class Postings:
     """An archive file's FTS5 tokens, each with the seqs of the events that hold it (_postings.c)."""
 

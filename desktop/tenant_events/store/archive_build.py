@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 import orjson
 
 from tenant_events.store import duck
-from tenant_events.store._postings import Postings
+from tenant_events.store._postings import Postings, json_lines
 from tenant_events.store.archive_catalog import ArchiveFile
 from tenant_events.store.archive_fields import FieldRows
 from tenant_events.store.archive_layout import (
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 FTS_TOKENIZER: Final = "unicode61 remove_diacritics 2"  # as events_fts (schema.py)
 _SLICE: Final = 4096  # records encoded per call
+_LINE_BREAK: Final = orjson.Fragment(b"\n")
 _JSON_LINE: Final = 16_777_216  # DuckDB's longest JSON object by default (maximum_object_size)
 TOKENS_FILE: Final = (
     "tokens.jsonl"  # a scratch folder's field rows (archive_fields.FieldRows), then its tokens
@@ -238,8 +239,8 @@ def scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool = False)
     """`rows.json` (the file's records, in seq order) and `tokens.jsonl` (term, n, seqs) of the rows of `chunks` in
     the folder `work`: the rows of a chunk in any order, each chunk's seqs above the one's before it (a month
     given a chunk at a time, each made only when the one before is written, is one file: no merge of files
-    re-reads and writes it again). The records go out as one JSON array, a slice of them per call: a call and
-    a write per record cost more than the encoding itself, and a slice's records are gone before the next is
+    re-reads and writes it again). The records go out as JSON lines, a slice of them per call (_records): a call
+    and a write per record cost more than the encoding itself, and a slice's records are gone before the next is
     made. One FTS5 index takes every chunk, its vocabulary read once at the end. `cues`: the field rows
     (archive_fields.FieldRows) and the counts per hour and type (archive_tally.Tally) too, before the tokens."""
     with collector_paused():
@@ -267,7 +268,6 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
     first = last = 0
     postings = Postings()
     with (work / "rows.json").open("wb") as f:
-        f.write(b"[")
         for chunk in chunks:
             rows = sorted(chunk, key=_seq)
             if not rows:
@@ -276,13 +276,12 @@ def _scratch(chunks: Iterable[Sequence[LiveRow]], work: Path, cues: bool) -> Scr
                 raise ValueError("a chunk's seqs must all follow those of the chunk before it")
             summaries = [r[9] if r[9] is not None else summary_of(r[3], r[10]) for r in rows]
             texts = [indexed_raw(r[10]) for r in rows]
-            _records(f, rows, summaries, texts, fields, pairs, after=bool(last))
+            _records(f, rows, summaries, texts, fields, pairs)
             if tally is not None:
                 for r in rows:
                     tally.add(r[5], r[3], r[8])
             _fill(postings, rows, summaries, texts)
             first, last = first or rows[0][0], rows[-1][0]
-        f.write(b"]")
     if not last:
         raise ValueError("no rows to write")
     with (work / TOKENS_FILE).open("wb") as f:
@@ -302,24 +301,24 @@ def _records(
     texts: Sequence[str],
     fields: FieldRows | None,
     pairs: PairRows | None,
-    after: bool,
 ) -> None:
-    """`rows`' records into the JSON array `f` is writing (`after` records already in it), a slice at a time;
-    their field rows into `fields` and their pairs of tokens into `pairs` (of their indexed `texts`), while the
-    values are here."""
+    """`rows`' records into `f` as JSON lines, a slice at a time; their field rows into `fields` and their pairs
+    of tokens into `pairs` (of their indexed `texts`), while the values are here. A slice is one call of orjson:
+    its records each followed by a line break (_LINE_BREAK), made JSON lines by json_lines (no JSON text orjson
+    writes holds a line break of its own). DuckDB reads lines for less than half the work of finding each record
+    of one array (docs/archive.md "What a file holds")."""
     for at in range(0, len(rows), _SLICE):
-        records = []
+        records: list[object] = []
         for row, summary, text in zip(
             rows[at : at + _SLICE], summaries[at : at + _SLICE], texts[at : at + _SLICE], strict=True
         ):
             record, values = _record(row, summary)
-            records.append(record)
+            records += (record, _LINE_BREAK)
             if fields is not None:
                 spelled = fields.add(row[0], row[10], values)
                 if pairs is not None:
                     pairs.add(row[0], row[1], summary, text, values, spelled)
-        f.write(b"," if after or at else b"")
-        f.write(orjson.dumps(records)[1:-1])
+        f.write(json_lines(orjson.dumps(records)))
 
 
 def _seq(row: LiveRow) -> int:
@@ -331,7 +330,7 @@ def events_select(work: Path) -> str:
     that preserves insertion order (see ordered_cursor); sorting a month's rows again cost more than zstd."""
     columns = "{" + ", ".join(f"'{n}': '{t}'" for n, t in _COLUMNS) + "}"
     return (
-        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.json'))}, format = 'array', columns = {columns},"  # noqa: S608
+        f"SELECT * FROM read_json({duck.literal(str(work / 'rows.json'))}, format = 'newline_delimited', columns = {columns},"  # noqa: S608
         " maximum_object_size = 16777216)"
     )
 
