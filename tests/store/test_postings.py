@@ -114,6 +114,34 @@ def test_the_postings_of_hostile_text_are_fts5_s_own(seed: int) -> None:
     assert postings.longest == max(len(orjson.dumps(line)) + 1 for line in got)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_the_postings_of_ascii_text_split_without_the_tokenizer_are_fts5_s_own(seed: int) -> None:
+    """All-ASCII texts (split in C, not by the tokenizer's calls): every one of the 128 characters, words of mixed
+    case and digits, runs of separators; beside texts past ASCII in the same events."""
+    rng = random.Random(seed)
+    chars = [chr(c) for c in range(128)]
+    words = ["Ada", "LOVELACE", "e2e", "0x1F", "auth0|5f3a", "203.0.113.7", "a-b_c", "Z9", "zz", "\\u0041"]
+
+    def ascii_text() -> str:
+        return "".join(
+            rng.choice(chars) if rng.random() < 0.5 else rng.choice(words) for _ in range(rng.randint(0, 20))
+        )
+
+    events = []
+    for seq in range(1, 1201):
+        texts = [ascii_text() for _ in range(3)]
+        if seq % 7 == 0:
+            texts[seq % 3] = _text(rng)
+        events.append((seq, *texts))
+    postings = Postings()
+    for at in range(0, len(events), 101):
+        part = events[at : at + 101]
+        postings.add([e[0] for e in part], *([e[k] for e in part] for k in (1, 2, 3)))
+    got = _lines(postings)
+    assert got == _fts5_lines(events)
+    assert len(got) > 500
+
+
 def test_a_token_longer_than_fts5_keeps_is_cut_where_fts5_cuts_it() -> None:
     events = [(1, "x", "", "a" * 40_000), (2, "", "a" * 32_768 + "b", "y"), (3, "a" * 32_767, "", "")]
     postings = Postings()
