@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.field_messages import messages
 from helpers.history import history
 from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
 from tenant_events.store import duck
@@ -191,16 +192,6 @@ def test_the_stored_field_values_are_what_the_live_tier_tests(tmp_path):
         conn.close()
 
 
-def _paths_of(event_type: str) -> list[list[str]]:
-    """The keys down to every value the query line's fields read on `event_type`."""
-    return [
-        p.path.removeprefix("$.").split(".")
-        for f in FIELDS
-        for p in f.paths
-        if p.types is None or any(event_type in types_matching(t) for t in p.types)
-    ]
-
-
 # no NUL: SQLite's lower() ends its text there; fewer than 15 significant digits: SQLite rounds a 15th
 # digit's tie away from zero, Python to even (both as the writer has always stored them)
 _texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=8)
@@ -213,33 +204,11 @@ _scalars = (
     )
     | _texts
 )
-_json = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_texts, inner, max_size=3),
-    max_leaves=6,
-)
-
-
-@st.composite
-def _messages(draw: st.DrawFn) -> tuple[str, str]:
-    """An event type and a `data:` JSON whose every path the type's fields read holds a random value, or
-    stops early at a value that is not an object."""
-    event_type = draw(st.sampled_from(sorted(TYPE_NAMES)))
-    message: dict[str, object] = {}
-    for keys in _paths_of(event_type):
-        node = message
-        for key in keys[:-1]:
-            child = node.setdefault(key, {} if draw(st.integers(0, 9)) else draw(_scalars))
-            if not isinstance(child, dict):
-                break
-            node = child
-        else:
-            node[keys[-1]] = draw(_json)
-    return event_type, orjson.dumps(message).decode()
+_messages = messages(_scalars, _texts, lambda _draw, message: orjson.dumps(message).decode())
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_messages())
+@given(_messages)
 def test_the_field_values_of_random_json_are_what_the_live_tier_tests(case: tuple[str, str]) -> None:
     event_type, raw = case
     conn = sqlite3.connect(":memory:")

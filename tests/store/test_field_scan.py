@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers.field_messages import messages, paths_of
 from helpers.history import history
-from tenant_events.query.fields import FIELDS, TYPE_NAMES, types_matching
+from tenant_events.query.fields import TYPE_NAMES
 from tenant_events.store._postings import FieldScan
 from tenant_events.store.archive_build import _record
 from tenant_events.store.archive_layout import FIELD_COLUMNS, _sql_text, field_values, field_values_of
@@ -48,15 +49,6 @@ def _agrees(event_type: str, raw: str) -> bool:
     return got is not None
 
 
-def _paths_of(event_type: str) -> list[list[str]]:
-    return [
-        p.path.removeprefix("$.").split(".")
-        for f in FIELDS
-        for p in f.paths
-        if p.types is None or any(event_type in types_matching(t) for t in p.types)
-    ]
-
-
 def test_the_simulators_events_are_read_without_parsing_and_agree():
     rows = history(4000, 1_700_000_000.0, 5.0, 11)
     assert len({r.type for r in rows}) >= 20
@@ -76,7 +68,7 @@ _KINDS = [
 def test_a_value_of_each_json_kind_at_every_path_agrees(kind):
     answered = 0
     for event_type in sorted(TYPE_NAMES):
-        for keys in _paths_of(event_type):
+        for keys in paths_of(event_type):
             text = kind
             for key in reversed(keys):
                 text = f'{{"{key}": {text}}}'
@@ -149,34 +141,19 @@ _scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | _texts
 )
-_json = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_texts, inner, max_size=3),
-    max_leaves=6,
-)
 
 
-@st.composite
-def _messages(draw: st.DrawFn) -> tuple[str, str]:
-    """An event type and a `data:` JSON holding a random value at every path its fields read (or a value that is
-    not an object on the way), written by json.dumps with random spacing and escaping."""
-    event_type = draw(st.sampled_from(sorted(TYPE_NAMES)))
-    message: dict[str, object] = {}
-    for keys in _paths_of(event_type):
-        node = message
-        for key in keys[:-1]:
-            child = node.setdefault(key, {} if draw(st.integers(0, 9)) else draw(_scalars))
-            if not isinstance(child, dict):
-                break
-            node = child
-        else:
-            node[keys[-1]] = draw(_json)
+def _spaced(draw: st.DrawFn, message: dict[str, object]) -> str:
+    """The message as json.dumps writes it, spaced and escaped at random."""
     indent = draw(st.sampled_from([None, 0, 2, "\t"]))
-    return event_type, json.dumps(message, ensure_ascii=draw(st.booleans()), indent=indent)
+    return json.dumps(message, ensure_ascii=draw(st.booleans()), indent=indent)
+
+
+_messages = messages(_scalars, _texts, _spaced)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_messages())
+@given(_messages)
 def test_random_json_at_the_fields_paths_agrees(case: tuple[str, str]) -> None:
     _agrees(*case)
 
