@@ -90,6 +90,15 @@ def _fts5_lines(events: list[tuple[int, str, str, str]]) -> list[dict[str, objec
     ]
 
 
+def _postings_of(events: list[tuple[int, str, str, str]], slice_size: int) -> Postings:
+    """The events' postings, given `slice_size` events a call."""
+    postings = Postings()
+    for at in range(0, len(events), slice_size):
+        part = events[at : at + slice_size]
+        postings.add([e[0] for e in part], *([e[k] for e in part] for k in (1, 2, 3)))
+    return postings
+
+
 def _lines(postings: Postings) -> list[dict[str, object]]:
     return [orjson.loads(line) for line in b"".join(iter(postings.block, b"")).splitlines()]
 
@@ -104,10 +113,7 @@ def test_the_postings_of_hostile_text_are_fts5_s_own(seed: int) -> None:
     for _ in range(1500):
         seq += rng.choice([1, 1, 2, 1000, 2**40])
         events.append((seq, _text(rng), _text(rng), _text(rng)))
-    postings = Postings()
-    for at in range(0, len(events), 97):
-        part = events[at : at + 97]
-        postings.add([e[0] for e in part], *([e[k] for e in part] for k in (1, 2, 3)))
+    postings = _postings_of(events, 97)
     got = _lines(postings)
     assert got == _fts5_lines(events)
     assert postings.terms == len(got) and len(got) > 100
@@ -133,11 +139,7 @@ def test_the_postings_of_ascii_text_split_without_the_tokenizer_are_fts5_s_own(s
         if seq % 7 == 0:
             texts[seq % 3] = _text(rng)
         events.append((seq, *texts))
-    postings = Postings()
-    for at in range(0, len(events), 101):
-        part = events[at : at + 101]
-        postings.add([e[0] for e in part], *([e[k] for e in part] for k in (1, 2, 3)))
-    got = _lines(postings)
+    got = _lines(_postings_of(events, 101))
     assert got == _fts5_lines(events)
     assert len(got) > 500
 

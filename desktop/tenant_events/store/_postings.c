@@ -112,13 +112,13 @@ static int ascii_tokens(Postings *self, const char *text, Py_ssize_t n) {
     low[size] = ' ';
     for (size_t i = 0; i < size;) {
         unsigned char c = (unsigned char)low[i];
-        if ((unsigned char)(c - 'a') >= 26 && (unsigned char)(c - '0') >= 10) {
+        if (!ascii_token_char(c)) {
             i++;
             continue;
         }
         size_t start = i;
         do c = (unsigned char)low[++i];
-        while ((unsigned char)(c - 'a') < 26 || (unsigned char)(c - '0') < 10);
+        while (ascii_token_char(c));
         int rc = on_token(self, 0, low + start, (int)(i - start), 0, 0);
         if (rc != SQLITE_OK) return rc;
     }
@@ -139,8 +139,8 @@ static int gather(PyObject *args, Py_ssize_t columns, Py_ssize_t events, PyObjec
         for (Py_ssize_t i = 0; i < events; i++) {
             Text *t = &texts[i * columns + c];
             t->p = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(col, i), &t->n);
-            t->ascii = t->p != NULL && PyUnicode_IS_ASCII(PyTuple_GET_ITEM(col, i));
             if (t->p == NULL) return -1;
+            t->ascii = PyUnicode_IS_ASCII(PyTuple_GET_ITEM(col, i));
             if (t->n > INT_MAX) {
                 PyErr_SetString(PyExc_ValueError, "a text is too long to index");
                 return -1;

@@ -7,8 +7,8 @@ small exponents, no key the fields read given twice in one object, no escaped ke
 object or array where a value is read. For any other text it returns None and the caller parses the JSON as before
 (orjson), so what the archive files is the same either way. */
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "term_lists.h"
+
 #include <string.h>
 
 #define MAX_NODES 64
@@ -241,7 +241,7 @@ static const char *read_value(Scan *s, const char *p, int leaf) {
         for (Py_ssize_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)p[1 + i];
             any_high |= c;
-            low[i] = (char)(c + (((unsigned char)(c - 'A') < 26) << 5));
+            low[i] = ascii_lower((char)c);
         }
         value = any_high < 0x80 ? PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, low, n)
                                 : PyUnicode_DecodeUTF8(low, n, "strict");

@@ -29,7 +29,7 @@ typedef struct {
 pair (archive_pairs._APART) */
 static inline char token_byte(char c) {
     unsigned char u = (unsigned char)ascii_lower(c);
-    int keep = ((unsigned char)(u - 'a') < 26) | ((unsigned char)(u - '0') < 10) | (u == 1);
+    int keep = ascii_token_char(u) | (u == 1);
     return keep ? (char)u : ' ';
 }
 

@@ -35,6 +35,12 @@ static inline char ascii_lower(char c) {
     return (char)(u + (((unsigned char)(u - 'A') < 26) << 5));
 }
 
+/* Whether `c`, lower-cased ASCII, is part of a token of unicode61's (letters and digits): the one rule the
+tokens of ASCII text are split by, in the postings and the pairs alike. */
+static inline int ascii_token_char(unsigned char c) {
+    return ((unsigned char)(c - 'a') < 26) | ((unsigned char)(c - '0') < 10);
+}
+
 #define BLOCK 1048576 /* bytes of JSON lines a call of `block` returns at least, when there are more */
 
 /* `*p` (of `*cap` items of `item` bytes) made to hold `n` items or more; -1 when out of memory. */
